@@ -1,0 +1,3 @@
+from dbio.cli import main
+
+main()

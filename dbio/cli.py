@@ -1,0 +1,340 @@
+"""The dbio command line. The one place that turns errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from dbio import __version__
+from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
+from dbio.config import Config, Sources, environment, load_config
+from dbio.errors import ConfigErrors, DbioError, UsageError
+from dbio.options import OPTIONS, Option
+from dbio.ui import UI
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
+
+
+def _option_help(option: Option) -> str:
+    parts = [option.help]
+    if option.default not in (None, "", ()):
+        default = option.default
+        if option.kind == "blocks":
+            default = f"{default} blocks ({default * 8192 >> 20} MiB)"
+        elif option.kind == "size":
+            from dbio.units import format_bytes
+
+            default = format_bytes(default)
+        parts.append(f"[default: {default}]")
+    if option.slob:
+        parts.append(f"[slob.conf: {option.slob[0]}]")
+    return " ".join(parts)
+
+
+def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Every option of the option table, plus the configuration files, as command-line flags."""
+    decorators = [
+        click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+                     help="TOML configuration file [default: ./dbio.toml when it exists]."),
+        click.option("--slob-conf", "slob_conf", type=click.Path(path_type=Path), default=None,
+                     help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
+        click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
+                     help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
+        click.option("--password", "ask_password", is_flag=True, default=None,
+                     help="Ask for the server's password (it is never shown, stored or written anywhere)."),
+    ]
+    for option in OPTIONS:
+        if not option.cli:
+            continue
+        names = [option.flag, *option.aliases]
+        if option.key == "schemas":
+            names.append("-s")
+        elif option.key == "threads_per_schema":
+            names.append("-t")
+        title = SECTION_TITLES[option.section]
+        if option.kind == "bool":
+            flag = f"{option.flag}/--no-{option.flag[2:]}"
+            decorators.append(click.option(flag, option.key, default=None, help=f"({title}) {_option_help(option)}"))
+        else:
+            metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
+                       "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
+            decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
+                                           help=f"({title}) {_option_help(option)}"))
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) -> Sources:
+    if params.pop("ask_password", None):
+        import getpass
+
+        # libpq reads it from this process's environment; nothing else ever sees it
+        os.environ["PGPASSWORD"] = getpass.getpass("password for the server: ")
+    cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
+    settings = params.pop("pg_setting", ())
+    if settings:
+        cli_values["pg_settings"] = list(settings)
+    return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
+                   env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
+                   preset=preset or {})
+
+
+def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None) -> Config:
+    return load_config(build_sources(params, preset))
+
+
+def _ui(ctx: click.Context) -> UI:
+    return ctx.obj["ui"]
+
+
+def with_config(preset: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """Build the validated Config from the command's flags before the command body runs."""
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def inner(*args: Any, **params: Any) -> Any:
+            config = build_config(params, preset)
+            return func(*args, config=config, **params)
+
+        return config_options(inner)
+    return wrap
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="dbio")
+@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
+    """dbio: can this platform serve SQL-driven database physical I/O, and at what latency and CPU cost?
+
+    The SLOB method for PostgreSQL: one-row-per-block tables much larger than the buffer cache,
+    many synchronized zero-think-time sessions running a server-side work loop, and AWR-style
+    reports from the engine's own counters. Without --dsn, dbio uses an embedded PostgreSQL 18
+    instance it creates itself (put it on the storage under test with --data-dir).
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    ctx.obj["ui"] = UI(quiet=quiet)
+
+
+@cli.command("quickstart")
+@with_config(preset=QUICKSTART_PRESET)
+@click.pass_context
+def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
+    """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
+    from dbio.commands import quickstart as qs
+    from dbio.commands.run import summary_lines
+
+    result = qs.quickstart(config, _ui(ctx))
+    _finish_run(ctx, result, summary_lines(result))
+
+
+@cli.command()
+@click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
+@click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
+@with_config()
+@click.pass_context
+def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
+    """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
+    from dbio.commands import setup as setup_command
+
+    setup_command.setup(config, _ui(ctx), verify=verify, reload=reload)
+
+
+@cli.command()
+@with_config()
+@click.pass_context
+def run(ctx: click.Context, config: Config, **_: Any) -> None:
+    """Run the workload and write result.json and report.txt in a new results directory."""
+    from dbio.commands import run as run_command
+
+    result = run_command.run(config, _ui(ctx))
+    _finish_run(ctx, result, run_command.summary_lines(result))
+
+
+def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
+    ui = _ui(ctx)
+    for line in lines:
+        ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if result.status == "interrupted":
+        ctx.exit(EXIT_INTERRUPTED)
+    if result.status != "complete":
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
+              help="A knob and its values (repeatable): any run knob, or shared_buffers, io_method, io_workers, "
+                   "direct_io, wal_level (these restart the embedded instance).")
+@click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
+                                                                   "threads_per_schema).")
+@click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
+@click.option("--peak-gain", type=float, default=0.05, show_default=True,
+              help="--until-peak stops when doubling adds less than this share of reads/s.")
+@click.option("--knee-gain", type=float, default=0.10, show_default=True,
+              help="The knee is where more sessions add less than this share of reads/s while latency rises.")
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
+              help="Finish an interrupted sweep (its directory).")
+@config_options
+@click.pass_context
+def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
+          knee_gain: float, resume_dir: Path | None, **params: Any) -> None:
+    """Run a step per combination of knob values, each a normal result, and report them together."""
+    from dbio.commands import sweep as sweep_command
+    from dbio.sweep import plan as sweep_plan
+
+    if resume_dir is not None:
+        given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
+        if given:
+            raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
+                             "a resumed sweep runs with the settings it was started with")
+        sweep_command.resume(resume_dir, _ui(ctx), Path.cwd())
+        return
+    sources = build_sources(params)
+    base = load_config(sources)
+    varies = [sweep_plan.parse_vary(v) for v in vary]
+    if sessions:
+        varies.append(sweep_plan.sessions_vary(sessions, base.workload.schemas))
+    sweep_command.start(sources, sweep_plan.combine(varies), _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                        peak_gain=peak_gain)
+
+
+@cli.command()
+@click.argument("result", type=click.Path(path_type=Path))
+@click.option("--format", "form", type=click.Choice(["text", "md", "html", "json"]), default="text",
+              show_default=True, help="text (AWR style), md (Markdown), html (self-contained, with charts), "
+                                      "json (the report's figures, unformatted).")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report here instead of stdout.")
+@click.pass_context
+def report(ctx: click.Context, result: Path, form: str, out: Path | None) -> None:
+    """Render a result (a run directory or its result.json) again, as text, Markdown, HTML or JSON."""
+    from dbio.commands import admin
+
+    admin.report(result, out, form, _ui(ctx))
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
+@click.option("--format", "form", type=click.Choice(["text", "md", "html", "json"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@click.pass_context
+def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, form: str, out: Path | None) -> None:
+    """Results (or sweeps) side by side: what differs, deltas against the first, noise or real."""
+    from dbio.commands import compare as compare_command
+
+    compare_command.compare(list(inputs), names.split(",") if names else None, form, out, _ui(ctx))
+
+
+@cli.command()
+@with_config()
+@click.pass_context
+def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
+    """Drop everything dbio created in the database, and nothing else."""
+    from dbio.commands import admin
+
+    admin.teardown(config, _ui(ctx))
+
+
+@cli.group()
+def instance() -> None:
+    """The embedded PostgreSQL instance: init, start, stop, status, destroy."""
+
+
+def _instance_command(name: str, doc: str) -> None:
+    @instance.command(name, help=doc)
+    @with_config()
+    @click.pass_context
+    def command(ctx: click.Context, config: Config, **_: Any) -> None:
+        from dbio.commands import admin
+
+        code = getattr(admin, f"instance_{name}")(config, _ui(ctx))
+        if isinstance(code, int) and code:
+            ctx.exit(code)
+
+
+_instance_command("init", "Create the instance (initdb, dbio's configuration) and start it.")
+_instance_command("start", "Start the instance with the configured settings.")
+_instance_command("stop", "Stop the instance (fast shutdown).")
+_instance_command("status", "Show whether the instance runs, where, and with which settings (exit 3 when stopped).")
+_instance_command("destroy", "Stop the instance and delete its directory.")
+
+
+@cli.command()
+@click.argument("name", required=False)
+def sql(name: str | None) -> None:
+    """List the built-in SQL scripts, or print one."""
+    from dbio.engines.postgres import sqlfiles
+
+    if name is None:
+        for entry in sqlfiles.names():
+            click.echo(entry)
+        return
+    if name not in sqlfiles.names():
+        raise DbioError(f"no built-in script {name!r}", "run dbio sql to list them")
+    click.echo(sqlfiles.text(name), nl=False)
+
+
+@cli.command("options")
+def options_command() -> None:
+    """Every option: TOML key, command-line flag, environment variable, slob.conf name, default."""
+    for option in OPTIONS:
+        slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
+        click.echo(f"[{option.section}] {option.key}  {option.flag}  {option.env}{slob}")
+        click.echo(f"    {_option_help(option)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        code = cli.main(args=argv, prog_name="dbio", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        print("dbio: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+    except ConfigErrors as exc:
+        for error in exc.errors:
+            print(f"dbio: {error}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except DbioError as exc:
+        print(f"dbio: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("dbio: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
+        from dbio.engines.postgres.dsn import scrub
+
+        if _is_server_error(exc):
+            first = scrub(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            print(f"dbio: the server reported an error: {first}", file=sys.stderr)
+            if debug:
+                traceback.print_exc()
+            sys.exit(1)
+        if debug or os.environ.get("DBIO_DEBUG"):
+            traceback.print_exc()
+        print(f"dbio: internal error: {scrub(str(exc)) or type(exc).__name__} (run with --debug for details)",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+def _is_server_error(exc: Exception) -> bool:
+    import psycopg
+
+    return isinstance(exc, psycopg.Error)

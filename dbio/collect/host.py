@@ -1,0 +1,133 @@
+"""Facts about this host and the storage under a path (read once per run)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _read(path: str | Path, default: str = "") -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def host_facts() -> dict[str, Any]:
+    cpuinfo = _read("/proc/cpuinfo")
+    model = next((ln.split(":", 1)[1].strip() for ln in cpuinfo.splitlines() if ln.startswith("model name")), "")
+    flags = next((ln.split(":", 1)[1].split() for ln in cpuinfo.splitlines() if ln.startswith("flags")), [])
+    meminfo = parse_meminfo(_read("/proc/meminfo"))
+    os_release = dict(line.split("=", 1) for line in _read("/etc/os-release").splitlines() if "=" in line)
+    return {
+        "hostname": socket.gethostname(),
+        "os": os_release.get("PRETTY_NAME", "").strip('"') or platform.system(),
+        "kernel": platform.release(),
+        "cpu_model": model or platform.processor(),
+        "cpus": os.cpu_count(),
+        "memory_bytes": meminfo.get("MemTotal"),
+        "memory_available_bytes": meminfo.get("MemAvailable"),
+        "virtualized": "hypervisor" in flags,
+        "hypervisor_vendor": _read("/sys/class/dmi/id/sys_vendor") or None,
+        "product": _read("/sys/class/dmi/id/product_name") or None,
+        "python": sys.version.split()[0],
+    }
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            out[name] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
+    return out
+
+
+def memory_available() -> int | None:
+    return parse_meminfo(_read("/proc/meminfo")).get("MemAvailable")
+
+
+def parse_mountinfo(text: str) -> list[dict[str, str]]:
+    mounts = []
+    for line in text.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 2:
+            continue
+        mounts.append({"dev": fields[2], "mount_point": fields[4].replace("\\040", " "),
+                       "fs_type": tail[0], "source": tail[1]})
+    return mounts
+
+
+def storage_of(path: str | Path) -> dict[str, Any]:
+    """The filesystem and block device a path lives on, and the device names /proc/diskstats uses."""
+    target = Path(path)
+    try:
+        st = os.stat(target)
+    except OSError as exc:
+        return {"path": str(path), "error": str(exc)}
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    mounts = [m for m in parse_mountinfo(_read("/proc/self/mountinfo")) if m["dev"] == f"{major}:{minor}"]
+    resolved = str(target.resolve())
+    mount = max((m for m in mounts if resolved.startswith(m["mount_point"].rstrip("/") + "/")
+                 or resolved == m["mount_point"]), key=lambda m: len(m["mount_point"]), default=None)
+    info: dict[str, Any] = {"path": str(path), "dev": f"{major}:{minor}",
+                            "mount_point": mount["mount_point"] if mount else None,
+                            "fs_type": mount["fs_type"] if mount else None,
+                            "source": mount["source"] if mount else None}
+    sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
+    if not sys_dev.exists():
+        info["device"] = None  # e.g. tmpfs, overlay, network filesystems
+        info["diskstats_devices"] = []
+        return info
+    real = sys_dev.resolve()
+    name = real.name
+    disk = real.parent.name if (real / "partition").exists() else name
+    info.update({
+        "device": name,
+        "disk": disk,
+        "model": _read(f"/sys/block/{disk}/device/model") or None,
+        "rotational": _read(f"/sys/block/{disk}/queue/rotational") == "1",
+        "scheduler": _read(f"/sys/block/{disk}/queue/scheduler") or None,
+        "logical_block_size": _int(_read(f"/sys/block/{disk}/queue/logical_block_size")),
+        "size_bytes": (_int(_read(f"/sys/block/{disk}/size")) or 0) * 512 or None,
+        "dm_name": _read(f"/sys/block/{name}/dm/name") or None,
+        "slaves": sorted(p.name for p in Path(f"/sys/block/{name}/slaves").glob("*")) or None,
+        "diskstats_devices": [name],
+    })
+    return info
+
+
+def free_bytes(path: Path) -> int:
+    """Free space for unprivileged writers on the filesystem of path (or its nearest existing parent)."""
+    current = path
+    while not current.exists():
+        current = current.parent
+    st = os.statvfs(current)
+    return st.f_bavail * st.f_frsize
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+def supports_direct_io(path: Path) -> bool:
+    """Whether the filesystem of path (or its nearest existing parent) accepts O_DIRECT opens."""
+    current = path
+    while not current.exists():
+        current = current.parent
+    if not current.is_dir():
+        current = current.parent
+    probe = current / f".dbio-direct-io-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_DIRECT", 0), 0o600)
+    except OSError as exc:
+        return exc.errno not in (22, 95)  # EINVAL, EOPNOTSUPP: no O_DIRECT; other errors are reported elsewhere
+    os.close(fd)
+    probe.unlink(missing_ok=True)
+    return True

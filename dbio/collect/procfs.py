@@ -1,0 +1,81 @@
+"""Linux counters from /proc: host CPU, block devices, per-process CPU. Parsers are pure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+DISK_FIELDS = ("reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged", "sectors_written",
+               "write_ms", "in_flight", "io_ms", "weighted_io_ms")
+
+
+def parse_stat(text: str) -> dict[str, float]:
+    """Host CPU seconds by state (first 'cpu' line of /proc/stat), plus context switches."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "cpu":
+            for name, value in zip(CPU_FIELDS, parts[1:]):
+                out[name] = int(value) / CLK_TCK
+        elif parts and parts[0] == "ctxt":
+            out["ctxt"] = float(parts[1])
+    return out
+
+
+def parse_diskstats(text: str, devices: set[str] | None = None) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        name = parts[2]
+        if devices is not None and name not in devices:
+            continue
+        out[name] = {field: float(v) for field, v in zip(DISK_FIELDS, parts[3:14])}
+    return out
+
+
+def parse_pid_stat(text: str) -> tuple[float, float]:
+    """(user, system) CPU seconds of one process from /proc/<pid>/stat."""
+    rest = text.rsplit(")", 1)[1].split()
+    return int(rest[11]) / CLK_TCK, int(rest[12]) / CLK_TCK
+
+
+def read_stat() -> dict[str, float]:
+    return parse_stat(Path("/proc/stat").read_text())
+
+
+def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:
+    if not devices:
+        return {}
+    return parse_diskstats(Path("/proc/diskstats").read_text(), devices)
+
+
+def read_pid_cpu(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process still alive."""
+    out: dict[int, float] = {}
+    for pid in pids:
+        try:
+            user, system = parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())
+        except (OSError, IndexError, ValueError):
+            continue
+        out[pid] = user + system
+    return out
+
+
+def self_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def self_rss() -> int | None:
+    """Resident memory of this process, bytes (sustained runs show it stays flat)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -1,0 +1,104 @@
+"""dbio teardown, dbio instance ..., dbio report: the commands around setup and run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbio import result as results
+from dbio import target as targets
+from dbio.config import Config
+from dbio.errors import UsageError
+from dbio import report as reports
+from dbio.ui import UI
+from dbio.units import format_bytes
+
+
+def teardown(config: Config, ui: UI) -> None:
+    if config.connection.embedded and not targets.instance_for(config, ui.note).exists():
+        raise UsageError(f"no dbio instance in {config.instance.data_dir}", "nothing to tear down")
+    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
+    conn = target.connect("dbio:teardown")
+    try:
+        target.engine.probe(conn)
+        dropped, kept = target.engine.teardown(conn)
+    finally:
+        conn.close()
+    if not dropped:
+        ui.say("nothing of dbio's was found; nothing dropped")
+    for item in dropped:
+        ui.say(f"dropped {item}")
+    for item in kept:
+        ui.warn(f"left in place: {item}")
+
+
+def instance_init(config: Config, ui: UI) -> None:
+    instance = targets.instance_for(config, ui.note)
+    instance.init(config.instance, sessions=config.workload.sessions, dbname=config.connection.dbname)
+    ui.say(f"instance ready: {instance.conninfo(config.connection.dbname)}")
+
+
+def instance_start(config: Config, ui: UI) -> None:
+    instance = targets.instance_for(config, ui.note)
+    if not instance.exists():
+        raise UsageError(f"no dbio instance in {config.instance.data_dir}", "create it with dbio instance init")
+    conninfo = instance.ensure(config.instance, sessions=config.workload.sessions, purpose="run",
+                               dbname=config.connection.dbname)
+    ui.say(f"running: {conninfo}")
+
+
+def instance_stop(config: Config, ui: UI) -> None:
+    instance = targets.instance_for(config, ui.note)
+    if not instance.exists():
+        raise UsageError(f"no dbio instance in {config.instance.data_dir}", "nothing to stop")
+    if not instance.stop():
+        ui.say("the embedded server was not running")
+
+
+def instance_status(config: Config, ui: UI) -> int:
+    status = targets.instance_for(config, ui.note).status()
+    if not status.exists:
+        ui.say(f"no dbio instance in {status.data_dir}")
+        return 3
+    direct = status.settings.get("debug_io_direct", "''") != "''"
+    ui.say(f"instance   {status.data_dir}")
+    ui.say(f"state      {'running (pid ' + str(status.pid) + ')' if status.running else 'stopped'}")
+    ui.say(f"server     PostgreSQL {status.pg_version}, run by user {status.server_user}")
+    ui.say(f"socket     {status.data_dir / 'socket'} port {status.port} (no TCP listener)")
+    ui.say(f"profile    {status.purpose}: shared_buffers {status.settings.get('shared_buffers')}, "
+           f"direct I/O {'on' if direct else 'off'}, io_method {status.settings.get('io_method')}, "
+           f"max_connections {status.settings.get('max_connections')}")
+    ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
+    ui.say(f"log        {status.log_file}")
+    return 0 if status.running else 3
+
+
+def instance_destroy(config: Config, ui: UI) -> None:
+    targets.instance_for(config, ui.note).destroy()
+
+
+def report(path: Path, out: Path | None, form: str, ui: UI) -> None:
+    """A result, or a sweep directory: rendered again from what was recorded."""
+    from dbio.commands.sweep import load_steps
+    from dbio.report import sweep_model
+    from dbio.sweep import document as sweeps
+
+    if sweeps.is_sweep(path):
+        directory = path if path.is_dir() else path.parent
+        doc = sweeps.read(directory)
+        text = reports.render_model(sweep_model.build(doc, load_steps(directory, doc)), form)
+        source = directory / sweeps.SWEEP_FILE
+    else:
+        text = reports.render(results.read(path), form)
+        source = (path / results.RESULT_FILE) if path.is_dir() else path
+    if out is not None and out.exists() and out.resolve() == source.resolve():
+        raise UsageError(f"--out {out} is the input itself", "give another file name")
+    if out is None:
+        ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
+        return
+    if out.exists() and out.is_dir():
+        raise UsageError(f"--out {out} is a directory", "give a file path")
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
+    ui.say(f"wrote {out}")

@@ -1,0 +1,63 @@
+"""dbio compare: results (or sweeps) side by side, deltas against the first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbio import report as reports
+from dbio import result as results
+from dbio.commands.sweep import load_steps
+from dbio.errors import UsageError
+from dbio.report import compare_model
+from dbio.sweep import document as sweeps
+from dbio.ui import UI
+
+
+def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | None, ui: UI) -> None:
+    if len(paths) < 2:
+        raise UsageError("compare needs two or more results or sweeps", "give their directories")
+    kinds = {sweeps.is_sweep(p) for p in paths}
+    if len(kinds) > 1:
+        raise UsageError("compare takes results or sweeps, not both", "compare results with results, sweeps with sweeps")
+    labels = _names(paths, names)
+    if kinds == {True}:
+        loaded = []
+        for label, path in zip(labels, paths):
+            directory = path if path.is_dir() else path.parent
+            doc = sweeps.read(directory)
+            loaded.append((label, doc, load_steps(directory, doc)))
+        model = compare_model.build_sweeps(loaded)
+    else:
+        model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
+    text = reports.render_model(model, form)
+    if out is None:
+        ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
+        return
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
+    ui.say(f"wrote {out}")
+
+
+def _names(paths: list[Path], names: list[str] | None) -> list[str]:
+    if names:
+        if len(names) != len(paths):
+            raise UsageError(f"--names gives {len(names)} names for {len(paths)} inputs", "give one name per input")
+        return names
+    out: list[str] = []
+    for path in paths:
+        directory = path if path.is_dir() else path.parent
+        name = directory.name
+        # a run directory is <date>-<time>-<label>: the label is the useful part
+        parts = name.split("-", 2)
+        label = parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
+        candidate, n = label, 2
+        while candidate in out:
+            candidate, n = f"{label}#{n}", n + 1
+        out.append(candidate)
+    return out
+
+
+__all__: list[Any] = ["compare"]

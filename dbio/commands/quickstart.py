@@ -1,0 +1,23 @@
+"""dbio quickstart: an embedded instance, a data set 8x its buffer cache, a short synchronized run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dbio.commands.run import RunResult
+    from dbio.config import Config
+    from dbio.ui import UI
+
+# Applied between the defaults and everything the user sets.
+PRESET = {"scale": "1GiB", "threads_per_schema": 4, "run_time": "30s", "warmup": "5s", "label": "quickstart"}
+
+
+def quickstart(config: "Config", ui: "UI") -> "RunResult":
+    from dbio.commands import run as run_command
+    from dbio.commands import setup as setup_command
+
+    ui.say(f"dbio quickstart: {config.workload.sessions} sessions, "
+           f"{config.workload.data_bytes / (1 << 30):.1f} GiB data set, instance in {config.instance.data_dir}")
+    setup_command.setup(config, ui)
+    return run_command.run(config, ui)

@@ -1,0 +1,235 @@
+"""dbio run: check everything, run the workload, write result.json and report.txt."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dbio import result as results
+from dbio import target as targets
+from dbio.collect import host
+from dbio.config import RESERVED_CONNECTIONS, Config
+from dbio.engines.base import ServerInfo, SetupRecord
+from dbio.errors import UsageError
+from dbio import report
+from dbio.report import verdict
+from dbio.run import assemble, runner
+from dbio.run.monitor import SampleWriter
+from dbio.run.plan import make_plan
+from dbio.ui import UI
+from dbio.units import format_bytes
+
+
+@dataclass(frozen=True)
+class RunResult:
+    directory: Path
+    document: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return self.document["status"]
+
+
+def run_directory(config: Config, now: datetime | None = None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
+    return config.run.results_dir / (f"{stamp}-{label}" if label else stamp)
+
+
+def check_results_dir(directory: Path) -> None:
+    parent = directory.parent
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if directory.exists():
+        raise UsageError(f"result directory {directory} already exists", "wait a second or give another --label")
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"results_dir {parent} is not writable", "choose a writable --results-dir")
+
+
+def check_setup(record: SetupRecord | None, config: Config, where: str) -> SetupRecord:
+    w = config.workload
+    if record is None:
+        raise UsageError(f"nothing is loaded in {where}", "run dbio setup first (with the same options)")
+    if record.status != "ready":
+        raise UsageError(f"the load in {where} was interrupted", "run dbio setup again to finish it")
+    spec = record.spec
+    if w.scale > spec.scale:
+        raise UsageError(f"scale = {w.scale} rows is larger than the {spec.scale} rows loaded",
+                         "lower scale (a run may use a subset of the load) or reload with dbio setup --reload")
+    if w.schemas > spec.schemas:
+        raise UsageError(f"schemas = {w.schemas} but only {spec.schemas} are loaded",
+                         "lower schemas or reload with dbio setup --reload")
+    if w.key_order != spec.key_order:
+        raise UsageError(f"key_order = {w.key_order} but the load has key_order {spec.key_order}",
+                         f"set key_order = {spec.key_order} or reload with dbio setup --reload")
+    if w.scan_pct and not spec.scan_table_blocks:
+        raise UsageError("scan_pct > 0 but the load has no scan table",
+                         "reload with scan_table_size > 0 (dbio setup --reload)")
+    return record
+
+
+def check_server(info: ServerInfo, config: Config) -> None:
+    w = config.workload
+    available = info.max_connections - info.reserved_connections - info.connections_in_use
+    if w.sessions + RESERVED_CONNECTIONS > available:
+        raise UsageError(f"{w.sessions} sessions (+{RESERVED_CONNECTIONS} for dbio) exceed the {available} connections "
+                         f"the server has free (max_connections {info.max_connections})",
+                         "lower schemas x threads_per_schema or raise the server's max_connections")
+    if w.allow_cached:
+        return
+    cache = info.shared_buffers_bytes
+    label = f"shared_buffers ({format_bytes(cache)})"
+    if not info.caps.direct_io and info.caps.local:
+        memory = host.host_facts().get("memory_bytes") or 0
+        cache += memory
+        label = f"shared_buffers plus the OS page cache ({format_bytes(cache)}; the server does not use direct I/O)"
+    if w.data_bytes <= cache:
+        raise UsageError(f"the data set ({format_bytes(w.data_bytes)}) fits in {label}: the run would measure memory",
+                         "raise scale or schemas, or pass --allow-cached for a logical I/O test")
+
+
+def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
+    plan = make_plan(config.workload, config.run.interval)
+    directory = directory or run_directory(config)
+    check_results_dir(directory)
+    if config.connection.embedded:
+        instance = targets.instance_for(config, ui.note)
+        if not instance.exists():
+            raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
+    target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
+    engine = target.engine
+    conn = target.connect("dbio:run")
+    try:
+        info = engine.probe(conn)
+        record = check_setup(engine.read_setup(conn), config, info.description)
+        check_server(info, config)
+    finally:
+        conn.close()
+    recover_abandoned(config.run.results_dir, engine, ui)
+    storage = _storage(info)
+    devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
+    run_id = random.getrandbits(62) | 1
+    man = assemble.manifest(config, plan, info, record.to_dict(), storage, run_id)
+    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
+    directory.mkdir(parents=True)
+    assemble.write_manifest(directory, man)
+    samples = SampleWriter(directory / results.SAMPLES_FILE)
+    adapter = _NormalizingObserver(engine, observer)
+    try:
+        outcome = runner.run(runner.RunContext(
+            engine=engine, conninfo=target.conninfo, info=info, plan=plan, access_path=config.workload.access_path,
+            samples=samples, devices=devices, wait_interval=config.run.wait_sample_interval, observer=adapter,
+            run_id=run_id, client=man["client"]))
+    except BaseException:
+        samples.close()
+        if samples.lines == 0:  # nothing ran: leave no run directory behind
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    finally:
+        observer.close()
+        samples.close()
+    document = assemble.build(man, outcome, engine, samples.records(), directory.name)
+    written = write_result(directory, document, samples, ui)
+    return RunResult(written, document)
+
+
+def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI) -> Path:
+    """result.json and the reports in the run directory, or, when it cannot be written, in a rescue
+    directory that the message names (with the samples the run directory could not take)."""
+    try:
+        _write_all(directory, document)
+        return directory
+    except OSError as exc:
+        rescue = rescue_directory(directory.name)
+        document["events"].append({"t": time.time(), "kind": "rescued",
+                                   "message": f"{directory} could not be written ({exc.strerror}); the result was "
+                                              f"written to {rescue}"})
+        if document["status"] == "complete":
+            document["status"], document["status_reason"] = "failed", f"results directory unwritable: {exc.strerror}"
+        rescue.mkdir(parents=True, exist_ok=True)
+        (rescue / assemble.RESCUE_MARK).write_text(str(directory) + "\n")  # so it is not "recovered" later
+        if samples is not None:
+            with (rescue / results.SAMPLES_FILE).open("w") as fh:
+                for record in samples.records():
+                    fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        _write_all(rescue, document)
+        ui.warn(f"{directory} could not be written ({exc.strerror}): the result is in {rescue}")
+        return rescue
+
+
+def _write_all(directory: Path, document: dict[str, Any]) -> None:
+    results.write(directory, document)
+    (directory / results.REPORT_FILE).write_text(report.render(document, "text"))
+    (directory / results.HTML_REPORT_FILE).write_text(report.render(document, "html"))
+
+
+def rescue_directory(name: str) -> Path:
+    bases = assemble.rescue_bases()
+    for base in bases:
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            return base / f"{name}-{int(time.time())}"
+        except OSError:
+            continue
+    return bases[-1] / f"{name}-{int(time.time())}"
+
+
+def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:
+    """Runs whose dbio process was killed: their result is rebuilt from what they wrote, marked lost."""
+    recovered = []
+    for directory in assemble.abandoned(results_dir):
+        try:
+            document = assemble.recover(directory, engine)
+            _write_all(directory, document)
+        except Exception as exc:  # a damaged leftover must not stop the new run
+            ui.warn(f"could not recover the abandoned run in {directory}: {type(exc).__name__}: {exc}")
+            continue
+        recovered.append(directory)
+        ui.note(f"recovered the result of a run whose dbio process ended early: {directory} (marked lost)")
+    return recovered
+
+
+class _NormalizingObserver:
+    def __init__(self, engine: Any, observer: Any):
+        self.engine, self.observer = engine, observer
+
+    def phase(self, message: str) -> None:
+        self.observer.phase(message)
+
+    def event(self, message: str) -> None:
+        self.observer.event(message)
+
+    def second(self, sample: dict[str, Any]) -> None:
+        if sample.get("engine"):
+            self.observer.second({**sample, "engine": self.engine.normalize(sample["engine"])})
+
+
+def _storage(info: ServerInfo) -> dict[str, Any]:
+    if not info.caps.local or not info.caps.data_directory:
+        return {"data_directory": None, "wal": None}
+    data = host.storage_of(info.caps.data_directory)
+    wal_path = Path(info.caps.data_directory) / "pg_wal"
+    wal = host.storage_of(wal_path) if wal_path.exists() else None
+    if wal and wal.get("dev") == data.get("dev"):
+        wal = {**wal, "same_device_as_data": True}
+    return {"data_directory": data, "wal": wal}
+
+
+def summary_lines(result: RunResult) -> list[str]:
+    doc = result.document
+    lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    for finding in verdict.findings(doc):
+        if finding.level != "info":
+            lines.append(f"{finding.level}: {finding.message}")
+    lines.append(f"result: {result.directory / results.RESULT_FILE}")
+    lines.append(f"report: {result.directory / results.REPORT_FILE}")
+    lines.append(f"html:   {result.directory / results.HTML_REPORT_FILE}")
+    return lines

@@ -1,0 +1,161 @@
+"""dbio setup: load (or resume, or verify) the data set the configuration describes."""
+
+from __future__ import annotations
+
+import time
+
+from dbio import load, target as targets
+from dbio.collect import host
+from dbio.config import Config
+from dbio.engines.base import Check, SetupRecord, SetupSpec
+from dbio.errors import DbioError, UsageError
+from dbio.ui import UI
+from dbio.units import format_bytes, format_duration
+
+INDEX_BYTES_PER_ROW = 24  # unique btree on a bigint, leaf and inner pages
+WAL_HEADROOM = 64 << 20  # plus a tenth of the data: the load writes little WAL, checkpoints and runs some
+
+
+def spec_of(config: Config) -> SetupSpec:
+    w = config.workload
+    return SetupSpec(scale=w.scale, schemas=w.schemas, scan_table_blocks=w.scan_table_blocks, key_order=w.key_order)
+
+
+def space_needed(spec: SetupSpec, record: SetupRecord | None = None, engine=None) -> int:
+    """Bytes the load still has to write: tables not loaded yet, their indexes, WAL headroom."""
+    jobs = [job for job in load.plan_jobs(spec)
+            if record is None or record.spec != spec or not engine.table_is_loaded(record, job)]
+    data_rows = sum(job.rows for job in jobs if job.kind == "data")
+    data = sum(job.bytes for job in jobs)
+    needed = data + data_rows * INDEX_BYTES_PER_ROW + WAL_HEADROOM + data // 10
+    if record is not None and record.spec != spec:
+        needed -= record.loaded_bytes or 0  # the load being replaced is dropped first
+    return max(needed, WAL_HEADROOM)
+
+
+def check_free_space(path_text: str, needed: int, key: str) -> None:
+    from pathlib import Path
+
+    free = host.free_bytes(Path(path_text))
+    if free < needed:
+        raise UsageError(f"{key} {path_text} has {format_bytes(free)} free but the load needs about "
+                         f"{format_bytes(needed)} (tables, indexes, WAL headroom)",
+                         "lower scale or schemas, or choose a filesystem with more free space")
+
+
+def preflight_embedded(config: Config, spec: SetupSpec) -> None:
+    """Before the instance is created: its location, the memory, and (for a new one) the disk."""
+    instance = targets.instance_for(config, lambda _: None)
+    if not instance.exists():
+        instance.check_location()
+        check_free_space(str(config.instance.data_dir), space_needed(spec), "--data-dir")
+    if config.instance.direct_io and not host.supports_direct_io(config.instance.data_dir):
+        raise UsageError(f"the filesystem of --data-dir {config.instance.data_dir} does not support direct I/O (O_DIRECT)",
+                         "choose a directory on a filesystem that does, or pass --no-direct-io (and read the report's "
+                         "page-cache warning)")
+    facts = host.host_facts()
+    memory = facts.get("memory_bytes") or 0
+    if memory and config.instance.shared_buffers > 0.8 * memory:
+        raise UsageError(f"shared_buffers = {format_bytes(config.instance.shared_buffers)} is more than 80% of this "
+                         f"host's memory ({format_bytes(memory)})", "lower shared_buffers")
+
+
+def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False) -> SetupRecord:
+    spec = spec_of(config)
+    if config.connection.embedded:
+        preflight_embedded(config, spec)
+    # Look before changing anything: the instance is used as it is until a load is really needed.
+    target = targets.resolve(config, purpose="any", sessions=config.workload.sessions, notify=ui.note)
+    engine = target.engine
+    conn = target.connect("dbio:setup")
+    try:
+        info = engine.probe(conn)
+        record = engine.read_setup(conn)
+        replace = record is not None and record.spec != spec
+        if replace and not reload:
+            raise UsageError(f"this database holds a different load ({', '.join(record.spec.differences(spec))})",
+                             "run dbio teardown first, or dbio setup --reload to replace it")
+        if replace or record is None or record.status != "ready":
+            engine.check_namespace(conn, spec)
+            where = str(config.instance.data_dir) if target.embedded else info.caps.data_directory
+            if where and (target.embedded or info.caps.local):
+                check_free_space(where, space_needed(spec, record, engine),
+                                 "--data-dir" if target.embedded else "the server's data directory")
+    finally:
+        conn.close()
+    if record is not None and not replace and record.status == "ready":
+        ui.say(f"already loaded: setup {record.setup_id}, {format_bytes(record.loaded_bytes or 0)} "
+               f"in {len(record.tables_done)} tables, loaded {record.finished_at}; nothing to do")
+    else:
+        record = _load_with_profile(target, config, ui, spec, None if replace else record, replace)
+    if verify:
+        conn = target.connect("dbio:verify")
+        try:
+            _print_checks(ui, engine.verify(conn, record))
+        finally:
+            conn.close()
+    return record
+
+
+def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: SetupSpec,
+                       record: SetupRecord | None, replace: bool) -> SetupRecord:
+    """The embedded instance loads with buffered I/O (fast), and goes back to its run profile after."""
+    if target.instance is not None:
+        target = targets.resolve(config, purpose="load", sessions=config.workload.load_parallel_degree,
+                                 notify=ui.note)
+    try:
+        conn = target.connect("dbio:setup")
+        try:
+            info = target.engine.probe(conn)
+            if replace:
+                ui.note("replacing the existing load made with another configuration")
+                _, kept = target.engine.teardown(conn)
+                _report_kept(ui, kept)
+            return _load(target, conn, info, record, spec, config, ui)
+        finally:
+            conn.close()
+    finally:
+        if target.instance is not None:
+            target.instance.ensure(config.instance, sessions=config.workload.sessions, purpose="run",
+                                   dbname=config.connection.dbname)
+
+
+def _load(target: targets.Target, conn, info, record: SetupRecord | None, spec: SetupSpec, config: Config,
+          ui: UI) -> SetupRecord:
+    engine = target.engine
+    started = time.monotonic()
+    resumed = record is not None
+    if record is None:
+        record = engine.begin_setup(conn, spec, setup_id=load.new_setup_id(), server_version=info.caps.server_version)
+    else:
+        ui.note(f"resuming the interrupted load of setup {record.setup_id}: "
+                f"{len(record.tables_done)} of {len(load.plan_jobs(spec))} tables were complete")
+    create_seconds = time.monotonic() - started
+    previous = record.seconds or 0.0
+    outcome = load.load(engine, target.connect, record, degree=config.workload.load_parallel_degree,
+                        filler_bytes=engine.filler_bytes, progress=ui.load_progress(), resumed=resumed)
+    record = outcome.record
+    record.steps["create"] = round(record.steps.get("create", 0.0) + create_seconds, 3)
+    record.seconds = previous + (time.monotonic() - started)
+    record = engine.finish_setup(conn, record)
+    steps = ", ".join(f"{k} {v:.1f} s" for k, v in record.steps.items())
+    ui.say(f"loaded {format_bytes(record.loaded_bytes or 0)} ({spec.schemas} schema{'s' if spec.schemas > 1 else ''} "
+           f"x {spec.scale:,} rows{', scan table' if spec.scan_table_blocks else ''}) in "
+           f"{format_duration(record.seconds)}: {record.mb_per_s:,.0f} MB/s with {record.streams} "
+           f"stream{'s' if record.streams != 1 else ''} ({steps}; summed over streams)")
+    return record
+
+
+def _print_checks(ui: UI, checks: list[Check]) -> None:
+    failed = [c for c in checks if not c.ok]
+    for check in checks:
+        ui.say(f"  {'ok ' if check.ok else 'BAD'}  {check.name}: {check.detail}")
+    if failed:
+        raise DbioError(f"verification failed: {len(failed)} of {len(checks)} checks",
+                        "reload with dbio setup --reload")
+    ui.say(f"verified: all {len(checks)} checks passed")
+
+
+def _report_kept(ui: UI, kept: list[str]) -> None:
+    for item in kept:
+        ui.warn(f"left in place: {item}")

@@ -1,0 +1,281 @@
+"""dbio sweep: the cartesian product of knob lists, each step a normal run, one report over all.
+
+Every step's configuration is validated before the first one runs. The loaded data serves all
+steps (it is loaded first when nothing is). sweep.json is rewritten after each step, so an
+interrupted sweep keeps its completed steps and `dbio sweep --resume DIR` finishes it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from dbio import __version__, report, result as results
+from dbio import target as targets
+from dbio.commands import run as run_command
+from dbio.commands import setup as setup_command
+from dbio.config import Config, Sources, load_config, option_values
+from dbio.run.assemble import client_alive, client_id
+from dbio.errors import ConfigErrors, DbioError, Interrupted, UsageError
+from dbio.report import sweep_model
+from dbio.stats.counters import get
+from dbio.stats.knee import DEFAULT_GAIN, peaked
+from dbio.sweep import document, plan
+from dbio.ui import UI
+from dbio.units import format_duration
+
+PEAK_GAIN = 0.05  # --until-peak: doubling stops when reads/s grow by less than 5%
+MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
+
+
+def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
+          peak_gain: float = PEAK_GAIN) -> Path:
+    base = load_config(sources)
+    if not varies and not until_peak:
+        raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
+    if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
+        raise UsageError("--until-peak doubles the sessions itself", "give --sessions (or threads) one start value")
+    combos = plan.steps(varies) if varies else [{}]
+    if until_peak:
+        combos = [{**c, "threads_per_schema": c.get("threads_per_schema", str(base.workload.threads_per_schema))}
+                  for c in combos]
+    base_values = option_values(base)  # what sweep.json keeps: no password
+    live = {**base_values, "dsn": base.connection.dsn}  # what this process runs with
+    configs = [_step_config(live, values, sources.cwd) for values in combos]
+    directory = _sweep_directory(base)
+    run_command.check_results_dir(directory)
+    steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
+             for i, values in enumerate(combos)]
+    doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
+           "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
+           "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
+           "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
+           "wall_seconds": 0.0}
+    _ensure_data(configs, ui)
+    directory.mkdir(parents=True)
+    document.write(directory, doc)
+    ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
+    return _execute(directory, doc, ui, live)
+
+
+def resume(directory: Path, ui: UI, cwd: Path) -> Path:
+    doc = document.read(directory)
+    if doc.get("status") == "complete":
+        ui.say(f"the sweep in {directory} is complete; nothing to do")
+        return directory
+    if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
+        raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
+                         "wait for it, or stop it (Ctrl-C) before resuming")
+    for step in doc["steps"]:
+        if step["status"] == "complete":
+            continue
+        path = directory / step["name"]
+        adopted = _finished_result(path)
+        if adopted is not None:  # the step finished but the sweep did not hear of it
+            step["status"], step["headline"] = "complete", _headline(adopted)
+            step["window_seconds"] = get(adopted, "figures", "window_seconds")
+            continue
+        if path.exists():  # keep what an interrupted step left, under another name
+            kept = path.with_name(f"{path.name}.{step['status']}-{int(time.time())}")
+            path.rename(kept)
+            step.setdefault("earlier_attempts", []).append(kept.name)
+        step["status"] = "pending"
+    pending = [s for s in doc["steps"] if s["status"] == "pending"]
+    if pending:
+        _ensure_data([_step_config(doc["base"], s["values"], cwd) for s in pending], ui)
+    ui.say(f"resuming the sweep in {directory}: {len(pending)} of {len(doc['steps'])} steps to run")
+    doc["status"] = "running"
+    return _execute(directory, doc, ui, doc["base"])
+
+
+def _finished_result(path: Path) -> dict[str, Any] | None:
+    try:
+        result = results.read(path)
+    except UsageError:
+        return None
+    return result if result.get("status") == "complete" else None
+
+
+def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any]) -> Path:
+    """Run the pending steps in order; `base` is the base configuration this process runs with."""
+    started = time.monotonic()
+    doc["client"] = client_id()
+    wall_before = doc.get("wall_seconds") or 0.0
+    durations: list[float] = []
+    try:
+        while True:
+            pending = [s for s in doc["steps"] if s["status"] == "pending"]
+            if not pending:
+                break
+            step = pending[0]
+            done = sum(1 for s in doc["steps"] if s["status"] == "complete")
+            eta = f", about {format_duration(sum(durations) / len(durations) * len(pending))} left" if durations else ""
+            ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if doc.get('until_peak') else ''}] step {step['name']}"
+                   f"{eta}")
+            config = _step_config(base, step["values"], Path.cwd())
+            t0 = time.monotonic()
+            step["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            step["status"] = "running"
+            document.write(directory, doc)
+            try:
+                outcome = run_command.run(config, ui, directory=directory / step["name"])
+            except DbioError as exc:
+                step["status"], step["error"] = "failed", str(exc)
+                raise
+            durations.append(time.monotonic() - t0)
+            step["status"] = outcome.status
+            step["seconds"] = round(durations[-1], 3)
+            step["window_seconds"] = get(outcome.document, "figures", "window_seconds")
+            step["headline"] = _headline(outcome.document)
+            ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
+            if outcome.status != "complete":
+                doc["status"] = outcome.status
+                break
+            if doc.get("until_peak"):
+                _next_doubling(doc, step, ui, base)
+            document.write(directory, doc)
+        if doc["status"] == "running":
+            doc["status"] = "complete"
+    except KeyboardInterrupt:
+        doc["status"] = "interrupted"
+    except BaseException:
+        doc["status"] = "failed"
+        raise
+    finally:
+        for step in doc["steps"]:
+            if step["status"] == "running":
+                step["status"] = "interrupted"
+        doc["wall_seconds"] = round(wall_before + time.monotonic() - started, 3)
+        document.write(directory, doc)
+        _write_reports(directory, doc)
+    for line in sweep_model.summary_lines(sweep_model.build(doc, load_steps(directory, doc))):
+        ui.say(line)
+    ui.say(f"sweep: {directory / document.SWEEP_FILE}")
+    ui.say(f"report: {directory / document.REPORT_FILE}")
+    ui.say(f"html:   {directory / document.HTML_REPORT_FILE}")
+    if doc["status"] == "interrupted":
+        raise Interrupted(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
+                          f"finish it with dbio sweep --resume {directory}")
+    if doc["status"] != "complete":
+        raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
+                        f"see the step's result; finish it with dbio sweep --resume {directory}")
+    return directory
+
+
+def _count(doc: dict[str, Any], status: str) -> int:
+    return sum(1 for s in doc["steps"] if s["status"] == status)
+
+
+def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, base: dict[str, Any]) -> None:
+    """--until-peak: after a step, the same combination with twice the sessions, unless it peaked."""
+    group = {k: v for k, v in step["values"].items() if k != "threads_per_schema"}
+    same = [s for s in doc["steps"] if s["status"] == "complete" and
+            {k: v for k, v in s["values"].items() if k != "threads_per_schema"} == group]
+    reads = [s["headline"].get("reads_per_s") or 0.0 for s in same]
+    best_before = max(reads[:-1], default=0.0)
+    threads = int(step["values"]["threads_per_schema"])
+    schemas = int(step["values"].get("schemas", base["schemas"]))
+    if len(same) > 1 and peaked(best_before, reads[-1], doc.get("peak_gain", PEAK_GAIN)):
+        best = max(same, key=lambda s: s["headline"].get("reads_per_s") or 0.0)
+        best["peak"] = True  # the best step of the combination: the last doubling did not add enough
+        ui.say(f"    peak at {best['name']}: {threads * schemas} sessions add less than "
+               f"{100 * doc.get('peak_gain', PEAK_GAIN):.0f}% of reads/s; this combination stops here")
+        return
+    if len(same) >= MAX_PEAK_STEPS or threads * 2 * schemas > 4096:
+        return
+    values = {**step["values"], "threads_per_schema": str(threads * 2)}
+    index = len(doc["steps"]) + 1
+    position = doc["steps"].index(step) + 1
+    try:
+        _step_config(base, values, Path.cwd())
+    except UsageError as exc:
+        ui.say(f"    no further doubling: {exc}")
+        return
+    doc["steps"].insert(position, {"index": index, "name": plan.step_name(index, values), "values": values,
+                                   "status": "pending"})
+
+
+def _step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path) -> Config:
+    try:
+        return load_config(Sources(cli={**base_values, **values}, cwd=cwd, discover=False))
+    except ConfigErrors as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
+        raise UsageError(f"sweep step {shown}: {exc.errors[0]}") from None
+
+
+def _sweep_directory(config: Config) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
+    return config.run.results_dir / (f"{stamp}-sweep-{label}" if label else f"{stamp}-sweep")
+
+
+def _ensure_data(configs: list[Config], ui: UI) -> None:
+    """The loaded data must serve every step; when nothing is loaded, load what the largest step needs."""
+    if not configs:
+        return
+    biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
+    target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
+        if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None
+    record = None
+    if target is not None:
+        conn = target.connect("dbio:sweep")
+        try:
+            target.engine.probe(conn)
+            record = target.engine.read_setup(conn)
+        finally:
+            conn.close()
+    if record is None:
+        ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
+        setup_command.setup(biggest, ui)
+        return
+    spec = record.spec
+    for config in configs:
+        w = config.workload
+        problems = []
+        if record.status != "ready":
+            problems.append("the load was interrupted")
+        if w.schemas > spec.schemas:
+            problems.append(f"schemas {w.schemas} > {spec.schemas} loaded")
+        if w.scale > spec.scale:
+            problems.append(f"scale {w.scale} > {spec.scale} rows loaded")
+        if w.key_order != spec.key_order:
+            problems.append(f"key_order {w.key_order} but the load has {spec.key_order}")
+        if w.scan_pct and not spec.scan_table_blocks:
+            problems.append("scan_pct needs a scan table the load does not have")
+        if problems:
+            raise UsageError(f"the loaded data cannot serve every step of the sweep: {'; '.join(problems)}",
+                             f"run dbio setup --reload with schemas {biggest.workload.schemas} and scale "
+                             f"{biggest.workload.scale}, then the sweep")
+
+
+def _headline(doc: dict[str, Any]) -> dict[str, Any]:
+    f = doc.get("figures") or {}
+    return {"reads_per_s": get(f, "load_profile", "physical_reads_per_s"),
+            "avg_read_us": get(f, "latency", "avg_read_us")}
+
+
+def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The result of every step that wrote one, by step name."""
+    out = {}
+    for step in doc["steps"]:
+        path = directory / step["name"] / results.RESULT_FILE
+        if path.exists():
+            try:
+                out[step["name"]] = results.read(path)
+            except UsageError:
+                continue
+    return out
+
+
+def _write_reports(directory: Path, doc: dict[str, Any]) -> None:
+    model = sweep_model.build(doc, load_steps(directory, doc))
+    (directory / document.REPORT_FILE).write_text(report.render_model(model, "text"))
+    (directory / document.HTML_REPORT_FILE).write_text(report.render_model(model, "html"))
+
+
+def remove_empty(directory: Path) -> None:
+    if directory.exists() and not any(directory.iterdir()):
+        shutil.rmtree(directory)

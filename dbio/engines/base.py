@@ -1,0 +1,223 @@
+"""What dbio needs from a database engine, and the records that cross that boundary.
+
+Code outside engines/ asks the capabilities (caps.has_io_view), never the engine's name.
+A second engine is a new package implementing Engine, not a change to the run or reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol
+
+import numpy as np
+
+
+def session_application_name(run_id: int, session: int) -> str:
+    """How dbio names its sessions on the server: the run's short id and the session number."""
+    return f"{application_prefix(run_id)}{session}"
+
+
+def application_prefix(run_id: int) -> str:
+    return f"dbio:{run_id % 100000}:"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    engine: str
+    server_version: str
+    version_num: int
+    has_io_view: bool  # per backend type / object / context I/O counters
+    io_view_has_wal: bool  # WAL writes and syncs are part of the I/O view
+    has_backend_cpu: bool  # server processes are on this host: /proc gives their CPU time
+    can_see_waits: bool  # wait events of dbio's sessions are visible
+    data_directory: str | None  # None when the server does not tell us (privileges)
+    local: bool  # the server runs on this machine
+    direct_io: bool  # data files are opened with O_DIRECT
+    missing: tuple[tuple[str, str], ...] = ()  # (figure, why it is unavailable)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data["missing"] = [{"figure": f, "why": w} for f, w in self.missing]
+        return data
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    caps: Capabilities
+    settings: dict[str, dict[str, Any]]  # name -> {setting, unit, source}
+    database: str
+    user: str
+    description: str  # "PostgreSQL 18.6 at /path/socket:port db dbio" (never a password)
+    shared_buffers_bytes: int
+    max_connections: int
+    reserved_connections: int
+    connections_in_use: int
+    backend_pid: int
+
+
+@dataclass(frozen=True)
+class SetupSpec:
+    """What a load holds; two setups are the same data when their specs are equal."""
+
+    scale: int  # rows (= blocks) per schema
+    schemas: int
+    scan_table_blocks: int
+    key_order: str
+    row_format: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scale": self.scale, "schemas": self.schemas, "scan_table_blocks": self.scan_table_blocks,
+                "key_order": self.key_order, "row_format": self.row_format}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SetupSpec":
+        return cls(int(data["scale"]), int(data["schemas"]), int(data["scan_table_blocks"]),
+                   str(data["key_order"]), int(data.get("row_format", 1)))
+
+    def differences(self, other: "SetupSpec") -> list[str]:
+        out = []
+        for key in ("scale", "schemas", "scan_table_blocks", "key_order", "row_format"):
+            mine, theirs = getattr(self, key), getattr(other, key)
+            if mine != theirs:
+                out.append(f"{key} {mine} -> {theirs}")
+        return out
+
+
+@dataclass(frozen=True)
+class TableJob:
+    schema_index: int  # 1-based; 0 for nothing
+    kind: str  # data | scan
+    rows: int
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * 8192
+
+
+@dataclass
+class SetupRecord:
+    setup_id: str
+    spec: SetupSpec
+    status: str  # loading | ready
+    started_at: str
+    finished_at: str | None = None
+    seconds: float | None = None
+    loaded_bytes: int | None = None
+    streams: int | None = None
+    steps: dict[str, float] = field(default_factory=dict)
+    dbio_version: str = ""
+    server_version: str = ""
+    tables_done: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def mb_per_s(self) -> float | None:
+        if not self.seconds or not self.loaded_bytes:
+            return None
+        return self.loaded_bytes / 1e6 / self.seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setup_id": self.setup_id, "spec": self.spec.to_dict(), "status": self.status,
+                "started_at": self.started_at, "finished_at": self.finished_at, "seconds": self.seconds,
+                "loaded_bytes": self.loaded_bytes, "mb_per_s": self.mb_per_s, "streams": self.streams,
+                "steps": self.steps, "dbio_version": self.dbio_version, "server_version": self.server_version}
+
+
+@dataclass(frozen=True)
+class RowBatch:
+    """Rows to load: keys, the updatable counter, and incompressible filler bytes."""
+
+    keys: np.ndarray  # int64
+    filler: np.ndarray  # uint8, shape (n, filler_bytes)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass(frozen=True)
+class TableTiming:
+    load: float
+    index: float
+    analyze: float
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verification result."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class SliceResult:
+    """What one session did in one slice of the work loop."""
+
+    iterations: int
+    selects: int
+    updates: int
+    scans: int
+    rows: int
+    think_seconds: float
+    sum_us: list[float]  # per kind: select, update, scan
+    max_us: list[float]
+    hist: Any  # [kind][bucket]: a (3, buckets) array
+    slice_end: float  # server clock, epoch seconds
+    done: bool
+    think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
+
+
+class Engine(Protocol):
+    """The engine-specific part of dbio. Implementations live in dbio/engines/<name>/.
+
+    Connections are the engine's own objects; dbio only passes them back. Run-side methods
+    that take an async connection are awaited on the run's event loop.
+    """
+
+    name: str
+    filler_bytes: int  # filler per row that makes one row fill one block's share
+
+    # connections and facts
+    def connect(self, conninfo: str, *, application_name: str) -> Any: ...
+    async def aconnect(self, conninfo: str, *, application_name: str) -> Any: ...
+    def probe(self, conn: Any) -> ServerInfo: ...
+    def describe_target(self, conninfo: str) -> str: ...
+
+    # setup
+    def read_setup(self, conn: Any) -> SetupRecord | None: ...
+    def check_namespace(self, conn: Any, spec: SetupSpec) -> None: ...
+    def begin_setup(self, conn: Any, spec: SetupSpec, *, setup_id: str, server_version: str) -> SetupRecord: ...
+    def prepare_load_session(self, conn: Any) -> None: ...
+    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool: ...
+    def load_table(self, conn: Any, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
+                   on_rows: Callable[[int], None], should_stop: Callable[[], bool]) -> TableTiming: ...
+    def cancel(self, conn: Any) -> None: ...
+    def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException: ...
+    def finish_setup(self, conn: Any, record: SetupRecord) -> SetupRecord: ...
+    def verify(self, conn: Any, record: SetupRecord) -> list[Check]: ...
+    def teardown(self, conn: Any) -> tuple[list[str], list[str]]: ...
+
+    # run: control connection (sync)
+    def install_workload(self, conn: Any) -> None: ...
+    def prepare_run(self, conn: Any, run_id: int, params: dict[str, Any]) -> None: ...
+    def plans(self, conn: Any, schema_index: int, access_path: str) -> dict[str, Any]: ...
+    def hold_barrier(self, conn: Any, run_id: int) -> None: ...
+    def waiting_at_barrier(self, conn: Any, run_id: int) -> int: ...
+    def release(self, conn: Any, run_id: int, *, warmup: float, run_time: float) -> tuple[float, float, float | None]: ...
+    def forget_run(self, conn: Any, run_id: int) -> None: ...
+    def forget_abandoned_runs(self, conn: Any, alive: Callable[[str], bool]) -> int: ...
+
+    # run: sessions (async)
+    async def init_session(self, conn: Any, schema_index: int, access_path: str) -> int: ...
+    async def call_slice(self, conn: Any, **kwargs: Any) -> SliceResult: ...
+    async def flush_stats(self, conn: Any) -> None: ...
+    async def backend_pid(self, conn: Any) -> int: ...
+
+    # statistics: raw snapshots in, engine-neutral counters out
+    def snapshot_query(self, info: ServerInfo) -> str: ...
+    async def prepare_monitor(self, conn: Any) -> None: ...
+    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]: ...
+    def waits_query(self) -> str: ...
+    def processes_query(self) -> str: ...

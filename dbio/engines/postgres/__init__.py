@@ -1,0 +1,1 @@
+"""PostgreSQL engine: SQL lives in sql/*.sql; Python binds parameters and identifiers."""

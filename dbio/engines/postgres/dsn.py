@@ -1,0 +1,38 @@
+"""Connection strings without secrets: parse, redact, describe."""
+
+from __future__ import annotations
+
+import re
+
+from psycopg import conninfo
+
+_SECRET_KEYS = ("password", "sslpassword")
+# key=value pairs and URI user:password@ parts, for scrubbing free text such as error messages
+_KV_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+
+
+def parse(dsn: str) -> dict[str, str]:
+    return conninfo.conninfo_to_dict(dsn) if dsn else {}
+
+
+def dsn_has_password(dsn: str) -> bool:
+    try:
+        return any(k in parse(dsn) for k in _SECRET_KEYS)
+    except Exception:  # an unparsable DSN is reported when connecting; scrub defensively meanwhile
+        return bool(_KV_SECRET.search(dsn) or _URI_SECRET.search(dsn))
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with any password removed, safe to print and store."""
+    try:
+        params = {k: v for k, v in parse(dsn).items() if k not in _SECRET_KEYS}
+        return conninfo.make_conninfo(**params)
+    except Exception:
+        return scrub(dsn)
+
+
+def scrub(text: str) -> str:
+    """Remove anything that looks like a password from free text."""
+    text = _KV_SECRET.sub(r"\1***", text)
+    return _URI_SECRET.sub(r"\1***\3", text)

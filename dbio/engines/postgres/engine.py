@@ -1,0 +1,149 @@
+"""PostgreSQL behind dbio's Engine interface."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import psycopg
+
+from dbio.engines.base import Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming
+from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, workload
+from dbio.engines.postgres.dsn import scrub
+from dbio.errors import DbioError
+
+
+def _first_line(exc: BaseException) -> str:
+    text = scrub(str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class PostgresEngine:
+    name = "postgresql"
+    filler_bytes = loader.FILLER_BYTES
+    kinds = workload.KINDS
+
+    # -- connections and facts ---------------------------------------------------------
+    def connect(self, conninfo: str, *, application_name: str) -> psycopg.Connection:
+        return server.connect(conninfo, application_name=application_name)
+
+    async def aconnect(self, conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
+        return await server.aconnect(conninfo, application_name=application_name)
+
+    def probe(self, conn: psycopg.Connection) -> ServerInfo:
+        return server.probe(conn)
+
+    def describe_target(self, conninfo: str) -> str:
+        return server.describe(conninfo)
+
+    # -- setup -------------------------------------------------------------------------
+    def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
+        return catalog.read_setup(conn)
+
+    def check_namespace(self, conn: psycopg.Connection, spec: SetupSpec) -> None:
+        catalog.check_namespace(conn, spec)
+
+    def begin_setup(self, conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str,
+                    server_version: str) -> SetupRecord:
+        return catalog.begin_setup(conn, spec, setup_id=setup_id, server_version=server_version)
+
+    def prepare_load_session(self, conn: psycopg.Connection) -> None:
+        conn.execute("SET maintenance_work_mem = '256MB'")
+
+    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool:
+        return loader.table_is_loaded(record, job)
+
+    def load_table(self, conn: psycopg.Connection, record: SetupRecord, job: TableJob,
+                   batches: Iterator[RowBatch], on_rows: Callable[[int], None],
+                   should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
+        return loader.load_table(conn, record, job, batches, on_rows, should_stop)
+
+    def cancel(self, conn: psycopg.Connection) -> None:
+        """Cancel what a connection is running (from another thread); quiet when there is nothing."""
+        try:
+            conn.cancel_safe(timeout=5)
+        except Exception:
+            pass
+
+    def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException:
+        """A load failure as the user should read it (the table that failed rolled back)."""
+        kept = "" if done is None else f"; {done} of {total} tables are complete and kept"
+        if isinstance(exc, psycopg.errors.DiskFull):
+            return DbioError(f"the server ran out of disk space while loading ({_first_line(exc)}){kept}",
+                             "free space on the server's data directory, then run dbio setup again to resume")
+        if isinstance(exc, psycopg.OperationalError):
+            return DbioError(f"the connection to the server broke while loading ({_first_line(exc)}){kept}",
+                             "check the server, then run dbio setup again to resume")
+        if isinstance(exc, psycopg.Error):
+            return DbioError(f"the server refused the load ({_first_line(exc)}){kept}",
+                             "fix the cause, then run dbio setup again to resume")
+        return exc
+
+    def finish_setup(self, conn: psycopg.Connection, record: SetupRecord) -> SetupRecord:
+        return catalog.finish_setup(conn, record)
+
+    def verify(self, conn: psycopg.Connection, record: SetupRecord) -> list[Check]:
+        return catalog.verify(conn, record)
+
+    def teardown(self, conn: psycopg.Connection) -> tuple[list[str], list[str]]:
+        return catalog.teardown(conn)
+
+    # -- run ---------------------------------------------------------------------------
+    def install_workload(self, conn: psycopg.Connection) -> None:
+        workload.install(conn)
+
+    def prepare_run(self, conn: psycopg.Connection, run_id: int, params: dict[str, Any]) -> None:
+        workload.prepare_run(conn, run_id, params)
+
+    def hold_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
+        workload.hold_barrier(conn, run_id)
+
+    def waiting_at_barrier(self, conn: psycopg.Connection, run_id: int) -> int:
+        return workload.waiting_at_barrier(conn, run_id)
+
+    def release(self, conn: psycopg.Connection, run_id: int, *, warmup: float,
+                run_time: float) -> tuple[float, float, float | None]:
+        return workload.release(conn, run_id, warmup=warmup, run_time=run_time)
+
+    def forget_run(self, conn: psycopg.Connection, run_id: int) -> None:
+        workload.forget_run(conn, run_id)
+
+    def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
+        return workload.forget_abandoned_runs(conn, alive)
+
+    async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
+        return await workload.init_session(conn, schema_index, access_path)
+
+    async def call_slice(self, conn: psycopg.AsyncConnection, **kwargs: Any) -> SliceResult:
+        return await workload.call_slice(conn, **kwargs)
+
+    async def backend_pid(self, conn: psycopg.AsyncConnection) -> int:
+        cur = await conn.execute("SELECT pg_backend_pid()")
+        return int((await cur.fetchone())[0])
+
+    async def flush_stats(self, conn: psycopg.AsyncConnection) -> None:
+        """Make an interrupted session's counters visible now rather than at its next idle second."""
+        await conn.execute("SELECT pg_stat_force_next_flush()")
+
+    def plans(self, conn: psycopg.Connection, schema_index: int, access_path: str) -> dict[str, Any]:
+        workload.init_session_sync(conn, schema_index, access_path)
+        select = workload.explain(conn, update=False)
+        update = workload.explain(conn, update=True)
+        return {"select": {"nodes": workload.plan_nodes(select), "plan": select},
+                "update": {"nodes": workload.plan_nodes(update), "plan": update}}
+
+    # -- statistics --------------------------------------------------------------------
+    def snapshot_query(self, info: ServerInfo) -> str:
+        return stats.snapshot_sql(info.caps.version_num)
+
+    async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:
+        """All views of one snapshot agree with each other (one statistics snapshot per statement)."""
+        await conn.execute("SET stats_fetch_consistency = snapshot")
+
+    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
+        return stats.normalize(raw)
+
+    def waits_query(self) -> str:
+        return sqlfiles.text("stats/waits.sql")
+
+    def processes_query(self) -> str:
+        return sqlfiles.text("stats/processes.sql")

@@ -1,0 +1,165 @@
+"""Connecting to PostgreSQL and finding out what the server offers."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from dbio.engines.base import Capabilities, ServerInfo
+from dbio.engines.postgres import sqlfiles
+from dbio.engines.postgres.dsn import redact_dsn, scrub
+from dbio.errors import DbioError, UsageError
+
+MIN_VERSION_NUM = 150000  # pg_stat_force_next_flush(), shared-memory statistics
+LOOPBACK = {"localhost", "127.0.0.1", "::1", ""}
+
+
+def connect(conninfo: str, *, application_name: str, autocommit: bool = True) -> psycopg.Connection:
+    try:
+        return psycopg.connect(conninfo, autocommit=autocommit, application_name=application_name)
+    except psycopg.OperationalError as exc:
+        raise connection_error(conninfo, exc) from None
+
+
+async def aconnect(conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
+    try:
+        return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, application_name=application_name)
+    except psycopg.OperationalError as exc:
+        raise connection_error(conninfo, exc) from None
+
+
+def connection_error(conninfo: str, exc: Exception) -> DbioError:
+    text = scrub(str(exc)).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    reason = lines[-1] if lines else "unknown error"
+    for line in lines:
+        if "FATAL" in line or "failed:" in line:
+            reason = line.split("FATAL:", 1)[-1].strip() if "FATAL" in line else reason
+    lowered = text.lower()
+    if "password authentication failed" in lowered or "no password supplied" in lowered:
+        hint = "check the user and the password in PGPASSWORD or ~/.pgpass"
+    elif "does not exist" in lowered and "database" in lowered:
+        hint = "create the database or name an existing one (dbname=... in --dsn)"
+    elif "role" in lowered and "does not exist" in lowered:
+        hint = "connect as an existing role (user=... in --dsn)"
+    elif "could not translate host name" in lowered or "failed to resolve host" in lowered:
+        hint = "check the host name"
+    elif "connection refused" in lowered or "no such file" in lowered or "could not connect" in lowered:
+        hint = "is the server running and listening there? check host and port"
+    elif "timeout" in lowered or "timed out" in lowered:
+        hint = "the host did not answer: check the address, the port and any firewall"
+    else:
+        hint = "check the connection string (--dsn) and the PG* environment variables"
+    return UsageError(f"cannot connect to {describe(conninfo)}: {reason}", hint)
+
+
+def describe(conninfo: str) -> str:
+    """Where a connection string points, without secrets."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(conninfo)
+    except psycopg.ProgrammingError:
+        return "the server (unparsable connection string)"
+    host = params.get("host") or os.environ.get("PGHOST") or "the default socket"
+    port = params.get("port") or os.environ.get("PGPORT") or "5432"
+    db = params.get("dbname") or os.environ.get("PGDATABASE")
+    where = f"{host}:{port}" if not host.startswith("/") else f"socket {host} port {port}"
+    return f"PostgreSQL at {where}" + (f", database {db}" if db else "")
+
+
+def probe(conn: psycopg.Connection) -> ServerInfo:
+    """Version, settings and capabilities; refuses servers dbio does not support."""
+    version_num = int(conn.execute("SHOW server_version_num").fetchone()[0])
+    version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
+    check_version(version_num, version)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sqlfiles.text("stats/settings.sql")).fetchall()
+    settings = {r["name"]: {"setting": r["setting"], "unit": r["unit"], "source": r["source"]} for r in rows}
+    info = conn.execute(
+        "SELECT current_database(), current_user, pg_backend_pid(), "
+        "current_setting('shared_buffers'), current_setting('block_size')::int, "
+        "pg_size_bytes(current_setting('shared_buffers')), current_setting('max_connections')::int, "
+        "current_setting('superuser_reserved_connections')::int, "
+        "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), "
+        "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
+    database, user, pid, _, block_size, shared_buffers, max_conn, su_reserved, in_use, is_super = info
+    if block_size != 8192:
+        raise UsageError(f"the server uses {block_size}-byte blocks; dbio's one-row-per-block tables need 8192",
+                         "use a server built with the default 8 KiB block size")
+    reserved = su_reserved
+    if version_num >= 160000:
+        reserved += int(conn.execute("SHOW reserved_connections").fetchone()[0])
+    local = _is_local(conn, pid)
+    data_directory = settings.get("data_directory", {}).get("setting")
+    if data_directory is None and local:
+        data_directory = _cwd_of(pid)
+    direct = "data" in (settings.get("debug_io_direct", {}).get("setting") or "")
+    missing: list[tuple[str, str]] = []
+    if version_num < 160000:
+        missing += [("I/O by backend type (pg_stat_io)", f"PostgreSQL {version} has no pg_stat_io (16+)"),
+                    ("physical write latency", "needs pg_stat_io (PostgreSQL 16+)"),
+                    ("physical reads outside this database", "pg_stat_database counts this database only")]
+    if not local:
+        missing += [("DB CPU of the sessions", "the server is not on this host"),
+                    ("device statistics of the data directory", "the server is not on this host"),
+                    ("host CPU of the server", "the server is not on this host (host CPU is dbio's own host)")]
+    elif data_directory is None:
+        missing.append(("device statistics of the data directory",
+                        "the data directory is hidden (needs pg_read_all_settings) and /proc/<pid>/cwd is unreadable"))
+    if settings.get("track_io_timing", {}).get("setting") != "on":
+        missing.append(("physical read and write latency", "track_io_timing is off on the server"))
+    if settings.get("track_wal_io_timing", {}).get("setting") != "on":
+        missing.append(("WAL write and sync latency", "track_wal_io_timing is off on the server"))
+    caps = Capabilities(
+        engine="postgresql", server_version=version, version_num=version_num,
+        has_io_view=version_num >= 160000, io_view_has_wal=version_num >= 180000,
+        has_backend_cpu=local, can_see_waits=True, data_directory=data_directory, local=local,
+        direct_io=direct, missing=tuple(missing))
+    return ServerInfo(caps=caps, settings=settings, database=database, user=user,
+                      description=describe_connection(conn, version), shared_buffers_bytes=int(shared_buffers),
+                      max_connections=max_conn, reserved_connections=reserved, connections_in_use=int(in_use),
+                      backend_pid=pid)
+
+
+def check_version(version_num: int, version: str) -> None:
+    if version_num < MIN_VERSION_NUM:
+        raise UsageError(f"the server runs PostgreSQL {version}; dbio needs PostgreSQL 15 or newer",
+                         "use a PostgreSQL 15+ server, or the embedded PostgreSQL 18 (omit --dsn)")
+
+
+def describe_connection(conn: psycopg.Connection, version: str) -> str:
+    info = conn.info
+    where = f"socket {info.host} port {info.port}" if info.host.startswith("/") else f"{info.host}:{info.port}"
+    return f"PostgreSQL {version} at {where}, database {info.dbname}, user {info.user}"
+
+
+def _is_local(conn: psycopg.Connection, backend_pid: int) -> bool:
+    host = conn.info.host or ""
+    local_names = LOOPBACK | {socket.gethostname(), socket.getfqdn()}
+    if not (host.startswith("/") or host in local_names or conn.info.hostaddr in ("127.0.0.1", "::1")):
+        return False
+    # The backend serving us must be a postgres process in our /proc (not in a container's namespace).
+    try:
+        comm = Path(f"/proc/{backend_pid}/comm").read_text().strip()
+    except OSError:
+        return False
+    return comm.startswith("postgres")
+
+
+def _cwd_of(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def setting_value(settings: dict[str, dict[str, Any]], name: str) -> str | None:
+    entry = settings.get(name)
+    return None if entry is None else entry["setting"]
+
+
+__all__ = ["connect", "aconnect", "probe", "describe", "redact_dsn"]

@@ -1,0 +1,2 @@
+CREATE UNIQUE INDEX {index} ON {schema}.{table} (custid);
+COMMENT ON INDEX {schema}.{index} IS {tag};

@@ -1,0 +1,2 @@
+CREATE SCHEMA {schema};
+COMMENT ON SCHEMA {schema} IS {tag};

@@ -1,0 +1,177 @@
+-- The work loop, one slice (about one second) per CALL.
+--
+-- PostgreSQL publishes a backend's I/O counters only when it goes idle, so sessions return
+-- to the client at every boundary of a one-second grid (and the loop forces the flush) so
+-- that the engine's own counters give per-second figures. Counters and the latency
+-- histogram of the slice come back in the INOUT parameters; the client carries the totals
+-- (iterations, selects) from one slice to the next.
+--
+-- SLOB semantics: random key ranges of work_unit rows; SELECTs read a row column (count(c2)),
+-- never only the index; exactly update_pct UPDATEs per 100 iterations, each committed;
+-- exactly scan_pct full scans of the scan table per 100 SELECTs; every hot_every-th statement
+-- goes to the hot spot, every hot_schema_every-th to schema 1; every think_every-th iteration
+-- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
+-- are prepared once per session and cached.
+CREATE OR REPLACE PROCEDURE dbio.slice(
+    p_run_id             bigint,
+    p_session            integer,
+    p_barrier            boolean,    -- first slice: wait for the common start
+    p_iterations_before  bigint,     -- iterations this session did in earlier slices
+    p_selects_before     bigint,     -- SELECTs (incl. scans) it did in earlier slices
+    p_max_iterations     bigint,     -- at most this many iterations in this slice (NULL = no limit)
+    p_think_left         double precision,  -- think time the previous slice still owed
+    INOUT o_iterations   bigint,
+    INOUT o_selects      bigint,     -- random-range SELECTs
+    INOUT o_updates      bigint,
+    INOUT o_scans        bigint,
+    INOUT o_rows         bigint,     -- rows the statements counted or updated
+    INOUT o_think_s      double precision,
+    INOUT o_think_left   double precision,    -- think time cut at this slice's end, owed by the next
+    INOUT o_sum_us       double precision[],  -- per kind (select, update, scan): summed latency
+    INOUT o_max_us       double precision[],  -- per kind: longest statement
+    INOUT o_hist         integer[],           -- [kind][bucket]: statement latency histogram
+    INOUT o_slice_end    timestamptz,
+    INOUT o_done         boolean)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    c             dbio.run_control%ROWTYPE;
+    v_now         timestamptz;
+    v_t0          timestamptz;
+    v_end         timestamptz;
+    v_span        bigint;
+    v_hot_span    bigint;
+    v_iter        bigint := p_iterations_before;
+    v_sel         bigint := p_selects_before;
+    v_phase       integer := (p_session * 37) % 100;  -- staggers the UPDATE pattern across sessions
+    v_lo          bigint;
+    v_hi          bigint;
+    v_n           bigint;
+    v_kind        integer;
+    v_us          double precision;
+    v_b           integer;
+    v_hot_schema  boolean;
+    v_pool        bytea;
+    v_pool_span   integer;
+    v_fill        bytea;
+    v_sleep       double precision;
+    v_hist        integer[];
+    v_sum         double precision[] := ARRAY[0, 0, 0];
+    v_max         double precision[] := ARRAY[0, 0, 0];
+BEGIN
+    IF p_barrier THEN
+        -- The coordinator holds this lock exclusively until every session waits here,
+        -- then releases it: all sessions start at the same instant.
+        PERFORM pg_advisory_lock_shared(p_run_id);
+        PERFORM pg_advisory_unlock_shared(p_run_id);
+    END IF;
+
+    SELECT * INTO STRICT c FROM dbio.run_control WHERE run_id = p_run_id;
+    SELECT bytes INTO STRICT v_pool FROM dbio.pool WHERE id = 1;
+
+    -- This slice ends at the next boundary of the grid (or at the deadline).
+    v_now := clock_timestamp();
+    v_end := c.started_at + make_interval(secs => c.slice_seconds *
+             (floor(date_part('epoch', v_now - c.started_at) / c.slice_seconds) + 1));
+    IF c.deadline IS NOT NULL AND v_end > c.deadline THEN
+        v_end := c.deadline;
+    END IF;
+
+    v_span := c.scale - c.work_unit + 1;
+    v_hot_span := greatest(c.hot_rows - c.work_unit + 1, 1);
+    v_pool_span := length(v_pool) - c.fill_bytes;
+    v_hist := array_fill(0, ARRAY[3, cardinality(c.bounds_us) + 1]);
+    o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_think_s := 0;
+    o_think_left := 0;
+
+    -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
+    IF p_think_left > 0 THEN
+        v_sleep := least(p_think_left, greatest(date_part('epoch', v_end - v_now), 0));
+        PERFORM pg_sleep(v_sleep);
+        o_think_s := v_sleep;
+        o_think_left := p_think_left - v_sleep;
+        v_now := clock_timestamp();
+    END IF;
+
+    WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
+        v_iter := v_iter + 1;
+
+        IF v_iter % c.hot_every = 0 THEN
+            v_lo := c.hot_lo + floor(random() * v_hot_span)::bigint;
+        ELSE
+            v_lo := 1 + floor(random() * v_span)::bigint;
+        END IF;
+        v_hi := v_lo + c.work_unit - 1;
+        v_hot_schema := v_iter % c.hot_schema_every = 0;
+
+        -- Exactly update_pct of every 100 consecutive iterations UPDATE, spread evenly.
+        IF ((v_iter + v_phase) * c.update_pct) / 100 <> ((v_iter + v_phase - 1) * c.update_pct) / 100 THEN
+            v_kind := 2;
+            v_fill := substring(v_pool FROM 1 + floor(random() * v_pool_span)::integer FOR c.fill_bytes);
+            v_t0 := clock_timestamp();
+            IF v_hot_schema THEN
+                UPDATE dbio_1.cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
+                 WHERE custid BETWEEN v_lo AND v_hi;
+            ELSE
+                UPDATE cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
+                 WHERE custid BETWEEN v_lo AND v_hi;
+            END IF;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+            COMMIT;
+            o_updates := o_updates + 1;
+        ELSE
+            v_sel := v_sel + 1;
+            -- Exactly scan_pct of every 100 consecutive SELECTs scan the scan table.
+            IF ((v_sel + v_phase) * c.scan_pct) / 100 <> ((v_sel + v_phase - 1) * c.scan_pct) / 100 THEN
+                v_kind := 3;
+                v_t0 := clock_timestamp();
+                SELECT count(c2) INTO v_n FROM dbio_1.cf2;
+                o_scans := o_scans + 1;
+            ELSE
+                v_kind := 1;
+                v_t0 := clock_timestamp();
+                IF v_hot_schema THEN
+                    SELECT count(c2) INTO v_n FROM dbio_1.cf1 WHERE custid BETWEEN v_lo AND v_hi;
+                ELSE
+                    SELECT count(c2) INTO v_n FROM cf1 WHERE custid BETWEEN v_lo AND v_hi;
+                END IF;
+                o_selects := o_selects + 1;
+            END IF;
+        END IF;
+
+        v_now := clock_timestamp();
+        v_us := date_part('epoch', v_now - v_t0) * 1000000;
+        v_b := width_bucket(v_us, c.bounds_us) + 1;
+        v_hist[v_kind][v_b] := v_hist[v_kind][v_b] + 1;
+        v_sum[v_kind] := v_sum[v_kind] + v_us;
+        IF v_us > v_max[v_kind] THEN
+            v_max[v_kind] := v_us;
+        END IF;
+        o_rows := o_rows + v_n;
+        o_iterations := o_iterations + 1;
+
+        -- Every think_every-th iteration ends with a think time ("off" is a period never reached).
+        IF v_iter % c.think_every = 0 THEN
+            v_us := c.think_min + random() * (c.think_max - c.think_min);
+            v_sleep := least(v_us, greatest(date_part('epoch', v_end - v_now), 0));
+            PERFORM pg_sleep(v_sleep);
+            o_think_s := o_think_s + v_sleep;
+            o_think_left := v_us - v_sleep;
+            v_now := clock_timestamp();
+        END IF;
+    END LOOP;
+
+    o_hist := v_hist;
+    o_sum_us := v_sum;
+    o_max_us := v_max;
+    o_slice_end := v_now;
+    o_done := (c.deadline IS NOT NULL AND v_now >= c.deadline)
+              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations);
+    -- Publish this backend's I/O counters as soon as the call returns (PostgreSQL 15+).
+    PERFORM pg_stat_force_next_flush();
+END
+$$;
+COMMENT ON PROCEDURE dbio.slice(bigint, integer, boolean, bigint, bigint, bigint, double precision, bigint, bigint,
+    bigint, bigint, bigint, double precision, double precision, double precision[], double precision[], integer[],
+    timestamptz, boolean)
+    IS 'dbio: the work loop (created by dbio; dbio teardown removes it)';

@@ -1,0 +1,9 @@
+-- pg_stat_database of the database dbio works in.
+SELECT json_build_object('xact_commit', xact_commit, 'xact_rollback', xact_rollback,
+                         'blks_read', blks_read, 'blks_hit', blks_hit,
+                         'tup_returned', tup_returned, 'tup_fetched', tup_fetched, 'tup_updated', tup_updated,
+                         'temp_files', temp_files, 'temp_bytes', temp_bytes, 'deadlocks', deadlocks,
+                         'blk_read_time', blk_read_time, 'blk_write_time', blk_write_time,
+                         'numbackends', numbackends)
+  FROM pg_stat_database
+ WHERE datname = current_database()

@@ -1,0 +1,129 @@
+"""PostgreSQL counters: one consistent snapshot per call, and its translation to dbio's terms.
+
+snapshot() returns the server's raw cumulative counters (recorded as they are in the result);
+normalize() is a pure function from a raw snapshot to the engine-neutral counters the
+figures and reports use. Which views exist depends on the version: 15 has no pg_stat_io,
+16-17 count pg_stat_io in op_bytes units, 18 adds byte counters and WAL rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from dbio.engines.postgres import sqlfiles
+
+
+def snapshot_sql(version_num: int) -> str:
+    parts = {"database": "stats/database.sql",
+             "wal": "stats/wal_18.sql" if version_num >= 180000 else "stats/wal_15.sql",
+             "writers": "stats/writers_17.sql" if version_num >= 170000 else "stats/writers_15.sql"}
+    if version_num >= 180000:
+        parts["io"] = "stats/io_18.sql"
+    elif version_num >= 160000:
+        parts["io"] = "stats/io_16.sql"
+    fields = ", ".join(f"'{name}', ({_strip(sqlfiles.text(path))})" for name, path in parts.items())
+    return ("SELECT json_build_object('t', date_part('epoch', clock_timestamp()), "
+            f"'version_num', current_setting('server_version_num')::int, {fields})")
+
+
+def _strip(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")).strip()
+
+
+def take(conn: psycopg.Connection, query: str) -> dict[str, Any]:
+    """One snapshot, read in one statement so all views agree (stats_fetch_consistency=snapshot)."""
+    return conn.execute(query).fetchone()[0]
+
+
+async def atake(conn: psycopg.AsyncConnection, query: str) -> dict[str, Any]:
+    cur = await conn.execute(query)
+    row = await cur.fetchone()
+    return row[0]
+
+
+def _num(value: Any) -> float:
+    return 0.0 if value is None else float(value)
+
+
+_IO_FIELDS = ("reads", "read_bytes", "read_time", "writes", "write_bytes", "write_time", "extends",
+              "extend_bytes", "hits", "evictions", "reuses", "fsyncs", "fsync_time", "writebacks")
+
+
+def _sum_io(rows: list[dict[str, Any]]) -> dict[str, float]:
+    total = {k: 0.0 for k in _IO_FIELDS}
+    for row in rows:
+        for k in _IO_FIELDS:
+            total[k] += _num(row.get(k))
+    return {"reads": total["reads"], "read_bytes": total["read_bytes"], "read_time_ms": total["read_time"],
+            "writes": total["writes"], "write_bytes": total["write_bytes"], "write_time_ms": total["write_time"],
+            "extends": total["extends"], "extend_bytes": total["extend_bytes"], "hits": total["hits"],
+            "evictions": total["evictions"], "reuses": total["reuses"], "fsyncs": total["fsyncs"],
+            "fsync_time_ms": total["fsync_time"], "writebacks": total["writebacks"]}
+
+
+def normalize(raw: dict[str, Any]) -> dict[str, Any]:
+    """Engine-neutral cumulative counters from one raw snapshot (pure)."""
+    db = raw.get("database") or {}
+    wal = raw.get("wal") or {}
+    writers = raw.get("writers") or {}
+    out: dict[str, Any] = {"t": float(raw["t"])}
+    out["db"] = {
+        "commits": _num(db.get("xact_commit")), "rollbacks": _num(db.get("xact_rollback")),
+        "blks_read": _num(db.get("blks_read")), "blks_hit": _num(db.get("blks_hit")),
+        "tup_returned": _num(db.get("tup_returned")), "tup_fetched": _num(db.get("tup_fetched")),
+        "tup_updated": _num(db.get("tup_updated")), "temp_bytes": _num(db.get("temp_bytes")),
+        "blk_read_time_ms": _num(db.get("blk_read_time")), "blk_write_time_ms": _num(db.get("blk_write_time")),
+    }
+    out["writers"] = {k: _num(v) for k, v in writers.items()}
+    io = raw.get("io")
+    if io is not None:
+        relation = [r for r in io if r["object"] == "relation"]
+        out["data"] = _sum_io(relation)
+        out["client"] = _sum_io([r for r in relation if r["backend_type"] == "client backend"])
+        # Reads of single blocks through shared buffers (index scans), apart from scans' ring-buffer reads.
+        out["client_normal"] = _sum_io([r for r in relation
+                                        if r["backend_type"] == "client backend" and r["context"] == "normal"])
+        by_backend: dict[str, dict[str, float]] = {}
+        for btype in sorted({r["backend_type"] for r in io}):
+            rel = _sum_io([r for r in relation if r["backend_type"] == btype])
+            walrows = _sum_io([r for r in io if r["backend_type"] == btype and r["object"] == "wal"])
+            by_backend[btype] = {**rel, "wal_writes": walrows["writes"], "wal_write_bytes": walrows["write_bytes"],
+                                 "wal_fsyncs": walrows["fsyncs"]}
+        out["by_backend"] = by_backend
+    else:
+        # PostgreSQL 15: pg_stat_database (this database only) and the buffer writers stand in.
+        written = sum(_num(writers.get(k)) for k in
+                      ("checkpoint_buffers_written", "bgwriter_buffers_clean", "backend_buffers_written"))
+        out["data"] = {"reads": out["db"]["blks_read"], "read_bytes": out["db"]["blks_read"] * 8192,
+                       "read_time_ms": out["db"]["blk_read_time_ms"], "writes": written, "write_bytes": written * 8192,
+                       "write_time_ms": None, "extends": None, "extend_bytes": None, "hits": out["db"]["blks_hit"],
+                       "evictions": None, "reuses": None, "fsyncs": None, "fsync_time_ms": None, "writebacks": None}
+        out["client"] = {"reads": out["db"]["blks_read"], "read_bytes": out["db"]["blks_read"] * 8192,
+                         "read_time_ms": out["db"]["blk_read_time_ms"], "hits": out["db"]["blks_hit"],
+                         "writes": _num(writers.get("backend_buffers_written")),
+                         "write_bytes": _num(writers.get("backend_buffers_written")) * 8192, "write_time_ms": None,
+                         "extends": None, "extend_bytes": None, "evictions": None, "reuses": None, "fsyncs": None,
+                         "fsync_time_ms": None, "writebacks": None}
+        out["client_normal"] = out["client"]  # no context split before pg_stat_io
+        out["by_backend"] = None
+    out["wal"] = _wal(raw, wal)
+    return out
+
+
+def _wal(raw: dict[str, Any], wal: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {"bytes": _num(wal.get("wal_bytes")), "records": _num(wal.get("wal_records")),
+                              "fpi": _num(wal.get("wal_fpi")), "buffers_full": _num(wal.get("wal_buffers_full"))}
+    io = raw.get("io")
+    wal_rows = [r for r in io if r["object"] == "wal"] if io is not None else []
+    if wal_rows:
+        total = _sum_io(wal_rows)
+        result.update({"writes": total["writes"], "write_bytes": total["write_bytes"],
+                       "write_time_ms": total["write_time_ms"], "syncs": total["fsyncs"],
+                       "sync_time_ms": total["fsync_time_ms"]})
+    else:
+        result.update({"writes": _num(wal.get("wal_write")), "write_bytes": None,
+                       "write_time_ms": _num(wal.get("wal_write_time")), "syncs": _num(wal.get("wal_sync")),
+                       "sync_time_ms": _num(wal.get("wal_sync_time"))})
+    return result

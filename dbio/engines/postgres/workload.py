@@ -1,0 +1,132 @@
+"""The run side of the PostgreSQL engine: install the loop, start barrier, slices, plans."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from dbio.engines.base import SliceResult, application_prefix
+from dbio.engines.postgres import catalog, sqlfiles
+
+KINDS = ("select", "update", "scan")
+
+
+def install(conn: psycopg.Connection) -> None:
+    """(Re)create the work loop procedure: a newer dbio brings its loop without a new load."""
+    with conn.transaction():
+        old = conn.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = 'dbio' AND p.proname = 'slice' AND obj_description(p.oid, 'pg_proc') LIKE 'dbio:%%'"
+        ).fetchall()
+        for (signature,) in old:  # an older dbio's loop may have another signature
+            conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
+        conn.execute(sqlfiles.text("slice.sql"))
+        conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
+
+
+def advisory_key(run_id: int) -> tuple[int, int]:
+    """pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits)."""
+    return (run_id >> 32) & 0xFFFFFFFF, run_id & 0xFFFFFFFF
+
+
+def prepare_run(conn: psycopg.Connection, run_id: int, params: dict[str, Any]) -> None:
+    conn.execute(sqlfiles.text("run_control.sql"), {"run_id": run_id, **params})
+
+
+def hold_barrier(conn: psycopg.Connection, run_id: int) -> None:
+    conn.execute("SELECT pg_advisory_lock(%s::bigint)", (run_id,))
+
+
+def waiting_at_barrier(conn: psycopg.Connection, run_id: int) -> int:
+    classid, objid = advisory_key(run_id)
+    return int(conn.execute(sqlfiles.text("barrier_waiting.sql"), {"classid": classid, "objid": objid}).fetchone()[0])
+
+
+def release(conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float) -> tuple[float, float, float | None]:
+    """Write the common start and release the barrier; returns (start, window open, deadline) in server epoch."""
+    row = conn.execute(sqlfiles.text("release.sql"),
+                       {"run_id": run_id, "warmup": warmup, "run_time": run_time}).fetchone()
+    conn.execute("SELECT pg_advisory_unlock(%s::bigint)", (run_id,))
+    return float(row[0]), float(row[1]), None if row[2] is None else float(row[2])
+
+
+def forget_abandoned_runs(conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
+    """Runs whose dbio process is gone: end any session still running and remove the run."""
+    rows = conn.execute("SELECT run_id, client, started_at < now() - interval '1 day' FROM dbio.run_control").fetchall()
+    gone = [run_id for run_id, client, old in rows if (client and not alive(client)) or (not client and old)]
+    for run_id in gone:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
+                     (application_prefix(run_id).replace("%", r"\%") + "%",))
+        conn.execute("DELETE FROM dbio.run_control WHERE run_id = %s", (run_id,))
+    return len(gone)
+
+
+def forget_run(conn: psycopg.Connection, run_id: int) -> None:
+    conn.execute("DELETE FROM dbio.run_control WHERE run_id = %s", (run_id,))
+    conn.execute("SELECT pg_advisory_unlock_all()")
+
+
+def session_settings(schema_index: int, access_path: str) -> dict[str, str]:
+    return {
+        "search_path": f'"{catalog.data_schema(schema_index)}"',
+        "enable_bitmapscan": "on" if access_path == "bitmap" else "off",
+        "enable_indexscan": "off" if access_path == "bitmap" else "on",
+    }
+
+
+async def init_session(conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
+    cur = await conn.execute(sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path))
+    row = await cur.fetchone()
+    return int(row[-1])
+
+
+def init_session_sync(conn: psycopg.Connection, schema_index: int, access_path: str) -> int:
+    row = conn.execute(sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path)).fetchone()
+    return int(row[-1])
+
+
+async def call_slice(conn: psycopg.AsyncConnection, *, run_id: int, session: int, barrier: bool,
+                     iterations_before: int, selects_before: int, max_iterations: int | None,
+                     think_left: float) -> SliceResult:
+    # binary results: the histogram arrays arrive without text parsing (64 sessions call every second)
+    cur = await conn.execute(sqlfiles.text("slice_call.sql"), {
+        "run_id": run_id, "session": session, "barrier": barrier, "iterations_before": iterations_before,
+        "selects_before": selects_before, "max_iterations": max_iterations, "think_left": think_left}, binary=True)
+    row = await cur.fetchone()
+    (iterations, selects, updates, scans, rows, think_s, think_left, sum_us, max_us, hist, slice_end, done) = row
+    return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
+                       think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
+                       hist=np.asarray(hist, dtype=np.int64), slice_end=slice_end.timestamp(), done=bool(done),
+                       think_left=think_left)
+
+
+def explain(conn: psycopg.Connection, *, update: bool) -> list[dict[str, Any]]:
+    """EXPLAIN (FORMAT JSON) of the loop's statement as the sessions run it (generic plan)."""
+    name = "dbio_explain_update" if update else "dbio_explain_select"
+    conn.execute(sqlfiles.text("explain_update.sql" if update else "explain_select.sql"))
+    try:
+        args = "(1, 8, '\\x00'::bytea)" if update else "(1, 8)"
+        row = conn.execute(f"EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE {name}{args}").fetchone()
+    finally:
+        conn.execute(sql.SQL("DEALLOCATE {}").format(sql.Identifier(name)))
+    plan = row[0]
+    return json.loads(plan) if isinstance(plan, str) else plan
+
+
+def plan_nodes(plan: list[dict[str, Any]]) -> list[str]:
+    """Node types of an EXPLAIN JSON plan, depth first (pure)."""
+    out: list[str] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        out.append(node["Node Type"])
+        for child in node.get("Plans", []):
+            walk(child)
+
+    for entry in plan:
+        walk(entry["Plan"])
+    return out

@@ -1,0 +1,48 @@
+"""Domain errors. Only the CLI maps them to exit codes and prints them."""
+
+from __future__ import annotations
+
+
+class DbioError(Exception):
+    """An error the user can act on: a message and, when there is one, the fix."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.hint}" if self.hint else self.message
+
+
+class UsageError(DbioError):
+    """Bad input (configuration, arguments, preconditions): nothing was created or changed."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """One bad configuration value: names the key, the value and the fix."""
+
+    def __init__(self, key: str, value: object, problem: str, fix: str):
+        shown = value if isinstance(value, str) else repr(value)
+        super().__init__(f"{key} = {shown}: {problem}", fix)
+        self.key = key
+        self.value = value
+
+
+class ConfigErrors(UsageError):
+    """Several configuration errors found in one validation pass (one line each)."""
+
+    def __init__(self, errors: list[ConfigError]):
+        super().__init__("\n".join(str(e) for e in errors))
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Interrupted(DbioError):
+    exit_code = 130

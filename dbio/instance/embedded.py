@@ -1,0 +1,364 @@
+"""The embedded PostgreSQL instance: dbio owns its initdb, configuration, start and stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from dbio.config import InstanceConfig
+from dbio.errors import DbioError, UsageError
+from dbio.instance import binaries, settings
+from dbio.instance.paths import Layout, running_as_root
+from dbio.instance.server_user import SERVER_USER, ServerUser, ensure_server_user, first_blocked_dir, lookup
+
+META_VERSION = 1
+SUPERUSER = "dbio"
+START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
+
+
+@dataclass
+class Meta:
+    """dbio-instance.json: what dbio knows about the instance (never a password: none exists)."""
+
+    port: int
+    server_user: str
+    bin_dir: str
+    wheel_version: str
+    pg_version: str
+    dbname: str
+    created_at: str
+    settings: dict[str, str] = field(default_factory=dict)  # as written for the current/last start
+    purpose: str = "run"
+    format_version: int = META_VERSION
+
+    @classmethod
+    def read(cls, path: Path) -> "Meta":
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise DbioError(f"cannot read the instance record {path}: {exc}",
+                            "if the instance is damaged, remove it with dbio instance destroy") from None
+        data.pop("format_version", None)
+        return cls(**data)
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class Status:
+    data_dir: Path
+    exists: bool
+    running: bool
+    pid: int | None = None
+    port: int | None = None
+    pg_version: str | None = None
+    server_user: str | None = None
+    purpose: str | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    size_bytes: int | None = None
+    log_file: Path | None = None
+
+
+def _silent(_: str) -> None:
+    pass
+
+
+class EmbeddedInstance:
+    def __init__(self, data_dir: Path, notify: Callable[[str], None] = _silent):
+        self.layout = Layout(Path(data_dir))
+        self.notify = notify
+
+    # -- facts -------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        return self.layout.root
+
+    def exists(self) -> bool:
+        return self.layout.meta_file.exists()
+
+    def meta(self) -> Meta:
+        if not self.exists():
+            raise UsageError(f"no dbio instance in {self.data_dir}",
+                             "create it with dbio instance init (or any dbio command without --dsn)")
+        return Meta.read(self.layout.meta_file)
+
+    def conninfo(self, dbname: str | None = None) -> str:
+        from psycopg.conninfo import make_conninfo
+
+        meta = self.meta()
+        return make_conninfo(host=str(self.layout.socket_dir), port=str(meta.port), user=SUPERUSER,
+                             dbname=dbname or meta.dbname, connect_timeout="10")
+
+    def postmaster_pid(self) -> int | None:
+        pid_file = self.layout.pgdata / "postmaster.pid"
+        try:
+            pid = int(pid_file.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if b"postgres" in cmdline else None
+
+    def is_running(self) -> bool:
+        return self.postmaster_pid() is not None
+
+    def status(self) -> Status:
+        if not self.exists():
+            return Status(self.data_dir, exists=False, running=False)
+        meta = self.meta()
+        pid = self.postmaster_pid()
+        return Status(self.data_dir, True, pid is not None, pid, meta.port, meta.pg_version, meta.server_user,
+                      meta.purpose, meta.settings, _du(self.layout.pgdata), self.layout.log_file)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def check_location(self) -> None:
+        """Before creating anything: the directory must be usable by the server user."""
+        root = self.data_dir
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--data-dir {root} is a file, not a directory", "choose a directory path")
+        if root.exists() and any(root.iterdir()) and not self.exists():
+            raise UsageError(f"--data-dir {root} is not empty and is not a dbio instance",
+                             "choose an empty or new directory")
+        if _inside_other_instance(root):
+            raise UsageError(f"--data-dir {root} is inside another PostgreSQL data directory",
+                             "choose a directory outside any existing data directory")
+        parent = _existing_ancestor(root)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"--data-dir {root} cannot be created: {parent} is not writable",
+                             "choose a directory you can write, or fix its permissions")
+        if running_as_root():
+            user = lookup(SERVER_USER)
+            if user is not None:
+                blocked = first_blocked_dir(root, user)
+                if blocked is not None:
+                    raise UsageError(
+                        f"--data-dir {root} is unreachable for the server user '{SERVER_USER}': {blocked} is not searchable",
+                        f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
+            else:
+                blocked = _blocked_for_others(root)
+                if blocked is not None:
+                    raise UsageError(
+                        f"--data-dir {root} would be unreachable for the server user '{SERVER_USER}': {blocked} is not searchable by others",
+                        f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
+
+    def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
+        if self.exists():
+            raise UsageError(f"a dbio instance already exists in {self.data_dir}",
+                             "use it as it is, or remove it first with dbio instance destroy")
+        self.check_location()
+        user = ensure_server_user()
+        if user.created:
+            self.notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
+                        f"'{user.name}' to run the embedded server")
+        elif running_as_root():
+            self.notify(f"running as root: the embedded server runs as the unprivileged system user '{user.name}'")
+        bins = binaries.locate(user)
+        if bins.copied:
+            self.notify(f"server binaries placed in {bins.bin_dir.parent} where '{user.name}' can execute them")
+        if cfg.io_method not in bins.io_methods():
+            raise UsageError(f"io_method = {cfg.io_method} is not available in this PostgreSQL build",
+                             f"use one of {', '.join(bins.io_methods())}")
+        layout = self.layout
+        created_root = not layout.root.exists()
+        try:
+            layout.root.mkdir(parents=True, exist_ok=True)
+            for d in (layout.pgdata, layout.socket_dir, layout.log_dir):
+                d.mkdir(mode=0o700, exist_ok=True)
+            for d in (layout.root, layout.pgdata, layout.socket_dir, layout.log_dir):
+                os.chown(d, user.uid, user.gid)
+                os.chmod(d, 0o700)
+            self._as_server(user, [str(bins.tool("initdb")), "-D", str(layout.pgdata), "-U", SUPERUSER,
+                                   "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=reject",
+                                   "--no-instructions"], what="initdb")
+            conf = layout.pgdata / "postgresql.conf"
+            with conf.open("a") as fh:
+                fh.write("\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n")
+            meta = Meta(port=_free_port(), server_user=user.name, bin_dir=str(bins.bin_dir),
+                        wheel_version=bins.wheel_version, pg_version=bins.server_version(), dbname=dbname,
+                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            meta.write(layout.meta_file)
+            os.chown(layout.meta_file, user.uid, user.gid)
+        except BaseException:
+            # Nothing half-made is left behind: remove what this call created.
+            if created_root:
+                shutil.rmtree(layout.root, ignore_errors=True)
+            else:
+                for d in (layout.pgdata, layout.socket_dir, layout.log_dir, layout.meta_file):
+                    shutil.rmtree(d, ignore_errors=True) if d.is_dir() else d.unlink(missing_ok=True)
+            raise
+        self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {layout.socket_dir}, port {meta.port})")
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(layout.socket_dir),
+                                           sessions=1, purpose="run"))
+        self._create_database(dbname)
+
+    def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
+        """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
+
+        purpose: 'run' (as configured), 'load' (buffered I/O for a fast load), or 'any' (a running
+        instance is used as it is; a stopped one starts in the run profile).
+        """
+        if not self.exists():
+            self.init(cfg, sessions=sessions, dbname=dbname)
+        meta = self.meta()
+        keep_as_is = purpose == "any"
+        profile = settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                         sessions=sessions, purpose="run" if keep_as_is else purpose)
+        wanted = profile.as_dict()
+        if self.is_running() and keep_as_is:
+            pass
+        elif self.is_running():
+            changed = settings.restart_needed(meta.settings, wanted)
+            if changed:
+                self.notify(f"restarting the embedded server for the {purpose} profile ({', '.join(changed)})")
+                self.stop(quiet=True)
+                self._start(profile)
+        else:
+            self._start(profile)
+        self._create_database(dbname)
+        return self.conninfo(dbname)
+
+    def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
+        meta = self.meta()
+        if self.is_running():
+            self.notify(f"the embedded server is already running (pid {self.postmaster_pid()})")
+            return
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                           sessions=sessions, purpose="run"))
+
+    def stop(self, *, quiet: bool = False) -> bool:
+        """Fast shutdown (immediate if that does not finish); False when it was not running."""
+        meta = self.meta()
+        if not self.is_running():
+            return False
+        user = _user(meta)
+        pg_ctl = str(Path(meta.bin_dir) / "pg_ctl")
+        try:
+            self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-m", "fast", "-w", "-t", "60", "stop"],
+                            what="pg_ctl stop")
+        except DbioError:
+            self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-m", "immediate", "-w", "-t", "30", "stop"],
+                            what="pg_ctl stop -m immediate")
+        if not quiet:
+            self.notify("stopped the embedded server")
+        return True
+
+    def destroy(self) -> None:
+        if not self.exists():
+            raise UsageError(f"{self.data_dir} holds no dbio instance (no {self.layout.meta_file.name})",
+                             "give the --data-dir of a dbio instance; dbio never deletes other directories")
+        if self.is_running():
+            self.stop(quiet=True)
+        shutil.rmtree(self.data_dir)
+        self.notify(f"removed the embedded instance in {self.data_dir}")
+
+    # -- internals ---------------------------------------------------------------------
+    def _start(self, profile: settings.Profile) -> None:
+        meta = self.meta()
+        user = _user(meta)
+        self.layout.settings_file.write_text(settings.render(profile))
+        os.chown(self.layout.settings_file, user.uid, user.gid)
+        pg_ctl = str(Path(meta.bin_dir) / "pg_ctl")
+        self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-l", str(self.layout.log_file),
+                               "-w", "-t", str(START_TIMEOUT), "start"], what="pg_ctl start")
+        meta.settings = profile.as_dict()
+        meta.purpose = profile.purpose
+        meta.write(self.layout.meta_file)
+
+    def _create_database(self, dbname: str) -> None:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+
+    def _as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
+        kwargs: dict = {}
+        if os.geteuid() == 0 and user.uid != 0:
+            kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
+        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+        proc = subprocess.run(cmd, cwd=str(self.layout.root), env=env, capture_output=True, text=True, **kwargs)
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            tail = detail[-1] if detail else f"exit status {proc.returncode}"
+            log_tail = _log_tail(self.layout.log_file)
+            hint = f"server log {self.layout.log_file}" + (f": {log_tail}" if log_tail else "")
+            raise DbioError(f"{what} failed: {tail}", hint)
+        return proc.stdout
+
+
+def _user(meta: Meta) -> ServerUser:
+    user = lookup(meta.server_user)
+    if user is None:
+        raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
+                        f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
+    return user
+
+
+def _free_port() -> int:
+    # The socket lives in a private directory, so the port only has to be free for TCP,
+    # should the user ever enable a loopback listener. Skip the well-known ports.
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in (5432, 3306, 5433) and port < 65000:
+            return port
+
+
+def _existing_ancestor(path: Path) -> Path:
+    current = path.resolve()
+    while not current.exists():
+        current = current.parent
+    return current
+
+
+def _inside_other_instance(path: Path) -> bool:
+    current = path.resolve()
+    for candidate in [current, *current.parents]:
+        if (candidate / "PG_VERSION").exists() and (candidate / "global").is_dir():
+            return True
+    return False
+
+
+def _blocked_for_others(path: Path) -> Path | None:
+    current = Path("/")
+    for part in _existing_ancestor(path).parts[1:]:
+        current = current / part
+        if not os.stat(current).st_mode & 0o001:
+            return current
+    return None
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _log_tail(log_file: Path) -> str:
+    try:
+        lines = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    errors = [ln for ln in lines[-20:] if "FATAL" in ln or "ERROR" in ln or "LOG:  invalid" in ln]
+    return (errors or lines[-1:] or [""])[-1].strip()
+

@@ -1,0 +1,96 @@
+"""The unprivileged operating-system user that runs the embedded server when dbio runs as root."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbio.errors import DbioError
+
+SERVER_USER = "dbio"
+
+
+@dataclass(frozen=True)
+class ServerUser:
+    name: str
+    uid: int
+    gid: int
+    created: bool = False  # created by this call
+
+    @property
+    def is_current(self) -> bool:
+        return self.uid == os.geteuid()
+
+    def groups(self) -> set[int]:
+        return {self.gid} | {g.gr_gid for g in grp.getgrall() if self.name in g.gr_mem}
+
+
+def current_user() -> ServerUser:
+    entry = pwd.getpwuid(os.geteuid())
+    return ServerUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def lookup(name: str) -> ServerUser | None:
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    return ServerUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def ensure_server_user(name: str = SERVER_USER) -> ServerUser:
+    """As root: the system user the server runs as, created if missing. Otherwise: ourselves."""
+    if os.geteuid() != 0:
+        return current_user()
+    user = lookup(name)
+    if user is not None:
+        return user
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    if not os.path.exists(useradd):
+        raise DbioError("PostgreSQL refuses to run as root and useradd is not available to create a server user",
+                        f"create a system user '{name}' (e.g. adduser --system {name}) or run dbio as a normal user")
+    proc = subprocess.run(
+        [useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+         "--shell", "/usr/sbin/nologin", "--comment", "dbio embedded PostgreSQL server", name],
+        capture_output=True, text=True)
+    if proc.returncode != 0 and lookup(name) is None:
+        raise DbioError(f"could not create the system user '{name}' for the server: {proc.stderr.strip()}",
+                        f"create it yourself (useradd --system {name}) or run dbio as a normal user")
+    user = lookup(name)
+    assert user is not None
+    return ServerUser(user.name, user.uid, user.gid, created=True)
+
+
+def first_blocked_dir(path: Path, user: ServerUser) -> Path | None:
+    """The first existing ancestor of path that user cannot traverse (search permission), if any."""
+    if user.is_current and os.geteuid() != 0:
+        return None
+    gids = user.groups()
+    current = Path("/")
+    for part in path.resolve().parts[1:]:
+        try:
+            st = current.stat()
+        except FileNotFoundError:
+            return None
+        if not _may(st, user.uid, gids, stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH):
+            return current
+        current = current / part
+        if not current.exists():
+            return None
+    return None
+
+
+def _may(st: os.stat_result, uid: int, gids: set[int], u: int, g: int, o: int) -> bool:
+    if uid == 0:
+        return True
+    if st.st_uid == uid:
+        return bool(st.st_mode & u)
+    if st.st_gid in gids:
+        return bool(st.st_mode & g)
+    return bool(st.st_mode & o)

@@ -1,0 +1,87 @@
+"""The embedded server's configuration, made for I/O testing (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbio.config import RESERVED_CONNECTIONS, InstanceConfig
+
+# What each dbio-chosen setting is for; written into dbio.conf next to the value.
+WHY = {
+    "listen_addresses": "no TCP listener: clients use the private unix socket",
+    "unix_socket_permissions": "only the server user (and root) may connect",
+    "debug_io_direct": "O_DIRECT data files: a buffer miss is a device read, never an OS page cache hit",
+    "track_io_timing": "read/write latency in pg_stat_io",
+    "track_wal_io_timing": "WAL write/sync latency in pg_stat_io",
+    "wal_level": "minimal lets the loader write tables without WAL (COPY FREEZE into a new table)",
+    "max_wal_senders": "required by wal_level=minimal",
+    "lc_messages": "server messages in English, as dbio parses none but users read them",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Settings for one purpose: 'run' (as configured) or 'load' (buffered I/O for a fast load)."""
+
+    purpose: str
+    settings: tuple[tuple[str, str], ...]
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.settings)
+
+
+def connections_for(sessions: int, configured: int) -> int:
+    if configured:
+        return configured
+    needed = sessions + RESERVED_CONNECTIONS + 10
+    return max(100, -(-needed // 50) * 50)
+
+
+def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: int, purpose: str) -> Profile:
+    direct = cfg.direct_io and purpose == "run"
+    settings: dict[str, str] = {
+        "listen_addresses": "''",
+        "port": str(port),
+        "unix_socket_directories": _quote(socket_dir),
+        "unix_socket_permissions": "0700",
+        "max_connections": str(connections_for(sessions, cfg.max_connections)),
+        "shared_buffers": f"{cfg.shared_buffers // 1024}kB",
+        "io_method": cfg.io_method,
+        "io_workers": str(cfg.io_workers),
+        "debug_io_direct": "'data'" if direct else "''",
+        "track_io_timing": "on",
+        "track_wal_io_timing": "on",
+        "wal_level": cfg.wal_level,
+        "lc_messages": "'C'",
+    }
+    if cfg.wal_level == "minimal":
+        settings["max_wal_senders"] = "0"
+    for name, value in cfg.pg_settings:
+        settings[name] = _quote(value)  # quoted whatever the type: PostgreSQL accepts '15min', 'on', '64'
+    return Profile(purpose, tuple(settings.items()))
+
+
+def render(profile: Profile) -> str:
+    lines = [f"# Written by dbio before each start ({profile.purpose} profile). Edits are overwritten;",
+             "# set instance options in dbio.toml ([instance] and [instance.pg_settings]) instead."]
+    for name, value in profile.settings:
+        why = WHY.get(name)
+        lines.append(f"{name} = {value}" + (f"  # {why}" if why else ""))
+    return "\n".join(lines) + "\n"
+
+
+def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]:
+    """Settings that differ; a running server with more connections than wanted is fine."""
+    changed = []
+    for name in sorted(set(running) | set(wanted)):
+        have, want = running.get(name), wanted.get(name)
+        if have == want:
+            continue
+        if name == "max_connections" and have and want and int(have) >= int(want):
+            continue
+        changed.append(name)
+    return changed
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

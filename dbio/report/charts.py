@@ -1,0 +1,259 @@
+"""Charts for the HTML report: inline SVG from matplotlib, text drawn as paths (no fonts needed)."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("svg")
+from matplotlib.figure import Figure  # noqa: E402
+
+matplotlib.rcParams.update({
+    "svg.fonttype": "path",  # self-contained: no font files, same look everywhere
+    "svg.hashsalt": "dbio",  # stable element ids: the same result gives the same file
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.prop_cycle": matplotlib.cycler(color=["#1f5fa8", "#d9822b", "#2e8b57", "#b03a48", "#6b4c9a", "#777777"]),
+})
+
+WIDTH, HEIGHT = 7.2, 2.6  # inches: fits a laptop screen and an A4 page
+
+
+def _svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": "dbio"})
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]  # inline: drop the XML prolog and doctype
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    # Scale with the page: keep the viewBox, let CSS set the size.
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 class="chart"', text, count=1)
+
+
+def _window_shade(ax: Any, t: Sequence[float], phases: Sequence[str]) -> None:
+    measured = [x for x, p in zip(t, phases) if p == "measured"]
+    if measured:
+        ax.axvspan(min(measured) - 1, max(measured), color="#1f5fa8", alpha=0.06, lw=0, label="measured window")
+
+
+def series_iops(series: dict[str, list[Any]] | None) -> str | None:
+    series = series or {}
+    t = series.get("since_start") or []
+    if len(t) < 2:
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    _window_shade(ax, t, series["phase"])
+    ax.plot(t, _none_nan(series["reads_per_s"]), label="physical reads/s", lw=1.4)
+    if any(v for v in series["writes_per_s"] if v):
+        ax.plot(t, _none_nan(series["writes_per_s"]), label="physical writes/s", lw=1.2)
+    if any(v for v in series.get("device_reads_per_s") or [] if v):
+        ax.plot(t, _none_nan(series["device_reads_per_s"]), label="device reads/s", lw=0.8, ls="--")
+    ax.set_xlabel("seconds since the common start")
+    ax.set_ylabel("requests/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title("I/O requests per second", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def series_latency(series: dict[str, list[Any]] | None) -> str | None:
+    series = series or {}
+    t = series.get("since_start") or []
+    if len(t) < 2 or not any(series.get("avg_read_us") or []) and not any(series.get("select_p99_us") or []):
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    _window_shade(ax, t, series["phase"])
+    if any(series.get("avg_read_us") or []):
+        ax.plot(t, _none_nan(series["avg_read_us"]), label="avg physical read (us)", lw=1.4)
+    if any(series.get("select_p99_us") or []):
+        ax.plot(t, _none_nan(series["select_p99_us"]), label="SELECT p99 (us)", lw=1.2)
+    ax.set_xlabel("seconds since the common start")
+    ax.set_ylabel("microseconds")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.set_title("Latency per second", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def latency_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str | None:
+    histograms = histograms or {}
+    kinds = [k for k, buckets in histograms.items() if any(b["count"] for b in buckets)]
+    if not kinds:
+        return None
+    labels = [b["bucket"] for b in histograms[kinds[0]]]
+    used = [i for i in range(len(labels)) if any(histograms[k][i]["count"] for k in kinds)]
+    lo, hi = min(used), max(used)
+    labels = labels[lo:hi + 1]
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    width = 0.8 / len(kinds)
+    names = {"select": "SELECT", "update": "UPDATE+COMMIT", "scan": "scan"}
+    for n, kind in enumerate(kinds):
+        pcts = [b["pct"] for b in histograms[kind][lo:hi + 1]]
+        ax.bar([i + n * width - 0.4 + width / 2 for i in range(len(labels))], pcts, width=width,
+               label=names.get(kind, kind))
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_ylabel("% of statements")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("Statement latency histogram", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def events(shares: list[list[Any]] | None) -> str | None:
+    top = (shares or [])[:10]
+    if not top:
+        return None
+    fig = Figure(figsize=(WIDTH, 0.35 * len(top) + 0.8))
+    ax = fig.add_subplot()
+    names = [e for e, _, _ in top][::-1]
+    pcts = [p for _, _, p in top][::-1]
+    ax.barh(names, pcts, color="#1f5fa8")
+    for y, p in enumerate(pcts):
+        ax.text(p, y, f" {p:.1f}%", va="center", fontsize=8)
+    ax.set_xlabel("% of session time")
+    ax.grid(axis="y", visible=False)
+    ax.set_title("Top events", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def cpu(series: dict[str, list[Any]] | None) -> str | None:
+    series = series or {}
+    t = series.get("since_start") or []
+    if len(t) < 2 or not any(series.get("host_user_pct") or []):
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    parts = [("user", series["host_user_pct"]), ("system", series["host_system_pct"]),
+             ("I/O wait", series["host_iowait_pct"])]
+    ax.stackplot(t, *[[v or 0.0 for v in values] for _, values in parts], labels=[n for n, _ in parts], alpha=0.85)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("seconds since the common start")
+    ax.set_ylabel("% of host CPU")
+    ax.legend(loc="upper right", fontsize=8, frameon=False, ncols=3)
+    ax.set_title("Host CPU", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def _none_nan(values: Sequence[Any]) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
+
+
+def _curve_axes(title: str, curves: dict[str, Any] | None) -> tuple[Figure, Any, list[dict[str, Any]]] | None:
+    lines = [c for c in (curves or {}).get("lines", []) if c["points"]]
+    if not lines:
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    ax.set_title(title, loc="left", fontsize=10)
+    return fig, ax, lines
+
+
+def sweep_iops(curves: dict[str, Any] | None) -> str | None:
+    made = _curve_axes("Physical reads/s", curves)
+    if made is None:
+        return None
+    fig, ax, lines = made
+    for line in lines:
+        ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
+                label=line["label"])
+    _sweep_x(ax, curves)
+    ax.set_ylabel("reads/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False)
+    return _svg(fig)
+
+
+def sweep_latency(curves: dict[str, Any] | None) -> str | None:
+    made = _curve_axes("Average physical read latency", curves)
+    if made is None:
+        return None
+    fig, ax, lines = made
+    for line in lines:
+        ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]), marker="o",
+                ms=3, label=line["label"])
+    _sweep_x(ax, curves)
+    ax.set_ylabel("microseconds")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False)
+    return _svg(fig)
+
+
+def sweep_latency_vs_iops(curves: dict[str, Any] | None) -> str | None:
+    made = _curve_axes("Latency against throughput", curves)
+    if made is None:
+        return None
+    fig, ax, lines = made
+    for line in lines:
+        ax.plot([p["iops"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
+                marker="o", ms=3, label=line["label"])
+        for p in line["points"]:
+            ax.annotate(str(p["x"]), (p["iops"], p["latency_us"] or 0), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+    ax.set_xlabel("reads/s (points labelled with the swept value)")
+    ax.set_ylabel("avg read latency (us)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False)
+    return _svg(fig)
+
+
+def _sweep_x(ax: Any, curves: dict[str, Any]) -> None:
+    xs = sorted({p["x"] for line in curves["lines"] for p in line["points"] if isinstance(p["x"], (int, float))})
+    if curves.get("x") == "sessions" and xs and xs[-1] / max(xs[0], 1) >= 8:
+        ax.set_xscale("log", base=2)
+    if xs and len(xs) <= 16:
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.set_xlabel(curves.get("x", ""))
+
+
+def _overlay(overlay: dict[str, Any] | None, key: str, title: str, ylabel: str) -> str | None:
+    lines = [line for line in (overlay or {}).get("lines", []) if any(v is not None for v in line[key])]
+    if not lines:
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    for line in lines:
+        ax.plot(line["t"], _none_nan(line[key]), lw=1.3, label=line["label"])
+    ax.set_xlabel("seconds since the measured window opened")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(title, loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def overlay_iops(overlay: dict[str, Any] | None) -> str | None:
+    return _overlay(overlay, "reads_per_s", "Physical reads/s, overlaid", "reads/s")
+
+
+def overlay_latency(overlay: dict[str, Any] | None) -> str | None:
+    return _overlay(overlay, "avg_read_us", "Average physical read latency, overlaid", "microseconds")
+
+
+def overlay_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str | None:
+    per = {name: buckets for name, buckets in (histograms or {}).items() if buckets}
+    if not per:
+        return None
+    labels = [b["bucket"] for b in next(iter(per.values()))]
+    used = [i for i in range(len(labels)) if any(buckets[i]["count"] for buckets in per.values())]
+    if not used:
+        return None
+    lo, hi = min(used), max(used)
+    fig = Figure(figsize=(WIDTH, HEIGHT))
+    ax = fig.add_subplot()
+    width = 0.8 / len(per)
+    for n, (name, buckets) in enumerate(per.items()):
+        ax.bar([i + n * width - 0.4 + width / 2 for i in range(hi - lo + 1)], [b["pct"] for b in buckets[lo:hi + 1]],
+               width=width, label=name)
+    ax.set_xticks(range(hi - lo + 1), labels[lo:hi + 1], fontsize=8)
+    ax.set_ylabel("% of SELECTs")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("SELECT latency histogram, side by side", loc="left", fontsize=10)
+    return _svg(fig)

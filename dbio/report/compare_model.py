@@ -1,0 +1,221 @@
+"""A comparison of results (or sweeps) side by side, as data (pure).
+
+What differs between the runs comes first, then the headline figures with absolute and %
+deltas against the first, each judged against the runs' own interval-to-interval noise,
+then the latency histograms and the per-second series overlaid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report import verdict
+from dbio.report.model import KIND_LABELS, table
+from dbio.report.sweep_model import step_row
+from dbio.stats import compare
+from dbio.stats.counters import get
+
+# Headline figures: label, path in figures, kind, series key (for the noise judgement), larger is better
+FIGURES = (
+    ("Physical reads/s", ("load_profile", "physical_reads_per_s"), "rate", "reads_per_s", True),
+    ("Avg physical read", ("latency", "avg_read_us"), "us", "avg_read_us", False),
+    ("Read MiB/s", ("io_profile", "data_read_mib_per_s"), "rate", "read_mib_per_s", True),
+    ("Physical writes/s", ("load_profile", "physical_writes_per_s"), "rate", "writes_per_s", None),
+    ("Statements/s", ("load_profile", "statements_per_s"), "rate", "statements_per_s", True),
+    ("SELECT p50", ("latency", "statements", "select", "p50_us"), "us", None, False),
+    ("SELECT p99", ("latency", "statements", "select", "p99_us"), "us", None, False),
+    ("SELECT p99.9", ("latency", "statements", "select", "p99_9_us"), "us", None, False),
+    ("Reads per host-CPU-second", ("cpu", "reads_per_host_cpu_second"), "rate", None, True),
+    ("DB CPU per read", ("cpu", "db_cpu_us_per_read"), "us", None, False),
+    ("Host CPU busy", ("cpu", "host", "busy_pct"), "pct", "host_busy_pct", None),
+)
+# What a reader must see first: the inputs that differ.
+CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",
+                "environment.storage.data_directory")
+IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir", "environment.storage.data_directory.path")
+
+
+def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    names = [n for n, _ in named]
+    sections = [_context(named), _figures(named), _histograms(named)]
+    findings = []
+    for name, doc in named:
+        for f in verdict.findings(doc):
+            if f.level in ("invalid", "warning") and f.code != "overhead":
+                findings.append({"level": f.level, "code": f.code, "message": f"{name}: {f.message}"})
+    return {
+        "format": "dbio-compare", "format_version": 1, "kind": "compare",
+        "title": "dbio compare: " + " vs ".join(names),
+        "run": {"status": "complete", "run_id": ", ".join(str(d.get("run_id")) for _, d in named),
+                "dbio_version": named[0][1].get("dbio_version")},
+        "headline_text": _headline_text(named),
+        "headline": [],
+        "findings": findings,
+        "sections": [s for s in sections if s.get("tables") or s.get("lines") or s.get("pairs")],
+        "overlay": _overlay(named),
+        "histogram_overlay": {name: get(doc, "figures", "latency", "statements", "select", "awr_buckets") or []
+                              for name, doc in named},
+        "charts": [["overlay_iops", "overlay"], ["overlay_latency", "overlay"],
+                   ["overlay_histogram", "histogram_overlay"]],
+    }
+
+
+def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    rows = []
+    for prefix in CONTEXT_KEYS:
+        parts = [(name, _pick(doc, prefix)) for name, doc in named]
+        for key, values in compare.differences(parts):
+            full = f"{prefix}.{key}"
+            if any(full.startswith(i) for i in IGNORED):
+                continue
+            rows.append([full.replace("config.", "").replace("environment.", ""), *[_show(v) for v in values]])
+    lines = [] if rows else ["the runs have the same workload, settings, host and storage"]
+    return {"id": "differences", "title": "What differs", "lines": lines, "tables": [table(
+        "differences", "", ["", *[n for n, _ in named]], ["text"] * (1 + len(named)), rows)] if rows else []}
+
+
+def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    base_name, base = named[0]
+    columns, kinds = [""], ["text"]
+    columns.append(base_name)
+    kinds.append("mixed")
+    for name, _ in named[1:]:
+        columns += [name, "delta", "delta %", "verdict"]
+        kinds += ["mixed", "mixed", "delta_pct", "text"]
+    rows = []
+    for label, path, kind, series_key, _ in FIGURES:
+        base_value = get(base, "figures", *path)
+        row = [label, {"value": base_value, "kind": kind}]
+        for _, doc in named[1:]:
+            value = get(doc, "figures", *path)
+            d = compare.Delta(base_value, value)
+            judged = _judge(base, doc, series_key) if series_key else ""
+            row += [{"value": value, "kind": kind}, {"value": d.absolute, "kind": "pct" if kind == "pct" else kind},
+                    d.pct, judged]
+        rows.append(row)
+    note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
+            f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
+            f"does not; 'unstable' when a run's interval-to-interval variation exceeds {compare.UNSTABLE_CV:.0f}%; "
+            f"'too few samples' under {compare.MIN_INTERVALS} measured intervals.")
+    return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
+            "tables": [table("compare_figures", "", columns, kinds, rows, [note])]}
+
+
+def _judge(a: dict[str, Any], b: dict[str, Any], key: str) -> str:
+    def sample(doc: dict[str, Any]) -> compare.Sample | None:
+        return compare.sample([r.get(key) for r in doc.get("series") or [] if r.get("phase") == "measured"])
+
+    return compare.judge(sample(a), sample(b))
+
+
+def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    tables = []
+    for kind in ("select", "update"):
+        per = [(name, get(doc, "figures", "latency", "statements", kind, "awr_buckets")) for name, doc in named]
+        if not all(buckets for _, buckets in per):
+            continue
+        labels = [b["bucket"] for b in per[0][1]]
+        used = [i for i in range(len(labels)) if any(buckets[i]["count"] for _, buckets in per)]
+        if not used:
+            continue
+        rows = []
+        for i in range(min(used), max(used) + 1):
+            row = [labels[i]] + [buckets[i]["pct"] for _, buckets in per]
+            row += [buckets[i]["pct"] - per[0][1][i]["pct"] for _, buckets in per[1:]]
+            rows.append(row)
+        columns = ["Bucket", *[f"{n} %" for n, _ in per], *[f"{n} shift (points)" for n, _ in per[1:]]]
+        tables.append(table(f"compare_histogram_{kind}", f"{KIND_LABELS[kind]} latency histogram", columns,
+                            ["text"] + ["pct"] * len(per) + ["delta_pct"] * (len(per) - 1), rows))
+    return {"id": "histograms", "title": "Latency histograms", "tables": tables}
+
+
+def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    lines = []
+    for name, doc in named:
+        rows = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
+        if not rows:
+            continue
+        t0 = rows[0]["since_start"] - (get(doc, "timeline", "interval_seconds") or 1)
+        lines.append({"label": name, "t": [r["since_start"] - t0 for r in rows],
+                      "reads_per_s": [r.get("reads_per_s") for r in rows],
+                      "avg_read_us": [r.get("avg_read_us") for r in rows]})
+    return {"lines": lines}
+
+
+def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
+    base_name, base = named[0]
+    parts = []
+    for name, doc in named[1:]:
+        reads = compare.Delta(get(base, "figures", "load_profile", "physical_reads_per_s"),
+                              get(doc, "figures", "load_profile", "physical_reads_per_s")).pct
+        latency = compare.Delta(get(base, "figures", "latency", "avg_read_us"),
+                                get(doc, "figures", "latency", "avg_read_us")).pct
+        text = f"{name} vs {base_name}:"
+        text += f" reads/s {reads:+.1f}%" if reads is not None else " reads/s -"
+        if latency is not None:
+            text += f", avg read latency {latency:+.1f}%"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _pick(doc: dict[str, Any], dotted: str) -> Any:
+    return get(doc, *dotted.split(".")) or {}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "-" if value is None else str(value)
+
+
+# -- sweeps ----------------------------------------------------------------------------------
+
+def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+    """Sweeps side by side: steps matched by the values they varied."""
+    names = [n for n, _, _ in named]
+    keyed = []
+    for name, doc, steps in named:
+        rows = {_step_key(s): step_row(s, steps.get(s["name"])) for s in doc["steps"]}
+        keyed.append((name, rows))
+    all_keys = []
+    for _, rows in keyed:
+        all_keys += [k for k in rows if k not in all_keys]
+    columns, kinds = ["Step values"], ["text"]
+    columns.append(f"{names[0]} reads/s")
+    kinds.append("rate")
+    for name in names[1:]:
+        columns += [f"{name} reads/s", "delta %", f"{names[0]} avg read", f"{name} avg read", "delta %"]
+        kinds += ["rate", "delta_pct", "us", "us", "delta_pct"]
+    rows = []
+    for key in all_keys:
+        base = keyed[0][1].get(key) or {}
+        row = [key or "(no knob varied)", base.get("reads_per_s")]
+        for _, other_rows in keyed[1:]:
+            other = other_rows.get(key) or {}
+            row += [other.get("reads_per_s"),
+                    compare.Delta(base.get("reads_per_s"), other.get("reads_per_s")).pct,
+                    base.get("avg_read_us"), other.get("avg_read_us"),
+                    compare.Delta(base.get("avg_read_us"), other.get("avg_read_us")).pct]
+        rows.append(row)
+    from dbio.report import sweep_model
+
+    curves = []
+    for name, doc, steps in named:
+        for curve in sweep_model.curves(doc, [step_row(s, steps.get(s["name"])) for s in doc["steps"]]):
+            curves.append({**curve, "label": f"{name}: {curve['label']}"})
+    return {
+        "format": "dbio-compare", "format_version": 1, "kind": "compare-sweeps",
+        "title": "dbio compare: " + " vs ".join(names),
+        "run": {"status": "complete", "run_id": ", ".join(str(d.get("created_at")) for _, d, _ in named),
+                "dbio_version": named[0][1].get("dbio_version")},
+        "headline_text": f"{len(all_keys)} steps matched by their varied values",
+        "headline": [], "findings": [],
+        "sections": [{"id": "steps", "title": f"Steps (deltas against {names[0]})",
+                      "tables": [table("compare_steps", "", columns, kinds, rows)]}],
+        "curves": {"x": "sessions", "lines": curves},
+        "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
+    }
+
+
+def _step_key(step: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(step["values"].items()))

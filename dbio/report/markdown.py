@@ -1,0 +1,39 @@
+"""The report model as Markdown, for pasting into papers, tickets and pull requests (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report import fmt
+
+
+def render(model: dict[str, Any]) -> str:
+    lines = [f"# {model['title']}", ""]
+    serious = [f for f in model["findings"] if f["level"] in ("invalid", "warning")]
+    for finding in serious:
+        lines += [f"> **{finding['level'].upper()}**: {_escape(finding['message'])}", ">"]
+    if serious:
+        lines[-1] = ""
+    lines += [f"**Headline:** {_escape(model['headline_text'])}", ""]
+    for section in model["sections"]:
+        lines += [f"## {section['title']}", ""]
+        if section.get("pairs"):
+            lines += ["| | |", "|---|---|"] + [f"| {k} | {_escape(v)} |" for k, v in section["pairs"]] + [""]
+        for tbl in section.get("tables", []):
+            if tbl["title"]:
+                lines += [f"**{tbl['title']}**", ""]
+            aligns = ["---" if k == "text" else "---:" for k in tbl["kinds"]]
+            lines.append("| " + " | ".join(c or " " for c in tbl["columns"]) + " |")
+            lines.append("|" + "|".join(aligns) + "|")
+            for row in tbl["rows"]:
+                cells = [_escape(fmt.cell(v, k)) for v, k in zip(row, tbl["kinds"])]
+                lines.append("| " + " | ".join(c.replace(" ", "&nbsp;", 2) if c.startswith(" ") else c
+                                                for c in cells) + " |")
+            lines += [""] + [f"_{_escape(note)}_" for note in tbl["notes"] if note] + [""]
+        if section.get("lines"):
+            lines += [f"- {_escape(line)}" for line in section["lines"]] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|")

@@ -1,0 +1,186 @@
+"""The report of a sweep, as data (pure): a summary row per step, curves, knees and peaks.
+
+The x axis is sessions when they vary, otherwise the first knob that varies; every other
+combination of varied knobs is one curve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report import verdict
+from dbio.report.model import table
+from dbio.stats import knee as knee_math
+from dbio.stats.counters import get
+from dbio.units import format_bytes, format_duration
+
+FORMAT = "dbio-sweep-report"
+
+
+def _figures(step_doc: dict[str, Any] | None) -> dict[str, Any]:
+    return (step_doc or {}).get("figures") or {}
+
+
+def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
+    """The figures of one step a sweep compares (pure)."""
+    f = _figures(doc)
+    w = get(doc or {}, "config", "workload") or {}
+    io = f.get("io_profile") or {}
+    mib = [io.get(k) for k in ("data_read_mib_per_s", "data_write_mib_per_s", "wal_write_mib_per_s")]
+    resolved = {**(get(doc or {}, "config", "workload") or {}), **(get(doc or {}, "config", "instance") or {})}
+    return {
+        "step": step["name"], "status": step["status"], "values": step["values"],
+        "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
+        "sessions": w.get("sessions"),
+        "reads_per_s": get(f, "load_profile", "physical_reads_per_s"),
+        "writes_per_s": get(f, "load_profile", "physical_writes_per_s"),
+        "mib_per_s": sum(v for v in mib if v is not None) if any(v is not None for v in mib) else None,
+        "avg_read_us": get(f, "latency", "avg_read_us"),
+        "select_p99_us": get(f, "latency", "statements", "select", "p99_us"),
+        "select_mean_us": get(f, "latency", "statements", "select", "mean_us"),
+        "cpu_busy_pct": get(f, "cpu", "host", "busy_pct"),
+        "reads_per_db_cpu_s": get(f, "cpu", "reads_per_db_cpu_second"),
+        "window_seconds": f.get("window_seconds"),
+    }
+
+
+def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
+    """(x knob, the knobs that tell curves apart)."""
+    varied = [key for key, values in doc.get("vary") or [] if len(values) > 1]
+    if doc.get("until_peak") and "threads_per_schema" not in varied:
+        varied = ["threads_per_schema", *varied]
+    x = "threads_per_schema" if "threads_per_schema" in varied else (varied[0] if varied else "threads_per_schema")
+    return x, [k for k in varied if k != x]
+
+
+def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    x_key, group_keys = axes(doc)
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["status"] != "complete" or row["reads_per_s"] is None:
+            continue
+        key = tuple((k, row["values"].get(k)) for k in group_keys)
+        groups.setdefault(key, []).append(row)
+    out = []
+    for key, members in groups.items():
+        label = ", ".join(f"{k}={v}" for k, v in key) or "all steps"
+        x_of = (lambda r: r["sessions"]) if x_key == "threads_per_schema" else (lambda r: _x_value(r, x_key))
+        points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
+                          if r["avg_read_us"] is not None else r["select_mean_us"],
+                          "read_latency": r["avg_read_us"] is not None, "step": r["step"]}
+                         for r in members), key=lambda p: _order(p["x"]))
+        out.append({"label": label, "points": points})
+    return out
+
+
+def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
+    x_key, _ = axes(doc)
+    if x_key != "threads_per_schema":
+        return []
+    gain = doc.get("knee_gain", knee_math.DEFAULT_GAIN)
+    lines = []
+    for curve in curve_list:
+        points = [knee_math.Point(p["x"], p["iops"], p["latency_us"]) for p in curve["points"] if p["x"]]
+        found = knee_math.find(points, gain)
+        prefix = f"{curve['label']}: " if curve["label"] != "all steps" else ""
+        if found:
+            per_read = all(p["read_latency"] for p in curve["points"])
+            lines.append(prefix + found.statement(latency="read latency" if per_read else "statement latency",
+                                                  read_latency=per_read))
+        elif len(points) > 1:
+            best = max(points, key=lambda p: p.iops)
+            lines.append(prefix + f"no knee: every step added at least {100 * gain:.0f}% of reads/s or latency did "
+                                  f"not rise faster (best {best.iops:,.0f} reads/s at {best.sessions} sessions)")
+    return lines
+
+
+def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
+    curve_list = curves(doc, rows)
+    x_key, group_keys = axes(doc)
+    varied = [key for key, _ in doc.get("vary") or []]
+    measured = sum(r["window_seconds"] or 0 for r in rows)
+    wall = doc.get("wall_seconds") or 0.0
+    done = sum(1 for r in rows if r["status"] == "complete")
+    base = doc.get("base") or {}
+    pairs = [
+        ["Status", f"{str(doc.get('status')).upper()}: {done} of {len(rows)} steps complete"],
+        ["Varied", "; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
+                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "")],
+        ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
+                  f"run time {format_duration(base.get('run_time') or 0)} after {format_duration(base.get('warmup') or 0)}"
+                  f" of warm-up, shared_buffers {format_bytes(base.get('shared_buffers') or 0)}, "
+                  f"direct I/O {'on' if base.get('direct_io') else 'off'}"],
+        ["Time", f"{format_duration(wall)} in all, {format_duration(measured)} of it measured: "
+                 f"{format_duration(max(0.0, wall - measured))} of warm-up, starts and restarts"],
+    ]
+    first_doc = next((step_docs[r["step"]] for r in rows if r["step"] in step_docs), None)
+    if first_doc:
+        env = first_doc.get("environment") or {}
+        pairs.append(["Server", get(env, "server", "description") or "-"])
+        host = env.get("host") or {}
+        pairs.append(["Host", f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs"])
+    knob_cols = [k for k in varied if k != "threads_per_schema"]
+    summary_rows = []
+    for r in rows:
+        summary_rows.append([r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"], r["reads_per_s"],
+                             r["writes_per_s"], r["mib_per_s"], r["avg_read_us"], r["select_p99_us"],
+                             r["cpu_busy_pct"], r["reads_per_db_cpu_s"], r["status"]])
+    summary = table("sweep_summary", "", ["Step", *knob_cols, "Sessions", "Reads/s", "Writes/s", "MiB/s",
+                                           "Avg read", "SELECT p99", "Host CPU", "Reads/DB-CPU-s", "Status"],
+                    ["text"] * (1 + len(knob_cols)) + ["count", "rate", "rate", "rate", "us", "us", "pct", "rate",
+                                                       "text"], summary_rows)
+    knee_lines = knees(doc, curve_list)
+    peak_lines = [f"peak: {r['step']}, {r['reads_per_s']:,.0f} reads/s at {r['sessions']} sessions: doubling the "
+                  f"sessions added less than {100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
+                  for step, r in zip(doc["steps"], rows) if step.get("peak") and r["reads_per_s"] is not None]
+    findings = []
+    for r in rows:
+        step_doc = step_docs.get(r["step"])
+        if step_doc:
+            for f in verdict.findings(step_doc):
+                if f.level in ("invalid", "warning") and f.code != "overhead":
+                    findings.append({"level": f.level, "code": f.code, "message": f"step {r['step']}: {f.message}"})
+    if doc.get("status") != "complete":
+        findings.insert(0, {"level": "warning", "code": "status", "message":
+                            f"sweep {str(doc.get('status')).upper()}: {done} of {len(rows)} steps complete; "
+                            "finish it with dbio sweep --resume DIR"})
+    best = max((r for r in rows if r["reads_per_s"] is not None), key=lambda r: r["reads_per_s"], default=None)
+    headline_text = (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
+                     if best else "no step completed")
+    sections = [
+        {"id": "sweep", "title": "Sweep", "pairs": pairs},
+        {"id": "summary", "title": "Summary", "tables": [summary]},
+        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + peak_lines},
+    ]
+    return {
+        "format": FORMAT, "format_version": 1, "kind": "sweep",
+        "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
+        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
+        "headline_text": headline_text,
+        "headline": ([{"label": "Best reads/s", "value": best["reads_per_s"], "kind": "rate"},
+                      {"label": "at sessions", "value": best["sessions"], "kind": "count"},
+                      {"label": "Avg read there", "value": best["avg_read_us"], "kind": "us"},
+                      {"label": "Steps complete", "value": done, "kind": "count"}] if best else []),
+        "findings": findings[:20],
+        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
+        "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
+        "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
+        "knees": knee_lines,
+    }
+
+
+def summary_lines(model: dict[str, Any]) -> list[str]:
+    return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"]]
+
+
+def _x_value(row: dict[str, Any], key: str) -> Any:
+    """A step's value of the x knob: its resolved number (bytes, blocks, seconds) when it has one."""
+    value = row["resolved"].get(key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return str(row["values"].get(key))
+
+
+def _order(x: Any) -> tuple:
+    return (0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x))

@@ -1,0 +1,30 @@
+"""report.txt: the report model as AWR-style plain text (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report import fmt
+
+
+def render(model: dict[str, Any]) -> str:
+    lines = [model["title"], "=" * len(model["title"])]
+    for finding in model["findings"]:
+        if finding["level"] in ("invalid", "warning"):
+            lines.append(f"{finding['level'].upper()}: {finding['message']}")
+    lines.append(f"Headline: {model['headline_text']}")
+    for section in model["sections"]:
+        lines += fmt.heading(section["title"])
+        if section.get("pairs"):
+            width = max(len(k) for k, _ in section["pairs"])
+            lines += [f"  {k.ljust(width)}  {v}" for k, v in section["pairs"]]
+        for i, tbl in enumerate(section.get("tables", [])):
+            if i:
+                lines.append("")
+            if tbl["title"]:
+                lines.append(f"  {tbl['title']}")
+            rows = [[fmt.cell(v, k) for v, k in zip(row, tbl["kinds"])] for row in tbl["rows"]]
+            lines += fmt.table(tbl["columns"], rows, kinds=tbl["kinds"])
+            lines += [f"  ({note})" for note in tbl["notes"] if note]
+        lines += [f"  {line}" for line in section.get("lines", [])]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,223 @@
+"""Does a result measure storage? Rules, each with the figure that triggered it (pure).
+
+Every rule returns at most one Finding; levels are invalid (the result does not measure what
+it claims), warning (read it with this in mind) and info. Thresholds are named constants so a
+reader can see exactly when a rule fires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from dbio.stats.counters import get
+from dbio.units import format_bytes
+
+ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
+DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
+CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
+CPU_BUSY_LIMIT = 90.0  # % host CPU
+RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
+OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
+DEVICE_BUSY_LIMIT = 95.0  # % device utilization
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # invalid | warning | info
+    code: str
+    message: str
+    figure: str | None = None  # the figure that triggered it...
+    value: float | None = None  # ...and its value
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def findings(doc: dict[str, Any]) -> list[Finding]:
+    """All findings, the most serious first."""
+    out: list[Finding] = []
+    for rule in RULES:
+        finding = rule(doc)
+        if finding is not None:
+            out.append(finding)
+    for event in doc.get("events") or []:
+        if event.get("kind") in ("cancelled", "session_failed"):
+            out.append(Finding("warning", event["kind"], event["message"]))
+    order = {"invalid": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda f: order[f.level])
+
+
+def _figures(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc.get("figures") or {}
+
+
+def _window(doc: dict[str, Any]) -> bool:
+    return bool(_figures(doc).get("window_seconds"))
+
+
+def status(doc: dict[str, Any]) -> Finding | None:
+    state = doc.get("status")
+    if state == "complete":
+        return None
+    return Finding("warning", "status", f"run {str(state).upper()}: {doc.get('status_reason') or 'no reason recorded'}; "
+                                        "the figures cover the part that ran")
+
+
+def no_window(doc: dict[str, Any]) -> Finding | None:
+    if _window(doc):
+        return None
+    return Finding("invalid", "no_window", "no measured window: nothing was measured")
+
+
+def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
+    per_row = get(_figures(doc), "validity", "blocks_read_per_row")
+    if not _window(doc) or per_row is None or per_row >= ROWS_FROM_STORAGE_LIMIT:
+        return None
+    return Finding("invalid", "rows_from_cache",
+                   f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
+                   f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures memory, "
+                   "not storage", "validity.blocks_read_per_row", per_row)
+
+
+def page_cache(doc: dict[str, Any]) -> Finding | None:
+    v = get(_figures(doc), "validity") or {}
+    ratio = v.get("device_to_db_read_ratio")
+    reads = get(_figures(doc), "load_profile", "physical_reads_per_s")
+    if not _window(doc) or ratio is None or not reads:
+        return None
+    if ratio < DEVICE_SHARE_LIMIT:
+        where = "the OS page cache served the rest" if not v.get("direct_io") else \
+            "with direct I/O on, check which device the data directory is on"
+        return Finding("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
+                                                f"device: {where}", "validity.device_to_db_read_ratio", ratio)
+    if not v.get("direct_io"):
+        return Finding("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
+                                             "reads reached the device", "validity.device_to_db_read_ratio", ratio)
+    return None
+
+
+def small_data_set(doc: dict[str, Any]) -> Finding | None:
+    v = get(_figures(doc), "validity") or {}
+    data, cache = v.get("data_bytes"), v.get("shared_buffers_bytes")
+    if not _window(doc) or not data or not cache:
+        return None
+    page_cache_bytes = 0
+    if not v.get("direct_io") and get(doc, "capabilities", "local"):
+        page_cache_bytes = get(doc, "environment", "host", "memory_available_bytes") or 0
+    total = cache + page_cache_bytes
+    cached_by = f"shared_buffers ({format_bytes(cache)})" + (
+        f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")
+    if data <= total:
+        return Finding("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
+                       "validity.data_to_cache_ratio", data / total)
+    if data < CACHE_RATIO_WARNING * total:
+        return Finding("warning", "small_data_set", f"the data set ({format_bytes(data)}) is only {data / total:.1f}x "
+                                                    f"{cached_by}: many reads may be cache hits",
+                       "validity.data_to_cache_ratio", data / total)
+    return None
+
+
+def cpu_saturated(doc: dict[str, Any]) -> Finding | None:
+    busy = get(_figures(doc), "cpu", "host", "busy_pct")
+    if not _window(doc) or busy is None or busy <= CPU_BUSY_LIMIT or not get(doc, "capabilities", "local"):
+        return None
+    return Finding("warning", "cpu_saturated", f"host CPU {busy:.0f}% busy: the result reflects CPU, not only storage",
+                   "cpu.host.busy_pct", busy)
+
+
+def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
+    """On average, more sessions wanted a CPU than the host has: CPU queueing inflates latency."""
+    counts = get(doc, "waits", "counts") or {}
+    samples = sum(counts.values())
+    sessions = get(doc, "config", "workload", "sessions") or 0
+    cores = get(_figures(doc), "cpu", "cores") or 0
+    if not _window(doc) or not samples or not cores or sessions <= cores:
+        return None
+    on_cpu = sessions * counts.get("CPU", 0) / samples
+    if on_cpu / cores <= RUNNABLE_LIMIT:
+        return None
+    return Finding("warning", "cpu_queue", f"{sessions} sessions on {cores} CPUs: on average {on_cpu:.1f} sessions "
+                                           "were on or waiting for a CPU; latency includes CPU queueing",
+                   "waits.counts.CPU", on_cpu)
+
+
+def checkpoint_in_window(doc: dict[str, Any]) -> Finding | None:
+    norm = doc.get("normalized") or {}
+    begin, end = get(norm, "begin", "writers") or {}, get(norm, "end", "writers") or {}
+    if not _window(doc) or not begin or not end:
+        return None
+    done = sum((end.get(k) or 0) - (begin.get(k) or 0) for k in ("checkpoints_timed", "checkpoints_requested"))
+    if done <= 0:
+        return None
+    written = (end.get("checkpoint_buffers_written") or 0) - (begin.get("checkpoint_buffers_written") or 0)
+    return Finding("warning", "checkpoint", f"{done:.0f} checkpoint(s) ran inside the window and wrote "
+                                            f"{written:,.0f} buffers: writes and latency include them",
+                   "writers.checkpoints", done)
+
+
+def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
+    by_backend = get(_figures(doc), "io_profile", "by_backend") or {}
+    av = by_backend.get("autovacuum worker")
+    if not _window(doc) or not av:
+        return None
+    requests = (av.get("read_requests_per_s") or 0) + (av.get("write_requests_per_s") or 0)
+    if requests <= 0:
+        return None
+    return Finding("warning", "autovacuum", f"autovacuum worked inside the window ({requests:,.1f} I/O requests/s)",
+                   "io_profile.by_backend.autovacuum worker", requests)
+
+
+def device_saturated(doc: dict[str, Any]) -> Finding | None:
+    devices = get(_figures(doc), "devices") or {}
+    busy = [(name, d["utilization_pct"]) for name, d in devices.items()
+            if d.get("utilization_pct") is not None and d["utilization_pct"] >= DEVICE_BUSY_LIMIT]
+    if not _window(doc) or not busy:
+        return None
+    name, util = max(busy, key=lambda x: x[1])
+    return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "
+                                          "device", f"devices.{name}.utilization_pct", util)
+
+
+def overhead(doc: dict[str, Any]) -> Finding | None:
+    cpu = get(_figures(doc), "cpu") or {}
+    busy = get(cpu, "host", "busy_seconds")
+    own = (cpu.get("dbio_client_cpu_seconds") or 0) + (cpu.get("dbio_monitor_cpu_seconds") or 0)
+    if not _window(doc) or not busy or not get(doc, "capabilities", "local"):
+        return None
+    share = 100.0 * own / busy
+    level = "warning" if share > OVERHEAD_LIMIT else "info"
+    return Finding(level, "overhead", f"dbio's own measuring used {own:.2f} CPU seconds, {share:.1f}% of the "
+                                      "host's busy CPU", "cpu.dbio_overhead_pct", share)
+
+
+def unavailable(doc: dict[str, Any]) -> Finding | None:
+    missing = get(doc, "capabilities", "missing") or []
+    if not missing:
+        return None
+    names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
+    return Finding("info", "unavailable", f"not measured: {names}")
+
+
+RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
+    status, no_window, rows_from_cache, page_cache, small_data_set, cpu_saturated, sessions_queue_for_cpu,
+    checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
+
+
+def headline(doc: dict[str, Any]) -> str:
+    """One line a user can quote, with its caveat."""
+    f = _figures(doc)
+    reads = get(f, "load_profile", "physical_reads_per_s")
+    if not f.get("window_seconds") or reads is None:
+        return "no measured window"
+    parts = [f"{reads:,.0f} physical reads/s"]
+    lat = get(f, "latency", "avg_read_us")
+    if lat is not None:
+        parts.append(f"{lat:,.0f} us avg read")
+    mib = get(f, "io_profile", "data_read_mib_per_s")
+    if mib is not None:
+        parts.append(f"{mib:,.1f} MiB/s")
+    per_cpu = get(f, "cpu", "reads_per_host_cpu_second")
+    if per_cpu is not None:
+        parts.append(f"{per_cpu:,.0f} reads per host-CPU-second")
+    return ", ".join(parts)

@@ -1,0 +1,256 @@
+"""Assembling result.json: from a finished run, or from what an abandoned run left on disk.
+
+Both paths go through the same function: a manifest written when the run started (run.json:
+configuration, server, setup, storage) plus the run's outcome. A run whose dbio process was
+killed has no outcome in memory; `recover` rebuilds one from samples.jsonl, where every
+interval was written (with its statement counts) as it ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from dbio import __version__
+from dbio import result as results
+from dbio.collect import host
+from dbio.config import Config, option_values
+from dbio.engines.base import ServerInfo
+from dbio.run.plan import RunPlan
+from dbio.run.runner import RunOutcome
+from dbio.run.sessions import Clock
+from dbio.run.tally import Tally
+from dbio.stats import figures as figure_math
+from dbio.stats import series as series_math
+
+MANIFEST_FILE = "run.json"
+
+
+def manifest(config: Config, plan: RunPlan, info: ServerInfo, setup: dict[str, Any], storage: dict[str, Any],
+             run_id: int) -> dict[str, Any]:
+    return {
+        "format": "dbio-run-manifest", "format_version": 1, "dbio_version": __version__,
+        "run_id": run_id, "created": time.time(), "client": client_id(),
+        "config": config.to_dict(), "options": option_values(config),
+        "plan": {"warmup": plan.warmup, "run_time": plan.run_time, "interval": plan.interval,
+                 "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us)},
+        "server": {"description": info.description, "version": info.caps.server_version,
+                   "version_num": info.caps.version_num, "settings": info.settings,
+                   "max_connections": info.max_connections, "shared_buffers_bytes": info.shared_buffers_bytes},
+        "capabilities": info.caps.to_dict(),
+        "setup": setup, "storage": storage, "host": host.host_facts(),
+    }
+
+
+def client_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def write_manifest(directory: Path, data: dict[str, Any]) -> None:
+    (directory / MANIFEST_FILE).write_text(json.dumps(data, indent=1) + "\n")
+
+
+def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Iterable[dict[str, Any]],
+          directory_name: str) -> dict[str, Any]:
+    """result.json from the manifest and an outcome (live or recovered); samples are read once, as a
+    stream, so an 8-hour run's file is never held in memory."""
+    clock = outcome.clock
+    settings = man["server"]["settings"]
+    plan = man["plan"]
+    last_measured: dict[str, Any] | None = None
+
+    def normalized() -> Iterator[dict[str, Any]]:
+        nonlocal last_measured
+        for s in samples:
+            if s.get("engine"):
+                if s.get("phase") == "measured":
+                    last_measured = s
+                yield {**s, "engine": engine.normalize(s["engine"])}
+
+    per_interval = outcome.per_interval
+    series = series_math.per_interval(normalized(), per_interval, plan["bounds_us"], clock.start or 0.0,
+                                      io_timing=_on(settings, "track_io_timing")) if clock.start else []
+    if not clock.start:
+        for _ in normalized():
+            pass
+    end, window_end = outcome.end, outcome.window_end
+    events = list(outcome.events)
+    if outcome.window_start is not None and (not end or not end.get("engine")) and last_measured is not None:
+        # The end snapshot failed (server gone): the last sample that reached the engine closes the window.
+        end, window_end = {"engine": last_measured["engine"], "os": last_measured.get("os")}, \
+            last_measured["engine"]["t"]
+        events.append({"t": window_end, "kind": "window_cut",
+                       "message": "no end snapshot: the figures end at the last sample that reached the server"})
+    normalized_ends = {name: engine.normalize(reading["engine"]) if reading and reading.get("engine") else None
+                       for name, reading in (("begin", outcome.begin), ("end", end))}
+    window_seconds = None
+    if outcome.window_start is not None and window_end is not None:
+        window_seconds = max(0.0, window_end - outcome.window_start)
+    bounds = plan["bounds_us"]
+    histograms = outcome.totals.histograms(bounds)
+    w = man["config"]["workload"]
+    caps = man["capabilities"]
+    if window_seconds and normalized_ends["begin"] and normalized_ends["end"]:
+        figures = figure_math.derive({
+            "seconds": window_seconds, "engine_begin": normalized_ends["begin"],
+            "engine_end": normalized_ends["end"],
+            "totals": outcome.totals.counts(), "histograms": histograms,
+            "os_begin": outcome.begin.get("os") if outcome.begin else None, "os_end": end.get("os") if end else None,
+            "cores": man["host"].get("cpus") or os.cpu_count(), "shared_buffers": man["server"]["shared_buffers_bytes"],
+            "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
+            "io_timing": _on(settings, "track_io_timing"), "wal_io_timing": _on(settings, "track_wal_io_timing"),
+            "work_unit": w["work_unit"]})
+    else:
+        figures = {"window_seconds": None}
+    return {
+        "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
+        "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
+        "status": outcome.status, "status_reason": outcome.reason,
+        "created_at": results.iso(man["created"]),
+        "timeline": {
+            "start": results.iso(clock.start), "window_open": results.iso(clock.window_open),
+            "deadline": results.iso(clock.deadline), "window_start": results.iso(outcome.window_start),
+            "window_end": results.iso(window_end), "window_seconds": window_seconds,
+            "warmup_seconds": plan["warmup"], "connect_seconds": round(outcome.connect_seconds, 3),
+            "start_seconds": round(outcome.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
+            "interval_seconds": plan["interval"],
+        },
+        "config": man["config"],
+        "setup": man["setup"],
+        "environment": {
+            "dbio": __version__, "host": man["host"], "client": man["client"],
+            "server": {k: v for k, v in man["server"].items() if k != "shared_buffers_bytes"},
+            "storage": man["storage"],
+        },
+        "capabilities": caps,
+        "plans": outcome.plans,
+        "sessions": [s.summary() for s in outcome.sessions],
+        "events": events,
+        "snapshots": {"begin": outcome.begin, "end": end},
+        "normalized": normalized_ends,
+        "totals": outcome.totals.counts(),
+        "histograms": histograms,
+        "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
+        "series": series,
+        "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
+                  "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
+        "monitor_errors": outcome.monitor_errors,
+        "figures": figures,
+        "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
+    }
+
+
+def _on(settings: dict[str, Any], name: str) -> bool:
+    return (settings.get(name) or {}).get("setting") == "on"
+
+
+# -- runs their dbio process never finished --------------------------------------------------
+
+RESCUE_MARK = "rescued-from"
+
+
+def rescue_bases() -> list[Path]:
+    """Where results go when their run directory cannot be written (the first that can be made)."""
+    import platformdirs
+    import tempfile
+
+    return [platformdirs.user_state_path("dbio") / "rescued", Path(tempfile.gettempdir()) / "dbio-rescued"]
+
+
+def rescued_runs() -> set[str]:
+    """Run directories whose result was written to a rescue directory instead."""
+    origins = set()
+    for base in rescue_bases():
+        for mark in base.glob(f"*/{RESCUE_MARK}") if base.is_dir() else []:
+            try:
+                origins.add(mark.read_text().strip())
+            except OSError:
+                continue
+    return origins
+
+
+def abandoned(results_dir: Path) -> list[Path]:
+    """Run directories (also inside sweeps) with a manifest, no result, and no live dbio process.
+    A run whose result was rescued elsewhere is not abandoned."""
+    found: list[Path] = []
+    if not results_dir.is_dir():
+        return found
+    rescued = rescued_runs()
+    for manifest_path in list(results_dir.glob(f"*/{MANIFEST_FILE}")) + list(results_dir.glob(f"*/*/{MANIFEST_FILE}")):
+        directory = manifest_path.parent
+        if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
+            continue
+        try:
+            client = json.loads(manifest_path.read_text()).get("client", "")
+        except (OSError, ValueError):
+            continue
+        if not client_alive(client):
+            found.append(directory)
+    return sorted(found)
+
+
+def client_alive(client: str) -> bool:
+    """True unless the client is a dbio process of this host that no longer runs."""
+    hostname, _, pid = client.rpartition(":")
+    if hostname != socket.gethostname() or not pid.isdigit():
+        return True  # another host's run: nothing here can tell
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"dbio" in cmdline
+
+
+def recover(directory: Path, engine: Any) -> dict[str, Any]:
+    """result.json for a run whose dbio process died: figures up to its last sample, marked lost."""
+    man = json.loads((directory / MANIFEST_FILE).read_text())
+    samples_path = directory / results.SAMPLES_FILE
+    plan = man["plan"]
+    warmup = plan["warmup"]
+    buckets = len(plan["bounds_us"]) + 1
+    start = begin = end = None
+    last_t = None
+    totals = Tally(buckets)
+    per_interval: dict[int, dict[str, Any]] = {}
+    waits: dict[str, int] = {}
+    for sample in results.iter_samples(samples_path):  # one pass: the file may be long
+        last_t = sample.get("t", last_t)
+        if sample.get("k") == 0:
+            start = sample["t"]
+        if not sample.get("engine"):
+            continue
+        if sample.get("k") == int(warmup):
+            begin = sample
+        if sample.get("phase") != "measured":
+            continue
+        end = sample
+        if sample.get("statements") and sample["k"] not in per_interval:  # a repeated k is the same interval
+            per_interval[sample["k"]] = sample["statements"]
+            totals.merge(Tally.from_sparse(sample["statements"], buckets))
+        for event, count in (sample.get("waits") or {}).items():
+            waits[event] = waits.get(event, 0) + count
+    clock = Clock(start=start, window_open=None if start is None else start + warmup,
+                  deadline=None if start is None or not plan["run_time"] else start + warmup + plan["run_time"],
+                  warmup=warmup)
+    reason = (f"the dbio process ({man['client']}) ended before the run finished; the figures cover the window up "
+              f"to its last sample ({results.iso(last_t)})")
+    outcome = RunOutcome(
+        status="lost", reason=reason, run_id=int(man["run_id"]), clock=clock,
+        sessions=[], begin=_reading(begin), end=_reading(end),
+        window_start=begin["engine"]["t"] if begin else None,
+        window_end=end["engine"]["t"] if end else None,
+        totals=totals, per_interval=per_interval, waits=waits, wait_samples=None, plans={},
+        connect_seconds=0.0, start_seconds=0.0,
+        events=[{"t": last_t, "kind": "lost", "message": reason},
+                {"t": time.time(), "kind": "recovered",
+                 "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}])
+    return build(man, outcome, engine, results.iter_samples(samples_path), directory.name)
+
+
+def _reading(sample: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if sample is None else {"engine": sample.get("engine"), "os": sample.get("os")}

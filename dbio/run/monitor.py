@@ -1,0 +1,196 @@
+"""Counters around and during the run: engine snapshots, /proc readings, wait-event samples.
+
+Collectors are failure-tolerant: a reading that fails is recorded as an error in the sample
+and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from dbio.collect import procfs
+
+
+@dataclass
+class Monitor:
+    """Takes one reading of everything: the engine's counters and, for a local server, /proc."""
+
+    engine: Any
+    conn: Any  # async connection of its own
+    snapshot_query: str
+    local: bool
+    session_pids: list[int]
+    background_pids: list[int]
+    devices: set[str]
+    overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
+    errors: list[str] = field(default_factory=list)
+
+    async def reading(self, *, per_process: bool) -> dict[str, Any]:
+        """Engine snapshot and OS counters; per-process CPU in detail only when asked (window ends)."""
+        out: dict[str, Any] = {}
+        try:
+            out["engine"] = await _fetch_one(self.conn, self.snapshot_query)
+        except Exception as exc:  # a failed reading must not end the run
+            out["engine"] = None
+            out["error"] = f"engine snapshot failed: {exc}"
+            self.errors.append(out["error"])
+        # /proc of every session once a second: in a thread, so the sessions' next calls are not delayed.
+        out["os"] = await asyncio.to_thread(self.os_reading, per_process=per_process)
+        return out
+
+    def os_reading(self, *, per_process: bool) -> dict[str, Any]:
+        reading: dict[str, Any] = {"t": time.time(), "client_cpu": procfs.self_cpu(), "client_rss": procfs.self_rss()}
+        try:
+            reading["stat"] = procfs.read_stat()
+            if self.local:
+                reading["disks"] = procfs.read_diskstats(self.devices)
+                sessions = procfs.read_pid_cpu(self.session_pids)
+                background = procfs.read_pid_cpu(self.background_pids)
+                if per_process:
+                    reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
+                    reading["background_cpu"] = {str(k): v for k, v in background.items()}
+                reading["session_cpu_total"] = sum(sessions.values())
+                reading["background_cpu_total"] = sum(background.values())
+                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids).values())
+        except OSError as exc:
+            reading["error"] = f"/proc reading failed: {exc}"
+        return reading
+
+
+async def _fetch_one(conn: Any, query: str, params: Any = None) -> Any:
+    cur = await conn.execute(query, params)
+    row = await cur.fetchone()
+    return row[0]
+
+
+@dataclass
+class WaitSampler:
+    """Samples what each session is doing many times a second; counts per wait event."""
+
+    conn: Any
+    query: str
+    pids: list[int]
+    interval: float
+    current: Counter = field(default_factory=Counter)  # since the last per-second sample
+    window: Counter = field(default_factory=Counter)  # inside the measured window
+    in_window: bool = False
+    samples: int = 0
+    errors: int = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        next_at = time.monotonic()
+        while not stop.is_set():
+            try:
+                cur = await self.conn.execute(self.query, {"pids": self.pids})
+                rows = await cur.fetchall()
+            except Exception:
+                self.errors += 1
+                if self.errors > 50:
+                    return
+                rows = []
+            for _pid, state, wtype, wevent in rows:
+                label = classify(state, wtype, wevent)
+                self.current[label] += 1
+                if self.in_window:
+                    self.window[label] += 1
+            self.samples += 1
+            next_at += self.interval
+            delay = next_at - time.monotonic()
+            if delay < 0:
+                next_at = time.monotonic()
+                delay = 0
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+            except asyncio.TimeoutError:
+                pass
+
+    def take(self) -> dict[str, int]:
+        counts, self.current = dict(self.current), Counter()
+        return counts
+
+
+def classify(state: str | None, wait_type: str | None, wait_event: str | None) -> str:
+    """One label per session sample: CPU, Class:Event, or what dbio itself is doing."""
+    if state == "active":
+        return f"{wait_type}:{wait_event}" if wait_type else "CPU"
+    if state == "idle":
+        return "Client:between slices"
+    if state is None:
+        return "Unknown"
+    return f"Client:{state}"
+
+
+class SampleWriter:
+    """samples.jsonl: one line per sample, flushed and fsynced as written, so a crash keeps what was
+    sampled. When the file cannot be written any more, the samples stay in memory (at most
+    MEMORY_LIMIT of them) and on_error is told once: the run stops and its result goes elsewhere."""
+
+    MEMORY_LIMIT = 20000
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fh: Any = path.open("a", buffering=1)
+        self.lines = 0
+        self.error: OSError | None = None
+        self.pending: deque[dict[str, Any]] = deque(maxlen=self.MEMORY_LIMIT)
+        self.on_error: Callable[[OSError], None] | None = None
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.lines += 1
+        if self.error is None:
+            try:
+                self.fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+                self.fh.flush()
+                os.fsync(self.fh.fileno())  # a crash or a power cut loses at most the interval being sampled
+                return
+            except OSError as exc:
+                self.error = exc
+                if self.on_error is not None:
+                    self.on_error(exc)
+        self.pending.append(record)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Everything sampled, as a stream: the file's lines, then those it could not take."""
+        from dbio.result import iter_samples
+
+        yield from iter_samples(self.path)
+        yield from self.pending
+
+    def close(self) -> None:
+        try:
+            if not self.fh.closed:
+                self.fh.close()
+        except OSError:
+            pass
+
+
+async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
+                         clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
+                         statements: Callable[[int], dict[str, Any] | None],
+                         on_sample: Callable[[dict[str, Any]], None]) -> None:
+    """Sample k (an interval's end, in seconds since the start) is taken at t_start + k + 0.5:
+    half a second after every session published its counters for the second ending at k."""
+    for k in grid.points():
+        if stop.is_set():
+            return
+        delay = t_start + k + 0.5 - clock_offset - time.time()
+        if delay > 0:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+                return
+            except asyncio.TimeoutError:
+                pass
+        reading = await monitor.reading(per_process=False)
+        t = reading["engine"]["t"] if reading.get("engine") else time.time() + clock_offset
+        # The record shows the interval ending at k: its phase is that of the interval's last second.
+        record = {"k": k, "t": t, "phase": phase(t_start + k - 0.5), **reading, "waits": waits.take(),
+                  "statements": statements(k)}
+        await asyncio.to_thread(writer.write, record)  # fsync: off the sessions' event loop
+        on_sample(record)

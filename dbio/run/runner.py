@@ -1,0 +1,472 @@
+"""The run: connect every session, start them together, open and close the measured window.
+
+Phases: connect -> barrier -> warm-up -> window (begin snapshot ... end snapshot) -> drain.
+Ctrl-C or SIGTERM stops new slices (each session finishes its current second); a second
+signal, or a session that does not finish in time, cancels what is still running. A session
+that dies ends the run. In every case the result is written, marked with what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import signal
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from dbio.engines.base import ServerInfo, SliceResult, session_application_name
+from dbio.errors import DbioError
+from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
+from dbio.run.plan import SLICE_SECONDS, RunPlan
+from dbio.run.sessions import Clock, Session, Shared
+from dbio.run.tally import Tally
+
+CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
+BARRIER_TIMEOUT = 120.0
+STOP_GRACE = 5.0  # seconds a stopped run waits for slices to end before cancelling them
+
+
+class Observer(Protocol):
+    def phase(self, message: str) -> None: ...
+    def second(self, sample: dict[str, Any]) -> None: ...
+    def event(self, message: str) -> None: ...
+
+
+class QuietObserver:
+    def phase(self, message: str) -> None:
+        pass
+
+    def second(self, sample: dict[str, Any]) -> None:
+        pass
+
+    def event(self, message: str) -> None:
+        pass
+
+
+@dataclass
+class RunOutcome:
+    status: str  # complete | interrupted | failed
+    reason: str | None
+    run_id: int
+    clock: Clock
+    sessions: list[Session]
+    begin: dict[str, Any] | None  # reading at window open
+    end: dict[str, Any] | None  # reading at window close
+    window_start: float | None  # server epoch of the begin snapshot
+    window_end: float | None
+    totals: Tally
+    per_interval: dict[int, dict[str, Any]]  # interval end (seconds since the start) -> its sparse tally
+    waits: dict[str, int]
+    wait_samples: int
+    plans: dict[str, Any]
+    connect_seconds: float
+    start_seconds: float  # from the first connection to the common start
+    events: list[dict[str, Any]] = field(default_factory=list)
+    monitor_errors: list[str] = field(default_factory=list)
+    samples_written: int = 0
+
+
+@dataclass
+class RunContext:
+    engine: Any
+    conninfo: str
+    info: ServerInfo
+    plan: RunPlan
+    access_path: str
+    samples: SampleWriter
+    devices: set[str]
+    wait_interval: float
+    observer: Observer
+    run_id: int = 0  # 0: the runner picks one
+    client: str = ""  # host:pid of this dbio process, recorded with the run on the server
+
+
+def run(ctx: RunContext) -> RunOutcome:
+    return asyncio.run(_Coordinator(ctx).execute())
+
+
+class _Coordinator:
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+        self.engine = ctx.engine
+        self.plan = ctx.plan
+        self.run_id = ctx.run_id or (random.getrandbits(62) | 1)
+        self.clock = Clock(warmup=ctx.plan.warmup)
+        self.shared = Shared(self.engine, self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
+        self.sessions = [Session(i + 1, schema) for i, schema in enumerate(ctx.plan.schema_of)]
+        self.totals = Tally(len(ctx.plan.bounds_us) + 1)
+        self.per_interval: dict[int, Tally] = defaultdict(lambda: Tally(len(ctx.plan.bounds_us) + 1))
+        self.closed: dict[int, dict[str, Any]] = {}  # sampled intervals, as sparse tallies
+        self.events: list[dict[str, Any]] = []
+        self.status, self.reason = "complete", None
+        self.force = asyncio.Event()
+        self.offset = 0.0  # server clock - client clock
+        self.in_window = False
+        self.monitor: Monitor | None = None
+        self.stopped_at: float | None = None  # server clock
+
+    # -- the run -----------------------------------------------------------------------
+    async def execute(self) -> RunOutcome:
+        ctx, engine = self.ctx, self.engine
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        # the sample file is written from a thread (fsync must not stall the sessions' loop)
+        ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
+        control = await asyncio.to_thread(engine.connect, ctx.conninfo, application_name="dbio:control")
+        monitor_conn = wait_conn = None
+        begin = end = None
+        window_start = window_end = None
+        plans: dict[str, Any] = {}
+        waits = None
+        sampler_stop = asyncio.Event()
+        background: list[asyncio.Task] = []
+        t_connect = time.monotonic()
+        connect_seconds = start_seconds = 0.0
+        try:
+            await asyncio.to_thread(self._prepare, control)
+            plans = await asyncio.to_thread(self._plans)
+            ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
+            await self._connect_all()
+            connect_seconds = time.monotonic() - t_connect
+            monitor_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:monitor")
+            wait_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:waits")
+            await engine.prepare_monitor(monitor_conn)
+            pids = [s.pid for s in self.sessions if s.pid]
+            monitor = self.monitor = Monitor(engine, monitor_conn, engine.snapshot_query(ctx.info),
+                                             ctx.info.caps.local, pids,
+                                             await self._background_pids(monitor_conn, pids), ctx.devices,
+                                             overhead_pids=[await engine.backend_pid(c)
+                                                            for c in (monitor_conn, wait_conn)])
+            waits = WaitSampler(wait_conn, engine.waits_query(), pids, ctx.wait_interval)
+            await asyncio.to_thread(engine.hold_barrier, control, self.run_id)
+            tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+            await self._wait_at_barrier(control, tasks)
+            first = await monitor.reading(per_process=self.plan.warmup == 0)
+            if self.plan.warmup == 0:
+                begin = first
+            start, window_open, deadline = await asyncio.to_thread(
+                engine.release, control, self.run_id, warmup=self.plan.warmup, run_time=self.plan.run_time)
+            start_seconds = time.monotonic() - t_connect
+            self.offset = start - time.time()
+            self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
+            self._event("start", f"{len(self.sessions)} sessions started together")
+            ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
+            background.append(asyncio.create_task(waits.run(sampler_stop)))
+            # The reading taken just before the start is the series' first point (nothing ran since).
+            await asyncio.to_thread(ctx.samples.write, {"k": 0, "t": start, "phase": "warmup", **first, "waits": {},
+                                                        "statements": None})
+            background.append(asyncio.create_task(sample_on_grid(
+                monitor, waits, ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
+                phase=self._phase_at, stop=sampler_stop, statements=self._interval_statements,
+                on_sample=ctx.observer.second)))
+            if self.plan.warmup == 0:
+                window_start = start
+                self._open_window(waits)
+            else:
+                await self._wait_for_window(tasks)
+                if self._window_can_open():
+                    begin = await monitor.reading(per_process=True)
+                    window_start = begin["engine"]["t"] if begin.get("engine") else time.time() + self.offset
+                    self._open_window(waits)
+                    ctx.observer.phase("measuring")
+                self.shared.window_opened.set()
+            await self._drain(tasks)
+            await self._stop_background(sampler_stop, background)
+            if window_start is not None:
+                end = await monitor.reading(per_process=True)
+                window_end = end["engine"]["t"] if end.get("engine") else time.time() + self.offset
+                waits.in_window = False
+                # The end reading is also the last per-second sample: it holds the final second's flush.
+                boundary = int(round(window_end - start))  # the last second any session published
+                last = self.plan.grid.key(boundary)
+                await asyncio.to_thread(ctx.samples.write, {
+                    "k": last, "covers_to": boundary, "t": window_end,
+                    "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
+                    "statements": self._interval_statements(last), "final": True})
+            self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
+        except _Stopped:
+            self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            self.status, self.reason = "interrupted", self.reason or "interrupted"
+        except Exception as exc:
+            if self.clock.start is None:
+                raise  # nothing ran yet: the caller reports the error, no result is written
+            # After the start, whatever failed, the result is kept and marked.
+            self.status = "failed"
+            self.reason = self.reason or f"{type(exc).__name__}: {exc}"
+            self._event("error", self.reason)
+        finally:
+            await self._stop_background(sampler_stop, background)
+            await self._close_sessions()
+            for conn in (monitor_conn, wait_conn):
+                if conn is not None:
+                    await conn.close()
+            try:
+                await asyncio.to_thread(engine.forget_run, control, self.run_id)
+            except Exception:
+                pass
+            control.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        return RunOutcome(
+            status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
+            begin=begin, end=end, window_start=window_start, window_end=window_end, totals=self.totals,
+            per_interval=self._all_intervals(), waits=dict(waits.window) if waits else {},
+            wait_samples=waits.samples if waits else 0, plans=plans, connect_seconds=connect_seconds,
+            start_seconds=start_seconds, events=self.events,
+            monitor_errors=list(self.monitor.errors) if self.monitor else [], samples_written=ctx.samples.lines)
+
+    # -- steps -------------------------------------------------------------------------
+    def _prepare(self, control: Any) -> None:
+        self.engine.install_workload(control)
+        cleaned = self.engine.forget_abandoned_runs(control, alive=self._client_alive)
+        if cleaned:
+            self.ctx.observer.event(f"removed {cleaned} run(s) left by dbio processes that ended early")
+        self.engine.prepare_run(control, self.run_id, {**self.plan.control, "client": self.ctx.client})
+
+    @staticmethod
+    def _client_alive(client: str) -> bool:
+        from dbio.run.assemble import client_alive
+
+        return client_alive(client)
+
+    def _on_results_error(self, exc: OSError) -> None:
+        message = f"the results directory cannot be written ({exc.strerror}): the run stops"
+        if self.status == "complete":
+            self.status, self.reason = "failed", message
+        self._event("results_unwritable", message)
+        self.ctx.observer.event(message)
+        self._stop()
+
+    def _plans(self) -> dict[str, Any]:
+        conn = self.engine.connect(self.ctx.conninfo, application_name="dbio:plan")
+        try:
+            plans = self.engine.plans(conn, 1, self.ctx.access_path)
+        finally:
+            conn.close()
+        expected = "Index Scan" if self.ctx.access_path == "index" else "Bitmap Heap Scan"
+        for kind in ("select", "update"):
+            nodes = plans[kind]["nodes"]
+            if expected not in nodes:
+                raise DbioError(f"the {kind} statement would run as {' > '.join(nodes)}, not as a {expected}",
+                                "check the table's statistics (dbio setup --verify) and the server's planner settings")
+        plans["access_path"] = self.ctx.access_path
+        plans["expected_node"] = expected
+        return plans
+
+    async def _connect_all(self) -> None:
+        gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+        async def connect(session: Session) -> None:
+            async with gate:
+                session.conn = await self.engine.aconnect(
+                    self.ctx.conninfo, application_name=session_application_name(self.run_id, session.number))
+                session.pid = await self.engine.init_session(session.conn, session.schema_index, self.ctx.access_path)
+                session.state = "connected"
+
+        results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            first = failures[0]
+            if isinstance(first, DbioError):
+                raise DbioError(f"{len(failures)} of {len(self.sessions)} sessions could not connect: {first.message}",
+                                first.hint)
+            raise first
+
+    async def _background_pids(self, conn: Any, pids: list[int]) -> list[int]:
+        if not self.ctx.info.caps.local:
+            return []
+        cur = await conn.execute(self.engine.processes_query(), {"pids": pids})
+        return [pid for pid, btype in await cur.fetchall() if btype != "client backend"]
+
+    async def _wait_at_barrier(self, control: Any, tasks: list[asyncio.Task]) -> None:
+        deadline = time.monotonic() + BARRIER_TIMEOUT
+        while True:
+            waiting = await asyncio.to_thread(self.engine.waiting_at_barrier, control, self.run_id)
+            if waiting >= len(self.sessions):
+                return
+            failed = [t for t in tasks if t.done()]
+            stopped = self.shared.stop.is_set()
+            if failed or stopped or time.monotonic() > deadline:
+                # Never release a failed start into a run: remove the run first, then let the waiting
+                # sessions through the barrier, where they find no run and return at once.
+                self._stop()
+                await asyncio.to_thread(self.engine.forget_run, control, self.run_id)
+                _, pending = await asyncio.wait(tasks, timeout=10)
+                if pending:
+                    await self._cancel_running()
+                    for task in pending:
+                        task.cancel()
+                    await asyncio.wait(pending, timeout=5)
+                if failed:
+                    raise DbioError(f"a session failed before the start: {self._first_error() or 'unknown error'}")
+                if stopped:
+                    raise _Stopped()
+                raise DbioError(f"only {waiting} of {len(self.sessions)} sessions reached the start barrier "
+                                f"in {BARRIER_TIMEOUT:.0f} s", "check the server log and its load")
+            await asyncio.sleep(0.02)
+
+    async def _wait_for_window(self, tasks: list[asyncio.Task]) -> None:
+        while not self.shared.stop.is_set():
+            running = [s for s in self.sessions if s.state == "running"]
+            if self.shared.arrived >= len(running) or all(t.done() for t in tasks):
+                return
+            self.shared.arrival.clear()
+            try:
+                await asyncio.wait_for(self.shared.arrival.wait(), timeout=0.5)
+            except asyncio.TimeoutError:
+                pass
+
+    def _window_can_open(self) -> bool:
+        return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
+
+    def _open_window(self, waits: WaitSampler) -> None:
+        self.in_window = True
+        waits.in_window = True
+        self._event("window_open", "measured window opened")
+
+    async def _drain(self, tasks: list[asyncio.Task]) -> None:
+        """Wait for every session; after a stop, give slices STOP_GRACE seconds, then cancel."""
+        pending = set(tasks)
+        stop_seen_at: float | None = None
+        while pending:
+            done, pending = await asyncio.wait(pending, timeout=0.25)
+            if self.shared.stop.is_set():
+                self.shared.window_opened.set()
+                if stop_seen_at is None:
+                    stop_seen_at = time.monotonic()
+                if self.force.is_set() or time.monotonic() - stop_seen_at > STOP_GRACE + SLICE_SECONDS:
+                    cancelled = await self._cancel_running()
+                    if cancelled:
+                        self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
+                                                 "statements of that last slice are missing from the session "
+                                                 "counts, while the engine counted its I/O")
+        for session in self.sessions:
+            if session.state == "stopped" and session.conn is not None:
+                try:
+                    await self.engine.flush_stats(session.conn)
+                except Exception:
+                    pass
+
+    @staticmethod
+    async def _stop_background(stop: asyncio.Event, tasks: list[asyncio.Task]) -> None:
+        stop.set()
+        for task in tasks:
+            try:
+                await asyncio.wait_for(task, timeout=5)
+            except (asyncio.TimeoutError, Exception):
+                task.cancel()
+        tasks.clear()
+
+    async def _cancel_running(self) -> int:
+        cancelled = 0
+        for session in self.sessions:
+            if session.in_call and session.conn is not None:
+                try:
+                    await session.conn.cancel_safe()
+                    cancelled += 1
+                except Exception:
+                    pass
+        return cancelled
+
+    async def _session_main(self, session: Session) -> None:
+        try:
+            await session.run(self.shared, len(self.plan.bounds_us) + 1)
+        except asyncio.CancelledError:
+            session.state = "stopped"
+        except Exception as exc:
+            if self.shared.stop.is_set() and (_is_cancel(exc) or self.clock.start is None):
+                session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
+                return
+            session.fail(exc, self.offset)
+            elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
+            message = f"session {session.number} (pid {session.pid}, schema {session.schema_index}) ended{elapsed}: {session.error}"
+            self._event("session_failed", message)
+            self.ctx.observer.event(message)
+            if self.status == "complete":
+                self.status, self.reason = "failed", message
+            self._stop()
+
+    async def _close_sessions(self) -> None:
+        for session in self.sessions:
+            if session.conn is not None:
+                try:
+                    await session.conn.close()
+                except Exception:
+                    pass
+
+    # -- callbacks ---------------------------------------------------------------------
+    def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
+        if not measured:
+            return
+        self.totals.add(result)
+        if self.clock.start is not None:
+            boundary = int(round((result.slice_end - self.clock.start) / SLICE_SECONDS))
+            self.per_interval[self.plan.grid.key(boundary)].add(result)
+
+    def _interval_statements(self, k: int) -> dict[str, Any] | None:
+        """The interval's counts, compact from now on: memory stays small over long runs."""
+        tally = self.per_interval.pop(k, None)
+        if tally is None:
+            return self.closed.get(k)
+        if k in self.closed:  # slices that came back after the interval was sampled
+            tally.merge(Tally.from_sparse(self.closed[k], len(self.plan.bounds_us) + 1))
+        self.closed[k] = tally.sparse()
+        return self.closed[k]
+
+    def _all_intervals(self) -> dict[int, dict[str, Any]]:
+        for k in list(self.per_interval):
+            self._interval_statements(k)
+        return dict(self.closed)
+
+    def _on_signal(self, sig: int) -> None:
+        name = signal.Signals(sig).name
+        if self.shared.stop.is_set():
+            self.force.set()
+            self.ctx.observer.event(f"{name} again: cancelling the sessions now")
+            return
+        if self.status == "complete":
+            self.status, self.reason = "interrupted", f"{name} received"
+        self._event("interrupt", f"{name} received")
+        self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
+        self._stop()
+
+    def _stop(self) -> None:
+        if not self.shared.stop.is_set():
+            self.stopped_at = time.time() + self.offset
+        self.shared.stop.set()
+
+    def _phase_at(self, t: float) -> str:
+        """The phase of the instant t (server clock): the slice in progress at a stop is still measured."""
+        clock = self.clock
+        if clock.window_open is None or t < clock.window_open:
+            return "warmup"
+        if clock.deadline is not None and t > clock.deadline:
+            return "drain"
+        if self.stopped_at is not None and clock.start is not None:
+            last_boundary = clock.start + math.ceil((self.stopped_at - clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+            if t > last_boundary:
+                return "drain"
+        return "measured"
+
+    def _event(self, kind: str, message: str) -> None:
+        t = time.time() + self.offset
+        since = None if self.clock.start is None else round(t - self.clock.start, 3)
+        self.events.append({"t": t, "since_start": since, "kind": kind, "message": message})
+
+    def _first_error(self) -> str | None:
+        return next((s.error for s in self.sessions if s.error), None)
+
+
+class _Stopped(Exception):
+    """A stop (signal) arrived before the sessions were released."""
+
+
+def _is_cancel(exc: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(exc, psycopg.errors.QueryCanceled)

@@ -1,0 +1,108 @@
+"""One dbio session: a connection that runs the work loop slice after slice."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbio.engines.base import SliceResult
+from dbio.run.tally import Tally
+
+EPSILON = 1e-6
+
+
+@dataclass
+class Clock:
+    """The run's timeline, set when the barrier is released (server clock, epoch seconds)."""
+
+    start: float | None = None
+    window_open: float | None = None
+    deadline: float | None = None
+    warmup: float = 0.0
+
+
+@dataclass
+class Shared:
+    """What the coordinator and all sessions share."""
+
+    engine: Any
+    run_id: int
+    work_loop: int
+    clock: Clock
+    stop: asyncio.Event = field(default_factory=asyncio.Event)  # no new slices
+    window_opened: asyncio.Event = field(default_factory=asyncio.Event)  # begin snapshot taken
+    arrived: int = 0  # sessions that reached the window's start
+    arrival: asyncio.Event = field(default_factory=asyncio.Event)
+    on_slice: Any = None  # callable(session, result, measured)
+
+
+@dataclass
+class Session:
+    number: int  # 1-based
+    schema_index: int
+    conn: Any = None
+    pid: int | None = None
+    state: str = "new"  # new | connected | running | done | stopped | failed
+    error: str | None = None
+    failed_at: float | None = None  # server epoch (approximate: client clock + offset)
+    measured: Tally | None = None
+    warmup_iterations: int = 0
+    iterations: int = 0  # all slices, for the loop's exact UPDATE/scan patterns
+    selects: int = 0
+    in_call: bool = False
+    slices: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        counts = self.measured.counts() if self.measured else {}
+        return {"session": self.number, "schema": self.schema_index, "pid": self.pid, "state": self.state,
+                "error": self.error, "warmup_iterations": self.warmup_iterations, **counts}
+
+    async def run(self, shared: Shared, buckets: int) -> None:
+        self.measured = Tally(buckets)
+        self.state = "running"
+        clock = shared.clock
+        previous_end: float | None = None
+        think_left = 0.0
+        arrived = False
+        while not shared.stop.is_set():
+            measured = clock.warmup == 0 if previous_end is None else previous_end >= clock.window_open - EPSILON
+            if measured and not arrived and clock.warmup > 0:
+                arrived = True
+                shared.arrived += 1
+                shared.arrival.set()
+                await shared.window_opened.wait()
+                if shared.stop.is_set():
+                    break
+            limit = None
+            if measured and shared.work_loop:
+                limit = shared.work_loop - self.measured.iterations
+            self.in_call = True
+            try:
+                result: SliceResult = await shared.engine.call_slice(
+                    self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
+                    iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
+                    think_left=think_left)
+            finally:
+                self.in_call = False
+            self.slices += 1
+            self.iterations += result.iterations
+            self.selects += result.selects + result.scans
+            if measured:
+                self.measured.add(result)
+            else:
+                self.warmup_iterations += result.iterations
+            if shared.on_slice is not None:
+                shared.on_slice(self, result, measured)
+            previous_end = result.slice_end
+            think_left = result.think_left
+            if result.done:
+                self.state = "done"
+                return
+        self.state = "stopped"
+
+    def fail(self, error: BaseException, offset: float) -> None:
+        self.state = "failed"
+        self.error = " ".join(str(error).split()) or type(error).__name__
+        self.failed_at = time.time() + offset

@@ -1,0 +1,91 @@
+"""Reading SLOB's slob.conf (and pgio.conf): shell KEY=VALUE lines with SLOB's names."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbio.errors import ConfigError, ConfigErrors
+from dbio.options import BY_SLOB, SLOB_IGNORED, Option
+
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_EXPORT_ONLY = re.compile(r"^export(\s+[A-Za-z_][A-Za-z0-9_]*)+\s*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    value: str
+    line: int
+    option: Option
+
+
+@dataclass(frozen=True)
+class Ignored:
+    name: str
+    line: int
+    why: str
+
+
+def parse(path: Path) -> list[Entry]:
+    entries, _ = parse_with_ignored(path)
+    return entries
+
+
+def parse_with_ignored(path: Path) -> tuple[list[Entry], list[Ignored]]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigErrors([ConfigError("--slob-conf", str(path), "file not found",
+                                        "give the path of an existing slob.conf")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigErrors([ConfigError("--slob-conf", str(path), f"cannot be read ({exc})",
+                                        "check the path and permissions")]) from None
+    return parse_text(text, path.name)
+
+
+def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[Ignored]]:
+    entries: list[Entry] = []
+    ignored: list[Ignored] = []
+    errors: list[ConfigError] = []
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.strip()
+        if not line or line.startswith("#") or _EXPORT_ONLY.match(line):
+            continue
+        where = f"{origin} line {number}"
+        m = _ASSIGN.match(line)
+        if not m:
+            errors.append(ConfigError(where, line, "is not a KEY=VALUE line",
+                                      "write it as NAME=value (no spaces around =) or comment it out with #"))
+            continue
+        name, rest = m.groups()
+        try:
+            words = shlex.split(rest, comments=True)
+        except ValueError:
+            errors.append(ConfigError(where, line, "has an unbalanced quote", "close the quote or remove it"))
+            continue
+        if len(words) > 1:
+            errors.append(ConfigError(where, line, "has more than one value",
+                                      "quote the value or remove the extra words"))
+            continue
+        value = words[0] if words else ""
+        name_upper = name.upper()
+        if name_upper in SLOB_IGNORED:
+            ignored.append(Ignored(name_upper, number, SLOB_IGNORED[name_upper]))
+            continue
+        option = BY_SLOB.get(name_upper)
+        if option is None:
+            match = difflib.get_close_matches(name_upper, list(BY_SLOB) + list(SLOB_IGNORED), n=1, cutoff=0.6)
+            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio help --slob lists the names it reads)"
+            errors.append(ConfigError(f"{where}: {name}", value, "unknown slob.conf name", fix))
+            continue
+        if value == "":
+            errors.append(ConfigError(f"{where}: {name}", "(empty)", "has no value", "give a value or remove the line"))
+            continue
+        entries.append(Entry(name_upper, value, number, option))
+    if errors:
+        raise ConfigErrors(errors)
+    return entries, ignored

@@ -1,0 +1,240 @@
+"""The figures of a measured window, from its two snapshots and the sessions' own counts (pure).
+
+Engine counters arrive already normalized (engine-neutral names); OS counters are /proc
+readings. Every figure that cannot be computed is None, never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.stats import histogram
+from dbio.stats.counters import delta, get, rate, ratio
+
+MiB = 1 << 20
+KINDS = ("select", "update", "scan")
+PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
+
+
+def derive(window: dict[str, Any]) -> dict[str, Any]:
+    seconds = float(window["seconds"])
+    d = delta(window["engine_begin"], window["engine_end"])
+    totals = window["totals"]
+    out: dict[str, Any] = {"window_seconds": seconds}
+    out["load_profile"] = _load_profile(d, totals, seconds)
+    out["io_profile"] = _io_profile(d, seconds)
+    out["latency"] = _latency(d, window["histograms"], io_timing=window.get("io_timing", True),
+                              wal_io_timing=window.get("wal_io_timing", True))
+    out["cpu"] = _cpu(window, d, seconds)
+    out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
+    out["validity"] = _validity(window, d, out["devices"], totals)
+    return out
+
+
+def _load_profile(d: dict[str, Any], totals: dict[str, Any], s: float) -> dict[str, Any]:
+    reads = get(d, "data", "reads")
+    read_blocks = _blocks(get(d, "data", "read_bytes"))
+    hits = get(d, "data", "hits")
+    statements = sum(totals.get(k, 0) for k in ("selects", "updates", "scans"))
+    logical = None if hits is None or read_blocks is None else hits + read_blocks
+    return {
+        "logical_reads_per_s": rate(logical, s),
+        "physical_reads_per_s": rate(reads, s),
+        "physical_read_blocks_per_s": rate(read_blocks, s),
+        "physical_writes_per_s": rate(get(d, "data", "writes"), s),
+        "wal_bytes_per_s": rate(get(d, "wal", "bytes"), s),
+        "wal_writes_per_s": rate(get(d, "wal", "writes"), s),
+        "wal_syncs_per_s": rate(get(d, "wal", "syncs"), s),
+        "statements_per_s": rate(statements, s),
+        "selects_per_s": rate(totals.get("selects"), s),
+        "updates_per_s": rate(totals.get("updates"), s),
+        "scans_per_s": rate(totals.get("scans"), s),
+        "commits_per_s": rate(totals.get("updates"), s),  # the workload's: one per UPDATE
+        "server_commits_per_s": rate(get(d, "db", "commits"), s),  # includes dbio's own slices and samples
+        "rows_per_s": rate(totals.get("rows"), s),
+        "iterations_per_s": rate(totals.get("iterations"), s),
+        "per_statement": {
+            "logical_reads": ratio(logical, statements),
+            "physical_reads": ratio(reads, statements),
+            "physical_writes": ratio(get(d, "data", "writes"), statements),
+            "wal_bytes": ratio(get(d, "wal", "bytes"), statements),
+        },
+    }
+
+
+def _io_profile(d: dict[str, Any], s: float) -> dict[str, Any]:
+    data_reads, data_writes = get(d, "data", "reads"), get(d, "data", "writes")
+    wal_writes = get(d, "wal", "writes")
+    wal_write_bytes = get(d, "wal", "write_bytes")
+    profile = {
+        "data_read_requests_per_s": rate(data_reads, s),
+        "data_read_mib_per_s": rate(_mib(get(d, "data", "read_bytes")), s),
+        "data_write_requests_per_s": rate(data_writes, s),
+        "data_write_mib_per_s": rate(_mib(get(d, "data", "write_bytes")), s),
+        "wal_write_requests_per_s": rate(wal_writes, s),
+        "wal_write_mib_per_s": rate(_mib(wal_write_bytes if wal_write_bytes is not None else get(d, "wal", "bytes")), s),
+        "wal_write_mib_is_generated": wal_write_bytes is None,
+        "client_read_requests_per_s": rate(get(d, "client", "reads"), s),
+    }
+    total_requests = _sum(data_reads, data_writes, wal_writes)
+    profile["total_requests_per_s"] = rate(total_requests, s)
+    by_backend = d.get("by_backend")
+    if by_backend:
+        profile["by_backend"] = {
+            btype: {"read_requests_per_s": rate(v.get("reads"), s), "read_mib_per_s": rate(_mib(v.get("read_bytes")), s),
+                    "write_requests_per_s": rate(v.get("writes"), s), "write_mib_per_s": rate(_mib(v.get("write_bytes")), s),
+                    "wal_write_requests_per_s": rate(v.get("wal_writes"), s),
+                    "wal_write_mib_per_s": rate(_mib(v.get("wal_write_bytes")), s)}
+            for btype, v in sorted(by_backend.items())
+            if any((v.get(k) or 0) > 0 for k in ("reads", "writes", "wal_writes"))
+        }
+    else:
+        profile["by_backend"] = None
+    return profile
+
+
+def _latency(d: dict[str, Any], hists: dict[str, Any], *, io_timing: bool, wal_io_timing: bool) -> dict[str, Any]:
+    def avg_us(time_ms: Any, count: Any, timed: bool = io_timing) -> float | None:
+        # Without the server's I/O timing the summed times are zero: unavailable, not 0 us.
+        r = ratio(time_ms, count) if timed else None
+        return None if r is None else r * 1000.0
+
+    client_reads = get(d, "client", "reads")
+    out: dict[str, Any] = {
+        "avg_read_us": avg_us(get(d, "client", "read_time_ms"), client_reads) if client_reads
+        else avg_us(get(d, "data", "read_time_ms"), get(d, "data", "reads")),
+        "avg_read_us_all_backends": avg_us(get(d, "data", "read_time_ms"), get(d, "data", "reads")),
+        "avg_write_us": avg_us(get(d, "data", "write_time_ms"), get(d, "data", "writes")),
+        "avg_wal_write_us": avg_us(get(d, "wal", "write_time_ms"), get(d, "wal", "writes"), wal_io_timing),
+        "avg_wal_sync_us": avg_us(get(d, "wal", "sync_time_ms"), get(d, "wal", "syncs"), wal_io_timing),
+    }
+    bounds = hists["bounds_us"]
+    statements: dict[str, Any] = {}
+    for kind in KINDS:
+        h = hists.get(kind)
+        if not h or not histogram.total(h["counts"]):
+            continue
+        counts, n = h["counts"], histogram.total(h["counts"])
+        stats = {"count": n, "mean_us": h["sum_us"] / n, "max_us": h["max_us"]}
+        for name, q in PERCENTILES:
+            stats[f"{name}_us"] = histogram.percentile(counts, bounds, q, h["max_us"])
+        buckets = histogram.awr_buckets(counts, bounds)
+        stats["awr_buckets"] = [{"bucket": label, "count": c, "pct": 100.0 * c / n} for label, c in buckets]
+        statements[kind] = stats
+    out["statements"] = statements
+    return out
+
+
+def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
+    cores = window.get("cores") or 1
+    ob, oe = window.get("os_begin") or {}, window.get("os_end") or {}
+    stat = delta(ob.get("stat"), oe.get("stat")) if ob.get("stat") and oe.get("stat") else None
+    reads = get(d, "data", "reads")
+    out: dict[str, Any] = {"cores": cores}
+    if stat:
+        span = sum(stat.get(k) or 0 for k in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"))
+        busy = sum(stat.get(k) or 0 for k in ("user", "nice", "system", "irq", "softirq"))
+
+        def pct(*keys: str) -> float | None:
+            return ratio(100.0 * sum(stat.get(k) or 0 for k in keys), span)
+
+        out["host"] = {"user_pct": pct("user", "nice"), "system_pct": pct("system", "irq", "softirq"),
+                       "iowait_pct": pct("iowait"), "steal_pct": pct("steal"), "idle_pct": pct("idle"),
+                       "busy_pct": pct("user", "nice", "system", "irq", "softirq"), "busy_seconds": busy,
+                       "busy_cores": rate(busy, s), "context_switches_per_s": rate(stat.get("ctxt"), s)}
+        # Host CPU is this machine's: it prices the reads only when the server runs here.
+        out["reads_per_host_cpu_second"] = ratio(reads, busy) if window.get("local", True) else None
+    else:
+        out["host"] = None
+        out["reads_per_host_cpu_second"] = None
+    db_cpu = _cpu_delta(ob.get("session_cpu"), oe.get("session_cpu"))
+    bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
+    client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
+    monitor_cpu = delta(ob.get("monitor_cpu_total"), oe.get("monitor_cpu_total"))
+    out.update({
+        "db_cpu_seconds": db_cpu,
+        "db_cpu_cores": rate(db_cpu, s),
+        "background_cpu_seconds": bg_cpu,
+        "dbio_client_cpu_seconds": client_cpu,
+        "dbio_monitor_cpu_seconds": monitor_cpu,  # server processes answering dbio's sampling
+        "reads_per_db_cpu_second": ratio(reads, db_cpu),
+        "reads_per_second_per_core": ratio(rate(reads, s), cores),
+        "db_cpu_us_per_read": None if db_cpu is None or not reads else 1e6 * db_cpu / reads,
+    })
+    return out
+
+
+def _cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:
+    """CPU seconds of processes seen at both ends (a process that ended is not counted)."""
+    if not begin or not end:
+        return None
+    return sum(max(0.0, end[pid] - begin[pid]) for pid in end if pid in begin)
+
+
+def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> dict[str, Any]:
+    if not ob or not oe or not ob.get("disks") or not oe.get("disks"):
+        return {}
+    out = {}
+    for name, end in oe["disks"].items():
+        d = delta(ob["disks"].get(name), end)
+        if d is None:
+            continue
+        reads, writes = d.get("reads"), d.get("writes")
+        out[name] = {
+            "reads_per_s": rate(reads, s), "read_mib_per_s": rate(_mib(_sectors(d.get("sectors_read"))), s),
+            "avg_read_us": _times_1000(ratio(d.get("read_ms"), reads)),
+            "writes_per_s": rate(writes, s), "write_mib_per_s": rate(_mib(_sectors(d.get("sectors_written"))), s),
+            "avg_write_us": _times_1000(ratio(d.get("write_ms"), writes)),
+            "utilization_pct": None if s <= 0 or d.get("io_ms") is None else min(100.0, 100.0 * d["io_ms"] / (s * 1000)),
+            "avg_queue": None if s <= 0 or d.get("weighted_io_ms") is None else d["weighted_io_ms"] / (s * 1000),
+            "reads": reads, "writes": writes,
+        }
+    return out
+
+
+def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any],
+              totals: dict[str, Any]) -> dict[str, Any]:
+    reads = get(d, "data", "reads")
+    # Rows of the random-range statements (each touches work_unit rows) against the single-block
+    # reads that served them; the scan table's ring-buffer reads are apart.
+    random_rows = (totals.get("selects", 0) + totals.get("updates", 0)) * (window.get("work_unit") or 0)
+    random_blocks = _blocks(get(d, "client_normal", "read_bytes"))
+    read_blocks = _blocks(get(d, "data", "read_bytes"))
+    hits = get(d, "data", "hits")
+    device_reads = sum(v["reads"] or 0 for v in devices.values()) if devices else None
+    data_bytes = window.get("data_bytes")
+    cache = window.get("shared_buffers")
+    requests = None if hits is None or read_blocks is None else hits + read_blocks
+    return {
+        "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
+        "buffer_miss_pct": None if not requests else 100.0 * read_blocks / requests,
+        # One row per block: ~1 block read per row touched means every row came from storage.
+        "blocks_read_per_row": ratio(random_blocks, random_rows or None),
+        "device_reads": device_reads,
+        "device_to_db_read_ratio": ratio(device_reads, reads),
+        "direct_io": window.get("direct_io"),
+        "data_bytes": data_bytes,
+        "shared_buffers_bytes": cache,
+        "data_to_cache_ratio": ratio(data_bytes, cache),
+    }
+
+
+def _times_1000(value: float | None) -> float | None:
+    return None if value is None else 1000.0 * value
+
+
+def _blocks(nbytes: float | None) -> float | None:
+    return None if nbytes is None else nbytes / 8192
+
+
+def _mib(nbytes: float | None) -> float | None:
+    return None if nbytes is None else nbytes / MiB
+
+
+def _sectors(count: float | None) -> float | None:
+    return None if count is None else count * 512
+
+
+def _sum(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None

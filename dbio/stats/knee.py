@@ -1,0 +1,59 @@
+"""Where a throughput curve stops paying: the knee, stated with Little's law (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+DEFAULT_GAIN = 0.10  # more sessions must add at least 10% of throughput to be worth it
+
+
+@dataclass(frozen=True)
+class Point:
+    sessions: int
+    iops: float
+    latency_us: float | None
+
+
+@dataclass(frozen=True)
+class Knee:
+    after: Point  # the last step that paid
+    next: Point  # the step that did not
+    gain_pct: float
+    latency_pct: float
+
+    @property
+    def in_flight(self) -> float | None:
+        """Little's law at the next step: reads in flight = reads/s x read latency."""
+        if self.next.latency_us is None:
+            return None
+        return self.next.iops * self.next.latency_us / 1e6
+
+    def statement(self, what: str = "reads/s", latency: str = "read latency", read_latency: bool = True) -> str:
+        """read_latency: the latency is per read, so reads/s x latency counts reads in flight (a
+        statement's latency spans work_unit reads, and Little's law would overstate them)."""
+        text = (f"beyond {self.after.sessions} sessions, {what} {self.gain_pct:+.0f}% while {latency} "
+                f"{self.latency_pct:+.0f}%: queueing")
+        if read_latency and self.in_flight is not None:
+            text += (f" (Little's law at {self.next.sessions} sessions: {self.next.iops:,.0f}/s x "
+                     f"{self.next.latency_us:,.0f} us = {self.in_flight:.1f} in flight)")
+        return text
+
+
+def find(points: Sequence[Point], gain: float = DEFAULT_GAIN) -> Knee | None:
+    """The first step after which more sessions add less than `gain` of throughput while latency
+    rises faster than throughput; None for one step, a flat curve or a curve without latency."""
+    ordered = sorted((p for p in points if p.iops > 0), key=lambda p: p.sessions)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.latency_us is None or b.latency_us is None or a.latency_us <= 0 or b.sessions <= a.sessions:
+            continue
+        g = b.iops / a.iops - 1
+        r = b.latency_us / a.latency_us - 1
+        if g < gain and r > g:
+            return Knee(a, b, 100 * g, 100 * r)
+    return None
+
+
+def peaked(previous_best: float, current: float, gain: float) -> bool:
+    """--until-peak: the doubling stops when a step adds less than `gain` to the best so far."""
+    return previous_best > 0 and current < previous_best * (1 + gain)

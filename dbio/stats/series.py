@@ -1,0 +1,139 @@
+"""Time series, one row per interval, from consecutive samples and the sessions' counts (pure).
+
+Sample k is taken half a second after second k of the run (counted from the common start),
+when every session has just published its counters for the second ending at k; the difference
+between two samples is the work of the seconds between them, and the sessions' own counts for
+that interval are keyed by the same k.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from dbio.stats import histogram
+from dbio.stats.counters import delta, get, ratio
+
+MiB = 1 << 20
+
+
+def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[str, Any]], bounds: list[float],
+                 start: float, *, io_timing: bool = True) -> list[dict[str, Any]]:
+    """One row per pair of consecutive samples; samples may be a stream (an 8-hour run's file)."""
+    rows = []
+    prev = None
+    for cur in samples:
+        if prev is None or not prev.get("engine") or not cur.get("engine"):
+            prev = cur if cur.get("engine") else prev
+            continue
+        # Sessions publish their counters on the grid, so a sample covers whole grid seconds
+        # whatever the jitter of the sampling itself.
+        if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int):
+            # the last interval of a run that stopped early covers only up to where it stopped
+            seconds = float(cur.get("covers_to", cur["k"]) - prev["k"])
+        else:
+            seconds = cur["engine"]["t"] - prev["engine"]["t"]
+        if seconds <= 0:
+            continue
+        d = delta(prev["engine"], cur["engine"])
+        row: dict[str, Any] = {
+            "k": cur["k"], "t": cur["engine"]["t"], "since_start": round(cur["engine"]["t"] - start, 3),
+            "phase": cur.get("phase"),
+            "reads_per_s": _per(get(d, "data", "reads"), seconds),
+            "read_mib_per_s": _per(_mib(get(d, "data", "read_bytes")), seconds),
+            "writes_per_s": _per(get(d, "data", "writes"), seconds),
+            "write_mib_per_s": _per(_mib(get(d, "data", "write_bytes")), seconds),
+            "wal_mib_per_s": _per(_mib(get(d, "wal", "bytes")), seconds),
+            "avg_read_us": _us(get(d, "client", "read_time_ms"), get(d, "client", "reads")) if io_timing else None,
+        }
+        prev_os, cur_os = prev.get("os") or {}, cur.get("os") or {}
+        # /proc counters move continuously: their rates use the readings' own times, not the grid.
+        os_seconds = (cur_os["t"] - prev_os["t"]) if prev_os.get("t") and cur_os.get("t") else seconds
+        row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else seconds))
+        # every interval the row spans (a failed sample makes a row span two)
+        spanned = [statements[k] for k in sorted(statements) if prev["k"] < k <= cur["k"]] \
+            if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int) else [statements.get(cur.get("k"))]
+        row.update(_statements(_combine([t for t in spanned if t]), bounds, seconds))
+        waits = cur.get("waits") or {}
+        if waits:
+            row["top_wait"] = max(waits.items(), key=lambda kv: kv[1])[0]
+        rows.append(row)
+        prev = cur
+    return rows
+
+
+def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if prev.get("stat") and cur.get("stat"):
+        d = delta(prev["stat"], cur["stat"])
+        span = sum(d.get(k) or 0 for k in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"))
+        busy = sum(d.get(k) or 0 for k in ("user", "nice", "system", "irq", "softirq"))
+        def pct(*keys: str) -> float | None:
+            return None if not span else 100.0 * sum(d.get(k) or 0 for k in keys) / span
+
+        out["host_busy_pct"] = None if not span else 100.0 * busy / span
+        out["host_user_pct"] = pct("user", "nice")
+        out["host_system_pct"] = pct("system", "irq", "softirq")
+        out["host_iowait_pct"] = pct("iowait")
+    if prev.get("disks") and cur.get("disks"):
+        reads = sum((delta(prev["disks"].get(n), v) or {}).get("reads") or 0 for n, v in cur["disks"].items())
+        out["device_reads_per_s"] = reads / seconds
+    if prev.get("session_cpu_total") is not None and cur.get("session_cpu_total") is not None:
+        out["db_cpu_cores"] = max(0.0, cur["session_cpu_total"] - prev["session_cpu_total"]) / seconds
+    return out
+
+
+def _combine(tallies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Sparse per-interval tallies added up (pure)."""
+    if len(tallies) <= 1:
+        return tallies[0] if tallies else None
+    out: dict[str, Any] = {k: sum(t.get(k, 0) for t in tallies) for k in ("selects", "updates", "scans")}
+    parts = [t["select"] for t in tallies if t.get("select")]
+    if parts:
+        hist: dict[str, int] = {}
+        for part in parts:
+            for index, value in part["hist"].items():
+                hist[index] = hist.get(index, 0) + value
+        out["select"] = {"count": sum(p["count"] for p in parts), "sum_us": sum(p["sum_us"] for p in parts),
+                         "max_us": max(p["max_us"] for p in parts), "hist": hist}
+    return out
+
+
+def _statements(tally: dict[str, Any] | None, bounds: list[float], seconds: float) -> dict[str, Any]:
+    if not tally:
+        return {"statements_per_s": 0.0}
+    count = sum(tally.get(k, 0) for k in ("selects", "updates", "scans"))
+    out: dict[str, Any] = {"statements_per_s": count / seconds}
+    select = tally.get("select")
+    if select:
+        counts = [0] * (len(bounds) + 1)
+        for index, value in select["hist"].items():
+            counts[int(index)] = value
+        out["select_avg_us"] = select["sum_us"] / select["count"]
+        out["select_p99_us"] = histogram.percentile(counts, bounds, 0.99, select["max_us"])
+    return out
+
+
+def _per(value: float | None, seconds: float) -> float | None:
+    return None if value is None else value / seconds
+
+
+def _mib(value: float | None) -> float | None:
+    return None if value is None else value / MiB
+
+
+def _us(time_ms: float | None, count: float | None) -> float | None:
+    r = ratio(time_ms, count)
+    return None if r is None else r * 1000.0
+
+
+def summary(rows: list[dict[str, Any]], key: str) -> dict[str, float | None]:
+    """Mean, standard deviation, coefficient of variation, min and max of one series."""
+    values = [r[key] for r in rows if r.get(key) is not None and r.get("phase") == "measured"]
+    if not values:
+        return {"n": 0, "mean": None, "stdev": None, "cv_pct": None, "min": None, "max": None}
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    stdev = var ** 0.5
+    return {"n": n, "mean": mean, "stdev": stdev, "cv_pct": None if not mean else 100.0 * stdev / mean,
+            "min": min(values), "max": max(values)}

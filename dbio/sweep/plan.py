@@ -1,0 +1,98 @@
+"""What a sweep varies and in which order its steps run (pure).
+
+Settings that need the embedded instance restarted (shared_buffers, io_method, direct I/O...)
+vary outermost, so each combination of them is set up once; run knobs vary inside.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dbio.errors import UsageError
+from dbio.options import BY_KEY
+
+# Knobs a sweep may vary, with the short names step directories use.
+RUN_KNOBS = {
+    "threads_per_schema": "t", "schemas": "s", "update_pct": "upd", "work_unit": "wu", "scan_pct": "scan",
+    "redo_stress": "redo", "hotspot": "hot", "hotspot_size": "hotsz", "hotspot_offset": "hotoff",
+    "hotspot_frequency": "hotf", "hot_schema_frequency": "hsf", "think_time_frequency": "think",
+    "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",
+    "run_time": "rt", "warmup": "warm", "work_loop": "loop",
+}
+RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow", "direct_io": "dio",
+                 "wal_level": "wal", "max_connections": "maxconn"}
+ABBREVIATIONS = {**RESTART_KNOBS, **RUN_KNOBS}
+
+
+@dataclass(frozen=True)
+class Vary:
+    key: str
+    values: tuple[str, ...]  # as typed; each step's config validates them
+
+    @property
+    def restarts(self) -> bool:
+        return self.key in RESTART_KNOBS
+
+
+def parse_vary(text: str) -> Vary:
+    """KEY=V1,V2,...; the key must be a knob a sweep can vary."""
+    key, sep, values = text.partition("=")
+    key = key.strip().replace("-", "_")
+    if not sep:
+        raise UsageError(f"--vary {text}: expected KEY=V1,V2,...", "for example --vary update_pct=0,20")
+    if key not in ABBREVIATIONS:
+        known = list(ABBREVIATIONS)
+        match = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        why = "is not an option" if key not in BY_KEY else "is fixed by the load, not varied by a sweep"
+        raise UsageError(f"--vary {text}: {key} {why}",
+                         f"did you mean {match[0]}?" if match else f"vary one of {', '.join(sorted(known))}")
+    items = tuple(v.strip() for v in values.split(",") if v.strip())
+    if not items:
+        raise UsageError(f"--vary {text}: no values", "give one or more values separated by commas")
+    if len(set(items)) != len(items):
+        raise UsageError(f"--vary {text}: a value is repeated", "list each value once")
+    return Vary(key, items)
+
+
+def sessions_vary(text: str, schemas: int) -> Vary:
+    """--sessions 1,2,4: total sessions, as threads per schema."""
+    values = []
+    for item in (v.strip() for v in text.split(",") if v.strip()):
+        if not item.isdigit() or int(item) < 1:
+            raise UsageError(f"--sessions {text}: {item!r} is not a number of sessions", "give whole numbers >= 1")
+        if int(item) % schemas:
+            raise UsageError(f"--sessions {text}: {item} sessions cannot be spread over {schemas} schemas",
+                             "give multiples of schemas (sessions = schemas x threads_per_schema)")
+        values.append(str(int(item) // schemas))
+    if not values:
+        raise UsageError("--sessions: no values", "for example --sessions 1,2,4,8")
+    return Vary("threads_per_schema", tuple(values))
+
+
+def combine(varies: list[Vary]) -> list[Vary]:
+    keys = [v.key for v in varies]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    if dupes:
+        raise UsageError(f"{', '.join(dupes)} is varied twice", "give each knob one --vary (sessions counts as "
+                                                               "threads_per_schema)")
+    # restart settings outermost: one restart per combination of them
+    return sorted(varies, key=lambda v: not v.restarts)
+
+
+def steps(varies: list[Vary]) -> list[dict[str, str]]:
+    ordered = combine(varies)
+    keys = [v.key for v in ordered]
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(v.values for v in ordered))]
+
+
+def step_name(index: int, values: dict[str, Any]) -> str:
+    parts = [f"{ABBREVIATIONS.get(k, k)}{_short(v)}" for k, v in values.items()]
+    return "-".join([f"{index:02d}", *parts])
+
+
+def _short(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "", str(value))[:24] or "x"

@@ -1,0 +1,38 @@
+"""Which server a command works on: the embedded instance (default) or an existing one (--dsn)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dbio.config import Config
+from dbio.engines.postgres.engine import PostgresEngine
+from dbio.instance.embedded import EmbeddedInstance
+
+
+@dataclass
+class Target:
+    engine: PostgresEngine
+    conninfo: str
+    instance: EmbeddedInstance | None
+
+    def connect(self, application_name: str) -> Any:
+        return self.engine.connect(self.conninfo, application_name=application_name)
+
+    @property
+    def embedded(self) -> bool:
+        return self.instance is not None
+
+
+def instance_for(config: Config, notify: Callable[[str], None]) -> EmbeddedInstance:
+    return EmbeddedInstance(config.instance.data_dir, notify=notify)
+
+
+def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> Target:
+    """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
+    engine = PostgresEngine()
+    if not config.connection.embedded:
+        return Target(engine, config.connection.dsn or "", None)
+    instance = instance_for(config, notify)
+    conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
+    return Target(engine, conninfo, instance)

@@ -1,0 +1,112 @@
+"""What the user sees while dbio works: messages, the load's progress bar, the run's live line."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.progress import (BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+from rich.text import Text
+
+from dbio.stats.counters import delta, get
+
+
+class UI:
+    def __init__(self, console: Console | None = None, *, quiet: bool = False):
+        self.console = console or Console(stderr=False, highlight=False)
+        self.err = Console(stderr=True, highlight=False)
+        self.quiet = quiet
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            self.console.print(message, markup=False, highlight=False, soft_wrap=True)
+
+    def note(self, message: str) -> None:
+        """Something dbio did on the user's behalf (created a user, restarted the server)."""
+        if not self.quiet:
+            self.console.print(Text("dbio: ", style="bold cyan") + Text(message), soft_wrap=True)
+
+    def warn(self, message: str) -> None:
+        self.err.print(Text("dbio: warning: ", style="bold yellow") + Text(message), soft_wrap=True)
+
+    def load_progress(self) -> "LoadProgress":
+        return LoadProgress(self.console, enabled=not self.quiet)
+
+    def run_observer(self, *, sessions: int, window: float, warmup: float) -> "RunObserver":
+        return RunObserver(self, sessions=sessions, window=window, warmup=warmup)
+
+
+class LoadProgress:
+    """dbio.load.Progress on a rich progress bar: MB loaded and MB/s."""
+
+    def __init__(self, console: Console, *, enabled: bool):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                 DownloadColumn(binary_units=False), TransferSpeedColumn(), TimeElapsedColumn(),
+                                 TimeRemainingColumn(), console=console, disable=not enabled, transient=False)
+        self.task: Any = None
+
+    def start(self, total_bytes: int, done_bytes: int, description: str) -> None:
+        self.progress.start()
+        self.task = self.progress.add_task(description, total=total_bytes, completed=done_bytes)
+
+    def advance(self, nbytes: int) -> None:
+        self.progress.update(self.task, advance=nbytes)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+class RunObserver:
+    """runner.Observer: one live line with the phase and the last second's figures."""
+
+    def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float):
+        self.ui = ui
+        self.sessions = sessions
+        self.window = window
+        self.warmup = warmup
+        self.phase_text = "starting"
+        self.last: dict[str, Any] | None = None
+        self.figures = ""
+        self.started = time.monotonic()
+        self.enabled = not ui.quiet and ui.console.is_terminal
+        self.live = Live(Text(""), console=ui.console, refresh_per_second=4, transient=True)
+        if self.enabled:
+            self.live.start()
+
+    def phase(self, message: str) -> None:
+        self.phase_text = message
+        self._refresh()
+
+    def event(self, message: str) -> None:
+        self.ui.err.print(Text("dbio: ", style="bold yellow") + Text(message), soft_wrap=True)
+
+    def second(self, sample: dict[str, Any]) -> None:
+        """A per-second sample whose engine counters are already normalized."""
+        previous, self.last = self.last, sample
+        if previous is None or not previous.get("engine") or not sample.get("engine"):
+            return
+        seconds = sample["engine"]["t"] - previous["engine"]["t"]
+        d = delta(previous["engine"], sample["engine"])
+        reads, read_ms = get(d, "data", "reads"), get(d, "client", "read_time_ms")
+        client_reads = get(d, "client", "reads")
+        if seconds <= 0 or reads is None:
+            return
+        self.figures = f"{reads / seconds:,.0f} reads/s"
+        if client_reads and read_ms:
+            self.figures += f" · {1000 * read_ms / client_reads:,.0f} us/read"
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        self.live.update(Text(f"{self.phase_text} · {elapsed:,.0f} s · {self.sessions} sessions"
+                              + (f" · {self.figures}" if self.figures else ""), style="cyan"))
+
+    def close(self) -> None:
+        if self.enabled:
+            self.live.stop()
+

@@ -1,0 +1,131 @@
+"""A real embedded PostgreSQL 18 for the integration tests, started once and removed at the end.
+
+Tests run dbio as users do (python -m dbio ...), each in its own database of the shared
+instance, with tiny scales: 32 MiB of data against 16 MiB of shared_buffers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def _base_dir() -> Path:
+    # As root the server runs as an unprivileged user, which cannot enter pytest's 0700 temp dirs.
+    base = Path(os.environ.get("DBIO_TEST_DIR", "/var/tmp" if os.geteuid() == 0 else tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix="dbio-tests-", dir=base))
+    path.chmod(0o755)
+    return path
+
+
+@dataclass
+class Done:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+
+def dbio(*args: str, timeout: float = 300, env: dict | None = None) -> Done:
+    proc = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class Instance:
+    root: Path
+    data_dir: Path
+    results: Path
+
+    def args(self, db: str, *extra: str) -> list[str]:
+        return ["--data-dir", str(self.data_dir), "--dbname", db, "--shared-buffers", "16MiB",
+                "--results-dir", str(self.results), *extra]
+
+    @property
+    def meta(self) -> dict:
+        return json.loads((self.data_dir / "dbio-instance.json").read_text())
+
+    def conninfo(self, db: str) -> str:
+        return f"host={self.data_dir / 'socket'} port={self.meta['port']} user=dbio dbname={db}"
+
+    def connect(self, db: str = "postgres") -> psycopg.Connection:
+        return psycopg.connect(self.conninfo(db), autocommit=True)
+
+    def create_database(self, db: str) -> None:
+        with self.connect() as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{db}"')
+
+
+SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--warmup", "1s", "--run-time", "3s"]
+
+
+@pytest.fixture(scope="session")
+def workdir():
+    path = _base_dir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def instance(workdir):
+    inst = Instance(workdir, workdir / "instance", workdir / "results")
+    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
+    assert done.code == 0, done.text
+    yield inst
+    dbio("instance", "destroy", "--data-dir", str(inst.data_dir))
+    assert not inst.data_dir.exists()
+
+
+PASSWORD = "the-right-password-7f3c"
+
+
+@pytest.fixture(scope="session")
+def roles(instance):
+    """Roles besides the superuser: one that must give a password (scram over the socket), one plain."""
+    hba = instance.data_dir / "pgdata" / "pg_hba.conf"
+    original = hba.read_text()
+    hba.write_text("local all pw_user scram-sha-256\n" + original)
+    with instance.connect() as conn:
+        for role in ("pw_user", "plain_user"):
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+        conn.execute(f"CREATE ROLE pw_user LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute("CREATE ROLE plain_user LOGIN")
+        conn.execute("SELECT pg_reload_conf()")
+    yield {"password": "pw_user", "plain": "plain_user"}
+    hba.write_text(original)
+    with instance.connect() as conn:
+        conn.execute("SELECT pg_reload_conf()")
+
+
+def dbio_backends(inst: Instance) -> list[tuple]:
+    with inst.connect() as conn:
+        return conn.execute("SELECT pid, application_name, state FROM pg_stat_activity "
+                            "WHERE application_name LIKE 'dbio:%'").fetchall()
+
+
+def load_result(directory: Path) -> dict:
+    return json.loads((directory / "result.json").read_text())
+
+
+def result_dir(done: Done) -> Path:
+    """The run directory a dbio run printed."""
+    for line in done.out.splitlines():
+        if line.startswith("result: "):
+            return Path(line.split(": ", 1)[1]).parent
+    raise AssertionError(f"no result line in:\n{done.text}")

@@ -1,0 +1,209 @@
+"""Bad input, one case per row: a one-line message naming the problem and the fix, exit status 2,
+and nothing created or changed (no file or directory, no database object, no server restart)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+import psycopg
+import pytest
+
+from tests.integration.conftest import PASSWORD, SMALL, Instance, dbio
+
+
+@dataclass
+class Case:
+    name: str
+    args: list[str]  # {sandbox}, {dsn}, {results}, {pgdata} are filled in
+    fragments: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # sandbox-relative files the case reads
+    root_only: bool = False
+
+
+# Runs against an embedded instance that does not exist: a new one must not be created.
+NEW = ["--data-dir", "{sandbox}/instance", "--results-dir", "{sandbox}/results"]
+DSN = ["--dsn", "{dsn}", "--results-dir", "{results}", *SMALL]
+
+CASES = [
+    # -- knobs out of range, of the wrong type or unit ------------------------------------------
+    Case("scale unit", ["setup", *NEW, "--scale", "4XB"], ["--scale = 4XB", "unknown size unit", "use"]),
+    Case("scale too small", ["setup", *NEW, "--scale", "10"], ["--scale = 10", "below the minimum 64"]),
+    Case("schemas zero", ["setup", *NEW, "--schemas", "0"], ["--schemas = 0", "below the minimum 1"]),
+    Case("schemas too many", ["run", *NEW, "--schemas", "5000"], ["--schemas = 5000", "above the maximum 4096"]),
+    Case("threads not a number", ["run", *NEW, "-t", "abc"], ["--threads-per-schema = abc", "whole number"]),
+    Case("run time words", ["run", *NEW, "--run-time", "5 minutes"], ["--run-time", "expected a duration"]),
+    Case("run time negative", ["run", *NEW, "--run-time=-5s"], ["--run-time", "duration"]),
+    Case("warmup unit", ["run", *NEW, "--warmup", "3 weeks"], ["--warmup", "duration"]),
+    Case("update pct range", ["run", *NEW, "--update-pct", "120"], ["--update-pct = 120", "use 0..100"]),
+    Case("update pct fraction", ["run", *NEW, "--update-pct", "12.5"], ["--update-pct = 12.5", "whole number"]),
+    Case("scan pct negative", ["run", *NEW, "--scan-pct=-1"], ["--scan-pct = -1", "below the minimum 0"]),
+    Case("scan table size unit", ["setup", *NEW, "--scan-table-size", "100XB"], ["--scan-table-size", "unit"]),
+    Case("work unit zero", ["run", *NEW, "--work-unit", "0"], ["--work-unit = 0", "minimum 1"]),
+    Case("work unit too big", ["run", *NEW, "--work-unit", "2000"], ["--work-unit = 2000", "maximum 1024"]),
+    Case("redo stress", ["run", *NEW, "--redo-stress", "MEDIUM"], ["--redo-stress = MEDIUM", "LITE or HEAVY"]),
+    Case("hotspot bool", ["run", *NEW, "--hotspot-size", "4KiB"], ["--hotspot-size = 4KiB", "below the minimum"]),
+    Case("hotspot frequency", ["run", *NEW, "--hotspot-frequency", "0"], ["--hotspot-frequency = 0", "minimum 1"]),
+    Case("think time unit", ["run", *NEW, "--think-time-min", "soon"], ["--think-time-min = soon", "duration"]),
+    Case("key order", ["setup", *NEW, "--key-order", "sorted"], ["--key-order = sorted", "random or contiguous"]),
+    Case("access path", ["run", *NEW, "--access-path", "seqscan"], ["--access-path = seqscan", "index or bitmap"]),
+    Case("load degree", ["setup", *NEW, "--load-parallel-degree", "0"], ["--load-parallel-degree = 0", "minimum"]),
+    Case("shared buffers", ["setup", *NEW, "--shared-buffers", "1MiB"], ["--shared-buffers = 1MiB", "16 MiB"]),
+    Case("io method", ["setup", *NEW, "--io-method", "aio"], ["--io-method = aio", "sync or worker or io_uring"]),
+    Case("io workers", ["setup", *NEW, "--io-workers", "64"], ["--io-workers = 64", "maximum 32"]),
+    Case("max connections", ["run", *NEW, "--max-connections=-1"], ["--max-connections = -1", "minimum 0"]),
+    Case("wal level", ["setup", *NEW, "--wal-level", "archive"], ["--wal-level = archive", "minimal or replica"]),
+    Case("interval fraction", ["run", *NEW, "--interval", "2.5s"], ["--interval", "whole number of seconds"]),
+    Case("wait sampling", ["run", *NEW, "--wait-sample-interval", "1ms"], ["--wait-sample-interval", "minimum"]),
+    Case("direct io bool", ["setup", *NEW], ["DBIO_DIRECT_IO = maybe", "true or false"],
+         env={"DBIO_DIRECT_IO": "maybe"}),
+    Case("pg setting dbio owns", ["setup", *NEW, "--pg-setting", "port=5432"], ["'port' is set by dbio"]),
+    Case("pg setting shape", ["setup", *NEW, "--pg-setting", "checkpoint timeout"], ["expected name=value"]),
+    # -- unknown keys, broken files ---------------------------------------------------------------
+    Case("unknown key", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["workload.update_pcd", "unknown key", "did you mean 'update_pct'"],
+         files={"dbio.toml": "[workload]\nupdate_pcd = 20\n"}),
+    Case("key in wrong section", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["workload.shared_buffers", "belongs in section [instance]"],
+         files={"dbio.toml": "[workload]\nshared_buffers = '1GiB'\n"}),
+    Case("invalid toml", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"], ["not valid TOML"],
+         files={"dbio.toml": "[workload\nscale = 1\n"}),
+    Case("missing config file", ["setup", *NEW, "--config", "{sandbox}/nope.toml"], ["file not found"]),
+    Case("environment value", ["run", *NEW], ["DBIO_UPDATE_PCT = lots", "whole number"],
+         env={"DBIO_UPDATE_PCT": "lots"}),
+    # -- contradictions ---------------------------------------------------------------------------
+    Case("hot spot outside data", ["run", *NEW, "--scale", "1GiB", "--hotspot", "--hotspot-offset", "1GiB"],
+         ["beyond the data set", "lower hotspot_offset"]),
+    Case("work unit not below scale", ["run", *NEW, "--scale", "128", "--work-unit", "200", "--allow-cached"],
+         ["must be smaller than scale", "raise scale"]),
+    Case("no end", ["run", *NEW, "--run-time", "0", "--work-loop", "0"], ["without an end", "work_loop"]),
+    Case("sessions above max connections", ["run", *NEW, "-t", "64", "--max-connections", "50"],
+         ["too small for 64 sessions", "max_connections >= 69"]),
+    Case("hot schema with one schema", ["run", *NEW, "--hot-schema-frequency", "3"], ["more than one schema"]),
+    Case("think time backwards", ["run", *NEW, "--think-time-frequency", "2", "--think-time-min", "2s",
+                                  "--think-time-max", "1s"], ["larger than think_time_max"]),
+    Case("scans without a table", ["run", *NEW, "--scan-pct", "10", "--scan-table-size", "0"],
+         ["needs a scan table"]),
+    Case("data set fits in cache", ["setup", *NEW, "--scale", "64MiB"], ["fits in shared_buffers", "--allow-cached"]),
+    # -- SLOB files -------------------------------------------------------------------------------
+    Case("slob.conf malformed line", ["setup", *NEW, "--slob-conf", "{sandbox}/slob.conf"],
+         ["slob.conf line 2", "not a KEY=VALUE line"], files={"slob.conf": "UPDATE_PCT=20\nSCALE = 80M\n"}),
+    Case("slob.conf unknown name", ["setup", *NEW, "--slob-conf", "{sandbox}/slob.conf"],
+         ["UPDATE_PTC", "did you mean UPDATE_PCT"], files={"slob.conf": "UPDATE_PTC=20\n"}),
+    Case("slob.conf value", ["setup", *NEW, "--slob-conf", "{sandbox}/slob.conf"],
+         ["slob.conf line 1: UPDATE_PCT", "above the maximum 100"], files={"slob.conf": "UPDATE_PCT=200\n"}),
+    Case("slob.conf missing", ["setup", *NEW, "--slob-conf", "{sandbox}/none.conf"], ["file not found"]),
+    # -- disk and directories ---------------------------------------------------------------------
+    Case("scale beyond free disk", ["setup", *NEW, "--scale", "1TiB"], ["free but the load needs about", "lower scale"]),
+    Case("data dir is a file", ["setup", "--data-dir", "{sandbox}/a-file", "--results-dir", "{sandbox}/results"],
+         ["is a file, not a directory"], files={"a-file": "x"}),
+    Case("data dir not empty", ["setup", "--data-dir", "{sandbox}/full", "--results-dir", "{sandbox}/results"],
+         ["is not empty and is not a dbio instance"], files={"full/notes.txt": "keep"}),
+    Case("data dir inside another instance", ["setup", "--data-dir", "{pgdata}/base/mine"],
+         ["inside another PostgreSQL data directory"]),
+    Case("data dir the server user cannot reach", ["setup", "--data-dir", "/root/dbio-test-unreachable/x"],
+         ["unreachable for the server user", "chmod o+x /root"], root_only=True),
+    # -- servers ----------------------------------------------------------------------------------
+    Case("unknown host", ["run", "--dsn", "host=nonexistent.invalid connect_timeout=3", *SMALL],
+         ["cannot connect", "check the host name"]),
+    Case("wrong port", ["run", "--dsn", "host=127.0.0.1 port=1 connect_timeout=3", *SMALL],
+         ["cannot connect", "is the server running"]),
+    Case("missing database", ["run", "--dsn", "{dsn_nodb}", *SMALL], ["does not exist", "create the database"]),
+    Case("wrong password", ["setup", "--dsn", "{dsn_pw}", *SMALL], ["password authentication failed",
+                                                                     "PGPASSWORD or ~/.pgpass"],
+         env={"PGPASSWORD": "not-the-password"}),
+    Case("password on the command line", ["setup", "--dsn", "{dsn_pw} password=hunter2", *SMALL],
+         ["visible to every user of this host", "--password"]),
+    Case("role without CREATE", ["setup", "--dsn", "{dsn_noperm}", *SMALL],
+         ["may not create schemas", "GRANT CREATE ON DATABASE"]),
+    Case("run before setup", ["run", *DSN], ["nothing is loaded", "run dbio setup first"]),
+    Case("run after another setup", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{results}", "--scale",
+                                     "40MiB", "--scan-table-size", "8MiB"], ["larger than the 4096 rows loaded",
+                                                                             "dbio setup --reload"]),
+    Case("run with another key order", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{results}", *SMALL,
+                                        "--key-order", "contiguous"], ["key_order = contiguous",
+                                                                       "reload with dbio setup --reload"]),
+    Case("results dir is a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file", *SMALL],
+         ["is not writable", "--results-dir"], files={"a-file": "x"}),
+    Case("result directory exists", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/taken", *SMALL,
+                                     "--label", "taken"], ["already exists", "--label"]),
+    # -- reports ----------------------------------------------------------------------------------
+    Case("truncated result", ["report", "{sandbox}/result.json"], ["not valid JSON", "truncated"],
+         files={"result.json": '{"format": "dbio-result", "format_version": 1, "status": "comp'}),
+    Case("not a result", ["report", "{sandbox}/result.json"], ["is not a dbio result"],
+         files={"result.json": '{"hello": 1}'}),
+    Case("newer result format", ["report", "{sandbox}/result.json"], ["result format 7", "newer dbio"],
+         files={"result.json": '{"format": "dbio-result", "format_version": 7}'}),
+    Case("missing result", ["report", "{sandbox}/none"], ["does not exist"]),
+]
+
+
+def _snapshot(sandbox: Path, instance: Instance) -> dict:
+    files = {str(p.relative_to(sandbox)): p.stat().st_mtime_ns for p in sandbox.rglob("*")}
+    results = sorted(p.name for p in instance.results.iterdir()) if instance.results.exists() else []
+    with instance.connect() as conn:
+        databases = sorted(r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall())
+    objects = {}
+    for db in ("badinput", "badinput_loaded"):
+        with instance.connect(db) as conn:
+            objects[db] = sorted(conn.execute(
+                "SELECT n.nspname || '.' || c.relname || ':' || c.relfilenode FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', "
+                "'information_schema', 'pg_toast')").fetchall())
+    conf = (instance.data_dir / "pgdata" / "dbio.conf").read_text()
+    pid = (instance.data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0]
+    return {"files": files, "results": results, "databases": databases, "objects": objects, "conf": conf, "pid": pid}
+
+
+@pytest.fixture(scope="module")
+def servers(instance, roles):
+    """Databases the server cases point at: one empty (no CREATE for PUBLIC), one loaded."""
+    instance.create_database("badinput")
+    instance.create_database("badinput_loaded")
+    assert dbio("setup", *instance.args("badinput_loaded", *SMALL)).code == 0
+    with instance.connect() as conn:
+        conn.execute("REVOKE CREATE ON DATABASE badinput FROM PUBLIC")
+    base = f"host={instance.data_dir / 'socket'} port={instance.meta['port']}"
+    return {"{dsn}": f"{base} user=dbio dbname=badinput", "{dsn_nodb}": f"{base} user=dbio dbname=no_such_db",
+            "{dsn_pw}": f"{base} user={roles['password']} dbname=badinput",
+            "{dsn_noperm}": f"{base} user={roles['plain']} dbname=badinput",
+            "{dsn_loaded}": f"{base} user=dbio dbname=badinput_loaded", "{results}": str(instance.results),
+            "{pgdata}": str(instance.data_dir / "pgdata")}
+
+
+def test_there_are_at_least_forty_distinct_cases():
+    assert len({c.name for c in CASES}) == len(CASES) >= 40
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input(case: Case, instance: Instance, servers: dict):
+    if case.root_only and os.geteuid() != 0:
+        pytest.skip("only root runs the server as another user")
+    sandbox = Path(instance.root / f"bad-{abs(hash(case.name))}")
+    sandbox.mkdir()
+    for rel, content in case.files.items():
+        (sandbox / rel).parent.mkdir(parents=True, exist_ok=True)
+        (sandbox / rel).write_text(content)
+    if case.name == "result directory exists":  # the directories this second and the next few would take
+        now = datetime.now()
+        for s in range(6):
+            (sandbox / "taken" / f"{(now + timedelta(seconds=s)).strftime('%Y%m%d-%H%M%S')}-taken").mkdir(parents=True)
+    replacements = {"{sandbox}": str(sandbox), **servers}
+    args = []
+    for arg in case.args:
+        for key, value in replacements.items():
+            arg = arg.replace(key, value)
+        args.append(arg)
+    env = {"PGPASSWORD": "", **case.env} if "PGPASSWORD" in case.env else dict(case.env)
+    before = _snapshot(sandbox, instance)
+    done = dbio(*args, env=env)
+    after = _snapshot(sandbox, instance)
+    assert done.code == 2, done.text
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1, done.err
+    for fragment in case.fragments:
+        assert fragment in lines[0], lines[0]
+    assert PASSWORD not in done.text and "hunter2" not in done.text
+    assert before == after, "something was created or changed"

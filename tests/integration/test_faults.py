@@ -1,0 +1,225 @@
+"""Faults injected while real work runs: every case ends within seconds, with a clear status, no dbio
+backend left, the partial result kept and marked, the next command starting cleanly, and dbio's
+tables and indexes passing amcheck."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result
+
+ROOT = os.geteuid() == 0
+
+
+def start(instance, command, db, *extra, env=None):
+    args = [sys.executable, "-m", "dbio", command, *instance.args(db, *SMALL, *extra)]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def wait_for(predicate, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def measuring(results: Path, label: str):
+    def check():
+        for d in results.glob(f"*{label}"):
+            samples = d / "samples.jsonl"
+            if samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
+                return d
+        return None
+    return check
+
+
+def finish(proc, timeout=30.0):
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err, time.monotonic() - t0
+
+
+def amcheck(instance, db, schemas=1):
+    with instance.connect(db) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+        for i in range(1, schemas + 1):
+            assert conn.execute(f"SELECT count(*) FROM verify_heapam('dbio_{i}.cf1')").fetchone()[0] == 0
+            conn.execute(f"SELECT bt_index_check('dbio_{i}.cf1_custid', true)")
+
+
+def no_dbio_backends(instance):
+    wait_for(lambda: dbio_backends(instance) == [], timeout=15, what="dbio's backends to end")
+
+
+def postmaster_pid(instance) -> int:
+    return int((instance.data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0])
+
+
+def test_server_killed_and_restarted_mid_run(instance):
+    assert dbio("setup", *instance.args("killed", *SMALL, "-t", "2")).code == 0
+    proc = start(instance, "run", "killed", "-t", "2", "--run-time", "60s", "--label", "killed")
+    directory = wait_for(measuring(instance.results, "killed"), what="the measured window")
+    os.kill(postmaster_pid(instance), signal.SIGKILL)
+    code, out, err, seconds = finish(proc)
+    assert seconds < 15 and code == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed" and "session" in doc["status_reason"]
+    assert doc["figures"]["window_seconds"] > 0  # the window is cut at the last sample the server answered
+    assert any(e["kind"] == "window_cut" for e in doc["events"])
+    assert "FAILED" in (directory / "report.txt").read_text()
+    again = dbio("run", *instance.args("killed", *SMALL, "--label", "after-kill"))  # starts the server again
+    assert again.code == 0, again.text
+    no_dbio_backends(instance)
+    amcheck(instance, "killed")
+
+
+def test_server_stopped_fast_mid_run(instance):
+    assert dbio("setup", *instance.args("stopped", *SMALL)).code == 0
+    proc = start(instance, "run", "stopped", "--run-time", "60s", "--label", "fast-stop")
+    directory = wait_for(measuring(instance.results, "fast-stop"), what="the measured window")
+    assert dbio("instance", "stop", "--data-dir", str(instance.data_dir)).code == 0
+    code, out, err, seconds = finish(proc)
+    assert seconds < 15 and code == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed" and doc["figures"]["window_seconds"] > 0
+    assert dbio("run", *instance.args("stopped", *SMALL, "--label", "after-stop")).code == 0
+    no_dbio_backends(instance)
+    amcheck(instance, "stopped")
+
+
+def test_client_killed_then_the_next_command_recovers_its_result(instance):
+    assert dbio("setup", *instance.args("sigkill", *SMALL, "-t", "2")).code == 0
+    proc = start(instance, "run", "sigkill", "-t", "2", "--run-time", "60s", "--update-pct", "20",
+                 "--label", "sigkilled")
+    directory = wait_for(measuring(instance.results, "sigkilled"), what="the measured window")
+    time.sleep(1.5)
+    proc.kill()
+    proc.communicate(timeout=10)
+    no_dbio_backends(instance)  # the sessions end at their next slice boundary
+    assert not (directory / "result.json").exists()
+    nxt = dbio("run", *instance.args("sigkill", *SMALL, "--label", "next"))
+    assert nxt.code == 0, nxt.text
+    assert f"recovered the result of a run whose dbio process ended early: {directory}" in nxt.text
+    doc = load_result(directory)
+    assert doc["status"] == "lost" and "ended before the run finished" in doc["status_reason"]
+    assert doc["figures"]["window_seconds"] > 1 and doc["totals"]["updates"] > 0
+    assert "LOST" in (directory / "report.txt").read_text()
+    with instance.connect("sigkill") as conn:
+        assert conn.execute("SELECT count(*) FROM dbio.run_control").fetchone()[0] == 0
+    amcheck(instance, "sigkill")
+
+
+@pytest.mark.parametrize("point", ["load.create", "load.copy", "load.index"])
+def test_load_interrupted_at_each_step_resumes(instance, point):
+    db = f"stop_{point.split('.')[1]}"
+    marker = instance.root / f"{db}.marker"
+    proc = start(instance, "setup", db, "--schemas", "2", "--load-parallel-degree", "1",
+                 env={"DBIO_FAULT": point, "DBIO_FAULT_MARKER": str(marker)})
+    wait_for(marker.exists, what=f"the load to reach {point}")
+    proc.send_signal(signal.SIGINT)
+    code, out, err, seconds = finish(proc)
+    assert seconds < 10 and code == 130, out + err
+    assert "load interrupted: 0 of 3 tables are complete and kept" in err and "dbio setup again" in err
+    no_dbio_backends(instance)
+    resumed = dbio("setup", *instance.args(db, *SMALL, "--schemas", "2"), "--verify")
+    assert resumed.code == 0, resumed.text
+    assert "resuming the interrupted load" in resumed.out and "verified: all" in resumed.out
+    amcheck(instance, db, schemas=2)
+
+
+@pytest.fixture()
+def small_filesystem(workdir):
+    if not ROOT or not shutil.which("mount"):
+        pytest.skip("mounting a small filesystem needs root")
+    mount = workdir / "small-fs"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320m,mode=0755", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--data-dir", str(mount / "inst")],
+                   capture_output=True)
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_disk_full_during_load_keeps_what_is_done_and_resumes(small_filesystem):
+    data = small_filesystem / "inst"
+    args = ["--data-dir", str(data), "--shared-buffers", "16MiB", "--scale", "48MiB", "--scan-table-size", "0",
+            "--schemas", "2", "--load-parallel-degree", "1"]
+    assert dbio("instance", "init", "--data-dir", str(data), "--shared-buffers", "16MiB").code == 0
+    marker = small_filesystem.parent / "diskfull.marker"
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "setup", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "DBIO_FAULT": "load.copy", "DBIO_FAULT_MARKER": str(marker),
+                                 "DBIO_FAULT_SECONDS": "4"})
+    try:
+        wait_for(marker.exists, what="the load to start copying")
+        marker.unlink()
+        filler = small_filesystem / "filler"
+        fill(filler, leave=3 << 20)
+        code, out, err, _ = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave the load running into the fixture's cleanup
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    assert "ran out of disk space" in err and "run dbio setup again to resume" in err
+    filler.unlink()
+    resumed = dbio("setup", *args, "--verify")
+    assert resumed.code == 0, resumed.text
+    assert "verified: all" in resumed.out
+
+
+def fill(path: Path, leave: int) -> None:
+    """Fill the filesystem of path, then give back `leave` bytes."""
+    chunk = b"\0" * (1 << 20)
+    with path.open("wb") as fh:
+        try:
+            while True:
+                fh.write(chunk)
+                fh.flush()
+        except OSError:
+            pass
+    with path.open("r+b") as fh:
+        fh.truncate(max(0, path.stat().st_size - leave))
+
+
+@pytest.fixture()
+def results_filesystem(workdir):
+    if not ROOT or not shutil.which("mount"):
+        pytest.skip("mounting a small filesystem needs root")
+    mount = workdir / "results-fs"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_results_directory_becoming_unwritable_mid_run(instance, results_filesystem):
+    assert dbio("setup", *instance.args("rofs", *SMALL)).code == 0
+    args = [sys.executable, "-m", "dbio", "run", *instance.args("rofs", *SMALL, "--run-time", "60s"),
+            "--results-dir", str(results_filesystem), "--label", "rofs"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    wait_for(measuring(results_filesystem, "rofs"), what="the measured window")
+    fill(results_filesystem / "filler", leave=0)  # a full filesystem: the next sample cannot be written
+    code, out, err, seconds = finish(proc)
+    assert seconds < 15 and code == 1, out + err
+    assert "the results directory cannot be written" in err
+    rescued = Path(next(line for line in err.splitlines() if "the result is in" in line).split("the result is in ")[1])
+    doc = json.loads((rescued / "result.json").read_text())
+    assert doc["status"] == "failed" and "cannot be written" in doc["status_reason"]
+    assert doc["figures"]["window_seconds"] > 0 and (rescued / "samples.jsonl").stat().st_size > 0
+    no_dbio_backends(instance)
+    shutil.rmtree(rescued)
+    amcheck(instance, "rofs")

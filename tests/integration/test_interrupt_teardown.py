@@ -1,0 +1,189 @@
+"""Interrupts, a dying session, teardown that spares what is not dbio's, and an existing server via --dsn."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result, result_dir
+
+
+def start_run(instance, db, label, *extra):
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(db, *SMALL, "--label", label, "--run-time", "60s",
+                                                                *extra)]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+
+
+def wait_for_window(instance, label, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dirs = [p for p in instance.results.iterdir() if p.name.endswith(label)] if instance.results.exists() else []
+        if dirs and (dirs[0] / "samples.jsonl").exists() and (dirs[0] / "samples.jsonl").read_text().count(
+                '"phase":"measured"') >= 2:
+            return dirs[0]
+        time.sleep(0.2)
+    raise AssertionError("the run never reached its measured window")
+
+
+@pytest.mark.parametrize("sig, name", [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")])
+def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name):
+    dbio("setup", *instance.args("interrupt", *SMALL, "-t", "3"))
+    proc = start_run(instance, "interrupt", f"sig{name}", "-t", "3")
+    directory = wait_for_window(instance, f"sig{name}")
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 10, "the run must end within seconds"
+    assert proc.returncode == 130, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "interrupted" and name in doc["status_reason"]
+    assert doc["figures"]["window_seconds"] > 0 and doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert any(e["kind"] == "interrupt" for e in doc["events"])
+    assert "INTERRUPTED" in (directory / "report.txt").read_text()
+    assert dbio_backends(instance) == []
+
+
+def test_a_session_that_dies_ends_the_run_and_is_reported(instance):
+    dbio("setup", *instance.args("victim", *SMALL, "-t", "2"))
+    proc = start_run(instance, "victim", "victim", "-t", "2")
+    directory = wait_for_window(instance, "victim")
+    with instance.connect() as conn:
+        killed = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE application_name LIKE 'dbio:%:2'").fetchall()
+    assert killed == [(True,)]
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed" and "session 2" in doc["status_reason"]
+    assert [s["state"] for s in doc["sessions"]].count("failed") == 1
+    assert "session 2" in err
+    assert dbio_backends(instance) == []
+
+
+def test_teardown_drops_only_what_dbio_created(instance):
+    db = "shared"
+    dbio("setup", *instance.args(db, *SMALL))
+    with instance.connect(db) as conn:
+        conn.execute("CREATE TABLE public.customer_orders (id int)")
+        conn.execute("INSERT INTO public.customer_orders VALUES (42)")
+        conn.execute("CREATE SCHEMA dbio_99")  # looks like dbio's, is not
+        conn.execute("CREATE TABLE dbio_99.cf1 (x int)")
+        conn.execute("CREATE TABLE dbio_1.notes (x int)")  # someone else's table inside dbio's schema
+        conn.execute("DROP ROLE IF EXISTS app_reader")
+        conn.execute("CREATE ROLE app_reader")
+    done = dbio("teardown", *instance.args(db))
+    assert done.code == 0, done.text
+    assert "dropped table dbio_1.cf1" in done.out and "dropped schema dbio" in done.out
+    assert "left in place: schema dbio_1 (it holds objects dbio did not create: notes)" in done.err
+    assert "left in place: schema dbio_99 (not created by dbio)" in done.err
+    with instance.connect(db) as conn:
+        assert conn.execute("SELECT id FROM public.customer_orders").fetchall() == [(42,)]
+        assert conn.execute("SELECT to_regclass('dbio_99.cf1') IS NOT NULL").fetchone()[0]
+        assert conn.execute("SELECT to_regclass('dbio_1.notes') IS NOT NULL").fetchone()[0]
+        assert conn.execute("SELECT to_regclass('dbio_1.cf1')").fetchone()[0] is None
+        assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'dbio'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = 'app_reader'").fetchone()[0] == 1
+        conn.execute("DROP ROLE app_reader")
+    second = dbio("setup", *instance.args(db, *SMALL))  # dbio's own schema, kept for its guest, is reused
+    assert second.code == 0, second.text
+    with instance.connect(db) as conn:
+        assert conn.execute("SELECT to_regclass('dbio_1.notes') IS NOT NULL").fetchone()[0]
+
+
+def test_a_name_dbio_uses_but_does_not_own_is_refused(instance):
+    db = "foreign"
+    instance.create_database(db)
+    with instance.connect(db) as conn:
+        conn.execute("CREATE SCHEMA IF NOT EXISTS dbio")
+        conn.execute("CREATE TABLE IF NOT EXISTS dbio.setup (their_data text)")
+    done = dbio("setup", *instance.args(db, *SMALL))
+    assert done.code == 2 and "schema named 'dbio' that dbio did not create" in done.err
+    with instance.connect(db) as conn:
+        assert conn.execute("SELECT to_regclass('dbio.setup') IS NOT NULL").fetchone()[0]
+
+
+def test_existing_server_through_dsn(instance):
+    db = "existing"
+    instance.create_database(db)
+    dsn = instance.conninfo(db)
+    common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL]
+    done = dbio("setup", *common)
+    assert done.code == 0, done.text
+    run = dbio("run", *common, "--label", "dsn")
+    assert run.code == 0, run.text
+    doc = load_result(result_dir(run))
+    assert doc["config"]["connection"]["embedded"] is False
+    assert doc["capabilities"]["local"] is True and doc["capabilities"]["has_io_view"] is True
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    bad = dbio("run", "--dsn", f"host={instance.data_dir / 'socket'} port=1 dbname=x", *SMALL)
+    assert bad.code == 2 and "cannot connect" in bad.err and len(bad.err.strip().splitlines()) == 1
+
+
+PG15_SOCKET = Path("/var/run/postgresql")
+
+
+@pytest.mark.skipif(not (PG15_SOCKET / ".s.PGSQL.5432").exists(), reason="no local PostgreSQL service on port 5432")
+def test_server_without_pg_stat_io_reports_what_is_missing(instance):
+    admin = f"host={PG15_SOCKET} port=5432 user=postgres dbname=postgres"
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+            conn.execute("DROP DATABASE IF EXISTS dbio_test_oldserver")
+            conn.execute("CREATE DATABASE dbio_test_oldserver")
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"local PostgreSQL not usable: {exc}")
+    if version >= 160000:
+        pytest.skip("the local server has pg_stat_io")
+    try:
+        common = ["--dsn", admin.replace("dbname=postgres", "dbname=dbio_test_oldserver"),
+                  "--results-dir", str(instance.results), *SMALL, "--allow-cached"]
+        assert dbio("setup", *common).code == 0
+        run = dbio("run", *common, "--label", "pg15")
+        assert run.code == 0, run.text
+        doc = load_result(result_dir(run))
+        missing = {m["figure"] for m in doc["capabilities"]["missing"]}
+        assert "I/O by backend type (pg_stat_io)" in missing
+        assert doc["figures"]["io_profile"]["by_backend"] is None
+        assert doc["figures"]["load_profile"]["logical_reads_per_s"] > 0
+        assert "not measured: I/O by backend type (pg_stat_io)" in (result_dir(run) / "report.txt").read_text()
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS dbio_test_oldserver WITH (FORCE)")
+
+
+def test_ctrl_c_during_load_keeps_finished_tables_and_resumes(instance):
+    db = "loadstop"
+    instance.create_database(db)
+    args = instance.args(db, "--scale", "96MiB", "--scan-table-size", "8MiB", "--schemas", "4",
+                         "--load-parallel-degree", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "setup", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+    deadline = time.monotonic() + 60
+    done_tables = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with instance.connect(db) as conn:
+                done_tables = conn.execute("SELECT count(*) FROM dbio.setup_tables").fetchone()[0]
+        except psycopg.Error:
+            done_tables = 0
+        if done_tables >= 1:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the load finished before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "load interrupted" in err and "tables are complete and kept" in err and "dbio setup again" in err
+    assert dbio_backends(instance) == []
+    with instance.connect(db) as conn:
+        status, kept = conn.execute("SELECT (SELECT status FROM dbio.setup), count(*) FROM dbio.setup_tables").fetchone()
+    assert status == "loading" and 1 <= kept < 5
+    resumed = dbio("setup", *args, "--verify")
+    assert resumed.code == 0, resumed.text
+    assert "resuming the interrupted load" in resumed.out and "verified: all" in resumed.out

@@ -1,0 +1,56 @@
+"""dbio instance init|start|stop|status|destroy on a real embedded PostgreSQL 18."""
+
+import os
+import socket
+import stat
+
+import psycopg
+
+from tests.integration.conftest import dbio
+
+
+def test_instance_lifecycle(workdir):
+    data_dir = workdir / "lifecycle"
+    args = ["--data-dir", str(data_dir), "--shared-buffers", "16MiB"]
+    done = dbio("instance", "init", *args)
+    assert done.code == 0, done.text
+    if os.geteuid() == 0:
+        assert "system user 'dbio'" in done.text  # says what it did about root
+        assert (data_dir / "pgdata").stat().st_uid != 0
+    assert stat.S_IMODE((data_dir / "socket").stat().st_mode) == 0o700
+    assert stat.S_IMODE((data_dir / "pgdata").stat().st_mode) == 0o700
+
+    status = dbio("instance", "status", *args)
+    assert status.code == 0 and "running" in status.out and "direct I/O on" in status.out
+    port = int(next(line.split("port ")[1].split()[0] for line in status.out.splitlines() if "port " in line))
+    with psycopg.connect(f"host={data_dir / 'socket'} port={port} user=dbio dbname=dbio") as conn:
+        assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""
+        assert conn.execute("SHOW debug_io_direct").fetchone()[0] == "data"
+        assert conn.execute("SHOW server_version_num").fetchone()[0].startswith("18")
+    with socket.socket() as s:  # no TCP listener on the instance's port
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+
+    assert dbio("instance", "stop", *args).code == 0
+    stopped = dbio("instance", "status", *args)
+    assert stopped.code == 3 and "stopped" in stopped.out
+    assert dbio("instance", "start", *args).code == 0
+    assert dbio("instance", "status", *args).code == 0
+
+    again = dbio("instance", "init", *args)
+    assert again.code == 2 and "already exists" in again.err
+
+    assert dbio("instance", "destroy", *args).code == 0
+    assert not data_dir.exists()
+    gone = dbio("instance", "destroy", *args)
+    assert gone.code == 2 and "holds no dbio instance" in gone.err
+
+
+def test_refuses_a_directory_that_is_not_an_instance(workdir):
+    foreign = workdir / "not-an-instance"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep me")
+    done = dbio("instance", "init", "--data-dir", str(foreign))
+    assert done.code == 2 and "not empty" in done.err
+    destroy = dbio("instance", "destroy", "--data-dir", str(foreign))
+    assert destroy.code == 2
+    assert (foreign / "precious.txt").read_text() == "keep me"

@@ -1,0 +1,152 @@
+"""Setup, verify and run against the embedded PostgreSQL 18: the SLOB semantics, end to end."""
+
+import json
+
+import pytest
+
+from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+
+
+def setup_ok(instance, db, *extra):
+    done = dbio("setup", *instance.args(db, *SMALL, *extra), "--verify")
+    assert done.code == 0, done.text
+    assert "verified: all" in done.out
+    return done
+
+
+def run_ok(instance, db, label, *extra):
+    done = dbio("run", *instance.args(db, *SMALL, "--label", label, *extra))
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    return directory, load_result(directory)
+
+
+def test_single_schema_read_only(instance):
+    setup_ok(instance, "single", "-t", "2")
+    again = dbio("setup", *instance.args("single", *SMALL, "-t", "2"))
+    assert again.code == 0 and "already loaded" in again.out
+    directory, doc = run_ok(instance, "single", "readonly", "-t", "2")
+    assert doc["status"] == "complete"
+    assert (directory / "report.txt").read_text().startswith("dbio report")
+    html = (directory / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") >= 4
+    assert doc["plans"]["select"]["nodes"] == ["Aggregate", "Index Scan"]
+    assert [s["state"] for s in doc["sessions"]] == ["done", "done"]
+    assert {s["schema"] for s in doc["sessions"]} == {1}
+    totals = doc["totals"]
+    assert totals["updates"] == 0 and totals["selects"] > 0
+    assert totals["rows"] == totals["selects"] * 8  # every range holds work_unit rows
+    f = doc["figures"]
+    assert f["load_profile"]["physical_reads_per_s"] > 0
+    assert 2.5 < f["window_seconds"] < 4.5
+    assert f["latency"]["avg_read_us"] > 0
+    assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
+    assert doc["capabilities"]["direct_io"] and doc["capabilities"]["local"]
+    assert doc["setup"]["status"] == "ready" and doc["setup"]["mb_per_s"] > 0
+    assert len([r for r in doc["series"] if r["phase"] == "measured"]) >= 2
+    assert (directory / "samples.jsonl").stat().st_size > 0
+    assert "password" not in (directory / "result.json").read_text().lower().replace("sslpassword", "")
+    rerender = dbio("report", str(directory))
+    assert rerender.code == 0 and rerender.out == (directory / "report.txt").read_text()
+    markdown = dbio("report", str(directory / "result.json"), "--format", "md", "--out", str(directory / "r.md"))
+    assert markdown.code == 0 and (directory / "r.md").read_text().startswith("# dbio report")
+
+
+def test_update_pct_is_exact_and_updates_commit(instance):
+    setup_ok(instance, "updates")
+    _, doc = run_ok(instance, "updates", "upd20", "-t", "2", "--update-pct", "20", "--redo-stress", "HEAVY")
+    for session in doc["sessions"]:
+        assert abs(session["updates"] - 0.2 * session["iterations"]) <= 1, session
+    f = doc["figures"]["load_profile"]
+    assert f["commits_per_s"] >= f["updates_per_s"] * 0.95  # each UPDATE is committed
+    assert f["wal_bytes_per_s"] > 0
+    assert doc["plans"]["update"]["nodes"][-1] == "Index Scan"
+
+
+def test_multiple_schemas_with_scans(instance):
+    setup_ok(instance, "multi", "--schemas", "2")
+    _, doc = run_ok(instance, "multi", "scans", "--schemas", "2", "-t", "2", "--scan-pct", "10")
+    assert sorted(s["schema"] for s in doc["sessions"]) == [1, 1, 2, 2]
+    for session in doc["sessions"]:
+        reads = session["selects"] + session["scans"]
+        assert session["scans"] > 0 and abs(session["scans"] - 0.1 * reads) <= 1, session
+    assert "scan" in doc["figures"]["latency"]["statements"]
+
+
+def test_hot_spot_concentrates_reads_in_cache(instance):
+    setup_ok(instance, "hot")
+    _, cold = run_ok(instance, "hot", "cold")
+    hot_dir, hot = run_ok(instance, "hot", "hotspot", "--hotspot", "--hotspot-size", "1MiB", "--hotspot-offset",
+                          "4MiB", "--hotspot-frequency", "1")
+    # Every statement goes to 128 blocks that stay in shared buffers: almost nothing is read.
+    assert hot["figures"]["validity"]["blocks_read_per_row"] < 0.2
+    assert cold["figures"]["validity"]["blocks_read_per_row"] > 0.3
+    report = (hot_dir / "report.txt").read_text()
+    assert "INVALID" in report and "this measures memory" in report
+
+
+def test_work_loop_and_think_time(instance):
+    setup_ok(instance, "loop")
+    _, doc = run_ok(instance, "loop", "workloop", "-t", "2", "--run-time", "0", "--work-loop", "150",
+                    "--think-time-frequency", "50", "--think-time-min", "0.01", "--think-time-max", "0.02")
+    assert doc["status"] == "complete"
+    assert [s["iterations"] for s in doc["sessions"]] == [150, 150]
+    assert all(s["think_seconds"] > 0 for s in doc["sessions"])
+
+
+def test_setup_with_another_configuration_explains_and_reloads(instance):
+    setup_ok(instance, "change")
+    other = dbio("setup", *instance.args("change", "--scale", "40MiB", "--scan-table-size", "8MiB"))
+    assert other.code == 2
+    assert "different load (scale 4096 -> 5120)" in other.err and "--reload" in other.err
+    reloaded = dbio("setup", *instance.args("change", "--scale", "40MiB", "--scan-table-size", "8MiB", "--reload"))
+    assert reloaded.code == 0, reloaded.text
+    bigger = dbio("run", *instance.args("change", *SMALL, "--scale", "48MiB", "--label", "toobig"))
+    assert bigger.code == 2 and "larger than the 5120 rows loaded" in bigger.err
+
+
+def test_interrupted_load_resumes(instance):
+    setup_ok(instance, "resume", "--schemas", "3")
+    with instance.connect("resume") as conn:  # make it look as if the load stopped before dbio_2 was done
+        conn.execute("DROP TABLE dbio_2.cf1")
+        conn.execute("DELETE FROM dbio.setup_tables WHERE schema_name = 'dbio_2'")
+        conn.execute("UPDATE dbio.setup SET status = 'loading'")
+    blocked = dbio("run", *instance.args("resume", *SMALL, "--schemas", "3", "--label", "blocked"))
+    assert blocked.code == 2 and "was interrupted" in blocked.err
+    done = dbio("setup", *instance.args("resume", *SMALL, "--schemas", "3"), "--verify")
+    assert done.code == 0, done.text
+    assert "resuming the interrupted load" in done.out and "3 of 4 tables were complete" in done.out
+    assert "loading 1 of 4 tables" in done.out
+
+
+def test_run_before_setup_and_bad_input_fail_cleanly(instance):
+    instance.create_database("empty")
+    before = dbio("run", *instance.args("empty", *SMALL, "--label", "nosetup"))
+    assert before.code == 2 and "nothing is loaded" in before.err and "dbio setup" in before.err
+    assert len(before.err.strip().splitlines()) == 1
+    bad = dbio("run", *instance.args("empty", *SMALL, "--update-pct", "120"))
+    assert bad.code == 2 and "--update-pct = 120" in bad.err and len(bad.err.strip().splitlines()) == 1
+    assert not (instance.results.exists() and any(p.name.endswith("nosetup") for p in instance.results.iterdir()))
+
+
+@pytest.mark.parametrize("access_path, node", [("bitmap", "Bitmap Heap Scan")])
+def test_batched_access_path_is_explicit_and_recorded(instance, access_path, node):
+    setup_ok(instance, "bitmap")
+    _, doc = run_ok(instance, "bitmap", "bitmap", "--access-path", access_path)
+    assert node in doc["plans"]["select"]["nodes"]
+    assert doc["config"]["workload"]["access_path"] == access_path
+
+
+def test_sustained_run_with_intervals_is_sampled_per_interval(instance):
+    setup_ok(instance, "sustained")
+    directory, doc = run_ok(instance, "sustained", "sustained", "--duration", "6s", "--interval", "2s",
+                            "--warmup", "1s")
+    measured = [r for r in doc["series"] if r["phase"] == "measured"]
+    assert [r["since_start"] // 1 for r in measured] == [3, 5, 7]  # intervals end 2, 4, 6 s into the window
+    assert doc["timeline"]["interval_seconds"] == 2
+    samples = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines()]
+    assert [s["k"] for s in samples] == [0, 1, 3, 5, 7]  # written as they were taken, fsynced
+    in_window = sum(s["statements"]["selects"] for s in samples if s.get("statements"))
+    assert in_window == doc["totals"]["selects"]  # the per-interval counts add up to the window's
+    report = (directory / "report.txt").read_text()
+    assert "Stability (3 intervals of 2 s)" in report and "took 1 ms or longer" in report

@@ -1,0 +1,99 @@
+"""Sweeps (restart ordering, interrupt and resume, until-peak) and comparisons, on the embedded instance."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.integration.conftest import SMALL, dbio, result_dir
+
+FAST = ["--run-time", "2s", "--warmup", "1s"]
+
+
+def sweep_dir(done) -> Path:
+    line = next(ln for ln in done.out.splitlines() if ln.startswith("sweep: "))
+    return Path(line.split(": ", 1)[1]).parent
+
+
+def test_sweep_two_knobs_restart_settings_outermost(instance):
+    done = dbio("sweep", *instance.args("sweep", *SMALL, *FAST, "--label", "knobs"), "--sessions", "1,2",
+                "--vary", "shared_buffers=16MiB,20MiB")
+    assert done.code == 0, done.text
+    directory = sweep_dir(done)
+    doc = json.loads((directory / "sweep.json").read_text())
+    assert [s["name"] for s in doc["steps"]] == ["01-sb16MiB-t1", "02-sb16MiB-t2", "03-sb20MiB-t1", "04-sb20MiB-t2"]
+    assert all(s["status"] == "complete" for s in doc["steps"])
+    step = json.loads((directory / "03-sb20MiB-t1" / "result.json").read_text())
+    assert step["environment"]["server"]["settings"]["shared_buffers"]["setting"] == str(20 * 128)
+    steps_output = done.out.split("sweep of 4 steps")[1]  # (the load before it restarts the instance too)
+    assert steps_output.count("restarting the embedded server") == 1  # once, between the shared_buffers values
+    text = (directory / "sweep.txt").read_text()
+    assert "Summary" in text and "shared_buffers" in text and "Knees and peaks" in text
+    assert (directory / "sweep.html").read_text().count("<svg") == 3
+    again = dbio("report", str(directory), "--format", "md")
+    assert again.code == 0 and again.out.startswith("# dbio sweep")
+
+
+def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
+    args = instance.args("sweep", *SMALL, "--run-time", "4s", "--warmup", "1s", "--label", "resume")
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", "1,2,4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    directory = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and directory is None:
+        found = [p for p in instance.results.iterdir() if p.name.endswith("sweep-resume")]
+        if found and (found[0] / "02-t2" / "samples.jsonl").exists():
+            directory = found[0]
+        time.sleep(0.2)
+    assert directory is not None, "the sweep never reached its second step"
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "dbio sweep --resume" in err
+    doc = json.loads((directory / "sweep.json").read_text())
+    assert [s["status"] for s in doc["steps"]] == ["complete", "interrupted", "pending"]
+    assert doc["status"] == "interrupted"
+    assert "INTERRUPTED" in (directory / "sweep.txt").read_text()
+    resumed = dbio("sweep", "--resume", str(directory))
+    assert resumed.code == 0, resumed.text
+    doc = json.loads((directory / "sweep.json").read_text())
+    assert [s["status"] for s in doc["steps"]] == ["complete"] * 3 and doc["status"] == "complete"
+    assert doc["steps"][1]["earlier_attempts"][0].startswith("02-t2.interrupted-")
+    assert (directory / doc["steps"][1]["earlier_attempts"][0] / "result.json").exists()  # the partial run is kept
+    refused = dbio("sweep", "--resume", str(directory), "--update-pct", "5")
+    assert refused.code == 2 and "takes no other options" in refused.err
+
+
+def test_until_peak_doubles_sessions_until_reads_stop_growing(instance):
+    done = dbio("sweep", *instance.args("sweep", *SMALL, *FAST, "--label", "peak"), "--until-peak",
+                "--peak-gain", "100")  # a step must double reads/s to count: the second step is the peak
+    assert done.code == 0, done.text
+    doc = json.loads((sweep_dir(done) / "sweep.json").read_text())
+    assert [s["values"]["threads_per_schema"] for s in doc["steps"]] == ["1", "2"]
+    peaks = [s for s in doc["steps"] if s.get("peak")]
+    best = max(doc["steps"], key=lambda s: s["headline"]["reads_per_s"])
+    assert peaks == [best]  # the peak is the best step, not the one that failed to add enough
+    assert f"peak: {best['name']}" in (sweep_dir(done) / "sweep.txt").read_text()
+
+
+def test_compare_two_results(instance):
+    dbio("setup", *instance.args("compare", *SMALL))
+    first = dbio("run", *instance.args("compare", *SMALL, *FAST, "--label", "one-session"))
+    second = dbio("run", *instance.args("compare", *SMALL, *FAST, "-t", "2", "--label", "two-sessions"))
+    assert first.code == 0 and second.code == 0
+    out = instance.root / "compare.html"
+    done = dbio("compare", str(result_dir(first)), str(result_dir(second)), "--format", "html", "--out", str(out))
+    assert done.code == 0, done.text
+    html = out.read_text()
+    assert "one-session" in html and "two-sessions" in html and html.count("<svg") == 3
+    text = dbio("compare", str(result_dir(first)), str(result_dir(second)))
+    assert text.code == 0
+    assert "workload.threads_per_schema" in text.out.split("Headline figures")[0]  # what differs comes first
+    assert "two-sessions vs one-session: reads/s" in text.out
+    mixed = dbio("compare", str(result_dir(first)), str(instance.results / "nope"))
+    assert mixed.code == 2

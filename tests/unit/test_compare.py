@@ -1,0 +1,80 @@
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio import report
+from dbio.report import compare_model
+from dbio.stats import compare
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def load(name):
+    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+
+
+def test_delta():
+    d = compare.Delta(200.0, 150.0)
+    assert d.absolute == -50.0 and d.pct == -25.0
+    assert compare.Delta(0.0, 5.0).pct is None and compare.Delta(None, 5.0).absolute is None
+    assert compare.Delta(-10.0, -5.0).pct == 50.0
+
+
+def test_judge_real_noise_unstable_and_too_few():
+    wobble = [10, -10, 5, -5, 0, 7, -7, 3, -3, 0] * 3
+    steady_a = compare.sample([1000 + w for w in wobble])
+    steady_b = compare.sample([1200 + w for w in wobble])
+    assert compare.judge(steady_a, steady_b) == "real"
+    close = compare.sample([1001 + w for w in reversed(wobble)])
+    assert compare.judge(steady_a, close) == "noise"
+    wild = compare.sample([1000 + 40 * w for w in wobble])
+    assert compare.judge(steady_a, wild) == "unstable"
+    assert compare.judge(compare.sample([1, 2, 3, 4, 5, 6]), steady_b) == "too few samples"
+    assert compare.judge(None, steady_b) == "too few samples"
+    assert compare.sample([]) is None
+
+
+def test_differences_list_only_what_differs():
+    rows = compare.differences([("a", {"x": 1, "y": {"z": 2, "w": 3}}), ("b", {"x": 1, "y": {"z": 5, "w": 3}})])
+    assert rows == [("y.z", [2, 5])]
+
+
+def test_compare_model_puts_differences_first_and_judges_noise():
+    a, b = load("complete"), copy.deepcopy(load("complete"))
+    b["config"]["instance"]["shared_buffers"] = 1 << 30
+    for row in b["series"]:
+        if row.get("reads_per_s") is not None:
+            row["reads_per_s"] *= 0.5
+    b["figures"]["load_profile"]["physical_reads_per_s"] *= 0.5
+    model = compare_model.build([("a", a), ("b", b)])
+    assert [s["id"] for s in model["sections"]][:2] == ["differences", "figures"]
+    diff = model["sections"][0]["tables"][0]["rows"]
+    assert ["instance.shared_buffers", str(16 << 20), str(1 << 30)] in diff
+    figures = model["sections"][1]["tables"][0]["rows"]
+    reads = next(r for r in figures if r[0] == "Physical reads/s")
+    assert reads[4] == pytest.approx(-50.0)
+    assert reads[5] == "too few samples"  # 5 intervals: not enough to tell noise from a difference
+    assert "b vs a: reads/s -50.0%" in model["headline_text"]
+
+
+def test_compare_renders_in_every_format():
+    model = compare_model.build([("complete", load("complete")), ("interrupted", load("interrupted"))])
+    text = report.render_model(model, "text")
+    assert text.startswith("dbio compare: complete vs interrupted") and "What differs" in text
+    assert "interrupted: run INTERRUPTED" in text  # each run's own warnings travel with it
+    html = report.render_model(model, "html")
+    assert html.count("<svg") == 3
+    assert json.loads(report.render_model(model, "json"))["kind"] == "compare"
+
+
+def test_noise_allows_for_runs_that_drift():
+    import math
+
+    # two runs of the same platform: slow waves (checkpoints) make neighbouring seconds alike
+    base = [10_000 + 600 * math.sin(i / 15) for i in range(300)]
+    other = [v * 1.01 for v in base[37:]] + [v * 1.01 for v in base[:37]]  # 1% apart, out of phase
+    assert compare.judge(compare.sample(base), compare.sample(other)) == "noise"
+    clear = [v * 1.25 for v in base]
+    assert compare.judge(compare.sample(base), compare.sample(clear)) == "real"

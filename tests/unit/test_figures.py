@@ -1,0 +1,145 @@
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio.stats import figures, series
+from dbio.stats.counters import get
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return json.loads((FIXTURES / "result_complete.json").read_text())
+
+
+def window_of(doc):
+    return {
+        "seconds": doc["timeline"]["window_seconds"],
+        "engine_begin": doc["normalized"]["begin"], "engine_end": doc["normalized"]["end"],
+        "totals": doc["totals"], "histograms": doc["histograms"],
+        "os_begin": doc["snapshots"]["begin"]["os"], "os_end": doc["snapshots"]["end"]["os"],
+        "cores": doc["environment"]["host"]["cpus"],
+        "shared_buffers": doc["figures"]["validity"]["shared_buffers_bytes"],
+        "data_bytes": doc["figures"]["validity"]["data_bytes"], "direct_io": True,
+    }
+
+
+def test_rates_come_from_the_window_deltas(doc):
+    w = window_of(doc)
+    f = figures.derive(w)
+    b, e, s = w["engine_begin"], w["engine_end"], w["seconds"]
+    assert f["load_profile"]["physical_reads_per_s"] == pytest.approx((e["data"]["reads"] - b["data"]["reads"]) / s)
+    assert f["load_profile"]["server_commits_per_s"] == pytest.approx((e["db"]["commits"] - b["db"]["commits"]) / s)
+    t = doc["totals"]
+    assert f["load_profile"]["commits_per_s"] == pytest.approx(t["updates"] / s)  # one per UPDATE
+    assert f["load_profile"]["statements_per_s"] == pytest.approx((t["selects"] + t["updates"] + t["scans"]) / s)
+    reads = e["client"]["reads"] - b["client"]["reads"]
+    read_ms = e["client"]["read_time_ms"] - b["client"]["read_time_ms"]
+    assert f["latency"]["avg_read_us"] == pytest.approx(1000 * read_ms / reads)
+
+
+def test_recorded_headline_figures_are_what_derive_gives(doc):
+    # A newer dbio re-derives figures from the recorded counters and finds the recorded headline.
+    f, stored = figures.derive(window_of(doc)), doc["figures"]
+    for path in (("load_profile", "physical_reads_per_s"), ("latency", "avg_read_us"),
+                 ("cpu", "reads_per_db_cpu_second"), ("validity", "device_to_db_read_ratio")):
+        assert get(f, *path) == pytest.approx(get(stored, *path))
+
+
+def test_latency_is_unavailable_without_io_timing(doc):
+    w = window_of(doc)
+    w["io_timing"] = False
+    w["wal_io_timing"] = False
+    lat = figures.derive(w)["latency"]
+    assert lat["avg_read_us"] is None and lat["avg_write_us"] is None and lat["avg_wal_sync_us"] is None
+    assert lat["statements"]["select"]["p99_us"] > 0  # dbio's own statement timing does not need it
+
+
+def test_device_counter_going_backwards_is_unavailable_not_a_crash(doc):
+    w = copy.deepcopy(window_of(doc))
+    for name in w["os_end"]["disks"]:
+        w["os_end"]["disks"][name]["read_ms"] = 0.0
+    d = figures.derive(w)["devices"]
+    assert all(v["avg_read_us"] is None for v in d.values())
+
+
+def test_statement_latency_counts_match_the_sessions(doc):
+    f = figures.derive(window_of(doc))
+    st = f["latency"]["statements"]
+    assert st["select"]["count"] == doc["totals"]["selects"]
+    assert st["update"]["count"] == doc["totals"]["updates"]
+    assert st["select"]["p50_us"] <= st["select"]["p90_us"] <= st["select"]["p99_us"] <= st["select"]["max_us"]
+    assert sum(b["count"] for b in st["select"]["awr_buckets"]) == st["select"]["count"]
+
+
+def test_cpu_per_read_uses_session_cpu(doc):
+    w = window_of(doc)
+    f = figures.derive(w)
+    begin, end = w["os_begin"]["session_cpu"], w["os_end"]["session_cpu"]
+    cpu = sum(end[p] - begin[p] for p in end if p in begin)
+    reads = w["engine_end"]["data"]["reads"] - w["engine_begin"]["data"]["reads"]
+    assert f["cpu"]["db_cpu_seconds"] == pytest.approx(cpu)
+    assert f["cpu"]["reads_per_db_cpu_second"] == pytest.approx(reads / cpu)
+    assert 0 <= f["cpu"]["host"]["busy_pct"] <= 100
+
+
+def test_direct_io_run_reads_reach_the_device(doc):
+    f = figures.derive(window_of(doc))
+    assert f["validity"]["device_to_db_read_ratio"] == pytest.approx(1.0, abs=0.03)
+
+
+def test_missing_os_readings_give_none_not_guesses(doc):
+    w = window_of(doc)
+    w["os_begin"] = w["os_end"] = None
+    f = figures.derive(w)
+    assert f["cpu"]["host"] is None and f["cpu"]["db_cpu_seconds"] is None
+    assert f["devices"] == {} and f["validity"]["device_to_db_read_ratio"] is None
+
+
+def test_zero_reads_do_not_divide_by_zero(doc):
+    w = copy.deepcopy(window_of(doc))
+    w["engine_end"] = copy.deepcopy(w["engine_begin"])
+    f = figures.derive(w)
+    assert f["load_profile"]["physical_reads_per_s"] == 0
+    assert f["latency"]["avg_read_us"] is None
+    assert f["cpu"]["reads_per_db_cpu_second"] == 0
+
+
+def test_series_pairs_samples_with_the_seconds_they_cover():
+    def sample(k, reads, t):
+        return {"k": k, "phase": "measured", "engine": {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192},
+                                                        "client": {"reads": reads, "read_time_ms": reads * 0.1},
+                                                        "wal": {"bytes": 0}}, "os": {}}
+    samples = [sample(1, 1000, 101.5), sample(2, 3000, 102.49), sample(4, 7000, 104.1)]
+    statements = {2: {"selects": 50, "updates": 0, "scans": 0}}
+    rows = series.per_interval(samples, statements, [1.0, 2.0], 100.0)
+    assert [r["k"] for r in rows] == [2, 4]
+    assert rows[0]["reads_per_s"] == 2000  # whole grid seconds, not the sampling gap
+    assert rows[1]["reads_per_s"] == 2000  # two seconds covered
+    assert rows[0]["statements_per_s"] == 50 and rows[1]["statements_per_s"] == 0
+    assert rows[0]["avg_read_us"] == pytest.approx(100.0)
+
+
+def test_series_summary():
+    rows = [{"phase": "measured", "x": v} for v in (10.0, 12.0, 14.0)] + [{"phase": "warmup", "x": 100.0}]
+    s = series.summary(rows, "x")
+    assert s["n"] == 3 and s["mean"] == 12.0 and s["stdev"] == pytest.approx(2.0)
+    assert s["cv_pct"] == pytest.approx(100 * 2 / 12) and s["min"] == 10.0 and s["max"] == 14.0
+
+
+def test_series_counts_every_interval_a_row_spans_and_a_short_last_interval():
+    def sample(k, reads, t, **extra):
+        return {"k": k, "phase": "measured", **extra,
+                "engine": {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192},
+                           "client": {"reads": reads, "read_time_ms": 0.0}, "wal": {"bytes": 0}}, "os": {}}
+    # interval 10 s; the sample at k=20 failed, so the row from 10 to 30 spans two intervals;
+    # the run stopped at +35 s: the last sample is keyed 40 but covers only to 35.
+    samples = [sample(10, 0, 10.5), sample(30, 40_000, 30.5), sample(40, 50_000, 35.1, covers_to=35)]
+    statements = {20: {"selects": 100, "updates": 0, "scans": 0}, 30: {"selects": 100, "updates": 0, "scans": 0},
+                  40: {"selects": 50, "updates": 0, "scans": 0}}
+    rows = series.per_interval(samples, statements, [1.0], 0.0)
+    assert rows[0]["reads_per_s"] == 2000 and rows[0]["statements_per_s"] == 10.0  # 200 statements in 20 s
+    assert rows[1]["reads_per_s"] == 2000 and rows[1]["statements_per_s"] == 10.0  # 50 in the 5 s that ran

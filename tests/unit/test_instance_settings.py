@@ -1,0 +1,50 @@
+from pathlib import Path
+
+from dbio.config import InstanceConfig
+from dbio.instance import settings
+
+
+def cfg(**kw):
+    base = dict(data_dir=Path("/x"), shared_buffers=128 << 20, direct_io=True, io_method="worker", io_workers=3,
+                max_connections=0, wal_level="minimal", pg_settings=())
+    base.update(kw)
+    return InstanceConfig(**base)
+
+
+def test_run_profile_is_made_for_io_testing():
+    p = settings.build_profile(cfg(), port=5555, socket_dir="/d/socket", sessions=4, purpose="run").as_dict()
+    assert p["debug_io_direct"] == "'data'"
+    assert p["listen_addresses"] == "''" and p["unix_socket_permissions"] == "0700"
+    assert p["track_io_timing"] == "on" and p["shared_buffers"] == "131072kB"
+    assert p["max_wal_senders"] == "0" and p["wal_level"] == "minimal"
+
+
+def test_load_profile_is_buffered_and_direct_io_can_be_off():
+    load = settings.build_profile(cfg(), port=1, socket_dir="/s", sessions=1, purpose="load").as_dict()
+    assert load["debug_io_direct"] == "''"
+    off = settings.build_profile(cfg(direct_io=False), port=1, socket_dir="/s", sessions=1, purpose="run").as_dict()
+    assert off["debug_io_direct"] == "''"
+
+
+def test_connections_are_sized_for_the_sessions():
+    assert settings.connections_for(4, 0) == 100
+    assert settings.connections_for(512, 0) >= 512 + 5 and settings.connections_for(512, 0) % 50 == 0
+    assert settings.connections_for(512, 700) == 700
+
+
+def test_user_settings_are_added_and_quoted():
+    p = settings.build_profile(cfg(pg_settings=(("checkpoint_timeout", "15min"), ("log_line_prefix", "%m [%p] "),
+                                                ("application_name", "it's"))),
+                               port=1, socket_dir="/s", sessions=1, purpose="run").as_dict()
+    assert p["checkpoint_timeout"] == "'15min'"  # PostgreSQL accepts every type quoted
+    assert p["log_line_prefix"] == "'%m [%p] '"
+    assert p["application_name"] == "'it''s'"  # a quote in a value cannot end it
+    assert "log_line_prefix = '%m [%p] '" in settings.render(settings.Profile("run", tuple(p.items())))
+
+
+def test_restart_needed_only_for_real_changes():
+    a = {"shared_buffers": "16384kB", "max_connections": "200", "debug_io_direct": "'data'"}
+    assert settings.restart_needed(a, dict(a)) == []
+    assert settings.restart_needed(a, {**a, "max_connections": "100"}) == []  # more than enough already
+    assert settings.restart_needed(a, {**a, "max_connections": "300"}) == ["max_connections"]
+    assert settings.restart_needed(a, {**a, "debug_io_direct": "''"}) == ["debug_io_direct"]

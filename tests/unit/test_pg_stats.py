@@ -1,0 +1,60 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio.engines.postgres import stats
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def load(name):
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_pg18_snapshot_normalizes_from_pg_stat_io():
+    raw = load("pg18_snapshot.json")
+    n = stats.normalize(raw)
+    relation = [r for r in raw["io"] if r["object"] == "relation"]
+    assert n["data"]["reads"] == sum(r["reads"] or 0 for r in relation)
+    assert n["data"]["read_bytes"] == sum(float(r["read_bytes"] or 0) for r in relation)
+    clients = [r for r in relation if r["backend_type"] == "client backend"]
+    assert n["client"]["read_time_ms"] == pytest.approx(sum(r["read_time"] or 0 for r in clients))
+    wal = [r for r in raw["io"] if r["object"] == "wal"]
+    assert wal, "a PostgreSQL 18 snapshot has WAL rows in pg_stat_io"
+    assert n["wal"]["writes"] == sum(r["writes"] or 0 for r in wal)
+    assert n["wal"]["syncs"] == sum(r["fsyncs"] or 0 for r in wal)
+    assert n["wal"]["bytes"] == float(raw["wal"]["wal_bytes"])
+    assert set(n["by_backend"]) == {r["backend_type"] for r in raw["io"]}
+    assert n["db"]["blks_read"] == raw["database"]["blks_read"]
+
+
+def test_pg15_snapshot_falls_back_to_database_and_writer_views():
+    raw = load("pg15_snapshot.json")
+    assert "io" not in raw
+    n = stats.normalize(raw)
+    assert n["data"]["reads"] == raw["database"]["blks_read"]
+    assert n["data"]["read_bytes"] == raw["database"]["blks_read"] * 8192
+    written = sum(raw["writers"][k] for k in ("checkpoint_buffers_written", "bgwriter_buffers_clean",
+                                               "backend_buffers_written"))
+    assert n["data"]["writes"] == written
+    assert n["data"]["write_time_ms"] is None
+    assert n["wal"]["writes"] == raw["wal"]["wal_write"] and n["wal"]["write_bytes"] is None
+    assert n["by_backend"] is None
+
+
+@pytest.mark.parametrize("version, expected, absent", [
+    (180006, ["stats/io_18", "pg_stat_checkpointer"], ["op_bytes", "wal_write,"]),
+    (170004, ["op_bytes", "pg_stat_checkpointer", "wal_write"], ["read_bytes, 'read_time'"]),
+    (160008, ["op_bytes", "buffers_backend"], []),
+    (150020, ["buffers_backend", "wal_write"], ["pg_stat_io"]),
+])
+def test_snapshot_query_follows_the_version(version, expected, absent):
+    query = stats.snapshot_sql(version)
+    for text in expected:
+        if text == "stats/io_18":
+            assert "'read_bytes', read_bytes" in query
+        else:
+            assert text in query
+    for text in absent:
+        assert text not in query

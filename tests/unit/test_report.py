@@ -1,0 +1,134 @@
+"""Reports from recorded results: golden outputs, HTML structure, the report model's arithmetic."""
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from dbio import report
+from dbio.report import model as report_model
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+GOLDEN = Path(__file__).parent.parent / "golden"
+SCENARIOS = ("complete", "interrupted", "cached", "pg15")
+EXTENSIONS = {"text": "txt", "md": "md", "json": "json"}
+
+
+def load(name):
+    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("form", sorted(EXTENSIONS))
+def test_golden(request, scenario, form):
+    out = report.render(load(scenario), form)
+    golden = GOLDEN / f"{scenario}.{EXTENSIONS[form]}"
+    if request.config.getoption("--update-golden"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(out)
+    assert out == golden.read_text(), f"{golden} differs: review, then re-record with --update-golden"
+
+
+class _Structure(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.tags, self.external = set(), [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("src", "href"):
+            value = attrs.get(name) or ""
+            if value and not value.startswith("#"):
+                self.external.append(f"{tag} {name}={value}")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_html_is_one_self_contained_file(scenario):
+    html = report.render(load(scenario), "html")
+    parsed = _Structure()
+    parsed.feed(html)
+    assert parsed.external == []  # nothing to fetch: no images, styles, fonts or scripts from elsewhere
+    assert "script" not in parsed.tags and "link" not in parsed.tags
+    assert all(target.startswith("#") for target in re.findall(r"url\(([^)]*)\)", html))  # in-file references only
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert {"headline", "charts", "run", "load_profile", "io_profile", "latency", "cpu", "time_series",
+            "verdict"} <= parsed.ids
+    assert "@media print" in html
+
+
+def test_html_charts_and_verdict_order():
+    html = report.render(load("complete"), "html")
+    charts = re.findall(r'<figure id="chart-([a-z_]+)">\s*<svg', html)
+    assert charts == ["series_iops", "series_latency", "latency_histogram", "events", "cpu"]
+    # headline figures come first, then charts, then the tables
+    assert html.index('id="headline"') < html.index('id="charts"') < html.index('id="load_profile"')
+    bad = report.render(load("pg15"), "html")
+    assert '<li class="invalid"><b>invalid</b>only 0.0% of the engine' in bad
+    assert bad.index('class="findings"') < bad.index('id="headline"')
+
+
+def test_text_and_html_carry_the_same_figures():
+    doc = load("complete")
+    text, html = report.render(doc, "text"), report.render(doc, "html")
+    for figure in ("8,569", "133 us", "2,390 us", "12,616", "57,877", "54 us"):
+        assert figure in text and figure in html
+
+
+def test_model_per_statement_and_per_transaction_follow_per_second():
+    doc = load("complete")
+    m = report_model.build(doc)
+    table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "load_profile")
+    rows = {r[0].strip(): r for r in table["rows"]}
+    lp = doc["figures"]["load_profile"]
+    assert rows["Physical read requests"][2] == pytest.approx(lp["physical_reads_per_s"] / lp["statements_per_s"])
+    assert rows["Physical read requests"][3] == pytest.approx(lp["physical_reads_per_s"] / lp["commits_per_s"])
+    assert rows["UPDATE"][3] == pytest.approx(1.0)  # one UPDATE per transaction
+
+
+def test_model_of_a_read_only_run_has_no_per_transaction_figures():
+    doc = load("cached")
+    m = report_model.build(doc)
+    table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "load_profile")
+    assert all(row[3] is None for row in table["rows"])
+
+
+def test_time_series_stats_name_the_second_of_min_and_max():
+    doc = load("complete")
+    m = report_model.build(doc)
+    table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "series_stats")
+    reads = next(r for r in table["rows"] if r[0] == "Physical reads/s")
+    measured = [r for r in doc["series"] if r["phase"] == "measured"]
+    low = min(measured, key=lambda r: r["reads_per_s"])
+    assert reads[4]["value"] == low["reads_per_s"] and reads[5] == low["since_start"]
+
+
+def test_json_report_is_the_model():
+    data = json.loads(report.render(load("interrupted"), "json"))
+    assert data["format"] == "dbio-report" and data["run"]["status"] == "interrupted"
+    assert any(f["code"] == "status" for f in data["findings"])
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(ValueError):
+        report.render(load("complete"), "pdf")
+
+
+def test_sweep_curves_order_values_with_units_by_size():
+    from dbio.report import sweep_model
+
+    doc = {"vary": [["scale", ["100000", "1GiB", "4096"]]], "steps": [], "until_peak": False}
+    step_docs = {}
+    for i, (raw, blocks) in enumerate((("100000", 100000), ("1GiB", 131072), ("4096", 4096))):
+        name = f"0{i + 1}-scale{raw}"
+        doc["steps"].append({"name": name, "status": "complete", "values": {"scale": raw}})
+        step_docs[name] = {"config": {"workload": {"scale": blocks, "sessions": 1}, "instance": {}},
+                           "figures": {"window_seconds": 5, "load_profile": {"physical_reads_per_s": 1000.0 + i},
+                                       "latency": {"avg_read_us": 100.0}}}
+    rows = [sweep_model.step_row(s, step_docs[s["name"]]) for s in doc["steps"]]
+    (curve,) = sweep_model.curves(doc, rows)
+    assert [p["x"] for p in curve["points"]] == [4096, 100000, 131072]  # by size, not as text

@@ -1,0 +1,41 @@
+import json
+
+import pytest
+
+from dbio import result
+from dbio.errors import UsageError
+
+
+def test_reads_a_run_directory_or_its_file(tmp_path):
+    doc = {"format": "dbio-result", "format_version": 1, "status": "complete", "config": {}, "figures": {}}
+    result.write(tmp_path, doc)
+    assert result.read(tmp_path) == doc
+    assert result.read(tmp_path / "result.json") == doc
+    assert not (tmp_path / "result.json.tmp").exists()
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ('{"format": "dbio-result", "format_version": 1, "status": "comp', "not valid JSON"),
+    ('{"format": "something-else"}', "is not a dbio result"),
+    ('{"format": "dbio-result", "format_version": 99, "status": "complete", "config": {}, "figures": {}}',
+     "result format 99"),
+    ('{"format": "dbio-result", "format_version": 1, "status": "complete"}', "lacks config, figures"),
+    ("[1, 2]", "is not a dbio result"),
+])
+def test_bad_result_files_get_one_clear_line(tmp_path, content, fragment):
+    path = tmp_path / "result.json"
+    path.write_text(content)
+    with pytest.raises(UsageError) as exc:
+        result.read(path)
+    assert fragment in str(exc.value) and exc.value.exit_code == 2 and "\n" not in str(exc.value)
+
+
+def test_missing_result(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        result.read(tmp_path / "nope")
+
+
+def test_samples_survive_a_torn_last_line(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps({"k": 1}) + "\n" + json.dumps({"k": 2}) + "\n" + '{"k": 3, "eng')
+    assert [s["k"] for s in result.read_samples(path)] == [1, 2]

@@ -1,0 +1,146 @@
+"""Every verdict rule, where it fires and where it does not (on recorded results)."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio.report import verdict
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def load(name):
+    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+
+
+@pytest.fixture()
+def doc():
+    return load("complete")
+
+
+def codes(doc):
+    return {f.code: f for f in verdict.findings(doc)}
+
+
+def test_the_recorded_complete_run_is_valid(doc):
+    found = codes(doc)
+    assert not [f for f in found.values() if f.level == "invalid"]
+    assert set(found) <= {"overhead", "device_busy", "checkpoint", "small_data_set", "autovacuum"}
+
+
+def test_status(doc):
+    assert "status" not in codes(doc)
+    doc["status"], doc["status_reason"] = "interrupted", "SIGINT received"
+    f = codes(doc)["status"]
+    assert f.level == "warning" and "INTERRUPTED: SIGINT received" in f.message
+
+
+def test_no_window(doc):
+    assert "no_window" not in codes(doc)
+    doc["figures"] = {"window_seconds": None}
+    assert codes(doc)["no_window"].level == "invalid"
+
+
+def test_rows_from_cache(doc):
+    doc["figures"]["validity"]["blocks_read_per_row"] = 0.2
+    f = codes(doc)["rows_from_cache"]
+    assert f.level == "invalid" and f.value == 0.2 and "20% of the rows" in f.message
+    doc["figures"]["validity"]["blocks_read_per_row"] = 0.97
+    assert "rows_from_cache" not in codes(doc)
+    assert codes(load("cached"))["rows_from_cache"].value == 0.0
+
+
+def test_page_cache(doc):
+    assert "page_cache" not in codes(doc)
+    v = doc["figures"]["validity"]
+    v["device_to_db_read_ratio"], v["direct_io"] = 0.4, False
+    f = codes(doc)["page_cache"]
+    assert f.level == "invalid" and "40.0%" in f.message and "page cache" in f.message
+    v["device_to_db_read_ratio"] = 0.99
+    assert codes(doc)["page_cache"].level == "info"
+    assert codes(load("pg15"))["page_cache"].level == "invalid"
+
+
+def test_small_data_set(doc):
+    v = doc["figures"]["validity"]
+    v["data_bytes"], v["shared_buffers_bytes"] = 8 << 30, 1 << 30
+    assert "small_data_set" not in codes(doc)
+    v["data_bytes"] = 1536 << 20
+    assert codes(doc)["small_data_set"].level == "warning"
+    v["data_bytes"] = 512 << 20
+    assert codes(doc)["small_data_set"].level == "invalid"
+    # without direct I/O the available page cache counts as cache too
+    pg15 = codes(load("pg15"))["small_data_set"]
+    assert pg15.level == "invalid" and "page cache" in pg15.message
+
+
+def test_cpu_saturated(doc):
+    doc["figures"]["cpu"]["host"]["busy_pct"] = 97.0
+    assert codes(doc)["cpu_saturated"].value == 97.0
+    doc["figures"]["cpu"]["host"]["busy_pct"] = 60.0
+    assert "cpu_saturated" not in codes(doc)
+
+
+def test_sessions_queue_for_cpu(doc):
+    doc["config"]["workload"]["sessions"] = 16
+    doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}
+    f = codes(doc)["cpu_queue"]
+    assert f.level == "warning" and "16 sessions on 2 CPUs" in f.message and f.value == pytest.approx(8.0)
+    doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 95}
+    assert "cpu_queue" not in codes(doc)
+    doc["config"]["workload"]["sessions"] = 2
+    doc["waits"]["counts"] = {"CPU": 100}
+    assert "cpu_queue" not in codes(doc)  # no more sessions than CPUs
+
+
+def test_checkpoint(doc):
+    norm = doc["normalized"]
+    norm["end"]["writers"]["checkpoints_timed"] = norm["begin"]["writers"]["checkpoints_timed"]
+    norm["end"]["writers"]["checkpoints_requested"] = norm["begin"]["writers"]["checkpoints_requested"]
+    assert "checkpoint" not in codes(doc)
+    norm["end"]["writers"]["checkpoints_timed"] += 1
+    norm["end"]["writers"]["checkpoint_buffers_written"] = norm["begin"]["writers"]["checkpoint_buffers_written"] + 900
+    f = codes(doc)["checkpoint"]
+    assert "1 checkpoint(s)" in f.message and "900 buffers" in f.message
+
+
+def test_autovacuum(doc):
+    by_backend = doc["figures"]["io_profile"]["by_backend"]
+    by_backend.pop("autovacuum worker", None)
+    assert "autovacuum" not in codes(doc)
+    by_backend["autovacuum worker"] = {"read_requests_per_s": 3.0, "write_requests_per_s": 1.0}
+    assert codes(doc)["autovacuum"].value == 4.0
+
+
+def test_device_busy(doc):
+    for d in doc["figures"]["devices"].values():
+        d["utilization_pct"] = 50.0
+    assert "device_busy" not in codes(doc)
+    next(iter(doc["figures"]["devices"].values()))["utilization_pct"] = 99.0
+    assert codes(doc)["device_busy"].value == 99.0
+
+
+def test_overhead(doc):
+    cpu = doc["figures"]["cpu"]
+    cpu["host"]["busy_seconds"], cpu["dbio_client_cpu_seconds"], cpu["dbio_monitor_cpu_seconds"] = 10.0, 0.2, 0.1
+    assert codes(doc)["overhead"].level == "info" and codes(doc)["overhead"].value == pytest.approx(3.0)
+    cpu["dbio_client_cpu_seconds"] = 0.9
+    assert codes(doc)["overhead"].level == "warning"
+
+
+def test_unavailable(doc):
+    assert "unavailable" not in codes(doc)
+    f = codes(load("pg15"))["unavailable"]
+    assert "pg_stat_io" in f.message and "track_io_timing is off" in f.message
+
+
+def test_cancelled_sessions_are_reported(doc):
+    doc["events"].append({"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"})
+    assert any("cancelled 2" in f.message for f in verdict.findings(doc))
+
+
+def test_findings_are_ordered_by_severity():
+    levels = [f.level for f in verdict.findings(load("pg15"))]
+    assert levels == sorted(levels, key=["invalid", "warning", "info"].index)
