@@ -18,17 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DBIO = [sys.executable, "-m", "dbio"]
+from benchkit import DBIO, REPO, destroy, fresh_directory, heading, machine, now
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -112,16 +108,11 @@ def main() -> None:
     args = parser.parse_args()
 
     fio = ensure_fio()
-    base = args.dir
-    if base.exists():
-        raise SystemExit(f"{base} exists: remove it or choose another --dir")
-    base.mkdir(parents=True)
-    base.chmod(0o755)
+    base = fresh_directory(args.dir)
     data_dir = base / "instance"
     common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scale", args.scale,
               "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(base / "results")]
-    out: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
-                 "cpus": os.cpu_count(), "kernel": platform.release(), "scale": args.scale,
+    out: dict = {"date": now(), **machine(), "scale": args.scale,
                  "fio": sh([fio, "--version"]).stdout.strip()}
     try:
         dbio("instance", "init", *common)
@@ -160,8 +151,7 @@ def main() -> None:
     finally:
         (base / "bench-core.json").write_text(json.dumps(out, indent=1))
         if not args.keep:
-            subprocess.run(DBIO + ["instance", "destroy", "--data-dir", str(data_dir)], cwd=REPO,
-                           capture_output=True)
+            destroy(data_dir)
     print()
     print(markdown(out))
 
@@ -198,7 +188,7 @@ def result_setup(common: list[str]) -> dict:
 
 
 def markdown(out: dict) -> str:
-    lines = [f"### {out['date'][:10]} on {out['host']} ({out['cpus']} CPUs, kernel {out['kernel']}, {out['fio']})", ""]
+    lines = [heading(out["date"], f", {out['fio']}"), ""]
     if "setup" in out:
         s = out["setup"]
         lines.append(f"- setup, empty database to loaded, indexed, analysed {out['scale']}: {s['seconds']:.1f} s = "

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import subprocess
-import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchkit import DBIO, REPO, RESULTS, destroy, fresh_directory, heading, now
+
+from dbio.report import model
 
 
 def main() -> None:
@@ -35,17 +33,12 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    base = args.dir
-    if base.exists():
-        raise SystemExit(f"{base} exists: remove it or choose another --dir")
-    base.mkdir(parents=True)
-    base.chmod(0o755)
+    base = fresh_directory(args.dir)
     common = ["--data-dir", str(base / "instance"), "--shared-buffers", "128MiB", "--scale", args.scale,
               "--scan-table-size", "0", "--results-dir", str(base / "results")]
-    dbio = [sys.executable, "-m", "dbio"]
     try:
-        subprocess.run(dbio + ["setup", *common], cwd=REPO, check=True, capture_output=True)
-        proc = subprocess.run(dbio + ["run", *common, "-t", str(args.sessions), "--update-pct", "20",
+        subprocess.run(DBIO + ["setup", *common], cwd=REPO, check=True, capture_output=True)
+        proc = subprocess.run(DBIO + ["run", *common, "-t", str(args.sessions), "--update-pct", "20",
                                       "--duration", args.duration, "--interval", args.interval, "--warmup", "30s",
                                       "--label", "soak"], cwd=REPO, text=True, capture_output=True)
         print(proc.stdout, proc.stderr, sep="\n")
@@ -57,15 +50,16 @@ def main() -> None:
         rss = [s["os"]["client_rss"] for s in measured]
         first, low, high, last = rss[0], min(rss), max(rss), rss[-1]
         doc = json.loads((directory / "result.json").read_text())
-        stability = next(t for s in __import__("dbio.report.model", fromlist=["build"]).build(doc)["sections"]
+        stability = next(t for s in model.build(doc)["sections"]
                          if s["id"] == "stability" for t in s["tables"])
-        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")[:10]
-        (REPO / "bench" / "results").mkdir(exist_ok=True)
-        shutil.copy(directory / "report.txt", REPO / "bench" / "results" / f"{stamp}-soak-report.txt")
-        (REPO / "bench" / "results" / f"{stamp}-soak-memory.json").write_text(json.dumps(
+        date = now()
+        stamp = date[:10]
+        RESULTS.mkdir(exist_ok=True)
+        shutil.copy(directory / "report.txt", RESULTS / f"{stamp}-soak-report.txt")
+        (RESULTS / f"{stamp}-soak-memory.json").write_text(json.dumps(
             {"since_start": [s["engine"]["t"] - samples[0]["t"] for s in measured], "client_rss": rss}) + "\n")
         f = doc["figures"]
-        print(f"\n### {stamp} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()})\n")
+        print(f"\n{heading(date)}\n")
         print(f"- {args.sessions} sessions, update pct 20, {args.duration} measured in {len(measured)} intervals of "
               f"{args.interval}: {f['load_profile']['physical_reads_per_s']:,.0f} reads/s, "
               f"{f['load_profile']['physical_writes_per_s']:,.0f} writes/s, "
@@ -81,9 +75,7 @@ def main() -> None:
         print(f"- report: bench/results/{stamp}-soak-report.txt")
     finally:
         if not args.keep:
-            subprocess.run(dbio + ["instance", "destroy", "--data-dir", str(base / "instance")], cwd=REPO,
-                           capture_output=True)
-            shutil.rmtree(base, ignore_errors=True)
+            destroy(base / "instance", base)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import shutil
 import subprocess
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchkit import DBIO, REPO, RESULTS, destroy, fresh_directory, heading, machine, now
 
 
 def main() -> None:
@@ -34,16 +29,11 @@ def main() -> None:
     parser.add_argument("--sessions", default="1,2,4,8,16,32")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    base = args.dir
-    if base.exists():
-        raise SystemExit(f"{base} exists: remove it or choose another --dir")
-    base.mkdir(parents=True)
-    base.chmod(0o755)
+    base = fresh_directory(args.dir)
     data_dir = base / "instance"
-    dbio = [sys.executable, "-m", "dbio"]
     started = time.monotonic()
     try:
-        proc = subprocess.run(dbio + ["sweep", "--data-dir", str(data_dir), "--shared-buffers", "128MiB",
+        proc = subprocess.run(DBIO + ["sweep", "--data-dir", str(data_dir), "--shared-buffers", "128MiB",
                                       "--scale", args.scale, "--scan-table-size", "0", "--work-unit", "8",
                                       "--run-time", f"{args.seconds}s", "--warmup", f"{args.warmup}s",
                                       "--results-dir", str(base / "results"), "--label", "bench",
@@ -58,16 +48,15 @@ def main() -> None:
         measured = sum(s.get("window_seconds") or 0 for s in doc["steps"])
         setup = json.loads((directory / doc["steps"][0]["name"] / "result.json").read_text())["setup"]
         report = (directory / "sweep.txt").read_text()
-        out = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
-               "cpus": os.cpu_count(), "kernel": platform.release(), "scale": args.scale,
+        out = {"date": now(), **machine(), "scale": args.scale,
                "command_wall_seconds": wall, "sweep_wall_seconds": doc["wall_seconds"],
                "measured_seconds": measured, "load_seconds": setup.get("seconds"), "steps": len(doc["steps"])}
-        (REPO / "bench" / "results").mkdir(exist_ok=True)
+        RESULTS.mkdir(exist_ok=True)
         stamp = out["date"][:10]
-        (REPO / "bench" / "results" / f"{stamp}-sweep.json").write_text(json.dumps(out, indent=1) + "\n")
-        (REPO / "bench" / "results" / f"{stamp}-sweep.txt").write_text(report)
+        (RESULTS / f"{stamp}-sweep.json").write_text(json.dumps(out, indent=1) + "\n")
+        (RESULTS / f"{stamp}-sweep.txt").write_text(report)
         overhead = doc["wall_seconds"] - measured
-        print(f"\n### {stamp} on {out['host']} ({out['cpus']} CPUs, kernel {out['kernel']})\n")
+        print(f"\n{heading(out['date'])}\n")
         print(f"- {out['steps']} steps, {args.seconds} s measured each after {args.warmup} s of warm-up: the sweep took "
               f"{doc['wall_seconds']:.0f} s for {measured:.0f} s of measured windows; overhead {overhead:.0f} s "
               f"({overhead / len(doc['steps']):.1f} s per step, of which {args.warmup} s is the warm-up); the load "
@@ -75,8 +64,7 @@ def main() -> None:
         print(f"- report: bench/results/{stamp}-sweep.txt")
     finally:
         if not args.keep:
-            subprocess.run(dbio + ["instance", "destroy", "--data-dir", str(data_dir)], cwd=REPO, capture_output=True)
-            shutil.rmtree(base, ignore_errors=True)
+            destroy(data_dir, base)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,6 +22,7 @@ from dbio.instance.server_user import SERVER_USER, ServerUser, ensure_server_use
 META_VERSION = 1
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
+OLD_SERVER_WAIT = 15.0  # seconds for a crashed server's processes to go before starting again
 
 
 @dataclass
@@ -105,11 +107,7 @@ class EmbeddedInstance:
             pid = int(pid_file.read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if b"postgres" in cmdline else None
+        return pid if _is_postgres(pid) else None
 
     def is_running(self) -> bool:
         return self.postmaster_pid() is not None
@@ -267,6 +265,7 @@ class EmbeddedInstance:
     def _start(self, profile: settings.Profile) -> None:
         meta = self.meta()
         user = _user(meta)
+        self._wait_for_crashed_server()
         self.layout.settings_file.write_text(settings.render(profile))
         os.chown(self.layout.settings_file, user.uid, user.gid)
         pg_ctl = str(Path(meta.bin_dir) / "pg_ctl")
@@ -275,6 +274,38 @@ class EmbeddedInstance:
         meta.settings = profile.as_dict()
         meta.purpose = profile.purpose
         meta.write(self.layout.meta_file)
+
+    def _wait_for_crashed_server(self) -> None:
+        """After the postmaster was killed, its backends take a moment to notice and exit, and its
+        own process stays a zombie until its parent reaps it (in containers that can be seconds,
+        or never): PostgreSQL then refuses to start ("lock file postmaster.pid already exists").
+        Wait for both; a lock file whose process is only a zombie is stale and is removed, never
+        one of a live server."""
+        pid_file = self.layout.pgdata / "postmaster.pid"
+        if not pid_file.exists():
+            return
+        try:
+            old_pid = int(pid_file.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return  # PostgreSQL judges a damaged lock file itself
+        deadline = time.monotonic() + OLD_SERVER_WAIT
+        while True:
+            state = _process_state(old_pid)
+            backends = _processes_in(self.layout.pgdata, exclude=old_pid)
+            if not backends:
+                if state is None:
+                    return  # PostgreSQL itself sees the lock file is stale
+                if state != "Z" and _is_postgres(old_pid):
+                    return  # a live server: starting reports it
+                if state != "Z" or time.monotonic() >= deadline:  # its pid reused, or a zombie for good
+                    pid_file.unlink()
+                    self.notify(f"removed the stale postmaster.pid of a crashed server (its pid {old_pid} is "
+                                + ("a zombie its parent has not reaped)" if state == "Z" else "now another process)"))
+                    return
+            elif time.monotonic() >= deadline:
+                raise DbioError(f"processes of an earlier server are still running in {self.layout.pgdata} "
+                                f"(pid {', '.join(map(str, backends))})", "stop them (kill) and start again")
+            time.sleep(0.2)
 
     def _create_database(self, dbname: str) -> None:
         import psycopg
@@ -298,6 +329,37 @@ class EmbeddedInstance:
             hint = f"server log {self.layout.log_file}" + (f": {log_tail}" if log_tail else "")
             raise DbioError(f"{what} failed: {tail}", hint)
         return proc.stdout
+
+
+def _process_state(pid: int) -> str | None:
+    """The state letter of a process (R, S, D, Z...), None when there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2]
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        return b"postgres" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _processes_in(directory: Path, *, exclude: int) -> list[int]:
+    """Live processes whose working directory is the data directory: a server's backends."""
+    found = []
+    directory = directory.resolve()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == exclude:
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == directory and _process_state(int(entry.name)) not in (None, "Z"):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone, or not ours to look at
+    return found
 
 
 def _user(meta: Meta) -> ServerUser:

@@ -15,7 +15,7 @@ import signal
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from dbio.engines.base import ServerInfo, SliceResult, session_application_name
 from dbio.errors import DbioError

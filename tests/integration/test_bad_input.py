@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-import psycopg
 import pytest
 
 from tests.integration.conftest import PASSWORD, SMALL, Instance, dbio

@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result

@@ -3,6 +3,8 @@
 import os
 import socket
 import stat
+import subprocess
+import threading
 
 import psycopg
 
@@ -54,3 +56,43 @@ def test_refuses_a_directory_that_is_not_an_instance(workdir):
     destroy = dbio("instance", "destroy", "--data-dir", str(foreign))
     assert destroy.code == 2
     assert (foreign / "precious.txt").read_text() == "keep me"
+
+
+def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
+    """A killed postmaster leaves postmaster.pid behind; its pid may be a zombie for a while (or for
+    good, where nothing reaps orphans) or belong to another process later: start still works."""
+    data_dir = workdir / "stale-lock"
+    args = ["--data-dir", str(data_dir), "--shared-buffers", "16MiB"]
+    assert dbio("instance", "init", *args).code == 0
+    lock = data_dir / "pgdata" / "postmaster.pid"
+    content, owner = lock.read_text().splitlines(keepends=True), lock.stat()
+    assert dbio("instance", "stop", *args).code == 0
+
+    # PostgreSQL ignores a pid it may not signal, so the stand-ins run as the server's own user
+    as_server = {"user": owner.st_uid, "group": owner.st_gid} if os.geteuid() == 0 else {}
+
+    def stale_lock(pid: int) -> None:
+        lock.write_text("".join([f"{pid}\n", *content[1:]]))
+        os.chown(lock, owner.st_uid, owner.st_gid)
+
+    try:
+        zombie = subprocess.Popen(["true"], **as_server)  # not waited for: a zombie until the timer reaps it
+        threading.Timer(1.5, zombie.wait).start()
+        stale_lock(zombie.pid)
+        started = dbio("instance", "start", *args)
+        assert started.code == 0, started.text
+        assert dbio("instance", "stop", *args).code == 0
+
+        other = subprocess.Popen(["sleep", "60"], **as_server)  # the crashed server's pid now belongs to someone else
+        try:
+            stale_lock(other.pid)
+            started = dbio("instance", "start", *args)
+            assert started.code == 0, started.text
+            assert f"removed the stale postmaster.pid of a crashed server (its pid {other.pid} is now another" \
+                in started.text
+            assert other.poll() is None  # never touched
+        finally:
+            other.kill()
+            other.wait()
+    finally:
+        dbio("instance", "destroy", *args)

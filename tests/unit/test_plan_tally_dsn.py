@@ -1,5 +1,3 @@
-from dataclasses import replace
-
 import pytest
 
 from dbio.config import Sources, load_config

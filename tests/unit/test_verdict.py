@@ -1,6 +1,5 @@
 """Every verdict rule, where it fires and where it does not (on recorded results)."""
 
-import copy
 import json
 from pathlib import Path
 
