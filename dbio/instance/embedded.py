@@ -199,6 +199,7 @@ class EmbeddedInstance:
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {layout.socket_dir}, port {meta.port})")
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(layout.socket_dir),
                                            sessions=1, purpose="run"))
+        self._settle_catalogs()
         self._create_database(dbname)
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
@@ -306,6 +307,23 @@ class EmbeddedInstance:
                 raise DbioError(f"processes of an earlier server are still running in {self.layout.pgdata} "
                                 f"(pid {', '.join(map(str, backends))})", "stop them (kill) and start again")
             time.sleep(0.2)
+
+    def _settle_catalogs(self) -> None:
+        """initdb leaves the catalogs of template1 and postgres never analysed, and autovacuum
+        gets to them a minute later, in the first measured window. Do it now (about a second);
+        databases created from template1 afterwards inherit the result."""
+        import psycopg
+
+        for dbname in ("template1", "postgres"):
+            with psycopg.connect(self.conninfo(dbname), autocommit=True) as conn:
+                conn.execute("VACUUM (FREEZE, ANALYZE)")
+            # Analysing the tables after pg_statistic's turn left dead rows in it, which a second
+            # VACUUM only removes from a new session (ANALYZE never touches pg_statistic itself).
+            with psycopg.connect(self.conninfo(dbname), autocommit=True) as conn:
+                conn.execute("VACUUM (FREEZE) pg_catalog.pg_statistic")
+                # publish the counters now, not when the backend exits after we have moved on
+                conn.execute("SELECT pg_stat_force_next_flush()")
+                conn.execute("SELECT 1")
 
     def _create_database(self, dbname: str) -> None:
         import psycopg

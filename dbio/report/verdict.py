@@ -20,6 +20,7 @@ CPU_BUSY_LIMIT = 90.0  # % host CPU
 RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
 OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
+AUTOVACUUM_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, its catalog checks are noise
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,14 @@ def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
     requests = (av.get("read_requests_per_s") or 0) + (av.get("write_requests_per_s") or 0)
     if requests <= 0:
         return None
-    return Finding("warning", "autovacuum", f"autovacuum worked inside the window ({requests:,.1f} I/O requests/s)",
-                   "io_profile.by_backend.autovacuum worker", requests)
+    total = get(_figures(doc), "io_profile", "total_requests_per_s") or 0
+    share = 100.0 * requests / total if total else 100.0
+    if share < AUTOVACUUM_SHARE_LIMIT:
+        return Finding("info", "autovacuum", f"autovacuum did {requests:,.1f} I/O requests/s inside the window, "
+                       f"{share:.2g}% of all: too little to matter", "io_profile.by_backend.autovacuum worker",
+                       requests)
+    return Finding("warning", "autovacuum", f"autovacuum worked inside the window ({requests:,.1f} I/O requests/s, "
+                   f"{share:.1f}% of all I/O requests)", "io_profile.by_backend.autovacuum worker", requests)
 
 
 def device_saturated(doc: dict[str, Any]) -> Finding | None:

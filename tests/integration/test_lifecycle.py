@@ -29,6 +29,13 @@ def test_instance_lifecycle(workdir):
         assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""
         assert conn.execute("SHOW debug_io_direct").fetchone()[0] == "data"
         assert conn.execute("SHOW server_version_num").fetchone()[0].startswith("18")
+    for dbname in ("template1", "postgres"):  # autovacuum has nothing left to do there in a run
+        with psycopg.connect(f"host={data_dir / 'socket'} port={port} user=dbio dbname={dbname}") as conn:
+            # below the base thresholds (50 changes) whatever the table's size; toast tables and
+            # pg_statistic are never analysed
+            assert conn.execute("SELECT array_agg(relname) FROM pg_stat_sys_tables WHERE n_dead_tup > 50 "
+                                "OR (n_mod_since_analyze > 50 AND schemaname <> 'pg_toast' "
+                                "AND relname <> 'pg_statistic')").fetchone()[0] is None
     with socket.socket() as s:  # no TCP listener on the instance's port
         assert s.connect_ex(("127.0.0.1", port)) != 0
 

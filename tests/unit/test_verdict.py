@@ -109,8 +109,13 @@ def test_autovacuum(doc):
     by_backend = doc["figures"]["io_profile"]["by_backend"]
     by_backend.pop("autovacuum worker", None)
     assert "autovacuum" not in codes(doc)
+    total = doc["figures"]["io_profile"]["total_requests_per_s"]
     by_backend["autovacuum worker"] = {"read_requests_per_s": 3.0, "write_requests_per_s": 1.0}
-    assert codes(doc)["autovacuum"].value == 4.0
+    f = codes(doc)["autovacuum"]
+    assert f.value == 4.0 and f.level == "info" and total > 400  # its catalog checks: under 1%
+    by_backend["autovacuum worker"] = {"read_requests_per_s": total * 0.03, "write_requests_per_s": 0.0}
+    f = codes(doc)["autovacuum"]
+    assert f.level == "warning" and "3.0% of all I/O requests" in f.message
 
 
 def test_device_busy(doc):
