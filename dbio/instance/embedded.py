@@ -366,15 +366,18 @@ def _is_postgres(pid: int) -> bool:
 
 
 def _processes_in(directory: Path, *, exclude: int) -> list[int]:
-    """Live processes whose working directory is the data directory: a server's backends."""
+    """Live postgres processes whose working directory is the data directory: a server's backends
+    (not, say, a shell someone opened there)."""
     found = []
     directory = directory.resolve()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == exclude:
             continue
         try:
-            if Path(os.readlink(entry / "cwd")) == directory and _process_state(int(entry.name)) not in (None, "Z"):
-                found.append(int(entry.name))
+            pid = int(entry.name)
+            if Path(os.readlink(entry / "cwd")) == directory and _process_state(pid) not in (None, "Z") \
+                    and _is_postgres(pid):
+                found.append(pid)
         except OSError:
             continue  # gone, or not ours to look at
     return found
