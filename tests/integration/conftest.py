@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +118,17 @@ def dbio_backends(inst: Instance) -> list[tuple]:
     with inst.connect() as conn:
         return conn.execute("SELECT pid, application_name, state FROM pg_stat_activity "
                             "WHERE application_name LIKE 'dbio:%'").fetchall()
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    """Poll until predicate() is true (and return its value), failing after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def load_result(directory: Path) -> dict:

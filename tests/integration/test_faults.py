@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result
+from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result, wait_for
 
 ROOT = os.geteuid() == 0
 
@@ -22,16 +22,6 @@ def start(instance, command, db, *extra, env=None):
     args = [sys.executable, "-m", "dbio", command, *instance.args(db, *SMALL, *extra)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200", **(env or {})})
-
-
-def wait_for(predicate, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def measuring(results: Path, label: str):
