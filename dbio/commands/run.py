@@ -136,7 +136,7 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
     finally:
         observer.close()
         samples.close()
-    document = assemble.build(man, outcome, engine, samples.records(), directory.name)
+    document = assemble.build(man, outcome, engine, samples.records, directory.name)
     written = write_result(directory, document, samples, ui)
     return RunResult(written, document)
 

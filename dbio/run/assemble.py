@@ -14,7 +14,7 @@ import platform
 import socket
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from dbio import __version__
 from dbio import result as results
@@ -55,24 +55,43 @@ def write_manifest(directory: Path, data: dict[str, Any]) -> None:
     (directory / MANIFEST_FILE).write_text(json.dumps(data, indent=1) + "\n")
 
 
-def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Iterable[dict[str, Any]],
+def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict[int, dict[str, Any]]:
+    """Each interval's statement counts as the samples file holds them (pure): the tally written
+    with the interval's sample, plus slices that came back after it was written ("late_statements"
+    of a later record)."""
+    out: dict[int, dict[str, Any]] = {}
+    late: dict[int, Tally] = {}
+    for record in records:
+        k = record.get("k")
+        if record.get("statements") and isinstance(k, int) and k not in out:
+            out[k] = record["statements"]
+        for key, sparse in (record.get("late_statements") or {}).items():
+            late.setdefault(int(key), Tally(buckets)).merge(Tally.from_sparse(sparse, buckets))
+    for k, extra in late.items():
+        if k in out:
+            extra.merge(Tally.from_sparse(out[k], buckets))
+        out[k] = extra.sparse()
+    return out
+
+
+def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callable[[], Iterable[dict[str, Any]]],
           directory_name: str) -> dict[str, Any]:
-    """result.json from the manifest and an outcome (live or recovered); samples are read once, as a
-    stream, so an 8-hour run's file is never held in memory."""
+    """result.json from the manifest and an outcome (live or recovered). samples() streams the run's
+    sample records; it is read twice (counts, then series) and never held in memory whole."""
     clock = outcome.clock
     settings = man["server"]["settings"]
     plan = man["plan"]
     last_measured: dict[str, Any] | None = None
+    per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
 
     def normalized() -> Iterator[dict[str, Any]]:
         nonlocal last_measured
-        for s in samples:
+        for s in samples():
             if s.get("engine"):
                 if s.get("phase") == "measured":
                     last_measured = s
                 yield {**s, "engine": engine.normalize(s["engine"])}
 
-    per_interval = outcome.per_interval
     series = series_math.per_interval(normalized(), per_interval, plan["bounds_us"], clock.start or 0.0,
                                       io_timing=_on(settings, "track_io_timing")) if clock.start else []
     if not clock.start:
@@ -215,8 +234,6 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
     buckets = len(plan["bounds_us"]) + 1
     start = begin = end = None
     last_t = None
-    totals = Tally(buckets)
-    per_interval: dict[int, dict[str, Any]] = {}
     waits: dict[str, int] = {}
     for sample in results.iter_samples(samples_path):  # one pass: the file may be long
         last_t = sample.get("t", last_t)
@@ -229,11 +246,11 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         if sample.get("phase") != "measured":
             continue
         end = sample
-        if sample.get("statements") and sample["k"] not in per_interval:  # a repeated k is the same interval
-            per_interval[sample["k"]] = sample["statements"]
-            totals.merge(Tally.from_sparse(sample["statements"], buckets))
         for event, count in (sample.get("waits") or {}).items():
             waits[event] = waits.get(event, 0) + count
+    totals = Tally(buckets)
+    for counts in interval_statements(results.iter_samples(samples_path), buckets).values():
+        totals.merge(Tally.from_sparse(counts, buckets))
     clock = Clock(start=start, window_open=None if start is None else start + warmup,
                   deadline=None if start is None or not plan["run_time"] else start + warmup + plan["run_time"],
                   warmup=warmup)
@@ -244,12 +261,12 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         sessions=[], begin=_reading(begin), end=_reading(end),
         window_start=begin["engine"]["t"] if begin else None,
         window_end=end["engine"]["t"] if end else None,
-        totals=totals, per_interval=per_interval, waits=waits, wait_samples=None, plans={},
+        totals=totals, waits=waits, wait_samples=None, plans={},
         connect_seconds=0.0, start_seconds=0.0,
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",
                  "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}])
-    return build(man, outcome, engine, results.iter_samples(samples_path), directory.name)
+    return build(man, outcome, engine, lambda: results.iter_samples(samples_path), directory.name)
 
 
 def _reading(sample: dict[str, Any] | None) -> dict[str, Any] | None:

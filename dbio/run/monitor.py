@@ -173,7 +173,7 @@ class SampleWriter:
 
 async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
-                         statements: Callable[[int], dict[str, Any] | None],
+                         counts: Callable[[int], dict[str, Any]],
                          on_sample: Callable[[dict[str, Any]], None]) -> None:
     """Sample k (an interval's end, in seconds since the start) is taken at t_start + k + 0.5:
     half a second after every session published its counters for the second ending at k."""
@@ -190,7 +190,6 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         reading = await monitor.reading(per_process=False)
         t = reading["engine"]["t"] if reading.get("engine") else time.time() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
-        record = {"k": k, "t": t, "phase": phase(t_start + k - 0.5), **reading, "waits": waits.take(),
-                  "statements": statements(k)}
+        record = {"k": k, "t": t, "phase": phase(t_start + k - 0.5), **reading, "waits": waits.take(), **counts(k)}
         await asyncio.to_thread(writer.write, record)  # fsync: off the sessions' event loop
         on_sample(record)

@@ -57,8 +57,7 @@ class RunOutcome:
     end: dict[str, Any] | None  # reading at window close
     window_start: float | None  # server epoch of the begin snapshot
     window_end: float | None
-    totals: Tally
-    per_interval: dict[int, dict[str, Any]]  # interval end (seconds since the start) -> its sparse tally
+    totals: Tally  # each interval's own counts are in the samples file, not in memory
     waits: dict[str, int]
     wait_samples: int
     plans: dict[str, Any]
@@ -99,7 +98,7 @@ class _Coordinator:
         self.sessions = [Session(i + 1, schema) for i, schema in enumerate(ctx.plan.schema_of)]
         self.totals = Tally(len(ctx.plan.bounds_us) + 1)
         self.per_interval: dict[int, Tally] = defaultdict(lambda: Tally(len(ctx.plan.bounds_us) + 1))
-        self.closed: dict[int, dict[str, Any]] = {}  # sampled intervals, as sparse tallies
+        self.last_sampled: int | None = None  # the newest interval written to the samples file
         self.events: list[dict[str, Any]] = []
         self.status, self.reason = "complete", None
         self.force = asyncio.Event()
@@ -161,7 +160,7 @@ class _Coordinator:
                                                         "statements": None})
             background.append(asyncio.create_task(sample_on_grid(
                 monitor, waits, ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
-                phase=self._phase_at, stop=sampler_stop, statements=self._interval_statements,
+                phase=self._phase_at, stop=sampler_stop, counts=self._interval_counts,
                 on_sample=ctx.observer.second)))
             if self.plan.warmup == 0:
                 window_start = start
@@ -186,7 +185,7 @@ class _Coordinator:
                 await asyncio.to_thread(ctx.samples.write, {
                     "k": last, "covers_to": boundary, "t": window_end,
                     "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
-                    "statements": self._interval_statements(last), "final": True})
+                    **self._interval_counts(last, final=True), "final": True})
             self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
         except _Stopped:
             self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
@@ -202,6 +201,13 @@ class _Coordinator:
         finally:
             await self._stop_background(sampler_stop, background)
             await self._close_sessions()
+            leftover = self._interval_counts(None, final=True)  # slices of a run that ended early
+            if leftover.get("late_statements"):
+                try:
+                    await asyncio.to_thread(ctx.samples.write, {"t": time.time() + self.offset, "phase": "late",
+                                                                **leftover})
+                except Exception:
+                    pass
             for conn in (monitor_conn, wait_conn):
                 if conn is not None:
                     await conn.close()
@@ -215,7 +221,7 @@ class _Coordinator:
         return RunOutcome(
             status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
             begin=begin, end=end, window_start=window_start, window_end=window_end, totals=self.totals,
-            per_interval=self._all_intervals(), waits=dict(waits.window) if waits else {},
+            waits=dict(waits.window) if waits else {},
             wait_samples=waits.samples if waits else 0, plans=plans, connect_seconds=connect_seconds,
             start_seconds=start_seconds, events=self.events,
             monitor_errors=list(self.monitor.errors) if self.monitor else [], samples_written=ctx.samples.lines)
@@ -408,20 +414,21 @@ class _Coordinator:
             boundary = int(round((result.slice_end - self.clock.start) / SLICE_SECONDS))
             self.per_interval[self.plan.grid.key(boundary)].add(result)
 
-    def _interval_statements(self, k: int) -> dict[str, Any] | None:
-        """The interval's counts, compact from now on: memory stays small over long runs."""
-        tally = self.per_interval.pop(k, None)
-        if tally is None:
-            return self.closed.get(k)
-        if k in self.closed:  # slices that came back after the interval was sampled
-            tally.merge(Tally.from_sparse(self.closed[k], len(self.plan.bounds_us) + 1))
-        self.closed[k] = tally.sparse()
-        return self.closed[k]
-
-    def _all_intervals(self) -> dict[int, dict[str, Any]]:
-        for k in list(self.per_interval):
-            self._interval_statements(k)
-        return dict(self.closed)
+    def _interval_counts(self, k: int | None, *, final: bool = False) -> dict[str, Any]:
+        """The sessions' counts a sample record carries: "statements" of the interval ending at k,
+        and "late_statements" of slices that came back after their interval was written (with
+        final, every interval still held). Nothing is kept once written: the samples file is the
+        record, so an 8-hour run's memory stays flat."""
+        late: dict[str, Any] = {}
+        statements = None
+        for key in sorted(self.per_interval):
+            if key == k and (self.last_sampled is None or k > self.last_sampled):
+                statements = self.per_interval.pop(key).sparse()
+            elif final or (k is not None and key <= k):
+                late[str(key)] = self.per_interval.pop(key).sparse()
+        if k is not None:
+            self.last_sampled = k if self.last_sampled is None else max(k, self.last_sampled)
+        return {"statements": statements, **({"late_statements": late} if late else {})}
 
     def _on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name
