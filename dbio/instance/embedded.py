@@ -102,12 +102,16 @@ class EmbeddedInstance:
                              dbname=dbname or meta.dbname, connect_timeout="10")
 
     def postmaster_pid(self) -> int | None:
-        pid_file = self.layout.pgdata / "postmaster.pid"
+        """The running postmaster's pid (None when its lock file names no live postgres)."""
+        pid = self._lock_file_pid()
+        return pid if pid is not None and _is_postgres(pid) else None
+
+    def _lock_file_pid(self) -> int | None:
+        """The pid postmaster.pid names, whatever that process is now (None: no readable lock file)."""
         try:
-            pid = int(pid_file.read_text().splitlines()[0])
+            return int((self.layout.pgdata / "postmaster.pid").read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
-        return pid if _is_postgres(pid) else None
 
     def is_running(self) -> bool:
         return self.postmaster_pid() is not None
@@ -282,13 +286,10 @@ class EmbeddedInstance:
         or never): PostgreSQL then refuses to start ("lock file postmaster.pid already exists").
         Wait for both; a lock file whose process is only a zombie is stale and is removed, never
         one of a live server."""
+        old_pid = self._lock_file_pid()
+        if old_pid is None:
+            return  # no lock file, or a damaged one PostgreSQL judges itself
         pid_file = self.layout.pgdata / "postmaster.pid"
-        if not pid_file.exists():
-            return
-        try:
-            old_pid = int(pid_file.read_text().splitlines()[0])
-        except (OSError, ValueError, IndexError):
-            return  # PostgreSQL judges a damaged lock file itself
         deadline = time.monotonic() + OLD_SERVER_WAIT
         while True:
             state = _process_state(old_pid)
@@ -373,8 +374,8 @@ def _processes_in(directory: Path, *, exclude: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == exclude:
             continue
+        pid = int(entry.name)
         try:
-            pid = int(entry.name)
             if Path(os.readlink(entry / "cwd")) == directory and _process_state(pid) not in (None, "Z") \
                     and _is_postgres(pid):
                 found.append(pid)

@@ -75,14 +75,16 @@ def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict
 
 
 def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callable[[], Iterable[dict[str, Any]]],
-          directory_name: str) -> dict[str, Any]:
+          directory_name: str, per_interval: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
     """result.json from the manifest and an outcome (live or recovered). samples() streams the run's
-    sample records; it is read twice (counts, then series) and never held in memory whole."""
+    sample records; it is read for the interval counts (unless per_interval already holds them),
+    then for the series, and never held in memory whole."""
     clock = outcome.clock
     settings = man["server"]["settings"]
     plan = man["plan"]
     last_measured: dict[str, Any] | None = None
-    per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
+    if per_interval is None:
+        per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
 
     def normalized() -> Iterator[dict[str, Any]]:
         nonlocal last_measured
@@ -248,8 +250,9 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         end = sample
         for event, count in (sample.get("waits") or {}).items():
             waits[event] = waits.get(event, 0) + count
+    per_interval = interval_statements(results.iter_samples(samples_path), buckets)
     totals = Tally(buckets)
-    for counts in interval_statements(results.iter_samples(samples_path), buckets).values():
+    for counts in per_interval.values():
         totals.merge(Tally.from_sparse(counts, buckets))
     clock = Clock(start=start, window_open=None if start is None else start + warmup,
                   deadline=None if start is None or not plan["run_time"] else start + warmup + plan["run_time"],
@@ -266,7 +269,7 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",
                  "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}])
-    return build(man, outcome, engine, lambda: results.iter_samples(samples_path), directory.name)
+    return build(man, outcome, engine, lambda: results.iter_samples(samples_path), directory.name, per_interval)
 
 
 def _reading(sample: dict[str, Any] | None) -> dict[str, Any] | None:
