@@ -39,6 +39,6 @@ def heading(date: str, extra: str = "") -> str:
 
 def destroy(data_dir: Path, base: Path | None = None) -> None:
     """Stop and remove the bench's instance (and, with base, the whole bench directory)."""
-    subprocess.run(DBIO + ["instance", "destroy", "--data-dir", str(data_dir)], cwd=REPO, capture_output=True)
+    subprocess.run(DBIO + ["instance", "destroy", "--yes", "--data-dir", str(data_dir)], cwd=REPO, capture_output=True)
     if base is not None:
         shutil.rmtree(base, ignore_errors=True)

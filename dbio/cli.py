@@ -96,13 +96,21 @@ def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
-def with_config(preset: dict[str, Any] | None = None) -> Callable[..., Any]:
-    """Build the validated Config from the command's flags before the command body runs."""
+def with_config(preset: dict[str, Any] | None = None, *, exclusive: str | None = None) -> Callable[..., Any]:
+    """Build the validated Config from the command's flags before the command body runs.
+
+    exclusive: the command changes or measures the instance (or database): it holds it alone
+    for its whole duration, and is refused at once while another dbio command does."""
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset)
-            return func(*args, config=config, **params)
+            if exclusive is None:
+                return func(*args, config=config, **params)
+            from dbio import target
+
+            with target.exclusive(config, exclusive):
+                return func(*args, config=config, **params)
 
         return config_options(inner)
     return wrap
@@ -127,7 +135,7 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
 
 
 @cli.command("quickstart")
-@with_config(preset=QUICKSTART_PRESET)
+@with_config(preset=QUICKSTART_PRESET, exclusive="quickstart")
 @click.pass_context
 def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
     """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
@@ -141,7 +149,7 @@ def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
 @cli.command()
 @click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
 @click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
-@with_config()
+@with_config(exclusive="setup")
 @click.pass_context
 def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
     """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
@@ -151,7 +159,7 @@ def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: A
 
 
 @cli.command()
-@with_config()
+@with_config(exclusive="run")
 @click.pass_context
 def run(ctx: click.Context, config: Config, **_: Any) -> None:
     """Run the workload and write result.json and report.txt in a new results directory."""
@@ -237,7 +245,7 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 
 @cli.command()
-@with_config()
+@with_config(exclusive="teardown")
 @click.pass_context
 def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
     """Drop everything dbio created in the database, and nothing else."""
@@ -251,9 +259,9 @@ def instance() -> None:
     """The embedded PostgreSQL instance: init, start, stop, status, destroy."""
 
 
-def _instance_command(name: str, doc: str) -> None:
+def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> None:
     @instance.command(name, help=doc)
-    @with_config()
+    @with_config(exclusive=f"instance {name}" if exclusive else None)
     @click.pass_context
     def command(ctx: click.Context, config: Config, **_: Any) -> None:
         from dbio.commands import admin
@@ -266,8 +274,22 @@ def _instance_command(name: str, doc: str) -> None:
 _instance_command("init", "Create the instance (initdb, dbio's configuration) and start it.")
 _instance_command("start", "Start the instance with the configured settings.")
 _instance_command("stop", "Stop the instance (fast shutdown).")
-_instance_command("status", "Show whether the instance runs, where, and with which settings (exit 3 when stopped).")
-_instance_command("destroy", "Stop the instance and delete its directory.")
+_instance_command("status", "Show whether the instance runs, where, and with which settings (exit 3 when stopped).",
+                  exclusive=False)
+
+
+@instance.command("destroy")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (scripts must pass it).")
+@with_config(exclusive="instance destroy")
+@click.pass_context
+def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:
+    """Stop the instance and remove what dbio created in its directory (asks first on a terminal)."""
+    from dbio.commands import admin
+
+    def confirm(question: str) -> bool:
+        return sys.stdin.isatty() and click.confirm(question, default=False)
+
+    admin.instance_destroy(config, _ui(ctx), yes=yes, confirm=confirm)
 
 
 @cli.command()

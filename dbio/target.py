@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from dbio.config import Config
 from dbio.engines.postgres.engine import PostgresEngine
@@ -36,3 +37,18 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     instance = instance_for(config, notify)
     conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
     return Target(engine, conninfo, instance)
+
+
+@contextmanager
+def exclusive(config: Config, command: str) -> Iterator[None]:
+    """Hold the target alone for a command that changes or measures it (see instance/lock.py)."""
+    if config.connection.embedded:
+        from dbio.instance.lock import exclusive as instance_exclusive
+
+        with instance_exclusive(config.instance.data_dir, command):
+            yield
+    else:
+        from dbio.engines.postgres.exclusive import exclusive as database_exclusive
+
+        with database_exclusive(config.connection.dsn or "", command):
+            yield

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from dbio import result as results
 from dbio import target as targets
@@ -72,8 +73,16 @@ def instance_status(config: Config, ui: UI) -> int:
     return 0 if status.running else 3
 
 
-def instance_destroy(config: Config, ui: UI) -> None:
-    targets.instance_for(config, ui.note).destroy()
+def instance_destroy(config: Config, ui: UI, *, yes: bool, confirm: Callable[[str], bool]) -> None:
+    instance = targets.instance_for(config, ui.note)
+    plan = instance.destroy_plan()
+    question = (f"remove the dbio instance in {plan.data_dir} ({format_bytes(plan.size_bytes)} of data)?")
+    if not yes and not confirm(question):
+        raise UsageError(f"not confirmed: the instance in {plan.data_dir} stays",
+                         "answer y at the prompt, or pass --yes (scripts must)")
+    instance.destroy(plan)
+    for note in plan.leftovers():
+        ui.say(f"left in place: {note}")
 
 
 def report(path: Path, out: Path | None, form: str, ui: UI) -> None:

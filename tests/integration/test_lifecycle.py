@@ -48,9 +48,9 @@ def test_instance_lifecycle(workdir):
     again = dbio("instance", "init", *args)
     assert again.code == 2 and "already exists" in again.err
 
-    assert dbio("instance", "destroy", *args).code == 0
+    assert dbio("instance", "destroy", "--yes", *args).code == 0
     assert not data_dir.exists()
-    gone = dbio("instance", "destroy", *args)
+    gone = dbio("instance", "destroy", "--yes", *args)
     assert gone.code == 2 and "holds no dbio instance" in gone.err
 
 
@@ -60,7 +60,7 @@ def test_refuses_a_directory_that_is_not_an_instance(workdir):
     (foreign / "precious.txt").write_text("keep me")
     done = dbio("instance", "init", "--data-dir", str(foreign))
     assert done.code == 2 and "not empty" in done.err
-    destroy = dbio("instance", "destroy", "--data-dir", str(foreign))
+    destroy = dbio("instance", "destroy", "--yes", "--data-dir", str(foreign))
     assert destroy.code == 2
     assert (foreign / "precious.txt").read_text() == "keep me"
 
@@ -102,4 +102,4 @@ def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
             other.kill()
             other.wait()
     finally:
-        dbio("instance", "destroy", *args)
+        dbio("instance", "destroy", "--yes", *args)

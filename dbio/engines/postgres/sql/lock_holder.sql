@@ -1,0 +1,9 @@
+-- Who holds dbio's command lock in this database (application_name is NULL when this role may
+-- not see the holder's session).
+SELECT a.application_name, l.pid
+FROM pg_locks l
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = %s::int::oid AND l.objid = %s::int::oid AND l.objsubid = 2
+LIMIT 1

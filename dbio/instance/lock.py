@@ -1,0 +1,83 @@
+"""One dbio command at a time changes or measures an instance.
+
+Two runs on one instance would count each other's I/O; a second command could restart the
+server under a run, or destroy it. Every command that changes or measures an embedded instance
+holds an exclusive lock on it for its whole duration; a second one is refused at once with what
+holds it. The lock is an flock on a file keyed by the instance's path, in a directory only the
+user running dbio (root: root) can write, so it exists before the instance does (init) and the
+kernel releases it whatever way the holder ends.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import platformdirs
+
+from dbio.errors import UsageError
+from dbio.instance.paths import SYSTEM_BASE, running_as_root
+
+_held: dict[Path, int] = {}  # lock files this process holds, and how many holders nest in it
+
+
+def lock_dir() -> Path:
+    if running_as_root():
+        return SYSTEM_BASE / "locks"
+    return platformdirs.user_state_path("dbio") / "locks"
+
+
+def lock_file_for(data_dir: Path) -> Path:
+    key = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:20]
+    return lock_dir() / f"instance-{key}.lock"
+
+
+def describe_holder(text: str) -> str:
+    """The holder's own note (pure): command, pid and since when."""
+    try:
+        info = json.loads(text)
+        since = datetime.fromtimestamp(float(info["since"]), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"dbio {info['command']} (pid {int(info['pid'])}, since {since})"
+    except (ValueError, KeyError, TypeError, OverflowError):
+        return "another dbio command"
+
+
+@contextmanager
+def exclusive(data_dir: Path, command: str) -> Iterator[None]:
+    """Hold the instance for this command; nested holders in the same process share the lock."""
+    path = lock_file_for(data_dir)
+    if path in _held:
+        _held[path] += 1
+        try:
+            yield
+        finally:
+            _held[path] -= 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = describe_holder(os.pread(fd, 4096, 0).decode(errors="replace"))
+            raise UsageError(f"the instance in {data_dir} is in use by {holder}",
+                             "wait for it to finish, or stop it (Ctrl-C or kill PID); status and report work meanwhile") \
+                from None
+        note = json.dumps({"command": command, "pid": os.getpid(), "since": time.time(), "data_dir": str(data_dir)})
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, note.encode(), 0)
+        _held[path] = 1
+        try:
+            yield
+        finally:
+            del _held[path]
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the lock

@@ -1,0 +1,122 @@
+"""What dbio may rely on when it runs with more privilege than the server it manages.
+
+As root, dbio starts programs (as the server user) and switches to the server user's identity.
+Whatever decides which program runs, or which identity it runs as, must be writable only by
+root or by the user running dbio: otherwise the server user (whom anyone reaching the embedded
+superuser can act as, e.g. with COPY ... TO PROGRAM) could make root run its own code.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from dbio.errors import UsageError
+
+
+def trusted_uids() -> frozenset[int]:
+    """Owners whose files dbio trusts: root and the user running dbio."""
+    return frozenset({0, os.geteuid()})
+
+
+def _owner(uid: int) -> str:
+    try:
+        return f"user '{pwd.getpwuid(uid).pw_name}'"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def entry_problem(st: os.stat_result, uids: frozenset[int]) -> str | None:
+    """Why one file or directory could be changed by someone dbio does not trust (pure)."""
+    if st.st_uid not in uids:
+        return f"is owned by {_owner(st.st_uid)}"
+    if st.st_mode & stat.S_IWOTH:
+        return "is writable by every user"
+    if st.st_mode & stat.S_IWGRP and st.st_gid != 0:
+        return "is writable by its group"
+    return None
+
+
+def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
+    """The first place on the way from / to path that a less trusted user could change, described.
+
+    A world-writable directory with the sticky bit (/tmp, /var/tmp) is fine when the next entry
+    is trusted: nobody else can rename or remove that entry."""
+    uids = trusted_uids() if uids is None else uids
+    real = Path(os.path.realpath(path))
+    current = Path("/")
+    parts = real.parts[1:]
+    for index in range(len(parts) + 1):
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            return None  # what does not exist yet is judged when it is created
+        problem = entry_problem(st, uids)
+        sticky_dir = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX and st.st_uid in uids
+        if problem and not (sticky_dir and index < len(parts) and problem == "is writable by every user"):
+            return f"{current} {problem}"
+        if index < len(parts):
+            current = current / parts[index]
+    return None
+
+
+def tree_problem(root: Path, uids: frozenset[int] | None = None) -> str | None:
+    """The first file or directory under root (or on the way to it) a less trusted user could change."""
+    uids = trusted_uids() if uids is None else uids
+    problem = path_problem(root, uids)
+    if problem:
+        return problem
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            entry = Path(dirpath) / name
+            st = os.lstat(entry)
+            if stat.S_ISLNK(st.st_mode):
+                # a link in a trusted directory was made by a trusted user; where it points must be trusted too
+                problem = path_problem(entry, uids)
+                if problem:
+                    return f"{problem} (through the link {entry})"
+                continue
+            problem = entry_problem(st, uids)
+            if problem:
+                return f"{entry} {problem}"
+    return None
+
+
+def require_trusted(path: Path, what: str, fix: str, *, tree: bool = False) -> None:
+    """Refuse, in one line, to rely on a path a less privileged user could change."""
+    problem = tree_problem(path) if tree else path_problem(path)
+    if problem:
+        raise UsageError(f"refusing to use {what} {path}: {problem}, so another user could change what dbio "
+                         "runs or trusts", fix)
+
+
+def read_no_follow(path: Path) -> str:
+    """A file a less privileged user owns, read without following a link they may have put there."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "r", errors="replace") as fh:
+            fd = -1
+            return fh.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def write_for(path: Path, text: str, uid: int, gid: int, mode: int = 0o600) -> None:
+    """Write a file into a directory the server user owns, as a new file that user then owns.
+
+    Whatever stood at path is removed first and the file is created exclusively, never following
+    a link: a link planted there to /etc/shadow makes this fail instead of overwriting it."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w") as fh:
+        if os.geteuid() == 0:
+            os.fchown(fd, uid, gid)
+        fh.write(text)

@@ -1,0 +1,80 @@
+"""One dbio command at a time changes or measures an instance, or a database (issue: trust, items 5-7)."""
+
+import os
+import subprocess
+import sys
+import time
+
+from tests.integration.conftest import SMALL, dbio, wait_for
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbio", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "COLUMNS": "200"})
+
+
+def _measuring(proc: subprocess.Popen, instance, db: str) -> bool:
+    assert proc.poll() is None, proc.communicate()
+    with instance.connect(db) as conn:
+        return bool(conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name ~ '^dbio:[0-9]+:'")
+                    .fetchone()[0])
+
+
+def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance):
+    db = "busy"
+    assert dbio("setup", *instance.args(db, *SMALL)).code == 0
+    first = _start("run", *instance.args(db, *SMALL, "--run-time", "30s", "--label", "first"))
+    try:
+        wait_for(lambda: _measuring(first, instance, db), timeout=60, what="the first run to start")
+        for command in (["run", *instance.args(db, *SMALL)], ["setup", "--reload", *instance.args(db, *SMALL)],
+                        ["instance", "stop", "--data-dir", str(instance.data_dir)],
+                        ["instance", "destroy", "--yes", "--data-dir", str(instance.data_dir)],
+                        ["teardown", *instance.args(db)]):
+            t0 = time.monotonic()
+            done = dbio(*command)
+            assert done.code == 2, (command, done.text)
+            assert f"is in use by dbio run (pid {first.pid}, since " in done.err, done.err
+            assert len(done.err.strip().splitlines()) == 1
+            assert time.monotonic() - t0 < 10  # refused at once, not after waiting
+        status = dbio("instance", "status", "--data-dir", str(instance.data_dir))
+        assert status.code == 0 and "running" in status.out  # read-only commands never wait
+    finally:
+        first.terminate()
+        first.communicate(timeout=60)
+    assert instance.data_dir.exists()
+    assert dbio("run", *instance.args(db, *SMALL, "--label", "after")).code == 0  # free again
+
+
+def test_a_second_run_on_one_database_of_a_server_is_refused(instance):
+    db = "busy_dsn"
+    instance.create_database(db)
+    dsn = instance.conninfo(db)
+    common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL]
+    assert dbio("setup", *common).code == 0
+    first = _start("run", *common, "--run-time", "30s")
+    try:
+        wait_for(lambda: _measuring(first, instance, db), timeout=60, what="the first run to start")
+        done = dbio("run", *common)
+        assert done.code == 2, done.text
+        assert "is in use by dbio run pid" in done.err and len(done.err.strip().splitlines()) == 1
+    finally:
+        first.terminate()
+        first.communicate(timeout=60)
+
+
+def test_destroy_asks_first_and_keeps_a_directory_it_did_not_create(workdir):
+    mount = workdir / "mountpoint"
+    mount.mkdir(mode=0o750)
+    mount.chmod(0o750)
+    (mount / "lost+found").mkdir()
+    args = ["--data-dir", str(mount), "--shared-buffers", "16MiB"]
+    assert dbio("instance", "init", *args).code == 0
+    unconfirmed = dbio("instance", "destroy", *args)  # no terminal to ask on, no --yes
+    assert unconfirmed.code == 2 and "--yes" in unconfirmed.err
+    assert (mount / "pgdata").exists()
+    done = dbio("instance", "destroy", "--yes", *args)
+    assert done.code == 0, done.text
+    assert sorted(p.name for p in mount.iterdir()) == ["lost+found"]
+    assert oct(mount.stat().st_mode & 0o7777) == oct(0o750)
+    if os.geteuid() == 0:
+        assert "left in place: the system user 'dbio'" in done.out and "userdel dbio" in done.out

