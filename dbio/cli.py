@@ -48,6 +48,9 @@ def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
         click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
                      help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
+        click.option("--allow-setting", "allow_setting", multiple=True, metavar="NAME",
+                     help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such "
+                          "as archive_command or shared_preload_libraries (repeatable; command line only)."),
         click.option("--password", "ask_password", is_flag=True, default=None,
                      help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     ]
@@ -83,13 +86,24 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
     settings = params.pop("pg_setting", ())
     if settings:
         cli_values["pg_settings"] = list(settings)
+    allowed = params.pop("allow_setting", ())
+    if allowed:
+        cli_values["allow_settings"] = list(allowed)
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
                    env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
                    preset=preset or {})
 
 
-def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None) -> Config:
-    return load_config(build_sources(params, preset))
+def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None) -> Config:
+    config = load_config(build_sources(params, preset))
+    if ui is not None:
+        say_files_read(config, ui)
+    return config
+
+
+def say_files_read(config: Config, ui: UI) -> None:
+    for path in config.files:
+        ui.note(f"configuration read from {path}")
 
 
 def _ui(ctx: click.Context) -> UI:
@@ -104,7 +118,7 @@ def with_config(preset: dict[str, Any] | None = None, *, exclusive: str | None =
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
-            config = build_config(params, preset)
+            config = build_config(params, preset, _ui(click.get_current_context()))
             if exclusive is None:
                 return func(*args, config=config, **params)
             from dbio import target
@@ -209,6 +223,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         return
     sources = build_sources(params)
     base = load_config(sources)
+    say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     if sessions:
         varies.append(sweep_plan.sessions_vary(sessions, base.workload.schemas))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dbio import options as opts
-from dbio import slobconf, units
+from dbio import slobconf, trust, units
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.options import BY_KEY, OPTIONS, Option
 
@@ -79,6 +79,7 @@ class InstanceConfig:
     max_connections: int  # 0 = sized for the sessions
     wal_level: str
     pg_settings: tuple[tuple[str, str], ...]
+    allow_settings: tuple[str, ...] = ()  # code-running settings the user allowed by name
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Config:
     run: RunConfig
     connection: ConnectionConfig
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    files: tuple[Path, ...] = field(default=(), compare=False)  # configuration files read
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -145,6 +147,12 @@ def load_config(sources: Sources) -> Config:
     config_file = sources.config_file
     if config_file is None and sources.discover and (sources.cwd / DEFAULT_CONFIG_FILE).exists():
         config_file = sources.cwd / DEFAULT_CONFIG_FILE
+    files = tuple(p for p in (config_file, sources.slob_conf) if p is not None)
+    discovered = config_file if sources.config_file is None else None
+    untrusted = [_untrusted_file(p, named=p is not discovered) for p in files]
+    errors.extend(e for e in untrusted if e is not None)
+    if errors:
+        raise ConfigErrors(errors)  # nothing of a file we may not trust is read
     if config_file is not None:
         raw.update(_read_toml(config_file, errors))
     if sources.slob_conf is not None:
@@ -173,7 +181,7 @@ def load_config(sources: Sources) -> Config:
     if errors:
         raise ConfigErrors(errors)
 
-    config = _build(values, origins, sources.cwd)
+    config = _build(values, origins, sources.cwd, files)
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)
@@ -236,12 +244,22 @@ def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, tuple[Any, st
                 if option is None or option.section != name:
                     errors.append(_unknown_key(f"{origin}: {name}.{key}", key, item, section=name))
                     continue
+                if not option.file:
+                    errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
+                    continue
                 out[key] = (item, origin)
+        elif name in BY_KEY and not BY_KEY[name].file:
+            errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well
             out[name] = (value, origin)
         else:
             errors.append(_unknown_key(f"{origin}: {name}", name, value))
     return out
+
+
+def _command_line_only(where: str, value: Any) -> ConfigError:
+    return ConfigError(where, value, "allows the server to run programs or load code, so it is taken only from the "
+                       "command line", "remove it from the file and pass --allow-setting NAME when you mean it")
 
 
 def _unknown_key(where: str, key: str, value: Any, section: str | None = None) -> ConfigError:
@@ -274,12 +292,23 @@ def _read_slob_conf(path: Path, errors: list[ConfigError]) -> dict[str, tuple[An
 def _read_env(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for option in OPTIONS:
-        if option.env in env and option.kind != "settings":
+        if option.env in env and option.kind != "settings" and option.file:
             out[option.key] = (env[option.env], option.env)
     return out
 
 
-def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path) -> Config:
+def _untrusted_file(path: Path, *, named: bool) -> ConfigError | None:
+    """A configuration file can make dbio run commands (archive_command): read it only when the
+    user running dbio, or root, owns it and nobody else may write it."""
+    problem = trust.file_problem(path)
+    if problem is None:
+        return None
+    where = str(path) if named else f"./{path.name} (found in the current directory)"
+    return ConfigError(where, "(file)", f"refusing to read it: it {problem}",
+                       "make it yours and not writable by others (chown, chmod go-w), or use --config with your own file")
+
+
+def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tuple[Path, ...] = ()) -> Config:
     from dbio.instance.paths import default_data_dir
 
     def section(name: str) -> dict[str, Any]:
@@ -296,6 +325,7 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path) -> Config
         run=RunConfig(**run),
         connection=ConnectionConfig(**section("connection")),
         origins=origins,
+        files=files,
     )
 
 
@@ -373,6 +403,13 @@ def validate(config: Config) -> list[ConfigError]:
         if i.io_method != "worker" and ("io_workers" in config.origins and config.origins["io_workers"] != "default"):
             errors.append(_err(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
                                "remove io_workers or set io_method = worker"))
+    errors.extend(_database_errors(config))
+    for name, _ in i.pg_settings:
+        if opts.runs_code(name) and name not in i.allow_settings:
+            errors.append(_err(config, "pg_settings",
+                               f"sets {name}, which makes the server run a program or load code",
+                               f"pass --allow-setting {name} if you mean it, or remove the setting",
+                               value=f"{name} = ..."))
     if config.connection.dsn is not None and _dsn_has_password(config.connection.dsn):
         origin = config.origins.get("dsn", "default")
         shown = display_key(BY_KEY["dsn"], origin)
@@ -387,6 +424,35 @@ def validate(config: Config) -> list[ConfigError]:
                                       "put the password in PGPASSWORD or ~/.pgpass and remove it from the file "
                                       "(or set password_in_config = true in [connection] if you insist)"))
     return errors
+
+
+# Databases every PostgreSQL server has for its own use: dbio loads into a database of its own.
+SYSTEM_DATABASES = ("template0", "template1", "postgres")
+
+
+def _database_errors(config: Config) -> list[ConfigError]:
+    """The load database must be one dbio may fill and drop objects in."""
+    if config.connection.embedded:
+        name, key = config.connection.dbname, "dbname"
+    else:
+        import psycopg
+
+        try:
+            name = psycopg.conninfo.conninfo_to_dict(config.connection.dsn or "").get("dbname") \
+                or os.environ.get("PGDATABASE")
+        except psycopg.ProgrammingError:
+            return []  # a malformed DSN is reported on its own
+        key = "dsn"
+    if name is None:
+        return []
+    if not str(name).strip():
+        return [_err(config, key, "names an empty database", "give a database name (the default is dbio)", value="''")]
+    if name in SYSTEM_DATABASES:
+        return [_err(config, key, f"uses the database '{name}', which the server keeps for itself",
+                     "create a database for dbio (CREATE DATABASE dbio) and name it"
+                     + (" (dbname=... in --dsn)" if key == "dsn" else " with --dbname"),
+                     value=name if key == "dbname" else "(dbname=" + str(name) + ")")]
+    return []
 
 
 # Connections dbio opens besides the sessions: control, sampler, plan check.

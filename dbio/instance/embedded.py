@@ -16,9 +16,11 @@ from typing import Callable
 
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
-from dbio.instance import binaries, settings, trust
+from dbio import trust
+from dbio.instance import binaries, settings
 from dbio.instance.paths import Layout, running_as_root
-from dbio.instance.server_user import SERVER_USER, ServerUser, ensure_server_user, first_blocked_dir, lookup
+from dbio.instance.server_user import (SERVER_USER, ServerUser, current_user, ensure_server_user, first_blocked_dir,
+                                       lookup)
 
 META_VERSION = 1
 SUPERUSER = "dbio"
@@ -120,7 +122,12 @@ class EmbeddedInstance:
                 "programs dbio runs and as whom",
                 f"check its contents, then make it and {self.data_dir} owned by {owner} and writable by no one else "
                 f"(chown {os.geteuid()} DIR FILE; chmod 755 DIR; chmod 644 FILE), or remove the directory yourself")
-        return Meta.read(record)
+        meta = Meta.read(record)
+        if not running_as_root() and meta.server_user != current_user().name:
+            raise UsageError(f"the instance in {self.data_dir} is run by user '{meta.server_user}', not by you",
+                             "run dbio as the user who made it (root for a server run by 'dbio'), or use your own "
+                             "--data-dir")
+        return meta
 
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
@@ -201,11 +208,28 @@ class EmbeddedInstance:
                         f"--data-dir {root} would be unreachable for the server user '{SERVER_USER}': {blocked} is not searchable by others",
                         f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
 
+    def check_settings(self, cfg: InstanceConfig, *, sessions: int) -> None:
+        """Every setting the server would get, judged by the server binary itself, before anything
+        is created, stopped or restarted: a bad one never leaves an instance half made or down."""
+        if self.exists():
+            meta = self.meta()
+            bins = binaries.Binaries(Path(meta.bin_dir), meta.wheel_version)
+            binaries.require_trusted(bins.bin_dir)
+            port, socket_dir = meta.port, str(self.layout.socket_dir)
+        else:
+            bins, port, socket_dir = binaries.wheel_binaries(), 5432, str(self.layout.socket_dir)
+        profile = settings.build_profile(cfg, port=port, socket_dir=socket_dir, sessions=sessions, purpose="run")
+        refused = bins.refused_setting(settings.as_arguments(profile))
+        if refused:
+            raise UsageError(f"the server refuses the instance settings: {refused}",
+                             "fix that value in [instance.pg_settings] or --pg-setting (or the dbio option that sets it)")
+
     def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
         if self.exists():
             raise UsageError(f"a dbio instance already exists in {self.data_dir}",
                              "use it as it is, or remove it first with dbio instance destroy")
         self.check_location()
+        self.check_settings(cfg, sessions=sessions)
         user = ensure_server_user()
         if user.created:
             self.notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
@@ -265,6 +289,8 @@ class EmbeddedInstance:
         """
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
+        else:
+            self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         keep_as_is = purpose == "any"
         profile = settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
@@ -284,6 +310,7 @@ class EmbeddedInstance:
         return self.conninfo(dbname)
 
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
+        self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         if self.is_running():
             self.notify(f"the embedded server is already running (pid {self.postmaster_pid()})")

@@ -60,8 +60,12 @@ def exclusive(data_dir: Path, command: str) -> Iterator[None]:
         finally:
             _held[path] -= 1
         return
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise UsageError(f"cannot create dbio's lock file {path}: {exc.strerror}",
+                         "run dbio with a HOME (or XDG_STATE_HOME) you can write") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -61,6 +61,11 @@ def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: 
     return Profile(purpose, tuple(settings.items()))
 
 
+def as_arguments(profile: Profile) -> dict[str, str]:
+    """The profile's values as the server takes them on its command line (unquoted)."""
+    return {name: _unquote(value) for name, value in profile.settings}
+
+
 def render(profile: Profile) -> str:
     lines = [f"# Written by dbio before each start ({profile.purpose} profile). Edits are overwritten;",
              "# set instance options in dbio.toml ([instance] and [instance.pg_settings]) instead."]
@@ -85,3 +90,9 @@ def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]
 
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value

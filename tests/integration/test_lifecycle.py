@@ -1,5 +1,6 @@
 """dbio instance init|start|stop|status|destroy on a real embedded PostgreSQL 18."""
 
+import json
 import os
 import socket
 import stat
@@ -103,3 +104,22 @@ def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
             other.wait()
     finally:
         dbio("instance", "destroy", "--yes", *args)
+
+
+def test_a_setting_that_runs_a_program_is_used_only_when_allowed_by_name(workdir):
+    data_dir = workdir / "allowed"
+    args = ["--data-dir", str(data_dir), "--shared-buffers", "16MiB", "--pg-setting", "archive_command=/bin/true"]
+    refused = dbio("instance", "init", *args)
+    assert refused.code == 2 and "--allow-setting archive_command" in refused.err
+    assert not data_dir.exists()
+    done = dbio("instance", "init", *args, "--allow-setting", "archive_command")
+    assert done.code == 0, done.text
+    try:
+        port = json.loads((data_dir / "dbio-instance.json").read_text())["port"]
+        with psycopg.connect(f"host={data_dir / 'socket'} port={port} user=dbio dbname=dbio") as conn:
+            # SHOW says "(disabled)" while archive_mode is off: ask where the value came from
+            assert conn.execute("SELECT sourcefile LIKE '%dbio.conf' FROM pg_settings "
+                                "WHERE name = 'archive_command'").fetchone()[0]
+        assert "archive_command = '/bin/true'" in (data_dir / "pgdata" / "dbio.conf").read_text()
+    finally:
+        dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))

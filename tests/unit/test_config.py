@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,38 @@ def test_password_on_the_command_line_is_refused(tmp_path):
 def test_password_in_the_file_only_when_the_user_insists(tmp_path):
     toml = "[connection]\ndsn = 'host=db password=hunter2'\npassword_in_config = true\n"
     assert "hunter2" in config(tmp_path, toml=toml).connection.dsn
+
+
+@pytest.mark.parametrize("mode, owner, refused", [
+    (0o644, "me", None),
+    (0o600, "me", None),
+    (0o664, "me", "is writable by its group"),
+    (0o646, "me", "is writable by every user"),
+    (0o644, "other", "is owned by uid 4242"),
+])
+def test_a_configuration_file_others_could_write_is_refused_before_it_is_read(tmp_path, mode, owner, refused):
+    """Root running dbio where another user wrote dbio.toml would take its archive_command."""
+    if owner == "other" and os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another user")
+    path = tmp_path / "dbio.toml"
+    path.write_text("[instance.pg_settings]\nwork_mem = '8MB'\n")
+    path.chmod(mode)
+    if os.geteuid() == 0:  # a group other than root's, as an ordinary user's file has
+        os.chown(path, 4242 if owner == "other" else 0, 1000)
+    for sources in (Sources(cwd=tmp_path), Sources(cwd=tmp_path, config_file=path)):
+        if refused is None:
+            assert load_config(sources).files == (path,)
+            continue
+        with pytest.raises(ConfigErrors) as err:
+            load_config(sources)
+        (line,) = str(err.value).splitlines()
+        assert refused in line and "refusing to read it" in line and "chmod go-w" in line
+        assert ("found in the current directory" in line) == (sources.config_file is None)
+
+
+def test_a_slob_conf_others_could_write_is_refused(tmp_path):
+    path = tmp_path / "slob.conf"
+    path.write_text("UPDATE_PCT=20\n")
+    path.chmod(0o666)
+    with pytest.raises(ConfigErrors, match="slob.conf = \\(file\\): refusing to read it"):
+        load_config(Sources(cwd=tmp_path, slob_conf=path))

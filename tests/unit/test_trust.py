@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio.instance import trust
+from dbio import trust
 from dbio.instance.lock import describe_holder
 
 ME = os.geteuid()

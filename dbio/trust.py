@@ -84,6 +84,16 @@ def tree_problem(root: Path, uids: frozenset[int] | None = None) -> str | None:
     return None
 
 
+def file_problem(path: Path) -> str | None:
+    """Why a configuration file may not be read: another user owns it or may change it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # reading it reports what is wrong
+    problem = entry_problem(st, trusted_uids())
+    return None if problem is None else f"{problem}, not only by you or root"
+
+
 def require_trusted(path: Path, what: str, fix: str, *, tree: bool = False) -> None:
     """Refuse, in one line, to rely on a path a less privileged user could change."""
     problem = tree_problem(path) if tree else path_problem(path)
