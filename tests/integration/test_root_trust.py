@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,56 @@ def test_a_link_planted_in_the_data_directory_is_never_written_through(own_insta
     assert started.code == 0, started.text
     assert sentinel.read_text() == "root's\n"
     assert not conf.is_symlink() and conf.stat().st_uid == _server_user().pw_uid
+
+
+def _as_nobody_in_process(home: Path, argv: list[str]) -> tuple[int, str]:
+    """dbio's CLI in a forked child that became user nobody (this interpreter lives under /root,
+    which nobody may not enter, so no new interpreter can be started as nobody)."""
+    # everything the commands import is loaded before the child loses the right to read it
+    import grp  # noqa: F401
+
+    import dbio.cli
+    import dbio.commands.admin  # noqa: F401
+    import dbio.commands.run  # noqa: F401
+    import dbio.instance.lock  # noqa: F401
+    import dbio.target  # noqa: F401
+
+    nobody = pwd.getpwnam("nobody")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 99
+        try:
+            sys.stderr = os.fdopen(write_end, "w")  # pytest captures sys.stderr, not the descriptor
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            os.environ.update(HOME=str(home), COLUMNS="200")
+            os.environ.pop("XDG_STATE_HOME", None)
+            os.chdir(home)
+            try:
+                dbio.cli.main(argv)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end) as fh:
+        err = fh.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), err
+
+
+def test_another_user_pointing_at_roots_instance_is_told_so_in_one_line(own_instance, workdir):
+    home = workdir / "nobody-home"
+    home.mkdir()
+    nobody = pwd.getpwnam("nobody")
+    os.chown(home, nobody.pw_uid, nobody.pw_gid)
+    for command in (["run", *SMALL, *ARGS], ["instance", "stop"], ["instance", "status"]):
+        code, err = _as_nobody_in_process(home, [*command, "--data-dir", str(own_instance)])
+        assert code == 2, (command, err)
+        assert err.strip() == (f"dbio: the instance in {own_instance} is run by user 'dbio', not by you; "
+                               "run dbio as the user who made it (root for a server run by 'dbio'), or use "
+                               "your own --data-dir")
