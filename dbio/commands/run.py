@@ -104,6 +104,10 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
             raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
+        problem = instance.wal_problem(config.instance) if config.workload.update_pct else None
+        if problem:
+            raise UsageError(problem, "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or "
+                                      "run without updates")
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
     engine = target.engine
     conn = target.connect("dbio:run")

@@ -230,6 +230,12 @@ class EmbeddedInstance:
                              "use it as it is, or remove it first with dbio instance destroy")
         self.check_location()
         self.check_settings(cfg, sessions=sessions)
+        needed = settings.INITDB_BYTES + settings.WAL_OVERSHOOT * (settings.WAL_SIZES_MB[-1] << 20) \
+            + settings.DISK_RESERVE
+        if _free_bytes(self.data_dir) < needed:
+            raise UsageError(f"--data-dir {self.data_dir} has {_free_bytes(self.data_dir) >> 20} MiB free, but a new "
+                             f"instance needs at least {needed >> 20} MiB (initdb, and room for its WAL)",
+                             "choose a filesystem with more free space")
         user = ensure_server_user()
         if user.created:
             self.notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
@@ -277,7 +283,7 @@ class EmbeddedInstance:
             raise
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {layout.socket_dir}, port {meta.port})")
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(layout.socket_dir),
-                                           sessions=1, purpose="run"))
+                                           sessions=1, purpose="run", wal_budget=self.wal_budget()))
         self._settle_catalogs()
         self._create_database(dbname)
 
@@ -294,7 +300,8 @@ class EmbeddedInstance:
         meta = self.meta()
         keep_as_is = purpose == "any"
         profile = settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                         sessions=sessions, purpose="run" if keep_as_is else purpose)
+                                         sessions=sessions, purpose="run" if keep_as_is else purpose,
+                                         wal_budget=self.wal_budget())
         wanted = profile.as_dict()
         if self.is_running() and keep_as_is:
             pass
@@ -309,6 +316,21 @@ class EmbeddedInstance:
         self._create_database(dbname)
         return self.conninfo(dbname)
 
+    def wal_budget(self) -> int:
+        """Bytes the instance's WAL may occupy: the free space of its filesystem plus the WAL it has."""
+        wal = self.layout.pgdata / "pg_wal"
+        return _free_bytes(self.data_dir) + (_du(wal) if wal.exists() else 0)
+
+    def wal_problem(self, cfg: InstanceConfig) -> str | None:
+        """Why an update run could fill the disk with WAL (None: it cannot), before it starts."""
+        chosen = dict(cfg.pg_settings).get("max_wal_size")
+        budget = self.wal_budget()
+        wal_mb = settings.max_wal_mb({"max_wal_size": chosen}) if chosen else settings.wal_size_for(budget)
+        if wal_mb is None or settings.wal_fits(wal_mb, budget):
+            return None
+        return (f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x max_wal_size "
+                f"({wal_mb} MB) but the filesystem of {self.data_dir} can give it only {budget >> 20} MiB")
+
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
         self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
@@ -316,7 +338,7 @@ class EmbeddedInstance:
             self.notify(f"the embedded server is already running (pid {self.postmaster_pid()})")
             return
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                           sessions=sessions, purpose="run"))
+                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget()))
 
     def stop(self, *, quiet: bool = False) -> bool:
         """Fast shutdown (immediate if that does not finish); False when it was not running."""
@@ -370,6 +392,10 @@ class EmbeddedInstance:
         user = _user(meta)
         pg_ctl = _trusted_tool(meta, "pg_ctl")
         self._wait_for_crashed_server()
+        bounded = profile.as_dict().get("max_wal_size")
+        if profile.wal_bounded and bounded != meta.settings.get("max_wal_size"):
+            self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of {self.data_dir} "
+                        f"({self.wal_budget() >> 20} MiB free for it)")
         trust.write_for(self.layout.settings_file, settings.render(profile), user.uid, user.gid)
         self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-l", str(self.layout.log_file),
                                "-w", "-t", str(START_TIMEOUT), "start"], what="pg_ctl start")
@@ -518,6 +544,12 @@ def _trusted_tool(meta: Meta, name: str) -> str:
     bin_dir = Path(meta.bin_dir)
     binaries.require_trusted(bin_dir)
     return str(bin_dir / name)
+
+
+def _free_bytes(path: Path) -> int:
+    """Free space for unprivileged writers (the server user) on the filesystem of path."""
+    st = os.statvfs(_existing_ancestor(path))
+    return st.f_bavail * st.f_frsize
 
 
 def _free_port() -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dbio.config import RESERVED_CONNECTIONS, InstanceConfig
@@ -16,6 +17,8 @@ WHY = {
     "wal_level": "minimal lets the loader write tables without WAL (COPY FREEZE into a new table)",
     "max_wal_senders": "required by wal_level=minimal",
     "lc_messages": "server messages in English, as dbio parses none but users read them",
+    "max_wal_size": "bounded by the free space of the data directory's filesystem, so WAL cannot fill it",
+    "min_wal_size": "kept below max_wal_size",
 }
 
 
@@ -25,6 +28,7 @@ class Profile:
 
     purpose: str
     settings: tuple[tuple[str, str], ...]
+    wal_bounded: bool = False  # dbio lowered max_wal_size to fit the free space
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.settings)
@@ -37,7 +41,29 @@ def connections_for(sessions: int, configured: int) -> int:
     return max(100, -(-needed // 50) * 50)
 
 
-def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: int, purpose: str) -> Profile:
+# The server keeps about max_wal_size of WAL between checkpoints and may exceed it under a heavy
+# update load (it is a soft limit): dbio plans for twice that, plus room for logs and catalogs.
+WAL_OVERSHOOT = 2
+DISK_RESERVE = 64 << 20
+WAL_SIZES_MB = (1024, 512, 256, 128, 64, 32)  # PostgreSQL's default first; steps keep restarts rare
+INITDB_BYTES = 48 << 20  # what initdb and the first start write
+
+
+def wal_size_for(budget_bytes: int) -> int:
+    """The largest max_wal_size (MB) whose worst case fits in what the filesystem can give (pure)."""
+    for size in WAL_SIZES_MB:
+        if WAL_OVERSHOOT * (size << 20) + DISK_RESERVE <= budget_bytes:
+            return size
+    return WAL_SIZES_MB[-1]
+
+
+def wal_fits(max_wal_mb: int, budget_bytes: int) -> bool:
+    return WAL_OVERSHOOT * (max_wal_mb << 20) + DISK_RESERVE <= budget_bytes
+
+
+def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: int, purpose: str,
+                  wal_budget: int | None = None) -> Profile:
+    """wal_budget: bytes the instance's WAL may take (free space plus its WAL now); None: not bounded."""
     direct = cfg.direct_io and purpose == "run"
     settings: dict[str, str] = {
         "listen_addresses": "''",
@@ -56,9 +82,18 @@ def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: 
     }
     if cfg.wal_level == "minimal":
         settings["max_wal_senders"] = "0"
+    user_set = {name for name, _ in cfg.pg_settings}
+    bounded = False
+    if wal_budget is not None and "max_wal_size" not in user_set:
+        size = wal_size_for(wal_budget)
+        if size < WAL_SIZES_MB[0]:
+            bounded = True
+            settings["max_wal_size"] = f"{size}MB"
+            if "min_wal_size" not in user_set:
+                settings["min_wal_size"] = f"{max(32, min(size // 2, 80))}MB"  # two 16 MB segments at least
     for name, value in cfg.pg_settings:
         settings[name] = _quote(value)  # quoted whatever the type: PostgreSQL accepts '15min', 'on', '64'
-    return Profile(purpose, tuple(settings.items()))
+    return Profile(purpose, tuple(settings.items()), bounded)
 
 
 def as_arguments(profile: Profile) -> dict[str, str]:
@@ -90,6 +125,16 @@ def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]
 
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def max_wal_mb(running: dict[str, str]) -> int | None:
+    """The max_wal_size a profile (as written) gives the server, in MB (PostgreSQL's default: 1GB);
+    None when it is not a plain size (the server judged it already)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(kB|MB|GB|TB)?\s*", _unquote(running.get("max_wal_size", "1GB")))
+    if not match:
+        return None
+    factor = {"kB": 1 / 1024, None: 1, "MB": 1, "GB": 1024, "TB": 1 << 20}[match.group(2)]  # a bare number is MB
+    return int(int(match.group(1)) * factor)
 
 
 def _unquote(value: str) -> str:

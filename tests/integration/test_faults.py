@@ -169,6 +169,26 @@ def test_disk_full_during_load_keeps_what_is_done_and_resumes(small_filesystem):
     assert "verified: all" in resumed.out
 
 
+def test_an_update_run_cannot_fill_the_disk_that_setup_accepted(small_filesystem, workdir):
+    """On a 320 MiB filesystem a 130 MiB load fits; its WAL, at PostgreSQL's default max_wal_size
+    (1 GB), would not: dbio bounds max_wal_size to the free space, and refuses a run whose own
+    max_wal_size could fill the disk."""
+    data = small_filesystem / "inst"
+    args = ["--data-dir", str(data), "--shared-buffers", "16MiB", "--scale", "130MiB", "--scan-table-size", "0",
+            "--results-dir", str(workdir / "wal-results"), "--warmup", "1s"]
+    setup = dbio("setup", *args)
+    assert setup.code == 0, setup.text
+    refused = dbio("run", *args, "--update-pct", "50", "--run-time", "5s", "--pg-setting", "max_wal_size=1GB")
+    assert refused.code == 2, refused.text
+    assert "the run could fill the disk" in refused.err and "max_wal_size=64MB" in refused.err
+    run = dbio("run", *args, "--update-pct", "50", "--redo-stress", "HEAVY", "--run-time", "12s", "-t", "2")
+    assert run.code == 0, run.text
+    assert "max_wal_size set to" in setup.text + run.text
+    assert shutil.disk_usage(small_filesystem).free > 16 << 20
+    assert dbio("instance", "stop", "--data-dir", str(data)).code == 0
+    assert dbio("instance", "start", "--data-dir", str(data), "--shared-buffers", "16MiB").code == 0
+
+
 def fill(path: Path, leave: int) -> None:
     """Fill the filesystem of path, then give back `leave` bytes."""
     chunk = b"\0" * (1 << 20)

@@ -1,4 +1,7 @@
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from dbio.config import InstanceConfig
 from dbio.instance import settings
@@ -48,3 +51,26 @@ def test_restart_needed_only_for_real_changes():
     assert settings.restart_needed(a, {**a, "max_connections": "100"}) == []  # more than enough already
     assert settings.restart_needed(a, {**a, "max_connections": "300"}) == ["max_connections"]
     assert settings.restart_needed(a, {**a, "debug_io_direct": "''"}) == ["debug_io_direct"]
+
+
+@pytest.mark.parametrize("budget_mib, expected_mb", [
+    (10_000, 1024), (2200, 1024), (2100, 512), (600, 256), (300, 64), (100, 32), (10, 32)])
+def test_max_wal_size_fits_the_free_space_twice_over(budget_mib, expected_mb):
+    assert settings.wal_size_for(budget_mib << 20) == expected_mb
+
+
+def test_dbio_bounds_max_wal_size_only_when_the_user_did_not_set_it():
+    base = cfg()
+    small = settings.build_profile(base, port=1, socket_dir="/s", sessions=1, purpose="run", wal_budget=300 << 20)
+    assert small.wal_bounded and small.as_dict()["max_wal_size"] == "64MB" and small.as_dict()["min_wal_size"] == "32MB"
+    roomy = settings.build_profile(base, port=1, socket_dir="/s", sessions=1, purpose="run", wal_budget=100 << 30)
+    assert not roomy.wal_bounded and "max_wal_size" not in roomy.as_dict()
+    mine = settings.build_profile(replace(base, pg_settings=(("max_wal_size", "4GB"),)), port=1, socket_dir="/s",
+                                  sessions=1, purpose="run", wal_budget=300 << 20)
+    assert not mine.wal_bounded and mine.as_dict()["max_wal_size"] == "'4GB'"
+
+
+@pytest.mark.parametrize("written, mb", [("'2GB'", 2048), (None, 1024), ("'100'", 100), ("'65536kB'", 64),
+                                         ("64MB", 64), ("'lots'", None)])
+def test_max_wal_mb_reads_what_the_profile_gives_the_server(written, mb):
+    assert settings.max_wal_mb({} if written is None else {"max_wal_size": written}) == mb
