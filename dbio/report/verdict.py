@@ -115,9 +115,8 @@ def _read_excess(v: dict[str, Any]) -> str | None:
     excess = device - engine
     if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
         return None
-    ahead = "" if v.get("direct_io") else " (or the kernel read ahead more than the engine asked: direct I/O is off)"
     share = f"{100 * device / engine:.1f}% of the engine's physical reads" if engine else "reads, the engine none"
-    return f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests){ahead}"
+    return f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests)"
 
 
 def _write_excess(v: dict[str, Any], seconds: float) -> str | None:
@@ -141,10 +140,13 @@ def shared_device(doc: dict[str, Any]) -> Finding | None:
     reads, writes = _read_excess(v), _write_excess(v, _figures(doc)["window_seconds"])
     if not reads and not writes:
         return None
+    ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
+        if reads and not v.get("direct_io") else ""
     ratio = "device_to_db_read_ratio" if reads else "device_to_db_write_ratio"
     return Finding("warning", "shared_device",
-                   "; ".join(part for part in (reads, writes) if part) + ": another process used the device, so "
-                   "the device's figures (Device table) and the engine's disagree", f"validity.{ratio}", v.get(ratio))
+                   "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
+                   "so the device's figures (Device table) and the engine's disagree", f"validity.{ratio}",
+                   v.get(ratio))
 
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
