@@ -35,26 +35,37 @@ def _svg(fig: Figure) -> str:
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 class="chart"', text, count=1)
 
 
-def _window_shade(ax: Any, t: Sequence[float], phases: Sequence[str]) -> None:
-    measured = [x for x, p in zip(t, phases) if p == "measured"]
+SERIES_X = "seconds after the end of warm-up (each point: the interval ending there)"
+
+
+def _whole_intervals(series: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+    """The series without partial intervals (left out of the charts, as of the statistics)."""
+    series = series or {}
+    keep = [i for i, to in enumerate(series.get("to_s") or []) if to is not None and not series["partial"][i]]
+    return {key: [values[i] for i in keep] for key, values in series.items()}
+
+
+def _window_shade(ax: Any, series: dict[str, list[Any]]) -> None:
+    measured = [i for i, p in enumerate(series["phase"]) if p == "measured"]
     if measured:
-        ax.axvspan(min(measured) - 1, max(measured), color="#1f5fa8", alpha=0.06, lw=0, label="measured window")
+        ax.axvspan(min(series["from_s"][i] for i in measured), max(series["to_s"][i] for i in measured),
+                   color="#1f5fa8", alpha=0.06, lw=0, label="measured window")
 
 
 def series_iops(series: dict[str, list[Any]] | None) -> str | None:
-    series = series or {}
-    t = series.get("since_start") or []
+    series = _whole_intervals(series)
+    t = series.get("to_s") or []
     if len(t) < 2:
         return None
     fig = Figure(figsize=(WIDTH, HEIGHT))
     ax = fig.add_subplot()
-    _window_shade(ax, t, series["phase"])
+    _window_shade(ax, series)
     ax.plot(t, _none_nan(series["reads_per_s"]), label="physical reads/s", lw=1.4)
     if any(v for v in series["writes_per_s"] if v):
         ax.plot(t, _none_nan(series["writes_per_s"]), label="physical writes/s", lw=1.2)
     if any(v for v in series.get("device_reads_per_s") or [] if v):
         ax.plot(t, _none_nan(series["device_reads_per_s"]), label="device reads/s", lw=0.8, ls="--")
-    ax.set_xlabel("seconds since the common start")
+    ax.set_xlabel(SERIES_X)
     ax.set_ylabel("requests/s")
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right", fontsize=8, frameon=False)
@@ -63,18 +74,18 @@ def series_iops(series: dict[str, list[Any]] | None) -> str | None:
 
 
 def series_latency(series: dict[str, list[Any]] | None) -> str | None:
-    series = series or {}
-    t = series.get("since_start") or []
+    series = _whole_intervals(series)
+    t = series.get("to_s") or []
     if len(t) < 2 or not any(series.get("avg_read_us") or []) and not any(series.get("select_p99_us") or []):
         return None
     fig = Figure(figsize=(WIDTH, HEIGHT))
     ax = fig.add_subplot()
-    _window_shade(ax, t, series["phase"])
+    _window_shade(ax, series)
     if any(series.get("avg_read_us") or []):
         ax.plot(t, _none_nan(series["avg_read_us"]), label="avg physical read (us)", lw=1.4)
     if any(series.get("select_p99_us") or []):
         ax.plot(t, _none_nan(series["select_p99_us"]), label="SELECT p99 (us)", lw=1.2)
-    ax.set_xlabel("seconds since the common start")
+    ax.set_xlabel(SERIES_X)
     ax.set_ylabel("microseconds")
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right", fontsize=8, frameon=False)
@@ -124,8 +135,8 @@ def events(shares: list[list[Any]] | None) -> str | None:
 
 
 def cpu(series: dict[str, list[Any]] | None) -> str | None:
-    series = series or {}
-    t = series.get("since_start") or []
+    series = _whole_intervals(series)
+    t = series.get("to_s") or []
     if len(t) < 2 or not any(series.get("host_user_pct") or []):
         return None
     fig = Figure(figsize=(WIDTH, HEIGHT))
@@ -134,7 +145,7 @@ def cpu(series: dict[str, list[Any]] | None) -> str | None:
              ("I/O wait", series["host_iowait_pct"])]
     ax.stackplot(t, *[[v or 0.0 for v in values] for _, values in parts], labels=[n for n, _ in parts], alpha=0.85)
     ax.set_ylim(0, 100)
-    ax.set_xlabel("seconds since the common start")
+    ax.set_xlabel(SERIES_X)
     ax.set_ylabel("% of host CPU")
     ax.legend(loc="upper right", fontsize=8, frameon=False, ncols=3)
     ax.set_title("Host CPU", loc="left", fontsize=10)

@@ -12,7 +12,7 @@ from typing import Any
 from dbio.report import verdict
 from dbio.report.model import KIND_LABELS, table
 from dbio.report.sweep_model import step_row
-from dbio.stats import compare
+from dbio.stats import compare, series
 from dbio.stats.counters import get
 
 # Headline figures: label, path in figures, kind, series key (for the noise judgement), larger is better
@@ -103,9 +103,15 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
 
 def _judge(a: dict[str, Any], b: dict[str, Any], key: str) -> str:
     def sample(doc: dict[str, Any]) -> compare.Sample | None:
-        return compare.sample([r.get(key) for r in doc.get("series") or [] if r.get("phase") == "measured"])
+        return compare.sample([r.get(key) for r in _measured(doc)])
 
     return compare.judge(sample(a), sample(b))
+
+
+def _measured(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's whole measured intervals, labelled in seconds after the end of warm-up."""
+    rows = series.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
+    return series.measured(rows)
 
 
 def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -132,11 +138,10 @@ def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
 def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     lines = []
     for name, doc in named:
-        rows = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
+        rows = _measured(doc)
         if not rows:
             continue
-        t0 = rows[0]["since_start"] - (get(doc, "timeline", "interval_seconds") or 1)
-        lines.append({"label": name, "t": [r["since_start"] - t0 for r in rows],
+        lines.append({"label": name, "t": [r["to_s"] for r in rows],
                       "reads_per_s": [r.get("reads_per_s") for r in rows],
                       "avg_read_us": [r.get("avg_read_us") for r in rows]})
     return {"lines": lines}

@@ -77,7 +77,7 @@ def _findings(findings: list[dict[str, Any]]) -> str:
 
 def _cards(headline: list[dict[str, Any]]) -> str:
     cards = "".join(f'<div class="card"><div class="v">{escape(fmt.cell(h["value"], h["kind"]))}</div>'
-                    f'<div class="l">{escape(h["label"])}</div></div>' for h in headline if h["value"] is not None)
+                    f'<div class="l">{escape(h["label"])}</div></div>' for h in headline)  # absent: "-"
     return f'<section class="cards" id="headline">{cards}</section>' if cards else ""
 
 

@@ -39,10 +39,11 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     f = doc.get("figures") or {}
     findings = verdict.findings(doc)
     measured = bool(f.get("window_seconds"))
+    intervals = series_math.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
     sections = [_run_section(doc)]
     if measured:
         sections += [_load_profile(f), _io_profile(f), _latency(f), _events(doc), _cpu(f, doc), _devices(f),
-                     _time_series(doc), _stability(doc)]
+                     _time_series(intervals), _stability(doc, intervals)]
     sections.append({"id": "verdict", "title": "Verdict and warnings",
                      "lines": _validity_lines(f) + [f"{x.level}: {x.message}" for x in findings]})
     return {
@@ -56,7 +57,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "headline": _headline(f) if measured else [],
         "findings": [x.to_dict() for x in findings],
         "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
-        "series": _series_points(doc) if measured else {},
+        "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
         "events": _event_shares(doc) if measured else [],
         # charts the HTML report draws: (chart, the model entry it draws from)
@@ -259,7 +260,7 @@ def _cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
         tables.append(table("host_cpu", title, ["User", "System", "I/O wait", "Steal", "Idle", "Busy CPUs"],
                             ["pct", "pct", "pct", "pct", "pct", "rate"],
                             [[host["user_pct"], host["system_pct"], host["iowait_pct"], host["steal_pct"],
-                              host["idle_pct"], host["busy_cores"]]]))
+                              host["idle_pct"], host["busy_cores"]]], [_host_cpu_note(host, cpu.get("cores"))]))
     busy = get(host or {}, "busy_seconds")
     own = (cpu.get("dbio_client_cpu_seconds") or 0) + (cpu.get("dbio_monitor_cpu_seconds") or 0)
     rows = [
@@ -278,6 +279,16 @@ def _cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     return {"id": "cpu", "title": "CPU", "tables": tables, "charts": ["cpu"]}
 
 
+def _host_cpu_note(host: dict[str, Any], cores: int | None) -> str:
+    note = f"Shares of the window's CPU time ({cores} CPUs x its elapsed time): User + System = Busy CPUs / {cores}."
+    accounted = host.get("accounted_pct")
+    if accounted is not None and abs(accounted - 100.0) > 1.0:
+        note += (f" The kernel accounted {accounted:.1f}% of that time; the rest (idle or I/O wait time a virtual "
+                 "machine did not count) is in no column.") if accounted < 100.0 else \
+            f" The kernel accounted {accounted:.1f}% of that time (its clock ticks and the readings' times differ)."
+    return note
+
+
 def _devices(f: dict[str, Any]) -> dict[str, Any]:
     devices = f.get("devices") or {}
     rows = [[name, d["reads_per_s"], d["read_mib_per_s"], d["avg_read_us"], d["writes_per_s"], d["write_mib_per_s"],
@@ -290,26 +301,41 @@ def _devices(f: dict[str, Any]) -> dict[str, Any]:
         ["The block device under the data directory, whatever else used it."])]}
 
 
-def _time_series(doc: dict[str, Any]) -> dict[str, Any]:
-    rows_in = doc.get("series") or []
-    measured = [r for r in rows_in if r.get("phase") == "measured"]
+def _time_series(intervals: list[dict[str, Any]]) -> dict[str, Any]:
+    measured = series_math.measured(intervals)
     rows = []
     for key, label, kind in SERIES_STATS:
-        s = series_math.summary(rows_in, key)
+        s = series_math.summary(intervals, key)
         if not s["n"]:
             continue
         low = min(measured, key=lambda r: r[key] if r.get(key) is not None else float("inf"))
         high = max(measured, key=lambda r: r[key] if r.get(key) is not None else float("-inf"))
         rows.append([label, {"value": s["mean"], "kind": kind}, {"value": s["stdev"], "kind": kind}, s["cv_pct"],
-                     {"value": s["min"], "kind": kind}, low.get("since_start"), {"value": s["max"], "kind": kind},
-                     high.get("since_start"), s["n"]])
+                     {"value": s["min"], "kind": kind}, _interval_label(low), {"value": s["max"], "kind": kind},
+                     _interval_label(high), s["n"]])
     if not rows:
         return {"id": "time_series", "title": "Time Series"}
-    return {"id": "time_series", "title": "Time Series (per second, measured window)", "tables": [table(
-        "series_stats", "", ["", "Mean", "Std dev", "CV", "Min", "at s", "Max", "at s", "Seconds"],
-        ["text", "mixed", "mixed", "pct", "mixed", "seconds", "mixed", "seconds", "count"], rows,
-        ["'at s' is the second of the run (from the common start) where the minimum or maximum fell."])],
+    return {"id": "time_series", "title": "Time Series (per interval, measured window)", "tables": [table(
+        "series_stats", "", ["", "Mean", "Std dev", "CV", "Min", "in", "Max", "in", "Intervals"],
+        ["text", "mixed", "mixed", "pct", "mixed", "text", "mixed", "text", "count"], rows,
+        ["'in' is the interval, in seconds after the end of warm-up, where the minimum or maximum fell."
+         + _partial_note(intervals)])],
         "charts": ["series_iops", "series_latency"]}
+
+
+def _interval_label(row: dict[str, Any]) -> str:
+    if row.get("from_s") is None:
+        return "-"
+    return f"{row['from_s']:g}-{row['to_s']:g} s"
+
+
+def _partial_note(intervals: list[dict[str, Any]]) -> str:
+    partial = [r for r in intervals if r.get("partial") and r.get("phase") == "measured"]
+    if not partial:
+        return ""
+    named = ", ".join(_interval_label(r) for r in partial)
+    return (f" Left out, here and in the charts: {named}, measured for less than its length (a partial "
+            "interval at the end of the run).")
 
 
 STABILITY = (  # key, label, kind, a larger value is worse
@@ -320,8 +346,8 @@ STABILITY = (  # key, label, kind, a larger value is worse
 )
 
 
-def _stability(doc: dict[str, Any]) -> dict[str, Any]:
-    rows_in = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
+def _stability(doc: dict[str, Any], intervals: list[dict[str, Any]]) -> dict[str, Any]:
+    rows_in = series_math.measured(intervals)
     if len(rows_in) < 3:
         return {"id": "stability", "title": "Stability"}
     interval = get(doc, "timeline", "interval_seconds") or 1
@@ -336,7 +362,7 @@ def _stability(doc: dict[str, Any]) -> dict[str, Any]:
         tail = stability.quantile(values, 0.99 if larger_is_worse else 0.01)
         drift = stability.drift(rows_in, key)
         rows.append([label, {"value": s["mean"], "kind": kind}, s["cv_pct"], {"value": worst[key], "kind": kind},
-                     worst.get("since_start"), {"value": tail, "kind": kind}, drift and drift["change_pct"]])
+                     _interval_label(worst), {"value": tail, "kind": kind}, drift and drift["change_pct"]])
     lines = []
     drift = stability.drift(rows_in, "reads_per_s")
     if drift:
@@ -350,8 +376,8 @@ def _stability(doc: dict[str, Any]) -> dict[str, Any]:
             share = stability.share_at_or_above(counts, bounds, 1000.0)
             lines.append(f"{share:.2f}% of {KIND_LABELS[kind]} statements took 1 ms or longer")
     return {"id": "stability", "title": f"Stability ({len(rows_in)} intervals of {interval:g} s)", "tables": [table(
-        "stability", "", ["", "Mean", "CV", "Worst interval", "at s", "p99 / p1 of intervals", "Drift"],
-        ["text", "mixed", "pct", "mixed", "seconds", "mixed", "pct"], rows,
+        "stability", "", ["", "Mean", "CV", "Worst interval", "in", "p99 / p1 of intervals", "Drift"],
+        ["text", "mixed", "pct", "mixed", "text", "mixed", "pct"], rows,
         ["Worst interval: the lowest throughput or the highest latency; p99 of the intervals for latencies, "
          "p1 for throughput (the level the run stays above 99% of the time); drift from the start of the window "
          "to its end."])], "lines": lines}
@@ -370,6 +396,10 @@ def _validity_lines(f: dict[str, Any]) -> list[str]:
     if v.get("device_to_db_read_ratio") is not None:
         lines.append(f"device reads = {100 * v['device_to_db_read_ratio']:.1f}% of the engine's physical reads "
                      f"(direct I/O {'on' if v.get('direct_io') else 'off'})")
+    if v.get("device_to_db_write_ratio") is not None:
+        lines.append(f"device writes = {100 * v['device_to_db_write_ratio']:.1f}% of the bytes the engine wrote "
+                     f"({format_bytes(v['device_write_bytes'])} against {format_bytes(v['db_write_bytes'])} of data "
+                     "files, WAL and temporary files)")
     if v.get("data_to_cache_ratio") is not None:
         lines.append(f"data set {format_bytes(v['data_bytes'])} = {v['data_to_cache_ratio']:.1f}x shared_buffers "
                      f"({format_bytes(v['shared_buffers_bytes'])})")
@@ -391,12 +421,11 @@ def _headline(f: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"label": label, "value": value, "kind": kind} for label, value, kind in items]
 
 
-def _series_points(doc: dict[str, Any]) -> dict[str, list[Any]]:
-    rows = doc.get("series") or []
-    keys = ("since_start", "phase", "reads_per_s", "writes_per_s", "read_mib_per_s", "write_mib_per_s", "avg_read_us",
-            "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
-            "host_iowait_pct", "device_reads_per_s")
-    return {k: [r.get(k) for r in rows] for k in keys}
+def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    keys = ("from_s", "to_s", "partial", "since_start", "phase", "reads_per_s", "writes_per_s", "read_mib_per_s",
+            "write_mib_per_s", "avg_read_us", "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct",
+            "host_system_pct", "host_iowait_pct", "device_reads_per_s")
+    return {k: [r.get(k) for r in intervals] for k in keys}
 
 
 def _histograms(f: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -21,6 +21,13 @@ RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
 OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
 AUTOVACUUM_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, its catalog checks are noise
+# The device did more than the engine: beyond this share, and beyond a floor that keeps noise out.
+DEVICE_EXCESS_LIMIT = 0.02  # 2% more reads (requests) or writes (bytes) than the engine's
+DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful during any window
+# The filesystem's journal (ext4 commits a few KiB per WAL sync) and dbio's own samples file, fsynced
+# every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
+# tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
+DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -92,10 +99,54 @@ def page_cache(doc: dict[str, Any]) -> Finding | None:
             "with direct I/O on, check which device the data directory is on"
         return Finding("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
                                                 f"device: {where}", "validity.device_to_db_read_ratio", ratio)
-    if not v.get("direct_io"):
+    if not v.get("direct_io") and _read_excess(v) is None:  # more reads than the engine's: shared_device
         return Finding("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
                                              "reads reached the device", "validity.device_to_db_read_ratio", ratio)
     return None
+
+
+def _read_excess(v: dict[str, Any]) -> str | None:
+    """The device's reads beyond the engine's physical reads, when they are significant. Requests,
+    as the device counts them: with direct I/O each read of the engine is one device request (they
+    matched within 0.1% on this project's VM); read bytes would count the kernel's read-ahead."""
+    device, engine = v.get("device_reads"), v.get("db_reads")
+    if device is None or engine is None:
+        return None
+    excess = device - engine
+    if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
+        return None
+    share = f"{100 * device / engine:.1f}% of the engine's physical reads" if engine else "reads, the engine none"
+    return f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests)"
+
+
+def _write_excess(v: dict[str, Any], seconds: float) -> str | None:
+    """The device's written bytes beyond the engine's (data files, WAL, temporary files)."""
+    device, engine = v.get("device_write_bytes"), v.get("db_write_bytes")
+    if device is None or engine is None:
+        return None
+    excess = device - engine
+    if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S * max(1.0, seconds):
+        return None
+    share = f"{100 * device / engine:.1f}% of the bytes the engine wrote" if engine else "while the engine wrote none"
+    return (f"the device wrote {share} (device {format_bytes(device)}, engine {format_bytes(engine)} of data files, "
+            "WAL and temporary files)")
+
+
+def shared_device(doc: dict[str, Any]) -> Finding | None:
+    """The device under the data directory did more I/O than the engine: someone else used it."""
+    v = get(_figures(doc), "validity") or {}
+    if not _window(doc):
+        return None
+    reads, writes = _read_excess(v), _write_excess(v, _figures(doc)["window_seconds"])
+    if not reads and not writes:
+        return None
+    ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
+        if reads and not v.get("direct_io") else ""
+    ratio = "device_to_db_read_ratio" if reads else "device_to_db_write_ratio"
+    return Finding("warning", "shared_device",
+                   "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
+                   "so the device's figures (Device table) and the engine's disagree", f"validity.{ratio}",
+                   v.get(ratio))
 
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
@@ -207,8 +258,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, no_window, rows_from_cache, page_cache, small_data_set, cpu_saturated, sessions_queue_for_cpu,
-    checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
+    status, no_window, rows_from_cache, page_cache, shared_device, small_data_set, cpu_saturated,
+    sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
 
 
 def headline(doc: dict[str, Any]) -> str:

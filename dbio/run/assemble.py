@@ -94,8 +94,9 @@ def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callab
                     last_measured = s
                 yield {**s, "engine": engine.normalize(s["engine"])}
 
+    cores = man["host"].get("cpus") or os.cpu_count()
     series = series_math.per_interval(normalized(), per_interval, plan["bounds_us"], clock.start or 0.0,
-                                      io_timing=_on(settings, "track_io_timing")) if clock.start else []
+                                      io_timing=_on(settings, "track_io_timing"), cores=cores) if clock.start else []
     if not clock.start:
         for _ in normalized():
             pass
@@ -122,7 +123,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callab
             "engine_end": normalized_ends["end"],
             "totals": outcome.totals.counts(), "histograms": histograms,
             "os_begin": outcome.begin.get("os") if outcome.begin else None, "os_end": end.get("os") if end else None,
-            "cores": man["host"].get("cpus") or os.cpu_count(), "shared_buffers": man["server"]["shared_buffers_bytes"],
+            "cores": cores, "shared_buffers": man["server"]["shared_buffers_bytes"],
             "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
             "io_timing": _on(settings, "track_io_timing"), "wal_io_timing": _on(settings, "track_wal_io_timing"),
             "work_unit": w["work_unit"]})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram
+from dbio.stats import histogram, host_cpu
 from dbio.stats.counters import delta, get, rate, ratio
 
 MiB = 1 << 20
@@ -99,10 +99,10 @@ def _latency(d: dict[str, Any], hists: dict[str, Any], *, io_timing: bool, wal_i
         r = ratio(time_ms, count) if timed else None
         return None if r is None else r * 1000.0
 
-    client_reads = get(d, "client", "reads")
     out: dict[str, Any] = {
-        "avg_read_us": avg_us(get(d, "client", "read_time_ms"), client_reads) if client_reads
-        else avg_us(get(d, "data", "read_time_ms"), get(d, "data", "reads")),
+        # The sessions' own reads only (client backends): when they read nothing, their latency is
+        # absent, never another process's (autovacuum, I/O workers) standing in for it.
+        "avg_read_us": avg_us(get(d, "client", "read_time_ms"), get(d, "client", "reads")),
         "avg_read_us_all_backends": avg_us(get(d, "data", "read_time_ms"), get(d, "data", "reads")),
         "avg_write_us": avg_us(get(d, "data", "write_time_ms"), get(d, "data", "writes")),
         "avg_wal_write_us": avg_us(get(d, "wal", "write_time_ms"), get(d, "wal", "writes"), wal_io_timing),
@@ -132,16 +132,9 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     reads = get(d, "data", "reads")
     out: dict[str, Any] = {"cores": cores}
     if stat:
-        span = sum(stat.get(k) or 0 for k in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"))
-        busy = sum(stat.get(k) or 0 for k in ("user", "nice", "system", "irq", "softirq"))
-
-        def pct(*keys: str) -> float | None:
-            return ratio(100.0 * sum(stat.get(k) or 0 for k in keys), span)
-
-        out["host"] = {"user_pct": pct("user", "nice"), "system_pct": pct("system", "irq", "softirq"),
-                       "iowait_pct": pct("iowait"), "steal_pct": pct("steal"), "idle_pct": pct("idle"),
-                       "busy_pct": pct("user", "nice", "system", "irq", "softirq"), "busy_seconds": busy,
-                       "busy_cores": rate(busy, s), "context_switches_per_s": rate(stat.get("ctxt"), s)}
+        # /proc counters move continuously: they are priced over the readings' own times.
+        out["host"] = host_cpu.shares(stat, _elapsed(ob, oe) or s, cores)
+        busy = out["host"]["busy_seconds"] if out["host"] else None
         # Host CPU is this machine's: it prices the reads only when the server runs here.
         out["reads_per_host_cpu_second"] = ratio(reads, busy) if window.get("local", True) else None
     else:
@@ -162,6 +155,13 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
         "db_cpu_us_per_read": None if db_cpu is None or not reads else 1e6 * db_cpu / reads,
     })
     return out
+
+
+def _elapsed(begin: dict[str, Any], end: dict[str, Any]) -> float | None:
+    """Real seconds between two /proc readings, when both carry their time."""
+    if begin.get("t") is None or end.get("t") is None or end["t"] <= begin["t"]:
+        return None
+    return end["t"] - begin["t"]
 
 
 def _cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:
@@ -187,7 +187,7 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
             "avg_write_us": _times_1000(ratio(d.get("write_ms"), writes)),
             "utilization_pct": None if s <= 0 or d.get("io_ms") is None else min(100.0, 100.0 * d["io_ms"] / (s * 1000)),
             "avg_queue": None if s <= 0 or d.get("weighted_io_ms") is None else d["weighted_io_ms"] / (s * 1000),
-            "reads": reads, "writes": writes,
+            "reads": reads, "writes": writes, "write_bytes": _sectors(d.get("sectors_written")),
         }
     return out
 
@@ -202,6 +202,8 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     read_blocks = _blocks(get(d, "data", "read_bytes"))
     hits = get(d, "data", "hits")
     device_reads = sum(v["reads"] or 0 for v in devices.values()) if devices else None
+    device_write_bytes = sum(v["write_bytes"] or 0 for v in devices.values()) if devices else None
+    db_write_bytes = _engine_write_bytes(d)
     data_bytes = window.get("data_bytes")
     cache = window.get("shared_buffers")
     requests = None if hits is None or read_blocks is None else hits + read_blocks
@@ -211,12 +213,27 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
         # One row per block: ~1 block read per row touched means every row came from storage.
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),
         "device_reads": device_reads,
+        "db_reads": reads,
         "device_to_db_read_ratio": ratio(device_reads, reads),
+        "device_write_bytes": device_write_bytes,
+        "db_write_bytes": db_write_bytes,
+        "device_to_db_write_ratio": ratio(device_write_bytes, db_write_bytes),
         "direct_io": window.get("direct_io"),
         "data_bytes": data_bytes,
         "shared_buffers_bytes": cache,
         "data_to_cache_ratio": ratio(data_bytes, cache),
     }
+
+
+def _engine_write_bytes(d: dict[str, Any]) -> float | None:
+    """Bytes the engine wrote, to compare with the device's: data files (every backend type,
+    extensions included), WAL and temporary files. Bytes, not requests: the kernel merges and
+    splits buffered writes (the WAL's, the temporary files') before the device counts them, but
+    it moves every byte (a run whose WAL size is only known as generated is not compared)."""
+    data, extends, wal = get(d, "data", "write_bytes"), get(d, "data", "extend_bytes"), get(d, "wal", "write_bytes")
+    if data is None or wal is None:
+        return None
+    return data + (extends or 0) + wal + (get(d, "db", "temp_bytes") or 0)
 
 
 def _times_1000(value: float | None) -> float | None:

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from dbio.stats import histogram
+from dbio.stats import histogram, host_cpu
 from dbio.stats.counters import delta, get, ratio
 
 MiB = 1 << 20
+# An interval whose two readings are closer together than this share of the seconds it covers is
+# partial: the end reading of a run is taken when the sessions stop, off the sampling grid (half
+# an interval after the last grid sample when a run ends on time, less when it is stopped).
+PARTIAL_SHARE = 0.9
 
 
 def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[str, Any]], bounds: list[float],
-                 start: float, *, io_timing: bool = True) -> list[dict[str, Any]]:
+                 start: float, *, io_timing: bool = True, cores: int | None = None) -> list[dict[str, Any]]:
     """One row per pair of consecutive samples; samples may be a stream (an 8-hour run's file)."""
     rows = []
     prev = None
@@ -48,7 +52,7 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         prev_os, cur_os = prev.get("os") or {}, cur.get("os") or {}
         # /proc counters move continuously: their rates use the readings' own times, not the grid.
         os_seconds = (cur_os["t"] - prev_os["t"]) if prev_os.get("t") and cur_os.get("t") else seconds
-        row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else seconds))
+        row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else seconds, cores))
         # every interval the row spans (a failed sample makes a row span two)
         spanned = [statements[k] for k in sorted(statements) if prev["k"] < k <= cur["k"]] \
             if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int) else [statements.get(cur.get("k"))]
@@ -61,19 +65,12 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
     return rows
 
 
-def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float) -> dict[str, Any]:
+def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float, cores: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if prev.get("stat") and cur.get("stat"):
-        d = delta(prev["stat"], cur["stat"])
-        span = sum(d.get(k) or 0 for k in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"))
-        busy = sum(d.get(k) or 0 for k in ("user", "nice", "system", "irq", "softirq"))
-        def pct(*keys: str) -> float | None:
-            return None if not span else 100.0 * sum(d.get(k) or 0 for k in keys) / span
-
-        out["host_busy_pct"] = None if not span else 100.0 * busy / span
-        out["host_user_pct"] = pct("user", "nice")
-        out["host_system_pct"] = pct("system", "irq", "softirq")
-        out["host_iowait_pct"] = pct("iowait")
+        cpu = host_cpu.shares(delta(prev["stat"], cur["stat"]), seconds, cores)
+        if cpu:
+            out.update({f"host_{k}": cpu[k] for k in ("busy_pct", "user_pct", "system_pct", "iowait_pct")})
     if prev.get("disks") and cur.get("disks"):
         reads = sum((delta(prev["disks"].get(n), v) or {}).get("reads") or 0 for n, v in cur["disks"].items())
         out["device_reads_per_s"] = reads / seconds
@@ -126,9 +123,37 @@ def _us(time_ms: float | None, count: float | None) -> float | None:
     return None if r is None else r * 1000.0
 
 
+def labelled(rows: list[dict[str, Any]], warmup: float) -> list[dict[str, Any]]:
+    """Rows with the interval each covers, in seconds after the end of warm-up (the README's
+    alignment: the first measured interval of 1 s is 0-1 s), and whether it is partial.
+
+    A partial interval keeps its rates (each over the real time it covers) but is left out of the
+    series statistics, the stability figures and the charts: half a second of a run's wind-down
+    is not comparable with whole intervals, and its /proc rates over so few clock ticks jump.
+    """
+    out = []
+    prev_k, prev_t = 0, 0.0  # the first sample (k 0) is taken at the common start
+    for row in rows:
+        k, t = row.get("k"), row.get("since_start")
+        if not isinstance(k, int) or t is None:
+            out.append({**row, "from_s": None, "to_s": None, "partial": False})
+            continue
+        covers, elapsed = k - prev_k, t - prev_t
+        out.append({**row, "from_s": prev_k - warmup, "to_s": k - warmup,
+                    "partial": covers > 0 and elapsed < PARTIAL_SHARE * covers})
+        prev_k, prev_t = k, t
+    return out
+
+
+def measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The whole intervals of the measured window (labelled rows)."""
+    return [r for r in rows if r.get("phase") == "measured" and not r.get("partial")]
+
+
 def summary(rows: list[dict[str, Any]], key: str) -> dict[str, float | None]:
-    """Mean, standard deviation, coefficient of variation, min and max of one series."""
-    values = [r[key] for r in rows if r.get(key) is not None and r.get("phase") == "measured"]
+    """Mean, standard deviation, coefficient of variation, min and max of one series (whole
+    intervals of the measured window)."""
+    values = [r[key] for r in measured(rows) if r.get(key) is not None]
     if not values:
         return {"n": 0, "mean": None, "stdev": None, "cv_pct": None, "min": None, "max": None}
     n = len(values)

@@ -97,14 +97,24 @@ def test_model_of_a_read_only_run_has_no_per_transaction_figures():
     assert all(row[3] is None for row in table["rows"])
 
 
-def test_time_series_stats_name_the_second_of_min_and_max():
-    doc = load("complete")
+def test_time_series_stats_name_the_interval_of_min_and_max_after_warmup():
+    doc = load("complete")  # warm-up 2 s, intervals of 1 s; the last interval's readings are 0.5 s apart
     m = report_model.build(doc)
     table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "series_stats")
     reads = next(r for r in table["rows"] if r[0] == "Physical reads/s")
-    measured = [r for r in doc["series"] if r["phase"] == "measured"]
-    low = min(measured, key=lambda r: r["reads_per_s"])
-    assert reads[4]["value"] == low["reads_per_s"] and reads[5] == low["since_start"]
+    whole = [r for r in doc["series"] if r["phase"] == "measured"][:-1]
+    low = min(whole, key=lambda r: r["reads_per_s"])
+    assert reads[4]["value"] == low["reads_per_s"]
+    assert reads[5] == f"{low['k'] - 3}-{low['k'] - 2} s"  # k counts seconds from the common start
+    assert reads[-1] == len(whole)
+    assert "Left out, here and in the charts: 4-5 s" in table["notes"][0]
+
+
+def test_series_points_carry_interval_labels_and_the_partial_mark():
+    points = report_model.build(load("complete"))["series"]
+    assert points["from_s"] == [-2, -1, 0, 1, 2, 3, 4]
+    assert points["to_s"] == [-1, 0, 1, 2, 3, 4, 5]
+    assert points["partial"] == [False] * 6 + [True]
 
 
 def test_json_report_is_the_model():

@@ -148,3 +148,57 @@ def test_cancelled_sessions_are_reported(doc):
 def test_findings_are_ordered_by_severity():
     levels = [f.level for f in verdict.findings(load("pg15"))]
     assert levels == sorted(levels, key=["invalid", "warning", "info"].index)
+
+
+def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None, direct_io=True):
+    """The recorded run, its figures derived again after another process used its device."""
+    from dbio.stats import figures
+
+    ob, oe = doc["snapshots"]["begin"]["os"], doc["snapshots"]["end"]["os"]
+    begin, end = doc["normalized"]["begin"], doc["normalized"]["end"]
+    if engine_reads is not None:  # a window in which the engine read this little, and the device as much
+        end["data"]["reads"] = begin["data"]["reads"] + engine_reads
+        oe["disks"]["vda"]["reads"] = ob["disks"]["vda"]["reads"] + engine_reads
+    oe["disks"]["vda"]["reads"] += extra_reads
+    oe["disks"]["vda"]["sectors_written"] += extra_write_mib * 2048
+    doc["figures"] = figures.derive({
+        "seconds": doc["timeline"]["window_seconds"], "engine_begin": begin, "engine_end": end,
+        "totals": doc["totals"], "histograms": doc["histograms"], "os_begin": ob, "os_end": oe, "cores": 2,
+        "shared_buffers": 16 << 20, "data_bytes": 64 << 20, "direct_io": direct_io, "work_unit": 8})
+    return codes(doc)
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({}, None),  # the recorded run: device reads = the engine's, writes 2.8% over (the journal, under its floor)
+    ({"extra_reads": 0.885 * 42391}, ["188.5% of the engine's physical reads", "device 79,907, engine 42,391"]),
+    ({"extra_reads": 0.015 * 42391}, None),  # within 2%
+    ({"engine_reads": 40, "extra_reads": 30}, None),  # 75% more, but 30 reads: noise in a tiny window
+    ({"engine_reads": 0, "extra_reads": 5000}, ["the device did reads, the engine none (device 5,000, engine 0"]),
+    ({"extra_write_mib": 20}, ["the device wrote 124.2% of the bytes the engine wrote",
+                               "(device 116.4 MiB, engine 93.8 MiB of data files, WAL and temporary files)"]),
+    ({"extra_write_mib": 2}, None),  # 5% more, but under 1 MiB per second of the 4.9 s window
+    ({"extra_reads": 21000, "direct_io": False},
+     ["149.5%", "another process used the device (or, direct I/O being off, the kernel read ahead"]),
+])
+def test_shared_device(doc, change, expected):
+    found = _with_device(doc, **change)
+    if expected is None:
+        assert "shared_device" not in found
+        return
+    f = found["shared_device"]
+    assert f.level == "warning" and "another process used the device" in f.message
+    for text in expected:
+        assert text in f.message
+    assert "page_cache" not in found  # no "direct I/O is off, yet N% reached the device" beside it
+
+
+def test_shared_device_is_in_the_reports_first_lines(doc):
+    from dbio import report
+
+    _with_device(doc, extra_reads=0.885 * 42391)
+    text = report.render(doc, "text").splitlines()
+    assert text[2].startswith("WARNING: the device did 188.5% of the engine's physical reads")
+    md = report.render(doc, "md")
+    assert md.index("**WARNING**: the device did 188.5%") < md.index("**Headline:**")
+    html = report.render(doc, "html")
+    assert html.index('<li class="warning"><b>warning</b>the device did 188.5%') < html.index('id="headline"')
