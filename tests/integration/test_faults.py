@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -133,8 +134,7 @@ def test_load_interrupted_at_each_step_resumes(instance, point):
 def small_filesystem(workdir):
     if not ROOT or not shutil.which("mount"):
         pytest.skip("mounting a small filesystem needs root")
-    mount = workdir / "small-fs"
-    mount.mkdir()
+    mount = Path(tempfile.mkdtemp(prefix="small-fs-", dir=workdir))
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320m,mode=0755", "tmpfs", str(mount)], check=True)
     yield mount
     subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--yes", "--data-dir", str(mount / "inst")],
