@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dbio.config import Config
@@ -15,9 +15,10 @@ class Target:
     engine: PostgresEngine
     conninfo: str
     instance: EmbeddedInstance | None
+    notify: Callable[[str], None] = field(default=lambda _: None)
 
     def connect(self, application_name: str) -> Any:
-        return self.engine.connect(self.conninfo, application_name=application_name)
+        return self.engine.connect(self.conninfo, application_name=application_name, notify=self.notify)
 
     @property
     def embedded(self) -> bool:
@@ -32,7 +33,10 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
     engine = PostgresEngine()
     if not config.connection.embedded:
-        return Target(engine, config.connection.dsn or "", None)
+        return Target(engine, config.connection.dsn or "", None, notify)
     instance = instance_for(config, notify)
+    if instance.exists() and instance.is_running():
+        # after a backend dies the server ends all of them and recovers, refusing connections until done
+        engine.wait_while_recovering(instance.conninfo("postgres"), notify)
     conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
-    return Target(engine, conninfo, instance)
+    return Target(engine, conninfo, instance, notify)

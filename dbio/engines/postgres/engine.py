@@ -23,8 +23,12 @@ class PostgresEngine:
     kinds = workload.KINDS
 
     # -- connections and facts ---------------------------------------------------------
-    def connect(self, conninfo: str, *, application_name: str) -> psycopg.Connection:
-        return server.connect(conninfo, application_name=application_name)
+    def connect(self, conninfo: str, *, application_name: str,
+                notify: Callable[[str], None] | None = None) -> psycopg.Connection:
+        return server.connect(conninfo, application_name=application_name, notify=notify)
+
+    def wait_while_recovering(self, conninfo: str, notify: Callable[[str], None]) -> None:
+        server.connect(conninfo, application_name="dbio:wait", notify=notify).close()
 
     async def aconnect(self, conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
         return await server.aconnect(conninfo, application_name=application_name)
