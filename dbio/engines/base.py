@@ -142,6 +142,16 @@ class TableTiming:
     analyze: float
 
 
+@dataclass
+class Teardown:
+    """What a teardown did: dropped, dropped with one of dbio's tables although not dbio's
+    (a user's index on it), and left in place, each with its reason."""
+
+    dropped: list[str] = field(default_factory=list)
+    with_it: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Check:
     """One verification result."""
@@ -198,7 +208,9 @@ class Engine(Protocol):
     def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException: ...
     def finish_setup(self, conn: Any, record: SetupRecord) -> SetupRecord: ...
     def verify(self, conn: Any, record: SetupRecord) -> list[Check]: ...
-    def teardown(self, conn: Any) -> tuple[list[str], list[str]]: ...
+    def teardown(self, conn: Any) -> Teardown: ...
+    def default_schema_clash(self, conn: Any) -> str | None: ...
+    def keep_default_schema_out(self, conn: Any) -> bool: ...
 
     # run: control connection (sync)
     def install_workload(self, conn: Any) -> None: ...
