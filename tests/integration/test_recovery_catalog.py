@@ -85,7 +85,8 @@ def _guests(instance, db):
         conn.execute("CREATE EXTENSION amcheck")
         assert _extension_schema(conn, "amcheck") == "dbio"
         conn.execute("CREATE TABLE dbio_1.scratch (x int)")
-        conn.execute("COMMENT ON TABLE dbio_1.scratch IS 'dbio: created by dbio for my tests; dbio teardown removes it'")
+        conn.execute("COMMENT ON TABLE dbio_1.scratch IS "
+                     "'dbio: created by dbio for my tests; dbio teardown removes it'")
     reload = dbio("setup", *common, "--scale", "40MiB", "--reload")
     assert reload.code == 0, reload.text
     with instance.connect(db) as conn:
@@ -110,3 +111,18 @@ def _guests(instance, db):
     with instance.connect(db) as conn:
         assert _extension_schema(conn, "amcheck") == "dbio"
         conn.execute("SELECT dbio.bt_index_check('pg_class_oid_index')")
+
+
+def test_a_load_and_run_of_the_previous_version_are_torn_down(instance):
+    """dbio 0.1 tagged its objects for their setup already, but its work loop with a fixed comment."""
+    db = "previous"
+    assert dbio("setup", *instance.args(db, *SMALL)).code == 0
+    assert dbio("run", *instance.args(db, *SMALL, "--label", "previous")).code == 0
+    with instance.connect(db) as conn:
+        signature = conn.execute("SELECT 'dbio.slice'::regproc::regprocedure::text").fetchone()[0]
+        conn.execute(f"COMMENT ON PROCEDURE {signature} IS "
+                     "'dbio: the work loop (created by dbio; dbio teardown removes it)'")
+    down = dbio("teardown", *instance.args(db))
+    assert down.code == 0, down.text
+    assert "dropped procedure dbio.slice" in down.out and "dropped schema dbio" in down.out
+    assert "left in place" not in down.err

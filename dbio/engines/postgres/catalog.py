@@ -91,8 +91,10 @@ def owner(conn: psycopg.Connection) -> str | None:
 
 
 def _foreign_control_schema() -> UsageError:
-    return UsageError(f"this database has a schema named '{CONTROL_SCHEMA}' that dbio did not create",
-                      "point dbio at another database (dbname=... in --dsn); dbio will not touch that schema")
+    return UsageError(f"this database has a schema named '{CONTROL_SCHEMA}' that dbio did not create "
+                      "(or whose setup record is gone)",
+                      "point dbio at another database (dbname=... in --dsn), or move what that schema holds and "
+                      "drop it yourself; dbio will not touch it")
 
 
 def read_setup(conn: psycopg.Connection) -> SetupRecord | None:
@@ -267,11 +269,12 @@ def _drop_control(conn: psycopg.Connection, setup_id: str, kept_data: list[str],
     """The control schema goes last. It stays, with an empty setup record, while it holds something
     dbio did not create, or while a data schema stays: dbio then still knows them as its own."""
     _drop_tagged_objects(conn, CONTROL_SCHEMA, setup_id, done, spare=SETUP_TABLE)
-    foreign = [f for f in _foreign_members(conn, CONTROL_SCHEMA, setup_id) if f != f"table dbio.{SETUP_TABLE}"]
+    foreign = _foreign_members(conn, CONTROL_SCHEMA, setup_id)
     if foreign or kept_data:
         conn.execute("DELETE FROM dbio.setup")
+        several = len(kept_data) > 1
         why = (f"it holds objects dbio did not create: {', '.join(foreign)}" if foreign else
-               f"schema{'s' if len(kept_data) > 1 else ''} {', '.join(kept_data)} stay{'' if len(kept_data) > 1 else 's'}")
+               f"schema{'s' if several else ''} {', '.join(kept_data)} stay{'' if several else 's'}")
         done.kept.append(f"schema {CONTROL_SCHEMA} with an empty setup record ({why}; "
                          "dbio setup uses it again, dbio teardown drops it once that is gone)")
         return
