@@ -114,7 +114,7 @@ def _guests(instance, db):
 
 
 def test_a_load_and_run_of_the_previous_version_are_torn_down(instance):
-    """dbio 0.1 tagged its objects for their setup already, but its work loop with a fixed comment."""
+    """The previous version tagged its objects for their setup already, but its work loop with a fixed comment."""
     db = "previous"
     assert dbio("setup", *instance.args(db, *SMALL)).code == 0
     assert dbio("run", *instance.args(db, *SMALL, "--label", "previous")).code == 0

@@ -31,7 +31,7 @@ SETUP_TABLE = "setup"
 POOL_BYTES = 64 * 1024
 _TAG = re.compile(r"dbio: created by dbio \S+ for setup ([0-9a-f]{12}); dbio teardown removes it")
 _SCHEMA_NAME = re.compile(r"dbio(_[0-9]+)?")
-# How dbio 0.1 tagged its work loop, before tags named the setup: trusted in dbio's own schema only.
+# How dbio tagged its work loop before its tags named the setup: trusted in dbio's own schema only.
 LEGACY_LOOP_TAG = "dbio: the work loop (created by dbio; dbio teardown removes it)"
 
 
