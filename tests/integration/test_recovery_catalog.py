@@ -4,6 +4,7 @@ import os
 import signal
 
 import psycopg
+import pytest
 
 from tests.integration.conftest import SMALL, dbio, wait_for
 
@@ -12,9 +13,13 @@ def _refuses_connections(conninfo: str) -> bool:
     return psycopg.pq.PGconn.ping(conninfo.encode()) == psycopg.pq.Ping.REJECT
 
 
-def test_a_command_after_a_killed_backend_waits_for_crash_recovery(instance):
-    db = "recovery"
-    assert dbio("setup", *instance.args(db, *SMALL)).code == 0
+@pytest.mark.parametrize("through", ["embedded", "dsn"])
+def test_a_command_after_a_killed_backend_waits_for_crash_recovery(instance, through):
+    db = f"recovery_{through}"
+    instance.create_database(db)
+    args = instance.args(db, *SMALL) if through == "embedded" else \
+        ["--dsn", instance.conninfo(db), "--results-dir", str(instance.results), *SMALL]
+    assert dbio("setup", *args).code == 0
     stalled, victim = instance.connect(db), instance.connect(db)
     stalled_pid = stalled.info.backend_pid
     # A stopped backend cannot exit: the postmaster waits for it (5 s, then SIGKILL) before it
@@ -23,7 +28,7 @@ def test_a_command_after_a_killed_backend_waits_for_crash_recovery(instance):
     try:
         os.kill(victim.info.backend_pid, signal.SIGKILL)
         wait_for(lambda: _refuses_connections(instance.conninfo(db)), timeout=5, what="crash recovery to begin")
-        done = dbio("setup", *instance.args(db, *SMALL), "--verify")
+        done = dbio("setup", *args, "--verify")
     finally:
         try:
             os.kill(stalled_pid, signal.SIGCONT)
