@@ -123,7 +123,7 @@ def with_config(preset: dict[str, Any] | None = None, *, exclusive: str | None =
                 return func(*args, config=config, **params)
             from dbio import target
 
-            with target.exclusive(config, exclusive):
+            with target.exclusive(config, exclusive, _ui(click.get_current_context()).note):
                 return func(*args, config=config, **params)
 
         return config_options(inner)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from dbio.config import Config
@@ -16,9 +16,10 @@ class Target:
     engine: PostgresEngine
     conninfo: str
     instance: EmbeddedInstance | None
+    notify: Callable[[str], None] = field(default=lambda _: None)
 
     def connect(self, application_name: str) -> Any:
-        return self.engine.connect(self.conninfo, application_name=application_name)
+        return self.engine.connect(self.conninfo, application_name=application_name, notify=self.notify)
 
     @property
     def embedded(self) -> bool:
@@ -33,14 +34,17 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
     engine = PostgresEngine()
     if not config.connection.embedded:
-        return Target(engine, config.connection.dsn or "", None)
+        return Target(engine, config.connection.dsn or "", None, notify)
     instance = instance_for(config, notify)
+    if instance.exists() and instance.is_running():
+        # after a backend dies the server ends all of them and recovers, refusing connections until done
+        engine.wait_while_recovering(instance.conninfo("postgres"), notify)
     conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
-    return Target(engine, conninfo, instance)
+    return Target(engine, conninfo, instance, notify)
 
 
 @contextmanager
-def exclusive(config: Config, command: str) -> Iterator[None]:
+def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
     """Hold the target alone for a command that changes or measures it (see instance/lock.py)."""
     if config.connection.embedded:
         from dbio.instance.lock import exclusive as instance_exclusive
@@ -50,5 +54,5 @@ def exclusive(config: Config, command: str) -> Iterator[None]:
     else:
         from dbio.engines.postgres.exclusive import exclusive as database_exclusive
 
-        with database_exclusive(config.connection.dsn or "", command):
+        with database_exclusive(config.connection.dsn or "", command, notify):
             yield

@@ -8,6 +8,7 @@ from typing import Callable
 from dbio import result as results
 from dbio import target as targets
 from dbio.config import Config
+from dbio.engines.base import Teardown
 from dbio.errors import UsageError
 from dbio import report as reports
 from dbio.ui import UI
@@ -21,14 +22,21 @@ def teardown(config: Config, ui: UI) -> None:
     conn = target.connect("dbio:teardown")
     try:
         target.engine.probe(conn)
-        dropped, kept = target.engine.teardown(conn)
+        done = target.engine.teardown(conn)
     finally:
         conn.close()
-    if not dropped:
+    if not done.dropped:
         ui.say("nothing of dbio's was found; nothing dropped")
-    for item in dropped:
+    for item in done.dropped:
         ui.say(f"dropped {item}")
-    for item in kept:
+    report_teardown(ui, done)
+
+
+def report_teardown(ui: UI, done: Teardown) -> None:
+    """What a teardown took with dbio's tables and what it left: the user's own objects."""
+    for item in done.with_it:
+        ui.warn(f"dropped {item}")
+    for item in done.kept:
         ui.warn(f"left in place: {item}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from dbio import load, target as targets
+from dbio.commands.admin import report_teardown
 from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Check, SetupRecord, SetupSpec
@@ -70,6 +71,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False)
     conn = target.connect("dbio:setup")
     try:
         info = engine.probe(conn)
+        _keep_default_schema_out(target, conn, ui)
         record = engine.read_setup(conn)
         replace = record is not None and record.spec != spec
         if replace and not reload:
@@ -109,8 +111,7 @@ def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: Set
             info = target.engine.probe(conn)
             if replace:
                 ui.note("replacing the existing load made with another configuration")
-                _, kept = target.engine.teardown(conn)
-                _report_kept(ui, kept)
+                report_teardown(ui, target.engine.teardown(conn))
             return _load(target, conn, info, record, spec, config, ui)
         finally:
             conn.close()
@@ -156,6 +157,15 @@ def _print_checks(ui: UI, checks: list[Check]) -> None:
     ui.say(f"verified: all {len(checks)} checks passed")
 
 
-def _report_kept(ui: UI, kept: list[str]) -> None:
-    for item in kept:
-        ui.warn(f"left in place: {item}")
+def _keep_default_schema_out(target: targets.Target, conn, ui: UI) -> None:
+    """A role named like one of dbio's schemas ("$user" in search_path) creates what it names
+    without a schema in that schema: the embedded superuser is made to default to public."""
+    if target.embedded:
+        if target.engine.keep_default_schema_out(conn):
+            ui.note("role dbio now uses search_path = public, so that what it creates without a schema stays "
+                    "out of dbio's schema dbio")
+        return
+    clash = target.engine.default_schema_clash(conn)
+    if clash:
+        ui.warn(f"role {clash} has dbio's schema {clash} as its default schema (\"$user\" in search_path): what it "
+                f"creates without naming a schema lands there; ALTER ROLE {clash} SET search_path = public avoids that")

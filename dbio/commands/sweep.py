@@ -35,7 +35,7 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN) -> Path:
     base = load_config(sources)
-    with targets.exclusive(base, "sweep"):
+    with targets.exclusive(base, "sweep", ui.note):
         return _start(base, sources, varies, ui, until_peak=until_peak, knee_gain=knee_gain, peak_gain=peak_gain)
 
 
@@ -81,7 +81,7 @@ def resume(directory: Path, ui: UI, cwd: Path) -> Path:
     if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
         raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
                          "wait for it, or stop it (Ctrl-C) before resuming")
-    with targets.exclusive(_step_config(doc["base"], {}, cwd), "sweep --resume"):
+    with targets.exclusive(_step_config(doc["base"], {}, cwd), "sweep --resume", ui.note):
         return _resume(directory, doc, ui, cwd)
 
 

@@ -79,18 +79,19 @@ def test_teardown_drops_only_what_dbio_created(instance):
         conn.execute("CREATE ROLE app_reader")
     done = dbio("teardown", *instance.args(db))
     assert done.code == 0, done.text
-    assert "dropped table dbio_1.cf1" in done.out and "dropped schema dbio" in done.out
-    assert "left in place: schema dbio_1 (it holds objects dbio did not create: notes)" in done.err
-    assert "left in place: schema dbio_99 (not created by dbio)" in done.err
+    assert "dropped table dbio_1.cf1" in done.out and "dropped table dbio.run_control" in done.out
+    assert "left in place: schema dbio_1 (it holds objects dbio did not create: table dbio_1.notes)" in done.err
+    assert "left in place: schema dbio with an empty setup record (schema dbio_1 stays;" in done.err
+    assert "left in place: schema dbio_99 (not created by dbio" in done.err
     with instance.connect(db) as conn:
         assert conn.execute("SELECT id FROM public.customer_orders").fetchall() == [(42,)]
         assert conn.execute("SELECT to_regclass('dbio_99.cf1') IS NOT NULL").fetchone()[0]
         assert conn.execute("SELECT to_regclass('dbio_1.notes') IS NOT NULL").fetchone()[0]
         assert conn.execute("SELECT to_regclass('dbio_1.cf1')").fetchone()[0] is None
-        assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'dbio'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM dbio.setup").fetchone()[0] == 0  # kept so that dbio_1 stays dbio's
         assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = 'app_reader'").fetchone()[0] == 1
         conn.execute("DROP ROLE app_reader")
-    second = dbio("setup", *instance.args(db, *SMALL))  # dbio's own schema, kept for its guest, is reused
+    second = dbio("setup", *instance.args(db, *SMALL))  # dbio's own schemas, kept for its guest, are reused
     assert second.code == 0, second.text
     with instance.connect(db) as conn:
         assert conn.execute("SELECT to_regclass('dbio_1.notes') IS NOT NULL").fetchone()[0]

@@ -1,12 +1,16 @@
 """dbio's objects in a PostgreSQL database: the setup record, its schemas, teardown and verify.
 
-Every object dbio creates carries a comment starting with "dbio:". dbio never alters or drops
-an object without that tag, and never uses a schema with one of its names that lacks it.
+Every object dbio creates carries a comment naming the setup it belongs to (tag()). The control
+schema "dbio" and its setup table name the same setup, which their record holds: that setup's
+tag, and no other, marks dbio's objects. A comment that only looks like dbio's (it begins with
+"dbio:", or names another setup) marks nothing: dbio never alters or drops such an object, never
+uses a schema with one of its names that is not its own, and names what it leaves in place.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -15,21 +19,43 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from dbio import __version__
-from dbio.engines.base import Check, SetupRecord, SetupSpec
+from dbio.engines.base import Check, SetupRecord, SetupSpec, Teardown
 from dbio.engines.postgres import sqlfiles
 from dbio.errors import UsageError
 
 CONTROL_SCHEMA = "dbio"
-TAG_PREFIX = "dbio:"
 DATA_TABLE = "cf1"
 SCAN_TABLE = "cf2"
 DATA_INDEX = "cf1_custid"
-CONTROL_TABLES = ("setup", "setup_tables", "run_control", "pool")
+SETUP_TABLE = "setup"
 POOL_BYTES = 64 * 1024
+_TAG = re.compile(r"dbio: created by dbio \S+ for setup ([0-9a-f]{12}); dbio teardown removes it")
+_SCHEMA_NAME = re.compile(r"dbio(_[0-9]+)?")
+# How dbio tagged its work loop before its tags named the setup: trusted in dbio's own schema only.
+LEGACY_LOOP_TAG = "dbio: the work loop (created by dbio; dbio teardown removes it)"
 
 
 def tag(setup_id: str) -> str:
-    return f"{TAG_PREFIX} created by dbio {__version__} for setup {setup_id}; dbio teardown removes it"
+    return f"dbio: created by dbio {__version__} for setup {setup_id}; dbio teardown removes it"
+
+
+def tag_id(comment: str | None) -> str | None:
+    """The setup a comment tags its object for; None when it is not a tag dbio writes."""
+    match = _TAG.fullmatch(comment or "")
+    return match.group(1) if match else None
+
+
+def control_owner(schema_tag: str | None, record_tag: str | None, recorded_ids: list[str]) -> str | None:
+    """The setup dbio's control schema belongs to: its tag, its setup table's tag and the setup
+    record (empty after a teardown that had to keep the schema) must all name it."""
+    owner = tag_id(schema_tag)
+    if owner is None or tag_id(record_tag) != owner or any(i != owner for i in recorded_ids):
+        return None
+    return owner
+
+
+def is_dbio_schema_name(name: str) -> bool:
+    return _SCHEMA_NAME.fullmatch(name) is not None
 
 
 def data_schema(index: int) -> str:
@@ -47,20 +73,36 @@ def _schema_tags(conn: psycopg.Connection, names: list[str]) -> dict[str, str | 
     return {name: comment for name, comment in rows}
 
 
-def _is_ours(comment: str | None) -> bool:
-    return bool(comment) and comment.startswith(TAG_PREFIX)
+def _owner(conn: psycopg.Connection) -> tuple[bool, str | None]:
+    """(whether schema dbio exists, the setup it belongs to: None when it is not dbio's)."""
+    row = conn.execute(sqlfiles.text("owner_of_control.sql")).fetchone()
+    if row is None:
+        return False, None
+    schema_tag, record_tag = row
+    if control_owner(schema_tag, record_tag, []) is None:
+        return True, None
+    recorded = [r[0] for r in conn.execute("SELECT setup_id FROM dbio.setup").fetchall()]
+    return True, control_owner(schema_tag, record_tag, recorded)
+
+
+def owner(conn: psycopg.Connection) -> str | None:
+    """The setup dbio's objects in this database belong to (None: there is none)."""
+    return _owner(conn)[1]
+
+
+def _foreign_control_schema() -> UsageError:
+    return UsageError(f"this database has a schema named '{CONTROL_SCHEMA}' that dbio did not create "
+                      "(or whose setup record is gone)",
+                      "point dbio at another database (dbname=... in --dsn), or move what that schema holds and "
+                      "drop it yourself; dbio will not touch it")
 
 
 def read_setup(conn: psycopg.Connection) -> SetupRecord | None:
-    tags = _schema_tags(conn, [CONTROL_SCHEMA])
-    if CONTROL_SCHEMA not in tags:
-        return None
-    if not _is_ours(tags[CONTROL_SCHEMA]):
-        raise UsageError(f"this database has a schema named '{CONTROL_SCHEMA}' that dbio did not create",
-                         "point dbio at another database (dbname=... in --dsn); dbio will not touch that schema")
-    exists = conn.execute("SELECT to_regclass('dbio.setup') IS NOT NULL").fetchone()[0]
+    exists, setup_id = _owner(conn)
     if not exists:
         return None
+    if setup_id is None:
+        raise _foreign_control_schema()
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute("SELECT * FROM dbio.setup").fetchone()
         if row is None:
@@ -75,12 +117,25 @@ def read_setup(conn: psycopg.Connection) -> SetupRecord | None:
 
 
 def check_namespace(conn: psycopg.Connection, spec: SetupSpec) -> None:
-    """Before creating anything: no schema dbio needs may belong to someone else."""
-    names = [CONTROL_SCHEMA] + [data_schema(i) for i in range(1, spec.schemas + 1)]
+    """Before creating anything: no schema or control table dbio needs may belong to someone else."""
+    exists, setup_id = _owner(conn)
+    if exists and setup_id is None:
+        raise _foreign_control_schema()
+    names = [data_schema(i) for i in range(1, spec.schemas + 1)]
     for name, comment in _schema_tags(conn, names).items():
-        if not _is_ours(comment):
-            raise UsageError(f"schema '{name}' exists in this database and was not created by dbio",
-                             "point dbio at another database (dbname=... in --dsn); dbio will not touch that schema")
+        if setup_id is None or tag_id(comment) != setup_id:
+            raise UsageError(f"schema '{name}' exists in this database and was not created by dbio "
+                             "(or is left from a load dbio no longer records)",
+                             f"move what it holds elsewhere and drop it (DROP SCHEMA {name}), or point dbio at "
+                             "another database (dbname=... in --dsn)")
+    if exists:
+        for table in ("setup_tables", "run_control", "pool"):
+            comment = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')",
+                                   (f"dbio.{table}",)).fetchone()[0]
+            present = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"dbio.{table}",)).fetchone()[0]
+            if present and tag_id(comment) != setup_id:
+                raise UsageError(f"table dbio.{table} exists in dbio's schema and was not created by dbio",
+                                 "move it elsewhere or drop it yourself; dbio will not touch it")
     can_create = conn.execute("SELECT has_database_privilege(current_database(), 'CREATE')").fetchone()[0]
     if not can_create:
         raise UsageError(f"role {conn.info.user} may not create schemas in database {conn.info.dbname}",
@@ -92,8 +147,14 @@ def begin_setup(conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str, ser
     started = datetime.now(timezone.utc)
     literal = sql.Literal(tag(setup_id))
     with conn.transaction():
-        if not _schema_tags(conn, [CONTROL_SCHEMA]):
+        exists, previous = _owner(conn)
+        if not exists:
             conn.execute(sqlfiles.composed("control.sql", tag=literal))
+        elif previous is not None:
+            _retag(conn, previous, setup_id)  # a control schema teardown kept: now this setup's
+        else:
+            raise _foreign_control_schema()
+        conn.execute(sqlfiles.composed("control_tables.sql", tag=literal))
         conn.execute("DELETE FROM dbio.setup")
         conn.execute("DELETE FROM dbio.setup_tables")
         conn.execute(
@@ -104,13 +165,19 @@ def begin_setup(conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str, ser
         conn.execute("INSERT INTO dbio.pool (id, bytes) VALUES (1, %s)", (_random_bytes(POOL_BYTES),))
         existing = _schema_tags(conn, [data_schema(i) for i in range(1, spec.schemas + 1)])
         for i in range(1, spec.schemas + 1):
-            name = data_schema(i)
-            if name in existing:
-                conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(name), literal))
-            else:
-                conn.execute(sqlfiles.composed("data_schema.sql", schema=sql.Identifier(name), tag=literal))
+            if data_schema(i) not in existing:
+                conn.execute(sqlfiles.composed("data_schema.sql", schema=sql.Identifier(data_schema(i)), tag=literal))
     return SetupRecord(setup_id=setup_id, spec=spec, status="loading", started_at=started.isoformat(),
                        dbio_version=__version__, server_version=server_version)
+
+
+def _retag(conn: psycopg.Connection, old: str, new: str) -> None:
+    """dbio's schemas tagged for setup old become setup new's (control_tables.sql tags its tables)."""
+    for name, comment in conn.execute(
+            "SELECT nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace "
+            "WHERE nspname ~ '^dbio(_[0-9]+)?$'").fetchall():
+        if tag_id(comment) == old:
+            conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(name), sql.Literal(tag(new))))
 
 
 def finish_setup(conn: psycopg.Connection, record: SetupRecord) -> SetupRecord:
@@ -124,62 +191,131 @@ def finish_setup(conn: psycopg.Connection, record: SetupRecord) -> SetupRecord:
     return record
 
 
-def drop_table_if_ours(conn: psycopg.Connection, schema: str, table: str) -> None:
-    comment = conn.execute(
-        "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{_q(schema)}.{_q(table)}",)).fetchone()[0]
-    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{_q(schema)}.{_q(table)}",)).fetchone()[0]
+def drop_table_if_ours(conn: psycopg.Connection, schema: str, table: str, setup_id: str) -> None:
+    qualified = f"{_q(schema)}.{_q(table)}"
+    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0]
     if not exists:
         return
-    if not _is_ours(comment):
-        raise UsageError(f"table {schema}.{table} exists and was not created by dbio",
+    comment = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (qualified,)).fetchone()[0]
+    if tag_id(comment) != setup_id:
+        raise UsageError(f"table {schema}.{table} exists and was not created by this dbio setup",
                          "remove or rename it yourself, or use another database; dbio will not touch it")
     conn.execute(sql.SQL("DROP TABLE {}.{}").format(sql.Identifier(schema), sql.Identifier(table)))
 
 
-def teardown(conn: psycopg.Connection) -> tuple[list[str], list[str]]:
-    """Drop what dbio created and nothing else: (dropped, kept with the reason)."""
-    dropped: list[str] = []
-    kept: list[str] = []
-    rows = conn.execute(
-        "SELECT nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace "
-        "WHERE nspname = 'dbio' OR nspname ~ '^dbio_[0-9]+$' ORDER BY nspname <> 'dbio', length(nspname), nspname"
-    ).fetchall()
-    ours = [name for name, comment in rows if _is_ours(comment)]
-    kept += [f"schema {name} (not created by dbio)" for name, comment in rows if not _is_ours(comment)]
-    for schema in [s for s in ours if s != CONTROL_SCHEMA] + [s for s in ours if s == CONTROL_SCHEMA]:
-        _drop_tagged_objects(conn, schema, dropped, kept)
-        try:
-            with conn.transaction():
-                conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(schema)))
-            dropped.append(f"schema {schema}")
-        except psycopg.errors.DependentObjectsStillExist:
-            others = conn.execute(
-                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE n.nspname = %s AND c.relkind IN ('r','v','m','p','f','S') ORDER BY 1", (schema,)).fetchall()
-            names = ", ".join(r[0] for r in others) or "objects"
-            kept.append(f"schema {schema} (it holds objects dbio did not create: {names})")
-    return dropped, kept
+def default_schema_clash(conn: psycopg.Connection) -> str | None:
+    """The schema of dbio's that "$user" in this session's search_path names, if any: objects the
+    role creates without naming a schema would land in it."""
+    user, search_path = conn.execute("SELECT current_user, current_setting('search_path')").fetchone()
+    return user if is_dbio_schema_name(user) and reaches_user_schema(search_path, user) else None
 
 
-def _drop_tagged_objects(conn: psycopg.Connection, schema: str, dropped: list[str], kept: list[str]) -> None:
-    tables = conn.execute(
-        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relkind = 'r' AND obj_description(c.oid, 'pg_class') LIKE 'dbio:%%'",
-        (schema,)).fetchall()
-    for (table,) in tables:
+def reaches_user_schema(search_path: str, user: str) -> bool:
+    entries = [entry.strip().strip('"') for entry in search_path.split(",")]
+    return "$user" in entries or user in entries
+
+
+def keep_default_schema_out(conn: psycopg.Connection) -> bool:
+    """For a role that dbio owns (the embedded superuser): make its default schema public, not
+    dbio's schema of the same name; True when that was changed now."""
+    clash = default_schema_clash(conn)
+    if clash is None:
+        return False
+    conn.execute(sql.SQL("ALTER ROLE {} SET search_path = public").format(sql.Identifier(clash)))
+    return True
+
+
+def teardown(conn: psycopg.Connection) -> Teardown:
+    """Drop what dbio created and nothing else; name what goes with it and what stays."""
+    done = Teardown()
+    conn.execute("SET search_path = pg_catalog")  # objects are described with their schema
+    try:
+        exists, setup_id = _owner(conn)
+        if exists and setup_id is None:
+            done.kept.append(f"schema {CONTROL_SCHEMA} (not created by dbio)")
+        rows = conn.execute(
+            "SELECT nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace "
+            "WHERE nspname ~ '^dbio_[0-9]+$' ORDER BY length(nspname), nspname").fetchall()
+        ours = [name for name, comment in rows if setup_id is not None and tag_id(comment) == setup_id]
+        done.kept += [f"schema {name} (not created by dbio, or left from a load dbio no longer records)"
+                      for name, _ in rows if name not in ours]
+        kept_data = [schema for schema in ours if not _drop_schema(conn, schema, setup_id, done)]
+        if setup_id is not None:
+            _drop_control(conn, setup_id, kept_data, done)
+    finally:
+        conn.execute("RESET search_path")
+    return done
+
+
+def _drop_schema(conn: psycopg.Connection, schema: str, setup_id: str, done: Teardown) -> bool:
+    """Drop a data schema's tagged tables and routines, then the schema if nothing else is left."""
+    _drop_tagged_objects(conn, schema, setup_id, done)
+    foreign = _foreign_members(conn, schema, setup_id)
+    if foreign:
+        done.kept.append(f"schema {schema} (it holds objects dbio did not create: {', '.join(foreign)})")
+        return False
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(schema)))
+    except psycopg.errors.DependentObjectsStillExist as exc:  # something schema_members.sql does not list
+        done.kept.append(f"schema {schema} (it holds objects dbio did not create: "
+                         f"{(exc.diag.message_detail or 'see the server').splitlines()[0]})")
+        return False
+    done.dropped.append(f"schema {schema}")
+    return True
+
+
+def _drop_control(conn: psycopg.Connection, setup_id: str, kept_data: list[str], done: Teardown) -> None:
+    """The control schema goes last. It stays, with an empty setup record, while it holds something
+    dbio did not create, or while a data schema stays: dbio then still knows them as its own."""
+    _drop_tagged_objects(conn, CONTROL_SCHEMA, setup_id, done, spare=SETUP_TABLE)
+    foreign = _foreign_members(conn, CONTROL_SCHEMA, setup_id)
+    if foreign or kept_data:
+        conn.execute("DELETE FROM dbio.setup")
+        several = len(kept_data) > 1
+        why = (f"it holds objects dbio did not create: {', '.join(foreign)}" if foreign else
+               f"schema{'s' if several else ''} {', '.join(kept_data)} stay{'' if several else 's'}")
+        done.kept.append(f"schema {CONTROL_SCHEMA} with an empty setup record ({why}; "
+                         "dbio setup uses it again, dbio teardown drops it once that is gone)")
+        return
+    with conn.transaction():
+        conn.execute(sql.SQL("DROP TABLE dbio.{}").format(sql.Identifier(SETUP_TABLE)))
+        conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(CONTROL_SCHEMA)))
+    done.dropped += [f"table dbio.{SETUP_TABLE}", f"schema {CONTROL_SCHEMA}"]
+
+
+def _foreign_members(conn: psycopg.Connection, schema: str, setup_id: str) -> list[str]:
+    rows = conn.execute(sqlfiles.text("schema_members.sql"), {"schema": schema}).fetchall()
+    return [obj for _, _, obj, comment in rows if tag_id(comment) != setup_id]
+
+
+def _drop_tagged_objects(conn: psycopg.Connection, schema: str, setup_id: str, done: Teardown,
+                         spare: str | None = None) -> None:
+    tables = [table for (table, comment) in conn.execute(
+        "SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY 1",
+        (schema,)).fetchall() if tag_id(comment) == setup_id and table != spare]
+    for table in tables:
+        qualified = f"{_q(schema)}.{_q(table)}"
         try:
             with conn.transaction():
+                going = [obj for obj, comment in conn.execute(sqlfiles.text("table_dependents.sql"),
+                                                              {"table": qualified}).fetchall()
+                         if tag_id(comment) != setup_id]
                 conn.execute(sql.SQL("DROP TABLE {}.{}").format(sql.Identifier(schema), sql.Identifier(table)))
-            dropped.append(f"table {schema}.{table}")
+            done.dropped.append(f"table {schema}.{table}")
+            done.with_it += [f"{obj} (not created by dbio), with table {schema}.{table}" for obj in going]
         except psycopg.errors.DependentObjectsStillExist as exc:
-            kept.append(f"table {schema}.{table} (objects dbio did not create depend on it: "
-                        f"{(exc.diag.message_detail or '').splitlines()[0] if exc.diag.message_detail else 'see the server'})")
-    procs = conn.execute(
-        "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-        "WHERE n.nspname = %s AND obj_description(p.oid, 'pg_proc') LIKE 'dbio:%%'", (schema,)).fetchall()
-    for (signature,) in procs:
-        conn.execute(sql.SQL("DROP ROUTINE {}").format(sql.SQL(signature)))
-        dropped.append(f"procedure {signature.split('(')[0]}")
+            detail = exc.diag.message_detail
+            done.kept.append(f"table {schema}.{table} (objects dbio did not create depend on it: "
+                             f"{detail.splitlines()[0] if detail else 'see the server'})")
+    routines = conn.execute(
+        "SELECT p.oid::regprocedure::text, obj_description(p.oid, 'pg_proc') FROM pg_proc p "
+        "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = %s", (schema,)).fetchall()
+    for signature, comment in routines:
+        if tag_id(comment) == setup_id or (schema == CONTROL_SCHEMA and comment == LEGACY_LOOP_TAG):
+            conn.execute(sql.SQL("DROP ROUTINE {}").format(sql.SQL(signature)))
+            done.dropped.append(f"procedure {signature.split('(')[0]}")
 
 
 def verify(conn: psycopg.Connection, record: SetupRecord) -> list[Check]:

@@ -6,7 +6,8 @@ from typing import Any, Callable, Iterator
 
 import psycopg
 
-from dbio.engines.base import Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming
+from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+                               Teardown)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, workload
 from dbio.engines.postgres.dsn import scrub
 from dbio.errors import DbioError
@@ -23,8 +24,12 @@ class PostgresEngine:
     kinds = workload.KINDS
 
     # -- connections and facts ---------------------------------------------------------
-    def connect(self, conninfo: str, *, application_name: str) -> psycopg.Connection:
-        return server.connect(conninfo, application_name=application_name)
+    def connect(self, conninfo: str, *, application_name: str,
+                notify: Callable[[str], None] | None = None) -> psycopg.Connection:
+        return server.connect(conninfo, application_name=application_name, notify=notify)
+
+    def wait_while_recovering(self, conninfo: str, notify: Callable[[str], None]) -> None:
+        server.connect(conninfo, application_name="dbio:wait", notify=notify).close()
 
     async def aconnect(self, conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
         return await server.aconnect(conninfo, application_name=application_name)
@@ -84,8 +89,14 @@ class PostgresEngine:
     def verify(self, conn: psycopg.Connection, record: SetupRecord) -> list[Check]:
         return catalog.verify(conn, record)
 
-    def teardown(self, conn: psycopg.Connection) -> tuple[list[str], list[str]]:
+    def teardown(self, conn: psycopg.Connection) -> Teardown:
         return catalog.teardown(conn)
+
+    def default_schema_clash(self, conn: psycopg.Connection) -> str | None:
+        return catalog.default_schema_clash(conn)
+
+    def keep_default_schema_out(self, conn: psycopg.Connection) -> bool:
+        return catalog.keep_default_schema_out(conn)
 
     # -- run ---------------------------------------------------------------------------
     def install_workload(self, conn: psycopg.Connection) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from dbio.engines.postgres import sqlfiles
 from dbio.engines.postgres.server import connect, describe
@@ -19,9 +19,10 @@ LOCK_KEYS = (0x6462696F, 1)
 
 
 @contextmanager
-def exclusive(conninfo: str, command: str) -> Iterator[None]:
+def exclusive(conninfo: str, command: str, notify: Callable[[str], None]) -> Iterator[None]:
     since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    conn = connect(conninfo, application_name=f"dbio:lock {command} pid {os.getpid()} since {since}"[:63])
+    conn = connect(conninfo, application_name=f"dbio:lock {command} pid {os.getpid()} since {since}"[:63],
+                   notify=notify)  # the command's first connection: it waits for a recovering server
     try:
         got = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", LOCK_KEYS).fetchone()[0]
         if not got:

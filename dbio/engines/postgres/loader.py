@@ -50,8 +50,8 @@ def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, bat
     literal = sql.Literal(catalog.tag(record.setup_id))
     t0 = time.monotonic()
     with conn.transaction():
-        # A table left by an earlier setup (same name, dbio's tag) is replaced in this transaction.
-        catalog.drop_table_if_ours(conn, schema, table)
+        # A table this setup made before is replaced in this transaction; any other is refused.
+        catalog.drop_table_if_ours(conn, schema, table, record.setup_id)
         faults.point("load.create")
         conn.execute(sqlfiles.composed("data_table.sql", tag=literal, **ident))
         cursor = conn.cursor()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import psycopg
 from psycopg.rows import dict_row
@@ -17,13 +18,58 @@ from dbio.errors import DbioError, UsageError
 
 MIN_VERSION_NUM = 150000  # pg_stat_force_next_flush(), shared-memory statistics
 LOOPBACK = {"localhost", "127.0.0.1", "::1", ""}
+# Crash recovery replays the WAL written since the last checkpoint: up to max_wal_size, minutes
+# on a slow disk. The server says when it gives up; this limit is for a server that never ends.
+RECOVERY_WAIT_SECONDS = 300.0
+RECOVERY_POLL_SECONDS = 0.5
+# When the server resets after its backends are gone, a connection can break without an answer:
+# shortly after a refusal that is still the recovery, not a server that is down.
+RECOVERY_RESET_GRACE_SECONDS = 2.0
 
 
-def connect(conninfo: str, *, application_name: str, autocommit: bool = True) -> psycopg.Connection:
-    try:
-        return psycopg.connect(conninfo, autocommit=autocommit, application_name=application_name)
-    except psycopg.OperationalError as exc:
-        raise connection_error(conninfo, exc) from None
+def connect(conninfo: str, *, application_name: str, autocommit: bool = True,
+            notify: Callable[[str], None] | None = None) -> psycopg.Connection:
+    """A connection; with notify, a server that refuses connections while it recovers from a
+    crash (SQLSTATE 57P03) is waited for, saying so once through notify."""
+    started = time.monotonic()
+    refused_at: float | None = None
+    while True:
+        try:
+            return psycopg.connect(conninfo, autocommit=autocommit, application_name=application_name)
+        except psycopg.OperationalError as exc:
+            if notify is None:
+                raise connection_error(conninfo, exc) from None
+            now = time.monotonic()
+            if _cannot_connect_now(conninfo):
+                if refused_at is None:
+                    notify(f"the server is recovering from a crash; waiting up to {RECOVERY_WAIT_SECONDS:.0f} s")
+                refused_at = now
+            step = recovery_step(refused_at == now, now - started, None if refused_at is None else now - refused_at,
+                                 RECOVERY_WAIT_SECONDS)
+            if step == "fail":
+                raise connection_error(conninfo, exc) from None
+            if step == "give up":
+                raise DbioError(f"{describe(conninfo)} still refuses connections after {RECOVERY_WAIT_SECONDS:.0f} s "
+                                "(the database system is not accepting connections yet)",
+                                "read the server log; run the command again once crash recovery has finished")
+        time.sleep(RECOVERY_POLL_SECONDS)
+
+
+def recovery_step(refused_now: bool, waited: float, since_refused: float | None, limit: float) -> str:
+    """After a failed connection: 'wait' and connect again, 'give up' waiting, or 'fail' at once.
+
+    refused_now: the server answers SQLSTATE 57P03 (cannot_connect_now); since_refused: seconds
+    since it last did (None: never), during which a connection broken by its reset is no failure."""
+    recovering = refused_now or (since_refused is not None and since_refused <= RECOVERY_RESET_GRACE_SECONDS)
+    if not recovering:
+        return "fail"
+    return "wait" if waited < limit else "give up"
+
+
+def _cannot_connect_now(conninfo: str) -> bool:
+    """libpq's PQping answers PQPING_REJECT exactly when the server sent SQLSTATE 57P03
+    (cannot_connect_now); psycopg does not expose the SQLSTATE of a failed connection."""
+    return psycopg.pq.PGconn.ping(conninfo.encode()) == psycopg.pq.Ping.REJECT
 
 
 class QuietAsyncConnection(psycopg.AsyncConnection):

@@ -11,6 +11,7 @@ from psycopg import sql
 
 from dbio.engines.base import SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
+from dbio.errors import UsageError
 
 KINDS = ("select", "update", "scan")
 
@@ -18,13 +19,22 @@ KINDS = ("select", "update", "scan")
 def install(conn: psycopg.Connection) -> None:
     """(Re)create the work loop procedure: a newer dbio brings its loop without a new load."""
     with conn.transaction():
+        setup_id = catalog.owner(conn)
+        if setup_id is None:
+            raise UsageError("this database holds no dbio setup", "load it first with dbio setup")
         old = conn.execute(
-            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname = 'dbio' AND p.proname = 'slice' AND obj_description(p.oid, 'pg_proc') LIKE 'dbio:%%'"
+            "SELECT p.oid::regprocedure::text, obj_description(p.oid, 'pg_proc') FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dbio' AND p.proname = 'slice'"
         ).fetchall()
-        for (signature,) in old:  # an older dbio's loop may have another signature
-            conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
+        for signature, comment in old:  # an older dbio's loop may have another signature
+            if catalog.tag_id(comment) == setup_id or comment == catalog.LEGACY_LOOP_TAG:
+                conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
         conn.execute(sqlfiles.text("slice.sql"))
+        signature = conn.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()[0]
+        conn.execute(sql.SQL("COMMENT ON PROCEDURE {} IS {}").format(sql.SQL(signature),
+                                                                    sql.Literal(catalog.tag(setup_id))))
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
 
 

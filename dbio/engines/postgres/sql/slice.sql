@@ -171,7 +171,4 @@ BEGIN
     PERFORM pg_stat_force_next_flush();
 END
 $$;
-COMMENT ON PROCEDURE dbio.slice(bigint, integer, boolean, bigint, bigint, bigint, double precision, bigint, bigint,
-    bigint, bigint, bigint, double precision, double precision, double precision[], double precision[], integer[],
-    timestamptz, boolean)
-    IS 'dbio: the work loop (created by dbio; dbio teardown removes it)';
+-- dbio tags the procedure for its setup after creating it (workload.install).

@@ -1,0 +1,65 @@
+-- dbio's control tables: the setup record, what each loaded table holds, run control, and the
+-- random bytes UPDATEs write. A control schema that teardown had to keep (it holds something
+-- dbio did not create) keeps its setup table, emptied: the tables missing are made again.
+-- Every one is tagged for the current setup.
+CREATE TABLE IF NOT EXISTS dbio.setup (
+    singleton     boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    setup_id      text NOT NULL,
+    spec          jsonb NOT NULL,            -- what the load holds: scale, schemas, scan table, key order, row format
+    status        text NOT NULL,             -- loading | ready
+    started_at    timestamptz NOT NULL,
+    finished_at   timestamptz,
+    seconds       double precision,          -- wall time of the load, all steps
+    loaded_bytes  bigint,
+    streams       integer,
+    steps         jsonb,                     -- seconds per step (create, load, index, analyze)
+    dbio_version  text NOT NULL,
+    server_version text NOT NULL
+);
+COMMENT ON TABLE dbio.setup IS {tag};
+
+CREATE TABLE IF NOT EXISTS dbio.setup_tables (
+    schema_name   text NOT NULL,
+    table_name    text NOT NULL,
+    kind          text NOT NULL,             -- data | scan
+    rows          bigint NOT NULL,
+    blocks        bigint NOT NULL,
+    load_seconds  double precision NOT NULL,
+    index_seconds double precision NOT NULL,
+    analyze_seconds double precision NOT NULL,
+    loaded_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schema_name, table_name)
+);
+COMMENT ON TABLE dbio.setup_tables IS {tag};
+
+-- One row per run: the workload every session reads at the start of each slice.
+CREATE TABLE IF NOT EXISTS dbio.run_control (
+    run_id           bigint PRIMARY KEY,
+    started_at       timestamptz,            -- barrier release: origin of the one-second slice grid
+    window_open      timestamptz,            -- end of warm-up
+    deadline         timestamptz,            -- NULL when only work_loop ends the run
+    slice_seconds    double precision NOT NULL,
+    scale            bigint NOT NULL,        -- rows per schema in the active data set
+    work_unit        integer NOT NULL,
+    update_pct       integer NOT NULL,
+    scan_pct         integer NOT NULL,
+    fill_bytes       integer NOT NULL,       -- bytes each UPDATE rewrites (REDO_STRESS)
+    hot_lo           bigint NOT NULL,        -- first key of the hot spot
+    hot_rows         bigint NOT NULL,
+    -- Frequencies are periods in iterations; "off" is stored as a period no run reaches.
+    hot_every        bigint NOT NULL,
+    hot_schema_every bigint NOT NULL,
+    think_every      bigint NOT NULL,
+    think_min        double precision NOT NULL,
+    think_max        double precision NOT NULL,
+    bounds_us        double precision[] NOT NULL,  -- latency histogram bucket bounds, microseconds
+    client           text                  -- host:pid of the dbio process running it
+);
+COMMENT ON TABLE dbio.run_control IS {tag};
+
+-- Random bytes: UPDATEs copy a random piece of them into the row, so every UPDATE changes it.
+CREATE TABLE IF NOT EXISTS dbio.pool (
+    id     integer PRIMARY KEY,
+    bytes  bytea NOT NULL
+);
+COMMENT ON TABLE dbio.pool IS {tag};
