@@ -28,6 +28,7 @@ DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful
 # every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
 # tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
 DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
+OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client backends' reads or writes done by sessions not dbio's
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,30 @@ def shared_device(doc: dict[str, Any]) -> Finding | None:
                    v.get(ratio))
 
 
+def other_sessions(doc: dict[str, Any]) -> Finding | None:
+    """Client sessions that are not dbio's worked on the server during the window."""
+    if not _window(doc):
+        return None
+    io = _figures(doc).get("other_sessions") or {}
+    measured = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
+    active = [r for r in measured if r.get("other_sessions_active")]
+    shares = {k: io.get(f"{k}_share_pct") for k in ("read", "write")}
+    worst = max((v for v in shares.values() if v is not None), default=None)
+    if not active and not worst:
+        return None
+    names = sorted({n for r in active for n in r.get("other_session_names") or []})
+    who = (f"{max(r['other_sessions_active'] for r in active):.0f} other session(s)"
+           + (f" ({', '.join(names[:5])})" if names else "")
+           + f" active in {len(active)} of {len(measured)} intervals") if active else "other sessions"
+    if worst is None:
+        return Finding("warning", "other_sessions", f"{who} of the window: they shared the server and its storage "
+                                                    "(their share of the I/O is measured from PostgreSQL 18 on)")
+    share = ", ".join(f"{v:.1f}% of the client backends' {k}s" for k, v in shares.items() if v)
+    level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
+    return Finding(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
+                                            "include their I/O", "other_sessions.read_share_pct", shares["read"])
+
+
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
     v = get(_figures(doc), "validity") or {}
     data, cache = v.get("data_bytes"), v.get("shared_buffers_bytes")
@@ -258,7 +283,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, no_window, rows_from_cache, page_cache, shared_device, small_data_set, cpu_saturated,
+    status, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set, cpu_saturated,
     sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
 
 

@@ -135,7 +135,7 @@ class _Coordinator:
             wait_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:waits")
             await engine.prepare_monitor(monitor_conn)
             pids = [s.pid for s in self.sessions if s.pid]
-            monitor = self.monitor = Monitor(engine, monitor_conn, engine.snapshot_query(ctx.info),
+            monitor = self.monitor = Monitor(engine, monitor_conn, engine.snapshot_query(ctx.info, self.run_id),
                                              ctx.info.caps.local, pids,
                                              await self._background_pids(monitor_conn, pids), ctx.devices,
                                              overhead_pids=[await engine.backend_pid(c)

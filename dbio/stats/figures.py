@@ -28,6 +28,22 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["cpu"] = _cpu(window, d, seconds)
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)
+    out["other_sessions"] = _other_sessions(d)
+    return out
+
+
+def _other_sessions(d: dict[str, Any]) -> dict[str, Any] | None:
+    """What client sessions other than the run's own did in the window: every client backend's
+    relation I/O less the run's sessions' own (per-backend counters, PostgreSQL 18+)."""
+    ours, clients = d.get("sessions"), d.get("client")
+    if not isinstance(ours, dict) or not isinstance(clients, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key in ("reads", "writes"):
+        total, own = clients.get(key), ours.get(key)
+        other = None if total is None or own is None else max(0.0, total - own)
+        out[key] = other
+        out[f"{key[:-1]}_share_pct"] = None if other is None or not total else 100.0 * other / total
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 import psycopg
 
 from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
-                               Teardown)
+                               Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, workload
 from dbio.engines.postgres.dsn import scrub
 from dbio.errors import DbioError
@@ -143,8 +143,8 @@ class PostgresEngine:
                 "update": {"nodes": workload.plan_nodes(update), "plan": update}}
 
     # -- statistics --------------------------------------------------------------------
-    def snapshot_query(self, info: ServerInfo) -> str:
-        return stats.snapshot_sql(info.caps.version_num)
+    def snapshot_query(self, info: ServerInfo, run_id: int | None = None) -> str:
+        return stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id))
 
     async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:
         """All views of one snapshot agree with each other (one statistics snapshot per statement)."""

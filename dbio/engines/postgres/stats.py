@@ -8,6 +8,7 @@ figures and reports use. Which views exist depends on the version: 15 has no pg_
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import psycopg
@@ -15,15 +16,23 @@ import psycopg
 from dbio.engines.postgres import sqlfiles
 
 
-def snapshot_sql(version_num: int) -> str:
+def snapshot_sql(version_num: int, sessions_prefix: str | None = None) -> str:
+    """sessions_prefix: the application_name prefix of the run's sessions (their own I/O, 18+)."""
     parts = {"database": "stats/database.sql",
              "wal": "stats/wal_18.sql" if version_num >= 180000 else "stats/wal_15.sql",
-             "writers": "stats/writers_17.sql" if version_num >= 170000 else "stats/writers_15.sql"}
+             "writers": "stats/writers_17.sql" if version_num >= 170000 else "stats/writers_15.sql",
+             "others": "stats/others.sql"}
     if version_num >= 180000:
         parts["io"] = "stats/io_18.sql"
     elif version_num >= 160000:
         parts["io"] = "stats/io_16.sql"
-    fields = ", ".join(f"'{name}', ({_strip(sqlfiles.text(path))})" for name, path in parts.items())
+    texts = {name: _strip(sqlfiles.text(path)) for name, path in parts.items()}
+    if version_num >= 180000 and sessions_prefix is not None:
+        if not re.fullmatch(r"[a-z]+:[0-9]+:", sessions_prefix):
+            raise ValueError(f"unexpected session prefix {sessions_prefix!r}")
+        like = "'" + sessions_prefix + "%'"
+        texts["sessions"] = _strip(sqlfiles.text("stats/sessions_io_18.sql")).replace("{sessions_like}", like)
+    fields = ", ".join(f"'{name}', ({text})" for name, text in texts.items())
     return ("SELECT json_build_object('t', date_part('epoch', clock_timestamp()), "
             f"'version_num', current_setting('server_version_num')::int, {fields})")
 
@@ -109,6 +118,14 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         out["client_normal"] = out["client"]  # no context split before pg_stat_io
         out["by_backend"] = None
     out["wal"] = _wal(raw, wal)
+    sessions = raw.get("sessions")
+    if sessions is not None:  # PostgreSQL 18: the run's own sessions' relation I/O
+        out["sessions"] = {k: _num(sessions.get(k)) for k in ("reads", "read_bytes", "writes", "write_bytes",
+                                                              "extends")}
+    others = raw.get("others")
+    if others is not None:  # a point count, not a counter: never differenced (see gauges())
+        out["gauges"] = {"other_sessions_active": _num(others.get("active")),
+                         "other_session_names": list(others.get("names") or [])}
     return out
 
 
