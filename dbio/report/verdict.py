@@ -72,6 +72,20 @@ def status(doc: dict[str, Any]) -> Finding | None:
                                         "the figures cover the part that ran")
 
 
+def stalled(doc: dict[str, Any]) -> Finding | None:
+    """The window holds stretches in which nothing was measured or nothing moved: its averages
+    include them. The status stays complete (the window ran to its end); this says when and how long."""
+    stalls = doc.get("stalls") or []
+    if not _window(doc) or not stalls:
+        return None
+    total = sum(s["seconds"] for s in stalls)
+    window = _figures(doc)["window_seconds"]
+    where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
+    return Finding("warning", "stalled", f"the window stalled {where} ({100 * total / window:.0f}% of the window): "
+                                         "no sample could be taken or no statement finished and no counter moved; "
+                                         "the window's averages include it", "stalls.seconds", total)
+
+
 def no_window(doc: dict[str, Any]) -> Finding | None:
     if _window(doc):
         return None
@@ -258,7 +272,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, no_window, rows_from_cache, page_cache, shared_device, small_data_set, cpu_saturated,
+    status, stalled, no_window, rows_from_cache, page_cache, shared_device, small_data_set, cpu_saturated,
     sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
 
 
