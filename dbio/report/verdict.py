@@ -81,9 +81,10 @@ def stalled(doc: dict[str, Any]) -> Finding | None:
     total = sum(s["seconds"] for s in stalls)
     window = _figures(doc)["window_seconds"]
     where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
-    return Finding("warning", "stalled", f"the window stalled {where} ({100 * total / window:.0f}% of the window): "
-                                         "no sample could be taken or no statement finished and no counter moved; "
-                                         "the window's averages include it", "stalls.seconds", total)
+    share = 100 * total / window
+    return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
+                                         "could be taken or no statement finished and no counter moved; the "
+                                         "window's averages include it", "stalls.seconds", total)
 
 
 def no_window(doc: dict[str, Any]) -> Finding | None:

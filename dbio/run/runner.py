@@ -32,7 +32,7 @@ from dbio.run.tally import Tally
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
 STOP_GRACE = 5.0  # seconds a stopped run waits for slices to end before cancelling them
-SIGNAL_GRACE = SLICE_SECONDS  # after a signal: the current slice of a server that answers ends within this
+SIGNAL_GRACE = SLICE_SECONDS + 0.2  # after a signal: a server that answers ends the current slice within this
 CANCEL_TIMEOUT = 0.3  # a cancel request the server does not take within this is given up
 ABANDON_AFTER = 0.3  # after a signal, a session still inside a slice this long after its cancel is abandoned
 ABANDONED_WAIT = 0.5  # for what waited on an abandoned connection to end
