@@ -119,6 +119,7 @@ class _Coordinator:
         self.stopped_at: float | None = None  # server clock
         self.signal: str | None = None  # the first signal received
         self.exit_by: float | None = None  # monotonic time by which a signalled run has ended
+        self.signalled = asyncio.Event()
         self.abandoned: set[int] = set()  # sessions whose connection was given up
         self.published_to: float | None = None  # the latest slice end reported (server clock)
 
@@ -183,7 +184,7 @@ class _Coordinator:
             else:
                 await self._wait_for_window(tasks)
                 if self._window_can_open():
-                    begin = await monitor.reading(per_process=True)
+                    begin = await self._bounded(monitor.reading(per_process=True), [monitor_conn]) or {"engine": None}
                     window_start = begin["engine"]["t"] if begin.get("engine") else time.time() + self.offset
                     self._open_window(waits)
                     ctx.observer.phase("measuring")
@@ -394,9 +395,13 @@ class _Coordinator:
         return None if self.exit_by is None else max(0.05, self.exit_by - time.monotonic())
 
     async def _bounded(self, awaitable: Any, conns: list[Any]) -> Any:
-        """Await; after a signal, within the time left: past it, the connections it waits on are
-        abandoned, which ends the wait at once. Returns None when it did not finish."""
+        """Await; once a signal came (before or during the wait), within the time left: past it, the
+        connections it waits on are abandoned, which ends the wait at once. None when it did not finish."""
         task = asyncio.ensure_future(awaitable)
+        if self.exit_by is None:
+            signalled = asyncio.ensure_future(self.signalled.wait())
+            await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
+            signalled.cancel()
         done, _ = await asyncio.wait({task}, timeout=self._remaining())
         if not done:
             abandon(conns)
@@ -490,6 +495,7 @@ class _Coordinator:
         name = signal.Signals(sig).name
         if self.signal is None:
             self.signal, self.exit_by = name, time.monotonic() + SIGNAL_BUDGET
+            self.signalled.set()
         if self.shared.stop.is_set():
             self.force.set()
             self.ctx.observer.event(f"{name} again: cancelling the sessions now")
