@@ -143,7 +143,10 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         samples.close()
     document = assemble.build(man, outcome, engine, samples.records, directory.name)
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
-    written = write_result(directory, document, samples, ui, html=outcome.signal is None)
+    html = outcome.signal is None
+    if not html:
+        document["files"]["html"] = None
+    written = write_result(directory, document, samples, ui, html=html)
     return RunResult(written, document, outcome.signal)
 
 
