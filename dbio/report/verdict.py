@@ -75,7 +75,8 @@ def status(doc: dict[str, Any]) -> Finding | None:
 def stalled(doc: dict[str, Any]) -> Finding | None:
     """The window holds stretches in which nothing was measured or nothing moved: its averages
     include them. The status stays complete (the window ran to its end); this says when and how long."""
-    stalls = doc.get("stalls") or []
+    stalls = [s for s in doc.get("stalls") or [] if isinstance(s, dict)
+              and all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
     if not _window(doc) or not stalls:
         return None
     total = sum(s["seconds"] for s in stalls)

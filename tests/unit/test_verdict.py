@@ -44,6 +44,8 @@ def test_stalled(doc):
     assert f.level == "warning" and f.value == 20.2
     assert "stalled at +12 s for 20 s (67% of the window)" in f.message
     assert verdict.findings(doc)[0].code == "stalled"  # in the report's first lines
+    doc["stalls"] = [{"offset": None, "seconds": "20"}, "x"]  # a damaged result: nothing to name
+    assert "stalled" not in codes(doc)
 
 
 def test_no_window(doc):
