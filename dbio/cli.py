@@ -20,6 +20,7 @@ from dbio.ui import UI
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
 SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
 
 
@@ -188,7 +189,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
     for line in lines:
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.status == "interrupted":
-        ctx.exit(EXIT_INTERRUPTED)
+        ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
     if result.status != "complete":
         ctx.exit(1)
 

@@ -46,3 +46,9 @@ class ConfigErrors(UsageError):
 
 class Interrupted(DbioError):
     exit_code = 130
+
+
+class Terminated(Interrupted):
+    """Stopped by SIGTERM: the status a shell gives a process that SIGTERM ended (128 + 15)."""
+
+    exit_code = 143

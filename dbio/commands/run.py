@@ -31,6 +31,7 @@ from dbio.units import format_bytes
 class RunResult:
     directory: Path
     document: dict[str, Any]
+    signal: str | None = None  # the signal that interrupted the run
 
     @property
     def status(self) -> str:
@@ -141,15 +142,20 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         observer.close()
         samples.close()
     document = assemble.build(man, outcome, engine, samples.records, directory.name)
-    written = write_result(directory, document, samples, ui)
-    return RunResult(written, document)
+    # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
+    html = outcome.signal is None
+    if not html:
+        document["files"]["html"] = None
+    written = write_result(directory, document, samples, ui, html=html)
+    return RunResult(written, document, outcome.signal)
 
 
-def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI) -> Path:
+def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, *,
+                 html: bool = True) -> Path:
     """result.json and the reports in the run directory, or, when it cannot be written, in a rescue
     directory that the message names (with the samples the run directory could not take)."""
     try:
-        _write_all(directory, document)
+        _write_all(directory, document, html=html)
         return directory
     except OSError as exc:
         rescue = rescue_directory(directory.name)
@@ -164,15 +170,16 @@ def write_result(directory: Path, document: dict[str, Any], samples: SampleWrite
             with (rescue / results.SAMPLES_FILE).open("w") as fh:
                 for record in samples.records():
                     fh.write(json.dumps(record, separators=(",", ":")) + "\n")
-        _write_all(rescue, document)
+        _write_all(rescue, document, html=html)
         ui.warn(f"{directory} could not be written ({exc.strerror}): the result is in {rescue}")
         return rescue
 
 
-def _write_all(directory: Path, document: dict[str, Any]) -> None:
+def _write_all(directory: Path, document: dict[str, Any], *, html: bool = True) -> None:
     results.write(directory, document)
     (directory / results.REPORT_FILE).write_text(report.render(document, "text"))
-    (directory / results.HTML_REPORT_FILE).write_text(report.render(document, "html"))
+    if html:
+        (directory / results.HTML_REPORT_FILE).write_text(report.render(document, "html"))
 
 
 def rescue_directory(name: str) -> Path:
@@ -235,5 +242,7 @@ def summary_lines(result: RunResult) -> list[str]:
             lines.append(f"{finding.level}: {finding.message}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
     lines.append(f"report: {result.directory / results.REPORT_FILE}")
-    lines.append(f"html:   {result.directory / results.HTML_REPORT_FILE}")
+    html = result.directory / results.HTML_REPORT_FILE
+    lines.append(f"html:   {html}" if html.exists() else
+                 f"html:   not written (interrupted): dbio report {result.directory} --format html --out {html}")
     return lines

@@ -20,7 +20,7 @@ from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
 from dbio.run.assemble import client_alive, client_id
-from dbio.errors import ConfigErrors, DbioError, Interrupted, UsageError
+from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.report import sweep_model
 from dbio.stats.counters import get
 from dbio.stats.knee import DEFAULT_GAIN, peaked
@@ -122,6 +122,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any])
     doc["client"] = client_id()
     wall_before = doc.get("wall_seconds") or 0.0
     durations: list[float] = []
+    stopped_by: str | None = None  # the signal that interrupted a step
     try:
         while True:
             pending = [s for s in doc["steps"] if s["status"] == "pending"]
@@ -149,7 +150,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any])
             step["headline"] = _headline(outcome.document)
             ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
             if outcome.status != "complete":
-                doc["status"] = outcome.status
+                doc["status"], stopped_by = outcome.status, outcome.signal
                 break
             if doc.get("until_peak"):
                 _next_doubling(doc, step, ui, base)
@@ -174,8 +175,9 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any])
     ui.say(f"report: {directory / document.REPORT_FILE}")
     ui.say(f"html:   {directory / document.HTML_REPORT_FILE}")
     if doc["status"] == "interrupted":
-        raise Interrupted(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
-                          f"finish it with dbio sweep --resume {directory}")
+        error = Terminated if stopped_by == "SIGTERM" else Interrupted
+        raise error(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
+                    f"finish it with dbio sweep --resume {directory}")
     if doc["status"] != "complete":
         raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
                         f"see the step's result; finish it with dbio sweep --resume {directory}")

@@ -73,6 +73,22 @@ def status(doc: dict[str, Any]) -> Finding | None:
                                         "the figures cover the part that ran")
 
 
+def stalled(doc: dict[str, Any]) -> Finding | None:
+    """The window holds stretches in which nothing was measured or nothing moved: its averages
+    include them. The status stays complete (the window ran to its end); this says when and how long."""
+    stalls = [s for s in doc.get("stalls") or [] if isinstance(s, dict)
+              and all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
+    if not _window(doc) or not stalls:
+        return None
+    total = sum(s["seconds"] for s in stalls)
+    window = _figures(doc)["window_seconds"]
+    where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
+    share = 100 * total / window
+    return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
+                                         "could be taken or no statement finished and no counter moved; the "
+                                         "window's averages include it", "stalls.seconds", total)
+
+
 def no_window(doc: dict[str, Any]) -> Finding | None:
     if _window(doc):
         return None
@@ -283,7 +299,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set, cpu_saturated,
+    status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
+    cpu_saturated,
     sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
 
 

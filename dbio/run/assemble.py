@@ -21,12 +21,13 @@ from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import ServerInfo
-from dbio.run.plan import RunPlan
+from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
 from dbio.run.tally import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import series as series_math
+from dbio.stats import stalls as stall_math
 
 MANIFEST_FILE = "run.json"
 
@@ -93,6 +94,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callab
                 if s.get("phase") == "measured":
                     last_measured = s
                 yield {**s, "engine": engine.normalize(s["engine"])}
+            elif s.get("missing"):
+                yield s  # a gap in the series
 
     cores = man["host"].get("cpus") or os.cpu_count()
     series = series_math.per_interval(normalized(), per_interval, plan["bounds_us"], clock.start or 0.0,
@@ -159,12 +162,23 @@ def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callab
         "histograms": histograms,
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
+        "stalls": _stalls(series, clock, outcome.window_start, man["config"]["workload"]),
         "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
     }
+
+
+def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | None,
+            workload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The window's stalls; a session thinking longer than a stall is not one."""
+    if clock.start is None or window_start is None:
+        return []
+    thinking = (workload.get("think_time_max") or 0.0) if workload.get("think_time_frequency") else 0.0
+    return stall_math.find(series, window_start - clock.start,
+                           min_seconds=max(stall_math.STALL_SECONDS, thinking + SLICE_SECONDS))
 
 
 def _on(settings: dict[str, Any], name: str) -> bool:

@@ -171,25 +171,45 @@ class SampleWriter:
             pass
 
 
+SAMPLE_LATE_LIMIT = 0.5  # seconds after its due time: later, the reading may hold the next second's counters
+
+
 async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
-                         counts: Callable[[int], dict[str, Any]],
+                         counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
                          on_sample: Callable[[dict[str, Any]], None]) -> None:
-    """Sample k (an interval's end, in seconds since the start) is taken at t_start + k + 0.5:
-    half a second after every session published its counters for the second ending at k."""
+    """Sample k (an interval's end, in seconds since the start) is due at t_start + k + 0.5: half a
+    second after every session published its counters for the second ending at k. Every record
+    carries when the sampler asked and when the answer came (server clock), and the latest slice end
+    the sessions had reported when it asked ("published_to": the work its counters hold ends there).
+    A reading that cannot be asked or answered on time is no sample of k: its record is a gap
+    ("missing"), so that no late reading is labelled with the nominal time."""
     for k in grid.points():
         if stop.is_set():
             return
-        delay = t_start + k + 0.5 - clock_offset - time.time()
+        due = t_start + k + 0.5
+        delay = due - clock_offset - time.time()
         if delay > 0:
             try:
                 await asyncio.wait_for(stop.wait(), timeout=delay)
                 return
             except asyncio.TimeoutError:
                 pass
-        reading = await monitor.reading(per_process=False)
-        t = reading["engine"]["t"] if reading.get("engine") else time.time() + clock_offset
+        asked, published_to = time.time() + clock_offset, published()
+        reading: dict[str, Any] = {}
+        if asked - due <= SAMPLE_LATE_LIMIT:
+            reading = await monitor.reading(per_process=False)
+        answered = time.time() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
-        record = {"k": k, "t": t, "phase": phase(t_start + k - 0.5), **reading, "waits": waits.take(), **counts(k)}
+        record = {"k": k, "phase": phase(t_start + k - 0.5), "due": due, "asked": asked, "answered": answered,
+                  "published_to": published_to}
+        # On time: answered before the next second's counters could be in it, and holding no slice
+        # that ended after its due time (a late reading would show the next interval's work as k's).
+        if answered - due <= SAMPLE_LATE_LIMIT and (published_to is None or published_to <= due):
+            record.update(t=reading["engine"]["t"] if reading.get("engine") else answered, **reading)
+        else:
+            record.update(t=due, missing=True)
+        record.update(waits=waits.take(), **counts(k))
         await asyncio.to_thread(writer.write, record)  # fsync: off the sessions' event loop
-        on_sample(record)
+        if not record.get("missing"):
+            on_sample(record)

@@ -4,14 +4,19 @@ Phases: connect -> barrier -> warm-up -> window (begin snapshot ... end snapshot
 Ctrl-C or SIGTERM stops new slices (each session finishes its current second); a second
 signal, or a session that does not finish in time, cancels what is still running. A session
 that dies ends the run. In every case the result is written, marked with what happened.
+After a signal, dbio ends within seconds even when the server does not answer (it may be
+frozen): every wait is bounded, and a connection that does not answer in time is abandoned
+(its socket is shut, so whatever waits on it ends at once and its backend ends when it reads).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import signal
+import socket
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -27,6 +32,11 @@ from dbio.run.tally import Tally
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
 STOP_GRACE = 5.0  # seconds a stopped run waits for slices to end before cancelling them
+SIGNAL_GRACE = SLICE_SECONDS + 0.2  # after a signal: a server that answers ends the current slice within this
+CANCEL_TIMEOUT = 0.3  # a cancel request the server does not take within this is given up
+ABANDON_AFTER = 0.3  # after a signal, a session still inside a slice this long after its cancel is abandoned
+ABANDONED_WAIT = 0.5  # for what waited on an abandoned connection to end
+SIGNAL_BUDGET = 2.5  # seconds from a signal to the end of the run (the result is written after it)
 
 
 class Observer(Protocol):
@@ -66,6 +76,7 @@ class RunOutcome:
     events: list[dict[str, Any]] = field(default_factory=list)
     monitor_errors: list[str] = field(default_factory=list)
     samples_written: int = 0
+    signal: str | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
 
 
 @dataclass
@@ -106,6 +117,11 @@ class _Coordinator:
         self.in_window = False
         self.monitor: Monitor | None = None
         self.stopped_at: float | None = None  # server clock
+        self.signal: str | None = None  # the first signal received
+        self.exit_by: float | None = None  # monotonic time by which a signalled run has ended
+        self.signalled = asyncio.Event()
+        self.abandoned: set[int] = set()  # sessions whose connection was given up
+        self.published_to: float | None = None  # the latest slice end reported (server clock)
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -156,34 +172,34 @@ class _Coordinator:
             ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
             background.append(asyncio.create_task(waits.run(sampler_stop)))
             # The reading taken just before the start is the series' first point (nothing ran since).
-            await asyncio.to_thread(ctx.samples.write, {"k": 0, "t": start, "phase": "warmup", **first, "waits": {},
-                                                        "statements": None})
+            await asyncio.to_thread(ctx.samples.write, {"k": 0, "t": start, "published_to": start, "phase": "warmup",
+                                                        **first, "waits": {}, "statements": None})
             background.append(asyncio.create_task(sample_on_grid(
                 monitor, waits, ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
                 phase=self._phase_at, stop=sampler_stop, counts=self._interval_counts,
-                on_sample=ctx.observer.second)))
+                published=lambda: self.published_to, on_sample=ctx.observer.second)))
             if self.plan.warmup == 0:
                 window_start = start
                 self._open_window(waits)
             else:
                 await self._wait_for_window(tasks)
                 if self._window_can_open():
-                    begin = await monitor.reading(per_process=True)
+                    begin = await self._bounded(monitor.reading(per_process=True), [monitor_conn]) or {"engine": None}
                     window_start = begin["engine"]["t"] if begin.get("engine") else time.time() + self.offset
                     self._open_window(waits)
                     ctx.observer.phase("measuring")
                 self.shared.window_opened.set()
             await self._drain(tasks)
-            await self._stop_background(sampler_stop, background)
+            await self._stop_background(sampler_stop, background, [monitor_conn, wait_conn])
             if window_start is not None:
-                end = await monitor.reading(per_process=True)
+                end = await self._bounded(monitor.reading(per_process=True), [monitor_conn]) or {"engine": None}
                 window_end = end["engine"]["t"] if end.get("engine") else time.time() + self.offset
                 waits.in_window = False
                 # The end reading is also the last per-second sample: it holds the final second's flush.
                 boundary = int(round(window_end - start))  # the last second any session published
                 last = self.plan.grid.key(boundary)
                 await asyncio.to_thread(ctx.samples.write, {
-                    "k": last, "covers_to": boundary, "t": window_end,
+                    "k": last, "covers_to": boundary, "t": window_end, "published_to": self.published_to,
                     "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
                     **self._interval_counts(last, final=True), "final": True})
             self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
@@ -199,7 +215,7 @@ class _Coordinator:
             self.reason = self.reason or f"{type(exc).__name__}: {exc}"
             self._event("error", self.reason)
         finally:
-            await self._stop_background(sampler_stop, background)
+            await self._stop_background(sampler_stop, background, [c for c in (monitor_conn, wait_conn) if c])
             await self._close_sessions()
             leftover = self._interval_counts(None, final=True)  # slices of a run that ended early
             if leftover.get("late_statements"):
@@ -211,10 +227,8 @@ class _Coordinator:
             for conn in (monitor_conn, wait_conn):
                 if conn is not None:
                     await conn.close()
-            try:
-                await asyncio.to_thread(engine.forget_run, control, self.run_id)
-            except Exception:
-                pass
+            # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
+            await self._bounded(asyncio.to_thread(engine.forget_run, control, self.run_id), [control])
             control.close()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -224,7 +238,8 @@ class _Coordinator:
             waits=dict(waits.window) if waits else {},
             wait_samples=waits.samples if waits else 0, plans=plans, connect_seconds=connect_seconds,
             start_seconds=start_seconds, events=self.events,
-            monitor_errors=list(self.monitor.errors) if self.monitor else [], samples_written=ctx.samples.lines)
+            monitor_errors=list(self.monitor.errors) if self.monitor else [], samples_written=ctx.samples.lines,
+            signal=self.signal)
 
     # -- steps -------------------------------------------------------------------------
     def _prepare(self, control: Any) -> None:
@@ -336,48 +351,91 @@ class _Coordinator:
         self._event("window_open", "measured window opened")
 
     async def _drain(self, tasks: list[asyncio.Task]) -> None:
-        """Wait for every session; after a stop, give slices STOP_GRACE seconds, then cancel."""
+        """Wait for every session; after a stop, give slices STOP_GRACE seconds (after a signal,
+        one slice), then cancel; after a signal, abandon the sessions a cancel did not end."""
         pending = set(tasks)
         stop_seen_at: float | None = None
+        cancelled_at: float | None = None
         while pending:
-            done, pending = await asyncio.wait(pending, timeout=0.25)
-            if self.shared.stop.is_set():
-                self.shared.window_opened.set()
-                if stop_seen_at is None:
-                    stop_seen_at = time.monotonic()
-                if self.force.is_set() or time.monotonic() - stop_seen_at > STOP_GRACE + SLICE_SECONDS:
-                    cancelled = await self._cancel_running()
-                    if cancelled:
-                        self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
-                                                 "statements of that last slice are missing from the session "
-                                                 "counts, while the engine counted its I/O")
-        for session in self.sessions:
-            if session.state == "stopped" and session.conn is not None:
-                try:
-                    await self.engine.flush_stats(session.conn)
-                except Exception:
-                    pass
+            done, pending = await asyncio.wait(pending, timeout=0.1 if self.signal else 0.25)
+            if not self.shared.stop.is_set():
+                continue
+            self.shared.window_opened.set()
+            now = time.monotonic()
+            if stop_seen_at is None:
+                stop_seen_at = now
+            grace = SIGNAL_GRACE if self.signal else STOP_GRACE + SLICE_SECONDS
+            if self.force.is_set() or now - stop_seen_at > grace:
+                if cancelled_at is None:
+                    cancelled_at = now
+                if self.signal and now - cancelled_at > ABANDON_AFTER:
+                    await self._abandon_sessions(pending)
+                    return
+                cancelled = await self._cancel_running()
+                if cancelled:
+                    self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
+                                             "statements of that last slice are missing from the session "
+                                             "counts, while the engine counted its I/O")
+        flushes = [self.engine.flush_stats(s.conn) for s in self.sessions if s.state == "stopped" and s.conn]
+        await self._bounded(asyncio.gather(*flushes, return_exceptions=True),
+                            [s.conn for s in self.sessions if s.conn is not None])
 
-    @staticmethod
-    async def _stop_background(stop: asyncio.Event, tasks: list[asyncio.Task]) -> None:
+    async def _abandon_sessions(self, pending: set[asyncio.Task]) -> None:
+        """Sessions still inside a slice after their cancel: their connections are given up."""
+        stuck = [s for s in self.sessions if s.in_call and s.conn is not None]
+        self.abandoned.update(s.number for s in stuck)
+        abandon([s.conn for s in stuck])
+        self._event("abandoned", f"{len(stuck)} session(s) neither finished nor took a cancel: their connections "
+                                 "were abandoned (the server did not answer)")
+        self.exit_by = time.monotonic()  # a server that does not answer a cancel is given no more time
+        await asyncio.wait(pending, timeout=ABANDONED_WAIT)
+
+    def _remaining(self) -> float | None:
+        """Seconds left before a signalled run must end; None when no signal came."""
+        return None if self.exit_by is None else max(0.05, self.exit_by - time.monotonic())
+
+    async def _bounded(self, awaitable: Any, conns: list[Any]) -> Any:
+        """Await; once a signal came (before or during the wait), within the time left: past it, the
+        connections it waits on are abandoned, which ends the wait at once. None when it did not finish."""
+        task = asyncio.ensure_future(awaitable)
+        if self.exit_by is None:
+            signalled = asyncio.ensure_future(self.signalled.wait())
+            await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
+            signalled.cancel()
+        done, _ = await asyncio.wait({task}, timeout=self._remaining())
+        if not done:
+            abandon(conns)
+            done, _ = await asyncio.wait({task}, timeout=ABANDONED_WAIT)
+            if not done:
+                task.cancel()
+                return None
+        return None if task.cancelled() or task.exception() is not None else task.result()
+
+    async def _stop_background(self, stop: asyncio.Event, tasks: list[asyncio.Task], conns: list[Any]) -> None:
+        """Stop the sampler and the wait sampler; one that waits on a server that does not answer
+        is given 5 s (after a signal, the time left), then its connection is abandoned."""
         stop.set()
-        for task in tasks:
-            try:
-                await asyncio.wait_for(task, timeout=5)
-            except (asyncio.TimeoutError, Exception):
+        if tasks:
+            remaining = self._remaining()
+            _, pending = await asyncio.wait(tasks, timeout=5 if remaining is None else remaining)
+            if pending:
+                abandon(conns)
+                _, pending = await asyncio.wait(pending, timeout=ABANDONED_WAIT)
+            for task in pending:
                 task.cancel()
         tasks.clear()
 
     async def _cancel_running(self) -> int:
-        cancelled = 0
-        for session in self.sessions:
-            if session.in_call and session.conn is not None:
-                try:
-                    await session.conn.cancel_safe()
-                    cancelled += 1
-                except Exception:
-                    pass
-        return cancelled
+        """Cancel every statement still running, each request given CANCEL_TIMEOUT seconds."""
+        async def cancel(session: Session) -> bool:
+            try:
+                await session.conn.cancel_safe(timeout=CANCEL_TIMEOUT)
+                return True
+            except Exception:
+                return False
+
+        running = [s for s in self.sessions if s.in_call and s.conn is not None and s.number not in self.abandoned]
+        return sum(await asyncio.gather(*(cancel(s) for s in running)))
 
     async def _session_main(self, session: Session) -> None:
         try:
@@ -385,7 +443,8 @@ class _Coordinator:
         except asyncio.CancelledError:
             session.state = "stopped"
         except Exception as exc:
-            if self.shared.stop.is_set() and (_is_cancel(exc) or self.clock.start is None):
+            if self.shared.stop.is_set() and (_is_cancel(exc) or self.clock.start is None
+                                              or session.number in self.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
@@ -407,6 +466,8 @@ class _Coordinator:
 
     # -- callbacks ---------------------------------------------------------------------
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
+        # a session publishes its counters as its slice ends: samples say up to when they hold work
+        self.published_to = max(self.published_to or result.slice_end, result.slice_end)
         if not measured:
             return
         self.totals.add(result)
@@ -432,6 +493,9 @@ class _Coordinator:
 
     def _on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name
+        if self.signal is None:
+            self.signal, self.exit_by = name, time.monotonic() + SIGNAL_BUDGET
+            self.signalled.set()
         if self.shared.stop.is_set():
             self.force.set()
             self.ctx.observer.event(f"{name} again: cancelling the sessions now")
@@ -467,6 +531,22 @@ class _Coordinator:
 
     def _first_error(self) -> str | None:
         return next((s.error for s in self.sessions if s.error), None)
+
+
+def abandon(conns: list[Any]) -> None:
+    """Give up connections whose server does not answer: shut their sockets, so that whatever
+    waits on them (here or in a thread) fails at once, and their backends end when they next read."""
+    for conn in conns:
+        try:
+            sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        except Exception:
+            continue  # already closed
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        finally:
+            sock.close()
 
 
 class _Stopped(Exception):

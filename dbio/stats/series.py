@@ -3,7 +3,8 @@
 Sample k is taken half a second after second k of the run (counted from the common start),
 when every session has just published its counters for the second ending at k; the difference
 between two samples is the work of the seconds between them, and the sessions' own counts for
-that interval are keyed by the same k.
+that interval are keyed by the same k. Rates divide by real elapsed time (see elapsed); a sample
+that was not taken on time is a gap row, never an interpolation.
 """
 
 from __future__ import annotations
@@ -26,22 +27,20 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
     rows = []
     prev = None
     for cur in samples:
+        if cur.get("missing") or (prev is not None and prev.get("missing") and cur.get("engine")):
+            rows.append(gap_row(cur, start, "late" if cur.get("missing") else "no baseline"))
+            prev = cur
+            continue
         if prev is None or not prev.get("engine") or not cur.get("engine"):
             prev = cur if cur.get("engine") else prev
             continue
-        # Sessions publish their counters on the grid, so a sample covers whole grid seconds
-        # whatever the jitter of the sampling itself.
-        if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int):
-            # the last interval of a run that stopped early covers only up to where it stopped
-            seconds = float(cur.get("covers_to", cur["k"]) - prev["k"])
-        else:
-            seconds = cur["engine"]["t"] - prev["engine"]["t"]
+        seconds = elapsed(prev, cur)
         if seconds <= 0:
             continue
         d = delta(prev["engine"], cur["engine"])
         row: dict[str, Any] = {
             "k": cur["k"], "t": cur["engine"]["t"], "since_start": round(cur["engine"]["t"] - start, 3),
-            "phase": cur.get("phase"),
+            "phase": cur.get("phase"), "seconds": round(seconds, 6),
             "reads_per_s": _per(get(d, "data", "reads"), seconds),
             "read_mib_per_s": _per(_mib(get(d, "data", "read_bytes")), seconds),
             "writes_per_s": _per(get(d, "data", "writes"), seconds),
@@ -63,6 +62,28 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         rows.append(row)
         prev = cur
     return rows
+
+
+def elapsed(prev: dict[str, Any], cur: dict[str, Any]) -> float:
+    """Real seconds of work between two samples, never the nominal interval: the sessions publish
+    their counters as each slice ends, so the work two readings differ by runs between the latest
+    slice ends each had seen ("published_to", server clock). Without them (nothing published in
+    between, or a record of an older dbio), between the two engine snapshots."""
+    if prev.get("published_to") is not None and cur.get("published_to") is not None:
+        span = cur["published_to"] - prev["published_to"]
+        if span > 0:
+            return span
+    return cur["engine"]["t"] - prev["engine"]["t"]
+
+
+def gap_row(sample: dict[str, Any], start: float, why: str) -> dict[str, Any]:
+    """The row of an interval with no figure: its sample was not taken on time ("late"), or the
+    sample before it was not ("no baseline"). Rates are absent, so charts show a gap."""
+    row = {"k": sample.get("k"), "t": sample["t"], "since_start": round(sample["t"] - start, 3),
+           "phase": sample.get("phase"), "missing": why}
+    if why == "late" and sample.get("answered") is not None:
+        row["late_by"] = round(sample["answered"] - sample["t"], 3)  # how long after its due time the answer came
+    return row
 
 
 def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float, cores: int | None) -> dict[str, Any]:

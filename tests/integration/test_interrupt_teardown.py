@@ -31,8 +31,8 @@ def wait_for_window(instance, label, timeout=30.0):
     raise AssertionError("the run never reached its measured window")
 
 
-@pytest.mark.parametrize("sig, name", [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")])
-def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name):
+@pytest.mark.parametrize("sig, name, code", [(signal.SIGINT, "SIGINT", 130), (signal.SIGTERM, "SIGTERM", 143)])
+def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name, code):
     dbio("setup", *instance.args("interrupt", *SMALL, "-t", "3"))
     proc = start_run(instance, "interrupt", f"sig{name}", "-t", "3")
     directory = wait_for_window(instance, f"sig{name}")
@@ -40,7 +40,7 @@ def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name):
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 10, "the run must end within seconds"
-    assert proc.returncode == 130, out + err
+    assert proc.returncode == code, out + err
     doc = load_result(directory)
     assert doc["status"] == "interrupted" and name in doc["status_reason"]
     assert doc["figures"]["window_seconds"] > 0 and doc["figures"]["load_profile"]["physical_reads_per_s"] > 0

@@ -108,19 +108,54 @@ def test_zero_reads_do_not_divide_by_zero(doc):
     assert f["cpu"]["reads_per_db_cpu_second"] == 0
 
 
-def test_series_pairs_samples_with_the_seconds_they_cover():
-    def sample(k, reads, t):
-        return {"k": k, "phase": "measured", "engine": {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192},
-                                                        "client": {"reads": reads, "read_time_ms": reads * 0.1},
-                                                        "wal": {"bytes": 0}}, "os": {}}
-    samples = [sample(1, 1000, 101.5), sample(2, 3000, 102.49), sample(4, 7000, 104.1)]
+def test_series_rates_use_the_real_time_of_the_work_between_samples():
+    def sample(k, reads, t, published_to=None):
+        return {"k": k, "phase": "measured", "t": t, **({"published_to": published_to} if published_to else {}),
+                "engine": {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192},
+                           "client": {"reads": reads, "read_time_ms": reads * 0.1}, "wal": {"bytes": 0}}, "os": {}}
+    # sampled 0.99 s and then 1.61 s apart, holding the slices that ended at 101.0, 102.0 and 104.0
+    samples = [sample(1, 1000, 101.5, 101.0), sample(2, 3000, 102.49, 102.0), sample(4, 7000, 104.1, 104.0)]
     statements = {2: {"selects": 50, "updates": 0, "scans": 0}}
     rows = series.per_interval(samples, statements, [1.0, 2.0], 100.0)
     assert [r["k"] for r in rows] == [2, 4]
-    assert rows[0]["reads_per_s"] == 2000  # whole grid seconds, not the sampling gap
-    assert rows[1]["reads_per_s"] == 2000  # two seconds covered
+    assert [r["seconds"] for r in rows] == [1.0, 2.0]
+    assert rows[0]["reads_per_s"] == 2000 and rows[1]["reads_per_s"] == 2000
     assert rows[0]["statements_per_s"] == 50 and rows[1]["statements_per_s"] == 0
     assert rows[0]["avg_read_us"] == pytest.approx(100.0)
+    # records of an older dbio (no published_to): the engine snapshots' own times, never the grid's
+    rows = series.per_interval([sample(1, 1000, 101.5), sample(2, 1400, 101.9)], {}, [1.0], 100.0)
+    assert rows[0]["seconds"] == pytest.approx(0.4) and rows[0]["reads_per_s"] == pytest.approx(1000)
+
+
+@pytest.mark.parametrize("prev, cur, seconds", [
+    ({"published_to": 10.0, "engine": {"t": 10.5}}, {"published_to": 11.0, "engine": {"t": 11.49}}, 1.0),
+    ({"published_to": 10.0, "engine": {"t": 10.5}}, {"published_to": 10.3, "engine": {"t": 10.9}}, 0.3),
+    # nothing was published in between (every session stuck): the snapshots' own times
+    ({"published_to": 10.0, "engine": {"t": 10.5}}, {"published_to": 10.0, "engine": {"t": 11.5}}, 1.0),
+    ({"engine": {"t": 10.5}}, {"engine": {"t": 10.9}}, 0.4),
+])
+def test_elapsed_is_real_time(prev, cur, seconds):
+    assert series.elapsed(prev, cur) == pytest.approx(seconds)
+
+
+def test_a_sample_not_taken_on_time_is_a_gap_and_so_is_the_row_after_it():
+    def sample(k, reads):
+        return {"k": k, "phase": "measured", "t": k + 0.5, "published_to": float(k),
+                "engine": {"t": k + 0.5, "data": {"reads": reads, "read_bytes": 0}, "client": {}, "wal": {}},
+                "os": {}}
+    # recorded around a frozen server: sample 3 was asked on time and answered 3.1 s late, 4 and 5
+    # could not be asked in time, 6 is on time but has no sample before it to be compared with
+    samples = [sample(1, 100), sample(2, 200),
+               {"k": 3, "phase": "measured", "t": 3.5, "due": 3.5, "asked": 3.5, "answered": 6.6, "missing": True},
+               {"k": 4, "phase": "measured", "t": 4.5, "due": 4.5, "asked": 6.6, "answered": 6.6, "missing": True},
+               {"k": 5, "phase": "measured", "t": 5.5, "due": 5.5, "asked": 6.6, "answered": 6.6, "missing": True},
+               sample(6, 900), sample(7, 1000)]
+    rows = series.per_interval(samples, {}, [1.0], 0.0)
+    assert [(r["k"], r.get("missing")) for r in rows] == [
+        (2, None), (3, "late"), (4, "late"), (5, "late"), (6, "no baseline"), (7, None)]
+    assert [r.get("late_by") for r in rows[1:4]] == [3.1, 2.1, 1.1]
+    assert all(r.get("reads_per_s") is None and r.get("seconds") is None for r in rows[1:5])
+    assert rows[-1]["reads_per_s"] == 100 and rows[-1]["seconds"] == 1.0
 
 
 def test_series_summary():
@@ -136,8 +171,9 @@ def test_series_counts_every_interval_a_row_spans_and_a_short_last_interval():
                 "engine": {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192},
                            "client": {"reads": reads, "read_time_ms": 0.0}, "wal": {"bytes": 0}}, "os": {}}
     # interval 10 s; the sample at k=20 failed, so the row from 10 to 30 spans two intervals;
-    # the run stopped at +35 s: the last sample is keyed 40 but covers only to 35.
-    samples = [sample(10, 0, 10.5), sample(30, 40_000, 30.5), sample(40, 50_000, 35.1, covers_to=35)]
+    # the run stopped at +35 s: the last sample is keyed 40 but holds the work up to 35 only.
+    samples = [sample(10, 0, 10.5, published_to=10.0), sample(30, 40_000, 30.5, published_to=30.0),
+               sample(40, 50_000, 35.1, covers_to=35, published_to=35.0)]
     statements = {20: {"selects": 100, "updates": 0, "scans": 0}, 30: {"selects": 100, "updates": 0, "scans": 0},
                   40: {"selects": 50, "updates": 0, "scans": 0}}
     rows = series.per_interval(samples, statements, [1.0], 0.0)

@@ -36,6 +36,18 @@ def test_status(doc):
     assert f.level == "warning" and "INTERRUPTED: SIGINT received" in f.message
 
 
+def test_stalled(doc):
+    assert "stalled" not in codes(doc)
+    doc["stalls"] = [{"offset": 12.4, "seconds": 20.2, "missing_samples": 20}]
+    doc["figures"]["window_seconds"] = 30.0
+    f = codes(doc)["stalled"]
+    assert f.level == "warning" and f.value == 20.2
+    assert "stalled at +12 s for 20 s (67% of the window)" in f.message
+    assert verdict.findings(doc)[0].code == "stalled"  # in the report's first lines
+    doc["stalls"] = [{"offset": None, "seconds": "20"}, "x"]  # a damaged result: nothing to name
+    assert "stalled" not in codes(doc)
+
+
 def test_no_window(doc):
     assert "no_window" not in codes(doc)
     doc["figures"] = {"window_seconds": None}
