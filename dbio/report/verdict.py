@@ -300,8 +300,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
-    cpu_saturated,
-    sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead, unavailable)
+    cpu_saturated, sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead,
+    unavailable)
 
 
 def headline(doc: dict[str, Any]) -> str:
