@@ -59,6 +59,10 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         waits = cur.get("waits") or {}
         if waits:
             row["top_wait"] = max(waits.items(), key=lambda kv: kv[1])[0]
+        others = get(cur["engine"], "gauges", "other_sessions_active")
+        if others:  # client sessions not dbio's, busy when the interval's sample was taken
+            row["other_sessions_active"] = others
+            row["other_session_names"] = get(cur["engine"], "gauges", "other_session_names") or []
         rows.append(row)
         prev = cur
     return rows

@@ -3,9 +3,10 @@
 import os
 import subprocess
 import sys
+import threading
 import time
 
-from tests.integration.conftest import SMALL, dbio, wait_for
+from tests.integration.conftest import SMALL, dbio, load_result, result_dir, wait_for
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -78,3 +79,35 @@ def test_destroy_asks_first_and_keeps_a_directory_it_did_not_create(workdir):
     assert oct(mount.stat().st_mode & 0o7777) == oct(0o750)
     if os.geteuid() == 0:
         assert "left in place: the system user 'dbio'" in done.out and "userdel dbio" in done.out
+
+
+def test_another_session_reading_during_the_window_is_a_warning_with_its_share(instance):
+    db = "shared_window"
+    assert dbio("setup", *instance.args(db, *SMALL)).code == 0
+    stop = threading.Event()
+
+    with instance.connect(db) as conn:
+        table = conn.execute("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n "
+                             "ON n.oid = c.relnamespace WHERE n.nspname LIKE 'dbio%' AND c.relkind = 'r' "
+                             "ORDER BY c.relpages DESC LIMIT 1").fetchone()[0]
+    worker = threading.Thread(target=lambda: _scan(instance, db, table, stop))
+    worker.start()
+    try:
+        done = dbio("run", *instance.args(db, *SMALL, "--label", "shared-window"))
+    finally:
+        stop.set()
+        worker.join()
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    share = doc["figures"]["other_sessions"]["read_share_pct"]
+    assert share and share > 1.0
+    text = (result_dir(done) / "report.txt").read_text()
+    head = text.split("Load Profile")[0]
+    assert "WARNING" in head and "other session(s) (someone-else) active in" in head, head
+
+
+def _scan(instance, db: str, table: str, stop: threading.Event) -> None:
+    with instance.connect(db) as conn:
+        conn.execute("SET application_name = 'someone-else'")
+        while not stop.is_set():
+            conn.execute(f"SELECT count(c2) FROM {table}")  # reads the heap, not only the index

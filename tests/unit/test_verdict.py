@@ -214,3 +214,29 @@ def test_shared_device_is_in_the_reports_first_lines(doc):
     assert md.index("**WARNING**: the device did 188.5%") < md.index("**Headline:**")
     html = report.render(doc, "html")
     assert html.index('<li class="warning"><b>warning</b>the device did 188.5%') < html.index('id="headline"')
+
+
+@pytest.mark.parametrize("io, active, level, fragments", [
+    (None, [], None, []),
+    ({"reads": 0, "read_share_pct": 0.0, "writes": 0, "write_share_pct": None}, [], None, []),
+    ({"reads": 500, "read_share_pct": 0.4, "writes": 0, "write_share_pct": None}, [(1, ["psql"])], "info",
+     ["1 other session(s) (psql) active in 1 of", "0.4% of the client backends' reads"]),
+    ({"reads": 9000, "read_share_pct": 12.5, "writes": 10, "write_share_pct": 3.0}, [(2, ["pgbench", "psql"])] * 3,
+     "warning", ["2 other session(s) (pgbench, psql) active in 3 of", "12.5% of the client backends' reads",
+                 "3.0% of the client backends' writes", "include their I/O"]),
+    ({"reads": 9000, "read_share_pct": 12.5, "writes": 0, "write_share_pct": None}, [], "warning",
+     ["other sessions did 12.5%"]),
+    (None, [(1, [])], "warning", ["1 other session(s) active in 1 of", "measured from PostgreSQL 18 on"]),
+])
+def test_other_sessions(doc, io, active, level, fragments):
+    doc["figures"]["other_sessions"] = io
+    measured = [r for r in doc["series"] if r.get("phase") == "measured"]
+    for row, (count, names) in zip(measured, active):
+        row["other_sessions_active"], row["other_session_names"] = count, names
+    found = codes(doc).get("other_sessions")
+    if level is None:
+        assert found is None
+        return
+    assert found.level == level
+    for fragment in fragments:
+        assert fragment in found.message, found.message
