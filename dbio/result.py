@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from dbio import jsondoc, shapes
 from dbio.errors import UsageError
 
 FORMAT = "dbio-result"
@@ -53,44 +54,63 @@ def _json_default(value: Any) -> Any:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A result.json (or the directory holding one); refuses what it cannot read, clearly."""
+    """A result.json (or the directory holding one), checked against what the reports read;
+    refuses anything else with one line naming the file and what is wrong."""
     target = path / RESULT_FILE if path.is_dir() else path
-    try:
-        text = target.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{target} does not exist", "give a run directory or its result.json") from None
-    except OSError as exc:
-        raise UsageError(f"{target} cannot be read: {exc.strerror}", "check the path and its permissions") from None
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{target} is not valid JSON ({exc.msg} at line {exc.lineno}); it may be truncated",
-                         "re-run, or render another result") from None
+    document = load(target, "give a run directory or its result.json")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f"{target} is not a dbio result", "give the result.json a dbio run wrote")
-    version = document.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise UsageError(f"{target} has result format {version!r}; this dbio reads up to {FORMAT_VERSION}",
-                         "render it with a newer dbio")
-    missing = [k for k in ("status", "config", "figures") if k not in document]
-    if missing:
-        raise UsageError(f"{target} lacks {', '.join(missing)}; it is incomplete", "re-run to get a complete result")
+    try:
+        jsondoc.check(document.get("format_version"), shapes.version(FORMAT_VERSION))
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{target} {exc}", "render it with the dbio that wrote it") from None
+    try:
+        jsondoc.check(document, shapes.result(FORMAT_VERSION))
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{target}: {exc}", "re-run, or render another result") from None
     return document
 
 
-def read_samples(path: Path) -> list[dict[str, Any]]:
-    """samples.jsonl; a last line cut short by a crash is skipped."""
-    return list(iter_samples(path))
-
-
-def iter_samples(path: Path) -> Iterator[dict[str, Any]]:
-    """samples.jsonl one record at a time (a sustained run's file can be large)."""
+def load(target: Path, what: str) -> Any:
+    """One of dbio's JSON files, parsed strictly (jsondoc.loads), or one line saying why not."""
     try:
-        with path.open() as fh:
-            for line in fh:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{target} does not exist", what) from None
+    except IsADirectoryError:
+        raise UsageError(f"{target} is a directory without the file dbio looks for", what) from None
+    except OSError as exc:
+        raise UsageError(f"{target} cannot be read: {exc.strerror}", "check the path and its permissions") from None
+    try:
+        return jsondoc.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{target} is not UTF-8 text (byte {exc.start})", what) from None
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{target} {exc}", what) from None
+
+
+def read_samples(path: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+    """samples.jsonl as a list (see iter_samples)."""
+    return list(iter_samples(path, skipped))
+
+
+def iter_samples(path: Path, skipped: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """samples.jsonl one record at a time (a sustained run's file can be large). A line that is not
+    a sample (cut short by a crash, damaged, not UTF-8) is skipped; `skipped` gets one line for each."""
+    try:
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, 1):
                 try:
-                    yield json.loads(line)
-                except ValueError:
+                    record = jsondoc.loads(raw.decode("utf-8"))
+                    jsondoc.check(record, shapes.SAMPLE)
+                except UnicodeDecodeError:
+                    problem = "is not UTF-8 text"
+                except jsondoc.Malformed as exc:
+                    problem = str(exc)
+                else:
+                    yield record
                     continue
+                if skipped is not None:
+                    skipped.append(f"line {number} {problem}")
     except FileNotFoundError:
         return

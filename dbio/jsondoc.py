@@ -1,0 +1,187 @@
+"""dbio's own JSON files as they come back from disk: parsed strictly and checked once, here.
+
+Python's json accepts NaN and Infinity and reads 1e400 as infinity; a figure read back must be
+a real number. Each file type declares the shape its readers rely on with the small combinators
+below, and `check` names the first thing that is wrong ("totals.selects is -5, expected a count"),
+so the report code can trust what it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable, Mapping
+
+# No counter or figure of PostgreSQL or of the host exceeds what a signed 64-bit integer holds.
+LIMIT = 2.0 ** 63
+
+Shape = Callable[[Any, str], None]
+
+
+class Malformed(ValueError):
+    """What is wrong with a document, where in it; the reader adds the file's name."""
+
+
+def loads(text: str) -> Any:
+    """JSON without NaN and Infinity; every number finite and within LIMIT."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise Malformed(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                        f"it may be truncated") from None
+    except RecursionError:
+        raise Malformed("is nested too deeply to be a dbio document") from None
+    _check_numbers(value, "")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise Malformed(f"holds {name}, which is not a number")
+
+
+def _check_numbers(value: Any, where: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(item, _join(where, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_numbers(item, f"{where}[{i}]")
+    elif isinstance(value, float) and not (math.isfinite(value) and abs(value) <= LIMIT):
+        raise Malformed(f"{where or 'the document'} is {value!r}, out of the range of any real figure")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > LIMIT:
+        raise Malformed(f"{where or 'the document'} is {value}, out of the range of any real figure")
+
+
+def check(value: Any, shape: Shape) -> None:
+    shape(value, "")
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+def _wrong(value: Any, where: str, expected: str) -> Malformed:
+    shown = "null" if value is None else ("a list" if isinstance(value, list) else
+                                          "an object" if isinstance(value, dict) else json.dumps(value)[:40])
+    return Malformed(f"{where or 'the document'} is {shown}, expected {expected}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+def anything(value: Any, where: str) -> None:
+    """Not read by anything that computes (its numbers are still checked by loads)."""
+
+
+def number(value: Any, where: str) -> None:
+    if not _is_number(value):
+        raise _wrong(value, where, "a number")
+
+
+def count(value: Any, where: str) -> None:
+    """A counter, a rate or a duration: never negative."""
+    if not _is_number(value) or value < 0:
+        raise _wrong(value, where, "a count (a number >= 0)")
+
+
+def whole(value: Any, where: str) -> None:
+    """A non-negative integer (an index, a number of things)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _wrong(value, where, "a whole number >= 0")
+
+
+def text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise _wrong(value, where, "a string")
+
+
+def flag(value: Any, where: str) -> None:
+    if not isinstance(value, bool):
+        raise _wrong(value, where, "true or false")
+
+
+def optional(shape: Shape) -> Shape:
+    """The shape, or null."""
+    def check_optional(value: Any, where: str) -> None:
+        if value is not None:
+            shape(value, where)
+    return check_optional
+
+
+def either(*shapes: Shape, expected: str) -> Shape:
+    def check_either(value: Any, where: str) -> None:
+        for shape in shapes:
+            try:
+                shape(value, where)
+                return
+            except Malformed:
+                continue
+        raise _wrong(value, where, expected)
+    return check_either
+
+
+def obj(fields: Mapping[str, Shape] | None = None, *, rest: Shape = anything,
+        required: tuple[str, ...] = ()) -> Shape:
+    """An object: named fields (absent is allowed unless required), other keys checked by rest."""
+    fields = fields or {}
+
+    def check_obj(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _wrong(value, where, "an object")
+        missing = [key for key in required if key not in value]
+        if missing:
+            raise Malformed(f"{where + ' ' if where else ''}lacks {', '.join(missing)}")
+        for key, item in value.items():
+            fields.get(key, rest)(item, _join(where, key))
+    return check_obj
+
+
+def array(item: Shape) -> Shape:
+    def check_array(value: Any, where: str) -> None:
+        if not isinstance(value, list):
+            raise _wrong(value, where, "a list")
+        for i, element in enumerate(value):
+            item(element, f"{where}[{i}]")
+    return check_array
+
+
+def tree(leaf: Shape) -> Shape:
+    """Objects and lists nested to any depth; numbers at any depth must pass leaf, and strings,
+    booleans and nulls are left alone (counter snapshots: a view's column may be null)."""
+    def check_tree(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                check_tree(item, _join(where, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                check_tree(item, f"{where}[{i}]")
+        elif _is_number(value):
+            leaf(value, where)
+    return check_tree
+
+
+def both(*shapes: Shape) -> Shape:
+    def check_both(value: Any, where: str) -> None:
+        for shape in shapes:
+            shape(value, where)
+    return check_both
+
+
+def digits(value: Any, where: str) -> None:
+    """A key that is a whole number written as a string (an interval's or a bucket's index)."""
+    if not (isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10):
+        raise _wrong(value, where, "a whole number as a string")
+
+
+def keyed(keys: Shape, values: Shape) -> Shape:
+    """An object whose keys themselves have a shape (e.g. interval numbers)."""
+    def check_keyed(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _wrong(value, where, "an object")
+        for key, item in value.items():
+            keys(key, _join(where, key) + " (its key)")
+            values(item, _join(where, key))
+    return check_keyed

@@ -1,0 +1,188 @@
+"""What each of dbio's files must hold for its readers: result.json, sweep.json, a samples.jsonl
+line and run.json. Only what something reads is declared; a key a reader never looks at may be
+anything (its numbers are still finite: jsondoc.loads checks every number)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dbio.jsondoc import (Malformed, Shape, anything, array, both, count, digits, either, flag, keyed, number, obj,
+                          optional, text, tree, whole)
+
+FIGURE = optional(number)
+COUNTERS = tree(count)  # a counter snapshot: any nesting, numbers never negative, a view's null allowed
+
+
+def _figures_named(*names: str, optional_names: tuple[str, ...] = (), **nested: Shape) -> Shape:
+    fields = {name: FIGURE for name in names + optional_names}
+    return obj({**fields, **nested}, required=names)
+
+
+_LOAD_PROFILE = _figures_named(
+    "logical_reads_per_s", "physical_reads_per_s", "physical_read_blocks_per_s", "physical_writes_per_s",
+    "wal_bytes_per_s", "wal_writes_per_s", "wal_syncs_per_s", "statements_per_s", "selects_per_s",
+    "updates_per_s", "scans_per_s", "commits_per_s", "rows_per_s", optional_names=("server_commits_per_s",),
+    per_statement=optional(obj(rest=FIGURE)))
+_BY_BACKEND = _figures_named("read_requests_per_s", "read_mib_per_s", "write_requests_per_s", "write_mib_per_s",
+                             "wal_write_requests_per_s", "wal_write_mib_per_s")
+_IO_PROFILE = _figures_named(
+    "data_read_requests_per_s", "data_read_mib_per_s", "data_write_requests_per_s", "data_write_mib_per_s",
+    "wal_write_requests_per_s", "wal_write_mib_per_s", by_backend=optional(obj(rest=_BY_BACKEND)))
+_BUCKET = obj({"bucket": text, "count": count, "pct": number}, required=("bucket", "count", "pct"))
+_STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
+                                    awr_buckets=array(_BUCKET))
+_LATENCY = _figures_named("avg_read_us", "avg_write_us", "avg_wal_write_us", "avg_wal_sync_us",
+                          optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY))
+_HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_cores",
+                           optional_names=("busy_pct", "busy_seconds"))
+_CPU = _figures_named(
+    "db_cpu_seconds", "db_cpu_cores", "background_cpu_seconds", "reads_per_db_cpu_second", "db_cpu_us_per_read",
+    "reads_per_second_per_core", "reads_per_host_cpu_second",
+    optional_names=("dbio_client_cpu_seconds", "dbio_monitor_cpu_seconds", "cores"), host=optional(_HOST_CPU))
+_DEVICE = _figures_named("reads_per_s", "read_mib_per_s", "avg_read_us", "writes_per_s", "write_mib_per_s",
+                         "avg_write_us", "utilization_pct", "avg_queue")
+
+
+def _validity(value: Any, where: str) -> None:
+    """Ratios and the figures their sentences quote with them."""
+    obj(rest=anything)(value, where)
+    for ratio, needs in (("data_to_cache_ratio", ("data_bytes", "shared_buffers_bytes")),
+                         ("buffer_miss_pct", ("buffer_hit_pct",)),
+                         ("blocks_read_per_row", ()), ("device_to_db_read_ratio", ())):
+        if value.get(ratio) is None:
+            continue
+        for name in (ratio, *needs):
+            number(value.get(name), f"{where}.{name}")
+
+
+_MEASURED_FIGURES = obj({"window_seconds": count, "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
+                         "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
+                         "validity": optional(_validity)},
+                        required=("load_profile", "io_profile", "latency", "cpu"))
+
+
+def _figures(value: Any, where: str) -> None:
+    """A window that was measured has every section; one that was not has none to read."""
+    obj({"window_seconds": optional(count)})(value, where)
+    if value.get("window_seconds"):
+        _MEASURED_FIGURES(value, where)
+
+
+_SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "wal_mib_per_s", "avg_read_us",
+                   "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
+                   "host_iowait_pct", "device_reads_per_s", "db_cpu_cores")
+_SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
+                   **{name: FIGURE for name in _SERIES_FIGURES}})
+_HISTOGRAM = obj({"counts": array(count), "sum_us": FIGURE, "max_us": FIGURE})
+
+
+def _histograms(value: Any, where: str) -> None:
+    obj({"bounds_us": array(count)}, rest=_HISTOGRAM)(value, where)
+    buckets = len(value.get("bounds_us") or []) + 1
+    for kind, histogram in value.items():
+        if kind != "bounds_us" and len(histogram.get("counts") or [None] * buckets) != buckets:
+            raise Malformed(f"{where}.{kind}.counts has {len(histogram['counts'])} buckets, "
+                            f"expected {buckets} (one more than bounds_us)")
+
+
+def _setup(value: Any, where: str) -> None:
+    obj({name: optional(count) for name in ("loaded_bytes", "seconds", "mb_per_s")})(value, where)
+    if value.get("seconds") and value.get("loaded_bytes"):  # the report quotes the load rate with them
+        count(value.get("mb_per_s"), f"{where}.mb_per_s")
+
+
+def version(known: int) -> Shape:
+    """format_version: an integer this dbio knows (a string, a float or true is refused, not compared)."""
+    def check_version(value: Any, where: str) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise Malformed(f"has format_version {json.dumps(value)}, not an integer")
+        if not 1 <= value <= known:
+            raise Malformed(f"has format version {value}; this dbio reads versions 1 to {known}")
+    return check_version
+
+
+def result(known_version: int) -> Shape:
+    return obj({
+        "format": text, "format_version": version(known_version), "status": text, "status_reason": optional(text),
+        "label": optional(text), "run_id": optional(either(text, whole, expected="a run id")),
+        "dbio_version": optional(text), "created_at": optional(text),
+        "timeline": optional(obj({name: optional(count) for name in (
+            "window_seconds", "warmup_seconds", "connect_seconds", "slice_seconds", "interval_seconds")}
+            | {"start_seconds": count})),
+        "config": obj({"workload": optional(obj({name: optional(count) for name in (
+            "scale", "schemas", "sessions", "threads_per_schema")})),
+            "run": optional(obj({"wait_sample_interval": optional(count)}))}),
+        "setup": optional(_setup),
+        "environment": optional(obj({
+            "host": optional(obj({name: optional(count) for name in ("memory_bytes", "memory_available_bytes")})),
+            "server": optional(obj({"settings": optional(obj(rest=optional(obj())))})),
+            "storage": optional(obj({"data_directory": optional(obj())}))})),
+        "capabilities": optional(obj({"missing": optional(array(obj({"figure": text, "why": text},
+                                                                          required=("figure", "why"))))})),
+        "plans": optional(obj({"select": optional(obj({"nodes": optional(array(text))}))})),
+        "sessions": optional(array(obj())),
+        "events": optional(array(obj({"t": FIGURE, "since_start": FIGURE, "kind": optional(text),
+                                      "message": optional(text)}))),
+        "snapshots": optional(obj(rest=optional(obj({"engine": optional(COUNTERS), "os": optional(COUNTERS)})))),
+        "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"writers": optional(obj(rest=optional(
+            count)))}))))),
+        "totals": optional(obj(rest=count)),
+        "histograms": optional(_histograms),
+        "series": optional(array(_SERIES_ROW)),
+        "waits": optional(obj({"counts": optional(obj(rest=count)), "samples": optional(count),
+                               "interval_seconds": optional(count)})),
+        "figures": _figures,
+    }, required=("format", "format_version", "status", "config", "figures"))
+
+
+# -- sweep.json ----------------------------------------------------------------------------------
+
+def _step_name(value: Any, where: str) -> None:
+    """A step's directory inside the sweep's: a plain name, never a path elsewhere."""
+    text(value, where)
+    if not value or "/" in value or "\0" in value or value in (".", ".."):
+        raise Malformed(f"{where} is {value!r}, not the name of a step directory")
+
+
+_STEP = obj({"index": whole, "name": _step_name, "status": text, "values": obj(rest=text),
+             "headline": optional(obj({"reads_per_s": FIGURE, "avg_read_us": FIGURE})),
+             "window_seconds": FIGURE, "seconds": FIGURE, "peak": flag, "error": optional(text),
+             "earlier_attempts": array(text)},
+            required=("name", "status", "values"))
+
+
+def sweep(known_version: int) -> Shape:
+    return obj({"format": text, "format_version": version(known_version), "status": text, "label": optional(text),
+                "created_at": optional(text), "dbio_version": optional(text), "client": optional(text),
+                "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
+                "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
+                "steps": array(_STEP)},
+               required=("format", "format_version", "status", "base", "steps"))
+
+
+# -- samples.jsonl and run.json --------------------------------------------------------------------
+
+_KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": keyed(digits, count)},
+                  required=("count", "sum_us", "max_us", "hist"))
+STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY}, rest=count)
+
+SAMPLE = obj({"k": whole, "t": number, "phase": optional(text),
+              "engine": optional(both(COUNTERS, obj({"t": number}, required=("t",)))),
+              "os": optional(COUNTERS), "waits": optional(obj(rest=count)),
+              "statements": optional(STATEMENTS), "late_statements": optional(keyed(digits, STATEMENTS))})
+
+MANIFEST = obj({
+    "client": text, "run_id": either(whole, digits, expected="a run id"), "created": number,
+    "plan": obj({"warmup": count, "run_time": count, "interval": count, "slice_seconds": count,
+                 "bounds_us": array(count)}, required=("warmup", "run_time", "interval", "slice_seconds",
+                                                      "bounds_us")),
+    "config": obj({"workload": obj({name: count for name in ("scale", "schemas", "work_unit")},
+                                   required=("scale", "schemas", "work_unit")),
+                   "run": obj({"label": optional(text), "wait_sample_interval": count},
+                              required=("label", "wait_sample_interval"))}, required=("workload", "run")),
+    "server": obj({"settings": obj(rest=optional(obj())), "shared_buffers_bytes": count},
+                  required=("settings", "shared_buffers_bytes")),
+    "capabilities": obj({"direct_io": anything, "local": anything}),
+    "host": obj(), "setup": anything, "storage": anything,
+}, required=("client", "run_id", "created", "plan", "config", "server", "capabilities", "host", "setup", "storage"))
