@@ -17,7 +17,7 @@ from dbio import target as targets
 from dbio.collect import host
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines.base import ServerInfo, SetupRecord
-from dbio.errors import UsageError
+from dbio.errors import DbioError, UsageError
 from dbio import report
 from dbio.report import verdict
 from dbio.run import assemble, runner
@@ -200,11 +200,17 @@ def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:
         try:
             document = assemble.recover(directory, engine)
             _write_all(directory, document)
-        except Exception as exc:  # a damaged leftover must not stop the new run
+        except DbioError as exc:  # a damaged leftover must not stop the new run
+            ui.warn(f"could not recover the abandoned run in {directory}: {exc}")
+            continue
+        except Exception as exc:
             ui.warn(f"could not recover the abandoned run in {directory}: {type(exc).__name__}: {exc}")
             continue
         recovered.append(directory)
         ui.note(f"recovered the result of a run whose dbio process ended early: {directory} (marked lost)")
+        for event in document["events"]:
+            if event["kind"] == "samples_skipped":
+                ui.warn(f"{directory}: {event['message']}")
     return recovered
 
 

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from dbio import __version__
+from dbio import jsondoc, shapes
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import ServerInfo
+from dbio.errors import UsageError
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
@@ -222,10 +224,11 @@ def abandoned(results_dir: Path) -> list[Path]:
         if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
             continue
         try:
-            client = json.loads(manifest_path.read_text()).get("client", "")
+            man = json.loads(manifest_path.read_bytes())
         except (OSError, ValueError):
-            continue
-        if not client_alive(client):
+            continue  # not yet written whole, or unreadable: nothing to recover from
+        client = man.get("client") if isinstance(man, dict) else None
+        if not isinstance(client, str) or not client_alive(client):  # recover() says what is wrong
             found.append(directory)
     return sorted(found)
 
@@ -242,17 +245,30 @@ def client_alive(client: str) -> bool:
     return b"dbio" in cmdline
 
 
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """run.json, checked against what `build` reads (UsageError naming the file otherwise)."""
+    path = directory / MANIFEST_FILE
+    man = results.load(path, "the run cannot be recovered; remove its directory")
+    try:
+        jsondoc.check(man, shapes.MANIFEST)
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{path}: {exc}", "the run cannot be recovered; remove its directory") from None
+    return man
+
+
 def recover(directory: Path, engine: Any) -> dict[str, Any]:
-    """result.json for a run whose dbio process died: figures up to its last sample, marked lost."""
-    man = json.loads((directory / MANIFEST_FILE).read_text())
+    """result.json for a run whose dbio process died: figures up to its last sample, marked lost.
+    Lines of samples.jsonl that cannot be read are skipped; the result's events say how many."""
+    man = read_manifest(directory)
     samples_path = directory / results.SAMPLES_FILE
+    skipped: list[str] = []
     plan = man["plan"]
     warmup = plan["warmup"]
     buckets = len(plan["bounds_us"]) + 1
     start = begin = end = None
     last_t = None
     waits: dict[str, int] = {}
-    for sample in results.iter_samples(samples_path):  # one pass: the file may be long
+    for sample in results.iter_samples(samples_path, skipped):  # one pass: the file may be long
         last_t = sample.get("t", last_t)
         if sample.get("k") == 0:
             start = sample["t"]
@@ -283,8 +299,16 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         connect_seconds=0.0, start_seconds=0.0,
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",
-                 "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}])
+                 "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}]
+        + ([skipped_event(skipped)] if skipped else []))
     return build(man, outcome, engine, lambda: results.iter_samples(samples_path), directory.name, per_interval)
+
+
+def skipped_event(skipped: list[str]) -> dict[str, Any]:
+    """The event that records the lines of samples.jsonl a recovery could not use."""
+    return {"t": time.time(), "kind": "samples_skipped", "skipped_lines": len(skipped),
+            "message": f"{len(skipped)} line{'s' if len(skipped) != 1 else ''} of {results.SAMPLES_FILE} could not be "
+                       f"read and {'were' if len(skipped) != 1 else 'was'} skipped (first: {skipped[0]})"}
 
 
 def _reading(sample: dict[str, Any] | None) -> dict[str, Any] | None:

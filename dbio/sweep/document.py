@@ -27,18 +27,22 @@ def write(directory: Path, doc: dict[str, Any]) -> None:
 
 
 def read(directory: Path) -> dict[str, Any]:
+    """sweep.json, checked against what resume and the reports read; one line naming the file and
+    what is wrong otherwise."""
+    from dbio import jsondoc, result, shapes
+
     path = directory / SWEEP_FILE if directory.is_dir() else directory
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{path} does not exist", "give the directory a dbio sweep wrote") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path} cannot be read: {exc}", "give the directory a dbio sweep wrote") from None
+    doc = result.load(path, "give the directory a dbio sweep wrote")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f"{path} is not a dbio sweep", "give the directory a dbio sweep wrote")
-    if doc.get("format_version", 0) > FORMAT_VERSION:
-        raise UsageError(f"{path} has sweep format {doc.get('format_version')}; this dbio reads up to "
-                         f"{FORMAT_VERSION}", "use a newer dbio")
+    try:
+        jsondoc.check(doc.get("format_version"), shapes.version(FORMAT_VERSION))
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{path} {exc}", "use the dbio that wrote it") from None
+    try:
+        jsondoc.check(doc, shapes.sweep(FORMAT_VERSION))
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{path}: {exc}", "restore the sweep.json dbio wrote, or start a new sweep") from None
     return doc
 
 
