@@ -410,7 +410,10 @@ def validate(config: Config) -> list[ConfigError]:
                                f"sets {name}, which makes the server run a program or load code",
                                f"pass --allow-setting {name} if you mean it, or remove the setting",
                                value=f"{name} = ..."))
-    if config.connection.dsn is not None and _dsn_has_password(config.connection.dsn):
+    dsn_problem = _dsn_problem(config.connection.dsn) if config.connection.dsn is not None else None
+    if dsn_problem is not None:
+        errors.append(_malformed_dsn(config, dsn_problem))
+    elif config.connection.dsn is not None and _dsn_has_password(config.connection.dsn):
         origin = config.origins.get("dsn", "default")
         shown = display_key(BY_KEY["dsn"], origin)
         if origin == "--dsn":
@@ -457,6 +460,21 @@ def _database_errors(config: Config) -> list[ConfigError]:
 
 # Connections dbio opens besides the sessions: control, sampler, plan check.
 RESERVED_CONNECTIONS = 5
+
+
+def _dsn_problem(dsn: str) -> str | None:
+    from dbio.engines.postgres.dsn import problem
+
+    return problem(dsn)
+
+
+def _malformed_dsn(config: Config, problem: str) -> ConfigError:
+    from dbio.engines.postgres.dsn import redact_dsn
+
+    shown = display_key(BY_KEY["dsn"], config.origins.get("dsn", "default"))
+    return ConfigError(shown, redact_dsn(config.connection.dsn or ""), f"is not a valid connection string: {problem}",
+                       "write key=value pairs (host=db port=5432 dbname=dbio) or a URI "
+                       "(postgresql://user@db:5432/dbio)")
 
 
 def _dsn_has_password(dsn: str) -> bool:

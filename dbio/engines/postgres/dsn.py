@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import psycopg
 from psycopg import conninfo
 
 _SECRET_KEYS = ("password", "sslpassword")
@@ -14,6 +15,19 @@ _URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNOR
 
 def parse(dsn: str) -> dict[str, str]:
     return conninfo.conninfo_to_dict(dsn) if dsn else {}
+
+
+def problem(dsn: str) -> str | None:
+    """Why libpq would refuse this connection string before connecting anywhere, or None."""
+    try:
+        params = parse(dsn)
+    except psycopg.Error as exc:
+        lines = str(exc).strip().splitlines()
+        return scrub(lines[0]) if lines else "it cannot be parsed"
+    for port in (params.get("port") or "").split(","):
+        if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            return f'port "{port}" is not a number from 1 to 65535'
+    return None
 
 
 def dsn_has_password(dsn: str) -> bool:
