@@ -7,6 +7,7 @@ interrupted sweep keeps its completed steps and `dbio sweep --resume DIR` finish
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from datetime import datetime, timezone
@@ -19,6 +20,7 @@ from dbio import trust
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
+from dbio.engines.postgres import dsn as dsns
 from dbio.run.assemble import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.report import sweep_model
@@ -50,8 +52,8 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
         combos = [{**c, "threads_per_schema": c.get("threads_per_schema", str(base.workload.threads_per_schema))}
                   for c in combos]
     base_values = option_values(base)  # what sweep.json keeps: no password
-    live = {**base_values, "dsn": base.connection.dsn}  # what this process runs with
-    configs = [_step_config(live, values, sources.cwd) for values in combos]
+    dsn = base.connection.dsn  # what this process runs with
+    configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
     directory = _sweep_directory(base)
     run_command.check_results_dir(directory)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
@@ -65,7 +67,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     directory.mkdir(parents=True)
     document.write(directory, doc)
     ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
-    return _execute(directory, doc, ui, live)
+    return _execute(directory, doc, ui, dsn)
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
@@ -101,11 +103,12 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path) -> Path:
             step.setdefault("earlier_attempts", []).append(kept.name)
         step["status"] = "pending"
     pending = [s for s in doc["steps"] if s["status"] == "pending"]
+    dsn = live_dsn(doc["base"].get("dsn"))
     if pending:
-        _ensure_data([_step_config(doc["base"], s["values"], cwd) for s in pending], ui)
+        _ensure_data([step_config(doc["base"], s["values"], cwd, dsn) for s in pending], ui)
     ui.say(f"resuming the sweep in {directory}: {len(pending)} of {len(doc['steps'])} steps to run")
     doc["status"] = "running"
-    return _execute(directory, doc, ui, doc["base"])
+    return _execute(directory, doc, ui, dsn)
 
 
 def _finished_result(path: Path) -> dict[str, Any] | None:
@@ -116,8 +119,9 @@ def _finished_result(path: Path) -> dict[str, Any] | None:
     return result if result.get("status") == "complete" else None
 
 
-def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any]) -> Path:
-    """Run the pending steps in order; `base` is the base configuration this process runs with."""
+def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> Path:
+    """Run the pending steps in order; `dsn` is the connection string this process runs with (the
+    one in sweep.json has no password)."""
     started = time.monotonic()
     doc["client"] = client_id()
     wall_before = doc.get("wall_seconds") or 0.0
@@ -133,7 +137,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any])
             eta = f", about {format_duration(sum(durations) / len(durations) * len(pending))} left" if durations else ""
             ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if doc.get('until_peak') else ''}] step {step['name']}"
                    f"{eta}")
-            config = _step_config(base, step["values"], Path.cwd())
+            config = step_config(doc["base"], step["values"], Path.cwd(), dsn)
             t0 = time.monotonic()
             step["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             step["status"] = "running"
@@ -153,7 +157,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, base: dict[str, Any])
                 doc["status"], stopped_by = outcome.status, outcome.signal
                 break
             if doc.get("until_peak"):
-                _next_doubling(doc, step, ui, base)
+                _next_doubling(doc, step, ui, dsn)
             document.write(directory, doc)
         if doc["status"] == "running":
             doc["status"] = "complete"
@@ -188,7 +192,7 @@ def _count(doc: dict[str, Any], status: str) -> int:
     return sum(1 for s in doc["steps"] if s["status"] == status)
 
 
-def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, base: dict[str, Any]) -> None:
+def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None) -> None:
     """--until-peak: after a step, the same combination with twice the sessions, unless it peaked."""
     group = {k: v for k, v in step["values"].items() if k != "threads_per_schema"}
     same = [s for s in doc["steps"] if s["status"] == "complete" and
@@ -196,7 +200,7 @@ def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, base: dict
     reads = [s["headline"].get("reads_per_s") or 0.0 for s in same]
     best_before = max(reads[:-1], default=0.0)
     threads = int(step["values"]["threads_per_schema"])
-    schemas = int(step["values"].get("schemas", base["schemas"]))
+    schemas = int(step["values"].get("schemas", doc["base"]["schemas"]))
     if len(same) > 1 and peaked(best_before, reads[-1], doc.get("peak_gain", PEAK_GAIN)):
         best = max(same, key=lambda s: s["headline"].get("reads_per_s") or 0.0)
         best["peak"] = True  # the best step of the combination: the last doubling did not add enough
@@ -209,7 +213,7 @@ def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, base: dict
     index = len(doc["steps"]) + 1
     position = doc["steps"].index(step) + 1
     try:
-        _step_config(base, values, Path.cwd())
+        step_config(doc["base"], values, Path.cwd(), dsn)
     except UsageError as exc:
         ui.say(f"    no further doubling: {exc}")
         return
@@ -217,12 +221,25 @@ def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, base: dict
                                    "status": "pending"})
 
 
-def _step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path) -> Config:
+def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, dsn: str | None) -> Config:
+    """A step's configuration: the stored base values, the step's own, and the live DSN, which
+    enters as DBIO_DSN would (a password there is accepted, as `run` accepts it)."""
     try:
-        return load_config(Sources(cli={**base_values, **values}, cwd=cwd, discover=False))
+        return load_config(Sources(cli={**base_values, **values, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+                                   cwd=cwd, discover=False))
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
         raise UsageError(f"sweep step {shown}: {exc.errors[0]}") from None
+
+
+def live_dsn(stored: str | None) -> str | None:
+    """The DSN a resumed sweep runs with: DBIO_DSN again when it names the same server as the stored
+    (password-free) one, so its password is used; otherwise the stored one (libpq then finds the
+    password in PGPASSWORD or ~/.pgpass)."""
+    given = os.environ.get("DBIO_DSN")
+    if stored is None or not given or dsns.problem(given) is not None:
+        return stored
+    return given if dsns.parse(dsns.redact_dsn(given)) == dsns.parse(stored) else stored
 
 
 def _sweep_directory(config: Config) -> Path:
