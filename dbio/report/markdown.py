@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from dbio.report import fmt
 
 
 def render(model: dict[str, Any]) -> str:
-    lines = [f"# {model['title']}", ""]
+    lines = [f"# {_escape(model['title'])}", ""]
     serious = [f for f in model["findings"] if f["level"] in ("invalid", "warning")]
     for finding in serious:
         lines += [f"> **{finding['level'].upper()}**: {_escape(finding['message'])}", ">"]
@@ -16,14 +17,14 @@ def render(model: dict[str, Any]) -> str:
         lines[-1] = ""
     lines += [f"**Headline:** {_escape(model['headline_text'])}", ""]
     for section in model["sections"]:
-        lines += [f"## {section['title']}", ""]
+        lines += [f"## {_escape(section['title'])}", ""]
         if section.get("pairs"):
-            lines += ["| | |", "|---|---|"] + [f"| {k} | {_escape(v)} |" for k, v in section["pairs"]] + [""]
+            lines += ["| | |", "|---|---|"] + [f"| {_escape(k)} | {_escape(v)} |" for k, v in section["pairs"]] + [""]
         for tbl in section.get("tables", []):
             if tbl["title"]:
-                lines += [f"**{tbl['title']}**", ""]
+                lines += [f"**{_escape(tbl['title'])}**", ""]
             aligns = ["---" if k == "text" else "---:" for k in tbl["kinds"]]
-            lines.append("| " + " | ".join(c or " " for c in tbl["columns"]) + " |")
+            lines.append("| " + " | ".join(_escape(c) if c else " " for c in tbl["columns"]) + " |")
             lines.append("|" + "|".join(aligns) + "|")
             for row in tbl["rows"]:
                 cells = [_escape(fmt.cell(v, k)) for v, k in zip(row, tbl["kinds"])]
@@ -35,5 +36,7 @@ def render(model: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
+def _escape(text: Any) -> str:
+    """Text from a result (a label, a setting, a message) stays text: no HTML gets through, and
+    neither a | nor a line break can split a table."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
