@@ -35,7 +35,7 @@ _STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99
 _LATENCY = _figures_named("avg_read_us", "avg_write_us", "avg_wal_write_us", "avg_wal_sync_us",
                           optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY))
 _HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_cores",
-                           optional_names=("busy_pct", "busy_seconds"))
+                           optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s"))
 _CPU = _figures_named(
     "db_cpu_seconds", "db_cpu_cores", "background_cpu_seconds", "reads_per_db_cpu_second", "db_cpu_us_per_read",
     "reads_per_second_per_core", "reads_per_host_cpu_second",
@@ -45,11 +45,11 @@ _DEVICE = _figures_named("reads_per_s", "read_mib_per_s", "avg_read_us", "writes
 
 
 def _validity(value: Any, where: str) -> None:
-    """Ratios and the figures their sentences quote with them."""
-    obj(rest=anything)(value, where)
+    """Figures and ratios; a ratio comes with the figures its sentence quotes."""
+    obj({"direct_io": optional(flag)}, rest=FIGURE)(value, where)
     for ratio, needs in (("data_to_cache_ratio", ("data_bytes", "shared_buffers_bytes")),
                          ("buffer_miss_pct", ("buffer_hit_pct",)),
-                         ("blocks_read_per_row", ()), ("device_to_db_read_ratio", ())):
+                         ("device_to_db_write_ratio", ("device_write_bytes", "db_write_bytes"))):
         if value.get(ratio) is None:
             continue
         for name in (ratio, *needs):

@@ -287,3 +287,9 @@ def test_a_damaged_manifest_is_named_and_does_not_block_the_next_recovery(tmp_pa
     else:
         assert len(warnings) == 1 and str(bad / "run.json") in warnings[0] and fragment in warnings[0]
         assert "Error" not in warnings[0]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("result_*.json")))
+def test_every_recorded_result_passes_the_check(name):
+    """The check declares what the reports read; a result dbio wrote must always pass it."""
+    assert result.read(FIXTURES / name)["format"] == "dbio-result"
