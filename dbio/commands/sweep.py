@@ -83,11 +83,12 @@ def resume(directory: Path, ui: UI, cwd: Path) -> Path:
     if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
         raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
                          "wait for it, or stop it (Ctrl-C) before resuming")
-    with targets.exclusive(_step_config(doc["base"], {}, cwd), "sweep --resume", ui.note):
-        return _resume(directory, doc, ui, cwd)
+    dsn = live_dsn(doc["base"].get("dsn"))
+    with targets.exclusive(step_config(doc["base"], {}, cwd, dsn), "sweep --resume", ui.note):
+        return _resume(directory, doc, ui, cwd, dsn)
 
 
-def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path) -> Path:
+def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | None) -> Path:
     for step in doc["steps"]:
         if step["status"] == "complete":
             continue
@@ -103,7 +104,6 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path) -> Path:
             step.setdefault("earlier_attempts", []).append(kept.name)
         step["status"] = "pending"
     pending = [s for s in doc["steps"] if s["status"] == "pending"]
-    dsn = live_dsn(doc["base"].get("dsn"))
     if pending:
         _ensure_data([step_config(doc["base"], s["values"], cwd, dsn) for s in pending], ui)
     ui.say(f"resuming the sweep in {directory}: {len(pending)} of {len(doc['steps'])} steps to run")
