@@ -45,7 +45,7 @@ def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
     directory = None
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and directory is None:
-        found = [p for p in instance.results.iterdir() if p.name.endswith("sweep-resume")]
+        found = [p for p in instance.results.glob("*sweep-resume")]  # results/ appears when the sweep starts
         if found and (found[0] / "02-t2" / "samples.jsonl").exists():
             directory = found[0]
         time.sleep(0.2)
