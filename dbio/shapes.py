@@ -97,8 +97,10 @@ def version(known: int) -> Shape:
     def check_version(value: Any, where: str) -> None:
         if not isinstance(value, int) or isinstance(value, bool):
             raise Malformed(f"has format_version {json.dumps(value)}, not an integer")
-        if not 1 <= value <= known:
-            raise Malformed(f"has format version {value}; this dbio reads versions 1 to {known}")
+        if value > known:
+            raise Malformed(f"has result format {value}, from a newer dbio (this one reads formats 1 to {known})")
+        if value < 1:
+            raise Malformed(f"has format version {value}; result formats start at 1")
     return check_version
 
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dbio.filesystem import existing_ancestor
+
 
 def _read(path: str | Path, default: str = "") -> str:
     try:
@@ -103,24 +105,13 @@ def storage_of(path: str | Path) -> dict[str, Any]:
     return info
 
 
-def free_bytes(path: Path) -> int:
-    """Free space for unprivileged writers on the filesystem of path (or its nearest existing parent)."""
-    current = path
-    while not current.exists():
-        current = current.parent
-    st = os.statvfs(current)
-    return st.f_bavail * st.f_frsize
-
-
 def _int(text: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
 def supports_direct_io(path: Path) -> bool:
     """Whether the filesystem of path (or its nearest existing parent) accepts O_DIRECT opens."""
-    current = path
-    while not current.exists():
-        current = current.parent
+    current = existing_ancestor(path)
     if not current.is_dir():
         current = current.parent
     probe = current / f".dbio-direct-io-probe-{os.getpid()}"

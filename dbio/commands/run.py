@@ -18,6 +18,7 @@ from dbio.collect import host
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines.base import ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
+from dbio.filesystem import existing_ancestor
 from dbio import report
 from dbio.report import verdict
 from dbio.run import assemble, runner
@@ -46,9 +47,7 @@ def run_directory(config: Config, now: datetime | None = None) -> Path:
 
 def check_results_dir(directory: Path) -> None:
     parent = directory.parent
-    existing = parent
-    while not existing.exists():
-        existing = existing.parent
+    existing = existing_ancestor(parent)
     if directory.exists():
         raise UsageError(f"result directory {directory} already exists", "wait a second or give another --label")
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):

@@ -10,6 +10,7 @@ from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Check, SetupRecord, SetupSpec
 from dbio.errors import DbioError, UsageError
+from dbio.filesystem import free_bytes
 from dbio.ui import UI
 from dbio.units import format_bytes, format_duration
 
@@ -37,7 +38,7 @@ def space_needed(spec: SetupSpec, record: SetupRecord | None = None, engine=None
 def check_free_space(path_text: str, needed: int, key: str) -> None:
     from pathlib import Path
 
-    free = host.free_bytes(Path(path_text))
+    free = free_bytes(Path(path_text))
     if free < needed:
         raise UsageError(f"{key} {path_text} has {format_bytes(free)} free but the load needs about "
                          f"{format_bytes(needed)} (tables, indexes, WAL headroom)",

@@ -2,93 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
 import stat
 import subprocess
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from dbio import trust
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
-from dbio import trust
-from dbio.instance import binaries, settings
+from dbio.filesystem import free_bytes, tree_bytes
+from dbio.instance import binaries, location, processes, settings
 from dbio.instance.paths import Layout, running_as_root
-from dbio.instance.server_user import (SERVER_USER, ServerUser, current_user, ensure_server_user, first_blocked_dir,
-                                       lookup)
+from dbio.instance.record import Meta, Status
+from dbio.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
 
-META_VERSION = 1
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
-OLD_SERVER_WAIT = 15.0  # seconds for a crashed server's processes to go before starting again
-MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108, with its terminating NUL
-UNSAFE_PATH_CHARACTERS = "'\"\\,"  # break unix_socket_directories (a quoted, comma-separated list)
-
-
-@dataclass
-class Meta:
-    """dbio-instance.json: what dbio knows about the instance (never a password: none exists)."""
-
-    port: int
-    server_user: str
-    bin_dir: str
-    wheel_version: str
-    pg_version: str
-    dbname: str
-    created_at: str
-    settings: dict[str, str] = field(default_factory=dict)  # as written for the current/last start
-    purpose: str = "run"
-    # The data directory existed before dbio made an instance in it (a mount point, say): its
-    # mode then, restored by destroy, which also leaves the directory itself in place.
-    preexisting_mode: int | None = None
-    format_version: int = META_VERSION
-
-    @classmethod
-    def read(cls, path: Path) -> "Meta":
-        damaged = "if the instance is damaged, remove its directory yourself after checking what is in it"
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise DbioError(f"cannot read the instance record {path}: {exc}", damaged) from None
-        if not isinstance(data, dict):
-            raise DbioError(f"the instance record {path} is not a JSON object", damaged)
-        data.pop("format_version", None)
-        try:
-            meta = cls(**data)
-        except TypeError as exc:
-            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", damaged) from None
-        if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
-                                                       (meta.server_user, meta.bin_dir, meta.dbname)):
-            raise DbioError(f"the instance record {path} has values of the wrong type", damaged)
-        return meta
-
-    def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(asdict(self), indent=2) + "\n")
-        tmp.replace(path)
-
-
-@dataclass(frozen=True)
-class Status:
-    data_dir: Path
-    exists: bool
-    running: bool
-    pid: int | None = None
-    port: int | None = None
-    pg_version: str | None = None
-    server_user: str | None = None
-    purpose: str | None = None
-    settings: dict[str, str] = field(default_factory=dict)
-    size_bytes: int | None = None
-    log_file: Path | None = None
 
 
 def _silent(_: str) -> None:
@@ -141,7 +75,7 @@ class EmbeddedInstance:
     def postmaster_pid(self) -> int | None:
         """The running postmaster's pid (None when its lock file names no live postgres)."""
         pid = self._lock_file_pid()
-        return pid if pid is not None and _is_postgres(pid) else None
+        return pid if pid is not None and processes.is_postgres(pid) else None
 
     def _lock_file_pid(self) -> int | None:
         """The pid postmaster.pid names, whatever that process is now (None: no readable lock file)."""
@@ -159,54 +93,12 @@ class EmbeddedInstance:
         meta = self.meta()
         pid = self.postmaster_pid()
         return Status(self.data_dir, True, pid is not None, pid, meta.port, meta.pg_version, meta.server_user,
-                      meta.purpose, meta.settings, _du(self.layout.pgdata), self.layout.log_file)
+                      meta.purpose, meta.settings, tree_bytes(self.layout.pgdata), self.layout.log_file)
 
     # -- lifecycle ---------------------------------------------------------------------
     def check_location(self) -> None:
         """Before creating anything: the directory must be usable by the server user."""
-        root = self.data_dir
-        if root.exists() and not root.is_dir():
-            raise UsageError(f"--data-dir {root} is a file, not a directory", "choose a directory path")
-        # a freshly made filesystem's mount point holds lost+found, which stays as it is
-        if root.exists() and any(p.name != "lost+found" for p in root.iterdir()) and not self.exists():
-            raise UsageError(f"--data-dir {root} is not empty and is not a dbio instance",
-                             "choose an empty or new directory")
-        bad = sorted({ch for ch in str(root) if ch in UNSAFE_PATH_CHARACTERS or ord(ch) < 32})
-        if bad:
-            raise UsageError(f"--data-dir {str(root)!r} contains {' '.join(repr(ch) for ch in bad)}, which the "
-                             "server's socket and configuration settings cannot take",
-                             "choose a path without quotes, backslashes, commas or control characters")
-        socket_path = self.layout.socket_dir / ".s.PGSQL.65535"
-        if len(os.fsencode(socket_path)) > MAX_SOCKET_PATH:
-            raise UsageError(f"--data-dir {root} is too long: the server's socket {socket_path} would have "
-                             f"{len(os.fsencode(socket_path))} bytes, above the {MAX_SOCKET_PATH} a unix socket path may have",
-                             f"choose a directory path of at most {MAX_SOCKET_PATH - len(os.fsencode(socket_path)) + len(os.fsencode(root))} bytes")
-        if _inside_other_instance(root):
-            raise UsageError(f"--data-dir {root} is inside another PostgreSQL data directory",
-                             "choose a directory outside any existing data directory")
-        parent = _existing_ancestor(root)
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise UsageError(f"--data-dir {root} cannot be created: {parent} is not writable",
-                             "choose a directory you can write, or fix its permissions")
-        problem = trust.path_problem(root)
-        if problem:
-            raise UsageError(f"--data-dir {root}: {problem}, who could then replace the instance's record and "
-                             "choose what dbio runs",
-                             "choose a directory whose every parent is owned by root or by you and writable by no one else")
-        if running_as_root():
-            user = lookup(SERVER_USER)
-            if user is not None:
-                blocked = first_blocked_dir(root, user)
-                if blocked is not None:
-                    raise UsageError(
-                        f"--data-dir {root} is unreachable for the server user '{SERVER_USER}': {blocked} is not searchable",
-                        f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
-            else:
-                blocked = _blocked_for_others(root)
-                if blocked is not None:
-                    raise UsageError(
-                        f"--data-dir {root} would be unreachable for the server user '{SERVER_USER}': {blocked} is not searchable by others",
-                        f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
+        location.check_location(self.data_dir, is_instance=self.exists())
 
     def check_settings(self, cfg: InstanceConfig, *, sessions: int) -> None:
         """Every setting the server would get, judged by the server binary itself, before anything
@@ -222,7 +114,8 @@ class EmbeddedInstance:
         refused = bins.refused_setting(settings.as_arguments(profile))
         if refused:
             raise UsageError(f"the server refuses the instance settings: {refused}",
-                             "fix that value in [instance.pg_settings] or --pg-setting (or the dbio option that sets it)")
+                             "fix that value in [instance.pg_settings] or --pg-setting (or the dbio option that "
+                             "sets it)")
 
     def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
         if self.exists():
@@ -232,8 +125,8 @@ class EmbeddedInstance:
         self.check_settings(cfg, sessions=sessions)
         needed = settings.INITDB_BYTES + settings.WAL_OVERSHOOT * (settings.WAL_SIZES_MB[-1] << 20) \
             + settings.DISK_RESERVE
-        if _free_bytes(self.data_dir) < needed:
-            raise UsageError(f"--data-dir {self.data_dir} has {_free_bytes(self.data_dir) >> 20} MiB free, but a new "
+        if free_bytes(self.data_dir) < needed:
+            raise UsageError(f"--data-dir {self.data_dir} has {free_bytes(self.data_dir) >> 20} MiB free, but a new "
                              f"instance needs at least {needed >> 20} MiB (initdb, and room for its WAL)",
                              "choose a filesystem with more free space")
         user = ensure_server_user()
@@ -319,7 +212,7 @@ class EmbeddedInstance:
     def wal_budget(self) -> int:
         """Bytes the instance's WAL may occupy: the free space of its filesystem plus the WAL it has."""
         wal = self.layout.pgdata / "pg_wal"
-        return _free_bytes(self.data_dir) + (_du(wal) if wal.exists() else 0)
+        return free_bytes(self.data_dir) + (tree_bytes(wal) if wal.exists() else 0)
 
     def wal_problem(self, cfg: InstanceConfig) -> str | None:
         """Why an update run could fill the disk with WAL (None: it cannot), before it starts."""
@@ -366,7 +259,7 @@ class EmbeddedInstance:
         _user(meta)
         ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
         others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
-        return DestroyPlan(self.data_dir, meta, _du(self.layout.pgdata), others)
+        return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.pgdata), others)
 
     def destroy(self, plan: "DestroyPlan") -> None:
         """Remove what dbio created, and only that; restore what it changed of a directory it found."""
@@ -391,7 +284,7 @@ class EmbeddedInstance:
         meta = self.meta()
         user = _user(meta)
         pg_ctl = _trusted_tool(meta, "pg_ctl")
-        self._wait_for_crashed_server()
+        processes.wait_for_crashed_server(self.layout.pgdata, self._lock_file_pid(), self.notify)
         bounded = profile.as_dict().get("max_wal_size")
         if profile.wal_bounded and bounded != meta.settings.get("max_wal_size"):
             self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of {self.data_dir} "
@@ -402,35 +295,6 @@ class EmbeddedInstance:
         meta.settings = profile.as_dict()
         meta.purpose = profile.purpose
         meta.write(self.layout.meta_file)
-
-    def _wait_for_crashed_server(self) -> None:
-        """After the postmaster was killed, its backends take a moment to notice and exit, and its
-        own process stays a zombie until its parent reaps it (in containers that can be seconds,
-        or never): PostgreSQL then refuses to start ("lock file postmaster.pid already exists").
-        Wait for both; a lock file whose process is only a zombie is stale and is removed, never
-        one of a live server."""
-        old_pid = self._lock_file_pid()
-        if old_pid is None:
-            return  # no lock file, or a damaged one PostgreSQL judges itself
-        pid_file = self.layout.pgdata / "postmaster.pid"
-        deadline = time.monotonic() + OLD_SERVER_WAIT
-        while True:
-            state = _process_state(old_pid)
-            backends = _processes_in(self.layout.pgdata, exclude=old_pid)
-            if not backends:
-                if state is None:
-                    return  # PostgreSQL itself sees the lock file is stale
-                if state != "Z" and _is_postgres(old_pid):
-                    return  # a live server: starting reports it
-                if state != "Z" or time.monotonic() >= deadline:  # its pid reused, or a zombie for good
-                    pid_file.unlink()
-                    self.notify(f"removed the stale postmaster.pid of a crashed server (its pid {old_pid} is "
-                                + ("a zombie its parent has not reaped)" if state == "Z" else "now another process)"))
-                    return
-            elif time.monotonic() >= deadline:
-                raise DbioError(f"processes of an earlier server are still running in {self.layout.pgdata} "
-                                f"(pid {', '.join(map(str, backends))})", "stop them (kill) and start again")
-            time.sleep(0.2)
 
     def _settle_catalogs(self) -> None:
         """initdb leaves the catalogs of template1 and postgres never analysed, and autovacuum
@@ -493,40 +357,6 @@ class DestroyPlan:
         return notes
 
 
-def _process_state(pid: int) -> str | None:
-    """The state letter of a process (R, S, D, Z...), None when there is none."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2]
-
-
-def _is_postgres(pid: int) -> bool:
-    try:
-        return b"postgres" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _processes_in(directory: Path, *, exclude: int) -> list[int]:
-    """Live postgres processes whose working directory is the data directory: a server's backends
-    (not, say, a shell someone opened there)."""
-    found = []
-    directory = directory.resolve()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == exclude:
-            continue
-        pid = int(entry.name)
-        try:
-            if Path(os.readlink(entry / "cwd")) == directory and _process_state(pid) not in (None, "Z") \
-                    and _is_postgres(pid):
-                found.append(pid)
-        except OSError:
-            continue  # gone, or not ours to look at
-    return found
-
-
 def _user(meta: Meta) -> ServerUser:
     user = lookup(meta.server_user)
     if user is None:
@@ -546,12 +376,6 @@ def _trusted_tool(meta: Meta, name: str) -> str:
     return str(bin_dir / name)
 
 
-def _free_bytes(path: Path) -> int:
-    """Free space for unprivileged writers (the server user) on the filesystem of path."""
-    st = os.statvfs(_existing_ancestor(path))
-    return st.f_bavail * st.f_frsize
-
-
 def _free_port() -> int:
     # The socket lives in a private directory, so the port only has to be free for TCP,
     # should the user ever enable a loopback listener. Skip the well-known ports.
@@ -561,41 +385,6 @@ def _free_port() -> int:
             port = s.getsockname()[1]
         if port not in (5432, 3306, 5433) and port < 65000:
             return port
-
-
-def _existing_ancestor(path: Path) -> Path:
-    current = path.resolve()
-    while not current.exists():
-        current = current.parent
-    return current
-
-
-def _inside_other_instance(path: Path) -> bool:
-    current = path.resolve()
-    for candidate in [current, *current.parents]:
-        if (candidate / "PG_VERSION").exists() and (candidate / "global").is_dir():
-            return True
-    return False
-
-
-def _blocked_for_others(path: Path) -> Path | None:
-    current = Path("/")
-    for part in _existing_ancestor(path).parts[1:]:
-        current = current / part
-        if not os.stat(current).st_mode & 0o001:
-            return current
-    return None
-
-
-def _du(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    return total
 
 
 def _log_tail(log_file: Path) -> str:

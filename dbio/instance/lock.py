@@ -72,8 +72,8 @@ def exclusive(data_dir: Path, command: str) -> Iterator[None]:
         except BlockingIOError:
             holder = describe_holder(os.pread(fd, 4096, 0).decode(errors="replace"))
             raise UsageError(f"the instance in {data_dir} is in use by {holder}",
-                             "wait for it to finish, or stop it (Ctrl-C or kill PID); status and report work meanwhile") \
-                from None
+                             "wait for it to finish, or stop it (Ctrl-C or kill PID); status and report work "
+                             "meanwhile") from None
         note = json.dumps({"command": command, "pid": os.getpid(), "since": time.time(), "data_dir": str(data_dir)})
         os.ftruncate(fd, 0)
         os.pwrite(fd, note.encode(), 0)

@@ -18,7 +18,7 @@ def test_reads_a_run_directory_or_its_file(tmp_path):
     ('{"format": "dbio-result", "format_version": 1, "status": "comp', "not valid JSON"),
     ('{"format": "something-else"}', "is not a dbio result"),
     ('{"format": "dbio-result", "format_version": 99, "status": "complete", "config": {}, "figures": {}}',
-     "format version 99"),
+     "result format 99, from a newer dbio"),
     ('{"format": "dbio-result", "format_version": 1, "status": "complete"}', "lacks config, figures"),
     ("[1, 2]", "is not a dbio result"),
 ])

@@ -1,0 +1,73 @@
+"""dbio's record of an embedded instance (dbio-instance.json) and what status reports of it."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from dbio.errors import DbioError
+
+META_VERSION = 1
+
+
+@dataclass
+class Meta:
+    """dbio-instance.json: what dbio knows about the instance (never a password: none exists)."""
+
+    port: int
+    server_user: str
+    bin_dir: str
+    wheel_version: str
+    pg_version: str
+    dbname: str
+    created_at: str
+    settings: dict[str, str] = field(default_factory=dict)  # as written for the current/last start
+    purpose: str = "run"
+    # The data directory existed before dbio made an instance in it (a mount point, say): its
+    # mode then, restored by destroy, which also leaves the directory itself in place.
+    preexisting_mode: int | None = None
+    format_version: int = META_VERSION
+
+    @classmethod
+    def read(cls, path: Path) -> "Meta":
+        damaged = "if the instance is damaged, remove its directory yourself after checking what is in it"
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise DbioError(f"cannot read the instance record {path}: {exc}", damaged) from None
+        if not isinstance(data, dict):
+            raise DbioError(f"the instance record {path} is not a JSON object", damaged)
+        data.pop("format_version", None)
+        try:
+            meta = cls(**data)
+        except TypeError as exc:
+            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", damaged) from None
+        if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
+                                                       (meta.server_user, meta.bin_dir, meta.dbname)):
+            raise DbioError(f"the instance record {path} has values of the wrong type", damaged)
+        return meta
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(asdict(self), indent=2) + "\n")
+        tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class Status:
+    data_dir: Path
+    exists: bool
+    running: bool
+    pid: int | None = None
+    port: int | None = None
+    pg_version: str | None = None
+    server_user: str | None = None
+    purpose: str | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    size_bytes: int | None = None
+    log_file: Path | None = None
