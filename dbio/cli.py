@@ -312,15 +312,16 @@ def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) ->
 @click.argument("name", required=False)
 def sql(name: str | None) -> None:
     """List the built-in SQL scripts, or print one."""
-    from dbio.engines.postgres import sqlfiles
+    from dbio.engines import builtin_scripts
 
+    scripts = builtin_scripts()
     if name is None:
-        for entry in sqlfiles.names():
+        for entry in scripts:
             click.echo(entry)
         return
-    if name not in sqlfiles.names():
+    if name not in scripts:
         raise DbioError(f"no built-in script {name!r}", "run dbio sql to list them")
-    click.echo(sqlfiles.text(name), nl=False)
+    click.echo(scripts[name], nl=False)
 
 
 @cli.command("options")
@@ -357,10 +358,10 @@ def main(argv: list[str] | None = None) -> None:
         print("dbio: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:
-        from dbio.engines.postgres.dsn import scrub
+        from dbio.engines import scrub, server_error_text
 
-        if _is_server_error(exc):
-            first = scrub(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = server_error_text(exc)
+        if first is not None:
             print(f"dbio: the server reported an error: {first}", file=sys.stderr)
             if debug:
                 traceback.print_exc()
@@ -371,8 +372,3 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         sys.exit(1)
 
-
-def _is_server_error(exc: Exception) -> bool:
-    import psycopg
-
-    return isinstance(exc, psycopg.Error)

@@ -31,17 +31,6 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-class NoProgress:
-    def start(self, total_bytes: int, done_bytes: int, description: str) -> None:
-        pass
-
-    def advance(self, nbytes: int) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
 def plan_jobs(spec: SetupSpec) -> list[TableJob]:
     jobs = [TableJob(i, "data", spec.scale) for i in range(1, spec.schemas + 1)]
     if spec.scan_table_blocks:

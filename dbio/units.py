@@ -110,18 +110,6 @@ def parse_int(value: object) -> int:
     raise UnitError("expected a whole number")
 
 
-def parse_float(value: object) -> float:
-    if isinstance(value, bool):
-        raise UnitError("expected a number")
-    try:
-        result = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise UnitError("expected a number") from None
-    if math.isnan(result) or math.isinf(result):
-        raise UnitError("expected a finite number")
-    return result
-
-
 def format_bytes(n: float) -> str:
     """Human size with binary units: 4.0 GiB, 128 MiB, 8 KiB."""
     for unit, mult in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

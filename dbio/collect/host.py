@@ -50,10 +50,6 @@ def parse_meminfo(text: str) -> dict[str, int]:
     return out
 
 
-def memory_available() -> int | None:
-    return parse_meminfo(_read("/proc/meminfo")).get("MemAvailable")
-
-
 def parse_mountinfo(text: str) -> list[dict[str, str]]:
     mounts = []
     for line in text.splitlines():

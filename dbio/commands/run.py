@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import time
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from dbio.filesystem import existing_ancestor
 from dbio import report
 from dbio.report import verdict
 from dbio.run import assemble, runner
+from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
 from dbio.run.plan import make_plan
 from dbio.ui import UI
@@ -120,7 +120,7 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
     recover_abandoned(config.run.results_dir, engine, ui)
     storage = _storage(info)
     devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
-    run_id = random.getrandbits(62) | 1
+    run_id = new_run_id()
     man = assemble.manifest(config, plan, info, record.to_dict(), storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
     directory.mkdir(parents=True)

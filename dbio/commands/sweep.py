@@ -8,7 +8,6 @@ interrupted sweep keeps its completed steps and `dbio sweep --resume DIR` finish
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +20,7 @@ from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
 from dbio.engines.postgres import dsn as dsns
-from dbio.run.assemble import client_alive, client_id
+from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.report import sweep_model
 from dbio.stats.counters import get
@@ -310,8 +309,3 @@ def _write_reports(directory: Path, doc: dict[str, Any]) -> None:
     model = sweep_model.build(doc, load_steps(directory, doc))
     (directory / document.REPORT_FILE).write_text(report.render_model(model, "text"))
     (directory / document.HTML_REPORT_FILE).write_text(report.render_model(model, "html"))
-
-
-def remove_empty(directory: Path) -> None:
-    if directory.exists() and not any(directory.iterdir()):
-        shutil.rmtree(directory)

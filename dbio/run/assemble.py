@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import socket
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -23,6 +22,7 @@ from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import ServerInfo
 from dbio.errors import UsageError
+from dbio.run.identity import client_alive, client_id
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
@@ -48,10 +48,6 @@ def manifest(config: Config, plan: RunPlan, info: ServerInfo, setup: dict[str, A
         "capabilities": info.caps.to_dict(),
         "setup": setup, "storage": storage, "host": host.host_facts(),
     }
-
-
-def client_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
@@ -231,18 +227,6 @@ def abandoned(results_dir: Path) -> list[Path]:
         if not isinstance(client, str) or not client_alive(client):  # recover() says what is wrong
             found.append(directory)
     return sorted(found)
-
-
-def client_alive(client: str) -> bool:
-    """True unless the client is a dbio process of this host that no longer runs."""
-    hostname, _, pid = client.rpartition(":")
-    if hostname != socket.gethostname() or not pid.isdigit():
-        return True  # another host's run: nothing here can tell
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return b"dbio" in cmdline
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import random
 import signal
 import socket
 import time
@@ -24,6 +23,7 @@ from typing import Any, Protocol
 
 from dbio.engines.base import ServerInfo, SliceResult, session_application_name
 from dbio.errors import DbioError
+from dbio.run.identity import client_alive, new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.sessions import Clock, Session, Shared
@@ -43,17 +43,6 @@ class Observer(Protocol):
     def phase(self, message: str) -> None: ...
     def second(self, sample: dict[str, Any]) -> None: ...
     def event(self, message: str) -> None: ...
-
-
-class QuietObserver:
-    def phase(self, message: str) -> None:
-        pass
-
-    def second(self, sample: dict[str, Any]) -> None:
-        pass
-
-    def event(self, message: str) -> None:
-        pass
 
 
 @dataclass
@@ -103,7 +92,7 @@ class _Coordinator:
         self.ctx = ctx
         self.engine = ctx.engine
         self.plan = ctx.plan
-        self.run_id = ctx.run_id or (random.getrandbits(62) | 1)
+        self.run_id = ctx.run_id or new_run_id()
         self.clock = Clock(warmup=ctx.plan.warmup)
         self.shared = Shared(self.engine, self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
         self.sessions = [Session(i + 1, schema) for i, schema in enumerate(ctx.plan.schema_of)]
@@ -244,16 +233,10 @@ class _Coordinator:
     # -- steps -------------------------------------------------------------------------
     def _prepare(self, control: Any) -> None:
         self.engine.install_workload(control)
-        cleaned = self.engine.forget_abandoned_runs(control, alive=self._client_alive)
+        cleaned = self.engine.forget_abandoned_runs(control, alive=client_alive)
         if cleaned:
             self.ctx.observer.event(f"removed {cleaned} run(s) left by dbio processes that ended early")
         self.engine.prepare_run(control, self.run_id, {**self.plan.control, "client": self.ctx.client})
-
-    @staticmethod
-    def _client_alive(client: str) -> bool:
-        from dbio.run.assemble import client_alive
-
-        return client_alive(client)
 
     def _on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"

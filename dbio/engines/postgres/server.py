@@ -215,9 +215,4 @@ def _cwd_of(pid: int) -> str | None:
         return None
 
 
-def setting_value(settings: dict[str, dict[str, Any]], name: str) -> str | None:
-    entry = settings.get(name)
-    return None if entry is None else entry["setting"]
-
-
 __all__ = ["connect", "aconnect", "probe", "describe", "redact_dsn"]

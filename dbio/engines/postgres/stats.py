@@ -46,12 +46,6 @@ def take(conn: psycopg.Connection, query: str) -> dict[str, Any]:
     return conn.execute(query).fetchone()[0]
 
 
-async def atake(conn: psycopg.AsyncConnection, query: str) -> dict[str, Any]:
-    cur = await conn.execute(query)
-    row = await cur.fetchone()
-    return row[0]
-
-
 def _num(value: Any) -> float:
     return 0.0 if value is None else float(value)
 
