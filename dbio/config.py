@@ -148,15 +148,14 @@ def load_config(sources: Sources) -> Config:
     if config_file is None and sources.discover and (sources.cwd / DEFAULT_CONFIG_FILE).exists():
         config_file = sources.cwd / DEFAULT_CONFIG_FILE
     files = tuple(p for p in (config_file, sources.slob_conf) if p is not None)
-    discovered = config_file if sources.config_file is None else None
-    untrusted = [_untrusted_file(p, named=p is not discovered) for p in files]
-    errors.extend(e for e in untrusted if e is not None)
-    if errors:
-        raise ConfigErrors(errors)  # nothing of a file we may not trust is read
     if config_file is not None:
-        raw.update(_read_toml(config_file, errors))
+        text = _read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
+        if text is not None:
+            raw.update(_read_toml(config_file, text, errors))
     if sources.slob_conf is not None:
-        raw.update(_read_slob_conf(sources.slob_conf, errors))
+        text = _read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
+        if text is not None:
+            raw.update(_read_slob_conf(sources.slob_conf, text, errors))
     raw.update(_read_env(sources.env))
     for key, value in sources.cli.items():
         if value is None:
@@ -223,17 +222,32 @@ def _value_error(option: Option, origin: str, value: Any, problem: str) -> Confi
     return ConfigError(display_key(option, origin), value, problem, fix)
 
 
-def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+def _read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, found: bool = False) -> str | None:
+    """A configuration file's text. It can make dbio run commands (archive_command), so it is read
+    only when the user running dbio, or root, owns it and nobody else may write it."""
     try:
-        data = tomllib.loads(path.read_text())
+        return trust.read_trusted(path).decode()
     except FileNotFoundError:
-        errors.append(ConfigError("--config", str(path), "file not found", "give the path of an existing dbio.toml"))
-        return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        errors.append(ConfigError(str(path), "(file)", f"not valid TOML ({exc})", "fix the syntax at that position"))
-        return {}
+        errors.append(ConfigError(flag, str(path), "file not found", f"give the path of an existing {kind}"))
+    except trust.UntrustedFile as exc:
+        where = f"./{path.name} (found in the current directory)" if found else str(path)
+        errors.append(ConfigError(where, "(file)", f"refusing to read it: it {exc.problem}",
+                                  "make it yours and not writable by others (chown, chmod go-w), or use --config "
+                                  "with your own file"))
+    except UnicodeDecodeError as exc:
+        errors.append(ConfigError(str(path), "(file)", f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                  "save it as UTF-8"))
     except OSError as exc:
-        errors.append(ConfigError("--config", str(path), f"cannot be read ({exc.strerror})", "check the path and permissions"))
+        errors.append(ConfigError(flag, str(path), f"cannot be read ({exc.strerror})",
+                                  "check the path and permissions"))
+    return None
+
+
+def _read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        errors.append(ConfigError(str(path), "(file)", f"not valid TOML ({exc})", "fix the syntax at that position"))
         return {}
     origin = path.name
     out: dict[str, tuple[Any, str]] = {}
@@ -277,9 +291,9 @@ def _unknown_key(where: str, key: str, value: Any, section: str | None = None) -
     return ConfigError(where, shown, "unknown key", fix)
 
 
-def _read_slob_conf(path: Path, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+def _read_slob_conf(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
     try:
-        entries = slobconf.parse(path)
+        entries, _ = slobconf.parse_text(text, path.name)
     except ConfigErrors as exc:
         errors.extend(exc.errors)
         return {}
@@ -295,17 +309,6 @@ def _read_env(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
         if option.env in env and option.kind != "settings" and option.file:
             out[option.key] = (env[option.env], option.env)
     return out
-
-
-def _untrusted_file(path: Path, *, named: bool) -> ConfigError | None:
-    """A configuration file can make dbio run commands (archive_command): read it only when the
-    user running dbio, or root, owns it and nobody else may write it."""
-    problem = trust.file_problem(path)
-    if problem is None:
-        return None
-    where = str(path) if named else f"./{path.name} (found in the current directory)"
-    return ConfigError(where, "(file)", f"refusing to read it: it {problem}",
-                       "make it yours and not writable by others (chown, chmod go-w), or use --config with your own file")
 
 
 def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tuple[Path, ...] = ()) -> Config:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dbio.config import Config
 from dbio.engines.postgres.engine import PostgresEngine
 from dbio.instance.embedded import EmbeddedInstance
+from dbio.instance.paths import Layout
 
 
 @dataclass
@@ -52,7 +54,17 @@ def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> It
         with instance_exclusive(config.instance.data_dir, command):
             yield
     else:
+        from dbio.engines.postgres.dsn import socket_directories
         from dbio.engines.postgres.exclusive import exclusive as database_exclusive
+        from dbio.instance.lock import exclusive as instance_exclusive
 
-        with database_exclusive(config.connection.dsn or "", command, notify):
+        dsn = config.connection.dsn or ""
+        with ExitStack() as held:
+            # --dsn through an embedded instance's socket: that instance is held too, as its own
+            # commands hold it, so a run of its own and one through --dsn never share it
+            for directory in socket_directories(dsn):
+                instance_dir = Path(directory).parent
+                if Layout(instance_dir).meta_file.exists():
+                    held.enter_context(instance_exclusive(instance_dir, command))
+            held.enter_context(database_exclusive(dsn, command, notify))
             yield

@@ -8,6 +8,7 @@ superuser can act as, e.g. with COPY ... TO PROGRAM) could make root run its own
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import stat
@@ -84,14 +85,36 @@ def tree_problem(root: Path, uids: frozenset[int] | None = None) -> str | None:
     return None
 
 
-def file_problem(path: Path) -> str | None:
-    """Why a configuration file may not be read: another user owns it or may change it."""
+class UntrustedFile(Exception):
+    """A file that decides what dbio does, which another user owns or may change."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+
+
+def read_trusted(path: Path) -> bytes:
+    """A file that decides what dbio does (configuration, a sweep to resume), read only when the user
+    running dbio or root owns it and nobody else may write it.
+
+    The check is made on the open file and the same file is read, so it cannot be swapped between
+    the two. A link is followed only inside a directory nobody else may change; elsewhere someone
+    could point it at any file root owns."""
+    follow = path_problem(Path(os.path.abspath(path)).parent) is None
     try:
-        st = os.stat(path)
-    except OSError:
-        return None  # reading it reports what is wrong
-    problem = entry_problem(st, trusted_uids())
-    return None if problem is None else f"{problem}, not only by you or root"
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UntrustedFile("is a link in a directory other users may change") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UntrustedFile("is not a regular file")
+        problem = entry_problem(st, trusted_uids())
+        if problem:
+            raise UntrustedFile(f"{problem}, not only by you or root")
+        return fh.read()
 
 
 def require_trusted(path: Path, what: str, fix: str, *, tree: bool = False) -> None:
@@ -100,6 +123,25 @@ def require_trusted(path: Path, what: str, fix: str, *, tree: bool = False) -> N
     if problem:
         raise UsageError(f"refusing to use {what} {path}: {problem}, so another user could change what dbio "
                          "runs or trusts", fix)
+
+
+def make_private_directory(path: Path, what: str) -> None:
+    """A new directory (its parents made as needed) that only trusted users can change, proved
+    after it is made: under a directory others may write in, one of them could have put a
+    directory or a link on the way meanwhile, and what dbio then writes there would follow it."""
+    path.mkdir(parents=True)
+    st = os.lstat(path)
+    problem = path_problem(path) or (None if stat.S_ISDIR(st.st_mode) else f"{path} is not a directory")
+    if problem:
+        raise UsageError(f"refusing to write {what} in {path}: {problem}", "choose a directory only you (or root) "
+                         "can write, all the way up")
+
+
+def write_output(path: Path, text: str) -> None:
+    """A file the user named (--out), written without following a link someone may have put there."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
 
 
 def read_no_follow(path: Path) -> str:

@@ -7,6 +7,7 @@ from typing import Callable
 
 from dbio import result as results
 from dbio import target as targets
+from dbio import trust
 from dbio.config import Config
 from dbio.engines.base import Teardown
 from dbio.errors import UsageError
@@ -115,7 +116,7 @@ def report(path: Path, out: Path | None, form: str, ui: UI) -> None:
     if out.exists() and out.is_dir():
         raise UsageError(f"--out {out} is a directory", "give a file path")
     try:
-        out.write_text(text)
+        trust.write_output(out, text)
     except OSError as exc:
         raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
     ui.say(f"wrote {out}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from dbio import report as reports
 from dbio import result as results
+from dbio import trust
 from dbio.commands.sweep import load_steps
 from dbio.errors import UsageError
 from dbio.report import compare_model
@@ -35,7 +36,7 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
         return
     try:
-        out.write_text(text)
+        trust.write_output(out, text)
     except OSError as exc:
         raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
     ui.say(f"wrote {out}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from dbio import result as results
 from dbio import target as targets
+from dbio import trust
 from dbio.collect import host
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines.base import ServerInfo, SetupRecord
@@ -52,6 +53,11 @@ def check_results_dir(directory: Path) -> None:
         raise UsageError(f"result directory {directory} already exists", "wait a second or give another --label")
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise UsageError(f"results_dir {parent} is not writable", "choose a writable --results-dir")
+    problem = trust.path_problem(parent)
+    if problem:  # such a user could plant links that dbio's result files would be written through
+        raise UsageError(f"results_dir {parent}: {problem}, so another user could change what dbio writes there "
+                         "(and dbio recovers abandoned runs it finds there)",
+                         "choose a --results-dir only you (or root) can write, all the way up")
 
 
 def check_setup(record: SetupRecord | None, config: Config, where: str) -> SetupRecord:
@@ -123,7 +129,7 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
     run_id = new_run_id()
     man = assemble.manifest(config, plan, info, record.to_dict(), storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
-    directory.mkdir(parents=True)
+    trust.make_private_directory(directory, "the run's result")
     assemble.write_manifest(directory, man)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     adapter = _NormalizingObserver(engine, observer)
@@ -163,7 +169,7 @@ def write_result(directory: Path, document: dict[str, Any], samples: SampleWrite
                                               f"written to {rescue}"})
         if document["status"] == "complete":
             document["status"], document["status_reason"] = "failed", f"results directory unwritable: {exc.strerror}"
-        rescue.mkdir(parents=True, exist_ok=True)
+        trust.make_private_directory(rescue, "the rescued result")
         (rescue / assemble.RESCUE_MARK).write_text(str(directory) + "\n")  # so it is not "recovered" later
         if samples is not None:
             with (rescue / results.SAMPLES_FILE).open("w") as fh:
@@ -186,10 +192,11 @@ def rescue_directory(name: str) -> Path:
     for base in bases:
         try:
             base.mkdir(parents=True, exist_ok=True)
-            return base / f"{name}-{int(time.time())}"
         except OSError:
             continue
-    return bases[-1] / f"{name}-{int(time.time())}"
+        if trust.path_problem(base) is None:  # never a shared temporary directory someone else made
+            return base / f"{name}-{int(time.time())}"
+    return bases[0] / f"{name}-{int(time.time())}"
 
 
 def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:

@@ -63,19 +63,14 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
            "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
            "wall_seconds": 0.0}
     _ensure_data(configs, ui)
-    directory.mkdir(parents=True)
+    trust.make_private_directory(directory, "the sweep")
     document.write(directory, doc)
     ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
     return _execute(directory, doc, ui, dsn)
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
-    path = directory / document.SWEEP_FILE if directory.is_dir() else directory
-    problem = trust.file_problem(path)
-    if problem:  # it holds the configuration the steps run with, archive_command included
-        raise UsageError(f"refusing to resume from {path}: it {problem}",
-                         "resume only a sweep of your own (chown, chmod go-w)")
-    doc = document.read(directory)
+    doc = document.read(directory, trusted=True)  # it holds the steps' configuration, archive_command included
     if doc.get("status") == "complete":
         ui.say(f"the sweep in {directory} is complete; nothing to do")
         return directory

@@ -69,8 +69,9 @@ class EmbeddedInstance:
         meta = self.meta()
         # require_auth=none: the instance trusts its private socket, so a server that asks for a
         # password is not dbio's, and gets none of ours (~/.pgpass, PGPASSWORD).
+        # options=' ': nothing of PGOPTIONS in dbio's environment reaches the server (it could load code)
         return make_conninfo(host=str(self.layout.socket_dir), port=str(meta.port), user=SUPERUSER,
-                             dbname=dbname or meta.dbname, connect_timeout="10", require_auth="none")
+                             dbname=dbname or meta.dbname, connect_timeout="10", require_auth="none", options=" ")
 
     def postmaster_pid(self) -> int | None:
         """The running postmaster's pid (None when its lock file names no live postgres)."""
@@ -142,12 +143,11 @@ class EmbeddedInstance:
             raise UsageError(f"io_method = {cfg.io_method} is not available in this PostgreSQL build",
                              f"use one of {', '.join(bins.io_methods())}")
         layout = self.layout
-        created_root = not layout.root.exists()
-        preexisting_mode = None if created_root else stat.S_IMODE(layout.root.stat().st_mode)
+        preexisting_mode = self._claim_directory()
+        created_root = preexisting_mode is None
         try:
             # The directory and the instance record stay ours (root's, run as root): only the server's
             # own directories belong to the server user, who can then change nothing dbio relies on.
-            layout.root.mkdir(parents=True, exist_ok=True)
             os.chmod(layout.root, (preexisting_mode or 0) | 0o755)  # the server user passes through
             for d in (layout.pgdata, layout.socket_dir, layout.log_dir):
                 d.mkdir(mode=0o700)
@@ -179,6 +179,31 @@ class EmbeddedInstance:
                                            sessions=1, purpose="run", wal_budget=self.wal_budget()))
         self._settle_catalogs()
         self._create_database(dbname)
+
+    def _claim_directory(self) -> int | None:
+        """Make the instance directory (or take the empty one that was there) and prove it is ours
+        before anything goes into it; returns the mode of a directory that was already there.
+
+        Under a directory others may write in (/tmp, /var/tmp) another user can put a directory or a
+        link at the path between the checks and now: that is refused, and nothing there is touched."""
+        root = self.layout.root
+        try:
+            root.mkdir(parents=True)
+            created = True
+        except FileExistsError:
+            created = False
+        st = os.lstat(root)
+        problem = trust.path_problem(root)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            problem = problem or f"{root} is not a directory but a link or a file"
+        elif st.st_uid not in trust.trusted_uids():
+            problem = problem or f"{root} {trust.entry_problem(st, trust.trusted_uids())}"
+        elif not created and any(p.name != "lost+found" for p in root.iterdir()):
+            problem = f"{root} is no longer empty"
+        if problem:
+            raise UsageError(f"--data-dir {root} changed while dbio was creating the instance ({problem}); nothing "
+                             "was created in it", "choose a directory that only you (or root) can create and change")
+        return None if created else stat.S_IMODE(st.st_mode)
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
@@ -212,7 +237,8 @@ class EmbeddedInstance:
     def wal_budget(self) -> int:
         """Bytes the instance's WAL may occupy: the free space of its filesystem plus the WAL it has."""
         wal = self.layout.pgdata / "pg_wal"
-        return free_bytes(self.data_dir) + (tree_bytes(wal) if wal.exists() else 0)
+        # the server user may turn pg_wal into a link: then its files are not counted as room
+        return free_bytes(self.data_dir) + (tree_bytes(wal) if wal.is_dir() and not wal.is_symlink() else 0)
 
     def wal_problem(self, cfg: InstanceConfig) -> str | None:
         """Why an update run could fill the disk with WAL (None: it cannot), before it starts."""

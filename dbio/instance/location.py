@@ -24,7 +24,9 @@ def check_location(root: Path, *, is_instance: bool) -> None:
     if root.exists() and any(p.name != "lost+found" for p in root.iterdir()) and not is_instance:
         raise UsageError(f"--data-dir {root} is not empty and is not a dbio instance",
                          "choose an empty or new directory")
-    bad = sorted({ch for ch in str(root) if ch in UNSAFE_PATH_CHARACTERS or ord(ch) < 32})
+    # control characters, and bytes that are not UTF-8 (Python keeps them as lone surrogates)
+    bad = sorted({ch for ch in str(root) if ch in UNSAFE_PATH_CHARACTERS or ord(ch) < 32
+                  or 0xDC80 <= ord(ch) <= 0xDCFF})
     if bad:
         raise UsageError(f"--data-dir {str(root)!r} contains {' '.join(repr(ch) for ch in bad)}, which the "
                          "server's socket and configuration settings cannot take",

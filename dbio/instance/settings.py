@@ -124,7 +124,8 @@ def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]
 
 
 def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    # postgresql.conf reads a backslash in a quoted value as an escape: double it, as the quote
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def max_wal_mb(running: dict[str, str]) -> int | None:
@@ -139,5 +140,5 @@ def max_wal_mb(running: dict[str, str]) -> int | None:
 
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
+        return value[1:-1].replace("''", "'").replace("\\\\", "\\")
     return value

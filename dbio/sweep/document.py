@@ -26,13 +26,14 @@ def write(directory: Path, doc: dict[str, Any]) -> None:
     tmp.replace(directory / SWEEP_FILE)
 
 
-def read(directory: Path) -> dict[str, Any]:
+def read(directory: Path, *, trusted: bool = False) -> dict[str, Any]:
     """sweep.json, checked against what resume and the reports read; one line naming the file and
-    what is wrong otherwise."""
+    what is wrong otherwise. trusted: only a file of the user running dbio, or root (a resume runs
+    the configuration it holds)."""
     from dbio import jsondoc, result, shapes
 
     path = directory / SWEEP_FILE if directory.is_dir() else directory
-    doc = result.load(path, "give the directory a dbio sweep wrote")
+    doc = result.load(path, "give the directory a dbio sweep wrote", trusted=trusted)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f"{path} is not a dbio sweep", "give the directory a dbio sweep wrote")
     try:

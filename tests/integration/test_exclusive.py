@@ -30,7 +30,9 @@ def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance):
         for command in (["run", *instance.args(db, *SMALL)], ["setup", "--reload", *instance.args(db, *SMALL)],
                         ["instance", "stop", "--data-dir", str(instance.data_dir)],
                         ["instance", "destroy", "--yes", "--data-dir", str(instance.data_dir)],
-                        ["teardown", *instance.args(db)]):
+                        ["teardown", *instance.args(db)],
+                        # through the instance's socket as an existing server: the same instance
+                        ["run", "--dsn", instance.conninfo(db), "--results-dir", str(instance.results), *SMALL]):
             t0 = time.monotonic()
             done = dbio(*command)
             assert done.code == 2, (command, done.text)
@@ -47,20 +49,21 @@ def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance):
 
 
 def test_a_second_run_on_one_database_of_a_server_is_refused(instance):
+    """Another dbio (here in this process) holds the database's advisory lock: a run through --dsn
+    is refused, naming it."""
+    from dbio.engines.postgres.exclusive import exclusive as database_exclusive
+
     db = "busy_dsn"
     instance.create_database(db)
     dsn = instance.conninfo(db)
     common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL]
     assert dbio("setup", *common).code == 0
-    first = _start("run", *common, "--run-time", "30s")
-    try:
-        wait_for(lambda: _measuring(first, instance, db), timeout=60, what="the first run to start")
+    with database_exclusive(dsn, "sweep", lambda _: None):
         done = dbio("run", *common)
-        assert done.code == 2, done.text
-        assert "is in use by dbio run pid" in done.err and len(done.err.strip().splitlines()) == 1
-    finally:
-        first.terminate()
-        first.communicate(timeout=60)
+    assert done.code == 2, done.text
+    assert f"is in use by dbio sweep pid {os.getpid()} since " in done.err, done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert dbio("run", *common).code == 0  # released with its session
 
 
 def test_destroy_asks_first_and_keeps_a_directory_it_did_not_create(workdir):

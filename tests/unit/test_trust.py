@@ -88,3 +88,64 @@ def test_read_no_follow_refuses_a_link(tmp_path):
 ])
 def test_describe_holder(text, shown):
     assert describe_holder(text) == shown
+
+
+def test_a_configuration_file_is_followed_through_a_link_only_in_a_directory_nobody_else_may_change(tmp_path):
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[workload]\nupdate_pct = 5\n")
+    (tmp_path / "link.toml").symlink_to(mine)
+    assert trust.read_trusted(tmp_path / "link.toml") == mine.read_bytes()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp: another user could point the link anywhere, or swap it
+    (shared / "dbio.toml").symlink_to(mine)
+    with pytest.raises(trust.UntrustedFile, match="is a link in a directory other users may change"):
+        trust.read_trusted(shared / "dbio.toml")
+
+
+def test_results_go_only_where_nobody_else_may_change_the_path(tmp_path):
+    from dbio.commands.run import check_results_dir
+    from dbio.errors import UsageError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UsageError, match="is writable by every user"):
+        check_results_dir(shared / "results" / "20260101-000000")
+    check_results_dir(tmp_path / "results" / "20260101-000000")  # a path of one's own is fine
+
+
+def test_a_directory_made_for_results_is_proved_before_anything_is_written(tmp_path):
+    from dbio.errors import UsageError
+
+    trust.make_private_directory(tmp_path / "a" / "b", "the run's result")
+    assert (tmp_path / "a" / "b").is_dir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "planted").symlink_to(victim)
+    with pytest.raises(FileExistsError):  # a link (or anything) already at the path is never used
+        trust.make_private_directory(tmp_path / "planted", "the run's result")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UsageError, match="refusing to write the run's result"):
+        trust.make_private_directory(shared / "run", "the run's result")
+
+
+def test_an_instance_directory_that_appears_as_a_link_meanwhile_is_refused_untouched(tmp_path):
+    from dbio.errors import UsageError
+    from dbio.instance.embedded import EmbeddedInstance
+
+    victim = tmp_path / "victim"
+    (victim / "log").mkdir(parents=True)
+    victim.chmod(0o755)
+    (tmp_path / "inst").symlink_to(victim)  # put there after the location was checked
+    with pytest.raises(UsageError, match="changed while dbio was creating the instance"):
+        EmbeddedInstance(tmp_path / "inst")._claim_directory()
+    assert (victim / "log").is_dir() and stat.S_IMODE(victim.stat().st_mode) == 0o755
+    full = tmp_path / "filled"
+    full.mkdir()
+    (full / "someone-elses").write_text("x")  # a directory that was empty at the check, not now
+    with pytest.raises(UsageError, match="is no longer empty"):
+        EmbeddedInstance(full)._claim_directory()
+    assert (full / "someone-elses").exists()

@@ -17,6 +17,17 @@ def parse(dsn: str) -> dict[str, str]:
     return conninfo.conninfo_to_dict(dsn) if dsn else {}
 
 
+def socket_directories(dsn: str) -> list[str]:
+    """The unix-socket directories a connection string (or PGHOST) may connect through."""
+    import os
+
+    try:
+        hosts = parse(dsn).get("host") or os.environ.get("PGHOST") or ""
+    except psycopg.Error:
+        return []
+    return [h for h in hosts.split(",") if h.startswith("/")]
+
+
 def problem(dsn: str) -> str | None:
     """Why libpq would refuse this connection string before connecting anywhere, or None."""
     try:
