@@ -46,7 +46,15 @@ def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
     A world-writable directory with the sticky bit (/tmp, /var/tmp) is fine when the next entry
     is trusted: nobody else can rename or remove that entry."""
     uids = trusted_uids() if uids is None else uids
-    real = Path(os.path.realpath(path))
+    # the directories as written (one holding a link could swap it) and where the links lead
+    for way in (Path(os.path.abspath(path)).parent, Path(os.path.realpath(path))):
+        problem = _way_problem(way, uids)
+        if problem:
+            return problem
+    return None
+
+
+def _way_problem(real: Path, uids: frozenset[int]) -> str | None:
     current = Path("/")
     parts = real.parts[1:]
     for index in range(len(parts) + 1):
@@ -54,7 +62,8 @@ def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
             st = os.lstat(current)
         except FileNotFoundError:
             return None  # what does not exist yet is judged when it is created
-        problem = entry_problem(st, uids)
+        # a link's own mode means nothing: only its directory's owner can replace it
+        problem = None if stat.S_ISLNK(st.st_mode) else entry_problem(st, uids)
         sticky_dir = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX and st.st_uid in uids
         if problem and not (sticky_dir and index < len(parts) and problem == "is writable by every user"):
             return f"{current} {problem}"

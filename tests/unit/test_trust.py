@@ -149,3 +149,16 @@ def test_an_instance_directory_that_appears_as_a_link_meanwhile_is_refused_untou
     with pytest.raises(UsageError, match="is no longer empty"):
         EmbeddedInstance(full)._claim_directory()
     assert (full / "someone-elses").exists()
+
+
+def test_a_link_in_a_directory_others_may_change_is_not_trusted_whatever_it_points_to(tmp_path):
+    safe = tmp_path / "safe"
+    safe.mkdir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "results").symlink_to(safe)  # its owner could point it elsewhere at any time
+    assert trust.path_problem(safe) is None
+    assert trust.path_problem(shared / "results") == f"{shared} is writable by every user"
+    (tmp_path / "alias").symlink_to(safe)  # a link in a trusted directory is fine
+    assert trust.path_problem(tmp_path / "alias" / "run") is None
