@@ -21,12 +21,17 @@ def free_bytes(path: Path) -> int:
 
 
 def tree_bytes(path: Path) -> int:
-    """Bytes in the files under path (links not followed; files that vanish meanwhile count nothing)."""
+    """Disk space the files under path take: allocated blocks, each file once however many names
+    it has (a sparse file or hard links cannot make it look larger). Links are not followed."""
     total = 0
+    seen: set[tuple[int, int]] = set()
     for root, _, files in os.walk(path):
         for name in files:
             try:
-                total += os.lstat(os.path.join(root, name)).st_size
+                st = os.lstat(os.path.join(root, name))
             except OSError:
-                pass
+                continue  # gone meanwhile
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
     return total

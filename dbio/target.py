@@ -63,7 +63,7 @@ def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> It
             # --dsn through an embedded instance's socket: that instance is held too, as its own
             # commands hold it, so a run of its own and one through --dsn never share it
             for directory in socket_directories(dsn):
-                instance_dir = Path(directory).parent
+                instance_dir = Path(directory).resolve().parent
                 if Layout(instance_dir).meta_file.exists():
                     held.enter_context(instance_exclusive(instance_dir, command))
             held.enter_context(database_exclusive(dsn, command, notify))

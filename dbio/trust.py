@@ -46,8 +46,8 @@ def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
     A world-writable directory with the sticky bit (/tmp, /var/tmp) is fine when the next entry
     is trusted: nobody else can rename or remove that entry."""
     uids = trusted_uids() if uids is None else uids
-    # the directories as written (one holding a link could swap it) and where the links lead
-    for way in (Path(os.path.abspath(path)).parent, Path(os.path.realpath(path))):
+    # the path as written (a link on it could be swapped) and where its links lead
+    for way in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
         problem = _way_problem(way, uids)
         if problem:
             return problem
@@ -62,8 +62,12 @@ def _way_problem(real: Path, uids: frozenset[int]) -> str | None:
             st = os.lstat(current)
         except FileNotFoundError:
             return None  # what does not exist yet is judged when it is created
-        # a link's own mode means nothing: only its directory's owner can replace it
-        problem = None if stat.S_ISLNK(st.st_mode) else entry_problem(st, uids)
+        # A link's mode means nothing. Its directory's owner can replace it, and so can its own
+        # owner in a sticky directory (/tmp): there a link another user made is theirs to swap.
+        if stat.S_ISLNK(st.st_mode):
+            problem = None if st.st_uid in uids else f"is a link owned by {_owner(st.st_uid)}"
+        else:
+            problem = entry_problem(st, uids)
         sticky_dir = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX and st.st_uid in uids
         if problem and not (sticky_dir and index < len(parts) and problem == "is writable by every user"):
             return f"{current} {problem}"
@@ -147,9 +151,14 @@ def make_private_directory(path: Path, what: str) -> None:
 
 
 def write_output(path: Path, text: str) -> None:
-    """A file the user named (--out), written without following a link someone may have put there."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    """A file the user named (--out), written without following a link someone may have put there,
+    and never into a pipe (which would hang) or a file with other names (a hard link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     with os.fdopen(fd, "w") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            raise OSError(errno.EPERM, "not a plain file of its own (a pipe, a device or a hard link)")
+        os.ftruncate(fd, 0)
         fh.write(text)
 
 

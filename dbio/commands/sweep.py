@@ -70,6 +70,10 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
+    problem = trust.path_problem(directory)
+    if problem:  # new steps are written there
+        raise UsageError(f"refusing to resume the sweep in {directory}: {problem}",
+                         "resume only a sweep in a directory only you (or root) can change")
     doc = document.read(directory, trusted=True)  # it holds the steps' configuration, archive_command included
     if doc.get("status") == "complete":
         ui.say(f"the sweep in {directory} is complete; nothing to do")

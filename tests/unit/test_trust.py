@@ -162,3 +162,47 @@ def test_a_link_in_a_directory_others_may_change_is_not_trusted_whatever_it_poin
     assert trust.path_problem(shared / "results") == f"{shared} is writable by every user"
     (tmp_path / "alias").symlink_to(safe)  # a link in a trusted directory is fine
     assert trust.path_problem(tmp_path / "alias" / "run") is None
+
+
+@pytest.mark.skipif(ME != 0, reason="needs root to give a link to another user")
+def test_a_link_another_user_made_in_a_sticky_directory_is_not_trusted(tmp_path):
+    tmp_path.chmod(0o755)
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    target = tmp_path / "roots"
+    target.mkdir()
+    link = sticky / "N"  # made after dbio resolved its paths, to be swapped once dbio has checked
+    link.symlink_to(target)
+    os.lchown(link, OTHER, OTHER)
+    assert trust.path_problem(link / "results") == f"{link} is a link owned by uid {OTHER}"
+    os.lchown(link, 0, 0)  # only root could swap it now
+    assert trust.path_problem(link / "results") is None
+
+
+def test_output_is_never_written_into_a_pipe_or_a_hard_link(tmp_path):
+    pipe = tmp_path / "report.html"
+    os.mkfifo(pipe)
+    with pytest.raises(OSError):  # at once (no reader: ENXIO; a reader: not a plain file), never hanging
+        trust.write_output(pipe, "report")
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    os.link(victim, tmp_path / "out.txt")
+    with pytest.raises(OSError, match="hard link"):
+        trust.write_output(tmp_path / "out.txt", "report")
+    assert victim.read_text() == "keep"
+    trust.write_output(tmp_path / "fresh.txt", "report")
+    assert (tmp_path / "fresh.txt").read_text() == "report"
+
+
+def test_tree_bytes_counts_allocated_space_once_per_file(tmp_path):
+    from dbio.filesystem import tree_bytes
+
+    sparse = tmp_path / "sparse"
+    with sparse.open("wb") as fh:
+        fh.truncate(1 << 40)  # a terabyte that takes no space
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * (1 << 20))
+    for n in range(5):
+        os.link(data, tmp_path / f"name{n}")
+    assert (1 << 20) <= tree_bytes(tmp_path) < (2 << 20)
