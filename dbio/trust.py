@@ -44,7 +44,8 @@ def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
     """The first place on the way from / to path that a less trusted user could change, described.
 
     A world-writable directory with the sticky bit (/tmp, /var/tmp) is fine when the next entry
-    is trusted: nobody else can rename or remove that entry."""
+    is trusted: nobody else can rename or remove that entry. Parts that do not exist yet are
+    judged when dbio has made them (see make_private_directory)."""
     uids = trusted_uids() if uids is None else uids
     # the path as written (a link on it could be swapped) and where its links lead
     for way in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
@@ -54,9 +55,9 @@ def path_problem(path: Path, uids: frozenset[int] | None = None) -> str | None:
     return None
 
 
-def _way_problem(real: Path, uids: frozenset[int]) -> str | None:
+def _way_problem(way: Path, uids: frozenset[int]) -> str | None:
     current = Path("/")
-    parts = real.parts[1:]
+    parts = way.parts[1:]
     for index in range(len(parts) + 1):
         try:
             st = os.lstat(current)
