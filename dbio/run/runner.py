@@ -426,7 +426,7 @@ class _Coordinator:
         except asyncio.CancelledError:
             session.state = "stopped"
         except Exception as exc:
-            if self.shared.stop.is_set() and (_is_cancel(exc) or self.clock.start is None
+            if self.shared.stop.is_set() and (self.engine.is_cancelled(exc) or self.clock.start is None
                                               or session.number in self.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
@@ -535,8 +535,3 @@ def abandon(conns: list[Any]) -> None:
 class _Stopped(Exception):
     """A stop (signal) arrived before the sessions were released."""
 
-
-def _is_cancel(exc: BaseException) -> bool:
-    import psycopg
-
-    return isinstance(exc, psycopg.errors.QueryCanceled)

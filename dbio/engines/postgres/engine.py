@@ -131,6 +131,9 @@ class PostgresEngine:
         cur = await conn.execute("SELECT pg_backend_pid()")
         return int((await cur.fetchone())[0])
 
+    def is_cancelled(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.QueryCanceled)
+
     async def flush_stats(self, conn: psycopg.AsyncConnection) -> None:
         """Make an interrupted session's counters visible now rather than at its next idle second."""
         await conn.execute("SELECT pg_stat_force_next_flush()")
