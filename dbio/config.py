@@ -441,13 +441,12 @@ def _database_errors(config: Config) -> list[ConfigError]:
     if config.connection.embedded:
         name, key = config.connection.dbname, "dbname"
     else:
-        import psycopg
+        from dbio.engines.postgres import dsn
 
-        try:
-            name = psycopg.conninfo.conninfo_to_dict(config.connection.dsn or "").get("dbname") \
-                or os.environ.get("PGDATABASE")
-        except psycopg.ProgrammingError:
+        params = dsn.parse_or_none(config.connection.dsn or "")
+        if params is None:
             return []  # a malformed DSN is reported on its own
+        name = params.get("dbname") or os.environ.get("PGDATABASE")
         key = "dsn"
     if name is None:
         return []

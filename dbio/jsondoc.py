@@ -40,13 +40,11 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _check_numbers(value: Any, where: str) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_numbers(item, _join(where, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_numbers(item, f"{where}[{i}]")
-    elif isinstance(value, float) and not (math.isfinite(value) and abs(value) <= LIMIT):
+    tree(_real_figure)(value, where)
+
+
+def _real_figure(value: Any, where: str) -> None:
+    if isinstance(value, float) and not (math.isfinite(value) and abs(value) <= LIMIT):
         raise Malformed(f"{where or 'the document'} is {value!r}, out of the range of any real figure")
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > LIMIT:
         raise Malformed(f"{where or 'the document'} is {value}, out of the range of any real figure")

@@ -57,17 +57,28 @@ def read(path: Path) -> dict[str, Any]:
     """A result.json (or the directory holding one), checked against what the reports read;
     refuses anything else with one line naming the file and what is wrong."""
     target = path / RESULT_FILE if path.is_dir() else path
-    document = load(target, "give a run directory or its result.json")
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise UsageError(f"{target} is not a dbio result", "give the result.json a dbio run wrote")
+    return load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
+                         hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
+                                "render it with the dbio that wrote it", "re-run, or render another result"))
+
+
+def load_document(target: Path, form: str, version: int, shape: Any, *, kind: str, hints: tuple[str, str, str, str],
+                  trusted: bool = False) -> dict[str, Any]:
+    """A versioned document of dbio's (a result, a sweep): loaded strictly, then its format, its
+    version and its shape checked, each refusal one line. hints: what to do when the file cannot
+    be loaded, is not this kind of document, has a version this dbio does not read, is malformed."""
+    missing, not_ours, other_version, malformed = hints
+    document = load(target, missing, trusted=trusted)
+    if not isinstance(document, dict) or document.get("format") != form:
+        raise UsageError(f"{target} is not a dbio {kind}", not_ours)
     try:
-        jsondoc.check(document.get("format_version"), shapes.version(FORMAT_VERSION))
+        jsondoc.check(document.get("format_version"), shapes.version(version))
     except jsondoc.Malformed as exc:
-        raise UsageError(f"{target} {exc}", "render it with the dbio that wrote it") from None
+        raise UsageError(f"{target} {exc}", other_version) from None
     try:
-        jsondoc.check(document, shapes.result(FORMAT_VERSION))
+        jsondoc.check(document, shape)
     except jsondoc.Malformed as exc:
-        raise UsageError(f"{target}: {exc}", "re-run, or render another result") from None
+        raise UsageError(f"{target}: {exc}", malformed) from None
     return document
 
 

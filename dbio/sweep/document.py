@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dbio.errors import UsageError
 
 FORMAT = "dbio-sweep"
 FORMAT_VERSION = 1
@@ -30,21 +29,13 @@ def read(directory: Path, *, trusted: bool = False) -> dict[str, Any]:
     """sweep.json, checked against what resume and the reports read; one line naming the file and
     what is wrong otherwise. trusted: only a file of the user running dbio, or root (a resume runs
     the configuration it holds)."""
-    from dbio import jsondoc, result, shapes
+    from dbio import result, shapes
 
     path = directory / SWEEP_FILE if directory.is_dir() else directory
-    doc = result.load(path, "give the directory a dbio sweep wrote", trusted=trusted)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise UsageError(f"{path} is not a dbio sweep", "give the directory a dbio sweep wrote")
-    try:
-        jsondoc.check(doc.get("format_version"), shapes.version(FORMAT_VERSION))
-    except jsondoc.Malformed as exc:
-        raise UsageError(f"{path} {exc}", "use the dbio that wrote it") from None
-    try:
-        jsondoc.check(doc, shapes.sweep(FORMAT_VERSION))
-    except jsondoc.Malformed as exc:
-        raise UsageError(f"{path}: {exc}", "restore the sweep.json dbio wrote, or start a new sweep") from None
-    return doc
+    given = "give the directory a dbio sweep wrote"
+    return result.load_document(path, FORMAT, FORMAT_VERSION, shapes.sweep(FORMAT_VERSION), kind="sweep",
+                                hints=(given, given, "use the dbio that wrote it",
+                                       "restore the sweep.json dbio wrote, or start a new sweep"), trusted=trusted)
 
 
 def is_sweep(path: Path) -> bool:

@@ -9,23 +9,13 @@ import pytest
 
 from dbio.report import model as report_model
 from dbio.stats import figures, host_cpu, series
+from tests.unit.test_figures import window_of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def load(name):
     return json.loads((FIXTURES / f"result_{name}.json").read_text())
-
-
-def window_of(doc):
-    return {
-        "seconds": doc["timeline"]["window_seconds"],
-        "engine_begin": doc["normalized"]["begin"], "engine_end": doc["normalized"]["end"],
-        "totals": doc["totals"], "histograms": doc["histograms"],
-        "os_begin": doc["snapshots"]["begin"]["os"], "os_end": doc["snapshots"]["end"]["os"],
-        "cores": doc["environment"]["host"]["cpus"], "shared_buffers": 16 << 20, "data_bytes": 64 << 20,
-        "direct_io": True,
-    }
 
 
 # -- host CPU: ticks over the real elapsed time ------------------------------------------------

@@ -17,6 +17,14 @@ def parse(dsn: str) -> dict[str, str]:
     return conninfo.conninfo_to_dict(dsn) if dsn else {}
 
 
+def parse_or_none(dsn: str) -> dict[str, str] | None:
+    """The connection string's keywords, None when it cannot be parsed (problem() says why)."""
+    try:
+        return parse(dsn)
+    except psycopg.Error:
+        return None
+
+
 def socket_directories(dsn: str) -> list[str]:
     """The unix-socket directories a connection string (or PGHOST) may connect through."""
     import os
