@@ -24,7 +24,7 @@ from dbio.report import verdict
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
-from dbio.run.plan import make_plan
+from dbio.run.plan import RunPlan, make_plan
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -115,6 +115,11 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
             raise UsageError(problem, "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or "
                                       "run without updates")
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
+    return run_on(target, config, ui, directory, plan)
+
+
+def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan: RunPlan) -> RunResult:
+    """The run on a resolved target, whatever its engine: checks, sessions, result, reports."""
     engine = target.engine
     conn = target.connect("dbio:run")
     try:
@@ -122,7 +127,7 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         record = check_setup(engine.read_setup(conn), config, info.description)
         check_server(info, config)
     finally:
-        conn.close()
+        engine.close(conn)
     recover_abandoned(config.run.results_dir, engine, ui)
     storage = _storage(info)
     devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}

@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dbio.collect import procfs
+from dbio.engines.base import Engine, ServerInfo
 
 
 @dataclass
 class Monitor:
     """Takes one reading of everything: the engine's counters and, for a local server, /proc."""
 
-    engine: Any
+    engine: Engine
     conn: Any  # async connection of its own
-    snapshot_query: str
+    info: ServerInfo
+    run_id: int
     local: bool
     session_pids: list[int]
     background_pids: list[int]
@@ -36,7 +38,7 @@ class Monitor:
         """Engine snapshot and OS counters; per-process CPU in detail only when asked (window ends)."""
         out: dict[str, Any] = {}
         try:
-            out["engine"] = await _fetch_one(self.conn, self.snapshot_query)
+            out["engine"] = await self.engine.snapshot(self.conn, self.info, self.run_id)
         except Exception as exc:  # a failed reading must not end the run
             out["engine"] = None
             out["error"] = f"engine snapshot failed: {exc}"
@@ -64,18 +66,12 @@ class Monitor:
         return reading
 
 
-async def _fetch_one(conn: Any, query: str, params: Any = None) -> Any:
-    cur = await conn.execute(query, params)
-    row = await cur.fetchone()
-    return row[0]
-
-
 @dataclass
 class WaitSampler:
     """Samples what each session is doing many times a second; counts per wait event."""
 
+    engine: Engine
     conn: Any
-    query: str
     pids: list[int]
     interval: float
     current: Counter = field(default_factory=Counter)  # since the last per-second sample
@@ -88,15 +84,13 @@ class WaitSampler:
         next_at = time.monotonic()
         while not stop.is_set():
             try:
-                cur = await self.conn.execute(self.query, {"pids": self.pids})
-                rows = await cur.fetchall()
+                labels = await self.engine.session_states(self.conn, self.pids)
             except Exception:
                 self.errors += 1
                 if self.errors > 50:
                     return
-                rows = []
-            for _pid, state, wtype, wevent in rows:
-                label = classify(state, wtype, wevent)
+                labels = []
+            for label in labels:
                 self.current[label] += 1
                 if self.in_window:
                     self.window[label] += 1
@@ -114,17 +108,6 @@ class WaitSampler:
     def take(self) -> dict[str, int]:
         counts, self.current = dict(self.current), Counter()
         return counts
-
-
-def classify(state: str | None, wait_type: str | None, wait_event: str | None) -> str:
-    """One label per session sample: CPU, Class:Event, or what dbio itself is doing."""
-    if state == "active":
-        return f"{wait_type}:{wait_event}" if wait_type else "CPU"
-    if state == "idle":
-        return "Client:between slices"
-    if state is None:
-        return "Unknown"
-    return f"Client:{state}"
 
 
 class SampleWriter:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import signal
-import socket
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dbio.engines.base import ServerInfo, SliceResult, session_application_name
+from dbio.engines.base import Engine, ServerInfo, SliceResult, session_application_name
 from dbio.errors import DbioError
 from dbio.run.identity import client_alive, new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
@@ -70,7 +68,7 @@ class RunOutcome:
 
 @dataclass
 class RunContext:
-    engine: Any
+    engine: Engine
     conninfo: str
     info: ServerInfo
     plan: RunPlan
@@ -140,12 +138,11 @@ class _Coordinator:
             wait_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:waits")
             await engine.prepare_monitor(monitor_conn)
             pids = [s.pid for s in self.sessions if s.pid]
-            monitor = self.monitor = Monitor(engine, monitor_conn, engine.snapshot_query(ctx.info, self.run_id),
-                                             ctx.info.caps.local, pids,
+            monitor = self.monitor = Monitor(engine, monitor_conn, ctx.info, self.run_id, ctx.info.caps.local, pids,
                                              await self._background_pids(monitor_conn, pids), ctx.devices,
                                              overhead_pids=[await engine.backend_pid(c)
                                                             for c in (monitor_conn, wait_conn)])
-            waits = WaitSampler(wait_conn, engine.waits_query(), pids, ctx.wait_interval)
+            waits = WaitSampler(engine, wait_conn, pids, ctx.wait_interval)
             await asyncio.to_thread(engine.hold_barrier, control, self.run_id)
             tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
             await self._wait_at_barrier(control, tasks)
@@ -215,10 +212,10 @@ class _Coordinator:
                     pass
             for conn in (monitor_conn, wait_conn):
                 if conn is not None:
-                    await conn.close()
+                    await engine.aclose(conn)
             # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
             await self._bounded(asyncio.to_thread(engine.forget_run, control, self.run_id), [control])
-            control.close()
+            engine.close(control)
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
         return RunOutcome(
@@ -249,18 +246,9 @@ class _Coordinator:
     def _plans(self) -> dict[str, Any]:
         conn = self.engine.connect(self.ctx.conninfo, application_name="dbio:plan")
         try:
-            plans = self.engine.plans(conn, 1, self.ctx.access_path)
+            return self.engine.plans(conn, 1, self.ctx.access_path)
         finally:
-            conn.close()
-        expected = "Index Scan" if self.ctx.access_path == "index" else "Bitmap Heap Scan"
-        for kind in ("select", "update"):
-            nodes = plans[kind]["nodes"]
-            if expected not in nodes:
-                raise DbioError(f"the {kind} statement would run as {' > '.join(nodes)}, not as a {expected}",
-                                "check the table's statistics (dbio setup --verify) and the server's planner settings")
-        plans["access_path"] = self.ctx.access_path
-        plans["expected_node"] = expected
-        return plans
+            self.engine.close(conn)
 
     async def _connect_all(self) -> None:
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
@@ -284,8 +272,7 @@ class _Coordinator:
     async def _background_pids(self, conn: Any, pids: list[int]) -> list[int]:
         if not self.ctx.info.caps.local:
             return []
-        cur = await conn.execute(self.engine.processes_query(), {"pids": pids})
-        return [pid for pid, btype in await cur.fetchall() if btype != "client backend"]
+        return await self.engine.background_pids(conn, pids)
 
     async def _wait_at_barrier(self, control: Any, tasks: list[asyncio.Task]) -> None:
         deadline = time.monotonic() + BARRIER_TIMEOUT
@@ -367,7 +354,7 @@ class _Coordinator:
         """Sessions still inside a slice after their cancel: their connections are given up."""
         stuck = [s for s in self.sessions if s.in_call and s.conn is not None]
         self.abandoned.update(s.number for s in stuck)
-        abandon([s.conn for s in stuck])
+        self._abandon([s.conn for s in stuck])
         self._event("abandoned", f"{len(stuck)} session(s) neither finished nor took a cancel: their connections "
                                  "were abandoned (the server did not answer)")
         self.exit_by = time.monotonic()  # a server that does not answer a cancel is given no more time
@@ -387,7 +374,7 @@ class _Coordinator:
             signalled.cancel()
         done, _ = await asyncio.wait({task}, timeout=self._remaining())
         if not done:
-            abandon(conns)
+            self._abandon(conns)
             done, _ = await asyncio.wait({task}, timeout=ABANDONED_WAIT)
             if not done:
                 task.cancel()
@@ -402,7 +389,7 @@ class _Coordinator:
             remaining = self._remaining()
             _, pending = await asyncio.wait(tasks, timeout=5 if remaining is None else remaining)
             if pending:
-                abandon(conns)
+                self._abandon(conns)
                 _, pending = await asyncio.wait(pending, timeout=ABANDONED_WAIT)
             for task in pending:
                 task.cancel()
@@ -410,15 +397,8 @@ class _Coordinator:
 
     async def _cancel_running(self) -> int:
         """Cancel every statement still running, each request given CANCEL_TIMEOUT seconds."""
-        async def cancel(session: Session) -> bool:
-            try:
-                await session.conn.cancel_safe(timeout=CANCEL_TIMEOUT)
-                return True
-            except Exception:
-                return False
-
         running = [s for s in self.sessions if s.in_call and s.conn is not None and s.number not in self.abandoned]
-        return sum(await asyncio.gather(*(cancel(s) for s in running)))
+        return sum(await asyncio.gather(*(self.engine.cancel_statement(s.conn, CANCEL_TIMEOUT) for s in running)))
 
     async def _session_main(self, session: Session) -> None:
         try:
@@ -443,7 +423,7 @@ class _Coordinator:
         for session in self.sessions:
             if session.conn is not None:
                 try:
-                    await session.conn.close()
+                    await self.engine.aclose(session.conn)
                 except Exception:
                     pass
 
@@ -489,6 +469,10 @@ class _Coordinator:
         self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
+    def _abandon(self, conns: list[Any]) -> None:
+        for conn in conns:
+            self.engine.abandon(conn)
+
     def _stop(self) -> None:
         if not self.shared.stop.is_set():
             self.stopped_at = time.time() + self.offset
@@ -514,22 +498,6 @@ class _Coordinator:
 
     def _first_error(self) -> str | None:
         return next((s.error for s in self.sessions if s.error), None)
-
-
-def abandon(conns: list[Any]) -> None:
-    """Give up connections whose server does not answer: shut their sockets, so that whatever
-    waits on them (here or in a thread) fails at once, and their backends end when they next read."""
-    for conn in conns:
-        try:
-            sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
-        except Exception:
-            continue  # already closed
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        finally:
-            sock.close()
 
 
 class _Stopped(Exception):

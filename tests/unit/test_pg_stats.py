@@ -58,3 +58,30 @@ def test_snapshot_query_follows_the_version(version, expected, absent):
             assert text in query
     for text in absent:
         assert text not in query
+
+
+@pytest.mark.parametrize("fixture", ["pg18_snapshot.json", "pg15_snapshot.json"])
+def test_normalize_fills_the_neutral_counter_record(fixture):
+    from dbio.engines import counters
+
+    assert counters.problems(stats.normalize(load(fixture))) == []
+
+
+def test_the_counter_record_check_names_what_is_wrong():
+    from dbio.engines import counters
+
+    record = stats.normalize(load("pg18_snapshot.json"))
+    del record["wal"]
+    record["data"] = {**record["data"], "reads": "many"}
+    record["cpu"] = {}
+    record["client"].pop("hits")
+    assert counters.problems(record) == ["wal is missing", "cpu is not a counter group", "data.reads is 'many', "
+                                         "not a number or None", "client.hits is missing"]
+
+
+def test_session_states_label_what_a_session_does():
+    assert stats.session_state("active", None, None) == "CPU"
+    assert stats.session_state("active", "IO", "DataFileRead") == "IO:DataFileRead"
+    assert stats.session_state("idle", None, None) == "Client:between slices"
+    assert stats.session_state("idle in transaction", "Client", "ClientRead") == "Client:idle in transaction"
+    assert stats.session_state(None, None, None) == "Unknown"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any, Callable, Iterator
 
 import psycopg
@@ -33,6 +35,26 @@ class PostgresEngine:
 
     async def aconnect(self, conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
         return await server.aconnect(conninfo, application_name=application_name)
+
+    def close(self, conn: psycopg.Connection) -> None:
+        conn.close()
+
+    async def aclose(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.close()
+
+    def abandon(self, conn: psycopg.Connection | psycopg.AsyncConnection) -> None:
+        """Give up a connection whose server does not answer: shut its socket, so that whatever waits
+        on it (here or in a thread) fails at once, and its backend ends when it next reads."""
+        try:
+            sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        except Exception:
+            return  # already closed
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        finally:
+            sock.close()
 
     def probe(self, conn: psycopg.Connection) -> ServerInfo:
         return server.probe(conn)
@@ -131,6 +153,13 @@ class PostgresEngine:
         cur = await conn.execute("SELECT pg_backend_pid()")
         return int((await cur.fetchone())[0])
 
+    async def cancel_statement(self, conn: psycopg.AsyncConnection, timeout: float) -> bool:
+        try:
+            await conn.cancel_safe(timeout=timeout)
+            return True
+        except Exception:
+            return False
+
     def is_cancelled(self, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.errors.QueryCanceled)
 
@@ -142,22 +171,28 @@ class PostgresEngine:
         workload.init_session_sync(conn, schema_index, access_path)
         select = workload.explain(conn, update=False)
         update = workload.explain(conn, update=True)
-        return {"select": {"nodes": workload.plan_nodes(select), "plan": select},
-                "update": {"nodes": workload.plan_nodes(update), "plan": update}}
+        plans = {"select": {"nodes": workload.plan_nodes(select), "plan": select},
+                 "update": {"nodes": workload.plan_nodes(update), "plan": update}}
+        return workload.check_access_path(plans, access_path)
 
     # -- statistics --------------------------------------------------------------------
-    def snapshot_query(self, info: ServerInfo, run_id: int | None = None) -> str:
-        return stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id))
-
     async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:
         """All views of one snapshot agree with each other (one statistics snapshot per statement)."""
         await conn.execute("SET stats_fetch_consistency = snapshot")
 
+    async def snapshot(self, conn: psycopg.AsyncConnection, info: ServerInfo,
+                       run_id: int | None = None) -> dict[str, Any]:
+        query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id))
+        cur = await conn.execute(query)
+        return (await cur.fetchone())[0]
+
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
         return stats.normalize(raw)
 
-    def waits_query(self) -> str:
-        return sqlfiles.text("stats/waits.sql")
+    async def session_states(self, conn: psycopg.AsyncConnection, pids: list[int]) -> list[str]:
+        cur = await conn.execute(sqlfiles.text("stats/waits.sql"), {"pids": pids})
+        return [stats.session_state(state, wtype, wevent) for _pid, state, wtype, wevent in await cur.fetchall()]
 
-    def processes_query(self) -> str:
-        return sqlfiles.text("stats/processes.sql")
+    async def background_pids(self, conn: psycopg.AsyncConnection, session_pids: list[int]) -> list[int]:
+        cur = await conn.execute(sqlfiles.text("stats/processes.sql"), {"pids": session_pids})
+        return [pid for pid, btype in await cur.fetchall() if btype != "client backend"]

@@ -9,13 +9,13 @@ figures and reports use. Which views exist depends on the version: 15 has no pg_
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
-
-import psycopg
 
 from dbio.engines.postgres import sqlfiles
 
 
+@cache  # asked once a second during a run
 def snapshot_sql(version_num: int, sessions_prefix: str | None = None) -> str:
     """sessions_prefix: the application_name prefix of the run's sessions (their own I/O, 18+)."""
     parts = {"database": "stats/database.sql",
@@ -39,11 +39,6 @@ def snapshot_sql(version_num: int, sessions_prefix: str | None = None) -> str:
 
 def _strip(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")).strip()
-
-
-def take(conn: psycopg.Connection, query: str) -> dict[str, Any]:
-    """One snapshot, read in one statement so all views agree (stats_fetch_consistency=snapshot)."""
-    return conn.execute(query).fetchone()[0]
 
 
 def _num(value: Any) -> float:
@@ -138,3 +133,14 @@ def _wal(raw: dict[str, Any], wal: dict[str, Any]) -> dict[str, Any]:
                        "write_time_ms": _num(wal.get("wal_write_time")), "syncs": _num(wal.get("wal_sync")),
                        "sync_time_ms": _num(wal.get("wal_sync_time"))})
     return result
+
+
+def session_state(state: str | None, wait_type: str | None, wait_event: str | None) -> str:
+    """One label per sample of a session (pure): CPU, Class:Event, or what dbio itself is doing."""
+    if state == "active":
+        return f"{wait_type}:{wait_event}" if wait_type else "CPU"
+    if state == "idle":
+        return "Client:between slices"
+    if state is None:
+        return "Unknown"
+    return f"Client:{state}"

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from dbio.engines.base import SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
-from dbio.errors import UsageError
+from dbio.errors import DbioError, UsageError
 
 KINDS = ("select", "update", "scan")
 
@@ -126,6 +126,20 @@ def explain(conn: psycopg.Connection, *, update: bool) -> list[dict[str, Any]]:
         conn.execute(sql.SQL("DEALLOCATE {}").format(sql.Identifier(name)))
     plan = row[0]
     return json.loads(plan) if isinstance(plan, str) else plan
+
+
+ACCESS_PATH_NODES = {"index": "Index Scan", "bitmap": "Bitmap Heap Scan"}
+
+
+def check_access_path(plans: dict[str, Any], access_path: str) -> dict[str, Any]:
+    """plans, marked with the access path asked for; refused when a statement would not use it."""
+    expected = ACCESS_PATH_NODES[access_path]
+    for kind in ("select", "update"):
+        nodes = plans[kind]["nodes"]
+        if expected not in nodes:
+            raise DbioError(f"the {kind} statement would run as {' > '.join(nodes)}, not as a {expected}",
+                            "check the table's statistics (dbio setup --verify) and the server's planner settings")
+    return {**plans, "access_path": access_path, "expected_node": expected}
 
 
 def plan_nodes(plan: list[dict[str, Any]]) -> list[str]:

@@ -1,0 +1,95 @@
+"""The engine-neutral counter record: what Engine.normalize returns for one raw snapshot.
+
+Every engine fills it from its own views; figures, series and reports read only this. All
+values are cumulative since some point of the server's life (a reading is differenced with
+another of the same server), except "t" and the "gauges". A value the engine cannot measure is
+None (inside a group) or the group is absent; Capabilities.missing says why, and reports show
+the figure as absent, never as zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class IoCounters(TypedDict):
+    """Data-file I/O of a set of processes (block I/O through the engine's buffer cache)."""
+
+    reads: float  # read requests
+    read_bytes: float | None
+    read_time_ms: float | None  # time waited for reads, as the engine timed it (None: not timed)
+    writes: float | None  # write requests
+    write_bytes: float | None
+    write_time_ms: float | None
+    extends: float | None  # requests that grew a file
+    extend_bytes: float | None
+    hits: float | None  # block requests the buffer cache served
+    evictions: float | None
+    reuses: float | None
+    fsyncs: float | None
+    fsync_time_ms: float | None
+    writebacks: float | None
+
+
+class WalCounters(TypedDict):
+    """The redo log (PostgreSQL's WAL, InnoDB's redo log)."""
+
+    bytes: float  # generated
+    records: float | None
+    fpi: float | None  # full page images (PostgreSQL); None elsewhere
+    buffers_full: float | None  # writes forced by a full log buffer
+    writes: float | None  # write requests to the log files
+    write_bytes: float | None
+    write_time_ms: float | None
+    syncs: float | None
+    sync_time_ms: float | None
+
+
+class DatabaseCounters(TypedDict, total=False):
+    """Logical activity of the measured database."""
+
+    commits: float
+    rollbacks: float
+    blks_read: float  # blocks read from storage
+    blks_hit: float  # logical reads the cache served
+    tup_returned: float
+    tup_fetched: float
+    tup_updated: float
+    temp_bytes: float
+    blk_read_time_ms: float
+    blk_write_time_ms: float
+
+
+class Counters(TypedDict, total=False):
+    t: float  # server clock, epoch seconds, when the reading was taken (required)
+    data: IoCounters  # every process's data-file I/O (required)
+    client: IoCounters  # client sessions' data-file I/O, all of them (required)
+    client_normal: IoCounters  # client sessions' single-block reads through the cache, not scans' (required)
+    sessions: dict[str, float]  # the run's own sessions only (reads, read_bytes, writes, write_bytes, extends)
+    by_backend: dict[str, dict[str, float]] | None  # per process kind, in the engine's own names
+    wal: WalCounters  # (required)
+    db: DatabaseCounters  # (required)
+    writers: dict[str, float]  # the engine's buffer writers (checkpoints, background writer), its own names
+    gauges: dict[str, Any]  # point-in-time values, never differenced (other sessions active...)
+
+
+REQUIRED = ("t", "data", "client", "client_normal", "wal", "db")
+_GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "wal": WalCounters}
+
+
+def problems(record: dict[str, Any]) -> list[str]:
+    """What keeps a normalized reading from being a Counters record (pure; empty when it is one).
+    An engine's tests run its normalize through this, so a new engine learns the shape here."""
+    out = [f"{key} is missing" for key in REQUIRED if key not in record]
+    unknown = set(record) - set(Counters.__annotations__)
+    out += [f"{key} is not a counter group" for key in sorted(unknown)]
+    for group, kind in _GROUPS.items():
+        values = record.get(group)
+        if not isinstance(values, dict):
+            continue
+        out += [f"{group}.{key} is missing" for key in kind.__annotations__ if key not in values]
+        out += [f"{group}.{key} is {value!r}, not a number or None" for key, value in values.items()
+                if value is not None and not isinstance(value, (int, float))]
+    if "t" in record and not isinstance(record["t"], (int, float)):
+        out.append("t is not a number")
+    return out

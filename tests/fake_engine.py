@@ -1,0 +1,284 @@
+"""A database engine with no database: dbio's Engine protocol over an in-process fake server.
+
+It exists to test the run pipeline itself (connect, barrier, slices, samples, assemble,
+reports) without PostgreSQL, and as the template a new engine follows. Its counters are
+synthetic and exact: every session runs ITERATIONS_PER_SECOND statements a second, each reading
+work_unit blocks from storage (one row per block) at READ_US a read, so a test can check the
+figures dbio derives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from dbio.engines.base import (Capabilities, Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
+                               TableJob, TableTiming, Teardown)
+
+ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
+READ_US = 250.0  # every read takes this long
+UPDATE_EVERY = 4  # with update_pct > 0, every 4th statement is an UPDATE (one block written)
+BLOCK = 8192
+
+
+@dataclass
+class _Run:
+    control: dict[str, Any]
+    released: threading.Event = field(default_factory=threading.Event)
+    start: float | None = None
+    window_open: float | None = None
+    deadline: float | None = None
+    waiting: int = 0
+
+
+class FakeServer:
+    """The shared state of the fake engine's 'server': runs, barrier, cumulative counters."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[int, _Run] = {}
+        self.pids = itertools.count(900001)
+        self.counters = {"reads": 0.0, "read_time_ms": 0.0, "writes": 0.0, "hits": 0.0, "commits": 0.0,
+                         "wal_bytes": 0.0, "wal_writes": 0.0, "wal_syncs": 0.0}
+        self.connections: set["FakeConnection"] = set()
+        self.setup: SetupRecord | None = None
+
+    def add(self, **amounts: float) -> None:
+        with self.lock:
+            for key, value in amounts.items():
+                self.counters[key] += value
+
+
+@dataclass(eq=False)
+class FakeConnection:
+    server: FakeServer
+    application_name: str
+    pid: int
+    closed: bool = False
+    schema_index: int = 0
+
+
+class FakeEngine:
+    """Implements dbio.engines.base.Engine; every method is what an engine must do, in miniature."""
+
+    name = "fake"
+    filler_bytes = 0
+
+    def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0"):
+        self.server = server or FakeServer()
+        self.version = version
+
+    # -- connections and facts ---------------------------------------------------------
+    def connect(self, conninfo: str, *, application_name: str,
+                notify: Callable[[str], None] | None = None) -> FakeConnection:
+        conn = FakeConnection(self.server, application_name, next(self.server.pids))
+        self.server.connections.add(conn)
+        return conn
+
+    def wait_while_recovering(self, conninfo: str, notify: Callable[[str], None]) -> None:
+        return None
+
+    async def aconnect(self, conninfo: str, *, application_name: str) -> FakeConnection:
+        return self.connect(conninfo, application_name=application_name)
+
+    def close(self, conn: FakeConnection) -> None:
+        conn.closed = True
+        self.server.connections.discard(conn)
+
+    async def aclose(self, conn: FakeConnection) -> None:
+        self.close(conn)
+
+    def abandon(self, conn: FakeConnection) -> None:
+        self.close(conn)
+
+    def probe(self, conn: FakeConnection) -> ServerInfo:
+        caps = Capabilities(engine=self.name, server_version=self.version, version_num=10000, has_io_view=True,
+                            io_view_has_wal=False, has_backend_cpu=False, can_see_waits=True, data_directory=None,
+                            local=False, direct_io=True,
+                            missing=(("process CPU", "the fake server has no processes"),))
+        settings = {"track_io_timing": {"setting": "on", "unit": None, "source": "default"}}
+        return ServerInfo(caps=caps, settings=settings, database="fake", user="tester",
+                          description=f"{self.version} (in process)", shared_buffers_bytes=16 * BLOCK,
+                          max_connections=1000, reserved_connections=3,
+                          connections_in_use=len(self.server.connections), backend_pid=conn.pid)
+
+    def describe_target(self, conninfo: str) -> str:
+        return f"{self.version} (in process)"
+
+    # -- setup: a load is only its record (no rows are kept) -----------------------------
+    def read_setup(self, conn: FakeConnection) -> SetupRecord | None:
+        return self.server.setup
+
+    def check_namespace(self, conn: FakeConnection, spec: SetupSpec) -> None:
+        return None
+
+    def begin_setup(self, conn: FakeConnection, spec: SetupSpec, *, setup_id: str,
+                    server_version: str) -> SetupRecord:
+        self.server.setup = SetupRecord(setup_id, spec, "loading", time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                        server_version=server_version)
+        return self.server.setup
+
+    def prepare_load_session(self, conn: FakeConnection) -> None:
+        return None
+
+    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool:
+        return any(t.get("schema") == job.schema_index and t.get("kind") == job.kind for t in record.tables_done)
+
+    def load_table(self, conn: FakeConnection, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
+                   on_rows: Callable[[int], None], should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
+        began = time.monotonic()
+        for batch in batches:
+            if should_stop():
+                break
+            on_rows(len(batch))
+        record.tables_done.append({"schema": job.schema_index, "kind": job.kind, "rows": job.rows})
+        return TableTiming(load=time.monotonic() - began, index=0.0, analyze=0.0)
+
+    def cancel(self, conn: FakeConnection) -> None:
+        return None
+
+    def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException:
+        return exc
+
+    def finish_setup(self, conn: FakeConnection, record: SetupRecord) -> SetupRecord:
+        record.status = "ready"
+        return record
+
+    def verify(self, conn: FakeConnection, record: SetupRecord) -> list[Check]:
+        return [Check("loaded", record.status == "ready", record.status)]
+
+    def teardown(self, conn: FakeConnection) -> Teardown:
+        self.server.setup = None
+        return Teardown(dropped=["everything"])
+
+    def default_schema_clash(self, conn: FakeConnection) -> str | None:
+        return None
+
+    def keep_default_schema_out(self, conn: FakeConnection) -> bool:
+        return False
+
+    # -- run: control connection ---------------------------------------------------------
+    def install_workload(self, conn: FakeConnection) -> None:
+        return None
+
+    def prepare_run(self, conn: FakeConnection, run_id: int, params: dict[str, Any]) -> None:
+        with self.server.lock:
+            self.server.runs[run_id] = _Run(dict(params))
+
+    def plans(self, conn: FakeConnection, schema_index: int, access_path: str) -> dict[str, Any]:
+        plan = [{"Plan": {"Node Type": "Fake Lookup"}}]
+        return {"select": {"nodes": ["Fake Lookup"], "plan": plan}, "update": {"nodes": ["Fake Lookup"], "plan": plan},
+                "access_path": access_path, "expected_node": "Fake Lookup"}
+
+    def hold_barrier(self, conn: FakeConnection, run_id: int) -> None:
+        self.server.runs[run_id].released.clear()
+
+    def waiting_at_barrier(self, conn: FakeConnection, run_id: int) -> int:
+        return self.server.runs[run_id].waiting
+
+    def release(self, conn: FakeConnection, run_id: int, *, warmup: float,
+                run_time: float) -> tuple[float, float, float | None]:
+        run = self.server.runs[run_id]
+        run.start = time.time()
+        run.window_open = run.start + warmup
+        run.deadline = run.start + warmup + run_time if run_time > 0 else None
+        run.released.set()
+        return run.start, run.window_open, run.deadline
+
+    def forget_run(self, conn: FakeConnection, run_id: int) -> None:
+        run = self.server.runs.pop(run_id, None)
+        if run is not None:
+            run.released.set()  # sessions still at the barrier find no run and return
+
+    def forget_abandoned_runs(self, conn: FakeConnection, alive: Callable[[str], bool]) -> int:
+        return 0
+
+    # -- run: sessions ---------------------------------------------------------------------
+    async def init_session(self, conn: FakeConnection, schema_index: int, access_path: str) -> int:
+        conn.schema_index = schema_index
+        return conn.pid
+
+    async def call_slice(self, conn: FakeConnection, *, run_id: int, session: int, barrier: bool,
+                         iterations_before: int, selects_before: int, max_iterations: int | None,
+                         think_left: float) -> SliceResult:
+        run = self.server.runs.get(run_id)
+        if barrier and run is not None:
+            run.waiting += 1
+            while not run.released.is_set():
+                await asyncio.sleep(0.005)
+            run = self.server.runs.get(run_id)
+        if run is None or run.start is None:
+            raise RuntimeError(f"run {run_id} is gone")
+        slice_seconds = float(run.control["slice_seconds"])
+        began = time.time()
+        end = run.start + slice_seconds * (int((began - run.start) / slice_seconds) + 1)
+        if run.deadline is not None:
+            end = min(end, run.deadline)
+        iterations = max(0, round((end - began) * ITERATIONS_PER_SECOND))
+        if max_iterations is not None:
+            iterations = min(iterations, max_iterations)
+        await asyncio.sleep(max(0.0, end - time.time()))
+        return self._slice(run, iterations, end)
+
+    def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
+        bounds, rows = run.control["bounds_us"], int(run.control["work_unit"])
+        updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
+        selects = iterations - updates
+        statement_us = rows * READ_US  # every row of the statement read from storage, one by one
+        hist = np.zeros((3, len(bounds) + 1), dtype=np.int64)
+        bucket = bisect.bisect_left(bounds, statement_us)
+        hist[0, bucket], hist[1, bucket] = selects, updates
+        reads = iterations * rows
+        self.server.add(reads=reads, read_time_ms=reads * READ_US / 1000, writes=updates * rows, commits=updates,
+                        wal_bytes=updates * rows * 200.0, wal_writes=updates, wal_syncs=updates)
+        done = run.deadline is not None and end >= run.deadline - 1e-6
+        return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
+                           think_seconds=0.0, sum_us=[selects * statement_us, updates * statement_us, 0.0],
+                           max_us=[statement_us if selects else 0.0, statement_us if updates else 0.0, 0.0],
+                           hist=hist, slice_end=end, done=done)
+
+    async def cancel_statement(self, conn: FakeConnection, timeout: float) -> bool:
+        return True
+
+    async def flush_stats(self, conn: FakeConnection) -> None:
+        return None
+
+    def is_cancelled(self, exc: BaseException) -> bool:
+        return False
+
+    async def backend_pid(self, conn: FakeConnection) -> int:
+        return conn.pid
+
+    # -- statistics ------------------------------------------------------------------------
+    async def prepare_monitor(self, conn: FakeConnection) -> None:
+        return None
+
+    async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
+        with self.server.lock:
+            return {"t": time.time(), **self.server.counters}
+
+    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
+        reads, writes = raw["reads"], raw["writes"]
+        io = {"reads": reads, "read_bytes": reads * BLOCK, "read_time_ms": raw["read_time_ms"], "writes": writes,
+              "write_bytes": writes * BLOCK, "write_time_ms": None, "extends": None, "extend_bytes": None,
+              "hits": raw["hits"], "evictions": None, "reuses": None, "fsyncs": None, "fsync_time_ms": None,
+              "writebacks": None}
+        return {"t": raw["t"], "data": io, "client": io, "client_normal": io, "by_backend": None,
+                "db": {"commits": raw["commits"], "rollbacks": 0.0, "blks_read": reads, "blks_hit": raw["hits"]},
+                "writers": {},
+                "wal": {"bytes": raw["wal_bytes"], "records": raw["wal_writes"], "fpi": 0.0, "buffers_full": 0.0,
+                        "writes": raw["wal_writes"], "write_bytes": None, "write_time_ms": None,
+                        "syncs": raw["wal_syncs"], "sync_time_ms": None}}
+
+    async def session_states(self, conn: FakeConnection, pids: list[int]) -> list[str]:
+        return ["IO:DataFileRead" if i % 2 else "CPU" for i in range(len(pids))]
+
+    async def background_pids(self, conn: FakeConnection, session_pids: list[int]) -> list[int]:
+        return []
