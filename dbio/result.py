@@ -17,7 +17,8 @@ from dbio import jsondoc, shapes
 from dbio.errors import UsageError
 
 FORMAT = "dbio-result"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level is their total)
+ONLY_NODE = "node1"  # the name of a run's one node where a file written before nodes does not name it
 RESULT_FILE = "result.json"
 SAMPLES_FILE = "samples.jsonl"
 REPORT_FILE = "report.txt"
@@ -57,9 +58,24 @@ def read(path: Path) -> dict[str, Any]:
     """A result.json (or the directory holding one), checked against what the reports read;
     refuses anything else with one line naming the file and what is wrong."""
     target = path / RESULT_FILE if path.is_dir() else path
-    return load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
-                         hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
-                                "render it with the dbio that wrote it", "re-run, or render another result"))
+    document = load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
+                             hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
+                                    "render it with the dbio that wrote it", "re-run, or render another result"))
+    return with_nodes(document)
+
+
+def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
+    """A format-1 result as format 2 shows it: its one node, named ONLY_NODE, is the run (pure;
+    format_version stays what the file says)."""
+    if document.get("nodes") is not None:
+        return document
+    environment, caps = document.get("environment") or {}, document.get("capabilities") or {}
+    node = {"name": ONLY_NODE, "engine": caps.get("engine"), "role": "primary", "server": environment.get("server"),
+            "capabilities": caps, "normalized": document.get("normalized"), "figures": document.get("figures")}
+    snapshots = {name: None if reading is None else
+                 {"nodes": {ONLY_NODE: reading.get("engine")}, "os": reading.get("os")}
+                 for name, reading in (document.get("snapshots") or {}).items()}
+    return {**document, "nodes": [node], "snapshots": snapshots}
 
 
 def load_document(target: Path, form: str, version: int, shape: Any, *, kind: str, hints: tuple[str, str, str, str],

@@ -104,6 +104,15 @@ def version(known: int) -> Shape:
     return check_version
 
 
+_RAW = optional(both(COUNTERS, obj({"t": number}, required=("t",))))  # one node's raw snapshot
+# a reading: every node's raw snapshot ("engine": the one node's, before result format 2) and /proc
+_READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optional(COUNTERS)})
+_NODE = obj({"name": text, "engine": optional(text), "role": text, "server": optional(obj()),
+             "capabilities": optional(obj()), "normalized": optional(obj(rest=optional(COUNTERS))),
+             "figures": optional(_figures), "series": optional(array(_SERIES_ROW))},
+            required=("name", "role"))
+
+
 def result(known_version: int) -> Shape:
     return obj({
         "format": text, "format_version": version(known_version), "status": text, "status_reason": optional(text),
@@ -126,7 +135,7 @@ def result(known_version: int) -> Shape:
         "sessions": optional(array(obj())),
         "events": optional(array(obj({"t": FIGURE, "since_start": FIGURE, "kind": optional(text),
                                       "message": optional(text)}))),
-        "snapshots": optional(obj(rest=optional(obj({"engine": optional(COUNTERS), "os": optional(COUNTERS)})))),
+        "snapshots": optional(obj(rest=optional(_READING))),
         "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"writers": optional(obj(rest=optional(
             count)))}))))),
         "totals": optional(obj(rest=count)),
@@ -135,6 +144,7 @@ def result(known_version: int) -> Shape:
         "waits": optional(obj({"counts": optional(obj(rest=count)), "samples": optional(count),
                                "interval_seconds": optional(count)})),
         "figures": _figures,
+        "nodes": optional(array(_NODE)),
     }, required=("format", "format_version", "status", "config", "figures"))
 
 
@@ -169,8 +179,7 @@ _KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": key
                   required=("count", "sum_us", "max_us", "hist"))
 STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY}, rest=count)
 
-SAMPLE = obj({"k": whole, "t": number, "phase": optional(text),
-              "engine": optional(both(COUNTERS, obj({"t": number}, required=("t",)))),
+SAMPLE = obj({"k": whole, "t": number, "phase": optional(text), "engine": _RAW, "nodes": optional(obj(rest=_RAW)),
               "os": optional(COUNTERS), "waits": optional(obj(rest=count)),
               "statements": optional(STATEMENTS), "late_statements": optional(keyed(digits, STATEMENTS))})
 
@@ -187,4 +196,6 @@ MANIFEST = obj({
                   required=("settings", "shared_buffers_bytes")),
     "capabilities": obj({"direct_io": anything, "local": anything}),
     "host": obj(), "setup": anything, "storage": anything,
+    "nodes": optional(array(obj({"name": text, "engine": text, "role": text, "server": obj(), "capabilities": obj()},
+                                required=("name", "engine", "role", "server", "capabilities")))),
 }, required=("client", "run_id", "created", "plan", "config", "server", "capabilities", "host", "setup", "storage"))

@@ -49,6 +49,7 @@ class FakeServer:
                          "wal_bytes": 0.0, "wal_writes": 0.0, "wal_syncs": 0.0}
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
+        self.starts: list[float] = []  # every run's start, as released
 
     def add(self, **amounts: float) -> None:
         with self.lock:
@@ -183,10 +184,11 @@ class FakeEngine:
     def waiting_at_barrier(self, conn: FakeConnection, run_id: int) -> int:
         return self.server.runs[run_id].waiting
 
-    def release(self, conn: FakeConnection, run_id: int, *, warmup: float,
-                run_time: float) -> tuple[float, float, float | None]:
+    def release(self, conn: FakeConnection, run_id: int, *, warmup: float, run_time: float,
+                start: float | None = None) -> tuple[float, float, float | None]:
         run = self.server.runs[run_id]
-        run.start = time.time()
+        run.start = time.time() if start is None else start
+        self.server.starts.append(run.start)
         run.window_open = run.start + warmup
         run.deadline = run.start + warmup + run_time if run_time > 0 else None
         run.released.set()

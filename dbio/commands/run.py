@@ -24,7 +24,9 @@ from dbio.report import verdict
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
+from dbio.run.nodes import Node
 from dbio.run.plan import RunPlan, make_plan
+from dbio.run.readings import ONLY_NODE, answered, normalized
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -131,17 +133,24 @@ def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan
     recover_abandoned(config.run.results_dir, engine, ui)
     storage = _storage(info)
     devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
+    nodes = [Node(ONLY_NODE, engine, target.conninfo, info, devices=devices)]
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage)
+
+
+def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
+            storage: dict[str, Any]) -> RunResult:
+    """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
-    man = assemble.manifest(config, plan, info, record.to_dict(), storage, run_id)
+    man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
     trust.make_private_directory(directory, "the run's result")
     assemble.write_manifest(directory, man)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
-    adapter = _NormalizingObserver(engine, observer)
+    normalize = assemble.normalizer({node.name: node.engine for node in nodes})
     try:
         outcome = runner.run(runner.RunContext(
-            engine=engine, conninfo=target.conninfo, info=info, plan=plan, access_path=config.workload.access_path,
-            samples=samples, devices=devices, wait_interval=config.run.wait_sample_interval, observer=adapter,
+            nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
+            wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
             run_id=run_id, client=man["client"]))
     except BaseException:
         samples.close()
@@ -151,7 +160,7 @@ def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan
     finally:
         observer.close()
         samples.close()
-    document = assemble.build(man, outcome, engine, samples.records, directory.name)
+    document = assemble.build(man, outcome, normalize, samples.records, directory.name)
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = outcome.signal is None
     if not html:
@@ -209,7 +218,7 @@ def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:
     recovered = []
     for directory in assemble.abandoned(results_dir):
         try:
-            document = assemble.recover(directory, engine)
+            document = assemble.recover(directory, lambda _name: engine)
             _write_all(directory, document)
         except DbioError as exc:  # a damaged leftover must not stop the new run
             ui.warn(f"could not recover the abandoned run in {directory}: {exc}")
@@ -226,8 +235,8 @@ def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:
 
 
 class _NormalizingObserver:
-    def __init__(self, engine: Any, observer: Any):
-        self.engine, self.observer = engine, observer
+    def __init__(self, normalize: assemble.Normalize, observer: Any):
+        self.normalize, self.observer = normalize, observer
 
     def phase(self, message: str) -> None:
         self.observer.phase(message)
@@ -236,8 +245,8 @@ class _NormalizingObserver:
         self.observer.event(message)
 
     def second(self, sample: dict[str, Any]) -> None:
-        if sample.get("engine"):
-            self.observer.second({**sample, "engine": self.engine.normalize(sample["engine"])})
+        if answered(sample):
+            self.observer.second(normalized(sample, self.normalize))
 
 
 def _storage(info: ServerInfo) -> dict[str, Any]:

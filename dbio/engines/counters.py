@@ -93,3 +93,27 @@ def problems(record: dict[str, Any]) -> list[str]:
     if "t" in record and not isinstance(record["t"], (int, float)):
         out.append("t is not a number")
     return out
+
+
+def combine(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The total of several nodes' counter records (pure): numbers add up, a value one node cannot
+    measure (None) makes the total None, lists (names) are joined; "t" is the first record's
+    (the run's reference clock). One record is returned as it is."""
+    if len(records) == 1:
+        return records[0]
+    total = _add(records)
+    total["t"] = records[0]["t"]
+    return total
+
+
+def _add(values: list[Any]) -> Any:
+    if any(v is None for v in values):
+        return None
+    if all(isinstance(v, dict) for v in values):
+        keys = list(dict.fromkeys(k for v in values for k in v))
+        return {k: _add([v[k] for v in values if k in v]) if all(k in v for v in values) else None for k in keys}
+    if all(isinstance(v, list) for v in values):
+        return [item for v in values for item in v]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return sum(values)
+    return None

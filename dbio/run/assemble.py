@@ -20,10 +20,12 @@ from dbio import jsondoc, shapes
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
-from dbio.engines.base import ServerInfo
+from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
 from dbio.run.identity import client_alive, client_id
+from dbio.run.nodes import Node
 from dbio.run.plan import SLICE_SECONDS, RunPlan
+from dbio.run.readings import ONLY_NODE, answered, normalized, raw_nodes, reading_time
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
 from dbio.run.tally import Tally
@@ -34,20 +36,43 @@ from dbio.stats import stalls as stall_math
 MANIFEST_FILE = "run.json"
 
 
-def manifest(config: Config, plan: RunPlan, info: ServerInfo, setup: dict[str, Any], storage: dict[str, Any],
+Normalize = Callable[[str, dict[str, Any]], dict[str, Any]]  # (node name, raw snapshot) -> neutral counters
+
+
+def normalizer(engines: dict[str, Engine]) -> Normalize:
+    """Each node's raw snapshots normalized by that node's engine."""
+    return lambda node, raw: engines[node].normalize(raw)
+
+
+def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, Any], storage: dict[str, Any],
              run_id: int) -> dict[str, Any]:
+    """run.json: what a run's result is built from besides its outcome. "server" and "capabilities"
+    are the first node's (what format-1 readers read); "nodes" has every node's."""
+    described = [{"name": n.name, "engine": n.engine.name, "role": n.role, "server": _server(n.info),
+                  "capabilities": n.info.caps.to_dict()} for n in nodes]
     return {
-        "format": "dbio-run-manifest", "format_version": 1, "dbio_version": __version__,
+        "format": "dbio-run-manifest", "format_version": 2, "dbio_version": __version__,
         "run_id": run_id, "created": time.time(), "client": client_id(),
         "config": config.to_dict(), "options": option_values(config),
         "plan": {"warmup": plan.warmup, "run_time": plan.run_time, "interval": plan.interval,
                  "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us)},
-        "server": {"description": info.description, "version": info.caps.server_version,
-                   "version_num": info.caps.version_num, "settings": info.settings,
-                   "max_connections": info.max_connections, "shared_buffers_bytes": info.shared_buffers_bytes},
-        "capabilities": info.caps.to_dict(),
+        "server": described[0]["server"], "capabilities": described[0]["capabilities"], "nodes": described,
         "setup": setup, "storage": storage, "host": host.host_facts(),
     }
+
+
+def _server(info: ServerInfo) -> dict[str, Any]:
+    return {"description": info.description, "version": info.caps.server_version,
+            "version_num": info.caps.version_num, "settings": info.settings,
+            "max_connections": info.max_connections, "shared_buffers_bytes": info.shared_buffers_bytes}
+
+
+def manifest_nodes(man: dict[str, Any]) -> list[dict[str, Any]]:
+    """The nodes of a manifest; one written before nodes existed describes its one node at the top."""
+    if man.get("nodes"):
+        return man["nodes"]
+    return [{"name": ONLY_NODE, "engine": man["capabilities"].get("engine"), "role": "primary",
+             "server": man["server"], "capabilities": man["capabilities"]}]
 
 
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
@@ -73,76 +98,27 @@ def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict
     return out
 
 
-def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callable[[], Iterable[dict[str, Any]]],
-          directory_name: str, per_interval: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """result.json from the manifest and an outcome (live or recovered). samples() streams the run's
-    sample records; it is read for the interval counts (unless per_interval already holds them),
-    then for the series, and never held in memory whole."""
-    clock = outcome.clock
-    settings = man["server"]["settings"]
+def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
+          samples: Callable[[], Iterable[dict[str, Any]]], directory_name: str,
+          per_interval: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """result.json (format 2) from the manifest and an outcome (live or recovered). samples()
+    streams the run's sample records; it is read for the interval counts (unless per_interval
+    already holds them), then for the series, and never held in memory whole."""
     plan = man["plan"]
-    last_measured: dict[str, Any] | None = None
     if per_interval is None:
         per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
-
-    def normalized() -> Iterator[dict[str, Any]]:
-        nonlocal last_measured
-        for s in samples():
-            if s.get("engine"):
-                if s.get("phase") == "measured":
-                    last_measured = s
-                yield {**s, "engine": engine.normalize(s["engine"])}
-            elif s.get("missing"):
-                yield s  # a gap in the series
-
-    cores = man["host"].get("cpus") or os.cpu_count()
-    series = series_math.per_interval(normalized(), per_interval, plan["bounds_us"], clock.start or 0.0,
-                                      io_timing=_on(settings, "track_io_timing"), cores=cores) if clock.start else []
-    if not clock.start:
-        for _ in normalized():
-            pass
-    end, window_end = outcome.end, outcome.window_end
-    events = list(outcome.events)
-    if outcome.window_start is not None and (not end or not end.get("engine")) and last_measured is not None:
-        # The end snapshot failed (server gone): the last sample that reached the engine closes the window.
-        end, window_end = {"engine": last_measured["engine"], "os": last_measured.get("os")}, \
-            last_measured["engine"]["t"]
-        events.append({"t": window_end, "kind": "window_cut",
-                       "message": "no end snapshot: the figures end at the last sample that reached the server"})
-    normalized_ends = {name: engine.normalize(reading["engine"]) if reading and reading.get("engine") else None
-                       for name, reading in (("begin", outcome.begin), ("end", end))}
-    window_seconds = None
-    if outcome.window_start is not None and window_end is not None:
-        window_seconds = max(0.0, window_end - outcome.window_start)
-    bounds = plan["bounds_us"]
-    histograms = outcome.totals.histograms(bounds)
-    w = man["config"]["workload"]
-    caps = man["capabilities"]
-    if window_seconds and normalized_ends["begin"] and normalized_ends["end"]:
-        figures = figure_math.derive({
-            "seconds": window_seconds, "engine_begin": normalized_ends["begin"],
-            "engine_end": normalized_ends["end"],
-            "totals": outcome.totals.counts(), "histograms": histograms,
-            "os_begin": outcome.begin.get("os") if outcome.begin else None, "os_end": end.get("os") if end else None,
-            "cores": cores, "shared_buffers": man["server"]["shared_buffers_bytes"],
-            "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
-            "io_timing": _on(settings, "track_io_timing"), "wal_io_timing": _on(settings, "track_wal_io_timing"),
-            "work_unit": w["work_unit"]})
-    else:
-        figures = {"window_seconds": None}
+    nodes = manifest_nodes(man)
+    series, last_measured, node_series = _series(man, outcome, normalize, samples, per_interval, len(nodes) > 1)
+    window = _window(outcome, last_measured, normalize)
+    begin, end = window["begin"], window["end"]
+    node_totals = _node_tallies(outcome, [n["name"] for n in nodes])
+    figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"])
     return {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
         "status": outcome.status, "status_reason": outcome.reason,
         "created_at": results.iso(man["created"]),
-        "timeline": {
-            "start": results.iso(clock.start), "window_open": results.iso(clock.window_open),
-            "deadline": results.iso(clock.deadline), "window_start": results.iso(outcome.window_start),
-            "window_end": results.iso(window_end), "window_seconds": window_seconds,
-            "warmup_seconds": plan["warmup"], "connect_seconds": round(outcome.connect_seconds, 3),
-            "start_seconds": round(outcome.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
-            "interval_seconds": plan["interval"],
-        },
+        "timeline": _timeline(man, outcome, window),
         "config": man["config"],
         "setup": man["setup"],
         "environment": {
@@ -150,22 +126,139 @@ def build(man: dict[str, Any], outcome: RunOutcome, engine: Any, samples: Callab
             "server": {k: v for k, v in man["server"].items() if k != "shared_buffers_bytes"},
             "storage": man["storage"],
         },
-        "capabilities": caps,
+        "capabilities": man["capabilities"],
+        "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]))
+                  for node in nodes],
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
-        "events": events,
-        "snapshots": {"begin": outcome.begin, "end": end},
-        "normalized": normalized_ends,
+        "events": window["events"],
+        "snapshots": {"begin": outcome.begin, "end": window["end_reading"]},
+        "normalized": {"begin": begin["engine"] if begin else None, "end": end["engine"] if end else None},
         "totals": outcome.totals.counts(),
-        "histograms": histograms,
+        "histograms": outcome.totals.histograms(plan["bounds_us"]),
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
-        "stalls": _stalls(series, clock, outcome.window_start, man["config"]["workload"]),
+        "stalls": _stalls(series, outcome.clock, outcome.window_start, man["config"]["workload"]),
         "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
+    }
+
+
+def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
+            samples: Callable[[], Iterable[dict[str, Any]]], per_interval: dict[int, dict[str, Any]],
+            per_node: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
+    """The run's series (the nodes' totals), the last measured sample, and with several nodes each
+    node's own series (engine counters only: the sessions' counts are the run's)."""
+    start = outcome.clock.start
+    last_measured: dict[str, Any] | None = None
+    settings, plan = man["server"]["settings"], man["plan"]
+    cores = man["host"].get("cpus") or os.cpu_count()
+
+    def normalized_samples() -> Iterator[dict[str, Any]]:
+        nonlocal last_measured
+        for s in samples():
+            if answered(s):
+                if s.get("phase") == "measured":
+                    last_measured = s
+                yield normalized(s, normalize)
+            elif s.get("missing"):
+                yield s  # a gap in the series
+
+    def one_node(name: str) -> Iterator[dict[str, Any]]:
+        for s in samples():
+            raw = raw_nodes(s).get(name)
+            if raw:
+                yield {**s, "engine": normalize(name, raw), "os": None}
+            elif s.get("missing"):
+                yield s
+
+    io_timing = _on(settings, "track_io_timing")
+    if not start:
+        for _ in normalized_samples():
+            pass
+        return [], last_measured, {}
+    series = series_math.per_interval(normalized_samples(), per_interval, plan["bounds_us"], start,
+                                      io_timing=io_timing, cores=cores)
+    node_series = {node["name"]: series_math.per_interval(one_node(node["name"]), {}, plan["bounds_us"], start,
+                                                          io_timing=io_timing, cores=cores)
+                   for node in manifest_nodes(man)} if per_node else {}
+    return series, last_measured, node_series
+def _window(outcome: RunOutcome, last_measured: dict[str, Any] | None, normalize: Normalize) -> dict[str, Any]:
+    """The window's two readings, normalized, and its length. When the end reading failed (the
+    server went away), the last sample that reached every node closes the window."""
+    end_reading, window_end, events = outcome.end, outcome.window_end, list(outcome.events)
+    if outcome.window_start is not None and not answered(end_reading) and last_measured is not None:
+        end_reading = {"nodes": raw_nodes(last_measured), "os": last_measured.get("os")}
+        window_end = reading_time(last_measured)
+        events.append({"t": window_end, "kind": "window_cut",
+                       "message": "no end snapshot: the figures end at the last sample that reached the server"})
+    seconds = None
+    if outcome.window_start is not None and window_end is not None:
+        seconds = max(0.0, window_end - outcome.window_start)
+    return {"begin": normalized(outcome.begin, normalize) if answered(outcome.begin) else None,
+            "end": normalized(end_reading, normalize) if answered(end_reading) else None,
+            "end_reading": end_reading, "window_end": window_end, "seconds": seconds, "events": events}
+
+
+def _node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:
+    """Each node's sessions' counts; unknown (absent) for the nodes of a recovered run of several."""
+    if len(names) == 1:
+        return {names[0]: outcome.totals}
+    tallies: dict[str, Tally] = {}
+    for session in outcome.sessions:
+        if session.measured is not None:
+            tallies.setdefault(session.node, Tally(session.measured.buckets)).merge(session.measured)
+    return tallies
+
+
+def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, end: dict[str, Any] | None,
+             window: dict[str, Any], caps: dict[str, Any], node: str | None = None) -> dict[str, Any]:
+    """The window's figures: the run's total, or one node's (node), whose host figures are the
+    run's only when it is the run's one node."""
+    engine_begin = (begin or {}).get("engine") if node is None else ((begin or {}).get("nodes") or {}).get(node)
+    engine_end = (end or {}).get("engine") if node is None else ((end or {}).get("nodes") or {}).get(node)
+    if not (window["seconds"] and engine_begin and engine_end):
+        return {"window_seconds": None}
+    with_host = node is None or len(manifest_nodes(man)) == 1
+    settings, w = man["server"]["settings"], man["config"]["workload"]
+    return figure_math.derive({
+        "seconds": window["seconds"], "engine_begin": engine_begin, "engine_end": engine_end,
+        "totals": totals.counts(), "histograms": totals.histograms(man["plan"]["bounds_us"]),
+        "os_begin": begin.get("os") if with_host else None, "os_end": end.get("os") if with_host else None,
+        "cores": man["host"].get("cpus") or os.cpu_count(), "shared_buffers": man["server"]["shared_buffers_bytes"],
+        "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
+        "io_timing": _on(settings, "track_io_timing"), "wal_io_timing": _on(settings, "track_wal_io_timing"),
+        "work_unit": w["work_unit"]})
+
+
+def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
+          window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None) -> dict[str, Any]:
+    name = node["name"]
+    out = {"name": name, "engine": node["engine"], "role": node["role"],
+           "server": {k: v for k, v in node["server"].items() if k != "shared_buffers_bytes"},
+           "capabilities": node["capabilities"],
+           "normalized": {"begin": ((begin or {}).get("nodes") or {}).get(name),
+                          "end": ((end or {}).get("nodes") or {}).get(name)},
+           # a recovered run of several nodes lost which session ran where: no statement figures per node
+           "figures": None if tally is None else _figures({**man, "server": node["server"]}, tally, begin, end,
+                                                          window, node["capabilities"], node=name)}
+    if series is not None:
+        out["series"] = series
+    return out
+
+
+def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) -> dict[str, Any]:
+    clock, plan = outcome.clock, man["plan"]
+    return {
+        "start": results.iso(clock.start), "window_open": results.iso(clock.window_open),
+        "deadline": results.iso(clock.deadline), "window_start": results.iso(outcome.window_start),
+        "window_end": results.iso(window["window_end"]), "window_seconds": window["seconds"],
+        "warmup_seconds": plan["warmup"], "connect_seconds": round(outcome.connect_seconds, 3),
+        "start_seconds": round(outcome.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
+        "interval_seconds": plan["interval"],
     }
 
 
@@ -240,10 +333,12 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return man
 
 
-def recover(directory: Path, engine: Any) -> dict[str, Any]:
+def recover(directory: Path, engine_named: Callable[[str], Engine]) -> dict[str, Any]:
     """result.json for a run whose dbio process died: figures up to its last sample, marked lost.
-    Lines of samples.jsonl that cannot be read are skipped; the result's events say how many."""
+    Lines of samples.jsonl that cannot be read are skipped; the result's events say how many.
+    engine_named: the engine of that name (the manifest names each node's)."""
     man = read_manifest(directory)
+    normalize = normalizer({n["name"]: engine_named(n["engine"]) for n in manifest_nodes(man)})
     samples_path = directory / results.SAMPLES_FILE
     skipped: list[str] = []
     plan = man["plan"]
@@ -256,7 +351,7 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
         last_t = sample.get("t", last_t)
         if sample.get("k") == 0:
             start = sample["t"]
-        if not sample.get("engine"):
+        if not answered(sample):
             continue
         if sample.get("k") == int(warmup):
             begin = sample
@@ -277,15 +372,14 @@ def recover(directory: Path, engine: Any) -> dict[str, Any]:
     outcome = RunOutcome(
         status="lost", reason=reason, run_id=int(man["run_id"]), clock=clock,
         sessions=[], begin=_reading(begin), end=_reading(end),
-        window_start=begin["engine"]["t"] if begin else None,
-        window_end=end["engine"]["t"] if end else None,
+        window_start=reading_time(begin), window_end=reading_time(end),
         totals=totals, waits=waits, wait_samples=None, plans={},
         connect_seconds=0.0, start_seconds=0.0,
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",
                  "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}]
         + ([skipped_event(skipped)] if skipped else []))
-    return build(man, outcome, engine, lambda: results.iter_samples(samples_path), directory.name, per_interval)
+    return build(man, outcome, normalize, lambda: results.iter_samples(samples_path), directory.name, per_interval)
 
 
 def skipped_event(skipped: list[str]) -> dict[str, Any]:
@@ -296,4 +390,4 @@ def skipped_event(skipped: list[str]) -> dict[str, Any]:
 
 
 def _reading(sample: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if sample is None else {"engine": sample.get("engine"), "os": sample.get("os")}
+    return None if sample is None else {"nodes": raw_nodes(sample), "os": sample.get("os")}

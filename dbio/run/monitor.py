@@ -17,35 +17,52 @@ from typing import Any, Callable, Iterator
 
 from dbio.collect import procfs
 from dbio.engines.base import Engine, ServerInfo
+from dbio.run.readings import reading_time
 
 
 @dataclass
-class Monitor:
-    """Takes one reading of everything: the engine's counters and, for a local server, /proc."""
+class NodeProbe:
+    """One node's monitoring connection."""
 
+    name: str
     engine: Engine
     conn: Any  # async connection of its own
     info: ServerInfo
     run_id: int
-    local: bool
-    session_pids: list[int]
+
+
+@dataclass
+class Monitor:
+    """Takes one reading of everything: every node's counters and, for nodes on this host, /proc."""
+
+    probes: list[NodeProbe]
+    local: bool  # a node runs on this host: /proc shows its processes and devices
+    session_pids: list[int]  # of the nodes on this host
     background_pids: list[int]
     devices: set[str]
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
 
     async def reading(self, *, per_process: bool) -> dict[str, Any]:
-        """Engine snapshot and OS counters; per-process CPU in detail only when asked (window ends)."""
-        out: dict[str, Any] = {}
-        try:
-            out["engine"] = await self.engine.snapshot(self.conn, self.info, self.run_id)
-        except Exception as exc:  # a failed reading must not end the run
-            out["engine"] = None
-            out["error"] = f"engine snapshot failed: {exc}"
-            self.errors.append(out["error"])
+        """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
+        (window ends). The nodes are read at once, so that their readings are of one instant."""
+        snapshots = await asyncio.gather(*(self._snapshot(p) for p in self.probes))
+        out: dict[str, Any] = {"nodes": {p.name: raw for p, (raw, _) in zip(self.probes, snapshots)}}
+        failures = [error for _, error in snapshots if error]
+        if failures:
+            out["error"] = "; ".join(failures)
         # /proc of every session once a second: in a thread, so the sessions' next calls are not delayed.
         out["os"] = await asyncio.to_thread(self.os_reading, per_process=per_process)
         return out
+
+    async def _snapshot(self, probe: NodeProbe) -> tuple[dict[str, Any] | None, str | None]:
+        try:
+            return await probe.engine.snapshot(probe.conn, probe.info, probe.run_id), None
+        except Exception as exc:  # a failed reading must not end the run
+            where = f" of {probe.name}" if len(self.probes) > 1 else ""
+            error = f"engine snapshot{where} failed: {exc}"
+            self.errors.append(error)
+            return None, error
 
     def os_reading(self, *, per_process: bool) -> dict[str, Any]:
         reading: dict[str, Any] = {"t": time.time(), "client_cpu": procfs.self_cpu(), "client_rss": procfs.self_rss()}
@@ -67,12 +84,19 @@ class Monitor:
 
 
 @dataclass
+class WaitTarget:
+    """One node's sessions, as the wait sampler asks about them."""
+
+    engine: Engine
+    conn: Any  # a connection of its own
+    pids: list[int]
+
+
+@dataclass
 class WaitSampler:
     """Samples what each session is doing many times a second; counts per wait event."""
 
-    engine: Engine
-    conn: Any
-    pids: list[int]
+    targets: list[WaitTarget]
     interval: float
     current: Counter = field(default_factory=Counter)  # since the last per-second sample
     window: Counter = field(default_factory=Counter)  # inside the measured window
@@ -83,14 +107,13 @@ class WaitSampler:
     async def run(self, stop: asyncio.Event) -> None:
         next_at = time.monotonic()
         while not stop.is_set():
-            try:
-                labels = await self.engine.session_states(self.conn, self.pids)
-            except Exception:
+            answers = await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in self.targets),
+                                           return_exceptions=True)
+            if any(isinstance(a, BaseException) for a in answers):
                 self.errors += 1
                 if self.errors > 50:
                     return
-                labels = []
-            for label in labels:
+            for label in (label for a in answers if not isinstance(a, BaseException) for label in a):
                 self.current[label] += 1
                 if self.in_window:
                     self.window[label] += 1
@@ -189,7 +212,7 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         # On time: answered before the next second's counters could be in it, and holding no slice
         # that ended after its due time (a late reading would show the next interval's work as k's).
         if answered - due <= SAMPLE_LATE_LIMIT and (published_to is None or published_to <= due):
-            record.update(t=reading["engine"]["t"] if reading.get("engine") else answered, **reading)
+            record.update(t=reading_time(reading) or answered, **reading)
         else:
             record.update(t=due, missing=True)
         record.update(waits=waits.take(), **counts(k))

@@ -19,11 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dbio.engines.base import Engine, ServerInfo, SliceResult, session_application_name
+from dbio.engines.base import Engine, SliceResult, session_application_name
 from dbio.errors import DbioError
-from dbio.run.identity import client_alive, new_run_id
+from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
+from dbio.run.nodes import Node, NodeRun, in_threads, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
+from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.tally import Tally
 
@@ -50,14 +52,14 @@ class RunOutcome:
     run_id: int
     clock: Clock
     sessions: list[Session]
-    begin: dict[str, Any] | None  # reading at window open
+    begin: dict[str, Any] | None  # reading at window open (see readings.py)
     end: dict[str, Any] | None  # reading at window close
     window_start: float | None  # server epoch of the begin snapshot
     window_end: float | None
     totals: Tally  # each interval's own counts are in the samples file, not in memory
     waits: dict[str, int]
     wait_samples: int
-    plans: dict[str, Any]
+    plans: dict[str, Any]  # the first node's
     connect_seconds: float
     start_seconds: float  # from the first connection to the common start
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -68,13 +70,10 @@ class RunOutcome:
 
 @dataclass
 class RunContext:
-    engine: Engine
-    conninfo: str
-    info: ServerInfo
+    nodes: list[Node]
     plan: RunPlan
     access_path: str
     samples: SampleWriter
-    devices: set[str]
     wait_interval: float
     observer: Observer
     run_id: int = 0  # 0: the runner picks one
@@ -88,12 +87,13 @@ def run(ctx: RunContext) -> RunOutcome:
 class _Coordinator:
     def __init__(self, ctx: RunContext):
         self.ctx = ctx
-        self.engine = ctx.engine
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
         self.clock = Clock(warmup=ctx.plan.warmup)
-        self.shared = Shared(self.engine, self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
-        self.sessions = [Session(i + 1, schema) for i, schema in enumerate(ctx.plan.schema_of)]
+        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
+        self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
+        self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
+                      for node in ctx.nodes]
         self.totals = Tally(len(ctx.plan.bounds_us) + 1)
         self.per_interval: dict[int, Tally] = defaultdict(lambda: Tally(len(ctx.plan.bounds_us) + 1))
         self.last_sampled: int | None = None  # the newest interval written to the samples file
@@ -103,92 +103,31 @@ class _Coordinator:
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None
+        self.waits: WaitSampler | None = None
         self.stopped_at: float | None = None  # server clock
         self.signal: str | None = None  # the first signal received
         self.exit_by: float | None = None  # monotonic time by which a signalled run has ended
         self.signalled = asyncio.Event()
         self.abandoned: set[int] = set()  # sessions whose connection was given up
         self.published_to: float | None = None  # the latest slice end reported (server clock)
+        self.begin: dict[str, Any] | None = None
+        self.end: dict[str, Any] | None = None
+        self.window_start: float | None = None
+        self.window_end: float | None = None
+        self.plans: dict[str, Any] = {}
+        self.sampler_stop = asyncio.Event()
+        self.background: list[asyncio.Task] = []
+        self.connect_seconds = self.start_seconds = 0.0
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
-        ctx, engine = self.ctx, self.engine
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
         # the sample file is written from a thread (fsync must not stall the sessions' loop)
-        ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
-        control = await asyncio.to_thread(engine.connect, ctx.conninfo, application_name="dbio:control")
-        monitor_conn = wait_conn = None
-        begin = end = None
-        window_start = window_end = None
-        plans: dict[str, Any] = {}
-        waits = None
-        sampler_stop = asyncio.Event()
-        background: list[asyncio.Task] = []
-        t_connect = time.monotonic()
-        connect_seconds = start_seconds = 0.0
+        self.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
         try:
-            await asyncio.to_thread(self._prepare, control)
-            plans = await asyncio.to_thread(self._plans)
-            ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
-            await self._connect_all()
-            connect_seconds = time.monotonic() - t_connect
-            monitor_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:monitor")
-            wait_conn = await engine.aconnect(ctx.conninfo, application_name="dbio:waits")
-            await engine.prepare_monitor(monitor_conn)
-            pids = [s.pid for s in self.sessions if s.pid]
-            monitor = self.monitor = Monitor(engine, monitor_conn, ctx.info, self.run_id, ctx.info.caps.local, pids,
-                                             await self._background_pids(monitor_conn, pids), ctx.devices,
-                                             overhead_pids=[await engine.backend_pid(c)
-                                                            for c in (monitor_conn, wait_conn)])
-            waits = WaitSampler(engine, wait_conn, pids, ctx.wait_interval)
-            await asyncio.to_thread(engine.hold_barrier, control, self.run_id)
-            tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
-            await self._wait_at_barrier(control, tasks)
-            first = await monitor.reading(per_process=self.plan.warmup == 0)
-            if self.plan.warmup == 0:
-                begin = first
-            start, window_open, deadline = await asyncio.to_thread(
-                engine.release, control, self.run_id, warmup=self.plan.warmup, run_time=self.plan.run_time)
-            start_seconds = time.monotonic() - t_connect
-            self.offset = start - time.time()
-            self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
-            self._event("start", f"{len(self.sessions)} sessions started together")
-            ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
-            background.append(asyncio.create_task(waits.run(sampler_stop)))
-            # The reading taken just before the start is the series' first point (nothing ran since).
-            await asyncio.to_thread(ctx.samples.write, {"k": 0, "t": start, "published_to": start, "phase": "warmup",
-                                                        **first, "waits": {}, "statements": None})
-            background.append(asyncio.create_task(sample_on_grid(
-                monitor, waits, ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
-                phase=self._phase_at, stop=sampler_stop, counts=self._interval_counts,
-                published=lambda: self.published_to, on_sample=ctx.observer.second)))
-            if self.plan.warmup == 0:
-                window_start = start
-                self._open_window(waits)
-            else:
-                await self._wait_for_window(tasks)
-                if self._window_can_open():
-                    begin = await self._bounded(monitor.reading(per_process=True), [monitor_conn]) or {"engine": None}
-                    window_start = begin["engine"]["t"] if begin.get("engine") else time.time() + self.offset
-                    self._open_window(waits)
-                    ctx.observer.phase("measuring")
-                self.shared.window_opened.set()
-            await self._drain(tasks)
-            await self._stop_background(sampler_stop, background, [monitor_conn, wait_conn])
-            if window_start is not None:
-                end = await self._bounded(monitor.reading(per_process=True), [monitor_conn]) or {"engine": None}
-                window_end = end["engine"]["t"] if end.get("engine") else time.time() + self.offset
-                waits.in_window = False
-                # The end reading is also the last per-second sample: it holds the final second's flush.
-                boundary = int(round(window_end - start))  # the last second any session published
-                last = self.plan.grid.key(boundary)
-                await asyncio.to_thread(ctx.samples.write, {
-                    "k": last, "covers_to": boundary, "t": window_end, "published_to": self.published_to,
-                    "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
-                    **self._interval_counts(last, final=True), "final": True})
-            self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
+            await self._phases()
         except _Stopped:
             self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -201,40 +140,130 @@ class _Coordinator:
             self.reason = self.reason or f"{type(exc).__name__}: {exc}"
             self._event("error", self.reason)
         finally:
-            await self._stop_background(sampler_stop, background, [c for c in (monitor_conn, wait_conn) if c])
-            await self._close_sessions()
-            leftover = self._interval_counts(None, final=True)  # slices of a run that ended early
-            if leftover.get("late_statements"):
-                try:
-                    await asyncio.to_thread(ctx.samples.write, {"t": time.time() + self.offset, "phase": "late",
-                                                                **leftover})
-                except Exception:
-                    pass
-            for conn in (monitor_conn, wait_conn):
-                if conn is not None:
-                    await engine.aclose(conn)
-            # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
-            await self._bounded(asyncio.to_thread(engine.forget_run, control, self.run_id), [control])
-            engine.close(control)
+            await self._clean_up()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+        return self._outcome()
+
+    async def _phases(self) -> None:
+        t_connect = time.monotonic()
+        await self._prepare()
+        self.ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
+        await self._connect_all()
+        self.connect_seconds = time.monotonic() - t_connect
+        await self._open_monitoring()
+        tasks = await self._start_together()
+        self.start_seconds = time.monotonic() - t_connect
+        await self._measure(tasks)
+        await self._drain(tasks)
+        await self._stop_background()
+        await self._close_window()
+        self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
+
+    async def _prepare(self) -> None:
+        """Every node's control session and run row; the plans, checked on the first node."""
+        params = {**self.plan.control, "client": self.ctx.client}
+        await in_threads(self.nodes, lambda r: r.prepare(params, self.ctx.observer.event))
+        self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path)
+
+    async def _open_monitoring(self) -> None:
+        opened = [await r.open_monitoring() for r in self.nodes]
+        local = [r.node.info.caps.local for r in self.nodes]
+        self.monitor = Monitor(
+            [probe for probe, _, _, _ in opened], any(local),
+            [s.pid for r, is_local in zip(self.nodes, local) if is_local for s in r.sessions if s.pid],
+            [pid for _, _, background, _ in opened for pid in background],
+            {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
+            overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])
+        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval)
+
+    async def _start_together(self) -> list[asyncio.Task]:
+        """Hold every node's barrier, let every session reach it, release them at one start."""
+        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+        await self._wait_at_barrier(tasks)
+        first = await self.monitor.reading(per_process=self.plan.warmup == 0)
+        if self.plan.warmup == 0:
+            self.begin = first
+        start, window_open, deadline = await asyncio.to_thread(
+            self.nodes[0].release, self.plan.warmup, self.plan.run_time, None)
+        await in_threads(self.nodes[1:], lambda r: r.release(self.plan.warmup, self.plan.run_time, start))
+        self.offset = start - time.time()
+        self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
+        self._event("start", f"{len(self.sessions)} sessions started together")
+        self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
+        self.background.append(asyncio.create_task(self.waits.run(self.sampler_stop)))
+        # The reading taken just before the start is the series' first point (nothing ran since).
+        await asyncio.to_thread(self.ctx.samples.write, {"k": 0, "t": start, "published_to": start,
+                                                         "phase": "warmup", **first, "waits": {}, "statements": None})
+        self.background.append(asyncio.create_task(sample_on_grid(
+            self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
+            phase=self._phase_at, stop=self.sampler_stop, counts=self._interval_counts,
+            published=lambda: self.published_to, on_sample=self.ctx.observer.second)))
+        return tasks
+
+    async def _measure(self, tasks: list[asyncio.Task]) -> None:
+        """Open the measured window: at the start, or once every session ended its warm-up."""
+        if self.plan.warmup == 0:
+            self.window_start = self.clock.start
+            self._open_window()
+            return
+        await self._wait_for_window(tasks)
+        if self._window_can_open():
+            self.begin = await self._reading(per_process=True)
+            self.window_start = reading_time(self.begin) or time.time() + self.offset
+            self._open_window()
+            self.ctx.observer.phase("measuring")
+        self.shared.window_opened.set()
+
+    async def _close_window(self) -> None:
+        """The end reading, which is also the last per-second sample: it holds the final second's flush."""
+        if self.window_start is None:
+            return
+        self.end = await self._reading(per_process=True)
+        self.window_end = reading_time(self.end) or time.time() + self.offset
+        self.waits.in_window = False
+        boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
+        last = self.plan.grid.key(boundary)
+        await asyncio.to_thread(self.ctx.samples.write, {
+            "k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.published_to,
+            "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
+            **self._interval_counts(last, final=True), "final": True})
+
+    async def _reading(self, *, per_process: bool) -> dict[str, Any]:
+        """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
+        conns = [(r.engine, r.monitor_conn) for r in self.nodes]
+        return await self._bounded(self.monitor.reading(per_process=per_process), conns) or {"nodes": {}}
+
+    async def _clean_up(self) -> None:
+        await self._stop_background()
+        await self._close_sessions()
+        leftover = self._interval_counts(None, final=True)  # slices of a run that ended early
+        if leftover.get("late_statements"):
+            try:
+                await asyncio.to_thread(self.ctx.samples.write, {"t": time.time() + self.offset, "phase": "late",
+                                                                 **leftover})
+            except Exception:
+                pass
+        for r in self.nodes:
+            await r.close_monitoring()
+        # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
+        controls = [r for r in self.nodes if r.control is not None]
+        await self._bounded(in_threads(controls, NodeRun.forget), [(r.engine, r.control) for r in controls])
+        for r in controls:
+            r.engine.close(r.control)
+
+    def _outcome(self) -> RunOutcome:
+        waits = self.waits
         return RunOutcome(
             status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
-            begin=begin, end=end, window_start=window_start, window_end=window_end, totals=self.totals,
-            waits=dict(waits.window) if waits else {},
-            wait_samples=waits.samples if waits else 0, plans=plans, connect_seconds=connect_seconds,
-            start_seconds=start_seconds, events=self.events,
-            monitor_errors=list(self.monitor.errors) if self.monitor else [], samples_written=ctx.samples.lines,
-            signal=self.signal)
+            begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
+            totals=self.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
+            plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
+            events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
+            samples_written=self.ctx.samples.lines, signal=self.signal)
 
     # -- steps -------------------------------------------------------------------------
-    def _prepare(self, control: Any) -> None:
-        self.engine.install_workload(control)
-        cleaned = self.engine.forget_abandoned_runs(control, alive=client_alive)
-        if cleaned:
-            self.ctx.observer.event(f"removed {cleaned} run(s) left by dbio processes that ended early")
-        self.engine.prepare_run(control, self.run_id, {**self.plan.control, "client": self.ctx.client})
-
     def _on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"
         if self.status == "complete":
@@ -243,21 +272,16 @@ class _Coordinator:
         self.ctx.observer.event(message)
         self._stop()
 
-    def _plans(self) -> dict[str, Any]:
-        conn = self.engine.connect(self.ctx.conninfo, application_name="dbio:plan")
-        try:
-            return self.engine.plans(conn, 1, self.ctx.access_path)
-        finally:
-            self.engine.close(conn)
-
     async def _connect_all(self) -> None:
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+        conninfo = {r.node.name: r.node.conninfo for r in self.nodes}
 
         async def connect(session: Session) -> None:
             async with gate:
-                session.conn = await self.engine.aconnect(
-                    self.ctx.conninfo, application_name=session_application_name(self.run_id, session.number))
-                session.pid = await self.engine.init_session(session.conn, session.schema_index, self.ctx.access_path)
+                session.conn = await session.engine.aconnect(
+                    conninfo[session.node], application_name=session_application_name(self.run_id, session.number))
+                session.pid = await session.engine.init_session(session.conn, session.schema_index,
+                                                                self.ctx.access_path)
                 session.state = "connected"
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
@@ -269,15 +293,10 @@ class _Coordinator:
                                 first.hint)
             raise first
 
-    async def _background_pids(self, conn: Any, pids: list[int]) -> list[int]:
-        if not self.ctx.info.caps.local:
-            return []
-        return await self.engine.background_pids(conn, pids)
-
-    async def _wait_at_barrier(self, control: Any, tasks: list[asyncio.Task]) -> None:
+    async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:
         deadline = time.monotonic() + BARRIER_TIMEOUT
         while True:
-            waiting = await asyncio.to_thread(self.engine.waiting_at_barrier, control, self.run_id)
+            waiting = sum(await in_threads(self.nodes, NodeRun.waiting))
             if waiting >= len(self.sessions):
                 return
             failed = [t for t in tasks if t.done()]
@@ -286,7 +305,7 @@ class _Coordinator:
                 # Never release a failed start into a run: remove the run first, then let the waiting
                 # sessions through the barrier, where they find no run and return at once.
                 self._stop()
-                await asyncio.to_thread(self.engine.forget_run, control, self.run_id)
+                await in_threads(self.nodes, NodeRun.forget)
                 _, pending = await asyncio.wait(tasks, timeout=10)
                 if pending:
                     await self._cancel_running()
@@ -315,9 +334,9 @@ class _Coordinator:
     def _window_can_open(self) -> bool:
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
 
-    def _open_window(self, waits: WaitSampler) -> None:
+    def _open_window(self) -> None:
         self.in_window = True
-        waits.in_window = True
+        self.waits.in_window = True
         self._event("window_open", "measured window opened")
 
     async def _drain(self, tasks: list[asyncio.Task]) -> None:
@@ -346,15 +365,15 @@ class _Coordinator:
                     self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
                                              "statements of that last slice are missing from the session "
                                              "counts, while the engine counted its I/O")
-        flushes = [self.engine.flush_stats(s.conn) for s in self.sessions if s.state == "stopped" and s.conn]
+        flushes = [s.engine.flush_stats(s.conn) for s in self.sessions if s.state == "stopped" and s.conn]
         await self._bounded(asyncio.gather(*flushes, return_exceptions=True),
-                            [s.conn for s in self.sessions if s.conn is not None])
+                            [(s.engine, s.conn) for s in self.sessions if s.conn is not None])
 
     async def _abandon_sessions(self, pending: set[asyncio.Task]) -> None:
         """Sessions still inside a slice after their cancel: their connections are given up."""
         stuck = [s for s in self.sessions if s.in_call and s.conn is not None]
         self.abandoned.update(s.number for s in stuck)
-        self._abandon([s.conn for s in stuck])
+        self._abandon([(s.engine, s.conn) for s in stuck])
         self._event("abandoned", f"{len(stuck)} session(s) neither finished nor took a cancel: their connections "
                                  "were abandoned (the server did not answer)")
         self.exit_by = time.monotonic()  # a server that does not answer a cancel is given no more time
@@ -364,7 +383,7 @@ class _Coordinator:
         """Seconds left before a signalled run must end; None when no signal came."""
         return None if self.exit_by is None else max(0.05, self.exit_by - time.monotonic())
 
-    async def _bounded(self, awaitable: Any, conns: list[Any]) -> Any:
+    async def _bounded(self, awaitable: Any, conns: list[tuple[Engine, Any]]) -> Any:
         """Await; once a signal came (before or during the wait), within the time left: past it, the
         connections it waits on are abandoned, which ends the wait at once. None when it did not finish."""
         task = asyncio.ensure_future(awaitable)
@@ -381,10 +400,12 @@ class _Coordinator:
                 return None
         return None if task.cancelled() or task.exception() is not None else task.result()
 
-    async def _stop_background(self, stop: asyncio.Event, tasks: list[asyncio.Task], conns: list[Any]) -> None:
+    async def _stop_background(self) -> None:
         """Stop the sampler and the wait sampler; one that waits on a server that does not answer
         is given 5 s (after a signal, the time left), then its connection is abandoned."""
-        stop.set()
+        self.sampler_stop.set()
+        tasks = self.background
+        conns = [(r.engine, c) for r in self.nodes for c in r.monitoring_connections()]
         if tasks:
             remaining = self._remaining()
             _, pending = await asyncio.wait(tasks, timeout=5 if remaining is None else remaining)
@@ -398,7 +419,7 @@ class _Coordinator:
     async def _cancel_running(self) -> int:
         """Cancel every statement still running, each request given CANCEL_TIMEOUT seconds."""
         running = [s for s in self.sessions if s.in_call and s.conn is not None and s.number not in self.abandoned]
-        return sum(await asyncio.gather(*(self.engine.cancel_statement(s.conn, CANCEL_TIMEOUT) for s in running)))
+        return sum(await asyncio.gather(*(s.engine.cancel_statement(s.conn, CANCEL_TIMEOUT) for s in running)))
 
     async def _session_main(self, session: Session) -> None:
         try:
@@ -406,13 +427,15 @@ class _Coordinator:
         except asyncio.CancelledError:
             session.state = "stopped"
         except Exception as exc:
-            if self.shared.stop.is_set() and (self.engine.is_cancelled(exc) or self.clock.start is None
+            if self.shared.stop.is_set() and (session.engine.is_cancelled(exc) or self.clock.start is None
                                               or session.number in self.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
             elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
-            message = f"session {session.number} (pid {session.pid}, schema {session.schema_index}) ended{elapsed}: {session.error}"
+            where = f"pid {session.pid}, schema {session.schema_index}" + (
+                f", node {session.node}" if len(self.nodes) > 1 else "")
+            message = f"session {session.number} ({where}) ended{elapsed}: {session.error}"
             self._event("session_failed", message)
             self.ctx.observer.event(message)
             if self.status == "complete":
@@ -423,7 +446,7 @@ class _Coordinator:
         for session in self.sessions:
             if session.conn is not None:
                 try:
-                    await self.engine.aclose(session.conn)
+                    await session.engine.aclose(session.conn)
                 except Exception:
                     pass
 
@@ -469,9 +492,10 @@ class _Coordinator:
         self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
-    def _abandon(self, conns: list[Any]) -> None:
-        for conn in conns:
-            self.engine.abandon(conn)
+    def _abandon(self, conns: list[tuple[Engine, Any]]) -> None:
+        for engine, conn in conns:
+            if conn is not None:
+                engine.abandon(conn)
 
     def _stop(self) -> None:
         if not self.shared.stop.is_set():

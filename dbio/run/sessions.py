@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbio.engines.base import SliceResult
+from dbio.engines.base import Engine, SliceResult
 from dbio.run.tally import Tally
 
 EPSILON = 1e-6
@@ -27,7 +27,6 @@ class Clock:
 class Shared:
     """What the coordinator and all sessions share."""
 
-    engine: Any
     run_id: int
     work_loop: int
     clock: Clock
@@ -42,6 +41,8 @@ class Shared:
 class Session:
     number: int  # 1-based
     schema_index: int
+    engine: Engine  # the engine of the node it runs on
+    node: str  # that node's name
     conn: Any = None
     pid: int | None = None
     state: str = "new"  # new | connected | running | done | stopped | failed
@@ -56,8 +57,8 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         counts = self.measured.counts() if self.measured else {}
-        return {"session": self.number, "schema": self.schema_index, "pid": self.pid, "state": self.state,
-                "error": self.error, "warmup_iterations": self.warmup_iterations, **counts}
+        return {"session": self.number, "node": self.node, "schema": self.schema_index, "pid": self.pid,
+                "state": self.state, "error": self.error, "warmup_iterations": self.warmup_iterations, **counts}
 
     async def run(self, shared: Shared, buckets: int) -> None:
         self.measured = Tally(buckets)
@@ -80,7 +81,7 @@ class Session:
                 limit = shared.work_loop - self.measured.iterations
             self.in_call = True
             try:
-                result: SliceResult = await shared.engine.call_slice(
+                result: SliceResult = await self.engine.call_slice(
                     self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
                     iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
                     think_left=think_left)

@@ -83,7 +83,7 @@ RESULT_CASES = [
     (mutated("format_version", 1.0), "format_version 1.0, not an integer"),
     (mutated("format_version", True), "format_version true, not an integer"),
     (mutated("format_version", 0), "format version 0"),
-    (mutated("format_version", 2), "result format 2, from a newer dbio"),
+    (mutated("format_version", 3), "result format 3, from a newer dbio"),
     (dropped("format_version"), "format_version null, not an integer"),
     (dropped("figures.latency"), "figures lacks latency"),
     (dropped("figures.load_profile.statements_per_s"), "figures.load_profile lacks statements_per_s"),
@@ -252,8 +252,8 @@ def test_bad_sample_lines_are_skipped_and_counted(tmp_path):
 
 
 def test_a_run_recovers_past_bad_sample_lines_and_records_how_many(tmp_path):
-    clean = assemble.recover(_abandoned_copy(tmp_path / "a"), PostgresEngine())
-    damaged = assemble.recover(_abandoned_copy(tmp_path / "b", BAD_LINES), PostgresEngine())
+    clean = assemble.recover(_abandoned_copy(tmp_path / "a"), lambda _name: PostgresEngine())
+    damaged = assemble.recover(_abandoned_copy(tmp_path / "b", BAD_LINES), lambda _name: PostgresEngine())
     assert damaged["figures"] == clean["figures"] and damaged["series"] == clean["series"]
     assert damaged["totals"] == clean["totals"] and damaged["totals"]["selects"] > 0
     event = [e for e in damaged["events"] if e["kind"] == "samples_skipped"]

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -7,11 +8,23 @@ from dbio.errors import UsageError
 
 
 def test_reads_a_run_directory_or_its_file(tmp_path):
-    doc = {"format": "dbio-result", "format_version": 1, "status": "complete", "config": {}, "figures": {}}
+    doc = {"format": "dbio-result", "format_version": 2, "status": "complete", "config": {}, "figures": {},
+           "nodes": [{"name": "node1", "role": "primary"}]}
     result.write(tmp_path, doc)
     assert result.read(tmp_path) == doc
     assert result.read(tmp_path / "result.json") == doc
     assert not (tmp_path / "result.json.tmp").exists()
+
+
+def test_a_format_1_result_reads_as_its_one_node():
+    doc = json.loads((Path(__file__).parent.parent / "fixtures" / "result_complete.json").read_text())
+    assert doc["format_version"] == 1 and "nodes" not in doc
+    read = result.with_nodes(doc)
+    (node,) = read["nodes"]
+    assert node["name"] == result.ONLY_NODE and node["role"] == "primary"
+    assert node["figures"] == doc["figures"] and node["capabilities"] == doc["capabilities"]
+    assert read["snapshots"]["begin"]["nodes"] == {result.ONLY_NODE: doc["snapshots"]["begin"]["engine"]}
+    assert read["format_version"] == 1
 
 
 @pytest.mark.parametrize("content, fragment", [

@@ -17,6 +17,7 @@ from dbio import report
 from dbio import result as results
 from dbio.commands import run as run_command
 from dbio.config import Sources, load_config
+from dbio.run.nodes import Node
 from dbio.run.plan import make_plan
 from dbio.target import Target
 from dbio.ui import UI
@@ -109,3 +110,33 @@ def test_the_fake_engine_fills_the_neutral_counter_record():
     conn = engine.connect("fake:", application_name="test")
     raw = asyncio.run(engine.snapshot(conn, engine.probe(conn)))
     assert counters.problems(engine.normalize(raw)) == []
+
+
+def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
+    config = _config(tmp_path, threads_per_schema=4)
+    nodes = []
+    for name in ("a", "b"):
+        engine = FakeEngine(version=f"Fake 1.0 {name}")
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    document = results.read(outcome.directory)
+    assert document["status"] == "complete", document["status_reason"]
+    assert document["format_version"] == results.FORMAT_VERSION
+    assert [s["node"] for s in document["sessions"]] == ["a", "b", "a", "b"]  # dealt in turn
+    per_node = 2 * fake_engine.ITERATIONS_PER_SECOND * WORK_UNIT
+    figures = {n["name"]: n["figures"]["load_profile"]["physical_reads_per_s"] for n in document["nodes"]}
+    assert figures == {"a": pytest.approx(per_node, rel=0.1), "b": pytest.approx(per_node, rel=0.1)}
+    total = document["figures"]["load_profile"]["physical_reads_per_s"]
+    assert total == pytest.approx(2 * per_node, rel=0.1)
+    for node in document["nodes"]:
+        assert len([r for r in node["series"] if r.get("phase") == "measured"]) >= 3
+        assert node["figures"]["load_profile"]["statements_per_s"] == pytest.approx(
+            2 * fake_engine.ITERATIONS_PER_SECOND, rel=0.1)
+    # one start for both nodes (the first node's release fixes it), and nothing left on either
+    assert nodes[0].engine.server.starts == nodes[1].engine.server.starts and nodes[0].engine.server.starts
+    assert all(not n.engine.server.runs and not n.engine.server.connections for n in nodes)
+    for form in report.FORMATS:
+        report.render(document, form)

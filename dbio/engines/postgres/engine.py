@@ -133,9 +133,9 @@ class PostgresEngine:
     def waiting_at_barrier(self, conn: psycopg.Connection, run_id: int) -> int:
         return workload.waiting_at_barrier(conn, run_id)
 
-    def release(self, conn: psycopg.Connection, run_id: int, *, warmup: float,
-                run_time: float) -> tuple[float, float, float | None]:
-        return workload.release(conn, run_id, warmup=warmup, run_time=run_time)
+    def release(self, conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float,
+                start: float | None = None) -> tuple[float, float, float | None]:
+        return workload.release(conn, run_id, warmup=warmup, run_time=run_time, start=start)
 
     def forget_run(self, conn: psycopg.Connection, run_id: int) -> None:
         workload.forget_run(conn, run_id)

@@ -56,10 +56,12 @@ def waiting_at_barrier(conn: psycopg.Connection, run_id: int) -> int:
     return int(conn.execute(sqlfiles.text("barrier_waiting.sql"), {"classid": classid, "objid": objid}).fetchone()[0])
 
 
-def release(conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float) -> tuple[float, float, float | None]:
-    """Write the common start and release the barrier; returns (start, window open, deadline) in server epoch."""
+def release(conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float,
+            start: float | None = None) -> tuple[float, float, float | None]:
+    """Write the common start (now, or start) and release the barrier; returns (start, window open,
+    deadline) in server epoch."""
     row = conn.execute(sqlfiles.text("release.sql"),
-                       {"run_id": run_id, "warmup": warmup, "run_time": run_time}).fetchone()
+                       {"run_id": run_id, "warmup": warmup, "run_time": run_time, "start": start}).fetchone()
     conn.execute("SELECT pg_advisory_unlock(%s::bigint)", (run_id,))
     return float(row[0]), float(row[1]), None if row[2] is None else float(row[2])
 

@@ -1,0 +1,46 @@
+"""Readings of a run's nodes, as the samples file and result hold them (pure).
+
+A reading is {"nodes": {name: raw snapshot or None}, "os": host counters, "error": ...}. Files
+written before nodes existed (format 1) hold one node's raw snapshot under "engine"; it reads
+as the node named ONLY_NODE. Normalized, a reading's "engine" is the total over its nodes (the
+neutral counters summed) and "nodes" each node's own neutral counters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dbio.engines.counters import combine
+from dbio.result import ONLY_NODE
+
+
+def raw_nodes(reading: dict[str, Any] | None) -> dict[str, Any]:
+    if not reading:
+        return {}
+    if "nodes" in reading:
+        return reading["nodes"] or {}
+    if "engine" in reading:
+        return {ONLY_NODE: reading["engine"]}
+    return {}
+
+
+def answered(reading: dict[str, Any] | None) -> bool:
+    """Every node of the reading gave its counters."""
+    nodes = raw_nodes(reading)
+    return bool(nodes) and all(nodes.values())
+
+
+def reading_time(reading: dict[str, Any] | None) -> float | None:
+    """When the reading was taken (server clock): the first node's time, the run's reference."""
+    for raw in raw_nodes(reading).values():
+        return float(raw["t"]) if raw else None
+    return None
+
+
+def normalized(reading: dict[str, Any], normalize: Callable[[str, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """The reading with every node's counters normalized and their total under "engine" (None
+    unless every node answered: a total missing a node would read as a drop)."""
+    nodes = {name: normalize(name, raw) if raw else None for name, raw in raw_nodes(reading).items()}
+    rest = {k: v for k, v in reading.items() if k not in ("engine", "nodes")}
+    total = combine(list(nodes.values())) if nodes and all(nodes.values()) else None
+    return {**rest, "engine": total, "nodes": nodes}
