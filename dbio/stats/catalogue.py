@@ -187,22 +187,25 @@ FIGURES: tuple[Figure, ...] = (
     _fig("host_busy_pct", "cpu.host.busy_pct", "Host CPU busy", "%", "pct",
          "user + system time / (elapsed x CPUs), stats/host_cpu.py", series="host_busy_pct", noise=True,
          compare=POINTS, short="Host CPU"),
-    _fig("host_user_pct", "cpu.host.user_pct", "Host CPU user", "%", "pct", series="host_user_pct", compare=POINTS),
+    _fig("host_user_pct", "cpu.host.user_pct", "Host CPU user", "%", "pct", series="host_user_pct", compare=POINTS,
+         short="User"),
     _fig("host_system_pct", "cpu.host.system_pct", "Host CPU system", "%", "pct", series="host_system_pct",
-         compare=POINTS),
+         compare=POINTS, short="System"),
     _fig("host_iowait_pct", "cpu.host.iowait_pct", "Host CPU I/O wait", "%", "pct", series="host_iowait_pct",
-         compare=POINTS),
-    _fig("host_steal_pct", "cpu.host.steal_pct", "Host CPU steal", "%", "pct", compare=POINTS),
-    _fig("host_idle_pct", "cpu.host.idle_pct", "Host CPU idle", "%", "pct", compare=POINTS),
+         compare=POINTS, short="I/O wait"),
+    _fig("host_steal_pct", "cpu.host.steal_pct", "Host CPU steal", "%", "pct", compare=POINTS, short="Steal"),
+    _fig("host_idle_pct", "cpu.host.idle_pct", "Host CPU idle", "%", "pct", compare=POINTS, short="Idle"),
     _fig("host_accounted_pct", "cpu.host.accounted_pct", "Host CPU time accounted", "%", "pct",
          "the share of elapsed x CPUs the kernel accounted to any state", compare=POINTS),
-    _fig("host_busy_cores", "cpu.host.busy_cores", "Busy CPUs", "CPUs", "rate"),
+    _fig("host_busy_cores", "cpu.host.busy_cores", "Busy CPUs", "CPUs", "rate",
+         "busy CPU seconds / elapsed seconds", short="Busy CPUs"),
     _fig("host_busy_seconds", "cpu.host.busy_seconds", "Host busy CPU seconds", "s", "seconds"),
     _fig("reads_per_host_cpu_second", "cpu.reads_per_host_cpu_second", "Reads per host-CPU-second", "reads/CPU-s",
          "rate", "physical reads / the host's busy CPU seconds (server on this host only)",
          phrase="{:,.0f} reads per host-CPU-second", **HIGHER),
     _fig("db_cpu_seconds", "cpu.db_cpu_seconds", "DB CPU seconds (sessions)", "s", "seconds"),
-    _fig("db_cpu_cores", "cpu.db_cpu_cores", "DB CPU in use", "CPUs", "rate", series="db_cpu_cores"),
+    _fig("db_cpu_cores", "cpu.db_cpu_cores", "DB CPU in use (cores)", "CPUs", "rate",
+         "the sessions' CPU seconds / the window's seconds", series="db_cpu_cores"),
     _fig("background_cpu_seconds", "cpu.background_cpu_seconds", "Background processes CPU seconds", "s", "seconds"),
     _fig("dbio_client_cpu_seconds", "cpu.dbio_client_cpu_seconds", "dbio client CPU seconds", "s", "seconds"),
     _fig("dbio_monitor_cpu_seconds", "cpu.dbio_monitor_cpu_seconds", "dbio monitor CPU seconds", "s", "seconds",
@@ -288,6 +291,48 @@ def measured(f: Mapping[str, Any] | None) -> bool:
 
 
 # -- figures kept per statement kind, per process kind and per device ---------------------------
+# Each member of these groups (a kind, a process kind, a device) carries the same figures.
+
+def _member(name: str, label: str, unit: str, kind: str, **more: Any) -> Figure:
+    return Figure(name, label, unit, kind, (name,), **more)
+
+
+STATEMENT_FIGURES = (
+    _member("count", "Count", "statements", "count", compare=DIFFERENCE),
+    _member("mean_us", "Mean", "us", "us", **LOWER),
+    _member("p50_us", "p50", "us", "us", **LOWER),
+    _member("p90_us", "p90", "us", "us", **LOWER),
+    _member("p99_us", "p99", "us", "us", **LOWER),
+    _member("p99_9_us", "p99.9", "us", "us", **LOWER),
+    _member("max_us", "Max", "us", "us", **LOWER),
+)
+BACKEND_FIGURES = (
+    _member("read_requests_per_s", "Read req/s", "requests/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("write_requests_per_s", "Write req/s", "requests/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("wal_write_requests_per_s", "WAL write req/s", "requests/s", "rate"),
+    _member("wal_write_mib_per_s", "WAL write MiB/s", "MiB/s", "rate"),
+)
+DEVICE_FIGURES = (
+    _member("reads_per_s", "Reads/s", "reads/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("avg_read_us", "Avg read", "us", "us", **LOWER),
+    _member("writes_per_s", "Writes/s", "writes/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("avg_write_us", "Avg write", "us", "us", **LOWER),
+    _member("utilization_pct", "Util", "%", "pct", compare=POINTS),
+    _member("avg_queue", "Queue", "requests", "rate"),
+)
+
+
+def member(group: tuple[Figure, ...], name: str) -> Figure:
+    """One of a group's figures (STATEMENT_FIGURES, BACKEND_FIGURES, DEVICE_FIGURES)."""
+    for f in group:
+        if f.name == name:
+            return f
+    raise UnknownFigure(f"unknown figure {name!r} of a group: the catalogue declares none")
+
 
 def statement_latency(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Per statement kind (select, update, scan): count, mean, percentiles, max (us), histogram."""
@@ -302,6 +347,11 @@ def histogram(f: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]] | 
 def by_backend(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """I/O rates per server process kind, when the engine counts them."""
     return get(f or {}, "io_profile", "by_backend") or {}
+
+
+def host_cpu_measured(f: Mapping[str, Any] | None) -> bool:
+    """Whether the window has the host's CPU shares (two /proc/stat readings)."""
+    return bool(get(f or {}, "cpu", "host"))
 
 
 def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
