@@ -260,7 +260,8 @@ def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
     av = by_backend.get("autovacuum worker")
     if not _window(doc) or not av:
         return None
-    requests = (av.get("read_requests_per_s") or 0) + (av.get("write_requests_per_s") or 0)
+    requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, name).value(av) or 0
+                   for name in ("read_requests_per_s", "write_requests_per_s"))
     if requests <= 0:
         return None
     total = value(_figures(doc), "total_requests_per_s") or 0
@@ -274,14 +275,14 @@ def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
 
 
 def device_saturated(doc: dict[str, Any]) -> Finding | None:
-    devices = catalogue.devices(_figures(doc))
-    busy = [(name, d["utilization_pct"]) for name, d in devices.items()
-            if d.get("utilization_pct") is not None and d["utilization_pct"] >= DEVICE_BUSY_LIMIT]
+    utilization = catalogue.member(catalogue.DEVICE_FIGURES, "utilization_pct")
+    busy = [(name, utilization.value(d)) for name, d in catalogue.devices(_figures(doc)).items()]
+    busy = [(name, util) for name, util in busy if util is not None and util >= DEVICE_BUSY_LIMIT]
     if not _window(doc) or not busy:
         return None
     name, util = max(busy, key=lambda x: x[1])
     return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "
-                                          "device", f"devices.{name}.utilization_pct", util)
+                                          "device", f"devices.{name}.{utilization.ref}", util)
 
 
 def overhead(doc: dict[str, Any]) -> Finding | None:
