@@ -118,3 +118,18 @@ def test_groups_read_per_kind_figures():
     assert catalogue.histogram(f, "nothing") is None and catalogue.histogram({}, "select") is None
     assert catalogue.by_backend({}) == {} and catalogue.devices(None) == {}
     assert catalogue.measured(f) and not catalogue.measured({"window_seconds": 0})
+
+
+@pytest.mark.parametrize("group, members", [
+    (catalogue.STATEMENT_FIGURES, catalogue.statement_latency),
+    (catalogue.BACKEND_FIGURES, catalogue.by_backend),
+    (catalogue.DEVICE_FIGURES, catalogue.devices),
+])
+def test_every_group_figure_resolves_on_the_recorded_results(group, members):
+    found = [m for s in SCENARIOS for m in members(catalogue.figures_of(load(s))).values()]
+    assert found, "no recorded result has this group"
+    for fig in group:
+        assert all(fig.name in m for m in found), f"{fig.name} missing from a recorded member"
+        assert catalogue.member(group, fig.name) is fig
+    with pytest.raises(catalogue.UnknownFigure):
+        catalogue.member(group, "nope")
