@@ -23,7 +23,7 @@ from dbio.engines.postgres import dsn as dsns
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.report import sweep_model
-from dbio.stats.counters import get
+from dbio.stats import catalogue
 from dbio.stats.knee import DEFAULT_GAIN, peaked
 from dbio.sweep import document, plan
 from dbio.ui import UI
@@ -94,7 +94,7 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | 
         adopted = _finished_result(path)
         if adopted is not None:  # the step finished but the sweep did not hear of it
             step["status"], step["headline"] = "complete", _headline(adopted)
-            step["window_seconds"] = get(adopted, "figures", "window_seconds")
+            step["window_seconds"] = catalogue.value(catalogue.figures_of(adopted), "window_seconds")
             continue
         if path.exists():  # keep what an interrupted step left, under another name
             kept = path.with_name(f"{path.name}.{step['status']}-{int(time.time())}")
@@ -148,7 +148,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> P
             durations.append(time.monotonic() - t0)
             step["status"] = outcome.status
             step["seconds"] = round(durations[-1], 3)
-            step["window_seconds"] = get(outcome.document, "figures", "window_seconds")
+            step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
             step["headline"] = _headline(outcome.document)
             ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
             if outcome.status != "complete":
@@ -285,10 +285,12 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
                              f"{biggest.workload.scale}, then the sweep")
 
 
+# What sweep.json keeps of each step (by catalogue name): --until-peak reads it to decide the next doubling.
+STEP_HEADLINE = ("reads_per_s", "avg_read_us")
+
+
 def _headline(doc: dict[str, Any]) -> dict[str, Any]:
-    f = doc.get("figures") or {}
-    return {"reads_per_s": get(f, "load_profile", "physical_reads_per_s"),
-            "avg_read_us": get(f, "latency", "avg_read_us")}
+    return catalogue.values(catalogue.figures_of(doc), STEP_HEADLINE)
 
 
 def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:

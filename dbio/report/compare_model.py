@@ -9,26 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import verdict
-from dbio.report.model import KIND_LABELS, table
+from dbio.report import sweep_model, verdict
 from dbio.report.sweep_model import step_row
-from dbio.stats import compare, series
+from dbio.report.tables import table
+from dbio.stats import catalogue, compare, series
+from dbio.stats.catalogue import STATEMENT_LABELS, figures_of
 from dbio.stats.counters import get
 
-# Headline figures: label, path in figures, kind, series key (for the noise judgement), larger is better
-FIGURES = (
-    ("Physical reads/s", ("load_profile", "physical_reads_per_s"), "rate", "reads_per_s", True),
-    ("Avg physical read", ("latency", "avg_read_us"), "us", "avg_read_us", False),
-    ("Read MiB/s", ("io_profile", "data_read_mib_per_s"), "rate", "read_mib_per_s", True),
-    ("Physical writes/s", ("load_profile", "physical_writes_per_s"), "rate", "writes_per_s", None),
-    ("Statements/s", ("load_profile", "statements_per_s"), "rate", "statements_per_s", True),
-    ("SELECT p50", ("latency", "statements", "select", "p50_us"), "us", None, False),
-    ("SELECT p99", ("latency", "statements", "select", "p99_us"), "us", None, False),
-    ("SELECT p99.9", ("latency", "statements", "select", "p99_9_us"), "us", None, False),
-    ("Reads per host-CPU-second", ("cpu", "reads_per_host_cpu_second"), "rate", None, True),
-    ("DB CPU per read", ("cpu", "db_cpu_us_per_read"), "us", None, False),
-    ("Host CPU busy", ("cpu", "host", "busy_pct"), "pct", "host_busy_pct", None),
-)
+# The headline figures compared, in this order (the catalogue says how each compares and whether
+# its per-interval series judges noise).
+FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "writes_per_s", "statements_per_s",
+                            "select_p50_us", "select_p99_us", "select_p99_9_us", "reads_per_host_cpu_second",
+                            "db_cpu_us_per_read", "host_busy_pct")
+READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
 # What a reader must see first: the inputs that differ.
 CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",
                 "environment.storage.data_directory")
@@ -53,8 +46,7 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "findings": findings,
         "sections": [s for s in sections if s.get("tables") or s.get("lines") or s.get("pairs")],
         "overlay": _overlay(named),
-        "histogram_overlay": {name: get(doc, "figures", "latency", "statements", "select", "awr_buckets") or []
-                              for name, doc in named},
+        "histogram_overlay": {name: catalogue.histogram(figures_of(doc), "select") or [] for name, doc in named},
         "charts": [["overlay_iops", "overlay"], ["overlay_latency", "overlay"],
                    ["overlay_histogram", "histogram_overlay"]],
     }
@@ -83,15 +75,13 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         columns += [name, "delta", "delta %", "verdict"]
         kinds += ["mixed", "mixed", "delta_pct", "text"]
     rows = []
-    for label, path, kind, series_key, _ in FIGURES:
-        base_value = get(base, "figures", *path)
-        row = [label, {"value": base_value, "kind": kind}]
+    for fig in FIGURES:
+        row = [fig.label, {"value": fig.value(figures_of(base)), "kind": fig.kind}]
         for _, doc in named[1:]:
-            value = get(doc, "figures", *path)
-            d = compare.Delta(base_value, value)
-            judged = _judge(base, doc, series_key) if series_key else ""
-            row += [{"value": value, "kind": kind}, {"value": d.absolute, "kind": "pct" if kind == "pct" else kind},
-                    d.pct, judged]
+            change = fig.change(figures_of(base), figures_of(doc))
+            judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
+            row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
+                    change.pct, judged]
         rows.append(row)
     note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
             f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
@@ -117,7 +107,7 @@ def _measured(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     tables = []
     for kind in ("select", "update"):
-        per = [(name, get(doc, "figures", "latency", "statements", kind, "awr_buckets")) for name, doc in named]
+        per = [(name, catalogue.histogram(figures_of(doc), kind)) for name, doc in named]
         if not all(buckets for _, buckets in per):
             continue
         labels = [b["bucket"] for b in per[0][1]]
@@ -130,7 +120,7 @@ def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             row += [buckets[i]["pct"] - per[0][1][i]["pct"] for _, buckets in per[1:]]
             rows.append(row)
         columns = ["Bucket", *[f"{n} %" for n, _ in per], *[f"{n} shift (points)" for n, _ in per[1:]]]
-        tables.append(table(f"compare_histogram_{kind}", f"{KIND_LABELS[kind]} latency histogram", columns,
+        tables.append(table(f"compare_histogram_{kind}", f"{STATEMENT_LABELS[kind]} latency histogram", columns,
                             ["text"] + ["pct"] * len(per) + ["delta_pct"] * (len(per) - 1), rows))
     return {"id": "histograms", "title": "Latency histograms", "tables": tables}
 
@@ -142,8 +132,7 @@ def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         if not rows:
             continue
         lines.append({"label": name, "t": [r["to_s"] for r in rows],
-                      "reads_per_s": [r.get("reads_per_s") for r in rows],
-                      "avg_read_us": [r.get("avg_read_us") for r in rows]})
+                      **{str(fig.series): [r.get(fig.series) for r in rows] for fig in (READS, LATENCY)}})
     return {"lines": lines}
 
 
@@ -151,10 +140,8 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
     base_name, base = named[0]
     parts = []
     for name, doc in named[1:]:
-        reads = compare.Delta(get(base, "figures", "load_profile", "physical_reads_per_s"),
-                              get(doc, "figures", "load_profile", "physical_reads_per_s")).pct
-        latency = compare.Delta(get(base, "figures", "latency", "avg_read_us"),
-                                get(doc, "figures", "latency", "avg_read_us")).pct
+        reads = READS.change(figures_of(base), figures_of(doc)).pct
+        latency = LATENCY.change(figures_of(base), figures_of(doc)).pct
         text = f"{name} vs {base_name}:"
         text += f" reads/s {reads:+.1f}%" if reads is not None else " reads/s -"
         if latency is not None:
@@ -178,32 +165,11 @@ def _show(value: Any) -> str:
 def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps side by side: steps matched by the values they varied."""
     names = [n for n, _, _ in named]
-    keyed = []
-    for name, doc, steps in named:
-        rows = {_step_key(s): step_row(s, steps.get(s["name"])) for s in doc["steps"]}
-        keyed.append((name, rows))
-    all_keys = []
+    keyed = [(name, {_step_key(s): step_row(s, steps.get(s["name"])) for s in doc["steps"]})
+             for name, doc, steps in named]
+    all_keys: list[str] = []
     for _, rows in keyed:
         all_keys += [k for k in rows if k not in all_keys]
-    columns, kinds = ["Step values"], ["text"]
-    columns.append(f"{names[0]} reads/s")
-    kinds.append("rate")
-    for name in names[1:]:
-        columns += [f"{name} reads/s", "delta %", f"{names[0]} avg read", f"{name} avg read", "delta %"]
-        kinds += ["rate", "delta_pct", "us", "us", "delta_pct"]
-    rows = []
-    for key in all_keys:
-        base = keyed[0][1].get(key) or {}
-        row = [key or "(no knob varied)", base.get("reads_per_s")]
-        for _, other_rows in keyed[1:]:
-            other = other_rows.get(key) or {}
-            row += [other.get("reads_per_s"),
-                    compare.Delta(base.get("reads_per_s"), other.get("reads_per_s")).pct,
-                    base.get("avg_read_us"), other.get("avg_read_us"),
-                    compare.Delta(base.get("avg_read_us"), other.get("avg_read_us")).pct]
-        rows.append(row)
-    from dbio.report import sweep_model
-
     curves = []
     for name, doc, steps in named:
         for curve in sweep_model.curves(doc, [step_row(s, steps.get(s["name"])) for s in doc["steps"]]):
@@ -216,10 +182,30 @@ def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]
         "headline_text": f"{len(all_keys)} steps matched by their varied values",
         "headline": [], "findings": [],
         "sections": [{"id": "steps", "title": f"Steps (deltas against {names[0]})",
-                      "tables": [table("compare_steps", "", columns, kinds, rows)]}],
+                      "tables": [_steps_table(keyed, all_keys)]}],
         "curves": {"x": "sessions", "lines": curves},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
     }
+
+
+def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: list[str]) -> dict[str, Any]:
+    """One row per step key: the first sweep's reads/s, then each other sweep's with its deltas."""
+    first = keyed[0][0]
+    columns, kinds = ["Step values", f"{first} reads/s"], ["text", READS.kind]
+    for name, _ in keyed[1:]:
+        columns += [f"{name} reads/s", "delta %", f"{first} avg read", f"{name} avg read", "delta %"]
+        kinds += [READS.kind, "delta_pct", LATENCY.kind, LATENCY.kind, "delta_pct"]
+    rows = []
+    for key in all_keys:
+        base = keyed[0][1].get(key) or {}
+        row = [key or "(no knob varied)", base.get(READS.name)]
+        for _, other_rows in keyed[1:]:
+            other = other_rows.get(key) or {}
+            reads = catalogue.Change(READS, base.get(READS.name), other.get(READS.name))
+            latency = catalogue.Change(LATENCY, base.get(LATENCY.name), other.get(LATENCY.name))
+            row += [reads.other, reads.pct, latency.base, latency.other, latency.pct]
+        rows.append(row)
+    return table("compare_steps", "", columns, kinds, rows)
 
 
 def _step_key(step: dict[str, Any]) -> str:

@@ -9,38 +9,30 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import verdict
-from dbio.report.model import table
+from dbio.report.tables import table
+from dbio.stats import catalogue
 from dbio.stats import knee as knee_math
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
 FORMAT = "dbio-sweep-report"
-
-
-def _figures(step_doc: dict[str, Any] | None) -> dict[str, Any]:
-    return (step_doc or {}).get("figures") or {}
+# The figures a step's row carries (keyed by catalogue name), and those its summary table shows.
+STEP_FIGURES = ("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us", "select_mean_us",
+                "host_busy_pct", "reads_per_db_cpu_second", "window_seconds")
+SUMMARY = catalogue.figures("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us",
+                            "host_busy_pct", "reads_per_db_cpu_second")
+READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")
 
 
 def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
     """The figures of one step a sweep compares (pure)."""
-    f = _figures(doc)
     w = get(doc or {}, "config", "workload") or {}
-    io = f.get("io_profile") or {}
-    mib = [io.get(k) for k in ("data_read_mib_per_s", "data_write_mib_per_s", "wal_write_mib_per_s")]
-    resolved = {**(get(doc or {}, "config", "workload") or {}), **(get(doc or {}, "config", "instance") or {})}
+    resolved = {**w, **(get(doc or {}, "config", "instance") or {})}
     return {
         "step": step["name"], "status": step["status"], "values": step["values"],
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
-        "reads_per_s": get(f, "load_profile", "physical_reads_per_s"),
-        "writes_per_s": get(f, "load_profile", "physical_writes_per_s"),
-        "mib_per_s": sum(v for v in mib if v is not None) if any(v is not None for v in mib) else None,
-        "avg_read_us": get(f, "latency", "avg_read_us"),
-        "select_p99_us": get(f, "latency", "statements", "select", "p99_us"),
-        "select_mean_us": get(f, "latency", "statements", "select", "mean_us"),
-        "cpu_busy_pct": get(f, "cpu", "host", "busy_pct"),
-        "reads_per_db_cpu_s": get(f, "cpu", "reads_per_db_cpu_second"),
-        "window_seconds": f.get("window_seconds"),
+        **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }
 
 
@@ -97,14 +89,40 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
 def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
     curve_list = curves(doc, rows)
-    x_key, group_keys = axes(doc)
-    varied = [key for key, _ in doc.get("vary") or []]
+    x_key, _ = axes(doc)
+    knee_lines = knees(doc, curve_list)
+    best = max((r for r in rows if r["reads_per_s"] is not None), key=lambda r: r["reads_per_s"], default=None)
+    sections = [
+        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
+        {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
+        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rows)},
+    ]
+    return {
+        "format": FORMAT, "format_version": 1, "kind": "sweep",
+        "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
+        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
+        "headline_text": (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
+                          if best else "no step completed"),
+        "headline": _headline(best, _complete(rows)) if best else [],
+        "findings": _findings(doc, rows, step_docs)[:20],
+        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
+        "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
+        "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
+        "knees": knee_lines,
+    }
+
+
+def _complete(rows: list[dict[str, Any]]) -> int:
+    return sum(1 for r in rows if r["status"] == "complete")
+
+
+def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """The Sweep section: status, what varied and what stayed, where the time went, where it ran."""
     measured = sum(r["window_seconds"] or 0 for r in rows)
     wall = doc.get("wall_seconds") or 0.0
-    done = sum(1 for r in rows if r["status"] == "complete")
     base = doc.get("base") or {}
     pairs = [
-        ["Status", f"{str(doc.get('status')).upper()}: {done} of {len(rows)} steps complete"],
+        ["Status", f"{str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps complete"],
         ["Varied", "; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
                    (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "")],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
@@ -120,20 +138,28 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
         pairs.append(["Server", get(env, "server", "description") or "-"])
         host = env.get("host") or {}
         pairs.append(["Host", f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs"])
-    knob_cols = [k for k in varied if k != "threads_per_schema"]
-    summary_rows = []
-    for r in rows:
-        summary_rows.append([r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"], r["reads_per_s"],
-                             r["writes_per_s"], r["mib_per_s"], r["avg_read_us"], r["select_p99_us"],
-                             r["cpu_busy_pct"], r["reads_per_db_cpu_s"], r["status"]])
-    summary = table("sweep_summary", "", ["Step", *knob_cols, "Sessions", "Reads/s", "Writes/s", "MiB/s",
-                                           "Avg read", "SELECT p99", "Host CPU", "Reads/DB-CPU-s", "Status"],
-                    ["text"] * (1 + len(knob_cols)) + ["count", "rate", "rate", "rate", "us", "us", "pct", "rate",
-                                                       "text"], summary_rows)
-    knee_lines = knees(doc, curve_list)
-    peak_lines = [f"peak: {r['step']}, {r['reads_per_s']:,.0f} reads/s at {r['sessions']} sessions: doubling the "
-                  f"sessions added less than {100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
-                  for step, r in zip(doc["steps"], rows) if step.get("peak") and r["reads_per_s"] is not None]
+    return pairs
+
+
+def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row per step: the knobs it varied (sessions apart), its sessions and its summary figures."""
+    knob_cols = [key for key, _ in doc.get("vary") or [] if key != "threads_per_schema"]
+    summary_rows = [[r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"],
+                     *[r[fig.name] for fig in SUMMARY], r["status"]] for r in rows]
+    return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[fig.short or fig.label for fig in SUMMARY],
+                                       "Status"],
+                 ["text"] * (1 + len(knob_cols)) + ["count", *[fig.kind for fig in SUMMARY], "text"], summary_rows)
+
+
+def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    return [f"peak: {r['step']}, {r['reads_per_s']:,.0f} reads/s at {r['sessions']} sessions: doubling the "
+            f"sessions added less than {100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
+            for step, r in zip(doc["steps"], rows) if step.get("peak") and r["reads_per_s"] is not None]
+
+
+def _findings(doc: dict[str, Any], rows: list[dict[str, Any]],
+              step_docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each step's invalid results and warnings (dbio's own overhead apart), the sweep's status first."""
     findings = []
     for r in rows:
         step_doc = step_docs.get(r["step"])
@@ -143,31 +169,16 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
                     findings.append({"level": f.level, "code": f.code, "message": f"step {r['step']}: {f.message}"})
     if doc.get("status") != "complete":
         findings.insert(0, {"level": "warning", "code": "status", "message":
-                            f"sweep {str(doc.get('status')).upper()}: {done} of {len(rows)} steps complete; "
-                            "finish it with dbio sweep --resume DIR"})
-    best = max((r for r in rows if r["reads_per_s"] is not None), key=lambda r: r["reads_per_s"], default=None)
-    headline_text = (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
-                     if best else "no step completed")
-    sections = [
-        {"id": "sweep", "title": "Sweep", "pairs": pairs},
-        {"id": "summary", "title": "Summary", "tables": [summary]},
-        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + peak_lines},
-    ]
-    return {
-        "format": FORMAT, "format_version": 1, "kind": "sweep",
-        "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
-        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": headline_text,
-        "headline": ([{"label": "Best reads/s", "value": best["reads_per_s"], "kind": "rate"},
-                      {"label": "at sessions", "value": best["sessions"], "kind": "count"},
-                      {"label": "Avg read there", "value": best["avg_read_us"], "kind": "us"},
-                      {"label": "Steps complete", "value": done, "kind": "count"}] if best else []),
-        "findings": findings[:20],
-        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
-        "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
-        "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
-        "knees": knee_lines,
-    }
+                            f"sweep {str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps "
+                            "complete; finish it with dbio sweep --resume DIR"})
+    return findings
+
+
+def _headline(best: dict[str, Any], done: int) -> list[dict[str, Any]]:
+    return [{"label": "Best reads/s", "value": best[READS.name], "kind": READS.kind},
+            {"label": "at sessions", "value": best["sessions"], "kind": "count"},
+            {"label": "Avg read there", "value": best[LATENCY.name], "kind": LATENCY.kind},
+            {"label": "Steps complete", "value": done, "kind": "count"}]
 
 
 def summary_lines(model: dict[str, Any]) -> list[str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from dbio.stats import catalogue
+from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
 
@@ -58,11 +60,16 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
 
 
 def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return doc.get("figures") or {}
+    return catalogue.figures_of(doc)
 
 
 def _window(doc: dict[str, Any]) -> bool:
-    return bool(_figures(doc).get("window_seconds"))
+    return catalogue.measured(_figures(doc))
+
+
+def _found(level: str, code: str, message: str, name: str, at: float | None) -> Finding:
+    """A finding triggered by a catalogued figure: it names the figure as findings always have."""
+    return Finding(level, code, message, figure(name).ref, at)
 
 
 def status(doc: dict[str, Any]) -> Finding | None:
@@ -81,7 +88,7 @@ def stalled(doc: dict[str, Any]) -> Finding | None:
     if not _window(doc) or not stalls:
         return None
     total = sum(s["seconds"] for s in stalls)
-    window = _figures(doc)["window_seconds"]
+    window = value(_figures(doc), "window_seconds")
     where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
     share = 100 * total / window
     return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
@@ -96,37 +103,37 @@ def no_window(doc: dict[str, Any]) -> Finding | None:
 
 
 def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
-    per_row = get(_figures(doc), "validity", "blocks_read_per_row")
+    per_row = value(_figures(doc), "blocks_read_per_row")
     if not _window(doc) or per_row is None or per_row >= ROWS_FROM_STORAGE_LIMIT:
         return None
-    return Finding("invalid", "rows_from_cache",
-                   f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
-                   f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures memory, "
-                   "not storage", "validity.blocks_read_per_row", per_row)
+    return _found("invalid", "rows_from_cache",
+                  f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
+                  f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures memory, "
+                  "not storage", "blocks_read_per_row", per_row)
 
 
 def page_cache(doc: dict[str, Any]) -> Finding | None:
-    v = get(_figures(doc), "validity") or {}
-    ratio = v.get("device_to_db_read_ratio")
-    reads = get(_figures(doc), "load_profile", "physical_reads_per_s")
+    f = _figures(doc)
+    ratio = value(f, "device_to_db_read_ratio")
+    reads = value(f, "reads_per_s")
     if not _window(doc) or ratio is None or not reads:
         return None
     if ratio < DEVICE_SHARE_LIMIT:
-        where = "the OS page cache served the rest" if not v.get("direct_io") else \
+        where = "the OS page cache served the rest" if not value(f, "direct_io") else \
             "with direct I/O on, check which device the data directory is on"
-        return Finding("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
-                                                f"device: {where}", "validity.device_to_db_read_ratio", ratio)
-    if not v.get("direct_io") and _read_excess(v) is None:  # more reads than the engine's: shared_device
-        return Finding("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
-                                             "reads reached the device", "validity.device_to_db_read_ratio", ratio)
+        return _found("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
+                                               f"device: {where}", "device_to_db_read_ratio", ratio)
+    if not value(f, "direct_io") and _read_excess(f) is None:  # more reads than the engine's: shared_device
+        return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
+                                            "reads reached the device", "device_to_db_read_ratio", ratio)
     return None
 
 
-def _read_excess(v: dict[str, Any]) -> str | None:
+def _read_excess(f: dict[str, Any]) -> str | None:
     """The device's reads beyond the engine's physical reads, when they are significant. Requests,
     as the device counts them: with direct I/O each read of the engine is one device request (they
     matched within 0.1% on this project's VM); read bytes would count the kernel's read-ahead."""
-    device, engine = v.get("device_reads"), v.get("db_reads")
+    device, engine = value(f, "device_reads"), value(f, "db_reads")
     if device is None or engine is None:
         return None
     excess = device - engine
@@ -136,9 +143,9 @@ def _read_excess(v: dict[str, Any]) -> str | None:
     return f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests)"
 
 
-def _write_excess(v: dict[str, Any], seconds: float) -> str | None:
+def _write_excess(f: dict[str, Any], seconds: float) -> str | None:
     """The device's written bytes beyond the engine's (data files, WAL, temporary files)."""
-    device, engine = v.get("device_write_bytes"), v.get("db_write_bytes")
+    device, engine = value(f, "device_write_bytes"), value(f, "db_write_bytes")
     if device is None or engine is None:
         return None
     excess = device - engine
@@ -151,29 +158,28 @@ def _write_excess(v: dict[str, Any], seconds: float) -> str | None:
 
 def shared_device(doc: dict[str, Any]) -> Finding | None:
     """The device under the data directory did more I/O than the engine: someone else used it."""
-    v = get(_figures(doc), "validity") or {}
+    f = _figures(doc)
     if not _window(doc):
         return None
-    reads, writes = _read_excess(v), _write_excess(v, _figures(doc)["window_seconds"])
+    reads, writes = _read_excess(f), _write_excess(f, value(f, "window_seconds"))
     if not reads and not writes:
         return None
     ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
-        if reads and not v.get("direct_io") else ""
+        if reads and not value(f, "direct_io") else ""
     ratio = "device_to_db_read_ratio" if reads else "device_to_db_write_ratio"
-    return Finding("warning", "shared_device",
-                   "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
-                   "so the device's figures (Device table) and the engine's disagree", f"validity.{ratio}",
-                   v.get(ratio))
+    return _found("warning", "shared_device",
+                  "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
+                  "so the device's figures (Device table) and the engine's disagree", ratio, value(f, ratio))
 
 
 def other_sessions(doc: dict[str, Any]) -> Finding | None:
     """Client sessions that are not dbio's worked on the server during the window."""
     if not _window(doc):
         return None
-    io = _figures(doc).get("other_sessions") or {}
+    f = _figures(doc)
     measured = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
     active = [r for r in measured if r.get("other_sessions_active")]
-    shares = {k: io.get(f"{k}_share_pct") for k in ("read", "write")}
+    shares = {k: value(f, f"other_{k}_share_pct") for k in ("read", "write")}
     worst = max((v for v in shares.values() if v is not None), default=None)
     if not active and not worst:
         return None
@@ -186,37 +192,37 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
                                                     "(their share of the I/O is measured from PostgreSQL 18 on)")
     share = ", ".join(f"{v:.1f}% of the client backends' {k}s" for k, v in shares.items() if v)
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
-    return Finding(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
-                                            "include their I/O", "other_sessions.read_share_pct", shares["read"])
+    return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
+                                           "include their I/O", "other_read_share_pct", shares["read"])
 
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
-    v = get(_figures(doc), "validity") or {}
-    data, cache = v.get("data_bytes"), v.get("shared_buffers_bytes")
+    f = _figures(doc)
+    data, cache = value(f, "data_bytes"), value(f, "shared_buffers_bytes")
     if not _window(doc) or not data or not cache:
         return None
     page_cache_bytes = 0
-    if not v.get("direct_io") and get(doc, "capabilities", "local"):
+    if not value(f, "direct_io") and get(doc, "capabilities", "local"):
         page_cache_bytes = get(doc, "environment", "host", "memory_available_bytes") or 0
     total = cache + page_cache_bytes
     cached_by = f"shared_buffers ({format_bytes(cache)})" + (
         f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")
     if data <= total:
-        return Finding("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
-                       "validity.data_to_cache_ratio", data / total)
+        return _found("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
+                      "data_to_cache_ratio", data / total)
     if data < CACHE_RATIO_WARNING * total:
-        return Finding("warning", "small_data_set", f"the data set ({format_bytes(data)}) is only {data / total:.1f}x "
-                                                    f"{cached_by}: many reads may be cache hits",
-                       "validity.data_to_cache_ratio", data / total)
+        return _found("warning", "small_data_set", f"the data set ({format_bytes(data)}) is only {data / total:.1f}x "
+                                                   f"{cached_by}: many reads may be cache hits",
+                      "data_to_cache_ratio", data / total)
     return None
 
 
 def cpu_saturated(doc: dict[str, Any]) -> Finding | None:
-    busy = get(_figures(doc), "cpu", "host", "busy_pct")
+    busy = value(_figures(doc), "host_busy_pct")
     if not _window(doc) or busy is None or busy <= CPU_BUSY_LIMIT or not get(doc, "capabilities", "local"):
         return None
-    return Finding("warning", "cpu_saturated", f"host CPU {busy:.0f}% busy: the result reflects CPU, not only storage",
-                   "cpu.host.busy_pct", busy)
+    return _found("warning", "cpu_saturated", f"host CPU {busy:.0f}% busy: the result reflects CPU, not only storage",
+                  "host_busy_pct", busy)
 
 
 def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
@@ -224,7 +230,7 @@ def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
     counts = get(doc, "waits", "counts") or {}
     samples = sum(counts.values())
     sessions = get(doc, "config", "workload", "sessions") or 0
-    cores = get(_figures(doc), "cpu", "cores") or 0
+    cores = value(_figures(doc), "cores") or 0
     if not _window(doc) or not samples or not cores or sessions <= cores:
         return None
     on_cpu = sessions * counts.get("CPU", 0) / samples
@@ -250,14 +256,15 @@ def checkpoint_in_window(doc: dict[str, Any]) -> Finding | None:
 
 
 def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
-    by_backend = get(_figures(doc), "io_profile", "by_backend") or {}
+    by_backend = catalogue.by_backend(_figures(doc))
     av = by_backend.get("autovacuum worker")
     if not _window(doc) or not av:
         return None
-    requests = (av.get("read_requests_per_s") or 0) + (av.get("write_requests_per_s") or 0)
+    requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, name).value(av) or 0
+                   for name in ("read_requests_per_s", "write_requests_per_s"))
     if requests <= 0:
         return None
-    total = get(_figures(doc), "io_profile", "total_requests_per_s") or 0
+    total = value(_figures(doc), "total_requests_per_s") or 0
     share = 100.0 * requests / total if total else 100.0
     if share < AUTOVACUUM_SHARE_LIMIT:
         return Finding("info", "autovacuum", f"autovacuum did {requests:,.1f} I/O requests/s inside the window, "
@@ -268,26 +275,24 @@ def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
 
 
 def device_saturated(doc: dict[str, Any]) -> Finding | None:
-    devices = get(_figures(doc), "devices") or {}
-    busy = [(name, d["utilization_pct"]) for name, d in devices.items()
-            if d.get("utilization_pct") is not None and d["utilization_pct"] >= DEVICE_BUSY_LIMIT]
+    utilization = catalogue.member(catalogue.DEVICE_FIGURES, "utilization_pct")
+    busy = [(name, utilization.value(d)) for name, d in catalogue.devices(_figures(doc)).items()]
+    busy = [(name, util) for name, util in busy if util is not None and util >= DEVICE_BUSY_LIMIT]
     if not _window(doc) or not busy:
         return None
     name, util = max(busy, key=lambda x: x[1])
     return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "
-                                          "device", f"devices.{name}.utilization_pct", util)
+                                          "device", f"devices.{name}.{utilization.ref}", util)
 
 
 def overhead(doc: dict[str, Any]) -> Finding | None:
-    cpu = get(_figures(doc), "cpu") or {}
-    busy = get(cpu, "host", "busy_seconds")
-    own = (cpu.get("dbio_client_cpu_seconds") or 0) + (cpu.get("dbio_monitor_cpu_seconds") or 0)
-    if not _window(doc) or not busy or not get(doc, "capabilities", "local"):
+    f = _figures(doc)
+    share = value(f, "dbio_overhead_pct")  # None without the host's busy CPU seconds
+    if not _window(doc) or share is None or not get(doc, "capabilities", "local"):
         return None
-    share = 100.0 * own / busy
     level = "warning" if share > OVERHEAD_LIMIT else "info"
-    return Finding(level, "overhead", f"dbio's own measuring used {own:.2f} CPU seconds, {share:.1f}% of the "
-                                      "host's busy CPU", "cpu.dbio_overhead_pct", share)
+    return _found(level, "overhead", f"dbio's own measuring used {value(f, 'dbio_cpu_seconds'):.2f} CPU seconds, "
+                                     f"{share:.1f}% of the host's busy CPU", "dbio_overhead_pct", share)
 
 
 def unavailable(doc: dict[str, Any]) -> Finding | None:
@@ -304,20 +309,13 @@ RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     unavailable)
 
 
+# The one-line headline, in this order; the first must be there for a line at all.
+HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "reads_per_host_cpu_second")
+
+
 def headline(doc: dict[str, Any]) -> str:
     """One line a user can quote, with its caveat."""
     f = _figures(doc)
-    reads = get(f, "load_profile", "physical_reads_per_s")
-    if not f.get("window_seconds") or reads is None:
+    if not catalogue.measured(f) or HEADLINE[0].value(f) is None:
         return "no measured window"
-    parts = [f"{reads:,.0f} physical reads/s"]
-    lat = get(f, "latency", "avg_read_us")
-    if lat is not None:
-        parts.append(f"{lat:,.0f} us avg read")
-    mib = get(f, "io_profile", "data_read_mib_per_s")
-    if mib is not None:
-        parts.append(f"{mib:,.1f} MiB/s")
-    per_cpu = get(f, "cpu", "reads_per_host_cpu_second")
-    if per_cpu is not None:
-        parts.append(f"{per_cpu:,.0f} reads per host-CPU-second")
-    return ", ".join(parts)
+    return ", ".join(str(fig.phrase).format(fig.value(f)) for fig in HEADLINE if fig.value(f) is not None)

@@ -1,0 +1,90 @@
+"""The Run section of a report: what ran, where, with which settings (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.stats.counters import get
+from dbio.units import format_bytes, format_duration
+
+SETTINGS_SHOWN = ("shared_buffers", "debug_io_direct", "io_method", "wal_level", "data_checksums", "track_io_timing",
+                  "synchronous_commit", "full_page_writes", "checkpoint_timeout", "max_wal_size")
+
+
+def section(doc: dict[str, Any]) -> dict[str, Any]:
+    w = get(doc, "config", "workload") or {}
+    env = doc.get("environment") or {}
+    server = env.get("server") or {}
+    settings = server.get("settings") or {}
+    timeline = doc.get("timeline") or {}
+    status = str(doc.get("status", "?")).upper() + (f" ({doc['status_reason']})" if doc.get("status_reason") else "")
+    window = timeline.get("window_seconds")
+    schemas = w.get("schemas") or 1
+    embedded = " (embedded)" if get(doc, "config", "connection", "embedded") else ""
+    pairs = [
+        ["Status", status],
+        ["When", f"{timeline.get('window_start') or '-'}, measured for "
+                 f"{format_duration(window) if window else '-'} after a warm-up of "
+                 f"{format_duration(timeline.get('warmup_seconds') or 0)}"],
+        ["Sessions", f"{w.get('sessions')} ({schemas} schema{'s' if schemas != 1 else ''} x "
+                     f"{w.get('threads_per_schema')} threads), started together "
+                     f"{timeline.get('start_seconds', 0):.1f} s after the first connected"],
+        ["Workload", ", ".join(_knobs(w))],
+        ["Data set", f"{format_bytes((w.get('scale') or 0) * 8192)} per schema x {schemas} = "
+                     f"{format_bytes((w.get('scale') or 0) * 8192 * schemas)}{_loaded(doc.get('setup') or {})}"],
+        ["Server", f"{server.get('description', '-')}{embedded}"],
+        ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in SETTINGS_SHOWN if k in settings)],
+        ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
+        ["Host", _host(env.get("host") or {})],
+        ["Storage", _storage(get(env, "storage", "data_directory") or {})],
+        ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
+    ]
+    return {"id": "run", "title": "Run", "pairs": pairs}
+
+
+def _knobs(w: dict[str, Any]) -> list[str]:
+    knobs = [f"work unit {w.get('work_unit')}", f"update {w.get('update_pct')}%", f"scan {w.get('scan_pct')}%",
+             f"redo {w.get('redo_stress')}", f"access path {w.get('access_path')}", f"key order {w.get('key_order')}"]
+    if w.get("hotspot"):
+        knobs.append(f"hot spot {format_bytes(w['hotspot_size'])} at {format_bytes(w['hotspot_offset'])} "
+                     f"every {w['hotspot_frequency']}")
+    if w.get("hot_schema_frequency"):
+        knobs.append(f"hot schema every {w['hot_schema_frequency']}")
+    if w.get("think_time_frequency"):
+        knobs.append(f"think every {w['think_time_frequency']} ({w['think_time_min']}-{w['think_time_max']} s)")
+    if w.get("work_loop"):
+        knobs.append(f"work loop {w['work_loop']}")
+    return knobs
+
+
+def _loaded(setup: dict[str, Any]) -> str:
+    if not (setup.get("seconds") and setup.get("loaded_bytes")):
+        return ""
+    return (f" (setup {setup.get('setup_id')}: {format_bytes(setup['loaded_bytes'])} loaded in "
+            f"{setup['seconds']:.1f} s, {setup['mb_per_s']:.0f} MB/s)")
+
+
+def _host(host: dict[str, Any]) -> str:
+    return (f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs, "
+            f"{format_bytes(host['memory_bytes']) if host.get('memory_bytes') else '-'} memory, "
+            f"{host.get('os', '')}, kernel {host.get('kernel', '-')}")
+
+
+def _storage(storage: dict[str, Any]) -> str:
+    return (f"{storage.get('source') or storage.get('device') or '-'} ({storage.get('fs_type') or '-'}"
+            + (f", {storage['model']}" if storage.get("model") else "") +
+            f") mounted at {storage.get('mount_point') or '-'}, data directory {storage.get('path') or '-'}")
+
+
+def _setting(settings: dict[str, Any], name: str) -> str:
+    entry = settings.get(name) or {}
+    value, unit = entry.get("setting"), entry.get("unit")
+    if value is None:
+        return "-"
+    if unit == "8kB" and str(value).isdigit():
+        return format_bytes(int(value) * 8192)
+    if unit == "MB" and str(value).isdigit():
+        return format_bytes(int(value) << 20)
+    if unit == "s" and str(value).isdigit():
+        return format_duration(int(value))
+    return "off" if value == "" else str(value)

@@ -1,0 +1,359 @@
+"""Every figure dbio reports, declared once (pure): its name, label, unit, where it lives in a
+window's figures (or how it is derived from others there), how two values of it compare and
+whether more of it is better.
+
+Reports, verdicts, comparisons and sweeps read figures through this module, never by path, so a
+figure is moved, renamed or derived differently in one place. Accessors take a figures mapping
+(the `figures` of a result today; a node's or the total's once a run has several nodes), never
+the whole document; `figures_of` is the one place that knows where a result keeps them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from dbio.stats.compare import Delta
+from dbio.stats.counters import get
+
+# How two values of a figure are compared: the change a reader weighs first.
+RATIO = "ratio"  # relative change, % of the first value (throughput, latency, costs)
+DIFFERENCE = "difference"  # other - first, in the figure's own unit (counts, sizes)
+POINTS = "points"  # a percentage: other - first, in percentage points
+
+# How a report formats a value (report/fmt.py's kinds): rate, us, pct, count, seconds, text.
+STATEMENT_LABELS = {"select": "SELECT (range)", "update": "UPDATE+COMMIT", "scan": "scan table"}
+
+
+class UnknownFigure(LookupError):
+    """A figure name the catalogue does not declare: a programming error, so it fails loudly."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    label: str
+    unit: str
+    kind: str  # how reports format it (report/fmt.py)
+    path: tuple[str, ...] = ()  # where it lives in a figures mapping...
+    derive: Callable[[Mapping[str, Any]], Any] | None = None  # ...or how it is computed from others there
+    how: str = ""  # what it measures and how it is derived, for a reader
+    higher_is_better: bool | None = None  # None: neither (a description of the load, not a score)
+    compare: str = RATIO
+    series: str | None = None  # the per-interval row's key for the same figure (stats/series.py)
+    noise: bool = False  # a difference is judged against the run's interval-to-interval noise in `series`
+    short: str | None = None  # a column heading where space is scarce
+    phrase: str | None = None  # how the one-line headline says it ({} is the value)
+    section: str = ""  # the part of the figures a derived figure belongs with (cpu, io_profile, ...)
+
+    @property
+    def ref(self) -> str:
+        """Its dotted name in findings: the path, or its section and name for a derived figure."""
+        return ".".join(self.path) if self.path else ".".join(p for p in (self.section, self.name) if p)
+
+    def value(self, figures: Mapping[str, Any] | None) -> Any:
+        """The figure in one figures mapping; None when it was not measured."""
+        figures = figures or {}
+        if self.derive is not None:
+            return self.derive(figures)
+        return get(figures, *self.path)
+
+    def change(self, base: Mapping[str, Any] | None, other: Mapping[str, Any] | None) -> Change:
+        return Change(self, self.value(base), self.value(other))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One figure in two figures mappings: the difference, and whether it is an improvement."""
+
+    figure: Figure
+    base: Any
+    other: Any
+
+    @property
+    def absolute(self) -> float | None:
+        return Delta(self.base, self.other).absolute
+
+    @property
+    def pct(self) -> float | None:
+        return Delta(self.base, self.other).pct
+
+    @property
+    def absolute_kind(self) -> str:
+        """How the absolute difference is formatted: percentage points for a percentage."""
+        return "pct" if self.figure.compare == POINTS else self.figure.kind
+
+    @property
+    def headline(self) -> float | None:
+        """The difference the figure is compared by (see RATIO, DIFFERENCE, POINTS)."""
+        return self.pct if self.figure.compare == RATIO else self.absolute
+
+    @property
+    def better(self) -> bool | None:
+        """True when the other value improves on the first, False when it is worse, None when the
+        figure is neither better nor worse for being larger, or nothing changed or was measured."""
+        diff = self.absolute
+        if diff is None or diff == 0 or self.figure.higher_is_better is None:
+            return None
+        return (diff > 0) == self.figure.higher_is_better
+
+
+def _present_sum(*values: Any) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _io_mib(f: Mapping[str, Any]) -> float | None:
+    return _present_sum(*(value(f, n) for n in ("read_mib_per_s", "write_mib_per_s", "wal_write_mib_per_s")))
+
+
+def _dbio_cpu(f: Mapping[str, Any]) -> float:
+    return (value(f, "dbio_client_cpu_seconds") or 0) + (value(f, "dbio_monitor_cpu_seconds") or 0)
+
+
+def _dbio_overhead(f: Mapping[str, Any]) -> float | None:
+    busy = value(f, "host_busy_seconds")
+    return 100.0 * _dbio_cpu(f) / busy if busy else None
+
+
+def _fig(name: str, path: str, label: str, unit: str, kind: str, how: str = "", **more: Any) -> Figure:
+    return Figure(name, label, unit, kind, tuple(path.split(".")), how=how, **more)
+
+
+LOWER = {"higher_is_better": False}
+HIGHER = {"higher_is_better": True}
+
+FIGURES: tuple[Figure, ...] = (
+    _fig("window_seconds", "window_seconds", "Measured window", "s", "seconds", "length of the measured window"),
+    # -- load profile: what the workload did, per second of the window
+    _fig("logical_reads_per_s", "load_profile.logical_reads_per_s", "Logical reads/s", "blocks/s", "rate",
+         "buffer hits plus blocks read"),
+    _fig("reads_per_s", "load_profile.physical_reads_per_s", "Physical reads/s", "reads/s", "rate",
+         "data-file read requests of every process", series="reads_per_s", noise=True, short="Reads/s",
+         phrase="{:,.0f} physical reads/s", **HIGHER),
+    _fig("read_blocks_per_s", "load_profile.physical_read_blocks_per_s", "Physical read blocks/s", "blocks/s", "rate",
+         "data-file bytes read / 8 KiB"),
+    _fig("writes_per_s", "load_profile.physical_writes_per_s", "Physical writes/s", "writes/s", "rate",
+         "data-file write requests of every process", series="writes_per_s", noise=True, short="Writes/s"),
+    _fig("wal_bytes_per_s", "load_profile.wal_bytes_per_s", "WAL generated/s", "bytes/s", "rate",
+         "WAL bytes generated"),
+    _fig("wal_writes_per_s", "load_profile.wal_writes_per_s", "WAL writes/s", "writes/s", "rate"),
+    _fig("wal_syncs_per_s", "load_profile.wal_syncs_per_s", "WAL syncs/s", "syncs/s", "rate"),
+    _fig("statements_per_s", "load_profile.statements_per_s", "Statements/s", "statements/s", "rate",
+         "SELECTs, UPDATEs and scans the sessions finished", series="statements_per_s", noise=True, **HIGHER),
+    _fig("selects_per_s", "load_profile.selects_per_s", "SELECTs/s", "statements/s", "rate"),
+    _fig("updates_per_s", "load_profile.updates_per_s", "UPDATEs/s", "statements/s", "rate"),
+    _fig("scans_per_s", "load_profile.scans_per_s", "Scans/s", "statements/s", "rate"),
+    _fig("commits_per_s", "load_profile.commits_per_s", "Commits/s", "commits/s", "rate",
+         "the workload's: one per UPDATE"),
+    _fig("server_commits_per_s", "load_profile.server_commits_per_s", "Server transactions/s", "commits/s", "rate",
+         "every commit the server counted, dbio's own slices and samples included"),
+    _fig("rows_per_s", "load_profile.rows_per_s", "Rows touched/s", "rows/s", "rate"),
+    # -- I/O profile: requests and bytes by file kind
+    _fig("data_read_requests_per_s", "io_profile.data_read_requests_per_s", "Data read requests/s", "requests/s",
+         "rate"),
+    _fig("read_mib_per_s", "io_profile.data_read_mib_per_s", "Read MiB/s", "MiB/s", "rate", "data-file bytes read",
+         series="read_mib_per_s", noise=True, phrase="{:,.1f} MiB/s", **HIGHER),
+    _fig("data_write_requests_per_s", "io_profile.data_write_requests_per_s", "Data write requests/s",
+         "requests/s", "rate"),
+    _fig("write_mib_per_s", "io_profile.data_write_mib_per_s", "Write MiB/s", "MiB/s", "rate",
+         "data-file bytes written", series="write_mib_per_s"),
+    _fig("wal_write_requests_per_s", "io_profile.wal_write_requests_per_s", "WAL write requests/s", "requests/s",
+         "rate"),
+    _fig("wal_write_mib_per_s", "io_profile.wal_write_mib_per_s", "WAL MiB/s", "MiB/s", "rate",
+         "WAL bytes written (generated, where the engine does not count written bytes)"),
+    _fig("wal_write_mib_is_generated", "io_profile.wal_write_mib_is_generated", "WAL MiB/s is generated bytes",
+         "flag", "text", "the engine counts WAL generated, not written"),
+    _fig("total_requests_per_s", "io_profile.total_requests_per_s", "I/O requests/s", "requests/s", "rate",
+         "data reads, data writes and WAL writes"),
+    Figure("io_mib_per_s", "Data and WAL MiB/s", "MiB/s", "rate", derive=_io_mib, short="MiB/s",
+           section="io_profile", how="data read, data write and WAL write MiB/s added up"),
+    # -- latency, as the engine timed its I/O and as the work loop timed its statements
+    _fig("avg_read_us", "latency.avg_read_us", "Avg physical read", "us", "us",
+         "the sessions' own read time / their reads (engine I/O timing)", series="avg_read_us", noise=True,
+         short="Avg read", phrase="{:,.0f} us avg read", **LOWER),
+    _fig("avg_read_us_all_backends", "latency.avg_read_us_all_backends", "Avg physical read (all processes)", "us",
+         "us", **LOWER),
+    _fig("avg_write_us", "latency.avg_write_us", "Avg physical write", "us", "us", **LOWER),
+    _fig("avg_wal_write_us", "latency.avg_wal_write_us", "Avg WAL write", "us", "us", **LOWER),
+    _fig("avg_wal_sync_us", "latency.avg_wal_sync_us", "Avg WAL sync", "us", "us", **LOWER),
+    _fig("select_mean_us", "latency.statements.select.mean_us", "SELECT mean", "us", "us", **LOWER),
+    _fig("select_p50_us", "latency.statements.select.p50_us", "SELECT p50", "us", "us", **LOWER),
+    _fig("select_p99_us", "latency.statements.select.p99_us", "SELECT p99", "us", "us",
+         "99th percentile of the window's SELECT histogram", series="select_p99_us", **LOWER),
+    _fig("select_p99_9_us", "latency.statements.select.p99_9_us", "SELECT p99.9", "us", "us", **LOWER),
+    # -- CPU
+    _fig("cores", "cpu.cores", "CPUs", "CPUs", "count"),
+    _fig("host_busy_pct", "cpu.host.busy_pct", "Host CPU busy", "%", "pct",
+         "user + system time / (elapsed x CPUs), stats/host_cpu.py", series="host_busy_pct", noise=True,
+         compare=POINTS, short="Host CPU"),
+    _fig("host_user_pct", "cpu.host.user_pct", "Host CPU user", "%", "pct", series="host_user_pct", compare=POINTS,
+         short="User"),
+    _fig("host_system_pct", "cpu.host.system_pct", "Host CPU system", "%", "pct", series="host_system_pct",
+         compare=POINTS, short="System"),
+    _fig("host_iowait_pct", "cpu.host.iowait_pct", "Host CPU I/O wait", "%", "pct", series="host_iowait_pct",
+         compare=POINTS, short="I/O wait"),
+    _fig("host_steal_pct", "cpu.host.steal_pct", "Host CPU steal", "%", "pct", compare=POINTS, short="Steal"),
+    _fig("host_idle_pct", "cpu.host.idle_pct", "Host CPU idle", "%", "pct", compare=POINTS, short="Idle"),
+    _fig("host_accounted_pct", "cpu.host.accounted_pct", "Host CPU time accounted", "%", "pct",
+         "the share of elapsed x CPUs the kernel accounted to any state", compare=POINTS),
+    _fig("host_busy_cores", "cpu.host.busy_cores", "Busy CPUs", "CPUs", "rate",
+         "busy CPU seconds / elapsed seconds", short="Busy CPUs"),
+    _fig("host_busy_seconds", "cpu.host.busy_seconds", "Host busy CPU seconds", "s", "seconds"),
+    _fig("reads_per_host_cpu_second", "cpu.reads_per_host_cpu_second", "Reads per host-CPU-second", "reads/CPU-s",
+         "rate", "physical reads / the host's busy CPU seconds (server on this host only)",
+         phrase="{:,.0f} reads per host-CPU-second", **HIGHER),
+    _fig("db_cpu_seconds", "cpu.db_cpu_seconds", "DB CPU seconds (sessions)", "s", "seconds"),
+    _fig("db_cpu_cores", "cpu.db_cpu_cores", "DB CPU in use (cores)", "CPUs", "rate",
+         "the sessions' CPU seconds / the window's seconds", series="db_cpu_cores"),
+    _fig("background_cpu_seconds", "cpu.background_cpu_seconds", "Background processes CPU seconds", "s", "seconds"),
+    _fig("dbio_client_cpu_seconds", "cpu.dbio_client_cpu_seconds", "dbio client CPU seconds", "s", "seconds"),
+    _fig("dbio_monitor_cpu_seconds", "cpu.dbio_monitor_cpu_seconds", "dbio monitor CPU seconds", "s", "seconds",
+         "server processes answering dbio's sampling"),
+    Figure("dbio_cpu_seconds", "dbio's own measuring, CPU seconds", "s", "seconds", derive=_dbio_cpu, section="cpu",
+           how="dbio's client and the server processes answering its samples"),
+    Figure("dbio_overhead_pct", "dbio's share of the host's busy CPU", "%", "pct", derive=_dbio_overhead,
+           how="dbio's own measuring CPU seconds / the host's busy CPU seconds", compare=POINTS,
+           section="cpu", **LOWER),
+    _fig("reads_per_db_cpu_second", "cpu.reads_per_db_cpu_second", "Physical reads per DB CPU second", "reads/CPU-s",
+         "rate", short="Reads/DB-CPU-s", **HIGHER),
+    _fig("db_cpu_us_per_read", "cpu.db_cpu_us_per_read", "DB CPU per read", "us", "us",
+         "the sessions' CPU seconds / physical reads", **LOWER),
+    _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",
+         "rate", **HIGHER),
+    # -- validity: does the window measure storage
+    _fig("blocks_read_per_row", "validity.blocks_read_per_row", "Blocks read per row", "blocks", "rate",
+         "single-block reads of the range statements / rows they touched"),
+    _fig("buffer_hit_pct", "validity.buffer_hit_pct", "Buffer hits", "%", "pct", compare=POINTS),
+    _fig("buffer_miss_pct", "validity.buffer_miss_pct", "Buffer misses", "%", "pct", compare=POINTS),
+    _fig("device_reads", "validity.device_reads", "Device reads", "requests", "count", compare=DIFFERENCE),
+    _fig("db_reads", "validity.db_reads", "Engine reads", "requests", "count", compare=DIFFERENCE),
+    _fig("device_to_db_read_ratio", "validity.device_to_db_read_ratio", "Device reads / engine reads", "ratio",
+         "rate"),
+    _fig("device_write_bytes", "validity.device_write_bytes", "Device bytes written", "bytes", "count",
+         compare=DIFFERENCE),
+    _fig("db_write_bytes", "validity.db_write_bytes", "Engine bytes written", "bytes", "count",
+         "data files, WAL and temporary files", compare=DIFFERENCE),
+    _fig("device_to_db_write_ratio", "validity.device_to_db_write_ratio", "Device bytes / engine bytes written",
+         "ratio", "rate"),
+    _fig("direct_io", "validity.direct_io", "Direct I/O", "flag", "text"),
+    _fig("data_bytes", "validity.data_bytes", "Data set", "bytes", "count", compare=DIFFERENCE),
+    _fig("shared_buffers_bytes", "validity.shared_buffers_bytes", "shared_buffers", "bytes", "count",
+         compare=DIFFERENCE),
+    _fig("data_to_cache_ratio", "validity.data_to_cache_ratio", "Data set / shared_buffers", "ratio", "rate"),
+    # -- client sessions that are not dbio's (PostgreSQL 18 on)
+    _fig("other_read_share_pct", "other_sessions.read_share_pct", "Other sessions' share of reads", "%", "pct",
+         compare=POINTS, **LOWER),
+    _fig("other_write_share_pct", "other_sessions.write_share_pct", "Other sessions' share of writes", "%", "pct",
+         compare=POINTS, **LOWER),
+)
+
+_BY_NAME = {f.name: f for f in FIGURES}
+assert len(_BY_NAME) == len(FIGURES), "two figures share a name"
+
+
+def figure(name: str) -> Figure:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UnknownFigure(f"unknown figure {name!r}: the catalogue (dbio/stats/catalogue.py) declares none") \
+            from None
+
+
+def figures(*names: str) -> tuple[Figure, ...]:
+    return tuple(figure(n) for n in names)
+
+
+def value(f: Mapping[str, Any] | None, name: str) -> Any:
+    return figure(name).value(f)
+
+
+def values(f: Mapping[str, Any] | None, names: Iterable[str]) -> dict[str, Any]:
+    return {n: value(f, n) for n in names}
+
+
+def by_series(key: str) -> Figure:
+    """The figure a per-interval series key carries."""
+    for f in FIGURES:
+        if f.series == key:
+            return f
+    raise UnknownFigure(f"no figure has the series {key!r}")
+
+
+def figures_of(doc: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The figures of a whole run (the total, once a run has several nodes)."""
+    return dict((doc or {}).get("figures") or {})
+
+
+def measured(f: Mapping[str, Any] | None) -> bool:
+    """Whether the figures cover a measured window at all."""
+    return bool(value(f, "window_seconds"))
+
+
+# -- figures kept per statement kind, per process kind and per device ---------------------------
+# Each member of these groups (a kind, a process kind, a device) carries the same figures.
+
+def _member(name: str, label: str, unit: str, kind: str, **more: Any) -> Figure:
+    return Figure(name, label, unit, kind, (name,), **more)
+
+
+STATEMENT_FIGURES = (
+    _member("count", "Count", "statements", "count", compare=DIFFERENCE),
+    _member("mean_us", "Mean", "us", "us", **LOWER),
+    _member("p50_us", "p50", "us", "us", **LOWER),
+    _member("p90_us", "p90", "us", "us", **LOWER),
+    _member("p99_us", "p99", "us", "us", **LOWER),
+    _member("p99_9_us", "p99.9", "us", "us", **LOWER),
+    _member("max_us", "Max", "us", "us", **LOWER),
+)
+BACKEND_FIGURES = (
+    _member("read_requests_per_s", "Read req/s", "requests/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("write_requests_per_s", "Write req/s", "requests/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("wal_write_requests_per_s", "WAL write req/s", "requests/s", "rate"),
+    _member("wal_write_mib_per_s", "WAL write MiB/s", "MiB/s", "rate"),
+)
+DEVICE_FIGURES = (
+    _member("reads_per_s", "Reads/s", "reads/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("avg_read_us", "Avg read", "us", "us", **LOWER),
+    _member("writes_per_s", "Writes/s", "writes/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("avg_write_us", "Avg write", "us", "us", **LOWER),
+    _member("utilization_pct", "Util", "%", "pct", compare=POINTS),
+    _member("avg_queue", "Queue", "requests", "rate"),
+)
+
+
+def member(group: tuple[Figure, ...], name: str) -> Figure:
+    """One of a group's figures (STATEMENT_FIGURES, BACKEND_FIGURES, DEVICE_FIGURES)."""
+    for f in group:
+        if f.name == name:
+            return f
+    raise UnknownFigure(f"unknown figure {name!r} of a group: the catalogue declares none")
+
+
+def statement_latency(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per statement kind (select, update, scan): count, mean, percentiles, max (us), histogram."""
+    return get(f or {}, "latency", "statements") or {}
+
+
+def histogram(f: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]] | None:
+    """A statement kind's latency histogram buckets (label, count, %), when it ran."""
+    return get(statement_latency(f), kind, "awr_buckets")
+
+
+def by_backend(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """I/O rates per server process kind, when the engine counts them."""
+    return get(f or {}, "io_profile", "by_backend") or {}
+
+
+def host_cpu_measured(f: Mapping[str, Any] | None) -> bool:
+    """Whether the window has the host's CPU shares (two /proc/stat readings)."""
+    return bool(get(f or {}, "cpu", "host"))
+
+
+def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """/proc/diskstats figures per block device under the data directory."""
+    return dict((f or {}).get("devices") or {})
