@@ -312,7 +312,7 @@ def _read_env(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
 
 
 def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tuple[Path, ...] = ()) -> Config:
-    from dbio.instance.paths import default_data_dir
+    from dbio.engines.postgres.instance.paths import default_data_dir
 
     def section(name: str) -> dict[str, Any]:
         return {o.key: values[o.key] for o in OPTIONS if o.section == name}

@@ -9,8 +9,8 @@ from typing import Any, Callable, Iterator
 
 from dbio.config import Config
 from dbio.engines.postgres.engine import PostgresEngine
-from dbio.instance.embedded import EmbeddedInstance
-from dbio.instance.paths import Layout
+from dbio.engines.postgres.instance.embedded import EmbeddedInstance
+from dbio.engines.postgres.instance.paths import Layout
 
 
 @dataclass
@@ -47,16 +47,16 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
 
 @contextmanager
 def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
-    """Hold the target alone for a command that changes or measures it (see instance/lock.py)."""
+    """Hold the target alone for a command that changes or measures it (see engines/postgres/instance/lock.py)."""
     if config.connection.embedded:
-        from dbio.instance.lock import exclusive as instance_exclusive
+        from dbio.engines.postgres.instance.lock import exclusive as instance_exclusive
 
         with instance_exclusive(config.instance.data_dir, command):
             yield
     else:
         from dbio.engines.postgres.dsn import socket_directories
         from dbio.engines.postgres.exclusive import exclusive as database_exclusive
-        from dbio.instance.lock import exclusive as instance_exclusive
+        from dbio.engines.postgres.instance.lock import exclusive as instance_exclusive
 
         dsn = config.connection.dsn or ""
         with ExitStack() as held:
