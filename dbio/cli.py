@@ -15,7 +15,8 @@ from dbio import __version__
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.options import OPTIONS, Option
+from dbio.option import Option
+from dbio.options import OPTIONS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -326,10 +327,12 @@ def sql(name: str | None) -> None:
 
 @cli.command("options")
 def options_command() -> None:
-    """Every option: TOML key, command-line flag, environment variable, slob.conf name, default."""
+    """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, and
+    the engine it belongs to when only one engine has it."""
     for option in OPTIONS:
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
-        click.echo(f"[{option.section}] {option.key}  {option.flag}  {option.env}{slob}")
+        only = f"  ({option.engine} only)" if option.engine else ""
+        click.echo(f"[{option.section}] {option.key}  {option.flag}  {option.env}{slob}{only}")
         click.echo(f"    {_option_help(option)}")
 
 

@@ -1,72 +1,21 @@
-"""Every knob dbio has, declared once.
+"""Every knob dbio has, declared once: the options of every engine here, each engine's own in
+engines/<name>/options.py, assembled into one table.
 
 Each declaration feeds the config file (TOML section and key), the command line
 (--key-with-dashes), the environment (DBIO_KEY), SLOB's slob.conf name, the help
-text and validation. Values are normalized on the way in: sizes to bytes, block
-counts to 8 KiB blocks, durations to seconds.
+text and validation (option.py parses the values).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import replace
 
-from dbio import units
-
-SECTIONS = ("workload", "instance", "run", "connection")
-
-
-@dataclass(frozen=True)
-class Option:
-    key: str
-    section: str
-    kind: str  # int | pct | blocks | size | duration | bool | choice | path | str
-    default: Any
-    help: str
-    min: float | None = None
-    max: float | None = None
-    choices: tuple[str, ...] = ()
-    slob: tuple[str, ...] = ()  # slob.conf / pgio.conf names
-    slob_unit: int | None = None  # multiplier for bare numbers in slob.conf (e.g. MB)
-    cli: bool = True
-    file: bool = True  # settable in dbio.toml and the environment (False: only on the command line)
-    fix: str | None = None
-    aliases: tuple[str, ...] = ()  # more command-line names  # how to fix a bad value, when more specific than the range
-
-    @property
-    def flag(self) -> str:
-        # a repeatable flag takes one item each time: --pg-setting NAME=VALUE, --allow-setting NAME
-        key = self.key[:-1] if self.kind in ("settings", "names") else self.key
-        return "--" + key.replace("_", "-")
-
-    @property
-    def env(self) -> str:
-        return "DBIO_" + self.key.upper()
-
-    def describe_range(self) -> str:
-        if self.choices:
-            return " or ".join(self.choices)
-        lo = "" if self.min is None else _fmt(self.kind, self.min)
-        hi = "" if self.max is None else _fmt(self.kind, self.max)
-        if lo and hi:
-            return f"{lo}..{hi}"
-        if lo:
-            return f">= {lo}"
-        return f"<= {hi}" if hi else ""
-
-
-def _fmt(kind: str, v: float) -> str:
-    if kind == "size":
-        return units.format_bytes(v)
-    if kind == "duration":
-        return units.format_duration(v)
-    return f"{v:g}"
-
+from dbio.engines import registry
+from dbio.option import SECTIONS, Option
 
 _MiB = 1 << 20
-_GiB = 1 << 30
 
-OPTIONS: tuple[Option, ...] = (
+COMMON_OPTIONS: tuple[Option, ...] = (
     # -- workload: what is loaded and what the sessions do -------------------------------
     Option("scale", "workload", "blocks", 131072,
            "Rows (= 8 KiB blocks) per schema: a block count, or a size such as 4GiB.",
@@ -125,37 +74,10 @@ OPTIONS: tuple[Option, ...] = (
            "Physical order of keys: random scatters every key range over the whole table; "
            "contiguous puts neighbouring keys in neighbouring blocks (as older kits did).",
            choices=("random", "contiguous")),
-    Option("access_path", "workload", "choice", "index",
-           "index: index scan, one synchronous 8 KiB read per row (IO:DataFileRead); "
-           "bitmap: bitmap heap scan, batched and prefetched reads.",
-           choices=("index", "bitmap")),
     Option("load_parallel_degree", "workload", "int", 2,
            "Concurrent load streams (one table each).", min=1, max=256, slob=("LOAD_PARALLEL_DEGREE",)),
     Option("allow_cached", "workload", "bool", False,
            "Accept a data set that fits in the cache (a logical I/O test, not a storage test)."),
-    # -- instance: the embedded PostgreSQL ----------------------------------------------
-    Option("data_dir", "instance", "path", None,
-           "Directory of the embedded instance; put it on the storage under test."),
-    Option("shared_buffers", "instance", "size", 128 * _MiB,
-           "Buffer cache of the embedded instance; keep it small so reads reach storage.",
-           min=16 * _MiB, max=1 << 40),
-    Option("direct_io", "instance", "bool", True,
-           "Open data files with O_DIRECT (debug_io_direct=data) so every buffer miss is a device read."),
-    Option("io_method", "instance", "choice", "worker",
-           "PostgreSQL 18 asynchronous I/O method.", choices=("sync", "worker", "io_uring")),
-    Option("io_workers", "instance", "int", 3, "I/O worker processes (io_method=worker).", min=1, max=32),
-    Option("max_connections", "instance", "int", 0,
-           "Connection limit of the embedded instance (0 = sized for the sessions).", min=0, max=10000),
-    Option("wal_level", "instance", "choice", "minimal",
-           "WAL level of the embedded instance: minimal lets the loader skip WAL; UPDATE WAL is the same as replica.",
-           choices=("minimal", "replica", "logical")),
-    Option("pg_settings", "instance", "settings", (),
-           "Extra postgresql.conf settings for the embedded instance (TOML table [instance.pg_settings]; "
-           "on the command line --pg-setting name=value).", cli=False,
-           fix="remove that setting, or set it with the dbio option named in the message"),
-    Option("allow_settings", "instance", "names", (),
-           "Settings that run programs or load code (archive_command, *_preload_libraries, ...) that the user "
-           "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False),
     # -- run: where results go and how finely they are sampled ---------------------------
     Option("results_dir", "run", "path", "dbio-results", "Directory under which each run writes its own directory."),
     Option("label", "run", "str", "", "A label for the run, part of its directory name."),
@@ -165,7 +87,10 @@ OPTIONS: tuple[Option, ...] = (
            fix="use a whole number of seconds between 1s and 1h"),
     Option("wait_sample_interval", "run", "duration", 0.1,
            "Interval at which the wait events of dbio sessions are sampled.", min=0.01, max=60),
-    # -- connection: an existing server instead of the embedded one ----------------------
+    # -- connection: which engine, and an existing server instead of the embedded one -----
+    Option("engine", "connection", "choice", registry.DEFAULT,
+           f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "
+           "'(NAME only)' apply to that engine alone.", choices=registry.names()),
     Option("dsn", "connection", "str", None,
            "Use an existing PostgreSQL server (libpq connection string; PG* variables fill the rest). "
            "Passwords belong in PGPASSWORD or ~/.pgpass, never here."),
@@ -175,6 +100,21 @@ OPTIONS: tuple[Option, ...] = (
            cli=False),
 )
 
+
+def _assemble() -> tuple[Option, ...]:
+    """The common options and each engine's (marked with it), section by section; within a section
+    the common ones come first."""
+    declared = list(COMMON_OPTIONS)
+    for name in registry.names():
+        declared += [replace(option, engine=name) for option in registry.entry(name).OPTIONS]
+    keys = [option.key for option in declared]
+    clashes = sorted({key for key in keys if keys.count(key) > 1})
+    if clashes:
+        raise AssertionError(f"options declared twice: {', '.join(clashes)}")
+    return tuple(sorted(declared, key=lambda option: SECTIONS.index(option.section)))
+
+
+OPTIONS: tuple[Option, ...] = _assemble()
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 
@@ -195,108 +135,3 @@ SLOB_IGNORED = {
     "EXTERNAL_SCRIPT": "not supported yet",
     "BLOCK_SZ": "dbio uses 8 KiB blocks",
 }
-
-
-def coerce(option: Option, value: Any) -> Any:
-    """Normalize one raw value; raises units.UnitError or ValueError with the problem."""
-    if value is None:
-        return None
-    parsers: dict[str, Callable[[Any], Any]] = {
-        "int": units.parse_int,
-        "pct": units.parse_int,
-        "blocks": units.parse_blocks,
-        "size": units.parse_size,
-        "duration": units.parse_duration,
-        "bool": units.parse_bool,
-    }
-    kind = option.kind
-    if kind in parsers:
-        result = parsers[kind](value)
-        if option.min is not None and result < option.min:
-            raise ValueError(f"below the minimum {_fmt(kind, option.min)}")
-        if option.max is not None and result > option.max:
-            raise ValueError(f"above the maximum {_fmt(kind, option.max)}")
-        return result
-    if kind == "choice":
-        text = str(value).strip()
-        for choice in option.choices:
-            if text.lower() == choice.lower():
-                return choice
-        raise ValueError(f"not one of {', '.join(option.choices)}")
-    if kind in ("path", "str"):
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise ValueError("expected a string")
-        return str(value)
-    if kind == "settings":
-        return _coerce_settings(value)
-    if kind == "names":
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) and v for v in items):
-            raise ValueError("expected setting names")
-        return tuple(sorted({v.strip().lower() for v in items}))
-    raise AssertionError(f"unknown option kind {kind}")
-
-
-def _coerce_settings(value: Any) -> tuple[tuple[str, str], ...]:
-    if isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, (list, tuple)):
-        items = []
-        for entry in value:
-            if isinstance(entry, (list, tuple)) and len(entry) == 2:
-                items.append((entry[0], entry[1]))
-            elif isinstance(entry, str) and "=" in entry:
-                name, _, setting = entry.partition("=")
-                items.append((name.strip(), setting.strip()))
-            else:
-                raise ValueError(f"expected name=value, got {entry!r}")
-    else:
-        raise ValueError("expected a table of name = value")
-    out = []
-    for name, setting in items:
-        if not isinstance(name, str) or not name.replace("_", "").replace(".", "").isalnum():
-            raise ValueError(f"'{name}' is not a setting name")
-        managed = MANAGED_SETTINGS.get(name.lower())
-        if managed:
-            raise ValueError(f"'{name}' is set by dbio ({managed})")
-        if isinstance(setting, bool):
-            setting = "on" if setting else "off"
-        text = str(setting)
-        if any(ord(ch) < 32 for ch in text):
-            raise ValueError(f"the value of '{name}' contains a control character")
-        out.append((name.lower(), text))
-    return tuple(sorted(out))
-
-
-# postgresql.conf settings dbio writes itself: the options that own them, or why they are fixed.
-MANAGED_SETTINGS = {
-    "port": "dbio picks a free port", "listen_addresses": "the instance listens only on its private socket",
-    "unix_socket_directories": "the socket lives in the instance's directory",
-    "unix_socket_permissions": "the socket directory is private", "unix_socket_group": "the socket is private",
-    "shared_buffers": "use the shared_buffers option", "max_connections": "use the max_connections option",
-    "io_method": "use the io_method option", "io_workers": "use the io_workers option",
-    "debug_io_direct": "use the direct_io option", "wal_level": "use the wal_level option",
-    "track_io_timing": "dbio needs it on", "track_wal_io_timing": "dbio needs it on",
-    "data_directory": "the instance's data directory is fixed", "hba_file": "dbio writes the instance's access rules",
-    "ident_file": "dbio writes the instance's access rules", "config_file": "dbio writes the instance's configuration",
-    "include": "dbio writes the instance's configuration", "include_dir": "dbio writes the instance's configuration",
-    "include_if_exists": "dbio writes the instance's configuration",
-}
-
-
-# Settings whose value names a program the server runs or code it loads, beyond the pattern
-# runs_code() also applies (names ending in _command, _library or _libraries).
-CODE_SETTINGS = frozenset({"dynamic_library_path", "extension_control_path", "jit_provider"})
-
-
-def runs_code(name: str) -> bool:
-    """Whether a server setting makes the server run a program or load code (pure)."""
-    return name in CODE_SETTINGS or name.endswith(("_command", "_library", "_libraries"))
-
-
-def slob_value(option: Option, raw: str) -> Any:
-    """Convert a slob.conf value to what the dbio option expects."""
-    text = raw.strip()
-    if option.slob_unit and text.replace(".", "", 1).isdigit():
-        return int(float(text) * option.slob_unit)
-    return text

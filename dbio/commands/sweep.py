@@ -19,7 +19,7 @@ from dbio import trust
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
-from dbio.engines.postgres import dsn as dsns
+from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.report import sweep_model
@@ -81,7 +81,7 @@ def resume(directory: Path, ui: UI, cwd: Path) -> Path:
     if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
         raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
                          "wait for it, or stop it (Ctrl-C) before resuming")
-    dsn = live_dsn(doc["base"].get("dsn"))
+    dsn = live_dsn(doc["base"].get("dsn"), doc["base"].get("engine", registry.DEFAULT))
     with targets.exclusive(step_config(doc["base"], {}, cwd, dsn), "sweep --resume", ui.note):
         return _resume(directory, doc, ui, cwd, dsn)
 
@@ -230,14 +230,14 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
         raise UsageError(f"sweep step {shown}: {exc.errors[0]}") from None
 
 
-def live_dsn(stored: str | None) -> str | None:
+def live_dsn(stored: str | None, engine: str = registry.DEFAULT) -> str | None:
     """The DSN a resumed sweep runs with: DBIO_DSN again when it names the same server as the stored
     (password-free) one, so its password is used; otherwise the stored one (libpq then finds the
     password in PGPASSWORD or ~/.pgpass)."""
     given = os.environ.get("DBIO_DSN")
-    if stored is None or not given or dsns.problem(given) is not None:
+    if stored is None or not given:
         return stored
-    return given if dsns.parse(dsns.redact_dsn(given)) == dsns.parse(stored) else stored
+    return given if registry.entry(engine).same_server(given, stored) else stored
 
 
 def _sweep_directory(config: Config) -> Path:

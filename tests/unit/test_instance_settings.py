@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from dbio.config import InstanceConfig
-from dbio.instance import settings
+from dbio.engines.postgres.instance import settings
 
 
 def cfg(**kw):

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from dbio import trust
-from dbio.instance.lock import describe_holder
+from dbio.engines.postgres.instance.lock import describe_holder
 
 ME = os.geteuid()
 OTHER = 4242 if ME != 4242 else 4343
@@ -133,7 +133,7 @@ def test_a_directory_made_for_results_is_proved_before_anything_is_written(tmp_p
 
 def test_an_instance_directory_that_appears_as_a_link_meanwhile_is_refused_untouched(tmp_path):
     from dbio.errors import UsageError
-    from dbio.instance.embedded import EmbeddedInstance
+    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 
     victim = tmp_path / "victim"
     (victim / "log").mkdir(parents=True)

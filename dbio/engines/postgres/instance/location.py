@@ -8,8 +8,8 @@ from pathlib import Path
 from dbio import trust
 from dbio.errors import UsageError
 from dbio.filesystem import existing_ancestor
-from dbio.instance.paths import Layout, running_as_root
-from dbio.instance.server_user import SERVER_USER, first_blocked_dir, lookup
+from dbio.engines.postgres.instance.paths import Layout, running_as_root
+from dbio.engines.postgres.instance.server_user import SERVER_USER, first_blocked_dir, lookup
 
 MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108, with its terminating NUL
 UNSAFE_PATH_CHARACTERS = "'\"\\,"  # break unix_socket_directories (a quoted, comma-separated list)

@@ -16,10 +16,10 @@ from dbio import trust
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
-from dbio.instance import binaries, location, processes, settings
-from dbio.instance.paths import Layout, running_as_root
-from dbio.instance.record import Meta, Status
-from dbio.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.engines.postgres.instance import binaries, location, processes, settings
+from dbio.engines.postgres.instance.paths import Layout, running_as_root
+from dbio.engines.postgres.instance.record import Meta, Status
+from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while

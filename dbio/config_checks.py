@@ -1,0 +1,130 @@
+"""Rules across configuration values that need no server, each one line naming the fix.
+
+The rules of every engine live here; each engine adds its own (its entry's check(), through the
+registry)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbio import units
+from dbio.engines import registry
+from dbio.errors import ConfigError
+from dbio.option import Option
+from dbio.options import BY_KEY, OPTIONS
+
+if TYPE_CHECKING:
+    from dbio.config import Config
+
+# Sessions dbio supports in one run.
+MAX_SESSIONS = 4096
+
+
+def validate(config: Config) -> list[ConfigError]:
+    """Every rule's errors: the workload's, the run's, then the chosen engine's."""
+    errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
+    return errors + registry.entry(config.connection.engine).check(config)
+
+
+def display_key(option: Option, origin: str) -> str:
+    """How to name a value in an error: in the user's own terms, where it came from."""
+    if origin == "default":
+        return option.key
+    if origin.startswith("--"):
+        return origin
+    if origin.startswith("DBIO_"):
+        return origin
+    return f"{origin}: {option.section}.{option.key}" if origin.endswith(".toml") else f"{origin}: {option.key}"
+
+
+def value_error(option: Option, origin: str, value: Any, problem: str) -> ConfigError:
+    """A value that could not be read as its option's kind (or is out of its range)."""
+    rng = option.describe_range()
+    fix = option.fix or (f"use {rng}" if rng else f"see dbio help for {option.flag}")
+    return ConfigError(display_key(option, origin), value, problem, fix)
+
+
+def problem(config: Config, key: str, text: str, fix: str, value: Any = None) -> ConfigError:
+    """An error about one option's resolved value, named where the user set it."""
+    option = BY_KEY[key]
+    origin = config.origins.get(key, "default")
+    if value is None:
+        value = getattr(getattr(config, option.section), key)
+    return ConfigError(display_key(option, origin), _show(option, value), text, fix)
+
+
+def _show(option: Option, value: Any) -> str:
+    if option.kind == "size":
+        return units.format_bytes(value)
+    if option.kind == "blocks":
+        return f"{value} blocks ({units.format_bytes(value * units.BLOCK_SIZE)})"
+    if option.kind == "duration":
+        return units.format_duration(value)
+    return str(value)
+
+
+def workload_errors(config: Config) -> list[ConfigError]:
+    """What the sessions do: sizes that fit each other, an end to the run, a sane session count."""
+    w = config.workload
+    errors: list[ConfigError] = []
+    if w.work_unit >= w.scale:
+        errors.append(problem(config, "work_unit", f"must be smaller than scale ({w.scale} blocks)",
+                              "lower work_unit or raise scale"))
+    if w.run_time == 0 and w.work_loop == 0:
+        errors.append(problem(config, "run_time", "and work_loop = 0 leave the run without an end",
+                              "set run_time (e.g. 300s) or work_loop (iterations per session)"))
+    if w.think_time_frequency and w.think_time_min > w.think_time_max:
+        errors.append(problem(config, "think_time_min",
+                              f"is larger than think_time_max ({units.format_duration(w.think_time_max)})",
+                              "make think_time_min <= think_time_max"))
+    if w.scan_pct > 0 and w.scan_table_size == 0:
+        errors.append(problem(config, "scan_pct", "needs a scan table but scan_table_size = 0",
+                              "set scan_table_size (e.g. 64MiB) and run dbio setup"))
+    if 0 < w.scan_table_size < units.BLOCK_SIZE:
+        errors.append(problem(config, "scan_table_size", "is smaller than one 8 KiB block",
+                              "use 0 (no scan table) or at least 8KiB"))
+    if w.hot_schema_frequency and w.schemas == 1:
+        errors.append(problem(config, "hot_schema_frequency",
+                              "needs more than one schema (with schemas = 1 every session already uses schema 1)",
+                              "set schemas > 1 or hot_schema_frequency = 0"))
+    if w.sessions > MAX_SESSIONS:
+        errors.append(problem(config, "threads_per_schema",
+                              f"gives {w.sessions} sessions (schemas x threads_per_schema), above the "
+                              f"{MAX_SESSIONS} dbio supports", "lower schemas or threads_per_schema"))
+    return errors
+
+
+def hotspot_errors(config: Config) -> list[ConfigError]:
+    """The hot spot lies inside each schema's data set and holds more than one work unit."""
+    w = config.workload
+    if not w.hotspot:
+        return []
+    errors: list[ConfigError] = []
+    if w.hotspot_offset + w.hotspot_size > w.scale * units.BLOCK_SIZE:
+        errors.append(problem(config, "hotspot_offset",
+                              f"plus hotspot_size {units.format_bytes(w.hotspot_size)} ends beyond the data set "
+                              f"({units.format_bytes(w.scale * units.BLOCK_SIZE)} per schema)",
+                              "lower hotspot_offset or hotspot_size, or raise scale"))
+    if w.hotspot_blocks <= w.work_unit:
+        errors.append(problem(config, "hotspot_size", f"holds fewer blocks than work_unit ({w.work_unit})",
+                              "raise hotspot_size or lower work_unit"))
+    return errors
+
+
+def run_errors(config: Config) -> list[ConfigError]:
+    if float(config.run.interval).is_integer():
+        return []
+    return [problem(config, "interval", "is not a whole number of seconds",
+                    "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def foreign_option_errors(config: Config) -> list[ConfigError]:
+    """An option the user set that belongs to another engine than the chosen one."""
+    engine = config.connection.engine
+    errors: list[ConfigError] = []
+    for option in OPTIONS:
+        if option.engine in (None, engine) or config.origins.get(option.key, "default") == "default":
+            continue
+        errors.append(problem(config, option.key, f"applies only to engine {option.engine} (engine is {engine})",
+                              f"remove it, or set engine = {option.engine}"))
+    return errors

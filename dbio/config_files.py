@@ -1,0 +1,104 @@
+"""Reading configuration sources: dbio.toml and slob.conf (only when trusted), and DBIO_* variables.
+
+Each returns option key -> (raw value, where it came from); config.py coerces and validates."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+from dbio import slobconf, trust
+from dbio.errors import ConfigError, ConfigErrors
+from dbio.option import SECTIONS, slob_value
+from dbio.options import BY_KEY, OPTIONS
+
+
+def read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, found: bool = False) -> str | None:
+    """A configuration file's text. It can make dbio run commands (archive_command), so it is read
+    only when the user running dbio, or root, owns it and nobody else may write it."""
+    try:
+        return trust.read_trusted(path).decode()
+    except FileNotFoundError:
+        errors.append(ConfigError(flag, str(path), "file not found", f"give the path of an existing {kind}"))
+    except trust.UntrustedFile as exc:
+        where = f"./{path.name} (found in the current directory)" if found else str(path)
+        errors.append(ConfigError(where, "(file)", f"refusing to read it: it {exc.problem}",
+                                  "make it yours and not writable by others (chown, chmod go-w), or use --config "
+                                  "with your own file"))
+    except UnicodeDecodeError as exc:
+        errors.append(ConfigError(str(path), "(file)", f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                  "save it as UTF-8"))
+    except OSError as exc:
+        errors.append(ConfigError(flag, str(path), f"cannot be read ({exc.strerror})",
+                                  "check the path and permissions"))
+    return None
+
+
+def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        errors.append(ConfigError(str(path), "(file)", f"not valid TOML ({exc})", "fix the syntax at that position"))
+        return {}
+    origin = path.name
+    out: dict[str, tuple[Any, str]] = {}
+    for name, value in data.items():
+        if name in SECTIONS and isinstance(value, dict):
+            for key, item in value.items():
+                option = BY_KEY.get(key)
+                if option is None or option.section != name:
+                    errors.append(_unknown_key(f"{origin}: {name}.{key}", key, item, section=name))
+                    continue
+                if not option.file:
+                    errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
+                    continue
+                out[key] = (item, origin)
+        elif name in BY_KEY and not BY_KEY[name].file:
+            errors.append(_command_line_only(f"{origin}: {name}", value))
+        elif name in BY_KEY:  # a key written without its section is accepted as well
+            out[name] = (value, origin)
+        else:
+            errors.append(_unknown_key(f"{origin}: {name}", name, value))
+    return out
+
+
+def _command_line_only(where: str, value: Any) -> ConfigError:
+    return ConfigError(where, value, "allows the server to run programs or load code, so it is taken only from the "
+                       "command line", "remove it from the file and pass --allow-setting NAME when you mean it")
+
+
+def _unknown_key(where: str, key: str, value: Any, section: str | None = None) -> ConfigError:
+    candidates = [o.key for o in OPTIONS if section is None or o.section == section]
+    if section is None:
+        candidates += list(SECTIONS)
+    match = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    if match:
+        fix = f"did you mean '{match[0]}'?"
+    elif section is not None and key in BY_KEY:
+        fix = f"'{key}' belongs in section [{BY_KEY[key].section}]"
+    else:
+        fix = "remove it (dbio help lists every key)"
+    shown = value if not isinstance(value, dict) else "(table)"
+    return ConfigError(where, shown, "unknown key", fix)
+
+
+def read_slob_conf(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    try:
+        entries, _ = slobconf.parse_text(text, path.name)
+    except ConfigErrors as exc:
+        errors.extend(exc.errors)
+        return {}
+    out: dict[str, tuple[Any, str]] = {}
+    for entry in entries:
+        out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")
+    return out
+
+
+def read_env(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    out: dict[str, tuple[Any, str]] = {}
+    for option in OPTIONS:
+        if option.env in env and option.kind != "settings" and option.file:
+            out[option.key] = (env[option.env], option.env)
+    return out

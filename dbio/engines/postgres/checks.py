@@ -1,0 +1,102 @@
+"""PostgreSQL's configuration rules that need no server (config_checks.py runs them after its own)."""
+
+from __future__ import annotations
+
+import os
+
+from dbio import units
+from dbio.config import RESERVED_CONNECTIONS, Config
+from dbio.config_checks import display_key, problem
+from dbio.engines.postgres.options import runs_code
+from dbio.errors import ConfigError
+from dbio.options import BY_KEY
+
+# Databases every PostgreSQL server has for its own use: dbio loads into a database of its own.
+SYSTEM_DATABASES = ("template0", "template1", "postgres")
+
+
+def check(config: Config) -> list[ConfigError]:
+    errors = instance_errors(config) if config.connection.embedded else []
+    return errors + database_errors(config) + setting_errors(config) + dsn_errors(config)
+
+
+def instance_errors(config: Config) -> list[ConfigError]:
+    """The embedded instance can hold the sessions, and its cache cannot hold the data set."""
+    w, i = config.workload, config.instance
+    errors: list[ConfigError] = []
+    if i.max_connections and w.sessions + RESERVED_CONNECTIONS > i.max_connections:
+        errors.append(problem(config, "max_connections",
+                              f"is too small for {w.sessions} sessions plus {RESERVED_CONNECTIONS} for dbio's own "
+                              "connections", f"set max_connections >= {w.sessions + RESERVED_CONNECTIONS} or 0 "
+                              "(sized automatically)"))
+    if not w.allow_cached and w.data_bytes <= i.shared_buffers:
+        errors.append(problem(config, "scale",
+                              f"makes a data set of {units.format_bytes(w.data_bytes)}, which fits in shared_buffers "
+                              f"({units.format_bytes(i.shared_buffers)}): the run would measure memory, not storage",
+                              "raise scale (several times shared_buffers) or pass --allow-cached for a logical I/O "
+                              "test", value=w.scale))
+    if i.io_method != "worker" and config.origins.get("io_workers", "default") != "default":
+        errors.append(problem(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
+                              "remove io_workers or set io_method = worker"))
+    return errors
+
+
+def database_errors(config: Config) -> list[ConfigError]:
+    """The load database must be one dbio may fill and drop objects in."""
+    if config.connection.embedded:
+        name, key = config.connection.dbname, "dbname"
+    else:
+        from dbio.engines.postgres import dsn as dsns  # psycopg: only when there is a DSN to read
+
+        params = dsns.parse_or_none(config.connection.dsn or "")
+        if params is None:
+            return []  # a malformed DSN is reported on its own
+        name = params.get("dbname") or os.environ.get("PGDATABASE")
+        key = "dsn"
+    if name is None:
+        return []
+    if not str(name).strip():
+        return [problem(config, key, "names an empty database", "give a database name (the default is dbio)",
+                        value="''")]
+    if name in SYSTEM_DATABASES:
+        return [problem(config, key, f"uses the database '{name}', which the server keeps for itself",
+                        "create a database for dbio (CREATE DATABASE dbio) and name it"
+                        + (" (dbname=... in --dsn)" if key == "dsn" else " with --dbname"),
+                        value=name if key == "dbname" else "(dbname=" + str(name) + ")")]
+    return []
+
+
+def setting_errors(config: Config) -> list[ConfigError]:
+    """A setting that makes the server run a program or load code is taken only when allowed by name."""
+    i = config.instance
+    return [problem(config, "pg_settings", f"sets {name}, which makes the server run a program or load code",
+                    f"pass --allow-setting {name} if you mean it, or remove the setting", value=f"{name} = ...")
+            for name, _ in i.pg_settings if runs_code(name) and name not in i.allow_settings]
+
+
+def dsn_errors(config: Config) -> list[ConfigError]:
+    """A --dsn libpq can read, and no password where others can see it or where it is kept."""
+    dsn = config.connection.dsn
+    if dsn is None:
+        return []
+    from dbio.engines.postgres import dsn as dsns
+
+    origin = config.origins.get("dsn", "default")
+    shown = display_key(BY_KEY["dsn"], origin)
+    malformed = dsns.problem(dsn)
+    if malformed is not None:
+        return [ConfigError(shown, dsns.redact_dsn(dsn), f"is not a valid connection string: {malformed}",
+                            "write key=value pairs (host=db port=5432 dbname=dbio) or a URI "
+                            "(postgresql://user@db:5432/dbio)")]
+    if not dsns.dsn_has_password(dsn):
+        return []
+    if origin == "--dsn":
+        return [ConfigError(shown, "(contains a password)",
+                            "a password on the command line is visible to every user of this host (ps) "
+                            "and stays in shell history",
+                            "use PGPASSWORD, ~/.pgpass or --password (asks for it) instead")]
+    if not origin.startswith("DBIO_") and not config.connection.password_in_config:
+        return [ConfigError(shown, "(contains a password)", "passwords are not read from configuration files",
+                            "put the password in PGPASSWORD or ~/.pgpass and remove it from the file "
+                            "(or set password_in_config = true in [connection] if you insist)")]
+    return []

@@ -1,0 +1,83 @@
+"""The PostgreSQL engine as the registry sees it (registry.EngineEntry).
+
+Imported whichever engine runs (its options are part of the option table), so it imports
+psycopg, and anything that does, only inside the functions that need it."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from dbio.engines.postgres.options import OPTIONS
+from dbio.engines.postgres.redact import scrub
+
+if TYPE_CHECKING:
+    from dbio.config import Config
+    from dbio.errors import ConfigError
+
+__all__ = ["OPTIONS", "builtin_scripts", "check", "create_engine", "default_data_dir", "exclusive",
+           "instance_for", "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
+
+
+def check(config: Config) -> list[ConfigError]:
+    from dbio.engines.postgres.checks import check as postgres_check
+
+    return postgres_check(config)
+
+
+def create_engine() -> Any:
+    from dbio.engines.postgres.engine import PostgresEngine
+
+    return PostgresEngine()
+
+
+def default_data_dir() -> Path:
+    from dbio.engines.postgres.instance.paths import default_data_dir as instance_dir
+
+    return instance_dir()
+
+
+def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:
+    from dbio.engines.postgres import target
+
+    return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
+
+
+def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
+    from dbio.engines.postgres import target
+
+    return target.instance_for(config, notify)
+
+
+def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:
+    from dbio.engines.postgres import target
+
+    return target.exclusive(config, command, notify)
+
+
+def redact_dsn(dsn: str) -> str:
+    from dbio.engines.postgres import dsn as dsns
+
+    return dsns.redact_dsn(dsn)
+
+
+def same_server(dsn: str, redacted: str) -> bool:
+    from dbio.engines.postgres import dsn as dsns
+
+    return dsns.same_server(dsn, redacted)
+
+
+def server_error_text(exc: BaseException) -> str | None:
+    if "psycopg" not in sys.modules:
+        return None  # psycopg never loaded: it cannot have raised
+    from dbio.engines.postgres.errors import server_error_text as postgres
+
+    return postgres(exc)
+
+
+def builtin_scripts() -> dict[str, str]:
+    from dbio.engines.postgres import sqlfiles
+
+    return {name: sqlfiles.text(name) for name in sqlfiles.names()}

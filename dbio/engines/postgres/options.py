@@ -1,0 +1,67 @@
+"""The options only the PostgreSQL engine has: its embedded instance ([instance]) and its plans.
+
+Imported to assemble the option table whichever engine runs: it imports no driver."""
+
+from __future__ import annotations
+
+from dbio.option import Option
+
+_MiB = 1 << 20
+
+# postgresql.conf settings dbio writes itself: the options that own them, or why they are fixed.
+MANAGED_SETTINGS = {
+    "port": "dbio picks a free port", "listen_addresses": "the instance listens only on its private socket",
+    "unix_socket_directories": "the socket lives in the instance's directory",
+    "unix_socket_permissions": "the socket directory is private", "unix_socket_group": "the socket is private",
+    "shared_buffers": "use the shared_buffers option", "max_connections": "use the max_connections option",
+    "io_method": "use the io_method option", "io_workers": "use the io_workers option",
+    "debug_io_direct": "use the direct_io option", "wal_level": "use the wal_level option",
+    "track_io_timing": "dbio needs it on", "track_wal_io_timing": "dbio needs it on",
+    "data_directory": "the instance's data directory is fixed", "hba_file": "dbio writes the instance's access rules",
+    "ident_file": "dbio writes the instance's access rules", "config_file": "dbio writes the instance's configuration",
+    "include": "dbio writes the instance's configuration", "include_dir": "dbio writes the instance's configuration",
+    "include_if_exists": "dbio writes the instance's configuration",
+}
+
+
+# Settings whose value names a program the server runs or code it loads, beyond the pattern
+# runs_code() also applies (names ending in _command, _library or _libraries).
+CODE_SETTINGS = frozenset({"dynamic_library_path", "extension_control_path", "jit_provider"})
+
+
+def runs_code(name: str) -> bool:
+    """Whether a server setting makes the server run a program or load code (pure)."""
+    return name in CODE_SETTINGS or name.endswith(("_command", "_library", "_libraries"))
+
+
+OPTIONS: tuple[Option, ...] = (
+    # -- workload: how PostgreSQL reads the rows -----------------------------------------
+    Option("access_path", "workload", "choice", "index",
+           "index: index scan, one synchronous 8 KiB read per row (IO:DataFileRead); "
+           "bitmap: bitmap heap scan, batched and prefetched reads.",
+           choices=("index", "bitmap")),
+    # -- instance: the embedded PostgreSQL ----------------------------------------------
+    Option("data_dir", "instance", "path", None,
+           "Directory of the embedded instance; put it on the storage under test."),
+    Option("shared_buffers", "instance", "size", 128 * _MiB,
+           "Buffer cache of the embedded instance; keep it small so reads reach storage.",
+           min=16 * _MiB, max=1 << 40),
+    Option("direct_io", "instance", "bool", True,
+           "Open data files with O_DIRECT (debug_io_direct=data) so every buffer miss is a device read."),
+    Option("io_method", "instance", "choice", "worker",
+           "PostgreSQL 18 asynchronous I/O method.", choices=("sync", "worker", "io_uring")),
+    Option("io_workers", "instance", "int", 3, "I/O worker processes (io_method=worker).", min=1, max=32),
+    Option("max_connections", "instance", "int", 0,
+           "Connection limit of the embedded instance (0 = sized for the sessions).", min=0, max=10000),
+    Option("wal_level", "instance", "choice", "minimal",
+           "WAL level of the embedded instance: minimal lets the loader skip WAL; UPDATE WAL is the same as replica.",
+           choices=("minimal", "replica", "logical")),
+    Option("pg_settings", "instance", "settings", (),
+           "Extra postgresql.conf settings for the embedded instance (TOML table [instance.pg_settings]; "
+           "on the command line --pg-setting name=value).", cli=False,
+           fix="remove that setting, or set it with the dbio option named in the message",
+           managed=tuple(MANAGED_SETTINGS.items())),
+    Option("allow_settings", "instance", "names", (),
+           "Settings that run programs or load code (archive_command, *_preload_libraries, ...) that the user "
+           "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False),
+)

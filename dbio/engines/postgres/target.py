@@ -1,0 +1,56 @@
+"""Which PostgreSQL server a command works on (the embedded instance, or --dsn), and holding it alone.
+
+dbio/target.py reaches these through the registry and wraps them in its engine-neutral Target."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from dbio.config import Config
+from dbio.engines.postgres.engine import PostgresEngine
+from dbio.engines.postgres.instance.embedded import EmbeddedInstance
+
+
+def instance_for(config: Config, notify: Callable[[str], None]) -> EmbeddedInstance:
+    return EmbeddedInstance(config.instance.data_dir, notify=notify)
+
+
+def resolve(config: Config, *, purpose: str, sessions: int,
+            notify: Callable[[str], None]) -> tuple[PostgresEngine, str, EmbeddedInstance | None]:
+    """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
+    engine = PostgresEngine()
+    if not config.connection.embedded:
+        return engine, config.connection.dsn or "", None
+    instance = instance_for(config, notify)
+    if instance.exists() and instance.is_running():
+        # after a backend dies the server ends all of them and recovers, refusing connections until done
+        engine.wait_while_recovering(instance.conninfo("postgres"), notify)
+    conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
+    return engine, conninfo, instance
+
+
+@contextmanager
+def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
+    """Hold the target alone for a command that changes or measures it (see instance/lock.py)."""
+    from dbio.engines.postgres.instance.lock import exclusive as instance_exclusive
+
+    if config.connection.embedded:
+        with instance_exclusive(config.instance.data_dir, command):
+            yield
+        return
+    from dbio.engines.postgres.dsn import socket_directories
+    from dbio.engines.postgres.exclusive import exclusive as database_exclusive
+    from dbio.engines.postgres.instance.paths import Layout
+
+    dsn = config.connection.dsn or ""
+    with ExitStack() as held:
+        # --dsn through an embedded instance's socket: that instance is held too, as its own
+        # commands hold it, so a run of its own and one through --dsn never share it
+        for directory in socket_directories(dsn):
+            instance_dir = Path(directory).resolve().parent
+            if Layout(instance_dir).meta_file.exists():
+                held.enter_context(instance_exclusive(instance_dir, command))
+        held.enter_context(database_exclusive(dsn, command, notify))
+        yield

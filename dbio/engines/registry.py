@@ -1,0 +1,79 @@
+"""The engines dbio knows, by name, and the one door to each: its entry module.
+
+An entry module is imported only when asked for, and imports no database driver at module level:
+every engine's entry is read to assemble the option table, so choosing PostgreSQL never loads
+another engine's driver (nor the other way round). This is the only module outside an engine's
+package that names it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
+
+from dbio.errors import UsageError
+
+if TYPE_CHECKING:
+    from dbio.config import Config
+    from dbio.errors import ConfigError
+    from dbio.option import Option
+
+DEFAULT = "postgresql"
+
+# engine name -> its entry module (see EngineEntry)
+_ENTRIES = {
+    "postgresql": "dbio.engines.postgres.entry",
+}
+
+
+class EngineEntry(Protocol):
+    """What dbio asks of an engine by name. An entry module provides these as module-level names."""
+
+    OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
+
+    def check(self, config: Config) -> list[ConfigError]:
+        """Its cross-field configuration rules that need no server, one line each."""
+
+    def create_engine(self) -> Any:
+        """A new Engine (engines/base.py)."""
+
+    def default_data_dir(self) -> Any:
+        """Where its embedded instance lives when --data-dir is not given (a Path)."""
+
+    def resolve(self, config: Config, *, purpose: str, sessions: int,
+                notify: Callable[[str], None]) -> tuple[Any, str, Any]:
+        """(engine, connection string, embedded instance or None) for a command (see target.py)."""
+
+    def instance_for(self, config: Config, notify: Callable[[str], None]) -> Any:
+        """Its embedded instance for this configuration, created or not."""
+
+    def exclusive(self, config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:
+        """Hold the target server alone for a command; refuse at once when another dbio holds it."""
+
+    def redact_dsn(self, dsn: str) -> str:
+        """The connection string without any secret, safe to print and store."""
+
+    def same_server(self, dsn: str, redacted: str) -> bool:
+        """Whether dsn names the server a redacted connection string (as stored) names."""
+
+    def scrub(self, text: str) -> str:
+        """Free text with anything that looks like a secret of a connection string removed."""
+
+    def server_error_text(self, exc: BaseException) -> str | None:
+        """The first line of an error its driver raised, secrets removed; None for any other error."""
+
+    def builtin_scripts(self) -> dict[str, str]:
+        """The SQL (or other scripts) it runs, by name."""
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_ENTRIES)
+
+
+def entry(name: str) -> EngineEntry:
+    """The entry module of an engine, imported now if it is not yet."""
+    module = _ENTRIES.get(name)
+    if module is None:
+        raise UsageError(f"unknown engine {name!r}", f"use one of {', '.join(names())}")
+    return cast(EngineEntry, importlib.import_module(module))

@@ -1,0 +1,143 @@
+"""One option: how it is declared, named and parsed.
+
+The option table itself (options.py) holds the options of every engine and the engine-specific
+ones each engine declares (engines/<name>/options.py). Values are normalized on the way in:
+sizes to bytes, block counts to 8 KiB blocks, durations to seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dbio import units
+
+SECTIONS = ("workload", "instance", "run", "connection")
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    section: str
+    kind: str  # int | pct | blocks | size | duration | bool | choice | path | str | settings | names
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+    slob: tuple[str, ...] = ()  # slob.conf / pgio.conf names
+    slob_unit: int | None = None  # multiplier for bare numbers in slob.conf (e.g. MB)
+    cli: bool = True
+    file: bool = True  # settable in dbio.toml and the environment (False: only on the command line)
+    fix: str | None = None  # how to fix a bad value, when more specific than the range
+    aliases: tuple[str, ...] = ()  # more command-line names
+    engine: str | None = None  # the engine it belongs to; None: every engine
+    managed: tuple[tuple[str, str], ...] = ()  # settings kind: names dbio sets itself, and why
+
+    @property
+    def flag(self) -> str:
+        # a repeatable flag takes one item each time: --pg-setting NAME=VALUE, --allow-setting NAME
+        key = self.key[:-1] if self.kind in ("settings", "names") else self.key
+        return "--" + key.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "DBIO_" + self.key.upper()
+
+    def describe_range(self) -> str:
+        if self.choices:
+            return " or ".join(self.choices)
+        lo = "" if self.min is None else _fmt(self.kind, self.min)
+        hi = "" if self.max is None else _fmt(self.kind, self.max)
+        if lo and hi:
+            return f"{lo}..{hi}"
+        if lo:
+            return f">= {lo}"
+        return f"<= {hi}" if hi else ""
+
+
+def _fmt(kind: str, v: float) -> str:
+    if kind == "size":
+        return units.format_bytes(v)
+    if kind == "duration":
+        return units.format_duration(v)
+    return f"{v:g}"
+
+
+def coerce(option: Option, value: Any) -> Any:
+    """Normalize one raw value; raises units.UnitError or ValueError with the problem."""
+    if value is None:
+        return None
+    parsers: dict[str, Callable[[Any], Any]] = {
+        "int": units.parse_int,
+        "pct": units.parse_int,
+        "blocks": units.parse_blocks,
+        "size": units.parse_size,
+        "duration": units.parse_duration,
+        "bool": units.parse_bool,
+    }
+    kind = option.kind
+    if kind in parsers:
+        result = parsers[kind](value)
+        if option.min is not None and result < option.min:
+            raise ValueError(f"below the minimum {_fmt(kind, option.min)}")
+        if option.max is not None and result > option.max:
+            raise ValueError(f"above the maximum {_fmt(kind, option.max)}")
+        return result
+    if kind == "choice":
+        text = str(value).strip()
+        for choice in option.choices:
+            if text.lower() == choice.lower():
+                return choice
+        raise ValueError(f"not one of {', '.join(option.choices)}")
+    if kind in ("path", "str"):
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ValueError("expected a string")
+        return str(value)
+    if kind == "settings":
+        return _coerce_settings(value, dict(option.managed))
+    if kind == "names":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) and v for v in items):
+            raise ValueError("expected setting names")
+        return tuple(sorted({v.strip().lower() for v in items}))
+    raise AssertionError(f"unknown option kind {kind}")
+
+
+def _coerce_settings(value: Any, managed: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for entry in value:
+            if isinstance(entry, (list, tuple)) and len(entry) == 2:
+                items.append((entry[0], entry[1]))
+            elif isinstance(entry, str) and "=" in entry:
+                name, _, setting = entry.partition("=")
+                items.append((name.strip(), setting.strip()))
+            else:
+                raise ValueError(f"expected name=value, got {entry!r}")
+    else:
+        raise ValueError("expected a table of name = value")
+    out = []
+    for name, setting in items:
+        if not isinstance(name, str) or not name.replace("_", "").replace(".", "").isalnum():
+            raise ValueError(f"'{name}' is not a setting name")
+        why = managed.get(name.lower())
+        if why:
+            raise ValueError(f"'{name}' is set by dbio ({why})")
+        if isinstance(setting, bool):
+            setting = "on" if setting else "off"
+        text = str(setting)
+        if any(ord(ch) < 32 for ch in text):
+            raise ValueError(f"the value of '{name}' contains a control character")
+        out.append((name.lower(), text))
+    return tuple(sorted(out))
+
+
+def slob_value(option: Option, raw: str) -> Any:
+    """Convert a slob.conf value to what the dbio option expects."""
+    text = raw.strip()
+    if option.slob_unit and text.replace(".", "", 1).isdigit():
+        return int(float(text) * option.slob_unit)
+    return text
