@@ -11,11 +11,12 @@ from typing import Any, Callable
 
 from dbio.config import Config
 from dbio.engines import registry
+from dbio.engines.base import Engine
 
 
 @dataclass
 class Target:
-    engine: Any  # the engine (engines/base.py)
+    engine: Engine
     conninfo: str
     instance: Any | None  # the engine's embedded instance, None with --dsn
     notify: Callable[[str], None] = field(default=lambda _: None)

@@ -16,7 +16,8 @@ from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
 from dbio.config import RESERVED_CONNECTIONS, Config
-from dbio.engines.base import ServerInfo, SetupRecord
+from dbio.engines import registry
+from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
@@ -130,7 +131,7 @@ def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan
         check_server(info, config)
     finally:
         engine.close(conn)
-    recover_abandoned(config.run.results_dir, engine, ui)
+    recover_abandoned(config.run.results_dir, ui)
     storage = _storage(info)
     devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
     nodes = [Node(ONLY_NODE, engine, target.conninfo, info, devices=devices)]
@@ -213,12 +214,17 @@ def rescue_directory(name: str) -> Path:
     return bases[0] / f"{name}-{int(time.time())}"
 
 
-def recover_abandoned(results_dir: Path, engine: Any, ui: UI) -> list[Path]:
+def engine_named(name: str | None) -> Engine:
+    """The engine a recorded node names (a format-1 run names it in its capabilities)."""
+    return registry.entry(name or registry.DEFAULT).create_engine()
+
+
+def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
     """Runs whose dbio process was killed: their result is rebuilt from what they wrote, marked lost."""
     recovered = []
     for directory in assemble.abandoned(results_dir):
         try:
-            document = assemble.recover(directory, lambda _name: engine)
+            document = assemble.recover(directory, engine_named)
             _write_all(directory, document)
         except DbioError as exc:  # a damaged leftover must not stop the new run
             ui.warn(f"could not recover the abandoned run in {directory}: {exc}")

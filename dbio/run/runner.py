@@ -1,12 +1,10 @@
-"""The run: connect every session, start them together, open and close the measured window.
+"""The run: connect every session on every node, start them together, open and close the
+measured window.
 
-Phases: connect -> barrier -> warm-up -> window (begin snapshot ... end snapshot) -> drain.
-Ctrl-C or SIGTERM stops new slices (each session finishes its current second); a second
-signal, or a session that does not finish in time, cancels what is still running. A session
-that dies ends the run. In every case the result is written, marked with what happened.
-After a signal, dbio ends within seconds even when the server does not answer (it may be
-frozen): every wait is bounded, and a connection that does not answer in time is abandoned
-(its socket is shut, so whatever waits on it ends at once and its backend ends when it reads).
+Phases: prepare the nodes -> connect the sessions -> open monitoring -> barrier and common
+start -> warm-up -> window (begin reading ... end reading) -> drain -> clean up. A session that
+dies ends the run; how a run stops on a signal, within bounded time, is in stopping.py. In
+every case the result is written, marked with what happened.
 """
 
 from __future__ import annotations
@@ -15,11 +13,10 @@ import asyncio
 import math
 import signal
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dbio.engines.base import Engine, SliceResult, session_application_name
+from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
@@ -27,16 +24,11 @@ from dbio.run.nodes import Node, NodeRun, in_threads, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
-from dbio.run.tally import Tally
+from dbio.run.stopping import Stopping
+from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
-STOP_GRACE = 5.0  # seconds a stopped run waits for slices to end before cancelling them
-SIGNAL_GRACE = SLICE_SECONDS + 0.2  # after a signal: a server that answers ends the current slice within this
-CANCEL_TIMEOUT = 0.3  # a cancel request the server does not take within this is given up
-ABANDON_AFTER = 0.3  # after a signal, a session still inside a slice this long after its cancel is abandoned
-ABANDONED_WAIT = 0.5  # for what waited on an abandoned connection to end
-SIGNAL_BUDGET = 2.5  # seconds from a signal to the end of the run (the result is written after it)
 
 
 class Observer(Protocol):
@@ -94,22 +86,14 @@ class _Coordinator:
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
                       for node in ctx.nodes]
-        self.totals = Tally(len(ctx.plan.bounds_us) + 1)
-        self.per_interval: dict[int, Tally] = defaultdict(lambda: Tally(len(ctx.plan.bounds_us) + 1))
-        self.last_sampled: int | None = None  # the newest interval written to the samples file
+        self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
         self.status, self.reason = "complete", None
-        self.force = asyncio.Event()
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None
         self.waits: WaitSampler | None = None
-        self.stopped_at: float | None = None  # server clock
-        self.signal: str | None = None  # the first signal received
-        self.exit_by: float | None = None  # monotonic time by which a signalled run has ended
-        self.signalled = asyncio.Event()
-        self.abandoned: set[int] = set()  # sessions whose connection was given up
-        self.published_to: float | None = None  # the latest slice end reported (server clock)
+        self.stopping = Stopping(self.shared, self.sessions, self._event)
         self.begin: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
         self.window_start: float | None = None
@@ -155,7 +139,7 @@ class _Coordinator:
         tasks = await self._start_together()
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
-        await self._drain(tasks)
+        await self.stopping.drain(tasks)
         await self._stop_background()
         await self._close_window()
         self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
@@ -198,8 +182,8 @@ class _Coordinator:
                                                          "phase": "warmup", **first, "waits": {}, "statements": None})
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
-            phase=self._phase_at, stop=self.sampler_stop, counts=self._interval_counts,
-            published=lambda: self.published_to, on_sample=self.ctx.observer.second)))
+            phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
+            published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
         return tasks
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:
@@ -226,19 +210,19 @@ class _Coordinator:
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
         await asyncio.to_thread(self.ctx.samples.write, {
-            "k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.published_to,
+            "k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
             "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
-            **self._interval_counts(last, final=True), "final": True})
+            **self.counts.record(last, final=True), "final": True})
 
     async def _reading(self, *, per_process: bool) -> dict[str, Any]:
         """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
         conns = [(r.engine, r.monitor_conn) for r in self.nodes]
-        return await self._bounded(self.monitor.reading(per_process=per_process), conns) or {"nodes": {}}
+        return await self.stopping.bounded(self.monitor.reading(per_process=per_process), conns) or {"nodes": {}}
 
     async def _clean_up(self) -> None:
         await self._stop_background()
         await self._close_sessions()
-        leftover = self._interval_counts(None, final=True)  # slices of a run that ended early
+        leftover = self.counts.record(None, final=True)  # slices of a run that ended early
         if leftover.get("late_statements"):
             try:
                 await asyncio.to_thread(self.ctx.samples.write, {"t": time.time() + self.offset, "phase": "late",
@@ -249,7 +233,7 @@ class _Coordinator:
             await r.close_monitoring()
         # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
         controls = [r for r in self.nodes if r.control is not None]
-        await self._bounded(in_threads(controls, NodeRun.forget), [(r.engine, r.control) for r in controls])
+        await self.stopping.bounded(in_threads(controls, NodeRun.forget), [(r.engine, r.control) for r in controls])
         for r in controls:
             r.engine.close(r.control)
 
@@ -258,10 +242,10 @@ class _Coordinator:
         return RunOutcome(
             status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
             begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
+            totals=self.counts.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
-            samples_written=self.ctx.samples.lines, signal=self.signal)
+            samples_written=self.ctx.samples.lines, signal=self.stopping.signal)
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -308,7 +292,7 @@ class _Coordinator:
                 await in_threads(self.nodes, NodeRun.forget)
                 _, pending = await asyncio.wait(tasks, timeout=10)
                 if pending:
-                    await self._cancel_running()
+                    await self.stopping.cancel_running()
                     for task in pending:
                         task.cancel()
                     await asyncio.wait(pending, timeout=5)
@@ -339,87 +323,11 @@ class _Coordinator:
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
 
-    async def _drain(self, tasks: list[asyncio.Task]) -> None:
-        """Wait for every session; after a stop, give slices STOP_GRACE seconds (after a signal,
-        one slice), then cancel; after a signal, abandon the sessions a cancel did not end."""
-        pending = set(tasks)
-        stop_seen_at: float | None = None
-        cancelled_at: float | None = None
-        while pending:
-            done, pending = await asyncio.wait(pending, timeout=0.1 if self.signal else 0.25)
-            if not self.shared.stop.is_set():
-                continue
-            self.shared.window_opened.set()
-            now = time.monotonic()
-            if stop_seen_at is None:
-                stop_seen_at = now
-            grace = SIGNAL_GRACE if self.signal else STOP_GRACE + SLICE_SECONDS
-            if self.force.is_set() or now - stop_seen_at > grace:
-                if cancelled_at is None:
-                    cancelled_at = now
-                if self.signal and now - cancelled_at > ABANDON_AFTER:
-                    await self._abandon_sessions(pending)
-                    return
-                cancelled = await self._cancel_running()
-                if cancelled:
-                    self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
-                                             "statements of that last slice are missing from the session "
-                                             "counts, while the engine counted its I/O")
-        flushes = [s.engine.flush_stats(s.conn) for s in self.sessions if s.state == "stopped" and s.conn]
-        await self._bounded(asyncio.gather(*flushes, return_exceptions=True),
-                            [(s.engine, s.conn) for s in self.sessions if s.conn is not None])
-
-    async def _abandon_sessions(self, pending: set[asyncio.Task]) -> None:
-        """Sessions still inside a slice after their cancel: their connections are given up."""
-        stuck = [s for s in self.sessions if s.in_call and s.conn is not None]
-        self.abandoned.update(s.number for s in stuck)
-        self._abandon([(s.engine, s.conn) for s in stuck])
-        self._event("abandoned", f"{len(stuck)} session(s) neither finished nor took a cancel: their connections "
-                                 "were abandoned (the server did not answer)")
-        self.exit_by = time.monotonic()  # a server that does not answer a cancel is given no more time
-        await asyncio.wait(pending, timeout=ABANDONED_WAIT)
-
-    def _remaining(self) -> float | None:
-        """Seconds left before a signalled run must end; None when no signal came."""
-        return None if self.exit_by is None else max(0.05, self.exit_by - time.monotonic())
-
-    async def _bounded(self, awaitable: Any, conns: list[tuple[Engine, Any]]) -> Any:
-        """Await; once a signal came (before or during the wait), within the time left: past it, the
-        connections it waits on are abandoned, which ends the wait at once. None when it did not finish."""
-        task = asyncio.ensure_future(awaitable)
-        if self.exit_by is None:
-            signalled = asyncio.ensure_future(self.signalled.wait())
-            await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
-            signalled.cancel()
-        done, _ = await asyncio.wait({task}, timeout=self._remaining())
-        if not done:
-            self._abandon(conns)
-            done, _ = await asyncio.wait({task}, timeout=ABANDONED_WAIT)
-            if not done:
-                task.cancel()
-                return None
-        return None if task.cancelled() or task.exception() is not None else task.result()
-
     async def _stop_background(self) -> None:
-        """Stop the sampler and the wait sampler; one that waits on a server that does not answer
-        is given 5 s (after a signal, the time left), then its connection is abandoned."""
+        """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
         self.sampler_stop.set()
-        tasks = self.background
-        conns = [(r.engine, c) for r in self.nodes for c in r.monitoring_connections()]
-        if tasks:
-            remaining = self._remaining()
-            _, pending = await asyncio.wait(tasks, timeout=5 if remaining is None else remaining)
-            if pending:
-                self._abandon(conns)
-                _, pending = await asyncio.wait(pending, timeout=ABANDONED_WAIT)
-            for task in pending:
-                task.cancel()
-        tasks.clear()
-
-    async def _cancel_running(self) -> int:
-        """Cancel every statement still running, each request given CANCEL_TIMEOUT seconds."""
-        running = [s for s in self.sessions if s.in_call and s.conn is not None and s.number not in self.abandoned]
-        return sum(await asyncio.gather(*(s.engine.cancel_statement(s.conn, CANCEL_TIMEOUT) for s in running)))
+        await self.stopping.stop_tasks(self.background,
+                                       [(r.engine, c) for r in self.nodes for c in r.monitoring_connections()])
 
     async def _session_main(self, session: Session) -> None:
         try:
@@ -428,7 +336,7 @@ class _Coordinator:
             session.state = "stopped"
         except Exception as exc:
             if self.shared.stop.is_set() and (session.engine.is_cancelled(exc) or self.clock.start is None
-                                              or session.number in self.abandoned):
+                                              or session.number in self.stopping.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
@@ -452,38 +360,11 @@ class _Coordinator:
 
     # -- callbacks ---------------------------------------------------------------------
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
-        # a session publishes its counters as its slice ends: samples say up to when they hold work
-        self.published_to = max(self.published_to or result.slice_end, result.slice_end)
-        if not measured:
-            return
-        self.totals.add(result)
-        if self.clock.start is not None:
-            boundary = int(round((result.slice_end - self.clock.start) / SLICE_SECONDS))
-            self.per_interval[self.plan.grid.key(boundary)].add(result)
-
-    def _interval_counts(self, k: int | None, *, final: bool = False) -> dict[str, Any]:
-        """The sessions' counts a sample record carries: "statements" of the interval ending at k,
-        and "late_statements" of slices that came back after their interval was written (with
-        final, every interval still held). Nothing is kept once written: the samples file is the
-        record, so an 8-hour run's memory stays flat."""
-        late: dict[str, Any] = {}
-        statements = None
-        for key in sorted(self.per_interval):
-            if key == k and (self.last_sampled is None or k > self.last_sampled):
-                statements = self.per_interval.pop(key).sparse()
-            elif final or (k is not None and key <= k):
-                late[str(key)] = self.per_interval.pop(key).sparse()
-        if k is not None:
-            self.last_sampled = k if self.last_sampled is None else max(k, self.last_sampled)
-        return {"statements": statements, **({"late_statements": late} if late else {})}
+        self.counts.add(result, measured, self.clock.start)
 
     def _on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name
-        if self.signal is None:
-            self.signal, self.exit_by = name, time.monotonic() + SIGNAL_BUDGET
-            self.signalled.set()
-        if self.shared.stop.is_set():
-            self.force.set()
+        if self.stopping.signal_received(name):
             self.ctx.observer.event(f"{name} again: cancelling the sessions now")
             return
         if self.status == "complete":
@@ -492,15 +373,8 @@ class _Coordinator:
         self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
-    def _abandon(self, conns: list[tuple[Engine, Any]]) -> None:
-        for engine, conn in conns:
-            if conn is not None:
-                engine.abandon(conn)
-
     def _stop(self) -> None:
-        if not self.shared.stop.is_set():
-            self.stopped_at = time.time() + self.offset
-        self.shared.stop.set()
+        self.stopping.stop(self.offset)
 
     def _phase_at(self, t: float) -> str:
         """The phase of the instant t (server clock): the slice in progress at a stop is still measured."""
@@ -509,8 +383,9 @@ class _Coordinator:
             return "warmup"
         if clock.deadline is not None and t > clock.deadline:
             return "drain"
-        if self.stopped_at is not None and clock.start is not None:
-            last_boundary = clock.start + math.ceil((self.stopped_at - clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+        stopped_at = self.stopping.stopped_at
+        if stopped_at is not None and clock.start is not None:
+            last_boundary = clock.start + math.ceil((stopped_at - clock.start) / SLICE_SECONDS) * SLICE_SECONDS
             if t > last_boundary:
                 return "drain"
         return "measured"

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dbio.engines.base import SliceResult
+from dbio.run.plan import SLICE_SECONDS
 
 KINDS = ("select", "update", "scan")
 COUNT_FIELDS = ("iterations", "selects", "updates", "scans", "rows")
@@ -100,3 +101,41 @@ def dense(sparse_hist: dict[str, int], buckets: int) -> list[int]:
     for index, value in sparse_hist.items():
         counts[int(index)] = value
     return counts
+
+
+class IntervalCounts:
+    """The sessions' counts of a run: the window's total, and each interval's until it is written
+    to the samples file with its sample ("statements"), or later with a later one, for slices that
+    came back after their interval was written ("late_statements"). Nothing is kept once written:
+    the samples file is the record, so an 8-hour run's memory stays flat."""
+
+    def __init__(self, buckets: int, grid: Any):
+        self.buckets, self.grid = buckets, grid
+        self.totals = Tally(buckets)
+        self.pending: dict[int, Tally] = {}
+        self.last_sampled: int | None = None  # the newest interval written to the samples file
+        self.published_to: float | None = None  # the latest slice end reported (server clock)
+
+    def add(self, result: SliceResult, measured: bool, start: float | None) -> None:
+        # a session publishes its counters as its slice ends: samples say up to when they hold work
+        self.published_to = max(self.published_to or result.slice_end, result.slice_end)
+        if not measured:
+            return
+        self.totals.add(result)
+        if start is not None:
+            key = self.grid.key(int(round((result.slice_end - start) / SLICE_SECONDS)))
+            self.pending.setdefault(key, Tally(self.buckets)).add(result)
+
+    def record(self, k: int | None, *, final: bool = False) -> dict[str, Any]:
+        """What a sample record carries: "statements" of the interval ending at k, and
+        "late_statements" of earlier intervals (with final, every interval still held)."""
+        late: dict[str, Any] = {}
+        statements = None
+        for key in sorted(self.pending):
+            if key == k and (self.last_sampled is None or k > self.last_sampled):
+                statements = self.pending.pop(key).sparse()
+            elif final or (k is not None and key <= k):
+                late[str(key)] = self.pending.pop(key).sparse()
+        if k is not None:
+            self.last_sampled = k if self.last_sampled is None else max(k, self.last_sampled)
+        return {"statements": statements, **({"late_statements": late} if late else {})}

@@ -280,7 +280,7 @@ def test_a_damaged_manifest_is_named_and_does_not_block_the_next_recovery(tmp_pa
         warn = warnings.append
         note = notes.append
 
-    recovered = recover_abandoned(good.parent, PostgresEngine(), UI())
+    recovered = recover_abandoned(good.parent, UI())
     assert recovered == [good] and (good / "result.json").exists() and not (bad / "result.json").exists()
     if fragment == "is not valid JSON":  # a manifest being written (or unreadable) is left alone, as before
         assert warnings == []
