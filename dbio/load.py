@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 
 from dbio import faults
-from dbio.engines.base import RowBatch, SetupRecord, SetupSpec, TableJob
+from dbio.engines.base import Engine, RowBatch, SetupRecord, SetupSpec, TableJob
 from dbio.errors import Interrupted
 
 CHUNK_ROWS = 2048  # rows per COPY write: 16 MiB of blocks, 8 MiB on the wire
@@ -78,7 +78,7 @@ class LoadOutcome:
     resumed: bool
 
 
-def load(engine: Any, connect: Callable[[str], Any], record: SetupRecord, *, degree: int,
+def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, degree: int,
          filler_bytes: int, progress: Progress, resumed: bool) -> LoadOutcome:
     """Load every table the record's spec names that is not loaded yet, `degree` tables at a time.
 
@@ -90,84 +90,102 @@ def load(engine: Any, connect: Callable[[str], Any], record: SetupRecord, *, deg
     done_bytes = sum(job.bytes for job in jobs if job not in todo)
     total_bytes = sum(job.bytes for job in jobs)
     streams = max(1, min(degree, len(todo)))
-    stop = threading.Event()
-    timings: dict[str, float] = {"load": 0.0, "index": 0.0, "analyze": 0.0}
-    lock = threading.Lock()
-    active: list[Any] = []
-
-    def work(job: TableJob) -> None:
-        if stop.is_set():
-            return
-        conn = connect(f"dbio:load:{job.kind}:{job.schema_index}")
-        with lock:
-            active.append(conn)
-        try:
-            engine.prepare_load_session(conn)
-            batches = row_batches(job, key_order=record.spec.key_order, seed=job_seed(record.setup_id, job),
-                                  filler_bytes=filler_bytes, stop=stop)
-            timing = engine.load_table(conn, record, job, batches, lambda rows: progress.advance(rows * 8192),
-                                       stop.is_set)
-            with lock:
-                timings["load"] += timing.load
-                timings["index"] += timing.index
-                timings["analyze"] += timing.analyze
-        finally:
-            with lock:
-                active.remove(conn)
-            conn.close()
-
-    def halt() -> None:
-        stop.set()
-        faults.release()
-        with lock:
-            for conn in list(active):
-                engine.cancel(conn)
-
+    loader = _Streams(engine, connect, record, filler_bytes, progress)
     progress.start(total_bytes, done_bytes, f"loading {len(todo)} of {len(jobs)} tables, {streams} streams")
-    pool = ThreadPoolExecutor(max_workers=streams, thread_name_prefix="dbio-load")
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() \
         else None
     try:
-        futures = [pool.submit(work, job) for job in todo]
-        try:
-            finished, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        except KeyboardInterrupt:
-            halt()
-            wait(futures)
-            raise Interrupted(_interrupted_message(engine, connect, jobs), "run dbio setup again to resume") from None
-        failed = [f for f in finished if f.exception() is not None]
-        if failed:
-            halt()
-            wait(pending)
-            raise engine.load_error(failed[0].exception(), _done_count(engine, connect, jobs), len(jobs))
+        loader.run(todo, streams, jobs)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        pool.shutdown(wait=True, cancel_futures=True)
         progress.stop()
     record.loaded_bytes = total_bytes
     record.streams = streams
-    record.steps = {k: round(v + record.steps.get(k, 0.0), 3) for k, v in timings.items()}
+    record.steps = {k: round(v + record.steps.get(k, 0.0), 3) for k, v in loader.timings.items()}
     return LoadOutcome(record, len(todo), resumed)
+
+
+class _Streams:
+    """The load's parallel streams: one connection and one table at a time each, all stopped at once."""
+
+    def __init__(self, engine: Engine, connect: Callable[[str], Any], record: SetupRecord, filler_bytes: int,
+                 progress: Progress):
+        self.engine, self.connect, self.record = engine, connect, record
+        self.filler_bytes, self.progress = filler_bytes, progress
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.active: list[Any] = []  # connections loading now (a halt cancels their statements)
+        self.timings: dict[str, float] = {"load": 0.0, "index": 0.0, "analyze": 0.0}
+
+    def run(self, todo: list[TableJob], streams: int, jobs: list[TableJob]) -> None:
+        """Every table of todo; the first failure (or Ctrl-C) halts the others, then is raised."""
+        engine, connect = self.engine, self.connect
+        pool = ThreadPoolExecutor(max_workers=streams, thread_name_prefix="dbio-load")
+        try:
+            futures = [pool.submit(self.table, job) for job in todo]
+            try:
+                finished, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            except KeyboardInterrupt:
+                self.halt()
+                wait(futures)
+                raise Interrupted(_interrupted_message(engine, connect, jobs), "run dbio setup again to resume") \
+                    from None
+            failed = [f for f in finished if f.exception() is not None]
+            if failed:
+                self.halt()
+                wait(pending)
+                raise engine.load_error(failed[0].exception(), _done_count(engine, connect, jobs), len(jobs))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def table(self, job: TableJob) -> None:
+        if self.stop.is_set():
+            return
+        engine, record = self.engine, self.record
+        conn = self.connect(f"dbio:load:{job.kind}:{job.schema_index}")
+        with self.lock:
+            self.active.append(conn)
+        try:
+            engine.prepare_load_session(conn)
+            batches = row_batches(job, key_order=record.spec.key_order, seed=job_seed(record.setup_id, job),
+                                  filler_bytes=self.filler_bytes, stop=self.stop)
+            timing = engine.load_table(conn, record, job, batches, lambda rows: self.progress.advance(rows * 8192),
+                                       self.stop.is_set)
+            with self.lock:
+                self.timings["load"] += timing.load
+                self.timings["index"] += timing.index
+                self.timings["analyze"] += timing.analyze
+        finally:
+            with self.lock:
+                self.active.remove(conn)
+            engine.close(conn)
+
+    def halt(self) -> None:
+        self.stop.set()
+        faults.release()
+        with self.lock:
+            for conn in list(self.active):
+                self.engine.cancel(conn)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _done_count(engine: Any, connect: Callable[[str], Any], jobs: list[TableJob]) -> int | None:
+def _done_count(engine: Engine, connect: Callable[[str], Any], jobs: list[TableJob]) -> int | None:
     try:
         conn = connect("dbio:load:status")
         try:
             record = engine.read_setup(conn)
         finally:
-            conn.close()
+            engine.close(conn)
     except Exception:  # the server may be what failed
         return None
     return sum(1 for job in jobs if record is not None and engine.table_is_loaded(record, job))
 
 
-def _interrupted_message(engine: Any, connect: Callable[[str], Any], jobs: list[TableJob]) -> str:
+def _interrupted_message(engine: Engine, connect: Callable[[str], Any], jobs: list[TableJob]) -> str:
     done = _done_count(engine, connect, jobs)
     if done is None:
         return "load interrupted"

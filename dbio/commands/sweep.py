@@ -130,32 +130,12 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> P
             pending = [s for s in doc["steps"] if s["status"] == "pending"]
             if not pending:
                 break
-            step = pending[0]
-            done = sum(1 for s in doc["steps"] if s["status"] == "complete")
-            eta = f", about {format_duration(sum(durations) / len(durations) * len(pending))} left" if durations else ""
-            ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if doc.get('until_peak') else ''}] step {step['name']}"
-                   f"{eta}")
-            config = step_config(doc["base"], step["values"], Path.cwd(), dsn)
-            t0 = time.monotonic()
-            step["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            step["status"] = "running"
-            document.write(directory, doc)
-            try:
-                outcome = run_command.run(config, ui, directory=directory / step["name"])
-            except DbioError as exc:
-                step["status"], step["error"] = "failed", str(exc)
-                raise
-            durations.append(time.monotonic() - t0)
-            step["status"] = outcome.status
-            step["seconds"] = round(durations[-1], 3)
-            step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
-            step["headline"] = _headline(outcome.document)
-            ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
+            outcome = _run_step(directory, doc, pending[0], ui, dsn, durations)
             if outcome.status != "complete":
                 doc["status"], stopped_by = outcome.status, outcome.signal
                 break
             if doc.get("until_peak"):
-                _next_doubling(doc, step, ui, dsn)
+                _next_doubling(doc, pending[0], ui, dsn)
             document.write(directory, doc)
         if doc["status"] == "running":
             doc["status"] = "complete"
@@ -171,6 +151,37 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> P
         doc["wall_seconds"] = round(wall_before + time.monotonic() - started, 3)
         document.write(directory, doc)
         _write_reports(directory, doc)
+    return _finish(directory, doc, ui, stopped_by)
+
+
+def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None,
+              durations: list[float]) -> run_command.RunResult:
+    """One step: its own run directory inside the sweep's; the step's record updated as it goes."""
+    done = sum(1 for s in doc["steps"] if s["status"] == "complete")
+    left = sum(1 for s in doc["steps"] if s["status"] == "pending")
+    eta = f", about {format_duration(sum(durations) / len(durations) * left)} left" if durations else ""
+    ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if doc.get('until_peak') else ''}] step {step['name']}{eta}")
+    config = step_config(doc["base"], step["values"], Path.cwd(), dsn)
+    t0 = time.monotonic()
+    step["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    step["status"] = "running"
+    document.write(directory, doc)
+    try:
+        outcome = run_command.run(config, ui, directory=directory / step["name"])
+    except DbioError as exc:
+        step["status"], step["error"] = "failed", str(exc)
+        raise
+    durations.append(time.monotonic() - t0)
+    step["status"] = outcome.status
+    step["seconds"] = round(durations[-1], 3)
+    step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
+    step["headline"] = _headline(outcome.document)
+    ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
+    return outcome
+
+
+def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None) -> Path:
+    """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume."""
     for line in sweep_model.summary_lines(sweep_model.build(doc, load_steps(directory, doc))):
         ui.say(line)
     ui.say(f"sweep: {directory / document.SWEEP_FILE}")

@@ -119,6 +119,19 @@ class EmbeddedInstance:
                              "sets it)")
 
     def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
+        self._check_new(cfg, sessions)
+        user, bins = self._server_user_and_binaries(cfg)
+        meta = self._create(user, bins, dbname)
+        socket_dir = self.layout.socket_dir
+        self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {socket_dir}, "
+                    f"port {meta.port})")
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir),
+                                           sessions=1, purpose="run", wal_budget=self.wal_budget()))
+        self._settle_catalogs()
+        self._create_database(dbname)
+
+    def _check_new(self, cfg: InstanceConfig, sessions: int) -> None:
+        """Everything a new instance needs, checked before anything is created."""
         if self.exists():
             raise UsageError(f"a dbio instance already exists in {self.data_dir}",
                              "use it as it is, or remove it first with dbio instance destroy")
@@ -130,6 +143,8 @@ class EmbeddedInstance:
             raise UsageError(f"--data-dir {self.data_dir} has {free_bytes(self.data_dir) >> 20} MiB free, but a new "
                              f"instance needs at least {needed >> 20} MiB (initdb, and room for its WAL)",
                              "choose a filesystem with more free space")
+
+    def _server_user_and_binaries(self, cfg: InstanceConfig) -> tuple[ServerUser, binaries.Binaries]:
         user = ensure_server_user()
         if user.created:
             self.notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
@@ -142,6 +157,10 @@ class EmbeddedInstance:
         if cfg.io_method not in bins.io_methods():
             raise UsageError(f"io_method = {cfg.io_method} is not available in this PostgreSQL build",
                              f"use one of {', '.join(bins.io_methods())}")
+        return user, bins
+
+    def _create(self, user: ServerUser, bins: binaries.Binaries, dbname: str) -> Meta:
+        """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
         layout = self.layout
         preexisting_mode = self._claim_directory()
         created_root = preexisting_mode is None
@@ -174,11 +193,7 @@ class EmbeddedInstance:
                     shutil.rmtree(d, ignore_errors=True) if d.is_dir() else d.unlink(missing_ok=True)
                 os.chmod(layout.root, preexisting_mode or 0)
             raise
-        self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {layout.socket_dir}, port {meta.port})")
-        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(layout.socket_dir),
-                                           sessions=1, purpose="run", wal_budget=self.wal_budget()))
-        self._settle_catalogs()
-        self._create_database(dbname)
+        return meta
 
     def _claim_directory(self) -> int | None:
         """Make the instance directory (or take the empty one that was there) and prove it is ours
