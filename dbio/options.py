@@ -42,7 +42,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Full scans of the scan table per 100 SELECTs.",
            min=0, max=100, slob=("SCAN_PCT",)),
     Option("scan_table_size", "workload", "size", 64 * _MiB,
-           "Size of the scan table used by scan_pct (0 = none). Larger than shared_buffers/4 so scans bypass the buffer cache.",
+           "Size of the scan table used by scan_pct (0 = none). Larger than a quarter of the buffer cache, so that "
+           "scans read it around the cache.",
            min=0, max=1 << 40, slob=("SCAN_TABLE_SZ",), slob_unit=8192),
     Option("work_unit", "workload", "int", 8,
            "Rows (= blocks) each SELECT or UPDATE touches: a random key range of this width.",

@@ -141,7 +141,7 @@ def result(known_version: int) -> Shape:
         "events": optional(array(obj({"t": FIGURE, "since_start": FIGURE, "kind": optional(text),
                                       "message": optional(text)}))),
         "snapshots": optional(obj(rest=optional(_READING))),
-        "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"writers": optional(obj(rest=optional(
+        "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"checkpoints": optional(obj(rest=optional(
             count)))}))))),
         "totals": optional(obj(rest=count)),
         "histograms": optional(_histograms),

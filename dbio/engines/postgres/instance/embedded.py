@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from dbio import trust
+from dbio.collect.host import supports_direct_io
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
@@ -252,8 +253,13 @@ class EmbeddedInstance:
                          f"{budget >> 20} MiB", "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, "
                                                 "or run without updates")
 
-    def check_memory(self, cfg: InstanceConfig, memory_bytes: int) -> None:
-        """Before the instance is created or started: its buffer cache must leave the host some memory."""
+    def check_host(self, cfg: InstanceConfig, memory_bytes: int) -> None:
+        """Before a setup creates or starts the instance: its filesystem takes direct I/O when asked,
+        and its buffer cache leaves the host some memory."""
+        if cfg.direct_io and not supports_direct_io(cfg.data_dir):
+            raise UsageError(f"the filesystem of --data-dir {cfg.data_dir} does not support direct I/O (O_DIRECT)",
+                             "choose a directory on a filesystem that does, or pass --no-direct-io (and read the "
+                             "report's page-cache warning)")
         problem = settings.memory_problem(cfg, memory_bytes)
         if problem:
             raise UsageError(problem, "lower shared_buffers")
