@@ -16,7 +16,7 @@ from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
 from dbio.option import Option
-from dbio.options import OPTIONS
+from dbio.options import OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -197,8 +197,8 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
 
 @cli.command()
 @click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
-              help="A knob and its values (repeatable): any run knob, or shared_buffers, io_method, io_workers, "
-                   "direct_io, wal_level (these restart the embedded instance).")
+              help="A knob and its values (repeatable): any run knob, or "
+                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance).")
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")

@@ -42,7 +42,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Full scans of the scan table per 100 SELECTs.",
            min=0, max=100, slob=("SCAN_PCT",)),
     Option("scan_table_size", "workload", "size", 64 * _MiB,
-           "Size of the scan table used by scan_pct (0 = none). Larger than shared_buffers/4 so scans bypass the buffer cache.",
+           "Size of the scan table used by scan_pct (0 = none). Larger than a quarter of the buffer cache, so that "
+           "scans read it around the cache.",
            min=0, max=1 << 40, slob=("SCAN_TABLE_SZ",), slob_unit=8192),
     Option("work_unit", "workload", "int", 8,
            "Rows (= blocks) each SELECT or UPDATE touches: a random key range of this width.",
@@ -115,6 +116,10 @@ def _assemble() -> tuple[Option, ...]:
 
 
 OPTIONS: tuple[Option, ...] = _assemble()
+# Engine options a sweep may vary by restarting the server (each engine declares its own), and
+# the short names sweep step directories use for them.
+RESTART_KNOBS: dict[str, str] = {key: short for name in registry.names()
+                                 for key, short in registry.entry(name).RESTART_KNOBS.items()}
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 

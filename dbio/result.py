@@ -11,7 +11,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from dbio import jsondoc, shapes
 from dbio.errors import UsageError
@@ -60,13 +60,23 @@ def read(path: Path) -> dict[str, Any]:
     target = path / RESULT_FILE if path.is_dir() else path
     document = load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
                              hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
-                                    "render it with the dbio that wrote it", "re-run, or render another result"))
+                                    "render it with the dbio that wrote it", "re-run, or render another result"),
+                             complete=completed)
     return with_nodes(document)
 
 
+def completed(document: dict[str, Any]) -> dict[str, Any]:
+    """A result with the facts an older dbio did not record (capabilities, neutral counters),
+    filled in by the engine that wrote it (pure, idempotent)."""
+    from dbio import engines
+
+    return engines.complete_result(document)
+
+
 def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
-    """A format-1 result as format 2 shows it: its one node, named ONLY_NODE, is the run (pure;
-    format_version stays what the file says)."""
+    """A result as this dbio reads it: completed, and a format-1 result as format 2 shows it: its
+    one node, named ONLY_NODE, is the run (pure; format_version stays what the file says)."""
+    document = completed(document)
     if document.get("nodes") is not None:
         return document
     environment, caps = document.get("environment") or {}, document.get("capabilities") or {}
@@ -79,10 +89,12 @@ def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_document(target: Path, form: str, version: int, shape: Any, *, kind: str, hints: tuple[str, str, str, str],
-                  trusted: bool = False) -> dict[str, Any]:
+                  trusted: bool = False,
+                  complete: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
     """A versioned document of dbio's (a result, a sweep): loaded strictly, then its format, its
     version and its shape checked, each refusal one line. hints: what to do when the file cannot
-    be loaded, is not this kind of document, has a version this dbio does not read, is malformed."""
+    be loaded, is not this kind of document, has a version this dbio does not read, is malformed.
+    complete: what fills in an older document's missing facts, before its shape is checked."""
     missing, not_ours, other_version, malformed = hints
     document = load(target, missing, trusted=trusted)
     if not isinstance(document, dict) or document.get("format") != form:
@@ -91,6 +103,8 @@ def load_document(target: Path, form: str, version: int, shape: Any, *, kind: st
         jsondoc.check(document.get("format_version"), shapes.version(version))
     except jsondoc.Malformed as exc:
         raise UsageError(f"{target} {exc}", other_version) from None
+    if complete is not None:
+        document = complete(document)
     try:
         jsondoc.check(document, shape)
     except jsondoc.Malformed as exc:

@@ -47,7 +47,7 @@ _DEVICE = _figures_named("reads_per_s", "read_mib_per_s", "avg_read_us", "writes
 def _validity(value: Any, where: str) -> None:
     """Figures and ratios; a ratio comes with the figures its sentence quotes."""
     obj({"direct_io": optional(flag)}, rest=FIGURE)(value, where)
-    for ratio, needs in (("data_to_cache_ratio", ("data_bytes", "shared_buffers_bytes")),
+    for ratio, needs in (("data_to_cache_ratio", ("data_bytes", "cache_bytes")),
                          ("buffer_miss_pct", ("buffer_hit_pct",)),
                          ("device_to_db_write_ratio", ("device_write_bytes", "db_write_bytes"))):
         if value.get(ratio) is None:
@@ -104,11 +104,15 @@ def version(known: int) -> Shape:
     return check_version
 
 
+# the capabilities' facts reports word themselves with (engines/base.py Capabilities)
+_CAPABILITY_FACTS = {"times_data_io": optional(flag), "times_redo_io": optional(flag), "cache_name": optional(text),
+                     "redo_directory": optional(text), "settings_shown": optional(array(text)),
+                     "maintenance_process": optional(text), "maintenance_name": optional(text)}
 _RAW = optional(both(COUNTERS, obj({"t": number}, required=("t",))))  # one node's raw snapshot
 # a reading: every node's raw snapshot ("engine": the one node's, before result format 2) and /proc
 _READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optional(COUNTERS)})
 _NODE = obj({"name": text, "engine": optional(text), "role": text, "server": optional(obj()),
-             "capabilities": optional(obj()), "normalized": optional(obj(rest=optional(COUNTERS))),
+             "capabilities": optional(obj(_CAPABILITY_FACTS)), "normalized": optional(obj(rest=optional(COUNTERS))),
              "figures": optional(_figures), "series": optional(array(_SERIES_ROW))},
             required=("name", "role"))
 
@@ -130,13 +134,14 @@ def result(known_version: int) -> Shape:
             "server": optional(obj({"settings": optional(obj(rest=optional(obj())))})),
             "storage": optional(obj({"data_directory": optional(obj())}))})),
         "capabilities": optional(obj({"missing": optional(array(obj({"figure": text, "why": text},
-                                                                          required=("figure", "why"))))})),
+                                                                          required=("figure", "why")))),
+                                      **_CAPABILITY_FACTS})),
         "plans": optional(obj({"select": optional(obj({"nodes": optional(array(text))}))})),
         "sessions": optional(array(obj())),
         "events": optional(array(obj({"t": FIGURE, "since_start": FIGURE, "kind": optional(text),
                                       "message": optional(text)}))),
         "snapshots": optional(obj(rest=optional(_READING))),
-        "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"writers": optional(obj(rest=optional(
+        "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"checkpoints": optional(obj(rest=optional(
             count)))}))))),
         "totals": optional(obj(rest=count)),
         "histograms": optional(_histograms),
@@ -192,9 +197,9 @@ MANIFEST = obj({
                                    required=("scale", "schemas", "work_unit")),
                    "run": obj({"label": optional(text), "wait_sample_interval": count},
                               required=("label", "wait_sample_interval"))}, required=("workload", "run")),
-    "server": obj({"settings": obj(rest=optional(obj())), "shared_buffers_bytes": count},
-                  required=("settings", "shared_buffers_bytes")),
-    "capabilities": obj({"direct_io": anything, "local": anything}),
+    "server": obj({"settings": obj(rest=optional(obj())), "cache_bytes": count},
+                  required=("settings", "cache_bytes")),
+    "capabilities": obj({"direct_io": anything, "local": anything, **_CAPABILITY_FACTS}),
     "host": obj(), "setup": anything, "storage": anything,
     "nodes": optional(array(obj({"name": text, "engine": text, "role": text, "server": obj(), "capabilities": obj()},
                                 required=("name", "engine", "role", "server", "capabilities")))),

@@ -26,6 +26,7 @@ ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
 READ_US = 250.0  # every read takes this long
 UPDATE_EVERY = 4  # with update_pct > 0, every 4th statement is an UPDATE (one block written)
 BLOCK = 8192
+CACHE_NAME = "the fake cache"  # what its capabilities call its buffer cache (reports use it)
 
 
 @dataclass
@@ -103,10 +104,15 @@ class FakeEngine:
         caps = Capabilities(engine=self.name, server_version=self.version, version_num=10000, has_io_view=True,
                             io_view_has_wal=False, has_backend_cpu=False, can_see_waits=True, data_directory=None,
                             local=False, direct_io=True,
-                            missing=(("process CPU", "the fake server has no processes"),))
-        settings = {"track_io_timing": {"setting": "on", "unit": None, "source": "default"}}
+                            missing=(("process CPU", "the fake server has no processes"),),
+                            times_data_io=True, times_redo_io=False, cache_name=CACHE_NAME, redo_directory=None,
+                            settings_shown=("fake_cache_blocks", "fake_sync"), maintenance_process="sweeper",
+                            maintenance_name="the fake sweeper")
+        settings = {"fake_cache_blocks": {"setting": "16", "unit": None, "source": "default"},
+                    "fake_sync": {"setting": "on", "unit": None, "source": "default"},
+                    "fake_hidden": {"setting": "x", "unit": None, "source": "default"}}
         return ServerInfo(caps=caps, settings=settings, database="fake", user="tester",
-                          description=f"{self.version} (in process)", shared_buffers_bytes=16 * BLOCK,
+                          description=f"{self.version} (in process)", cache_bytes=16 * BLOCK,
                           max_connections=1000, reserved_connections=3,
                           connections_in_use=len(self.server.connections), backend_pid=conn.pid)
 
@@ -274,7 +280,7 @@ class FakeEngine:
               "writebacks": None}
         return {"t": raw["t"], "data": io, "client": io, "client_normal": io, "by_backend": None,
                 "db": {"commits": raw["commits"], "rollbacks": 0.0, "blks_read": reads, "blks_hit": raw["hits"]},
-                "writers": {},
+                "checkpoints": {"done": 0.0, "buffers_written": 0.0},
                 "wal": {"bytes": raw["wal_bytes"], "records": raw["wal_writes"], "fpi": 0.0, "buffers_full": 0.0,
                         "writes": raw["wal_writes"], "write_bytes": None, "write_time_ms": None,
                         "syncs": raw["wal_syncs"], "sync_time_ms": None}}

@@ -69,14 +69,11 @@ def instance_status(config: Config, ui: UI) -> int:
     if not status.exists:
         ui.say(f"no dbio instance in {status.data_dir}")
         return 3
-    direct = status.settings.get("debug_io_direct", "''") != "''"
     ui.say(f"instance   {status.data_dir}")
     ui.say(f"state      {'running (pid ' + str(status.pid) + ')' if status.running else 'stopped'}")
     ui.say(f"server     PostgreSQL {status.pg_version}, run by user {status.server_user}")
     ui.say(f"socket     {status.data_dir / 'socket'} port {status.port} (no TCP listener)")
-    ui.say(f"profile    {status.purpose}: shared_buffers {status.settings.get('shared_buffers')}, "
-           f"direct I/O {'on' if direct else 'off'}, io_method {status.settings.get('io_method')}, "
-           f"max_connections {status.settings.get('max_connections')}")
+    ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
     return 0 if status.running else 3

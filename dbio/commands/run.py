@@ -94,12 +94,12 @@ def check_server(info: ServerInfo, config: Config) -> None:
                          "lower schemas x threads_per_schema or raise the server's max_connections")
     if w.allow_cached:
         return
-    cache = info.shared_buffers_bytes
-    label = f"shared_buffers ({format_bytes(cache)})"
+    cache, name = info.cache_bytes, info.caps.cache_name
+    label = f"{name} ({format_bytes(cache)})"
     if not info.caps.direct_io and info.caps.local:
         memory = host.host_facts().get("memory_bytes") or 0
         cache += memory
-        label = f"shared_buffers plus the OS page cache ({format_bytes(cache)}; the server does not use direct I/O)"
+        label = f"{name} plus the OS page cache ({format_bytes(cache)}; the server does not use direct I/O)"
     if w.data_bytes <= cache:
         raise UsageError(f"the data set ({format_bytes(w.data_bytes)}) fits in {label}: the run would measure memory",
                          "raise scale or schemas, or pass --allow-cached for a logical I/O test")
@@ -113,10 +113,8 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
             raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
-        problem = instance.wal_problem(config.instance) if config.workload.update_pct else None
-        if problem:
-            raise UsageError(problem, "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or "
-                                      "run without updates")
+        if config.workload.update_pct:
+            instance.check_redo_room(config.instance)
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
     return run_on(target, config, ui, directory, plan)
 
@@ -259,8 +257,8 @@ def _storage(info: ServerInfo) -> dict[str, Any]:
     if not info.caps.local or not info.caps.data_directory:
         return {"data_directory": None, "wal": None}
     data = host.storage_of(info.caps.data_directory)
-    wal_path = Path(info.caps.data_directory) / "pg_wal"
-    wal = host.storage_of(wal_path) if wal_path.exists() else None
+    redo = Path(info.caps.redo_directory) if info.caps.redo_directory else None
+    wal = host.storage_of(redo) if redo is not None and redo.exists() else None
     if wal and wal.get("dev") == data.get("dev"):
         wal = {**wal, "same_device_as_data": True}
     return {"data_directory": data, "wal": wal}

@@ -51,15 +51,7 @@ def preflight_embedded(config: Config, spec: SetupSpec) -> None:
     if not instance.exists():
         instance.check_location()
         check_free_space(str(config.instance.data_dir), space_needed(spec), "--data-dir")
-    if config.instance.direct_io and not host.supports_direct_io(config.instance.data_dir):
-        raise UsageError(f"the filesystem of --data-dir {config.instance.data_dir} does not support direct I/O (O_DIRECT)",
-                         "choose a directory on a filesystem that does, or pass --no-direct-io (and read the report's "
-                         "page-cache warning)")
-    facts = host.host_facts()
-    memory = facts.get("memory_bytes") or 0
-    if memory and config.instance.shared_buffers > 0.8 * memory:
-        raise UsageError(f"shared_buffers = {format_bytes(config.instance.shared_buffers)} is more than 80% of this "
-                         f"host's memory ({format_bytes(memory)})", "lower shared_buffers")
+    instance.check_host(config.instance, host.host_facts().get("memory_bytes") or 0)
 
 
 def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False) -> SetupRecord:

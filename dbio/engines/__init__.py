@@ -5,6 +5,8 @@ What the rest of dbio needs to know about the engines without naming one lives h
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbio.engines import registry
 
 
@@ -28,3 +30,21 @@ def scrub(text: str) -> str:
 def builtin_scripts(engine: str = registry.DEFAULT) -> dict[str, str]:
     """The SQL an engine runs, by name (dbio sql lists and prints them)."""
     return registry.entry(engine).builtin_scripts()
+
+
+def complete_result(document: dict[str, Any]) -> dict[str, Any]:
+    """A result as this dbio reads it: what an older dbio did not record, filled in by the engine
+    that wrote it (capabilities.engine); unchanged when that engine is not one of dbio's."""
+    entry = registry.find(_engine_of(document))
+    return document if entry is None else entry.complete_result(document)
+
+
+def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The same for a run's manifest (run.json)."""
+    entry = registry.find(_engine_of(manifest))
+    return manifest if entry is None else entry.complete_manifest(manifest)
+
+
+def _engine_of(document: Any) -> Any:
+    caps = document.get("capabilities") if isinstance(document, dict) else None
+    return caps.get("engine") if isinstance(caps, dict) else None

@@ -34,12 +34,21 @@ class Capabilities:
     local: bool  # the server runs on this machine
     direct_io: bool  # data files are opened with O_DIRECT
     missing: tuple[tuple[str, str], ...] = ()  # (figure, why it is unavailable)
+    # Facts reports and verdicts word themselves with, so that they never name an engine's settings:
+    times_data_io: bool = False  # data-file reads and writes are timed (read/write latency figures)
+    times_redo_io: bool = False  # redo log writes and syncs are timed
+    cache_name: str = "the buffer cache"  # what its users call its buffer cache (PostgreSQL: shared_buffers)
+    redo_directory: str | None = None  # where its redo log lives, when the server is local and it is known
+    settings_shown: tuple[str, ...] = ()  # the settings a report lists, in this order
+    maintenance_process: str | None = None  # the process kind (counters' by_backend) of background maintenance
+    maintenance_name: str = "background maintenance"  # what to call that work (PostgreSQL: autovacuum)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
 
         data = asdict(self)
         data["missing"] = [{"figure": f, "why": w} for f, w in self.missing]
+        data["settings_shown"] = list(self.settings_shown)
         return data
 
 
@@ -50,7 +59,7 @@ class ServerInfo:
     database: str
     user: str
     description: str  # "PostgreSQL 18.6 at /path/socket:port db dbio" (never a password)
-    shared_buffers_bytes: int
+    cache_bytes: int  # the engine's buffer cache (Capabilities.cache_name)
     max_connections: int
     reserved_connections: int
     connections_in_use: int

@@ -60,6 +60,14 @@ class DatabaseCounters(TypedDict, total=False):
     blk_write_time_ms: float
 
 
+class CheckpointCounters(TypedDict):
+    """Checkpoints: the engine writing its dirty cache to the data files (PostgreSQL's
+    checkpointer, InnoDB's checkpoints)."""
+
+    done: float  # checkpoints completed or started (each one that wrote)
+    buffers_written: float | None  # blocks they wrote
+
+
 class Counters(TypedDict, total=False):
     t: float  # server clock, epoch seconds, when the reading was taken (required)
     data: IoCounters  # every process's data-file I/O (required)
@@ -69,12 +77,14 @@ class Counters(TypedDict, total=False):
     by_backend: dict[str, dict[str, float]] | None  # per process kind, in the engine's own names
     wal: WalCounters  # (required)
     db: DatabaseCounters  # (required)
-    writers: dict[str, float]  # the engine's buffer writers (checkpoints, background writer), its own names
+    checkpoints: CheckpointCounters  # absent: the engine cannot tell (no checkpoint finding then)
+    writers: dict[str, float]  # the engine's buffer writers in its own names, kept for the record (no reader)
     gauges: dict[str, Any]  # point-in-time values, never differenced (other sessions active...)
 
 
 REQUIRED = ("t", "data", "client", "client_normal", "wal", "db")
-_GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "wal": WalCounters}
+_GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "wal": WalCounters,
+           "checkpoints": CheckpointCounters}
 
 
 def problems(record: dict[str, Any]) -> list[str]:

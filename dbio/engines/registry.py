@@ -31,6 +31,7 @@ class EngineEntry(Protocol):
     """What dbio asks of an engine by name. An entry module provides these as module-level names."""
 
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
+    RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
 
     def check(self, config: Config) -> list[ConfigError]:
         """Its cross-field configuration rules that need no server, one line each."""
@@ -66,9 +67,22 @@ class EngineEntry(Protocol):
     def builtin_scripts(self) -> dict[str, str]:
         """The SQL (or other scripts) it runs, by name."""
 
+    def complete_result(self, document: dict[str, Any]) -> dict[str, Any]:
+        """A result an older dbio wrote for this engine, with the facts (capabilities, neutral
+        counters, figure names) this dbio reads filled in from what it recorded (pure; a complete
+        result comes back as it is)."""
+
+    def complete_manifest(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """The same for a run manifest (run.json) an older dbio left behind."""
+
 
 def names() -> tuple[str, ...]:
     return tuple(_ENTRIES)
+
+
+def find(name: Any) -> EngineEntry | None:
+    """The entry of an engine named in a document; None for a name dbio does not know (a test's engine)."""
+    return entry(name) if isinstance(name, str) and name in _ENTRIES else None
 
 
 def entry(name: str) -> EngineEntry:

@@ -60,8 +60,9 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]
+    validity = window_sections.validity_lines(f, verdict.cache_name(doc))
     sections.append({"id": "verdict", "title": "Verdict and warnings",
-                     "lines": window_sections.validity_lines(f) + [f"{x.level}: {x.message}" for x in findings]})
+                     "lines": validity + [f"{x.level}: {x.message}" for x in findings]})
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 

@@ -7,9 +7,6 @@ from typing import Any
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
-SETTINGS_SHOWN = ("shared_buffers", "debug_io_direct", "io_method", "wal_level", "data_checksums", "track_io_timing",
-                  "synchronous_commit", "full_page_writes", "checkpoint_timeout", "max_wal_size")
-
 
 def section(doc: dict[str, Any]) -> dict[str, Any]:
     w = get(doc, "config", "workload") or {}
@@ -33,13 +30,19 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Data set", f"{format_bytes((w.get('scale') or 0) * 8192)} per schema x {schemas} = "
                      f"{format_bytes((w.get('scale') or 0) * 8192 * schemas)}{_loaded(doc.get('setup') or {})}"],
         ["Server", f"{server.get('description', '-')}{embedded}"],
-        ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in SETTINGS_SHOWN if k in settings)],
+        ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
         ["Host", _host(env.get("host") or {})],
         ["Storage", _storage(get(env, "storage", "data_directory") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
     return {"id": "run", "title": "Run", "pairs": pairs}
+
+
+def _shown(doc: dict[str, Any]) -> list[str]:
+    """The settings the engine lists in a report (its capabilities say which)."""
+    shown = get(doc, "capabilities", "settings_shown")
+    return [name for name in shown if isinstance(name, str)] if isinstance(shown, list) else []
 
 
 def _knobs(w: dict[str, Any]) -> list[str]:

@@ -112,6 +112,22 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
     }
 
 
+def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
+    """The engine's buffer cache and direct I/O, as every step's server had them (a fact that
+    varied is in the Varied line, not here)."""
+    docs = list(step_docs.values())
+    caches = {(verdict.cache_name(d), catalogue.value(catalogue.figures_of(d), "cache_bytes")) for d in docs}
+    direct = {get(d, "capabilities", "direct_io") for d in docs}
+    out = []
+    if len(caches) == 1:
+        name, cache = next(iter(caches))
+        if cache is not None:
+            out.append(f"{name} {format_bytes(cache)}")
+    if len(direct) == 1 and None not in direct:
+        out.append(f"direct I/O {'on' if direct.pop() else 'off'}")
+    return out
+
+
 def _complete(rows: list[dict[str, Any]]) -> int:
     return sum(1 for r in rows if r["status"] == "complete")
 
@@ -127,8 +143,7 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
                    (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "")],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after {format_duration(base.get('warmup') or 0)}"
-                  f" of warm-up, shared_buffers {format_bytes(base.get('shared_buffers') or 0)}, "
-                  f"direct I/O {'on' if base.get('direct_io') else 'off'}"],
+                  f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(step_docs))],
         ["Time", f"{format_duration(wall)} in all, {format_duration(measured)} of it measured: "
                  f"{format_duration(max(0.0, wall - measured))} of warm-up, starts and restarts"],
     ]

@@ -22,7 +22,7 @@ CPU_BUSY_LIMIT = 90.0  # % host CPU
 RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
 OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
-AUTOVACUUM_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, its catalog checks are noise
+MAINTENANCE_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, routine checks of the catalog are noise
 # The device did more than the engine: beyond this share, and beyond a floor that keeps noise out.
 DEVICE_EXCESS_LIMIT = 0.02  # 2% more reads (requests) or writes (bytes) than the engine's
 DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful during any window
@@ -30,7 +30,7 @@ DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful
 # every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
 # tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
 DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
-OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client backends' reads or writes done by sessions not dbio's
+OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,17 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
 
 def _figures(doc: dict[str, Any]) -> dict[str, Any]:
     return catalogue.figures_of(doc)
+
+
+def _caps(doc: dict[str, Any]) -> dict[str, Any]:
+    """The facts the engine declared (the run's first node's): names and what it measures."""
+    caps = doc.get("capabilities")
+    return caps if isinstance(caps, dict) else {}
+
+
+def cache_name(doc: dict[str, Any]) -> str:
+    """What the engine's users call its buffer cache."""
+    return _caps(doc).get("cache_name") or "the buffer cache"
 
 
 def _window(doc: dict[str, Any]) -> bool:
@@ -190,7 +201,7 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
     if worst is None:
         return Finding("warning", "other_sessions", f"{who} of the window: they shared the server and its storage "
                                                     "(their share of the I/O is measured from PostgreSQL 18 on)")
-    share = ", ".join(f"{v:.1f}% of the client backends' {k}s" for k, v in shares.items() if v)
+    share = ", ".join(f"{v:.1f}% of the client sessions' {k}s" for k, v in shares.items() if v)
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
     return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
                                            "include their I/O", "other_read_share_pct", shares["read"])
@@ -198,14 +209,14 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
     f = _figures(doc)
-    data, cache = value(f, "data_bytes"), value(f, "shared_buffers_bytes")
+    data, cache = value(f, "data_bytes"), value(f, "cache_bytes")
     if not _window(doc) or not data or not cache:
         return None
     page_cache_bytes = 0
     if not value(f, "direct_io") and get(doc, "capabilities", "local"):
         page_cache_bytes = get(doc, "environment", "host", "memory_available_bytes") or 0
     total = cache + page_cache_bytes
-    cached_by = f"shared_buffers ({format_bytes(cache)})" + (
+    cached_by = f"{cache_name(doc)} ({format_bytes(cache)})" + (
         f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")
     if data <= total:
         return _found("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
@@ -243,35 +254,38 @@ def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
 
 def checkpoint_in_window(doc: dict[str, Any]) -> Finding | None:
     norm = doc.get("normalized") or {}
-    begin, end = get(norm, "begin", "writers") or {}, get(norm, "end", "writers") or {}
+    begin, end = get(norm, "begin", "checkpoints") or {}, get(norm, "end", "checkpoints") or {}
     if not _window(doc) or not begin or not end:
         return None
-    done = sum((end.get(k) or 0) - (begin.get(k) or 0) for k in ("checkpoints_timed", "checkpoints_requested"))
+    done = (end.get("done") or 0) - (begin.get("done") or 0)
     if done <= 0:
         return None
-    written = (end.get("checkpoint_buffers_written") or 0) - (begin.get("checkpoint_buffers_written") or 0)
-    return Finding("warning", "checkpoint", f"{done:.0f} checkpoint(s) ran inside the window and wrote "
-                                            f"{written:,.0f} buffers: writes and latency include them",
-                   "writers.checkpoints", done)
+    wrote = ""
+    if end.get("buffers_written") is not None and begin.get("buffers_written") is not None:
+        wrote = f" and wrote {end['buffers_written'] - begin['buffers_written']:,.0f} buffers"
+    return Finding("warning", "checkpoint", f"{done:.0f} checkpoint(s) ran inside the window{wrote}: writes and "
+                                            "latency include them", "checkpoints.done", done)
 
 
-def autovacuum_in_window(doc: dict[str, Any]) -> Finding | None:
-    by_backend = catalogue.by_backend(_figures(doc))
-    av = by_backend.get("autovacuum worker")
-    if not _window(doc) or not av:
+def maintenance_in_window(doc: dict[str, Any]) -> Finding | None:
+    """The engine's background maintenance (the process kind its capabilities name) did I/O."""
+    caps = _caps(doc)
+    process, name = caps.get("maintenance_process"), caps.get("maintenance_name") or "background maintenance"
+    work = catalogue.by_backend(_figures(doc)).get(process) if process else None
+    if not _window(doc) or not work:
         return None
-    requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, name).value(av) or 0
-                   for name in ("read_requests_per_s", "write_requests_per_s"))
+    requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, figure_name).value(work) or 0
+                   for figure_name in ("read_requests_per_s", "write_requests_per_s"))
     if requests <= 0:
         return None
     total = value(_figures(doc), "total_requests_per_s") or 0
     share = 100.0 * requests / total if total else 100.0
-    if share < AUTOVACUUM_SHARE_LIMIT:
-        return Finding("info", "autovacuum", f"autovacuum did {requests:,.1f} I/O requests/s inside the window, "
-                       f"{share:.2g}% of all: too little to matter", "io_profile.by_backend.autovacuum worker",
-                       requests)
-    return Finding("warning", "autovacuum", f"autovacuum worked inside the window ({requests:,.1f} I/O requests/s, "
-                   f"{share:.1f}% of all I/O requests)", "io_profile.by_backend.autovacuum worker", requests)
+    ref = f"io_profile.by_backend.{process}"
+    if share < MAINTENANCE_SHARE_LIMIT:
+        return Finding("info", "maintenance", f"{name} did {requests:,.1f} I/O requests/s inside the window, "
+                       f"{share:.2g}% of all: too little to matter", ref, requests)
+    return Finding("warning", "maintenance", f"{name} worked inside the window ({requests:,.1f} I/O requests/s, "
+                   f"{share:.1f}% of all I/O requests)", ref, requests)
 
 
 def device_saturated(doc: dict[str, Any]) -> Finding | None:
@@ -305,7 +319,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
-    cpu_saturated, sessions_queue_for_cpu, checkpoint_in_window, autovacuum_in_window, device_saturated, overhead,
+    cpu_saturated, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     unavailable)
 
 

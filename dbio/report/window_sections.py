@@ -188,7 +188,8 @@ def devices(f: dict[str, Any]) -> dict[str, Any]:
         ["The block device under the data directory, whatever else used it."])]}
 
 
-def validity_lines(f: dict[str, Any]) -> list[str]:
+def validity_lines(f: dict[str, Any], cache_name: str) -> list[str]:
+    """cache_name: what the engine's users call its buffer cache (its capabilities say)."""
     per_row, miss = value(f, "blocks_read_per_row"), value(f, "buffer_miss_pct")
     device_reads, device_writes = value(f, "device_to_db_read_ratio"), value(f, "device_to_db_write_ratio")
     cache_ratio = value(f, "data_to_cache_ratio")
@@ -207,6 +208,6 @@ def validity_lines(f: dict[str, Any]) -> list[str]:
                      f"({format_bytes(value(f, 'device_write_bytes'))} against "
                      f"{format_bytes(value(f, 'db_write_bytes'))} of data files, WAL and temporary files)")
     if cache_ratio is not None:
-        lines.append(f"data set {format_bytes(value(f, 'data_bytes'))} = {cache_ratio:.1f}x shared_buffers "
-                     f"({format_bytes(value(f, 'shared_buffers_bytes'))})")
+        lines.append(f"data set {format_bytes(value(f, 'data_bytes'))} = {cache_ratio:.1f}x {cache_name} "
+                     f"({format_bytes(value(f, 'cache_bytes'))})")
     return lines

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from dbio import __version__
-from dbio import jsondoc, shapes
+from dbio import engines, jsondoc, shapes
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
@@ -64,7 +64,7 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
 def _server(info: ServerInfo) -> dict[str, Any]:
     return {"description": info.description, "version": info.caps.server_version,
             "version_num": info.caps.version_num, "settings": info.settings,
-            "max_connections": info.max_connections, "shared_buffers_bytes": info.shared_buffers_bytes}
+            "max_connections": info.max_connections, "cache_bytes": info.cache_bytes}
 
 
 def manifest_nodes(man: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,7 +123,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "setup": man["setup"],
         "environment": {
             "dbio": __version__, "host": man["host"], "client": man["client"],
-            "server": {k: v for k, v in man["server"].items() if k != "shared_buffers_bytes"},
+            "server": {k: v for k, v in man["server"].items() if k != "cache_bytes"},
             "storage": man["storage"],
         },
         "capabilities": man["capabilities"],
@@ -154,7 +154,7 @@ def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     node's own series (engine counters only: the sessions' counts are the run's)."""
     start = outcome.clock.start
     last_measured: dict[str, Any] | None = None
-    settings, plan = man["server"]["settings"], man["plan"]
+    plan = man["plan"]
     cores = man["host"].get("cpus") or os.cpu_count()
 
     def normalized_samples() -> Iterator[dict[str, Any]]:
@@ -175,7 +175,7 @@ def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             elif s.get("missing"):
                 yield s
 
-    io_timing = _on(settings, "track_io_timing")
+    io_timing = bool(man["capabilities"].get("times_data_io"))
     if not start:
         for _ in normalized_samples():
             pass
@@ -223,14 +223,14 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
     if not (window["seconds"] and engine_begin and engine_end):
         return {"window_seconds": None}
     with_host = node is None or len(manifest_nodes(man)) == 1
-    settings, w = man["server"]["settings"], man["config"]["workload"]
+    w = man["config"]["workload"]
     return figure_math.derive({
         "seconds": window["seconds"], "engine_begin": engine_begin, "engine_end": engine_end,
         "totals": totals.counts(), "histograms": totals.histograms(man["plan"]["bounds_us"]),
         "os_begin": begin.get("os") if with_host else None, "os_end": end.get("os") if with_host else None,
-        "cores": man["host"].get("cpus") or os.cpu_count(), "shared_buffers": man["server"]["shared_buffers_bytes"],
+        "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],
         "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
-        "io_timing": _on(settings, "track_io_timing"), "wal_io_timing": _on(settings, "track_wal_io_timing"),
+        "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
         "work_unit": w["work_unit"]})
 
 
@@ -238,7 +238,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None) -> dict[str, Any]:
     name = node["name"]
     out = {"name": name, "engine": node["engine"], "role": node["role"],
-           "server": {k: v for k, v in node["server"].items() if k != "shared_buffers_bytes"},
+           "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
            "capabilities": node["capabilities"],
            "normalized": {"begin": ((begin or {}).get("nodes") or {}).get(name),
                           "end": ((end or {}).get("nodes") or {}).get(name)},
@@ -270,10 +270,6 @@ def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | No
     thinking = (workload.get("think_time_max") or 0.0) if workload.get("think_time_frequency") else 0.0
     return stall_math.find(series, window_start - clock.start,
                            min_seconds=max(stall_math.STALL_SECONDS, thinking + SLICE_SECONDS))
-
-
-def _on(settings: dict[str, Any], name: str) -> bool:
-    return (settings.get(name) or {}).get("setting") == "on"
 
 
 # -- runs their dbio process never finished --------------------------------------------------
@@ -326,6 +322,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     """run.json, checked against what `build` reads (UsageError naming the file otherwise)."""
     path = directory / MANIFEST_FILE
     man = results.load(path, "the run cannot be recovered; remove its directory")
+    man = engines.complete_manifest(man)  # one an older dbio wrote lacks facts this one reads
     try:
         jsondoc.check(man, shapes.MANIFEST)
     except jsondoc.Malformed as exc:

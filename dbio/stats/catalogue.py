@@ -238,9 +238,8 @@ FIGURES: tuple[Figure, ...] = (
          "ratio", "rate"),
     _fig("direct_io", "validity.direct_io", "Direct I/O", "flag", "text"),
     _fig("data_bytes", "validity.data_bytes", "Data set", "bytes", "count", compare=DIFFERENCE),
-    _fig("shared_buffers_bytes", "validity.shared_buffers_bytes", "shared_buffers", "bytes", "count",
-         compare=DIFFERENCE),
-    _fig("data_to_cache_ratio", "validity.data_to_cache_ratio", "Data set / shared_buffers", "ratio", "rate"),
+    _fig("cache_bytes", "validity.cache_bytes", "Buffer cache", "bytes", "count", compare=DIFFERENCE),
+    _fig("data_to_cache_ratio", "validity.data_to_cache_ratio", "Data set / buffer cache", "ratio", "rate"),
     # -- client sessions that are not dbio's (PostgreSQL 18 on)
     _fig("other_read_share_pct", "other_sessions.read_share_pct", "Other sessions' share of reads", "%", "pct",
          compare=POINTS, **LOWER),

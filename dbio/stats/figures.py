@@ -33,8 +33,8 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
 
 
 def _other_sessions(d: dict[str, Any]) -> dict[str, Any] | None:
-    """What client sessions other than the run's own did in the window: every client backend's
-    relation I/O less the run's sessions' own (per-backend counters, PostgreSQL 18+)."""
+    """What client sessions other than the run's own did in the window: every client session's
+    data-file I/O less the run's sessions' own (where the engine counts them apart)."""
     ours, clients = d.get("sessions"), d.get("client")
     if not isinstance(ours, dict) or not isinstance(clients, dict):
         return None
@@ -116,8 +116,8 @@ def _latency(d: dict[str, Any], hists: dict[str, Any], *, io_timing: bool, wal_i
         return None if r is None else r * 1000.0
 
     out: dict[str, Any] = {
-        # The sessions' own reads only (client backends): when they read nothing, their latency is
-        # absent, never another process's (autovacuum, I/O workers) standing in for it.
+        # The client sessions' own reads only: when they read nothing, their latency is absent,
+        # never another process's (background maintenance, I/O workers) standing in for it.
         "avg_read_us": avg_us(get(d, "client", "read_time_ms"), get(d, "client", "reads")),
         "avg_read_us_all_backends": avg_us(get(d, "data", "read_time_ms"), get(d, "data", "reads")),
         "avg_write_us": avg_us(get(d, "data", "write_time_ms"), get(d, "data", "writes")),
@@ -221,7 +221,7 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     device_write_bytes = sum(v["write_bytes"] or 0 for v in devices.values()) if devices else None
     db_write_bytes = _engine_write_bytes(d)
     data_bytes = window.get("data_bytes")
-    cache = window.get("shared_buffers")
+    cache = window.get("cache_bytes")
     requests = None if hits is None or read_blocks is None else hits + read_blocks
     return {
         "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
@@ -236,7 +236,7 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
         "device_to_db_write_ratio": ratio(device_write_bytes, db_write_bytes),
         "direct_io": window.get("direct_io"),
         "data_bytes": data_bytes,
-        "shared_buffers_bytes": cache,
+        "cache_bytes": cache,
         "data_to_cache_ratio": ratio(data_bytes, cache),
     }
 

@@ -1,6 +1,6 @@
 """What a sweep varies and in which order its steps run (pure).
 
-Settings that need the embedded instance restarted (shared_buffers, io_method, direct I/O...)
+Settings that need the embedded instance restarted (the engine declares them: options.RESTART_KNOBS)
 vary outermost, so each combination of them is set up once; run knobs vary inside.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbio.errors import UsageError
-from dbio.options import BY_KEY
+from dbio.options import BY_KEY, RESTART_KNOBS
 
 # Knobs a sweep may vary, with the short names step directories use.
 RUN_KNOBS = {
@@ -23,8 +23,6 @@ RUN_KNOBS = {
     "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",
     "run_time": "rt", "warmup": "warm", "work_loop": "loop",
 }
-RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow", "direct_io": "dio",
-                 "wal_level": "wal", "max_connections": "maxconn"}
 ABBREVIATIONS = {**RESTART_KNOBS, **RUN_KNOBS}
 
 

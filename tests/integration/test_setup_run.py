@@ -1,6 +1,7 @@
 """Setup, verify and run against the embedded PostgreSQL 18: the SLOB semantics, end to end."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +42,16 @@ def test_single_schema_read_only(instance):
     assert 2.5 < f["window_seconds"] < 4.5
     assert f["latency"]["avg_read_us"] > 0
     assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
-    assert doc["capabilities"]["direct_io"] and doc["capabilities"]["local"]
+    caps = doc["capabilities"]
+    assert caps["direct_io"] and caps["local"]
+    # the facts PostgreSQL's probe declares, which reports and verdicts word themselves with
+    assert caps["times_data_io"] and caps["times_redo_io"]  # the embedded instance turns both timings on
+    assert caps["cache_name"] == "shared_buffers" and caps["maintenance_process"] == "autovacuum worker"
+    assert caps["redo_directory"] == str(Path(caps["data_directory"]) / "pg_wal")
+    assert caps["settings_shown"][0] == "shared_buffers" and "max_wal_size" in caps["settings_shown"]
+    assert f["validity"]["cache_bytes"] == 16 << 20 and "shared_buffers_bytes" not in f["validity"]
+    assert doc["environment"]["storage"]["wal"]["path"] == caps["redo_directory"]  # the WAL's own filesystem
+    assert "checkpoints" in doc["normalized"]["end"]
     assert doc["setup"]["status"] == "ready" and doc["setup"]["mb_per_s"] > 0
     assert len([r for r in doc["series"] if r["phase"] == "measured"]) >= 2
     assert (directory / "samples.jsonl").stat().st_size > 0

@@ -9,6 +9,7 @@ import pytest
 
 from dbio import shapes
 from dbio.stats import catalogue, figures
+from dbio import result as results
 from tests.fixtures.rederive import window_of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -19,7 +20,7 @@ NOT_RECORDED = {"other_read_share_pct", "other_write_share_pct"}
 
 
 def load(name):
-    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
 def _present(mapping, path):

@@ -7,12 +7,13 @@ import pytest
 from dbio import report
 from dbio.report import compare_model
 from dbio.stats import compare
+from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def load(name):
-    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
 def test_delta():

@@ -6,13 +6,14 @@ import pytest
 
 from dbio.stats import figures, series
 from dbio.stats.counters import get
+from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
 def doc():
-    return json.loads((FIXTURES / "result_complete.json").read_text())
+    return results.completed(json.loads((FIXTURES / "result_complete.json").read_text()))
 
 
 def window_of(doc):
@@ -22,7 +23,7 @@ def window_of(doc):
         "totals": doc["totals"], "histograms": doc["histograms"],
         "os_begin": doc["snapshots"]["begin"]["os"], "os_end": doc["snapshots"]["end"]["os"],
         "cores": doc["environment"]["host"]["cpus"],
-        "shared_buffers": doc["figures"]["validity"]["shared_buffers_bytes"],
+        "cache_bytes": doc["figures"]["validity"]["cache_bytes"],
         "data_bytes": doc["figures"]["validity"]["data_bytes"], "direct_io": True,
     }
 

@@ -9,13 +9,14 @@ import pytest
 
 from dbio.report import model as report_model
 from dbio.stats import figures, host_cpu, series
+from dbio import result as results
 from tests.unit.test_figures import window_of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def load(name):
-    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
 # -- host CPU: ticks over the real elapsed time ------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from dbio import report
 from dbio.report import model as report_model
+from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -17,7 +18,7 @@ EXTENSIONS = {"text": "txt", "md": "md", "json": "json"}
 
 
 def load(name):
-    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -8,6 +8,7 @@ derives can be checked, not only their presence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from dbio import report
 from dbio import result as results
 from dbio.commands import run as run_command
 from dbio.config import Sources, load_config
+from dbio.errors import UsageError
+from dbio.report import verdict
 from dbio.run.nodes import Node
 from dbio.run.plan import make_plan
 from dbio.target import Target
@@ -99,6 +102,41 @@ def test_the_result_reads_back_and_renders_in_every_format(finished):
     json.loads(report.render(document, "json"))
     assert (outcome.directory / results.REPORT_FILE).exists()
     assert (outcome.directory / results.HTML_REPORT_FILE).exists()
+
+
+def test_the_report_words_itself_with_the_engine_s_own_facts(finished):
+    """Cache name, settings listed, timed I/O: what the fake engine's capabilities declare, never
+    PostgreSQL's names."""
+    _, outcome = finished
+    document = results.read(outcome.directory)
+    assert document["figures"]["validity"]["cache_bytes"] == 16 * fake_engine.BLOCK
+    for form in report.FORMATS:
+        text = report.render(document, form)
+        assert f"x {fake_engine.CACHE_NAME} (128 KiB)" in text, form
+        assert "fake_cache_blocks 16, fake_sync on" in text and "fake_hidden" not in text, form
+        for postgres_name in ("shared_buffers", "track_io_timing", "autovacuum", "pg_wal"):
+            assert postgres_name not in text, (form, postgres_name)
+    assert document["figures"]["latency"]["avg_wal_write_us"] is None  # times_redo_io is False
+
+
+def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
+    engine = FakeEngine()
+    conn = engine.connect("fake:", application_name="test")
+    info = dataclasses.replace(engine.probe(conn), cache_bytes=1 << 30)
+    with pytest.raises(UsageError, match=f"fits in {fake_engine.CACHE_NAME} \\(1 GiB\\)"):
+        run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
+
+
+def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(tmp_path):
+    engine = FakeEngine()
+    outcome = _run(tmp_path, engine, run_time=2)
+    document = results.read(outcome.directory)
+    assert "checkpoint" not in {f.code for f in verdict.findings(document)}
+    begin = document["normalized"]["begin"]["checkpoints"]
+    document["normalized"]["end"]["checkpoints"] = {"done": begin["done"] + 2,
+                                                    "buffers_written": begin["buffers_written"] + 64}
+    (finding,) = [f for f in verdict.findings(document) if f.code == "checkpoint"]
+    assert finding.message.startswith("2 checkpoint(s) ran inside the window and wrote 64 buffers")
 
 
 def test_the_fake_engine_fills_the_neutral_counter_record():

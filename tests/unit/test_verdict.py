@@ -6,12 +6,13 @@ from pathlib import Path
 import pytest
 
 from dbio.report import verdict
+from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def load(name):
-    return json.loads((FIXTURES / f"result_{name}.json").read_text())
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
 @pytest.fixture()
@@ -76,7 +77,7 @@ def test_page_cache(doc):
 
 def test_small_data_set(doc):
     v = doc["figures"]["validity"]
-    v["data_bytes"], v["shared_buffers_bytes"] = 8 << 30, 1 << 30
+    v["data_bytes"], v["cache_bytes"] = 8 << 30, 1 << 30
     assert "small_data_set" not in codes(doc)
     v["data_bytes"] = 1536 << 20
     assert codes(doc)["small_data_set"].level == "warning"
@@ -108,26 +109,42 @@ def test_sessions_queue_for_cpu(doc):
 
 def test_checkpoint(doc):
     norm = doc["normalized"]
-    norm["end"]["writers"]["checkpoints_timed"] = norm["begin"]["writers"]["checkpoints_timed"]
-    norm["end"]["writers"]["checkpoints_requested"] = norm["begin"]["writers"]["checkpoints_requested"]
+    norm["end"]["checkpoints"] = dict(norm["begin"]["checkpoints"])
     assert "checkpoint" not in codes(doc)
-    norm["end"]["writers"]["checkpoints_timed"] += 1
-    norm["end"]["writers"]["checkpoint_buffers_written"] = norm["begin"]["writers"]["checkpoint_buffers_written"] + 900
+    norm["end"]["checkpoints"]["done"] += 1
+    norm["end"]["checkpoints"]["buffers_written"] += 900
     f = codes(doc)["checkpoint"]
-    assert "1 checkpoint(s)" in f.message and "900 buffers" in f.message
+    assert "1 checkpoint(s)" in f.message and "900 buffers" in f.message and f.figure == "checkpoints.done"
 
 
-def test_autovacuum(doc):
+def test_a_result_written_before_the_checkpoint_counters_has_them_from_its_writers():
+    raw = json.loads((FIXTURES / "result_complete.json").read_text())
+    for reading in ("begin", "end"):
+        assert "checkpoints" not in raw["normalized"][reading]
+        writers, done = raw["normalized"][reading]["writers"], doc_checkpoints(raw, reading)
+        assert done == {"done": writers["checkpoints_timed"] + writers["checkpoints_requested"],
+                        "buffers_written": writers["checkpoint_buffers_written"]}
+
+
+def doc_checkpoints(raw, reading):
+    return results.completed(raw)["normalized"][reading]["checkpoints"]
+
+
+def test_the_engine_s_maintenance(doc):
     by_backend = doc["figures"]["io_profile"]["by_backend"]
+    assert doc["capabilities"]["maintenance_process"] == "autovacuum worker"  # PostgreSQL's, filled in on reading
     by_backend.pop("autovacuum worker", None)
-    assert "autovacuum" not in codes(doc)
+    assert "maintenance" not in codes(doc)
     total = doc["figures"]["io_profile"]["total_requests_per_s"]
     by_backend["autovacuum worker"] = {"read_requests_per_s": 3.0, "write_requests_per_s": 1.0}
-    f = codes(doc)["autovacuum"]
+    f = codes(doc)["maintenance"]
     assert f.value == 4.0 and f.level == "info" and total > 400  # its catalog checks: under 1%
+    assert f.message.startswith("autovacuum did 4.0 I/O requests/s")
     by_backend["autovacuum worker"] = {"read_requests_per_s": total * 0.03, "write_requests_per_s": 0.0}
-    f = codes(doc)["autovacuum"]
+    f = codes(doc)["maintenance"]
     assert f.level == "warning" and "3.0% of all I/O requests" in f.message
+    doc["capabilities"]["maintenance_process"] = None  # an engine without such a process kind
+    assert "maintenance" not in codes(doc)
 
 
 def test_device_busy(doc):
@@ -176,7 +193,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
     doc["figures"] = figures.derive({
         "seconds": doc["timeline"]["window_seconds"], "engine_begin": begin, "engine_end": end,
         "totals": doc["totals"], "histograms": doc["histograms"], "os_begin": ob, "os_end": oe, "cores": 2,
-        "shared_buffers": 16 << 20, "data_bytes": 64 << 20, "direct_io": direct_io, "work_unit": 8})
+        "cache_bytes": 16 << 20, "data_bytes": 64 << 20, "direct_io": direct_io, "work_unit": 8})
     return codes(doc)
 
 
@@ -220,10 +237,10 @@ def test_shared_device_is_in_the_reports_first_lines(doc):
     (None, [], None, []),
     ({"reads": 0, "read_share_pct": 0.0, "writes": 0, "write_share_pct": None}, [], None, []),
     ({"reads": 500, "read_share_pct": 0.4, "writes": 0, "write_share_pct": None}, [(1, ["psql"])], "info",
-     ["1 other session(s) (psql) active in 1 of", "0.4% of the client backends' reads"]),
+     ["1 other session(s) (psql) active in 1 of", "0.4% of the client sessions' reads"]),
     ({"reads": 9000, "read_share_pct": 12.5, "writes": 10, "write_share_pct": 3.0}, [(2, ["pgbench", "psql"])] * 3,
-     "warning", ["2 other session(s) (pgbench, psql) active in 3 of", "12.5% of the client backends' reads",
-                 "3.0% of the client backends' writes", "include their I/O"]),
+     "warning", ["2 other session(s) (pgbench, psql) active in 3 of", "12.5% of the client sessions' reads",
+                 "3.0% of the client sessions' writes", "include their I/O"]),
     ({"reads": 9000, "read_share_pct": 12.5, "writes": 0, "write_share_pct": None}, [], "warning",
      ["other sessions did 12.5%"]),
     (None, [(1, [])], "warning", ["1 other session(s) active in 1 of", "measured from PostgreSQL 18 on"]),

@@ -10,15 +10,16 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from dbio.engines.postgres.options import OPTIONS
+from dbio.engines.postgres.options import OPTIONS, RESTART_KNOBS
 from dbio.engines.postgres.redact import scrub
 
 if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["OPTIONS", "builtin_scripts", "check", "create_engine", "default_data_dir", "exclusive",
-           "instance_for", "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
+__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result", "create_engine",
+           "default_data_dir", "exclusive", "instance_for", "redact_dsn", "resolve", "same_server", "scrub",
+           "server_error_text"]
 
 
 def check(config: Config) -> list[ConfigError]:
@@ -81,3 +82,15 @@ def builtin_scripts() -> dict[str, str]:
     from dbio.engines.postgres import sqlfiles
 
     return {name: sqlfiles.text(name) for name in sqlfiles.names()}
+
+
+def complete_result(document: dict[str, Any]) -> dict[str, Any]:
+    from dbio.engines.postgres import legacy
+
+    return legacy.complete_result(document)
+
+
+def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    from dbio.engines.postgres import legacy
+
+    return legacy.complete_manifest(manifest)

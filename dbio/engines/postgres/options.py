@@ -24,6 +24,12 @@ MANAGED_SETTINGS = {
 }
 
 
+# The options a sweep may vary that restart the embedded server (a sweep varies them outermost),
+# with the short names its step directories use.
+RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow", "direct_io": "dio",
+                 "wal_level": "wal", "max_connections": "maxconn"}
+
+
 # Settings whose value names a program the server runs or code it loads, beyond the pattern
 # runs_code() also applies (names ending in _command, _library or _libraries).
 CODE_SETTINGS = frozenset({"dynamic_library_path", "extension_control_path", "jit_provider"})

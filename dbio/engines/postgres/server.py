@@ -12,7 +12,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.postgres import sqlfiles
+from dbio.engines.postgres import facts, sqlfiles
 from dbio.engines.postgres.dsn import redact_dsn, scrub
 from dbio.errors import DbioError, UsageError
 
@@ -176,9 +176,10 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         engine="postgresql", server_version=version, version_num=version_num,
         has_io_view=version_num >= 160000, io_view_has_wal=version_num >= 180000,
         has_backend_cpu=local, can_see_waits=True, data_directory=data_directory, local=local,
-        direct_io=direct, missing=tuple(missing))
+        direct_io=direct, missing=tuple(missing),
+        **facts.capability_facts(settings, data_directory=data_directory, local=local))
     return ServerInfo(caps=caps, settings=settings, database=database, user=user,
-                      description=describe_connection(conn, version), shared_buffers_bytes=int(shared_buffers),
+                      description=describe_connection(conn, version), cache_bytes=int(shared_buffers),
                       max_connections=max_conn, reserved_connections=reserved, connections_in_use=int(in_use),
                       backend_pid=pid)
 

@@ -75,6 +75,8 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         "blk_read_time_ms": _num(db.get("blk_read_time")), "blk_write_time_ms": _num(db.get("blk_write_time")),
     }
     out["writers"] = {k: _num(v) for k, v in writers.items()}
+    if writers:
+        out["checkpoints"] = checkpoints(out["writers"])
     io = raw.get("io")
     if io is not None:
         relation = [r for r in io if r["object"] == "relation"]
@@ -116,6 +118,13 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         out["gauges"] = {"other_sessions_active": _num(others.get("active")),
                          "other_session_names": list(others.get("names") or [])}
     return out
+
+
+def checkpoints(writers: dict[str, Any]) -> dict[str, float]:
+    """The neutral checkpoint counters from the buffer writers' (pg_stat_checkpointer, or
+    pg_stat_bgwriter before 17): timed and requested checkpoints both count."""
+    return {"done": _num(writers.get("checkpoints_timed")) + _num(writers.get("checkpoints_requested")),
+            "buffers_written": _num(writers.get("checkpoint_buffers_written"))}
 
 
 def _wal(raw: dict[str, Any], wal: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from dbio import trust
+from dbio.collect.host import supports_direct_io
 from dbio.config import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
@@ -255,15 +256,28 @@ class EmbeddedInstance:
         # the server user may turn pg_wal into a link: then its files are not counted as room
         return free_bytes(self.data_dir) + (tree_bytes(wal) if wal.is_dir() and not wal.is_symlink() else 0)
 
-    def wal_problem(self, cfg: InstanceConfig) -> str | None:
-        """Why an update run could fill the disk with WAL (None: it cannot), before it starts."""
+    def check_redo_room(self, cfg: InstanceConfig) -> None:
+        """Before an update run: refuses one that could fill the disk with WAL."""
         chosen = dict(cfg.pg_settings).get("max_wal_size")
         budget = self.wal_budget()
         wal_mb = settings.max_wal_mb({"max_wal_size": chosen}) if chosen else settings.wal_size_for(budget)
         if wal_mb is None or settings.wal_fits(wal_mb, budget):
-            return None
-        return (f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x max_wal_size "
-                f"({wal_mb} MB) but the filesystem of {self.data_dir} can give it only {budget >> 20} MiB")
+            return
+        raise UsageError(f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x "
+                         f"max_wal_size ({wal_mb} MB) but the filesystem of {self.data_dir} can give it only "
+                         f"{budget >> 20} MiB", "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, "
+                                                "or run without updates")
+
+    def check_host(self, cfg: InstanceConfig, memory_bytes: int) -> None:
+        """Before a setup creates or starts the instance: its filesystem takes direct I/O when asked,
+        and its buffer cache leaves the host some memory."""
+        if cfg.direct_io and not supports_direct_io(cfg.data_dir):
+            raise UsageError(f"the filesystem of --data-dir {cfg.data_dir} does not support direct I/O (O_DIRECT)",
+                             "choose a directory on a filesystem that does, or pass --no-direct-io (and read the "
+                             "report's page-cache warning)")
+        problem = settings.memory_problem(cfg, memory_bytes)
+        if problem:
+            raise UsageError(problem, "lower shared_buffers")
 
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
         self.check_settings(cfg, sessions=sessions)

@@ -71,3 +71,9 @@ class Status:
     settings: dict[str, str] = field(default_factory=dict)
     size_bytes: int | None = None
     log_file: Path | None = None
+
+    def profile(self) -> str:
+        """The settings its profile chose that matter most for I/O, in one line."""
+        direct = self.settings.get("debug_io_direct", "''") != "''"
+        return (f"shared_buffers {self.settings.get('shared_buffers')}, direct I/O {'on' if direct else 'off'}, "
+                f"io_method {self.settings.get('io_method')}, max_connections {self.settings.get('max_connections')}")

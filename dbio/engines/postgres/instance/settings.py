@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dbio.config import RESERVED_CONNECTIONS, InstanceConfig
+from dbio.units import format_bytes
 
 # What each dbio-chosen setting is for; written into dbio.conf next to the value.
 WHY = {
@@ -47,6 +48,17 @@ WAL_OVERSHOOT = 2
 DISK_RESERVE = 64 << 20
 WAL_SIZES_MB = (1024, 512, 256, 128, 64, 32)  # PostgreSQL's default first; steps keep restarts rare
 INITDB_BYTES = 48 << 20  # what initdb and the first start write
+
+
+MEMORY_SHARE_LIMIT = 0.8  # of the host's memory that shared_buffers may take
+
+
+def memory_problem(cfg: InstanceConfig, memory_bytes: int) -> str | None:
+    """Why shared_buffers is too large for this host (None: it is not; unknown memory is no problem)."""
+    if not memory_bytes or cfg.shared_buffers <= MEMORY_SHARE_LIMIT * memory_bytes:
+        return None
+    return (f"shared_buffers = {format_bytes(cfg.shared_buffers)} is more than {MEMORY_SHARE_LIMIT:.0%} of this "
+            f"host's memory ({format_bytes(memory_bytes)})")
 
 
 def wal_size_for(budget_bytes: int) -> int:

@@ -1,0 +1,35 @@
+"""What PostgreSQL declares in its Capabilities for reports and verdicts to word themselves with.
+
+Pure: computed from the server's settings (as probed, or as an older result recorded them), so
+that a result written before these facts existed gets the same ones (see legacy.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+CACHE_NAME = "shared_buffers"
+SETTINGS_SHOWN = ("shared_buffers", "debug_io_direct", "io_method", "wal_level", "data_checksums", "track_io_timing",
+                  "synchronous_commit", "full_page_writes", "checkpoint_timeout", "max_wal_size")
+MAINTENANCE_PROCESS = "autovacuum worker"  # its backend_type in pg_stat_io
+MAINTENANCE_NAME = "autovacuum"
+WAL_DIRECTORY = "pg_wal"  # inside the data directory
+
+
+def capability_facts(settings: dict[str, Any], *, data_directory: str | None, local: bool) -> dict[str, Any]:
+    """The Capabilities fields reports consult, from the server's settings ({name: {"setting": ...}})."""
+    return {
+        "times_data_io": _on(settings, "track_io_timing"),
+        "times_redo_io": _on(settings, "track_wal_io_timing"),
+        "cache_name": CACHE_NAME,
+        "redo_directory": str(Path(data_directory) / WAL_DIRECTORY) if local and data_directory else None,
+        "settings_shown": SETTINGS_SHOWN,
+        "maintenance_process": MAINTENANCE_PROCESS,
+        "maintenance_name": MAINTENANCE_NAME,
+    }
+
+
+def _on(settings: dict[str, Any], name: str) -> bool:
+    entry = settings.get(name)
+    return isinstance(entry, dict) and entry.get("setting") == "on"
