@@ -74,19 +74,6 @@ class WorkloadConfig:
 
 
 @dataclass(frozen=True)
-class InstanceConfig:
-    data_dir: Path
-    shared_buffers: int
-    direct_io: bool
-    io_method: str
-    io_workers: int
-    max_connections: int  # 0 = sized for the sessions
-    wal_level: str
-    pg_settings: tuple[tuple[str, str], ...]
-    allow_settings: tuple[str, ...] = ()  # code-running settings the user allowed by name
-
-
-@dataclass(frozen=True)
 class RunConfig:
     results_dir: Path
     label: str
@@ -109,7 +96,7 @@ class ConnectionConfig:
 @dataclass(frozen=True)
 class Config:
     workload: WorkloadConfig
-    instance: InstanceConfig
+    instance: Any  # the engine's embedded-instance options: its own record (registry: instance_config)
     run: RunConfig
     connection: ConnectionConfig
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -120,8 +107,7 @@ class Config:
         redact_dsn = registry.entry(self.connection.engine).redact_dsn
         data = {
             "workload": asdict(self.workload),
-            "instance": {**asdict(self.instance), "data_dir": str(self.instance.data_dir),
-                         "pg_settings": dict(self.instance.pg_settings)},
+            "instance": self.instance.to_dict(),
             "run": {**asdict(self.run), "results_dir": str(self.run.results_dir)},
             "connection": {"dsn": redact_dsn(self.connection.dsn) if self.connection.dsn is not None else None,
                            "dbname": self.connection.dbname, "embedded": self.connection.embedded},
@@ -211,18 +197,19 @@ def option_values(config: Config) -> dict[str, Any]:
 
 
 def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tuple[Path, ...] = ()) -> Config:
+    engine = registry.entry(values["engine"])
+
     def section(name: str) -> dict[str, Any]:
-        return {o.key: values[o.key] for o in OPTIONS if o.section == name}
+        return {o.key: values[o.key] for o in OPTIONS if o.section == name and o.engine in (None, values["engine"])}
 
     instance = section("instance")
-    data_dir = instance["data_dir"]
-    instance["data_dir"] = (cwd / Path(data_dir).expanduser()).resolve() if data_dir \
-        else registry.entry(values["engine"]).default_data_dir()
+    data_dir = instance.get("data_dir")
+    instance["data_dir"] = (cwd / Path(data_dir).expanduser()).resolve() if data_dir else engine.default_data_dir()
     run = section("run")
     run["results_dir"] = (cwd / Path(run["results_dir"]).expanduser()).resolve()
     return Config(
         workload=WorkloadConfig(**section("workload")),
-        instance=InstanceConfig(**instance),
+        instance=engine.instance_config(instance),
         run=RunConfig(**run),
         connection=ConnectionConfig(**section("connection")),
         origins=origins,

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from dbio.engines.postgres.options import OPTIONS, RESTART_KNOBS
+from dbio.engines.postgres.options import OPTIONS, RESTART_KNOBS, InstanceConfig
 from dbio.engines.postgres.redact import scrub
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from dbio.errors import ConfigError
 
 __all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result", "create_engine",
-           "default_data_dir", "exclusive", "instance_for", "redact_dsn", "resolve", "same_server", "scrub",
+           "default_data_dir", "exclusive", "instance_config", "instance_for", "redact_dsn", "resolve", "same_server", "scrub",
            "server_error_text"]
 
 
@@ -38,6 +38,10 @@ def default_data_dir() -> Path:
     from dbio.engines.postgres.instance.paths import default_data_dir as instance_dir
 
     return instance_dir()
+
+
+def instance_config(values: dict[str, Any]) -> InstanceConfig:
+    return InstanceConfig(**values)
 
 
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:

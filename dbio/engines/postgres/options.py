@@ -1,8 +1,13 @@
-"""The options only the PostgreSQL engine has: its embedded instance ([instance]) and its plans.
+"""The options only the PostgreSQL engine has: its embedded instance ([instance]) and its plans,
+and the typed record the [instance] options fill (Config.instance).
 
 Imported to assemble the option table whichever engine runs: it imports no driver."""
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 from dbio.option import Option
 
@@ -71,3 +76,21 @@ OPTIONS: tuple[Option, ...] = (
            "Settings that run programs or load code (archive_command, *_preload_libraries, ...) that the user "
            "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False),
 )
+
+
+@dataclass(frozen=True)
+class InstanceConfig:
+    """The embedded PostgreSQL instance's options, as Config.instance holds them."""
+
+    data_dir: Path
+    shared_buffers: int
+    direct_io: bool
+    io_method: str
+    io_workers: int
+    max_connections: int  # 0 = sized for the sessions
+    wal_level: str
+    pg_settings: tuple[tuple[str, str], ...]
+    allow_settings: tuple[str, ...] = ()  # code-running settings the user allowed by name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}

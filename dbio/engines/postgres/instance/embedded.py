@@ -14,7 +14,7 @@ from typing import Callable
 
 from dbio import trust
 from dbio.collect.host import supports_direct_io
-from dbio.config import InstanceConfig
+from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 from dbio.engines.postgres.instance import binaries, location, processes, settings

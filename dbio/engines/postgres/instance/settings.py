@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dbio.config import RESERVED_CONNECTIONS, InstanceConfig
+from dbio.config import RESERVED_CONNECTIONS
+from dbio.engines.postgres.options import InstanceConfig
 from dbio.units import format_bytes
 
 # What each dbio-chosen setting is for; written into dbio.conf next to the value.
