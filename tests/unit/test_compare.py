@@ -79,3 +79,18 @@ def test_noise_allows_for_runs_that_drift():
     assert compare.judge(compare.sample(base), compare.sample(other)) == "noise"
     clear = [v * 1.25 for v in base]
     assert compare.judge(compare.sample(base), compare.sample(clear)) == "real"
+
+
+def test_a_format_1_result_compares_with_a_format_2_result():
+    """The same command recorded by a dbio writing format 1 and by one writing format 2."""
+    old, new = results.read(FIXTURES / "result_complete.json"), results.read(FIXTURES / "result_format2.json")
+    assert (old["format_version"], new["format_version"]) == (1, 2)
+    model = compare_model.build([("format1", old), ("format2", new)])
+    figures = model["sections"][1]["tables"][0]["rows"]
+    reads = next(r for r in figures if r[0] == "Physical reads/s")
+    assert [cell["value"] for cell in reads[1:3]] == [old["figures"]["load_profile"]["physical_reads_per_s"],
+                                                      new["figures"]["load_profile"]["physical_reads_per_s"]]
+    differences = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
+    assert not any(d.startswith(("nodes", "capabilities")) for d in differences)  # the format is no difference
+    for form in report.FORMATS:
+        report.render_model(model, form)

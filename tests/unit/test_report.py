@@ -13,12 +13,13 @@ from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = Path(__file__).parent.parent / "golden"
-SCENARIOS = ("complete", "interrupted", "cached", "pg15")
+SCENARIOS = ("complete", "interrupted", "cached", "pg15", "format2")  # format2: result format 2, the rest 1
 EXTENSIONS = {"text": "txt", "md": "md", "json": "json"}
 
 
 def load(name):
-    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
+    """A recorded result as `dbio report` reads it (checked, completed, format 1 shown as format 2)."""
+    return results.read(FIXTURES / f"result_{name}.json")
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
