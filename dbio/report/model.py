@@ -2,15 +2,15 @@
 
 A pure function of result.json. Tables carry raw numbers and a kind per column (how to format
 them), so the text and the HTML report carry the same figures, and --format json gives them
-unformatted. The sections are built in run_section, window_sections and interval_sections; every
-figure is read through the catalogue (stats/catalogue.py).
+unformatted. The sections are built in run_section, node_sections, window_sections and
+interval_sections; every figure is read through the catalogue (stats/catalogue.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import interval_sections, run_section, verdict, window_sections
+from dbio.report import interval_sections, node_sections, run_section, verdict, window_sections
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
@@ -56,6 +56,9 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
               findings: list[verdict.Finding]) -> list[dict[str, Any]]:
     """The report's sections in order, those with nothing to show left out."""
     sections = [run_section.section(doc)]
+    nodes = node_sections.section(doc)
+    if nodes:
+        sections.append(nodes)
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),

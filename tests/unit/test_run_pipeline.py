@@ -176,5 +176,17 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
     # one start for both nodes (the first node's release fixes it), and nothing left on either
     assert nodes[0].engine.server.starts == nodes[1].engine.server.starts and nodes[0].engine.server.starts
     assert all(not n.engine.server.runs and not n.engine.server.connections for n in nodes)
+    text = report.render(document, "text")
+    nodes = text[text.index("\nNodes\n"):]
+    rows = {line.split()[0]: line.split() for line in nodes.splitlines()
+            if line.split() and line.split()[0] in ("a", "b", "total")}
+    assert set(rows) == {"a", "b", "total"}
+    assert rows["a"][1:3] == ["primary", "2"] and rows["total"][1:3] == ["-", "4"]
+    assert f"{figures['a']:,.0f}" == rows["a"][3] and f"{total:,.0f}" == rows["total"][3]
     for form in report.FORMATS:
         report.render(document, form)
+
+
+def test_a_run_of_one_node_has_no_nodes_section(finished):
+    _, outcome = finished
+    assert "\nNodes\n" not in report.render(outcome.document, "text")
