@@ -225,6 +225,9 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         return
     sources = build_sources(params)
     base = load_config(sources)
+    if base.run.start_at is not None:
+        raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
+                         "use --start-at with dbio run")
     say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     if sessions:

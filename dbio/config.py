@@ -79,6 +79,7 @@ class RunConfig:
     label: str
     interval: float  # seconds, whole
     wait_sample_interval: float
+    start_at: float | None = None  # epoch: the measured window opens then (--start-at)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ SECTIONS = ("workload", "instance", "run", "connection")
 class Option:
     key: str
     section: str
-    kind: str  # int | pct | blocks | size | duration | bool | choice | path | str | settings | names
+    kind: str  # int | pct | blocks | size | duration | bool | instant | choice | path | str | settings | names
     default: Any
     help: str
     min: float | None = None
@@ -75,6 +75,7 @@ def coerce(option: Option, value: Any) -> Any:
         "size": units.parse_size,
         "duration": units.parse_duration,
         "bool": units.parse_bool,
+        "instant": units.parse_instant,
     }
     kind = option.kind
     if kind in parsers:

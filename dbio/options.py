@@ -82,6 +82,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     # -- run: where results go and how finely they are sampled ---------------------------
     Option("results_dir", "run", "path", "dbio-results", "Directory under which each run writes its own directory."),
     Option("label", "run", "str", "", "A label for the run, part of its directory name."),
+    Option("start_at", "run", "instant", None,
+           "Open the measured window at this instant (ISO 8601 with its zone, e.g. 2026-11-22T19:00:00Z): runs "
+           "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "
+           "waits for it.", file=False),
     Option("interval", "run", "duration", 1.0,
            "Length of the intervals the time series and the stability figures use (whole seconds): 1s for "
            "short runs, 10s or more for sustained ones.", min=1, max=3600,

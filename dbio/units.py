@@ -84,6 +84,23 @@ def parse_duration(value: object) -> float:
     return total
 
 
+def parse_instant(value: object) -> float:
+    """Epoch seconds from an ISO 8601 time with its zone ('2026-11-22T19:00:00Z', '...+01:00'): an
+    instant every host reads the same, so a time without a zone is refused."""
+    from datetime import datetime
+
+    text = str(value).strip()
+    if isinstance(value, bool) or not text:
+        raise UnitError("expected a time such as 2026-11-22T19:00:00Z")
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise UnitError("expected an ISO 8601 time such as 2026-11-22T19:00:00Z") from None
+    if moment.tzinfo is None:
+        raise UnitError("the time has no zone: add Z (UTC) or an offset such as +01:00")
+    return moment.timestamp()
+
+
 def parse_bool(value: object) -> bool:
     if isinstance(value, bool):
         return value

@@ -118,3 +118,11 @@ def supports_direct_io(path: Path) -> bool:
     os.close(fd)
     probe.unlink(missing_ok=True)
     return True
+
+
+def clock_source() -> str | None:
+    """The kernel's clock source (tsc, kvm-clock, ...): what this host's time is read from."""
+    try:
+        return Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().strip() or None
+    except OSError:
+        return None

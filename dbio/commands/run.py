@@ -85,6 +85,22 @@ def check_setup(record: SetupRecord | None, config: Config, where: str) -> Setup
     return record
 
 
+START_LEAD = 10.0  # seconds a run needs at least, before its common start, to connect its sessions
+
+
+def check_start_at(plan: RunPlan, now: float | None = None) -> None:
+    """--start-at: far enough ahead to connect and warm up before the window opens."""
+    if plan.start is None:
+        return
+    now = time.time() if now is None else now
+    window_at = plan.start + plan.warmup
+    if plan.start - now < START_LEAD:
+        when = "passed" if window_at <= now else f"is {window_at - now:.0f} s away"
+        raise UsageError(f"--start-at {results.iso(window_at)} {when}: the run needs {START_LEAD:.0f} s to connect "
+                         f"and {plan.warmup:g} s of warm-up before its window opens",
+                         f"give a time at least {START_LEAD + plan.warmup:.0f} s ahead")
+
+
 def check_server(info: ServerInfo, config: Config) -> None:
     w = config.workload
     available = info.max_connections - info.reserved_connections - info.connections_in_use
@@ -106,7 +122,8 @@ def check_server(info: ServerInfo, config: Config) -> None:
 
 
 def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
-    plan = make_plan(config.workload, config.run.interval)
+    plan = make_plan(config.workload, config.run.interval, config.run.start_at)
+    check_start_at(plan)
     directory = directory or run_directory(config)
     check_results_dir(directory)
     if config.connection.embedded:

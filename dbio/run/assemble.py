@@ -55,7 +55,8 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
         "run_id": run_id, "created": time.time(), "client": client_id(),
         "config": config.to_dict(), "options": option_values(config),
         "plan": {"warmup": plan.warmup, "run_time": plan.run_time, "interval": plan.interval,
-                 "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us)},
+                 "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us),
+                 "window_at": None if plan.start is None else plan.start + plan.warmup},
         "server": described[0]["server"], "capabilities": described[0]["capabilities"], "nodes": described,
         "setup": setup, "storage": storage, "host": host.host_facts(),
     }
@@ -259,6 +260,12 @@ def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) 
         "warmup_seconds": plan["warmup"], "connect_seconds": round(outcome.connect_seconds, 3),
         "start_seconds": round(outcome.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
         "interval_seconds": plan["interval"],
+        # when the start was agreed in advance (--start-at): the instant, how late the release came,
+        # and this host's clock against the server's, so that runs of several hosts can be lined up
+        "window_at": results.iso(plan.get("window_at")),
+        "released_late_seconds": None if outcome.released_late is None else round(outcome.released_late, 4),
+        "clock_offset_seconds": None if outcome.clock_offset is None else round(outcome.clock_offset, 4),
+        "clock_source": host.clock_source(),
     }
 
 

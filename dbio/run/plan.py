@@ -46,13 +46,15 @@ class RunPlan:
     control: dict[str, Any]  # the run_control row
     bounds_us: tuple[float, ...]
     interval: int = 1  # seconds per interval of the time series
+    start: float | None = None  # epoch of the common start when agreed in advance (--start-at less warm-up)
 
     @property
     def grid(self) -> Grid:
         return Grid(int(self.warmup), self.interval)
 
 
-def make_plan(w: WorkloadConfig, interval: float = 1.0) -> RunPlan:
+def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None = None) -> RunPlan:
+    """window_at: the instant the measured window opens (epoch), when agreed in advance."""
     sessions = w.sessions
     schema_of = tuple((i // w.threads_per_schema) + 1 for i in range(sessions))
     warmup = math.ceil(w.warmup / SLICE_SECONDS) * SLICE_SECONDS
@@ -74,4 +76,5 @@ def make_plan(w: WorkloadConfig, interval: float = 1.0) -> RunPlan:
         "think_max": w.think_time_max,
         "bounds_us": bounds,
     }
-    return RunPlan(sessions, schema_of, warmup, w.run_time, w.work_loop, control, tuple(bounds), int(interval))
+    start = None if window_at is None else window_at - warmup
+    return RunPlan(sessions, schema_of, warmup, w.run_time, w.work_loop, control, tuple(bounds), int(interval), start)

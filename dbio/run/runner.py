@@ -29,6 +29,7 @@ from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
+AGREED_START_SLACK = 0.5  # seconds after an agreed start by which the sessions must be released
 
 
 class Observer(Protocol):
@@ -58,6 +59,8 @@ class RunOutcome:
     monitor_errors: list[str] = field(default_factory=list)
     samples_written: int = 0
     signal: str | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
+    clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
+    released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
 
 
 @dataclass
@@ -102,6 +105,7 @@ class _Coordinator:
         self.sampler_stop = asyncio.Event()
         self.background: list[asyncio.Task] = []
         self.connect_seconds = self.start_seconds = 0.0
+        self.released_late: float | None = None  # seconds after an agreed start the release came
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -166,13 +170,21 @@ class _Coordinator:
         await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
         tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
         await self._wait_at_barrier(tasks)
+        if self.plan.start is not None:
+            await self._until_agreed_start(tasks)
+        asked = time.time()
         first = await self.monitor.reading(per_process=self.plan.warmup == 0)
+        read_at = (asked + time.time()) / 2
         if self.plan.warmup == 0:
             self.begin = first
         start, window_open, deadline = await asyncio.to_thread(
-            self.nodes[0].release, self.plan.warmup, self.plan.run_time, None)
+            self.nodes[0].release, self.plan.warmup, self.plan.run_time, self.plan.start)
+        released = time.time()
         await in_threads(self.nodes[1:], lambda r: r.release(self.plan.warmup, self.plan.run_time, start))
-        self.offset = start - time.time()
+        # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
+        # first reading's, against the middle of its round trip
+        self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
+        self.released_late = None if self.plan.start is None else released - self.plan.start
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
@@ -245,7 +257,8 @@ class _Coordinator:
             totals=self.counts.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
-            samples_written=self.ctx.samples.lines, signal=self.stopping.signal)
+            samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
+            released_late=self.released_late)
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -286,16 +299,7 @@ class _Coordinator:
             failed = [t for t in tasks if t.done()]
             stopped = self.shared.stop.is_set()
             if failed or stopped or time.monotonic() > deadline:
-                # Never release a failed start into a run: remove the run first, then let the waiting
-                # sessions through the barrier, where they find no run and return at once.
-                self._stop()
-                await in_threads(self.nodes, NodeRun.forget)
-                _, pending = await asyncio.wait(tasks, timeout=10)
-                if pending:
-                    await self.stopping.cancel_running()
-                    for task in pending:
-                        task.cancel()
-                    await asyncio.wait(pending, timeout=5)
+                await self._abort_start(tasks)
                 if failed:
                     raise DbioError(f"a session failed before the start: {self._first_error() or 'unknown error'}")
                 if stopped:
@@ -303,6 +307,35 @@ class _Coordinator:
                 raise DbioError(f"only {waiting} of {len(self.sessions)} sessions reached the start barrier "
                                 f"in {BARRIER_TIMEOUT:.0f} s", "check the server log and its load")
             await asyncio.sleep(0.02)
+
+    async def _abort_start(self, tasks: list[asyncio.Task]) -> None:
+        """Never release a failed start into a run: remove the run first, then let the waiting
+        sessions through the barrier, where they find no run and return at once."""
+        self._stop()
+        await in_threads(self.nodes, NodeRun.forget)
+        _, pending = await asyncio.wait(tasks, timeout=10)
+        if pending:
+            await self.stopping.cancel_running()
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending, timeout=5)
+
+    async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
+        """--start-at: every session waits at the barrier until the start agreed in advance (a signal
+        ends the wait); a start that passed while connecting is refused, nothing having run."""
+        delay = self.plan.start - time.time()
+        if delay > 0:
+            try:
+                await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
+            except asyncio.TimeoutError:
+                pass
+        late = time.time() - self.plan.start
+        if self.shared.stop.is_set() or late > AGREED_START_SLACK:
+            await self._abort_start(tasks)
+            if late > AGREED_START_SLACK and not self.stopping.signal:
+                raise DbioError(f"the agreed start passed {late:.1f} s before every session was ready",
+                                "give a later --start-at (connecting took longer than expected)")
+            raise _Stopped()
 
     async def _wait_for_window(self, tasks: list[asyncio.Task]) -> None:
         while not self.shared.stop.is_set():

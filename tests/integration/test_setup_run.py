@@ -95,6 +95,24 @@ def test_hot_spot_concentrates_reads_in_cache(instance):
     assert "INVALID" in report and "this measures memory" in report
 
 
+def test_a_start_at_an_agreed_instant_opens_the_window_then(instance):
+    """--start-at on the real engine: the release writes the agreed start, the window opens at the
+    agreed instant (what lines up runs launched on several hosts)."""
+    import time
+    from datetime import datetime, timezone
+
+    setup_ok(instance, "agreed")
+    window_at = time.time() + 14
+    stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    _, doc = run_ok(instance, "agreed", "agreed", "-t", "2", "--run-time", "2s", "--warmup", "1s", "--start-at", stamp)
+    timeline = doc["timeline"]
+    assert doc["status"] == "complete"
+    assert datetime.fromisoformat(timeline["start"]).timestamp() == pytest.approx(window_at - 1, abs=0.002)
+    assert datetime.fromisoformat(timeline["window_start"]).timestamp() == pytest.approx(window_at, abs=0.3)
+    assert 0 <= timeline["released_late_seconds"] < 0.3
+    assert abs(timeline["clock_offset_seconds"]) < 0.1  # one host: the server's clock is this host's
+
+
 def test_work_loop_and_think_time(instance):
     setup_ok(instance, "loop")
     _, doc = run_ok(instance, "loop", "workloop", "-t", "2", "--run-time", "0", "--work-loop", "150",

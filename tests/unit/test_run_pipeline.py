@@ -190,3 +190,39 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
 def test_a_run_of_one_node_has_no_nodes_section(finished):
     _, outcome = finished
     assert "\nNodes\n" not in report.render(outcome.document, "text")
+
+
+def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path):
+    """--start-at: runs launched on several hosts each open their window at the same instant."""
+    import datetime as dt
+    import time as clock
+
+    window_at = clock.time() + 3.0
+    iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
+    config = _config(tmp_path, start_at=iso, warmup=1)
+    assert config.run.start_at == pytest.approx(window_at)
+    engine = FakeEngine()
+    conn = engine.connect("fake:", application_name="test")
+    nodes = [Node("a", engine, "fake:", engine.probe(conn))]
+    engine.close(conn)
+    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                  make_plan(config.workload, 1, config.run.start_at), {}, {})
+    timeline = results.read(outcome.directory)["timeline"]
+    assert outcome.status == "complete"
+    assert engine.server.starts == [pytest.approx(window_at - 1.0, abs=1e-6)]  # the start: warm-up before it
+    assert 0 <= timeline["released_late_seconds"] < 0.2
+    assert timeline["window_at"] == results.iso(window_at)
+    opened = dt.datetime.fromisoformat(timeline["window_start"]).timestamp()
+    assert opened == pytest.approx(window_at, abs=0.25)
+
+
+def test_an_agreed_start_too_near_is_refused_before_anything_runs():
+    from dbio.errors import UsageError
+    from dbio.run.plan import RunPlan
+
+    plan = RunPlan(1, (1,), 5.0, 10.0, 0, {}, (), 1, start=1000.0)
+    with pytest.raises(UsageError, match="needs 10 s to connect and 5 s of warm-up"):
+        run_command.check_start_at(plan, now=995.0)
+    with pytest.raises(UsageError, match="passed"):
+        run_command.check_start_at(plan, now=1010.0)
+    run_command.check_start_at(plan, now=980.0)

@@ -73,3 +73,13 @@ def test_direct_io_probe_reports_filesystems_without_o_direct(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "open", refuse)
     assert not host.supports_direct_io(tmp_path)
+
+
+def test_instants_carry_their_zone():
+    from dbio.units import UnitError, parse_instant
+
+    assert parse_instant("2026-11-22T19:00:00Z") == 1795374000.0
+    assert parse_instant("2026-11-22T20:00:00+01:00") == 1795374000.0
+    for bad, why in (("2026-11-22T19:00:00", "no zone"), ("tomorrow", "ISO 8601"), ("", "such as")):
+        with pytest.raises(UnitError, match=why):
+            parse_instant(bad)
