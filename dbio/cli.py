@@ -265,6 +265,19 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 
 @cli.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="A new directory for the merged result.")
+@click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
+@click.option("--label", default=None, help="The merged result's label.")
+@click.pass_context
+def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | None, label: str | None) -> None:
+    """Runs of several hosts that measured the same seconds (--start-at) as one result: each a node, and the total."""
+    from dbio.commands import merge as merge_command
+
+    merge_command.merge(list(inputs), names.split(",") if names else None, out, label, _ui(ctx))
+
+
+@cli.command()
 @with_config(exclusive="teardown")
 @click.pass_context
 def teardown(ctx: click.Context, config: Config, **_: Any) -> None:

@@ -21,7 +21,7 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
     kinds = {sweeps.is_sweep(p) for p in paths}
     if len(kinds) > 1:
         raise UsageError("compare takes results or sweeps, not both", "compare results with results, sweeps with sweeps")
-    labels = _names(paths, names)
+    labels = input_names(paths, names)
     if kinds == {True}:
         loaded = []
         for label, path in zip(labels, paths):
@@ -42,7 +42,8 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
     ui.say(f"wrote {out}")
 
 
-def _names(paths: list[Path], names: list[str] | None) -> list[str]:
+def input_names(paths: list[Path], names: list[str] | None) -> list[str]:
+    """One name per input: the given ones, or each run's label (its directory name without the date)."""
     if names:
         if len(names) != len(paths):
             raise UsageError(f"--names gives {len(names)} names for {len(paths)} inputs", "give one name per input")

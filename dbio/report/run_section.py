@@ -36,7 +36,18 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Storage", _storage(get(env, "storage", "data_directory") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
+    if doc.get("merged_from"):
+        pairs[2:3] = _merged(doc)
     return {"id": "run", "title": "Run", "pairs": pairs}
+
+
+def _merged(doc: dict[str, Any]) -> list[list[str]]:
+    """A result merged from several hosts' runs (dbio merge): its sessions and where it came from."""
+    timeline = doc.get("timeline") or {}
+    names = ", ".join(str(m.get("name")) for m in doc["merged_from"])
+    return [["Sessions", f"{len(doc.get('sessions') or [])} over {len(doc.get('nodes') or [])} nodes (see Nodes)"],
+            ["Merged", f"from {len(doc['merged_from'])} runs ({names}); their windows overlap for "
+                       f"{format_duration(timeline.get('overlap_seconds') or 0)}"]]
 
 
 def _shown(doc: dict[str, Any]) -> list[str]:

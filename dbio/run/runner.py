@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -110,7 +111,9 @@ class _Coordinator:
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        # signals reach the main thread only: a run embedded in another thread is stopped by its caller
+        signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+        for sig in signals:
             loop.add_signal_handler(sig, self._on_signal, sig)
         # the sample file is written from a thread (fsync must not stall the sessions' loop)
         self.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
@@ -129,7 +132,7 @@ class _Coordinator:
             self._event("error", self.reason)
         finally:
             await self._clean_up()
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in signals:
                 loop.remove_signal_handler(sig)
         return self._outcome()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,7 @@ from dbio.ui import UI
 from tests import fake_engine
 from tests.fake_engine import FakeEngine
 
+FIXTURES_FORMAT2 = Path(__file__).parent.parent / "fixtures" / "result_format2.json"
 SESSIONS = 3
 WORK_UNIT = 8
 STATEMENTS_PER_S = SESSIONS * fake_engine.ITERATIONS_PER_SECOND
@@ -226,3 +228,55 @@ def test_an_agreed_start_too_near_is_refused_before_anything_runs():
     with pytest.raises(UsageError, match="passed"):
         run_command.check_start_at(plan, now=1010.0)
     run_command.check_start_at(plan, now=980.0)
+
+
+def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path):
+    """The many-hosts workflow on fake servers: two independent runs (as two hosts would launch
+    them) with one --start-at measure the same seconds; dbio merge makes them one result."""
+    import datetime as dt
+    import threading
+    import time as clock
+
+    from dbio.commands import merge as merge_command
+
+    window_at = clock.time() + 3.0
+    iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
+    outcomes: dict[str, Any] = {}
+
+    def host(name: str, sessions: int) -> None:
+        config = _config(tmp_path / name, start_at=iso, threads_per_schema=sessions, label=name)
+        engine = FakeEngine(version=f"Fake 1.0 {name}")
+        conn = engine.connect("fake:", application_name="test")
+        node = Node("node1", engine, "fake:", engine.probe(conn))
+        engine.close(conn)
+        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
+                                             make_plan(config.workload, 1, config.run.start_at), {}, {})
+
+    threads = [threading.Thread(target=host, args=(name, n)) for name, n in (("east", 1), ("west", 3))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    merged = merge_command.merge([outcomes["east"].directory, outcomes["west"].directory], None,
+                                 tmp_path / "merged", None, UI(quiet=True))
+    document = results.read(merged)
+    assert [n["name"] for n in document["nodes"]] == ["east", "west"]
+    east, west = (n["figures"]["load_profile"]["physical_reads_per_s"] for n in document["nodes"])
+    assert west == pytest.approx(3 * east, rel=0.15)
+    total = document["figures"]["load_profile"]["physical_reads_per_s"]
+    assert total == pytest.approx(4 * fake_engine.ITERATIONS_PER_SECOND * WORK_UNIT, rel=0.1)
+    assert total == pytest.approx(east + west, rel=0.02)
+    assert document["timeline"]["overlap_seconds"] > 2.8  # 3 s windows that opened within a fraction of a second
+    assert [s["node"] for s in document["sessions"]].count("west") == 3
+    text = (merged / results.REPORT_FILE).read_text()
+    assert "\nNodes\n" in text and "Merged    from 2 runs (east, west)" in text
+
+
+def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp_path):
+    from dbio.errors import UsageError
+    from dbio.commands import merge as merge_command
+
+    _, outcome = finished
+    with pytest.raises(UsageError, match="windows do not overlap"):
+        merge_command.merge([outcome.directory, FIXTURES_FORMAT2], None, tmp_path / "m", None, UI(quiet=True))
+    assert not (tmp_path / "m").exists()
