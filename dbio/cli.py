@@ -72,7 +72,7 @@ def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
             decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
-                                           help=f"({title}) {_option_help(option)}"))
+                                           multiple=option.kind == "strs", help=f"({title}) {_option_help(option)}"))
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
@@ -85,6 +85,9 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
         # libpq reads it from this process's environment; nothing else ever sees it
         os.environ["PGPASSWORD"] = getpass.getpass("password for the server: ")
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
+    for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
+        if option.kind == "strs" and not cli_values.get(option.key):
+            cli_values[option.key] = None
     settings = params.pop("pg_setting", ())
     if settings:
         cli_values["pg_settings"] = list(settings)
@@ -170,8 +173,10 @@ def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
 def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
     """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
     from dbio.commands import setup as setup_command
+    from dbio.config import each_node
 
-    setup_command.setup(config, _ui(ctx), verify=verify, reload=reload)
+    for node in each_node(config):  # several --dsn: every server is loaded, one after the other
+        setup_command.setup(node, _ui(ctx), verify=verify, reload=reload)
 
 
 @cli.command()
@@ -228,6 +233,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     if base.run.start_at is not None:
         raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
                          "use --start-at with dbio run")
+    if len(base.connection.dsns) > 1:
+        raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     if sessions:
@@ -283,8 +290,10 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
 def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
     """Drop everything dbio created in the database, and nothing else."""
     from dbio.commands import admin
+    from dbio.config import each_node
 
-    admin.teardown(config, _ui(ctx))
+    for node in each_node(config):
+        admin.teardown(node, _ui(ctx))
 
 
 @cli.group()

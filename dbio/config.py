@@ -7,7 +7,7 @@ from, the bad value and the fix, one line each.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -85,13 +85,25 @@ class RunConfig:
 @dataclass(frozen=True)
 class ConnectionConfig:
     engine: str
-    dsn: str | None
+    dsns: tuple[str, ...]  # --dsn, one per node; none: the embedded instance
     dbname: str
     password_in_config: bool
 
     @property
+    def dsn(self) -> str | None:
+        """The first node's connection string (the only one, but for a run over several servers)."""
+        return self.dsns[0] if self.dsns else None
+
+    @property
     def embedded(self) -> bool:
-        return self.dsn is None
+        return not self.dsns
+
+
+def each_node(config: "Config") -> list["Config"]:
+    """The configuration of each node alone (one --dsn each); the embedded instance is one node."""
+    if len(config.connection.dsns) < 2:
+        return [config]
+    return [replace(config, connection=replace(config.connection, dsns=(dsn,))) for dsn in config.connection.dsns]
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,9 @@ class Config:
             "instance": self.instance.to_dict(),
             "run": {**asdict(self.run), "results_dir": str(self.run.results_dir)},
             "connection": {"dsn": redact_dsn(self.connection.dsn) if self.connection.dsn is not None else None,
-                           "dbname": self.connection.dbname, "embedded": self.connection.embedded},
+                           "dbname": self.connection.dbname, "embedded": self.connection.embedded,
+                           **({"dsns": [redact_dsn(d) for d in self.connection.dsns]}
+                              if len(self.connection.dsns) > 1 else {})},
         }
         data["workload"]["sessions"] = self.workload.sessions
         return data
@@ -192,7 +206,8 @@ def option_values(config: Config) -> dict[str, Any]:
         elif option.kind == "settings":
             value = [list(pair) for pair in value]
         elif option.key == "dsn" and value is not None:
-            value = redact_dsn(value)
+            redacted = [redact_dsn(dsn) for dsn in config.connection.dsns]
+            value = redacted[0] if len(redacted) == 1 else redacted
         values[option.key] = value
     return values
 
@@ -212,10 +227,15 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
         workload=WorkloadConfig(**section("workload")),
         instance=engine.instance_config(instance),
         run=RunConfig(**run),
-        connection=ConnectionConfig(**section("connection")),
+        connection=_connection(section("connection")),
         origins=origins,
         files=files,
     )
+
+
+def _connection(values: dict[str, Any]) -> ConnectionConfig:
+    dsns = values.pop("dsn") or ()
+    return ConnectionConfig(dsns=tuple(dsns), **values)
 
 
 def environment() -> dict[str, str]:

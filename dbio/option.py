@@ -19,7 +19,7 @@ SECTIONS = ("workload", "instance", "run", "connection")
 class Option:
     key: str
     section: str
-    kind: str  # int | pct | blocks | size | duration | bool | instant | choice | path | str | settings | names
+    kind: str  # int | pct | blocks | size | duration | bool | instant | choice | path | str | strs | settings | names
     default: Any
     help: str
     min: float | None = None
@@ -91,6 +91,11 @@ def coerce(option: Option, value: Any) -> Any:
             if text.lower() == choice.lower():
                 return choice
         raise ValueError(f"not one of {', '.join(option.choices)}")
+    if kind == "strs":  # one string, or several (a repeated flag, a list in dbio.toml)
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not items or not all(isinstance(v, str) for v in items):
+            raise ValueError("expected a string or a list of strings")
+        return tuple(items)
     if kind in ("path", "str"):
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ValueError("expected a string")

@@ -96,8 +96,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("engine", "connection", "choice", registry.DEFAULT,
            f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "
            "'(NAME only)' apply to that engine alone.", choices=registry.names()),
-    Option("dsn", "connection", "str", None,
+    Option("dsn", "connection", "strs", None,
            "Use an existing PostgreSQL server (libpq connection string; PG* variables fill the rest). "
+           "Repeat it (a list in dbio.toml) to spread the sessions over several servers, one node each. "
            "Passwords belong in PGPASSWORD or ~/.pgpass, never here."),
     Option("dbname", "connection", "str", "dbio", "Database dbio uses in the embedded instance."),
     Option("password_in_config", "connection", "bool", False,

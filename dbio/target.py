@@ -5,11 +5,11 @@ engines/postgres/target.py."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from dbio.config import Config
+from dbio.config import Config, each_node
 from dbio.engines import registry
 from dbio.engines.base import Engine
 
@@ -41,6 +41,15 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     return Target(engine, conninfo, instance, notify)
 
 
-def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:
-    """Hold the target alone for a command that changes or measures it (the engine says how)."""
-    return registry.entry(config.connection.engine).exclusive(config, command, notify)
+def resolve_nodes(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> list[Target]:
+    """Every node's target: one per --dsn (or the embedded instance)."""
+    return [resolve(node, purpose=purpose, sessions=sessions, notify=notify) for node in each_node(config)]
+
+
+@contextmanager
+def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
+    """Hold every node alone for a command that changes or measures it (the engine says how)."""
+    with ExitStack() as held:
+        for node in each_node(config):
+            held.enter_context(registry.entry(node.connection.engine).exclusive(node, command, notify))
+        yield

@@ -101,11 +101,13 @@ def check_start_at(plan: RunPlan, now: float | None = None) -> None:
                          f"give a time at least {START_LEAD + plan.warmup:.0f} s ahead")
 
 
-def check_server(info: ServerInfo, config: Config) -> None:
+def check_server(info: ServerInfo, config: Config, sessions: int | None = None) -> None:
+    """sessions: how many of the run's sessions this server gets (all of them, unless several nodes)."""
     w = config.workload
+    sessions = w.sessions if sessions is None else sessions
     available = info.max_connections - info.reserved_connections - info.connections_in_use
-    if w.sessions + RESERVED_CONNECTIONS > available:
-        raise UsageError(f"{w.sessions} sessions (+{RESERVED_CONNECTIONS} for dbio) exceed the {available} connections "
+    if sessions + RESERVED_CONNECTIONS > available:
+        raise UsageError(f"{sessions} sessions (+{RESERVED_CONNECTIONS} for dbio) exceed the {available} connections "
                          f"the server has free (max_connections {info.max_connections})",
                          "lower schemas x threads_per_schema or raise the server's max_connections")
     if w.allow_cached:
@@ -132,25 +134,52 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
             raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
-    target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(target, config, ui, directory, plan)
+    found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
+    return run_on(found, config, ui, directory, plan)
 
 
-def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan: RunPlan) -> RunResult:
-    """The run on a resolved target, whatever its engine: checks, sessions, result, reports."""
+def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan) -> RunResult:
+    """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports."""
+    share = -(-config.workload.sessions // len(found))  # the most sessions one node gets
+    probed = [_probe(target) for target in found]
+    check_distinct([info for info, _ in probed])
+    probed = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
+    for info, _ in probed:
+        check_server(info, config, share)
+    record = probed[0][1]
+    for info, other in probed[1:]:
+        if other.spec != record.spec:
+            raise UsageError(f"{info.description} holds another data set ({', '.join(record.spec.differences(other.spec))})",
+                             "load every node with the same options (dbio setup with every --dsn)")
+    recover_abandoned(config.run.results_dir, ui)
+    storage = _storage(probed[0][0])
+    nodes = []
+    for number, (target, (info, _)) in enumerate(zip(found, probed), start=1):
+        devices = {d for s in _storage(info).values() for d in (s or {}).get("diskstats_devices") or []}
+        name = ONLY_NODE if len(found) == 1 else f"node{number}"
+        nodes.append(Node(name, target.engine, target.conninfo, info, devices=devices))
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage)
+
+
+def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
+    """What the node's server is, and what it holds."""
     engine = target.engine
     conn = target.connect("dbio:run")
     try:
-        info = engine.probe(conn)
-        record = check_setup(engine.read_setup(conn), config, info.description)
-        check_server(info, config)
+        return engine.probe(conn), engine.read_setup(conn)
     finally:
         engine.close(conn)
-    recover_abandoned(config.run.results_dir, ui)
-    storage = _storage(info)
-    devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
-    nodes = [Node(ONLY_NODE, engine, target.conninfo, info, devices=devices)]
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage)
+
+
+def check_distinct(infos: list[ServerInfo]) -> None:
+    """Nodes are different servers: one server twice would count its (server-wide) I/O twice."""
+    seen: dict[str, ServerInfo] = {}
+    for info in infos:
+        if info.identity is not None and info.identity in seen:
+            raise UsageError(f"{seen[info.identity].description} and {info.description} are the same server",
+                             "give each server once (a node is a server, not a database)")
+        if info.identity is not None:
+            seen[info.identity] = info
 
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],

@@ -64,6 +64,7 @@ class ServerInfo:
     reserved_connections: int
     connections_in_use: int
     backend_pid: int
+    identity: str | None = None  # the same for two connections to one server (a run's nodes must differ)
 
 
 @dataclass(frozen=True)

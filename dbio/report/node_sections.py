@@ -27,6 +27,7 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc))])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
+    notes += [f"{n['name']}: {(n.get('server') or {}).get('description') or '-'}" for n in nodes]
     missing = [n["name"] for n in nodes if not n.get("figures")]
     if missing:
         notes.append(f"No figures for {', '.join(missing)}: which session ran where was not recorded.")

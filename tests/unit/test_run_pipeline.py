@@ -53,7 +53,7 @@ def _run(tmp_path: Path, engine: FakeEngine, **cli) -> run_command.RunResult:
     engine.close(conn)
     directory = run_command.run_directory(config)
     target = Target(engine, "fake:", None)
-    return run_command.run_on(target, config, UI(quiet=True), directory, make_plan(config.workload, 1))
+    return run_command.run_on([target], config, UI(quiet=True), directory, make_plan(config.workload, 1))
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from dbio import units
-from dbio.config import RESERVED_CONNECTIONS, Config
+from dbio.config import RESERVED_CONNECTIONS, Config, each_node
 from dbio.config_checks import display_key, problem
 from dbio.engines.postgres.options import runs_code
 from dbio.errors import ConfigError
@@ -17,7 +17,10 @@ SYSTEM_DATABASES = ("template0", "template1", "postgres")
 
 def check(config: Config) -> list[ConfigError]:
     errors = instance_errors(config) if config.connection.embedded else []
-    return errors + database_errors(config) + setting_errors(config) + dsn_errors(config)
+    errors += setting_errors(config)
+    for node in each_node(config):  # every --dsn on its own
+        errors += database_errors(node) + dsn_errors(node)
+    return errors
 
 
 def instance_errors(config: Config) -> list[ConfigError]:

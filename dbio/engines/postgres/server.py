@@ -143,8 +143,10 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         "pg_size_bytes(current_setting('shared_buffers')), current_setting('max_connections')::int, "
         "current_setting('superuser_reserved_connections')::int, "
         "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), "
-        "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
-    database, user, pid, _, block_size, shared_buffers, max_conn, su_reserved, in_use, is_super = info
+        "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
+        # one server whichever way it is reached (socket or TCP, any database): when it started, its port
+        "date_part('epoch', pg_postmaster_start_time())::text || ':' || current_setting('port')").fetchone()
+    database, user, pid, _, block_size, shared_buffers, max_conn, su_reserved, in_use, is_super, identity = info
     if block_size != 8192:
         raise UsageError(f"the server uses {block_size}-byte blocks; dbio's one-row-per-block tables need 8192",
                          "use a server built with the default 8 KiB block size")
@@ -181,7 +183,7 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
     return ServerInfo(caps=caps, settings=settings, database=database, user=user,
                       description=describe_connection(conn, version), cache_bytes=int(shared_buffers),
                       max_connections=max_conn, reserved_connections=reserved, connections_in_use=int(in_use),
-                      backend_pid=pid)
+                      backend_pid=pid, identity=identity)
 
 
 def check_version(version_num: int, version: str) -> None:
