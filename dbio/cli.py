@@ -272,6 +272,32 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 
 @cli.command()
+@click.option("--image", required=True, help="Container image with dbio installed (the pods run `dbio run`).")
+@click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,
+              help="A new directory for the manifests.")
+@click.option("--name", "job_name", default="dbio", show_default=True, help="Prefix of every object's name.")
+@click.option("--namespace", default=None, help="Namespace of every object (default: kubectl's).")
+@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD.")
+@click.option("--results-size", default="1Gi", show_default=True, help="Size of the shared results volume.")
+@click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
+@click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")
+@click.option("--pod-memory", default="512Mi", show_default=True, help="Memory each pod requests (and its limit).")
+@with_config()
+@click.pass_context
+def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
+               namespace: str | None, password_secret: str | None, results_size: str, storage_class: str | None,
+               pod_cpu: str, pod_memory: str, **_: Any) -> None:
+    """Write manifests that run dbio on many pods at one --start-at against the given --dsn targets,
+    and the Job that merges their results (plain YAML for kubectl; dbio never talks to the cluster)."""
+    from dbio.commands import kubernetes as k8s_command
+
+    k8s_command.write(config, _ui(ctx), image=image, pods=pods, out=out, name=job_name, namespace=namespace,
+                      password_secret=password_secret, results_size=results_size, storage_class=storage_class,
+                      cpu=pod_cpu, memory=pod_memory)
+
+
+@cli.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="A new directory for the merged result.")
 @click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")

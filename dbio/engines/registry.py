@@ -59,6 +59,9 @@ class EngineEntry(Protocol):
     def redact_dsn(self, dsn: str) -> str:
         """The connection string without any secret, safe to print and store."""
 
+    def has_password(self, dsn: str) -> bool:
+        """Whether the connection string holds a password (which must not be written anywhere)."""
+
     def same_server(self, dsn: str, redacted: str) -> bool:
         """Whether dsn names the server a redacted connection string (as stored) names."""
 

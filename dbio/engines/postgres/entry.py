@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result", "create_engine",
-           "default_data_dir", "exclusive", "instance_config", "instance_for", "redact_dsn", "resolve", "same_server", "scrub",
-           "server_error_text"]
+__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+           "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
+           "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
 
 
 def check(config: Config) -> list[ConfigError]:
@@ -66,6 +66,12 @@ def redact_dsn(dsn: str) -> str:
     from dbio.engines.postgres import dsn as dsns
 
     return dsns.redact_dsn(dsn)
+
+
+def has_password(dsn: str) -> bool:
+    from dbio.engines.postgres import dsn as dsns
+
+    return dsns.dsn_has_password(dsn)
 
 
 def same_server(dsn: str, redacted: str) -> bool:

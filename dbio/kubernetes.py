@@ -1,0 +1,103 @@
+"""Plain Kubernetes manifests that run dbio on many pods at one agreed start, then merge (pure).
+
+For storage shared by many hosts (an array, a cloud volume type): every pod runs `dbio run`
+against its target with the same --start-at, so all windows measure the same seconds, and
+writes its result to a shared results volume; a second Job merges them (`dbio merge`). dbio
+writes manifests and stays out of the cluster: no client library, no cluster state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+RESULTS = "/results"
+SETTLE_SECONDS = 600  # a pod may wait this long past its run for the start (image pulls, scheduling)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the user asked for: pods per target, the agreed start, the image, where results go."""
+
+    name: str  # prefix of every object's name
+    image: str
+    targets: tuple[str, ...]  # one libpq connection string per target (no password)
+    pods_per_target: int
+    start_at: str  # ISO 8601 with zone, as given
+    run_args: tuple[str, ...]  # dbio run flags besides --dsn, --start-at, --results-dir and --label
+    run_seconds: float  # warm-up + run time: how long a pod measures after the start
+    namespace: str | None = None
+    password_secret: str | None = None  # a Secret with key "password" (PGPASSWORD), never a value here
+    results_size: str = "1Gi"
+    storage_class: str | None = None
+    cpu: str = "1"
+    memory: str = "512Mi"
+
+
+def run_manifests(plan: Plan) -> list[dict[str, Any]]:
+    """The results volume and one Indexed Job per target, every pod with the same --start-at."""
+    return [_volume(plan)] + [_run_job(plan, index, dsn) for index, dsn in enumerate(plan.targets)]
+
+
+def merge_manifest(plan: Plan) -> dict[str, Any]:
+    """The Job that merges every pod's result into one (apply it once the run Jobs completed)."""
+    # "$$(" is how a manifest writes "$(" for the shell: Kubernetes reads "$(NAME)" as a variable
+    script = (f"set -e; dbio merge $$(ls -d {RESULTS}/{plan.name}-*/*/ | sort) --out {RESULTS}/merged "
+              f"--label '{plan.name}'")
+    return _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", script], {}, indexed=False)
+
+
+def _volume(plan: Plan) -> dict[str, Any]:
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": plan.results_size}}}
+    if plan.storage_class:
+        spec["storageClassName"] = plan.storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(plan, f"{plan.name}-results"),
+            "spec": spec}
+
+
+def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
+    name = f"{plan.name}-t{target}"
+    args = ["dbio", "run", "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
+            "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)", *plan.run_args]
+    env = {"DBIO_TARGET": {"value": dsn},
+           "POD_INDEX": {"valueFrom": {"fieldRef": {
+               "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
+    return _job(plan, name, plan.pods_per_target, args, env, indexed=True)
+
+
+def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, Any], *,
+         indexed: bool) -> dict[str, Any]:
+    # the root filesystem is read-only: HOME and caches (matplotlib's) go to a scratch volume
+    variables = [{"name": "HOME", "value": "/tmp"}, {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
+    variables += [{"name": key, **value} for key, value in env.items()]
+    if plan.password_secret:
+        variables.append({"name": "PGPASSWORD", "valueFrom": {"secretKeyRef": {"name": plan.password_secret,
+                                                                               "key": "password"}}})
+    container = {
+        "name": "dbio", "image": plan.image, "command": command, "env": variables,
+        "resources": {"requests": {"cpu": plan.cpu, "memory": plan.memory},
+                      "limits": {"memory": plan.memory}},
+        "volumeMounts": [{"name": "results", "mountPath": RESULTS}, {"name": "scratch", "mountPath": "/tmp"}],
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "capabilities": {"drop": ["ALL"]}},
+    }
+    spec: dict[str, Any] = {
+        "completions": pods, "parallelism": pods, "backoffLimit": 0,  # a failed run is not retried: its start passed
+        "activeDeadlineSeconds": int(SETTLE_SECONDS + plan.run_seconds + 60),
+        "template": {"metadata": {"labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}},
+                     "spec": {"restartPolicy": "Never", "containers": [container],
+                              "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "fsGroup": 65532},
+                              "volumes": [{"name": "results",
+                                           "persistentVolumeClaim": {"claimName": f"{plan.name}-results"}},
+                                          {"name": "scratch", "emptyDir": {}}]}},
+    }
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(plan, name), "spec": spec}
+
+
+def _meta(plan: Plan, name: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}}
+    if plan.namespace:
+        meta["namespace"] = plan.namespace
+    return meta
