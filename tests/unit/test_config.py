@@ -181,3 +181,25 @@ def test_a_slob_conf_others_could_write_is_refused(tmp_path):
     path.chmod(0o666)
     with pytest.raises(ConfigErrors, match="slob.conf = \\(file\\): refusing to read it"):
         load_config(Sources(cwd=tmp_path, slob_conf=path))
+
+
+def test_several_dsns_are_one_node_each(tmp_path):
+    from dbio.config import each_node, option_values
+
+    toml = '[connection]\ndsn = ["host=/tmp/a port=5432 dbname=dbio", "host=db2 port=5433 dbname=dbio"]\n'
+    cfg = config(tmp_path, toml=toml)
+    assert cfg.connection.dsns == ("host=/tmp/a port=5432 dbname=dbio", "host=db2 port=5433 dbname=dbio")
+    assert cfg.connection.dsn == cfg.connection.dsns[0] and not cfg.connection.embedded
+    nodes = each_node(cfg)
+    assert [n.connection.dsns for n in nodes] == [(d,) for d in cfg.connection.dsns]
+    assert all(n.workload == cfg.workload for n in nodes)
+    assert option_values(cfg)["dsn"] == ["dbname=dbio host=/tmp/a port=5432", "dbname=dbio host=db2 port=5433"]
+    assert cfg.to_dict()["connection"]["dsns"] == option_values(cfg)["dsn"]
+    one = config(tmp_path, cli={"dsn": ["host=/tmp/a dbname=dbio"]})
+    assert each_node(one) == [one] and "dsns" not in one.to_dict()["connection"]
+
+
+def test_every_dsn_is_checked(tmp_path):
+    with pytest.raises(ConfigErrors) as err:
+        config(tmp_path, cli={"dsn": ["host=/tmp/a dbname=dbio", "host=/tmp/b dbname=postgres"]})
+    assert "uses the database 'postgres'" in str(err.value)
