@@ -23,8 +23,10 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     sessions: dict[str, int] = {}
     for s in doc.get("sessions") or []:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
-    rows = [[n["name"], n.get("role"), sessions.get(n["name"]), *_values(n.get("figures"))] for n in nodes]
-    rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc))])
+    rows = [[n["name"], n.get("role"), sessions.get(n["name"]), *_values(n.get("figures")),
+             _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
+    rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc)),
+                 _top_event((doc.get("waits") or {}).get("counts"))])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
     notes += [f"{n['name']}: {(n.get('server') or {}).get('description') or '-'}" for n in nodes]
@@ -32,9 +34,18 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     if missing:
         notes.append(f"No figures for {', '.join(missing)}: which session ran where was not recorded.")
     return {"id": "nodes", "title": "Nodes",
-            "tables": [table("nodes", f"{len(nodes)} nodes", ["Node", "Role", "Sessions", *[c.label for c in COLUMNS]],
-                             ["text", "text", "count", *[c.kind for c in COLUMNS]], rows, notes)]}
+            "tables": [table("nodes", f"{len(nodes)} nodes",
+                             ["Node", "Role", "Sessions", *[c.label for c in COLUMNS], "Top event"],
+                             ["text", "text", "count", *[c.kind for c in COLUMNS], "text"], rows, notes)]}
 
 
 def _values(figures: dict[str, Any] | None) -> list[Any]:
     return [c.value(figures) if figures else None for c in COLUMNS]
+
+
+def _top_event(counts: dict[str, int] | None) -> str | None:
+    """The state the node's sessions were most often seen in, with its share of the samples."""
+    if not counts:
+        return None
+    label, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    return f"{label} {100.0 * n / sum(counts.values()):.0f}%"

@@ -128,7 +128,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             "storage": man["storage"],
         },
         "capabilities": man["capabilities"],
-        "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]))
+        "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
+                        outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None)
                   for node in nodes],
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
@@ -236,7 +237,8 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
-          window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None) -> dict[str, Any]:
+          window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
+          waits: dict[str, int] | None) -> dict[str, Any]:
     name = node["name"]
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
@@ -248,6 +250,8 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                                                           window, node["capabilities"], node=name)}
     if series is not None:
         out["series"] = series
+    if waits is not None:  # with several nodes: what this node's sessions waited on
+        out["waits"] = {"counts": waits}
     return out
 
 

@@ -90,6 +90,7 @@ class WaitTarget:
     engine: Engine
     conn: Any  # a connection of its own
     pids: list[int]
+    node: str = ""
 
 
 @dataclass
@@ -100,6 +101,7 @@ class WaitSampler:
     interval: float
     current: Counter = field(default_factory=Counter)  # since the last per-second sample
     window: Counter = field(default_factory=Counter)  # inside the measured window
+    window_by_node: dict[str, Counter] = field(default_factory=dict)  # the same, each node's
     in_window: bool = False
     samples: int = 0
     errors: int = 0
@@ -113,10 +115,14 @@ class WaitSampler:
                 self.errors += 1
                 if self.errors > 50:
                     return
-            for label in (label for a in answers if not isinstance(a, BaseException) for label in a):
-                self.current[label] += 1
-                if self.in_window:
-                    self.window[label] += 1
+            for target, answer in zip(self.targets, answers):
+                if isinstance(answer, BaseException):
+                    continue
+                for label in answer:
+                    self.current[label] += 1
+                    if self.in_window:
+                        self.window[label] += 1
+                        self.window_by_node.setdefault(target.node, Counter())[label] += 1
             self.samples += 1
             next_at += self.interval
             delay = next_at - time.monotonic()

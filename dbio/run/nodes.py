@@ -93,7 +93,7 @@ class NodeRun:
             background = await engine.background_pids(self.monitor_conn, pids)
             overhead = [await engine.backend_pid(c) for c in (self.monitor_conn, self.wait_conn)]
         probe = NodeProbe(node.name, engine, self.monitor_conn, node.info, self.run_id)
-        return probe, WaitTarget(engine, self.wait_conn, pids), background, overhead
+        return probe, WaitTarget(engine, self.wait_conn, pids, node.name), background, overhead
 
     def monitoring_connections(self) -> list[Any]:
         return [c for c in (self.monitor_conn, self.wait_conn) if c is not None]

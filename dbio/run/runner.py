@@ -60,6 +60,7 @@ class RunOutcome:
     monitor_errors: list[str] = field(default_factory=list)
     samples_written: int = 0
     signal: str | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
+    node_waits: dict[str, dict[str, int]] = field(default_factory=dict)  # the window's wait samples, per node
     clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
 
@@ -261,6 +262,7 @@ class _Coordinator:
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
+            node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
             released_late=self.released_late)
 
     # -- steps -------------------------------------------------------------------------

@@ -185,6 +185,10 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
     assert set(rows) == {"a", "b", "total"}
     assert rows["a"][1:3] == ["primary", "2"] and rows["total"][1:3] == ["-", "4"]
     assert f"{figures['a']:,.0f}" == rows["a"][3] and f"{total:,.0f}" == rows["total"][3]
+    for node in document["nodes"]:  # each node's own wait samples: its 2 sessions, half on CPU, half reading
+        counts = node["waits"]["counts"]
+        assert set(counts) == {"CPU", "IO:DataFileRead"} and counts["CPU"] == counts["IO:DataFileRead"]
+    assert rows["a"][-2:] == ["IO:DataFileRead", "50%"]
     for form in report.FORMATS:
         report.render(document, form)
 
