@@ -123,6 +123,9 @@ class FakeEngine:
     def read_setup(self, conn: FakeConnection) -> SetupRecord | None:
         return self.server.setup
 
+    def data_files(self, conn: FakeConnection, info: ServerInfo) -> list[str]:
+        return []  # no files: its tables are only records
+
     def check_namespace(self, conn: FakeConnection, spec: SetupSpec) -> None:
         return None
 

@@ -66,6 +66,11 @@ class PostgresEngine:
     def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
         return catalog.read_setup(conn)
 
+    def data_files(self, conn: psycopg.Connection, info: ServerInfo) -> list[str]:
+        from dbio.engines.postgres import files
+
+        return files.data_files(conn, info.caps.data_directory if info.caps.local else None)
+
     def check_namespace(self, conn: psycopg.Connection, spec: SetupSpec) -> None:
         catalog.check_namespace(conn, spec)
 
