@@ -15,6 +15,7 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
+from dbio.commands import baseline as baselines
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
@@ -105,7 +106,8 @@ def check_server(info: ServerInfo, config: Config) -> None:
                          "raise scale or schemas, or pass --allow-cached for a logical I/O test")
 
 
-def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
+def run(config: Config, ui: UI, directory: Path | None = None, *,
+        baseline: baselines.Request | None = None) -> RunResult:
     plan = make_plan(config.workload, config.run.interval)
     directory = directory or run_directory(config)
     check_results_dir(directory)
@@ -116,10 +118,11 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(target, config, ui, directory, plan)
+    return run_on(target, config, ui, directory, plan, baseline=baseline)
 
 
-def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan: RunPlan) -> RunResult:
+def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan: RunPlan, *,
+           baseline: baselines.Request | None = None) -> RunResult:
     """The run on a resolved target, whatever its engine: checks, sessions, result, reports."""
     engine = target.engine
     conn = target.connect("dbio:run")
@@ -127,17 +130,22 @@ def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan
         info = engine.probe(conn)
         record = check_setup(engine.read_setup(conn), config, info.description)
         check_server(info, config)
+        place = None if baseline is None else baselines.place_on(baseline, engine, conn, info,
+                                                                  config.workload.data_bytes)
     finally:
         engine.close(conn)
     recover_abandoned(config.run.results_dir, ui)
     storage = _storage(info)
     devices = {d for s in storage.values() for d in (s or {}).get("diskstats_devices") or []}
     nodes = [Node(ONLY_NODE, engine, target.conninfo, info, devices=devices)]
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage)
+    # right before the database's run, at its concurrency: the same window on the same storage
+    raw = None if place is None else baselines.measure(baseline.tool, place, plan.sessions,
+                                                      baselines.durations(plan.run_time), ui)
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage, baseline=raw)
 
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
-            storage: dict[str, Any]) -> RunResult:
+            storage: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
@@ -160,6 +168,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         observer.close()
         samples.close()
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
+    if baseline is not None:
+        baselines.attach(document, baseline)
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = outcome.signal is None
     if not html:
