@@ -22,7 +22,7 @@ from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
-from dbio.report import verdict
+from dbio.report import baseline_section, verdict
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
@@ -277,6 +277,9 @@ def _storage(info: ServerInfo) -> dict[str, Any]:
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
     lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    efficiency = baseline_section.efficiency_line(doc)
+    if efficiency is not None:
+        lines.append(efficiency)
     for finding in verdict.findings(doc):
         if finding.level != "info":
             lines.append(f"{finding.level}: {finding.message}")

@@ -269,10 +269,10 @@ FIGURES: tuple[Figure, ...] = (
            "synchronous reads", **HIGHER),
     Figure("efficiency_latency", "Avg read, database / raw", "ratio", "rate",
            derive=_efficiency("avg_read_us", "raw_avg_read_us"), section="efficiency",
-           how="the sessions' average read / fio's", phrase="reads {:.2f}x the raw latency", **LOWER),
+           how="the sessions' average read / fio's", phrase="each read took {:.2f}x fio's time", **LOWER),
     Figure("efficiency_cpu", "Host CPU per read, database / raw", "ratio", "rate",
            derive=_efficiency("host_cpu_us_per_read", "raw_host_cpu_us_per_read"), section="efficiency",
-           how="host CPU per database read / per fio read", phrase="each read cost {:.1f}x the CPU", **LOWER),
+           how="host CPU per database read / per fio read", phrase="each read cost {:.1f}x fio's host CPU", **LOWER),
     Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
            derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
     # -- client sessions that are not dbio's (PostgreSQL 18 on)
