@@ -63,7 +63,13 @@ _BASELINE_RUN = obj({"jobs": optional(count), "iodepth": optional(count), "engin
                                                   "seconds")}})
 _BASELINE = obj({"version": optional(text), "place": optional(text), "files": optional(count),
                  "sessions": optional(count), "started_at": FIGURE, "ended_at": FIGURE,
-                 "runs": optional(obj(rest=_BASELINE_RUN))})
+                 "runs": optional(obj(rest=_BASELINE_RUN)),
+                 "write_side": optional(obj({
+                     "writes": optional(obj({"jobs": optional(count), "options": optional(array(text)),
+                                             **{name: FIGURE for name in ("writes_per_s", "avg_write_us", "p99_write_us",
+                                                                          "host_cpu_us_per_write", "seconds")}})),
+                     "redo_sync": optional(obj({"method": optional(text), "command": optional(array(text)),
+                                                "syncs_per_s": FIGURE, "avg_sync_us": FIGURE}))}))})
 _MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
                          "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
                          "validity": optional(_validity)},

@@ -46,11 +46,16 @@ class Job:
     engine: str = SYNC_ENGINE
     iodepth: int = 1
     size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
+    rw: str = "randread"  # randwrite: the write side, on a scratch file only
+
+    @property
+    def side(self) -> str:
+        return "write" if "write" in self.rw else "read"
 
     def options(self) -> list[str]:
         """fio's exact command-line options, as recorded in the result."""
         out = [f"--name={self.name}", f"--filename={':'.join(_escaped(f) for f in self.files)}",
-               "--rw=randread", f"--bs={BLOCK}", "--direct=1", f"--ioengine={self.engine}",
+               f"--rw={self.rw}", f"--bs={BLOCK}", "--direct=1", f"--ioengine={self.engine}",
                f"--iodepth={self.iodepth}", f"--numjobs={self.jobs}", "--time_based", f"--runtime={self.seconds}s",
                "--norandommap", "--randrepeat=0", "--file_service_type=random", "--group_reporting",
                "--output-format=json"]
@@ -79,27 +84,29 @@ def run(path: str, job: Job) -> dict[str, Any]:
     if done.returncode != 0:
         first = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()[0]
         raise DbioError(f"fio ({job.name}) failed: {first}", "run the recorded options by hand to see why")
-    figures = parse(done.stdout)
+    side = job.side
+    figures = parse(done.stdout, side)
     busy = sum(after.get(s, 0.0) - before.get(s, 0.0) for s in ("user", "nice", "system", "irq", "softirq"))
+    done_ios = figures[f"{side}s"]
     return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,
             "options": options, "started_at": started, "ended_at": ended, "host_busy_seconds": busy,
-            **figures, "host_cpu_us_per_read": busy * 1e6 / figures["reads"] if figures["reads"] else None}
+            **figures, f"host_cpu_us_per_{side}": busy * 1e6 / done_ios if done_ios else None}
 
 
-def parse(output: str) -> dict[str, Any]:
-    """The read figures of fio's JSON output (one group, --group_reporting), pure."""
+def parse(output: str, side: str = "read") -> dict[str, Any]:
+    """The read (or write) figures of fio's JSON output (one group, --group_reporting), pure."""
     start = output.find("{")  # fio may print notes before its JSON
     try:
         doc = json.loads(output[start:]) if start >= 0 else None
-        read = doc["jobs"][0]["read"]
+        read = doc["jobs"][0][side]
     except (ValueError, KeyError, IndexError, TypeError):
         raise DbioError("fio's output was not the JSON dbio asked for", "run the recorded options by hand") from None
     seconds = (read.get("runtime") or 0) / 1000.0
     percentiles = (read.get("clat_ns") or {}).get("percentile") or {}
     p99 = percentiles.get("99.000000")
     job = doc["jobs"][0]
-    return {"reads": int(read.get("total_ios") or 0), "seconds": seconds,
-            "reads_per_s": float(read.get("iops") or 0.0),
-            "avg_read_us": (read.get("lat_ns") or {}).get("mean", 0.0) / 1000.0,
-            "p99_read_us": p99 / 1000.0 if p99 is not None else None,
+    return {f"{side}s": int(read.get("total_ios") or 0), "seconds": seconds,
+            f"{side}s_per_s": float(read.get("iops") or 0.0),
+            f"avg_{side}_us": (read.get("lat_ns") or {}).get("mean", 0.0) / 1000.0,
+            f"p99_{side}_us": p99 / 1000.0 if p99 is not None else None,
             "fio_cpu_pct": (job.get("usr_cpu") or 0.0) + (job.get("sys_cpu") or 0.0)}

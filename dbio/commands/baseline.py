@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dbio import target as targets
 from dbio.collect import fio
+from dbio.commands import baseline_writes
 from dbio.config import Config
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
@@ -37,6 +38,7 @@ class Place:
     where: str  # for a reader: "the data files of dbio's tables under ...", "a scratch file in ..."
     bytes: int
     scratch: bool = False
+    writes: baseline_writes.WriteSide | None = None  # the write side, for a run with updates
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,14 @@ def request(path: Path | None) -> Request:
     return Request(fio.find(), path)
 
 
-def place_on(req: Request, engine: Engine, conn: Any, info: ServerInfo, data_bytes: int) -> Place:
-    """Where a run's baseline reads: --baseline-path, or the server's own data files."""
-    return scratch_place(req.path, data_bytes) if req.path is not None else data_place(engine, conn, info)
+def place_on(req: Request, engine: Engine, conn: Any, info: ServerInfo, data_bytes: int, *,
+             writes: bool = False) -> Place:
+    """Where a run's baseline reads: --baseline-path, or the server's own data files; with writes
+    (the run has updates), where its write side writes too."""
+    place = scratch_place(req.path, data_bytes) if req.path is not None else data_place(engine, conn, info)
+    if not writes:
+        return place
+    return replace(place, writes=baseline_writes.plan(engine, info, req.path, data_bytes))
 
 
 def durations(run_time: float) -> tuple[int, int]:
@@ -124,8 +131,14 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
     finally:
         if place.scratch:
             Path(place.files[0]).unlink(missing_ok=True)
+    if place.writes is not None:
+        ui.note(f"baseline: fio writes a scratch file in {place.writes.data_directory} for {max(1, sync_s // 2)} s, "
+                "then the redo log's sync test")
+        writes = baseline_writes.measure(tool, place.writes, sessions, max(1, sync_s // 2))
+    else:
+        writes = None
     ended = time.time()
-    return {"tool": "fio", "version": fio.version(tool), "place": place.where, "files": len(place.files),
+    return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where, "files": len(place.files),
             "bytes": place.bytes, "scratch": place.scratch, "sessions": sessions, "started_at": started,
             "ended_at": ended, "seconds": ended - started, "runs": {"sync": sync, "deep": deep}}
 
@@ -135,7 +148,8 @@ def figures(record: dict[str, Any]) -> dict[str, Any]:
     sync, deep = record["runs"]["sync"], record["runs"]["deep"]
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
-            "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"]}
+            "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
+            **(baseline_writes.figures(record["write_side"]) if record.get("write_side") else {})}
 
 
 def attach(document: dict[str, Any], record: dict[str, Any]) -> None:
@@ -151,7 +165,19 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
             f"  {sync['jobs']} synchronous job(s): {sync['reads_per_s']:,.0f} reads/s, {sync['avg_read_us']:,.0f} us "
             f"avg read, {_cpu(sync)} host CPU per read",
             f"  device ceiling ({deep['jobs']} x {deep['iodepth']} in flight): {deep['reads_per_s']:,.0f} reads/s, "
-            f"{deep['avg_read_us']:,.0f} us avg read"]
+            f"{deep['avg_read_us']:,.0f} us avg read"] + _write_lines(record.get("write_side"))
+
+
+def _write_lines(side: dict[str, Any] | None) -> list[str]:
+    if not side:
+        return []
+    writes, redo = side["writes"], side.get("redo_sync")
+    lines = [f"  {writes['jobs']} random-write job(s) on a scratch file: {writes['writes_per_s']:,.0f} writes/s, "
+             f"{writes['avg_write_us']:,.0f} us avg write"]
+    if redo:
+        lines.append(f"  redo log sync ({redo['tool']}, {redo['method']}): {redo['syncs_per_s']:,.0f} syncs/s, "
+                     f"{redo['avg_sync_us']:,.0f} us each")
+    return lines
 
 
 def _cpu(run: dict[str, Any]) -> str:
@@ -160,13 +186,13 @@ def _cpu(run: dict[str, Any]) -> str:
 
 
 def place_for(config: Config, path: Path | None, ui: UI) -> Place:
-    """Where `dbio baseline` reads: --baseline-path, or the configured server's data files."""
-    if path is not None:
-        return scratch_place(path, config.workload.data_bytes)
+    """Where `dbio baseline` reads (and, with update_pct > 0, writes): --baseline-path, or the
+    configured server's data files."""
     target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
     conn = target.connect("dbio:baseline")
     try:
-        return data_place(target.engine, conn, target.engine.probe(conn))
+        return place_on(Request("", path), target.engine, conn, target.engine.probe(conn),
+                        config.workload.data_bytes, writes=config.workload.update_pct > 0)
     finally:
         target.engine.close(conn)
 

@@ -130,8 +130,8 @@ def run_on(target: targets.Target, config: Config, ui: UI, directory: Path, plan
         info = engine.probe(conn)
         record = check_setup(engine.read_setup(conn), config, info.description)
         check_server(info, config)
-        place = None if baseline is None else baselines.place_on(baseline, engine, conn, info,
-                                                                  config.workload.data_bytes)
+        place = None if baseline is None else baselines.place_on(
+            baseline, engine, conn, info, config.workload.data_bytes, writes=config.workload.update_pct > 0)
     finally:
         engine.close(conn)
     recover_abandoned(config.run.results_dir, ui)

@@ -18,6 +18,10 @@ SIDE_BY_SIDE = (  # row, the database's figure, fio's figure, their ratio
     ("Avg read (us)", "avg_read_us", "raw_avg_read_us", "efficiency_latency"),
     ("Host CPU per read (us)", "host_cpu_us_per_read", "raw_host_cpu_us_per_read", "efficiency_cpu"),
 )
+WRITE_SIDE = (  # row, the database's figure, the raw one (a run with updates)
+    ("Avg data write (us)", "avg_write_us", "raw_avg_write_us"),
+    ("Avg WAL sync (us)", "avg_wal_sync_us", "raw_avg_wal_sync_us"),
+)
 
 
 def record(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -45,17 +49,28 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         return {"id": "baseline", "title": "Baseline"}
     f = catalogue.figures_of(doc)
     rows = [[label, value(f, db), value(f, raw), value(f, ratio)] for label, db, raw, ratio in SIDE_BY_SIDE]
+    rows += [[label, value(f, db), value(f, raw), _ratio(value(f, db), value(f, raw))]
+             for label, db, raw in WRITE_SIDE if value(f, raw) is not None]
     compared = table("baseline", "The database and fio at the same sessions", ["", "Database", "Raw (fio)",
                                                                                  "Database / raw"],
                      ["text", "rate", "rate", "rate"], rows,
                      ["Raw: fio's 8 KiB O_DIRECT synchronous random reads, one job per session, host CPU from "
                       "/proc/stat over its run."])
     runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
+    writes = (rec.get("write_side") or {}).get("writes")
+    if isinstance(writes, dict):
+        runs.append(["random writes (scratch file)", f"{writes.get('jobs')} x 1", writes.get("writes_per_s"),
+                     writes.get("avg_write_us"), writes.get("p99_write_us"), writes.get("host_cpu_us_per_write"),
+                     writes.get("seconds")])
     fio_runs = table("baseline_runs", "fio's runs", ["Run", "Jobs x depth", "Reads/s", "Avg read", "p99 read",
                                                       "Host CPU/read", "Seconds"],
                      ["text", "text", "rate", "us", "us", "us", "seconds"], runs)
     return {"id": "baseline", "title": "Baseline (raw device, fio)", "tables": [compared, fio_runs],
             "lines": _lines(rec, doc)}
+
+
+def _ratio(database: float | None, raw: float | None) -> float | None:
+    return database / raw if database is not None and raw else None
 
 
 def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
@@ -72,7 +87,19 @@ def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
                      f"database's run (window {_window(doc)})")
     for name, run in (rec.get("runs") or {}).items():
         lines.append(f"fio {name}: fio {' '.join(run.get('options') or [])}")
+    side = rec.get("write_side") or {}
+    if isinstance(side.get("writes"), dict):
+        lines.append(f"fio writes: fio {' '.join(side['writes'].get('options') or [])}")
+    redo = side.get("redo_sync")
+    if isinstance(redo, dict):
+        lines.append(f"redo log sync test: {_number(redo.get('syncs_per_s'))} syncs/s, {_number(redo.get('avg_sync_us'))} "
+                     f"us each ({redo.get('method')}, one 8 KiB write per sync): "
+                     f"{' '.join(str(c) for c in redo.get('command') or [])}")
     return lines
+
+
+def _number(x: Any) -> str:
+    return f"{x:,.0f}" if isinstance(x, (int, float)) else "?"
 
 
 def _clock(epoch: float) -> str:

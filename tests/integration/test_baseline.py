@@ -70,3 +70,17 @@ def test_without_fio_one_line_names_the_package_and_nothing_runs(loaded, tmp_pat
         assert len(lines) == 1 and "fio is not installed" in lines[0] and "apt-get install fio" in lines[0]
     after = set(loaded.results.iterdir()) if loaded.results.exists() else set()
     assert after == before  # no run directory: nothing ran
+
+
+@needs_fio
+def test_with_updates_the_write_side_runs_on_scratch_files_it_removes(loaded, tmp_path):
+    out = tmp_path / "baseline.json"
+    done = dbio("baseline", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--update-pct", "20"),
+                "--out", str(out))
+    assert done.code == 0, done.text
+    side = json.loads(out.read_text())["write_side"]
+    writes, redo = side["writes"], side["redo_sync"]
+    assert writes["writes_per_s"] > 0 and "--rw=randwrite" in writes["options"] and "--readonly" not in writes["options"]
+    assert redo["method"] == "fdatasync" and redo["syncs_per_s"] > 0 and redo["tool"] == "pg_test_fsync"
+    assert "redo log sync (pg_test_fsync, fdatasync)" in done.out
+    assert not list(loaded.data_dir.rglob("*.scratch"))  # both scratch files removed

@@ -192,3 +192,46 @@ def test_a_relation_is_its_first_file_and_then_its_segments():
     assert segment_paths("base/5/16384", 1 << 30, 1 << 30) == ["base/5/16384"]
     assert segment_paths("base/5/16384", (2 << 30) + 8192, 1 << 30) == ["base/5/16384", "base/5/16384.1",
                                                                           "base/5/16384.2"]
+
+
+PG_TEST_FSYNC = """1 second per test
+O_DIRECT supported on this platform for open_datasync and open_sync.
+
+Compare file sync methods using one 8kB write:
+(in "wal_sync_method" preference order, except fdatasync is Linux's default)
+        open_datasync                      8341.641 ops/sec     120 usecs/op
+        fdatasync                          7913.596 ops/sec     126 usecs/op
+        fsync                              9673.110 ops/sec     103 usecs/op
+        fsync_writethrough                              n/a
+        open_sync                          7819.429 ops/sec     128 usecs/op
+
+Compare file sync methods using two 8kB writes:
+        fdatasync                          6353.015 ops/sec     157 usecs/op
+"""  # pg_test_fsync 18.6's output on this project's VM (recorded)
+
+
+def test_the_redo_sync_rate_is_pg_test_fsyncs_first_comparison():
+    from dbio.engines.postgres.sync_test import parse_first_block
+
+    methods = parse_first_block(PG_TEST_FSYNC.splitlines())
+    assert methods["fdatasync"] == {"syncs_per_s": 7913.596, "avg_sync_us": 126.0}  # not the two-write figure
+    assert set(methods) == {"open_datasync", "fdatasync", "fsync", "open_sync"}  # n/a is no figure
+
+
+def test_the_write_side_shows_beside_the_database(complete):
+    record = baseline_record()
+    record["write_side"] = {"writes": {**run_record(9000.0, 150.0, 30.0, "writes"), "writes_per_s": 9000.0,
+                                       "avg_write_us": 150.0, "p99_write_us": 400.0, "host_cpu_us_per_write": 30.0},
+                            "redo_sync": {"tool": "pg_test_fsync", "method": "fdatasync", "command": ["pg_test_fsync"],
+                                          "syncs_per_s": 5000.0, "avg_sync_us": 200.0}}
+    doc = with_baseline(complete, record)
+    jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))
+    f = catalogue.figures_of(doc)
+    assert catalogue.value(f, "raw_avg_write_us") == 150.0 and catalogue.value(f, "raw_wal_syncs_per_s") == 5000.0
+    model = report.model.build(doc)
+    [section] = [s for s in model["sections"] if s["id"] == "baseline"]
+    rows = {row[0]: row for row in section["tables"][0]["rows"]}
+    wal = f["latency"]["avg_wal_sync_us"]
+    assert rows["Avg WAL sync (us)"][1:] == [wal, 200.0, pytest.approx(wal / 200.0)]
+    assert any(line.startswith("redo log sync test: 5,000 syncs/s") for line in section["lines"])
+    assert "random writes (scratch file)" in [row[0] for row in section["tables"][1]["rows"]]
