@@ -179,15 +179,41 @@ def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: A
         setup_command.setup(node, _ui(ctx), verify=verify, reload=reload)
 
 
+BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage under test, where fio reads a "
+                      "scratch file it writes first (and removes); needed when the server runs on another host.")
+
+
 @cli.command()
+@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
+                                                "sessions, and report the database's efficiency (needs fio).")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
 @with_config(exclusive="run")
 @click.pass_context
-def run(ctx: click.Context, config: Config, **_: Any) -> None:
+def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
     """Run the workload and write result.json and report.txt in a new results directory."""
+    from dbio.commands import baseline as baselines
     from dbio.commands import run as run_command
 
-    result = run_command.run(config, _ui(ctx))
+    request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    result = run_command.run(config, _ui(ctx), baseline=request)
     _finish_run(ctx, result, run_command.summary_lines(result))
+
+
+@cli.command("baseline")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the baseline's record "
+                                                                           "(JSON) here.")
+@with_config(exclusive="baseline")
+@click.pass_context
+def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | None, out: Path | None,
+                     **_: Any) -> None:
+    """fio alone on the storage under test: 8 KiB O_DIRECT random reads of the instance's own data files, one
+    synchronous job per session, then a deep asynchronous queue for the device's ceiling (needs fio)."""
+    from dbio.commands import baseline as baselines
+
+    baselines.baseline(config, _ui(ctx), baseline_path, out)
 
 
 def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:

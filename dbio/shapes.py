@@ -56,7 +56,21 @@ def _validity(value: Any, where: str) -> None:
             number(value.get(name), f"{where}.{name}")
 
 
-_MEASURED_FIGURES = obj({"window_seconds": count, "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
+# a raw-device baseline beside the run (commands/baseline.py): fio's runs, and their figures in figures.baseline
+_BASELINE_RUN = obj({"jobs": optional(count), "iodepth": optional(count), "engine": optional(text),
+                     "options": optional(array(text)),
+                     **{name: FIGURE for name in ("reads_per_s", "avg_read_us", "p99_read_us", "host_cpu_us_per_read",
+                                                  "seconds")}})
+_BASELINE = obj({"version": optional(text), "place": optional(text), "files": optional(count),
+                 "sessions": optional(count), "started_at": FIGURE, "ended_at": FIGURE,
+                 "runs": optional(obj(rest=_BASELINE_RUN)),
+                 "write_side": optional(obj({
+                     "writes": optional(obj({"jobs": optional(count), "options": optional(array(text)),
+                                             **{name: FIGURE for name in ("writes_per_s", "avg_write_us", "p99_write_us",
+                                                                          "host_cpu_us_per_write", "seconds")}})),
+                     "redo_sync": optional(obj({"method": optional(text), "command": optional(array(text)),
+                                                "syncs_per_s": FIGURE, "avg_sync_us": FIGURE}))}))})
+_MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
                          "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
                          "validity": optional(_validity)},
                         required=("load_profile", "io_profile", "latency", "cpu"))
@@ -149,6 +163,7 @@ def result(known_version: int) -> Shape:
         "waits": optional(obj({"counts": optional(obj(rest=count)), "samples": optional(count),
                                "interval_seconds": optional(count)})),
         "figures": _figures,
+        "baseline": optional(_BASELINE),
         "nodes": optional(array(_NODE)),
     }, required=("format", "format_version", "status", "config", "figures"))
 

@@ -123,6 +123,12 @@ class FakeEngine:
     def read_setup(self, conn: FakeConnection) -> SetupRecord | None:
         return self.server.setup
 
+    def data_files(self, conn: FakeConnection, info: ServerInfo) -> list[str]:
+        return []  # no files: its tables are only records
+
+    def redo_sync_rate(self, info: ServerInfo, directory: str, seconds: int) -> dict[str, Any]:
+        return {"tool": "none", "method": "none", "syncs_per_s": None, "avg_sync_us": None}
+
     def check_namespace(self, conn: FakeConnection, spec: SetupSpec) -> None:
         return None
 

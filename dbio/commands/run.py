@@ -15,13 +15,14 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
+from dbio.commands import baseline as baselines
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
-from dbio.report import verdict
+from dbio.report import baseline_section, verdict
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
@@ -123,7 +124,8 @@ def check_server(info: ServerInfo, config: Config, sessions: int | None = None) 
                          "raise scale or schemas, or pass --allow-cached for a logical I/O test")
 
 
-def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
+def run(config: Config, ui: UI, directory: Path | None = None, *,
+        baseline: baselines.Request | None = None) -> RunResult:
     plan = make_plan(config.workload, config.run.interval, config.run.start_at)
     check_start_at(plan)
     directory = directory or run_directory(config)
@@ -135,11 +137,15 @@ def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(found, config, ui, directory, plan)
+    return run_on(found, config, ui, directory, plan, baseline=baseline)
 
 
-def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan) -> RunResult:
+def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan, *,
+           baseline: baselines.Request | None = None) -> RunResult:
     """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports."""
+    if baseline is not None and len(found) > 1:
+        raise UsageError("--baseline measures one server's storage; this run has several",
+                         "run dbio baseline against each server, or give one --dsn")
     share = -(-config.workload.sessions // len(found))  # the most sessions one node gets
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
@@ -158,7 +164,21 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
         devices = {d for s in _storage(info).values() for d in (s or {}).get("diskstats_devices") or []}
         name = ONLY_NODE if len(found) == 1 else f"node{number}"
         nodes.append(Node(name, target.engine, target.conninfo, info, devices=devices))
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage)
+    # right before the database's run, at its concurrency: the same window on the same storage
+    raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage, baseline=raw)
+
+
+def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerInfo, config: Config, plan: RunPlan,
+              ui: UI) -> dict[str, Any]:
+    """The raw device's figures at the run's concurrency, on the storage under the server's data."""
+    conn = target.connect("dbio:baseline")
+    try:
+        place = baselines.place_on(baseline, target.engine, conn, info, config.workload.data_bytes,
+                                   writes=config.workload.update_pct > 0)
+    finally:
+        target.engine.close(conn)
+    return baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui)
 
 
 def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
@@ -183,7 +203,7 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
-            storage: dict[str, Any]) -> RunResult:
+            storage: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
@@ -206,6 +226,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         observer.close()
         samples.close()
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
+    if baseline is not None:
+        baselines.attach(document, baseline)
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = outcome.signal is None
     if not html:
@@ -313,6 +335,9 @@ def _storage(info: ServerInfo) -> dict[str, Any]:
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
     lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    efficiency = baseline_section.efficiency_line(doc)
+    if efficiency is not None:
+        lines.append(efficiency)
     for finding in verdict.findings(doc):
         if finding.level != "info":
             lines.append(f"{finding.level}: {finding.message}")

@@ -113,7 +113,15 @@ def combine(records: list[dict[str, Any]]) -> dict[str, Any]:
         return records[0]
     total = _add(records)
     total["t"] = records[0]["t"]
+    for group in OPEN_GROUPS:  # a kind one node does not list, that node did not have: the others' add up
+        maps = [r.get(group) for r in records]
+        if all(isinstance(m, dict) for m in maps):
+            kinds = dict.fromkeys(k for m in maps for k in m)
+            total[group] = {k: _add([m[k] for m in maps if k in m]) for k in kinds}
     return total
+
+
+OPEN_GROUPS = ("by_backend", "writers")  # keyed by the engine's own names, which a node may not all have
 
 
 def _add(values: list[Any]) -> Any:

@@ -53,7 +53,7 @@ def render(model: dict[str, Any]) -> str:
         f"<title>{escape(model['title'])}</title><style>{CSS}</style></head><body>",
         f"<header><h1>{escape(model['title'])}<span class=\"status {escape(status)}\">{escape(status.upper())}</span>"
         "</h1>",
-        f"<p class=\"sub\">{escape(model['headline_text'])}</p></header>",
+        f"<p class=\"sub\">{escape(model['headline_text'])}</p>{_efficiency(model)}</header>",
     ]
     parts.append(_findings(model["findings"]))
     parts.append(_cards(model["headline"]))
@@ -64,6 +64,11 @@ def render(model: dict[str, Any]) -> str:
                  f"(dbio {escape(str(run.get('dbio_version')))}). Re-render with: dbio report RESULT --format html"
                  "</footer></body></html>")
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def _efficiency(model: dict[str, Any]) -> str:
+    text = model.get("efficiency_text")
+    return f"<p class=\"sub\">{escape(text)}</p>" if text else ""
 
 
 def _findings(findings: list[dict[str, Any]]) -> str:

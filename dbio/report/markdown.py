@@ -16,6 +16,8 @@ def render(model: dict[str, Any]) -> str:
     if serious:
         lines[-1] = ""
     lines += [f"**Headline:** {_escape(model['headline_text'])}", ""]
+    if model.get("efficiency_text"):
+        lines += [f"**{_escape(model['efficiency_text'])}**", ""]
     for section in model["sections"]:
         lines += [f"## {_escape(section['title'])}", ""]
         if section.get("pairs"):

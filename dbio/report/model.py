@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import interval_sections, node_sections, run_section, verdict, window_sections
+from dbio.report import baseline_section, interval_sections, node_sections, run_section, verdict, window_sections
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
@@ -32,7 +32,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     findings = verdict.findings(doc)
     measured = catalogue.measured(f)
     intervals = series_math.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
-    return {
+    model = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "title": f"dbio report: {doc.get('label') or doc.get('run_id')}",
@@ -50,6 +50,10 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
     }
+    efficiency = baseline_section.efficiency_line(doc)
+    if efficiency is not None:  # only beside a baseline, so results without one render as before
+        model["efficiency_text"] = efficiency
+    return model
 
 
 def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],
@@ -59,6 +63,7 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     nodes = node_sections.section(doc)
     if nodes:
         sections.append(nodes)
+    sections.append(baseline_section.section(doc))
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),

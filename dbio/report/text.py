@@ -13,6 +13,8 @@ def render(model: dict[str, Any]) -> str:
         if finding["level"] in ("invalid", "warning"):
             lines.append(f"{finding['level'].upper()}: {finding['message']}")
     lines.append(f"Headline: {model['headline_text']}")
+    if model.get("efficiency_text"):
+        lines.append(model["efficiency_text"])
     for section in model["sections"]:
         lines += fmt.heading(section["title"])
         if section.get("pairs"):

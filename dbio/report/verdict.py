@@ -30,6 +30,11 @@ DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful
 # every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
 # tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
 DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
+# The database beside the raw device at the same sessions (a baseline): reads/s as a share of fio's.
+EFFICIENCY_LOW = 0.8  # below: the database leaves much of the device unused
+EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came from a cache
+CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
+OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
 
 
@@ -309,6 +314,43 @@ def overhead(doc: dict[str, Any]) -> Finding | None:
                                      f"{share:.1f}% of the host's busy CPU", "dbio_overhead_pct", share)
 
 
+def database_vs_device(doc: dict[str, Any]) -> Finding | None:
+    """A baseline ran: the database's reads/s beside fio's at the same sessions, and why they differ."""
+    f = _figures(doc)
+    eff = value(f, "efficiency_reads")
+    if not _window(doc) or eff is None:
+        return None
+    told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
+            f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
+    if eff > EFFICIENCY_HIGH:
+        return _found("warning", "beyond_device", f"{told}: more than the device, so some reads came from a cache "
+                      "(the OS page cache or the storage's): a finding, not a triumph", "efficiency_reads", eff)
+    if eff >= EFFICIENCY_LOW:
+        return _found("info", "efficiency", told, "efficiency_reads", eff)
+    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", "efficiency_reads", eff)
+
+
+def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
+    """What the CPU figures and the sessions' wait samples show about a database behind its device."""
+    busy, cpu = value(f, "host_busy_pct"), value(f, "efficiency_cpu")
+    counts = get(doc, "waits", "counts") or {}
+    samples = sum(counts.values())
+    other = {k: n for k, n in counts.items() if k != "CPU" and not k.startswith("IO:")}
+    if busy is not None and busy >= CPU_BOUND_PCT:
+        cost = f", each read cost {cpu:.1f}x fio's host CPU" if cpu is not None else ""
+        return f"CPU-bound: the host's CPU was {busy:.0f}% busy{cost}"
+    if samples and sum(other.values()) / samples >= OTHER_WAITS_SHARE:
+        top = max(other, key=lambda k: other[k])
+        return (f"lock-bound: {100 * sum(other.values()) / samples:.0f}% of the sessions' samples waited on neither "
+                f"I/O nor a CPU (mostly {top})")
+    if samples and counts.get("CPU", 0) / samples >= 0.5:
+        return f"the sessions were on a CPU in {100 * counts['CPU'] / samples:.0f}% of samples: the engine's work " \
+               "per read, not the device, sets the pace"
+    latency = value(f, "efficiency_latency")
+    slower = f" each read took {latency:.1f}x fio's time;" if latency is not None else ""
+    return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
+
+
 def unavailable(doc: dict[str, Any]) -> Finding | None:
     missing = get(doc, "capabilities", "missing") or []
     if not missing:
@@ -320,7 +362,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
     cpu_saturated, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
-    unavailable)
+    database_vs_device, unavailable)
 
 
 # The one-line headline, in this order; the first must be there for a line at all.

@@ -116,6 +116,19 @@ def _dbio_overhead(f: Mapping[str, Any]) -> float | None:
     return 100.0 * _dbio_cpu(f) / busy if busy else None
 
 
+def _ratio(numerator: Any, denominator: Any) -> float | None:
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+def _db_cpu_us_per_read(f: Mapping[str, Any]) -> float | None:
+    """The host's busy CPU per physical read, the database's side of the baseline comparison."""
+    return _ratio(1e6, value(f, "reads_per_host_cpu_second"))
+
+
+def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:
+    return lambda f: _ratio(value(f, database), value(f, raw))
+
+
 def _fig(name: str, path: str, label: str, unit: str, kind: str, how: str = "", **more: Any) -> Figure:
     return Figure(name, label, unit, kind, tuple(path.split(".")), how=how, **more)
 
@@ -240,6 +253,34 @@ FIGURES: tuple[Figure, ...] = (
     _fig("data_bytes", "validity.data_bytes", "Data set", "bytes", "count", compare=DIFFERENCE),
     _fig("cache_bytes", "validity.cache_bytes", "Buffer cache", "bytes", "count", compare=DIFFERENCE),
     _fig("data_to_cache_ratio", "validity.data_to_cache_ratio", "Data set / buffer cache", "ratio", "rate"),
+    # -- the raw-device baseline (fio, same storage, same concurrency) and the database's efficiency
+    _fig("raw_reads_per_s", "baseline.reads_per_s", "Raw reads/s (fio)", "reads/s", "rate",
+         "fio's 8 KiB O_DIRECT synchronous random reads, one job per session, on the same files", **HIGHER),
+    _fig("raw_avg_read_us", "baseline.avg_read_us", "Raw avg read (fio)", "us", "us", **LOWER),
+    _fig("raw_host_cpu_us_per_read", "baseline.host_cpu_us_per_read", "Raw host CPU per read (fio)", "us", "us",
+         "the host's busy CPU seconds over fio's run / its reads", **LOWER),
+    _fig("raw_ceiling_reads_per_s", "baseline.ceiling_reads_per_s", "Device ceiling reads/s (fio, deep queue)",
+         "reads/s", "rate", "fio's asynchronous random reads with a deep queue: what the device can do"),
+    _fig("raw_writes_per_s", "baseline.writes_per_s", "Raw random writes/s (fio)", "writes/s", "rate",
+         "fio's 8 KiB O_DIRECT random writes to a scratch file on the data's filesystem, one job per session"),
+    _fig("raw_avg_write_us", "baseline.avg_write_us", "Raw avg write (fio)", "us", "us", **LOWER),
+    _fig("raw_wal_syncs_per_s", "baseline.wal_syncs_per_s", "Raw redo log syncs/s", "syncs/s", "rate",
+         "the engine's own sync test (PostgreSQL: pg_test_fsync, its wal_sync_method, one 8 KiB write per sync)"),
+    _fig("raw_avg_wal_sync_us", "baseline.avg_wal_sync_us", "Raw redo log sync", "us", "us", **LOWER),
+    Figure("host_cpu_us_per_read", "Host CPU per read", "us", "us", derive=_db_cpu_us_per_read, section="cpu",
+           how="the host's busy CPU seconds / physical reads (1 / reads per host-CPU-second)", **LOWER),
+    Figure("efficiency_reads", "Database efficiency (reads/s / raw)", "ratio", "rate",
+           derive=_efficiency("reads_per_s", "raw_reads_per_s"), section="efficiency", short="Efficiency",
+           how="the database's physical reads/s / fio's at the same concurrency", phrase="{:.2f} of the device's "
+           "synchronous reads", **HIGHER),
+    Figure("efficiency_latency", "Avg read, database / raw", "ratio", "rate",
+           derive=_efficiency("avg_read_us", "raw_avg_read_us"), section="efficiency",
+           how="the sessions' average read / fio's", phrase="each read took {:.2f}x fio's time", **LOWER),
+    Figure("efficiency_cpu", "Host CPU per read, database / raw", "ratio", "rate",
+           derive=_efficiency("host_cpu_us_per_read", "raw_host_cpu_us_per_read"), section="efficiency",
+           how="host CPU per database read / per fio read", phrase="each read cost {:.1f}x fio's host CPU", **LOWER),
+    Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
+           derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
     # -- client sessions that are not dbio's (PostgreSQL 18 on)
     _fig("other_read_share_pct", "other_sessions.read_share_pct", "Other sessions' share of reads", "%", "pct",
          compare=POINTS, **LOWER),

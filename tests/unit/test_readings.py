@@ -55,3 +55,12 @@ def test_normalized_reading_has_each_node_and_their_total():
     assert reading["engine"]["data"]["reads"] == 2 * reading["nodes"]["a"]["data"]["reads"]
     partial = readings.normalized({"nodes": {"a": raw, "b": None}}, lambda _name, r: stats.normalize(r))
     assert partial["engine"] is None and partial["nodes"]["b"] is None
+
+
+def test_a_process_kind_only_one_node_lists_adds_that_node_s_counters():
+    one = stats.normalize(_raw())
+    kinds = list(one["by_backend"])
+    other = {**one, "by_backend": {k: v for k, v in one["by_backend"].items() if k != kinds[0]}}
+    total = combine([one, other])
+    assert total["by_backend"][kinds[0]] == one["by_backend"][kinds[0]]
+    assert total["by_backend"][kinds[1]]["reads"] == 2 * one["by_backend"][kinds[1]]["reads"]

@@ -66,6 +66,17 @@ class PostgresEngine:
     def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
         return catalog.read_setup(conn)
 
+    def redo_sync_rate(self, info: ServerInfo, directory: str, seconds: int) -> dict[str, Any]:
+        from dbio.engines.postgres import sync_test
+
+        method = (info.settings.get("wal_sync_method") or {}).get("setting") or "fdatasync"
+        return sync_test.redo_sync_rate(directory, seconds, method)
+
+    def data_files(self, conn: psycopg.Connection, info: ServerInfo) -> list[str]:
+        from dbio.engines.postgres import files
+
+        return files.data_files(conn, info.caps.data_directory if info.caps.local else None)
+
     def check_namespace(self, conn: psycopg.Connection, spec: SetupSpec) -> None:
         catalog.check_namespace(conn, spec)
 

@@ -1,0 +1,112 @@
+"""fio, the raw-I/O reference a baseline runs: finding it, its job options, running it, reading
+its JSON output. Job options and parsing are pure; nothing here is ever downloaded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dbio.collect import procfs
+from dbio.errors import DbioError, UsageError
+
+PACKAGE = "fio"  # Debian's (and most distributions') package that provides it
+BLOCK = "8k"  # the engine's block: one data-file read
+SYNC_ENGINE = "psync"  # one synchronous pread at a time per job, as a database session reads
+DEEP_ENGINE = "libaio"
+DEEP_QUEUE = 32  # requests in flight per job of the ceiling run
+EXTRA_SECONDS = 60  # what fio may take beyond its runtime (startup, laying out a scratch file) before dbio gives up
+
+
+def find() -> str:
+    """fio's path; one line naming the package when it is not installed."""
+    path = shutil.which("fio")
+    if path is None:
+        raise UsageError("fio is not installed: the raw-device baseline runs it",
+                         f"install the {PACKAGE} package (apt-get install {PACKAGE}), or run without --baseline")
+    return path
+
+
+def version(path: str) -> str:
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    return done.stdout.strip() or done.stderr.strip()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One fio run: random 8 KiB reads with O_DIRECT over files (or one scratch file of size bytes)."""
+
+    name: str
+    files: tuple[str, ...]
+    jobs: int
+    seconds: int
+    engine: str = SYNC_ENGINE
+    iodepth: int = 1
+    size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
+    rw: str = "randread"  # randwrite: the write side, on a scratch file only
+
+    @property
+    def side(self) -> str:
+        return "write" if "write" in self.rw else "read"
+
+    def options(self) -> list[str]:
+        """fio's exact command-line options, as recorded in the result."""
+        out = [f"--name={self.name}", f"--filename={':'.join(_escaped(f) for f in self.files)}",
+               f"--rw={self.rw}", f"--bs={BLOCK}", "--direct=1", f"--ioengine={self.engine}",
+               f"--iodepth={self.iodepth}", f"--numjobs={self.jobs}", "--time_based", f"--runtime={self.seconds}s",
+               "--norandommap", "--randrepeat=0", "--file_service_type=random", "--group_reporting",
+               "--output-format=json"]
+        if self.size is None:
+            out.insert(2, "--readonly")  # the instance's own files: fio must never write them
+        else:
+            out.insert(2, f"--size={self.size}")
+        return out
+
+
+def _escaped(path: str) -> str:
+    return path.replace(":", "\\:")  # fio separates file names with ':'
+
+
+def run(path: str, job: Job) -> dict[str, Any]:
+    """Run one job; its figures, the host's busy CPU seconds over it, and its exact options."""
+    options = job.options()
+    before, started = procfs.read_stat(), time.time()
+    try:
+        done = subprocess.run([path, *options], capture_output=True, text=True,
+                              timeout=job.seconds + EXTRA_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise DbioError(f"fio ({job.name}) did not finish within {job.seconds + EXTRA_SECONDS} s",
+                        "check the storage under test (it may be stalled)") from None
+    ended, after = time.time(), procfs.read_stat()
+    if done.returncode != 0:
+        first = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()[0]
+        raise DbioError(f"fio ({job.name}) failed: {first}", "run the recorded options by hand to see why")
+    side = job.side
+    figures = parse(done.stdout, side)
+    busy = sum(after.get(s, 0.0) - before.get(s, 0.0) for s in ("user", "nice", "system", "irq", "softirq"))
+    done_ios = figures[f"{side}s"]
+    return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,
+            "options": options, "started_at": started, "ended_at": ended, "host_busy_seconds": busy,
+            **figures, f"host_cpu_us_per_{side}": busy * 1e6 / done_ios if done_ios else None}
+
+
+def parse(output: str, side: str = "read") -> dict[str, Any]:
+    """The read (or write) figures of fio's JSON output (one group, --group_reporting), pure."""
+    start = output.find("{")  # fio may print notes before its JSON
+    try:
+        doc = json.loads(output[start:]) if start >= 0 else None
+        read = doc["jobs"][0][side]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise DbioError("fio's output was not the JSON dbio asked for", "run the recorded options by hand") from None
+    seconds = (read.get("runtime") or 0) / 1000.0
+    percentiles = (read.get("clat_ns") or {}).get("percentile") or {}
+    p99 = percentiles.get("99.000000")
+    job = doc["jobs"][0]
+    return {f"{side}s": int(read.get("total_ios") or 0), "seconds": seconds,
+            f"{side}s_per_s": float(read.get("iops") or 0.0),
+            f"avg_{side}_us": (read.get("lat_ns") or {}).get("mean", 0.0) / 1000.0,
+            f"p99_{side}_us": p99 / 1000.0 if p99 is not None else None,
+            "fio_cpu_pct": (job.get("usr_cpu") or 0.0) + (job.get("sys_cpu") or 0.0)}

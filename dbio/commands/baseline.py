@@ -1,0 +1,210 @@
+"""The raw-device baseline: fio reading the same bytes on the same device as the database, at the
+run's concurrency, so a result says what share of the storage the database delivered.
+
+`dbio baseline` runs it alone; `dbio run --baseline` runs it right before the database's run and
+keeps it in the result (`baseline`, and its figures under figures.baseline)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dbio import target as targets
+from dbio.collect import fio
+from dbio.commands import baseline_writes
+from dbio.config import Config
+from dbio.engines.base import Engine, ServerInfo
+from dbio.errors import UsageError
+from dbio.trust import path_problem
+from dbio.ui import UI
+from dbio.units import format_bytes
+
+SYNC_SHARE, DEEP_SHARE = 0.15, 0.05  # of the run's time: the baseline adds about a fifth to a run
+SYNC_LIMITS, DEEP_LIMITS = (2, 60), (1, 20)  # seconds, whatever the run's time
+NO_RUN_TIME = 60.0  # a run limited by loop iterations only: time the baseline as for a minute's run
+SCRATCH_LIMITS = (64 << 20, 1 << 30)  # a scratch file under --baseline-path: the data set's size, within these
+SCRATCH_NAME = "dbio-baseline.scratch"
+
+
+@dataclass(frozen=True)
+class Place:
+    """What fio reads: the instance's own files (read-only) or one scratch file it lays out first."""
+
+    files: tuple[str, ...]
+    where: str  # for a reader: "the data files of dbio's tables under ...", "a scratch file in ..."
+    bytes: int
+    scratch: bool = False
+    writes: baseline_writes.WriteSide | None = None  # the write side, for a run with updates
+
+
+@dataclass(frozen=True)
+class Request:
+    """--baseline on a run: fio (found before anything runs) and --baseline-path, if given."""
+
+    tool: str
+    path: Path | None = None
+
+
+def request(path: Path | None) -> Request:
+    return Request(fio.find(), path)
+
+
+def place_on(req: Request, engine: Engine, conn: Any, info: ServerInfo, data_bytes: int, *,
+             writes: bool = False) -> Place:
+    """Where a run's baseline reads: --baseline-path, or the server's own data files; with writes
+    (the run has updates), where its write side writes too."""
+    place = scratch_place(req.path, data_bytes) if req.path is not None else data_place(engine, conn, info)
+    if not writes:
+        return place
+    return replace(place, writes=baseline_writes.plan(engine, info, req.path, data_bytes))
+
+
+def durations(run_time: float) -> tuple[int, int]:
+    """Seconds of the synchronous run and of the deep-queue run, for a database run of run_time."""
+    base = run_time or NO_RUN_TIME
+
+    def within(share: float, limits: tuple[int, int]) -> int:
+        return int(min(limits[1], max(limits[0], round(base * share))))
+
+    return within(SYNC_SHARE, SYNC_LIMITS), within(DEEP_SHARE, DEEP_LIMITS)
+
+
+def scratch_place(directory: Path, data_bytes: int) -> Place:
+    """A scratch file in a directory on this host the user says is the storage under test."""
+    if not directory.is_dir():
+        raise UsageError(f"--baseline-path {directory} is not a directory", "give an existing directory on this host")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"--baseline-path {directory} is not writable", "give a directory dbio may write a "
+                                                                           "scratch file in")
+    if path_problem(directory):
+        raise UsageError(f"--baseline-path {directory}: {path_problem(directory)}",
+                         "give a directory only you (or root) can write")
+    size = min(SCRATCH_LIMITS[1], max(SCRATCH_LIMITS[0], data_bytes))
+    return Place((str(directory / SCRATCH_NAME),), f"a {format_bytes(size)} scratch file in {directory}", size,
+                 scratch=True)
+
+
+def data_place(engine: Engine, conn: Any, info: ServerInfo) -> Place:
+    """The instance's own data files, read-only; one line when there is no device here to read."""
+    if not info.caps.local or not info.caps.data_directory:
+        where = "runs on another host" if not info.caps.local else "does not say where its data directory is"
+        raise UsageError(f"the server {where}: there is no device on this host to read for a baseline",
+                         "give --baseline-path DIR, a directory on this host that you know is the same storage")
+    files = tuple(engine.data_files(conn, info))
+    if not files:
+        raise UsageError("dbio's tables have no data files to read", "run dbio setup first")
+    _check_direct_read(files[0])
+    return Place(files, f"the data files of dbio's tables under {info.caps.data_directory}",
+                 sum(os.path.getsize(f) for f in files))
+
+
+def _check_direct_read(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
+    except PermissionError:
+        raise UsageError(f"cannot read the data file {path}", "run the baseline as root (or the server's user)") \
+            from None
+    except OSError as exc:
+        if exc.errno in (22, 95):  # EINVAL, EOPNOTSUPP: a baseline there would read the page cache
+            raise UsageError(f"the filesystem of {path} does not accept O_DIRECT reads",
+                             "run without --baseline, or give --baseline-path on a filesystem that does") from None
+        raise UsageError(f"cannot open the data file {path}: {exc.strerror}", "check the data directory") from None
+    os.close(fd)
+
+
+def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui: UI) -> dict[str, Any]:
+    """fio's synchronous run at the sessions' concurrency, then its deep-queue run: the record."""
+    sync_s, deep_s = seconds
+    deep_jobs = max(1, min(4, os.cpu_count() or 1))
+    size = place.bytes if place.scratch else None
+    started = time.time()
+    ui.note(f"baseline: fio reads {place.where}: {sessions} synchronous job(s) for {sync_s} s, then "
+            f"{deep_jobs} x {fio.DEEP_QUEUE} asynchronous for {deep_s} s")
+    try:
+        sync = fio.run(tool, fio.Job("dbio-sync", place.files, sessions, sync_s, size=size))
+        deep = fio.run(tool, fio.Job("dbio-ceiling", place.files, deep_jobs, deep_s, engine=fio.DEEP_ENGINE,
+                                     iodepth=fio.DEEP_QUEUE, size=size))
+    finally:
+        if place.scratch:
+            Path(place.files[0]).unlink(missing_ok=True)
+    if place.writes is not None:
+        ui.note(f"baseline: fio writes a scratch file in {place.writes.data_directory} for {max(1, sync_s // 2)} s, "
+                "then the redo log's sync test")
+        writes = baseline_writes.measure(tool, place.writes, sessions, max(1, sync_s // 2))
+    else:
+        writes = None
+    ended = time.time()
+    return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where, "files": len(place.files),
+            "bytes": place.bytes, "scratch": place.scratch, "sessions": sessions, "started_at": started,
+            "ended_at": ended, "seconds": ended - started, "runs": {"sync": sync, "deep": deep}}
+
+
+def figures(record: dict[str, Any]) -> dict[str, Any]:
+    """The baseline's figures beside the window's (figures.baseline; the catalogue declares them)."""
+    sync, deep = record["runs"]["sync"], record["runs"]["deep"]
+    return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
+            "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
+            "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
+            **(baseline_writes.figures(record["write_side"]) if record.get("write_side") else {})}
+
+
+def attach(document: dict[str, Any], record: dict[str, Any]) -> None:
+    """Keep the baseline in a result: the record, and its figures beside the window's."""
+    document["baseline"] = record
+    if document.get("figures", {}).get("window_seconds"):
+        document["figures"]["baseline"] = figures(record)
+
+
+def summary_lines(record: dict[str, Any]) -> list[str]:
+    sync, deep = record["runs"]["sync"], record["runs"]["deep"]
+    return [f"baseline ({record['version']}, {record['place']}):",
+            f"  {sync['jobs']} synchronous job(s): {sync['reads_per_s']:,.0f} reads/s, {sync['avg_read_us']:,.0f} us "
+            f"avg read, {_cpu(sync)} host CPU per read",
+            f"  device ceiling ({deep['jobs']} x {deep['iodepth']} in flight): {deep['reads_per_s']:,.0f} reads/s, "
+            f"{deep['avg_read_us']:,.0f} us avg read"] + _write_lines(record.get("write_side"))
+
+
+def _write_lines(side: dict[str, Any] | None) -> list[str]:
+    if not side:
+        return []
+    writes, redo = side["writes"], side.get("redo_sync")
+    lines = [f"  {writes['jobs']} random-write job(s) on a scratch file: {writes['writes_per_s']:,.0f} writes/s, "
+             f"{writes['avg_write_us']:,.0f} us avg write"]
+    if redo:
+        lines.append(f"  redo log sync ({redo['tool']}, {redo['method']}): {redo['syncs_per_s']:,.0f} syncs/s, "
+                     f"{redo['avg_sync_us']:,.0f} us each")
+    return lines
+
+
+def _cpu(run: dict[str, Any]) -> str:
+    value = run.get("host_cpu_us_per_read")
+    return "?" if value is None else f"{value:,.1f} us"
+
+
+def place_for(config: Config, path: Path | None, ui: UI) -> Place:
+    """Where `dbio baseline` reads (and, with update_pct > 0, writes): --baseline-path, or the
+    configured server's data files."""
+    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
+    conn = target.connect("dbio:baseline")
+    try:
+        return place_on(Request("", path), target.engine, conn, target.engine.probe(conn),
+                        config.workload.data_bytes, writes=config.workload.update_pct > 0)
+    finally:
+        target.engine.close(conn)
+
+
+def baseline(config: Config, ui: UI, path: Path | None, out: Path | None) -> dict[str, Any]:
+    """dbio baseline: fio alone at the configured sessions; its summary, and the record in --out."""
+    tool = fio.find()
+    place = place_for(config, path, ui)
+    sync_s = int(config.workload.run_time or NO_RUN_TIME)
+    record = measure(tool, place, config.workload.sessions, (sync_s, max(1, sync_s // 4)), ui)
+    if out is not None:
+        out.write_text(json.dumps(record, indent=2) + "\n")
+    for line in summary_lines(record):
+        ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return record

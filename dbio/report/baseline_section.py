@@ -1,0 +1,114 @@
+"""The raw-device baseline in a report (pure): the efficiency line a report opens with, and the
+Baseline section (the database beside fio at the same sessions, fio's version and exact options).
+
+Figures are read through the catalogue; the record (what fio ran, when) is the result's `baseline`."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from dbio.report.tables import table
+from dbio.stats import catalogue
+from dbio.stats.catalogue import value
+
+EFFICIENCY = catalogue.figures("efficiency_reads", "efficiency_latency", "efficiency_cpu")
+SIDE_BY_SIDE = (  # row, the database's figure, fio's figure, their ratio
+    ("Reads/s", "reads_per_s", "raw_reads_per_s", "efficiency_reads"),
+    ("Avg read (us)", "avg_read_us", "raw_avg_read_us", "efficiency_latency"),
+    ("Host CPU per read (us)", "host_cpu_us_per_read", "raw_host_cpu_us_per_read", "efficiency_cpu"),
+)
+WRITE_SIDE = (  # row, the database's figure, the raw one (a run with updates)
+    ("Avg data write (us)", "avg_write_us", "raw_avg_write_us"),
+    ("Avg WAL sync (us)", "avg_wal_sync_us", "raw_avg_wal_sync_us"),
+)
+
+
+def record(doc: dict[str, Any]) -> dict[str, Any] | None:
+    found = doc.get("baseline")
+    return found if isinstance(found, dict) else None
+
+
+def efficiency_line(doc: dict[str, Any]) -> str | None:
+    """'database efficiency at 4 sessions: 0.88 of the device's synchronous reads, ...'; None
+    without a baseline beside a measured window."""
+    f = catalogue.figures_of(doc)
+    phrases = [str(fig.phrase).format(fig.value(f)) for fig in EFFICIENCY if fig.value(f) is not None]
+    if not phrases:
+        return None
+    sessions = value(f, "raw_reads_per_s") and (f.get("baseline") or {}).get("sessions")
+    at = f" at {sessions} session{'s' if sessions != 1 else ''}" if sessions else ""
+    ceiling = value(f, "efficiency_ceiling")
+    tail = f" ({ceiling:.2f} of the device's deep-queue ceiling)" if ceiling is not None else ""
+    return f"Database efficiency{at}: {', '.join(phrases)}{tail}"
+
+
+def section(doc: dict[str, Any]) -> dict[str, Any]:
+    rec = record(doc)
+    if rec is None:
+        return {"id": "baseline", "title": "Baseline"}
+    f = catalogue.figures_of(doc)
+    rows = [[label, value(f, db), value(f, raw), value(f, ratio)] for label, db, raw, ratio in SIDE_BY_SIDE]
+    rows += [[label, value(f, db), value(f, raw), _ratio(value(f, db), value(f, raw))]
+             for label, db, raw in WRITE_SIDE if value(f, raw) is not None]
+    compared = table("baseline", "The database and fio at the same sessions", ["", "Database", "Raw (fio)",
+                                                                                 "Database / raw"],
+                     ["text", "rate", "rate", "rate"], rows,
+                     ["Raw: fio's 8 KiB O_DIRECT synchronous random reads, one job per session, host CPU from "
+                      "/proc/stat over its run."])
+    runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
+    writes = (rec.get("write_side") or {}).get("writes")
+    if isinstance(writes, dict):
+        runs.append(["random writes (scratch file)", f"{writes.get('jobs')} x 1", writes.get("writes_per_s"),
+                     writes.get("avg_write_us"), writes.get("p99_write_us"), writes.get("host_cpu_us_per_write"),
+                     writes.get("seconds")])
+    fio_runs = table("baseline_runs", "fio's runs", ["Run", "Jobs x depth", "Reads/s", "Avg read", "p99 read",
+                                                      "Host CPU/read", "Seconds"],
+                     ["text", "text", "rate", "us", "us", "us", "seconds"], runs)
+    return {"id": "baseline", "title": "Baseline (raw device, fio)", "tables": [compared, fio_runs],
+            "lines": _lines(rec, doc)}
+
+
+def _ratio(database: float | None, raw: float | None) -> float | None:
+    return database / raw if database is not None and raw else None
+
+
+def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
+    label = {"sync": "synchronous (psync)", "deep": f"ceiling ({run.get('engine')})"}.get(name, name)
+    return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
+            run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("seconds")]
+
+
+def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    lines = [f"{rec.get('version') or 'fio'} read {rec.get('place')} ({rec.get('files')} file(s))"]
+    started, ended = rec.get("started_at"), rec.get("ended_at")
+    if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
+        lines.append(f"fio ran {_clock(started)} to {_clock(ended)} UTC ({ended - started:.1f} s), right before the "
+                     f"database's run (window {_window(doc)})")
+    for name, run in (rec.get("runs") or {}).items():
+        lines.append(f"fio {name}: fio {' '.join(run.get('options') or [])}")
+    side = rec.get("write_side") or {}
+    if isinstance(side.get("writes"), dict):
+        lines.append(f"fio writes: fio {' '.join(side['writes'].get('options') or [])}")
+    redo = side.get("redo_sync")
+    if isinstance(redo, dict):
+        lines.append(f"redo log sync test: {_number(redo.get('syncs_per_s'))} syncs/s, {_number(redo.get('avg_sync_us'))} "
+                     f"us each ({redo.get('method')}, one 8 KiB write per sync): "
+                     f"{' '.join(str(c) for c in redo.get('command') or [])}")
+    return lines
+
+
+def _number(x: Any) -> str:
+    return f"{x:,.0f}" if isinstance(x, (int, float)) else "?"
+
+
+def _clock(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%H:%M:%S")
+
+
+def _window(doc: dict[str, Any]) -> str:
+    timeline = doc.get("timeline") or {}
+    start, end = timeline.get("window_start"), timeline.get("window_end")
+    if isinstance(start, str) and isinstance(end, str):
+        return f"{start[11:19]} to {end[11:19]} UTC"
+    return "not measured"

@@ -1,0 +1,86 @@
+"""The raw-device baseline on the embedded instance: fio reads the instance's own data files at
+the run's sessions, right before the run, and the result and report carry it (tiny data, short runs)."""
+
+import json
+import shutil
+from datetime import datetime
+
+import pytest
+
+from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
+                               reason="fio is not installed (Debian package fio, optional: dbio baseline needs it)")
+
+
+@pytest.fixture(scope="module")
+def loaded(instance):
+    done = dbio("setup", *instance.args("baseline", *SMALL, "-t", "2"))
+    assert done.code == 0, done.text
+    return instance
+
+
+@needs_fio
+def test_dbio_baseline_reads_the_instance_files_read_only(loaded, tmp_path):
+    files = sorted(p for p in (loaded.data_dir / "pgdata" / "base").rglob("*") if p.is_file())
+    before = {p: p.stat().st_mtime_ns for p in files}
+    out = tmp_path / "baseline.json"
+    done = dbio("baseline", *loaded.args("baseline", *SMALL, "-t", "2", "--run-time", "2s"), "--out", str(out))
+    assert done.code == 0, done.text
+    assert "synchronous job(s)" in done.out and "device ceiling" in done.out
+    record = json.loads(out.read_text())
+    sync, deep = record["runs"]["sync"], record["runs"]["deep"]
+    assert record["version"].startswith("fio-") and record["files"] >= 2 and not record["scratch"]
+    assert sync["jobs"] == 2 and sync["reads"] > 0 and sync["reads_per_s"] > 0 and sync["avg_read_us"] > 0
+    assert "--readonly" in sync["options"] and "--direct=1" in sync["options"] and "--bs=8k" in sync["options"]
+    assert any(str(loaded.data_dir / "pgdata" / "base") in o for o in sync["options"] if o.startswith("--filename="))
+    assert deep["iodepth"] == 32 and deep["reads_per_s"] > 0
+    assert {p: p.stat().st_mtime_ns for p in files if p in before} == before  # fio never wrote them
+
+
+@needs_fio
+def test_run_with_baseline_records_both_and_reports_efficiency(loaded):
+    done = dbio("run", *loaded.args("baseline", *SMALL, "-t", "2", "--label", "with-baseline"), "--baseline")
+    assert done.code == 0, done.text
+    assert "Database efficiency at 2 sessions:" in done.out
+    directory = result_dir(done)
+    doc = load_result(directory)
+    record, f = doc["baseline"], doc["figures"]
+    assert record["sessions"] == 2 and record["runs"]["sync"]["jobs"] == 2
+    # both times are recorded: fio ran right before the run started (the same host's clock)
+    started = datetime.fromisoformat(doc["timeline"]["start"]).timestamp()
+    assert record["started_at"] < record["ended_at"] <= started + 0.5 and started - record["ended_at"] < 30
+    assert f["baseline"]["reads_per_s"] == record["runs"]["sync"]["reads_per_s"]
+    text = (directory / "report.txt").read_text()
+    assert any(line.startswith("Database efficiency at 2 sessions:") for line in text.splitlines()[:6])
+    assert "Baseline (raw device, fio)" in text and "right before the database's run" in text
+    rerender = dbio("report", str(directory))
+    assert rerender.code == 0 and rerender.out == text
+
+
+def test_without_fio_one_line_names_the_package_and_nothing_runs(loaded, tmp_path):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    before = set(loaded.results.iterdir()) if loaded.results.exists() else set()
+    for command in (["run", *loaded.args("baseline", *SMALL, "-t", "2"), "--baseline"],
+                    ["baseline", *loaded.args("baseline", *SMALL)]):
+        done = dbio(*command, env={"PATH": str(empty)})
+        assert done.code == 2, done.text
+        lines = done.err.strip().splitlines()
+        assert len(lines) == 1 and "fio is not installed" in lines[0] and "apt-get install fio" in lines[0]
+    after = set(loaded.results.iterdir()) if loaded.results.exists() else set()
+    assert after == before  # no run directory: nothing ran
+
+
+@needs_fio
+def test_with_updates_the_write_side_runs_on_scratch_files_it_removes(loaded, tmp_path):
+    out = tmp_path / "baseline.json"
+    done = dbio("baseline", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--update-pct", "20"),
+                "--out", str(out))
+    assert done.code == 0, done.text
+    side = json.loads(out.read_text())["write_side"]
+    writes, redo = side["writes"], side["redo_sync"]
+    assert writes["writes_per_s"] > 0 and "--rw=randwrite" in writes["options"] and "--readonly" not in writes["options"]
+    assert redo["method"] == "fdatasync" and redo["syncs_per_s"] > 0 and redo["tool"] == "pg_test_fsync"
+    assert "redo log sync (pg_test_fsync, fdatasync)" in done.out
+    assert not list(loaded.data_dir.rglob("*.scratch"))  # both scratch files removed

@@ -1,0 +1,237 @@
+"""The raw-device baseline without running fio: its options, reading its output, the efficiency
+figures from recorded numbers, where it may read, the report and the verdict."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio import jsondoc, report, shapes
+from dbio import result as results
+from dbio.collect import fio
+from dbio.commands import baseline as baselines
+from dbio.engines.base import Capabilities, ServerInfo
+from dbio.errors import UsageError
+from dbio.report import verdict
+from dbio.stats import catalogue
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def recorded_fio():
+    return (FIXTURES / "fio_randread.json").read_text()
+
+
+def run_record(reads_per_s, avg_read_us, host_cpu_us_per_read, name="sync", jobs=2, iodepth=1):
+    return {"name": name, "engine": "psync" if iodepth == 1 else "libaio", "iodepth": iodepth, "jobs": jobs,
+            "options": ["--name=dbio-" + name], "reads": 1000, "seconds": 2.0, "reads_per_s": reads_per_s,
+            "avg_read_us": avg_read_us, "p99_read_us": 3 * avg_read_us, "host_cpu_us_per_read": host_cpu_us_per_read,
+            "started_at": 1.0e9, "ended_at": 1.0e9 + 2}
+
+
+def baseline_record(sync_reads=10_000.0, sync_us=200.0, sync_cpu=20.0, deep_reads=40_000.0):
+    return {"tool": "fio", "version": "fio-3.33", "place": "the data files", "files": 3, "bytes": 1 << 20,
+            "scratch": False, "sessions": 2, "started_at": 1.0e9, "ended_at": 1.0e9 + 4, "seconds": 4.0,
+            "runs": {"sync": run_record(sync_reads, sync_us, sync_cpu),
+                     "deep": run_record(deep_reads, 800.0, 5.0, "deep", 2, 32)}}
+
+
+def with_baseline(doc, record):
+    doc = copy.deepcopy(doc)
+    baselines.attach(doc, record)
+    return doc
+
+
+@pytest.fixture
+def complete():
+    return results.completed(json.loads((FIXTURES / "result_complete.json").read_text()))
+
+
+def test_the_job_reads_8k_at_random_with_o_direct_and_never_writes_the_instance_files():
+    options = fio.Job("dbio-sync", ("/d/base/1/2", "/d/base/1/3"), 4, 10).options()
+    assert {"--rw=randread", "--bs=8k", "--direct=1", "--ioengine=psync", "--numjobs=4", "--runtime=10s",
+            "--readonly", "--filename=/d/base/1/2:/d/base/1/3"} <= set(options)
+    scratch = fio.Job("dbio-ceiling", ("/s/x:y",), 2, 3, engine="libaio", iodepth=32, size=1 << 26).options()
+    assert "--readonly" not in scratch and "--size=67108864" in scratch and "--iodepth=32" in scratch
+    assert "--filename=/s/x\\:y" in scratch  # fio separates names with ':'
+
+
+def test_fio_output_is_read_from_its_json(tmp_path):
+    figures = fio.parse("note: a line fio printed first\n" + recorded_fio())
+    read = json.loads(recorded_fio())["jobs"][0]["read"]
+    assert figures["reads"] == read["total_ios"] and figures["reads_per_s"] == read["iops"]
+    assert figures["avg_read_us"] == pytest.approx(read["lat_ns"]["mean"] / 1000)
+    assert figures["p99_read_us"] == pytest.approx(read["clat_ns"]["percentile"]["99.000000"] / 1000)
+    with pytest.raises(Exception, match="not the JSON"):
+        fio.parse("fio: no such engine")
+
+
+def test_fio_missing_is_one_line_naming_the_package(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UsageError) as caught:
+        baselines.request(None)
+    assert caught.value.exit_code == 2
+    assert "fio" in str(caught.value) and "apt-get install fio" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_efficiency_figures_from_recorded_numbers(complete):
+    doc = with_baseline(complete, baseline_record())
+    f = catalogue.figures_of(doc)
+    db_reads = f["load_profile"]["physical_reads_per_s"]
+    db_cpu_us = 1e6 / f["cpu"]["reads_per_host_cpu_second"]
+    assert catalogue.value(f, "raw_reads_per_s") == 10_000.0
+    assert catalogue.value(f, "efficiency_reads") == pytest.approx(db_reads / 10_000.0)
+    assert catalogue.value(f, "efficiency_latency") == pytest.approx(f["latency"]["avg_read_us"] / 200.0)
+    assert catalogue.value(f, "host_cpu_us_per_read") == pytest.approx(db_cpu_us)
+    assert catalogue.value(f, "efficiency_cpu") == pytest.approx(db_cpu_us / 20.0)
+    assert catalogue.value(f, "efficiency_ceiling") == pytest.approx(db_reads / 40_000.0)
+    # no baseline: no efficiency, never a division by zero
+    assert catalogue.value(catalogue.figures_of(complete), "efficiency_reads") is None
+    doc["figures"]["baseline"]["reads_per_s"] = 0.0
+    assert catalogue.value(catalogue.figures_of(doc), "efficiency_reads") is None
+
+
+def test_the_report_opens_with_efficiency_and_has_a_baseline_section(complete):
+    doc = with_baseline(complete, baseline_record())
+    jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))  # the result with its baseline has the declared shape
+    broken = copy.deepcopy(doc)
+    broken["baseline"]["runs"]["sync"]["reads_per_s"] = "fast"
+    with pytest.raises(jsondoc.Malformed):
+        jsondoc.check(broken, shapes.result(results.FORMAT_VERSION))
+    text = report.render(doc, "text")
+    eff = catalogue.value(catalogue.figures_of(doc), "efficiency_reads")
+    first = text.splitlines()[:6]
+    assert any(line.startswith(f"Database efficiency at 2 sessions: {eff:.2f} of the device's") for line in first)
+    assert "Baseline (raw device, fio)" in text and "fio-3.33" in text and "fio sync: fio --name=dbio-sync" in text
+    plain = report.render(complete, "text")
+    assert "efficiency" not in plain.lower() and "Baseline" not in plain  # results without one render as before
+    assert "Database efficiency" in report.render(doc, "md") and "Database efficiency" in report.render(doc, "html")
+
+
+def _finding(doc):
+    return [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+
+
+def test_verdict_database_beyond_the_device_is_a_cache_finding(complete):
+    db_reads = catalogue.value(catalogue.figures_of(complete), "reads_per_s")
+    [found] = _finding(with_baseline(complete, baseline_record(sync_reads=db_reads / 2)))
+    assert found.code == "beyond_device" and found.level == "warning" and "cache" in found.message
+
+
+def test_verdict_database_near_the_device_is_information(complete):
+    db_reads = catalogue.value(catalogue.figures_of(complete), "reads_per_s")
+    [found] = _finding(with_baseline(complete, baseline_record(sync_reads=db_reads)))
+    assert found.code == "efficiency" and found.level == "info" and "1.00 of the device" in found.message
+
+
+def test_verdict_database_well_below_the_device_says_why(complete):
+    db_reads = catalogue.value(catalogue.figures_of(complete), "reads_per_s")
+    doc = with_baseline(complete, baseline_record(sync_reads=db_reads * 4))
+    doc["figures"]["cpu"]["host"]["busy_pct"] = 95.0
+    [found] = _finding(doc)
+    assert found.code == "below_device" and "0.25 of the device" in found.message and "CPU-bound" in found.message
+    doc["figures"]["cpu"]["host"]["busy_pct"] = 10.0
+    doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 10, "LWLock:BufferMapping": 85}
+    [found] = _finding(doc)
+    assert "lock-bound" in found.message and "LWLock:BufferMapping" in found.message
+    doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 95}
+    [found] = _finding(doc)
+    assert "neither CPU nor locks" in found.message
+
+
+def _info(local, data_directory):
+    caps = Capabilities(engine="x", server_version="1", version_num=1, has_io_view=True, io_view_has_wal=True,
+                        has_backend_cpu=local, can_see_waits=True, data_directory=data_directory, local=local,
+                        direct_io=True)
+    return ServerInfo(caps, {}, "db", "u", "a server", 1 << 20, 100, 3, 1, 1)
+
+
+class _Files:
+    def __init__(self, files):
+        self.files = files
+
+    def data_files(self, conn, info):
+        return self.files
+
+
+def test_a_server_on_another_host_has_no_device_to_read():
+    with pytest.raises(UsageError) as caught:
+        baselines.data_place(_Files(["/x"]), None, _info(False, "/srv/pg"))
+    assert "another host" in str(caught.value) and "--baseline-path DIR" in str(caught.value)
+    with pytest.raises(UsageError, match="does not say where"):
+        baselines.data_place(_Files(["/x"]), None, _info(True, None))
+
+
+def test_the_local_data_files_are_read_and_a_scratch_path_is_checked(tmp_path):
+    files = []
+    for name in ("1", "2"):
+        (tmp_path / name).write_bytes(b"\0" * 16384)
+        files.append(str(tmp_path / name))
+    place = baselines.data_place(_Files(files), None, _info(True, str(tmp_path)))
+    assert place.files == tuple(files) and place.bytes == 32768 and not place.scratch
+    with pytest.raises(UsageError, match="no data files"):
+        baselines.data_place(_Files([]), None, _info(True, str(tmp_path)))
+    scratch = baselines.scratch_place(tmp_path, 10 << 30)
+    assert scratch.scratch and scratch.bytes == baselines.SCRATCH_LIMITS[1]
+    with pytest.raises(UsageError, match="not a directory"):
+        baselines.scratch_place(tmp_path / "missing", 1)
+
+
+def test_the_baseline_adds_about_a_fifth_to_a_run():
+    sync, deep = baselines.durations(300)
+    assert (sync + deep) / 300 <= 0.25 and sync >= deep >= 1
+    assert baselines.durations(3) == (baselines.SYNC_LIMITS[0], baselines.DEEP_LIMITS[0])
+    assert baselines.durations(0) == baselines.durations(baselines.NO_RUN_TIME)
+
+
+def test_a_relation_is_its_first_file_and_then_its_segments():
+    from dbio.engines.postgres.files import segment_paths
+
+    assert segment_paths("base/5/16384", 8192, 1 << 30) == ["base/5/16384"]
+    assert segment_paths("base/5/16384", 1 << 30, 1 << 30) == ["base/5/16384"]
+    assert segment_paths("base/5/16384", (2 << 30) + 8192, 1 << 30) == ["base/5/16384", "base/5/16384.1",
+                                                                          "base/5/16384.2"]
+
+
+PG_TEST_FSYNC = """1 second per test
+O_DIRECT supported on this platform for open_datasync and open_sync.
+
+Compare file sync methods using one 8kB write:
+(in "wal_sync_method" preference order, except fdatasync is Linux's default)
+        open_datasync                      8341.641 ops/sec     120 usecs/op
+        fdatasync                          7913.596 ops/sec     126 usecs/op
+        fsync                              9673.110 ops/sec     103 usecs/op
+        fsync_writethrough                              n/a
+        open_sync                          7819.429 ops/sec     128 usecs/op
+
+Compare file sync methods using two 8kB writes:
+        fdatasync                          6353.015 ops/sec     157 usecs/op
+"""  # pg_test_fsync 18.6's output on this project's VM (recorded)
+
+
+def test_the_redo_sync_rate_is_pg_test_fsyncs_first_comparison():
+    from dbio.engines.postgres.sync_test import parse_first_block
+
+    methods = parse_first_block(PG_TEST_FSYNC.splitlines())
+    assert methods["fdatasync"] == {"syncs_per_s": 7913.596, "avg_sync_us": 126.0}  # not the two-write figure
+    assert set(methods) == {"open_datasync", "fdatasync", "fsync", "open_sync"}  # n/a is no figure
+
+
+def test_the_write_side_shows_beside_the_database(complete):
+    record = baseline_record()
+    record["write_side"] = {"writes": {**run_record(9000.0, 150.0, 30.0, "writes"), "writes_per_s": 9000.0,
+                                       "avg_write_us": 150.0, "p99_write_us": 400.0, "host_cpu_us_per_write": 30.0},
+                            "redo_sync": {"tool": "pg_test_fsync", "method": "fdatasync", "command": ["pg_test_fsync"],
+                                          "syncs_per_s": 5000.0, "avg_sync_us": 200.0}}
+    doc = with_baseline(complete, record)
+    jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))
+    f = catalogue.figures_of(doc)
+    assert catalogue.value(f, "raw_avg_write_us") == 150.0 and catalogue.value(f, "raw_wal_syncs_per_s") == 5000.0
+    model = report.model.build(doc)
+    [section] = [s for s in model["sections"] if s["id"] == "baseline"]
+    rows = {row[0]: row for row in section["tables"][0]["rows"]}
+    wal = f["latency"]["avg_wal_sync_us"]
+    assert rows["Avg WAL sync (us)"][1:] == [wal, 200.0, pytest.approx(wal / 200.0)]
+    assert any(line.startswith("redo log sync test: 5,000 syncs/s") for line in section["lines"])
+    assert "random writes (scratch file)" in [row[0] for row in section["tables"][1]["rows"]]
