@@ -25,24 +25,38 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM end
 SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
 
 
-def _option_help(option: Option) -> str:
+def _option_help(option: Option, preset: dict[str, Any] | None = None) -> str:
+    """The option's help with its default in units; preset: a command's own defaults (quickstart)."""
     parts = [option.help]
-    if option.default not in (None, "", ()):
-        default = option.default
-        if option.kind == "blocks":
-            default = f"{default} blocks ({default * 8192 >> 20} MiB)"
-        elif option.kind == "size":
-            from dbio.units import format_bytes
+    default = option.default
+    if preset and option.key in preset:
+        from dbio.option import coerce
 
-            default = format_bytes(default)
-        parts.append(f"[default: {default}]")
+        default = coerce(option, preset[option.key])
+    if default not in (None, "", ()):
+        parts.append(f"[default: {_default_text(option, default)}]")
     if option.slob:
         parts.append(f"[slob.conf: {option.slob[0]}]")
     return " ".join(parts)
 
 
-def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Every option of the option table, plus the configuration files, as command-line flags."""
+def _default_text(option: Option, value: Any) -> str:
+    from dbio.units import BLOCK_SIZE, format_bytes, format_duration
+
+    if option.kind == "blocks":
+        return f"{value:,} blocks ({format_bytes(value * BLOCK_SIZE)})"
+    if option.kind == "size":
+        return format_bytes(value)
+    if option.kind == "duration":
+        return f"{value:.0f} s" if float(value).is_integer() and 1 <= value < 3600 else format_duration(value)
+    if option.kind == "bool":
+        return "on" if value else "off"
+    return str(value)
+
+
+def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """Every option of the option table, plus the configuration files, as command-line flags;
+    preset: the command's own defaults, shown in its help."""
     decorators = [
         click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
                      help="TOML configuration file [default: ./dbio.toml when it exists]."),
@@ -67,12 +81,13 @@ def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
         title = SECTION_TITLES[option.section]
         if option.kind == "bool":
             flag = f"{option.flag}/--no-{option.flag[2:]}"
-            decorators.append(click.option(flag, option.key, default=None, help=f"({title}) {_option_help(option)}"))
+            decorators.append(click.option(flag, option.key, default=None,
+                                           help=f"({title}) {_option_help(option, preset)}"))
         else:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
             decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
-                                           help=f"({title}) {_option_help(option)}"))
+                                           help=f"({title}) {_option_help(option, preset)}"))
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
@@ -128,7 +143,7 @@ def with_config(preset: dict[str, Any] | None = None, *, exclusive: str | None =
             with target.exclusive(config, exclusive, _ui(click.get_current_context()).note):
                 return func(*args, config=config, **params)
 
-        return config_options(inner)
+        return config_options(inner, preset)
     return wrap
 
 
@@ -151,15 +166,16 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
 
 
 @cli.command("quickstart")
+@click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
 @with_config(preset=QUICKSTART_PRESET, exclusive="quickstart")
 @click.pass_context
-def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
+def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: Any) -> None:
     """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
     from dbio.commands import quickstart as qs
     from dbio.commands.run import summary_lines
 
-    result = qs.quickstart(config, _ui(ctx))
-    _finish_run(ctx, result, summary_lines(result))
+    result = qs.quickstart(config, _ui(ctx), reload=reload)
+    _finish_run(ctx, result, summary_lines(result) + qs.closing_lines(config))
 
 
 @cli.command()
@@ -227,10 +243,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     base = load_config(sources)
     say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
-    if sessions:
-        varies.append(sweep_plan.sessions_vary(sessions, base.workload.schemas))
-    sweep_command.start(sources, sweep_plan.combine(varies), _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain)
+    sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                        peak_gain=peak_gain, sessions=sessions)
 
 
 @cli.command()

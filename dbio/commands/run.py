@@ -15,6 +15,7 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
+from dbio.commands import dataset
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
@@ -92,20 +93,26 @@ def check_server(info: ServerInfo, config: Config) -> None:
         raise UsageError(f"{w.sessions} sessions (+{RESERVED_CONNECTIONS} for dbio) exceed the {available} connections "
                          f"the server has free (max_connections {info.max_connections})",
                          "lower schemas x threads_per_schema or raise the server's max_connections")
-    if w.allow_cached:
-        return
+    if not w.allow_cached:
+        check_not_cached(info, w.data_bytes)
+
+
+def check_not_cached(info: ServerInfo, data_bytes: int) -> None:
+    """A data set the server's cache (and, without direct I/O, the OS page cache) could hold is refused:
+    its run would measure memory. setup asks the same before loading."""
     cache, name = info.cache_bytes, info.caps.cache_name
     label = f"{name} ({format_bytes(cache)})"
     if not info.caps.direct_io and info.caps.local:
         memory = host.host_facts().get("memory_bytes") or 0
         cache += memory
         label = f"{name} plus the OS page cache ({format_bytes(cache)}; the server does not use direct I/O)"
-    if w.data_bytes <= cache:
-        raise UsageError(f"the data set ({format_bytes(w.data_bytes)}) fits in {label}: the run would measure memory",
+    if data_bytes <= cache:
+        raise UsageError(f"the data set ({format_bytes(data_bytes)}) fits in {label}: the run would measure memory",
                          "raise scale or schemas, or pass --allow-cached for a logical I/O test")
 
 
 def run(config: Config, ui: UI, directory: Path | None = None) -> RunResult:
+    config = dataset.remembered(config, ui.note)
     plan = make_plan(config.workload, config.run.interval)
     directory = directory or run_directory(config)
     check_results_dir(directory)
