@@ -79,7 +79,7 @@ def _unknown_key(where: str, key: str, value: Any, section: str | None = None) -
     elif section is not None and key in BY_KEY:
         fix = f"'{key}' belongs in section [{BY_KEY[key].section}]"
     else:
-        fix = "remove it (dbio help lists every key)"
+        fix = "remove it (dbio options lists every key)"
     shown = value if not isinstance(value, dict) else "(table)"
     return ConfigError(where, shown, "unknown key", fix)
 

@@ -80,7 +80,7 @@ def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[
         option = BY_SLOB.get(name_upper)
         if option is None:
             match = difflib.get_close_matches(name_upper, list(BY_SLOB) + list(SLOB_IGNORED), n=1, cutoff=0.6)
-            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio help --slob lists the names it reads)"
+            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio options lists the slob.conf names it reads)"
             errors.append(ConfigError(f"{where}: {name}", value, "unknown slob.conf name", fix))
             continue
         if value == "":

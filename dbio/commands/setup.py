@@ -143,7 +143,8 @@ def _load(target: targets.Target, conn, info, record: SetupRecord | None, spec: 
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in record.steps.items())
     ui.say(f"loaded {format_bytes(record.loaded_bytes or 0)} ({spec.schemas} schema{'s' if spec.schemas > 1 else ''} "
            f"x {spec.scale:,} rows{', scan table' if spec.scan_table_blocks else ''}) in "
-           f"{format_duration(record.seconds)}: {record.mb_per_s:,.0f} MB/s with {record.streams} "
+           f"{format_duration(record.seconds)}: {format_bytes((record.loaded_bytes or 0) / record.seconds)}/s with "
+           f"{record.streams} "
            f"stream{'s' if record.streams != 1 else ''} ({steps}; summed over streams)")
     return record
 

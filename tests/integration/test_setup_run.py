@@ -183,7 +183,7 @@ def test_the_loaded_data_set_is_remembered(instance):
     swept = dbio("sweep", *instance.args("remember", *RUN_SHORT, "--label", "remembered"), "--sessions", "4")
     assert swept.code == 0, swept.text  # 4 sessions over the 2 loaded schemas
     assert "using the loaded data set" in swept.out
-    gone = dbio("teardown", *instance.args("remember"))
+    gone = dbio("teardown", *instance.server_args("remember"))
     assert gone.code == 0 and "dropped" in gone.out, gone.text
 
 
