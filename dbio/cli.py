@@ -93,6 +93,8 @@ def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, u
 def say_files_read(config: Config, ui: UI) -> None:
     for path in config.files:
         ui.note(f"configuration read from {path}")
+    for notice in config.notices:
+        ui.err.print(f"dbio: {notice}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _ui(ctx: click.Context) -> UI:

@@ -15,7 +15,7 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
-from dbio.commands import dataset
+from dbio.commands import dataset, external_script
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
@@ -147,10 +147,13 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
             storage: dict[str, Any]) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
+    script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
     trust.make_private_directory(directory, "the run's result")
     assemble.write_manifest(directory, man)
+    hook = external_script.Hook(script, directory, ui)
+    hook.call("pre")
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = assemble.normalizer({node.name: node.engine for node in nodes})
     try:
@@ -166,7 +169,10 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
+    hook.call("post")
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
+    if hook.record():
+        document["external_script"] = hook.record()
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = outcome.signal is None
     if not html:
