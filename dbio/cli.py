@@ -11,11 +11,10 @@ from typing import Any, Callable
 
 import click
 
-from dbio import __version__
+from dbio import __version__, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.option import Option
 from dbio.options import OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
@@ -25,54 +24,43 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM end
 SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
 
 
-def _option_help(option: Option) -> str:
-    parts = [option.help]
-    if option.default not in (None, "", ()):
-        default = option.default
-        if option.kind == "blocks":
-            default = f"{default} blocks ({default * 8192 >> 20} MiB)"
-        elif option.kind == "size":
-            from dbio.units import format_bytes
-
-            default = format_bytes(default)
-        parts.append(f"[default: {default}]")
-    if option.slob:
-        parts.append(f"[slob.conf: {option.slob[0]}]")
-    return " ".join(parts)
-
-
-def config_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Every option of the option table, plus the configuration files, as command-line flags."""
-    decorators = [
-        click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-                     help="TOML configuration file [default: ./dbio.toml when it exists]."),
-        click.option("--slob-conf", "slob_conf", type=click.Path(path_type=Path), default=None,
-                     help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
-                     help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
-        click.option("--allow-setting", "allow_setting", multiple=True, metavar="NAME",
-                     help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such "
-                          "as archive_command or shared_preload_libraries (repeatable; command line only)."),
-        click.option("--password", "ask_password", is_flag=True, default=None,
-                     help="Ask for the server's password (it is never shown, stored or written anywhere)."),
-    ]
-    for option in OPTIONS:
-        if not option.cli:
+def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = None,
+                   command: str = "run") -> Callable[..., Any]:
+    """The options the command uses (command_options.COMMANDS), plus the configuration files, as
+    command-line flags; preset: the command's own defaults, shown in its help."""
+    used = [option for option in OPTIONS if command_options.takes(command, option)]
+    keys = {option.key for option in used}
+    extras = {
+        "--config": click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+                                 help="TOML configuration file [default: ./dbio.toml when it exists]."),
+        "--slob-conf": click.option("--slob-conf", "slob_conf", type=click.Path(path_type=Path), default=None,
+                                    help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
+        "--pg-setting": click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
+                                     help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
+        "--allow-setting": click.option(
+            "--allow-setting", "allow_setting", multiple=True, metavar="NAME",
+            help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such as "
+                 "archive_command or shared_preload_libraries (repeatable; command line only)."),
+        "--password": click.option("--password", "ask_password", is_flag=True, default=None,
+                                   help="Ask for the server's password (it is never shown, stored or written "
+                                        "anywhere)."),
+    }
+    decorators = [decorator for flag, decorator in extras.items()
+                  if command_options.EXTRA_FLAGS[flag] is None or command_options.EXTRA_FLAGS[flag] in keys]
+    for option in used:
+        names = command_options.flags_of(option)
+        if not names or option.kind in ("settings", "names"):
             continue
-        names = [option.flag, *option.aliases]
-        if option.key == "schemas":
-            names.append("-s")
-        elif option.key == "threads_per_schema":
-            names.append("-t")
         title = SECTION_TITLES[option.section]
+        text = f"({title}) {command_options.help_text(option, preset)}"
         if option.kind == "bool":
             flag = f"{option.flag}/--no-{option.flag[2:]}"
-            decorators.append(click.option(flag, option.key, default=None, help=f"({title}) {_option_help(option)}"))
+            decorators.append(click.option(flag, option.key, default=None, help=text))
         else:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
             decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
-                                           multiple=option.kind == "strs", help=f"({title}) {_option_help(option)}"))
+                                           multiple=option.kind == "strs", help=text))
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
@@ -109,29 +97,32 @@ def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, u
 def say_files_read(config: Config, ui: UI) -> None:
     for path in config.files:
         ui.note(f"configuration read from {path}")
+    for notice in config.notices:
+        ui.err.print(f"dbio: {notice}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
-def with_config(preset: dict[str, Any] | None = None, *, exclusive: str | None = None) -> Callable[..., Any]:
+def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
-    exclusive: the command changes or measures the instance (or database): it holds it alone
-    for its whole duration, and is refused at once while another dbio command does."""
+    command: as typed (it decides the flags); exclusive: the command changes or measures the
+    instance (or database): it holds it alone for its whole duration, and is refused at once
+    while another dbio command does."""
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()))
-            if exclusive is None:
+            if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target
 
-            with target.exclusive(config, exclusive, _ui(click.get_current_context()).note):
+            with target.exclusive(config, command, _ui(click.get_current_context()).note):
                 return func(*args, config=config, **params)
 
-        return config_options(inner)
+        return config_options(inner, preset, command)
     return wrap
 
 
@@ -154,21 +145,22 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
 
 
 @cli.command("quickstart")
-@with_config(preset=QUICKSTART_PRESET, exclusive="quickstart")
+@click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
+@with_config("quickstart", preset=QUICKSTART_PRESET)
 @click.pass_context
-def quickstart_command(ctx: click.Context, config: Config, **_: Any) -> None:
+def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: Any) -> None:
     """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
     from dbio.commands import quickstart as qs
     from dbio.commands.run import summary_lines
 
-    result = qs.quickstart(config, _ui(ctx))
-    _finish_run(ctx, result, summary_lines(result))
+    result = qs.quickstart(config, _ui(ctx), reload=reload)
+    _finish_run(ctx, result, summary_lines(result) + qs.closing_lines(config))
 
 
 @cli.command()
 @click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
 @click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
-@with_config(exclusive="setup")
+@with_config("setup")
 @click.pass_context
 def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
     """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
@@ -188,7 +180,7 @@ BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage
                                                 "sessions, and report the database's efficiency (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
-@with_config(exclusive="run")
+@with_config("run")
 @click.pass_context
 def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
     """Run the workload and write result.json and report.txt in a new results directory."""
@@ -205,7 +197,7 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
               help=BASELINE_PATH_HELP)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the baseline's record "
                                                                            "(JSON) here.")
-@with_config(exclusive="baseline")
+@with_config("baseline")
 @click.pass_context
 def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | None, out: Path | None,
                      **_: Any) -> None:
@@ -239,7 +231,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
               help="The knee is where more sessions add less than this share of reads/s while latency rises.")
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
               help="Finish an interrupted sweep (its directory).")
-@config_options
+@functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, **params: Any) -> None:
@@ -263,10 +255,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
-    if sessions:
-        varies.append(sweep_plan.sessions_vary(sessions, base.workload.schemas))
-    sweep_command.start(sources, sweep_plan.combine(varies), _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain)
+    sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                        peak_gain=peak_gain, sessions=sessions)
 
 
 @cli.command()
@@ -298,7 +288,7 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 
 @cli.command()
-@click.option("--image", required=True, help="Container image with dbio installed (the pods run `dbio run`).")
+@click.option("--image", required=True, help="Container image that has dbio in it (each pod runs `dbio run`).")
 @click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,
               help="A new directory for the manifests.")
@@ -309,13 +299,13 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 @click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
 @click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")
 @click.option("--pod-memory", default="512Mi", show_default=True, help="Memory each pod requests (and its limit).")
-@with_config()
+@with_config("kubernetes", exclusive=False)
 @click.pass_context
 def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
                namespace: str | None, password_secret: str | None, results_size: str, storage_class: str | None,
                pod_cpu: str, pod_memory: str, **_: Any) -> None:
-    """Write manifests that run dbio on many pods at one --start-at against the given --dsn targets,
-    and the Job that merges their results (plain YAML for kubectl; dbio never talks to the cluster)."""
+    """Write manifests for many pods that each `dbio run` at one --start-at against the given --dsn
+    targets, and the Job that merges their results (plain YAML for kubectl; dbio never talks to the cluster)."""
     from dbio.commands import kubernetes as k8s_command
 
     k8s_command.write(config, _ui(ctx), image=image, pods=pods, out=out, name=job_name, namespace=namespace,
@@ -337,7 +327,7 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
 
 
 @cli.command()
-@with_config(exclusive="teardown")
+@with_config("teardown")
 @click.pass_context
 def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
     """Drop everything dbio created in the database, and nothing else."""
@@ -355,7 +345,7 @@ def instance() -> None:
 
 def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> None:
     @instance.command(name, help=doc)
-    @with_config(exclusive=f"instance {name}" if exclusive else None)
+    @with_config(f"instance {name}", exclusive=exclusive)
     @click.pass_context
     def command(ctx: click.Context, config: Config, **_: Any) -> None:
         from dbio.commands import admin
@@ -374,7 +364,7 @@ _instance_command("status", "Show whether the instance runs, where, and with whi
 
 @instance.command("destroy")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (scripts must pass it).")
-@with_config(exclusive="instance destroy")
+@with_config("instance destroy")
 @click.pass_context
 def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:
     """Stop the instance and remove what dbio created in its directory (asks first on a terminal)."""
@@ -397,6 +387,8 @@ def sql(name: str | None) -> None:
         for entry in scripts:
             click.echo(entry)
         return
+    if name not in scripts and f"{name}.sql" in scripts:
+        name += ".sql"
     if name not in scripts:
         raise DbioError(f"no built-in script {name!r}", "run dbio sql to list them")
     click.echo(scripts[name], nl=False)
@@ -404,13 +396,22 @@ def sql(name: str | None) -> None:
 
 @cli.command("options")
 def options_command() -> None:
-    """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, and
-    the engine it belongs to when only one engine has it."""
+    """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, the
+    commands that take its flag, and the engine it belongs to when only one engine has it."""
     for option in OPTIONS:
+        names = [f"[{option.section}] {option.key}", *command_options.flags_of(option)[:1]]
+        env = command_options.env_of(option)
+        names += [env] if env else []
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        click.echo(f"[{option.section}] {option.key}  {option.flag}  {option.env}{slob}{only}")
-        click.echo(f"    {_option_help(option)}")
+        where = "" if option.file else "  (command line only)"
+        click.echo("  ".join(names) + slob + only + where)
+        click.echo(f"    {command_options.help_text(option)}")
+        commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]
+        if command_options.flags_of(option):
+            click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in commands)}")
+        else:
+            click.echo("    no flag: set it in dbio.toml or the environment")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -80,6 +80,7 @@ class RunConfig:
     interval: float  # seconds, whole
     wait_sample_interval: float
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
+    external_script: str | None = None  # run with pre/post around each run (command line only)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class Config:
     connection: ConnectionConfig
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     files: tuple[Path, ...] = field(default=(), compare=False)  # configuration files read
+    notices: tuple[str, ...] = field(default=(), compare=False)  # what the files held that dbio does not use
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -148,6 +150,7 @@ def load_config(sources: Sources) -> Config:
     raw: dict[str, tuple[Any, str]] = {o.key: (o.default, "default") for o in OPTIONS}
     raw.update({key: (value, "default") for key, value in sources.preset.items()})
     errors: list[ConfigError] = []
+    notices: list[str] = []
 
     config_file = sources.config_file
     if config_file is None and sources.discover and (sources.cwd / DEFAULT_CONFIG_FILE).exists():
@@ -160,7 +163,7 @@ def load_config(sources: Sources) -> Config:
     if sources.slob_conf is not None:
         text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
         if text is not None:
-            raw.update(read_slob_conf(sources.slob_conf, text, errors))
+            raw.update(read_slob_conf(sources.slob_conf, text, errors, notices))
     raw.update(read_env(sources.env))
     for key, value in sources.cli.items():
         if value is None:
@@ -185,7 +188,7 @@ def load_config(sources: Sources) -> Config:
     if errors:
         raise ConfigErrors(errors)
 
-    config = _build(values, origins, sources.cwd, files)
+    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)

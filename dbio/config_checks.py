@@ -40,7 +40,7 @@ def display_key(option: Option, origin: str) -> str:
 def value_error(option: Option, origin: str, value: Any, problem: str) -> ConfigError:
     """A value that could not be read as its option's kind (or is out of its range)."""
     rng = option.describe_range()
-    fix = option.fix or (f"use {rng}" if rng else f"see dbio help for {option.flag}")
+    fix = option.fix or (f"use {rng}" if rng else f"see {option.flag} in dbio options")
     return ConfigError(display_key(option, origin), value, problem, fix)
 
 

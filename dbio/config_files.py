@@ -79,17 +79,22 @@ def _unknown_key(where: str, key: str, value: Any, section: str | None = None) -
     elif section is not None and key in BY_KEY:
         fix = f"'{key}' belongs in section [{BY_KEY[key].section}]"
     else:
-        fix = "remove it (dbio help lists every key)"
+        fix = "remove it (dbio options lists every key)"
     shown = value if not isinstance(value, dict) else "(table)"
     return ConfigError(where, shown, "unknown key", fix)
 
 
-def read_slob_conf(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
+                   notices: list[str] | None = None) -> dict[str, tuple[Any, str]]:
+    """notices: gets one line naming the keys read but not used, and why (never their values)."""
     try:
-        entries, _ = slobconf.parse_text(text, path.name)
+        entries, ignored = slobconf.parse_text(text, path.name)
     except ConfigErrors as exc:
         errors.extend(exc.errors)
         return {}
+    ignored = [i for i in ignored if not i.empty]
+    if ignored and notices is not None:
+        notices.append(f"{path.name}: not used: " + "; ".join(f"{i.name} (line {i.line}: {i.why})" for i in ignored))
     out: dict[str, tuple[Any, str]] = {}
     for entry in entries:
         out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")

@@ -1,4 +1,4 @@
-"""Plain Kubernetes manifests that run dbio on many pods at one agreed start, then merge (pure).
+"""Plain Kubernetes manifests: many pods measure at one agreed start, then their results merge (pure).
 
 For storage shared by many hosts (an array, a cloud volume type): every pod runs `dbio run`
 against its target with the same --start-at, so all windows measure the same seconds, and

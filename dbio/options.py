@@ -92,6 +92,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            fix="use a whole number of seconds between 1s and 1h"),
     Option("wait_sample_interval", "run", "duration", 0.1,
            "Interval at which the wait events of dbio sessions are sampled.", min=0.01, max=60),
+    Option("external_script", "run", "path", None,
+           "A program run with 'pre' and the run directory before the run, and with 'post' after it (as SLOB's "
+           "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "
+           "exit status in result.json. Yours or root's, writable by nobody else; command line only.",
+           file=False),
     # -- connection: which engine, and an existing server instead of the embedded one -----
     Option("engine", "connection", "choice", registry.DEFAULT,
            f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "
@@ -100,7 +105,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Use an existing PostgreSQL server (libpq connection string; PG* variables fill the rest). "
            "Repeat it (a list in dbio.toml) to spread the sessions over several servers, one node each. "
            "Passwords belong in PGPASSWORD or ~/.pgpass, never here."),
-    Option("dbname", "connection", "str", "dbio", "Database dbio uses in the embedded instance."),
+    Option("dbname", "connection", "str", "dbio", "Database dbio uses in the embedded instance.",
+           slob=("DBNAME",)),
     Option("password_in_config", "connection", "bool", False,
            "Accept a password in the configuration file's dsn (not recommended: use PGPASSWORD or ~/.pgpass).",
            cli=False),
@@ -128,20 +134,19 @@ RESTART_KNOBS: dict[str, str] = {key: short for name in registry.names()
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 
-# slob.conf / pgio.conf keys that only make sense for Oracle or for those kits' shell drivers.
+# slob.conf / pgio.conf keys dbio reads but does not use, and why (named on stderr, never their values).
 SLOB_IGNORED = {
     "DATABASE_STATISTICS_TYPE": "Oracle statistics package",
     "ADMIN_SQLNET_SERVICE": "Oracle SQL*Net service",
-    "SQLNET_SERVICE_BASE": "Oracle SQL*Net service",
-    "SQLNET_SERVICE_MAX": "Oracle SQL*Net service",
+    "SQLNET_SERVICE_BASE": "Oracle SQL*Net services, one per node: dbio runs on one node for now",
+    "SQLNET_SERVICE_MAX": "Oracle SQL*Net services, one per node: dbio runs on one node for now",
     "DBA_PRIV_USER": "Oracle admin user",
-    "SYSDBA_PASSWD": "Oracle password (never read)",
+    "SYSDBA_PASSWD": "Oracle password",
     "OBFUSCATE_COLUMNS": "dbio always loads varied, incompressible rows",
     "UNIQUE_INDEX": "dbio always builds a unique index",
-    "DBNAME": "pgio database name: use --dsn",
     "CONNECT_STRING": "pgio connect string: use --dsn",
-    "CREATE_BASE_TABLE": "pgio seed table",
-    "UPDATE_WORK_UNIT": "pgio's separate UPDATE range: dbio uses work_unit for both",
-    "EXTERNAL_SCRIPT": "not supported yet",
+    "CREATE_BASE_TABLE": "pgio seed table: dbio loads without one",
+    "UPDATE_WORK_UNIT": "dbio's UPDATEs use WORK_UNIT too (a separate UPDATE range is not supported yet)",
+    "EXTERNAL_SCRIPT": "a configuration file does not name programs to run: use --external-script PATH",
     "BLOCK_SZ": "dbio uses 8 KiB blocks",
 }

@@ -29,6 +29,7 @@ class Ignored:
     name: str
     line: int
     why: str
+    empty: bool = False  # set to nothing, as SLOB ships EXTERNAL_SCRIPT: nothing to explain
 
 
 def parse(path: Path) -> list[Entry]:
@@ -75,12 +76,12 @@ def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[
         value = words[0] if words else ""
         name_upper = name.upper()
         if name_upper in SLOB_IGNORED:
-            ignored.append(Ignored(name_upper, number, SLOB_IGNORED[name_upper]))
+            ignored.append(Ignored(name_upper, number, SLOB_IGNORED[name_upper], empty=value == ""))
             continue
         option = BY_SLOB.get(name_upper)
         if option is None:
             match = difflib.get_close_matches(name_upper, list(BY_SLOB) + list(SLOB_IGNORED), n=1, cutoff=0.6)
-            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio help --slob lists the names it reads)"
+            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio options lists the slob.conf names it reads)"
             errors.append(ConfigError(f"{where}: {name}", value, "unknown slob.conf name", fix))
             continue
         if value == "":

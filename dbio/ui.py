@@ -7,11 +7,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
-from rich.progress import (BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, TaskProgressColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
 from rich.text import Text
 
 from dbio.stats.counters import delta, get
+from dbio.units import format_bytes
 
 
 class UI:
@@ -39,12 +40,20 @@ class UI:
         return RunObserver(self, sessions=sessions, window=window, warmup=warmup)
 
 
+class BinarySpeedColumn(ProgressColumn):
+    """MiB/s, the unit family of the sizes beside it (rich's own speed column is decimal)."""
+
+    def render(self, task: Any) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("?" if speed is None else f"{format_bytes(speed)}/s", style="progress.data.speed")
+
+
 class LoadProgress:
     """dbio.load.Progress on a rich progress bar: MB loaded and MB/s."""
 
     def __init__(self, console: Console, *, enabled: bool):
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                                 DownloadColumn(binary_units=False), TransferSpeedColumn(), TimeElapsedColumn(),
+                                 DownloadColumn(binary_units=True), BinarySpeedColumn(), TimeElapsedColumn(),
                                  TimeRemainingColumn(), console=console, disable=not enabled, transient=False)
         self.task: Any = None
 

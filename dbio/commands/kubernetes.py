@@ -1,4 +1,4 @@
-"""dbio kubernetes: write the manifests that run dbio on many pods at one start and merge them."""
+"""dbio kubernetes: write the manifests for many pods measuring at one start, and for merging them."""
 
 from __future__ import annotations
 

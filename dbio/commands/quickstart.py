@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -13,11 +14,22 @@ if TYPE_CHECKING:
 PRESET = {"scale": "1GiB", "threads_per_schema": 4, "run_time": "30s", "warmup": "5s", "label": "quickstart"}
 
 
-def quickstart(config: "Config", ui: "UI") -> "RunResult":
+def quickstart(config: "Config", ui: "UI", *, reload: bool = False) -> "RunResult":
     from dbio.commands import run as run_command
     from dbio.commands import setup as setup_command
 
     ui.say(f"dbio quickstart: {config.workload.sessions} sessions, "
            f"{config.workload.data_bytes / (1 << 30):.1f} GiB data set, instance in {config.instance.data_dir}")
-    setup_command.setup(config, ui)
+    setup_command.setup(config, ui, reload=reload, command="dbio quickstart")
     return run_command.run(config, ui)
+
+
+def closing_lines(config: "Config") -> list[str]:
+    """The embedded server outlives quickstart: say so, and how to stop or remove it."""
+    if not config.connection.embedded:
+        return []
+    where = ""
+    if config.origins.get("data_dir", "default") != "default":
+        where = f" --data-dir {shlex.quote(str(config.instance.data_dir))}"
+    return [f"the embedded server is still running in {config.instance.data_dir}: stop it with "
+            f"dbio instance stop{where}, remove it with dbio instance destroy{where}"]

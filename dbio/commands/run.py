@@ -16,6 +16,7 @@ from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
 from dbio.commands import baseline as baselines
+from dbio.commands import dataset, external_script
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
@@ -111,23 +112,29 @@ def check_server(info: ServerInfo, config: Config, sessions: int | None = None) 
         raise UsageError(f"{sessions} sessions (+{RESERVED_CONNECTIONS} for dbio) exceed the {available} connections "
                          f"the server has free (max_connections {info.max_connections})",
                          "lower schemas x threads_per_schema or raise the server's max_connections")
-    if w.allow_cached:
-        return
+    if not w.allow_cached:
+        check_not_cached(info, w.data_bytes)
+
+
+def check_not_cached(info: ServerInfo, data_bytes: int) -> None:
+    """A data set the server's cache (and, without direct I/O, the OS page cache) could hold is refused:
+    its run would measure memory. setup asks the same before loading."""
     cache, name = info.cache_bytes, info.caps.cache_name
     label = f"{name} ({format_bytes(cache)})"
-    if not info.caps.direct_io and info.caps.local:
-        memory = host.host_facts().get("memory_bytes") or 0
-        cache += memory
-        label = f"{name} plus the OS page cache ({format_bytes(cache)}; the server does not use direct I/O)"
-    if w.data_bytes <= cache:
-        raise UsageError(f"the data set ({format_bytes(w.data_bytes)}) fits in {label}: the run would measure memory",
+    if not info.caps.direct_io and info.caps.local:  # worded and sized as the report's verdict
+        page_cache = host.host_facts().get("memory_available_bytes") or 0
+        cache += page_cache
+        label += f" plus the available page cache ({format_bytes(page_cache)}; the server does not use direct I/O)"
+    if data_bytes <= cache:
+        raise UsageError(f"the data set ({format_bytes(data_bytes)}) fits in {label}: the run would measure memory",
                          "raise scale or schemas, or pass --allow-cached for a logical I/O test")
 
 
 def run(config: Config, ui: UI, directory: Path | None = None, *,
         baseline: baselines.Request | None = None) -> RunResult:
+    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))  # before any server starts
+    config = dataset.remembered(config, ui.note)
     plan = make_plan(config.workload, config.run.interval, config.run.start_at)
-    check_start_at(plan)
     directory = directory or run_directory(config)
     check_results_dir(directory)
     if config.connection.embedded:
@@ -206,10 +213,13 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
+    script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
     trust.make_private_directory(directory, "the run's result")
     assemble.write_manifest(directory, man)
+    hook = external_script.Hook(script, directory, ui)
+    hook.call("pre")
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = assemble.normalizer({node.name: node.engine for node in nodes})
     try:
@@ -225,9 +235,12 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
+    hook.call("post")
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
     if baseline is not None:
         baselines.attach(document, baseline)
+    if hook.record():
+        document["external_script"] = hook.record()
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = outcome.signal is None
     if not html:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from dbio import load, target as targets
+from dbio.commands import dataset
 from dbio.commands.admin import report_teardown
+from dbio.commands.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Check, SetupRecord, SetupSpec
@@ -54,7 +56,11 @@ def preflight_embedded(config: Config, spec: SetupSpec) -> None:
     instance.check_host(config.instance, host.host_facts().get("memory_bytes") or 0)
 
 
-def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False) -> SetupRecord:
+def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
+          command: str = "dbio setup") -> SetupRecord:
+    """command: how the user asked for it (quickstart loads too), for the fix a refusal names."""
+    if verify and not reload:  # verify what is loaded, unless told what it should be
+        config = dataset.remembered(config, ui.note)
     spec = spec_of(config)
     if config.connection.embedded:
         preflight_embedded(config, spec)
@@ -69,8 +75,10 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False)
         replace = record is not None and record.spec != spec
         if replace and not reload:
             raise UsageError(f"this database holds a different load ({', '.join(record.spec.differences(spec))})",
-                             "run dbio teardown first, or dbio setup --reload to replace it")
+                             f"run dbio teardown first, or {command} --reload to replace it")
         if replace or record is None or record.status != "ready":
+            if not config.workload.allow_cached:  # refused now rather than by the run, after the load
+                check_not_cached(info, config.workload.data_bytes)
             engine.check_namespace(conn, spec)
             where = str(config.instance.data_dir) if target.embedded else info.caps.data_directory
             if where and (target.embedded or info.caps.local):
@@ -135,7 +143,8 @@ def _load(target: targets.Target, conn, info, record: SetupRecord | None, spec: 
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in record.steps.items())
     ui.say(f"loaded {format_bytes(record.loaded_bytes or 0)} ({spec.schemas} schema{'s' if spec.schemas > 1 else ''} "
            f"x {spec.scale:,} rows{', scan table' if spec.scan_table_blocks else ''}) in "
-           f"{format_duration(record.seconds)}: {record.mb_per_s:,.0f} MB/s with {record.streams} "
+           f"{format_duration(record.seconds)}: {format_bytes((record.loaded_bytes or 0) / record.seconds)}/s with "
+           f"{record.streams} "
            f"stream{'s' if record.streams != 1 else ''} ({steps}; summed over streams)")
     return record
 

@@ -16,6 +16,7 @@ from typing import Any
 from dbio import __version__, report, result as results
 from dbio import target as targets
 from dbio import trust
+from dbio.commands import dataset
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.config import Config, Sources, load_config, option_values
@@ -34,10 +35,15 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 
 
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
-          peak_gain: float = PEAK_GAIN) -> Path:
+          peak_gain: float = PEAK_GAIN, sessions: str | None = None) -> Path:
+    """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given)."""
     base = load_config(sources)
     with targets.exclusive(base, "sweep", ui.note):
-        return _start(base, sources, varies, ui, until_peak=until_peak, knee_gain=knee_gain, peak_gain=peak_gain)
+        base = dataset.remembered(base, ui.note)
+        if sessions:
+            varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
+        return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
+                      peak_gain=peak_gain)
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,

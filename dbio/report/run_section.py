@@ -24,7 +24,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                  f"{format_duration(window) if window else '-'} after a warm-up of "
                  f"{format_duration(timeline.get('warmup_seconds') or 0)}"],
         ["Sessions", f"{w.get('sessions')} ({schemas} schema{'s' if schemas != 1 else ''} x "
-                     f"{w.get('threads_per_schema')} threads), started together "
+                     f"{w.get('threads_per_schema')} thread{'s' if w.get('threads_per_schema') != 1 else ''}), "
+                     "started together "
                      f"{timeline.get('start_seconds', 0):.1f} s after the first connected"],
         ["Workload", ", ".join(_knobs(w))],
         ["Data set", f"{format_bytes((w.get('scale') or 0) * 8192)} per schema x {schemas} = "
@@ -75,7 +76,7 @@ def _loaded(setup: dict[str, Any]) -> str:
     if not (setup.get("seconds") and setup.get("loaded_bytes")):
         return ""
     return (f" (setup {setup.get('setup_id')}: {format_bytes(setup['loaded_bytes'])} loaded in "
-            f"{setup['seconds']:.1f} s, {setup['mb_per_s']:.0f} MB/s)")
+            f"{setup['seconds']:.1f} s, {format_bytes(setup['loaded_bytes'] / setup['seconds'])}/s)")
 
 
 def _host(host: dict[str, Any]) -> str:

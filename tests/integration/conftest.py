@@ -57,6 +57,10 @@ class Instance:
         return ["--data-dir", str(self.data_dir), "--dbname", db, "--shared-buffers", "16MiB",
                 "--results-dir", str(self.results), *extra]
 
+    def server_args(self, db: str) -> list[str]:
+        """The options of commands that only reach the server (teardown)."""
+        return ["--data-dir", str(self.data_dir), "--dbname", db, "--shared-buffers", "16MiB"]
+
     @property
     def meta(self) -> dict:
         return json.loads((self.data_dir / "dbio-instance.json").read_text())

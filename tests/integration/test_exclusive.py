@@ -30,7 +30,7 @@ def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance):
         for command in (["run", *instance.args(db, *SMALL)], ["setup", "--reload", *instance.args(db, *SMALL)],
                         ["instance", "stop", "--data-dir", str(instance.data_dir)],
                         ["instance", "destroy", "--yes", "--data-dir", str(instance.data_dir)],
-                        ["teardown", *instance.args(db)],
+                        ["teardown", *instance.server_args(db)],
                         # through the instance's socket as an existing server: the same instance
                         ["run", "--dsn", instance.conninfo(db), "--results-dir", str(instance.results), *SMALL]):
             t0 = time.monotonic()
@@ -73,10 +73,10 @@ def test_destroy_asks_first_and_keeps_a_directory_it_did_not_create(workdir):
     (mount / "lost+found").mkdir()
     args = ["--data-dir", str(mount), "--shared-buffers", "16MiB"]
     assert dbio("instance", "init", *args).code == 0
-    unconfirmed = dbio("instance", "destroy", *args)  # no terminal to ask on, no --yes
+    unconfirmed = dbio("instance", "destroy", "--data-dir", str(mount))  # no terminal to ask on, no --yes
     assert unconfirmed.code == 2 and "--yes" in unconfirmed.err
     assert (mount / "pgdata").exists()
-    done = dbio("instance", "destroy", "--yes", *args)
+    done = dbio("instance", "destroy", "--yes", "--data-dir", str(mount))
     assert done.code == 0, done.text
     assert sorted(p.name for p in mount.iterdir()) == ["lost+found"]
     assert oct(mount.stat().st_mode & 0o7777) == oct(0o750)

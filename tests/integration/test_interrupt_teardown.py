@@ -77,7 +77,7 @@ def test_teardown_drops_only_what_dbio_created(instance):
         conn.execute("CREATE TABLE dbio_1.notes (x int)")  # someone else's table inside dbio's schema
         conn.execute("DROP ROLE IF EXISTS app_reader")
         conn.execute("CREATE ROLE app_reader")
-    done = dbio("teardown", *instance.args(db))
+    done = dbio("teardown", *instance.server_args(db))
     assert done.code == 0, done.text
     assert "dropped table dbio_1.cf1" in done.out and "dropped table dbio.run_control" in done.out
     assert "left in place: schema dbio_1 (it holds objects dbio did not create: table dbio_1.notes)" in done.err

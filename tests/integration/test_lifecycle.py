@@ -14,8 +14,8 @@ from tests.integration.conftest import dbio
 
 def test_instance_lifecycle(workdir):
     data_dir = workdir / "lifecycle"
-    args = ["--data-dir", str(data_dir), "--shared-buffers", "16MiB"]
-    done = dbio("instance", "init", *args)
+    args = ["--data-dir", str(data_dir)]
+    done = dbio("instance", "init", *args, "--shared-buffers", "16MiB")
     assert done.code == 0, done.text
     if os.geteuid() == 0:
         assert "system user 'dbio'" in done.text  # says what it did about root
@@ -43,10 +43,13 @@ def test_instance_lifecycle(workdir):
     assert dbio("instance", "stop", *args).code == 0
     stopped = dbio("instance", "status", *args)
     assert stopped.code == 3 and "stopped" in stopped.out
-    assert dbio("instance", "start", *args).code == 0
+    assert dbio("instance", "start", *args, "--shared-buffers", "16MiB").code == 0
     assert dbio("instance", "status", *args).code == 0
+    # stop, status and destroy take only the options they use
+    refused = dbio("instance", "status", *args, "--scale", "1GiB")
+    assert refused.code == 2 and "No such option '--scale'" in refused.err
 
-    again = dbio("instance", "init", *args)
+    again = dbio("instance", "init", *args, "--shared-buffers", "16MiB")
     assert again.code == 2 and "already exists" in again.err
 
     assert dbio("instance", "destroy", "--yes", *args).code == 0
@@ -70,11 +73,12 @@ def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
     """A killed postmaster leaves postmaster.pid behind; its pid may be a zombie for a while (or for
     good, where nothing reaps orphans) or belong to another process later: start still works."""
     data_dir = workdir / "stale-lock"
-    args = ["--data-dir", str(data_dir), "--shared-buffers", "16MiB"]
+    place = ["--data-dir", str(data_dir)]
+    args = [*place, "--shared-buffers", "16MiB"]
     assert dbio("instance", "init", *args).code == 0
     lock = data_dir / "pgdata" / "postmaster.pid"
     content, owner = lock.read_text().splitlines(keepends=True), lock.stat()
-    assert dbio("instance", "stop", *args).code == 0
+    assert dbio("instance", "stop", *place).code == 0
 
     # PostgreSQL ignores a pid it may not signal, so the stand-ins run as the server's own user
     as_server = {"user": owner.st_uid, "group": owner.st_gid} if os.geteuid() == 0 else {}
@@ -89,7 +93,7 @@ def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
         stale_lock(zombie.pid)
         started = dbio("instance", "start", *args)
         assert started.code == 0, started.text
-        assert dbio("instance", "stop", *args).code == 0
+        assert dbio("instance", "stop", *place).code == 0
 
         other = subprocess.Popen(["sleep", "60"], **as_server)  # the crashed server's pid now belongs to someone else
         try:
@@ -103,7 +107,7 @@ def test_start_after_a_crash_leaves_a_stale_lock_file(workdir):
             other.kill()
             other.wait()
     finally:
-        dbio("instance", "destroy", "--yes", *args)
+        dbio("instance", "destroy", "--yes", *place)
 
 
 def test_a_setting_that_runs_a_program_is_used_only_when_allowed_by_name(workdir):

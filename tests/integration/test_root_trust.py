@@ -44,7 +44,7 @@ def own_instance(workdir, request):
     os.chown(data_dir, 0, 0)
     record.unlink(missing_ok=True)
     record.write_text(original)
-    done = dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir), *ARGS)
+    done = dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
     if done.code != 0:  # never leave a server running, whatever failed
         pid = int((data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
         os.kill(pid, signal.SIGQUIT)
@@ -87,8 +87,9 @@ def test_a_record_the_server_user_could_write_is_refused_and_nothing_of_it_runs(
     assert dbio("instance", "stop", "--data-dir", str(own_instance)).code == 2  # running: refused before stopping
 
     db = ["--data-dir", str(own_instance), *ARGS]
-    for command in (["instance", "start", *db], ["instance", "stop", *db], ["setup", *db, *SMALL],
-                    ["run", *db, *SMALL], ["instance", "destroy", "--yes", *db], ["teardown", *db]):
+    place = ["--data-dir", str(own_instance)]
+    for command in (["instance", "start", *db], ["instance", "stop", *place], ["setup", *db, *SMALL],
+                    ["run", *db, *SMALL], ["instance", "destroy", "--yes", *place], ["teardown", *db]):
         done = dbio(*command)
         assert done.code == 2, (command, done.text)
         assert f"refusing to use the instance record {record}" in done.err, (command, done.err)

@@ -181,3 +181,47 @@ def test_sustained_run_with_intervals_is_sampled_per_interval(instance):
     # partial, it is left out of the statistics
     assert "Stability (3 intervals of 2 s)" in report and "took 1 ms or longer" in report
     assert "Left out, here and in the charts: 6-8 s" in report
+
+
+RUN_SHORT = ["--warmup", "1s", "--run-time", "2s"]
+
+
+def test_the_loaded_data_set_is_remembered(instance):
+    loaded = dbio("setup", *instance.args("remember", "--scale", "40MiB", "--schemas", "2", "--scan-table-size", "8MiB"))
+    assert loaded.code == 0, loaded.text
+    done = dbio("run", *instance.args("remember", *RUN_SHORT, "--label", "remembered"))
+    assert done.code == 0, done.text
+    assert "using the loaded data set" in done.out and "5,120 rows" in done.out and "x 2 schemas" in done.out
+    workload = load_result(result_dir(done))["config"]["workload"]
+    assert (workload["scale"], workload["schemas"], workload["sessions"]) == (5120, 2, 2)
+    verified = dbio("setup", *instance.args("remember"), "--verify")
+    assert verified.code == 0 and "verified: all" in verified.out, verified.text
+    bigger = dbio("run", *instance.args("remember", *RUN_SHORT, "--scale", "48MiB"))
+    assert bigger.code == 2 and "larger than the 5120 rows loaded" in bigger.err
+    swept = dbio("sweep", *instance.args("remember", *RUN_SHORT, "--label", "remembered"), "--sessions", "4")
+    assert swept.code == 0, swept.text  # 4 sessions over the 2 loaded schemas
+    assert "using the loaded data set" in swept.out
+    gone = dbio("teardown", *instance.server_args("remember"))
+    assert gone.code == 0 and "dropped" in gone.out, gone.text
+
+
+def test_setup_refuses_a_data_set_the_cache_holds_before_loading(instance):
+    instance.create_database("cachedsn")
+    args = ["--dsn", instance.conninfo("cachedsn"), "--scale", "8MiB", "--scan-table-size", "0"]
+    refused = dbio("setup", *args)
+    assert refused.code == 2 and "fits in shared_buffers (16 MiB)" in refused.err and "--allow-cached" in refused.err
+    with instance.connect("cachedsn") as conn:
+        assert not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname LIKE 'dbio%'").fetchall()
+    allowed = dbio("setup", *args, "--allow-cached")
+    assert allowed.code == 0, allowed.text
+
+
+def test_quickstart_reloads_when_told_and_says_the_server_runs_on(instance):
+    first = dbio("quickstart", *instance.args("quick", *SMALL))
+    assert first.code == 0, first.text
+    assert f"the embedded server is still running in {instance.data_dir}" in first.out
+    assert f"dbio instance stop --data-dir {instance.data_dir}" in first.out
+    other = dbio("quickstart", *instance.args("quick", *SMALL, "--scale", "40MiB"))
+    assert other.code == 2 and "dbio quickstart --reload" in other.err
+    again = dbio("quickstart", *instance.args("quick", *SMALL, "--scale", "40MiB"), "--reload")
+    assert again.code == 0, again.text

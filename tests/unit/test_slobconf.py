@@ -79,3 +79,55 @@ def test_malformed_lines_name_the_line_and_the_fix(text, fragment):
     assert "my.conf line 2" in message
     assert fragment in message
     assert "\n" not in message
+
+
+PGIO_CONF = """UPDATE_PCT=0
+RUN_TIME=120
+NUM_SCHEMAS=2
+NUM_THREADS=2
+WORK_UNIT=255
+UPDATE_WORK_UNIT=8
+SCALE=64M
+DBNAME=pg10
+CONNECT_STRING="pg10"
+CREATE_BASE_TABLE=TRUE
+SYSDBA_PASSWD=secret-value-42
+SQLNET_SERVICE_MAX=4
+"""
+
+
+def test_pgio_conf_keys_are_used_or_named_on_stderr_without_their_values(tmp_path):
+    from dbio import cli
+    from dbio.config import Sources, load_config
+
+    conf = tmp_path / "pgio.conf"
+    conf.write_text(PGIO_CONF)
+    conf.chmod(0o600)
+    config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
+    assert config.connection.dbname == "pg10" and config.workload.work_unit == 255
+    from rich.console import Console
+
+    from dbio.ui import UI
+
+    err = tmp_path / "err.txt"
+    with err.open("w") as fh:
+        ui = UI(quiet=True)
+        ui.err = Console(file=fh, width=400)
+        cli.say_files_read(config, ui)
+    lines = err.read_text().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dbio: pgio.conf: not used: ")
+    for name in ("UPDATE_WORK_UNIT", "CONNECT_STRING", "CREATE_BASE_TABLE", "SYSDBA_PASSWD", "SQLNET_SERVICE_MAX"):
+        assert name in lines[0]
+    assert "secret-value-42" not in lines[0] and "pg10" not in lines[0] and "several" not in lines[0]
+    assert "one node for now" in lines[0]
+
+
+def test_an_empty_key_needs_no_explanation(tmp_path):
+    from dbio.config import Sources, load_config
+
+    conf = tmp_path / "slob.conf"
+    conf.write_text(SLOB_CONF)
+    conf.chmod(0o600)
+    config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
+    assert len(config.notices) == 1 and "DATABASE_STATISTICS_TYPE" in config.notices[0]
+    assert "EXTERNAL_SCRIPT" not in config.notices[0]

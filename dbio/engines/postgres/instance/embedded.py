@@ -242,7 +242,7 @@ class EmbeddedInstance:
         elif self.is_running():
             changed = settings.restart_needed(meta.settings, wanted)
             if changed:
-                self.notify(f"restarting the embedded server for the {purpose} profile ({', '.join(changed)})")
+                self.notify(settings.describe_restart(purpose, changed, wanted))
                 self.stop(quiet=True)
                 self._start(profile)
         else:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbio.errors import DbioError
+from dbio.units import format_bytes
 
 META_VERSION = 1
 
@@ -75,5 +76,8 @@ class Status:
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""
         direct = self.settings.get("debug_io_direct", "''") != "''"
-        return (f"shared_buffers {self.settings.get('shared_buffers')}, direct I/O {'on' if direct else 'off'}, "
+        size = str(self.settings.get("shared_buffers"))
+        if size.endswith("kB") and size[:-2].isdigit():  # as written for the server; shown as reports show sizes
+            size = format_bytes(int(size[:-2]) * 1024)
+        return (f"shared_buffers {size}, direct I/O {'on' if direct else 'off'}, "
                 f"io_method {self.settings.get('io_method')}, max_connections {self.settings.get('max_connections')}")

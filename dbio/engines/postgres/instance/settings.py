@@ -136,6 +136,25 @@ def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]
     return changed
 
 
+def describe_restart(purpose: str, changed: list[str], wanted: dict[str, str]) -> str:
+    """Why the server restarts, in plain words: what the new profile changes (pure)."""
+    parts = []
+    for name in changed:
+        value = wanted.get(name)
+        if name == "debug_io_direct":
+            parts.append("direct I/O (every buffer miss is a device read)" if value not in (None, "''")
+                         else "buffered I/O through the OS page cache")
+        elif name == "shared_buffers" and value and value.endswith("kB") and value[:-2].isdigit():
+            parts.append(f"shared_buffers {format_bytes(int(value[:-2]) * 1024)}")
+        else:
+            parts.append(f"{name} {_unquote(value)}" if value is not None else f"{name} back to its default")
+    text = f"restarting the embedded server for the {purpose}: {', '.join(parts)}"
+    if purpose == "load" and "debug_io_direct" in changed:
+        wal = " and minimal WAL" if wanted.get("wal_level") == "minimal" else ""
+        text += f" (a fast load with buffered I/O{wal}; runs go back to direct I/O)"
+    return text
+
+
 def _quote(value: str) -> str:
     # postgresql.conf reads a backslash in a quoted value as an escape: double it, as the quote
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"

@@ -1,0 +1,90 @@
+"""Which options each command takes as flags, and how their help reads (defaults in units).
+
+A command shows and accepts only the options it uses; the others still apply from dbio.toml
+and DBIO_* (a configuration file serves every command). `dbio options` prints the same table."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dbio.option import Option, coerce
+from dbio.units import BLOCK_SIZE, format_bytes, format_duration
+
+Uses = Callable[[Option], bool]
+
+
+def _everything(option: Option) -> bool:
+    return True
+
+
+def _the_instance_place(option: Option) -> bool:
+    return option.key in ("data_dir", "engine")
+
+
+def _the_instance(option: Option) -> bool:
+    # the instance's connection limit is sized for schemas x threads_per_schema sessions
+    return option.section == "instance" or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
+
+
+def _the_server(option: Option) -> bool:
+    return option.section in ("instance", "connection")
+
+
+# Command (as typed) -> the options it uses. Commands that load or run use them all.
+COMMANDS: dict[str, Uses] = {
+    "quickstart": _everything, "setup": _everything, "run": _everything, "sweep": _everything,
+    "baseline": _everything, "kubernetes": _everything,
+    "teardown": _the_server,
+    "instance init": _the_instance, "instance start": _the_instance,
+    "instance stop": _the_instance_place, "instance status": _the_instance_place,
+    "instance destroy": _the_instance_place,
+}
+
+# The flags outside the option table, and which options' presence brings them.
+EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--pg-setting": "pg_settings",
+               "--allow-setting": "allow_settings", "--password": "dsn"}
+
+
+def takes(command: str, option: Option) -> bool:
+    return COMMANDS[command](option)
+
+
+def flags_of(option: Option) -> list[str]:
+    """The command-line names of an option ([] when it is set only in files and the environment)."""
+    if option.kind in ("settings", "names"):
+        return [option.flag]  # --pg-setting, --allow-setting: one item each time
+    if not option.cli:
+        return []
+    names = [option.flag, *option.aliases]
+    names += {"schemas": ["-s"], "threads_per_schema": ["-t"]}.get(option.key, [])
+    return names
+
+
+def env_of(option: Option) -> str | None:
+    """The DBIO_* variable read for it, when one is (settings tables and command-line-only ones have none)."""
+    return option.env if option.file and option.kind != "settings" else None
+
+
+def help_text(option: Option, preset: dict[str, Any] | None = None) -> str:
+    """The option's help with its default in units; preset: a command's own defaults (quickstart)."""
+    parts = [option.help]
+    default = option.default
+    if preset and option.key in preset:
+        default = coerce(option, preset[option.key])
+    if default not in (None, "", ()):
+        parts.append(f"[default: {default_text(option, default)}]")
+    if option.slob:
+        parts.append(f"[slob.conf: {option.slob[0]}]")
+    return " ".join(parts)
+
+
+def default_text(option: Option, value: Any) -> str:
+    if option.kind == "blocks":
+        return f"{value:,} blocks ({format_bytes(value * BLOCK_SIZE)})"
+    if option.kind == "size":
+        return format_bytes(value)
+    if option.kind == "duration":
+        return f"{value:.0f} s" if float(value).is_integer() and 1 <= value < 3600 else format_duration(value)
+    if option.kind == "bool":
+        return "on" if value else "off"
+    return str(value)

@@ -1,0 +1,70 @@
+"""The loaded data set, remembered: commands that work on it take its shape from the setup record
+when the user did not give one, so that scale and schemas need not be repeated after setup."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from dbio import target as targets
+from dbio.config import Config
+from dbio.config_checks import validate
+from dbio.engines.base import SetupRecord
+from dbio.errors import ConfigErrors
+from dbio.units import BLOCK_SIZE, format_bytes
+
+# The workload options that describe what is loaded (the SetupSpec), in the user's terms.
+SHAPE = ("scale", "schemas", "scan_table_size", "key_order")
+ORIGIN = "the setup record"
+
+
+def given(config: Config, key: str) -> bool:
+    """Whether the user set the option anywhere (a file, the environment, a flag)."""
+    return config.origins.get(key, "default") != "default"
+
+
+def loaded_record(config: Config, notify: Callable[[str], None]) -> SetupRecord | None:
+    """The setup record of the configured server, or None when nothing (or no instance) is there."""
+    if config.connection.embedded and not targets.instance_for(config, notify).exists():
+        return None
+    target = targets.resolve(config, purpose="any", sessions=1, notify=notify)
+    conn = target.connect("dbio:setup-record")
+    try:
+        target.engine.probe(conn)
+        return target.engine.read_setup(conn)
+    finally:
+        target.engine.close(conn)
+
+
+def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]) -> Config:
+    """The configuration with the loaded data set's shape wherever the user gave none; says so in
+    one line when that changes anything. Explicit values stay, to be checked against the load."""
+    if record is None:
+        return config
+    spec = record.spec
+    loaded = {"scale": spec.scale, "schemas": spec.schemas,
+              "scan_table_size": spec.scan_table_blocks * BLOCK_SIZE, "key_order": spec.key_order}
+    changes = {key: value for key, value in loaded.items()
+               if not given(config, key) and getattr(config.workload, key) != value}
+    if not changes:
+        return config
+    origins = {**config.origins, **{key: ORIGIN for key in changes}}
+    adopted = replace(config, workload=replace(config.workload, **changes), origins=origins)
+    errors = validate(adopted)
+    if errors:
+        raise ConfigErrors(errors)
+    say(f"using the loaded data set (setup {record.setup_id}): {describe(spec.scale, spec.schemas)}; "
+        "give --scale or --schemas to use a part of it")
+    return adopted
+
+
+def describe(scale: int, schemas: int) -> str:
+    return (f"scale {scale:,} rows ({format_bytes(scale * BLOCK_SIZE)}) x {schemas} "
+            f"schema{'s' if schemas != 1 else ''}")
+
+
+def remembered(config: Config, notify: Callable[[str], None]) -> Config:
+    """adopt() with the configured server's record; unchanged when every shape option was given."""
+    if all(given(config, key) for key in SHAPE):
+        return config
+    return adopt(config, loaded_record(config, notify), notify)

@@ -1,0 +1,61 @@
+"""What a new user reads is consistent: sizes and speeds in one unit family, plain restart reasons,
+the same page-cache size in the refusal and in the report, scripts found without their suffix."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dbio import cli
+from dbio.collect import host
+from dbio.commands import run as run_command
+from dbio.config import Sources, load_config
+from dbio.engines.postgres.instance import settings
+from dbio.engines.postgres.instance.record import Status
+from dbio.errors import UsageError
+from tests.fake_engine import FakeEngine
+
+
+def test_a_built_in_script_is_found_without_its_suffix():
+    with_suffix = CliRunner().invoke(cli.cli, ["sql", "slice.sql"])
+    without = CliRunner().invoke(cli.cli, ["sql", "slice"])
+    assert without.exit_code == 0 and without.output == with_suffix.output and "work loop" in without.output
+
+
+def test_the_restart_says_what_changes_in_plain_words():
+    load = settings.describe_restart("load", ["debug_io_direct"], {"debug_io_direct": "''", "wal_level": "minimal"})
+    assert load == ("restarting the embedded server for the load: buffered I/O through the OS page cache "
+                    "(a fast load with buffered I/O and minimal WAL; runs go back to direct I/O)")
+    run = settings.describe_restart("run", ["debug_io_direct", "shared_buffers"],
+                                    {"debug_io_direct": "'data'", "shared_buffers": "131072kB"})
+    assert run == ("restarting the embedded server for the run: direct I/O (every buffer miss is a device read), "
+                   "shared_buffers 128 MiB")
+
+
+def test_instance_status_shows_sizes_as_reports_do():
+    status = Status(Path("/x"), True, True, settings={"shared_buffers": "131072kB", "debug_io_direct": "'data'",
+                                                       "io_method": "worker", "max_connections": "20"})
+    assert status.profile().startswith("shared_buffers 128 MiB, direct I/O on")
+
+
+def test_the_refusal_and_the_report_name_the_same_page_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(host, "host_facts", lambda: {"memory_bytes": 8 << 30, "memory_available_bytes": 3 << 30})
+    engine = FakeEngine()
+    info = engine.probe(engine.connect("fake:", application_name="test"))
+    info = dataclasses.replace(info, caps=dataclasses.replace(info.caps, direct_io=False, local=True))
+    config = load_config(Sources(cli={"scale": "2GiB", "allow_cached": False}, cwd=tmp_path, discover=False))
+    with pytest.raises(UsageError) as refused:
+        run_command.check_not_cached(info, config.workload.data_bytes)
+    assert "plus the available page cache (3 GiB;" in str(refused.value)
+
+
+def test_one_thread_is_not_plural():
+    from dbio import report, result as results
+
+    doc = results.read(Path(__file__).resolve().parents[1] / "fixtures" / "result_complete.json")
+    doc["config"]["workload"].update(threads_per_schema=1, schemas=1, sessions=1)
+    text = report.render(doc, "text")
+    assert "(1 schema x 1 thread)" in text and "1 threads" not in text
