@@ -41,25 +41,13 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
         raise NotMergeable(f"two inputs have the same name ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
-                           ": name them apart with --name")
+                           ": name them apart with --names")
     first = inputs[0][1]
     seconds = statistics.fmean(lengths)
     begin, end = _combined(nodes, "begin"), _combined(nodes, "end")
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
-    figures = {"window_seconds": None}
-    if begin and end:
-        caps = [n.get("capabilities") or {} for n in nodes]
-        w = first["config"]["workload"]
-        figures = figure_math.derive({
-            "seconds": seconds, "engine_begin": begin, "engine_end": end, "totals": totals,
-            "histograms": histograms, "os_begin": None, "os_end": None, "cores": None,
-            "cache_bytes": _sum_or_none([n["figures"].get("validity", {}).get("cache_bytes")
-                                         for n in nodes if n.get("figures")]),
-            "data_bytes": (w.get("scale") or 0) * (w.get("schemas") or 0) * 8192,
-            "direct_io": all(c.get("direct_io") for c in caps), "local": False,
-            "io_timing": all(c.get("times_data_io", True) for c in caps),
-            "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit")})
+    figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms)
     start = max(s for s, _ in windows)
     return {
         "format": "dbio-result", "format_version": 2, "dbio_version": __version__,
@@ -87,6 +75,25 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
                                            for name, doc in inputs],
     }
+
+
+def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
+                   end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any]) -> dict[str, Any]:
+    """The total's figures: the nodes' counters summed over windows of (about) one length; no host
+    figures (the hosts are several: each node has its own)."""
+    if not (begin and end):
+        return {"window_seconds": None}
+    caps = [n.get("capabilities") or {} for n in nodes]
+    w = first["config"]["workload"]
+    return figure_math.derive({
+        "seconds": seconds, "engine_begin": begin, "engine_end": end, "totals": totals,
+        "histograms": histograms, "os_begin": None, "os_end": None, "cores": None,
+        "cache_bytes": _sum_or_none([n["figures"].get("validity", {}).get("cache_bytes")
+                                     for n in nodes if n.get("figures")]),
+        "data_bytes": (w.get("scale") or 0) * (w.get("schemas") or 0) * 8192,
+        "direct_io": all(c.get("direct_io") for c in caps), "local": False,
+        "io_timing": all(c.get("times_data_io", True) for c in caps),
+        "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit")})
 
 
 def _window(name: str, doc: dict[str, Any]) -> tuple[float, float]:

@@ -162,7 +162,8 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     record = probed[0][1]
     for info, other in probed[1:]:
         if other.spec != record.spec:
-            raise UsageError(f"{info.description} holds another data set ({', '.join(record.spec.differences(other.spec))})",
+            differences = ", ".join(record.spec.differences(other.spec))
+            raise UsageError(f"{info.description} holds another data set ({differences})",
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
     storage = _storage(probed[0][0])
