@@ -49,7 +49,7 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
     """run.json: what a run's result is built from besides its outcome. "server" and "capabilities"
     are the first node's (what format-1 readers read); "nodes" has every node's."""
     described = [{"name": n.name, "engine": n.engine.name, "role": n.role, "server": _server(n.info),
-                  "capabilities": n.info.caps.to_dict()} for n in nodes]
+                  "capabilities": n.info.caps.to_dict(), "devices": sorted(n.devices)} for n in nodes]
     return {
         "format": "dbio-run-manifest", "format_version": 2, "dbio_version": __version__,
         "run_id": run_id, "created": time.time(), "client": client_id(),
@@ -129,7 +129,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
-                        outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None)
+                        outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
+                        {str(s.pid) for s in outcome.sessions if s.node == node["name"] and s.pid})
                   for node in nodes],
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
@@ -217,29 +218,44 @@ def _node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:
 
 
 def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, end: dict[str, Any] | None,
-             window: dict[str, Any], caps: dict[str, Any], node: str | None = None) -> dict[str, Any]:
-    """The window's figures: the run's total, or one node's (node), whose host figures are the
-    run's only when it is the run's one node."""
+             window: dict[str, Any], caps: dict[str, Any], node: str | None = None,
+             own: tuple[set[str], set[str]] | None = None) -> dict[str, Any]:
+    """The window's figures: the run's total, or one node's (node). A node's host figures are the
+    run's when it is the run's one node; of several, each has only its own processes' CPU and its
+    own devices (own: its sessions' pids and its devices), the host's CPU being the run's."""
     engine_begin = (begin or {}).get("engine") if node is None else ((begin or {}).get("nodes") or {}).get(node)
     engine_end = (end or {}).get("engine") if node is None else ((end or {}).get("nodes") or {}).get(node)
     if not (window["seconds"] and engine_begin and engine_end):
         return {"window_seconds": None}
     with_host = node is None or len(manifest_nodes(man)) == 1
+    os_begin, os_end = (begin.get("os"), end.get("os")) if with_host else \
+        (_node_os(begin.get("os"), own), _node_os(end.get("os"), own))
     w = man["config"]["workload"]
     return figure_math.derive({
         "seconds": window["seconds"], "engine_begin": engine_begin, "engine_end": engine_end,
         "totals": totals.counts(), "histograms": totals.histograms(man["plan"]["bounds_us"]),
-        "os_begin": begin.get("os") if with_host else None, "os_end": end.get("os") if with_host else None,
+        "os_begin": os_begin, "os_end": os_end,
         "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],
         "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
         "work_unit": w["work_unit"]})
 
 
+def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:
+    """The part of a /proc reading that is one node's: its sessions' CPU and its devices."""
+    if not reading or own is None:
+        return None
+    pids, devices = own
+    return {"t": reading.get("t"),
+            "session_cpu": {pid: v for pid, v in (reading.get("session_cpu") or {}).items() if pid in pids} or None,
+            "disks": {d: v for d, v in (reading.get("disks") or {}).items() if d in devices} or None}
+
+
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
-          waits: dict[str, int] | None) -> dict[str, Any]:
+          waits: dict[str, int] | None, pids: set[str]) -> dict[str, Any]:
     name = node["name"]
+    own = (pids, set(node.get("devices") or []))
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
            "capabilities": node["capabilities"],
@@ -247,7 +263,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                           "end": ((end or {}).get("nodes") or {}).get(name)},
            # a recovered run of several nodes lost which session ran where: no statement figures per node
            "figures": None if tally is None else _figures({**man, "server": node["server"]}, tally, begin, end,
-                                                          window, node["capabilities"], node=name)}
+                                                          window, node["capabilities"], node=name, own=own)}
     if series is not None:
         out["series"] = series
     if waits is not None:  # with several nodes: what this node's sessions waited on

@@ -37,6 +37,11 @@ def test_a_run_over_two_servers_has_each_node_and_the_total(instance, second):
     assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(sum(reads), rel=0.05)
     statements = [n["figures"]["load_profile"]["statements_per_s"] for n in doc["nodes"]]
     assert doc["figures"]["load_profile"]["statements_per_s"] == pytest.approx(sum(statements), rel=0.05)
+    # each node's own processes: its sessions' CPU, from /proc (both servers run on this host)
+    cpu = [n["figures"]["cpu"]["db_cpu_seconds"] for n in doc["nodes"]]
+    assert all(c and c > 0 for c in cpu)
+    assert doc["figures"]["cpu"]["db_cpu_seconds"] == pytest.approx(sum(cpu), rel=1e-6)
+    assert all(n["figures"]["cpu"]["host"] is None for n in doc["nodes"])  # the host's CPU is the run's
     ports = {n["server"]["description"].split(" port ")[1].split(",")[0] for n in doc["nodes"]}
     assert len(ports) == 2  # two servers
     report = (result_dir(done) / "report.txt").read_text()
