@@ -339,7 +339,7 @@ def _storage(info: ServerInfo) -> dict[str, Any]:
         return {"data_directory": None, "wal": None}
     data = host.storage_of(info.caps.data_directory)
     redo = Path(info.caps.redo_directory) if info.caps.redo_directory else None
-    wal = host.storage_of(redo) if redo is not None and redo.exists() else None
+    wal = host.storage_of(redo.resolve()) if redo is not None and redo.exists() else None  # wal_dir: a link
     if wal and wal.get("dev") == data.get("dev"):
         wal = {**wal, "same_device_as_data": True}
     return {"data_directory": data, "wal": wal}

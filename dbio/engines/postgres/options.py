@@ -103,5 +103,5 @@ class InstanceConfig:
     def to_dict(self) -> dict[str, Any]:
         out = {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}
         out["wal_dir"] = None if self.wal_dir is None else str(self.wal_dir)
-        out["data_dirs"] = [str(d) for d in self.data_dirs]
+        out["data_dirs"] = [str(d) for d in self.data_dirs] or None  # None: as the option reads it
         return out
