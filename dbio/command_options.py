@@ -22,12 +22,14 @@ def _the_instance_place(option: Option) -> bool:
 
 
 def _the_instance(option: Option) -> bool:
-    # the instance's connection limit is sized for schemas x threads_per_schema sessions
-    return option.section == "instance" or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
+    # the instance's connection limit is sized for schemas x threads_per_schema sessions;
+    # data_dirs places a load's tables, so only the commands that load use it
+    return (option.section == "instance" and option.key != "data_dirs") \
+        or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
 
 
 def _the_server(option: Option) -> bool:
-    return option.section in ("instance", "connection")
+    return option.section in ("instance", "connection") and option.key != "data_dirs"
 
 
 # Command (as typed) -> the options it uses. Commands that load or run use them all.

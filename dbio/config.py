@@ -206,6 +206,8 @@ def option_values(config: Config) -> dict[str, Any]:
         value = getattr(getattr(config, option.section), option.key)
         if isinstance(value, Path):
             value = str(value)
+        elif option.kind == "strs" and isinstance(value, tuple):  # an empty list reads back as unset
+            value = [str(v) for v in value] or None
         elif option.kind == "settings":
             value = [list(pair) for pair in value]
         elif option.key == "dsn" and value is not None:

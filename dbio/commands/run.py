@@ -166,10 +166,11 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
             raise UsageError(f"{info.description} holds another data set ({differences})",
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
-    storage = _storage(probed[0][0])
+    storage = _storage(probed[0][0], record.spec.places)
     nodes = []
     for number, (target, (info, _)) in enumerate(zip(found, probed), start=1):
-        devices = {d for s in _storage(info).values() for d in (s or {}).get("diskstats_devices") or []}
+        places = [s for s in _storage(info, record.spec.places).values() for s in (s if isinstance(s, list) else [s])]
+        devices = {d for s in places for d in (s or {}).get("diskstats_devices") or []}
         name = ONLY_NODE if len(found) == 1 else f"node{number}"
         nodes.append(Node(name, target.engine, target.conninfo, info, devices=devices))
     # right before the database's run, at its concurrency: the same window on the same storage
@@ -335,12 +336,16 @@ class _NormalizingObserver:
             self.observer.second(normalized(sample, self.normalize))
 
 
-def _storage(info: ServerInfo) -> dict[str, Any]:
+def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Where the server writes: its data directory, its WAL, and the directories the tables were
+    spread over (data_dirs), each with its device."""
     if not info.caps.local or not info.caps.data_directory:
         return {"data_directory": None, "wal": None}
+    if places:
+        return {**_storage(info), "tablespaces": [host.storage_of(place) for place in places]}
     data = host.storage_of(info.caps.data_directory)
     redo = Path(info.caps.redo_directory) if info.caps.redo_directory else None
-    wal = host.storage_of(redo) if redo is not None and redo.exists() else None
+    wal = host.storage_of(redo.resolve()) if redo is not None and redo.exists() else None  # wal_dir: a link
     if wal and wal.get("dev") == data.get("dev"):
         wal = {**wal, "same_device_as_data": True}
     return {"data_directory": data, "wal": wal}

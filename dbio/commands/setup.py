@@ -22,7 +22,9 @@ WAL_HEADROOM = 64 << 20  # plus a tenth of the data: the load writes little WAL,
 
 def spec_of(config: Config) -> SetupSpec:
     w = config.workload
-    return SetupSpec(scale=w.scale, schemas=w.schemas, scan_table_blocks=w.scan_table_blocks, key_order=w.key_order)
+    places = tuple(str(d) for d in getattr(config.instance, "data_dirs", ()))  # the engine's layout option
+    return SetupSpec(scale=w.scale, schemas=w.schemas, scan_table_blocks=w.scan_table_blocks, key_order=w.key_order,
+                     places=places)
 
 
 def space_needed(spec: SetupSpec, record: SetupRecord | None = None, engine=None) -> int:

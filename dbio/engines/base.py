@@ -76,19 +76,21 @@ class SetupSpec:
     scan_table_blocks: int
     key_order: str
     row_format: int = 1
+    places: tuple[str, ...] = ()  # directories the schemas' tables are spread over in turn; none: the server's
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "schemas": self.schemas, "scan_table_blocks": self.scan_table_blocks,
-                "key_order": self.key_order, "row_format": self.row_format}
+        out = {"scale": self.scale, "schemas": self.schemas, "scan_table_blocks": self.scan_table_blocks,
+               "key_order": self.key_order, "row_format": self.row_format}
+        return {**out, "places": list(self.places)} if self.places else out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SetupSpec":
         return cls(int(data["scale"]), int(data["schemas"]), int(data["scan_table_blocks"]),
-                   str(data["key_order"]), int(data.get("row_format", 1)))
+                   str(data["key_order"]), int(data.get("row_format", 1)), tuple(data.get("places") or ()))
 
     def differences(self, other: "SetupSpec") -> list[str]:
         out = []
-        for key in ("scale", "schemas", "scan_table_blocks", "key_order", "row_format"):
+        for key in ("scale", "schemas", "scan_table_blocks", "key_order", "row_format", "places"):
             mine, theirs = getattr(self, key), getattr(other, key)
             if mine != theirs:
                 out.append(f"{key} {mine} -> {theirs}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.report import layout_section
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
@@ -37,6 +38,9 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Storage", _storage(get(env, "storage", "data_directory") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
+    wal = layout_section.wal_line(doc)
+    if wal:  # a WAL placed apart from the data (wal_dir)
+        pairs.insert(pairs.index(["dbio", pairs[-1][1]]), ["WAL", wal])
     if doc.get("merged_from"):
         pairs[2:3] = _merged(doc)
     return {"id": "run", "title": "Run", "pairs": pairs}

@@ -366,6 +366,28 @@ DEVICE_FIGURES = (
 )
 
 
+
+def _avg_write_kib(d: Mapping[str, Any]) -> float | None:
+    mib, writes = d.get("write_mib_per_s"), d.get("writes_per_s")
+    return None if mib is None or not writes else 1024.0 * mib / writes
+
+
+# The figures of one place of a layout (data, WAL, a tablespace): its device's, and the WAL's
+# average write size (group commit and full-page images make it grow).
+LAYOUT_FIGURES = (
+    _member("reads_per_s", "Reads/s", "reads/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("avg_read_us", "Avg read", "us", "us", **LOWER),
+    _member("writes_per_s", "Writes/s", "writes/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    Figure("avg_write_kib", "Avg write size", "KiB", "rate", derive=_avg_write_kib,
+           how="the device's write MiB/s / its writes/s (/proc/diskstats)"),
+    _member("avg_write_us", "Avg write", "us", "us", **LOWER),
+    _member("utilization_pct", "Util", "%", "pct", compare=POINTS),
+    _member("avg_queue", "Queue", "requests", "rate"),
+)
+
+
 def member(group: tuple[Figure, ...], name: str) -> Figure:
     """One of a group's figures (STATEMENT_FIGURES, BACKEND_FIGURES, DEVICE_FIGURES)."""
     for f in group:

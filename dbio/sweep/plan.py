@@ -46,8 +46,12 @@ def parse_vary(text: str) -> Vary:
         known = list(ABBREVIATIONS)
         match = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         why = "is not an option" if key not in BY_KEY else "is fixed by the load, not varied by a sweep"
-        raise UsageError(f"--vary {text}: {key} {why}",
-                         f"did you mean {match[0]}?" if match else f"vary one of {', '.join(sorted(known))}")
+        fix = f"did you mean {match[0]}?" if match else f"vary one of {', '.join(sorted(known))}"
+        if key in BY_KEY and BY_KEY[key].section == "instance":  # wal_dir, data_dirs: where the instance writes
+            why = "is fixed when the instance is created and loaded, so one sweep cannot vary it"
+            fix = (f"sweep each {key} in an instance of its own (--data-dir D1 --{key.replace('_', '-')} A, then "
+                   f"--data-dir D2 --{key.replace('_', '-')} B) and compare the sweeps (dbio compare)")
+        raise UsageError(f"--vary {text}: {key} {why}", fix)
     items = tuple(v.strip() for v in values.split(",") if v.strip())
     if not items:
         raise UsageError(f"--vary {text}: no values", "give one or more values separated by commas")

@@ -145,3 +145,20 @@ def result_dir(done: Done) -> Path:
         if line.startswith("result: "):
             return Path(line.split(": ", 1)[1]).parent
     raise AssertionError(f"no result line in:\n{done.text}")
+
+
+@pytest.fixture(scope="module")
+def layout_instance(workdir):
+    """An instance of its own whose WAL lives in a directory outside its data directory (wal_dir),
+    with two more directories for tablespaces (data_dirs). On this machine all of them share one
+    virtual disk: the tests check where things go, not that the devices differ."""
+    root = workdir / "layout"
+    root.mkdir()
+    inst = Instance(root, root / "instance", root / "results")
+    wal, dirs = root / "wal", [root / "d1", root / "d2"]
+    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--wal-dir", str(wal), "--shared-buffers", "16MiB")
+    assert done.code == 0, done.text
+    yield inst, wal, dirs
+    dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
+    assert not inst.data_dir.exists()
+    shutil.rmtree(root, ignore_errors=True)

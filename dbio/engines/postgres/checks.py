@@ -16,7 +16,11 @@ SYSTEM_DATABASES = ("template0", "template1", "postgres")
 
 
 def check(config: Config) -> list[ConfigError]:
-    errors = instance_errors(config) if config.connection.embedded else []
+    errors = instance_errors(config) + layout_errors(config) if config.connection.embedded else []
+    if not config.connection.embedded:
+        errors += [problem(config, key, "places the embedded instance's files; an existing server (--dsn) keeps its own",
+                           f"remove {key}, or run without --dsn") for key in ("wal_dir", "data_dirs")
+                   if config.origins.get(key, "default") != "default"]
     errors += setting_errors(config)
     for node in each_node(config):  # every --dsn on its own
         errors += database_errors(node) + dsn_errors(node)
@@ -42,6 +46,21 @@ def instance_errors(config: Config) -> list[ConfigError]:
         errors.append(problem(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
                               "remove io_workers or set io_method = worker"))
     return errors
+
+
+def layout_errors(config: Config) -> list[ConfigError]:
+    """data_dirs: each directory once, and a schema for each (the schemas are spread over them)."""
+    dirs, schemas = config.instance.data_dirs, config.workload.schemas
+    shown = ", ".join(str(d) for d in dirs)
+    if len(set(dirs)) != len(dirs):
+        return [problem(config, "data_dirs", "names a directory twice", "list each directory once", value=shown)]
+    if len(dirs) > schemas:
+        more = (" (splitting the one table of the single-schema model over several directories is not supported "
+                "yet)") if schemas == 1 else ""
+        return [problem(config, "data_dirs", f"has {len(dirs)} directories but there are {schemas} schemas, so some "
+                        f"would hold no table{more}", f"set schemas >= {len(dirs)} (a multiple spreads them evenly), or "
+                        "list fewer directories", value=shown)]
+    return []
 
 
 def database_errors(config: Config) -> list[ConfigError]:

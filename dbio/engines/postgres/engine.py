@@ -10,7 +10,7 @@ import psycopg
 
 from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
                                Teardown, application_prefix)
-from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, workload
+from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub
 from dbio.errors import DbioError
 
@@ -82,6 +82,7 @@ class PostgresEngine:
 
     def begin_setup(self, conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str,
                     server_version: str) -> SetupRecord:
+        tablespaces.ensure(conn, spec)  # outside begin_setup's transaction, as PostgreSQL needs
         return catalog.begin_setup(conn, spec, setup_id=setup_id, server_version=server_version)
 
     def prepare_load_session(self, conn: psycopg.Connection) -> None:
@@ -123,7 +124,9 @@ class PostgresEngine:
         return catalog.verify(conn, record)
 
     def teardown(self, conn: psycopg.Connection) -> Teardown:
-        return catalog.teardown(conn)
+        done = catalog.teardown(conn)
+        tablespaces.drop_ours(conn, done)
+        return done
 
     def default_schema_clash(self, conn: psycopg.Connection) -> str | None:
         return catalog.default_schema_clash(conn)

@@ -41,7 +41,10 @@ def default_data_dir() -> Path:
 
 
 def instance_config(values: dict[str, Any]) -> InstanceConfig:
-    return InstanceConfig(**values)
+    # the layout's directories, absolute as the data directory is (relative to where dbio runs)
+    wal_dir, data_dirs = values.pop("wal_dir", None), values.pop("data_dirs", None) or ()
+    return InstanceConfig(**values, wal_dir=Path(wal_dir).expanduser().resolve() if wal_dir else None,
+                          data_dirs=tuple(Path(d).expanduser().resolve() for d in data_dirs))
 
 
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:

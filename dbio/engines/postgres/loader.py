@@ -16,7 +16,7 @@ from psycopg.copy import QueuedLibpqWriter
 
 from dbio import faults
 from dbio.engines.base import RowBatch, SetupRecord, TableJob, TableTiming
-from dbio.engines.postgres import catalog, sqlfiles
+from dbio.engines.postgres import catalog, sqlfiles, tablespaces
 from dbio.errors import Interrupted
 
 # A row of ~4 KiB: a second version fits in the same 8 KiB block (in-block UPDATEs), a second
@@ -53,6 +53,7 @@ def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, bat
         # A table this setup made before is replaced in this transaction; any other is refused.
         catalog.drop_table_if_ours(conn, schema, table, record.setup_id)
         faults.point("load.create")
+        tablespaces.use_for(conn, record.spec, job.schema_index or 1)  # the scan table goes with schema 1
         conn.execute(sqlfiles.composed("data_table.sql", tag=literal, **ident))
         cursor = conn.cursor()
         # A writer thread sends while this thread generates the next rows.

@@ -54,6 +54,12 @@ OPTIONS: tuple[Option, ...] = (
     # -- instance: the embedded PostgreSQL ----------------------------------------------
     Option("data_dir", "instance", "path", None,
            "Directory of the embedded instance; put it on the storage under test."),
+    Option("wal_dir", "instance", "path", None,
+           "Directory for the embedded instance's WAL (initdb --waldir), e.g. on a device of its own; fixed when "
+           "the instance is created (default: pg_wal inside the data directory)."),
+    Option("data_dirs", "instance", "strs", None,
+           "Directories for the loaded tables, one tablespace each, schemas spread over them in turn "
+           "(e.g. one per device); fixed by the load. Needs the embedded instance and schemas >= directories."),
     Option("shared_buffers", "instance", "size", 128 * _MiB,
            "Buffer cache of the embedded instance; keep it small so reads reach storage.",
            min=16 * _MiB, max=1 << 40),
@@ -91,6 +97,11 @@ class InstanceConfig:
     wal_level: str
     pg_settings: tuple[tuple[str, str], ...]
     allow_settings: tuple[str, ...] = ()  # code-running settings the user allowed by name
+    wal_dir: Path | None = None  # None: pg_wal inside the data directory
+    data_dirs: tuple[Path, ...] = ()  # one tablespace each; none: the default tablespace
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}
+        out = {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}
+        out["wal_dir"] = None if self.wal_dir is None else str(self.wal_dir)
+        out["data_dirs"] = [str(d) for d in self.data_dirs] or None  # None: as the option reads it
+        return out

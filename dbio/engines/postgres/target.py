@@ -28,6 +28,8 @@ def resolve(config: Config, *, purpose: str, sessions: int,
         # after a backend dies the server ends all of them and recovers, refusing connections until done
         engine.wait_while_recovering(instance.conninfo("postgres"), notify)
     conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
+    if config.instance.data_dirs:
+        instance.tablespace_dirs(config.instance)  # the server's directory in each, made before the load
     return engine, conninfo, instance
 
 

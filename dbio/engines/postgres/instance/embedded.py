@@ -17,7 +17,7 @@ from dbio.collect.host import supports_direct_io
 from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
-from dbio.engines.postgres.instance import binaries, location, processes, settings
+from dbio.engines.postgres.instance import binaries, location, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
@@ -122,10 +122,13 @@ class EmbeddedInstance:
     def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
         self._check_new(cfg, sessions)
         user, bins = self._server_user_and_binaries(cfg)
-        meta = self._create(user, bins, dbname)
+        meta = self._create(user, bins, dbname, cfg.wal_dir)
         socket_dir = self.layout.socket_dir
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {socket_dir}, "
                     f"port {meta.port})")
+        if meta.wal_dir:
+            shared = " (the same device as the data)" if placement.same_device(Path(meta.wal_dir), self.data_dir) else ""
+            self.notify(f"its WAL lives in {meta.wal_dir} on {placement.device_of(Path(meta.wal_dir))}{shared}")
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir),
                                            sessions=1, purpose="run", wal_budget=self.wal_budget()))
         self._settle_catalogs()
@@ -138,12 +141,51 @@ class EmbeddedInstance:
                              "use it as it is, or remove it first with dbio instance destroy")
         self.check_location()
         self.check_settings(cfg, sessions=sessions)
-        needed = settings.INITDB_BYTES + settings.WAL_OVERSHOOT * (settings.WAL_SIZES_MB[-1] << 20) \
-            + settings.DISK_RESERVE
+        wal_room = settings.WAL_OVERSHOOT * (settings.WAL_SIZES_MB[-1] << 20)
+        needed = settings.INITDB_BYTES + settings.DISK_RESERVE + (0 if cfg.wal_dir else wal_room)
+        if cfg.wal_dir is not None:
+            placement.check(cfg.wal_dir, data_dir=self.data_dir, option="wal_dir", subdir=placement.WAL_SUBDIR,
+                            needed_bytes=wal_room + settings.DISK_RESERVE)
+        self._check_data_dirs(cfg)
         if free_bytes(self.data_dir) < needed:
             raise UsageError(f"--data-dir {self.data_dir} has {free_bytes(self.data_dir) >> 20} MiB free, but a new "
                              f"instance needs at least {needed >> 20} MiB (initdb, and room for its WAL)",
                              "choose a filesystem with more free space")
+
+    def _check_data_dirs(self, cfg: InstanceConfig) -> None:
+        """The tablespace directories not yet made, checked before anything is made."""
+        made = {Path(p["path"]).parent for p in self.meta().places} if self.exists() else set()
+        for chosen in cfg.data_dirs:
+            if chosen not in made:
+                placement.check(chosen, data_dir=self.data_dir, option="data_dirs", subdir=placement.TABLESPACE_SUBDIR,
+                                needed_bytes=settings.DISK_RESERVE)
+
+    def _check_same_wal(self, cfg: InstanceConfig) -> None:
+        """initdb fixed where the WAL lives: another wal_dir needs another instance."""
+        if cfg.wal_dir is None:
+            return  # the instance's WAL stays where it is
+        meta = self.meta()
+        if meta.wal_dir is None or Path(meta.wal_dir).parent != cfg.wal_dir:  # the record names dbio's subdirectory
+            where = f"in {Path(meta.wal_dir).parent}" if meta.wal_dir else "inside its data directory"
+            raise UsageError(f"the instance in {self.data_dir} keeps its WAL {where}, not in wal_dir = {cfg.wal_dir}: "
+                             "the WAL's place is fixed when an instance is created",
+                             "use another --data-dir for that layout (a new instance), or destroy this one first")
+
+    def tablespace_dirs(self, cfg: InstanceConfig) -> list[str]:
+        """The server's own directory in each of data_dirs (made now if missing), in their order."""
+        self._check_data_dirs(cfg)
+        meta = self.meta()
+        made = {Path(p["path"]).parent: p["path"] for p in meta.places}
+        out = []
+        for chosen in cfg.data_dirs:
+            if chosen not in made:
+                place = placement.make(chosen, placement.TABLESPACE_SUBDIR, _user(meta))
+                meta.places.append(place.to_dict())
+                meta.write(self.layout.meta_file)
+                made[chosen] = place.path
+                self.notify(f"made {place.path} for a tablespace on {placement.device_of(chosen)}")
+            out.append(made[chosen])
+        return out
 
     def _server_user_and_binaries(self, cfg: InstanceConfig) -> tuple[ServerUser, binaries.Binaries]:
         user = ensure_server_user()
@@ -160,9 +202,10 @@ class EmbeddedInstance:
                              f"use one of {', '.join(bins.io_methods())}")
         return user, bins
 
-    def _create(self, user: ServerUser, bins: binaries.Binaries, dbname: str) -> Meta:
+    def _create(self, user: ServerUser, bins: binaries.Binaries, dbname: str, wal_dir: Path | None) -> Meta:
         """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
         layout = self.layout
+        wal_place: placement.Place | None = None
         preexisting_mode = self._claim_directory()
         created_root = preexisting_mode is None
         try:
@@ -173,9 +216,12 @@ class EmbeddedInstance:
                 d.mkdir(mode=0o700)
                 os.chown(d, user.uid, user.gid)
                 os.chmod(d, 0o700)
+            if wal_dir is not None:
+                wal_place = placement.make(wal_dir, placement.WAL_SUBDIR, user)
             self._as_server(user, [str(bins.tool("initdb")), "-D", str(layout.pgdata), "-U", SUPERUSER,
                                    "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=reject",
-                                   "--no-instructions"], what="initdb")
+                                   "--no-instructions", *(["--waldir", wal_place.path] if wal_place else [])],
+                            what="initdb")
             conf = layout.pgdata / "postgresql.conf"
             trust.write_for(conf, trust.read_no_follow(conf)
                             + "\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n",
@@ -183,9 +229,12 @@ class EmbeddedInstance:
             meta = Meta(port=_free_port(), server_user=user.name, bin_dir=str(bins.bin_dir),
                         wheel_version=bins.wheel_version, pg_version=bins.server_version(), dbname=dbname,
                         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                        preexisting_mode=preexisting_mode)
+                        preexisting_mode=preexisting_mode, places=[wal_place.to_dict()] if wal_place else [],
+                        wal_dir=wal_place.path if wal_place else None)
             meta.write(layout.meta_file)
         except BaseException:
+            if wal_place is not None:
+                placement.remove(wal_place.to_dict())
             # Nothing half-made is left behind: remove what this call created.
             if created_root:
                 shutil.rmtree(layout.root, ignore_errors=True)
@@ -230,6 +279,8 @@ class EmbeddedInstance:
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
         else:
+            self._check_same_wal(cfg)
+            self._check_data_dirs(cfg)
             self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         keep_as_is = purpose == "any"
@@ -250,8 +301,17 @@ class EmbeddedInstance:
         self._create_database(dbname)
         return self.conninfo(dbname)
 
+    def wal_location(self) -> Path:
+        """Where the WAL is written: wal_dir's subdirectory, or the data directory."""
+        wal_dir = self.meta().wal_dir if self.exists() else None
+        return Path(wal_dir) if wal_dir else self.data_dir
+
     def wal_budget(self) -> int:
         """Bytes the instance's WAL may occupy: the free space of its filesystem plus the WAL it has."""
+        wal_dir = self.meta().wal_dir if self.exists() else None
+        if wal_dir is not None:  # initdb --waldir: pg_wal is a link to it, on its own filesystem
+            wal = Path(wal_dir)
+            return free_bytes(wal) + (tree_bytes(wal) if wal.is_dir() and not wal.is_symlink() else 0)
         wal = self.layout.pgdata / "pg_wal"
         # the server user may turn pg_wal into a link: then its files are not counted as room
         return free_bytes(self.data_dir) + (tree_bytes(wal) if wal.is_dir() and not wal.is_symlink() else 0)
@@ -264,7 +324,7 @@ class EmbeddedInstance:
         if wal_mb is None or settings.wal_fits(wal_mb, budget):
             return
         raise UsageError(f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x "
-                         f"max_wal_size ({wal_mb} MB) but the filesystem of {self.data_dir} can give it only "
+                         f"max_wal_size ({wal_mb} MB) but the filesystem of {self.wal_location()} can give it only "
                          f"{budget >> 20} MiB", "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, "
                                                 "or run without updates")
 
@@ -280,6 +340,7 @@ class EmbeddedInstance:
             raise UsageError(problem, "lower shared_buffers")
 
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
+        self._check_same_wal(cfg)
         self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         if self.is_running():
@@ -322,6 +383,8 @@ class EmbeddedInstance:
             self.stop(quiet=True)
         for path in (self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir):
             shutil.rmtree(path, ignore_errors=not path.exists())
+        for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
+            placement.remove(place)
         self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
         self.layout.meta_file.unlink()
         if plan.meta.preexisting_mode is not None:
@@ -342,7 +405,7 @@ class EmbeddedInstance:
         processes.wait_for_crashed_server(self.layout.pgdata, self._lock_file_pid(), self.notify)
         bounded = profile.as_dict().get("max_wal_size")
         if profile.wal_bounded and bounded != meta.settings.get("max_wal_size"):
-            self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of {self.data_dir} "
+            self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of {self.wal_location()} "
                         f"({self.wal_budget() >> 20} MiB free for it)")
         trust.write_for(self.layout.settings_file, settings.render(profile), user.uid, user.gid)
         self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-l", str(self.layout.log_file),

@@ -29,6 +29,10 @@ class Meta:
     # The data directory existed before dbio made an instance in it (a mount point, say): its
     # mode then, restored by destroy, which also leaves the directory itself in place.
     preexisting_mode: int | None = None
+    # Directories dbio made outside the data directory (placement.Place), removed by destroy; the
+    # WAL's is also named here (initdb --waldir fixed it).
+    places: list[dict] = field(default_factory=list)
+    wal_dir: str | None = None
     format_version: int = META_VERSION
 
     @classmethod

@@ -1,0 +1,74 @@
+"""The Layout section of a report (pure): where the data and the WAL live, each place with its
+device's own figures, and how commit latency relates to the WAL's sync latency.
+
+Shown only when the run had a layout of its own (WAL outside the data directory, or the tables
+in tablespaces), so results of the default layout render as before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report.tables import table
+from dbio.stats import catalogue
+from dbio.stats.counters import get
+
+
+def places(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(role, storage facts) of each place the run wrote to: data, WAL, each tablespace."""
+    storage = get(doc, "environment", "storage") or {}
+    out = []
+    if storage.get("data_directory"):
+        out.append(("data directory", storage["data_directory"]))
+    out += [(f"tablespace {n}", s) for n, s in enumerate(storage.get("tablespaces") or [], start=1) if s]
+    if storage.get("wal"):
+        out.append(("WAL", storage["wal"]))
+    return out
+
+
+def has_layout(doc: dict[str, Any]) -> bool:
+    """Whether the run's WAL or tables were placed outside the data directory."""
+    storage = get(doc, "environment", "storage") or {}
+    data = str((storage.get("data_directory") or {}).get("path") or "")
+    wal = str((storage.get("wal") or {}).get("path") or "")
+    return bool(storage.get("tablespaces")) or bool(data and wal and not wal.startswith(data.rstrip("/") + "/"))
+
+
+def wal_line(doc: dict[str, Any]) -> str | None:
+    """'WAL in DIR on vdb (its own device)': where the WAL lives, for the Run section."""
+    wal = get(doc, "environment", "storage", "wal")
+    if not wal or not has_layout(doc):
+        return None
+    device = wal.get("device") or wal.get("source") or "-"
+    shared = "the same device as the data" if wal.get("same_device_as_data") else "a device of its own"
+    return f"{wal.get('path')} on {device} ({wal.get('fs_type') or '-'} at {wal.get('mount_point') or '-'}), {shared}"
+
+
+def section(doc: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+    if not has_layout(doc):
+        return {"id": "layout", "title": "Layout"}
+    devices = catalogue.devices(f)
+    columns = catalogue.LAYOUT_FIGURES
+    rows = []
+    for role, facts in places(doc):
+        name = facts.get("device")
+        d = devices.get(name) if name else None
+        rows.append([role, str(facts.get("path") or "-"), name or "-", *[c.value(d) if d else None for c in columns]])
+    names = [facts.get("device") for _, facts in places(doc) if facts.get("device")]
+    notes = ["Each place's figures are its whole device's (/proc/diskstats): places on one device show the same "
+             "figures, which are their sum."] if len(set(names)) < len(names) else []
+    return {"id": "layout", "title": "Layout (where the data and the WAL live)",
+            "tables": [table("layout", "", ["Place", "Directory", "Device", *[c.label for c in columns]],
+                             ["text", "text", "text", *[c.kind for c in columns]], rows, notes)],
+            "lines": _commit_lines(f)}
+
+
+def _commit_lines(f: dict[str, Any]) -> list[str]:
+    """Commit latency against the engine's WAL sync latency: a commit waits for at least one sync."""
+    sync, syncs = catalogue.value(f, "avg_wal_sync_us"), catalogue.value(f, "wal_syncs_per_s")
+    commit = get(catalogue.statement_latency(f), "update", "mean_us")
+    if sync is None:
+        return []
+    line = f"WAL sync (engine): {sync:,.0f} us on average, {syncs or 0:,.1f} syncs/s"
+    if commit:
+        line += f"; UPDATE+COMMIT {commit:,.0f} us on average, of which a WAL sync is {100 * sync / commit:.0f}%"
+    return [line]

@@ -1,0 +1,94 @@
+"""Storage layouts on the embedded instance (issue 13): the WAL in a directory of its own
+(wal_dir) and the tables spread over tablespaces (data_dirs), checked before anything is made,
+recorded in the result and the report, and removed by teardown and destroy.
+
+The directories share one virtual disk on the test machine, so only where things live is
+checked, never that the devices' figures differ."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+
+
+def _two_dirs(dirs):
+    return ["--data-dirs", str(dirs[0]), "--data-dirs", str(dirs[1])]
+
+
+def test_wal_lives_in_wal_dir_and_the_record_names_it(layout_instance):
+    inst, wal, _ = layout_instance
+    link = inst.data_dir / "pgdata" / "pg_wal"
+    assert link.is_symlink() and link.resolve() == (wal / "dbio-wal").resolve()
+    assert any(p.name.startswith("0000") for p in (wal / "dbio-wal").iterdir())  # WAL segments
+    assert inst.meta["wal_dir"] == str(wal / "dbio-wal")
+
+
+def test_another_wal_dir_for_the_same_instance_is_refused(layout_instance, workdir):
+    inst, _, _ = layout_instance
+    done = dbio("instance", "start", "--data-dir", str(inst.data_dir), "--wal-dir", str(workdir / "elsewhere"))
+    assert done.code == 2 and "fixed when an instance is created" in done.err, done.text
+    assert not (workdir / "elsewhere").exists()
+
+
+def test_bad_wal_dirs_are_refused_before_anything_is_made(workdir, layout_instance):
+    _, wal, _ = layout_instance
+    target = workdir / "never"
+    inside = dbio("instance", "init", "--data-dir", str(target), "--wal-dir", str(target / "wal"))
+    assert inside.code == 2 and "inside the instance's data directory" in inside.err, inside.text
+    taken = dbio("instance", "init", "--data-dir", str(target), "--wal-dir", str(wal))
+    assert taken.code == 2 and "already holds dbio-wal" in taken.err, taken.text
+    a_file = workdir / "a-file"
+    a_file.write_text("x")
+    on_file = dbio("instance", "init", "--data-dir", str(target), "--wal-dir", str(a_file))
+    assert on_file.code == 2 and "is a file" in on_file.err, on_file.text
+    assert not target.exists()
+
+
+def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance):
+    inst, _, dirs = layout_instance
+    one = dbio("setup", *inst.args("layout", *SMALL), *_two_dirs(dirs))
+    assert one.code == 2 and "single-schema model" in one.err, one.text
+    remote = dbio("setup", "--dsn", inst.conninfo("layout"), *_two_dirs(dirs), "--schemas", "2")
+    assert remote.code == 2 and "existing server (--dsn)" in remote.err, remote.text
+    swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"wal_dir={dirs[0]},{dirs[1]}")
+    assert swept.code == 2 and "one sweep cannot vary it" in swept.err, swept.text
+    assert not any(d.exists() for d in dirs)
+
+
+def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance):
+    inst, wal, dirs = layout_instance
+    args = [*inst.args("layout", *SMALL, "--schemas", "2", "--update-pct", "50"), *_two_dirs(dirs)]
+    done = dbio("setup", *args)
+    assert done.code == 0, done.text
+    with inst.connect("layout") as conn:
+        placed = dict(conn.execute(
+            "SELECT n.nspname, pg_tablespace_location(c.reltablespace) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1'").fetchall())
+    assert placed == {"dbio_1": str(dirs[0] / "dbio-tablespace"), "dbio_2": str(dirs[1] / "dbio-tablespace")}
+
+    run = dbio("run", *args)
+    assert run.code == 0, run.text
+    directory = result_dir(run)
+    doc = load_result(directory)
+    storage = doc["environment"]["storage"]
+    assert [s["path"] for s in storage["tablespaces"]] == [str(d) for d in dirs]
+    assert storage["wal"]["path"] == str((wal / "dbio-wal").resolve())
+    device = storage["wal"]["device"]
+    if device:  # a block device: its diskstats were sampled, and written to by the commits
+        assert doc["figures"]["devices"][device]["writes_per_s"] > 0
+    report = (directory / "report.txt").read_text()
+    assert f"WAL       {(wal / 'dbio-wal').resolve()} on" in report
+    assert "Layout (where the data and the WAL live)" in report and "tablespace 2" in report
+    assert "WAL sync (engine):" in report
+
+    down = dbio("teardown", *inst.server_args("layout"))
+    assert down.code == 0, down.text
+    assert "dropped tablespace dbio_ts_1" in down.out + down.err
+    with inst.connect() as conn:
+        left = conn.execute("SELECT count(*) FROM pg_tablespace WHERE spcname LIKE 'dbio_ts_%'").fetchone()[0]
+    assert left == 0
+    assert os.listdir(dirs[0] / "dbio-tablespace") == []  # the directories stay for the instance's destroy
+    places = json.loads((inst.data_dir / "dbio-instance.json").read_text())["places"]
+    assert [p["path"] for p in places] == [str(wal / "dbio-wal"), *(str(d / "dbio-tablespace") for d in dirs)]
