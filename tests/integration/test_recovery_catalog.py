@@ -102,6 +102,8 @@ def _guests(instance, db):
     assert "dropped table dbio_1.cf1" in down.out and "dropped table dbio.pool" in down.out
     assert "dropped index dbio_1.users_c2 (not created by dbio), with table dbio_1.cf1" in down.err
     assert "dropped statistics object dbio.users_st (not created by dbio), with table dbio_1.cf1" in down.err
+    # dbio's own constraints and column defaults are dbio's: nothing else is named as not created by dbio
+    assert down.err.count("(not created by dbio), with table") == 2, down.err
     assert "left in place: schema dbio_1 (it holds objects dbio did not create: table dbio_1.scratch)" in down.err
     assert "left in place: schema dbio with an empty setup record (it holds objects dbio did not create: " \
            "extension amcheck;" in down.err

@@ -1,7 +1,8 @@
 -- dbio's control tables: the setup record, what each loaded table holds, run control, and the
 -- random bytes UPDATEs write. A control schema that teardown had to keep (it holds something
 -- dbio did not create) keeps its setup table, emptied: the tables missing are made again.
--- Every one is tagged for the current setup.
+-- Every one is tagged for the current setup, and so are its constraints (a teardown names what
+-- goes with a table untagged as not dbio's; a column's default is part of its column).
 CREATE TABLE IF NOT EXISTS dbio.setup (
     singleton     boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     setup_id      text NOT NULL,
@@ -17,6 +18,8 @@ CREATE TABLE IF NOT EXISTS dbio.setup (
     server_version text NOT NULL
 );
 COMMENT ON TABLE dbio.setup IS {tag};
+COMMENT ON CONSTRAINT setup_pkey ON dbio.setup IS {tag};
+COMMENT ON CONSTRAINT setup_singleton_check ON dbio.setup IS {tag};
 
 CREATE TABLE IF NOT EXISTS dbio.setup_tables (
     schema_name   text NOT NULL,
@@ -31,6 +34,7 @@ CREATE TABLE IF NOT EXISTS dbio.setup_tables (
     PRIMARY KEY (schema_name, table_name)
 );
 COMMENT ON TABLE dbio.setup_tables IS {tag};
+COMMENT ON CONSTRAINT setup_tables_pkey ON dbio.setup_tables IS {tag};
 
 -- One row per run: the workload every session reads at the start of each slice.
 CREATE TABLE IF NOT EXISTS dbio.run_control (
@@ -56,6 +60,7 @@ CREATE TABLE IF NOT EXISTS dbio.run_control (
     client           text                  -- host:pid of the dbio process running it
 );
 COMMENT ON TABLE dbio.run_control IS {tag};
+COMMENT ON CONSTRAINT run_control_pkey ON dbio.run_control IS {tag};
 
 -- Random bytes: UPDATEs copy a random piece of them into the row, so every UPDATE changes it.
 CREATE TABLE IF NOT EXISTS dbio.pool (
@@ -63,3 +68,4 @@ CREATE TABLE IF NOT EXISTS dbio.pool (
     bytes  bytea NOT NULL
 );
 COMMENT ON TABLE dbio.pool IS {tag};
+COMMENT ON CONSTRAINT pool_pkey ON dbio.pool IS {tag};
