@@ -231,16 +231,23 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
               help="The knee is where more sessions add less than this share of reads/s while latency rises.")
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
               help="Finish an interrupted sweep (its directory).")
+@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before each step, at the "
+                                                "step's sessions: the raw curve beside the database's (needs fio).")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
-          knee_gain: float, resume_dir: Path | None, **params: Any) -> None:
+          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None,
+          **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
+    from dbio.commands import baseline as baselines
     from dbio.commands import sweep as sweep_command
     from dbio.sweep import plan as sweep_plan
 
     if resume_dir is not None:
         given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
+        given += ["--baseline"] if baseline or baseline_path is not None else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -255,8 +262,9 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
     varies = [sweep_plan.parse_vary(v) for v in vary]
+    request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions)
+                        peak_gain=peak_gain, sessions=sessions, baseline=request)
 
 
 @cli.command()
