@@ -37,20 +37,21 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
-          baseline: baselines.Request | None = None) -> Path:
+          baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None) -> Path:
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
-    baseline: fio before each step, at its sessions (--baseline)."""
+    baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
+    its report reads the steps for (commands/capacity.py)."""
     base = load_config(sources)
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
-                      peak_gain=peak_gain, baseline=baseline)
+                      peak_gain=peak_gain, baseline=baseline, capacity=capacity)
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
-           peak_gain: float, baseline: baselines.Request | None) -> Path:
+           peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None) -> Path:
     if not varies and not until_peak:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
@@ -73,6 +74,8 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
            "wall_seconds": 0.0}
     if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
         doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
+    if capacity is not None:
+        doc["capacity"] = capacity
     _ensure_data(configs, ui)
     trust.make_private_directory(directory, "the sweep")
     document.write(directory, doc)

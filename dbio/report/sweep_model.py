@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import verdict
+from dbio.report import capacity_section, verdict
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import knee as knee_math
@@ -89,7 +89,9 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
+          capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
     rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
@@ -99,6 +101,8 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
         {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
         {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rows)},
+        capacity_section.section(doc, curve_list, step_docs, capacity or doc.get("capacity"),
+                                 by_sessions=x_key == "threads_per_schema"),
     ]
     return {
         "format": FORMAT, "format_version": 1, "kind": "sweep",
@@ -108,7 +112,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
                           if best else "no step completed"),
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(doc, rows, step_docs)[:20],
-        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
+        "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
@@ -206,7 +210,8 @@ def _headline(best: dict[str, Any], done: int) -> list[dict[str, Any]]:
 
 
 def summary_lines(model: dict[str, Any]) -> list[str]:
-    return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"]]
+    capacity = next((s.get("lines") or [] for s in model["sections"] if s["id"] == "capacity"), [])
+    return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"], *capacity]
 
 
 def _x_value(row: dict[str, Any], key: str) -> Any:

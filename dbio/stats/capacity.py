@@ -67,6 +67,7 @@ class Point:
     device_iops: float | None = None  # its completions/s (diskstats reads + writes)
     busy_pct: float | None = None  # its busy time / elapsed time
     device_queue: float | None = None  # its average requests in flight (diskstats weighted time)
+    reads_per_s: float | None = None  # physical reads/s, which read_us times (Little's law); else iops
 
 
 def statements(points: Sequence[Point], target_iops: float | None, slo: Slo | None,
@@ -97,17 +98,17 @@ def _target(ordered: list[Point], target: float | None, slo: Slo | None, gain: f
             return best, [f"objective {slo.text()} ({slo.label}): no measured step meets it; the lowest is "
                           f"{_us(min(p.slo_us for p in ordered if p.slo_us is not None))}"]
         return best_within, [f"within {slo.text()} ({slo.label}) the most measured is {_rate(best_within.iops)} "
-                             f"I/O requests/s at {best_within.sessions} sessions ({_at(best_within, slo)})"]
+                             f"I/O requests/s at {_sessions(best_within.sessions)} ({_at(best_within, slo)})"]
     wanted = f"target {_rate(target)} I/O requests/s" + (f" with {slo.text()} ({slo.label})" if slo else "")
     reaching = [p for p in ordered if p.iops >= target]
     meeting = [p for p in reaching if p in within]
     if meeting:
         first = meeting[0]
         below = [p for p in ordered if p.sessions < first.sessions]
-        text = f"{wanted}: met at {first.sessions} sessions, the fewest measured that reach it " \
+        text = f"{wanted}: met at {_sessions(first.sessions)}, the fewest measured that reach it " \
                f"({_rate(first.iops)}/s, {_at(first, slo)}, step {first.step})"
         if below:
-            text += f"; {below[-1].sessions} sessions gave {_rate(below[-1].iops)}/s and the counts between " \
+            text += f"; {_sessions(below[-1].sessions)} gave {_rate(below[-1].iops)}/s and the counts between " \
                     "were not measured"
         return first, [text]
     if reaching:
@@ -138,10 +139,10 @@ def _further(ordered: list[Point], gain: float) -> str:
 
 def _device(p: Point) -> str:
     if p.device is None or p.busy_pct is None or not p.device_iops:
-        return (f"device at {p.sessions} sessions: utilisation not measured (no block device of the data "
+        return (f"device at {_sessions(p.sessions)}: utilisation not measured (no block device of the data "
                 "directory in /proc/diskstats)")
     service_us = p.busy_pct / 100 / p.device_iops * 1e6
-    return (f"device {p.device} at {p.sessions} sessions: {p.busy_pct:.0f}% busy for {_rate(p.device_iops)} "
+    return (f"device {p.device} at {_sessions(p.sessions)}: {p.busy_pct:.0f}% busy for {_rate(p.device_iops)} "
             f"completions/s, so {service_us:,.1f} us of busy time per I/O (utilisation law S = U / X); busy time "
             "counts any request in flight, so a device serving requests in parallel can be 100% busy below its "
             "ceiling")
@@ -149,10 +150,11 @@ def _device(p: Point) -> str:
 
 def _little(p: Point) -> str:
     if p.read_us is None:
-        return f"Little's law at {p.sessions} sessions: not computed, the engine did not time its reads"
-    in_flight = p.iops * p.read_us / 1e6
-    text = (f"Little's law at {p.sessions} sessions: {_rate(p.iops)}/s x {_us(p.read_us)} = {in_flight:.1f} "
-            f"I/O in flight for {p.sessions} sessions")
+        return f"Little's law at {_sessions(p.sessions)}: not computed, the engine did not time its reads"
+    reads = p.reads_per_s if p.reads_per_s is not None else p.iops
+    in_flight = reads * p.read_us / 1e6
+    text = (f"Little's law at {_sessions(p.sessions)}: {_rate(reads)} reads/s x {_us(p.read_us)} = "
+            f"{in_flight:.1f} reads in flight for {_sessions(p.sessions)}")
     if p.device_queue is not None:
         text += f"; the device's own average queue (diskstats) was {p.device_queue:.1f}"
     return text
@@ -172,6 +174,10 @@ def _at(p: Point, slo: Slo | None) -> str:
     if slo is None:
         return f"avg read {_us(p.read_us)}" if p.read_us is not None else "latency not timed"
     return f"{slo.label} {_us(p.slo_us)}"
+
+
+def _sessions(n: int) -> str:
+    return f"{n} session{'' if n == 1 else 's'}"
 
 
 def _rate(x: float) -> str:
