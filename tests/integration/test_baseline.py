@@ -90,8 +90,10 @@ def test_with_updates_the_write_side_runs_on_scratch_files_it_removes(loaded, tm
 @needs_fio
 def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(loaded):
     done = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-curve"),
-                "--sessions", "1,2", "--baseline")
+                "--sessions", "1,2", "--baseline", "--target-iops", "100000000", "--latency-slo", "p99<1s",
+                "--price", "instance=100/month")
     assert done.code == 0, done.text
+    assert "beyond the measured range" in done.out  # the capacity statements close the sweep's summary
     line = next(ln for ln in done.out.splitlines() if ln.startswith("sweep: "))
     directory = Path(line.split(": ", 1)[1]).parent
     assert json.loads((directory / "sweep.json").read_text())["baseline"] == {"path": None}
@@ -100,6 +102,10 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(loaded):
         assert record["sessions"] == sessions and record["runs"]["sync"]["jobs"] == sessions
     text = (directory / "sweep.txt").read_text()
     assert "Raw reads/s" in text and "Efficiency" in text
+    assert "Capacity and queueing" in text and "Cost of the measured rates" in text
+    assert json.loads((directory / "sweep.json").read_text())["capacity"]["target_iops"] == 1e8
+    rerendered = dbio("report", str(directory), "--target-iops", "1")
+    assert rerendered.code == 0 and "met at 1 session," in rerendered.out
     assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
     other = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-again"),
                  "--sessions", "1,2", "--baseline")
