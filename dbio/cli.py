@@ -218,6 +218,22 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
         ctx.exit(1)
 
 
+def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--target-iops, --latency-slo, --price: a sweep's capacity statements and cost table."""
+    for decorator in reversed((
+            click.option("--target-iops", "target_iops", type=float, default=None, metavar="N",
+                         help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
+                              "how many sessions reach it, or that it lies beyond them."),
+            click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
+                         help="Capacity: the latency objective the target must meet, e.g. 'p99<2ms' (SELECT "
+                              "p50, p99, p99.9) or 'avg<500us' (average physical read)."),
+            click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
+                         help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
+                              "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
+        func = decorator(func)
+    return func
+
+
 @cli.command()
 @click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
               help="A knob and its values (repeatable): any run knob, or "
@@ -231,16 +247,26 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
               help="The knee is where more sessions add less than this share of reads/s while latency rises.")
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
               help="Finish an interrupted sweep (its directory).")
+@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before each step, at the "
+                                                "step's sessions: the raw curve beside the database's (needs fio).")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
+@capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
-          knee_gain: float, resume_dir: Path | None, **params: Any) -> None:
+          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None,
+          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
+    from dbio.commands import baseline as baselines
+    from dbio.commands import capacity
     from dbio.commands import sweep as sweep_command
     from dbio.sweep import plan as sweep_plan
 
     if resume_dir is not None:
         given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
+        given += ["--baseline"] if baseline or baseline_path is not None else []
+        given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -254,9 +280,11 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     if len(base.connection.dsns) > 1:
         raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
+    asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
+    request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions)
+                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked)
 
 
 @cli.command()
@@ -265,12 +293,16 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
               show_default=True, help="text (AWR style), md (Markdown), html (self-contained, with charts), "
                                       "json (the report's figures, unformatted).")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report here instead of stdout.")
+@capacity_options
 @click.pass_context
-def report(ctx: click.Context, result: Path, form: str, out: Path | None) -> None:
-    """Render a result (a run directory or its result.json) again, as text, Markdown, HTML or JSON."""
-    from dbio.commands import admin
+def report(ctx: click.Context, result: Path, form: str, out: Path | None, target_iops: float | None,
+           latency_slo: str | None, prices: tuple[str, ...]) -> None:
+    """Render a result (a run directory or its result.json) again, as text, Markdown, HTML or JSON; for a sweep's
+    directory, --target-iops, --latency-slo and --price add capacity and cost from its measured steps."""
+    from dbio.commands import admin, capacity
 
-    admin.report(result, out, form, _ui(ctx))
+    asked = capacity.request(target_iops, latency_slo, prices)
+    admin.report(result, out, form, _ui(ctx), capacity=asked)
 
 
 @cli.command()

@@ -15,6 +15,9 @@ from dbio.option import SECTIONS, slob_value
 from dbio.options import BY_KEY, OPTIONS
 
 
+COST_TABLE = "cost"  # [cost]: prices for a sweep's cost table, not options
+
+
 def read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, found: bool = False) -> str | None:
     """A configuration file's text. It can make dbio run commands (archive_command), so it is read
     only when the user running dbio, or root, owns it and nobody else may write it."""
@@ -55,6 +58,8 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
                     errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
                     continue
                 out[key] = (item, origin)
+        elif name == COST_TABLE and isinstance(value, dict):
+            continue  # prices: read and checked by commands/capacity.py for the commands that use them
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well

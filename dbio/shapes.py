@@ -189,6 +189,7 @@ def sweep(known_version: int) -> Shape:
                 "created_at": optional(text), "dbio_version": optional(text), "client": optional(text),
                 "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
                 "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
+                "baseline": optional(obj({"path": optional(text)})), "capacity": optional(obj()),
                 "steps": array(_STEP)},
                required=("format", "format_version", "status", "base", "steps"))
 

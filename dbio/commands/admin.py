@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
@@ -91,8 +91,9 @@ def instance_destroy(config: Config, ui: UI, *, yes: bool, confirm: Callable[[st
         ui.say(f"left in place: {note}")
 
 
-def report(path: Path, out: Path | None, form: str, ui: UI) -> None:
-    """A result, or a sweep directory: rendered again from what was recorded."""
+def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, Any] | None = None) -> None:
+    """A result, or a sweep directory: rendered again from what was recorded; capacity: a target,
+    objective and prices for a sweep (over those it was run with)."""
     from dbio.commands.sweep import load_steps
     from dbio.report import sweep_model
     from dbio.sweep import document as sweeps
@@ -100,9 +101,12 @@ def report(path: Path, out: Path | None, form: str, ui: UI) -> None:
     if sweeps.is_sweep(path):
         directory = path if path.is_dir() else path.parent
         doc = sweeps.read(directory)
-        text = reports.render_model(sweep_model.build(doc, load_steps(directory, doc)), form)
+        text = reports.render_model(sweep_model.build(doc, load_steps(directory, doc), capacity), form)
         source = directory / sweeps.SWEEP_FILE
     else:
+        if capacity is not None:
+            raise UsageError("--target-iops, --latency-slo and --price read a sweep's measured steps",
+                             "give a sweep's directory (dbio sweep --sessions 1,2,4,8 makes one)")
         text = reports.render(results.read(path), form)
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     if out is not None and out.exists() and out.resolve() == source.resolve():

@@ -16,6 +16,7 @@ from typing import Any
 from dbio import __version__, report, result as results
 from dbio import target as targets
 from dbio import trust
+from dbio.commands import baseline as baselines
 from dbio.commands import dataset
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
@@ -35,19 +36,22 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 
 
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
-          peak_gain: float = PEAK_GAIN, sessions: str | None = None) -> Path:
-    """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given)."""
+          peak_gain: float = PEAK_GAIN, sessions: str | None = None,
+          baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None) -> Path:
+    """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
+    baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
+    its report reads the steps for (commands/capacity.py)."""
     base = load_config(sources)
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
-                      peak_gain=peak_gain)
+                      peak_gain=peak_gain, baseline=baseline, capacity=capacity)
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
-           peak_gain: float) -> Path:
+           peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None) -> Path:
     if not varies and not until_peak:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
@@ -68,11 +72,15 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
            "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
            "wall_seconds": 0.0}
+    if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
+        doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
+    if capacity is not None:
+        doc["capacity"] = capacity
     _ensure_data(configs, ui)
     trust.make_private_directory(directory, "the sweep")
     document.write(directory, doc)
     ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
-    return _execute(directory, doc, ui, dsn)
+    return _execute(directory, doc, ui, dsn, baseline)
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
@@ -87,12 +95,14 @@ def resume(directory: Path, ui: UI, cwd: Path) -> Path:
     if doc.get("client") and client_alive(doc["client"]) and doc["client"] != client_id():
         raise UsageError(f"the sweep in {directory} is still running (dbio process {doc['client']})",
                          "wait for it, or stop it (Ctrl-C) before resuming")
+    baseline = baseline_request(doc)  # fio is found before anything runs
     dsn = live_dsn(doc["base"].get("dsn"), doc["base"].get("engine", registry.DEFAULT))
     with targets.exclusive(step_config(doc["base"], {}, cwd, dsn), "sweep --resume", ui.note):
-        return _resume(directory, doc, ui, cwd, dsn)
+        return _resume(directory, doc, ui, cwd, dsn, baseline)
 
 
-def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | None) -> Path:
+def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | None,
+            baseline: baselines.Request | None) -> Path:
     for step in doc["steps"]:
         if step["status"] == "complete":
             continue
@@ -112,7 +122,15 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | 
         _ensure_data([step_config(doc["base"], s["values"], cwd, dsn) for s in pending], ui)
     ui.say(f"resuming the sweep in {directory}: {len(pending)} of {len(doc['steps'])} steps to run")
     doc["status"] = "running"
-    return _execute(directory, doc, ui, dsn)
+    return _execute(directory, doc, ui, dsn, baseline)
+
+
+def baseline_request(doc: dict[str, Any]) -> baselines.Request | None:
+    """The --baseline a sweep was started with (fio is looked for again)."""
+    kept = doc.get("baseline")
+    if not isinstance(kept, dict):
+        return None
+    return baselines.request(Path(kept["path"]) if kept.get("path") else None)
 
 
 def _finished_result(path: Path) -> dict[str, Any] | None:
@@ -123,7 +141,8 @@ def _finished_result(path: Path) -> dict[str, Any] | None:
     return result if result.get("status") == "complete" else None
 
 
-def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> Path:
+def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
+             baseline: baselines.Request | None = None) -> Path:
     """Run the pending steps in order; `dsn` is the connection string this process runs with (the
     one in sweep.json has no password)."""
     started = time.monotonic()
@@ -136,7 +155,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> P
             pending = [s for s in doc["steps"] if s["status"] == "pending"]
             if not pending:
                 break
-            outcome = _run_step(directory, doc, pending[0], ui, dsn, durations)
+            outcome = _run_step(directory, doc, pending[0], ui, dsn, durations, baseline)
             if outcome.status != "complete":
                 doc["status"], stopped_by = outcome.status, outcome.signal
                 break
@@ -161,7 +180,7 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None) -> P
 
 
 def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None,
-              durations: list[float]) -> run_command.RunResult:
+              durations: list[float], baseline: baselines.Request | None) -> run_command.RunResult:
     """One step: its own run directory inside the sweep's; the step's record updated as it goes."""
     done = sum(1 for s in doc["steps"] if s["status"] == "complete")
     left = sum(1 for s in doc["steps"] if s["status"] == "pending")
@@ -173,7 +192,7 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["status"] = "running"
     document.write(directory, doc)
     try:
-        outcome = run_command.run(config, ui, directory=directory / step["name"])
+        outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
     except DbioError as exc:
         step["status"], step["error"] = "failed", str(exc)
         raise

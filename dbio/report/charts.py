@@ -172,8 +172,9 @@ def sweep_iops(curves: dict[str, Any] | None) -> str | None:
         return None
     fig, ax, lines = made
     for line in lines:
-        ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
-                label=line["label"])
+        drawn = ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
+                        label=line["label"])
+        _raw_curve(ax, line, "raw_iops", drawn[0].get_color())
     _sweep_x(ax, curves)
     ax.set_ylabel("reads/s")
     ax.set_ylim(bottom=0)
@@ -187,8 +188,9 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         return None
     fig, ax, lines = made
     for line in lines:
-        ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]), marker="o",
-                ms=3, label=line["label"])
+        drawn = ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
+                        marker="o", ms=3, label=line["label"])
+        _raw_curve(ax, line, "raw_latency_us", drawn[0].get_color())
     _sweep_x(ax, curves)
     ax.set_ylabel("microseconds")
     ax.set_ylim(bottom=0)
@@ -213,6 +215,14 @@ def sweep_latency_vs_iops(curves: dict[str, Any] | None) -> str | None:
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, frameon=False)
     return _svg(fig)
+
+
+def _raw_curve(ax: Any, line: dict[str, Any], key: str, color: str) -> None:
+    """fio's figure at each step's sessions (sweep --baseline), dashed in the database curve's colour."""
+    points = [p for p in line["points"] if p.get(key) is not None]
+    if points:
+        ax.plot([p["x"] for p in points], [p[key] for p in points], linestyle="--", marker="x", ms=3, color=color,
+                label=f"{line['label']}: raw (fio)")
 
 
 def _sweep_x(ax: Any, curves: dict[str, Any]) -> None:

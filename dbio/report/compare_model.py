@@ -22,6 +22,9 @@ FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "wri
                             "select_p50_us", "select_p99_us", "select_p99_9_us", "reads_per_host_cpu_second",
                             "db_cpu_us_per_read", "host_busy_pct")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
+# Compared too when every result has a raw-device baseline (run --baseline).
+EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu")
+EFFICIENCY_READS = EFFICIENCY[1]
 # What a reader must see first: the inputs that differ.
 CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",
                 "environment.storage.data_directory")
@@ -75,7 +78,7 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         columns += [name, "delta", "delta %", "verdict"]
         kinds += ["mixed", "mixed", "delta_pct", "text"]
     rows = []
-    for fig in FIGURES:
+    for fig in FIGURES + (EFFICIENCY if _all_have_baseline(doc for _, doc in named) else ()):
         row = [fig.label, {"value": fig.value(figures_of(base)), "kind": fig.kind}]
         for _, doc in named[1:]:
             change = fig.change(figures_of(base), figures_of(doc))
@@ -146,8 +149,15 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
         text += f" reads/s {reads:+.1f}%" if reads is not None else " reads/s -"
         if latency is not None:
             text += f", avg read latency {latency:+.1f}%"
+        efficiency = EFFICIENCY_READS.change(figures_of(base), figures_of(doc))
+        if efficiency.base is not None and efficiency.other is not None:
+            text += f", efficiency {efficiency.base:.2f} -> {efficiency.other:.2f} of the raw reads/s"
         parts.append(text)
     return "; ".join(parts)
+
+
+def _all_have_baseline(docs: Any) -> bool:
+    return all(EFFICIENCY_READS.value(figures_of(doc)) is not None for doc in docs)
 
 
 def _pick(doc: dict[str, Any], dotted: str) -> Any:
@@ -191,10 +201,15 @@ def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]
 def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: list[str]) -> dict[str, Any]:
     """One row per step key: the first sweep's reads/s, then each other sweep's with its deltas."""
     first = keyed[0][0]
+    # efficiency columns when every sweep ran with --baseline
+    raw = all(any(r.get(EFFICIENCY_READS.name) is not None for r in rows.values()) for _, rows in keyed)
     columns, kinds = ["Step values", f"{first} reads/s"], ["text", READS.kind]
     for name, _ in keyed[1:]:
         columns += [f"{name} reads/s", "delta %", f"{first} avg read", f"{name} avg read", "delta %"]
         kinds += [READS.kind, "delta_pct", LATENCY.kind, LATENCY.kind, "delta_pct"]
+        if raw:
+            columns += [f"{first} efficiency", f"{name} efficiency", "delta"]
+            kinds += [EFFICIENCY_READS.kind] * 3
     rows = []
     for key in all_keys:
         base = keyed[0][1].get(key) or {}
@@ -204,8 +219,13 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
             reads = catalogue.Change(READS, base.get(READS.name), other.get(READS.name))
             latency = catalogue.Change(LATENCY, base.get(LATENCY.name), other.get(LATENCY.name))
             row += [reads.other, reads.pct, latency.base, latency.other, latency.pct]
+            if raw:
+                efficiency = catalogue.Change(EFFICIENCY_READS, base.get(EFFICIENCY_READS.name),
+                                              other.get(EFFICIENCY_READS.name))
+                row += [efficiency.base, efficiency.other, efficiency.absolute]
         rows.append(row)
-    return table("compare_steps", "", columns, kinds, rows)
+    notes = ["efficiency: the database's reads/s / fio's at the step's sessions (sweep --baseline)"] if raw else []
+    return table("compare_steps", "", columns, kinds, rows, notes)
 
 
 def _step_key(step: dict[str, Any]) -> str:

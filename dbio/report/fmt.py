@@ -64,6 +64,8 @@ def cell(value: Any, kind: str) -> str:
         return f"{value:+.1f}%"
     if kind == "seconds":
         return seconds(value)
+    if kind == "money":
+        return f"{value:,.2f}"
     return smart(value)
 
 

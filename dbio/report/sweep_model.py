@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import verdict
+from dbio.report import capacity_section, verdict
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import knee as knee_math
@@ -18,10 +18,12 @@ from dbio.units import format_bytes, format_duration
 FORMAT = "dbio-sweep-report"
 # The figures a step's row carries (keyed by catalogue name), and those its summary table shows.
 STEP_FIGURES = ("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us", "select_mean_us",
-                "host_busy_pct", "reads_per_db_cpu_second", "window_seconds")
+                "host_busy_pct", "reads_per_db_cpu_second", "window_seconds", "raw_reads_per_s", "raw_avg_read_us",
+                "efficiency_reads", "total_requests_per_s")
 SUMMARY = catalogue.figures("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us",
                             "host_busy_pct", "reads_per_db_cpu_second")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")
+RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's columns when steps had --baseline
 
 
 def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
@@ -59,7 +61,8 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
         x_of = (lambda r: r["sessions"]) if x_key == "threads_per_schema" else (lambda r: _x_value(r, x_key))
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
                           if r["avg_read_us"] is not None else r["select_mean_us"],
-                          "read_latency": r["avg_read_us"] is not None, "step": r["step"]}
+                          "read_latency": r["avg_read_us"] is not None, "step": r["step"],
+                          "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
     return out
@@ -86,7 +89,9 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
+          capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
     rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
@@ -96,6 +101,8 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
         {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
         {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rows)},
+        capacity_section.section(doc, curve_list, step_docs, capacity or doc.get("capacity"),
+                                 by_sessions=x_key == "threads_per_schema"),
     ]
     return {
         "format": FORMAT, "format_version": 1, "kind": "sweep",
@@ -105,7 +112,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str
                           if best else "no step completed"),
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(doc, rows, step_docs)[:20],
-        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
+        "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
@@ -159,11 +166,17 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
 def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One row per step: the knobs it varied (sessions apart), its sessions and its summary figures."""
     knob_cols = [key for key, _ in doc.get("vary") or [] if key != "threads_per_schema"]
+    shown = SUMMARY + (RAW if any(r["raw_reads_per_s"] is not None for r in rows) else ())
     summary_rows = [[r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"],
-                     *[r[fig.name] for fig in SUMMARY], r["status"]] for r in rows]
-    return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[fig.short or fig.label for fig in SUMMARY],
-                                       "Status"],
-                 ["text"] * (1 + len(knob_cols)) + ["count", *[fig.kind for fig in SUMMARY], "text"], summary_rows)
+                     *[r[fig.name] for fig in shown], r["status"]] for r in rows]
+    notes = ["Raw reads/s: fio's synchronous 8 KiB random reads of the same files right before the step, one job "
+             "per session; Efficiency: the database's reads/s / raw."] if len(shown) > len(SUMMARY) else []
+    return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[_heading(fig) for fig in shown], "Status"],
+                 ["text"] * (1 + len(knob_cols)) + ["count", *[fig.kind for fig in shown], "text"], summary_rows, notes)
+
+
+def _heading(fig: catalogue.Figure) -> str:
+    return "Raw reads/s" if fig.name == "raw_reads_per_s" else fig.short or fig.label
 
 
 def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
@@ -197,7 +210,8 @@ def _headline(best: dict[str, Any], done: int) -> list[dict[str, Any]]:
 
 
 def summary_lines(model: dict[str, Any]) -> list[str]:
-    return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"]]
+    capacity = next((s.get("lines") or [] for s in model["sections"] if s["id"] == "capacity"), [])
+    return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"], *capacity]
 
 
 def _x_value(row: dict[str, Any], key: str) -> Any:

@@ -4,6 +4,7 @@ the run's sessions, right before the run, and the result and report carry it (ti
 import json
 import shutil
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,34 @@ def test_with_updates_the_write_side_runs_on_scratch_files_it_removes(loaded, tm
     assert redo["method"] == "fdatasync" and redo["syncs_per_s"] > 0 and redo["tool"] == "pg_test_fsync"
     assert "redo log sync (pg_test_fsync, fdatasync)" in done.out
     assert not list(loaded.data_dir.rglob("*.scratch"))  # both scratch files removed
+
+
+@needs_fio
+def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(loaded):
+    done = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-curve"),
+                "--sessions", "1,2", "--baseline", "--target-iops", "100000000", "--latency-slo", "p99<1s",
+                "--price", "instance=100/month")
+    assert done.code == 0, done.text
+    assert "beyond the measured range" in done.out  # the capacity statements close the sweep's summary
+    line = next(ln for ln in done.out.splitlines() if ln.startswith("sweep: "))
+    directory = Path(line.split(": ", 1)[1]).parent
+    assert json.loads((directory / "sweep.json").read_text())["baseline"] == {"path": None}
+    for step, sessions in (("01-t1", 1), ("02-t2", 2)):
+        record = load_result(directory / step)["baseline"]
+        assert record["sessions"] == sessions and record["runs"]["sync"]["jobs"] == sessions
+    text = (directory / "sweep.txt").read_text()
+    assert "Raw reads/s" in text and "Efficiency" in text
+    assert "Capacity and queueing" in text and "Cost of the measured rates" in text
+    assert json.loads((directory / "sweep.json").read_text())["capacity"]["target_iops"] == 1e8
+    rerendered = dbio("report", str(directory), "--target-iops", "1")
+    assert rerendered.code == 0 and "met at 1 session," in rerendered.out
+    assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
+    other = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-again"),
+                 "--sessions", "1,2", "--baseline")
+    assert other.code == 0, other.text
+    again = Path(next(ln for ln in other.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
+    compared = dbio("compare", str(directory), str(again))
+    assert compared.code == 0, compared.text
+    assert "raw-curve efficiency" in compared.out and "raw-again efficiency" in compared.out
+    runs = dbio("compare", str(directory / "01-t1"), str(again / "02-t2"))
+    assert runs.code == 0 and "Database efficiency (reads/s / raw)" in runs.out and "efficiency " in runs.out
