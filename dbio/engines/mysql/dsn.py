@@ -52,7 +52,7 @@ def parse(text: str) -> Dsn:
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - set(_PARAMS) - {"password"})
     if unknown:
-        raise DsnError(f"unknown parameter {unknown[0]!r} (dbio knows unix_socket)")
+        raise DsnError(f"unknown parameter {unknown[0]!r} (the only one is unix_socket)")
     database = unquote(parts.path.lstrip("/"))
     if not database or "/" in database:
         raise DsnError("it names no database (mysql://user@host/dbname)")
