@@ -14,7 +14,8 @@ SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")
 
 def check(config: Config) -> list[ConfigError]:
     if config.connection.embedded:
-        return [ConfigError("engine", "mysql", "works on an existing server for now (the managed local "
+        shown = display_key(BY_KEY["engine"], config.origins.get("engine", "default"))
+        return [ConfigError(shown, "mysql", "works on an existing server for now (the managed local "
                             "instance is not there yet)", "give --dsn mysql://user@host:port/dbname "
                             "(or mysql://user@localhost/dbname?unix_socket=/path)")]
     errors: list[ConfigError] = []
