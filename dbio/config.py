@@ -47,9 +47,9 @@ class WorkloadConfig:
     think_time_min: float
     think_time_max: float
     key_order: str
-    access_path: str
     load_parallel_degree: int
     allow_cached: bool
+    access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
 
     @property
     def sessions(self) -> int:

@@ -54,15 +54,22 @@ def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:
 
 
 def read_pid_cpu(pids: list[int]) -> dict[int, float]:
-    """CPU seconds (user + system) of each process still alive."""
+    """CPU seconds (user + system) of each process still alive; of the thread itself for the id of a
+    thread of another process (a MySQL session's server thread), whose /proc/<id>/stat is its process's."""
     out: dict[int, float] = {}
     for pid in pids:
         try:
-            user, system = parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())
+            user, system = parse_pid_stat(_stat_path(pid).read_text())
         except (OSError, IndexError, ValueError):
             continue
         out[pid] = user + system
     return out
+
+
+def _stat_path(pid: int) -> Path:
+    status = Path(f"/proc/{pid}/status").read_text()
+    tgid = next((line.split()[1] for line in status.splitlines() if line.startswith("Tgid:")), str(pid))
+    return Path(f"/proc/{pid}/stat") if tgid == str(pid) else Path(f"/proc/{tgid}/task/{pid}/stat")
 
 
 def self_cpu() -> float:

@@ -24,6 +24,7 @@ DEFAULT = "postgresql"
 # engine name -> its entry module (see EngineEntry)
 _ENTRIES = {
     "postgresql": "dbio.engines.postgres.entry",
+    "mysql": "dbio.engines.mysql.entry",
 }
 
 

@@ -35,11 +35,12 @@ def test_the_engine_is_postgresql_by_default_and_its_options_are_marked(tmp_path
 def test_an_unknown_engine_is_one_line_listing_the_choices(tmp_path, capsys):
     code, _, err = run(["instance", "status", "--engine", "oracle", "--data-dir", str(tmp_path / "none")], capsys)
     assert code == 2
-    assert err.strip().splitlines() == ["dbio: --engine = oracle: not one of postgresql; use postgresql"]
+    assert err.strip().splitlines() == ["dbio: --engine = oracle: not one of postgresql, mysql; "
+                                        "use postgresql or mysql"]
     with pytest.raises(ConfigErrors) as exc:
-        load_config(Sources(cwd=tmp_path, discover=False, env={"DBIO_ENGINE": "mysql"}))
+        load_config(Sources(cwd=tmp_path, discover=False, env={"DBIO_ENGINE": "db2"}))
     assert "DBIO_ENGINE" in str(exc.value.errors[0]) and "postgresql" in str(exc.value.errors[0])
-    with pytest.raises(UsageError, match="use one of postgresql"):
+    with pytest.raises(UsageError, match="use one of postgresql, mysql"):
         registry.entry("oracle")
 
 
@@ -68,7 +69,7 @@ def test_reading_options_and_configuration_loads_no_driver(tmp_path):
     """Every engine's entry is read for the option table: none may load a database driver."""
     code = ("import sys; from dbio import cli, target; from dbio.config import Sources, load_config; "
             f"load_config(Sources(cwd=__import__('pathlib').Path({str(tmp_path)!r}), discover=False)); "
-            "[__import__(m) for m in ('dbio.engines.postgres.entry',)]; "
+            "[__import__(m) for m in ('dbio.engines.postgres.entry', 'dbio.engines.mysql.entry')]; "
             "loaded = [m for m in ('psycopg', 'pymysql', 'MySQLdb', 'mariadb') if m in sys.modules]; "
             "assert not loaded, loaded")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -1,0 +1,1 @@
+"""The MySQL / MariaDB (InnoDB) engine."""

@@ -1,0 +1,209 @@
+"""MySQL and MariaDB (InnoDB) behind dbio's Engine interface.
+
+PyMySQL is synchronous: the async methods run its calls in threads of the engine's own pool,
+large enough for every session of a run to wait in the server at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterator
+
+import pymysql
+
+from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+                               Teardown)
+from dbio.engines.mysql import catalog, connection, loader, server, stats, verify, workload
+from dbio.engines.mysql.connection import Connection
+from dbio.errors import DbioError
+from dbio.stats import histogram
+
+_POOL = ThreadPoolExecutor(max_workers=512, thread_name_prefix="dbio-mysql")
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return await asyncio.get_running_loop().run_in_executor(_POOL, lambda: fn(*args, **kwargs))
+
+
+class MysqlEngine:
+    name = "mysql"
+    kinds = ("select", "update", "scan")
+
+    def __init__(self) -> None:
+        self.page_size = 16384  # until probe() says otherwise
+        self.own_ids: set[int] = set()  # connection ids of this dbio's connections (not "other sessions")
+        self.pid_to_id: dict[int, int] = {}  # what init_session returned -> the session's connection id
+        self.bounds = histogram.bounds_us()
+
+    @property
+    def filler_bytes(self) -> int:
+        return loader.filler_bytes(self.page_size)
+
+    # -- connections and facts ---------------------------------------------------------
+    def connect(self, conninfo: str, *, application_name: str,
+                notify: Callable[[str], None] | None = None) -> Connection:
+        conn = connection.connect(conninfo, application_name=application_name)
+        self.own_ids.add(conn.thread_id)
+        return conn
+
+    def wait_while_recovering(self, conninfo: str, notify: Callable[[str], None]) -> None:
+        self.close(self.connect(conninfo, application_name="dbio:wait"))
+
+    async def aconnect(self, conninfo: str, *, application_name: str) -> Connection:
+        return await _in_thread(self.connect, conninfo, application_name=application_name)
+
+    def close(self, conn: Connection) -> None:
+        conn.close()
+
+    async def aclose(self, conn: Connection) -> None:
+        await _in_thread(conn.close)
+
+    def abandon(self, conn: Connection) -> None:
+        connection.abandon(conn)
+
+    def probe(self, conn: Connection) -> ServerInfo:
+        info = server.probe(conn)
+        self.page_size = server.page_size(info)
+        return info
+
+    def describe_target(self, conninfo: str) -> str:
+        from dbio.engines.mysql import dsn
+
+        return dsn.describe(dsn.parse(conninfo))
+
+    # -- setup -------------------------------------------------------------------------
+    def read_setup(self, conn: Connection) -> SetupRecord | None:
+        return catalog.read_setup(conn)
+
+    def data_files(self, conn: Connection, info: ServerInfo) -> list[str]:
+        if not info.caps.local or not info.caps.data_directory:
+            return []
+        names = [n for n in catalog.dbio_tables(conn) if n.startswith("dbio_cf")]
+        files = [os.path.join(info.caps.data_directory, conn.dsn.database, f"{n}.ibd") for n in sorted(names)]
+        return [f for f in files if os.path.exists(f)]
+
+    def redo_sync_rate(self, info: ServerInfo, directory: str, seconds: int) -> dict[str, Any]:
+        return {"tool": "none", "method": "not measured for InnoDB yet", "syncs_per_s": None, "avg_sync_us": None,
+                "command": None}
+
+    def check_namespace(self, conn: Connection, spec: SetupSpec) -> None:
+        catalog.check_namespace(conn, spec)
+
+    def begin_setup(self, conn: Connection, spec: SetupSpec, *, setup_id: str, server_version: str) -> SetupRecord:
+        return catalog.begin_setup(conn, spec, setup_id=setup_id, server_version=server_version)
+
+    def prepare_load_session(self, conn: Connection) -> None:
+        return None
+
+    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool:
+        return loader.table_is_loaded(record, job)
+
+    def load_table(self, conn: Connection, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
+                   on_rows: Callable[[int], None], should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
+        return loader.load_table(conn, record, job, batches, on_rows, should_stop, self.page_size)
+
+    def cancel(self, conn: Connection) -> None:
+        connection.kill_query(conn)
+
+    def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException:
+        kept = "" if done is None else f"; {done} of {total} tables are complete and kept"
+        if not isinstance(exc, pymysql.err.MySQLError):
+            return exc
+        text = connection.server_error_text(exc)
+        code = exc.args[0] if exc.args else None
+        if code in (1114, 1021, 3):  # table full, disk full, error writing
+            return DbioError(f"the server ran out of space while loading ({text}){kept}",
+                             "free space on the server's data directory, then run dbio setup again to resume")
+        if isinstance(exc, pymysql.err.OperationalError):
+            return DbioError(f"the connection to the server broke while loading ({text}){kept}",
+                             "check the server, then run dbio setup again to resume")
+        return DbioError(f"the server refused the load ({text}){kept}", "fix the cause, then run dbio setup again")
+
+    def finish_setup(self, conn: Connection, record: SetupRecord) -> SetupRecord:
+        return catalog.finish_setup(conn, record)
+
+    def verify(self, conn: Connection, record: SetupRecord) -> list[Check]:
+        return verify.verify(conn, record)
+
+    def teardown(self, conn: Connection) -> Teardown:
+        return catalog.teardown(conn)
+
+    def default_schema_clash(self, conn: Connection) -> str | None:
+        return None  # MySQL has no default schema per user
+
+    def keep_default_schema_out(self, conn: Connection) -> bool:
+        return False
+
+    # -- run: control connection ---------------------------------------------------------
+    def install_workload(self, conn: Connection) -> None:
+        workload.install(conn)
+
+    def prepare_run(self, conn: Connection, run_id: int, params: dict[str, Any]) -> None:
+        workload.prepare_run(conn, run_id, params)
+
+    def plans(self, conn: Connection, schema_index: int, access_path: str) -> dict[str, Any]:
+        return workload.plans(conn, schema_index)
+
+    def hold_barrier(self, conn: Connection, run_id: int) -> None:
+        workload.hold_barrier(conn, run_id)
+
+    def waiting_at_barrier(self, conn: Connection, run_id: int) -> int:
+        return workload.waiting_at_barrier(conn, run_id)
+
+    def release(self, conn: Connection, run_id: int, *, warmup: float, run_time: float,
+                start: float | None = None) -> tuple[float, float, float | None]:
+        return workload.release(conn, run_id, warmup=warmup, run_time=run_time, start=start)
+
+    def forget_run(self, conn: Connection, run_id: int) -> None:
+        workload.forget_run(conn, run_id)
+
+    def forget_abandoned_runs(self, conn: Connection, alive: Callable[[str], bool]) -> int:
+        return workload.forget_abandoned_runs(conn, alive)
+
+    # -- run: sessions -------------------------------------------------------------------
+    async def init_session(self, conn: Connection, schema_index: int, access_path: str) -> int:
+        await _in_thread(workload.init_session, conn, schema_index, self.bounds)
+        pid = conn.os_tid or conn.thread_id
+        self.pid_to_id[pid] = conn.thread_id
+        return pid
+
+    async def call_slice(self, conn: Connection, **kwargs: Any) -> SliceResult:
+        return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, **kwargs)
+
+    async def cancel_statement(self, conn: Connection, timeout: float) -> bool:
+        try:
+            return await asyncio.wait_for(_in_thread(connection.kill_query, conn), timeout)
+        except Exception:
+            return False
+
+    async def flush_stats(self, conn: Connection) -> None:
+        return None  # InnoDB's counters are current at once
+
+    def is_cancelled(self, exc: BaseException) -> bool:
+        return connection.is_cancelled(exc)
+
+    async def backend_pid(self, conn: Connection) -> int:
+        return conn.os_tid or conn.thread_id
+
+    # -- statistics ----------------------------------------------------------------------
+    async def prepare_monitor(self, conn: Connection) -> None:
+        return None
+
+    async def snapshot(self, conn: Connection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
+        return await _in_thread(stats.read, conn, set(self.own_ids))
+
+    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
+        return stats.normalize(raw)
+
+    async def session_states(self, conn: Connection, pids: list[int]) -> list[str]:
+        ids = [self.pid_to_id.get(pid, pid) for pid in pids]
+        if not ids:
+            return []
+        rows = await _in_thread(conn.query, "SELECT ID, COMMAND, STATE FROM information_schema.PROCESSLIST "
+                                "WHERE ID IN (" + ",".join(str(int(i)) for i in ids) + ")")
+        found = {int(i): (command, state) for i, command, state in rows}
+        return [stats.session_state(*found.get(i, (None, None))) for i in ids]
+
+    async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
+        return []  # InnoDB's background threads are threads of the one server process

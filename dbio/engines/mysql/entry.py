@@ -1,0 +1,100 @@
+"""The MySQL / MariaDB engine as the registry sees it (registry.EngineEntry).
+
+Imported whichever engine runs (its options are part of the option table), so it imports
+PyMySQL, and anything that does, only inside the functions that need it."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from dbio.engines.mysql import dsn as dsns
+from dbio.engines.mysql.options import OPTIONS, RESTART_KNOBS, InstanceConfig
+
+if TYPE_CHECKING:
+    from dbio.config import Config
+    from dbio.errors import ConfigError
+
+__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+           "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
+           "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
+
+
+def check(config: Config) -> list[ConfigError]:
+    from dbio.engines.mysql.checks import check as mysql_check
+
+    return mysql_check(config)
+
+
+def create_engine() -> Any:
+    from dbio.engines.mysql.engine import MysqlEngine
+
+    return MysqlEngine()
+
+
+def default_data_dir() -> Path:
+    import platformdirs
+
+    return platformdirs.user_data_path("dbio") / "mysql-instance"
+
+
+def instance_config(values: dict[str, Any]) -> InstanceConfig:
+    return InstanceConfig(data_dir=values["data_dir"])
+
+
+def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:
+    from dbio.engines.mysql import target
+
+    return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
+
+
+def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
+    from dbio.errors import UsageError
+
+    raise UsageError("the mysql engine has no managed instance yet", "give --dsn mysql://user@host:port/dbname")
+
+
+def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:
+    from dbio.engines.mysql import target
+
+    return target.exclusive(config, command, notify)
+
+
+def redact_dsn(dsn: str) -> str:
+    return dsns.redact(dsn)
+
+
+def has_password(dsn: str) -> bool:
+    return dsns.has_password(dsn)
+
+
+def same_server(dsn: str, redacted: str) -> bool:
+    return dsns.same_server(dsn, redacted)
+
+
+def scrub(text: str) -> str:
+    return dsns.scrub(text)
+
+
+def server_error_text(exc: BaseException) -> str | None:
+    if "pymysql" not in sys.modules:
+        return None  # PyMySQL never loaded: it cannot have raised
+    from dbio.engines.mysql.connection import server_error_text as mysql
+
+    return mysql(exc)
+
+
+def builtin_scripts() -> dict[str, str]:
+    from dbio.engines.mysql import sqlfiles
+
+    return {name: sqlfiles.text(name) for name in sqlfiles.names()}
+
+
+def complete_result(document: dict[str, Any]) -> dict[str, Any]:
+    return document  # every result of this engine was written with the facts this dbio reads
+
+
+def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    return manifest

@@ -1,0 +1,44 @@
+"""What the MySQL engine declares in its Capabilities for reports and verdicts to word themselves with (pure)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+CACHE_NAME = "innodb_buffer_pool_size"
+SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page_size", "innodb_flush_log_at_trx_commit",
+                  "innodb_doublewrite", "innodb_log_file_size", "innodb_read_ahead_threshold",
+                  "innodb_random_read_ahead", "innodb_io_capacity", "performance_schema")
+SETTINGS_READ = SETTINGS_SHOWN + ("datadir", "innodb_log_group_home_dir", "innodb_data_home_dir", "max_connections",
+                                  "extra_max_connections", "hostname", "port", "socket", "version",
+                                  "version_comment", "innodb_stats_persistent", "innodb_file_per_table")
+DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
+
+
+def setting(settings: dict[str, Any], name: str) -> str | None:
+    entry = settings.get(name)
+    return None if not isinstance(entry, dict) or entry.get("setting") is None else str(entry["setting"])
+
+
+def redo_directory(settings: dict[str, Any], local: bool) -> str | None:
+    """innodb_log_group_home_dir, relative to datadir when it is ('./' by default)."""
+    datadir, home = setting(settings, "datadir"), setting(settings, "innodb_log_group_home_dir")
+    if not local or not datadir:
+        return None
+    return os.path.normpath(os.path.join(datadir, home or "."))
+
+
+def capability_facts(settings: dict[str, Any], *, local: bool) -> dict[str, Any]:
+    return {
+        "times_data_io": False,
+        "times_redo_io": False,
+        "cache_name": CACHE_NAME,
+        "redo_directory": redo_directory(settings, local),
+        "settings_shown": SETTINGS_SHOWN,
+        "maintenance_process": None,
+        "maintenance_name": "purge",
+    }
+
+
+def direct_io(settings: dict[str, Any]) -> bool:
+    return (setting(settings, "innodb_flush_method") or "").upper() in DIRECT_METHODS

@@ -1,0 +1,94 @@
+"""What a MySQL or MariaDB server is and offers: version, settings, Capabilities."""
+
+from __future__ import annotations
+
+import re
+
+from dbio.engines.base import Capabilities, ServerInfo
+from dbio.engines.mysql import facts
+from dbio.engines.mysql.connection import Connection, is_local_server
+from dbio.engines.mysql.dsn import describe
+from dbio.errors import UsageError
+
+MIN_MARIADB = 100600  # 10.6
+MIN_MYSQL = 80000  # 8.0
+MAX_PAGE_SIZE = 16384  # the row sizing below (two rows per page, never three) is for 4-16 KiB pages
+
+
+def version_num(version: str) -> int:
+    match = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    if not match:
+        return 0
+    major, minor, patch = (int(g) for g in match.groups())
+    return major * 10000 + minor * 100 + patch
+
+
+def product(version: str) -> str:
+    return "MariaDB" if "mariadb" in version.lower() else "MySQL"
+
+
+def check_version(version: str) -> None:
+    num, name = version_num(version), product(version)
+    low = num < (MIN_MARIADB if name == "MariaDB" else MIN_MYSQL)
+    if low:
+        raise UsageError(f"the server runs {name} {version.split('-')[0]}; dbio needs MySQL 8.0+ or MariaDB 10.6+",
+                         "use a newer server")
+
+
+def read_settings(conn: Connection) -> dict[str, dict[str, object]]:
+    marks = ", ".join(["%s"] * len(facts.SETTINGS_READ))
+    rows = conn.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({marks})", facts.SETTINGS_READ)
+    return {name: {"setting": value, "unit": None, "source": None} for name, value in rows}
+
+
+def status(conn: Connection, names: tuple[str, ...]) -> dict[str, str]:
+    marks = ", ".join(["%s"] * len(names))
+    return dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", names))
+
+
+def probe(conn: Connection) -> ServerInfo:
+    """Version, settings and capabilities; refuses servers dbio does not support."""
+    version, database, user = conn.one("SELECT VERSION(), DATABASE(), CURRENT_USER()")
+    check_version(version)
+    settings = read_settings(conn)
+    page_size = int(facts.setting(settings, "innodb_page_size") or 16384)
+    if page_size > MAX_PAGE_SIZE:
+        raise UsageError(f"the server uses {page_size}-byte InnoDB pages; dbio sizes its rows for 4 to 16 KiB pages",
+                         "use a server with innodb_page_size of 16k or less")
+    counted = status(conn, ("Threads_connected", "Innodb_os_log_fsyncs"))
+    local = is_local_server(conn)
+    name = product(version)
+    short = version.split("-")[0]
+    datadir = facts.setting(settings, "datadir")
+    data_directory = datadir.rstrip("/") or "/" if datadir and local else None
+    performance_schema = facts.setting(settings, "performance_schema") in ("ON", "1")
+    missing = [("physical read and write latency", "not read from performance_schema in this version of dbio"
+                if performance_schema else "performance_schema is off on the server"),
+               ("wait events of the sessions", "only the processlist's states are sampled (no performance_schema "
+                "wait events in this version of dbio)"),
+               ("checkpoints", "InnoDB's status counters do not count checkpoints"),
+               ("I/O by process kind", "InnoDB does not split its I/O counters by thread kind"),
+               ("the run's own sessions' I/O", "InnoDB's counters are server-wide")]
+    if "Innodb_os_log_fsyncs" not in counted:
+        missing.append(("redo log syncs", f"{name} {short} does not count them in its status"))
+    if not local:
+        missing += [("DB CPU of the sessions", "the server is not on this host (or its threads are not visible)"),
+                    ("device statistics of the data directory", "the server is not on this host"),
+                    ("host CPU of the server", "the server is not on this host (host CPU is dbio's own host)")]
+    caps = Capabilities(
+        engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
+        io_view_has_wal=False, has_backend_cpu=local, can_see_waits=False, data_directory=data_directory,
+        local=local, direct_io=facts.direct_io(settings), missing=tuple(missing),
+        **facts.capability_facts(settings, local=local))
+    max_connections = int(facts.setting(settings, "max_connections") or 151)
+    identity = ":".join(str(facts.setting(settings, k)) for k in ("hostname", "port", "socket", "datadir"))
+    return ServerInfo(caps=caps, settings=settings, database=database or conn.dsn.database, user=user,
+                      description=f"{name} {short} at {describe(conn.dsn).split(' at ', 1)[1]}",
+                      cache_bytes=int(facts.setting(settings, "innodb_buffer_pool_size") or 0),
+                      max_connections=max_connections, reserved_connections=1,  # one more for SUPER
+                      connections_in_use=int(counted.get("Threads_connected") or 0),
+                      backend_pid=conn.os_tid or conn.thread_id, identity=identity)
+
+
+def page_size(info: ServerInfo) -> int:
+    return int(facts.setting(info.settings, "innodb_page_size") or 16384)

@@ -1,0 +1,1 @@
+EXPLAIN UPDATE {table} FORCE INDEX (custid) SET c2 = c2 + 1 WHERE custid BETWEEN 1 AND 8

@@ -1,0 +1,158 @@
+-- The work loop, one slice (about one second) per CALL; the same semantics as PostgreSQL's.
+--
+-- SLOB semantics: random key ranges of work_unit rows through the scattered index on custid;
+-- SELECTs read a row column (COUNT(c2): every row's page is read, never only the index);
+-- exactly update_pct UPDATEs per 100 iterations, each committed (the session is in autocommit);
+-- exactly scan_pct full scans of the scan table per 100 SELECTs; every hot_every-th statement
+-- goes to the hot spot, every hot_schema_every-th to schema 1's table; every think_every-th
+-- iteration ends with a think time. A session's table is named by p_schema: the statements are
+-- prepared once per slice. The latency histogram goes to the session's MEMORY table dbio_hist
+-- (bucket found in dbio_bounds); the slice's counters and then the histogram come back as two
+-- result sets. The barrier is passed before the first CALL (workload.py).
+CREATE PROCEDURE dbio_slice(
+    IN p_run_id            BIGINT,
+    IN p_session           INT,
+    IN p_schema            INT,
+    IN p_iterations_before BIGINT,
+    IN p_selects_before    BIGINT,
+    IN p_max_iterations    BIGINT,
+    IN p_think_left        DOUBLE)
+SQL SECURITY INVOKER
+COMMENT {tag}
+BEGIN
+    DECLARE c_slice, c_started, c_deadline, c_think_min, c_think_max DOUBLE;
+    DECLARE c_scale, c_hot_lo, c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every BIGINT;
+    DECLARE c_work_unit, c_update_pct, c_scan_pct, c_fill INT;
+    DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think DOUBLE;
+    DECLARE v_span, v_hot_span, v_lo, v_n BIGINT;
+    DECLARE v_iter BIGINT DEFAULT p_iterations_before;
+    DECLARE v_sel BIGINT DEFAULT p_selects_before;
+    DECLARE v_phase INT DEFAULT (p_session * 37) % 100;  -- staggers the UPDATE pattern across sessions
+    DECLARE v_kind, v_b, v_pool_span INT;
+    DECLARE v_hot_schema BOOLEAN;
+    DECLARE v_pool MEDIUMBLOB;
+    DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows BIGINT DEFAULT 0;
+    DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
+    DECLARE s1, s2, s3, m1, m2, m3 DOUBLE DEFAULT 0;
+
+    SELECT slice_seconds, started_at, deadline, scale, work_unit, update_pct, scan_pct, fill_bytes, hot_lo,
+           hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max
+      INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_pct, c_scan_pct, c_fill, c_hot_lo,
+           c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max
+      FROM dbio_run_control WHERE run_id = p_run_id;
+    IF c_started IS NULL THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this run is not released (or gone)';
+    END IF;
+    SELECT bytes INTO v_pool FROM dbio_pool WHERE id = 1;
+
+    SET @dbio_sql = CONCAT('SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf1_', p_schema,
+                           ' FORCE INDEX (custid) WHERE custid BETWEEN ? AND ?');
+    PREPARE dbio_select FROM @dbio_sql;
+    SET @dbio_sql = 'SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf1_1 FORCE INDEX (custid) WHERE custid BETWEEN ? AND ?';
+    PREPARE dbio_select_hot FROM @dbio_sql;
+    SET @dbio_sql = CONCAT('UPDATE dbio_cf1_', p_schema, ' FORCE INDEX (custid) ',
+                           'SET c2 = c2 + 1, filler = INSERT(filler, 1, ?, ?) WHERE custid BETWEEN ? AND ?');
+    PREPARE dbio_update FROM @dbio_sql;
+    SET @dbio_sql = 'UPDATE dbio_cf1_1 FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, ?, ?) WHERE custid BETWEEN ? AND ?';
+    PREPARE dbio_update_hot FROM @dbio_sql;
+    IF c_scan_pct > 0 THEN
+        SET @dbio_sql = 'SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf2';
+        PREPARE dbio_scan FROM @dbio_sql;
+    END IF;
+    DELETE FROM dbio_hist;
+
+    -- This slice ends at the next boundary of the grid (or at the deadline).
+    SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+    SET v_end = c_started + c_slice * (FLOOR((v_now - c_started) / c_slice) + 1);
+    IF c_deadline IS NOT NULL AND v_end > c_deadline THEN
+        SET v_end = c_deadline;
+    END IF;
+    SET v_span = c_scale - c_work_unit + 1;
+    SET v_hot_span = GREATEST(c_hot_rows - c_work_unit + 1, 1);
+    SET v_pool_span = LENGTH(v_pool) - c_fill;
+    SET @dbio_fill_len = c_fill;
+
+    -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
+    IF p_think_left > 0 THEN
+        SET v_sleep = LEAST(p_think_left, GREATEST(v_end - v_now, 0));
+        DO SLEEP(v_sleep);
+        SET o_think_s = v_sleep, o_think_left = p_think_left - v_sleep;
+        SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+    END IF;
+
+    WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) DO
+        SET v_iter = v_iter + 1;
+        IF v_iter % c_hot_every = 0 THEN
+            SET v_lo = c_hot_lo + FLOOR(RAND() * v_hot_span);
+        ELSE
+            SET v_lo = 1 + FLOOR(RAND() * v_span);
+        END IF;
+        SET @dbio_lo = v_lo, @dbio_hi = v_lo + c_work_unit - 1;
+        SET v_hot_schema = v_iter % c_hot_schema_every = 0;
+
+        -- Exactly update_pct of every 100 consecutive iterations UPDATE, spread evenly.
+        IF ((v_iter + v_phase) * c_update_pct) DIV 100 <> ((v_iter + v_phase - 1) * c_update_pct) DIV 100 THEN
+            SET v_kind = 2;
+            SET @dbio_fill = SUBSTRING(v_pool, 1 + FLOOR(RAND() * v_pool_span), c_fill);
+            SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
+            IF v_hot_schema THEN
+                EXECUTE dbio_update_hot USING @dbio_fill_len, @dbio_fill, @dbio_lo, @dbio_hi;
+            ELSE
+                EXECUTE dbio_update USING @dbio_fill_len, @dbio_fill, @dbio_lo, @dbio_hi;
+            END IF;
+            SET v_n = ROW_COUNT();
+            SET o_updates = o_updates + 1;
+        ELSE
+            SET v_sel = v_sel + 1;
+            -- Exactly scan_pct of every 100 consecutive SELECTs scan the scan table.
+            IF ((v_sel + v_phase) * c_scan_pct) DIV 100 <> ((v_sel + v_phase - 1) * c_scan_pct) DIV 100 THEN
+                SET v_kind = 3;
+                SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
+                EXECUTE dbio_scan;
+                SET o_scans = o_scans + 1;
+            ELSE
+                SET v_kind = 1;
+                SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
+                IF v_hot_schema THEN
+                    EXECUTE dbio_select_hot USING @dbio_lo, @dbio_hi;
+                ELSE
+                    EXECUTE dbio_select USING @dbio_lo, @dbio_hi;
+                END IF;
+                SET o_selects = o_selects + 1;
+            END IF;
+            SET v_n = @dbio_n;
+        END IF;
+
+        SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+        SET v_us = (v_now - v_t0) * 1000000;
+        SET v_b = (SELECT bucket FROM dbio_bounds WHERE lo_us <= v_us ORDER BY lo_us DESC LIMIT 1);
+        INSERT INTO dbio_hist (kind, bucket, n) VALUES (v_kind, v_b, 1) ON DUPLICATE KEY UPDATE n = n + 1;
+        CASE v_kind
+            WHEN 1 THEN SET s1 = s1 + v_us, m1 = GREATEST(m1, v_us);
+            WHEN 2 THEN SET s2 = s2 + v_us, m2 = GREATEST(m2, v_us);
+            ELSE SET s3 = s3 + v_us, m3 = GREATEST(m3, v_us);
+        END CASE;
+        SET o_rows = o_rows + v_n, o_iterations = o_iterations + 1;
+
+        -- Every think_every-th iteration ends with a think time ("off" is a period never reached).
+        IF v_iter % c_think_every = 0 THEN
+            SET v_think = c_think_min + RAND() * (c_think_max - c_think_min);
+            SET v_sleep = LEAST(v_think, GREATEST(v_end - v_now, 0));
+            DO SLEEP(v_sleep);
+            SET o_think_s = o_think_s + v_sleep, o_think_left = v_think - v_sleep;
+            SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+        END IF;
+    END WHILE;
+
+    DEALLOCATE PREPARE dbio_select;
+    DEALLOCATE PREPARE dbio_select_hot;
+    DEALLOCATE PREPARE dbio_update;
+    DEALLOCATE PREPARE dbio_update_hot;
+    IF c_scan_pct > 0 THEN
+        DEALLOCATE PREPARE dbio_scan;
+    END IF;
+    SELECT o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3, m1, m2, m3,
+           v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
+              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations);
+    SELECT kind, bucket, n FROM dbio_hist;
+END

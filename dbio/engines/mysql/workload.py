@@ -1,0 +1,139 @@
+"""The run side of the MySQL engine: install the loop, the start barrier, slices, plans.
+
+The barrier is a named lock (GET_LOCK) the control connection holds; each session asks for it
+before its first slice and gives it back at once, so all pass when the control releases it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dbio.engines.base import SliceResult
+from dbio.engines.mysql import catalog, sqlfiles
+from dbio.engines.mysql.connection import Connection
+from dbio.errors import DbioError, UsageError
+
+BARRIER_WAIT_SECONDS = 86400  # a session waits for the start as long as the control holds the lock
+
+
+def barrier_lock(conn: Connection, run_id: int) -> str:
+    return f"dbio:run:{conn.dsn.database}:{run_id}"[:64]
+
+
+def install(conn: Connection) -> None:
+    """(Re)create the work loop procedure: a newer dbio brings its loop without a new load."""
+    _, setup_id = catalog.owner(conn)
+    if setup_id is None:
+        raise UsageError("this database holds no dbio setup", "load it first with dbio setup")
+    existing = catalog.dbio_routines(conn).get(catalog.PROCEDURE)
+    if existing is not None:
+        if catalog.tag_id(existing) != setup_id:
+            raise UsageError(f"procedure {catalog.PROCEDURE} exists in this database and was not created by dbio",
+                             f"drop it yourself (DROP PROCEDURE {catalog.PROCEDURE}) or use another database")
+        conn.execute(f"DROP PROCEDURE {catalog.PROCEDURE}")
+    text = sqlfiles.statement("slice.sql").replace("{tag}", catalog.literal(conn, catalog.tag(setup_id)))
+    conn.execute(text)
+
+
+def prepare_run(conn: Connection, run_id: int, params: dict[str, Any]) -> None:
+    values = {k: v for k, v in params.items() if k != "bounds_us"}
+    conn.execute(sqlfiles.statement("run_control.sql"), {"run_id": run_id, **values})
+
+
+def hold_barrier(conn: Connection, run_id: int) -> None:
+    got, = conn.one("SELECT GET_LOCK(%s, 10)", (barrier_lock(conn, run_id),))
+    if got != 1:
+        raise DbioError("could not take the run's start barrier (a lock of the same name is held)",
+                        "make sure no other dbio runs on this database")
+
+
+def waiting_at_barrier(conn: Connection, run_id: int) -> int:
+    pattern = "%" + barrier_lock(conn, run_id) + "%"
+    return int(conn.one(sqlfiles.statement("barrier_waiting.sql"), {"pattern": pattern})[0])
+
+
+def release(conn: Connection, run_id: int, *, warmup: float, run_time: float,
+            start: float | None = None) -> tuple[float, float, float | None]:
+    if start is None:
+        start = float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
+    conn.execute(sqlfiles.statement("release.sql"),
+                 {"run_id": run_id, "start": start, "warmup": warmup, "run_time": run_time})
+    conn.one("SELECT RELEASE_LOCK(%s)", (barrier_lock(conn, run_id),))
+    return start, start + warmup, start + warmup + run_time if run_time > 0 else None
+
+
+def forget_run(conn: Connection, run_id: int) -> None:
+    conn.execute("DELETE FROM dbio_run_control WHERE run_id = %s", (run_id,))
+    conn.one("SELECT RELEASE_ALL_LOCKS()")
+
+
+def forget_abandoned_runs(conn: Connection, alive: Callable[[str], bool]) -> int:
+    """Runs whose dbio process is gone: their sessions end with their slice (the client is gone)."""
+    rows = conn.query("SELECT run_id, client, created_at < UNIX_TIMESTAMP() - 86400 FROM dbio_run_control")
+    gone = [run_id for run_id, client, old in rows if (client and not alive(client)) or (not client and old)]
+    for run_id in gone:
+        conn.execute("DELETE FROM dbio_run_control WHERE run_id = %s", (run_id,))
+    return len(gone)
+
+
+def init_session(conn: Connection, schema_index: int, bounds: list[float]) -> None:
+    """The session's histogram tables, filled with the buckets' lower bounds (bucket 0: below the first)."""
+    for statement in sqlfiles.statements("session_init.sql"):
+        conn.execute(statement)
+    conn.execute("DELETE FROM dbio_bounds")
+    rows = ",".join(f"({i},{lo!r})" for i, lo in enumerate([-1.0, *bounds]))
+    conn.execute(f"INSERT INTO dbio_bounds (bucket, lo_us) VALUES {rows}")
+    conn.schema_index = schema_index
+
+
+def pass_barrier(conn: Connection, run_id: int) -> None:
+    name = barrier_lock(conn, run_id)
+    conn.one("SELECT GET_LOCK(%s, %s)", (name, BARRIER_WAIT_SECONDS))
+    conn.one("SELECT RELEASE_LOCK(%s)", (name,))
+
+
+def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, barrier: bool, iterations_before: int,
+               selects_before: int, max_iterations: int | None, think_left: float) -> SliceResult:
+    if barrier:
+        pass_barrier(conn, run_id)
+    with conn.raw.cursor() as cur:
+        cur.execute("CALL dbio_slice(%s, %s, %s, %s, %s, %s, %s)",
+                    (run_id, session, conn.schema_index, iterations_before, selects_before, max_iterations,
+                     think_left))
+        (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, end,
+         done) = cur.fetchone()
+        cur.nextset()
+        hist = np.zeros((3, buckets), dtype=np.int64)
+        for kind, bucket, n in cur.fetchall():
+            hist[int(kind) - 1, int(bucket)] += int(n)
+        while cur.nextset():  # the CALL's own status result
+            pass
+    return SliceResult(iterations=int(iterations), selects=int(selects), updates=int(updates), scans=int(scans),
+                       rows=int(rows), think_seconds=float(think_s), sum_us=[float(s1), float(s2), float(s3)],
+                       max_us=[float(m1), float(m2), float(m3)], hist=hist, slice_end=float(end), done=bool(done),
+                       think_left=float(think_owed))
+
+
+EXPECTED_KEY = "custid"
+
+
+def plans(conn: Connection, schema_index: int) -> dict[str, Any]:
+    """The loop's statements as the optimizer plans them; refused unless both use the custid index."""
+    table = sqlfiles.ident(catalog.data_table(schema_index))
+    out: dict[str, Any] = {}
+    for kind in ("select", "update"):
+        with conn.raw.cursor() as cur:
+            cur.execute(sqlfiles.statement(f"explain_{kind}.sql").replace("{table}", table))
+            names = [d[0].lower() for d in cur.description]
+            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        nodes = [f"{r.get('type')} on {r.get('key') or 'no index'}" for r in rows]
+        if not any(r.get("key") == EXPECTED_KEY for r in rows):
+            raise DbioError(f"the {kind} statement would run as {', '.join(nodes)}, not through the index on custid",
+                            "check the table (dbio setup --verify) and the server's optimizer settings")
+        out[kind] = {"nodes": nodes, "plan": [{k: _plain(v) for k, v in r.items()} for r in rows]}
+    return {**out, "access_path": "index", "expected_node": f"range on {EXPECTED_KEY}"}
+
+
+def _plain(value: Any) -> Any:
+    return value if value is None or isinstance(value, (int, float, str)) else str(value)

@@ -1,0 +1,139 @@
+"""The mysql engine against the MariaDB (or MySQL) server this machine runs as a service: setup
+with verify, runs at update pct 0 and 20, cancel, teardown that spares a user's own tables.
+
+They use the server's default socket as root without a password (MYSQL_PWD or ~/.my.cnf when it
+has one), in a database of their own (dbio_test), created here and dropped after; they skip
+with the reason when no such server answers."""
+
+import threading
+import time
+
+import pytest
+
+from tests.integration.conftest import dbio, load_result, result_dir
+
+pymysql = pytest.importorskip("pymysql")
+
+DATABASE = "dbio_test"
+DSN = f"mysql://root@localhost/{DATABASE}"
+SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "3s"]
+
+
+def _server():
+    from dbio.engines.mysql import dsn
+
+    try:
+        return pymysql.connect(unix_socket=dsn.socket_path(dsn.parse(DSN)), user="root", password=dsn.password() or "",
+                               autocommit=True, connect_timeout=5)
+    except pymysql.err.MySQLError as exc:
+        pytest.skip(f"no MySQL/MariaDB server answers on the default socket as root: {exc.args[-1]}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The test database, made for these tests and dropped after (nothing else of the server is touched)."""
+    conn = _server()
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        cur.execute(f"CREATE DATABASE {DATABASE}")
+    yield conn
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+    conn.close()
+
+
+def args(tmp_path, *extra):
+    return ["--engine", "mysql", "--dsn", DSN, "--results-dir", str(tmp_path / "results"), *SMALL, *extra]
+
+
+def tables(server) -> set[str]:
+    with server.cursor() as cur:
+        cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (DATABASE,))
+        return {r[0] for r in cur.fetchall()}
+
+
+def test_setup_verifies_two_rows_per_page_and_scattered_keys(server, tmp_path):
+    done = dbio("setup", *args(tmp_path), "--verify")
+    assert done.code == 0, done.text
+    assert "verified: all 10 checks passed" in done.out
+    assert "ok   dbio_cf1_1 2 rows per 16 KiB page: 4096 rows in" in done.out
+    assert "ok   dbio_cf1_1 keys scattered" in done.out
+    again = dbio("setup", *args(tmp_path))
+    assert again.code == 0 and "already loaded" in again.out
+    assert {"dbio_setup", "dbio_cf1_1", "dbio_cf2"} <= tables(server)
+
+
+@pytest.mark.parametrize("update_pct", [0, 20])
+def test_a_short_run(server, tmp_path, update_pct):
+    assert dbio("setup", *args(tmp_path)).code == 0
+    done = dbio("run", *args(tmp_path, "-t", "2", "--update-pct", str(update_pct), "--label", f"u{update_pct}"))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete"
+    assert [s["state"] for s in doc["sessions"]] == ["done", "done"]
+    totals = doc["totals"]
+    assert totals["rows"] == (totals["selects"] + totals["updates"]) * 8  # every range holds work_unit rows
+    statements = totals["selects"] + totals["updates"]
+    assert statements > 100
+    assert abs(totals["updates"] - statements * update_pct / 100) <= 2 * 2  # exact per 100, per session
+    caps = doc["capabilities"]
+    assert caps["engine"] == "mysql" and caps["cache_name"] == "innodb_buffer_pool_size"
+    assert caps["settings_shown"][0] == "innodb_buffer_pool_size"
+    assert any(m["figure"] == "checkpoints" for m in caps["missing"])
+    assert doc["plans"]["select"]["nodes"] == ["range on custid"]
+    from dbio.engines import counters
+
+    for when in ("begin", "end"):
+        assert counters.problems(doc["normalized"][when]) == []
+    f = doc["figures"]
+    assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
+    if update_pct:
+        assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
+    assert "password" not in (result_dir(done) / "result.json").read_text().lower()
+
+
+def test_kill_query_cancels_a_statement(server):
+    from dbio.engines.mysql.engine import MysqlEngine
+
+    engine = MysqlEngine()
+    conn = engine.connect(DSN, application_name="dbio:test")
+    errors = []
+
+    def sleep():
+        try:
+            conn.query("SELECT SLEEP(30)")
+        except Exception as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=sleep)
+    began = time.monotonic()
+    thread.start()
+    time.sleep(0.5)
+    engine.cancel(conn)
+    thread.join(10)
+    assert time.monotonic() - began < 10
+    assert not errors or engine.is_cancelled(errors[0])  # MariaDB ends a killed SLEEP quietly
+    assert conn.one("SELECT 1") == (1,)  # KILL QUERY ends the statement, not the session
+    engine.close(conn)
+
+
+def test_teardown_spares_a_users_own_tables(server, tmp_path):
+    assert dbio("setup", *args(tmp_path)).code == 0
+    with server.cursor() as cur:
+        cur.execute(f"CREATE TABLE {DATABASE}.orders (id INT PRIMARY KEY)")
+        cur.execute(f"CREATE TABLE {DATABASE}.dbio_mine (id INT PRIMARY KEY) COMMENT 'dbio: looks like it'")
+    done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
+    assert done.code == 0, done.text
+    assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
+    assert "left in place: table dbio_mine (not created by dbio" in done.text
+    assert tables(server) == {"orders", "dbio_mine"}
+    with server.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s", (DATABASE,))
+        assert cur.fetchone()[0] == 0
+        cur.execute(f"DROP TABLE {DATABASE}.orders, {DATABASE}.dbio_mine")
+
+
+def test_a_password_on_the_command_line_is_refused_before_connecting(tmp_path):
+    done = dbio("setup", "--engine", "mysql", "--dsn", "mysql://root:s3cret@localhost/dbio_test")
+    assert done.code == 2 and "s3cret" not in done.text
+    assert len(done.err.strip().splitlines()) == 1 and "MYSQL_PWD" in done.err
