@@ -53,7 +53,8 @@ def test_run_with_baseline_records_both_and_reports_efficiency(loaded):
     assert record["started_at"] < record["ended_at"] <= started + 0.5 and started - record["ended_at"] < 30
     assert f["baseline"]["reads_per_s"] == record["runs"]["sync"]["reads_per_s"]
     text = (directory / "report.txt").read_text()
-    assert any(line.startswith("Database efficiency at 2 sessions:") for line in text.splitlines()[:6])
+    head = text.split("\n\n")[0].splitlines()  # the report's first block: verdicts, headline, efficiency
+    assert any(line.startswith("Database efficiency at 2 sessions:") for line in head), head
     assert "Baseline (raw device, fio)" in text and "right before the database's run" in text
     rerender = dbio("report", str(directory))
     assert rerender.code == 0 and rerender.out == text
