@@ -337,12 +337,7 @@ class _NormalizingObserver:
 def _storage(info: ServerInfo) -> dict[str, Any]:
     if not info.caps.local or not info.caps.data_directory:
         return {"data_directory": None, "wal": None}
-    data = host.storage_of(info.caps.data_directory)
-    redo = Path(info.caps.redo_directory) if info.caps.redo_directory else None
-    wal = host.storage_of(redo) if redo is not None and redo.exists() else None
-    if wal and wal.get("dev") == data.get("dev"):
-        wal = {**wal, "same_device_as_data": True}
-    return {"data_directory": data, "wal": wal}
+    return host.storage_under(info.caps.data_directory, info.caps.redo_directory)
 
 
 def summary_lines(result: RunResult) -> list[str]:

@@ -59,7 +59,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
 def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],
               findings: list[verdict.Finding]) -> list[dict[str, Any]]:
     """The report's sections in order, those with nothing to show left out."""
-    sections = [run_section.section(doc)]
+    sections = [run_section.section(doc), run_section.storage(doc)]
     nodes = node_sections.section(doc)
     if nodes:
         sections.append(nodes)
