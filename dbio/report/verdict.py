@@ -364,8 +364,14 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
 
 
-def unavailable(doc: dict[str, Any]) -> Finding | None:
+def not_measured(doc: dict[str, Any]) -> list[dict[str, str]]:
+    """The figures the engine could not give on this server, each with why (its capabilities say)."""
     missing = get(doc, "capabilities", "missing") or []
+    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
+
+
+def unavailable(doc: dict[str, Any]) -> Finding | None:
+    missing = not_measured(doc)
     if not missing:
         return None
     names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
