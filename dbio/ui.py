@@ -35,9 +35,9 @@ class UI:
         self.err.print(Text("dbio: warning: ", style="bold yellow") + Text(message), soft_wrap=True)
 
     def load_progress(self) -> "LoadProgress | PlainLoadProgress":
-        """A bar on a terminal; plain lines on stderr otherwise (a log or a pipe gets no wrapped bar)."""
+        """A bar on a terminal; plain lines otherwise (a log or a pipe gets no wrapped bar)."""
         if not self.quiet and not self.console.is_terminal:
-            return PlainLoadProgress(self.err)
+            return PlainLoadProgress(self.console)
         return LoadProgress(self.console, enabled=not self.quiet)
 
     def run_observer(self, *, sessions: int, window: float, warmup: float) -> "RunObserver":
@@ -128,7 +128,7 @@ class RunObserver:
         self.figures = ""
         self.started = time.monotonic()
         self.enabled = not ui.quiet and ui.console.is_terminal
-        self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines on stderr
+        self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines instead
         self.said = 0.0
         self.live = Live(Text(""), console=ui.console, refresh_per_second=4, transient=True)
         if self.enabled:
@@ -142,7 +142,7 @@ class RunObserver:
 
     def _plain(self, text: str) -> None:
         self.said = time.monotonic()
-        self.ui.err.print(Text(f"{self.said - self.started:,.0f} s: {text}"), soft_wrap=True, highlight=False)
+        self.ui.console.print(Text(f"{self.said - self.started:,.0f} s: {text}"), soft_wrap=True, highlight=False)
 
     def event(self, message: str) -> None:
         self.ui.err.print(Text("dbio: ", style="bold yellow") + Text(message), soft_wrap=True)
