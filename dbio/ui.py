@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -33,7 +34,10 @@ class UI:
     def warn(self, message: str) -> None:
         self.err.print(Text("dbio: warning: ", style="bold yellow") + Text(message), soft_wrap=True)
 
-    def load_progress(self) -> "LoadProgress":
+    def load_progress(self) -> "LoadProgress | PlainLoadProgress":
+        """A bar on a terminal; plain lines otherwise (a log or a pipe gets no wrapped bar)."""
+        if not self.quiet and not self.console.is_terminal:
+            return PlainLoadProgress(self.console)
         return LoadProgress(self.console, enabled=not self.quiet)
 
     def run_observer(self, *, sessions: int, window: float, warmup: float) -> "RunObserver":
@@ -68,6 +72,49 @@ class LoadProgress:
         self.progress.stop()
 
 
+class PlainLoadProgress:
+    """dbio.load.Progress as plain lines: one at the start, one per tenth of the load (at most one
+    every PLAIN_EVERY seconds), one at the end."""
+
+    def __init__(self, console: Console, clock: Any = time.monotonic):
+        self.console, self.clock = console, clock
+        self.description, self.total, self.done, self.began_at = "", 0, 0, 0
+        self.started = self.said = 0.0
+        self.lock = threading.Lock()
+
+    def _line(self, text: str) -> None:
+        self.console.print(Text(text), soft_wrap=True, highlight=False)
+
+    def start(self, total_bytes: int, done_bytes: int, description: str) -> None:
+        self.description, self.total, self.done, self.began_at = description, total_bytes, done_bytes, done_bytes
+        self.started = self.said = self.clock()
+        self._line(f"{description}: {format_bytes(total_bytes - done_bytes)} to load"
+                   + (f" ({format_bytes(done_bytes)} already loaded)" if done_bytes else ""))
+
+    def advance(self, nbytes: int) -> None:
+        with self.lock:  # the load's streams advance it from their threads
+            tenth = max(1, self.total // 10)
+            before, self.done = self.done, self.done + nbytes
+            now = self.clock()
+            if self.done // tenth <= before // tenth or now - self.said < PLAIN_EVERY or self.done >= self.total:
+                return
+            self.said = now
+            self._line(f"{self.description}: {format_bytes(self.done)} of {format_bytes(self.total)} "
+                       f"({100 * self.done / self.total:.0f}%), {self._speed(now)}")
+
+    def _speed(self, now: float) -> str:
+        elapsed = now - self.started
+        return f"{format_bytes((self.done - self.began_at) / elapsed)}/s" if elapsed > 0 else "? MiB/s"
+
+    def stop(self) -> None:
+        now = self.clock()
+        self._line(f"{self.description}: {format_bytes(self.done - self.began_at)} loaded in "
+                   f"{now - self.started:,.1f} s, {self._speed(now)}")
+
+
+PLAIN_EVERY = 5.0  # seconds: the least time between two plain progress lines
+
+
 class RunObserver:
     """runner.Observer: one live line with the phase and the last second's figures."""
 
@@ -81,13 +128,21 @@ class RunObserver:
         self.figures = ""
         self.started = time.monotonic()
         self.enabled = not ui.quiet and ui.console.is_terminal
+        self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines instead
+        self.said = 0.0
         self.live = Live(Text(""), console=ui.console, refresh_per_second=4, transient=True)
         if self.enabled:
             self.live.start()
 
     def phase(self, message: str) -> None:
         self.phase_text = message
+        if self.plain:
+            self._plain(message)
         self._refresh()
+
+    def _plain(self, text: str) -> None:
+        self.said = time.monotonic()
+        self.ui.console.print(Text(f"{self.said - self.started:,.0f} s: {text}"), soft_wrap=True, highlight=False)
 
     def event(self, message: str) -> None:
         self.ui.err.print(Text("dbio: ", style="bold yellow") + Text(message), soft_wrap=True)
@@ -106,6 +161,8 @@ class RunObserver:
         self.figures = f"{reads / seconds:,.0f} reads/s"
         if client_reads and read_ms:
             self.figures += f" · {1000 * read_ms / client_reads:,.0f} us/read"
+        if self.plain and time.monotonic() - self.said >= PLAIN_EVERY:
+            self._plain(f"{self.phase_text} · {self.figures}")
         self._refresh()
 
     def _refresh(self) -> None:

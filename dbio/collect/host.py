@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dbio.collect import block
 from dbio.filesystem import existing_ancestor
 
 
@@ -37,7 +38,19 @@ def host_facts() -> dict[str, Any]:
         "hypervisor_vendor": _read("/sys/class/dmi/id/sys_vendor") or None,
         "product": _read("/sys/class/dmi/id/product_name") or None,
         "python": sys.version.split()[0],
+        **tuning(),
     }
+
+
+def tuning(sys_root: Path = block.SYS) -> dict[str, Any]:
+    """The CPU frequency governor(s) and transparent huge pages, where readable (None where not:
+    a virtual machine often has no cpufreq)."""
+    cpus = (sys_root / "devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_governor")
+    governors = sorted({block.read(p) for p in cpus} - {""})
+    thp = sys_root / "kernel/mm/transparent_hugepage"
+    return {"cpu_governor": ", ".join(governors) or None,
+            "transparent_hugepages": block.bracketed(block.read(thp / "enabled")),
+            "transparent_hugepages_defrag": block.bracketed(block.read(thp / "defrag"))}
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
@@ -58,47 +71,60 @@ def parse_mountinfo(text: str) -> list[dict[str, str]]:
         if len(fields) < 5 or len(tail) < 2:
             continue
         mounts.append({"dev": fields[2], "mount_point": fields[4].replace("\\040", " "),
-                       "fs_type": tail[0], "source": tail[1]})
+                       "fs_type": tail[0], "source": tail[1],
+                       # the mount's own options, then the filesystem's (ext4's data=, xfs's logbsize=...)
+                       "mount_options": fields[5] if len(fields) > 5 else None,
+                       "fs_options": tail[2] if len(tail) > 2 else None})
     return mounts
 
 
-def storage_of(path: str | Path) -> dict[str, Any]:
-    """The filesystem and block device a path lives on, and the device names /proc/diskstats uses."""
+def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | None = None) -> dict[str, Any]:
+    """The filesystem and block device a path lives on, its mount options, the queue settings of
+    the device and of every device below it, and the device names /proc/diskstats uses."""
     target = Path(path)
     try:
         st = os.stat(target)
     except OSError as exc:
         return {"path": str(path), "error": str(exc)}
     major, minor = os.major(st.st_dev), os.minor(st.st_dev)
-    mounts = [m for m in parse_mountinfo(_read("/proc/self/mountinfo")) if m["dev"] == f"{major}:{minor}"]
+    text = _read("/proc/self/mountinfo") if mountinfo is None else mountinfo
+    mounts = [m for m in parse_mountinfo(text) if m["dev"] == f"{major}:{minor}"]
     resolved = str(target.resolve())
     mount = max((m for m in mounts if resolved.startswith(m["mount_point"].rstrip("/") + "/")
-                 or resolved == m["mount_point"]), key=lambda m: len(m["mount_point"]), default=None)
-    info: dict[str, Any] = {"path": str(path), "dev": f"{major}:{minor}",
-                            "mount_point": mount["mount_point"] if mount else None,
-                            "fs_type": mount["fs_type"] if mount else None,
-                            "source": mount["source"] if mount else None}
-    sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
+                 or resolved == m["mount_point"]), key=lambda m: len(m["mount_point"]), default=None) or {}
+    info: dict[str, Any] = {"path": str(path), "dev": f"{major}:{minor}"}
+    info.update({k: mount.get(k) for k in ("mount_point", "fs_type", "source", "mount_options", "fs_options")})
+    sys_dev = sys_root / f"dev/block/{major}:{minor}"
     if not sys_dev.exists():
         info["device"] = None  # e.g. tmpfs, overlay, network filesystems
         info["diskstats_devices"] = []
         return info
     real = sys_dev.resolve()
-    name = real.name
-    disk = real.parent.name if (real / "partition").exists() else name
+    disk = block.disk_of(real)
+    stack = block.stack_under(real)
     info.update({
-        "device": name,
-        "disk": disk,
-        "model": _read(f"/sys/block/{disk}/device/model") or None,
-        "rotational": _read(f"/sys/block/{disk}/queue/rotational") == "1",
-        "scheduler": _read(f"/sys/block/{disk}/queue/scheduler") or None,
-        "logical_block_size": _int(_read(f"/sys/block/{disk}/queue/logical_block_size")),
-        "size_bytes": (_int(_read(f"/sys/block/{disk}/size")) or 0) * 512 or None,
-        "dm_name": _read(f"/sys/block/{name}/dm/name") or None,
-        "slaves": sorted(p.name for p in Path(f"/sys/block/{name}/slaves").glob("*")) or None,
-        "diskstats_devices": [name],
+        "device": real.name,
+        "disk": disk.name,
+        "model": block.read(disk / "device/model") or None,
+        "rotational": stack[0]["rotational"],
+        "scheduler": stack[0]["scheduler"],
+        "logical_block_size": stack[0]["logical_block_size"],
+        "size_bytes": (_int(block.read(disk / "size")) or 0) * 512 or None,
+        "dm_name": block.read(real / "dm/name") or None,
+        "slaves": sorted(p.name for p in (real / "slaves").glob("*")) or None,
+        "stack": stack,
+        "diskstats_devices": [real.name],
     })
     return info
+
+
+def storage_under(data_directory: str | Path, wal_directory: str | Path | None) -> dict[str, Any]:
+    """The storage of a server's data directory and of its WAL (when that exists), as results record it."""
+    data = storage_of(data_directory)
+    wal = storage_of(wal_directory) if wal_directory is not None and Path(wal_directory).exists() else None
+    if wal and wal.get("dev") == data.get("dev"):
+        wal = {**wal, "same_device_as_data": True}
+    return {"data_directory": data, "wal": wal}
 
 
 def _int(text: str) -> int | None:

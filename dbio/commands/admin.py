@@ -8,10 +8,12 @@ from typing import Any, Callable
 from dbio import result as results
 from dbio import target as targets
 from dbio import trust
+from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Teardown
 from dbio.errors import UsageError
 from dbio import report as reports
+from dbio.report import storage_stack
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -76,6 +78,8 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
+    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
+        ui.say(f"{label.lower():<10} {text}")
     return 0 if status.running else 3
 
 

@@ -343,12 +343,8 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
         return {"data_directory": None, "wal": None}
     if places:
         return {**_storage(info), "tablespaces": [host.storage_of(place) for place in places]}
-    data = host.storage_of(info.caps.data_directory)
-    redo = Path(info.caps.redo_directory) if info.caps.redo_directory else None
-    wal = host.storage_of(redo.resolve()) if redo is not None and redo.exists() else None  # wal_dir: a link
-    if wal and wal.get("dev") == data.get("dev"):
-        wal = {**wal, "same_device_as_data": True}
-    return {"data_directory": data, "wal": wal}
+    redo = Path(info.caps.redo_directory).resolve() if info.caps.redo_directory else None  # wal_dir: a link
+    return host.storage_under(info.caps.data_directory, redo)
 
 
 def summary_lines(result: RunResult) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import matplotlib
 
 matplotlib.use("svg")
+import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 matplotlib.rcParams.update({
@@ -74,26 +75,49 @@ def series_iops(series: dict[str, list[Any]] | None) -> str | None:
 
 
 def series_latency(series: dict[str, list[Any]] | None) -> str | None:
+    fig = latency_figure(series)
+    return None if fig is None else _svg(fig)
+
+
+def latency_figure(series: dict[str, list[Any]] | None) -> Figure | None:
+    """Two panels sharing time: the average physical read (hundreds of us) and the SELECT p99 (ms),
+    each on its own scale, so neither flattens the other."""
     series = _whole_intervals(series)
     t = series.get("to_s") or []
-    if len(t) < 2 or not any(series.get("avg_read_us") or []) and not any(series.get("select_p99_us") or []):
+    panels = [(key, label, *_time_unit(series[key])) for key, label in
+              (("avg_read_us", "avg physical read"), ("select_p99_us", "SELECT p99")) if any(series.get(key) or [])]
+    if len(t) < 2 or not panels:
         return None
-    fig = Figure(figsize=(WIDTH, HEIGHT))
-    ax = fig.add_subplot()
-    _window_shade(ax, series)
-    if any(series.get("avg_read_us") or []):
-        ax.plot(t, _none_nan(series["avg_read_us"]), label="avg physical read (us)", lw=1.4)
-    if any(series.get("select_p99_us") or []):
-        ax.plot(t, _none_nan(series["select_p99_us"]), label="SELECT p99 (us)", lw=1.2)
-    ax.set_xlabel(SERIES_X)
-    ax.set_ylabel("microseconds")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
-    ax.set_title("Latency per second", loc="left", fontsize=10)
-    return _svg(fig)
+    fig = Figure(figsize=(WIDTH, HEIGHT * (0.75 * len(panels) + 0.25)))
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for n, (ax, (key, label, unit, scale)) in enumerate(zip(axes, panels)):
+        _window_shade(ax, series)
+        ax.plot(t, [v / scale for v in _none_nan(series[key])], lw=1.4, color=f"C{n}")
+        ax.set_ylabel(f"{label} ({unit})")
+        ax.set_ylim(bottom=0)
+    axes[-1].set_xlabel(SERIES_X)
+    axes[0].set_title("Latency per interval: " + " and ".join(f"{label} ({unit})" for _, label, unit, _ in panels),
+                      loc="left", fontsize=10)
+    return fig
+
+
+def _time_unit(values_us: Sequence[Any]) -> tuple[str, float]:
+    """The unit a panel of microsecond values reads best in: ms from 1 ms up."""
+    largest = max((v for v in values_us if v is not None), default=0.0)
+    return ("ms", 1000.0) if largest >= 1000 else ("us", 1.0)
+
+
+PERCENTILES = (50.0, 99.0, 99.9)  # marked on the histogram: the median and the tail
 
 
 def latency_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str | None:
+    fig = histogram_figure(histograms)
+    return None if fig is None else _svg(fig)
+
+
+def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None) -> Figure | None:
+    """Bars on a log scale, so the tail's few statements show beside the bulk, with where the first
+    kind's (SELECT's) p50, p99 and p99.9 fall."""
     histograms = histograms or {}
     kinds = [k for k, buckets in histograms.items() if any(b["count"] for b in buckets)]
     if not kinds:
@@ -110,11 +134,33 @@ def latency_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str
         pcts = [b["pct"] for b in histograms[kind][lo:hi + 1]]
         ax.bar([i + n * width - 0.4 + width / 2 for i in range(len(labels))], pcts, width=width,
                label=names.get(kind, kind))
+    ax.set_yscale("log")
+    smallest = min(b["pct"] for k in kinds for b in histograms[k] if b["count"])
+    ax.set_ylim(smallest / 2, 150)
+    styles = dict(zip(PERCENTILES, ("--", "-.", ":")))
+    for q, x in _percentile_positions(histograms[kinds[0]][lo:hi + 1]):
+        ax.axvline(x, color="#333333", lw=1.0, ls=styles[q], label=f"{names.get(kinds[0], kinds[0])} p{q:g}")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
     ax.set_xticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylabel("% of statements")
-    ax.legend(fontsize=8, frameon=False)
+    ax.set_ylabel("share of statements (log scale)")
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title("Statement latency histogram", loc="left", fontsize=10)
-    return _svg(fig)
+    return fig
+
+
+def _percentile_positions(buckets: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Where each percentile falls on the bar axis: its bucket, and how far into it the cumulative
+    share reaches it (linear within the bucket)."""
+    out, below = [], 0.0
+    total = sum(b["pct"] for b in buckets) or 1.0
+    remaining = list(PERCENTILES)
+    for i, b in enumerate(buckets):
+        share = 100.0 * b["pct"] / total
+        while remaining and share and below + share >= remaining[0]:
+            q = remaining.pop(0)
+            out.append((q, i - 0.5 + (q - below) / share))
+        below += share
+    return out
 
 
 def events(shares: list[list[Any]] | None) -> str | None:
@@ -135,6 +181,11 @@ def events(shares: list[list[Any]] | None) -> str | None:
 
 
 def cpu(series: dict[str, list[Any]] | None) -> str | None:
+    fig = cpu_figure(series)
+    return None if fig is None else _svg(fig)
+
+
+def cpu_figure(series: dict[str, list[Any]] | None) -> Figure | None:
     series = _whole_intervals(series)
     t = series.get("to_s") or []
     if len(t) < 2 or not any(series.get("host_user_pct") or []):
@@ -147,9 +198,10 @@ def cpu(series: dict[str, list[Any]] | None) -> str | None:
     ax.set_ylim(0, 100)
     ax.set_xlabel(SERIES_X)
     ax.set_ylabel("% of host CPU")
-    ax.legend(loc="upper right", fontsize=8, frameon=False, ncols=3)
+    # beside the plot, never over the stacked areas (a busy host fills the whole height)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title("Host CPU", loc="left", fontsize=10)
-    return _svg(fig)
+    return fig
 
 
 def _none_nan(values: Sequence[Any]) -> list[float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import sweep_model, verdict
+from dbio.report import fmt, sweep_model, verdict
 from dbio.report.sweep_model import step_row
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare, series
@@ -85,13 +85,22 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
             row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
                     change.pct, judged]
-        rows.append(row)
+        rows.append(_one_unit(row) if fig.kind == "us" else row)
     note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
             f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
             f"does not; 'unstable' when a run's interval-to-interval variation exceeds {compare.UNSTABLE_CV:.0f}%; "
             f"'too few samples' under {compare.MIN_INTERVALS} measured intervals.")
     return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
             "tables": [table("compare_figures", "", columns, kinds, rows, [note])]}
+
+
+def _one_unit(row: list[Any]) -> list[Any]:
+    """Microseconds in one unit across the row ("39.2 ms" beside "-1.5 ms", not "-1,513 us")."""
+    timed = [c for c in row if isinstance(c, dict) and c.get("kind") == "us"]
+    unit = fmt.us_row_kind([c["value"] for c in timed])
+    for c in timed:
+        c["kind"] = unit
+    return row
 
 
 def _judge(a: dict[str, Any], b: dict[str, Any], key: str) -> str:

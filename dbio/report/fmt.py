@@ -38,6 +38,23 @@ def us(value: Any) -> str:
     return f"{v:,.0f} us"
 
 
+US_UNITS = {"us": 1, "ms": 1000, "s": 1_000_000}
+
+
+def us_row_kind(values: Sequence[Any]) -> str:
+    """One unit for a row of microsecond values (a figure beside its delta): the unit us() would
+    pick for the largest of them, as a kind cell() reads ("us:ms")."""
+    largest = max((abs(float(v)) for v in values if isinstance(v, (int, float))), default=0.0)
+    return "us:s" if largest >= 1_000_000 else "us:ms" if largest >= 10_000 else "us:us"
+
+
+def us_in(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    v = float(value) / US_UNITS[unit]
+    return f"{v:,.0f} us" if unit == "us" else f"{v:,.1f} ms" if unit == "ms" else f"{v:,.2f} s"
+
+
 def pct(value: Any, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}%"
 
@@ -58,6 +75,8 @@ def cell(value: Any, kind: str) -> str:
         return num(value)
     if kind == "us":
         return us(value)
+    if kind.startswith("us:"):
+        return us_in(value, kind[3:])
     if kind == "pct":
         return pct(value)
     if kind == "delta_pct":
@@ -86,3 +105,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], indent: int = 2
 
 def heading(title: str) -> list[str]:
     return ["", title, "=" * len(title)]
+
+
+def not_measured(missing: list[dict[str, Any]]) -> str:
+    """The figures a run could not measure, named in one line (why is in the Verdict section)."""
+    return "; ".join(str(m.get("figure")) for m in missing) + " (why: see Verdict and warnings)"

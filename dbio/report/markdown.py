@@ -13,7 +13,9 @@ def render(model: dict[str, Any]) -> str:
     serious = [f for f in model["findings"] if f["level"] in ("invalid", "warning")]
     for finding in serious:
         lines += [f"> **{finding['level'].upper()}**: {_escape(finding['message'])}", ">"]
-    if serious:
+    if model.get("not_measured"):
+        lines += [f"> **NOT MEASURED**: {_escape(fmt.not_measured(model['not_measured']))}", ">"]
+    if serious or model.get("not_measured"):
         lines[-1] = ""
     lines += [f"**Headline:** {_escape(model['headline_text'])}", ""]
     if model.get("efficiency_text"):
@@ -30,12 +32,19 @@ def render(model: dict[str, Any]) -> str:
             lines.append("|" + "|".join(aligns) + "|")
             for row in tbl["rows"]:
                 cells = [_escape(fmt.cell(v, k)) for v, k in zip(row, tbl["kinds"])]
-                lines.append("| " + " | ".join(c.replace(" ", "&nbsp;", 2) if c.startswith(" ") else c
-                                                for c in cells) + " |")
+                lines.append("| " + " | ".join(_indented(c) for c in cells) + " |")
             lines += [""] + [f"_{_escape(note)}_" for note in tbl["notes"] if note] + [""]
         if section.get("lines"):
             lines += [f"- {_escape(line)}" for line in section["lines"]] + [""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _indented(cell: str) -> str:
+    """A row under another (a statement kind under Statements): Markdown drops leading spaces, so
+    an arrow shows the nesting, one per level, in plain text without HTML entities."""
+    label = cell.lstrip(" ")
+    depth = (len(cell) - len(label) + 1) // 2
+    return "↳ " * depth + label
 
 
 def _escape(text: Any) -> str:

@@ -40,9 +40,11 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "run": {"label": doc.get("label"), "run_id": doc.get("run_id"), "status": doc.get("status"),
                 "status_reason": doc.get("status_reason"), "window_start": get(doc, "timeline", "window_start"),
                 "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": doc.get("dbio_version")},
+        # the verdict and what could not be measured come first, in every format
+        "findings": [x.to_dict() for x in findings],
+        "not_measured": verdict.not_measured(doc),
         "headline_text": verdict.headline(doc),
         "headline": _headline(f) if measured else [],
-        "findings": [x.to_dict() for x in findings],
         "sections": _sections(doc, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
@@ -60,7 +62,11 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
 def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],
               findings: list[verdict.Finding]) -> list[dict[str, Any]]:
     """The report's sections in order, those with nothing to show left out."""
-    sections = [run_section.section(doc)]
+    validity = window_sections.validity_lines(f, verdict.cache_name(doc))
+    sections = [{"id": "verdict", "title": "Verdict and warnings",
+                 "lines": [f"{x.level}: {x.message}" for x in findings if x.code != "unavailable"]
+                 + [f"not measured: {m['figure']} ({m['why']})" for m in verdict.not_measured(doc)] + validity},
+                run_section.section(doc), run_section.storage(doc)]
     nodes = node_sections.section(doc)
     if nodes:
         sections.append(nodes)
@@ -70,9 +76,6 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
                      layout_section.section(doc, f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]
-    validity = window_sections.validity_lines(f, verdict.cache_name(doc))
-    sections.append({"id": "verdict", "title": "Verdict and warnings",
-                     "lines": validity + [f"{x.level}: {x.message}" for x in findings]})
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 

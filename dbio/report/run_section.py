@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import layout_section
+from dbio.report import layout_section, storage_stack
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
@@ -35,7 +35,6 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
         ["Host", _host(env.get("host") or {})],
-        ["Storage", _storage(get(env, "storage", "data_directory") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
     wal = layout_section.wal_line(doc)
@@ -44,6 +43,13 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
     if doc.get("merged_from"):
         pairs[2:3] = _merged(doc)
     return {"id": "run", "title": "Run", "pairs": pairs}
+
+
+def storage(doc: dict[str, Any]) -> dict[str, Any]:
+    """The storage stack under the data and WAL directories and the host's CPU and memory tuning."""
+    env = doc.get("environment") or {}
+    return {"id": "storage", "title": "Storage stack",
+            "pairs": storage_stack.pairs(env.get("storage") or {}, env.get("host") or {})}
 
 
 def _merged(doc: dict[str, Any]) -> list[list[str]]:
@@ -87,12 +93,6 @@ def _host(host: dict[str, Any]) -> str:
     return (f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs, "
             f"{format_bytes(host['memory_bytes']) if host.get('memory_bytes') else '-'} memory, "
             f"{host.get('os', '')}, kernel {host.get('kernel', '-')}")
-
-
-def _storage(storage: dict[str, Any]) -> str:
-    return (f"{storage.get('source') or storage.get('device') or '-'} ({storage.get('fs_type') or '-'}"
-            + (f", {storage['model']}" if storage.get("model") else "") +
-            f") mounted at {storage.get('mount_point') or '-'}, data directory {storage.get('path') or '-'}")
 
 
 def _setting(settings: dict[str, Any], name: str) -> str:

@@ -12,6 +12,8 @@ def render(model: dict[str, Any]) -> str:
     for finding in model["findings"]:
         if finding["level"] in ("invalid", "warning"):
             lines.append(f"{finding['level'].upper()}: {finding['message']}")
+    if model.get("not_measured"):
+        lines.append(f"NOT MEASURED: {fmt.not_measured(model['not_measured'])}")
     lines.append(f"Headline: {model['headline_text']}")
     if model.get("efficiency_text"):
         lines.append(model["efficiency_text"])

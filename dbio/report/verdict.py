@@ -19,6 +19,9 @@ ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (on
 DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
 CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
 CPU_BUSY_LIMIT = 90.0  # % host CPU
+# % of the window's CPU time the hypervisor gave to other guests: beyond, latency includes waiting
+# for a CPU the guest was promised (on this project's kind of VM steal reached 40%)
+STEAL_LIMIT = 5.0
 RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
 OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
@@ -241,6 +244,16 @@ def cpu_saturated(doc: dict[str, Any]) -> Finding | None:
                   "host_busy_pct", busy)
 
 
+def cpu_stolen(doc: dict[str, Any]) -> Finding | None:
+    """The hypervisor ran other guests on this host's CPUs for a share of the window."""
+    steal = value(_figures(doc), "host_steal_pct")
+    if not _window(doc) or steal is None or steal <= STEAL_LIMIT or not get(doc, "capabilities", "local"):
+        return None
+    return _found("warning", "cpu_steal", f"the hypervisor took {steal:.1f}% of this host's CPU time (steal) in the "
+                  "window: sessions and the server waited for CPUs other guests used; latency and CPU figures "
+                  "include it", "host_steal_pct", steal)
+
+
 def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
     """On average, more sessions wanted a CPU than the host has: CPU queueing inflates latency."""
     counts = get(doc, "waits", "counts") or {}
@@ -351,8 +364,14 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
 
 
-def unavailable(doc: dict[str, Any]) -> Finding | None:
+def not_measured(doc: dict[str, Any]) -> list[dict[str, str]]:
+    """The figures the engine could not give on this server, each with why (its capabilities say)."""
     missing = get(doc, "capabilities", "missing") or []
+    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
+
+
+def unavailable(doc: dict[str, Any]) -> Finding | None:
+    missing = not_measured(doc)
     if not missing:
         return None
     names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
@@ -361,7 +380,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
-    cpu_saturated, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
+    cpu_saturated, cpu_stolen, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     database_vs_device, unavailable)
 
 

@@ -25,6 +25,10 @@ def test_instance_lifecycle(workdir):
 
     status = dbio("instance", "status", *args)
     assert status.code == 0 and "running" in status.out and "direct I/O on" in status.out
+    # the storage stack under it, in the report's words: filesystem and mount, WAL, host tuning
+    lines = {line.split()[0]: line for line in status.out.splitlines() if line.strip()}
+    assert "mounted at" in lines["data"] and f"data directory {data_dir}" in lines["data"]
+    assert lines["wal"].startswith("wal        same device as data") and "transparent huge pages" in lines["host"]
     port = int(next(line.split("port ")[1].split()[0] for line in status.out.splitlines() if "port " in line))
     with psycopg.connect(f"host={data_dir / 'socket'} port={port} user=dbio dbname=dbio") as conn:
         assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""

@@ -94,3 +94,19 @@ def test_a_format_1_result_compares_with_a_format_2_result():
     assert not any(d.startswith(("nodes", "capabilities")) for d in differences)  # the format is no difference
     for form in report.FORMATS:
         report.render_model(model, form)
+
+
+def test_each_row_uses_one_unit():
+    """A latency and its delta read in one unit: "39.2 ms" beside "-1.5 ms", never "-1,513 us"."""
+    from dbio.report import fmt
+
+    a, b = load("complete"), copy.deepcopy(load("complete"))
+    a["figures"]["latency"]["statements"]["select"]["p99_us"] = 39_200.0
+    b["figures"]["latency"]["statements"]["select"]["p99_us"] = 37_687.0
+    model = compare_model.build([("a", a), ("b", b)])
+    row = next(r for r in model["sections"][1]["tables"][0]["rows"] if r[0] == "SELECT p99")
+    shown = [fmt.cell(c, "mixed") for c in row[1:4]]
+    assert shown == ["39.2 ms", "37.7 ms", "-1.5 ms"]
+    text = report.render_model(model, "text")
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("SELECT p99 "))
+    assert " us" not in line and line.count(" ms") == 3

@@ -95,7 +95,8 @@ class EmbeddedInstance:
         meta = self.meta()
         pid = self.postmaster_pid()
         return Status(self.data_dir, True, pid is not None, pid, meta.port, meta.pg_version, meta.server_user,
-                      meta.purpose, meta.settings, tree_bytes(self.layout.pgdata), self.layout.log_file)
+                      meta.purpose, meta.settings, tree_bytes(self.layout.pgdata), self.layout.log_file,
+                      wal_dir=self.layout.pgdata / "pg_wal")
 
     # -- lifecycle ---------------------------------------------------------------------
     def check_location(self) -> None:

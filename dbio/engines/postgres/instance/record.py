@@ -76,6 +76,7 @@ class Status:
     settings: dict[str, str] = field(default_factory=dict)
     size_bytes: int | None = None
     log_file: Path | None = None
+    wal_dir: Path | None = None  # where its WAL is (pg_wal may lead to another device)
 
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""

@@ -1,0 +1,55 @@
+"""HTML charts people can read: latencies of different magnitudes on their own scales, the CPU
+legend beside the stacked areas, the latency histogram's tail visible and its percentiles marked."""
+
+import json
+from pathlib import Path
+
+import numpy
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from dbio.report import charts
+from dbio.report import model as report_model
+from dbio import result as results
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return json.loads(json.dumps(report_model.build(results.read(FIXTURES / "result_complete.json"))))
+
+
+def test_read_latency_and_select_p99_do_not_share_one_linear_axis(model):
+    fig = charts.latency_figure(model["series"])
+    first, second = fig.axes  # two panels, one per magnitude
+    assert "us" in first.get_ylabel() and "ms" in second.get_ylabel()
+    # each panel's scale fits its own line: the read latency (about 200 us) is not a flat line near 0
+    assert first.get_ylim()[1] < 1000 and numpy.nanmax(first.lines[0].get_ydata()) > 0.5 * first.get_ylim()[1]
+    assert numpy.nanmax(second.lines[0].get_ydata()) > 0.5 * second.get_ylim()[1]
+
+
+def _box(fig, artist):
+    return artist.get_window_extent(FigureCanvasAgg(fig).get_renderer())
+
+
+def test_the_cpu_legend_does_not_cover_the_stacked_areas(model):
+    fig = charts.cpu_figure(model["series"])
+    ax = fig.axes[0]
+    assert not _box(fig, ax.get_legend()).overlaps(_box(fig, ax))
+
+
+def test_the_latency_histogram_shows_its_tail_and_marks_percentiles(model):
+    fig = charts.histogram_figure(model["histograms"])
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"  # 0.04% of SELECTs at <16ms shows beside the 52% at <2ms
+    tail = min(b["pct"] for b in model["histograms"]["select"] if b["count"])
+    assert ax.get_ylim()[0] < tail
+    marked = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"SELECT p50", "SELECT p99", "SELECT p99.9"} <= set(marked)
+
+
+def test_percentiles_fall_in_the_bucket_that_holds_them():
+    buckets = [{"pct": 40.0}, {"pct": 58.0}, {"pct": 1.5}, {"pct": 0.5}]
+    where = dict(charts._percentile_positions(buckets))
+    assert 0.5 < where[50.0] < 1.5 and 1.5 < where[99.0] < 2.5 and 2.5 <= where[99.9] < 3.5
