@@ -37,6 +37,7 @@ class WorkloadConfig:
     scan_pct: int
     scan_table_size: int  # bytes
     work_unit: int
+    update_work_unit: int  # 0: work_unit
     redo_stress: str
     hotspot: bool
     hotspot_size: int  # bytes
@@ -50,6 +51,11 @@ class WorkloadConfig:
     load_parallel_degree: int
     allow_cached: bool
     access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
+
+    @property
+    def update_rows(self) -> int:
+        """Rows each UPDATE touches."""
+        return self.update_work_unit or self.work_unit
 
     @property
     def sessions(self) -> int:

@@ -93,7 +93,8 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "data_bytes": (w.get("scale") or 0) * (w.get("schemas") or 0) * 8192,
         "direct_io": all(c.get("direct_io") for c in caps), "local": False,
         "io_timing": all(c.get("times_data_io", True) for c in caps),
-        "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit")})
+        "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
+        "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 
 def _window(name: str, doc: dict[str, Any]) -> tuple[float, float]:

@@ -48,6 +48,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("work_unit", "workload", "int", 8,
            "Rows (= blocks) each SELECT or UPDATE touches: a random key range of this width.",
            min=1, max=1024, slob=("WORK_UNIT",)),
+    Option("update_work_unit", "workload", "int", 0,
+           "Rows each UPDATE touches, when it differs from work_unit (0 = work_unit): pgio's and SLOB's own "
+           "UPDATE range.", min=0, max=1024, slob=("UPDATE_WORK_UNIT",)),
     Option("redo_stress", "workload", "choice", "LITE",
            "WAL per UPDATE: LITE changes ~270 bytes of the row, HEAVY ~2.4 KiB (as SLOB's 19 columns).",
            choices=("LITE", "HEAVY"), slob=("REDO_STRESS",)),
@@ -138,15 +141,16 @@ BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 SLOB_IGNORED = {
     "DATABASE_STATISTICS_TYPE": "Oracle statistics package",
     "ADMIN_SQLNET_SERVICE": "Oracle SQL*Net service",
-    "SQLNET_SERVICE_BASE": "Oracle SQL*Net services, one per node: dbio runs on one node for now",
-    "SQLNET_SERVICE_MAX": "Oracle SQL*Net services, one per node: dbio runs on one node for now",
+    "SQLNET_SERVICE_BASE": "Oracle SQL*Net services, one per node: give --dsn once per node instead "
+                           "(e.g. a libpq service each: --dsn service=NAME1 --dsn service=NAME2)",
+    "SQLNET_SERVICE_MAX": "Oracle SQL*Net services, one per node: give --dsn once per node instead "
+                          "(e.g. a libpq service each: --dsn service=NAME1 --dsn service=NAME2)",
     "DBA_PRIV_USER": "Oracle admin user",
     "SYSDBA_PASSWD": "Oracle password",
     "OBFUSCATE_COLUMNS": "dbio always loads varied, incompressible rows",
     "UNIQUE_INDEX": "dbio always builds a unique index",
     "CONNECT_STRING": "pgio connect string: use --dsn",
     "CREATE_BASE_TABLE": "pgio seed table: dbio loads without one",
-    "UPDATE_WORK_UNIT": "dbio's UPDATEs use WORK_UNIT too (a separate UPDATE range is not supported yet)",
     "EXTERNAL_SCRIPT": "a configuration file does not name programs to run: use --external-script PATH",
     "BLOCK_SZ": "dbio uses 8 KiB blocks",
 }

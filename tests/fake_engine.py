@@ -243,19 +243,21 @@ class FakeEngine:
 
     def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
         bounds, rows = run.control["bounds_us"], int(run.control["work_unit"])
+        update_rows = int(run.control.get("update_work_unit") or rows)
         updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
         selects = iterations - updates
-        statement_us = rows * READ_US  # every row of the statement read from storage, one by one
+        select_us, update_us = rows * READ_US, update_rows * READ_US  # every row read from storage, one by one
         hist = np.zeros((3, len(bounds) + 1), dtype=np.int64)
-        bucket = bisect.bisect_left(bounds, statement_us)
-        hist[0, bucket], hist[1, bucket] = selects, updates
-        reads = iterations * rows
-        self.server.add(reads=reads, read_time_ms=reads * READ_US / 1000, writes=updates * rows, commits=updates,
-                        wal_bytes=updates * rows * 200.0, wal_writes=updates, wal_syncs=updates)
+        hist[0, bisect.bisect_left(bounds, select_us)] = selects
+        hist[1, bisect.bisect_left(bounds, update_us)] += updates
+        reads = selects * rows + updates * update_rows
+        self.server.add(reads=reads, read_time_ms=reads * READ_US / 1000, writes=updates * update_rows,
+                        commits=updates, wal_bytes=updates * update_rows * 200.0, wal_writes=updates,
+                        wal_syncs=updates)
         done = run.deadline is not None and end >= run.deadline - 1e-6
         return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
-                           think_seconds=0.0, sum_us=[selects * statement_us, updates * statement_us, 0.0],
-                           max_us=[statement_us if selects else 0.0, statement_us if updates else 0.0, 0.0],
+                           think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0],
+                           max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0],
                            hist=hist, slice_end=end, done=done)
 
     async def cancel_statement(self, conn: FakeConnection, timeout: float) -> bool:

@@ -64,6 +64,7 @@ def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None 
         "slice_seconds": SLICE_SECONDS,
         "scale": w.scale,
         "work_unit": w.work_unit,
+        "update_work_unit": w.update_rows,
         "update_pct": w.update_pct,
         "scan_pct": w.scan_pct,
         "fill_bytes": FILL_BYTES[w.redo_stress],

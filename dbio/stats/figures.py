@@ -211,9 +211,12 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
 def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any],
               totals: dict[str, Any]) -> dict[str, Any]:
     reads = get(d, "data", "reads")
-    # Rows of the random-range statements (each touches work_unit rows) against the single-block
-    # reads that served them; the scan table's ring-buffer reads are apart.
-    random_rows = (totals.get("selects", 0) + totals.get("updates", 0)) * (window.get("work_unit") or 0)
+    # Rows of the random-range statements (a SELECT touches work_unit rows, an UPDATE
+    # update_work_unit) against the single-block reads that served them; the scan table's
+    # ring-buffer reads are apart.
+    work_unit = window.get("work_unit") or 0
+    random_rows = totals.get("selects", 0) * work_unit + totals.get("updates", 0) * (
+        window.get("update_work_unit") or work_unit)
     random_blocks = _blocks(get(d, "client_normal", "read_bytes"))
     read_blocks = _blocks(get(d, "data", "read_bytes"))
     hits = get(d, "data", "hits")

@@ -73,6 +73,17 @@ def test_update_pct_is_exact_and_updates_commit(instance):
     assert doc["plans"]["update"]["nodes"][-1] == "Index Scan"
 
 
+def test_updates_touch_their_own_range_when_update_work_unit_is_set(instance):
+    """pgio's and SLOB's UPDATE_WORK_UNIT: every UPDATE changes exactly its own number of rows."""
+    setup_ok(instance, "updates")
+    _, doc = run_ok(instance, "updates", "upd-own-range", "-t", "2", "--update-pct", "50", "--work-unit", "8",
+                    "--update-work-unit", "2")
+    totals = doc["totals"]
+    assert totals["updates"] > 0 and totals["selects"] > 0
+    assert totals["rows"] == 8 * totals["selects"] + 2 * totals["updates"]
+    assert doc["config"]["workload"]["update_work_unit"] == 2
+
+
 def test_multiple_schemas_with_scans(instance):
     setup_ok(instance, "multi", "--schemas", "2")
     _, doc = run_ok(instance, "multi", "scans", "--schemas", "2", "-t", "2", "--scan-pct", "10")

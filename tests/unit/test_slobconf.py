@@ -105,6 +105,7 @@ def test_pgio_conf_keys_are_used_or_named_on_stderr_without_their_values(tmp_pat
     conf.chmod(0o600)
     config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
     assert config.connection.dbname == "pg10" and config.workload.work_unit == 255
+    assert config.workload.update_work_unit == 8 and config.workload.update_rows == 8
     from rich.console import Console
 
     from dbio.ui import UI
@@ -116,10 +117,11 @@ def test_pgio_conf_keys_are_used_or_named_on_stderr_without_their_values(tmp_pat
         cli.say_files_read(config, ui)
     lines = err.read_text().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dbio: pgio.conf: not used: ")
-    for name in ("UPDATE_WORK_UNIT", "CONNECT_STRING", "CREATE_BASE_TABLE", "SYSDBA_PASSWD", "SQLNET_SERVICE_MAX"):
+    for name in ("CONNECT_STRING", "CREATE_BASE_TABLE", "SYSDBA_PASSWD", "SQLNET_SERVICE_MAX"):
         assert name in lines[0]
+    assert "UPDATE_WORK_UNIT" not in lines[0]  # used: the UPDATEs' own range
     assert "secret-value-42" not in lines[0] and "pg10" not in lines[0] and "several" not in lines[0]
-    assert "one node for now" in lines[0]
+    assert "--dsn once per node" in lines[0]
 
 
 def test_an_empty_key_needs_no_explanation(tmp_path):

@@ -34,6 +34,11 @@ def install(conn: Connection) -> None:
         conn.execute(f"DROP PROCEDURE {catalog.PROCEDURE}")
     text = sqlfiles.statement("slice.sql").replace("{tag}", catalog.literal(conn, catalog.tag(setup_id)))
     conn.execute(text)
+    # a load made before UPDATEs had their own range (MySQL 8 has no ADD COLUMN IF NOT EXISTS)
+    has, = conn.one("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
+                    "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
+    if not has:
+        conn.execute("ALTER TABLE dbio_run_control ADD COLUMN update_work_unit INT AFTER work_unit")
 
 
 def prepare_run(conn: Connection, run_id: int, params: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ def install(conn: psycopg.Connection) -> None:
         conn.execute(sql.SQL("COMMENT ON PROCEDURE {} IS {}").format(sql.SQL(signature),
                                                                     sql.Literal(catalog.tag(setup_id))))
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
+        conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
 
 
 def advisory_key(run_id: int) -> tuple[int, int]:

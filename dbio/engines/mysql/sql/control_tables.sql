@@ -29,6 +29,7 @@ CREATE TABLE dbio_run_control (
     slice_seconds    DOUBLE NOT NULL,
     scale            BIGINT NOT NULL,
     work_unit        INT NOT NULL,
+    update_work_unit INT,
     update_pct       INT NOT NULL,
     scan_pct         INT NOT NULL,
     fill_bytes       INT NOT NULL,

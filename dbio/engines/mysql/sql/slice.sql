@@ -22,7 +22,7 @@ COMMENT {tag}
 BEGIN
     DECLARE c_slice, c_started, c_deadline, c_think_min, c_think_max DOUBLE;
     DECLARE c_scale, c_hot_lo, c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every BIGINT;
-    DECLARE c_work_unit, c_update_pct, c_scan_pct, c_fill INT;
+    DECLARE c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill INT;
     DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think DOUBLE;
     DECLARE v_span, v_hot_span, v_lo, v_n BIGINT;
     DECLARE v_iter BIGINT DEFAULT p_iterations_before;
@@ -35,9 +35,10 @@ BEGIN
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
     DECLARE s1, s2, s3, m1, m2, m3 DOUBLE DEFAULT 0;
 
-    SELECT slice_seconds, started_at, deadline, scale, work_unit, update_pct, scan_pct, fill_bytes, hot_lo,
-           hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max
-      INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_pct, c_scan_pct, c_fill, c_hot_lo,
+    SELECT slice_seconds, started_at, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
+           scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max
+      INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill,
+           c_hot_lo,
            c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max
       FROM dbio_run_control WHERE run_id = p_run_id;
     IF c_started IS NULL THEN
@@ -67,8 +68,9 @@ BEGIN
     IF c_deadline IS NOT NULL AND v_end > c_deadline THEN
         SET v_end = c_deadline;
     END IF;
-    SET v_span = c_scale - c_work_unit + 1;
-    SET v_hot_span = GREATEST(c_hot_rows - c_work_unit + 1, 1);
+    -- A range starts where the wider of the SELECT's and the UPDATE's still fits.
+    SET v_span = c_scale - GREATEST(c_work_unit, c_update_rows) + 1;
+    SET v_hot_span = GREATEST(c_hot_rows - GREATEST(c_work_unit, c_update_rows) + 1, 1);
     SET v_pool_span = LENGTH(v_pool) - c_fill;
     SET @dbio_fill_len = c_fill;
 
@@ -94,6 +96,7 @@ BEGIN
         IF ((v_iter + v_phase) * c_update_pct) DIV 100 <> ((v_iter + v_phase - 1) * c_update_pct) DIV 100 THEN
             SET v_kind = 2;
             SET @dbio_fill = SUBSTRING(v_pool, 1 + FLOOR(RAND() * v_pool_span), c_fill);
+            SET @dbio_hi = v_lo + c_update_rows - 1;
             SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
             IF v_hot_schema THEN
                 EXECUTE dbio_update_hot USING @dbio_fill_len, @dbio_fill, @dbio_lo, @dbio_hi;

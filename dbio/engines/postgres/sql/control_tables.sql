@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS dbio.run_control (
     slice_seconds    double precision NOT NULL,
     scale            bigint NOT NULL,        -- rows per schema in the active data set
     work_unit        integer NOT NULL,
+    update_work_unit integer,               -- rows each UPDATE touches (NULL: work_unit; loads of dbio 0.1)
     update_pct       integer NOT NULL,
     scan_pct         integer NOT NULL,
     fill_bytes       integer NOT NULL,       -- bytes each UPDATE rewrites (REDO_STRESS)

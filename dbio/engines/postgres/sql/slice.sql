@@ -40,6 +40,7 @@ DECLARE
     v_t0          timestamptz;
     v_end         timestamptz;
     v_span        bigint;
+    v_update_rows bigint;
     v_hot_span    bigint;
     v_iter        bigint := p_iterations_before;
     v_sel         bigint := p_selects_before;
@@ -77,8 +78,10 @@ BEGIN
         v_end := c.deadline;
     END IF;
 
-    v_span := c.scale - c.work_unit + 1;
-    v_hot_span := greatest(c.hot_rows - c.work_unit + 1, 1);
+    -- A range starts where the wider of the SELECT's and the UPDATE's still fits.
+    v_update_rows := coalesce(c.update_work_unit, c.work_unit);
+    v_span := c.scale - greatest(c.work_unit, v_update_rows) + 1;
+    v_hot_span := greatest(c.hot_rows - greatest(c.work_unit, v_update_rows) + 1, 1);
     v_pool_span := length(v_pool) - c.fill_bytes;
     v_hist := array_fill(0, ARRAY[3, cardinality(c.bounds_us) + 1]);
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_think_s := 0;
@@ -111,10 +114,10 @@ BEGIN
             v_t0 := clock_timestamp();
             IF v_hot_schema THEN
                 UPDATE dbio_1.cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
-                 WHERE custid BETWEEN v_lo AND v_hi;
+                 WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
             ELSE
                 UPDATE cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
-                 WHERE custid BETWEEN v_lo AND v_hi;
+                 WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
             END IF;
             GET DIAGNOSTICS v_n = ROW_COUNT;
             COMMIT;
