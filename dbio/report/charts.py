@@ -194,6 +194,8 @@ def cpu_figure(series: dict[str, list[Any]] | None) -> Figure | None:
     ax = fig.add_subplot()
     parts = [("user", series["host_user_pct"]), ("system", series["host_system_pct"]),
              ("I/O wait", series["host_iowait_pct"])]
+    if any(series.get("host_steal_pct") or []):  # time the hypervisor gave to others (results since it is kept)
+        parts.append(("steal", series["host_steal_pct"]))
     ax.stackplot(t, *[[v or 0.0 for v in values] for _, values in parts], labels=[n for n, _ in parts], alpha=0.85)
     ax.set_ylim(0, 100)
     ax.set_xlabel(SERIES_X)

@@ -24,7 +24,7 @@ HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "se
                              "reads_per_host_cpu_second", "db_cpu_us_per_read", "writes_per_s", "statements_per_s")
 SERIES_POINTS = ("from_s", "to_s", "partial", "since_start", "phase", "reads_per_s", "writes_per_s", "read_mib_per_s",
                  "write_mib_per_s", "avg_read_us", "select_p99_us", "statements_per_s", "host_busy_pct",
-                 "host_user_pct", "host_system_pct", "host_iowait_pct", "device_reads_per_s")
+                 "host_user_pct", "host_system_pct", "host_iowait_pct", "host_steal_pct", "device_reads_per_s")
 __all__ = ["FORMAT", "FORMAT_VERSION", "HEADLINE", "KIND_LABELS", "build", "table"]
 
 

@@ -39,6 +39,14 @@ def test_the_cpu_legend_does_not_cover_the_stacked_areas(model):
     assert not _box(fig, ax.get_legend()).overlaps(_box(fig, ax))
 
 
+def test_steal_is_drawn_with_the_host_cpu_when_the_result_has_it(model):
+    assert [t.get_text() for t in charts.cpu_figure(model["series"]).axes[0].get_legend().get_texts()] == \
+        ["user", "system", "I/O wait"]  # a result recorded before steal was kept per interval
+    series = {**model["series"], "host_steal_pct": [12.5 for _ in model["series"]["host_user_pct"]]}
+    legend = charts.cpu_figure(series).axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["user", "system", "I/O wait", "steal"]
+
+
 def test_the_latency_histogram_shows_its_tail_and_marks_percentiles(model):
     fig = charts.histogram_figure(model["histograms"])
     ax = fig.axes[0]
