@@ -69,7 +69,7 @@ def main() -> None:
               "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(base / "results")]
     out: dict = {"date": now(), "scale": args.scale, "seconds": args.seconds, "rows": []}
     try:
-        dbio("instance", "init", *common)
+        dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "128MiB")  # its options only
         dbio("setup", *common)
         for rnd in range(args.rounds):
             for sessions in [int(s) for s in args.sessions.split(",")]:

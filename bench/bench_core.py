@@ -115,7 +115,7 @@ def main() -> None:
     out: dict = {"date": now(), **machine(), "scale": args.scale,
                  "fio": sh([fio, "--version"]).stdout.strip()}
     try:
-        dbio("instance", "init", *common)
+        dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "128MiB")  # its options only
         t0 = time.monotonic()
         dbio("setup", *common)
         wall = time.monotonic() - t0
