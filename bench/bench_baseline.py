@@ -19,26 +19,13 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 from pathlib import Path
 
 from dbio.stats import catalogue  # the figures as the result declares them
 
-from benchkit import DBIO, REPO, destroy, fresh_directory, heading, now
+from benchkit import dbio, destroy, fresh_directory, heading, now, result_of
 
 EFFICIENCY = ("efficiency_reads", "efficiency_latency", "efficiency_cpu", "efficiency_ceiling")
-
-
-def dbio(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(DBIO + list(args), text=True, capture_output=True, cwd=REPO)
-    if proc.returncode != 0:
-        raise SystemExit(f"dbio {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def result_of(proc: subprocess.CompletedProcess) -> dict:
-    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: "))
-    return json.loads(Path(line.split(": ", 1)[1]).read_text())
 
 
 def one_run(common: list[str], sessions: int, seconds: int, label: str) -> dict:

@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchkit import DBIO, REPO, destroy, fresh_directory, heading, machine, now
+from benchkit import dbio, destroy, fresh_directory, heading, machine, now, result_of
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -62,18 +62,6 @@ def run_fio(fio: str, files: list[Path], jobs: int, seconds: int) -> dict:
     iops = job["iops"]
     return {"jobs": jobs, "iops": iops, "lat_us": job["clat_ns"]["mean"] / 1000,
             "reads_per_host_cpu_s": iops * seconds / (b1 - b0) if b1 > b0 else None}
-
-
-def dbio(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(DBIO + list(args), text=True, capture_output=True, cwd=REPO)
-    if proc.returncode != 0:
-        raise SystemExit(f"dbio {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def result_of(proc: subprocess.CompletedProcess) -> dict:
-    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: "))
-    return json.loads(Path(line.split(": ", 1)[1]).read_text())
 
 
 def run_dbio(common: list[str], sessions: int, seconds: int, label: str) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -42,3 +43,17 @@ def destroy(data_dir: Path, base: Path | None = None) -> None:
     subprocess.run(DBIO + ["instance", "destroy", "--yes", "--data-dir", str(data_dir)], cwd=REPO, capture_output=True)
     if base is not None:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def dbio(*args: str) -> subprocess.CompletedProcess:
+    """dbio from this checkout; a failure ends the bench with its output."""
+    proc = subprocess.run(DBIO + list(args), text=True, capture_output=True, cwd=REPO)
+    if proc.returncode != 0:
+        raise SystemExit(f"dbio {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def result_of(proc: subprocess.CompletedProcess) -> dict:
+    """The result.json a dbio run names in its output."""
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: "))
+    return json.loads(Path(line.split(": ", 1)[1]).read_text())
