@@ -47,6 +47,19 @@ def test_steal_is_drawn_with_the_host_cpu_when_the_result_has_it(model):
     assert [t.get_text() for t in legend.get_texts()] == ["user", "system", "I/O wait", "steal"]
 
 
+def test_device_reads_far_above_the_engine_s_get_their_own_axis(model):
+    """Another process using the device must not flatten the engine's own rate to a line at zero."""
+    alike = charts.iops_figure(model["series"])
+    assert len(alike.axes) == 1  # the device did about the engine's reads: one scale
+    busy = {**model["series"], "device_reads_per_s": [None if v is None else 100 * v
+                                                      for v in model["series"]["reads_per_s"]]}
+    fig = charts.iops_figure(busy)
+    engine, device = fig.axes
+    assert device.get_ylabel() == "device reads/s"
+    top = max(v for v in model["series"]["reads_per_s"] if v is not None)
+    assert engine.get_ylim()[1] < 2 * top  # the engine's reads fill their own axis
+
+
 def test_the_latency_histogram_shows_its_tail_and_marks_percentiles(model):
     fig = charts.histogram_figure(model["histograms"])
     ax = fig.axes[0]
