@@ -91,7 +91,8 @@ def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, 
     total_bytes = sum(job.bytes for job in jobs)
     streams = max(1, min(degree, len(todo)))
     loader = _Streams(engine, connect, record, filler_bytes, progress)
-    progress.start(total_bytes, done_bytes, f"loading {len(todo)} of {len(jobs)} tables, {streams} streams")
+    tables = f"{len(todo)} of {len(jobs)} table{'s' if len(jobs) != 1 else ''}"
+    progress.start(total_bytes, done_bytes, f"loading {tables}, {streams} stream{'s' if streams != 1 else ''}")
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() \
         else None
     try:
