@@ -22,7 +22,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from benchkit import REPO, fresh_directory, heading, now
+from benchkit import REPO, fresh_directory, heading, now, standard_options
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -89,8 +89,7 @@ def main() -> None:
     base = fresh_directory(args.dir)
     after = [str(REPO / ".venv/bin/python"), "-m", "dbio"]
     before: list[str] | None = None
-    common = ["--data-dir", str(base / "inst"), "--results-dir", str(base / "res"), "--scale", args.scale,
-              "--scan-table-size", "0", "--shared-buffers", "128MiB", "--work-unit", "8", "--update-pct", "0"]
+    common = standard_options(base / "inst", base / "res", args.scale)
     out: dict = {"date": now(), "before": args.before, "after": sh(["git", "-C", str(REPO), "rev-parse", "--short",
                                                                     "HEAD"]).stdout.strip(),
                  "rounds": args.rounds, "seconds": args.seconds, "scale": args.scale, "rows": []}

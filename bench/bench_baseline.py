@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dbio.stats import catalogue  # the figures as the result declares them
 
-from benchkit import dbio, destroy, fresh_directory, heading, now, result_of
+from benchkit import dbio, destroy, fresh_directory, heading, now, result_of, standard_options
 
 EFFICIENCY = ("efficiency_reads", "efficiency_latency", "efficiency_cpu", "efficiency_ceiling")
 
@@ -52,8 +52,7 @@ def main() -> None:
         raise SystemExit("fio is not installed: install the fio package (apt-get install fio)")
     base = fresh_directory(args.dir)
     data_dir = base / "instance"
-    common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scale", args.scale,
-              "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(base / "results")]
+    common = standard_options(data_dir, base / "results", args.scale)
     out: dict = {"date": now(), "scale": args.scale, "seconds": args.seconds, "rows": []}
     try:
         dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "128MiB")  # its options only

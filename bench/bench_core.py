@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchkit import dbio, destroy, fresh_directory, heading, machine, now, result_of
+from benchkit import dbio, destroy, fresh_directory, heading, machine, now, result_of, standard_options
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -98,8 +98,7 @@ def main() -> None:
     fio = ensure_fio()
     base = fresh_directory(args.dir)
     data_dir = base / "instance"
-    common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scale", args.scale,
-              "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(base / "results")]
+    common = standard_options(data_dir, base / "results", args.scale)
     out: dict = {"date": now(), **machine(), "scale": args.scale,
                  "fio": sh([fio, "--version"]).stdout.strip()}
     try:

@@ -23,7 +23,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchkit import DBIO, REPO, dbio, destroy, fresh_directory, heading, now, result_of
+from benchkit import DBIO, REPO, dbio, destroy, fresh_directory, heading, now, result_of, standard_options
 
 FREQUENCY = 4000  # perf's cpu-clock samples per second and CPU: one sample is 250 us of CPU
 IDLE = "idle"
@@ -114,8 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     base = fresh_directory(args.dir)
     data_dir = base / "instance"
-    common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scale", args.scale,
-              "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(base / "results")]
+    common = standard_options(data_dir, base / "results", args.scale)
     out: dict = {"date": now(), "scale": args.scale, "seconds": args.seconds, "rows": []}
     try:
         dbio("setup", *common)

@@ -57,3 +57,10 @@ def result_of(proc: subprocess.CompletedProcess) -> dict:
     """The result.json a dbio run names in its output."""
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: "))
     return json.loads(Path(line.split(": ", 1)[1]).read_text())
+
+
+def standard_options(data_dir: Path, results: Path, scale: str) -> list[str]:
+    """The benches' common setup: direct I/O, shared_buffers 128MB, one schema of `scale`, no scan
+    table, work unit 8, update pct 0 (the index plan's random reads)."""
+    return ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scale", scale, "--scan-table-size", "0",
+            "--work-unit", "8", "--update-pct", "0", "--results-dir", str(results)]

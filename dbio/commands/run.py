@@ -166,16 +166,13 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
             raise UsageError(f"{info.description} holds another data set ({differences})",
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
-    storage = _storage(probed[0][0], record.spec.places)
-    nodes = []
-    for number, (target, (info, _)) in enumerate(zip(found, probed), start=1):
-        places = [s for s in _storage(info, record.spec.places).values() for s in (s if isinstance(s, list) else [s])]
-        devices = {d for s in places for d in (s or {}).get("diskstats_devices") or []}
-        name = ONLY_NODE if len(found) == 1 else f"node{number}"
-        nodes.append(Node(name, target.engine, target.conninfo, info, devices=devices))
+    storages = [_storage(info, record.spec.places) for info, _ in probed]  # each node's, read once
+    nodes = [Node(ONLY_NODE if len(found) == 1 else f"node{number}", target.engine, target.conninfo, info,
+                  devices=_devices(storage))
+             for number, (target, (info, _), storage) in enumerate(zip(found, probed, storages), start=1)]
     # right before the database's run, at its concurrency: the same window on the same storage
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storage, baseline=raw)
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0], baseline=raw)
 
 
 def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerInfo, config: Config, plan: RunPlan,
@@ -334,6 +331,12 @@ class _NormalizingObserver:
     def second(self, sample: dict[str, Any]) -> None:
         if answered(sample):
             self.observer.second(normalized(sample, self.normalize))
+
+
+def _devices(storage: dict[str, Any]) -> set[str]:
+    """The block devices under every place of a storage record (data, WAL, each tablespace)."""
+    places = [p for value in storage.values() for p in (value if isinstance(value, list) else [value])]
+    return {d for place in places for d in (place or {}).get("diskstats_devices") or []}
 
 
 def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -375,16 +375,10 @@ def _avg_write_kib(d: Mapping[str, Any]) -> float | None:
 # The figures of one place of a layout (data, WAL, a tablespace): its device's, and the WAL's
 # average write size (group commit and full-page images make it grow).
 LAYOUT_FIGURES = (
-    _member("reads_per_s", "Reads/s", "reads/s", "rate"),
-    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
-    _member("avg_read_us", "Avg read", "us", "us", **LOWER),
-    _member("writes_per_s", "Writes/s", "writes/s", "rate"),
-    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    *DEVICE_FIGURES[:5],
     Figure("avg_write_kib", "Avg write size", "KiB", "rate", derive=_avg_write_kib,
            how="the device's write MiB/s / its writes/s (/proc/diskstats)"),
-    _member("avg_write_us", "Avg write", "us", "us", **LOWER),
-    _member("utilization_pct", "Util", "%", "pct", compare=POINTS),
-    _member("avg_queue", "Queue", "requests", "rate"),
+    *DEVICE_FIGURES[5:],
 )
 
 
