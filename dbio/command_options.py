@@ -24,8 +24,15 @@ def _the_instance_place(option: Option) -> bool:
 def _the_instance(option: Option) -> bool:
     # the instance's connection limit is sized for schemas x threads_per_schema sessions;
     # data_dirs places a load's tables, so only the commands that load use it
-    return (option.section == "instance" and option.key != "data_dirs") \
+    return (option.section == "instance" and option.key not in ("data_dirs",) + _MEMBERS) \
         or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
+
+
+_MEMBERS = ("standbys", "standby_data_dir")  # fixed when the instance is made
+
+
+def _a_new_instance(option: Option) -> bool:
+    return _the_instance(option) or option.key in _MEMBERS
 
 
 def _the_server(option: Option) -> bool:
@@ -37,7 +44,7 @@ COMMANDS: dict[str, Uses] = {
     "quickstart": _everything, "setup": _everything, "run": _everything, "sweep": _everything,
     "baseline": _everything, "kubernetes": _everything,
     "teardown": _the_server,
-    "instance init": _the_instance, "instance start": _the_instance,
+    "instance init": _a_new_instance, "instance start": _the_instance,
     "instance stop": _the_instance_place, "instance status": _the_instance_place,
     "instance destroy": _the_instance_place,
 }
