@@ -315,7 +315,7 @@ def _with_lag(row: MemberStatus, member: Member, replayed: int | None, flushed: 
     if member.stale:
         return replace(row, note="to be made again from the primary (after a load with minimal WAL)")
     if replayed is None or flushed is None:
-        return replace(row, note="not replaying" if row.running else "stopped")
+        return replace(row, note="not replaying" if row.running else "")
     lag = max(0, flushed - replayed)
     return replace(row, lag_bytes=lag, lag_seconds=lag_seconds(lag, measured))
 
