@@ -433,7 +433,8 @@ class EmbeddedInstance:
         ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
         ours += [m.root for m in self.standbys.standbys() if not m.place]  # made inside: removed with it
         others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
-        return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.pgdata), others)
+        size = tree_bytes(self.layout.pgdata) + sum(tree_bytes(m.layout.pgdata) for m in self.standbys.standbys())
+        return DestroyPlan(self.data_dir, meta, size, others)
 
     def destroy(self, plan: "DestroyPlan", *, quiet: bool = False) -> None:
         """Remove what dbio created, and only that; restore what it changed of a directory it found."""
