@@ -112,14 +112,14 @@ def hotspot_errors(config: Config) -> list[ConfigError]:
 
 
 def run_errors(config: Config) -> list[ConfigError]:
-    errors = node_errors(config)
+    errors = member_errors(config)
     if float(config.run.interval).is_integer():
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",
                              "use a whole number of seconds (the engine publishes its counters once a second)")]
 
 
-def node_errors(config: Config) -> list[ConfigError]:
+def member_errors(config: Config) -> list[ConfigError]:
     """--nodes names members of the embedded instance: well formed, and without --dsn."""
     if config.run.nodes is None:
         return []
