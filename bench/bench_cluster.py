@@ -82,8 +82,9 @@ def load_part(base: Path, scale: str, rounds: int) -> dict[str, list[dict[str, A
 
 
 def start_skew(doc: dict[str, Any]) -> float | None:
-    """The largest start skew across nodes the result records (None when it records none)."""
-    found = []
+    """The start skew across nodes the result records: its own spread (latest node start minus the
+    earliest) when it gives one, else the spread of the nodes' starts; None when it records none."""
+    found: dict[str, list[float]] = {}
 
     def walk(value: Any, key: str = "") -> None:
         if isinstance(value, dict):
@@ -93,11 +94,13 @@ def start_skew(doc: dict[str, Any]) -> float | None:
             for v in value:
                 walk(v, key)
         elif "skew" in key and isinstance(value, (int, float)) and not isinstance(value, bool):
-            found.append(abs(float(value)))
+            found.setdefault(key, []).append(float(value))
 
-    walk(doc.get("nodes"))
-    walk(doc.get("timeline"))
-    return max(found) if found else None
+    walk({k: v for k, v in doc.items() if k not in ("snapshots", "series", "samples")})
+    if found.get("start_skew_seconds"):
+        return max(found["start_skew_seconds"])
+    starts = found.get("start_skew_s") or []
+    return max(starts) - min(starts) if len(starts) > 1 else None
 
 
 def one_run(common: list[str], sessions: int, seconds: int, label: str, nodes: list[str]) -> dict[str, Any]:
