@@ -176,12 +176,17 @@ class Standbys:
         if chosen is not None:
             chosen.mkdir(parents=True, exist_ok=True)
         member_root.mkdir(mode=0o755)  # fails if something appeared there since the check
-        os.chmod(member_root, 0o755)  # the server user passes through
-        layout = Layout(member_root)
-        for d in (layout.pgdata, layout.socket_dir, layout.log_dir):
-            d.mkdir(mode=0o700)
-            os.chown(d, user.uid, user.gid)
-        return placement.Place(str(member_root), made_parent).to_dict() if chosen is not None else None
+        place = placement.Place(str(member_root), made_parent).to_dict()
+        try:
+            os.chmod(member_root, 0o755)  # the server user passes through
+            layout = Layout(member_root)
+            for d in (layout.pgdata, layout.socket_dir, layout.log_dir):
+                d.mkdir(mode=0o700)
+                os.chown(d, user.uid, user.gid)
+        except BaseException:
+            placement.remove(place)  # nothing half-made: not yet in the record, destroy would miss it
+            raise
+        return place if chosen is not None else None
 
     def _copy(self, member: Member, user: ServerUser) -> None:
         """The primary's data, copied into the member's empty data directory by pg_basebackup, which
