@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import stat
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,7 +19,8 @@ from dbio.filesystem import free_bytes, tree_bytes
 from dbio.engines.postgres.instance import binaries, location, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
-from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.managed.location import claim_directory
+from dbio.managed.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
@@ -207,7 +207,7 @@ class EmbeddedInstance:
         """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
         layout = self.layout
         wal_place: placement.Place | None = None
-        preexisting_mode = self._claim_directory()
+        preexisting_mode = claim_directory(layout.root)
         created_root = preexisting_mode is None
         try:
             # The directory and the instance record stay ours (root's, run as root): only the server's
@@ -245,31 +245,6 @@ class EmbeddedInstance:
                 os.chmod(layout.root, preexisting_mode or 0)
             raise
         return meta
-
-    def _claim_directory(self) -> int | None:
-        """Make the instance directory (or take the empty one that was there) and prove it is ours
-        before anything goes into it; returns the mode of a directory that was already there.
-
-        Under a directory others may write in (/tmp, /var/tmp) another user can put a directory or a
-        link at the path between the checks and now: that is refused, and nothing there is touched."""
-        root = self.layout.root
-        try:
-            root.mkdir(parents=True)
-            created = True
-        except FileExistsError:
-            created = False
-        st = os.lstat(root)
-        problem = trust.path_problem(root)
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            problem = problem or f"{root} is not a directory but a link or a file"
-        elif st.st_uid not in trust.trusted_uids():
-            problem = problem or f"{root} {trust.entry_problem(st, trust.trusted_uids())}"
-        elif not created and any(p.name != "lost+found" for p in root.iterdir()):
-            problem = f"{root} is no longer empty"
-        if problem:
-            raise UsageError(f"--data-dir {root} changed while dbio was creating the instance ({problem}); nothing "
-                             "was created in it", "choose a directory that only you (or root) can create and change")
-        return None if created else stat.S_IMODE(st.st_mode)
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.

@@ -57,7 +57,7 @@ def ensure_server_user(name: str = SERVER_USER) -> ServerUser:
                         f"create a system user '{name}' (e.g. adduser --system {name}) or run dbio as a normal user")
     proc = subprocess.run(
         [useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-         "--shell", "/usr/sbin/nologin", "--comment", "dbio embedded PostgreSQL server", name],
+         "--shell", "/usr/sbin/nologin", "--comment", "dbio managed database servers", name],
         capture_output=True, text=True)
     if proc.returncode != 0 and lookup(name) is None:
         raise DbioError(f"could not create the system user '{name}' for the server: {proc.stderr.strip()}",
