@@ -20,7 +20,8 @@ from dbio.engines.postgres.instance import binaries, location, placement, proces
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.managed.location import claim_directory
-from dbio.managed.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.managed.record import require_own_instance, require_trusted_record
+from dbio.managed.server_user import SERVER_USER, ServerUser, ensure_server_user, lookup
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
@@ -48,20 +49,9 @@ class EmbeddedInstance:
         if not self.exists():
             raise UsageError(f"no dbio instance in {self.data_dir}",
                              "create it with dbio instance init (or any dbio command without --dsn)")
-        record = self.layout.meta_file
-        problem = trust.path_problem(record)
-        if problem:
-            owner = "root" if running_as_root() else "you"
-            raise UsageError(
-                f"refusing to use the instance record {record}: {problem}, so another user could rewrite which "
-                "programs dbio runs and as whom",
-                f"check its contents, then make it and {self.data_dir} owned by {owner} and writable by no one else "
-                f"(chown {os.geteuid()} DIR FILE; chmod 755 DIR; chmod 644 FILE), or remove the directory yourself")
-        meta = Meta.read(record)
-        if not running_as_root() and meta.server_user != current_user().name:
-            raise UsageError(f"the instance in {self.data_dir} is run by user '{meta.server_user}', not by you",
-                             "run dbio as the user who made it (root for a server run by 'dbio'), or use your own "
-                             "--data-dir")
+        require_trusted_record(self.layout.meta_file, self.data_dir)
+        meta = Meta.read(self.layout.meta_file)
+        require_own_instance(meta.server_user, self.data_dir)
         return meta
 
     def conninfo(self, dbname: str | None = None) -> str:
