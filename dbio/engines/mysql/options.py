@@ -17,9 +17,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("buffer_pool", "instance", "size", 128 * _MiB,
            "InnoDB buffer pool of the managed MariaDB/MySQL instance (innodb_buffer_pool_size); keep it small so "
            "reads reach storage.", min=8 * _MiB, max=1 << 40),
-    Option("innodb_page_size", "instance", "choice", "16k",
+    Option("innodb_page_size", "instance", "choice", None,
            "InnoDB page size of the managed MariaDB/MySQL instance, fixed when it is created: 16k (InnoDB's "
-           "default) or 8k (PostgreSQL's block size); rows are sized to the page.", choices=tuple(PAGE_SIZES)),
+           "default, used when not given) or 8k (PostgreSQL's block size); rows are sized to the page.",
+           choices=tuple(PAGE_SIZES)),
 )
 # A sweep may vary the buffer pool: the managed server restarts with it.
 RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}
@@ -31,11 +32,7 @@ class InstanceConfig:
 
     data_dir: Path
     buffer_pool: int = 128 * _MiB
-    innodb_page_size: str = "16k"
-
-    @property
-    def page_bytes(self) -> int:
-        return PAGE_SIZES[self.innodb_page_size]
+    innodb_page_size: str | None = None  # None: 16k for a new instance, as it is for an existing one
 
     def to_dict(self) -> dict[str, Any]:
         return {"data_dir": str(self.data_dir), "buffer_pool": self.buffer_pool,

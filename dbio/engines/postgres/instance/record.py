@@ -65,6 +65,12 @@ class Status:
     log_file: Path | None = None
     wal_dir: Path | None = None  # where its WAL is (pg_wal may lead to another device)
 
+    def server_line(self) -> str:
+        return f"PostgreSQL {self.pg_version}, run by user {self.server_user}"
+
+    def socket_line(self) -> str:
+        return f"{self.data_dir / 'socket'} port {self.port} (no TCP listener)"
+
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""
         direct = self.settings.get("debug_io_direct", "''") != "''"
