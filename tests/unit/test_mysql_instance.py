@@ -1,0 +1,70 @@
+"""The managed MariaDB/MySQL instance's pure parts: its settings as server options, when it must
+restart, the version, its connection string (no password ever sent), its options."""
+
+from pathlib import Path
+
+import pytest
+
+from dbio.config import Sources, load_config
+from dbio.engines.mysql import dsn
+from dbio.engines.mysql.instance import binaries, settings
+from dbio.engines.mysql.instance.layout import Layout
+from dbio.engines.mysql.instance.managed import _product
+from dbio.engines.mysql.options import InstanceConfig
+from dbio.errors import ConfigErrors
+
+MiB = 1 << 20
+
+
+def test_the_profile_is_what_the_method_needs():
+    cfg = InstanceConfig(data_dir=Path("/x"), buffer_pool=32 * MiB)
+    got = settings.profile(cfg, 8192, sessions=4)
+    assert got["innodb_buffer_pool_size"] == str(32 * MiB) and got["innodb_page_size"] == "8192"
+    assert got["innodb_flush_method"] == "O_DIRECT" and got["skip_networking"] == "ON"
+    assert got["innodb_read_ahead_threshold"] == "0" and got["innodb_random_read_ahead"] == "OFF"
+    assert got["performance_schema"] == "ON" and got["innodb_buffer_pool_load_at_startup"] == "OFF"
+    assert got["max_connections"] == "151"  # the server's default, enough for few sessions
+    assert settings.profile(cfg, 8192, sessions=400)["max_connections"] == "420"
+
+
+def test_the_server_reads_no_option_file_and_only_its_own_directories():
+    layout = Layout(Path("/srv/i"))
+    args = settings.arguments({"innodb_page_size": "8192", "skip_networking": "ON"}, layout)
+    assert args[0] == "--no-defaults"  # must come first, or the server reads /etc/mysql and ~/.my.cnf
+    assert "--datadir=/srv/i/data" in args and "--socket=/srv/i/socket/mysqld.sock" in args
+    assert "--port=0" in args and "--skip-networking=ON" in args and "--innodb-page-size=8192" in args
+
+
+def test_a_restart_only_for_a_setting_that_differs_or_too_few_connections():
+    running = {"innodb_buffer_pool_size": "1", "max_connections": "200"}
+    assert settings.restart_needed(running, {"innodb_buffer_pool_size": "1", "max_connections": "151"}) == []
+    assert settings.restart_needed(running, {"innodb_buffer_pool_size": "2", "max_connections": "300"}) == [
+        "innodb_buffer_pool_size", "max_connections"]
+
+
+def test_the_version_and_the_product():
+    text = "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)\n"
+    assert binaries.parse_version(text) == "10.11.19-MariaDB-0+deb12u1"
+    assert binaries.parse_version("mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)") == "8.0.36"
+    assert binaries.parse_version("nonsense") is None
+    assert _product("10.11.19-MariaDB-0+deb12u1") == "MariaDB 10.11.19" and _product("8.0.36") == "MySQL 8.0.36"
+
+
+def test_the_instance_connection_string_sends_no_password(monkeypatch):
+    text = "mysql://root@localhost/dbio?unix_socket=/srv/i/socket/mysqld.sock&auth=socket"
+    parsed = dsn.parse(text)
+    assert parsed.socket_auth and parsed.via_socket and dsn.socket_path(parsed) == "/srv/i/socket/mysqld.sock"
+    assert dsn.redact(text) == text and dsn.parse(dsn.unparse(parsed)) == parsed
+    assert "auth" in (dsn.problem("mysql://root@localhost/dbio?auth=password") or "")
+    assert not dsn.parse("mysql://root@localhost/dbio").socket_auth
+
+
+def test_the_instance_options(tmp_path):
+    config = load_config(Sources(cwd=tmp_path, discover=False, cli={"engine": "mysql", "buffer_pool": "64MiB",
+                                                                    "innodb_page_size": "8k", "data_dir": "inst"}))
+    assert config.instance == InstanceConfig(data_dir=tmp_path / "inst", buffer_pool=64 * MiB, innodb_page_size="8k")
+    assert config.connection.embedded
+    with pytest.raises(ConfigErrors, match="--innodb-page-size = 32k"):
+        load_config(Sources(cwd=tmp_path, discover=False, cli={"engine": "mysql", "innodb_page_size": "32k"}))
+    with pytest.raises(ConfigErrors, match="buffer-pool"):  # another engine's option is refused
+        load_config(Sources(cwd=tmp_path, discover=False, cli={"buffer_pool": "64MiB"}))
