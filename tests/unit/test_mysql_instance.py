@@ -68,3 +68,30 @@ def test_the_instance_options(tmp_path):
         load_config(Sources(cwd=tmp_path, discover=False, cli={"engine": "mysql", "innodb_page_size": "32k"}))
     with pytest.raises(ConfigErrors, match="buffer-pool"):  # another engine's option is refused
         load_config(Sources(cwd=tmp_path, discover=False, cli={"buffer_pool": "64MiB"}))
+
+
+@pytest.mark.parametrize("command", [["instance", "init"], ["setup", "--scale", "32MiB"]])
+def test_without_server_binaries_one_line_names_the_package_and_nothing_is_made(tmp_path, monkeypatch, capsys,
+                                                                                 command):
+    from dbio import cli
+
+    monkeypatch.setattr(binaries, "SERVER_DIRS", (tmp_path / "no-server-here",))
+    data_dir = tmp_path / "instance"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*command, "--engine", "mysql", "--data-dir", str(data_dir)])
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "mariadbd or mysqld" in err and "mariadb-server" in err
+    assert not data_dir.exists()
+
+
+def test_server_programs_others_could_change_are_refused(tmp_path):
+    from dbio.errors import UsageError
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    server = bin_dir / "mariadbd"
+    server.write_text("#!/bin/sh\n")
+    server.chmod(0o757)  # writable by every user
+    with pytest.raises(UsageError, match="refusing to use the server program"):
+        binaries.require_trusted(binaries.Binaries(server, None, "10.11.19-MariaDB"))

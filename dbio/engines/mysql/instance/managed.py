@@ -83,6 +83,9 @@ class MysqlInstance:
 
     # -- checks before anything is made ------------------------------------------------
     def check_location(self) -> None:
+        """Before a new instance is made: the server's programs first (the package to install), then its place."""
+        if not self.exists():
+            binaries.locate()
         location.check_location(self.data_dir, is_instance=self.exists(), socket_path=self.layout.socket,
                                 inside_other=_inside_other)
 
