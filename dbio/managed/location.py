@@ -97,3 +97,20 @@ def claim_directory(root: Path) -> int | None:
         raise UsageError(f"--data-dir {root} changed while dbio was creating the instance ({problem}); nothing "
                          "was created in it", "choose a directory that only you (or root) can create and change")
     return None if created else stat.S_IMODE(st.st_mode)
+
+
+def give_back(root: Path, meta_file: Path, preexisting_mode: int | None, others: list[Path], what: str,
+              notify: Callable[[str], None]) -> None:
+    """After destroy removed the server's directories: the record goes, and the directory is removed
+    or, when dbio found it there (or others' files are in it), left as it was."""
+    meta_file.with_suffix(".tmp").unlink(missing_ok=True)
+    meta_file.unlink()
+    if preexisting_mode is not None:
+        os.chmod(root, preexisting_mode)
+        notify(f"removed the {what} from {root}, which stays as it was before")
+    elif not others:
+        root.rmdir()
+        notify(f"removed the {what} in {root}")
+    else:
+        notify(f"removed the {what} from {root}; kept what dbio did not create there: "
+               + ", ".join(p.name for p in others))

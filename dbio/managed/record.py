@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dbio.errors import DbioError
 
+T = TypeVar("T")
 DAMAGED = "if the instance is damaged, remove its directory yourself after checking what is in it"
 
 
@@ -25,6 +26,18 @@ def read_record(path: Path) -> dict[str, Any]:
         raise DbioError(f"the instance record {path} is not a JSON object", DAMAGED)
     data.pop("format_version", None)
     return data
+
+
+def read_as(cls: type[T], path: Path, what: str) -> T:
+    """The record as its dataclass; one line naming the file when its fields are not cls's."""
+    try:
+        return cls(**read_record(path))
+    except TypeError as exc:
+        raise DbioError(f"the instance record {path} does not describe {what} ({exc})", DAMAGED) from None
+
+
+def wrong_types(path: Path) -> DbioError:
+    return DbioError(f"the instance record {path} has values of the wrong type", DAMAGED)
 
 
 def write_record(path: Path, data: dict[str, Any]) -> None:

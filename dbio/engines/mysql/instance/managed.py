@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 from urllib.parse import quote
 
 from dbio.collect.host import supports_direct_io
@@ -24,40 +23,22 @@ from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 from dbio.managed import location
 from dbio.managed.paths import running_as_root
-from dbio.managed.record import require_own_instance, require_trusted_record
-from dbio.managed.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.managed.instance import ManagedInstance
+from dbio.managed.server_user import ServerUser, current_user, ensure_server_user, recorded_user
 
 START_TIMEOUT = 120.0  # seconds; crash recovery of a large redo log may take a while
 STOP_TIMEOUT = 120.0
 NEW_INSTANCE_BYTES = 256 << 20  # system tables, ibdata1, the redo log and the temporary tablespace
 
 
-def _silent(_: str) -> None:
-    pass
-
-
-class MysqlInstance:
-    def __init__(self, data_dir: Path, notify: Callable[[str], None] = _silent):
-        self.layout = Layout(Path(data_dir))
-        self.notify = notify
-
-    # -- facts -------------------------------------------------------------------------
-    @property
-    def data_dir(self) -> Path:
-        return self.layout.root
-
-    def exists(self) -> bool:
-        return self.layout.meta_file.exists()
+class MysqlInstance(ManagedInstance):
+    layout_class = Layout
+    record_class = Meta
+    missing = ("no dbio MySQL instance in {data_dir}",
+               "create it with dbio instance init --engine mysql (or dbio setup --engine mysql)")
 
     def meta(self) -> Meta:
-        """The instance record, refused unless only trusted users could have written it."""
-        if not self.exists():
-            raise UsageError(f"no dbio MySQL instance in {self.data_dir}",
-                             "create it with dbio instance init --engine mysql (or dbio setup --engine mysql)")
-        require_trusted_record(self.layout.meta_file, self.data_dir)
-        meta = Meta.read(self.layout.meta_file)
-        require_own_instance(meta.server_user, self.data_dir)
-        return meta
+        return super().meta()
 
     def conninfo(self, dbname: str | None = None) -> str:
         """auth=socket: the server knows dbio's user by the socket's peer, so no password of the
@@ -217,14 +198,7 @@ class MysqlInstance:
         return True
 
     def destroy_plan(self) -> "DestroyPlan":
-        if not self.exists():
-            raise UsageError(f"{self.data_dir} holds no dbio MySQL instance (no {self.layout.meta_file.name})",
-                             "give the --data-dir of a dbio instance; dbio never deletes other directories")
-        meta = self.meta()
-        _user(meta)
-        ours = [*self.layout.owned_by_server(), self.layout.meta_file]
-        others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p != self.layout.meta_file.with_suffix(
-            ".tmp"))
+        meta, others = self.before_destroy(list(self.layout.owned_by_server()))
         return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.datadir), others)
 
     def destroy(self, plan: "DestroyPlan") -> None:
@@ -233,17 +207,8 @@ class MysqlInstance:
             self.stop(quiet=True)
         for path in self.layout.owned_by_server():
             shutil.rmtree(path, ignore_errors=not path.exists())
-        self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
-        self.layout.meta_file.unlink()
-        if plan.meta.preexisting_mode is not None:
-            os.chmod(self.data_dir, plan.meta.preexisting_mode)
-            self.notify(f"removed the managed instance from {self.data_dir}, which stays as it was before")
-        elif not plan.others:
-            self.data_dir.rmdir()
-            self.notify(f"removed the managed instance in {self.data_dir}")
-        else:
-            self.notify(f"removed the managed instance from {self.data_dir}; kept what dbio did not create there: "
-                        + ", ".join(p.name for p in plan.others))
+        location.give_back(self.data_dir, self.layout.meta_file, plan.meta.preexisting_mode, plan.others,
+                           "managed instance", self.notify)
 
     # -- internals ---------------------------------------------------------------------
     def _start(self, wanted: dict[str, str]) -> None:
@@ -302,15 +267,7 @@ class DestroyPlan:
 
 
 def _user(meta: Meta) -> ServerUser:
-    user = lookup(meta.server_user)
-    if user is None:
-        raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
-                        f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
-    if running_as_root() and (user.uid == 0 or user.gid == 0):
-        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
-                         "the managed server runs as an unprivileged user",
-                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
-    return user
+    return recorded_user(meta.server_user)
 
 
 def _product(version: str) -> str:

@@ -9,7 +9,6 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from dbio import trust
 from dbio.collect.host import supports_direct_io
@@ -19,40 +18,22 @@ from dbio.filesystem import free_bytes, tree_bytes
 from dbio.engines.postgres.instance import binaries, location, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
+from dbio.managed import location as managed_location
 from dbio.managed.location import claim_directory
-from dbio.managed.record import require_own_instance, require_trusted_record
-from dbio.managed.server_user import SERVER_USER, ServerUser, ensure_server_user, lookup
+from dbio.managed.instance import ManagedInstance
+from dbio.managed.server_user import ServerUser, ensure_server_user, recorded_user
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
 
 
-def _silent(_: str) -> None:
-    pass
-
-
-class EmbeddedInstance:
-    def __init__(self, data_dir: Path, notify: Callable[[str], None] = _silent):
-        self.layout = Layout(Path(data_dir))
-        self.notify = notify
-
-    # -- facts -------------------------------------------------------------------------
-    @property
-    def data_dir(self) -> Path:
-        return self.layout.root
-
-    def exists(self) -> bool:
-        return self.layout.meta_file.exists()
+class EmbeddedInstance(ManagedInstance):
+    layout_class = Layout
+    record_class = Meta
+    missing = ("no dbio instance in {data_dir}", "create it with dbio instance init (or any dbio command without --dsn)")
 
     def meta(self) -> Meta:
-        """The instance record, refused unless only trusted users could have written it."""
-        if not self.exists():
-            raise UsageError(f"no dbio instance in {self.data_dir}",
-                             "create it with dbio instance init (or any dbio command without --dsn)")
-        require_trusted_record(self.layout.meta_file, self.data_dir)
-        meta = Meta.read(self.layout.meta_file)
-        require_own_instance(meta.server_user, self.data_dir)
-        return meta
+        return super().meta()
 
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
@@ -334,13 +315,7 @@ class EmbeddedInstance:
 
     def destroy_plan(self) -> "DestroyPlan":
         """What destroy would remove and leave, checked before anything is touched."""
-        if not self.exists():
-            raise UsageError(f"{self.data_dir} holds no dbio instance (no {self.layout.meta_file.name})",
-                             "give the --data-dir of a dbio instance; dbio never deletes other directories")
-        meta = self.meta()
-        _user(meta)
-        ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
-        others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
+        meta, others = self.before_destroy([self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir])
         return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.pgdata), others)
 
     def destroy(self, plan: "DestroyPlan") -> None:
@@ -351,17 +326,8 @@ class EmbeddedInstance:
             shutil.rmtree(path, ignore_errors=not path.exists())
         for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
             placement.remove(place)
-        self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
-        self.layout.meta_file.unlink()
-        if plan.meta.preexisting_mode is not None:
-            os.chmod(self.data_dir, plan.meta.preexisting_mode)
-            self.notify(f"removed the embedded instance from {self.data_dir}, which stays as it was before")
-        elif not plan.others:
-            self.data_dir.rmdir()
-            self.notify(f"removed the embedded instance in {self.data_dir}")
-        else:
-            self.notify(f"removed the embedded instance from {self.data_dir}; kept what dbio did not create there: "
-                        + ", ".join(p.name for p in plan.others))
+        managed_location.give_back(self.data_dir, self.layout.meta_file, plan.meta.preexisting_mode, plan.others,
+                           "embedded instance", self.notify)
 
     # -- internals ---------------------------------------------------------------------
     def _start(self, profile: settings.Profile) -> None:
@@ -442,15 +408,7 @@ class DestroyPlan:
 
 
 def _user(meta: Meta) -> ServerUser:
-    user = lookup(meta.server_user)
-    if user is None:
-        raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
-                        f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
-    if running_as_root() and (user.uid == 0 or user.gid == 0):
-        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
-                         "the embedded server runs as an unprivileged user",
-                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
-    return user
+    return recorded_user(meta.server_user)
 
 
 def _trusted_tool(meta: Meta, name: str) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbio.errors import DbioError
-from dbio.managed.record import DAMAGED, read_record, write_record
+from dbio.managed.record import read_as, write_record, wrong_types
 from dbio.units import format_bytes
 
 META_VERSION = 1
@@ -36,14 +35,10 @@ class Meta:
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
-        data = read_record(path)
-        try:
-            meta = cls(**data)
-        except TypeError as exc:
-            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", DAMAGED) from None
+        meta = read_as(cls, path, "a dbio instance")
         if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
                                                        (meta.server_user, meta.bin_dir, meta.dbname)):
-            raise DbioError(f"the instance record {path} has values of the wrong type", DAMAGED)
+            raise wrong_types(path)
         return meta
 
     def write(self, path: Path) -> None:
