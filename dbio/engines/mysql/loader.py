@@ -85,7 +85,8 @@ def load_table(conn: Connection, record: SetupRecord, job: TableJob, batches: It
     filler = filler_bytes(page_size)
     partners = rows_per_page(page_size) == 1
     conn.execute(sqlfiles.statement("data_table.sql").replace("{table}", table)
-                 .replace("{filler_bytes}", str(filler)).replace("{primary_key_options}", primary_key_options(page_size))
+                 .replace("{filler_bytes}", str(filler))
+                 .replace("{primary_key_options}", primary_key_options(page_size))
                  .replace("{tag}", catalog.literal(conn, catalog.tag(record.setup_id))))
     max_packet = int(conn.one("SELECT @@max_allowed_packet")[0])
     per_statement = statement_rows(max_packet, filler * (2 if partners else 1))
