@@ -51,15 +51,17 @@ def statement_rows(max_packet: int, row_bytes: int) -> int:
 
 def values_sql(start_id: int, batch: RowBatch, partners: bool = False) -> list[str]:
     """Rows with ids from start_id; partners: each row followed by its page partner (id + 1, custid
-    -(id + 1), the same filler), deleted after the load."""
-    hexes = batch.filler.reshape(len(batch), -1)
+    -(id + 1), a filler of zeros the server makes, so that it costs no bytes on the wire), deleted
+    after the load. The free half of a page then holds zeros, as in PostgreSQL's freshly loaded blocks."""
+    hexes = np.asarray(batch.filler.reshape(len(batch), -1))
     step = 2 if partners else 1
+    partner = f"REPEAT(X'00',{hexes.shape[1]})"
     out = []
-    for i, (k, row) in enumerate(zip(batch.keys.tolist(), np.asarray(hexes))):
-        row_id, filler = start_id + i * step, bytes(row).hex()
-        out.append(f"({row_id},{int(k)},{int(k)},X'{filler}')")
+    for i, (k, row) in enumerate(zip(batch.keys.tolist(), hexes)):
+        row_id = start_id + i * step
+        out.append(f"({row_id},{int(k)},{int(k)},X'{bytes(row).hex()}')")
         if partners:
-            out.append(f"({row_id + 1},{-(row_id + 1)},0,X'{filler}')")
+            out.append(f"({row_id + 1},{-(row_id + 1)},0,{partner})")
     return out
 
 
@@ -89,7 +91,7 @@ def load_table(conn: Connection, record: SetupRecord, job: TableJob, batches: It
                  .replace("{primary_key_options}", primary_key_options(page_size))
                  .replace("{tag}", catalog.literal(conn, catalog.tag(record.setup_id))))
     max_packet = int(conn.one("SELECT @@max_allowed_packet")[0])
-    per_statement = statement_rows(max_packet, filler * (2 if partners else 1))
+    per_statement = statement_rows(max_packet, filler)
     conn.execute("SET SESSION unique_checks = 0")
     conn.execute("START TRANSACTION")
     next_id = 1
