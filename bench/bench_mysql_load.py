@@ -62,7 +62,11 @@ def main() -> None:
     parser.add_argument("--scale", default="1GiB")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--markdown", type=Path, help="only print the block for a bench-mysql-load.json written before")
     args = parser.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(args.markdown.read_text())))
+        return
     base = fresh_directory(args.dir)
     dirs = {page: base / f"instance-{page}" for page in PAGES}
     runs: dict[str, list[dict]] = {page: [] for page in PAGES}
@@ -88,17 +92,20 @@ def main() -> None:
 def markdown(out: dict) -> str:
     runs = out["runs"]
     version = runs[PAGES[0]][0]["server_version"]
+    streams = sorted({r["streams"] for page in PAGES for r in runs[page]})
     lines = [heading(out["started"], f", {version}"), "",
              f"`.venv/bin/python bench/bench_mysql_load.py --scale {out['scale']} --rounds {out['rounds']}`; "
-             "buffer pool 128 MiB, O_DIRECT, 2 load streams (one table each: the data table; no scan table). "
-             "Medians of the rounds (each round: teardown, then setup, both page sizes in alternating order).", "",
-             "| page size | rows a page | load MiB/s (record) | wall MiB/s (command) | load s | rounds (MiB/s) |",
-             "|---|---|---|---|---|---|"]
+             f"buffer pool 128 MiB, O_DIRECT, one schema and no scan table ({'/'.join(map(str, streams))} load "
+             "stream). Medians of the rounds (each round: teardown, then setup, both page sizes in alternating "
+             "order); MiB are rows x 8 KiB.", "",
+             "| page size | rows a page | load MiB/s (record) | wall MiB/s (command) | insert s | index s | "
+             "rounds (MiB/s) |", "|---|---|---|---|---|---|---|"]
     for page in PAGES:
         rates = [r["mib_per_s"] for r in runs[page]]
         lines.append(f"| {page} | {'1' if page == '8k' else '2'} | {statistics.median(rates):.1f} | "
                      f"{statistics.median(r['wall_mib_per_s'] for r in runs[page]):.1f} | "
-                     f"{statistics.median(r['seconds'] for r in runs[page]):.1f} | "
+                     f"{statistics.median(r['steps'].get('load', 0) for r in runs[page]):.1f} | "
+                     f"{statistics.median(r['steps'].get('index', 0) for r in runs[page]):.1f} | "
                      f"{', '.join(f'{x:.1f}' for x in rates)} |")
     ratio = statistics.median(r["mib_per_s"] for r in runs["8k"]) / statistics.median(
         r["mib_per_s"] for r in runs["16k"])
