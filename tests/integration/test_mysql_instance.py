@@ -95,6 +95,8 @@ def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_pat
         if os.geteuid() == 0:  # the server is 'dbio's; the record and the directory stay root's
             assert os.stat(f"/proc/{pid}").st_uid == os.stat(inst.data_dir / "data").st_uid != 0
             assert os.stat(record).st_uid == 0 and os.stat(inst.data_dir).st_uid == 0
+        again = dbio("instance", "init", *inst.here("--buffer-pool", "8MiB"))
+        assert again.code == 2 and "already exists" in again.err and _server_pid(inst.data_dir) == pid
         status = dbio("instance", "status", *inst.here())
         assert status.code == 0 and f"running (pid {pid})" in status.out and "MariaDB" in status.out
         assert dbio("setup", *inst.args(*SMALL, "--verify")).code == 0  # 16 KiB pages: two rows a page, proved

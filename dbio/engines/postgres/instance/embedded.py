@@ -327,7 +327,7 @@ class EmbeddedInstance(ManagedInstance):
         for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
             placement.remove(place)
         managed_location.give_back(self.data_dir, self.layout.meta_file, plan.meta.preexisting_mode, plan.others,
-                           "embedded instance", self.notify)
+                                   "embedded instance", self.notify)
 
     # -- internals ---------------------------------------------------------------------
     def _start(self, profile: settings.Profile) -> None:
