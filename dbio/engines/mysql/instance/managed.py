@@ -98,6 +98,7 @@ class MysqlInstance(ManagedInstance):
                              "use it as it is, or remove it first with dbio instance destroy --engine mysql")
         bins = binaries.locate()  # before anything is made: missing binaries name their package
         self.check_location()
+        self.check_host(cfg, 0)  # O_DIRECT on its filesystem (setup checks the memory too)
         if free_bytes(self.data_dir) < NEW_INSTANCE_BYTES:
             raise UsageError(f"--data-dir {self.data_dir} has {free_bytes(self.data_dir) >> 20} MiB free, but a new "
                              f"instance needs at least {NEW_INSTANCE_BYTES >> 20} MiB", "choose a filesystem with "
