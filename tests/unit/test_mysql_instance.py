@@ -108,3 +108,13 @@ def test_small_pages_get_one_row_each_through_partner_rows():
     batch = RowBatch(np.array([7, 3], dtype=np.int64), np.array([[1, 2], [255, 0]], dtype=np.uint8))
     assert loader.values_sql(11, batch, partners=True) == [
         "(11,7,7,X'0102')", "(12,-12,0,REPEAT(X'00',2))", "(13,3,3,X'ff00')", "(14,-14,0,REPEAT(X'00',2))"]
+
+
+def test_quickstart_names_the_engine_of_the_server_it_leaves_running(tmp_path):
+    from dbio.commands.quickstart import closing_lines
+
+    config = load_config(Sources(cwd=tmp_path, discover=False, cli={"engine": "mysql", "data_dir": "inst"}))
+    line, = closing_lines(config)
+    assert f"dbio instance stop --engine mysql --data-dir {tmp_path / 'inst'}" in line
+    default, = closing_lines(load_config(Sources(cwd=tmp_path, discover=False)))
+    assert "--engine" not in default and default.endswith("dbio instance destroy")
