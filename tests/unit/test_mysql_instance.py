@@ -118,3 +118,19 @@ def test_quickstart_names_the_engine_of_the_server_it_leaves_running(tmp_path):
     assert f"dbio instance stop --engine mysql --data-dir {tmp_path / 'inst'}" in line
     default, = closing_lines(load_config(Sources(cwd=tmp_path, discover=False)))
     assert "--engine" not in default and default.endswith("dbio instance destroy")
+
+
+def test_a_pid_file_naming_another_process_or_a_link_names_no_server(tmp_path):
+    import os
+
+    from dbio.engines.mysql.instance import process
+
+    layout = Layout(tmp_path)
+    layout.socket_dir.mkdir()
+    assert process.pid_of(layout) is None  # no pid file
+    layout.pid_file.write_text(f"{os.getpid()}\n")  # this test, not a mariadbd of this instance: never signalled
+    assert process.pid_of(layout) is None and not process.is_server_of(os.getpid(), layout)
+    layout.pid_file.unlink()
+    (tmp_path / "elsewhere").write_text("1\n")
+    layout.pid_file.symlink_to(tmp_path / "elsewhere")  # the server user's link is not followed
+    assert process.pid_of(layout) is None
