@@ -78,7 +78,7 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
-    for line in member_lines(status.members):
+    for line in member_lines(getattr(status, "members", ())):  # only PostgreSQL makes standbys
         ui.say(line)
     for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
