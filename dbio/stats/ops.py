@@ -1,0 +1,84 @@
+"""The figures of a timed maintenance operation (dbio ops), from its recorded readings (pure).
+
+A reading is {"t": epoch, "stat": /proc/stat CPU seconds, "disks": /proc/diskstats per device};
+the operation's window is the span between its begin and end readings, and every rate divides
+by that real elapsed time. A figure that was not measured is None, never 0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.stats import host_cpu
+from dbio.stats.counters import delta, rate, ratio
+
+SECTOR = 512
+MIB = 1 << 20
+GB = 1e9  # seconds per GB of WAL: decimal gigabytes, as the white paper and device makers count
+
+
+def seconds_per_gb(seconds: float | None, nbytes: float | None) -> float | None:
+    """Seconds per GB of work (recovery: of WAL replayed), so a time for any size can be estimated;
+    None without a time or without bytes."""
+    if seconds is None or not nbytes:
+        return None
+    return seconds / (nbytes / GB)
+
+
+def estimate_seconds(per_gb: float | None, nbytes: float) -> float | None:
+    """The time seconds_per_gb predicts for nbytes (a straight line through the origin)."""
+    return None if per_gb is None else per_gb * nbytes / GB
+
+
+def mb_per_s(nbytes: float | None, seconds: float | None) -> float | None:
+    """Decimal MB/s (device makers' unit), None without bytes or time."""
+    if nbytes is None or not seconds or seconds <= 0:
+        return None
+    return nbytes / 1e6 / seconds
+
+
+def elapsed(begin: dict[str, Any] | None, end: dict[str, Any] | None) -> float | None:
+    if not begin or not end or begin.get("t") is None or end.get("t") is None or end["t"] <= begin["t"]:
+        return None
+    return end["t"] - begin["t"]
+
+
+def devices(begin: dict[str, Any], end: dict[str, Any], roles: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Per block device (roles: device -> what it holds, e.g. ["data", "target"]): requests/s, MiB/s
+    and MB read and written, average latency and utilisation over the window."""
+    seconds = elapsed(begin, end) or 0.0
+    out: dict[str, dict[str, Any]] = {}
+    for name, last in (end.get("disks") or {}).items():
+        d = delta((begin.get("disks") or {}).get(name), last)
+        if d is None or seconds <= 0:
+            continue
+        read_bytes = None if d.get("sectors_read") is None else d["sectors_read"] * SECTOR
+        written = None if d.get("sectors_written") is None else d["sectors_written"] * SECTOR
+        out[name] = {
+            "roles": list(roles.get(name, [])),
+            "reads_per_s": rate(d.get("reads"), seconds), "writes_per_s": rate(d.get("writes"), seconds),
+            "read_mib_per_s": rate(None if read_bytes is None else read_bytes / MIB, seconds),
+            "write_mib_per_s": rate(None if written is None else written / MIB, seconds),
+            "read_bytes": read_bytes, "write_bytes": written,
+            "avg_read_us": None if ratio(d.get("read_ms"), d.get("reads")) is None
+            else 1000.0 * d["read_ms"] / d["reads"],
+            "avg_write_us": None if ratio(d.get("write_ms"), d.get("writes")) is None
+            else 1000.0 * d["write_ms"] / d["writes"],
+            "utilization_pct": None if d.get("io_ms") is None else min(100.0, 100.0 * d["io_ms"] / (seconds * 1000)),
+            "avg_queue": None if d.get("weighted_io_ms") is None else d["weighted_io_ms"] / (seconds * 1000),
+        }
+    return out
+
+
+def window(begin: dict[str, Any] | None, end: dict[str, Any] | None, roles: dict[str, list[str]],
+           cores: int | None) -> dict[str, Any]:
+    """The window's own figures: its seconds, each device's, the host's CPU shares."""
+    if not begin or not end:
+        return {"seconds": None, "devices": {}, "cpu": {"host": None}}
+    seconds = elapsed(begin, end)
+    return {"seconds": seconds, "devices": devices(begin, end, roles),
+            "cpu": {"host": host_cpu.shares(delta(begin.get("stat"), end.get("stat")), seconds, cores)}}
+
+
+def share(measured: float | None, reference: float | None) -> float | None:
+    """measured / reference (a backup's MB/s against the device's sequential read rate)."""
+    return ratio(measured, reference)
