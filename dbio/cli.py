@@ -208,6 +208,34 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
     baselines.baseline(config, _ui(ctx), baseline_path, out)
 
 
+@cli.command("ops")
+@click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
+@click.option("--target", type=click.Path(path_type=Path), default=None,
+              help="backup: an empty or new directory for the base backup (checked before anything starts).")
+@click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
+                                                          "[default: 256MB].")
+@click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
+                                                            "at most 90% of shared_buffers [default: 64MB].")
+@click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
+                                                "MB/s is given against that rate (needs fio).")
+@with_config("ops")
+@click.pass_context
+def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
+                dirty: str | None, baseline: bool, **_: Any) -> None:
+    """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
+    write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
+    (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
+    from dbio.commands import ops as ops_run
+
+    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline))
+    for line in ops_run.summary_lines(document):
+        _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if document["status"] == "interrupted":
+        ctx.exit(EXIT_INTERRUPTED)
+    if document["status"] != "complete":
+        ctx.exit(1)
+
+
 def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
     ui = _ui(ctx)
     for line in lines:

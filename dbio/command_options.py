@@ -35,7 +35,7 @@ def _the_server(option: Option) -> bool:
 # Command (as typed) -> the options it uses. Commands that load or run use them all.
 COMMANDS: dict[str, Uses] = {
     "quickstart": _everything, "setup": _everything, "run": _everything, "sweep": _everything,
-    "baseline": _everything, "kubernetes": _everything,
+    "baseline": _everything, "kubernetes": _everything, "ops": _everything,
     "teardown": _the_server,
     "instance init": _the_instance, "instance start": _the_instance,
     "instance stop": _the_instance_place, "instance status": _the_instance_place,

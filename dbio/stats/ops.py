@@ -82,3 +82,54 @@ def window(begin: dict[str, Any] | None, end: dict[str, Any] | None, roles: dict
 def share(measured: float | None, reference: float | None) -> float | None:
     """measured / reference (a backup's MB/s against the device's sequential read rate)."""
     return ratio(measured, reference)
+
+
+def derive(operation: str, detail: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
+           roles: dict[str, list[str]], cores: int | None, sequential_mb_per_s: float | None = None) -> dict[str, Any]:
+    """An operation's figures (the catalogue's OPS_FIGURES read them): the window's devices and CPU,
+    its time, the bytes it processed and their rate, and its own figures."""
+    out = window(begin, end, roles, cores)
+    out["window_seconds"] = out.pop("seconds")
+    own = _OWN[operation](detail or {})
+    seconds, nbytes = own.pop("seconds", None), own.pop("bytes", None)
+    if seconds is None:
+        seconds = out["window_seconds"]
+    out.update({"seconds": seconds, "bytes": nbytes, "mb_per_s": mb_per_s(nbytes, seconds), operation: own})
+    if operation == "backup":
+        own["sequential_read_mb_per_s"] = sequential_mb_per_s
+        own["share_of_sequential"] = share(out["mb_per_s"], sequential_mb_per_s)
+    return out
+
+
+def _load(d: dict[str, Any]) -> dict[str, Any]:
+    return {"seconds": d.get("seconds"), "bytes": d.get("loaded_bytes"), "streams": d.get("streams"),
+            "steps": d.get("steps") or {}}
+
+
+def _index(d: dict[str, Any]) -> dict[str, Any]:
+    indexes = d.get("indexes") or []
+    return {"seconds": sum(i["seconds"] for i in indexes) if indexes else None, "bytes": d.get("table_bytes"),
+            "indexes": len(indexes), "index_bytes": d.get("index_bytes")}
+
+
+def _backup(d: dict[str, Any]) -> dict[str, Any]:
+    return {"seconds": d.get("seconds"), "bytes": d.get("bytes"), "files": d.get("files")}
+
+
+def _recovery(d: dict[str, Any]) -> dict[str, Any]:
+    replayed, total, redo = d.get("wal_replayed_bytes"), d.get("recovery_seconds"), d.get("redo_seconds")
+    return {"seconds": total, "bytes": replayed, "wal_written_bytes": d.get("wal_written_bytes"),
+            "wal_replayed_bytes": replayed, "recovery_seconds": total, "redo_seconds": redo,
+            "start_wall_seconds": d.get("start_wall_seconds"), "seconds_per_gb": seconds_per_gb(total, replayed),
+            "redo_seconds_per_gb": seconds_per_gb(redo, replayed), "checkpoints_during": d.get("checkpoints_during")}
+
+
+def _checkpoint(d: dict[str, Any]) -> dict[str, Any]:
+    buffers = d.get("buffers_written")
+    written = None if buffers is None else buffers * 8192
+    return {"seconds": d.get("seconds"), "bytes": written, "dirtied_bytes": d.get("dirtied_bytes"),
+            "buffers_written": buffers, "write_ms": d.get("write_ms"), "sync_ms": d.get("sync_ms")}
+
+
+_OWN = {"load": _load, "index": _index, "backup": _backup, "recovery": _recovery, "checkpoint": _checkpoint}
+OPERATIONS = tuple(_OWN)

@@ -1,0 +1,143 @@
+"""The report of a maintenance operation (dbio ops), and a comparison of several, as report
+models every renderer shows (pure; figures read through the catalogue's OPS_FIGURES)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbio.report import fmt
+from dbio.report.tables import table
+from dbio.stats import catalogue, compare
+from dbio.stats.counters import get
+
+DEVICE_COLUMNS = ("reads_per_s", "read_mib_per_s", "avg_read_us", "writes_per_s", "write_mib_per_s", "avg_write_us",
+                  "utilization_pct", "avg_queue")
+TITLES = {"load": "load", "index": "index creation", "backup": "base backup", "recovery": "crash recovery",
+          "checkpoint": "checkpoint"}
+
+
+def build(doc: dict[str, Any]) -> dict[str, Any]:
+    f, operation = doc["figures"], doc["operation"]
+    shown = catalogue.ops_figures(operation)
+    sections = [_operation(doc), {"id": "figures", "title": "Figures", "tables": [table(
+        "figures", "", ["Figure", "Value", "Unit", "How"], ["text", "mixed", "text", "text"],
+        [[x.label, _mixed(x, f), x.unit, x.how] for x in shown])]}, _devices(f), _cpu(f), _log(doc)]
+    return {
+        "format": "dbio-report", "format_version": 1, "kind": "ops",
+        "title": f"dbio ops {operation}: {doc.get('label') or TITLES.get(operation, operation)}",
+        "run": {"label": doc.get("label"), "status": doc.get("status"), "status_reason": doc.get("status_reason"),
+                "dbio_version": doc.get("dbio_version")},
+        "findings": findings(doc), "not_measured": [], "headline_text": headline(doc),
+        "headline": [{"label": x.label, "value": x.value(f), "kind": x.kind} for x in shown[:3]],
+        "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
+        "series": {}, "histograms": {}, "events": [], "charts": [],
+    }
+
+
+def headline(doc: dict[str, Any]) -> str:
+    """One line: what was done, how long it took, at what rate (and per GB of WAL for a recovery)."""
+    f, operation = doc["figures"], doc["operation"]
+    text = (f"{TITLES.get(operation, operation)}: {fmt.smart(f.get('seconds'))} s, "
+            f"{_mb(f.get('bytes'))} at {fmt.smart(f.get('mb_per_s'))} MB/s")
+    per_gb = get(f, "recovery", "seconds_per_gb")
+    if operation == "recovery":
+        text += f", {fmt.smart(per_gb)} s per GB of WAL replayed" if per_gb is not None else ", no redo in the log"
+    share = get(f, "backup", "share_of_sequential")
+    if share is not None:
+        text += f", {share:.2f} x the device's sequential read rate"
+    if doc.get("status") != "complete":
+        text += f" ({doc.get('status')}: figures cover the part that ran)"
+    return text
+
+
+def findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    if doc.get("status") != "complete":
+        out.append({"level": "warning", "code": "status",
+                    "message": f"the operation {doc.get('status')}: {doc.get('status_reason') or 'see the log'}"})
+    if (get(doc, "figures", "recovery", "checkpoints_during") or 0) > 0:
+        out.append({"level": "warning", "code": "checkpoint",
+                    "message": "a checkpoint ran while WAL accumulated: recovery replayed only the WAL after it"})
+    if doc.get("operation") == "recovery" and get(doc, "figures", "recovery", "wal_replayed_bytes") is None \
+            and doc.get("status") == "complete":
+        out.append({"level": "warning", "code": "redo", "message": "the server log shows no redo for this start"})
+    return out
+
+
+def _mixed(x: catalogue.Figure, f: dict[str, Any]) -> dict[str, Any]:
+    return {"value": x.value(f), "kind": x.kind}
+
+
+def _mb(nbytes: Any) -> str:
+    return "-" if nbytes is None else f"{nbytes / 1e6:,.1f} MB"
+
+
+def _operation(doc: dict[str, Any]) -> dict[str, Any]:
+    pairs = [("Operation", doc.get("operation")), ("Status", doc.get("status")), ("Started", doc.get("created_at")),
+             ("Server", get(doc, "environment", "server", "description") or "-")]
+    for role, paths in (doc.get("places") or {}).items():
+        pairs.append((f"Place ({role})", ", ".join(paths)))
+    for key, value in (get(doc, "config", "ops") or {}).items():
+        if value is not None:
+            pairs.append((f"Asked: {key}", str(value)))
+    command = get(doc, "detail", "command")
+    if command:
+        pairs.append(("Command", " ".join(command)))
+    return {"id": "operation", "title": "Operation", "pairs": [(k, str(v)) for k, v in pairs]}
+
+
+def _devices(f: dict[str, Any]) -> dict[str, Any]:
+    devices = f.get("devices") or {}
+    members = [catalogue.member(catalogue.DEVICE_FIGURES, n) for n in DEVICE_COLUMNS]
+    rows = [[name, ", ".join(d.get("roles") or []) or "-", *[m.value(d) for m in members]]
+            for name, d in sorted(devices.items())]
+    return {"id": "devices", "title": "Devices (/proc/diskstats over the timed part)", "tables": [table(
+        "devices", "", ["Device", "Holds", *[m.label for m in members]], ["text", "text", *[m.kind for m in members]],
+        rows)] if rows else []}
+
+
+def _cpu(f: dict[str, Any]) -> dict[str, Any]:
+    host = get(f, "cpu", "host")
+    if not host:
+        return {"id": "cpu", "title": "Host CPU"}
+    return {"id": "cpu", "title": "Host CPU (over the timed part)", "pairs": [
+        ("Busy", fmt.pct(host.get("busy_pct"))), ("User", fmt.pct(host.get("user_pct"))),
+        ("System", fmt.pct(host.get("system_pct"))), ("I/O wait", fmt.pct(host.get("iowait_pct"))),
+        ("Busy CPUs", fmt.smart(host.get("busy_cores")))]}
+
+
+def _log(doc: dict[str, Any]) -> dict[str, Any]:
+    lines = get(doc, "detail", "log", "lines") or []
+    return {"id": "log", "title": "Server log of the recovery", "lines": list(lines)}
+
+
+# -- several operations side by side ------------------------------------------------------------
+
+def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Operations' figures side by side with deltas against the first (one operation kind)."""
+    operations = {doc["operation"] for _, doc in named}
+    shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
+    columns, kinds = ["Figure", named[0][0]], ["text", "mixed"]
+    for name, _ in named[1:]:
+        columns += [name, "delta %"]
+        kinds += ["mixed", "delta_pct"]
+    rows = []
+    base = named[0][1]["figures"]
+    for x in shown:
+        row: list[Any] = [x.label, _mixed(x, base)]
+        for _, doc in named[1:]:
+            row += [_mixed(x, doc["figures"]), compare.Delta(x.value(base), x.value(doc["figures"])).pct]
+        rows.append(row)
+    names = [n for n, _ in named]
+    lines = [] if len(operations) == 1 else [f"different operations: {', '.join(sorted(operations))}"]
+    return {
+        "format": "dbio-compare", "format_version": 1, "kind": "compare",
+        "title": "dbio compare (operations): " + " vs ".join(names),
+        "run": {"status": "complete", "dbio_version": named[0][1].get("dbio_version")},
+        "headline_text": "; ".join(f"{n}: {headline(d)}" for n, d in named),
+        "headline": [], "findings": [{**x, "message": f"{n}: {x['message']}"} for n, d in named for x in findings(d)],
+        "not_measured": [],
+        "sections": [{"id": "figures", "title": "Figures", "lines": lines,
+                      "tables": [table("figures", "", columns, kinds, rows)]}],
+        "charts": [],
+    }
