@@ -218,7 +218,7 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                                                             "at most 90% of shared_buffers [default: 64MB].")
 @click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
                                                 "MB/s is given against that rate (needs fio).")
-@with_config("ops")
+@with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
 def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
                 dirty: str | None, baseline: bool, **_: Any) -> None:

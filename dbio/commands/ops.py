@@ -120,8 +120,16 @@ def ops(config: Config, ui: UI, req: Request) -> dict[str, Any]:
     config = replace(config, run=replace(config.run, label=config.run.label or f"ops-{req.operation}"))
     directory = run_directory(config)
     check_results_dir(directory)
+    if not config.connection.embedded and req.operation in ("backup", "recovery"):
+        raise UsageError(f"dbio ops {req.operation} stops, starts or reconfigures the server: it needs the embedded "
+                         "instance, not --dsn", "run it without --dsn, on an instance placed on the storage under test")
     if config.connection.embedded and not targets.instance_for(config, ui.note).exists() and req.operation != "load":
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "load a data set first with dbio setup")
+    with targets.exclusive(config, f"ops {req.operation}", ui.note):
+        return _hold_and_run(config, ui, req, directory)
+
+
+def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict[str, Any]:
     prepared = _prepare(config, ui, req)
     roles = _roles(prepared.places)
     readings = Readings(set(roles))

@@ -41,7 +41,8 @@ def headline(doc: dict[str, Any]) -> str:
             f"{_mb(f.get('bytes'))} at {fmt.smart(f.get('mb_per_s'))} MB/s")
     per_gb = get(f, "recovery", "seconds_per_gb")
     if operation == "recovery":
-        text += f", {fmt.smart(per_gb)} s per GB of WAL replayed" if per_gb is not None else ", no redo in the log"
+        text += f", {fmt.smart(per_gb)} s per GB of WAL replayed" if per_gb is not None else \
+            (", no redo in the log" if doc.get("status") == "complete" else "")
     share = get(f, "backup", "share_of_sequential")
     if share is not None:
         text += f", {share:.2f} x the device's sequential read rate"
