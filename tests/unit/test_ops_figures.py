@@ -8,19 +8,27 @@ import pytest
 from dbio.engines.postgres import server_log
 from dbio.stats import ops
 
-# Recorded from the embedded PostgreSQL 18 after `pg_ctl stop -m immediate` (dbio ops recovery).
+# Recorded from the embedded PostgreSQL 18.6: dbio ops recovery --wal 64MB (32 MiB data set, 16 MiB
+# shared_buffers, direct I/O), from the checkpoint before the WAL to ready after the crash.
 RECOVERY_LOG = """\
-2026-11-22 21:10:00.100 UTC [900] LOG:  database system is ready to accept connections
-2026-11-22 21:20:01.250 UTC [1201] LOG:  starting PostgreSQL 18.1 on x86_64-linux, compiled by gcc, 64-bit
-2026-11-22 21:20:01.251 UTC [1201] LOG:  listening on Unix socket "/var/tmp/x/socket/.s.PGSQL.5555"
-2026-11-22 21:20:01.260 UTC [1204] LOG:  database system was interrupted; last known up at 2026-11-22 21:19:30 UTC
-2026-11-22 21:20:01.300 UTC [1204] LOG:  database system was not properly shut down; automatic recovery in progress
-2026-11-22 21:20:01.310 UTC [1204] LOG:  redo starts at 0/3000028
-2026-11-22 21:20:03.810 UTC [1204] LOG:  invalid record length at 0/B000098: expected at least 24, got 0
-2026-11-22 21:20:03.810 UTC [1204] LOG:  redo done at 0/B000060 system usage: CPU: user: 1.20 s, system: 0.80 s, elapsed: 2.49 s
-2026-11-22 21:20:03.900 UTC [1202] LOG:  checkpoint starting: end-of-recovery fast wait
-2026-11-22 21:20:04.400 UTC [1202] LOG:  checkpoint complete: wrote 4100 buffers (100.0%)
-2026-11-22 21:20:04.410 UTC [1201] LOG:  database system is ready to accept connections
+2026-11-22 20:57:39.849 UTC [27971] LOG:  checkpoint complete: wrote 0 buffers (0.0%), wrote 3 SLRU buffers; 0 WAL file(s) added, 0 removed, 0 recycled; write=0.006 s, sync=0.003 s, total=0.029 s; sync files=2, longest=0.002 s, average=0.002 s; distance=0 kB, estimate=0 kB; lsn=0/2479A10, redo lsn=0/24799F0
+2026-11-22 20:59:01.016 UTC [27966] LOG:  received immediate shutdown request
+2026-11-22 20:59:01.025 UTC [27966] LOG:  database system is shut down
+2026-11-22 20:59:01.198 UTC [1228] LOG:  starting PostgreSQL 18.6 on x86_64-pc-linux-gnu, compiled by gcc (GCC) 14.2.1 20250110 (Red Hat 14.2.1-11), 64-bit
+2026-11-22 20:59:01.204 UTC [1228] LOG:  listening on Unix socket "/var/tmp/x/inst/socket/.s.PGSQL.37745"
+2026-11-22 20:59:01.214 UTC [1234] LOG:  database system was interrupted; last known up at 2026-11-22 20:57:39 UTC
+2026-11-22 20:59:01.783 UTC [1234] LOG:  database system was not properly shut down; automatic recovery in progress
+2026-11-22 20:59:01.785 UTC [1234] LOG:  redo starts at 0/24799F0
+2026-11-22 20:59:11.785 UTC [1234] LOG:  redo in progress, elapsed time: 10.00 s, current LSN: 0/43B8210
+2026-11-22 20:59:21.785 UTC [1234] LOG:  redo in progress, elapsed time: 20.00 s, current LSN: 0/4BFCF88
+2026-11-22 20:59:31.785 UTC [1234] LOG:  redo in progress, elapsed time: 30.00 s, current LSN: 0/5456330
+2026-11-22 20:59:41.785 UTC [1234] LOG:  redo in progress, elapsed time: 40.00 s, current LSN: 0/5B8AD98
+2026-11-22 20:59:51.791 UTC [1234] LOG:  redo in progress, elapsed time: 50.00 s, current LSN: 0/620D140
+2026-11-22 20:59:54.633 UTC [1234] LOG:  invalid record length at 0/647B3C0: expected at least 24, got 0
+2026-11-22 20:59:54.633 UTC [1234] LOG:  redo done at 0/647B398 system usage: CPU: user: 3.05 s, system: 8.47 s, elapsed: 52.84 s
+2026-11-22 20:59:54.638 UTC [1232] LOG:  checkpoint starting: end-of-recovery immediate wait
+2026-11-22 20:59:54.997 UTC [1232] LOG:  checkpoint complete: wrote 1859 buffers (90.8%), wrote 3 SLRU buffers; 0 WAL file(s) added, 0 removed, 4 recycled; write=0.275 s, sync=0.030 s, total=0.360 s; sync files=5, longest=0.011 s, average=0.006 s; distance=65542 kB, estimate=65542 kB; lsn=0/647B3C0, redo lsn=0/647B3C0
+2026-11-22 20:59:55.015 UTC [1228] LOG:  database system is ready to accept connections
 """.splitlines()
 
 
@@ -32,18 +40,20 @@ def test_lsn_bytes():
 def test_a_recorded_crash_recovery_is_read_from_the_last_start():
     found = server_log.recovery(RECOVERY_LOG)
     assert found["crash_recovery"] is True
-    assert found["redo_start_lsn"] == "0/3000028" and found["redo_done_lsn"] == "0/B000060"
-    assert server_log.replayed_bytes(found) == 0xB000060 - 0x3000028
-    assert found["redo_seconds"] == pytest.approx(2.49)
-    assert server_log.recovery_seconds(found) == pytest.approx(4.41 - 1.25, abs=1e-6)  # start to ready
-    assert found["lines"][0].endswith("starting PostgreSQL 18.1 on x86_64-linux, compiled by gcc, 64-bit")
+    assert found["redo_start_lsn"] == "0/24799F0" and found["redo_done_lsn"] == "0/647B398"
+    assert server_log.replayed_bytes(found) == 0x647B398 - 0x24799F0
+    assert found["redo_seconds"] == pytest.approx(52.84)
+    assert server_log.recovery_seconds(found) == pytest.approx(55.015 - 1.198, abs=1e-6)  # start to ready
+    assert found["lines"][0].startswith("2026-11-22 20:59:01.198 UTC [1228] LOG:  starting PostgreSQL 18.6")
+    assert not any("redo in progress" in line for line in found["lines"])  # progress lines are not kept
 
 
 def test_a_clean_start_has_no_redo():
-    found = server_log.recovery([RECOVERY_LOG[1], RECOVERY_LOG[-1]])
+    starting, ready = RECOVERY_LOG[3], RECOVERY_LOG[-1]
+    found = server_log.recovery([starting, ready])
     assert found["crash_recovery"] is False
     assert server_log.replayed_bytes(found) is None and found["redo_seconds"] is None
-    assert server_log.recovery_seconds(found) == pytest.approx(3.16, abs=1e-6)
+    assert server_log.recovery_seconds(found) == pytest.approx(53.817, abs=1e-6)
 
 
 def test_seconds_per_gb_and_what_it_predicts():
