@@ -151,7 +151,7 @@ def test_interrupt_during_recovery_restores_the_settings(ops_instance):
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "ops", "recovery", "--wal", "512MB",
                              *inst.args("dbio", *SCALE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        for line in proc.stderr:  # the step's settings are in place and updates are running
+        for line in proc.stdout:  # the step's settings are in place and updates are running
             if "max_wal_size" in line:
                 break
         time.sleep(2)
