@@ -279,7 +279,7 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
                      f"MiB/s, {_mib(device.get('utilization_pct'))}% busy")
     if document.get("status_reason"):
         lines.append(f"  {document['status_reason']}")
-    lines.append(f"result: {document['directory']}")
+    lines.append(f"result: {Path(document['directory']) / 'result.json'}")
     return lines
 
 

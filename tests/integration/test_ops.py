@@ -42,8 +42,8 @@ def _result(done) -> dict:
     line = next(ln for ln in done.out.splitlines() if ln.startswith("result: "))
     from pathlib import Path
 
-    directory = Path(line[len("result: "):])
-    return json.loads((directory / "result.json").read_text()) | {"_dir": str(directory)}
+    path = Path(line[len("result: "):])
+    return json.loads(path.read_text()) | {"_dir": str(path.parent)}
 
 
 def _results(inst: Instance) -> set[str]:
