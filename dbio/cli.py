@@ -279,11 +279,14 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                                                 "step's sessions: the raw curve beside the database's (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
+@click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
+              help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
+                   "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
 @capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
-          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None,
+          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
@@ -295,6 +298,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
         given += ["--baseline"] if baseline or baseline_path is not None else []
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
+        given += ["--op"] if op else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -311,8 +315,11 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    from dbio.commands import ops as ops_command
+
     sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked)
+                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
+                        op=ops_command.sweep_op(op) if op else None)
 
 
 @cli.command()

@@ -83,6 +83,38 @@ def _size(flag: str, text: str | None, default: int) -> int:
     return value
 
 
+SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's target is one directory, a load replaces the data set
+
+
+def sweep_op(text: str) -> dict[str, Any]:
+    """sweep --op OPERATION[=SIZE] (recovery=256MB: its WAL, checkpoint=64MB: its dirty data), checked."""
+    operation, _, size = text.partition("=")
+    if operation not in SWEEPABLE:
+        raise UsageError(f"--op {text}: a sweep runs {', '.join(SWEEPABLE)}", "e.g. --op recovery=256MB")
+    if size and operation == "index":
+        raise UsageError(f"--op {text}: index takes no size", "give --op index")
+    req = request(operation, None, size or None if operation == "recovery" else None,
+                  size or None if operation == "checkpoint" else None, False)
+    return {"operation": operation, "wal_bytes": req.wal_bytes, "dirty_bytes": req.dirty_bytes}
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """A sweep step's operation, as a sweep reads a run's outcome (status, signal, document)."""
+
+    document: dict[str, Any]
+    signal: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.document["status"]
+
+
+def step(config: Config, ui: UI, op: dict[str, Any], directory: Path) -> StepOutcome:
+    req = Request(op["operation"], None, op.get("wal_bytes"), op.get("dirty_bytes"))
+    return StepOutcome(ops(config, ui, req, directory))
+
+
 class Readings:
     """/proc/stat and /proc/diskstats of the devices involved, at the start and end of the timed part."""
 
@@ -115,10 +147,10 @@ class Prepared:
     places: dict[str, list[str]]
 
 
-def ops(config: Config, ui: UI, req: Request) -> dict[str, Any]:
-    """Check, run and record one operation; returns the written document."""
+def ops(config: Config, ui: UI, req: Request, directory: Path | None = None) -> dict[str, Any]:
+    """Check, run and record one operation (in directory: a sweep's step); returns the written document."""
     config = replace(config, run=replace(config.run, label=config.run.label or f"ops-{req.operation}"))
-    directory = run_directory(config)
+    directory = directory or run_directory(config)
     check_results_dir(directory)
     if not config.connection.embedded and req.operation in ("backup", "recovery"):
         raise UsageError(f"dbio ops {req.operation} stops, starts or reconfigures the server: it needs the embedded "
@@ -287,4 +319,4 @@ def _mib(value: Any) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
 
-__all__ = ["OPERATIONS", "Request", "ops", "request", "summary_lines"]
+__all__ = ["OPERATIONS", "Request", "StepOutcome", "ops", "request", "step", "summary_lines", "sweep_op"]

@@ -142,3 +142,28 @@ def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                       "tables": [table("figures", "", columns, kinds, rows)]}],
         "charts": [],
     }
+
+
+# -- a sweep whose steps are an operation (dbio sweep --op) ----------------------------------------
+
+def build_sweep(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One row per step: the knobs it varied, its status and the operation's figures."""
+    operation = doc["op"]["operation"]
+    shown = catalogue.ops_figures(operation)
+    keys = sorted({k for step in doc["steps"] for k in step.get("values") or {}})
+    rows = []
+    for step in doc["steps"]:
+        f = (step_docs.get(step["name"]) or {}).get("figures") or {}
+        rows.append([step["name"], *[(step.get("values") or {}).get(k) for k in keys], step.get("status"),
+                     *[_mixed(x, f) for x in shown]])
+    done = [d for d in step_docs.values() if d.get("status") == "complete"]
+    return {
+        "format": "dbio-report", "format_version": 1, "kind": "sweep",
+        "title": f"dbio sweep of {TITLES.get(operation, operation)}: {doc.get('label') or doc.get('created_at')}",
+        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
+        "headline_text": f"{len(done)} of {len(doc['steps'])} steps complete",
+        "headline": [], "findings": [], "not_measured": [], "charts": [], "knees": [],
+        "sections": [{"id": "summary", "title": "Summary", "tables": [table(
+            "summary", "", ["Step", *keys, "Status", *[x.label for x in shown]],
+            ["text"] * (len(keys) + 2) + ["mixed"] * len(shown), rows)]}],
+    }

@@ -166,3 +166,19 @@ def test_interrupt_during_recovery_restores_the_settings(ops_instance):
     assert "checkpoint_timeout" not in _dbio_conf(inst)
     status = dbio("instance", "status", "--data-dir", str(inst.data_dir))
     assert status.code == 0 and "running" in status.out
+
+
+def test_a_sweep_of_an_operation(ops_instance):
+    inst = ops_instance
+    done = dbio("sweep", "--op", "checkpoint=2MB", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
+    assert done.code == 0, done.text
+    from pathlib import Path
+
+    sweep = Path(next(ln for ln in done.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
+    steps = sorted(p for p in sweep.iterdir() if p.is_dir())
+    assert [json.loads((p / "result.json").read_text())["operation"] for p in steps] == ["checkpoint", "checkpoint"]
+    report = dbio("report", str(sweep))
+    assert report.code == 0 and "dbio sweep of checkpoint" in report.out, report.text
+    assert report.out.count("complete") >= 2
+    refused = dbio("sweep", "--op", "backup", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
+    assert refused.code == 2 and "a sweep runs" in refused.err, refused.text
