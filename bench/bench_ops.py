@@ -23,6 +23,7 @@ import statistics
 from pathlib import Path
 
 from dbio.stats import catalogue  # the figures as the operation's result declares them
+from dbio.stats.ops import fit_line
 
 from benchkit import dbio, destroy, fresh_directory, heading, now, result_of
 
@@ -61,6 +62,11 @@ def markdown(raw: dict) -> str:
         lines.append(f"| {wal} | {median(rows, 'wal_replayed_bytes') / 1e6:,.0f} | {median(rows, 'recovery_seconds'):.1f} "
                      f"| {median(rows, 'redo_seconds'):.1f} | {median(rows, 'recovery_seconds_per_gb'):,.0f} "
                      f"| {median(rows, 'redo_seconds_per_gb'):,.0f} | {len(rows)} |")
+    fit = fit_line([(r["wal_replayed_bytes"] / 1e9, r["recovery_seconds"]) for r in raw["recovery"]
+                    if r.get("wal_replayed_bytes") and r.get("recovery_seconds") is not None])
+    if fit:
+        lines += ["", f"Least squares over every recovery: seconds = {fit[0]:.2f} + {fit[1]:,.1f} x GB of WAL replayed "
+                      "(the fixed part is the start and the end-of-recovery checkpoint)."]
     b = raw["backup"]
     lines += ["", "| backup MB | seconds | backup MB/s | fio sequential MB/s | backup / sequential | rounds |",
               "|---:|---:|---:|---:|---:|---:|",

@@ -133,3 +133,15 @@ def _checkpoint(d: dict[str, Any]) -> dict[str, Any]:
 
 _OWN = {"load": _load, "index": _index, "backup": _backup, "recovery": _recovery, "checkpoint": _checkpoint}
 OPERATIONS = tuple(_OWN)
+
+
+def fit_line(points: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least squares seconds = fixed + per_gb x GB over (GB, seconds) points: a recovery's fixed cost
+    (start, end-of-recovery checkpoint) apart from its cost per GB of WAL; None with fewer than two
+    distinct sizes."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mean_x, mean_y = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    return mean_y - slope * mean_x, slope

@@ -88,3 +88,9 @@ def test_a_window_without_readings_has_no_figures():
     figures = ops.window(None, None, {}, cores=2)
     assert figures["seconds"] is None and figures["devices"] == {} and figures["cpu"]["host"] is None
     assert ops.mb_per_s(100, None) is None and ops.mb_per_s(None, 1.0) is None
+
+
+def test_a_line_through_recoveries_separates_fixed_cost_from_cost_per_gb():
+    fixed, per_gb = ops.fit_line([(0.032, 1.0 + 0.032 * 40), (0.064, 1.0 + 0.064 * 40), (0.128, 1.0 + 0.128 * 40)])
+    assert fixed == pytest.approx(1.0) and per_gb == pytest.approx(40.0)
+    assert ops.fit_line([(0.1, 3.0), (0.1, 4.0)]) is None
