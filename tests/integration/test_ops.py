@@ -54,6 +54,15 @@ def _dbio_conf(inst: Instance) -> str:
     return (inst.data_dir / "pgdata" / "dbio.conf").read_text()
 
 
+def test_load_is_timed_again(ops_instance):
+    done = _ops(ops_instance, "load")
+    assert done.code == 0, done.text
+    doc = _result(done)
+    f = doc["figures"]
+    assert f["bytes"] == doc["detail"]["loaded_bytes"] >= 40 << 20  # the data and the scan table
+    assert f["seconds"] > 0 and f["load"]["streams"] >= 1 and f["devices"] is not None
+
+
 def test_index_is_recreated_tagged_and_reported(ops_instance):
     inst = ops_instance
     done = _ops(inst, "index")

@@ -10,6 +10,7 @@ embedded instance and restored after, also when it is interrupted."""
 from __future__ import annotations
 
 import math
+import shutil
 import subprocess
 import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -153,14 +154,20 @@ class PostgresOperations:
                        "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops",
                        "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
             env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+            existed = target.exists()
             started = time.monotonic()
-            with window():
-                done = subprocess.run(command, env=env, capture_output=True, text=True)
+            try:
+                with window():
+                    done = subprocess.run(command, env=env, capture_output=True, text=True)
+            except BaseException:  # interrupted: no half backup is left where the user will look for one
+                _remove_partial(target, existed)
+                raise
             seconds = time.monotonic() - started
         if done.returncode != 0:
+            _remove_partial(target, existed)
             lines = (done.stderr or done.stdout).strip().splitlines()
             raise DbioError(f"pg_basebackup failed: {lines[-1] if lines else f'exit status {done.returncode}'}",
-                            "read the server log; the target directory was left as pg_basebackup left it")
+                            "read the server log; what it had written to the target was removed")
         files = [p for p in target.rglob("*") if p.is_file()]
         return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
                 "format": "tar", "wal": "stream", "command": [Path(command[0]).name, *command[1:]],
@@ -254,6 +261,18 @@ class PostgresOperations:
                 told = wal * 4 // until_wal
                 self.notify(f"{min(wal, until_wal) / 1e6:,.0f} of {until_wal / 1e6:,.0f} MB of WAL written")
         return {"rows": done, "wal_bytes": wal}
+
+
+def _remove_partial(target: Path, existed: bool) -> None:
+    """What a failed or interrupted pg_basebackup wrote: the target (checked empty or new before,
+    writable only by us) back as it was."""
+    if not target.is_dir() or target.is_symlink():
+        return
+    if existed:
+        for entry in target.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    else:
+        shutil.rmtree(target)
 
 
 def _checkpoints(writers: dict[str, Any]) -> int:
