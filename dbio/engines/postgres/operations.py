@@ -107,7 +107,7 @@ class PostgresOperations:
                 done.append(self._rebuild_one(conn, record, schema, table, index, table_bytes))
         return {"indexes": done, "table_bytes": sum(d["table_bytes"] for d in done),
                 "index_bytes": sum(d["index_bytes"] for d in done), "seconds": time.monotonic() - started,
-                "maintenance_work_mem": conn.execute("SHOW maintenance_work_mem").fetchone()[0]}
+                "maintenance_work_mem": conn.execute(sqlfiles.text("ops/server_facts.sql")).fetchone()[1]}
 
     def _rebuild_one(self, conn: psycopg.Connection, record: Any, schema: str, table: str, index: str,
                      table_bytes: int) -> dict[str, Any]:
@@ -174,7 +174,7 @@ class PostgresOperations:
                 "target": str(target)}
 
     # -- crash recovery ------------------------------------------------------------------
-    def recovery(self, conn_record: Any, wal_bytes: int, window: Window) -> dict[str, Any]:
+    def recovery(self, record: Any, wal_bytes: int, window: Window) -> dict[str, Any]:
         """Updates until wal_bytes of WAL accumulated after a checkpoint (no other checkpoint: the
         step's checkpoint_timeout and max_wal_size), an immediate stop, and the start that recovers."""
         instance = self.embedded("recovery")
@@ -182,7 +182,7 @@ class PostgresOperations:
             conn = self.connect()
             try:
                 before, _ = self._checkpoint(conn)
-                written = self._dirty(conn, conn_record, until_wal=wal_bytes)
+                written = self._dirty(conn, record, until_wal=wal_bytes)
                 after = self._writers(conn)
             finally:
                 conn.close()
@@ -236,9 +236,9 @@ class PostgresOperations:
             time.sleep(0.05)
 
     def _writers(self, conn: psycopg.Connection) -> dict[str, Any]:
-        version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+        version = conn.execute(sqlfiles.text("ops/server_facts.sql")).fetchone()[0]
         name = "stats/writers_17.sql" if version >= 170000 else "stats/writers_15.sql"
-        conn.execute("SELECT pg_stat_clear_snapshot()")
+        conn.execute(sqlfiles.text("ops/writers_fresh.sql"))
         return dict(conn.execute(sqlfiles.text(name)).fetchone()[0])
 
     def _dirty(self, conn: psycopg.Connection, record: Any, *, until_wal: int | None = None,
