@@ -59,10 +59,26 @@ def findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
     if (get(doc, "figures", "recovery", "checkpoints_during") or 0) > 0:
         out.append({"level": "warning", "code": "checkpoint",
                     "message": "a checkpoint ran while WAL accumulated: recovery replayed only the WAL after it"})
+    other = _other_reads(doc)
+    if other is not None:
+        out.append({"level": "warning", "code": "other_io", "message": other})
     if doc.get("operation") == "recovery" and get(doc, "figures", "recovery", "wal_replayed_bytes") is None \
             and doc.get("status") == "complete":
         out.append({"level": "warning", "code": "redo", "message": "the server log shows no redo for this start"})
     return out
+
+
+def _other_reads(doc: dict[str, Any]) -> str | None:
+    """A checkpoint only writes: a device that read more than a tenth of what it wrote served
+    another process too, and its figures are not the checkpoint's alone."""
+    if doc.get("operation") != "checkpoint":
+        return None
+    for name, device in sorted((get(doc, "figures", "devices") or {}).items()):
+        read, written = device.get("read_bytes"), device.get("write_bytes")
+        if read is not None and written is not None and read > max(0.1 * written, 1 << 20):
+            return (f"{name} read {read / 1e6:,.1f} MB while the checkpoint wrote {written / 1e6:,.1f} MB: another "
+                    "process used the device, and its figures include that work")
+    return None
 
 
 def _mixed(x: catalogue.Figure, f: dict[str, Any]) -> dict[str, Any]:
@@ -92,9 +108,10 @@ def _devices(f: dict[str, Any]) -> dict[str, Any]:
     members = [catalogue.member(catalogue.DEVICE_FIGURES, n) for n in DEVICE_COLUMNS]
     rows = [[name, ", ".join(d.get("roles") or []) or "-", *[m.value(d) for m in members]]
             for name, d in sorted(devices.items())]
+    notes = ["each device's figures are the whole device's: another process's I/O on it counts too"]
     return {"id": "devices", "title": "Devices (/proc/diskstats over the timed part)", "tables": [table(
         "devices", "", ["Device", "Holds", *[m.label for m in members]], ["text", "text", *[m.kind for m in members]],
-        rows)] if rows else []}
+        rows, notes)] if rows else []}
 
 
 def _cpu(f: dict[str, Any]) -> dict[str, Any]:

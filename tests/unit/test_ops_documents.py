@@ -116,3 +116,13 @@ def test_requests_checked_without_a_server(args, message):
 def test_defaults_of_a_request():
     assert ops_command.request("recovery", None, None, None, False).wal_bytes == 256 << 20
     assert ops_command.request("checkpoint", None, None, "8MB", False).dirty_bytes == 8 << 20  # dbio reads MB as MiB
+
+
+def test_a_checkpoint_beside_another_process_reading_is_warned_about(tmp_path):
+    doc = ops_result.read(_copy(tmp_path, "recovery"))
+    doc = {**doc, "operation": "checkpoint"}
+    device = doc["figures"]["devices"]["vda"]
+    device.update(read_bytes=30e6, write_bytes=2e6)
+    assert any(f["code"] == "other_io" and "another process" in f["message"] for f in ops_model.findings(doc))
+    device.update(read_bytes=0.1e6, write_bytes=2e6)
+    assert not any(f["code"] == "other_io" for f in ops_model.findings(doc))
