@@ -46,8 +46,8 @@ class Job:
     engine: str = SYNC_ENGINE
     iodepth: int = 1
     size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
-    rw: str = "randread"  # randwrite: the write side, on a scratch file only
-    block: str = BLOCK  # "1m" with rw="read": the device's sequential read rate (dbio ops backup)
+    rw: str = "randread"  # randwrite: the write side, on a scratch file only; read: sequential
+    block: str = BLOCK
 
     @property
     def side(self) -> str:
