@@ -80,6 +80,9 @@ def test_index_is_recreated_tagged_and_reported(ops_instance):
     assert report.code == 0 and "dbio ops index" in report.out and "Indexes re-created" in report.out, report.text
     html = dbio("report", doc["_dir"], "--format", "html")
     assert html.code == 0 and "<html" in html.out.lower()
+    remote = dbio("ops", "index", "--dsn", inst.conninfo("dbio"), "--results-dir", str(inst.results))
+    assert remote.code == 0, remote.text  # an existing server: index and checkpoint need no restart
+    assert _result(remote)["figures"]["index"]["indexes"] == 1
 
 
 def test_checkpoint_writes_what_was_dirtied(ops_instance):
