@@ -231,7 +231,7 @@ def ops_command(ctx: click.Context, config: Config, operation: str, target: Path
     for line in ops_run.summary_lines(document):
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
-        ctx.exit(EXIT_INTERRUPTED)
+        ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
     if document["status"] != "complete":
         ctx.exit(1)
 

@@ -166,15 +166,15 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     roles = _roles(prepared.places)
     readings = Readings(set(roles))
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    detail, status, reason, sequential = {}, "complete", None, None
+    detail, status, reason, sequential, signals = {}, "complete", None, None, []
     directory.mkdir(parents=True)
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(signals):
             if req.baseline:
                 sequential = _sequential(prepared, ui)
             detail = _run(req, prepared, readings, config, ui)
     except KeyboardInterrupt:
-        status, reason = "interrupted", "interrupted by a signal; the instance keeps its own settings"
+        status, reason = "interrupted", f"interrupted by {(signals or ['SIGINT'])[0]}; the server keeps its own settings"
     except DbioError as exc:
         status, reason = "failed", str(exc)
     finally:
@@ -182,7 +182,7 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
     ops_result.write(directory, document)
     (directory / "report.txt").write_text(reports.render_model(ops_model.build(document), "text"))
-    document["directory"] = str(directory)
+    document["directory"], document["signal"] = str(directory), (signals or [None])[0]
     return document
 
 
@@ -273,9 +273,10 @@ def _close(p: Prepared) -> None:
 
 
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def _sigterm_as_interrupt(seen: list[str]) -> Iterator[None]:
     """SIGTERM ends an operation as Ctrl-C does: what it changed is restored, its result written."""
     def interrupt(signum: int, frame: Any) -> None:
+        seen.append("SIGTERM")
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
