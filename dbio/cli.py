@@ -218,16 +218,18 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                                                             "at most 90% of shared_buffers [default: 64MB].")
 @click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
                                                 "MB/s is given against that rate (needs fio).")
+@click.option("--cold", is_flag=True, help="backup: stop the instance and copy its files (a cold backup) instead of "
+                                            "pg_basebackup's online one.")
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
 def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
-                dirty: str | None, baseline: bool, **_: Any) -> None:
+                dirty: str | None, baseline: bool, cold: bool, **_: Any) -> None:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
     from dbio.commands import ops as ops_run
 
-    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline))
+    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold))
     for line in ops_run.summary_lines(document):
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":

@@ -37,7 +37,8 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
 def headline(doc: dict[str, Any]) -> str:
     """One line: what was done, how long it took, at what rate (and per GB of WAL for a recovery)."""
     f, operation = doc["figures"], doc["operation"]
-    text = (f"{TITLES.get(operation, operation)}: {fmt.smart(f.get('seconds'))} s, "
+    title = "cold backup" if get(doc, "detail", "format") == "cold copy" else TITLES.get(operation, operation)
+    text = (f"{title}: {fmt.smart(f.get('seconds'))} s, "
             f"{_mb(f.get('bytes'))} at {fmt.smart(f.get('mb_per_s'))} MB/s")
     per_gb = get(f, "recovery", "seconds_per_gb")
     if operation == "recovery":

@@ -127,6 +127,13 @@ def test_backup_writes_the_target_and_compares(ops_instance):
         runs.append(doc["_dir"])
         shutil.rmtree(target)
     assert "wal_level = replica" not in _dbio_conf(inst)
+    cold = _ops(inst, "backup", "--cold", "--target", str(inst.root / "cold"))
+    assert cold.code == 0 and "cold backup" in cold.out, cold.text
+    assert (inst.root / "cold" / "pgdata" / "PG_VERSION").exists()
+    assert not (inst.root / "cold" / "pgdata" / "postmaster.pid").exists()
+    runs.append(_result(cold)["_dir"])
+    shutil.rmtree(inst.root / "cold")
+    assert "running" in dbio("instance", "status", "--data-dir", str(inst.data_dir)).out
     compared = dbio("compare", *runs)
     assert compared.code == 0 and "dbio compare (operations)" in compared.out, compared.text
     mixed = dbio("compare", runs[0], str(inst.root))

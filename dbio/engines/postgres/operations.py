@@ -143,10 +143,13 @@ class PostgresOperations:
         return {"checkpoint_timeout": NO_TIMED_CHECKPOINT, "max_wal_size": f"{wanted}MB"}
 
     # -- backup -------------------------------------------------------------------------
-    def backup(self, target: Path, window: Window) -> dict[str, Any]:
+    def backup(self, target: Path, window: Window, cold: bool = False) -> dict[str, Any]:
         """An online base backup with the bundled pg_basebackup (tar format, WAL streamed beside it,
-        a fast checkpoint first) into target, which the command checked and pg_basebackup creates."""
+        a fast checkpoint first) into target, which the command checked and pg_basebackup creates;
+        cold: the instance stopped (a clean shutdown) and its files copied."""
         instance = self.embedded("backup")
+        if cold:
+            return self._cold_backup(instance, target, window)
         wal_level = "replica" if self.cfg.wal_level == "minimal" else None  # minimal allows no base backup
         with self.step_settings({}, wal_level):
             meta = instance.meta()
@@ -171,6 +174,27 @@ class PostgresOperations:
         files = [p for p in target.rglob("*") if p.is_file()]
         return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
                 "format": "tar", "wal": "stream", "command": [Path(command[0]).name, *command[1:]],
+                "target": str(target)}
+
+    def _cold_backup(self, instance: EmbeddedInstance, target: Path, window: Window) -> dict[str, Any]:
+        from dbio.engines.postgres import cold_copy
+
+        existed = target.exists()
+        instance.stop(quiet=True)
+        self.notify("stopped the embedded server for a cold backup; it starts again after the copy")
+        try:
+            started = time.monotonic()
+            with window():
+                cold_copy.copy(instance.layout.pgdata, target)
+            seconds = time.monotonic() - started
+        except BaseException:
+            _remove_partial(target, existed)
+            raise
+        finally:
+            instance.ensure(self.cfg, sessions=self.sessions, purpose="run", dbname=self.dbname)
+        files = [p for p in target.rglob("*") if p.is_file()]
+        return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
+                "format": "cold copy", "command": ["copy (each file synced)", str(instance.layout.pgdata)],
                 "target": str(target)}
 
     # -- crash recovery ------------------------------------------------------------------
