@@ -442,6 +442,8 @@ OPS_FIGURES: tuple[Figure, ...] = (
     _fig("recovery_seconds", "recovery.recovery_seconds", "Recovery (start to ready)", "s", "seconds",
          "server log: starting PostgreSQL to ready to accept connections", **LOWER),
     _fig("redo_seconds", "recovery.redo_seconds", "Redo", "s", "seconds", "server log: redo done ... elapsed", **LOWER),
+    _fig("after_redo_seconds", "recovery.after_redo_seconds", "After redo", "s", "seconds",
+         "server log: redo done to ready (the end-of-recovery checkpoint writes what redo dirtied)", **LOWER),
     _fig("recovery_seconds_per_gb", "recovery.seconds_per_gb", "Recovery seconds per GB of WAL", "s/GB", "rate",
          "recovery seconds / GB of WAL replayed: recovery time for any WAL size", **LOWER),
     _fig("redo_seconds_per_gb", "recovery.redo_seconds_per_gb", "Redo seconds per GB of WAL", "s/GB", "rate", **LOWER),
@@ -462,7 +464,7 @@ OPS_COMMON = ("ops_seconds", "ops_bytes", "ops_mb_per_s", "ops_busy_pct", "ops_b
 OPS_OWN = {"load": ("load_streams",), "index": ("index_count", "index_bytes"),
            "backup": ("backup_files", "sequential_read_mb_per_s", "backup_share_of_sequential"),
            "recovery": ("wal_written_bytes", "wal_replayed_bytes", "recovery_seconds", "redo_seconds",
-                        "recovery_seconds_per_gb", "redo_seconds_per_gb", "checkpoints_during"),
+                        "after_redo_seconds", "recovery_seconds_per_gb", "redo_seconds_per_gb", "checkpoints_during"),
            "checkpoint": ("dirtied_bytes", "checkpoint_buffers_written", "checkpoint_write_ms", "checkpoint_sync_ms")}
 
 

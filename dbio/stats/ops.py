@@ -118,7 +118,11 @@ def _backup(d: dict[str, Any]) -> dict[str, Any]:
 
 def _recovery(d: dict[str, Any]) -> dict[str, Any]:
     replayed, total, redo = d.get("wal_replayed_bytes"), d.get("recovery_seconds"), d.get("redo_seconds")
+    log = d.get("log") or {}
+    after = None if log.get("ready_at") is None or log.get("redo_done_at") is None \
+        else max(0.0, log["ready_at"] - log["redo_done_at"])
     return {"seconds": total, "bytes": replayed, "wal_written_bytes": d.get("wal_written_bytes"),
+            "after_redo_seconds": after,
             "wal_replayed_bytes": replayed, "recovery_seconds": total, "redo_seconds": redo,
             "start_wall_seconds": d.get("start_wall_seconds"), "seconds_per_gb": seconds_per_gb(total, replayed),
             "redo_seconds_per_gb": seconds_per_gb(redo, replayed), "checkpoints_during": d.get("checkpoints_during")}

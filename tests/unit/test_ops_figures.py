@@ -94,3 +94,16 @@ def test_a_line_through_recoveries_separates_fixed_cost_from_cost_per_gb():
     fixed, per_gb = ops.fit_line([(0.032, 1.0 + 0.032 * 40), (0.064, 1.0 + 0.064 * 40), (0.128, 1.0 + 0.128 * 40)])
     assert fixed == pytest.approx(1.0) and per_gb == pytest.approx(40.0)
     assert ops.fit_line([(0.1, 3.0), (0.1, 4.0)]) is None
+
+
+def test_recovery_figures_from_the_recorded_log():
+    found = server_log.recovery(RECOVERY_LOG)
+    detail = {"wal_written_bytes": 67115320, "wal_replayed_bytes": server_log.replayed_bytes(found),
+              "recovery_seconds": server_log.recovery_seconds(found), "redo_seconds": found["redo_seconds"],
+              "log": found, "checkpoints_during": 0}
+    f = ops.derive("recovery", detail, None, None, {}, 2)
+    r = f["recovery"]
+    assert f["bytes"] == 0x647B398 - 0x24799F0 and f["seconds"] == pytest.approx(53.817, abs=1e-6)
+    assert r["after_redo_seconds"] == pytest.approx(55.015 - 54.633, abs=1e-6)  # the end-of-recovery checkpoint
+    assert r["seconds_per_gb"] == pytest.approx(53.817 / (f["bytes"] / 1e9), rel=1e-6)
+    assert f["devices"] == {} and f["cpu"]["host"] is None  # no readings: no figures, never zeros
