@@ -36,7 +36,11 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
             directory = path if path.is_dir() else path.parent
             doc = sweeps.read(directory)
             loaded.append((label, doc, load_steps(directory, doc)))
-        model = compare_model.build_sweeps(loaded)
+        ops_sweeps = {bool(doc.get("op")) for _, doc, _ in loaded}
+        if len(ops_sweeps) > 1:
+            raise UsageError("compare takes sweeps of runs or sweeps of an operation (--op), not both",
+                             "compare like with like")
+        model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
     else:
         model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
     _write(reports.render_model(model, form), out, ui)

@@ -185,3 +185,29 @@ def build_sweep(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> di
             "summary", "", ["Step", *keys, "Status", *[x.label for x in shown]],
             ["text"] * (len(keys) + 2) + ["mixed"] * len(shown), rows)]}],
     }
+
+
+def build_compare_sweeps(loaded: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+    """Sweeps of one operation side by side: each step (matched by name) and figure, with the delta
+    against the first sweep."""
+    operations = {doc["op"]["operation"] for _, doc, _ in loaded}
+    shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
+    names = [name for name, _, _ in loaded]
+    columns, kinds = ["Step", "Figure", names[0]], ["text", "text", "mixed"]
+    for name in names[1:]:
+        columns += [name, "delta %"]
+        kinds += ["mixed", "delta_pct"]
+    rows = []
+    for step in loaded[0][1]["steps"]:
+        figures = [((docs.get(step["name"]) or {}).get("figures") or {}) for _, _, docs in loaded]
+        for x in shown:
+            row: list[Any] = [step["name"], x.label, _mixed(x, figures[0])]
+            for other in figures[1:]:
+                row += [_mixed(x, other), compare.Delta(x.value(figures[0]), x.value(other)).pct]
+            rows.append(row)
+    return {"format": "dbio-compare", "format_version": 1, "kind": "compare",
+            "title": "dbio compare (sweeps of an operation): " + " vs ".join(names),
+            "run": {"status": "complete", "dbio_version": loaded[0][1].get("dbio_version")},
+            "headline_text": f"{len(loaded[0][1]['steps'])} steps of {', '.join(sorted(operations))}, matched by name",
+            "headline": [], "findings": [], "not_measured": [], "charts": [],
+            "sections": [{"id": "steps", "title": "Steps", "tables": [table("steps", "", columns, kinds, rows)]}]}

@@ -199,5 +199,7 @@ def test_a_sweep_of_an_operation(ops_instance):
     report = dbio("report", str(sweep))
     assert report.code == 0 and "dbio sweep of checkpoint" in report.out, report.text
     assert report.out.count("complete") >= 2
+    compared = dbio("compare", str(sweep), str(sweep))
+    assert compared.code == 0 and "sweeps of an operation" in compared.out, compared.text
     refused = dbio("sweep", "--op", "backup", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
     assert refused.code == 2 and "a sweep runs" in refused.err, refused.text
