@@ -26,7 +26,7 @@ from dbio.collect import fio, host, procfs
 from dbio.commands import ops_target
 from dbio.commands.run import check_results_dir, run_directory
 from dbio.config import Config
-from dbio.errors import DbioError, UsageError
+from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.report import ops_model
 from dbio.stats import ops as figures
 from dbio.ui import UI
@@ -175,7 +175,8 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
             if req.baseline:
                 sequential = _sequential(prepared, ui)
             detail = _run(req, prepared, readings, config, ui)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted) as exc:  # the load stops on its own signal handling (Interrupted)
+        signals += ["SIGTERM"] if isinstance(exc, Terminated) else []
         status, reason = "interrupted", f"interrupted by {(signals or ['SIGINT'])[0]}; the server keeps its own settings"
     except DbioError as exc:
         status, reason = "failed", str(exc)
