@@ -126,3 +126,13 @@ def test_a_checkpoint_beside_another_process_reading_is_warned_about(tmp_path):
     assert any(f["code"] == "other_io" and "another process" in f["message"] for f in ops_model.findings(doc))
     device.update(read_bytes=0.1e6, write_bytes=2e6)
     assert not any(f["code"] == "other_io" for f in ops_model.findings(doc))
+
+
+def test_a_sweeps_operation_is_checked_without_a_server():
+    assert ops_command.sweep_op("recovery=64MB") == {"operation": "recovery", "wal_bytes": 64 << 20,
+                                                     "dirty_bytes": None}
+    assert ops_command.sweep_op("checkpoint")["dirty_bytes"] == ops_command.DEFAULT_DIRTY
+    for bad, message in (("backup", "a sweep runs"), ("load", "a sweep runs"), ("index=1MB", "takes no size"),
+                         ("recovery=lots", "--wal lots")):
+        with pytest.raises(UsageError, match=message):
+            ops_command.sweep_op(bad)
