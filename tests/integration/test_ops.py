@@ -165,7 +165,8 @@ def test_bad_targets_and_requests_are_refused_before_anything(ops_instance, tmp_
     assert sorted(p.name for p in full.iterdir()) == ["x"] and not (inst.data_dir / "pgdata" / "bk").exists()
 
 
-def test_interrupt_during_recovery_restores_the_settings(ops_instance):
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_during_recovery_restores_the_settings(ops_instance, sig, code):
     inst = ops_instance
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "ops", "recovery", "--wal", "512MB",
                              *inst.args("dbio", *SCALE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -174,12 +175,12 @@ def test_interrupt_during_recovery_restores_the_settings(ops_instance):
             if "max_wal_size" in line:
                 break
         time.sleep(2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         sent = time.monotonic()
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 130, out + err
+    assert proc.returncode == code, out + err
     assert time.monotonic() - sent < 30  # a restart with the instance's own settings, and the result
     assert "interrupted" in out
     assert "checkpoint_timeout" not in _dbio_conf(inst)
