@@ -46,7 +46,8 @@ class Job:
     engine: str = SYNC_ENGINE
     iodepth: int = 1
     size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
-    rw: str = "randread"  # randwrite: the write side, on a scratch file only
+    rw: str = "randread"  # randwrite: the write side, on a scratch file only; read: sequential
+    block: str = BLOCK
 
     @property
     def side(self) -> str:
@@ -55,9 +56,10 @@ class Job:
     def options(self) -> list[str]:
         """fio's exact command-line options, as recorded in the result."""
         out = [f"--name={self.name}", f"--filename={':'.join(_escaped(f) for f in self.files)}",
-               f"--rw={self.rw}", f"--bs={BLOCK}", "--direct=1", f"--ioengine={self.engine}",
+               f"--rw={self.rw}", f"--bs={self.block}", "--direct=1", f"--ioengine={self.engine}",
                f"--iodepth={self.iodepth}", f"--numjobs={self.jobs}", "--time_based", f"--runtime={self.seconds}s",
-               "--norandommap", "--randrepeat=0", "--file_service_type=random", "--group_reporting",
+               "--norandommap", "--randrepeat=0",
+               f"--file_service_type={'sequential' if self.rw == 'read' else 'random'}", "--group_reporting",
                "--output-format=json"]
         if self.size is None:
             out.insert(2, "--readonly")  # the instance's own files: fio must never write them
