@@ -58,6 +58,8 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
                     errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
                     continue
                 out[key] = (item, origin)
+        elif name == NODES_TABLE and isinstance(value, list) and all(isinstance(e, dict) for e in value):
+            out.update(_nodes_table(origin, value, errors))
         elif name == COST_TABLE and isinstance(value, dict):
             continue  # prices: read and checked by commands/capacity.py for the commands that use them
         elif name in BY_KEY and not BY_KEY[name].file:
@@ -66,6 +68,35 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
             out[name] = (value, origin)
         else:
             errors.append(_unknown_key(f"{origin}: {name}", name, value))
+    return out
+
+
+NODES_TABLE = "nodes"  # [[nodes]] dsn = "...", name = "...", weight = 2
+
+
+def _nodes_table(origin: str, entries: list[Any], errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    """[[nodes]]: one table per node, as the options dsn, node_names and weights (all or none of each)."""
+    dsns, names, weights = [], [], []
+    for i, entry in enumerate(entries, start=1):
+        where = f"{origin}: nodes[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("dsn"), str):
+            errors.append(ConfigError(where, entry, "is not a table with a dsn", 'write dsn = "host=... dbname=..."'))
+            return {}
+        unknown = sorted(set(entry) - {"dsn", "name", "weight"})
+        if unknown:
+            errors.append(ConfigError(f"{where}.{unknown[0]}", entry[unknown[0]], "is not a node key",
+                                      "a node has dsn, name and weight"))
+            return {}
+        dsns.append(entry["dsn"])
+        if "name" in entry:
+            names.append(str(entry["name"]))
+        if "weight" in entry:
+            weights.append(str(entry["weight"]))
+    out: dict[str, tuple[Any, str]] = {"dsn": (dsns, origin)}
+    if names:
+        out["node_names"] = (names, origin)
+    if weights:
+        out["weights"] = (weights, origin)
     return out
 
 

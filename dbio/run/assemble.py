@@ -23,11 +23,12 @@ from dbio.config import Config, option_values
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
 from dbio.run.identity import client_alive, client_id
-from dbio.run.nodes import Node
+from dbio.run import agreed, dealing
+from dbio.run.nodes import STANDBY, Node
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.readings import ONLY_NODE, answered, normalized, raw_nodes, reading_time
 from dbio.run.runner import RunOutcome
-from dbio.run.sessions import Clock
+from dbio.run.sessions import Clock, Session
 from dbio.run.tally import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import series as series_math
@@ -49,7 +50,8 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
     """run.json: what a run's result is built from besides its outcome. "server" and "capabilities"
     are the first node's (what format-1 readers read); "nodes" has every node's."""
     described = [{"name": n.name, "engine": n.engine.name, "role": n.role, "server": _server(n.info),
-                  "capabilities": n.info.caps.to_dict(), "devices": sorted(n.devices)} for n in nodes]
+                  "capabilities": n.info.caps.to_dict(), "devices": sorted(n.devices), "weight": n.weight}
+                 for n in nodes]
     return {
         "format": "dbio-run-manifest", "format_version": 2, "dbio_version": __version__,
         "run_id": run_id, "created": time.time(), "client": client_id(),
@@ -130,8 +132,9 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
-                        {str(s.pid) for s in outcome.sessions if s.node == node["name"] and s.pid})
+                        [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]))
                   for node in nodes],
+        "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
         "events": window["events"],
@@ -253,9 +256,9 @@ def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | No
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
-          waits: dict[str, int] | None, pids: set[str]) -> dict[str, Any]:
+          waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None) -> dict[str, Any]:
     name = node["name"]
-    own = (pids, set(node.get("devices") or []))
+    own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
            "capabilities": node["capabilities"],
@@ -266,9 +269,26 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                                                           window, node["capabilities"], node=name, own=own)}
     if series is not None:
         out["series"] = series
+    if sessions:  # which sessions ran here (a recovered run of several nodes lost it)
+        out["sessions"] = {"numbers": [s.number for s in sessions], "ranges": dealing.ranges([s.number for s in sessions]),
+                           "update_capable": node["role"] != STANDBY}
+    if node.get("weight") is not None:
+        out["weight"] = node["weight"]
+    if start is not None:
+        out["start"] = {k: None if v is None else round(v, 4) for k, v in start.items()}
     if waits is not None:  # with several nodes: what this node's sessions waited on
         out["waits"] = {"counts": waits}
     return out
+
+
+def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run of several nodes adds: how many sessions could UPDATE (none on a read-only node), how
+    the start was agreed and its skew across the nodes."""
+    read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
+    capable = sum(1 for s in outcome.sessions if s.node not in read_only)
+    spread = agreed.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
+    return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
+            "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4)}
 
 
 def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) -> dict[str, Any]:

@@ -14,11 +14,12 @@ import math
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
+from dbio.run import agreed
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
@@ -63,6 +64,8 @@ class RunOutcome:
     node_waits: dict[str, dict[str, int]] = field(default_factory=dict)  # the window's wait samples, per node
     clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
+    node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed.py)
+    start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
 
 
 @dataclass
@@ -108,6 +111,8 @@ class _Coordinator:
         self.background: list[asyncio.Task] = []
         self.connect_seconds = self.start_seconds = 0.0
         self.released_late: float | None = None  # seconds after an agreed start the release came
+        self.start_agreed: str | None = None  # start_at | nodes (agreed in advance), None: at the release
+        self.node_starts: dict[str, dict[str, Any]] = {}
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -172,6 +177,7 @@ class _Coordinator:
     async def _start_together(self) -> list[asyncio.Task]:
         """Hold every node's barrier, let every session reach it, release them at one start."""
         await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        self._agree_start()
         tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
@@ -181,14 +187,15 @@ class _Coordinator:
         read_at = (asked + time.time()) / 2
         if self.plan.warmup == 0:
             self.begin = first
-        start, window_open, deadline = await asyncio.to_thread(
-            self.nodes[0].release, self.plan.warmup, self.plan.run_time, self.plan.start)
+        start, window_open, deadline = await self._release()
         released = time.time()
-        await in_threads(self.nodes[1:], lambda r: r.release(self.plan.warmup, self.plan.run_time, start))
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
-        self.released_late = None if self.plan.start is None else released - self.plan.start
+        # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
+        self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
+        if len(self.nodes) > 1:
+            self.node_starts = self._node_starts(first, read_at, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
@@ -201,6 +208,40 @@ class _Coordinator:
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
         return tasks
+
+    def _agree_start(self) -> None:
+        """Several nodes start at an instant chosen before any session calls (read-only nodes get it in
+        each call); --start-at has chosen it already."""
+        if self.plan.start is not None:
+            self.start_agreed = "start_at"
+        elif len(self.nodes) > 1:
+            self.plan = replace(self.plan, start=time.time() + agreed.start_lead(len(self.sessions)))
+            self.start_agreed = "nodes"
+        for r in self.nodes:
+            if r.node.read_only:
+                control = agreed.read_only_control(self.plan.control, self.run_id, start=self.plan.start,
+                                                   warmup=self.plan.warmup, run_time=self.plan.run_time)
+                for session in r.sessions:
+                    session.control = control
+
+    async def _release(self) -> tuple[float, float, float | None]:
+        """One node: released now (its server's clock fixes the start). A start agreed in advance: every
+        node at once, a little before it (the loop waits until the start)."""
+        if self.plan.start is None:
+            return await asyncio.to_thread(self.nodes[0].release, self.plan.warmup, self.plan.run_time, None)
+        times = await in_threads(self.nodes, lambda r: r.release(self.plan.warmup, self.plan.run_time,
+                                                                  self.plan.start))
+        return times[0]
+
+    def _node_starts(self, first: dict[str, Any], read_at: float, start: float) -> dict[str, dict[str, Any]]:
+        """Each node's clock offset (its server's clock in the first reading, against the middle of that
+        reading's round trip) and its start skew."""
+        out = {}
+        for r in self.nodes:
+            raw = (first.get("nodes") or {}).get(r.node.name)
+            offset = float(raw["t"]) - read_at if raw and raw.get("t") is not None else None
+            out[r.node.name] = agreed.node_start(start, offset, r.released_at)
+        return out
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:
         """Open the measured window: at the start, or once every session ended its warm-up."""
@@ -263,7 +304,7 @@ class _Coordinator:
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
             node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
-            released_late=self.released_late)
+            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed)
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -328,7 +369,7 @@ class _Coordinator:
     async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
         """--start-at: every session waits at the barrier until the start agreed in advance (a signal
         ends the wait); a start that passed while connecting is refused, nothing having run."""
-        delay = self.plan.start - time.time()
+        delay = self.plan.start - agreed.RELEASE_AHEAD - time.time()
         if delay > 0:
             try:
                 await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
@@ -336,6 +377,10 @@ class _Coordinator:
                 pass
         late = time.time() - self.plan.start
         if self.shared.stop.is_set() or late > AGREED_START_SLACK:
+            if self.start_agreed == "nodes" and not self.shared.stop.is_set():
+                await self._abort_start(tasks)
+                raise DbioError(f"the sessions were not all at their barriers {late:.1f} s after the start "
+                                "chosen for the nodes", "check the servers' load, or give fewer sessions")
             await self._abort_start(tasks)
             if late > AGREED_START_SLACK and not self.stopping.signal:
                 raise DbioError(f"the agreed start passed {late:.1f} s before every session was ready",

@@ -154,6 +154,12 @@ class PostgresEngine:
     def forget_run(self, conn: psycopg.Connection, run_id: int) -> None:
         workload.forget_run(conn, run_id)
 
+    def has_workload(self, conn: psycopg.Connection) -> bool:
+        return workload.has_workload(conn)
+
+    def release_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
+        workload.release_barrier(conn, run_id)
+
     def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
