@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-LEAD_SECONDS = 1.5  # from choosing the start to the start: every session reaches its barrier...
+LEAD_SECONDS = 2.0  # from choosing the start to the start: every session reaches its barrier...
 LEAD_PER_SESSION = 0.01  # ...which takes longer with more sessions
-RELEASE_AHEAD = 0.25  # barriers open this long before the start, so that no release is late
+RELEASE_AHEAD = 1.0  # the last reading before the start, then the barriers open: all before the start
+OFFSET_TRIES = 3  # round trips to a node's clock; the shortest one's middle is the estimate
 
 
 def start_lead(sessions: int) -> float:
@@ -27,6 +28,15 @@ def read_only_control(control: dict[str, Any], run_id: int, *, start: float, war
     end of warm-up and deadline that follow from it (epoch seconds)."""
     return {**control, "run_id": run_id, "update_pct": 0, "started_at": start, "window_open": start + warmup,
             "deadline": start + warmup + run_time if run_time > 0 else None}
+
+
+def clock_offset(samples: list[tuple[float, float, float]]) -> tuple[float, float] | None:
+    """A server clock's offset from this host's (server - host) and its uncertainty (half the round trip),
+    from (asked, server time, answered) samples: the one with the shortest round trip (pure)."""
+    if not samples:
+        return None
+    asked, server, answered = min(samples, key=lambda s: s[2] - s[0])
+    return server - (asked + answered) / 2, (answered - asked) / 2
 
 
 def node_start(start: float, clock_offset: float | None, released: float | None) -> dict[str, Any]:

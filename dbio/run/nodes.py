@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import DbioError
-from dbio.run import dealing
+from dbio.run import agreed, dealing
 from dbio.run.identity import client_alive
 from dbio.run.monitor import NodeProbe, WaitTarget
 from dbio.run.sessions import Session
@@ -103,6 +103,15 @@ class NodeRun:
                 raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop",
                                 "run dbio setup or a dbio run on its primary first (the loop replicates from there)")
             time.sleep(0.2)
+
+    def clock_offset(self) -> tuple[float, float] | None:
+        """Its server's clock against this host's: (offset, uncertainty) in seconds (agreed.clock_offset)."""
+        samples = []
+        for _ in range(agreed.OFFSET_TRIES):
+            asked = time.time()
+            server = self.engine.server_clock(self.control)
+            samples.append((asked, server, time.time()))
+        return agreed.clock_offset(samples)
 
     def forget(self) -> None:
         if self.node.read_only:

@@ -182,6 +182,7 @@ class _Coordinator:
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
+        offsets = await in_threads(self.nodes, NodeRun.clock_offset) if len(self.nodes) > 1 else []
         asked = time.time()
         first = await self.monitor.reading(per_process=self.plan.warmup == 0)
         read_at = (asked + time.time()) / 2
@@ -195,7 +196,7 @@ class _Coordinator:
         # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
         self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
         if len(self.nodes) > 1:
-            self.node_starts = self._node_starts(first, read_at, start)
+            self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
@@ -233,14 +234,12 @@ class _Coordinator:
                                                                   self.plan.start))
         return times[0]
 
-    def _node_starts(self, first: dict[str, Any], read_at: float, start: float) -> dict[str, dict[str, Any]]:
-        """Each node's clock offset (its server's clock in the first reading, against the middle of that
-        reading's round trip) and its start skew."""
+    def _node_starts(self, offsets: list[tuple[float, float] | None], start: float) -> dict[str, dict[str, Any]]:
+        """Each node's clock offset (measured on its control connection) and its start skew."""
         out = {}
-        for r in self.nodes:
-            raw = (first.get("nodes") or {}).get(r.node.name)
-            offset = float(raw["t"]) - read_at if raw and raw.get("t") is not None else None
-            out[r.node.name] = agreed.node_start(start, offset, r.released_at)
+        for r, measured in zip(self.nodes, offsets):
+            offset, uncertainty = measured if measured else (None, None)
+            out[r.node.name] = {**agreed.node_start(start, offset, r.released_at), "clock_uncertainty_s": uncertainty}
         return out
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:

@@ -157,6 +157,9 @@ class PostgresEngine:
     def has_workload(self, conn: psycopg.Connection) -> bool:
         return workload.has_workload(conn)
 
+    def server_clock(self, conn: psycopg.Connection) -> float:
+        return float(conn.execute("SELECT date_part('epoch', clock_timestamp())").fetchone()[0])
+
     def release_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
         workload.release_barrier(conn, run_id)
 
