@@ -1,0 +1,146 @@
+"""Several nodes: weights, read-only nodes (hot standbys), a start agreed in advance, on the fake engine
+and as pure functions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio import report
+from dbio import result as results
+from dbio.commands import run as run_command
+from dbio.config import Sources, load_config
+from dbio.engines.postgres.workload import control_json
+from dbio.errors import ConfigErrors, UsageError
+from dbio.run import agreed, dealing
+from dbio.run.nodes import Node, role_of
+from dbio.run.plan import make_plan
+from dbio.ui import UI
+from tests import fake_engine
+from tests.fake_engine import FakeEngine
+
+
+def _config(tmp_path: Path, **cli):
+    options = {"schemas": 1, "threads_per_schema": 3, "scale": 2000, "run_time": 3, "warmup": 1,
+               "results_dir": str(tmp_path / "results"), "allow_cached": True, "work_unit": 8, **cli}
+    return load_config(Sources(env={}, cli=options, cwd=tmp_path))
+
+
+# -- dealing (pure) --------------------------------------------------------------------------------
+def test_equal_weights_deal_sessions_in_turn_like_slob_s_rotor():
+    assert dealing.deal([1, 1, 1], 7) == [0, 1, 2, 0, 1, 2, 0]
+    assert dealing.deal([2, 2], 3) == [0, 1, 0]
+
+
+def test_weights_give_each_node_its_share_by_largest_remainder():
+    assert dealing.shares([3, 1], 8) == [6, 2]
+    assert dealing.shares([1, 1, 1], 4) == [2, 1, 1]  # ties go to the earlier node
+    assert dealing.shares([2, 1], 5) == [3, 2]  # 3.33 / 1.67: the larger remainder gets the last one
+    where = dealing.deal([3, 1], 8)
+    assert where.count(0) == 6 and where.count(1) == 2
+    assert where[:4] == [0, 0, 1, 0]  # spread over the rotation, not all of one node first
+
+
+def test_session_ranges_read_as_people_write_them():
+    assert dealing.ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
+    assert dealing.ranges([4]) == "4"
+    assert dealing.ranges([]) == ""
+
+
+# -- agreed start (pure) ---------------------------------------------------------------------------
+def test_a_read_only_node_s_control_has_no_update_and_the_agreed_instants():
+    control = agreed.read_only_control({"update_pct": 20, "work_unit": 8}, 7, start=100.0, warmup=2.0, run_time=5.0)
+    assert control == {"update_pct": 0, "work_unit": 8, "run_id": 7, "started_at": 100.0, "window_open": 102.0,
+                       "deadline": 107.0}
+    assert agreed.read_only_control({}, 7, start=100.0, warmup=0.0, run_time=0)["deadline"] is None
+    row = json.loads(control_json(control))  # as the PL/pgSQL loop reads it into a run_control row
+    assert row["started_at"] == "1970-01-01T00:01:40+00:00" and row["deadline"] == "1970-01-01T00:01:47+00:00"
+    assert row["update_pct"] == 0
+
+
+def test_a_clock_offset_comes_from_the_shortest_round_trip():
+    offset, uncertainty = agreed.clock_offset([(10.0, 10.6, 11.0), (20.0, 20.3, 20.2)])
+    assert offset == pytest.approx(0.2) and uncertainty == pytest.approx(0.1)
+    assert agreed.clock_offset([]) is None
+
+
+def test_a_node_starts_at_the_agreed_instant_on_its_own_clock_unless_released_late():
+    ahead = agreed.node_start(100.0, 0.002, released=99.0)  # its clock 2 ms ahead: it starts 2 ms early
+    assert ahead["start_skew_s"] == pytest.approx(-0.002) and ahead["released_s"] == pytest.approx(-1.0)
+    late = agreed.node_start(100.0, 0.0, released=100.3)
+    assert late["start_skew_s"] == pytest.approx(0.3)
+    assert agreed.node_start(100.0, None, released=99.0)["start_skew_s"] is None
+    assert agreed.skew_spread([ahead, late]) == pytest.approx(0.302)
+    assert agreed.skew_spread([ahead, {"start_skew_s": None}]) is None
+
+
+# -- configuration -----------------------------------------------------------------------------------
+def test_nodes_in_dbio_toml_give_dsns_names_and_weights(tmp_path):
+    (tmp_path / "dbio.toml").write_text('[[nodes]]\ndsn = "host=a"\nname = "east"\nweight = 3\n'
+                                        '[[nodes]]\ndsn = "host=b"\nname = "west"\nweight = 1\n')
+    config = load_config(Sources(env={}, cli={}, cwd=tmp_path))
+    assert config.connection.dsns == ("host=a", "host=b")
+    assert config.connection.node_names == ("east", "west")
+    assert run_command.node_weights(config, 2) == [3.0, 1.0]
+    assert run_command.node_names(config, 2) == ["east", "west"]
+
+
+def test_weights_on_the_command_line_are_one_per_dsn(tmp_path):
+    config = load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2,1"]}, cwd=tmp_path))
+    assert run_command.node_weights(config, 2) == [2.0, 1.0]
+    assert run_command.node_names(config, 2) == ["node1", "node2"]
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2"]}, cwd=tmp_path))
+    assert "gives 1 values for 2 --dsn node(s)" in str(caught.value)
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2,-1"]}, cwd=tmp_path))
+    assert "not a positive number" in str(caught.value)
+    with pytest.raises(ConfigErrors):
+        load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "node_names": ["x,x"]}, cwd=tmp_path))
+
+
+# -- a run with a read-only node (fake engine) -----------------------------------------------------
+def _node(name: str, engine: FakeEngine, weight: float = 1.0) -> Node:
+    conn = engine.connect("fake:", application_name="test")
+    info = engine.probe(conn)
+    engine.close(conn)
+    return Node(name, engine, "fake:", info, role=role_of(info), weight=weight)
+
+
+def test_updates_with_only_read_only_nodes_are_refused_before_anything(tmp_path):
+    config = _config(tmp_path, update_pct=20)
+    info = _node("s", FakeEngine(read_only=True)).info
+    with pytest.raises(UsageError) as caught:
+        run_command.check_writable(config, [info, info])
+    assert "all 2 servers are read-only" in caught.value.message and "update_pct = 0" in caught.value.hint
+    run_command.check_writable(_config(tmp_path, update_pct=0), [info])  # reading only: fine
+    run_command.check_writable(config, [info, _node("p", FakeEngine()).info])  # one writable node: fine
+
+
+def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path):
+    config = _config(tmp_path, threads_per_schema=6, update_pct=25)
+    primary, standby = FakeEngine(), FakeEngine(read_only=True, clock_offset=0.004)
+    nodes = [_node("p", primary, weight=2), _node("s", standby, weight=1)]
+    assert [n.role for n in nodes] == ["primary", "standby"]
+    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    doc = results.read(outcome.directory)
+    assert doc["status"] == "complete", doc["status_reason"]
+    sessions = {n["name"]: n["sessions"] for n in doc["nodes"]}
+    assert sessions["p"]["ranges"] == "1, 3-4, 6" and sessions["s"]["ranges"] == "2, 5"  # 2:1, interleaved
+    assert sessions["s"]["update_capable"] is False
+    assert all(s["updates"] == 0 for s in doc["sessions"] if s["node"] == "s")
+    assert all(s["updates"] > 0 for s in doc["sessions"] if s["node"] == "p")
+    assert doc["cluster"]["update_capable_sessions"] == 4 and doc["cluster"]["read_only_nodes"] == ["s"]
+    assert doc["cluster"]["start_agreed"] == "nodes"
+    starts = {n["name"]: n["start"] for n in doc["nodes"]}
+    assert starts["s"]["clock_offset_s"] == pytest.approx(0.004, abs=0.003)
+    assert starts["p"]["released_s"] < 0  # barriers open before the agreed start
+    assert not standby.server.runs and not standby.server.connections  # no run row was ever made there
+    figures = {n["name"]: n["figures"]["load_profile"] for n in doc["nodes"]}
+    assert figures["s"]["updates_per_s"] == 0
+    assert figures["s"]["statements_per_s"] == pytest.approx(2 * fake_engine.ITERATIONS_PER_SECOND, rel=0.1)
+    text = report.render(doc, "text")
+    assert "standby" in text
