@@ -269,6 +269,8 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                                                           window, node["capabilities"], node=name, own=own)}
     if series is not None:
         out["series"] = series
+        if out["figures"] and out["figures"].get("replication"):
+            out["figures"]["replication"] = figure_math.lag_maxima(out["figures"]["replication"], series)
     if sessions:  # which sessions ran here (a recovered run of several nodes lost it)
         out["sessions"] = {"numbers": [s.number for s in sessions], "ranges": dealing.ranges([s.number for s in sessions]),
                            "update_capable": node["role"] != STANDBY}

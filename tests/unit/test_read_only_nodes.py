@@ -144,3 +144,24 @@ def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path):
     assert figures["s"]["statements_per_s"] == pytest.approx(2 * fake_engine.ITERATIONS_PER_SECOND, rel=0.1)
     text = report.render(doc, "text")
     assert "standby" in text
+
+
+# -- a standby's replication (PostgreSQL's raw snapshot to neutral counters, pure) -------------------
+def test_a_standby_s_snapshot_reads_its_replication_and_normalizes_to_gauges():
+    from dbio.engines import counters
+    from dbio.engines.postgres import stats
+
+    assert "pg_last_wal_replay_lsn" in stats.snapshot_sql(180000, None, True)
+    assert "pg_last_wal_replay_lsn" not in stats.snapshot_sql(180000, None, False)  # never asked of a primary
+    raw = {"t": 1.0, "database": {}, "wal": {}, "writers": {}, "io": [],
+           "others": {"active": 0, "names": []},
+           "replication": {"received_bytes": 5 << 20, "replayed_bytes": 4 << 20, "replay_lag_seconds": 0.25}}
+    out = stats.normalize(raw)
+    assert counters.problems(out) == []
+    assert out["replication"] == {"wal_received_bytes": float(5 << 20)}
+    assert out["gauges"]["replay_lag_bytes"] == float(1 << 20) and out["gauges"]["replay_lag_seconds"] == 0.25
+    assert out["gauges"]["other_sessions_active"] == 0
+    caught_up = stats.normalize({**raw, "replication": {"received_bytes": 7, "replayed_bytes": 7,
+                                                        "replay_lag_seconds": 0}})
+    assert caught_up["gauges"]["replay_lag_bytes"] == 0
+    assert "replication" not in stats.normalize({k: v for k, v in raw.items() if k != "replication"})

@@ -205,7 +205,8 @@ class PostgresEngine:
 
     async def snapshot(self, conn: psycopg.AsyncConnection, info: ServerInfo,
                        run_id: int | None = None) -> dict[str, Any]:
-        query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id))
+        query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id),
+                                   info.caps.read_only)
         cur = await conn.execute(query)
         return (await cur.fetchone())[0]
 
