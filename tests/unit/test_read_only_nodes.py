@@ -165,3 +165,38 @@ def test_a_standby_s_snapshot_reads_its_replication_and_normalizes_to_gauges():
                                                         "replay_lag_seconds": 0}})
     assert caught_up["gauges"]["replay_lag_bytes"] == 0
     assert "replication" not in stats.normalize({k: v for k, v in raw.items() if k != "replication"})
+
+
+# -- verdicts per node and the Nodes section (pure) ----------------------------------------------------
+def _two_nodes(standby_figures: dict) -> dict:
+    primary = {"window_seconds": 5.0, "validity": {"blocks_read_per_row": 0.98}}
+    return {"status": "complete", "figures": {"window_seconds": 5.0},
+            "cluster": {"read_only_nodes": ["s"], "update_capable_sessions": 1, "start_agreed": "nodes",
+                        "start_skew_seconds": 0.0012},
+            "sessions": [{"node": "p"}, {"node": "s"}],
+            "nodes": [{"name": "p", "role": "primary", "figures": primary, "sessions": {"ranges": "1"},
+                       "start": {"clock_offset_s": 0.0001}},
+                      {"name": "s", "role": "standby", "figures": {"window_seconds": 5.0, **standby_figures},
+                       "sessions": {"ranges": "2", "update_capable": False}, "weight": 2.0,
+                       "start": {"clock_offset_s": -0.0002}}]}
+
+
+def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
+    from dbio.report import node_sections, node_verdicts, verdict
+
+    doc = _two_nodes({"validity": {"blocks_read_per_row": 0.1},
+                      "replication": {"wal_received_mib_per_s": 1.0, "replay_lag_mib_max": 2.0,
+                                      "replay_lag_seconds_max": 3.5}})
+    found = {f.code: f for f in verdict.findings(doc)}
+    assert found["node_rows_from_cache"].message.startswith("s: only 10% of the rows")
+    assert "s (standby) fell behind its primary by up to 3.5 s and 2.0 MiB" in found["node_lagging_standby"].message
+    assert not any(f.message.startswith("p:") for f in found.values())
+    kept_up = _two_nodes({"replication": {"replay_lag_mib_max": 0.5, "replay_lag_seconds_max": 0.2}})
+    assert node_verdicts.lagging(kept_up["nodes"][1]) is None
+    section = node_sections.section(doc)
+    notes = " ".join(section["tables"][0]["notes"])
+    assert "s: - ; sessions 2" not in notes and "sessions 2 (weight 2); read-only" in notes
+    assert "UPDATE-capable sessions: 1 of 2" in notes and "start skew across the nodes +1.2 ms" in notes
+    replication = section["tables"][1]
+    assert replication["rows"] == [["s", 1.0, 2.0, 3.5, "lagging"]]
+    assert node_verdicts.node_findings({**doc, "nodes": doc["nodes"][:1]}, verdict.NODE_RULES, verdict.Finding) == []
