@@ -50,7 +50,15 @@ class FakeServer:
                          "wal_bytes": 0.0, "wal_writes": 0.0, "wal_syncs": 0.0}
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
+        self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
         self.starts: list[float] = []  # every run's start, as released
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def check(self) -> None:
+        if self.stopped:
+            raise ConnectionError("the fake server stopped")
 
     def add(self, **amounts: float) -> None:
         with self.lock:
@@ -83,6 +91,7 @@ class FakeEngine:
     # -- connections and facts ---------------------------------------------------------
     def connect(self, conninfo: str, *, application_name: str,
                 notify: Callable[[str], None] | None = None) -> FakeConnection:
+        self.server.check()
         conn = FakeConnection(self.server, application_name, next(self.server.pids))
         self.server.connections.add(conn)
         return conn
@@ -259,6 +268,7 @@ class FakeEngine:
         if max_iterations is not None:
             iterations = min(iterations, max_iterations)
         await asyncio.sleep(max(0.0, end - time.time()))
+        self.server.check()
         return self._slice(run, iterations, end)
 
     def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
@@ -297,6 +307,7 @@ class FakeEngine:
         return None
 
     async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
+        self.server.check()
         with self.server.lock:
             return {"t": time.time(), **self.server.counters}
 

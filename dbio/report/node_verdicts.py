@@ -23,6 +23,9 @@ def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], A
         return []
     out = []
     for node in nodes:
+        if node.get("stopped"):
+            out.append(make("warning", "node_stopped", stopped(node), "window_seconds",
+                            node["stopped"].get("figures_cover_seconds")))
         if not node.get("figures"):
             continue
         view = {**doc, "figures": node["figures"], "nodes": [node]}
@@ -36,6 +39,17 @@ def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], A
             out.append(make("warning", "node_lagging_standby", lag, "replication.replay_lag_seconds_max",
                             value(node["figures"], "replay_lag_seconds_max")))
     return out
+
+
+def stopped(node: dict[str, Any]) -> str:
+    """A node whose server stopped during the run, in words."""
+    info = node["stopped"]
+    covers = info.get("figures_cover_seconds")
+    since = info.get("since_start")
+    when = f"+{since:.1f} s after the start" if since is not None else "during the run"
+    return (f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'}): the other nodes finished "
+            f"the window; its figures cover {'its first ' + format(covers, '.1f') + ' s' if covers else 'none'} of "
+            "it, and the run's totals are partial (they hold its work up to its last reading only)")
 
 
 def lagging(node: dict[str, Any]) -> str | None:

@@ -132,7 +132,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
-                        [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]))
+                        [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
+                        outcome.lost_nodes.get(node["name"]), outcome.window_start)
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
@@ -256,9 +257,13 @@ def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | No
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
-          waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None) -> dict[str, Any]:
+          waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None,
+          lost: dict[str, Any] | None = None, window_start: float | None = None) -> dict[str, Any]:
     name = node["name"]
     own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
+    if lost is not None:  # its server stopped: its figures cover the window up to its last reading
+        window = {**window, "seconds": _covered(window_start, lost.get("covered_to"), window["seconds"])}
+        own = None  # /proc figures of the whole window would be divided by its shorter part: none
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
            "capabilities": node["capabilities"],
@@ -278,9 +283,19 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
         out["weight"] = node["weight"]
     if start is not None:
         out["start"] = {k: None if v is None else round(v, 4) for k, v in start.items()}
+    if lost is not None:
+        out["stopped"] = {"at": results.iso(lost["t"]), "since_start": lost["since_start"], "reason": lost["reason"],
+                          "figures_cover_seconds": window["seconds"]}
     if waits is not None:  # with several nodes: what this node's sessions waited on
         out["waits"] = {"counts": waits}
     return out
+
+
+def _covered(window_start: float | None, last_reading: float | None, seconds: float | None) -> float | None:
+    """The part of the window a stopped node's figures cover: from its opening to the node's last reading."""
+    if window_start is None or last_reading is None or seconds is None:
+        return None
+    return min(seconds, max(0.0, last_reading - window_start)) or None
 
 
 def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -289,8 +304,13 @@ def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any
     read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
     capable = sum(1 for s in outcome.sessions if s.node not in read_only)
     spread = agreed.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
+    lost = sorted(outcome.lost_nodes)
     return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
-            "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4)}
+            "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4),
+            "stopped_nodes": lost,
+            # the totals hold a stopped node's work up to its last reading only
+            "partial": [f"totals ({', '.join(lost)} stopped)"] + [f"{n} figures (to its stop)" for n in lost]
+            if lost else []}
 
 
 def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) -> dict[str, Any]:

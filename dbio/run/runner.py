@@ -31,6 +31,7 @@ from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
+NODE_CHECK_SECONDS = 3.0  # a node whose server does not take a new connection this fast has stopped
 AGREED_START_SLACK = 0.5  # seconds after an agreed start by which the sessions must be released
 
 
@@ -66,6 +67,7 @@ class RunOutcome:
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
     node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed.py)
     start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
+    lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
 
 
 @dataclass
@@ -113,6 +115,8 @@ class _Coordinator:
         self.released_late: float | None = None  # seconds after an agreed start the release came
         self.start_agreed: str | None = None  # start_at | nodes (agreed in advance), None: at the release
         self.node_starts: dict[str, dict[str, Any]] = {}
+        self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
+        self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -172,7 +176,10 @@ class _Coordinator:
             [pid for _, _, background, _ in opened for pid in background],
             {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])
-        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval)
+        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval,
+                                 lost=self.monitor.lost)
+        if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
+            self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
 
     async def _start_together(self) -> list[asyncio.Task]:
         """Hold every node's barrier, let every session reach it, release them at one start."""
@@ -286,6 +293,11 @@ class _Coordinator:
             except Exception:
                 pass
         for r in self.nodes:
+            if r.node.name in self.lost:  # its server is gone: nothing to say goodbye to
+                for conn in [*r.monitoring_connections(), *([r.control] if r.control is not None else [])]:
+                    r.engine.abandon(conn)
+                r.control = None
+                continue
             await r.close_monitoring()
         # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
         controls = [r for r in self.nodes if r.control is not None]
@@ -303,7 +315,8 @@ class _Coordinator:
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
             node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
-            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed)
+            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
+            lost_nodes=self.lost)
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -422,6 +435,8 @@ class _Coordinator:
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
+            if await self._node_stopped(session.node, session.error):
+                return  # its node's server stopped: the other nodes go on (see _lose_node)
             elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
             where = f"pid {session.pid}, schema {session.schema_index}" + (
                 f", node {session.node}" if len(self.nodes) > 1 else "")
@@ -430,6 +445,53 @@ class _Coordinator:
             self.ctx.observer.event(message)
             if self.status == "complete":
                 self.status, self.reason = "failed", message
+            self._stop()
+
+    # -- a node whose server stops mid-run (several nodes) ---------------------------------
+    def _node_may_have_stopped(self, node: str, error: str) -> None:
+        if self.clock.start is not None and node not in self.checks:
+            self.checks[node] = asyncio.get_running_loop().create_task(self._check_node(node, error))
+
+    async def _node_stopped(self, node: str, error: str | None) -> bool:
+        """Whether a session's failure is its node's server stopping (then that node is lost, the run goes
+        on); a run of one node, a failure before the start or a server that still answers: False."""
+        if len(self.nodes) < 2 or self.clock.start is None or self.shared.stop.is_set():
+            return False
+        self._node_may_have_stopped(node, error or "a session ended")
+        return await asyncio.shield(self.checks[node])
+
+    async def _check_node(self, node: str, error: str) -> bool:
+        run = next(r for r in self.nodes if r.node.name == node)
+        try:
+            conn = await asyncio.wait_for(run.engine.aconnect(run.node.conninfo, application_name="dbio:check"),
+                                          NODE_CHECK_SECONDS)
+        except Exception:
+            self._lose_node(run, error)
+            return True
+        await run.engine.aclose(conn)
+        self.checks.pop(node, None)  # it answers: a later failure is checked again
+        return False
+
+    def _lose_node(self, run: NodeRun, error: str) -> None:
+        """Its server stopped: no more readings of it (each reading keeps its last, so its figures end
+        there and the totals are partial), its sessions are over; the other nodes finish the window."""
+        name = run.node.name
+        t = time.time() + self.offset
+        last = self.monitor.last.get(name) if self.monitor else None
+        since = None if self.clock.start is None else round(t - self.clock.start, 3)
+        # the sessions publish their counters at each slice's end, on the grid: the node's last reading
+        # holds its work up to the last slice boundary before it
+        covered = None if not last or self.clock.start is None else \
+            self.clock.start + math.floor((float(last["t"]) - self.clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+        self.lost[name] = {"t": t, "since_start": since, "reason": error, "covered_to": covered}
+        if self.monitor is not None:
+            self.monitor.lost.add(name)
+        message = f"node {name} stopped at +{since:.1f} s ({error}): the other nodes finish the window; its " \
+                  "figures end at its last reading and the totals are partial"
+        self._event("node_lost", message)
+        self.ctx.observer.event(message)
+        if len(self.lost) == len(self.nodes) and self.status == "complete":
+            self.status, self.reason = "failed", "every node's server stopped"
             self._stop()
 
     async def _close_sessions(self) -> None:

@@ -200,3 +200,46 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
     replication = section["tables"][1]
     assert replication["rows"] == [["s", 1.0, 2.0, 3.5, "lagging"]]
     assert node_verdicts.node_findings({**doc, "nodes": doc["nodes"][:1]}, verdict.NODE_RULES, verdict.Finding) == []
+
+
+# -- a node whose server stops mid-run (fake engine) ----------------------------------------------------
+def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(tmp_path):
+    import threading
+
+    config = _config(tmp_path, threads_per_schema=4, run_time=4)
+    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    nodes = [_node("p", engines[0]), _node("s", engines[1])]
+    import time
+
+    def stop_in_the_window():  # 2 s into the 4 s window: the start (the primary's release) + 1 s warm-up + 2 s
+        while not engines[0].server.starts:
+            time.sleep(0.01)
+        time.sleep(max(0.0, engines[0].server.starts[0] + 3.0 - time.time()))
+        engines[1].server.stop()
+
+    stopper = threading.Thread(target=stop_in_the_window, daemon=True)
+    stopper.start()
+    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    doc = results.read(outcome.directory)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["s"]["stopped"]
+    assert stopped["since_start"] > 0 and "the fake server stopped" in stopped["reason"]
+    window = doc["figures"]["window_seconds"]
+    assert window == pytest.approx(4.0, abs=0.5)  # the other node finished the window
+    covers = stopped["figures_cover_seconds"]
+    assert covers is not None and 0 < covers < window - 0.5
+    assert by_node["s"]["figures"]["window_seconds"] == covers
+    assert by_node["p"]["figures"]["window_seconds"] == pytest.approx(window)
+    assert "stopped" not in by_node["p"]
+    assert all(s["state"] == "failed" for s in doc["sessions"] if s["node"] == "s")
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "p")
+    assert doc["cluster"]["stopped_nodes"] == ["s"] and doc["cluster"]["partial"][0].startswith("totals")
+    # the stopped node's reads/s are over the part it covered, near its full rate (not diluted by the window)
+    per_node = 2 * fake_engine.ITERATIONS_PER_SECOND * 8
+    assert by_node["s"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.25)
+    assert by_node["p"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.1)
+    text = report.render(doc, "text")
+    assert "s stopped +" in text and "totals are partial" in text
+    assert not engines[0].server.runs and not engines[0].server.connections
