@@ -55,8 +55,22 @@ def test_a_standby_reads_and_only_the_primary_updates(cluster, update_pct):
     assert (min(primary_updates) > 0) == (update_pct > 0) and (max(primary_updates) == 0) == (update_pct == 0)
     with primary.connect(DATABASE) as conn:  # nothing of the run is left on the primary
         assert conn.execute("SELECT count(*) FROM dbio.run_control").fetchone()[0] == 0
+    # replication, read on the standby in every sample: WAL received and replay lag, per node and in the report
+    import json
+
+    samples = [json.loads(line) for line in (result_dir(done) / "samples.jsonl").read_text().splitlines()]
+    taken = [s for s in samples if not s.get("missing") and s.get("nodes")]
+    assert taken and all("replication" in s["nodes"]["node2"] and "replication" not in s["nodes"]["node1"]
+                         for s in taken)
+    replication = by_node["node2"]["figures"]["replication"]
+    assert replication["wal_received_mib_per_s"] is not None and replication["replay_lag_seconds_max"] is not None
+    assert by_node["node1"]["figures"]["replication"] is None
+    measured = [r for r in by_node["node2"]["series"] if r.get("phase") == "measured"]
+    assert measured and all("replay_lag_mib" in r for r in measured)
+    if update_pct:  # the primary's UPDATEs reach the standby as WAL
+        assert replication["wal_received_mib_per_s"] > 0
     report = (result_dir(done) / "report.txt").read_text()
-    assert "standby" in report
+    assert "standby" in report and "Replication (each standby" in report
 
 
 def test_updates_on_read_only_servers_alone_are_refused(cluster):
@@ -67,3 +81,47 @@ def test_updates_on_read_only_servers_alone_are_refused(cluster):
     assert "read-only" in done.err and "update_pct = 0" in done.err
     assert len(done.err.strip().splitlines()) == 1
     assert not list(primary.results.glob("*refused*"))
+
+
+def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster):
+    """pg_ctl stop -m immediate of the standby inside the window: the run exits with a result, the
+    primary's figures cover the whole window, the standby's up to its stop, the totals marked partial."""
+    import subprocess
+    import sys
+    import time
+
+    primary, standby = cluster
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
+                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
+                             "--warmup", "1s", "--run-time", "8s", "-t", "4", "--label", "standby-stops"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        run_dirs = []
+        while time.monotonic() < deadline:  # inside the window: a measured sample was written
+            run_dirs = list(primary.results.glob("*standby-stops"))
+            samples = run_dirs[0] / "samples.jsonl" if run_dirs else None
+            if samples is not None and samples.exists() and '"phase":"measured"' in samples.read_text():
+                break
+            time.sleep(0.2)
+        time.sleep(1.5)
+        standby.stop("immediate")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        standby.start()  # for the tests after this one
+    assert proc.returncode == 0, out + err
+    doc = load_result(run_dirs[0])
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["node2"]["stopped"]
+    assert stopped["since_start"] > 1.0 and stopped["at"]
+    assert by_node["node1"]["figures"]["window_seconds"] == pytest.approx(8.0, abs=0.5)
+    covers = stopped["figures_cover_seconds"]
+    assert covers is None or covers < 7.5
+    assert "stopped" not in by_node["node1"]
+    assert doc["cluster"]["stopped_nodes"] == ["node2"] and doc["cluster"]["partial"]
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
+    report = (run_dirs[0] / "report.txt").read_text()
+    assert "node2 stopped" in report and "totals are partial" in report
