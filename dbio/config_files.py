@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from dbio import slobconf, trust
+from dbio import slob_services, slobconf, trust
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import SECTIONS, slob_value
 from dbio.options import BY_KEY, OPTIONS
@@ -129,9 +129,19 @@ def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
         errors.extend(exc.errors)
         return {}
     ignored = [i for i in ignored if not i.empty]
+    out: dict[str, tuple[Any, str]] = {}
+    services = {i.name: i for i in ignored if i.name in ("SQLNET_SERVICE_BASE", "SQLNET_SERVICE_MAX")}
+    if len(services) == 2:  # SLOB's services as nodes, when libpq knows them (slob_services.py)
+        base, count = services["SQLNET_SERVICE_BASE"], services["SQLNET_SERVICE_MAX"]
+        dsns, why = slob_services.as_nodes(base.value, count.value)
+        ignored = [i for i in ignored if i.name not in services]
+        where = f"{path.name} lines {base.line}, {count.line}: SQLNET_SERVICE_BASE, SQLNET_SERVICE_MAX"
+        if dsns is not None:
+            out["dsn"] = (dsns, where)
+        if notices is not None:
+            notices.append(f"{where}: {why}" if dsns else f"{where}: not used: {why}")
     if ignored and notices is not None:
         notices.append(f"{path.name}: not used: " + "; ".join(f"{i.name} (line {i.line}: {i.why})" for i in ignored))
-    out: dict[str, tuple[Any, str]] = {}
     for entry in entries:
         out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")
     return out
