@@ -15,6 +15,13 @@ from dbio.stats import catalogue
 
 COLUMNS = catalogue.figures("reads_per_s", "writes_per_s", "avg_read_us", "select_p99_us", "statements_per_s",
                             "db_cpu_us_per_read", "reads_per_host_cpu_second")
+# Each node's own section (AWR's instance report beside the global one): its figures, by theme.
+INSTANCE = (("Load", ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "statements_per_s",
+                      "selects_per_s", "updates_per_s", "wal_bytes_per_s")),
+            ("Latency", ("avg_read_us", "avg_write_us", "avg_wal_sync_us", "select_mean_us", "select_p99_us")),
+            ("CPU", ("db_cpu_cores", "db_cpu_us_per_read", "reads_per_db_cpu_second")),
+            ("Validity", ("blocks_read_per_row", "buffer_hit_pct", "device_to_db_read_ratio")),
+            ("Replication", ("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")))
 REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")
 
 
@@ -43,6 +50,29 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     if replication is not None:
         tables.append(replication)
     return {"id": "nodes", "title": "Nodes", "tables": tables}
+
+
+def per_node(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A section per node of a run of several: its figures by theme (those it measured), its verdicts."""
+    nodes = doc.get("nodes") or []
+    if len(nodes) < 2:
+        return []
+    out = []
+    for node in nodes:
+        f = node.get("figures") or {}
+        rows = [[theme, fig.label, {"value": fig.value(f), "kind": fig.kind}, fig.unit]
+                for theme, names in INSTANCE for fig in catalogue.figures(*names) if fig.value(f) is not None]
+        notes = [_describe(node)]
+        if node.get("stopped"):
+            notes.append(node_verdicts.stopped(node))
+        if node.get("start"):
+            notes.append(f"Clock offset from this host {_ms(node['start'].get('clock_offset_s'))}, start "
+                         f"{_ms(node['start'].get('start_skew_s'))} from the agreed instant.")
+        out.append({"id": f"node-{node['name']}", "title": f"Node {node['name']} ({node.get('role') or '-'})",
+                    "tables": [table(f"node-{node['name']}", f"{node['name']}: its own counters and sessions",
+                                     ["Theme", "Figure", "Value", "Unit"], ["text", "text", "mixed", "text"], rows,
+                                     notes)]})
+    return out
 
 
 def _describe(node: dict[str, Any]) -> str:

@@ -144,6 +144,12 @@ def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path):
     assert figures["s"]["statements_per_s"] == pytest.approx(2 * fake_engine.ITERATIONS_PER_SECOND, rel=0.1)
     text = report.render(doc, "text")
     assert "standby" in text
+    # a section per node, as AWR's instance reports beside the global one, in every format
+    assert "\nNode p (primary)\n" in text and "\nNode s (standby)\n" in text
+    own = text[text.index("\nNode s (standby)\n"):]
+    assert "UPDATEs/s" in own and "read-only: its sessions ran the loop without UPDATEs" in own
+    for form in report.FORMATS:
+        assert "Node s (standby)" in report.render(doc, form)
 
 
 # -- a standby's replication (PostgreSQL's raw snapshot to neutral counters, pure) -------------------
