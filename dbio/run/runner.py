@@ -218,11 +218,11 @@ class _Coordinator:
         return tasks
 
     def _agree_start(self) -> None:
-        """Several nodes start at an instant chosen before any session calls (read-only nodes get it in
-        each call); --start-at has chosen it already."""
+        """Several nodes (or a read-only one) start at an instant chosen before any session calls (read-only
+        nodes get it in each call); --start-at has chosen it already."""
         if self.plan.start is not None:
             self.start_agreed = "start_at"
-        elif len(self.nodes) > 1:
+        elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
             self.plan = replace(self.plan, start=time.time() + agreed.start_lead(len(self.sessions)))
             self.start_agreed = "nodes"
         for r in self.nodes:

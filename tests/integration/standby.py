@@ -70,14 +70,14 @@ def _as_server_user(user: str, cmd: list[str], check: bool = True) -> subprocess
                           env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
 
 
-def make_primary(root: Path) -> Instance:
+def make_primary(root: Path, scale: str = "32MiB", shared_buffers: str = "16MiB") -> Instance:
     """An embedded instance with WAL for replication, with the test data set loaded in DATABASE."""
     inst = Instance(root, root / "primary", root / "results")
-    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB",
+    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", shared_buffers,
                 "--wal-level", "replica")
     assert done.code == 0, done.text
     inst.create_database(DATABASE)
-    done = dbio("setup", "--dsn", inst.conninfo(DATABASE), "--scale", "32MiB", "--scan-table-size", "0")
+    done = dbio("setup", "--dsn", inst.conninfo(DATABASE), "--scale", scale, "--scan-table-size", "0", timeout=1800)
     assert done.code == 0, done.text
     return inst
 

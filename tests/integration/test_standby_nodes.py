@@ -125,3 +125,16 @@ def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster)
     assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
     report = (run_dirs[0] / "report.txt").read_text()
     assert "node2 stopped" in report and "totals are partial" in report
+
+
+def test_a_standby_alone_runs_the_read_only_loop(cluster):
+    primary, standby = cluster
+    done = dbio("run", "--dsn", standby.conninfo(), "--results-dir", str(primary.results), *WORKLOAD,
+                "--label", "standby-alone")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete", doc["status_reason"]
+    assert doc["nodes"][0]["role"] == "standby" and doc["cluster"]["update_capable_sessions"] == 0
+    assert doc["cluster"]["start_agreed"] == "nodes"
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["updates"] == 0 for s in doc["sessions"])
