@@ -302,7 +302,8 @@ def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any
     """What a run of several nodes adds: how many sessions could UPDATE (none on a read-only node), how
     the start was agreed and its skew across the nodes."""
     read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
-    capable = sum(1 for s in outcome.sessions if s.node not in read_only)
+    # a recovered run lost which session ran where: unknown, not none
+    capable = sum(1 for s in outcome.sessions if s.node not in read_only) if outcome.sessions else None
     spread = agreed.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
     lost = sorted(outcome.lost_nodes)
     return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
