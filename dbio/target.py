@@ -20,6 +20,7 @@ class Target:
     conninfo: str
     instance: Any | None  # the engine's embedded instance, None with --dsn
     notify: Callable[[str], None] = field(default=lambda _: None)
+    name: str | None = None  # the node's own name, when its target has one (an embedded cluster's member)
 
     def connect(self, application_name: str) -> Any:
         return self.engine.connect(self.conninfo, application_name=application_name, notify=self.notify)

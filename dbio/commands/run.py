@@ -170,7 +170,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
     storages = [_storage(info, record.spec.places) for info, _ in probed]  # each node's, read once
-    names = node_names(config, len(found))
+    names = node_names(config, len(found), [target.name for target in found])
     nodes = [Node(name, target.engine, target.conninfo, info, role=role_of(info), devices=_devices(storage),
                   weight=weight)
              for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
@@ -209,11 +209,16 @@ def check_writable(config: Config, infos: list[ServerInfo]) -> None:
                          "no session could UPDATE", "set update_pct = 0, or add a writable server (--dsn of the primary)")
 
 
-def node_names(config: Config, count: int) -> list[str]:
-    """The nodes' names: as configured (node_names), else node1, node2, ... (the one node of a run of one)."""
+def node_names(config: Config, count: int, own: list[str | None] | None = None) -> list[str]:
+    """The nodes' names: as configured (node_names), else the targets' own (an embedded cluster's members),
+    else node1, node2, ... (the one node of a run of one)."""
     if count == 1:
         return [ONLY_NODE]
-    return list(config.connection.node_names) or [f"node{i}" for i in range(1, count + 1)]
+    if config.connection.node_names:
+        return list(config.connection.node_names)
+    if own and all(own) and len(set(own)) == count:
+        return [str(name) for name in own]
+    return [f"node{i}" for i in range(1, count + 1)]
 
 
 def node_weights(config: Config, count: int) -> list[float]:

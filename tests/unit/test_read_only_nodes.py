@@ -91,6 +91,8 @@ def test_weights_on_the_command_line_are_one_per_dsn(tmp_path):
     config = load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2,1"]}, cwd=tmp_path))
     assert run_command.node_weights(config, 2) == [2.0, 1.0]
     assert run_command.node_names(config, 2) == ["node1", "node2"]
+    assert run_command.node_names(config, 2, ["primary", "standby1"]) == ["primary", "standby1"]  # members' own
+    assert run_command.node_names(config, 2, ["primary", None]) == ["node1", "node2"]
     with pytest.raises(ConfigErrors) as caught:
         load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2"]}, cwd=tmp_path))
     assert "gives 1 values for 2 --dsn node(s)" in str(caught.value)
