@@ -176,6 +176,8 @@ def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
 
     def one_node(name: str) -> Iterator[dict[str, Any]]:
         for s in samples():
+            if name in (s.get("lost") or ()):
+                return  # its server stopped: what the samples hold for it since is its last reading, not news
             raw = raw_nodes(s).get(name)
             if raw:
                 yield {**s, "engine": normalize(name, raw), "os": None}

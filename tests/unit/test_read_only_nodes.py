@@ -240,6 +240,9 @@ def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(
     assert covers is not None and 0 < covers < window - 0.5
     assert by_node["s"]["figures"]["window_seconds"] == covers
     assert by_node["p"]["figures"]["window_seconds"] == pytest.approx(window)
+    # its series ends at its stop (no rows of zeros from its last reading held since)
+    assert max(r["since_start"] for r in by_node["s"]["series"]) < stopped["since_start"] + 1.0
+    assert max(r["since_start"] for r in by_node["p"]["series"]) > stopped["since_start"] + 1.0
     assert "stopped" not in by_node["p"]
     assert all(s["state"] == "failed" for s in doc["sessions"] if s["node"] == "s")
     assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "p")
