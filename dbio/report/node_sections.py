@@ -32,7 +32,7 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     sessions: dict[str, int] = {}
     for s in doc.get("sessions") or []:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
-    rows = [[n["name"], n.get("role"), sessions.get(n["name"]), *_values(n.get("figures")),
+    rows = [[n["name"], _role(n), sessions.get(n["name"]), *_values(n.get("figures")),
              _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
     rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc)),
                  _top_event((doc.get("waits") or {}).get("counts"))])
@@ -120,6 +120,14 @@ def _replication(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
                  [f"Lag: WAL received but not yet replayed, and the age of the last transaction replayed while WAL "
                   f"waited; the largest of the window's samples. Lagging: beyond {node_verdicts.LAG_SECONDS_LIMIT:g} s "
                   f"or {node_verdicts.LAG_MIB_LIMIT:g} MiB."])
+
+
+def _role(node: dict[str, Any]) -> str | None:
+    stopped = node.get("stopped")
+    if not stopped:
+        return node.get("role")
+    since = stopped.get("since_start")
+    return f"{node.get('role')}, stopped" + (f" +{since:.1f} s" if since is not None else "")
 
 
 def _values(figures: dict[str, Any] | None) -> list[Any]:
