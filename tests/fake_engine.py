@@ -51,6 +51,7 @@ class FakeServer:
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
         self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
+        self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
 
     def stop(self) -> None:
@@ -225,7 +226,7 @@ class FakeEngine:
             run.released.set()  # sessions still at the barrier find no run and return
 
     def has_workload(self, conn: FakeConnection) -> bool:
-        return True
+        return self.server.workload_replicated  # a fake standby whose primary never installed the loop: False
 
     def server_clock(self, conn: FakeConnection) -> float:
         return time.time() + self.clock_offset

@@ -254,3 +254,19 @@ def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(
     text = report.render(doc, "text")
     assert "s stopped +" in text and "totals are partial" in text
     assert not engines[0].server.runs and not engines[0].server.connections
+
+
+def test_a_standby_without_this_dbio_s_loop_is_refused_with_the_fix(tmp_path, monkeypatch):
+    from dbio.errors import DbioError
+    from dbio.run import nodes as node_module
+
+    monkeypatch.setattr(node_module, "WORKLOAD_WAIT", 0.3)
+    config = _config(tmp_path)
+    standby = FakeEngine(read_only=True)
+    standby.server.workload_replicated = False
+    with pytest.raises(DbioError) as caught:
+        run_command.measure([_node("p", FakeEngine()), _node("s", standby)], config, UI(quiet=True),
+                            run_command.run_directory(config), make_plan(config.workload, 1), {},
+                            {"data_directory": None, "wal": None})
+    assert "does not have this dbio's work loop" in caught.value.message and "primary" in caught.value.hint
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").iterdir())  # nothing left
