@@ -138,3 +138,11 @@ def test_a_standby_alone_runs_the_read_only_loop(cluster):
     assert doc["cluster"]["start_agreed"] == "nodes"
     assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
     assert all(s["updates"] == 0 for s in doc["sessions"])
+
+
+def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):
+    primary, standby = cluster
+    done = dbio("setup", "--dsn", primary.conninfo(DATABASE), "--dsn", standby.conninfo(), "--scale", "32MiB",
+                "--scan-table-size", "0")
+    assert done.code == 0, done.text
+    assert "read-only server (hot standby)" in done.out and "replicated from its primary" in done.out
