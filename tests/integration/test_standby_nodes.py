@@ -146,3 +146,12 @@ def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):
                 "--scan-table-size", "0")
     assert done.code == 0, done.text
     assert "read-only server (hot standby)" in done.out and "replicated from its primary" in done.out
+
+
+def test_teardown_of_a_standby_drops_nothing_there(cluster):
+    primary, standby = cluster
+    done = dbio("teardown", "--dsn", standby.conninfo())
+    assert done.code == 0, done.text
+    assert "read-only server (hot standby): nothing dropped" in done.out
+    with standby.connect() as conn:  # the load is still there, as on its primary
+        assert conn.execute("SELECT count(*) FROM dbio.setup").fetchone()[0] == 1
