@@ -155,3 +155,16 @@ def test_teardown_of_a_standby_drops_nothing_there(cluster):
     assert "read-only server (hot standby): nothing dropped" in done.out
     with standby.connect() as conn:  # the load is still there, as on its primary
         assert conn.execute("SELECT count(*) FROM dbio.setup").fetchone()[0] == 1
+
+
+def test_weights_and_names_spread_the_sessions(cluster):
+    primary, standby = cluster
+    done = _run(primary, standby, "--weights", "3,1", "--node-names", "east,west", "--label", "weighted")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert [n["name"] for n in doc["nodes"]] == ["east", "west"]
+    assert [s["node"] for s in doc["sessions"]].count("east") == 3
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    assert by_node["east"]["weight"] == 3.0 and len(by_node["west"]["sessions"]["numbers"]) == 1
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "(weight 3)" in report
