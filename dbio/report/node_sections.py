@@ -115,7 +115,7 @@ def _replication(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
     rows = [[n["name"], *[c.value(n["figures"]) for c in REPLICATION], node_verdicts.lagging(n) and "lagging"
              or "kept up"] for n in standbys]
     return table("replication", "Replication (each standby, as it saw itself)",
-                 ["Node", *[c.label for c in REPLICATION], "Verdict"],
+                 ["Node", *[f"{c.label} ({c.unit})" for c in REPLICATION], "Verdict"],
                  ["text", *[c.kind for c in REPLICATION], "text"], rows,
                  [f"Lag: WAL received but not yet replayed, and the age of the last transaction replayed while WAL "
                   f"waited; the largest of the window's samples. Lagging: beyond {node_verdicts.LAG_SECONDS_LIMIT:g} s "
