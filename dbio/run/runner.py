@@ -200,6 +200,8 @@ class _Coordinator:
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
+        if offsets and offsets[0]:  # several nodes: the first one's, measured on a round trip of its own
+            self.offset = offsets[0][0]
         # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
         self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
         if len(self.nodes) > 1:
