@@ -142,6 +142,7 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
             raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
+        targets.check_members(config, instance)
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
