@@ -213,13 +213,11 @@ def check_writable(config: Config, infos: list[ServerInfo]) -> None:
 def node_names(config: Config, count: int, own: list[str | None] | None = None) -> list[str]:
     """The nodes' names: as configured (node_names), else the targets' own (an embedded cluster's members),
     else node1, node2, ... (the one node of a run of one)."""
-    if count == 1:
-        return [ONLY_NODE]
-    if config.connection.node_names:
+    if config.connection.node_names and len(config.connection.node_names) == count and count > 1:
         return list(config.connection.node_names)
     if own and all(own) and len(set(own)) == count:
         return [str(name) for name in own]
-    return [f"node{i}" for i in range(1, count + 1)]
+    return [ONLY_NODE] if count == 1 else [f"node{i}" for i in range(1, count + 1)]
 
 
 def node_weights(config: Config, count: int) -> list[float]:
