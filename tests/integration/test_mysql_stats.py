@@ -12,13 +12,28 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import dbio, load_result, result_dir
-from tests.integration.test_mysql import DSN as SERVICE_DSN, server  # noqa: F401 (the service's fixture)
+from tests.integration.test_mysql import _server as service_connection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import scratch_mariadbd  # noqa: E402
 
 pytest.importorskip("pymysql")
 SCALE = ["--scale", "96MiB", "--scan-table-size", "0"]  # 6x the scratch server's buffer pool
+SERVICE_DATABASE = "dbio_test_stats"
+SERVICE_DSN = f"mysql://root@localhost/{SERVICE_DATABASE}"
+
+
+@pytest.fixture(scope="module")
+def service():
+    """A database of the MariaDB service made for these tests and dropped after (nothing else touched)."""
+    conn = service_connection()
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {SERVICE_DATABASE}")
+        cur.execute(f"CREATE DATABASE {SERVICE_DATABASE}")
+    yield conn
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {SERVICE_DATABASE}")
+    conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +43,11 @@ def scratch():
         pytest.skip(why)
     base = Path(f"/var/tmp/dbio-tests-mysqlstat-{uuid.uuid4().hex[:8]}")
     try:
-        server = scratch_mariadbd.start(base, buffer_pool="16M")
+        started = scratch_mariadbd.start(base, buffer_pool="16M")
     except RuntimeError as exc:
         pytest.skip(f"no throwaway mariadbd could start here: {exc}")
-    yield server
-    server.stop()
+    yield started
+    started.stop()
 
 
 def test_performance_schema_gives_read_latency_waits_and_own_sessions(scratch, tmp_path):
@@ -65,7 +80,7 @@ def test_performance_schema_gives_read_latency_waits_and_own_sessions(scratch, t
     assert "pages read per row" in report
 
 
-def test_a_sweep_and_a_compare_on_mysql_results(server, tmp_path):  # noqa: F811 (the service's database)
+def test_a_sweep_and_a_compare_on_mysql_results(service, tmp_path):
     common = ["--engine", "mysql", "--dsn", SERVICE_DSN, "--results-dir", str(tmp_path), "--scale", "32MiB",
               "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "2s"]
     assert dbio("setup", *common).code == 0
