@@ -55,7 +55,7 @@ class Sysbench:
     def __init__(self, socket: str, user: str, database: str, rows: int, seconds: int, devices: list[str]):
         self.base = ["sysbench", "oltp_point_select", "--db-driver=mysql", f"--mysql-socket={socket}",
                      f"--mysql-user={user}", f"--mysql-db={database}", "--tables=1", f"--table-size={rows}"]
-        self.seconds, self.devices = seconds, set(devices)
+        self.seconds, self.devices, self.socket, self.user = seconds, set(devices), socket, user
 
     def prepare(self) -> float:
         began = time.monotonic()
@@ -64,20 +64,31 @@ class Sysbench:
             raise SystemExit(f"sysbench prepare failed: {done.stderr.strip() or done.stdout.strip()}")
         return time.monotonic() - began
 
+    def data_reads(self) -> float:
+        """InnoDB's own count of data-file reads (the device also serves whoever else uses it)."""
+        done = subprocess.run(["mariadb", f"--socket={self.socket}", f"-u{self.user}", "-N", "-B", "-e",
+                               "SHOW GLOBAL STATUS LIKE 'Innodb_data_reads'"], capture_output=True, text=True)
+        return float(done.stdout.split()[1]) if done.returncode == 0 and done.stdout.split() else float("nan")
+
     def run(self, threads: int) -> dict:
-        """sysbench's own rate, and the device reads and host CPU over its run."""
+        """sysbench's own rate, the engine's and the device's reads and the host's CPU over its run."""
         subprocess.run(self.base + [f"--threads={threads}", "--time=3", "run"], capture_output=True)  # warm-up
+        engine = self.data_reads()
         disks, cpu, began = procfs.read_diskstats(self.devices), procfs.read_stat(), time.time()
         done = subprocess.run(self.base + [f"--threads={threads}", f"--time={self.seconds}", "run"],
                               capture_output=True, text=True)
         elapsed = time.time() - began
         disks_end, cpu_end = procfs.read_diskstats(self.devices), procfs.read_stat()
+        engine = self.data_reads() - engine
         if done.returncode != 0:
             raise SystemExit(f"sysbench run failed: {done.stderr.strip() or done.stdout.strip()}")
         match = re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", done.stdout)
         reads = sum(disks_end[d]["reads"] - disks[d]["reads"] for d in disks_end if d in disks)
         busy = sum(cpu_end[k] - cpu[k] for k in ("user", "nice", "system", "irq", "softirq"))
-        return {"sysbench_qps": float(match.group(1)) if match else None, "sysbench_device_reads_per_s": reads / elapsed,
+        qps = float(match.group(1)) if match else None
+        return {"sysbench_qps": qps, "sysbench_device_reads_per_s": reads / elapsed,
+                "sysbench_engine_reads_per_s": engine / elapsed,
+                "sysbench_engine_reads_per_query": engine / elapsed / qps if qps else None,
                 "sysbench_device_reads_per_host_cpu_second": reads / busy if busy > 0 else None}
 
 
@@ -162,8 +173,9 @@ def markdown(out: dict) -> str:
              f"Load: {out.get('setup')}", "",
              "| sessions | dbio reads/s | fio reads/s | dbio / fio (min-max) | dbio reads per host-CPU-s | "
              "host CPU/read dbio/fio | device / engine reads | avg read dbio / fio | pages read per row | "
-             "sysbench point selects/s | sysbench device reads/s | sysbench device reads per host-CPU-s |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "sysbench point selects/s | sysbench engine reads/s (per query) | sysbench device reads/s | "
+             "sysbench device reads per host-CPU-s |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     rows = out["rows"]
     for sessions in sorted({r["sessions"] for r in rows}):
         mine = [r for r in rows if r["sessions"] == sessions]
@@ -175,6 +187,7 @@ def markdown(out: dict) -> str:
             f"{_med(mine, 'efficiency_cpu'):.2f} | {_med(mine, 'device_to_db_read_ratio'):.3f} | "
             f"{_med(mine, 'avg_read_us'):,.0f} / {_med(mine, 'raw_avg_read_us'):,.0f} us | "
             f"{_med(mine, 'blocks_read_per_row'):.2f} | {_med(mine, 'sysbench_qps'):,.0f} | "
+            f"{_med(mine, 'sysbench_engine_reads_per_s'):,.0f} ({_med(mine, 'sysbench_engine_reads_per_query'):.2f}) | "
             f"{_med(mine, 'sysbench_device_reads_per_s'):,.0f} | "
             f"{_med(mine, 'sysbench_device_reads_per_host_cpu_second'):,.0f} |")
     lines += ["", f"Medians of {out.get('rounds_done', len(rows) // max(1, len({r['sessions'] for r in rows})))} "
