@@ -161,3 +161,21 @@ def test_a_server_threads_cpu_is_its_own_not_its_processes():
         thread.join()
     assert 0.1 <= cpu[thread.native_id] < 0.5
     assert cpu[os.getpid()] >= cpu[thread.native_id] + 0.5
+
+
+def test_the_page_cleaners_flushing_inside_the_window_is_named():
+    from dbio.engines.mysql import facts
+    from dbio.report import verdict
+
+    window = _window(16384, 8000, 1000)
+    end = stats.normalize({**_raw(), "status": {**_raw()["status"], "innodb_buffer_pool_pages_flushed":
+                                                _raw()["status"]["innodb_buffer_pool_pages_flushed"] + 5000}})
+    window["engine_end"]["by_backend"] = end["by_backend"]
+    f = figures.derive(window)
+    assert f["io_profile"]["by_backend"]["page cleaner"]["write_requests_per_s"] == pytest.approx(500.0)
+    caps = facts.capability_facts({}, local=True)
+    found = verdict.maintenance_in_window({"figures": f, "capabilities": caps})
+    assert found is not None and found.level == "warning"
+    assert found.message.startswith("InnoDB's page cleaner (flushing dirty pages) worked inside the window")
+    quiet = figures.derive(_window(16384, 8000, 1000))  # nothing flushed: nothing said
+    assert verdict.maintenance_in_window({"figures": quiet, "capabilities": caps}) is None

@@ -36,8 +36,8 @@ def capability_facts(settings: dict[str, Any], *, local: bool, data_io_timed: bo
         "cache_name": CACHE_NAME,
         "redo_directory": redo_directory(settings, local),
         "settings_shown": SETTINGS_SHOWN,
-        "maintenance_process": None,
-        "maintenance_name": "purge",
+        "maintenance_process": "page cleaner",  # counters' by_backend: its flushing of dirty pages
+        "maintenance_name": "InnoDB's page cleaner (flushing dirty pages)",
         "redo_name": "redo log",
         "block_name": "page",
         "page_bytes": int(setting(settings, "innodb_page_size") or 16384),

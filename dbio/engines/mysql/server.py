@@ -82,7 +82,8 @@ def probe(conn: Connection) -> ServerInfo:
 def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], server: str) -> list[tuple[str, str]]:
     """The figures this server cannot give, each with why (reports list them)."""
     missing = [("checkpoints", "InnoDB's status counters do not count checkpoints"),
-               ("I/O by process kind", "InnoDB does not split its I/O counters by thread kind")]
+               ("I/O by process kind", "InnoDB counts only its page cleaners' writes apart: purge, read-ahead "
+                "and log writes are in the server's totals")]
     if not seen.data_io:
         missing += [("physical read and write latency", seen.why_not_data),
                     ("the run's own sessions' I/O", f"InnoDB's status counters are server-wide ({seen.why_not_data})")]
