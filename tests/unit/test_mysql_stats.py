@@ -179,3 +179,22 @@ def test_the_page_cleaners_flushing_inside_the_window_is_named():
     assert found.message.startswith("InnoDB's page cleaner (flushing dirty pages) worked inside the window")
     quiet = figures.derive(_window(16384, 8000, 1000))  # nothing flushed: nothing said
     assert verdict.maintenance_in_window({"figures": quiet, "capabilities": caps}) is None
+
+
+def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
+    from dbio import report
+    from dbio.engines import registry
+
+    doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
+    text = report.render(doc, "text")
+    engine_part = text.split("Storage stack")[0] + text.split("Load Profile")[1]
+    assert "WAL" not in engine_part and "Redo log sync" in text and "pages read per row" in text
+    assert "Physical read pages" in text and "block device under the data directory" in text  # the kernel's word
+    assert "IO:innodb_data_file read" in text  # wait events, as PostgreSQL's
+    older = json.loads(json.dumps(doc))
+    for key in ("redo_name", "block_name", "page_bytes"):
+        del older["capabilities"][key]
+    assert "WAL sync" in report.render(older, "text")  # without the facts: PostgreSQL's words
+    completed = registry.entry("mysql").complete_result(older)
+    assert completed["capabilities"]["page_bytes"] == 16384
+    assert report.render(completed, "text") == text
