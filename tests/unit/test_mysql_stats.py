@@ -90,9 +90,20 @@ def test_wait_samples_take_postgresqls_form(row, label):
 
 
 def test_recorded_wait_rows_label_the_sessions():
-    rows = json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]
-    labels = [stats.session_state(*r[1:6], waits_seen=True) for r in rows]
-    assert labels[0] == "Client:between slices" and labels[1] == "CPU"  # the monitor: its wait had ended
+    rows = [tuple(r) for r in json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]]
+    ids = [r[0] for r in rows] + [999]
+    labels = stats.session_labels(rows, ids, waits_seen=True)
+    assert labels == ["Client:between slices", "CPU", "Unknown"]  # the monitor's wait had ended; 999 is gone
+
+
+def test_the_innermost_wait_still_waiting_names_the_session():
+    rows = [(7, "Query", "Sending data", "wait/io/table/sql/handler", "fetch", 1, 10),
+            (7, "Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 1, 11),
+            (8, "Query", "Sending data", "wait/io/table/sql/handler", "fetch", 1, 20),
+            (8, "Query", "Sending data", "wait/synch/mutex/innodb/buf_pool_mutex", "lock", 0, 21)]
+    assert stats.session_labels(rows, [7, 8], waits_seen=True) == ["IO:innodb_data_file read", "CPU"]
+    plain = [(7, "Query", "Sending data", None, None, None, None)]
+    assert stats.session_labels(plain, [7], waits_seen=False) == ["Active:Sending data"]
 
 
 def test_the_baseline_reads_the_engines_page():

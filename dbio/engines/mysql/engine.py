@@ -204,11 +204,7 @@ class MysqlEngine:
             return []
         script = "session_waits.sql" if self.sees_waits else "session_states.sql"
         rows = await _in_thread(conn.query, sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
-        found: dict[int, tuple] = {}
-        for row in sorted(rows, key=lambda r: r[6] or 0):  # the innermost (latest) wait event last
-            if int(row[0]) not in found or row[5]:
-                found[int(row[0])] = row[1:6]
-        return [stats.session_state(*found.get(i, (None,) * 5), waits_seen=self.sees_waits) for i in ids]
+        return stats.session_labels(rows, ids, waits_seen=self.sees_waits)
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
         return []  # InnoDB's background threads are threads of the one server process

@@ -144,6 +144,16 @@ def _io(*, reads: float, read_bytes: float, writes: float | None, write_bytes: f
             "evictions": None, "reuses": None, "fsyncs": fsyncs, "fsync_time_ms": None, "writebacks": None}
 
 
+def session_labels(rows: list[tuple], ids: list[int], *, waits_seen: bool) -> list[str]:
+    """One label per session id, from session_waits.sql's (or session_states.sql's) rows (pure): a
+    session has a row per wait event of its current nest; the innermost one still waiting names it."""
+    found: dict[int, tuple] = {}
+    for row in sorted(rows, key=lambda r: r[6] or 0):  # by EVENT_ID: a nested event comes after its parent
+        if int(row[0]) not in found or row[5]:
+            found[int(row[0])] = tuple(row[1:6])
+    return [session_state(*found.get(i, (None,) * 5), waits_seen=waits_seen) for i in ids]
+
+
 def session_state(command: str | None, state: str | None, event: str | None = None, operation: str | None = None,
                   waiting: Any = None, *, waits_seen: bool = False) -> str:
     """One label per sample of a session (pure), in the form of PostgreSQL's: CPU, Class:Event, or
