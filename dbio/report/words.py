@@ -39,6 +39,13 @@ def translator(caps: dict[str, Any]) -> Callable[[str], str] | None:
     return say
 
 
+def say(doc: dict[str, Any], text: str) -> str:
+    """One text of a result (a finding's message) in its engine's words."""
+    caps = doc.get("capabilities")
+    rewrite = translator(caps if isinstance(caps, dict) else {})
+    return rewrite(text) if rewrite else text
+
+
 def _cased(match: re.Match[str], word: str) -> str:
     """A label that began with the word begins with a capital still."""
     return word[0].upper() + word[1:] if match.start() == 0 and word[:1].islower() else word

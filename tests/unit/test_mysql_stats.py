@@ -209,3 +209,10 @@ def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
     completed = registry.entry("mysql").complete_result(older)
     assert completed["capabilities"]["page_bytes"] == 16384
     assert report.render(completed, "text") == text
+
+
+def test_a_finding_printed_by_run_is_in_the_engines_words():
+    doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
+    text = "engine 32 KiB of data files, WAL and temporary files"
+    assert words.say(doc, text) == "engine 32 KiB of data files, redo log and temporary files"
+    assert words.say({"capabilities": {}}, text) == text
