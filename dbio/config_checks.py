@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dbio import units
+from dbio import members, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
@@ -112,10 +112,25 @@ def hotspot_errors(config: Config) -> list[ConfigError]:
 
 
 def run_errors(config: Config) -> list[ConfigError]:
+    errors = member_errors(config)
     if float(config.run.interval).is_integer():
+        return errors
+    return errors + [problem(config, "interval", "is not a whole number of seconds",
+                             "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def member_errors(config: Config) -> list[ConfigError]:
+    """--nodes names members of the embedded instance: well formed, and without --dsn."""
+    if config.run.nodes is None:
         return []
-    return [problem(config, "interval", "is not a whole number of seconds",
-                    "use a whole number of seconds (the engine publishes its counters once a second)")]
+    try:
+        members.parse(config.run.nodes)
+    except ValueError as exc:
+        return [problem(config, "nodes", str(exc), BY_KEY["nodes"].fix or "")]
+    if not config.connection.embedded:
+        return [problem(config, "nodes", "picks members of the embedded instance; with --dsn the servers are those "
+                        "given", "remove --nodes, or give only the --dsn of the servers to use")]
+    return []
 
 
 def foreign_option_errors(config: Config) -> list[ConfigError]:

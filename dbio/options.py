@@ -89,6 +89,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Open the measured window at this instant (ISO 8601 with its zone, e.g. 2026-11-22T19:00:00Z): runs "
            "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "
            "waits for it.", file=False),
+    Option("nodes", "run", "str", None,
+           "Members of the embedded instance a run uses as its nodes, comma-separated (e.g. primary,standby2); "
+           "default: every member, the primary and each standby (dbio instance init --standbys N).",
+           fix="name members of the embedded instance: primary, standby1, standby2, ..."),
     Option("interval", "run", "duration", 1.0,
            "Length of the intervals the time series and the stability figures use (whole seconds): 1s for "
            "short runs, 10s or more for sustained ones.", min=1, max=3600,

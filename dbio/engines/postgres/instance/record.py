@@ -33,6 +33,9 @@ class Meta:
     # WAL's is also named here (initdb --waldir fixed it).
     places: list[dict] = field(default_factory=list)
     wal_dir: str | None = None
+    # The cluster's members (standbys.Member.to_dict): name, role, data and socket directory, port;
+    # empty in a record made before standbys (its one member is the primary, described above).
+    members: list[dict] = field(default_factory=list)
     format_version: int = META_VERSION
 
     @classmethod
@@ -64,6 +67,21 @@ class Meta:
 
 
 @dataclass(frozen=True)
+class MemberStatus:
+    """One member of an instance with standbys, as status shows it."""
+
+    name: str
+    role: str
+    running: bool
+    pid: int | None
+    port: int
+    data_dir: Path
+    lag_bytes: int | None = None  # replay lag of a standby: WAL the primary has written and it has not replayed
+    lag_seconds: float | None = None
+    note: str = ""  # why a lag is missing (not streaming, being made again)
+
+
+@dataclass(frozen=True)
 class Status:
     data_dir: Path
     exists: bool
@@ -77,6 +95,7 @@ class Status:
     size_bytes: int | None = None
     log_file: Path | None = None
     wal_dir: Path | None = None  # where its WAL is (pg_wal may lead to another device)
+    members: tuple["MemberStatus", ...] = ()  # with standbys: each member, the primary first
 
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""
