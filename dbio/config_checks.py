@@ -48,9 +48,10 @@ def problem(config: Config, key: str, text: str, fix: str, value: Any = None) ->
     """An error about one option's resolved value, named where the user set it."""
     option = BY_KEY[key]
     origin = config.origins.get(key, "default")
-    if value is None:
-        value = getattr(getattr(config, option.section), key)
-    return ConfigError(display_key(option, origin), _show(option, value), text, fix)
+    if value is None:  # another engine's option has no place in this engine's record: it was set, no more
+        value = getattr(getattr(config, option.section), key, None)
+    shown = "(set)" if value is None else _show(option, value)
+    return ConfigError(display_key(option, origin), shown, text, fix)
 
 
 def _show(option: Option, value: Any) -> str:

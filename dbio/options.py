@@ -104,6 +104,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "
            "exit status in result.json. Yours or root's, writable by nobody else; command line only.",
            file=False),
+    # -- instance: where the engine's managed instance lives (each engine declares the rest) --
+    Option("data_dir", "instance", "path", None,
+           "Directory of the managed instance (the embedded PostgreSQL, or the mysql engine's MariaDB/MySQL); "
+           "put it on the storage under test."),
     # -- connection: which engine, and an existing server instead of the embedded one -----
     Option("engine", "connection", "choice", registry.DEFAULT,
            f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "

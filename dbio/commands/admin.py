@@ -73,8 +73,8 @@ def instance_status(config: Config, ui: UI) -> int:
         return 3
     ui.say(f"instance   {status.data_dir}")
     ui.say(f"state      {'running (pid ' + str(status.pid) + ')' if status.running else 'stopped'}")
-    ui.say(f"server     PostgreSQL {status.pg_version}, run by user {status.server_user}")
-    ui.say(f"socket     {status.data_dir / 'socket'} port {status.port} (no TCP listener)")
+    ui.say(f"server     {status.server_line()}")
+    ui.say(f"socket     {status.socket_line()}")
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")

@@ -22,7 +22,7 @@ def check(config: Config) -> list[ConfigError]:
         errors += [problem(config, key, "places the embedded instance's files; an existing server (--dsn) keeps its own",
                            f"remove {key}, or run without --dsn")
                    for key in ("wal_dir", "data_dirs", "standbys", "standby_data_dir")
-                   if config.origins.get(key, "default") != "default"]
+                   if getattr(config.instance, key)]  # a value, not an origin: a sweep step passes every default on
     errors += setting_errors(config)
     for node in each_node(config):  # every --dsn on its own
         errors += database_errors(node) + dsn_errors(node)

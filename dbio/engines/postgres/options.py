@@ -52,8 +52,6 @@ OPTIONS: tuple[Option, ...] = (
            "bitmap: bitmap heap scan, batched and prefetched reads.",
            choices=("index", "bitmap")),
     # -- instance: the embedded PostgreSQL ----------------------------------------------
-    Option("data_dir", "instance", "path", None,
-           "Directory of the embedded instance; put it on the storage under test."),
     Option("wal_dir", "instance", "path", None,
            "Directory for the embedded instance's WAL (initdb --waldir), e.g. on a device of its own; fixed when "
            "the instance is created (default: pg_wal inside the data directory)."),

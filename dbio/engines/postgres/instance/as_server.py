@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dbio import trust
 from dbio.errors import DbioError
-from dbio.engines.postgres.instance.server_user import ServerUser
+from dbio.managed.server_user import ServerUser
 
 
 def run(user: ServerUser, cmd: list[str], *, cwd: Path, log_file: Path, what: str) -> str:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dbio import trust
 from dbio.collect.host import supports_direct_io
@@ -20,28 +19,19 @@ from dbio.engines.postgres.instance import as_server, binaries, location, placem
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.standbys import Member, Standbys, check_new as check_new_standbys
-from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.managed import location as managed_location
+from dbio.managed.location import claim_directory
+from dbio.managed.instance import ManagedInstance
+from dbio.managed.server_user import ServerUser, ensure_server_user, recorded_user
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
 
 
-def _silent(_: str) -> None:
-    pass
-
-
-class EmbeddedInstance:
-    def __init__(self, data_dir: Path, notify: Callable[[str], None] = _silent):
-        self.layout = Layout(Path(data_dir))
-        self.notify = notify
-
-    # -- facts -------------------------------------------------------------------------
-    @property
-    def data_dir(self) -> Path:
-        return self.layout.root
-
-    def exists(self) -> bool:
-        return self.layout.meta_file.exists()
+class EmbeddedInstance(ManagedInstance):
+    layout_class = Layout
+    record_class = Meta
+    missing = ("no dbio instance in {data_dir}", "create it with dbio instance init (or any dbio command without --dsn)")
 
     @property
     def standbys(self) -> Standbys:
@@ -51,25 +41,7 @@ class EmbeddedInstance:
         return sum(1 for m in self.meta().members if m.get("role") == "standby")
 
     def meta(self) -> Meta:
-        """The instance record, refused unless only trusted users could have written it."""
-        if not self.exists():
-            raise UsageError(f"no dbio instance in {self.data_dir}",
-                             "create it with dbio instance init (or any dbio command without --dsn)")
-        record = self.layout.meta_file
-        problem = trust.path_problem(record)
-        if problem:
-            owner = "root" if running_as_root() else "you"
-            raise UsageError(
-                f"refusing to use the instance record {record}: {problem}, so another user could rewrite which "
-                "programs dbio runs and as whom",
-                f"check its contents, then make it and {self.data_dir} owned by {owner} and writable by no one else "
-                f"(chown {os.geteuid()} DIR FILE; chmod 755 DIR; chmod 644 FILE), or remove the directory yourself")
-        meta = Meta.read(record)
-        if not running_as_root() and meta.server_user != current_user().name:
-            raise UsageError(f"the instance in {self.data_dir} is run by user '{meta.server_user}', not by you",
-                             "run dbio as the user who made it (root for a server run by 'dbio'), or use your own "
-                             "--data-dir")
-        return meta
+        return super().meta()
 
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
@@ -236,7 +208,7 @@ class EmbeddedInstance:
         """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
         layout = self.layout
         wal_place: placement.Place | None = None
-        preexisting_mode = self._claim_directory()
+        preexisting_mode = claim_directory(layout.root)
         created_root = preexisting_mode is None
         try:
             # The directory and the instance record stay ours (root's, run as root): only the server's
@@ -275,31 +247,6 @@ class EmbeddedInstance:
                 os.chmod(layout.root, preexisting_mode or 0)
             raise
         return meta
-
-    def _claim_directory(self) -> int | None:
-        """Make the instance directory (or take the empty one that was there) and prove it is ours
-        before anything goes into it; returns the mode of a directory that was already there.
-
-        Under a directory others may write in (/tmp, /var/tmp) another user can put a directory or a
-        link at the path between the checks and now: that is refused, and nothing there is touched."""
-        root = self.layout.root
-        try:
-            root.mkdir(parents=True)
-            created = True
-        except FileExistsError:
-            created = False
-        st = os.lstat(root)
-        problem = trust.path_problem(root)
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            problem = problem or f"{root} is not a directory but a link or a file"
-        elif st.st_uid not in trust.trusted_uids():
-            problem = problem or f"{root} {trust.entry_problem(st, trust.trusted_uids())}"
-        elif not created and any(p.name != "lost+found" for p in root.iterdir()):
-            problem = f"{root} is no longer empty"
-        if problem:
-            raise UsageError(f"--data-dir {root} changed while dbio was creating the instance ({problem}); nothing "
-                             "was created in it", "choose a directory that only you (or root) can create and change")
-        return None if created else stat.S_IMODE(st.st_mode)
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
@@ -425,37 +372,22 @@ class EmbeddedInstance:
 
     def destroy_plan(self) -> "DestroyPlan":
         """What destroy would remove and leave, checked before anything is touched."""
-        if not self.exists():
-            raise UsageError(f"{self.data_dir} holds no dbio instance (no {self.layout.meta_file.name})",
-                             "give the --data-dir of a dbio instance; dbio never deletes other directories")
-        meta = self.meta()
-        _user(meta)
-        ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
-        ours += [m.root for m in self.standbys.standbys() if not m.place]  # made inside: removed with it
-        others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
+        meta, others = self.before_destroy([self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir])
+        inside = [m.root for m in self.standbys.standbys() if not m.place]  # made inside: removed with it
         size = tree_bytes(self.layout.pgdata) + sum(tree_bytes(m.layout.pgdata) for m in self.standbys.standbys())
-        return DestroyPlan(self.data_dir, meta, size, others)
+        return DestroyPlan(self.data_dir, meta, size, [p for p in others if p not in inside])
 
     def destroy(self, plan: "DestroyPlan", *, quiet: bool = False) -> None:
         """Remove what dbio created, and only that; restore what it changed of a directory it found."""
-        notify = _silent if quiet else self.notify
+        notify = (lambda _: None) if quiet else self.notify
         self.stop(quiet=True)
         self.standbys.remove()
         for path in (self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir):
             shutil.rmtree(path, ignore_errors=not path.exists())
         for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
             placement.remove(place)
-        self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
-        self.layout.meta_file.unlink()
-        if plan.meta.preexisting_mode is not None:
-            os.chmod(self.data_dir, plan.meta.preexisting_mode)
-            notify(f"removed the embedded instance from {self.data_dir}, which stays as it was before")
-        elif not plan.others:
-            self.data_dir.rmdir()
-            notify(f"removed the embedded instance in {self.data_dir}")
-        else:
-            notify(f"removed the embedded instance from {self.data_dir}; kept what dbio did not create there: "
-                        + ", ".join(p.name for p in plan.others))
+        managed_location.give_back(self.data_dir, self.layout.meta_file, plan.meta.preexisting_mode, plan.others,
+                                   "embedded instance", notify)
 
     # -- what the standbys ask of their primary ------------------------------------------
     def server_user(self) -> ServerUser:
@@ -555,15 +487,7 @@ class DestroyPlan:
 
 
 def _user(meta: Meta) -> ServerUser:
-    user = lookup(meta.server_user)
-    if user is None:
-        raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
-                        f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
-    if running_as_root() and (user.uid == 0 or user.gid == 0):
-        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
-                         "the embedded server runs as an unprivileged user",
-                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
-    return user
+    return recorded_user(meta.server_user)
 
 
 def _trusted_tool(meta: Meta, name: str) -> str:

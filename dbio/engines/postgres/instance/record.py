@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbio.errors import DbioError
+from dbio.managed.record import read_as, write_record, wrong_types
 from dbio.units import format_bytes
 
 META_VERSION = 1
@@ -40,30 +38,14 @@ class Meta:
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
-        damaged = "if the instance is damaged, remove its directory yourself after checking what is in it"
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise DbioError(f"cannot read the instance record {path}: {exc}", damaged) from None
-        if not isinstance(data, dict):
-            raise DbioError(f"the instance record {path} is not a JSON object", damaged)
-        data.pop("format_version", None)
-        try:
-            meta = cls(**data)
-        except TypeError as exc:
-            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", damaged) from None
+        meta = read_as(cls, path, "a dbio instance")
         if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
                                                        (meta.server_user, meta.bin_dir, meta.dbname)):
-            raise DbioError(f"the instance record {path} has values of the wrong type", damaged)
+            raise wrong_types(path)
         return meta
 
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(asdict(self), indent=2) + "\n")
-        tmp.replace(path)
+        write_record(path, asdict(self))
 
 
 @dataclass(frozen=True)
@@ -96,6 +78,12 @@ class Status:
     log_file: Path | None = None
     wal_dir: Path | None = None  # where its WAL is (pg_wal may lead to another device)
     members: tuple["MemberStatus", ...] = ()  # with standbys: each member, the primary first
+
+    def server_line(self) -> str:
+        return f"PostgreSQL {self.pg_version}, run by user {self.server_user}"
+
+    def socket_line(self) -> str:
+        return f"{self.data_dir / 'socket'} port {self.port} (no TCP listener)"
 
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""

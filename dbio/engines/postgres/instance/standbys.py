@@ -27,10 +27,11 @@ from dbio import members as names
 from dbio import trust
 from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
-from dbio.engines.postgres.instance import as_server, location, placement, processes, settings
+from dbio.engines.postgres.instance import as_server, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout
 from dbio.engines.postgres.instance.record import MemberStatus
-from dbio.engines.postgres.instance.server_user import ServerUser
+from dbio.managed import location as managed_location
+from dbio.managed.server_user import ServerUser
 from dbio.units import format_bytes
 
 if TYPE_CHECKING:
@@ -89,10 +90,10 @@ def check_new(root: Path, cfg: InstanceConfig) -> None:
             placement.check(chosen, data_dir=root, option="--standby-data-dir", subdir=member_root.name,
                             needed_bytes=settings.INITDB_BYTES + settings.DISK_RESERVE)
         socket_path = Layout(member_root).socket_dir / ".s.PGSQL.65535"
-        if len(os.fsencode(socket_path)) > location.MAX_SOCKET_PATH:
+        if len(os.fsencode(socket_path)) > managed_location.MAX_SOCKET_PATH:
             where = f"--standby-data-dir {chosen}" if chosen else f"--data-dir {root}"
             raise UsageError(f"{where} is too long for {name}: its socket {socket_path} would have "
-                             f"{len(os.fsencode(socket_path))} bytes, above the {location.MAX_SOCKET_PATH} a unix "
+                             f"{len(os.fsencode(socket_path))} bytes, above the {managed_location.MAX_SOCKET_PATH} a unix "
                              "socket path may have", "choose a shorter directory path")
 
 
