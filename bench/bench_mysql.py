@@ -36,7 +36,7 @@ from dbio.collect import host, procfs
 from dbio.stats import catalogue
 
 import scratch_mariadbd
-from benchkit import dbio, fresh_directory, heading, now, result_of
+from benchkit import DBIO, dbio, fresh_directory, heading, now, result_of
 
 FIGURES = ("reads_per_s", "raw_reads_per_s", "efficiency_reads", "efficiency_cpu", "reads_per_host_cpu_second",
            "avg_read_us", "raw_avg_read_us", "device_to_db_read_ratio", "blocks_read_per_row", "db_cpu_us_per_read")
@@ -100,10 +100,15 @@ def target(args: argparse.Namespace, base: Path) -> tuple[list[str], scratch_mar
     """dbio's target options, the scratch server (when the bench made one), and sysbench's socket."""
     if args.dsn:
         return ["--dsn", args.dsn], None, args.sysbench_socket
-    if args.managed:
+    if args.managed:  # its socket: <dir>/instance/socket/mysqld.sock, root through unix_socket
         data_dir = base / "instance"
-        dbio("instance", "init", "--engine", "mysql", "--data-dir", str(data_dir))
-        return ["--data-dir", str(data_dir)], None, args.sysbench_socket
+        pool = args.buffer_pool + "iB" if args.buffer_pool[-1:] in "KMG" else args.buffer_pool  # 64M -> 64MiB
+        where = ["--data-dir", str(data_dir), "--buffer-pool", pool]
+        dbio("instance", "init", "--engine", "mysql", *where)
+        socket = args.sysbench_socket or str(data_dir / "socket" / "mysqld.sock")
+        subprocess.run(["mariadb", f"--socket={socket}", "-uroot", "-e",
+                        f"CREATE DATABASE IF NOT EXISTS {args.sysbench_db}"], check=True)
+        return where, None, socket
     why = scratch_mariadbd.binaries_present()
     if why:
         raise SystemExit(why)
@@ -141,6 +146,9 @@ def main() -> None:
         (base / "bench-mysql.json").write_text(json.dumps(out, indent=1))
         if scratch is not None:
             scratch.stop()
+        if args.managed:
+            subprocess.run(DBIO + ["instance", "destroy", "--engine", "mysql", "--yes", "--data-dir",
+                                   str(base / "instance")], capture_output=True)
     print()
     print(markdown(out))
 
