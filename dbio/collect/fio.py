@@ -14,7 +14,7 @@ from dbio.collect import procfs
 from dbio.errors import DbioError, UsageError
 
 PACKAGE = "fio"  # Debian's (and most distributions') package that provides it
-BLOCK = "8k"  # the engine's block: one data-file read
+BLOCK_BYTES = 8192  # the engine's block: one data-file read (PostgreSQL's; Job.block gives another engine's)
 SYNC_ENGINE = "psync"  # one synchronous pread at a time per job, as a database session reads
 DEEP_ENGINE = "libaio"
 DEEP_QUEUE = 32  # requests in flight per job of the ceiling run
@@ -47,7 +47,7 @@ class Job:
     iodepth: int = 1
     size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
     rw: str = "randread"  # randwrite: the write side, on a scratch file only; read: sequential
-    block: str = BLOCK
+    block: int = BLOCK_BYTES  # bytes per request: one read of the engine's (InnoDB's page: 16 KiB by default)
 
     @property
     def side(self) -> str:
@@ -56,7 +56,7 @@ class Job:
     def options(self) -> list[str]:
         """fio's exact command-line options, as recorded in the result."""
         out = [f"--name={self.name}", f"--filename={':'.join(_escaped(f) for f in self.files)}",
-               f"--rw={self.rw}", f"--bs={self.block}", "--direct=1", f"--ioengine={self.engine}",
+               f"--rw={self.rw}", f"--bs={self.block // 1024}k", "--direct=1", f"--ioengine={self.engine}",
                f"--iodepth={self.iodepth}", f"--numjobs={self.jobs}", "--time_based", f"--runtime={self.seconds}s",
                "--norandommap", "--randrepeat=0",
                f"--file_service_type={'sequential' if self.rw == 'read' else 'random'}", "--group_reporting",

@@ -39,6 +39,7 @@ class Place:
     bytes: int
     scratch: bool = False
     writes: baseline_writes.WriteSide | None = None  # the write side, for a run with updates
+    block: int = fio.BLOCK_BYTES  # bytes per read: the engine's own (InnoDB's page, PostgreSQL's block)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def data_place(engine: Engine, conn: Any, info: ServerInfo) -> Place:
         raise UsageError("dbio's tables have no data files to read", "run dbio setup first")
     _check_direct_read(files[0])
     return Place(files, f"the data files of dbio's tables under {info.caps.data_directory}",
-                 sum(os.path.getsize(f) for f in files))
+                 sum(os.path.getsize(f) for f in files), block=info.caps.page_bytes)
 
 
 def _check_direct_read(path: str) -> None:
@@ -125,9 +126,9 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
     ui.note(f"baseline: fio reads {place.where}: {sessions} synchronous job(s) for {sync_s} s, then "
             f"{deep_jobs} x {fio.DEEP_QUEUE} asynchronous for {deep_s} s")
     try:
-        sync = fio.run(tool, fio.Job("dbio-sync", place.files, sessions, sync_s, size=size))
+        sync = fio.run(tool, fio.Job("dbio-sync", place.files, sessions, sync_s, size=size, block=place.block))
         deep = fio.run(tool, fio.Job("dbio-ceiling", place.files, deep_jobs, deep_s, engine=fio.DEEP_ENGINE,
-                                     iodepth=fio.DEEP_QUEUE, size=size))
+                                     iodepth=fio.DEEP_QUEUE, size=size, block=place.block))
     finally:
         if place.scratch:
             Path(place.files[0]).unlink(missing_ok=True)

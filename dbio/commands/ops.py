@@ -250,7 +250,7 @@ def _sequential(p: Prepared, ui: UI) -> float:
     tool = fio.find()
     files = baselines.data_place(p.engine, p.conn, p.info).files
     ui.note(f"baseline: fio reads the data files sequentially (1 MiB, O_DIRECT) for {SEQUENTIAL_SECONDS} s")
-    run = fio.run(tool, fio.Job("dbio-sequential", files, 1, SEQUENTIAL_SECONDS, rw="read", block="1m"))
+    run = fio.run(tool, fio.Job("dbio-sequential", files, 1, SEQUENTIAL_SECONDS, rw="read", block=1 << 20))
     return run["reads_per_s"] * (1 << 20) / 1e6
 
 

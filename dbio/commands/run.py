@@ -23,7 +23,7 @@ from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
-from dbio.report import baseline_section, verdict
+from dbio.report import baseline_section, verdict, words
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
@@ -386,7 +386,7 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(efficiency)
     for finding in verdict.findings(doc):
         if finding.level != "info":
-            lines.append(f"{finding.level}: {finding.message}")
+            lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
     lines.append(f"report: {result.directory / results.REPORT_FILE}")
     html = result.directory / results.HTML_REPORT_FILE

@@ -43,6 +43,9 @@ class Capabilities:
     maintenance_process: str | None = None  # the process kind (counters' by_backend) of background maintenance
     maintenance_name: str = "background maintenance"  # what to call that work (PostgreSQL: autovacuum)
     read_only: bool = False  # the server takes no writes (a hot standby): its sessions run no UPDATE
+    redo_name: str = "WAL"  # what its users call its redo log (InnoDB: the redo log)
+    block_name: str = "block"  # what its users call the unit of a data file it reads (InnoDB: page)
+    page_bytes: int = 8192  # bytes of that unit: a buffer-cache miss reads one
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section, verdict,
-                         window_sections)
+                         window_sections, words)
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
@@ -56,7 +56,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:  # only beside a baseline, so results without one render as before
         model["efficiency_text"] = efficiency
-    return model
+    return words.in_engine_words(model, doc.get("capabilities") or {})  # InnoDB's redo log, pages, ...
 
 
 def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],

@@ -17,6 +17,9 @@ from dbio.stats.counters import get
 from dbio.units import format_bytes
 
 ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
+# Beyond this, a row cost more than one block read: the index's blocks (or more of the table's) came
+# from storage too, so reads/s counts more than the rows' own blocks (a cache too small for the index)
+BLOCKS_PER_ROW_HIGH = 1.2
 DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
 CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
 CPU_BUSY_LIMIT = 90.0  # % host CPU
@@ -131,6 +134,16 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
                   f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
                   f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures memory, "
                   "not storage", "blocks_read_per_row", per_row)
+
+
+def reads_beyond_rows(doc: dict[str, Any]) -> Finding | None:
+    per_row = value(_figures(doc), "blocks_read_per_row")
+    if not _window(doc) or per_row is None or per_row <= BLOCKS_PER_ROW_HIGH:
+        return None
+    return _found("warning", "reads_beyond_rows",
+                  f"{per_row:.2f} blocks read per row of the range statements, not about 1: index blocks (or more "
+                  f"of the table's) were read from storage too, so reads/s is not rows/s; {cache_name(doc)} holds "
+                  "too little of the index", "blocks_read_per_row", per_row)
 
 
 def page_cache(doc: dict[str, Any]) -> Finding | None:
@@ -381,7 +394,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
+    status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, small_data_set,
     cpu_saturated, cpu_stolen, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     database_vs_device, unavailable)
 

@@ -244,7 +244,7 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],
         "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
-        "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
+        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ import pymysql
 
 from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
                                Teardown)
-from dbio.engines.mysql import catalog, connection, loader, server, stats, verify, workload
+from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
 from dbio.stats import histogram
@@ -35,6 +35,7 @@ class MysqlEngine:
         self.own_ids: set[int] = set()  # connection ids of this dbio's connections (not "other sessions")
         self.pid_to_id: dict[int, int] = {}  # what init_session returned -> the session's connection id
         self.bounds = histogram.bounds_us()
+        self.sees_waits = False  # performance_schema keeps the sessions' current waits (probe() says)
 
     @property
     def filler_bytes(self) -> int:
@@ -70,6 +71,7 @@ class MysqlEngine:
     def probe(self, conn: Connection) -> ServerInfo:
         info = server.probe(conn)
         self.page_size = server.page_size(info)
+        self.sees_waits = info.caps.can_see_waits
         return info
 
     def describe_target(self, conninfo: str) -> str:
@@ -205,7 +207,7 @@ class MysqlEngine:
         return None
 
     async def snapshot(self, conn: Connection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
-        return await _in_thread(stats.read, conn, set(self.own_ids))
+        return await _in_thread(stats.read, conn, set(self.own_ids), info.caps.times_data_io)
 
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
         return stats.normalize(raw)
@@ -214,10 +216,9 @@ class MysqlEngine:
         ids = [self.pid_to_id.get(pid, pid) for pid in pids]
         if not ids:
             return []
-        rows = await _in_thread(conn.query, "SELECT ID, COMMAND, STATE FROM information_schema.PROCESSLIST "
-                                "WHERE ID IN (" + ",".join(str(int(i)) for i in ids) + ")")
-        found = {int(i): (command, state) for i, command, state in rows}
-        return [stats.session_state(*found.get(i, (None, None))) for i in ids]
+        script = "session_waits.sql" if self.sees_waits else "session_states.sql"
+        rows = await _in_thread(conn.query, sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
+        return stats.session_labels(rows, ids, waits_seen=self.sees_waits)
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
         return []  # InnoDB's background threads are threads of the one server process
