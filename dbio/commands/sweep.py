@@ -20,6 +20,7 @@ from dbio.commands import baseline as baselines
 from dbio.commands import dataset
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
+from dbio.commands import sweep_layout
 from dbio.config import Config, Sources, load_config, option_values
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
@@ -70,7 +71,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
-           "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
+           "counted": plan.counted(varies), "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
            "wall_seconds": 0.0}
     if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
         doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
@@ -192,6 +193,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["status"] = "running"
     document.write(directory, doc)
     try:
+        if any(plan.Vary(key, tuple(values)).layout for key, values in doc.get("vary") or []):
+            sweep_layout.prepare(config, ui)
         outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
     except DbioError as exc:
         step["status"], step["error"] = "failed", str(exc)
@@ -259,7 +262,8 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
     """A step's configuration: the stored base values, the step's own, and the live DSN, which
     enters as DBIO_DSN would (a password there is accepted, as `run` accepts it)."""
     try:
-        return load_config(Sources(cli={**base_values, **values, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+        typed = {key: plan.option_value(key, value) for key, value in values.items()}
+        return load_config(Sources(cli={**base_values, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
                                    cwd=cwd, discover=False))
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
@@ -286,6 +290,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
     """The loaded data must serve every step; when nothing is loaded, load what the largest step needs."""
     if not configs:
         return
+    sweep_layout.relayout(configs[0], ui)  # the WAL where the first step wants it, before the server starts
     biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
     target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
         if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
+from dbio.commands.sweep import load_steps
+from dbio.report import sweep_model
 from tests.integration.conftest import SMALL, dbio, load_result, result_dir
 
 
@@ -53,8 +56,8 @@ def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance,
     assert three.code == 2 and "some would hold no table" in three.err, three.text
     remote = dbio("setup", "--dsn", inst.conninfo("layout"), *_two_dirs(dirs), "--schemas", "2")
     assert remote.code == 2 and "existing server (--dsn)" in remote.err, remote.text
-    swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"wal_dir={dirs[0]},{dirs[1]}")
-    assert swept.code == 2 and "one sweep cannot vary it" in swept.err, swept.text
+    swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[0]}")
+    assert swept.code == 2 and "names a directory twice" in swept.err, swept.text
     assert not any(d.exists() for d in dirs)
 
 
@@ -128,3 +131,33 @@ def test_single_schema_split_into_a_part_per_directory(layout_instance):
     with inst.connect("layout") as conn:
         left = conn.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'cf1%'").fetchone()[0]
     assert left == 0
+
+
+def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance, workdir):
+    """--vary wal_dir=none,W --vary data_dirs=D1,D1:D2: each step's WAL and tables where it says,
+    the WAL moved while the server is down, the tables loaded again over the step's directories; the
+    report places the data_dirs steps by how many directories they name."""
+    inst, _, dirs = layout_instance
+    wal2 = workdir / "layout" / "wal2"
+    done = dbio("sweep", *inst.args("layout", *SMALL, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
+                "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
+    assert done.code == 0, done.text
+    assert "moved the WAL to" in done.text and "loading the tables again over 2 place(s)" in done.text, done.text
+    sweep_dir = next(Path(line.split(": ", 1)[1]).parent for line in done.out.splitlines()
+                     if line.startswith("sweep: "))
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [s["status"] for s in sweep["steps"]] == ["complete"] * 4
+    placed = []
+    for step in sweep["steps"]:
+        storage = load_result(sweep_dir / step["name"])["environment"]["storage"]
+        placed.append((storage["wal"]["path"], len(storage.get("tablespaces") or [])))
+    pgdata = str((inst.data_dir / "pgdata").resolve())
+    assert all(p.startswith(pgdata) for p, _ in placed[:2]), placed  # none: the WAL inside the data directory
+    assert [p for p, _ in placed[2:]] == [str((wal2 / "dbio-wal").resolve())] * 2, placed
+    assert [n for _, n in placed] == [1, 2, 1, 2], placed
+    model = sweep_model.build(sweep, load_steps(sweep_dir, sweep))
+    assert model["curves"]["x"] == "data_dirs (directories)"
+    assert sorted(len(line["points"]) for line in model["curves"]["lines"]) == [2, 2]  # a line per WAL place
+    assert all([p["x"] for p in line["points"]] == [1, 2] for line in model["curves"]["lines"])
+    assert inst.meta["wal_dir"] == str(wal2 / "dbio-wal")
+    assert (inst.data_dir / "pgdata" / "pg_wal").resolve() == (wal2 / "dbio-wal").resolve()

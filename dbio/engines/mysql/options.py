@@ -13,6 +13,7 @@ from dbio.option import Option
 
 OPTIONS: tuple[Option, ...] = ()
 RESTART_KNOBS: dict[str, str] = {}
+LAYOUT_KNOBS: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
