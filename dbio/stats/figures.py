@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram, host_cpu
+from dbio.stats import histogram, host_cpu, shape
 from dbio.stats.counters import delta, get, rate, ratio
 
 MiB = 1 << 20
@@ -29,6 +29,7 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)
     out["other_sessions"] = _other_sessions(d)
+    out["shape"] = shape.derive(d, totals, window, seconds)
     return out
 
 
