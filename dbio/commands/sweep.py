@@ -66,13 +66,15 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
     directory = _sweep_directory(base)
     run_command.check_results_dir(directory)
+    if any(v.layout for v in varies):
+        sweep_layout.check(configs, ui)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
              for i, values in enumerate(combos)]
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
-           "counted": plan.counted(varies), "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
-           "wall_seconds": 0.0}
+           "counted": plan.counted(varies), "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain,
+           "steps": steps, "wall_seconds": 0.0}
     if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
         doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
     if capacity is not None:
@@ -290,8 +292,8 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
     """The loaded data must serve every step; when nothing is loaded, load what the largest step needs."""
     if not configs:
         return
-    sweep_layout.relayout(configs[0], ui)  # the WAL where the first step wants it, before the server starts
     biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
+    sweep_layout.relayout(biggest, ui)  # its WAL where it says, before the server starts with it
     target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
         if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None
     record = None

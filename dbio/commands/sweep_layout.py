@@ -13,6 +13,12 @@ from dbio.engines import registry
 from dbio.ui import UI
 
 
+def check(configs: list[Config], ui: UI) -> None:
+    """Every step's layout, before the sweep starts anything (a directory the WAL cannot go to...)."""
+    for config in configs:
+        registry.entry(config.connection.engine).relayout(config, ui.note, check_only=True)
+
+
 def relayout(config: Config, ui: UI) -> None:
     """What needs no load (the WAL's place), as the engine does it."""
     registry.entry(config.connection.engine).relayout(config, ui.say)

@@ -58,6 +58,11 @@ def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance,
     assert remote.code == 2 and "existing server (--dsn)" in remote.err, remote.text
     swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[0]}")
     assert swept.code == 2 and "names a directory twice" in swept.err, swept.text
+    a_file = workdir / "not-a-dir"
+    a_file.write_text("x")
+    moved = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"wal_dir=none,{a_file}")
+    assert moved.code == 2 and "is a file" in moved.err, moved.text
+    assert inst.meta["wal_dir"] is not None  # refused before the WAL moved anywhere
     assert not any(d.exists() for d in dirs)
 
 

@@ -50,7 +50,7 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
 
 
-def relayout(config: Config, notify: Callable[[str], None]) -> None:
+def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
     """No layout options yet: nothing to move."""
 
 

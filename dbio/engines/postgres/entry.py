@@ -53,10 +53,10 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
 
 
-def relayout(config: Config, notify: Callable[[str], None]) -> None:
+def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
     from dbio.engines.postgres import target
 
-    target.relayout(config, notify)
+    target.relayout(config, notify, check_only=check_only)
 
 
 def instance_for(config: Config, notify: Callable[[str], None]) -> Any:

@@ -183,6 +183,14 @@ class EmbeddedInstance:
             self.notify(f"moved the WAL to {where} on {placement.device_of(Path(where.split(' (')[0]))}")
         return moved
 
+    def check_layout(self, cfg: InstanceConfig) -> None:
+        """A sweep's layouts, each checked before the sweep starts: its WAL place and its tablespace directories."""
+        from dbio.engines.postgres.instance import relocate
+
+        if self.exists():
+            relocate.check(self, cfg.wal_dir)
+            self._check_data_dirs(cfg)
+
     def run_as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
         return self._as_server(user, cmd, what=what)
 

@@ -38,6 +38,16 @@ def wanted_subdir(current: str | None, wal_dir: Path | None) -> bool:
     return current is None or Path(current).parent != wal_dir
 
 
+def check(instance: "EmbeddedInstance", wal_dir: Path | None) -> None:
+    """Refuse, before anything moves, a wal_dir the WAL could not be moved to."""
+    meta = instance.meta()
+    if wal_dir is None or not wanted_subdir(meta.wal_dir, wal_dir):
+        return
+    old = Path(meta.wal_dir) if meta.wal_dir else instance.layout.pgdata / "pg_wal"
+    placement.check(wal_dir, data_dir=instance.data_dir, option="wal_dir", subdir=placement.WAL_SUBDIR,
+                    needed_bytes=tree_bytes(old) + settings.DISK_RESERVE)
+
+
 def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | None) -> bool:
     """Put the instance's WAL in wal_dir (None: back in the data directory); False when it is already
     there. The new place is checked before the server is stopped or anything is moved."""
@@ -46,9 +56,7 @@ def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | N
         return False
     link = instance.layout.pgdata / "pg_wal"
     old = Path(meta.wal_dir) if meta.wal_dir else link
-    if wal_dir is not None:
-        placement.check(wal_dir, data_dir=instance.data_dir, option="wal_dir", subdir=placement.WAL_SUBDIR,
-                        needed_bytes=tree_bytes(old) + settings.DISK_RESERVE)
+    check(instance, wal_dir)
     instance.stop(quiet=True)
     new_place = placement.make(wal_dir, placement.WAL_SUBDIR, user) if wal_dir is not None else None
     target = new_place.path if new_place else str(link)
