@@ -27,13 +27,16 @@ from dbio.stats import catalogue  # the figures as the result declares them
 from benchkit import dbio, destroy, fresh_directory, heading, now, standard_options
 
 FIGURES = ("reads_per_s", "avg_read_us", "updates_per_s", "avg_wal_sync_us", "avg_wal_write_us",
-           "wal_writes_per_commit", "reads_per_statement", "host_busy_pct")
+           "wal_writes_per_commit", "reads_per_statement", "host_busy_pct", "db_cpu_us_per_read")
 
 
 def sweep(common: list[str], *extra: str) -> list[dict]:
     """One sweep's steps: the layout value and the declared figures of each."""
     proc = dbio("sweep", *common, *extra)
-    path = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1])
+    return steps_of(Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]))
+
+
+def steps_of(path: Path) -> list[dict]:
     doc = json.loads(path.read_text())
     rows = []
     for step in doc["steps"]:
@@ -50,7 +53,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--report-only", action="store_true", help="read the sweeps an earlier run left in --dir")
     args = parser.parse_args()
+    if args.report_only:
+        print(markdown(reread(args.dir)))
+        return
     base = fresh_directory(args.dir)
     data_dir, d1, d2, wal = base / "instance", base / "d1", base / "d2", base / "wal"
     common = [*standard_options(data_dir, base / "results", args.scale), "--sessions", "4",
@@ -77,30 +84,50 @@ def main() -> None:
     print(markdown(out))
 
 
+def reread(base: Path) -> dict:
+    """An earlier run's figures from its sweeps' results (bench-layouts.json's date and settings)."""
+    out = json.loads((base / "bench-layouts.json").read_text())
+    out["data"], out["wal"] = [], []
+    for kind in ("data", "wal"):
+        for rnd, sweep_json in enumerate(sorted((base / "results").glob(f"*-sweep-{kind}-r*/sweep.json"))):
+            out[kind] += [{"round": rnd, **row} for row in steps_of(sweep_json)]
+    return out
+
+
 def _median(rows: list[dict], key: str) -> float:
     values = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(values) if values else float("nan")
 
 
-def _pair_ratio(rows: list[dict], knob: str, key: str) -> float:
-    """The median over rounds of (second layout / first layout) for one figure."""
+def _pairs(rows: list[dict], key: str) -> list[float]:
+    """Each round's second layout / first layout for one figure."""
     ratios = []
     for rnd in sorted({r["round"] for r in rows}):
         pair = [r for r in rows if r["round"] == rnd]
         if len(pair) == 2 and pair[0].get(key) and pair[1].get(key) is not None:
             ratios.append(pair[1][key] / pair[0][key])
-    return statistics.median(ratios) if ratios else float("nan")
+    return ratios
+
+
+def _pair_ratio(rows: list[dict], key: str) -> str:
+    """The median over rounds of (second layout / first layout), and the pairs' own ratios."""
+    ratios = _pairs(rows, key)
+    if not ratios:
+        return "-"
+    return f"x{statistics.median(ratios):.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)})"
 
 
 def markdown(out: dict) -> str:
     lines = [heading(out["date"], f", {out['scale']}, {out['seconds']} s steps at 4 sessions, `dbio sweep`"), "",
-             "| layout | reads/s | avg read us | reads/statement | host CPU % |", "|---|---:|---:|---:|---:|"]
+             "| layout | reads/s | avg read us | reads/statement | DB CPU us/read | host CPU % |",
+             "|---|---:|---:|---:|---:|---:|"]
     for label, n in (("data: 1 directory", 1), ("data: 2 directories (2 parts)", 2)):
         mine = [r for r in out["data"] if len(r["values"]["data_dirs"].split(":")) == n]
         lines.append(f"| {label} | {_median(mine, 'reads_per_s'):,.0f} | {_median(mine, 'avg_read_us'):,.0f} | "
-                     f"{_median(mine, 'reads_per_statement'):.2f} | {_median(mine, 'host_busy_pct'):.0f} |")
-    lines += ["", f"2 directories / 1, median of the rounds' pairs: reads/s x{_pair_ratio(out['data'], 'data_dirs', 'reads_per_s'):.2f}, "
-                  f"avg read x{_pair_ratio(out['data'], 'data_dirs', 'avg_read_us'):.2f}.", "",
+                     f"{_median(mine, 'reads_per_statement'):.2f} | {_median(mine, 'db_cpu_us_per_read'):.1f} | "
+                     f"{_median(mine, 'host_busy_pct'):.0f} |")
+    lines += ["", "2 directories / 1, median of the rounds' pairs: reads/s "
+                  f"{_pair_ratio(out['data'], 'reads_per_s')}, avg read {_pair_ratio(out['data'], 'avg_read_us')}.", "",
               "| WAL | commits/s | avg WAL sync us | avg WAL write us | WAL writes/commit | reads/statement |",
               "|---|---:|---:|---:|---:|---:|"]
     for label, value in (("in the data directory", "none"), ("its own directory", None)):
@@ -109,8 +136,8 @@ def markdown(out: dict) -> str:
                      f"{_median(mine, 'avg_wal_write_us'):,.0f} | {_median(mine, 'wal_writes_per_commit'):.2f} | "
                      f"{_median(mine, 'reads_per_statement'):.2f} |")
     lines += ["", f"own directory / data directory, median of the rounds' pairs: commits/s "
-                  f"x{_pair_ratio(out['wal'], 'wal_dir', 'updates_per_s'):.2f}, WAL sync "
-                  f"x{_pair_ratio(out['wal'], 'wal_dir', 'avg_wal_sync_us'):.2f}."]
+                  f"{_pair_ratio(out['wal'], 'updates_per_s')}, WAL sync "
+                  f"{_pair_ratio(out['wal'], 'avg_wal_sync_us')}."]
     return "\n".join(lines)
 
 

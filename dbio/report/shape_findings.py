@@ -63,7 +63,8 @@ def scan_bound(doc: dict[str, Any]) -> Finding | None:
     mib = value(f, "scan_mib_per_s")
     if not catalogue.measured(f) or mib is None:
         return None
-    size, seq, share = value(f, "avg_scan_read_kib"), value(f, "raw_seq_read_mib_per_s"), value(f, "scan_bandwidth_share")
+    size, seq = value(f, "avg_scan_read_kib"), value(f, "raw_seq_read_mib_per_s")
+    share = value(f, "scan_bandwidth_share")
     told = f"scans read {mib:,.1f} MiB/s" + (f" in {size:,.0f} KiB reads" if size is not None else "")
     if share is not None:
         told += f", {share:.2f} of the device's sequential {seq:,.1f} MiB/s (fio)"
