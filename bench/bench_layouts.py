@@ -10,7 +10,9 @@ It creates its own embedded instance (direct I/O, shared_buffers 128MB) and, --r
   then the one table split into a part per directory (each step loads the tables again);
 - `dbio sweep --vary wal_dir=none,W` at 4 sessions, update pct 100 at work unit 1 (one read and one
   write per transaction): the WAL in the data directory, then moved to W.
-Each round's two steps run minutes apart (a pair); it prints each step's figures, the medians and
+Each round's two steps run minutes apart (a pair), in the other order every other round (a sweep
+runs its values in the order given, and the second step of a pair inherits the first's checkpoints
+and freshly written files); it prints each step's figures, the medians and
 the medians of the pairs' ratios, then a Markdown block for bench/RESULTS.md; raw figures go to
 <dir>/bench-layouts.json. The instance is removed at the end (--keep keeps it).
 """
@@ -66,11 +68,12 @@ def main() -> None:
     try:
         dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "128MiB")  # its options only
         for rnd in range(args.rounds):
-            for row in sweep(common, "--vary", f"data_dirs={d1},{d1}:{d2}", "--label", f"data-r{rnd}"):
+            flip = (lambda a, b: f"{b},{a}") if rnd % 2 else (lambda a, b: f"{a},{b}")
+            for row in sweep(common, "--vary", f"data_dirs={flip(d1, f'{d1}:{d2}')}", "--label", f"data-r{rnd}"):
                 out["data"].append({"round": rnd, **row})
                 print(f"round {rnd} data_dirs {row['values']['data_dirs']}: {row['reads_per_s']:,.0f} reads/s, "
                       f"{row['avg_read_us']:,.0f} us", flush=True)
-            for row in sweep(common, "--update-pct", "100", "--work-unit", "1", "--vary", f"wal_dir=none,{wal}",
+            for row in sweep(common, "--update-pct", "100", "--work-unit", "1", "--vary", f"wal_dir={flip('none', wal)}",
                              "--label", f"wal-r{rnd}"):
                 out["wal"].append({"round": rnd, **row})
                 print(f"round {rnd} wal_dir {row['values']['wal_dir']}: {row['updates_per_s']:,.0f} commits/s, "
@@ -99,13 +102,21 @@ def _median(rows: list[dict], key: str) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def _second(row: dict) -> bool:
+    """Whether a step has the layout a pair's ratio puts on top: 2 directories, or the WAL's own one."""
+    values = row["values"]
+    return len(values["data_dirs"].split(":")) == 2 if "data_dirs" in values else values["wal_dir"] != "none"
+
+
 def _pairs(rows: list[dict], key: str) -> list[float]:
-    """Each round's second layout / first layout for one figure."""
+    """Each round's (2 directories / 1) or (WAL's own directory / data directory) for one figure,
+    whichever order the round ran them in."""
     ratios = []
     for rnd in sorted({r["round"] for r in rows}):
         pair = [r for r in rows if r["round"] == rnd]
-        if len(pair) == 2 and pair[0].get(key) and pair[1].get(key) is not None:
-            ratios.append(pair[1][key] / pair[0][key])
+        first, second = [r for r in pair if not _second(r)], [r for r in pair if _second(r)]
+        if len(first) == len(second) == 1 and first[0].get(key) and second[0].get(key) is not None:
+            ratios.append(second[0][key] / first[0][key])
     return ratios
 
 
