@@ -73,8 +73,8 @@ def main() -> None:
                 out["data"].append({"round": rnd, **row})
                 print(f"round {rnd} data_dirs {row['values']['data_dirs']}: {row['reads_per_s']:,.0f} reads/s, "
                       f"{row['avg_read_us']:,.0f} us", flush=True)
-            for row in sweep(common, "--update-pct", "100", "--work-unit", "1", "--vary", f"wal_dir={flip('none', wal)}",
-                             "--label", f"wal-r{rnd}"):
+            for row in sweep(common, "--update-pct", "100", "--work-unit", "1",
+                             "--vary", f"wal_dir={flip('none', wal)}", "--label", f"wal-r{rnd}"):
                 out["wal"].append({"round": rnd, **row})
                 print(f"round {rnd} wal_dir {row['values']['wal_dir']}: {row['updates_per_s']:,.0f} commits/s, "
                       f"WAL sync {row['avg_wal_sync_us'] or float('nan'):,.0f} us, "
