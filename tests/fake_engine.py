@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from dbio.errors import UsageError
 from dbio.engines.base import (Capabilities, Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
                                TableJob, TableTiming, Teardown)
 
@@ -99,6 +100,11 @@ class FakeEngine:
 
     def abandon(self, conn: FakeConnection) -> None:
         self.close(conn)
+
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
+                         "run dbio ops on PostgreSQL (--engine postgresql)")
 
     def probe(self, conn: FakeConnection) -> ServerInfo:
         caps = Capabilities(engine=self.name, server_version=self.version, version_num=10000, has_io_view=True,

@@ -204,6 +204,25 @@ class SliceResult:
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
 
 
+class Operations(Protocol):
+    """Timed maintenance work on one server's loaded data set (dbio ops; engines/postgres/operations.py).
+
+    window: a context manager factory the command supplies; the operation enters it around exactly
+    the part it times, and the command's readings there give the device and CPU figures."""
+
+    def connect(self) -> Any: ...
+    def places(self, conn: Any, data_directory: str | None) -> dict[str, list[str]]: ...  # role -> directories
+    def dataset_bytes(self, conn: Any) -> int: ...
+    def loaded(self, conn: Any) -> SetupRecord: ...  # refuses when nothing is loaded
+    def embedded(self, what: str) -> Any: ...  # refuses with --dsn
+    def check_wal_room(self, wal_bytes: int) -> None: ...
+    def check_dirty(self, dirty_bytes: int, cache_bytes: int, data_bytes: int) -> None: ...
+    def rebuild_indexes(self, conn: Any, window: Callable[[], Any]) -> dict[str, Any]: ...
+    def backup(self, target: Any, window: Callable[[], Any], cold: bool = False) -> dict[str, Any]: ...
+    def recovery(self, record: SetupRecord, wal_bytes: int, window: Callable[[], Any]) -> dict[str, Any]: ...
+    def checkpoint(self, record: SetupRecord, dirty_bytes: int, window: Callable[[], Any]) -> dict[str, Any]: ...
+
+
 class Engine(Protocol):
     """The engine-specific part of dbio: behaviour, never SQL for others to run. Implementations
     live in dbio/engines/<name>/ (tests/fake_engine.py is a template with no database).
@@ -276,3 +295,7 @@ class Engine(Protocol):
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]: ...
     async def session_states(self, conn: Any, pids: list[int]) -> list[str]: ...  # one label per session
     async def background_pids(self, conn: Any, session_pids: list[int]) -> list[int]: ...  # server helpers
+
+    # maintenance operations (dbio ops): raises UsageError when the engine has none
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Operations: ...

@@ -97,6 +97,10 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
 def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
           capacity: dict[str, Any] | None = None) -> dict[str, Any]:
     """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
+    if doc.get("op"):  # each step a maintenance operation (sweep --op): its own figures
+        from dbio.report import ops_model
+
+        return ops_model.build_sweep(doc, step_docs)
     rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)

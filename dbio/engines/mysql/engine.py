@@ -16,7 +16,7 @@ from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSp
                                Teardown)
 from dbio.engines.mysql import catalog, connection, loader, server, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
-from dbio.errors import DbioError
+from dbio.errors import DbioError, UsageError
 from dbio.stats import histogram
 
 _POOL = ThreadPoolExecutor(max_workers=512, thread_name_prefix="dbio-mysql")
@@ -61,6 +61,11 @@ class MysqlEngine:
 
     def abandon(self, conn: Connection) -> None:
         connection.abandon(conn)
+
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
+                         "run dbio ops on PostgreSQL (--engine postgresql)")
 
     def probe(self, conn: Connection) -> ServerInfo:
         info = server.probe(conn)

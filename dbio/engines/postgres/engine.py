@@ -62,6 +62,12 @@ class PostgresEngine:
     def describe_target(self, conninfo: str) -> str:
         return server.describe(conninfo)
 
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        from dbio.engines.postgres.operations import PostgresOperations
+
+        return PostgresOperations(conninfo, instance, instance_config, sessions=sessions, dbname=dbname, notify=notify)
+
     # -- setup -------------------------------------------------------------------------
     def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
         return catalog.read_setup(conn)

@@ -392,6 +392,35 @@ class EmbeddedInstance(ManagedInstance):
             self.notify("stopped the embedded server")
         return True
 
+    def crash(self) -> None:
+        """Stop the server as a crash would (pg_ctl stop -m immediate): no shutdown checkpoint, so the
+        next start replays the WAL written since the last one (dbio ops recovery)."""
+        meta = self.meta()
+        self._as_server(_user(meta), [_trusted_tool(meta, "pg_ctl"), "-D", str(self.layout.pgdata), "-m", "immediate",
+                                      "-w", "-t", "60", "stop"], what="pg_ctl stop -m immediate")
+
+    def start_checked(self, cfg: InstanceConfig, *, sessions: int) -> None:
+        """Start the stopped server with cfg's settings, judged before: only the start itself is left,
+        which dbio ops recovery times."""
+        meta = self.meta()
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget()))
+
+    def log_size(self) -> int:
+        try:
+            return self.layout.log_file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_since(self, offset: int) -> list[str]:
+        """The server log's lines written after offset bytes (what one start logged)."""
+        return trust.read_no_follow(self.layout.log_file).encode()[offset:].decode(errors="replace").splitlines()
+
+    def tool(self, name: str) -> str:
+        """A program of the instance's PostgreSQL (pg_basebackup), after checking that no one but
+        root (or us) could have changed it."""
+        return _trusted_tool(self.meta(), name)
+
     def destroy_plan(self) -> "DestroyPlan":
         """What destroy would remove and leave, checked before anything is touched."""
         meta, others = self.before_destroy([self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir])
