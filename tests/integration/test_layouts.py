@@ -92,6 +92,14 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
     assert "Layout (where the data and the WAL live)" in report and "tablespace 2" in report
     assert "WAL sync (engine):" in report
 
+    rebuilt = dbio("ops", "index", *args)  # each index rebuilt where the load put its table
+    assert rebuilt.code == 0, rebuilt.text
+    with inst.connect("layout") as conn:
+        indexes = dict(conn.execute(
+            "SELECT n.nspname, pg_tablespace_location(c.reltablespace) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1_custid'").fetchall())
+    assert indexes == placed
+
     down = dbio("teardown", *inst.server_args("layout"))
     assert down.code == 0, down.text
     assert "dropped tablespace dbio_ts_1" in down.out + down.err

@@ -68,3 +68,13 @@ def test_single_schema_over_places_is_split_into_key_ranges_one_per_place():
 def test_one_place_or_several_schemas_split_nothing():
     assert SetupSpec(scale=100, schemas=1, scan_table_blocks=0, key_order="random", places=("/a",)).partitions == 0
     assert SetupSpec(scale=100, schemas=2, scan_table_blocks=0, key_order="random", places=("/a", "/b")).partitions == 0
+
+
+def test_each_table_goes_to_its_place():
+    from dbio.engines.postgres.tablespaces import for_job
+
+    split = SetupSpec(scale=100, schemas=1, scan_table_blocks=10, key_order="random", places=("/a", "/b"))
+    assert [for_job(split, job) for job in plan_jobs(split)] == ["/a", "/b", "/a"]  # parts, then the scan table
+    spread = SetupSpec(scale=100, schemas=3, scan_table_blocks=0, key_order="random", places=("/a", "/b"))
+    assert [for_job(spread, job) for job in plan_jobs(spread)] == ["/a", "/b", "/a"]  # schemas in turn
+    assert for_job(SetupSpec(scale=100, schemas=1, scan_table_blocks=0, key_order="random"), plan_jobs(split)[0]) is None

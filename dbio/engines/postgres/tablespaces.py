@@ -64,9 +64,10 @@ def name_of(conn: psycopg.Connection, place: str) -> str:
     return found[0]
 
 
-def use_for(conn: psycopg.Connection, spec: SetupSpec, job: TableJob) -> None:
-    """Inside the load's transaction: what it creates next (table, index) goes to the job's tablespace."""
-    place = for_job(spec, job)
+def use_for(conn: psycopg.Connection, spec: SetupSpec, job: TableJob | int) -> None:
+    """Inside the load's transaction: what it creates next (table, index) goes to the job's tablespace
+    (a schema's number: its whole data table's, as dbio ops rebuilds an index)."""
+    place = for_job(spec, TableJob(job, "data", 0) if isinstance(job, int) else job)
     if place is not None:
         conn.execute(sql.SQL("SET LOCAL default_tablespace = {}").format(sql.Identifier(name_of(conn, place))))
 
