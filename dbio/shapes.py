@@ -85,7 +85,8 @@ def _figures(value: Any, where: str) -> None:
 
 _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "wal_mib_per_s", "avg_read_us",
                    "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
-                   "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores")
+                   "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
+                   "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
 _SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
                    **{name: FIGURE for name in _SERIES_FIGURES}})
 _HISTOGRAM = obj({"counts": array(count), "sum_us": FIGURE, "max_us": FIGURE})

@@ -24,7 +24,11 @@ def teardown(config: Config, ui: UI) -> None:
     target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
     conn = target.connect("dbio:teardown")
     try:
-        target.engine.probe(conn)
+        info = target.engine.probe(conn)
+        if info.caps.read_only:  # a hot standby: what its primary drops goes from it by replay
+            ui.say(f"{info.description} is a read-only server (hot standby): nothing dropped there; tearing down "
+                   "its primary removes dbio's objects from it too")
+            return
         done = target.engine.teardown(conn)
     finally:
         conn.close()

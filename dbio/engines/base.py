@@ -42,6 +42,7 @@ class Capabilities:
     settings_shown: tuple[str, ...] = ()  # the settings a report lists, in this order
     maintenance_process: str | None = None  # the process kind (counters' by_backend) of background maintenance
     maintenance_name: str = "background maintenance"  # what to call that work (PostgreSQL: autovacuum)
+    read_only: bool = False  # the server takes no writes (a hot standby): its sessions run no UPDATE
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -277,6 +278,12 @@ class Engine(Protocol):
     def release(self, conn: Any, run_id: int, *, warmup: float, run_time: float,
                 start: float | None = None) -> tuple[float, float, float | None]: ...
     def forget_run(self, conn: Any, run_id: int) -> None: ...
+    # read-only nodes (Capabilities.read_only): nothing can be written there, so the loop must have come
+    # from its primary, the barrier is released without a control row (each slice call carries the run's
+    # control, its start agreed in advance), and forgetting the run only lets go of the barrier
+    def has_workload(self, conn: Any) -> bool: ...
+    def server_clock(self, conn: Any) -> float: ...  # the server's clock now (epoch seconds), for its offset
+    def release_barrier(self, conn: Any, run_id: int) -> None: ...
     def forget_abandoned_runs(self, conn: Any, alive: Callable[[str], bool]) -> int: ...
 
     # run: sessions (async)

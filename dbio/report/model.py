@@ -76,6 +76,7 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
                      layout_section.section(doc, f), shape_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]
+    sections += node_sections.per_node(doc)  # several nodes: each one's own section, as AWR's instance reports
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.report import shape_findings
+from dbio.report import node_verdicts, shape_findings
 from dbio.report.finding import Finding
 from dbio.stats import catalogue
 from dbio.stats.catalogue import figure, value
@@ -49,6 +49,7 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
         finding = rule(doc)
         if finding is not None:
             out.append(finding)
+    out += node_verdicts.node_findings(doc, NODE_RULES, Finding)
     for event in doc.get("events") or []:
         if event.get("kind") in ("cancelled", "session_failed"):
             out.append(Finding("warning", event["kind"], event["message"]))
@@ -371,6 +372,9 @@ RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
     cpu_saturated, cpu_stolen, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     database_vs_device, unavailable)
+
+# What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
+NODE_RULES = (rows_from_cache, page_cache, shared_device)
 
 
 # The one-line headline, in this order; the first must be there for a line at all.

@@ -42,12 +42,28 @@ class Monitor:
     devices: set[str]
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
+    # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
+    # longer asked; each reading holds their last snapshot, so that the total stays one of every node
+    # and counts their work up to that snapshot (totals then partial), never a drop.
+    lost: set[str] = field(default_factory=set)
+    last: dict[str, dict[str, Any]] = field(default_factory=dict)  # each node's last snapshot
+    on_failure: Callable[[str, str], None] | None = None  # (node, error): a node's snapshot failed
 
     async def reading(self, *, per_process: bool) -> dict[str, Any]:
         """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
         (window ends). The nodes are read at once, so that their readings are of one instant."""
-        snapshots = await asyncio.gather(*(self._snapshot(p) for p in self.probes))
-        out: dict[str, Any] = {"nodes": {p.name: raw for p, (raw, _) in zip(self.probes, snapshots)}}
+        asked = [p for p in self.probes if p.name not in self.lost]
+        snapshots = await asyncio.gather(*(self._snapshot(p) for p in asked))
+        for p, (raw, error) in zip(asked, snapshots):
+            if raw is not None:
+                self.last[p.name] = raw
+            elif error and self.on_failure is not None and len(self.probes) > 1:
+                self.on_failure(p.name, error)
+        got = {p.name: raw for p, (raw, _) in zip(asked, snapshots)}
+        out: dict[str, Any] = {"nodes": {p.name: self.last.get(p.name) if p.name in self.lost else got[p.name]
+                                         for p in self.probes}}
+        if self.lost:
+            out["lost"] = sorted(self.lost)
         failures = [error for _, error in snapshots if error]
         if failures:
             out["error"] = "; ".join(failures)
@@ -105,17 +121,22 @@ class WaitSampler:
     in_window: bool = False
     samples: int = 0
     errors: int = 0
+    lost: set[str] = field(default_factory=set)  # nodes whose server stopped (Monitor.lost): not asked
+
+    def live(self) -> list[WaitTarget]:
+        return [t for t in self.targets if t.node not in self.lost]
 
     async def run(self, stop: asyncio.Event) -> None:
         next_at = time.monotonic()
         while not stop.is_set():
-            answers = await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in self.targets),
+            targets = self.live()
+            answers = await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in targets),
                                            return_exceptions=True)
             if any(isinstance(a, BaseException) for a in answers):
                 self.errors += 1
                 if self.errors > 50:
                     return
-            for target, answer in zip(self.targets, answers):
+            for target, answer in zip(targets, answers):
                 if isinstance(answer, BaseException):
                     continue
                 for label in answer:

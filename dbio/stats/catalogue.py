@@ -311,6 +311,16 @@ FIGURES: tuple[Figure, ...] = (
          compare=POINTS, **LOWER),
     _fig("other_write_share_pct", "other_sessions.write_share_pct", "Other sessions' share of writes", "%", "pct",
          compare=POINTS, **LOWER),
+    # -- a hot standby's replication (read on the standby: received, replayed, the last replayed transaction's age)
+    _fig("wal_received_mib_per_s", "replication.wal_received_mib_per_s", "WAL received", "MiB/s", "rate",
+         "WAL the standby received from its primary per second", series="wal_received_mib_per_s",
+         short="WAL recv MiB/s"),
+    _fig("replay_lag_mib_max", "replication.replay_lag_mib_max", "Replay lag, WAL (largest)", "MiB", "rate",
+         "WAL received and not yet replayed, the largest of any sample in the window", series="replay_lag_mib",
+         short="Lag MiB", **LOWER),
+    _fig("replay_lag_seconds_max", "replication.replay_lag_seconds_max", "Replay lag, time (largest)", "s", "rate",
+         "age of the last transaction replayed while WAL waited to be replayed, the largest of any sample",
+         series="replay_lag_seconds", short="Lag s", **LOWER),
 )
 
 _BY_NAME = {f.name: f for f in FIGURES}

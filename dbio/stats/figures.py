@@ -29,7 +29,33 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)
     out["other_sessions"] = _other_sessions(d)
+    out["replication"] = _replication(window["engine_end"], d, seconds)
     out["shape"] = shape.derive(d, totals, window, seconds)
+    return out
+
+
+def _replication(end: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any] | None:
+    """A standby's WAL received per second in the window and its replay lag at the window's end (its
+    largest in any interval is added from the series, see run/assemble.py). None: not a standby."""
+    received = get(d, "replication", "wal_received_bytes")
+    if not isinstance((end or {}).get("replication"), dict):
+        return None
+    lag = get(end, "gauges", "replay_lag_bytes")
+    return {"wal_received_mib_per_s": rate(_mib(received), s),
+            "replay_lag_mib_end": _mib(lag), "replay_lag_seconds_end": get(end, "gauges", "replay_lag_seconds"),
+            "replay_lag_mib_max": _mib(lag), "replay_lag_seconds_max": get(end, "gauges", "replay_lag_seconds")}
+
+
+def lag_maxima(replication: dict[str, Any] | None, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A standby's replication figures with the largest replay lag of the window's samples (pure)."""
+    if replication is None:
+        return None
+    out = dict(replication)
+    for key, name in (("replay_lag_mib", "replay_lag_mib_max"), ("replay_lag_seconds", "replay_lag_seconds_max")):
+        seen = [r[key] for r in rows if r.get("phase") == "measured" and r.get(key) is not None]
+        if out.get(name) is not None:
+            seen.append(out[name])
+        out[name] = max(seen) if seen else None
     return out
 
 

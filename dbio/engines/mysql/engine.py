@@ -163,6 +163,15 @@ class MysqlEngine:
     def forget_run(self, conn: Connection, run_id: int) -> None:
         workload.forget_run(conn, run_id)
 
+    def has_workload(self, conn: Connection) -> bool:
+        return True  # its probe never reports a read-only server (a replica would refuse the run's writes)
+
+    def server_clock(self, conn: Connection) -> float:
+        return workload.server_clock(conn)
+
+    def release_barrier(self, conn: Connection, run_id: int) -> None:
+        raise NotImplementedError("read-only MySQL nodes are not supported")
+
     def forget_abandoned_runs(self, conn: Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
