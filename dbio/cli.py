@@ -15,7 +15,7 @@ from dbio import __version__, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.options import OPTIONS, RESTART_KNOBS
+from dbio.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -267,7 +267,9 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @cli.command()
 @click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
               help="A knob and its values (repeatable): any run knob, or "
-                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance).")
+                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance), or "
+                   f"{', '.join(LAYOUT_KNOBS)} (layouts: places joined with ':', 'none' for the data directory; "
+                   "each layout moves the WAL or reloads the tables).")
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")

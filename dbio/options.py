@@ -148,6 +148,8 @@ OPTIONS: tuple[Option, ...] = _assemble()
 # the short names sweep step directories use for them.
 RESTART_KNOBS: dict[str, str] = {key: short for name in registry.names()
                                  for key, short in registry.entry(name).RESTART_KNOBS.items()}
+LAYOUT_KNOBS: dict[str, str] = {key: short for name in registry.names()
+                                for key, short in registry.entry(name).LAYOUT_KNOBS.items()}
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 

@@ -18,6 +18,8 @@ BLOCK_BYTES = 8192  # the engine's block: one data-file read (PostgreSQL's; Job.
 SYNC_ENGINE = "psync"  # one synchronous pread at a time per job, as a database session reads
 DEEP_ENGINE = "libaio"
 DEEP_QUEUE = 32  # requests in flight per job of the ceiling run
+SEQ_BLOCK = 1 << 20  # the sequential run's reads: large, as a scan's bandwidth is measured
+SEQ_QUEUE = 8  # its requests in flight (one job): the device's sequential bandwidth, not one read's latency
 EXTRA_SECONDS = 60  # what fio may take beyond its runtime (startup, laying out a scratch file) before dbio gives up
 
 
@@ -66,6 +68,18 @@ class Job:
         else:
             out.insert(2, f"--size={self.size}")
         return out
+
+
+def sequential(name: str, files: tuple[str, ...], seconds: int, size: int | None = None) -> Job:
+    """Large sequential reads with a queue: the bandwidth a DSS scan is judged against."""
+    return Job(name, files, 1, seconds, engine=DEEP_ENGINE, iodepth=SEQ_QUEUE, size=size, rw="read",
+               block=SEQ_BLOCK)
+
+
+def mib_per_s(run: dict[str, Any]) -> float | None:
+    """A sequential run's MiB/s (its reads/s are SEQ_BLOCK reads)."""
+    reads = run.get("reads_per_s")
+    return None if reads is None else reads * SEQ_BLOCK / (1 << 20)
 
 
 def _escaped(path: str) -> str:

@@ -186,7 +186,7 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
     conn = target.connect("dbio:baseline")
     try:
         place = baselines.place_on(baseline, target.engine, conn, info, config.workload.data_bytes,
-                                   writes=config.workload.update_pct > 0)
+                                   writes=config.workload.update_pct > 0, sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
     return baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui)

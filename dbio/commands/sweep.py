@@ -20,6 +20,7 @@ from dbio.commands import baseline as baselines
 from dbio.commands import dataset
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
+from dbio.commands import sweep_layout
 from dbio.config import Config, Sources, load_config, option_values
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
@@ -71,13 +72,15 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
     directory = _sweep_directory(base)
     run_command.check_results_dir(directory)
+    if any(v.layout for v in varies):
+        sweep_layout.check(configs, ui)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
              for i, values in enumerate(combos)]
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
-           "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
-           "wall_seconds": 0.0}
+           "counted": plan.counted(varies), "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain,
+           "steps": steps, "wall_seconds": 0.0}
     if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
         doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
     if capacity is not None:
@@ -200,6 +203,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["status"] = "running"
     document.write(directory, doc)
     try:
+        if any(plan.Vary(key, tuple(values)).layout for key, values in doc.get("vary") or []):
+            sweep_layout.prepare(config, ui)
         if doc.get("op"):
             return _op_step(directory, doc, step, ui, config, durations, t0)
         outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
@@ -283,7 +288,8 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
     """A step's configuration: the stored base values, the step's own, and the live DSN, which
     enters as DBIO_DSN would (a password there is accepted, as `run` accepts it)."""
     try:
-        return load_config(Sources(cli={**base_values, **values, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+        typed = {key: plan.option_value(key, value) for key, value in values.items()}
+        return load_config(Sources(cli={**base_values, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
                                    cwd=cwd, discover=False))
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
@@ -311,6 +317,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
     if not configs:
         return
     biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
+    sweep_layout.relayout(biggest, ui)  # its WAL where it says, before the server starts with it
     target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
         if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None
     record = None

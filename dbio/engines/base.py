@@ -82,6 +82,17 @@ class SetupSpec:
     row_format: int = 1
     places: tuple[str, ...] = ()  # directories the schemas' tables are spread over in turn; none: the server's
 
+    @property
+    def partitions(self) -> int:
+        """Parts the single schema's table is split into, one per place (0: not split)."""
+        return len(self.places) if self.schemas == 1 and len(self.places) > 1 else 0
+
+    def part_keys(self) -> list[tuple[int, int]]:
+        """Each part's first and last key: keys 1..scale in consecutive ranges as even as can be."""
+        n = self.partitions
+        bounds = [self.scale * k // n for k in range(n + 1)] if n else []
+        return [(bounds[k] + 1, bounds[k + 1]) for k in range(n)]
+
     def to_dict(self) -> dict[str, Any]:
         out = {"scale": self.scale, "schemas": self.schemas, "scan_table_blocks": self.scan_table_blocks,
                "key_order": self.key_order, "row_format": self.row_format}
@@ -106,6 +117,8 @@ class TableJob:
     schema_index: int  # 1-based; 0 for nothing
     kind: str  # data | scan
     rows: int
+    part: int = 0  # 1-based partition of a split data table (single schema over data_dirs); 0: the whole table
+    first_key: int = 1  # the part's keys are first_key .. first_key + rows - 1
 
     @property
     def bytes(self) -> int:

@@ -7,10 +7,10 @@ reader can see exactly when a rule fires.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from dbio.report import node_verdicts
+from dbio.report import node_verdicts, shape_findings
+from dbio.report.finding import Finding
 from dbio.stats import catalogue
 from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
@@ -45,22 +45,10 @@ OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: str  # invalid | warning | info
-    code: str
-    message: str
-    figure: str | None = None  # the figure that triggered it...
-    value: float | None = None  # ...and its value
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def findings(doc: dict[str, Any]) -> list[Finding]:
     """All findings, the most serious first."""
     out: list[Finding] = []
-    for rule in RULES:
+    for rule in (*RULES, *shape_findings.RULES):
         finding = rule(doc)
         if finding is not None:
             out.append(finding)

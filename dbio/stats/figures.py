@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram, host_cpu
+from dbio.stats import histogram, host_cpu, shape
 from dbio.stats.counters import delta, get, rate, ratio
 
 MiB = 1 << 20
@@ -31,6 +31,7 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["validity"] = _validity(window, d, out["devices"], totals)
     out["other_sessions"] = _other_sessions(d)
     out["replication"] = _replication(window["engine_end"], d, seconds)
+    out["shape"] = shape.derive(d, totals, window, seconds)
     return out
 
 

@@ -173,6 +173,28 @@ class EmbeddedInstance(ManagedInstance):
                              "the WAL's place is fixed when an instance is created",
                              "use another --data-dir for that layout (a new instance), or destroy this one first")
 
+    def move_wal(self, cfg: InstanceConfig) -> bool:
+        """A sweep over wal_dir: the WAL moved to cfg.wal_dir (None: the data directory), the server
+        stopped for it (the next command starts it); False when it is already there."""
+        from dbio.engines.postgres.instance import relocate
+
+        moved = relocate.move_wal(self, _user(self.meta()), cfg.wal_dir)
+        if moved:
+            where = self.meta().wal_dir or f"{self.layout.pgdata / 'pg_wal'} (inside the data directory)"
+            self.notify(f"moved the WAL to {where} on {placement.device_of(Path(where.split(' (')[0]))}")
+        return moved
+
+    def check_layout(self, cfg: InstanceConfig) -> None:
+        """A sweep's layouts, each checked before the sweep starts: its WAL place and its tablespace directories."""
+        from dbio.engines.postgres.instance import relocate
+
+        if self.exists():
+            relocate.check(self, cfg.wal_dir)
+            self._check_data_dirs(cfg)
+
+    def run_as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
+        return self._as_server(user, cmd, what=what)
+
     def tablespace_dirs(self, cfg: InstanceConfig) -> list[str]:
         """The server's own directory in each of data_dirs (made now if missing), in their order."""
         self._check_data_dirs(cfg)
