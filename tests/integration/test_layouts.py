@@ -138,6 +138,22 @@ def test_single_schema_split_into_a_part_per_directory(layout_instance):
     per_row = doc["figures"]["validity"]["blocks_read_per_row"]
     assert per_row is not None and 0.5 < per_row < 1.6, per_row  # one read per row, as a whole table gives
 
+    rebuilt = dbio("ops", "index", *args)  # each part's index re-created where the load put it, timed together
+    assert rebuilt.code == 0, rebuilt.text
+    ops = load_result(result_dir(rebuilt))
+    assert ops["figures"]["index"]["indexes"] == 2, ops["figures"]["index"]
+    parts = ops["detail"]["indexes"]
+    assert [i["table"] for i in parts] == ["cf1_p1", "cf1_p2"] and all(i["index_bytes"] > 0 for i in parts), parts
+    assert ops["detail"]["seconds"] >= sum(i["seconds"] for i in parts) > 0
+    with inst.connect("layout") as conn:
+        again = dict(conn.execute(
+            "SELECT c.relname, pg_tablespace_location(c.reltablespace) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dbio_1' AND c.relname LIKE 'cf1%%' "
+            "AND c.relkind IN ('r', 'i')").fetchall())
+        tags = [conn.execute("SELECT obj_description(%s::regclass, 'pg_class')", (f"dbio_1.cf1_p{n}_custid",))
+                .fetchone()[0] for n in (1, 2)]
+    assert again == placed and all(t and "for setup" in t for t in tags), (again, tags)
+
     down = dbio("teardown", *inst.server_args("layout"))
     assert down.code == 0, down.text
     assert "dropped table dbio_1.cf1" in down.out + down.err, down.text

@@ -70,6 +70,13 @@ def partition_name(part: int) -> str:
     return f"{DATA_TABLE}_p{part}"
 
 
+def part_of(table: str) -> int:
+    """The part number of a split table's part (cf1_p2 -> 2); 0 for any other table (pure)."""
+    prefix = f"{DATA_TABLE}_p"
+    rest = table[len(prefix):] if table.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else 0
+
+
 def job_table(job: TableJob) -> tuple[str, str]:
     """Where a load job's table is: a part of the split table is a table of its own in schema 1."""
     return (data_schema(1), partition_name(job.part)) if job.part else table_location(job.kind, job.schema_index)

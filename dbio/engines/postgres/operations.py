@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import psycopg
 from psycopg import sql
 
+from dbio.engines.base import TableJob
 from dbio.engines.postgres import catalog, server, server_log, sqlfiles, tablespaces
 from dbio.engines.postgres.instance.embedded import SUPERUSER, EmbeddedInstance
 from dbio.engines.postgres.instance.settings import max_wal_mb
@@ -93,8 +94,9 @@ class PostgresOperations:
 
     # -- index ------------------------------------------------------------------------
     def rebuild_indexes(self, conn: psycopg.Connection, window: Window) -> dict[str, Any]:
-        """Drop and re-create dbio's own index on each data table (one transaction per table: an
-        interrupted one leaves the index as it was); only indexes whose tag names this setup."""
+        """Drop and re-create dbio's own index on each data table, or on each part of the single schema's
+        table split over data_dirs (one transaction per table: an interrupted one leaves the index as it
+        was), all timed together; only indexes whose tag names this setup."""
         record = self.loaded(conn)
         rows = conn.execute(sqlfiles.text("ops/dbio_indexes.sql"),
                             {"table": catalog.DATA_TABLE, "index": catalog.DATA_INDEX}).fetchall()
@@ -112,14 +114,16 @@ class PostgresOperations:
     def _rebuild_one(self, conn: psycopg.Connection, record: Any, schema: str, table: str, index: str,
                      table_bytes: int) -> dict[str, Any]:
         ident = {"schema": sql.Identifier(schema), "table": sql.Identifier(table), "index": sql.Identifier(index)}
+        part = catalog.part_of(table)  # a part of the split table: its own directory
         with conn.transaction():
-            tablespaces.use_for(conn, record.spec, int(schema.split("_")[1]))  # where the load put it
+            where = TableJob(1, "data", 0, part=part) if part else int(schema.split("_")[1])
+            tablespaces.use_for(conn, record.spec, where)  # where the load put it
             conn.execute(sqlfiles.composed("ops/drop_index.sql", **ident))
             started = time.monotonic()
             conn.execute(sqlfiles.composed("data_index.sql", tag=sql.Literal(catalog.tag(record.setup_id)), **ident))
             seconds = time.monotonic() - started
         size = conn.execute(sqlfiles.text("ops/index_size.sql"), {"qualified": f'"{schema}"."{index}"'}).fetchone()[0]
-        return {"schema": schema, "table_bytes": int(table_bytes), "index_bytes": int(size or 0), "seconds": seconds}
+        return {"schema": schema, "table": table, "table_bytes": int(table_bytes), "index_bytes": int(size or 0), "seconds": seconds}
 
     # -- settings for a step -------------------------------------------------------------
     @contextmanager
