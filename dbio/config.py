@@ -51,6 +51,7 @@ class WorkloadConfig:
     load_parallel_degree: int
     allow_cached: bool
     access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
+    scan_workers: int = 0  # an engine option (PostgreSQL's): parallel workers per scan
 
     @property
     def update_rows(self) -> int:

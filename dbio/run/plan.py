@@ -67,6 +67,7 @@ def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None 
         "update_work_unit": w.update_rows,
         "update_pct": w.update_pct,
         "scan_pct": w.scan_pct,
+        "scan_workers": w.scan_workers,
         "fill_bytes": FILL_BYTES[w.redo_stress],
         "hot_lo": w.hotspot_offset_blocks + 1,
         "hot_rows": hot_rows,

@@ -54,6 +54,10 @@ OPTIONS: tuple[Option, ...] = (
            "index: index scan, one synchronous 8 KiB read per row (IO:DataFileRead); "
            "bitmap: bitmap heap scan, batched and prefetched reads.",
            choices=("index", "bitmap")),
+    Option("scan_workers", "workload", "int", 0,
+           "Parallel query workers for each scan of the scan table (scan_pct): the scan runs as a parallel "
+           "sequential scan with this many workers besides its session, whose reads count in the scan figures "
+           "(0 = the session alone).", min=0, max=32),
     # -- instance: the embedded PostgreSQL ----------------------------------------------
     Option("wal_dir", "instance", "path", None,
            "Directory for the embedded instance's WAL (initdb --waldir), e.g. on a device of its own; fixed when "

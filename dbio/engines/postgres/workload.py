@@ -38,6 +38,7 @@ def install(conn: psycopg.Connection) -> None:
                                                                     sql.Literal(catalog.tag(setup_id))))
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
+        conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
 
 
 def advisory_key(run_id: int) -> tuple[int, int]:

@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS dbio.run_control (
     update_work_unit integer,               -- rows each UPDATE touches (NULL: work_unit; loads of dbio 0.1)
     update_pct       integer NOT NULL,
     scan_pct         integer NOT NULL,
+    scan_workers     integer NOT NULL DEFAULT 0,  -- parallel workers per scan (0: the session alone)
     fill_bytes       integer NOT NULL,       -- bytes each UPDATE rewrites (REDO_STRESS)
     hot_lo           bigint NOT NULL,        -- first key of the hot spot
     hot_rows         bigint NOT NULL,

@@ -1,6 +1,7 @@
 -- Every dbio session: its own schema first on the search path (the work loop names its table
 -- unqualified, so the loop's SQL is static and its plans are cached), a pinned access path,
--- generic plans (no re-planning per statement), no parallel query, independent scans.
+-- generic plans (no re-planning per statement), no parallel query (a parallel scan, scan_workers > 0,
+-- sets its own settings around it: slice.sql), independent scans.
 SELECT set_config('search_path', %(search_path)s, false),
        set_config('enable_bitmapscan', %(enable_bitmapscan)s, false),
        set_config('enable_indexscan', %(enable_indexscan)s, false),

@@ -8,7 +8,8 @@
 --
 -- SLOB semantics: random key ranges of work_unit rows; SELECTs read a row column (count(c2)),
 -- never only the index; exactly update_pct UPDATEs per 100 iterations, each committed;
--- exactly scan_pct full scans of the scan table per 100 SELECTs; every hot_every-th statement
+-- exactly scan_pct full scans of the scan table per 100 SELECTs (with scan_workers parallel workers
+-- each when asked); every hot_every-th statement
 -- goes to the hot spot, every hot_schema_every-th to schema 1; every think_every-th iteration
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
 -- are prepared once per session and cached.
@@ -64,6 +65,11 @@ DECLARE
     v_hist        integer[];
     v_sum         double precision[] := ARRAY[0, 0, 0];
     v_max         double precision[] := ARRAY[0, 0, 0];
+    -- A parallel scan (scan_workers > 0) is planned under these settings, set only around it.
+    v_par_names   text[] := ARRAY['max_parallel_workers_per_gather', 'parallel_setup_cost', 'parallel_tuple_cost',
+                                  'min_parallel_table_scan_size', 'seq_page_cost'];
+    v_par_on      text[];
+    v_par_off     text[];
 BEGIN
     IF p_barrier THEN
         -- The coordinator holds this lock exclusively until every session waits here,
@@ -98,6 +104,12 @@ BEGIN
     v_hot_span := greatest(c.hot_rows - greatest(c.work_unit, v_update_rows) + 1, 1);
     v_pool_span := length(v_pool) - c.fill_bytes;
     v_hist := array_fill(0, ARRAY[3, cardinality(c.bounds_us) + 1]);
+    IF coalesce(c.scan_workers, 0) > 0 THEN
+        -- Up to scan_workers workers (fewer on a small table), whatever the costs: with one row per block
+        -- the planner sees only I/O, which it does not expect workers to share, and would keep the scan serial.
+        v_par_on := ARRAY[c.scan_workers::text, '0', '0', '0', '0'];
+        SELECT array_agg(current_setting(n) ORDER BY i) INTO v_par_off FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
+    END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_think_s := 0;
     o_think_left := 0;
 
@@ -141,8 +153,18 @@ BEGIN
             -- Exactly scan_pct of every 100 consecutive SELECTs scan the scan table.
             IF ((v_sel + v_phase) * c.scan_pct) / 100 <> ((v_sel + v_phase - 1) * c.scan_pct) / 100 THEN
                 v_kind := 3;
-                v_t0 := clock_timestamp();
-                SELECT count(c2) INTO v_n FROM dbio_1.cf2;
+                IF v_par_on IS NULL THEN
+                    v_t0 := clock_timestamp();
+                    SELECT count(c2) INTO v_n FROM dbio_1.cf2;
+                ELSE
+                    -- A parallel scan: SELECT INTO never runs in parallel (it may stop after a row), EXECUTE
+                    -- ... INTO does; EXECUTE plans it each time under settings set only around it, so the
+                    -- range statements' cached plans never see them.
+                    PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_on) AS s(n, v);
+                    v_t0 := clock_timestamp();
+                    EXECUTE 'SELECT count(c2) FROM dbio_1.cf2' INTO v_n;
+                    PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_off) AS s(n, v);
+                END IF;
                 o_scans := o_scans + 1;
             ELSE
                 v_kind := 1;
