@@ -73,6 +73,8 @@ class Counters(TypedDict, total=False):
     data: IoCounters  # every process's data-file I/O (required)
     client: IoCounters  # client sessions' data-file I/O, all of them (required)
     client_normal: IoCounters  # client sessions' single-block reads through the cache, not scans' (required)
+    workers: IoCounters  # background workers' data-file I/O: the sessions' parallel query workers among them
+    #                      (absent: the engine has none or cannot tell them apart)
     sessions: dict[str, float]  # the run's own sessions only (reads, read_bytes, writes, write_bytes, extends)
     by_backend: dict[str, dict[str, float]] | None  # per process kind, in the engine's own names
     wal: WalCounters  # (required)
@@ -84,8 +86,8 @@ class Counters(TypedDict, total=False):
 
 
 REQUIRED = ("t", "data", "client", "client_normal", "wal", "db")
-_GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "wal": WalCounters,
-           "checkpoints": CheckpointCounters}
+_GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "workers": IoCounters,
+           "wal": WalCounters, "checkpoints": CheckpointCounters}
 
 
 def problems(record: dict[str, Any]) -> list[str]:

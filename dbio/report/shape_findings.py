@@ -66,6 +66,9 @@ def scan_bound(doc: dict[str, Any]) -> Finding | None:
     size, seq = value(f, "avg_scan_read_kib"), value(f, "raw_seq_read_mib_per_s")
     share = value(f, "scan_bandwidth_share")
     told = f"scans read {mib:,.1f} MiB/s" + (f" in {size:,.0f} KiB reads" if size is not None else "")
+    workers = value(f, "scan_worker_share_pct")
+    if workers:
+        told += f" ({workers:.0f}% of it by parallel query workers)"
     if share is not None:
         told += f", {share:.2f} of the device's sequential {seq:,.1f} MiB/s (fio)"
     busy = value(f, "host_busy_pct")

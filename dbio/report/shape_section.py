@@ -12,7 +12,7 @@ from dbio.stats import catalogue
 MICRO = catalogue.figures("reads_per_statement", "intended_reads_per_statement", "reads_per_statement_ratio")
 COMMITS = catalogue.figures("data_writes_per_commit", "wal_writes_per_commit", "wal_syncs_per_commit")
 SCANS = catalogue.figures("scan_mib_per_s", "scan_reads_per_s", "avg_scan_read_kib", "scan_mib_per_scan",
-                          "raw_seq_read_mib_per_s", "scan_bandwidth_share")
+                          "scan_worker_share_pct", "raw_seq_read_mib_per_s", "scan_bandwidth_share")
 
 
 def section(f: dict[str, Any]) -> dict[str, Any]:

@@ -183,7 +183,8 @@ FIGURES: tuple[Figure, ...] = (
            section="io_profile", how="data read, data write and WAL write MiB/s added up"),
     # -- latency, as the engine timed its I/O and as the work loop timed its statements
     _fig("avg_read_us", "latency.avg_read_us", "Avg physical read", "us", "us",
-         "the sessions' own read time / their reads (engine I/O timing)", series="avg_read_us", noise=True,
+         "the client sessions' own read time / their reads (engine I/O timing; their parallel query workers' "
+         "reads apart)", series="avg_read_us", noise=True,
          short="Avg read", phrase="{:,.0f} us avg read", **LOWER),
     _fig("avg_read_us_all_backends", "latency.avg_read_us_all_backends", "Avg physical read (all processes)", "us",
          "us", **LOWER),
@@ -295,12 +296,16 @@ FIGURES: tuple[Figure, ...] = (
          "WAL write requests / the workload's commits: below 1 is group commit", short="WAL wr/commit"),
     _fig("wal_syncs_per_commit", "shape.wal_syncs_per_commit", "WAL syncs per commit", "syncs", "rate"),
     _fig("scan_reads_per_s", "shape.scan_reads_per_s", "Scan read requests/s", "requests/s", "rate",
-         "the sessions' reads other than single-block reads through the cache: the scans'"),
-    _fig("scan_mib_per_s", "shape.scan_mib_per_s", "Scan MiB/s", "MiB/s", "rate", "bytes the scans read",
+         "the sessions' reads other than single-block reads through the cache, and their parallel query "
+         "workers' reads (scan_workers): the scans'"),
+    _fig("scan_mib_per_s", "shape.scan_mib_per_s", "Scan MiB/s", "MiB/s", "rate",
+         "bytes the scans read, by the sessions and their parallel query workers",
          short="Scan MiB/s", **HIGHER),
     _fig("avg_scan_read_kib", "shape.avg_scan_read_kib", "Avg scan read size", "KiB", "rate",
          "the scans' bytes / their read requests"),
     _fig("scan_mib_per_scan", "shape.scan_mib_per_scan", "MiB read per scan", "MiB", "rate"),
+    _fig("scan_worker_share_pct", "shape.scan_worker_share_pct", "Scan bytes read by parallel workers", "%", "pct",
+         "the parallel query workers' bytes read / the scans' bytes (scan_workers)", compare=POINTS),
     _fig("raw_seq_read_mib_per_s", "baseline.seq_read_mib_per_s", "Raw sequential read MiB/s (fio)", "MiB/s",
          "rate", "fio's 1 MiB O_DIRECT sequential reads of the same files, deep queue: the device's bandwidth"),
     Figure("scan_bandwidth_share", "Scan MiB/s / device sequential MiB/s", "ratio", "rate",

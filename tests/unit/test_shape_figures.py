@@ -34,3 +34,17 @@ def test_scans_are_the_sessions_reads_other_than_single_block_ones():
     assert out["scan_reads_per_s"] == 32 and out["avg_scan_read_kib"] == 128
     assert out["scan_mib_per_s"] == 4.0 and out["scan_mib_per_scan"] == 4.0
     assert out["wal_writes_per_commit"] is None
+    assert out["scan_worker_share_pct"] is None  # an engine without a workers group: not known, never 0
+
+
+def test_parallel_workers_reads_count_in_the_scans():
+    """scan_workers: the sessions' own scan reads plus their parallel query workers' (all of theirs)."""
+    d = {"client_normal": _io(100, 100 * 8192), "client": _io(100 + 16, 100 * 8192 + 16 * 131072),
+         "workers": _io(48, 48 * 131072), "data": {"writes": 0}, "wal": {"writes": None, "syncs": None}}
+    out = shape.derive(d, {"selects": 100, "updates": 0, "scans": 2}, {"work_unit": 1}, 2.0)
+    assert out["scan_reads_per_s"] == 32 and out["avg_scan_read_kib"] == 128
+    assert out["scan_mib_per_s"] == 4.0 and out["scan_mib_per_scan"] == 4.0
+    assert out["scan_worker_share_pct"] == 75.0
+    unknown = shape.derive({**d, "workers": _io(48, None)}, {"selects": 100, "updates": 0, "scans": 2},
+                           {"work_unit": 1}, 2.0)
+    assert unknown["scan_mib_per_s"] is None and unknown["scan_worker_share_pct"] is None  # absent, never a part

@@ -88,6 +88,9 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         # Reads of single blocks through shared buffers (index scans), apart from scans' ring-buffer reads.
         out["client_normal"] = _sum_io([r for r in relation
                                         if r["backend_type"] == "client backend" and r["context"] == "normal"])
+        # Parallel query workers are background workers (pg_activity says "parallel worker"): a parallel
+        # scan's reads are partly theirs.
+        out["workers"] = _sum_io([r for r in relation if r["backend_type"] == "background worker"])
         by_backend: dict[str, dict[str, float]] = {}
         for btype in sorted({r["backend_type"] for r in io}):
             rel = _sum_io([r for r in relation if r["backend_type"] == btype])

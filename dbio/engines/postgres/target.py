@@ -27,7 +27,10 @@ def resolve(config: Config, *, purpose: str, sessions: int,
     if instance.exists() and instance.is_running():
         # after a backend dies the server ends all of them and recovers, refusing connections until done
         engine.wait_while_recovering(instance.conninfo("postgres"), notify)
-    conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname)
+    w = config.workload
+    workers = sessions * w.scan_workers if w.scan_pct else 0  # the run's scans' parallel workers, all at once
+    conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname,
+                               parallel_workers=workers)
     if config.instance.data_dirs:
         instance.tablespace_dirs(config.instance)  # the server's directory in each, made before the load
     return engine, conninfo, instance

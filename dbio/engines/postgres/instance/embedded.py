@@ -270,11 +270,13 @@ class EmbeddedInstance(ManagedInstance):
             raise
         return meta
 
-    def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
+    def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str,
+               parallel_workers: int = 0) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
 
         purpose: 'run' (as configured), 'load' (buffered I/O for a fast load), or 'any' (a running
-        instance is used as it is; a stopped one starts in the run profile).
+        instance is used as it is; a stopped one starts in the run profile). parallel_workers: the
+        parallel query workers the run's scans may use at once (its worker limits are raised for them).
         """
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
@@ -284,7 +286,7 @@ class EmbeddedInstance(ManagedInstance):
             self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         keep_as_is = purpose == "any"
-        profile = self._profile(cfg, sessions, "run" if keep_as_is else purpose)
+        profile = self._profile(cfg, sessions, "run" if keep_as_is else purpose, parallel_workers)
         if self.standby_count() and not settings.streams_to_standbys(cfg, profile.purpose, self.standby_count()):
             self._retire_standbys(cfg, sessions)
         wanted = profile.as_dict()
@@ -302,10 +304,11 @@ class EmbeddedInstance(ManagedInstance):
         self._run_standbys()
         return self.conninfo(dbname)
 
-    def _profile(self, cfg: InstanceConfig, sessions: int, purpose: str) -> settings.Profile:
+    def _profile(self, cfg: InstanceConfig, sessions: int, purpose: str,
+                 parallel_workers: int = 0) -> settings.Profile:
         return settings.build_profile(cfg, port=self.meta().port, socket_dir=str(self.layout.socket_dir),
                                       sessions=sessions, purpose=purpose, wal_budget=self.wal_budget(),
-                                      standbys=self.standby_count())
+                                      standbys=self.standby_count(), parallel_workers=parallel_workers)
 
     def _retire_standbys(self, cfg: InstanceConfig, sessions: int) -> None:
         """Before a load with minimal WAL: the standbys stop and their slots go (the primary runs to drop them)."""

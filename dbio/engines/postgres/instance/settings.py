@@ -26,6 +26,8 @@ WHY = {
     "lc_messages": "server messages in English, as dbio parses none but users read them",
     "max_wal_size": "bounded by the free space of the data directory's filesystem, so WAL cannot fill it",
     "min_wal_size": "kept below max_wal_size",
+    "max_worker_processes": "room for the parallel query workers of every session's scan (scan_workers)",
+    "max_parallel_workers": "every session's scan may have its scan_workers at once",
 }
 
 
@@ -79,6 +81,20 @@ def wal_fits(max_wal_mb: int, budget_bytes: int) -> bool:
     return WAL_OVERSHOOT * (max_wal_mb << 20) + DISK_RESERVE <= budget_bytes
 
 
+DEFAULT_WORKERS = 8  # PostgreSQL's max_worker_processes and max_parallel_workers
+OTHER_WORKERS = 2  # background workers that are not parallel query's (the logical replication launcher...)
+WORKER_SETTINGS = ("max_worker_processes", "max_parallel_workers")
+
+
+def worker_limits(parallel_workers: int) -> dict[str, str]:
+    """The worker limits that let parallel_workers parallel query workers run at once (pure): none
+    (PostgreSQL's 8) when those are enough."""
+    if parallel_workers + OTHER_WORKERS <= DEFAULT_WORKERS:
+        return {}
+    return {"max_worker_processes": str(parallel_workers + OTHER_WORKERS),
+            "max_parallel_workers": str(parallel_workers)}
+
+
 def streams_to_standbys(cfg: InstanceConfig, purpose: str, standbys: int) -> bool:
     """Whether the primary sends WAL to its standbys in this profile: always, but for a load with
     minimal WAL (fast, as without standbys: the standbys are made again from the loaded primary)."""
@@ -86,9 +102,10 @@ def streams_to_standbys(cfg: InstanceConfig, purpose: str, standbys: int) -> boo
 
 
 def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: int, purpose: str,
-                  wal_budget: int | None = None, standbys: int = 0) -> Profile:
+                  wal_budget: int | None = None, standbys: int = 0, parallel_workers: int = 0) -> Profile:
     """wal_budget: bytes the instance's WAL may take (free space plus its WAL now); None: not bounded.
-    standbys: the primary's standbys (their WAL senders and slots)."""
+    standbys: the primary's standbys (their WAL senders and slots); parallel_workers: the parallel
+    query workers a run's scans may use at once."""
     direct = cfg.direct_io and purpose == "run"
     settings: dict[str, str] = {
         "listen_addresses": "''",
@@ -105,6 +122,7 @@ def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: 
         "wal_level": cfg.wal_level,
         "lc_messages": "'C'",
     }
+    settings.update(worker_limits(parallel_workers))
     if streams_to_standbys(cfg, purpose, standbys):
         settings["wal_level"] = "replica" if cfg.wal_level == "minimal" else cfg.wal_level
         settings["max_wal_senders"] = settings["max_replication_slots"] = str(max(10, standbys + 2))
@@ -147,6 +165,8 @@ def restart_needed(running: dict[str, str], wanted: dict[str, str]) -> list[str]
             continue
         if name == "max_connections" and have and want and int(have) >= int(want):
             continue
+        if name in WORKER_SETTINGS and (want is None or (have and int(have) >= int(want))):
+            continue  # room for more workers than a run asks is fine
         changed.append(name)
     return changed
 
