@@ -53,6 +53,17 @@ def test_restart_needed_only_for_real_changes():
     assert settings.restart_needed(a, {**a, "debug_io_direct": "''"}) == ["debug_io_direct"]
 
 
+def test_worker_limits_make_room_for_every_sessions_scan_workers():
+    assert settings.worker_limits(0) == {} and settings.worker_limits(6) == {}  # PostgreSQL's 8 are enough
+    assert settings.worker_limits(32) == {"max_worker_processes": "34", "max_parallel_workers": "32"}
+    p = settings.build_profile(cfg(), port=1, socket_dir="/s", sessions=16, purpose="run", parallel_workers=32)
+    assert p.as_dict()["max_parallel_workers"] == "32"
+    running = p.as_dict()
+    fewer = settings.build_profile(cfg(), port=1, socket_dir="/s", sessions=16, purpose="run").as_dict()
+    assert settings.restart_needed(running, fewer) == []  # room for more workers than asked: no restart
+    assert settings.restart_needed(fewer, running) == ["max_parallel_workers", "max_worker_processes"]
+
+
 @pytest.mark.parametrize("budget_mib, expected_mb", [
     (10_000, 1024), (2200, 1024), (2100, 512), (600, 256), (300, 64), (100, 32), (10, 32)])
 def test_max_wal_size_fits_the_free_space_twice_over(budget_mib, expected_mb):

@@ -26,6 +26,8 @@ def test_pg18_snapshot_normalizes_from_pg_stat_io():
     assert n["wal"]["syncs"] == sum(r["fsyncs"] or 0 for r in wal)
     assert n["wal"]["bytes"] == float(raw["wal"]["wal_bytes"])
     assert set(n["by_backend"]) == {r["backend_type"] for r in raw["io"]}
+    workers = [r for r in relation if r["backend_type"] == "background worker"]  # parallel query workers
+    assert n["workers"]["reads"] == sum(r["reads"] or 0 for r in workers)
     assert n["db"]["blks_read"] == raw["database"]["blks_read"]
 
 
