@@ -63,3 +63,34 @@ def test_scans_report_bandwidth_and_read_size_against_sequential_fio(loaded):
     finding = _finding(doc, "scan_bound")
     assert finding is not None and "of the device's sequential" in finding["message"], finding
     assert "Scan MiB/s" in (directory / "report.txt").read_text()
+
+
+def _launched(inst) -> int:
+    with inst.connect("shapes") as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        return conn.execute("SELECT parallel_workers_launched FROM pg_stat_database "
+                            "WHERE datname = current_database()").fetchone()[0]
+
+
+def test_scans_with_parallel_workers_count_the_workers_reads(loaded):
+    """scan_workers 2: each scan launches parallel query workers, whose reads are part of scan MiB/s."""
+    before = _launched(loaded)
+    run = dbio("run", *loaded.args("shapes", *SHAPES, "--scan-pct", "100", "--scan-workers", "2", "-t", "2"))
+    assert run.code == 0, run.text
+    directory = result_dir(run)
+    doc = load_result(directory)
+    launched = _launched(loaded) - before
+    scans = doc["totals"]["scans"]
+    assert scans > 0 and launched >= scans, (launched, scans)  # workers launched: up to 2 per scan (warm-up too)
+    begin, end = doc["normalized"]["begin"], doc["normalized"]["end"]
+    worker_bytes = end["workers"]["read_bytes"] - begin["workers"]["read_bytes"]
+    own = (end["client"]["read_bytes"] - begin["client"]["read_bytes"]) \
+        - (end["client_normal"]["read_bytes"] - begin["client_normal"]["read_bytes"])
+    assert worker_bytes > 0, (begin["workers"], end["workers"])  # the workers read part of the scan table
+    shape = doc["figures"]["shape"]
+    seconds = doc["timeline"]["window_seconds"]
+    share = shape["scan_worker_share_pct"]
+    assert share is not None and abs(share - 100 * worker_bytes / (own + worker_bytes)) < 1e-6, shape
+    assert 0 < share < 100, shape  # the session read its part, its workers theirs
+    assert shape["scan_mib_per_s"] == pytest.approx((own + worker_bytes) / (1 << 20) / seconds, rel=1e-6)
+    assert "Scan bytes read by parallel workers" in (directory / "report.txt").read_text()
