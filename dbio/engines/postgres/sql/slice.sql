@@ -108,7 +108,8 @@ BEGIN
         -- Up to scan_workers workers (fewer on a small table), whatever the costs: with one row per block
         -- the planner sees only I/O, which it does not expect workers to share, and would keep the scan serial.
         v_par_on := ARRAY[c.scan_workers::text, '0', '0', '0', '0'];
-        SELECT array_agg(current_setting(n) ORDER BY i) INTO v_par_off FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
+        SELECT array_agg(current_setting(n) ORDER BY i) INTO v_par_off
+          FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
     END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_think_s := 0;
     o_think_left := 0;
