@@ -58,6 +58,8 @@ class DatabaseCounters(TypedDict, total=False):
     temp_bytes: float
     blk_read_time_ms: float
     blk_write_time_ms: float
+    parallel_workers_to_launch: float  # parallel query workers its queries planned (absent: not counted)
+    parallel_workers_launched: float  # ... and those that could be started
 
 
 class CheckpointCounters(TypedDict):

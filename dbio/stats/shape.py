@@ -42,6 +42,9 @@ def derive(d: dict[str, Any], totals: dict[str, Any], window: dict[str, Any], se
         "scan_mib_per_scan": None if not scans or scan_bytes is None else scan_bytes / MiB / scans,
         "scan_worker_share_pct": None if not scans or not scan_bytes or worker_bytes is None
         else 100.0 * worker_bytes / scan_bytes,
+        # the database's parallel queries are the scans (the loop's other statements are never parallel)
+        "scan_workers_planned_per_scan": ratio(get(d, "db", "parallel_workers_to_launch"), scans or None),
+        "scan_workers_launched_per_scan": ratio(get(d, "db", "parallel_workers_launched"), scans or None),
     }
 
 

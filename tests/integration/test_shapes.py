@@ -92,5 +92,7 @@ def test_scans_with_parallel_workers_count_the_workers_reads(loaded):
     share = shape["scan_worker_share_pct"]
     assert share is not None and abs(share - 100 * worker_bytes / (own + worker_bytes)) < 1e-6, shape
     assert 0 < share < 100, shape  # the session read its part, its workers theirs
+    assert 0 < shape["scan_workers_launched_per_scan"] <= shape["scan_workers_planned_per_scan"] <= 2, shape
     assert shape["scan_mib_per_s"] == pytest.approx((own + worker_bytes) / (1 << 20) / seconds, rel=1e-6)
-    assert "Scan bytes read by parallel workers" in (directory / "report.txt").read_text()
+    report = (directory / "report.txt").read_text()
+    assert "Scan bytes read by parallel workers" in report and "Parallel workers launched per scan" in report

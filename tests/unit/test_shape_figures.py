@@ -48,3 +48,27 @@ def test_parallel_workers_reads_count_in_the_scans():
     unknown = shape.derive({**d, "workers": _io(48, None)}, {"selects": 100, "updates": 0, "scans": 2},
                            {"work_unit": 1}, 2.0)
     assert unknown["scan_mib_per_s"] is None and unknown["scan_worker_share_pct"] is None  # absent, never a part
+
+
+def test_workers_planned_and_launched_per_scan_from_the_database_counters():
+    d = {"client_normal": _io(0, 0), "client": _io(8, 8 * 131072), "workers": _io(16, 16 * 131072),
+         "db": {"parallel_workers_to_launch": 8, "parallel_workers_launched": 6},
+         "data": {"writes": 0}, "wal": {"writes": None, "syncs": None}}
+    out = shape.derive(d, {"selects": 0, "updates": 0, "scans": 4}, {"work_unit": 1}, 1.0)
+    assert out["scan_workers_planned_per_scan"] == 2 and out["scan_workers_launched_per_scan"] == 1.5
+    older = shape.derive({**d, "db": {}}, {"selects": 0, "updates": 0, "scans": 4}, {"work_unit": 1}, 1.0)
+    assert older["scan_workers_launched_per_scan"] is None  # before PostgreSQL 18: not counted, never 0
+
+
+def test_the_shape_section_names_workers_only_for_scans_that_had_them():
+    from dbio.report import shape_section
+
+    def labels(shape_figures):
+        return [row[0] for t in shape_section.section({"shape": shape_figures}).get("tables", []) for row in t["rows"]]
+
+    serial = {"scan_mib_per_s": 10.0, "scan_worker_share_pct": 0.0, "scan_workers_planned_per_scan": 0.0,
+              "scan_workers_launched_per_scan": 0.0}
+    assert "Scan MiB/s" in labels(serial) and not any("arallel" in label for label in labels(serial))
+    parallel = {**serial, "scan_worker_share_pct": 60.0, "scan_workers_planned_per_scan": 2.0,
+                "scan_workers_launched_per_scan": 2.0}
+    assert {"Scan bytes read by parallel workers", "Parallel workers launched per scan"} <= set(labels(parallel))

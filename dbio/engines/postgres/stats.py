@@ -19,7 +19,7 @@ from dbio.engines.postgres import sqlfiles
 def snapshot_sql(version_num: int, sessions_prefix: str | None = None, standby: bool = False) -> str:
     """sessions_prefix: the application_name prefix of the run's sessions (their own I/O, 18+);
     standby: the server is a hot standby (its replication is read too)."""
-    parts = {"database": "stats/database.sql",
+    parts = {"database": "stats/database_18.sql" if version_num >= 180000 else "stats/database.sql",
              "wal": "stats/wal_18.sql" if version_num >= 180000 else "stats/wal_15.sql",
              "writers": "stats/writers_17.sql" if version_num >= 170000 else "stats/writers_15.sql",
              "others": "stats/others.sql"}
@@ -77,6 +77,9 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         "tup_updated": _num(db.get("tup_updated")), "temp_bytes": _num(db.get("temp_bytes")),
         "blk_read_time_ms": _num(db.get("blk_read_time")), "blk_write_time_ms": _num(db.get("blk_write_time")),
     }
+    for key in ("parallel_workers_to_launch", "parallel_workers_launched"):  # PostgreSQL 18 on
+        if key in db:
+            out["db"][key] = _num(db.get(key))
     out["writers"] = {k: _num(v) for k, v in writers.items()}
     if writers:
         out["checkpoints"] = checkpoints(out["writers"])
