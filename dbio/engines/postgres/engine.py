@@ -157,6 +157,12 @@ class PostgresEngine:
     def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
+    async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
+                              info: ServerInfo) -> tuple[psycopg.AsyncConnection, int]:
+        return await server.aconnect_session(conninfo, application_name=application_name, options=lambda existing:
+                                             workload.startup_options(schema_index, access_path,
+                                                                      info.caps.version_num, existing))
+
     async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
         return await workload.init_session(conn, schema_index, access_path)
 

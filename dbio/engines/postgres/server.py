@@ -91,6 +91,17 @@ async def aconnect(conninfo: str, *, application_name: str) -> psycopg.AsyncConn
         raise connection_error(conninfo, exc) from None
 
 
+async def aconnect_session(conninfo: str, *, application_name: str, options: Callable[[str], str]) -> tuple[
+        psycopg.AsyncConnection, int]:
+    """A session's connection with its settings in the startup packet (options: the existing
+    libpq options -> the session's), and its backend's pid, which libpq already knows."""
+    params = psycopg.conninfo.conninfo_to_dict(conninfo)
+    existing = params["options"] if "options" in params else os.environ.get("PGOPTIONS", "")
+    conn = await aconnect(psycopg.conninfo.make_conninfo(conninfo, options=options(existing or "")),
+                          application_name=application_name)
+    return conn, conn.info.backend_pid
+
+
 def connection_error(conninfo: str, exc: Exception) -> DbioError:
     text = scrub(str(exc)).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
