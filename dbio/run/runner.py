@@ -140,11 +140,14 @@ class _Coordinator:
     async def _phases(self) -> None:
         t_connect = time.monotonic()
         await self._prepare()
+        # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
+        # so the server prepares the loop of the first sessions while the last ones connect.
+        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
         self.ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
-        await self._connect_all()
+        tasks = await self._connect_all()
         self.connect_seconds = time.monotonic() - t_connect
         await self._open_monitoring()
-        tasks = await self._start_together()
+        await self._start_together(tasks)
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
         await self.stopping.drain(tasks)
@@ -169,10 +172,8 @@ class _Coordinator:
             overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])
         self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval)
 
-    async def _start_together(self) -> list[asyncio.Task]:
-        """Hold every node's barrier, let every session reach it, release them at one start."""
-        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
-        tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+    async def _start_together(self, tasks: list[asyncio.Task]) -> None:
+        """Let every session reach the barrier every node holds, release them at one start."""
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
@@ -200,7 +201,6 @@ class _Coordinator:
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
-        return tasks
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:
         """Open the measured window: at the start, or once every session ended its warm-up."""
@@ -274,8 +274,10 @@ class _Coordinator:
         self.ctx.observer.event(message)
         self._stop()
 
-    async def _connect_all(self) -> None:
+    async def _connect_all(self) -> list[asyncio.Task]:
+        """Connect every session and start it (it waits at the barrier); the sessions' tasks, in order."""
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+        tasks: dict[int, asyncio.Task] = {}
         nodes = {r.node.name: r.node for r in self.nodes}
 
         async def connect(session: Session) -> None:
@@ -285,22 +287,26 @@ class _Coordinator:
                     node.conninfo, application_name=session_application_name(self.run_id, session.number),
                     schema_index=session.schema_index, access_path=self.ctx.access_path, info=node.info)
                 session.state = "connected"
+                tasks[session.number] = asyncio.create_task(self._session_main(session))
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
+        started = [tasks[s.number] for s in self.sessions if s.number in tasks]
         if failures:
+            await self._abort_start(started)  # the connected sessions wait at the barrier: send them away
             first = failures[0]
             if isinstance(first, DbioError):
                 raise DbioError(f"{len(failures)} of {len(self.sessions)} sessions could not connect: {first.message}",
                                 first.hint)
             raise first
+        return started
 
     async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:
         deadline = time.monotonic() + BARRIER_TIMEOUT
         while True:
             # count the waiters on the server only once every session sent its call: with 2,048
             # sessions, each count reads a lock table of thousands of entries
-            if any(not (s.in_call or t.done()) for s, t in zip(self.sessions, tasks)):
+            if any(not (s.in_call or t.done()) for s, t in zip(self.sessions, tasks)):  # tasks: in session order
                 waiting = 0
             else:
                 waiting = sum(await in_threads(self.nodes, NodeRun.waiting))
