@@ -40,7 +40,7 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("dbio") / "mysql-instance"
 
 
-def instance_config(values: dict[str, Any]) -> InstanceConfig:
+def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
     return InstanceConfig(data_dir=values["data_dir"])
 
 
