@@ -42,6 +42,7 @@ class Monitor:
     devices: set[str]
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
+    stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
 
     async def reading(self, *, per_process: bool) -> dict[str, Any]:
         """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
@@ -70,14 +71,14 @@ class Monitor:
             reading["stat"] = procfs.read_stat()
             if self.local:
                 reading["disks"] = procfs.read_diskstats(self.devices)
-                sessions = procfs.read_pid_cpu(self.session_pids)
-                background = procfs.read_pid_cpu(self.background_pids)
+                sessions = procfs.read_pid_cpu(self.session_pids, self.stat_paths)
+                background = procfs.read_pid_cpu(self.background_pids, self.stat_paths)
                 if per_process:
                     reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
                     reading["background_cpu"] = {str(k): v for k, v in background.items()}
                 reading["session_cpu_total"] = sum(sessions.values())
                 reading["background_cpu_total"] = sum(background.values())
-                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids).values())
+                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids, self.stat_paths).values())
         except OSError as exc:
             reading["error"] = f"/proc reading failed: {exc}"
         return reading
