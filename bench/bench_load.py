@@ -5,8 +5,8 @@
 
 One embedded instance; each round loads the single-schema model (one table of --size, one stream:
 COPY FREEZE needs the table's own transaction) and the multi-schema model (--schemas tables
-adding up to --size, load_parallel_degree streams) into their own databases with `setup --reload`,
-alternating which goes first. The rate is the one `dbio setup` prints for the load itself (create,
+adding up to --size, load_parallel_degree streams) into their own databases, emptied with
+`dbio teardown` before each load, alternating which goes first. The rate is the one `dbio setup` prints for the load itself (create,
 COPY FREEZE, index, ANALYZE, record: empty to ready); the whole command, with the instance's
 restarts into and out of its load profile, is given beside it.
 """
@@ -29,10 +29,13 @@ LINE = re.compile(r"loaded .* in ([\d.]+) (m?s): .* \(load ([\d.]+) s, index ([\
 
 
 def one_load(common: list[str], db: str, spec: list[str], size: int) -> dict:
+    dbio("teardown", *common[:4], "--dbname", db)  # the previous round's tables: the load starts from empty
     t0 = time.monotonic()
-    proc = dbio("setup", *common, "--dbname", db, *spec, "--reload")
+    proc = dbio("setup", *common, "--dbname", db, *spec)
     whole = time.monotonic() - t0
     m = LINE.search(proc.stdout + proc.stderr)
+    if m is None:
+        raise SystemExit(f"no load line in the output of dbio setup:\n{proc.stdout}\n{proc.stderr}")
     seconds = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
     return {"seconds": seconds, "mb_per_s": size / 1e6 / seconds, "whole_seconds": whole,
             "whole_mb_per_s": size / 1e6 / whole, "load": float(m.group(3)), "index": float(m.group(4)),
@@ -53,7 +56,7 @@ def main() -> None:
                         "--load-parallel-degree", str(args.degree)]}
     base = fresh_directory(args.dir)
     data_dir = base / "instance"
-    common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scan-table-size", "0"]
+    common = ["--data-dir", str(data_dir), "--shared-buffers", "128MiB", "--scan-table-size", "0"]  # teardown: 4 first
     out = {"date": now(), "machine": machine(), "command": " ".join(sys.argv), "size": size, "rows": []}
     try:
         dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "128MiB")
