@@ -24,20 +24,42 @@ def _the_instance_place(option: Option) -> bool:
 def _the_instance(option: Option) -> bool:
     # the instance's connection limit is sized for schemas x threads_per_schema sessions;
     # data_dirs places a load's tables, so only the commands that load use it
-    return (option.section == "instance" and option.key != "data_dirs") \
+    return (option.section == "instance" and option.key not in ("data_dirs",) + _MEMBERS) \
         or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
 
 
+_MEMBERS = ("standbys", "standby_data_dir")  # fixed when the instance is made
+
+
+def _a_new_instance(option: Option) -> bool:
+    return _the_instance(option) or option.key in _MEMBERS
+
+
 def _the_server(option: Option) -> bool:
-    return option.section in ("instance", "connection") and option.key != "data_dirs"
+    return option.section in ("instance", "connection") and option.key not in ("data_dirs",) + _MEMBERS
+
+
+def _all_but_nodes(option: Option) -> bool:
+    # --nodes picks the members a run uses: a load is the primary's, fio reads one server's storage,
+    # and a pod of dbio kubernetes runs against the targets it is given
+    return option.key != "nodes"
+
+
+def _run(option: Option) -> bool:
+    return option.key not in _MEMBERS
+
+
+def _an_existing_instance(option: Option) -> bool:
+    # the members are made with the instance: commands that never create one do not take them
+    return option.key not in _MEMBERS and _all_but_nodes(option)
 
 
 # Command (as typed) -> the options it uses. Commands that load or run use them all.
 COMMANDS: dict[str, Uses] = {
-    "quickstart": _everything, "setup": _everything, "run": _everything, "sweep": _everything,
-    "baseline": _everything, "kubernetes": _everything,
+    "quickstart": _everything, "setup": _all_but_nodes, "run": _run, "sweep": _everything,
+    "baseline": _an_existing_instance, "kubernetes": _an_existing_instance,
     "teardown": _the_server,
-    "instance init": _the_instance, "instance start": _the_instance,
+    "instance init": _a_new_instance, "instance start": _the_instance,
     "instance stop": _the_instance_place, "instance status": _the_instance_place,
     "instance destroy": _the_instance_place,
 }

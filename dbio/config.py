@@ -87,6 +87,7 @@ class RunConfig:
     wait_sample_interval: float
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
     external_script: str | None = None  # run with pre/post around each run (command line only)
+    nodes: str | None = None  # members of the embedded instance the run uses (None: all)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dbio import units
+from dbio import members, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
@@ -48,9 +48,10 @@ def problem(config: Config, key: str, text: str, fix: str, value: Any = None) ->
     """An error about one option's resolved value, named where the user set it."""
     option = BY_KEY[key]
     origin = config.origins.get(key, "default")
-    if value is None:
-        value = getattr(getattr(config, option.section), key)
-    return ConfigError(display_key(option, origin), _show(option, value), text, fix)
+    if value is None:  # another engine's option has no place in this engine's record: it was set, no more
+        value = getattr(getattr(config, option.section), key, None)
+    shown = "(set)" if value is None else _show(option, value)
+    return ConfigError(display_key(option, origin), shown, text, fix)
 
 
 def _show(option: Option, value: Any) -> str:
@@ -112,10 +113,25 @@ def hotspot_errors(config: Config) -> list[ConfigError]:
 
 
 def run_errors(config: Config) -> list[ConfigError]:
+    errors = member_errors(config)
     if float(config.run.interval).is_integer():
+        return errors
+    return errors + [problem(config, "interval", "is not a whole number of seconds",
+                             "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def member_errors(config: Config) -> list[ConfigError]:
+    """--nodes names members of the embedded instance: well formed, and without --dsn."""
+    if config.run.nodes is None:
         return []
-    return [problem(config, "interval", "is not a whole number of seconds",
-                    "use a whole number of seconds (the engine publishes its counters once a second)")]
+    try:
+        members.parse(config.run.nodes)
+    except ValueError as exc:
+        return [problem(config, "nodes", str(exc), BY_KEY["nodes"].fix or "")]
+    if not config.connection.embedded:
+        return [problem(config, "nodes", "picks members of the embedded instance; with --dsn the servers are those "
+                        "given", "remove --nodes, or give only the --dsn of the servers to use")]
+    return []
 
 
 def foreign_option_errors(config: Config) -> list[ConfigError]:

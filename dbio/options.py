@@ -89,6 +89,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Open the measured window at this instant (ISO 8601 with its zone, e.g. 2026-11-22T19:00:00Z): runs "
            "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "
            "waits for it.", file=False),
+    Option("nodes", "run", "str", None,
+           "Members of the embedded instance a run uses as its nodes, comma-separated (e.g. primary,standby2); "
+           "default: every member, the primary and each standby (dbio instance init --standbys N).",
+           fix="name members of the embedded instance: primary, standby1, standby2, ..."),
     Option("interval", "run", "duration", 1.0,
            "Length of the intervals the time series and the stability figures use (whole seconds): 1s for "
            "short runs, 10s or more for sustained ones.", min=1, max=3600,
@@ -102,6 +106,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "
            "exit status in result.json. Yours or root's, writable by nobody else; command line only.",
            file=False),
+    # -- instance: where the engine's managed instance lives (each engine declares the rest) --
+    Option("data_dir", "instance", "path", None,
+           "Directory of the managed instance (the embedded PostgreSQL, or the mysql engine's MariaDB/MySQL); "
+           "put it on the storage under test."),
     # -- connection: which engine, and an existing server instead of the embedded one -----
     Option("engine", "connection", "choice", registry.DEFAULT,
            f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "

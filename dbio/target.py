@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 from dbio.config import Config, each_node
 from dbio.engines import registry
 from dbio.engines.base import Engine
+from dbio.errors import UsageError
 
 
 @dataclass
@@ -20,6 +21,8 @@ class Target:
     conninfo: str
     instance: Any | None  # the engine's embedded instance, None with --dsn
     notify: Callable[[str], None] = field(default=lambda _: None)
+    name: str | None = None  # a member of the embedded instance (primary, standby1, ...) when it has several
+    role: str = "primary"  # primary | standby (read-only)
 
     def connect(self, application_name: str) -> Any:
         return self.engine.connect(self.conninfo, application_name=application_name, notify=self.notify)
@@ -42,8 +45,31 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
 
 
 def resolve_nodes(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> list[Target]:
-    """Every node's target: one per --dsn (or the embedded instance)."""
-    return [resolve(node, purpose=purpose, sessions=sessions, notify=notify) for node in each_node(config)]
+    """Every node's target: one per --dsn, or the embedded instance's members (all, or those --nodes names)."""
+    found = [resolve(node, purpose=purpose, sessions=sessions, notify=notify) for node in each_node(config)]
+    return members(found[0], config) if config.connection.embedded else found
+
+
+def check_members(config: Config, instance: Any) -> None:
+    """--nodes names members the embedded instance has (refused before anything starts)."""
+    if config.run.nodes is None:
+        return
+    if not hasattr(instance, "nodes"):
+        raise UsageError(f"--nodes {config.run.nodes}: the {config.connection.engine} engine's embedded instance has "
+                         "no standbys", "remove --nodes")
+    instance.nodes(config.connection.dbname, config.run.nodes)
+
+
+def members(primary: Target, config: Config) -> list[Target]:
+    """The embedded instance as the run's nodes: its primary and each standby (or those --nodes names)."""
+    instance = primary.instance
+    check_members(config, instance)
+    if not hasattr(instance, "nodes") or not instance.standby_count():
+        return [primary]
+    entry = registry.entry(config.connection.engine)
+    return [Target(primary.engine if role == "primary" else entry.create_engine(), conninfo, instance,
+                   primary.notify, name, role)
+            for name, role, conninfo in instance.nodes(config.connection.dbname, config.run.nodes)]
 
 
 @contextmanager

@@ -73,14 +73,35 @@ def instance_status(config: Config, ui: UI) -> int:
         return 3
     ui.say(f"instance   {status.data_dir}")
     ui.say(f"state      {'running (pid ' + str(status.pid) + ')' if status.running else 'stopped'}")
-    ui.say(f"server     PostgreSQL {status.pg_version}, run by user {status.server_user}")
-    ui.say(f"socket     {status.data_dir / 'socket'} port {status.port} (no TCP listener)")
+    ui.say(f"server     {status.server_line()}")
+    ui.say(f"socket     {status.socket_line()}")
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
+    for line in member_lines(status.members):
+        ui.say(line)
     for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
     return 0 if status.running else 3
+
+
+def member_lines(members: tuple[Any, ...]) -> list[str]:
+    """The members of an instance with standbys: role, state, port, replay lag, data directory (pure)."""
+    if not members:
+        return []
+    lines = [f"{'member':<10} {'role':<8} {'state':<8} {'port':>5}  {'replay lag':<20} data directory"]
+    for m in members:
+        if m.role == "primary":
+            lag = ""
+        elif m.lag_bytes is None:
+            lag = "-"
+        else:
+            seconds = "-" if m.lag_seconds is None else f"{m.lag_seconds:.3f} s"
+            lag = f"{format_bytes(m.lag_bytes)}, {seconds}"
+        state = "running" if m.running else "stopped"
+        lines.append(f"{m.name:<10} {m.role:<8} {state:<8} {m.port:>5}  {lag:<20} {m.data_dir}"
+                     + (f" ({m.note})" if m.note else ""))
+    return lines
 
 
 def instance_destroy(config: Config, ui: UI, *, yes: bool, confirm: Callable[[str], bool]) -> None:

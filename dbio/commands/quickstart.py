@@ -29,7 +29,9 @@ def closing_lines(config: "Config") -> list[str]:
     if not config.connection.embedded:
         return []
     where = ""
+    if config.origins.get("engine", "default") != "default":  # another engine's instance lives elsewhere
+        where += f" --engine {config.connection.engine}"
     if config.origins.get("data_dir", "default") != "default":
-        where = f" --data-dir {shlex.quote(str(config.instance.data_dir))}"
+        where += f" --data-dir {shlex.quote(str(config.instance.data_dir))}"
     return [f"the embedded server is still running in {config.instance.data_dir}: stop it with "
             f"dbio instance stop{where}, remove it with dbio instance destroy{where}"]

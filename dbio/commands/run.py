@@ -141,6 +141,7 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
             raise UsageError(f"no dbio instance in {config.instance.data_dir}", "run dbio setup first")
+        targets.check_members(config, instance)
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
@@ -167,8 +168,8 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
     storages = [_storage(info, record.spec.places) for info, _ in probed]  # each node's, read once
-    nodes = [Node(ONLY_NODE if len(found) == 1 else f"node{number}", target.engine, target.conninfo, info,
-                  devices=_devices(storage))
+    nodes = [Node(target.name or (ONLY_NODE if len(found) == 1 else f"node{number}"), target.engine,
+                  target.conninfo, info, role=target.role, devices=_devices(storage))
              for number, (target, (info, _), storage) in enumerate(zip(found, probed, storages), start=1)]
     # right before the database's run, at its concurrency: the same window on the same storage
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)

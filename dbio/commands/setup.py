@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from dbio import load, target as targets
-from dbio.commands import dataset
+from dbio.commands import dataset, replicas
 from dbio.commands.admin import report_teardown
 from dbio.commands.run import check_not_cached
 from dbio.collect import host
@@ -93,6 +93,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                f"in {len(record.tables_done)} tables, loaded {record.finished_at}; nothing to do")
     else:
         record = _load_with_profile(target, config, ui, spec, None if replace else record, replace)
+    replicas.confirm(target, config, record, ui)
     if verify:
         conn = target.connect("dbio:verify")
         try:

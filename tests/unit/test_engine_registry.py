@@ -26,8 +26,10 @@ def test_the_engine_is_postgresql_by_default_and_its_options_are_marked(tmp_path
     assert config.connection.engine == registry.DEFAULT == "postgresql"
     assert BY_KEY["engine"].choices == registry.names() and BY_KEY["engine"].section == "connection"
     postgres_only = {o.key for o in OPTIONS if o.engine == "postgresql"}
+    mysql_only = {o.key for o in OPTIONS if o.engine == "mysql"}
     instance_keys = {o.key for o in OPTIONS if o.section == "instance"}
-    assert instance_keys <= postgres_only and "access_path" in postgres_only
+    assert instance_keys == postgres_only - {"access_path"} | mysql_only | {"data_dir"}  # data_dir: every engine's
+    assert "access_path" in postgres_only and {"buffer_pool", "innodb_page_size"} <= mysql_only
     assert {"scale", "dsn", "engine", "interval"}.isdisjoint(postgres_only)
     assert len({o.key for o in OPTIONS}) == len(OPTIONS)
 

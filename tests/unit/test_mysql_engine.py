@@ -71,12 +71,12 @@ def _config_errors(tmp_path, **cli):
     return [str(e) for e in exc.value.errors]
 
 
-def test_the_configuration_refuses_a_password_a_system_database_and_no_server(tmp_path):
+def test_the_configuration_refuses_a_password_and_a_system_database(tmp_path):
     errors = _config_errors(tmp_path, dsn=["mysql://root:s3cret@localhost/dbio"])
     assert len(errors) == 1 and "s3cret" not in errors[0] and "MYSQL_PWD" in errors[0]
     assert errors[0].startswith("--dsn = (contains a password): a password on the command line")
     assert "keeps for itself" in _config_errors(tmp_path, dsn=["mysql://root@localhost/mysql"])[0]
-    assert "existing server for now" in _config_errors(tmp_path)[0]
+    assert "keeps for itself" in _config_errors(tmp_path, dbname="mysql")[0]  # the managed instance's database
     good = load_config(Sources(cwd=tmp_path, discover=False,
                                cli={"engine": "mysql", "dsn": ["mysql://root@localhost/dbio_test"]}))
     assert good.to_dict()["connection"]["dsn"] == "mysql://root@localhost/dbio_test"

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from dbio import trust
-from dbio.engines.postgres.instance.lock import describe_holder
+from dbio.managed.lock import describe_holder
 
 ME = os.geteuid()
 OTHER = 4242 if ME != 4242 else 4343
@@ -133,20 +133,20 @@ def test_a_directory_made_for_results_is_proved_before_anything_is_written(tmp_p
 
 def test_an_instance_directory_that_appears_as_a_link_meanwhile_is_refused_untouched(tmp_path):
     from dbio.errors import UsageError
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
+    from dbio.managed.location import claim_directory
 
     victim = tmp_path / "victim"
     (victim / "log").mkdir(parents=True)
     victim.chmod(0o755)
     (tmp_path / "inst").symlink_to(victim)  # put there after the location was checked
     with pytest.raises(UsageError, match="changed while dbio was creating the instance"):
-        EmbeddedInstance(tmp_path / "inst")._claim_directory()
+        claim_directory(tmp_path / "inst")
     assert (victim / "log").is_dir() and stat.S_IMODE(victim.stat().st_mode) == 0o755
     full = tmp_path / "filled"
     full.mkdir()
     (full / "someone-elses").write_text("x")  # a directory that was empty at the check, not now
     with pytest.raises(UsageError, match="is no longer empty"):
-        EmbeddedInstance(full)._claim_directory()
+        claim_directory(full)
     assert (full / "someone-elses").exists()
 
 

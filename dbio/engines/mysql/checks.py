@@ -14,10 +14,11 @@ SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")
 
 def check(config: Config) -> list[ConfigError]:
     if config.connection.embedded:
-        shown = display_key(BY_KEY["engine"], config.origins.get("engine", "default"))
-        return [ConfigError(shown, "mysql", "works on an existing server for now (the managed local "
-                            "instance is not there yet)", "give --dsn mysql://user@host:port/dbname "
-                            "(or mysql://user@localhost/dbname?unix_socket=/path)")]
+        if config.connection.dbname.lower() in SYSTEM_DATABASES:
+            shown = display_key(BY_KEY["dbname"], config.origins.get("dbname", "default"))
+            return [ConfigError(shown, config.connection.dbname, "is a database the server keeps for itself",
+                                "choose another name (the default is dbio)")]
+        return []  # the managed instance: its binaries and place are checked before it is made
     errors: list[ConfigError] = []
     for node in each_node(config):
         errors += dsn_errors(node)

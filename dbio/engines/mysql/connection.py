@@ -49,7 +49,7 @@ class Connection:
 def connect(conninfo: str, *, application_name: str, database: bool = True) -> Connection:
     """A connection in autocommit mode, UTC session clock; database=False: none selected."""
     dsn = dsns.parse(conninfo)
-    password = dsns.password()
+    password = None if dsn.socket_auth else dsns.password()
     args: dict[str, Any] = {"user": dsn.user, "database": dsn.database if database else None, "autocommit": True,
                             "charset": "utf8mb4", "connect_timeout": CONNECT_TIMEOUT,
                             "program_name": application_name[:32], "local_infile": False}

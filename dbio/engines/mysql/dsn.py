@@ -17,7 +17,7 @@ DEFAULT_PORT = 3306
 # Where Debian, Red Hat and upstream builds put the server's socket, in the order looked at.
 DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/var/lib/mysql/mysql.sock",
                    "/tmp/mysql.sock")
-_PARAMS = ("unix_socket",)
+_PARAMS = ("unix_socket", "auth")
 _URI_SECRET = re.compile(r"((?:mysql|mariadb)://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
 _KV_SECRET = re.compile(r"(\bpassword\s*=\s*)(\S+)", re.IGNORECASE)
 
@@ -34,6 +34,7 @@ class Dsn:
     database: str
     unix_socket: str | None
     password_given: bool = False  # the string held one (refused by the checks)
+    socket_auth: bool = False  # auth=socket: the server knows the user by the socket's peer; no password is sent
 
     @property
     def via_socket(self) -> bool:
@@ -52,7 +53,10 @@ def parse(text: str) -> Dsn:
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - set(_PARAMS) - {"password"})
     if unknown:
-        raise DsnError(f"unknown parameter {unknown[0]!r} (the only one is unix_socket)")
+        raise DsnError(f"unknown parameter {unknown[0]!r} (the only ones are unix_socket and auth)")
+    auth = (query.get("auth") or [None])[0]
+    if auth not in (None, "socket"):
+        raise DsnError(f"auth={auth!r}: the only value is auth=socket (no password, the socket's peer)")
     database = unquote(parts.path.lstrip("/"))
     if not database or "/" in database:
         raise DsnError("it names no database (mysql://user@host/dbname)")
@@ -70,7 +74,7 @@ def parse(text: str) -> Dsn:
         raise DsnError(f'port "{port}" is not a number from 1 to 65535')
     user = unquote(parts.username or "") or _login_name()
     return Dsn(user=user, host=host_or_none, port=port or DEFAULT_PORT, database=database, unix_socket=unix_socket,
-               password_given=parts.password is not None or "password" in query)
+               password_given=parts.password is not None or "password" in query, socket_auth=auth == "socket")
 
 
 def problem(text: str) -> str | None:
@@ -101,7 +105,9 @@ def unparse(dsn: Dsn) -> str:
     netloc = quote(dsn.user, safe="") + "@" + (dsn.host or "localhost")
     if dsn.host is not None and dsn.port != DEFAULT_PORT:
         netloc += f":{dsn.port}"
-    query = f"?unix_socket={quote(dsn.unix_socket, safe='/')}" if dsn.unix_socket else ""
+    params = ([f"unix_socket={quote(dsn.unix_socket, safe='/')}"] if dsn.unix_socket else []) \
+        + (["auth=socket"] if dsn.socket_auth else [])
+    query = "?" + "&".join(params) if params else ""
     return f"mysql://{netloc}/{quote(dsn.database, safe='')}{query}"
 
 

@@ -35,13 +35,13 @@ def create_engine() -> Any:
 
 
 def default_data_dir() -> Path:
-    import platformdirs
+    from dbio.engines.mysql.instance.layout import default_data_dir as instance_dir
 
-    return platformdirs.user_data_path("dbio") / "mysql-instance"
+    return instance_dir()
 
 
 def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
-    return InstanceConfig(data_dir=values["data_dir"])
+    return InstanceConfig(**values)
 
 
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:
@@ -51,9 +51,9 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
 
 
 def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
-    from dbio.errors import UsageError
+    from dbio.engines.mysql import target
 
-    raise UsageError("the mysql engine has no managed instance yet", "give --dsn mysql://user@host:port/dbname")
+    return target.instance_for(config, notify)
 
 
 def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:

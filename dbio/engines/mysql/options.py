@@ -1,7 +1,5 @@
-"""The options only the MySQL engine has, and the record Config.instance holds for it.
-
-This first step works on an existing server (--dsn); the managed local instance comes later,
-so it declares no option yet. Imported to assemble the option table: it imports no driver."""
+"""The options only the MySQL engine has: its managed local instance ([instance]), and the record
+Config.instance holds for it. Imported to assemble the option table: it imports no driver."""
 
 from __future__ import annotations
 
@@ -11,15 +9,32 @@ from typing import Any
 
 from dbio.option import Option
 
-OPTIONS: tuple[Option, ...] = ()
-RESTART_KNOBS: dict[str, str] = {}
+_MiB = 1 << 20
+
+PAGE_SIZES = {"4k": 4096, "8k": 8192, "16k": 16384}
+
+OPTIONS: tuple[Option, ...] = (
+    Option("buffer_pool", "instance", "size", 128 * _MiB,
+           "InnoDB buffer pool of the managed MariaDB/MySQL instance (innodb_buffer_pool_size); keep it small so "
+           "reads reach storage.", min=8 * _MiB, max=1 << 40),
+    Option("innodb_page_size", "instance", "choice", None,
+           "InnoDB page size of the managed MariaDB/MySQL instance, fixed when it is created: 16k (InnoDB's "
+           "default, used when not given), 8k (PostgreSQL's block size) or 4k; rows are sized to the page "
+           "(one a page up to 8k).",
+           choices=tuple(PAGE_SIZES)),
+)
+# A sweep may vary the buffer pool: the managed server restarts with it.
+RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}
 
 
 @dataclass(frozen=True)
 class InstanceConfig:
-    """No managed instance yet: only where one would live."""
+    """The managed MariaDB/MySQL instance's options, as Config.instance holds them."""
 
     data_dir: Path
+    buffer_pool: int = 128 * _MiB
+    innodb_page_size: str | None = None  # None: 16k for a new instance, as it is for an existing one
 
     def to_dict(self) -> dict[str, Any]:
-        return {"data_dir": str(self.data_dir)}
+        return {"data_dir": str(self.data_dir), "buffer_pool": self.buffer_pool,
+                "innodb_page_size": self.innodb_page_size}

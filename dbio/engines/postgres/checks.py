@@ -16,11 +16,13 @@ SYSTEM_DATABASES = ("template0", "template1", "postgres")
 
 
 def check(config: Config) -> list[ConfigError]:
-    errors = instance_errors(config) + layout_errors(config) if config.connection.embedded else []
+    errors = instance_errors(config) + layout_errors(config) + standby_errors(config) \
+        if config.connection.embedded else []
     if not config.connection.embedded:
         errors += [problem(config, key, "places the embedded instance's files; an existing server (--dsn) keeps its own",
-                           f"remove {key}, or run without --dsn") for key in ("wal_dir", "data_dirs")
-                   if config.origins.get(key, "default") != "default"]
+                           f"remove {key}, or run without --dsn")
+                   for key in ("wal_dir", "data_dirs", "standbys", "standby_data_dir")
+                   if getattr(config.instance, key)]  # a value, not an origin: a sweep step passes every default on
     errors += setting_errors(config)
     for node in each_node(config):  # every --dsn on its own
         errors += database_errors(node) + dsn_errors(node)
@@ -46,6 +48,22 @@ def instance_errors(config: Config) -> list[ConfigError]:
         errors.append(problem(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
                               "remove io_workers or set io_method = worker"))
     return errors
+
+
+def standby_errors(config: Config) -> list[ConfigError]:
+    """standby_data_dir: one directory per standby at most, each once; standbys copy no tablespaces."""
+    i = config.instance
+    dirs, shown = i.standby_data_dir, ", ".join(str(d) for d in i.standby_data_dir)
+    if len(dirs) > i.standbys:
+        return [problem(config, "standby_data_dir", f"names {len(dirs)} directories for {i.standbys} standbys",
+                        f"set --standbys {len(dirs)}, or give one --standby-data-dir per standby", value=shown)]
+    if len(set(dirs)) != len(dirs):
+        return [problem(config, "standby_data_dir", "names a directory twice", "give each standby its own directory",
+                        value=shown)]
+    if i.standbys and i.data_dirs:
+        return [problem(config, "data_dirs", "spreads the tables over tablespaces, which the embedded standbys do "
+                        "not copy yet", "remove data_dirs, or make the instance without --standbys")]
+    return []
 
 
 def layout_errors(config: Config) -> list[ConfigError]:

@@ -46,8 +46,10 @@ def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> Instanc
     values["io_method"] = io_method_for(values["io_method"], workload["access_path"])
     # the layout's directories, absolute as the data directory is (relative to where dbio runs)
     wal_dir, data_dirs = values.pop("wal_dir", None), values.pop("data_dirs", None) or ()
+    standby_dirs = values.pop("standby_data_dir", None) or ()
     return InstanceConfig(**values, wal_dir=Path(wal_dir).expanduser().resolve() if wal_dir else None,
-                          data_dirs=tuple(Path(d).expanduser().resolve() for d in data_dirs))
+                          data_dirs=tuple(Path(d).expanduser().resolve() for d in data_dirs),
+                          standby_data_dir=tuple(Path(d).expanduser().resolve() for d in standby_dirs))
 
 
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:

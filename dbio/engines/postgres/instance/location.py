@@ -1,63 +1,17 @@
-"""Where an embedded instance may live: checked before anything is created."""
+"""Where an embedded PostgreSQL instance may live: the shared checks (managed/location.py) with
+its socket's name and PostgreSQL's own data directories."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from dbio import trust
-from dbio.errors import UsageError
-from dbio.filesystem import existing_ancestor
-from dbio.engines.postgres.instance.paths import Layout, running_as_root
-from dbio.engines.postgres.instance.server_user import SERVER_USER, first_blocked_dir, lookup
-
-MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108, with its terminating NUL
-UNSAFE_PATH_CHARACTERS = "'\"\\,"  # break unix_socket_directories (a quoted, comma-separated list)
+from dbio.engines.postgres.instance.paths import Layout
+from dbio.managed import location
 
 
 def check_location(root: Path, *, is_instance: bool) -> None:
-    """The directory must be new or empty (or already this instance), reachable by the server user,
-    and in a place only trusted users can change."""
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"--data-dir {root} is a file, not a directory", "choose a directory path")
-    # a freshly made filesystem's mount point holds lost+found, which stays as it is
-    if root.exists() and any(p.name != "lost+found" for p in root.iterdir()) and not is_instance:
-        raise UsageError(f"--data-dir {root} is not empty and is not a dbio instance",
-                         "choose an empty or new directory")
-    # control characters, and bytes that are not UTF-8 (Python keeps them as lone surrogates)
-    bad = sorted({ch for ch in str(root) if ch in UNSAFE_PATH_CHARACTERS or ord(ch) < 32
-                  or 0xDC80 <= ord(ch) <= 0xDCFF})
-    if bad:
-        raise UsageError(f"--data-dir {str(root)!r} contains {' '.join(repr(ch) for ch in bad)}, which the "
-                         "server's socket and configuration settings cannot take",
-                         "choose a path without quotes, backslashes, commas or control characters")
-    socket_path = Layout(root).socket_dir / ".s.PGSQL.65535"
-    over = len(os.fsencode(socket_path)) - MAX_SOCKET_PATH
-    if over > 0:
-        raise UsageError(f"--data-dir {root} is too long: the server's socket {socket_path} would have "
-                         f"{over + MAX_SOCKET_PATH} bytes, above the {MAX_SOCKET_PATH} a unix socket path may have",
-                         f"choose a directory path of at most {len(os.fsencode(root)) - over} bytes")
-    if inside_other_instance(root):
-        raise UsageError(f"--data-dir {root} is inside another PostgreSQL data directory",
-                         "choose a directory outside any existing data directory")
-    parent = existing_ancestor(root)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--data-dir {root} cannot be created: {parent} is not writable",
-                         "choose a directory you can write, or fix its permissions")
-    problem = trust.path_problem(root)
-    if problem:
-        raise UsageError(f"--data-dir {root}: {problem}, who could then replace the instance's record and "
-                         "choose what dbio runs",
-                         "choose a directory whose every parent is owned by root or by you and writable by no one else")
-    if running_as_root():
-        user = lookup(SERVER_USER)
-        blocked = first_blocked_dir(root, user) if user is not None else blocked_for_others(root)
-        if blocked is not None:
-            who = "is" if user is not None else "would be"
-            by = "" if user is not None else " by others"
-            raise UsageError(f"--data-dir {root} {who} unreachable for the server user '{SERVER_USER}': {blocked} "
-                             f"is not searchable{by}",
-                             f"choose a directory under a searchable path (e.g. /var/lib/dbio) or chmod o+x {blocked}")
+    location.check_location(root, is_instance=is_instance, socket_path=Layout(root).socket_dir / ".s.PGSQL.65535",
+                            inside_other=lambda path: "PostgreSQL" if inside_other_instance(path) else None)
 
 
 def inside_other_instance(path: Path) -> bool:
@@ -66,12 +20,3 @@ def inside_other_instance(path: Path) -> bool:
         if (candidate / "PG_VERSION").exists() and (candidate / "global").is_dir():
             return True
     return False
-
-
-def blocked_for_others(path: Path) -> Path | None:
-    current = Path("/")
-    for part in existing_ancestor(path.resolve()).parts[1:]:
-        current = current / part
-        if not os.stat(current).st_mode & 0o001:
-            return current
-    return None

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-# Root runs the server as an unprivileged user, which cannot reach /root: use a system path.
-SYSTEM_BASE = Path("/var/lib/dbio")
-
-
-def running_as_root() -> bool:
-    return os.geteuid() == 0
+from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
 
 def default_data_dir() -> Path:

@@ -17,9 +17,10 @@ from dbio import trust
 from dbio.collect.host import storage_of
 from dbio.errors import UsageError
 from dbio.filesystem import existing_ancestor, free_bytes
-from dbio.engines.postgres.instance.location import UNSAFE_PATH_CHARACTERS, inside_other_instance
+from dbio.engines.postgres.instance.location import inside_other_instance
+from dbio.managed.location import UNSAFE_PATH_CHARACTERS
 from dbio.engines.postgres.instance.paths import running_as_root
-from dbio.engines.postgres.instance.server_user import SERVER_USER, ServerUser, first_blocked_dir, lookup
+from dbio.managed.server_user import SERVER_USER, ServerUser, first_blocked_dir, lookup
 
 WAL_SUBDIR = "dbio-wal"
 TABLESPACE_SUBDIR = "dbio-tablespace"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbio.errors import DbioError
+from dbio.managed.record import read_as, write_record, wrong_types
 from dbio.units import format_bytes
 
 META_VERSION = 1
@@ -33,34 +31,36 @@ class Meta:
     # WAL's is also named here (initdb --waldir fixed it).
     places: list[dict] = field(default_factory=list)
     wal_dir: str | None = None
+    # The cluster's members (standbys.Member.to_dict): name, role, data and socket directory, port;
+    # empty in a record made before standbys (its one member is the primary, described above).
+    members: list[dict] = field(default_factory=list)
     format_version: int = META_VERSION
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
-        damaged = "if the instance is damaged, remove its directory yourself after checking what is in it"
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise DbioError(f"cannot read the instance record {path}: {exc}", damaged) from None
-        if not isinstance(data, dict):
-            raise DbioError(f"the instance record {path} is not a JSON object", damaged)
-        data.pop("format_version", None)
-        try:
-            meta = cls(**data)
-        except TypeError as exc:
-            raise DbioError(f"the instance record {path} does not describe a dbio instance ({exc})", damaged) from None
+        meta = read_as(cls, path, "a dbio instance")
         if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
                                                        (meta.server_user, meta.bin_dir, meta.dbname)):
-            raise DbioError(f"the instance record {path} has values of the wrong type", damaged)
+            raise wrong_types(path)
         return meta
 
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(asdict(self), indent=2) + "\n")
-        tmp.replace(path)
+        write_record(path, asdict(self))
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    """One member of an instance with standbys, as status shows it."""
+
+    name: str
+    role: str
+    running: bool
+    pid: int | None
+    port: int
+    data_dir: Path
+    lag_bytes: int | None = None  # replay lag of a standby: WAL the primary has written and it has not replayed
+    lag_seconds: float | None = None
+    note: str = ""  # why a lag is missing (not streaming, being made again)
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,13 @@ class Status:
     size_bytes: int | None = None
     log_file: Path | None = None
     wal_dir: Path | None = None  # where its WAL is (pg_wal may lead to another device)
+    members: tuple["MemberStatus", ...] = ()  # with standbys: each member, the primary first
+
+    def server_line(self) -> str:
+        return f"PostgreSQL {self.pg_version}, run by user {self.server_user}"
+
+    def socket_line(self) -> str:
+        return f"{self.data_dir / 'socket'} port {self.port} (no TCP listener)"
 
     def profile(self) -> str:
         """The settings its profile chose that matter most for I/O, in one line."""

@@ -17,7 +17,12 @@ WHY = {
     "track_io_timing": "read/write latency in pg_stat_io",
     "track_wal_io_timing": "WAL write/sync latency in pg_stat_io",
     "wal_level": "minimal lets the loader write tables without WAL (COPY FREEZE into a new table)",
-    "max_wal_senders": "required by wal_level=minimal",
+    "max_wal_senders": "0 for wal_level=minimal; with standbys, one sender each and room for pg_basebackup",
+    "max_replication_slots": "one slot per standby, so the primary keeps the WAL a standby still needs",
+    "hot_standby": "a standby serves read-only queries while it replays",
+    "hot_standby_feedback": "a standby's queries are not cancelled by the primary's cleanup",
+    "primary_conninfo": "the primary's private socket",
+    "primary_slot_name": "this standby's slot on the primary",
     "lc_messages": "server messages in English, as dbio parses none but users read them",
     "max_wal_size": "bounded by the free space of the data directory's filesystem, so WAL cannot fill it",
     "min_wal_size": "kept below max_wal_size",
@@ -74,9 +79,16 @@ def wal_fits(max_wal_mb: int, budget_bytes: int) -> bool:
     return WAL_OVERSHOOT * (max_wal_mb << 20) + DISK_RESERVE <= budget_bytes
 
 
+def streams_to_standbys(cfg: InstanceConfig, purpose: str, standbys: int) -> bool:
+    """Whether the primary sends WAL to its standbys in this profile: always, but for a load with
+    minimal WAL (fast, as without standbys: the standbys are made again from the loaded primary)."""
+    return standbys > 0 and not (purpose == "load" and cfg.wal_level == "minimal")
+
+
 def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: int, purpose: str,
-                  wal_budget: int | None = None) -> Profile:
-    """wal_budget: bytes the instance's WAL may take (free space plus its WAL now); None: not bounded."""
+                  wal_budget: int | None = None, standbys: int = 0) -> Profile:
+    """wal_budget: bytes the instance's WAL may take (free space plus its WAL now); None: not bounded.
+    standbys: the primary's standbys (their WAL senders and slots)."""
     direct = cfg.direct_io and purpose == "run"
     settings: dict[str, str] = {
         "listen_addresses": "''",
@@ -93,7 +105,10 @@ def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: 
         "wal_level": cfg.wal_level,
         "lc_messages": "'C'",
     }
-    if cfg.wal_level == "minimal":
+    if streams_to_standbys(cfg, purpose, standbys):
+        settings["wal_level"] = "replica" if cfg.wal_level == "minimal" else cfg.wal_level
+        settings["max_wal_senders"] = settings["max_replication_slots"] = str(max(10, standbys + 2))
+    elif cfg.wal_level == "minimal":
         settings["max_wal_senders"] = "0"
     user_set = {name for name, _ in cfg.pg_settings}
     bounded = False
@@ -153,6 +168,11 @@ def describe_restart(purpose: str, changed: list[str], wanted: dict[str, str]) -
         wal = " and minimal WAL" if wanted.get("wal_level") == "minimal" else ""
         text += f" (a fast load with buffered I/O{wal}; runs go back to direct I/O)"
     return text
+
+
+def quote(value: str) -> str:
+    """A value as postgresql.conf reads it back unchanged."""
+    return _quote(value)
 
 
 def _quote(value: str) -> str:

@@ -57,7 +57,7 @@ def ensure_server_user(name: str = SERVER_USER) -> ServerUser:
                         f"create a system user '{name}' (e.g. adduser --system {name}) or run dbio as a normal user")
     proc = subprocess.run(
         [useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-         "--shell", "/usr/sbin/nologin", "--comment", "dbio embedded PostgreSQL server", name],
+         "--shell", "/usr/sbin/nologin", "--comment", "dbio managed database servers", name],
         capture_output=True, text=True)
     if proc.returncode != 0 and lookup(name) is None:
         raise DbioError(f"could not create the system user '{name}' for the server: {proc.stderr.strip()}",
@@ -94,3 +94,18 @@ def _may(st: os.stat_result, uid: int, gids: set[int], u: int, g: int, o: int) -
     if st.st_gid in gids:
         return bool(st.st_mode & g)
     return bool(st.st_mode & o)
+
+
+def recorded_user(name: str) -> ServerUser:
+    """The server user an instance record names, refused when it is gone or, as root, privileged."""
+    from dbio.errors import UsageError
+
+    user = lookup(name)
+    if user is None:
+        raise DbioError(f"the instance's server user '{name}' no longer exists",
+                        f"recreate it (useradd --system {name}) or destroy the instance")
+    if os.geteuid() == 0 and (user.uid == 0 or user.gid == 0):
+        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
+                         "a managed server runs as an unprivileged user",
+                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
+    return user

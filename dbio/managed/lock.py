@@ -23,7 +23,7 @@ from typing import Iterator
 import platformdirs
 
 from dbio.errors import UsageError
-from dbio.engines.postgres.instance.paths import SYSTEM_BASE, running_as_root
+from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
 _held: dict[Path, int] = {}  # lock files this process holds, and how many holders nest in it
 

@@ -1,0 +1,37 @@
+"""Running a server program (initdb, pg_ctl, pg_basebackup) as the instance's server user."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from dbio import trust
+from dbio.errors import DbioError
+from dbio.managed.server_user import ServerUser
+
+
+def run(user: ServerUser, cmd: list[str], *, cwd: Path, log_file: Path, what: str) -> str:
+    """The program's output; a failure names its last line and the server log's last error."""
+    kwargs: dict = {}
+    if os.geteuid() == 0 and user.uid != 0:
+        kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
+    # nothing of dbio's environment reaches the program (PG* variables, a password)
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+    proc = subprocess.run(cmd, cwd=str(cwd), env=env, capture_output=True, text=True, **kwargs)
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        tail = detail[-1] if detail else f"exit status {proc.returncode}"
+        log_tail = log_tail_of(log_file)
+        hint = f"server log {log_file}" + (f": {log_tail}" if log_tail else "")
+        raise DbioError(f"{what} failed: {tail}", hint)
+    return proc.stdout
+
+
+def log_tail_of(log_file: Path) -> str:
+    try:
+        lines = [ln for ln in trust.read_no_follow(log_file).splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    errors = [ln for ln in lines[-20:] if "FATAL" in ln or "ERROR" in ln or "LOG:  invalid" in ln]
+    return (errors or lines[-1:] or [""])[-1].strip()

@@ -1,0 +1,198 @@
+"""The mysql engine's managed instance (the machine's mariadbd), as users run it: lifecycle, setup
+in both schema models with --verify at 8 KiB and 16 KiB pages, runs at update pct 0 and 20, scan pct,
+an interrupt, and a teardown that spares a user's own tables. They skip with the reason when the
+machine has no MariaDB/MySQL server binaries (Debian package mariadb-server)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import _base_dir, dbio, load_result, result_dir
+
+pymysql = pytest.importorskip("pymysql")
+
+SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "3s"]
+
+
+def _binaries_or_skip():
+    from dbio.engines.mysql.instance import binaries
+    from dbio.errors import UsageError
+
+    try:
+        return binaries.locate()
+    except UsageError as exc:
+        pytest.skip(f"no usable MariaDB/MySQL server binaries: {exc}")
+
+
+class Managed:
+    """buffer_pool is given to every command, as dbio.toml would: the configuration is what the server gets."""
+
+    def __init__(self, root: Path, page: str):
+        self.data_dir, self.results, self.page = root / f"mysql-{page}", root / f"results-{page}", page
+
+    def args(self, *extra: str) -> list[str]:
+        return [*self.here(), "--buffer-pool", "8MiB", "--results-dir", str(self.results), *extra]
+
+    def here(self, *extra: str) -> list[str]:
+        """The options the instance commands take."""
+        return ["--engine", "mysql", "--data-dir", str(self.data_dir), *extra]
+
+    def connect(self, database: str | None = "dbio"):
+        return pymysql.connect(unix_socket=str(self.data_dir / "socket" / "mysqld.sock"), user="root",
+                               database=database, autocommit=True, connect_timeout=5)
+
+    def query(self, sql: str, database: str | None = "dbio") -> list[tuple]:
+        conn = self.connect(database)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def managed():
+    """One managed instance with 8 KiB pages (PostgreSQL's block size), removed at the end."""
+    _binaries_or_skip()
+    root = _base_dir()
+    inst = Managed(root, "8k")
+    done = dbio("instance", "init", *inst.here("--innodb-page-size", "8k", "--buffer-pool", "8MiB"))
+    assert done.code == 0, done.text
+    yield inst
+    dbio("instance", "destroy", "--yes", *inst.here())
+    assert not inst.data_dir.exists()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _server_pid(data_dir: Path) -> int:
+    return int((data_dir / "socket" / "mysqld.pid").read_text().split()[0])
+
+
+def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_path):
+    _binaries_or_skip()
+    root = _base_dir()
+    inst = Managed(root, "16k")
+    try:
+        done = dbio("instance", "init", *inst.here("--buffer-pool", "8MiB"))
+        assert done.code == 0, done.text
+        assert "no TCP listener" in done.text and "16 KiB pages" in done.text
+        pid = _server_pid(inst.data_dir)
+        settings = dict(inst.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('skip_networking', 'port', "
+                                   "'innodb_flush_method', 'innodb_page_size', 'innodb_buffer_pool_size', "
+                                   "'innodb_read_ahead_threshold', 'innodb_random_read_ahead', 'performance_schema')"))
+        assert settings == {"skip_networking": "ON", "port": "0", "innodb_flush_method": "O_DIRECT",
+                            "innodb_page_size": "16384", "innodb_buffer_pool_size": str(8 << 20),
+                            "innodb_read_ahead_threshold": "0", "innodb_random_read_ahead": "OFF",
+                            "performance_schema": "ON"}
+        record = inst.data_dir / "dbio-mysql-instance.json"
+        if os.geteuid() == 0:  # the server is 'dbio's; the record and the directory stay root's
+            assert os.stat(f"/proc/{pid}").st_uid == os.stat(inst.data_dir / "data").st_uid != 0
+            assert os.stat(record).st_uid == 0 and os.stat(inst.data_dir).st_uid == 0
+        again = dbio("instance", "init", *inst.here("--buffer-pool", "8MiB"))
+        assert again.code == 2 and "already exists" in again.err and _server_pid(inst.data_dir) == pid
+        status = dbio("instance", "status", *inst.here())
+        assert status.code == 0 and f"running (pid {pid})" in status.out and "MariaDB" in status.out
+        assert dbio("setup", *inst.args(*SMALL, "--verify")).code == 0  # 16 KiB pages: two rows a page, proved
+        assert dbio("instance", "stop", *inst.here()).code == 0
+        assert not Path(f"/proc/{pid}").exists() or b"mariadbd" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert dbio("instance", "status", *inst.here()).code == 3
+        assert dbio("instance", "start", *inst.here("--buffer-pool", "8MiB")).code == 0
+        assert _server_pid(inst.data_dir) != pid
+        refused = dbio("instance", "start", *inst.here("--innodb-page-size", "8k"))
+        assert refused.code == 2 and "fixed when an instance is created" in refused.err
+        done = dbio("instance", "destroy", "--yes", *inst.here())
+        assert done.code == 0, done.text
+        assert not inst.data_dir.exists()
+    finally:
+        if inst.data_dir.exists():
+            dbio("instance", "destroy", "--yes", *inst.here())
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("schemas, threads", [(2, 1), (1, 2)], ids=["multi-schema", "single-schema"])
+def test_setup_verifies_rows_per_leaf_page_at_8k_pages(managed, schemas, threads):
+    done = dbio("setup", *managed.args(*SMALL, "--schemas", str(schemas), "-t", str(threads), "--reload",
+                                       "--verify"))
+    assert done.code == 0, done.text
+    assert "ok   dbio_cf1_1 1 row per 8 KiB page: 4096 rows in 4096 leaf pages" in done.out
+    assert ("ok   dbio_cf1_2 rows" in done.out) == (schemas == 2)
+    assert "ok   dbio_cf1_1 keys scattered" in done.out and "verified: all" in done.out
+
+
+@pytest.mark.parametrize("update_pct, scan_pct", [(0, 0), (20, 0), (0, 10)])
+def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
+    assert dbio("setup", *managed.args(*SMALL, "--reload")).code == 0
+    label = f"u{update_pct}s{scan_pct}"
+    done = dbio("run", *managed.args(*SMALL, "-t", "2", "--update-pct", str(update_pct), "--scan-pct",
+                                     str(scan_pct), "--label", label))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete" and [s["state"] for s in doc["sessions"]] == ["done", "done"]
+    totals = doc["totals"]
+    statements = totals["selects"] + totals["updates"]
+    assert statements > 50
+    assert abs(totals["updates"] - statements * update_pct / 100) <= 2 * 2  # exact per 100, per session
+    reads = totals["selects"] + totals["scans"]  # scan_pct counts scans among all reading statements
+    assert abs(totals["scans"] - reads * scan_pct / 100) <= 2 * 2 and (totals["scans"] > 0) == (scan_pct > 0)
+    shown = {k: v["setting"] for k, v in doc["settings"].items()} if "settings" in doc else None
+    caps = doc["capabilities"]
+    assert caps["engine"] == "mysql" and caps["direct_io"] and caps["local"]
+    assert "skip_networking" in caps["settings_shown"] and "innodb_page_size" in caps["settings_shown"]
+    assert shown is None or shown["innodb_page_size"] == "8192"
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0  # 32 MiB against an 8 MiB buffer pool
+    if update_pct:
+        assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
+
+
+def _dbio_sessions(managed) -> list[tuple]:
+    return [row for row in managed.query("SELECT ID, USER, COMMAND, INFO FROM information_schema.PROCESSLIST "
+                                         "WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", None)
+            if row[1] not in ("system user", "event_scheduler")]
+
+
+def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_sessions(managed):
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
+                                                                                "--label", "sigint")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    deadline = time.monotonic() + 60
+    directory = None
+    while time.monotonic() < deadline and directory is None:
+        found = [p for p in managed.results.glob("*-sigint")] if managed.results.exists() else []
+        samples = found[0] / "samples.jsonl" if found else None
+        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
+            directory = found[0]
+        time.sleep(0.2)
+    assert directory is not None, "the run never reached its measured window"
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 10, "the run must end within seconds"
+    assert proc.returncode == 130, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "interrupted" and "SIGINT" in doc["status_reason"]
+    assert "INTERRUPTED" in (directory / "report.txt").read_text()
+    time.sleep(0.5)  # the server ends a session when its client's socket closes
+    assert _dbio_sessions(managed) == []
+
+
+def test_teardown_spares_a_users_own_tables(managed):
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    managed.query("CREATE TABLE orders (id INT PRIMARY KEY)")
+    managed.query("CREATE TABLE dbio_mine (id INT PRIMARY KEY) COMMENT 'dbio: looks like it'")
+    done = dbio("teardown", *managed.here())
+    assert done.code == 0, done.text
+    assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
+    assert "left in place: table dbio_mine (not created by dbio" in done.text
+    names = {r[0] for r in managed.query("SELECT TABLE_NAME FROM information_schema.TABLES "
+                                         "WHERE TABLE_SCHEMA = 'dbio'")}
+    assert names == {"orders", "dbio_mine"}
+    managed.query("DROP TABLE orders, dbio_mine")
