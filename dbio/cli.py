@@ -15,7 +15,7 @@ from dbio import __version__, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.options import OPTIONS, RESTART_KNOBS
+from dbio.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -208,6 +208,36 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
     baselines.baseline(config, _ui(ctx), baseline_path, out)
 
 
+@cli.command("ops")
+@click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
+@click.option("--target", type=click.Path(path_type=Path), default=None,
+              help="backup: an empty or new directory for the base backup (checked before anything starts).")
+@click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
+                                                          "[default: 256MB].")
+@click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
+                                                            "at most 90% of shared_buffers [default: 64MB].")
+@click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
+                                                "MB/s is given against that rate (needs fio).")
+@click.option("--cold", is_flag=True, help="backup: stop the instance and copy its files (a cold backup) instead of "
+                                            "pg_basebackup's online one.")
+@with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
+@click.pass_context
+def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
+                dirty: str | None, baseline: bool, cold: bool, **_: Any) -> None:
+    """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
+    write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
+    (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
+    from dbio.commands import ops as ops_run
+
+    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold))
+    for line in ops_run.summary_lines(document):
+        _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if document["status"] == "interrupted":
+        ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
+    if document["status"] != "complete":
+        ctx.exit(1)
+
+
 def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
     ui = _ui(ctx)
     for line in lines:
@@ -237,7 +267,9 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @cli.command()
 @click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
               help="A knob and its values (repeatable): any run knob, or "
-                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance).")
+                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance), or "
+                   f"{', '.join(LAYOUT_KNOBS)} (layouts: places joined with ':', 'none' for the data directory; "
+                   "each layout moves the WAL or reloads the tables).")
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
@@ -251,11 +283,14 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                                                 "step's sessions: the raw curve beside the database's (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
+@click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
+              help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
+                   "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
 @capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
-          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None,
+          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
@@ -267,6 +302,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
         given += ["--baseline"] if baseline or baseline_path is not None else []
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
+        given += ["--op"] if op else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -283,8 +319,11 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    from dbio.commands import ops as ops_command
+
     sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked)
+                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
+                        op=ops_command.sweep_op(op) if op else None)
 
 
 @cli.command()

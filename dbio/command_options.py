@@ -57,7 +57,7 @@ def _an_existing_instance(option: Option) -> bool:
 # Command (as typed) -> the options it uses. Commands that load or run use them all.
 COMMANDS: dict[str, Uses] = {
     "quickstart": _everything, "setup": _all_but_nodes, "run": _run, "sweep": _everything,
-    "baseline": _an_existing_instance, "kubernetes": _an_existing_instance,
+    "baseline": _an_existing_instance, "kubernetes": _an_existing_instance, "ops": _an_existing_instance,
     "teardown": _the_server,
     "instance init": _a_new_instance, "instance start": _the_instance,
     "instance stop": _the_instance_place, "instance status": _the_instance_place,

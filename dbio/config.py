@@ -96,6 +96,8 @@ class ConnectionConfig:
     dsns: tuple[str, ...]  # --dsn, one per node; none: the embedded instance
     dbname: str
     password_in_config: bool
+    node_names: tuple[str, ...] = ()  # one per dsn when given
+    weights: tuple[str, ...] = ()  # one positive number per dsn when given (checked in config_checks)
 
     @property
     def dsn(self) -> str | None:
@@ -247,7 +249,14 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
 
 def _connection(values: dict[str, Any]) -> ConnectionConfig:
     dsns = values.pop("dsn") or ()
-    return ConnectionConfig(dsns=tuple(dsns), **values)
+    names = _items(values.pop("node_names"))
+    weights = _items(values.pop("weights"))
+    return ConnectionConfig(dsns=tuple(dsns), node_names=names, weights=weights, **values)
+
+
+def _items(values: tuple[str, ...] | None) -> tuple[str, ...]:
+    """A list option given as one comma-separated value, several, or a TOML list."""
+    return tuple(item.strip() for value in values or () for item in str(value).split(",") if item.strip())
 
 
 def environment() -> dict[str, str]:

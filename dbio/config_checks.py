@@ -23,6 +23,7 @@ MAX_SESSIONS = 4096
 def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
+    errors += node_errors(config)
     return errors + registry.entry(config.connection.engine).check(config)
 
 
@@ -132,6 +133,30 @@ def member_errors(config: Config) -> list[ConfigError]:
         return [problem(config, "nodes", "picks members of the embedded instance; with --dsn the servers are those "
                         "given", "remove --nodes, or give only the --dsn of the servers to use")]
     return []
+
+
+def node_errors(config: Config) -> list[ConfigError]:
+    """node_names and weights: one per --dsn; names distinct words, weights positive numbers."""
+    c, errors = config.connection, []
+    nodes = len(c.dsns)
+    for key, items in (("node_names", c.node_names), ("weights", c.weights)):
+        if items and len(items) != nodes:
+            errors.append(problem(config, key, f"gives {len(items)} values for {nodes} --dsn node(s)",
+                                  "give one per --dsn, in the same order", ",".join(items)))
+    if len(set(c.node_names)) != len(c.node_names) or any(
+            not n.replace("-", "").replace("_", "").isalnum() or n == "total" for n in c.node_names):
+        errors.append(problem(config, "node_names", "are not distinct simple names",
+                              "use distinct words of letters, digits, - and _ (not 'total')", ",".join(c.node_names)))
+    for w in c.weights:
+        try:
+            ok = 0 < float(w) < float("inf")
+        except ValueError:
+            ok = False
+        if not ok:
+            errors.append(problem(config, "weights", f"{w!r} is not a positive number", "give positive numbers",
+                                  ",".join(c.weights)))
+            break
+    return errors
 
 
 def foreign_option_errors(config: Config) -> list[ConfigError]:

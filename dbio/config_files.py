@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from dbio import slobconf, trust
+from dbio import slob_services, slobconf, trust
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import SECTIONS, slob_value
 from dbio.options import BY_KEY, OPTIONS
@@ -58,6 +58,8 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
                     errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
                     continue
                 out[key] = (item, origin)
+        elif name == NODES_TABLE and isinstance(value, list) and all(isinstance(e, dict) for e in value):
+            out.update(_nodes_table(origin, value, errors))
         elif name == COST_TABLE and isinstance(value, dict):
             continue  # prices: read and checked by commands/capacity.py for the commands that use them
         elif name in BY_KEY and not BY_KEY[name].file:
@@ -66,6 +68,35 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
             out[name] = (value, origin)
         else:
             errors.append(_unknown_key(f"{origin}: {name}", name, value))
+    return out
+
+
+NODES_TABLE = "nodes"  # [[nodes]] dsn = "...", name = "...", weight = 2
+
+
+def _nodes_table(origin: str, entries: list[Any], errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    """[[nodes]]: one table per node, as the options dsn, node_names and weights (all or none of each)."""
+    dsns, names, weights = [], [], []
+    for i, entry in enumerate(entries, start=1):
+        where = f"{origin}: nodes[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("dsn"), str):
+            errors.append(ConfigError(where, entry, "is not a table with a dsn", 'write dsn = "host=... dbname=..."'))
+            return {}
+        unknown = sorted(set(entry) - {"dsn", "name", "weight"})
+        if unknown:
+            errors.append(ConfigError(f"{where}.{unknown[0]}", entry[unknown[0]], "is not a node key",
+                                      "a node has dsn, name and weight"))
+            return {}
+        dsns.append(entry["dsn"])
+        if "name" in entry:
+            names.append(str(entry["name"]))
+        if "weight" in entry:
+            weights.append(str(entry["weight"]))
+    out: dict[str, tuple[Any, str]] = {"dsn": (dsns, origin)}
+    if names:
+        out["node_names"] = (names, origin)
+    if weights:
+        out["weights"] = (weights, origin)
     return out
 
 
@@ -98,9 +129,19 @@ def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
         errors.extend(exc.errors)
         return {}
     ignored = [i for i in ignored if not i.empty]
+    out: dict[str, tuple[Any, str]] = {}
+    services = {i.name: i for i in ignored if i.name in ("SQLNET_SERVICE_BASE", "SQLNET_SERVICE_MAX")}
+    if len(services) == 2:  # SLOB's services as nodes, when libpq knows them (slob_services.py)
+        base, count = services["SQLNET_SERVICE_BASE"], services["SQLNET_SERVICE_MAX"]
+        dsns, why = slob_services.as_nodes(base.value, count.value)
+        ignored = [i for i in ignored if i.name not in services]
+        where = f"{path.name} lines {base.line}, {count.line}: SQLNET_SERVICE_BASE, SQLNET_SERVICE_MAX"
+        if dsns is not None:
+            out["dsn"] = (dsns, where)
+        if notices is not None:
+            notices.append(f"{where}: {why}" if dsns else f"{where}: not used: {why}")
     if ignored and notices is not None:
         notices.append(f"{path.name}: not used: " + "; ".join(f"{i.name} (line {i.line}: {i.why})" for i in ignored))
-    out: dict[str, tuple[Any, str]] = {}
     for entry in entries:
         out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")
     return out

@@ -32,7 +32,11 @@ class Progress(Protocol):
 
 
 def plan_jobs(spec: SetupSpec) -> list[TableJob]:
-    jobs = [TableJob(i, "data", spec.scale) for i in range(1, spec.schemas + 1)]
+    if spec.partitions:  # the single schema's table in ranges of keys, one part per place, loaded in parallel
+        jobs = [TableJob(1, "data", hi - lo + 1, part=k, first_key=lo)
+                for k, (lo, hi) in enumerate(spec.part_keys(), start=1)]
+    else:
+        jobs = [TableJob(i, "data", spec.scale) for i in range(1, spec.schemas + 1)]
     if spec.scan_table_blocks:
         jobs.append(TableJob(1, "scan", spec.scan_table_blocks))
     return jobs
@@ -49,9 +53,9 @@ def row_batches(job: TableJob, *, key_order: str, seed: int, filler_bytes: int,
     rng = np.random.default_rng(seed)
     n = job.rows
     if key_order == "random" and job.kind == "data":
-        keys = rng.permutation(n).astype(np.int64) + 1
+        keys = rng.permutation(n).astype(np.int64) + job.first_key
     else:
-        keys = np.arange(1, n + 1, dtype=np.int64)
+        keys = np.arange(job.first_key, job.first_key + n, dtype=np.int64)
     pool = np.frombuffer(rng.bytes(POOL_BYTES), dtype=np.uint8)
     windows = np.lib.stride_tricks.sliding_window_view(pool, filler_bytes)
     for start in range(0, n, chunk_rows):
@@ -67,7 +71,8 @@ def row_batches(job: TableJob, *, key_order: str, seed: int, filler_bytes: int,
 
 
 def job_seed(setup_id: str, job: TableJob) -> int:
-    digest = hashlib.sha256(f"{setup_id}:{job.kind}:{job.schema_index}".encode()).digest()
+    part = f":{job.part}" if job.part else ""  # a whole table keeps the seed it always had
+    digest = hashlib.sha256(f"{setup_id}:{job.kind}:{job.schema_index}{part}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
 
 

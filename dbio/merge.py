@@ -94,6 +94,7 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "direct_io": all(c.get("direct_io") for c in caps), "local": False,
         "io_timing": all(c.get("times_data_io", True) for c in caps),
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
+        "page_bytes": caps[0].get("page_bytes") or 8192 if caps else 8192,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 

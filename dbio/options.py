@@ -118,6 +118,12 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Use an existing PostgreSQL server (libpq connection string; PG* variables fill the rest). "
            "Repeat it (a list in dbio.toml) to spread the sessions over several servers, one node each. "
            "Passwords belong in PGPASSWORD or ~/.pgpass, never here."),
+    Option("node_names", "connection", "strs", None,
+           "Names of the --dsn nodes, in their order (--node-names a,b; node1, node2, ... by default). In dbio.toml "
+           "a [[nodes]] table per node (dsn, name, weight) sets dsn, node_names and weights at once."),
+    Option("weights", "connection", "strs", None,
+           "Weight of each --dsn node, in their order (--weights 3,1): sessions are spread in proportion "
+           "(largest remainder); without weights they are dealt in turn."),
     Option("dbname", "connection", "str", "dbio", "Database dbio uses in the embedded instance.",
            slob=("DBNAME",)),
     Option("password_in_config", "connection", "bool", False,
@@ -144,6 +150,8 @@ OPTIONS: tuple[Option, ...] = _assemble()
 # the short names sweep step directories use for them.
 RESTART_KNOBS: dict[str, str] = {key: short for name in registry.names()
                                  for key, short in registry.entry(name).RESTART_KNOBS.items()}
+LAYOUT_KNOBS: dict[str, str] = {key: short for name in registry.names()
+                                for key, short in registry.entry(name).LAYOUT_KNOBS.items()}
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 

@@ -85,7 +85,8 @@ def _figures(value: Any, where: str) -> None:
 
 _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "wal_mib_per_s", "avg_read_us",
                    "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
-                   "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores")
+                   "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
+                   "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
 _SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
                    **{name: FIGURE for name in _SERIES_FIGURES}})
 _HISTOGRAM = obj({"counts": array(count), "sum_us": FIGURE, "max_us": FIGURE})
@@ -220,3 +221,25 @@ MANIFEST = obj({
     "nodes": optional(array(obj({"name": text, "engine": text, "role": text, "server": obj(), "capabilities": obj()},
                                 required=("name", "engine", "role", "server", "capabilities")))),
 }, required=("client", "run_id", "created", "plan", "config", "server", "capabilities", "host", "setup", "storage"))
+
+
+# -- result.json of a maintenance operation (dbio ops, format dbio-ops) ------------------------------
+
+_OPS_DEVICE = obj({"roles": optional(array(text)), **{name: FIGURE for name in (
+    "reads_per_s", "writes_per_s", "read_mib_per_s", "write_mib_per_s", "read_bytes", "write_bytes", "avg_read_us",
+    "avg_write_us", "utilization_pct", "avg_queue")}})
+_OPS_READING = optional(obj({"t": number, "stat": optional(COUNTERS), "disks": optional(obj(rest=COUNTERS))},
+                            required=("t",)))
+
+
+def ops(known_version: int) -> Shape:
+    return obj({
+        "format": text, "format_version": version(known_version), "kind": text, "operation": text, "status": text,
+        "status_reason": optional(text), "label": optional(text), "created_at": optional(text),
+        "dbio_version": optional(text), "config": obj(), "environment": optional(obj()),
+        "places": optional(obj(rest=array(text))), "detail": optional(obj()),
+        "readings": optional(obj({"begin": _OPS_READING, "end": _OPS_READING})),
+        "figures": obj({"seconds": FIGURE, "window_seconds": FIGURE, "bytes": FIGURE, "mb_per_s": FIGURE,
+                        "devices": optional(obj(rest=_OPS_DEVICE)),
+                        "cpu": optional(obj({"host": optional(obj(rest=FIGURE))}))}, rest=optional(obj(rest=anything))),
+    }, required=("format", "format_version", "kind", "operation", "status", "config", "figures"))

@@ -30,6 +30,7 @@ class Ignored:
     line: int
     why: str
     empty: bool = False  # set to nothing, as SLOB ships EXTERNAL_SCRIPT: nothing to explain
+    value: str = ""  # read only where a mapping needs it (SQLNET_SERVICE_*), never shown
 
 
 def parse(path: Path) -> list[Entry]:
@@ -76,7 +77,7 @@ def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[
         value = words[0] if words else ""
         name_upper = name.upper()
         if name_upper in SLOB_IGNORED:
-            ignored.append(Ignored(name_upper, number, SLOB_IGNORED[name_upper], empty=value == ""))
+            ignored.append(Ignored(name_upper, number, SLOB_IGNORED[name_upper], empty=value == "", value=value))
             continue
         option = BY_SLOB.get(name_upper)
         if option is None:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from dbio.errors import UsageError
 from dbio.engines.base import (Capabilities, Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
                                TableJob, TableTiming, Teardown)
 
@@ -50,7 +51,16 @@ class FakeServer:
                          "wal_bytes": 0.0, "wal_writes": 0.0, "wal_syncs": 0.0}
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
+        self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
+        self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def check(self) -> None:
+        if self.stopped:
+            raise ConnectionError("the fake server stopped")
 
     def add(self, **amounts: float) -> None:
         with self.lock:
@@ -73,13 +83,17 @@ class FakeEngine:
     name = "fake"
     filler_bytes = 0
 
-    def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0"):
+    def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0", read_only: bool = False,
+                 clock_offset: float = 0.0):
         self.server = server or FakeServer()
         self.version = version
+        self.read_only = read_only  # a fake hot standby: no control row, its sessions carry the control
+        self.clock_offset = clock_offset  # its clock against the host's (server_clock)
 
     # -- connections and facts ---------------------------------------------------------
     def connect(self, conninfo: str, *, application_name: str,
                 notify: Callable[[str], None] | None = None) -> FakeConnection:
+        self.server.check()
         conn = FakeConnection(self.server, application_name, next(self.server.pids))
         self.server.connections.add(conn)
         return conn
@@ -100,6 +114,11 @@ class FakeEngine:
     def abandon(self, conn: FakeConnection) -> None:
         self.close(conn)
 
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
+                         "run dbio ops on PostgreSQL (--engine postgresql)")
+
     def probe(self, conn: FakeConnection) -> ServerInfo:
         caps = Capabilities(engine=self.name, server_version=self.version, version_num=10000, has_io_view=True,
                             io_view_has_wal=False, has_backend_cpu=False, can_see_waits=True, data_directory=None,
@@ -107,7 +126,7 @@ class FakeEngine:
                             missing=(("process CPU", "the fake server has no processes"),),
                             times_data_io=True, times_redo_io=False, cache_name=CACHE_NAME, redo_directory=None,
                             settings_shown=("fake_cache_blocks", "fake_sync"), maintenance_process="sweeper",
-                            maintenance_name="the fake sweeper")
+                            maintenance_name="the fake sweeper", read_only=self.read_only)
         settings = {"fake_cache_blocks": {"setting": "16", "unit": None, "source": "default"},
                     "fake_sync": {"setting": "on", "unit": None, "source": "default"},
                     "fake_hidden": {"setting": "x", "unit": None, "source": "default"}}
@@ -191,7 +210,8 @@ class FakeEngine:
                 "access_path": access_path, "expected_node": "Fake Lookup"}
 
     def hold_barrier(self, conn: FakeConnection, run_id: int) -> None:
-        self.server.runs[run_id].released.clear()
+        with self.server.lock:  # a read-only node has no run row: the barrier alone
+            self.server.runs.setdefault(run_id, _Run({})).released.clear()
 
     def waiting_at_barrier(self, conn: FakeConnection, run_id: int) -> int:
         return self.server.runs[run_id].waiting
@@ -211,6 +231,17 @@ class FakeEngine:
         if run is not None:
             run.released.set()  # sessions still at the barrier find no run and return
 
+    def has_workload(self, conn: FakeConnection) -> bool:
+        return self.server.workload_replicated  # a fake standby whose primary never installed the loop: False
+
+    def server_clock(self, conn: FakeConnection) -> float:
+        return time.time() + self.clock_offset
+
+    def release_barrier(self, conn: FakeConnection, run_id: int) -> None:
+        run = self.server.runs.pop(run_id, None)
+        if run is not None:
+            run.released.set()
+
     def forget_abandoned_runs(self, conn: FakeConnection, alive: Callable[[str], bool]) -> int:
         return 0
 
@@ -226,13 +257,18 @@ class FakeEngine:
 
     async def call_slice(self, conn: FakeConnection, *, run_id: int, session: int, barrier: bool,
                          iterations_before: int, selects_before: int, max_iterations: int | None,
-                         think_left: float) -> SliceResult:
+                         think_left: float, control: dict[str, Any] | None = None) -> SliceResult:
         run = self.server.runs.get(run_id)
         if barrier and run is not None:
             run.waiting += 1
             while not run.released.is_set():
                 await asyncio.sleep(0.005)
             run = self.server.runs.get(run_id)
+        if control is not None:  # a read-only node: the run as its sessions carry it
+            run = _Run(control, start=control["started_at"], window_open=control["window_open"],
+                       deadline=control["deadline"])
+        if barrier and run is not None and run.start is not None:  # a start agreed in advance: wait for it
+            await asyncio.sleep(max(0.0, run.start - time.time()))
         if run is None or run.start is None:
             raise RuntimeError(f"run {run_id} is gone")
         slice_seconds = float(run.control["slice_seconds"])
@@ -244,6 +280,7 @@ class FakeEngine:
         if max_iterations is not None:
             iterations = min(iterations, max_iterations)
         await asyncio.sleep(max(0.0, end - time.time()))
+        self.server.check()
         return self._slice(run, iterations, end)
 
     def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
@@ -282,6 +319,7 @@ class FakeEngine:
         return None
 
     async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
+        self.server.check()
         with self.server.lock:
             return {"t": time.time(), **self.server.counters}
 

@@ -14,10 +14,12 @@ from dbio.collect import procfs
 from dbio.errors import DbioError, UsageError
 
 PACKAGE = "fio"  # Debian's (and most distributions') package that provides it
-BLOCK = "8k"  # the engine's block: one data-file read
+BLOCK_BYTES = 8192  # the engine's block: one data-file read (PostgreSQL's; Job.block gives another engine's)
 SYNC_ENGINE = "psync"  # one synchronous pread at a time per job, as a database session reads
 DEEP_ENGINE = "libaio"
 DEEP_QUEUE = 32  # requests in flight per job of the ceiling run
+SEQ_BLOCK = 1 << 20  # the sequential run's reads: large, as a scan's bandwidth is measured
+SEQ_QUEUE = 8  # its requests in flight (one job): the device's sequential bandwidth, not one read's latency
 EXTRA_SECONDS = 60  # what fio may take beyond its runtime (startup, laying out a scratch file) before dbio gives up
 
 
@@ -46,7 +48,8 @@ class Job:
     engine: str = SYNC_ENGINE
     iodepth: int = 1
     size: int | None = None  # a scratch file fio lays out first (then it is not read-only)
-    rw: str = "randread"  # randwrite: the write side, on a scratch file only
+    rw: str = "randread"  # randwrite: the write side, on a scratch file only; read: sequential
+    block: int = BLOCK_BYTES  # bytes per request: one read of the engine's (InnoDB's page: 16 KiB by default)
 
     @property
     def side(self) -> str:
@@ -55,15 +58,28 @@ class Job:
     def options(self) -> list[str]:
         """fio's exact command-line options, as recorded in the result."""
         out = [f"--name={self.name}", f"--filename={':'.join(_escaped(f) for f in self.files)}",
-               f"--rw={self.rw}", f"--bs={BLOCK}", "--direct=1", f"--ioengine={self.engine}",
+               f"--rw={self.rw}", f"--bs={self.block // 1024}k", "--direct=1", f"--ioengine={self.engine}",
                f"--iodepth={self.iodepth}", f"--numjobs={self.jobs}", "--time_based", f"--runtime={self.seconds}s",
-               "--norandommap", "--randrepeat=0", "--file_service_type=random", "--group_reporting",
+               "--norandommap", "--randrepeat=0",
+               f"--file_service_type={'sequential' if self.rw == 'read' else 'random'}", "--group_reporting",
                "--output-format=json"]
         if self.size is None:
             out.insert(2, "--readonly")  # the instance's own files: fio must never write them
         else:
             out.insert(2, f"--size={self.size}")
         return out
+
+
+def sequential(name: str, files: tuple[str, ...], seconds: int, size: int | None = None) -> Job:
+    """Large sequential reads with a queue: the bandwidth a DSS scan is judged against."""
+    return Job(name, files, 1, seconds, engine=DEEP_ENGINE, iodepth=SEQ_QUEUE, size=size, rw="read",
+               block=SEQ_BLOCK)
+
+
+def mib_per_s(run: dict[str, Any]) -> float | None:
+    """A sequential run's MiB/s (its reads/s are SEQ_BLOCK reads)."""
+    reads = run.get("reads_per_s")
+    return None if reads is None else reads * SEQ_BLOCK / (1 << 20)
 
 
 def _escaped(path: str) -> str:

@@ -24,7 +24,11 @@ def teardown(config: Config, ui: UI) -> None:
     target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
     conn = target.connect("dbio:teardown")
     try:
-        target.engine.probe(conn)
+        info = target.engine.probe(conn)
+        if info.caps.read_only:  # a hot standby: what its primary drops goes from it by replay
+            ui.say(f"{info.description} is a read-only server (hot standby): nothing dropped there; tearing down "
+                   "its primary removes dbio's objects from it too")
+            return
         done = target.engine.teardown(conn)
     finally:
         conn.close()
@@ -78,7 +82,7 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
-    for line in member_lines(status.members):
+    for line in member_lines(getattr(status, "members", ())):  # only PostgreSQL makes standbys
         ui.say(line)
     for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
@@ -123,7 +127,17 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
     from dbio.report import sweep_model
     from dbio.sweep import document as sweeps
 
-    if sweeps.is_sweep(path):
+    from dbio import ops_result
+
+    if ops_result.is_ops(path):  # a maintenance operation's result (dbio ops)
+        from dbio.report import ops_model
+
+        if capacity is not None:
+            raise UsageError("--target-iops, --latency-slo and --price read a sweep's measured steps",
+                             "give a sweep's directory")
+        text = reports.render_model(ops_model.build(ops_result.read(path)), form)
+        source = (path / results.RESULT_FILE) if path.is_dir() else path
+    elif sweeps.is_sweep(path):
         directory = path if path.is_dir() else path.parent
         doc = sweeps.read(directory)
         text = reports.render_model(sweep_model.build(doc, load_steps(directory, doc), capacity), form)

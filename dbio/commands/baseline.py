@@ -39,6 +39,8 @@ class Place:
     bytes: int
     scratch: bool = False
     writes: baseline_writes.WriteSide | None = None  # the write side, for a run with updates
+    block: int = fio.BLOCK_BYTES  # bytes per read: the engine's own (InnoDB's page, PostgreSQL's block)
+    sequential: bool = False  # also fio's sequential bandwidth, for a run with scans
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,11 @@ def request(path: Path | None) -> Request:
 
 
 def place_on(req: Request, engine: Engine, conn: Any, info: ServerInfo, data_bytes: int, *,
-             writes: bool = False) -> Place:
+             writes: bool = False, sequential: bool = False) -> Place:
     """Where a run's baseline reads: --baseline-path, or the server's own data files; with writes
     (the run has updates), where its write side writes too."""
     place = scratch_place(req.path, data_bytes) if req.path is not None else data_place(engine, conn, info)
+    place = replace(place, sequential=sequential)
     if not writes:
         return place
     return replace(place, writes=baseline_writes.plan(engine, info, req.path, data_bytes))
@@ -99,7 +102,7 @@ def data_place(engine: Engine, conn: Any, info: ServerInfo) -> Place:
         raise UsageError("dbio's tables have no data files to read", "run dbio setup first")
     _check_direct_read(files[0])
     return Place(files, f"the data files of dbio's tables under {info.caps.data_directory}",
-                 sum(os.path.getsize(f) for f in files))
+                 sum(os.path.getsize(f) for f in files), block=info.caps.page_bytes)
 
 
 def _check_direct_read(path: str) -> None:
@@ -123,11 +126,14 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
     size = place.bytes if place.scratch else None
     started = time.time()
     ui.note(f"baseline: fio reads {place.where}: {sessions} synchronous job(s) for {sync_s} s, then "
-            f"{deep_jobs} x {fio.DEEP_QUEUE} asynchronous for {deep_s} s")
+            f"{deep_jobs} x {fio.DEEP_QUEUE} asynchronous for {deep_s} s"
+            + (f", then 1 MiB sequential reads ({fio.SEQ_QUEUE} in flight) for {deep_s} s" if place.sequential else ""))
     try:
-        sync = fio.run(tool, fio.Job("dbio-sync", place.files, sessions, sync_s, size=size))
+        sync = fio.run(tool, fio.Job("dbio-sync", place.files, sessions, sync_s, size=size, block=place.block))
         deep = fio.run(tool, fio.Job("dbio-ceiling", place.files, deep_jobs, deep_s, engine=fio.DEEP_ENGINE,
-                                     iodepth=fio.DEEP_QUEUE, size=size))
+                                     iodepth=fio.DEEP_QUEUE, size=size, block=place.block))
+        seq = fio.run(tool, fio.sequential("dbio-sequential", place.files, deep_s, size)) if place.sequential \
+            else None
     finally:
         if place.scratch:
             Path(place.files[0]).unlink(missing_ok=True)
@@ -140,7 +146,8 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
     ended = time.time()
     return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where, "files": len(place.files),
             "bytes": place.bytes, "scratch": place.scratch, "sessions": sessions, "started_at": started,
-            "ended_at": ended, "seconds": ended - started, "runs": {"sync": sync, "deep": deep}}
+            "ended_at": ended, "seconds": ended - started,
+            "runs": {"sync": sync, "deep": deep, **({"sequential": seq} if seq else {})}}
 
 
 def figures(record: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +156,8 @@ def figures(record: dict[str, Any]) -> dict[str, Any]:
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
             "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
+            "seq_read_mib_per_s": fio.mib_per_s(record["runs"]["sequential"]) if "sequential" in record["runs"]
+            else None,
             **(baseline_writes.figures(record["write_side"]) if record.get("write_side") else {})}
 
 
@@ -192,7 +201,8 @@ def place_for(config: Config, path: Path | None, ui: UI) -> Place:
     conn = target.connect("dbio:baseline")
     try:
         return place_on(Request("", path), target.engine, conn, target.engine.probe(conn),
-                        config.workload.data_bytes, writes=config.workload.update_pct > 0)
+                        config.workload.data_bytes, writes=config.workload.update_pct > 0,
+                        sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
 

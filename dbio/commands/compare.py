@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dbio import ops_result
 from dbio import report as reports
 from dbio import result as results
 from dbio import trust
 from dbio.commands.sweep import load_steps
 from dbio.errors import UsageError
-from dbio.report import compare_model
+from dbio.report import compare_model, ops_model
 from dbio.sweep import document as sweeps
 from dbio.ui import UI
 
@@ -18,6 +19,13 @@ from dbio.ui import UI
 def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | None, ui: UI) -> None:
     if len(paths) < 2:
         raise UsageError("compare needs two or more results or sweeps", "give their directories")
+    operations = {ops_result.is_ops(p) for p in paths}
+    if operations == {True}:  # maintenance operations (dbio ops) side by side
+        _write(reports.render_model(ops_model.build_compare(
+            [(label, ops_result.read(path)) for label, path in zip(input_names(paths, names), paths)]), form), out, ui)
+        return
+    if len(operations) > 1:
+        raise UsageError("compare takes runs or operations (dbio ops), not both", "compare like with like")
     kinds = {sweeps.is_sweep(p) for p in paths}
     if len(kinds) > 1:
         raise UsageError("compare takes results or sweeps, not both", "compare results with results, sweeps with sweeps")
@@ -28,10 +36,17 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
             directory = path if path.is_dir() else path.parent
             doc = sweeps.read(directory)
             loaded.append((label, doc, load_steps(directory, doc)))
-        model = compare_model.build_sweeps(loaded)
+        ops_sweeps = {bool(doc.get("op")) for _, doc, _ in loaded}
+        if len(ops_sweeps) > 1:
+            raise UsageError("compare takes sweeps of runs or sweeps of an operation (--op), not both",
+                             "compare like with like")
+        model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
     else:
         model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
-    text = reports.render_model(model, form)
+    _write(reports.render_model(model, form), out, ui)
+
+
+def _write(text: str, out: Path | None, ui: UI) -> None:
     if out is None:
         ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
         return

@@ -23,11 +23,12 @@ from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
-from dbio.report import baseline_section, verdict
+from dbio.report import baseline_section, verdict, words
 from dbio.run import assemble, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
-from dbio.run.nodes import Node
+from dbio.run import dealing
+from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.run.readings import ONLY_NODE, answered, normalized
 from dbio.ui import UI
@@ -154,9 +155,11 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     if baseline is not None and len(found) > 1:
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
-    share = -(-config.workload.sessions // len(found))  # the most sessions one node gets
+    weights = node_weights(config, len(found))
+    share = max(dealing.shares(weights, config.workload.sessions))  # the most sessions one node gets
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
+    check_writable(config, [info for info, _ in probed])
     probed = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
     for info, _ in probed:
         check_server(info, config, share)
@@ -168,9 +171,10 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
     storages = [_storage(info, record.spec.places) for info, _ in probed]  # each node's, read once
-    nodes = [Node(target.name or (ONLY_NODE if len(found) == 1 else f"node{number}"), target.engine,
-                  target.conninfo, info, role=target.role, devices=_devices(storage))
-             for number, (target, (info, _), storage) in enumerate(zip(found, probed, storages), start=1)]
+    names = node_names(config, len(found), [target.name for target in found])
+    nodes = [Node(name, target.engine, target.conninfo, info, role=role_of(info), devices=_devices(storage),
+                  weight=weight)
+             for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
     # right before the database's run, at its concurrency: the same window on the same storage
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0], baseline=raw)
@@ -182,7 +186,7 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
     conn = target.connect("dbio:baseline")
     try:
         place = baselines.place_on(baseline, target.engine, conn, info, config.workload.data_bytes,
-                                   writes=config.workload.update_pct > 0)
+                                   writes=config.workload.update_pct > 0, sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
     return baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui)
@@ -196,6 +200,29 @@ def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
         return engine.probe(conn), engine.read_setup(conn)
     finally:
         engine.close(conn)
+
+
+def check_writable(config: Config, infos: list[ServerInfo]) -> None:
+    """UPDATEs need a node that takes writes: a run of read-only nodes (hot standbys) only reads."""
+    if config.workload.update_pct and all(info.caps.read_only for info in infos):
+        which = "the server is" if len(infos) == 1 else f"all {len(infos)} servers are"
+        raise UsageError(f"update_pct = {config.workload.update_pct} but {which} read-only (hot standby): "
+                         "no session could UPDATE", "set update_pct = 0, or add a writable server (--dsn of the primary)")
+
+
+def node_names(config: Config, count: int, own: list[str | None] | None = None) -> list[str]:
+    """The nodes' names: as configured (node_names), else the targets' own (an embedded cluster's members),
+    else node1, node2, ... (the one node of a run of one)."""
+    if config.connection.node_names and len(config.connection.node_names) == count and count > 1:
+        return list(config.connection.node_names)
+    if own and all(own) and len(set(own)) == count:
+        return [str(name) for name in own]
+    return [ONLY_NODE] if count == 1 else [f"node{i}" for i in range(1, count + 1)]
+
+
+def node_weights(config: Config, count: int) -> list[float]:
+    """Each node's weight (weights, checked against the nodes when the config was read); equal: the rotor."""
+    return [float(w) for w in config.connection.weights] if config.connection.weights else [1.0] * count
 
 
 def check_distinct(infos: list[ServerInfo]) -> None:
@@ -359,7 +386,7 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(efficiency)
     for finding in verdict.findings(doc):
         if finding.level != "info":
-            lines.append(f"{finding.level}: {finding.message}")
+            lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
     lines.append(f"report: {result.directory / results.REPORT_FILE}")
     html = result.directory / results.HTML_REPORT_FILE

@@ -72,6 +72,13 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
     conn = target.connect("dbio:setup")
     try:
         info = engine.probe(conn)
+        if info.caps.read_only:  # a hot standby: its load is its primary's, replayed
+            record = _replayed_load(engine, conn, spec, info.description, command)
+            ui.say(f"{info.description} is a read-only server (hot standby): it holds setup {record.setup_id}, "
+                   "replicated from its primary; nothing to load")
+            if verify:
+                _print_checks(ui, engine.verify(conn, record))
+            return record
         _keep_default_schema_out(target, conn, ui)
         record = engine.read_setup(conn)
         replace = record is not None and record.spec != spec
@@ -101,6 +108,22 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
         finally:
             conn.close()
     return record
+
+
+REPLAY_WAIT = 60.0  # seconds a standby may take to replay the load its primary just finished
+
+
+def _replayed_load(engine, conn, spec: SetupSpec, where: str, command: str) -> SetupRecord:
+    """The load a read-only server replayed from its primary, waiting a little for a load just made."""
+    deadline = time.monotonic() + REPLAY_WAIT
+    while True:
+        record = engine.read_setup(conn)
+        if record is not None and record.status == "ready" and record.spec == spec:
+            return record
+        if time.monotonic() > deadline:
+            raise UsageError(f"{where} is a read-only server (hot standby) without this load, and dbio cannot load it",
+                             f"run {command} on its primary (the standby replays it), with the same options")
+        time.sleep(0.5)
 
 
 def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: SetupSpec,

@@ -13,13 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbio import __version__, report, result as results
+from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.commands import baseline as baselines
 from dbio.commands import dataset
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
+from dbio.commands import sweep_layout
 from dbio.config import Config, Sources, load_config, option_values
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
@@ -37,21 +38,27 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
-          baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None) -> Path:
+          baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None,
+          op: dict[str, Any] | None = None) -> Path:
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
-    its report reads the steps for (commands/capacity.py)."""
+    its report reads the steps for (commands/capacity.py); op: each step is this maintenance operation
+    (commands/ops.sweep_op) instead of a run."""
+    if op is not None and (until_peak or baseline is not None or capacity is not None or sessions):
+        raise UsageError("a sweep of an operation (--op) varies knobs with --vary only",
+                         "drop --until-peak, --sessions, --baseline and the capacity options")
     base = load_config(sources)
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
-                      peak_gain=peak_gain, baseline=baseline, capacity=capacity)
+                      peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op)
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
-           peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None) -> Path:
+           peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None,
+           op: dict[str, Any] | None = None) -> Path:
     if not varies and not until_peak:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
@@ -65,17 +72,21 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
     directory = _sweep_directory(base)
     run_command.check_results_dir(directory)
+    if any(v.layout for v in varies):
+        sweep_layout.check(configs, ui)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
              for i, values in enumerate(combos)]
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
-           "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain, "steps": steps,
-           "wall_seconds": 0.0}
+           "counted": plan.counted(varies), "until_peak": until_peak, "peak_gain": peak_gain, "knee_gain": knee_gain,
+           "steps": steps, "wall_seconds": 0.0}
     if baseline is not None:  # kept, so a resumed sweep measures its remaining steps the same way
         doc["baseline"] = {"path": None if baseline.path is None else str(baseline.path)}
     if capacity is not None:
         doc["capacity"] = capacity
+    if op is not None:
+        doc["op"] = op
     _ensure_data(configs, ui)
     trust.make_private_directory(directory, "the sweep")
     document.write(directory, doc)
@@ -135,7 +146,7 @@ def baseline_request(doc: dict[str, Any]) -> baselines.Request | None:
 
 def _finished_result(path: Path) -> dict[str, Any] | None:
     try:
-        result = results.read(path)
+        result = ops_result.read(path) if ops_result.is_ops(path) else results.read(path)
     except UsageError:
         return None
     return result if result.get("status") == "complete" else None
@@ -192,6 +203,10 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["status"] = "running"
     document.write(directory, doc)
     try:
+        if any(plan.Vary(key, tuple(values)).layout for key, values in doc.get("vary") or []):
+            sweep_layout.prepare(config, ui)
+        if doc.get("op"):
+            return _op_step(directory, doc, step, ui, config, durations, t0)
         outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
     except DbioError as exc:
         step["status"], step["error"] = "failed", str(exc)
@@ -202,6 +217,20 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
     step["headline"] = _headline(outcome.document)
     ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
+    return outcome
+
+
+def _op_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, config: Config,
+             durations: list[float], t0: float) -> Any:
+    """A step of a sweep of a maintenance operation (dbio ops), recorded as a run's step is."""
+    from dbio.commands import ops as ops_command
+    from dbio.report import ops_model
+
+    outcome = ops_command.step(config, ui, doc["op"], directory / step["name"])
+    durations.append(time.monotonic() - t0)
+    step.update(status=outcome.status, seconds=round(durations[-1], 3),
+                window_seconds=outcome.document["figures"].get("window_seconds"))
+    ui.say(f"    {outcome.status}: {ops_model.headline(outcome.document)}")
     return outcome
 
 
@@ -259,7 +288,8 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
     """A step's configuration: the stored base values, the step's own, and the live DSN, which
     enters as DBIO_DSN would (a password there is accepted, as `run` accepts it)."""
     try:
-        return load_config(Sources(cli={**base_values, **values, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+        typed = {key: plan.option_value(key, value) for key, value in values.items()}
+        return load_config(Sources(cli={**base_values, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
                                    cwd=cwd, discover=False))
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
@@ -287,6 +317,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
     if not configs:
         return
     biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
+    sweep_layout.relayout(biggest, ui)  # its WAL where it says, before the server starts with it
     target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
         if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None
     record = None
@@ -336,7 +367,7 @@ def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]
         path = directory / step["name"] / results.RESULT_FILE
         if path.exists():
             try:
-                out[step["name"]] = results.read(path)
+                out[step["name"]] = ops_result.read(path) if ops_result.is_ops(path) else results.read(path)
             except UsageError:
                 continue
     return out

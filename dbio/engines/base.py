@@ -42,6 +42,10 @@ class Capabilities:
     settings_shown: tuple[str, ...] = ()  # the settings a report lists, in this order
     maintenance_process: str | None = None  # the process kind (counters' by_backend) of background maintenance
     maintenance_name: str = "background maintenance"  # what to call that work (PostgreSQL: autovacuum)
+    read_only: bool = False  # the server takes no writes (a hot standby): its sessions run no UPDATE
+    redo_name: str = "WAL"  # what its users call its redo log (InnoDB: the redo log)
+    block_name: str = "block"  # what its users call the unit of a data file it reads (InnoDB: page)
+    page_bytes: int = 8192  # bytes of that unit: a buffer-cache miss reads one
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -78,6 +82,17 @@ class SetupSpec:
     row_format: int = 1
     places: tuple[str, ...] = ()  # directories the schemas' tables are spread over in turn; none: the server's
 
+    @property
+    def partitions(self) -> int:
+        """Parts the single schema's table is split into, one per place (0: not split)."""
+        return len(self.places) if self.schemas == 1 and len(self.places) > 1 else 0
+
+    def part_keys(self) -> list[tuple[int, int]]:
+        """Each part's first and last key: keys 1..scale in consecutive ranges as even as can be."""
+        n = self.partitions
+        bounds = [self.scale * k // n for k in range(n + 1)] if n else []
+        return [(bounds[k] + 1, bounds[k + 1]) for k in range(n)]
+
     def to_dict(self) -> dict[str, Any]:
         out = {"scale": self.scale, "schemas": self.schemas, "scan_table_blocks": self.scan_table_blocks,
                "key_order": self.key_order, "row_format": self.row_format}
@@ -102,6 +117,8 @@ class TableJob:
     schema_index: int  # 1-based; 0 for nothing
     kind: str  # data | scan
     rows: int
+    part: int = 0  # 1-based partition of a split data table (single schema over data_dirs); 0: the whole table
+    first_key: int = 1  # the part's keys are first_key .. first_key + rows - 1
 
     @property
     def bytes(self) -> int:
@@ -191,6 +208,25 @@ class SliceResult:
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
 
 
+class Operations(Protocol):
+    """Timed maintenance work on one server's loaded data set (dbio ops; engines/postgres/operations.py).
+
+    window: a context manager factory the command supplies; the operation enters it around exactly
+    the part it times, and the command's readings there give the device and CPU figures."""
+
+    def connect(self) -> Any: ...
+    def places(self, conn: Any, data_directory: str | None) -> dict[str, list[str]]: ...  # role -> directories
+    def dataset_bytes(self, conn: Any) -> int: ...
+    def loaded(self, conn: Any) -> SetupRecord: ...  # refuses when nothing is loaded
+    def embedded(self, what: str) -> Any: ...  # refuses with --dsn
+    def check_wal_room(self, wal_bytes: int) -> None: ...
+    def check_dirty(self, dirty_bytes: int, cache_bytes: int, data_bytes: int) -> None: ...
+    def rebuild_indexes(self, conn: Any, window: Callable[[], Any]) -> dict[str, Any]: ...
+    def backup(self, target: Any, window: Callable[[], Any], cold: bool = False) -> dict[str, Any]: ...
+    def recovery(self, record: SetupRecord, wal_bytes: int, window: Callable[[], Any]) -> dict[str, Any]: ...
+    def checkpoint(self, record: SetupRecord, dirty_bytes: int, window: Callable[[], Any]) -> dict[str, Any]: ...
+
+
 class Engine(Protocol):
     """The engine-specific part of dbio: behaviour, never SQL for others to run. Implementations
     live in dbio/engines/<name>/ (tests/fake_engine.py is a template with no database).
@@ -245,6 +281,12 @@ class Engine(Protocol):
     def release(self, conn: Any, run_id: int, *, warmup: float, run_time: float,
                 start: float | None = None) -> tuple[float, float, float | None]: ...
     def forget_run(self, conn: Any, run_id: int) -> None: ...
+    # read-only nodes (Capabilities.read_only): nothing can be written there, so the loop must have come
+    # from its primary, the barrier is released without a control row (each slice call carries the run's
+    # control, its start agreed in advance), and forgetting the run only lets go of the barrier
+    def has_workload(self, conn: Any) -> bool: ...
+    def server_clock(self, conn: Any) -> float: ...  # the server's clock now (epoch seconds), for its offset
+    def release_barrier(self, conn: Any, run_id: int) -> None: ...
     def forget_abandoned_runs(self, conn: Any, alive: Callable[[str], bool]) -> int: ...
 
     # run: sessions (async)
@@ -267,3 +309,7 @@ class Engine(Protocol):
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]: ...
     async def session_states(self, conn: Any, pids: list[int]) -> list[str]: ...  # one label per session
     async def background_pids(self, conn: Any, session_pids: list[int]) -> list[int]: ...  # server helpers
+
+    # maintenance operations (dbio ops): raises UsageError when the engine has none
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Operations: ...

@@ -79,7 +79,8 @@ class Counters(TypedDict, total=False):
     db: DatabaseCounters  # (required)
     checkpoints: CheckpointCounters  # absent: the engine cannot tell (no checkpoint finding then)
     writers: dict[str, float]  # the engine's buffer writers in its own names, kept for the record (no reader)
-    gauges: dict[str, Any]  # point-in-time values, never differenced (other sessions active...)
+    gauges: dict[str, Any]  # point-in-time values, never differenced (other sessions active, replay lag...)
+    replication: dict[str, float]  # a standby's: wal_received_bytes (its receive position)
 
 
 REQUIRED = ("t", "data", "client", "client_normal", "wal", "db")

@@ -33,6 +33,12 @@ class EngineEntry(Protocol):
 
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
     RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
+    LAYOUT_KNOBS: dict[str, str]  # its options placing files that a sweep may vary -> short name
+
+    def relayout(self, config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
+        """Bring its embedded instance to the configuration's layout where that needs no load (a sweep
+        step): e.g. move the WAL; nothing for a server of the user's. check_only: refuse (UsageError)
+        a layout it could not make, changing nothing."""
 
     def check(self, config: Config) -> list[ConfigError]:
         """Its cross-field configuration rules that need no server, one line each."""

@@ -74,7 +74,8 @@ def _ratio(database: float | None, raw: float | None) -> float | None:
 
 
 def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
-    label = {"sync": "synchronous (psync)", "deep": f"ceiling ({run.get('engine')})"}.get(name, name)
+    label = {"sync": "synchronous (psync)", "deep": f"ceiling ({run.get('engine')})",
+             "sequential": f"sequential 1 MiB ({run.get('engine')})"}.get(name, name)
     return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
             run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("seconds")]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import fmt, sweep_model, verdict
+from dbio.report import fmt, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare, series
@@ -36,9 +36,10 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     sections = [_context(named), _figures(named), _histograms(named)]
     findings = []
     for name, doc in named:
+        say = words.translator(doc.get("capabilities") or {}) or str  # each result in its engine's words
         for f in verdict.findings(doc):
             if f.level in ("invalid", "warning") and f.code != "overhead":
-                findings.append({"level": f.level, "code": f.code, "message": f"{name}: {f.message}"})
+                findings.append({"level": f.level, "code": f.code, "message": f"{name}: {say(f.message)}"})
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare",
         "title": "dbio compare: " + " vs ".join(names),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section, verdict,
-                         window_sections)
+from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section,
+                         shape_section, verdict, window_sections, words)
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
@@ -56,7 +56,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:  # only beside a baseline, so results without one render as before
         model["efficiency_text"] = efficiency
-    return model
+    return words.in_engine_words(model, doc.get("capabilities") or {})  # InnoDB's redo log, pages, ...
 
 
 def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],
@@ -74,8 +74,9 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
-                     layout_section.section(doc, f),
+                     layout_section.section(doc, f), shape_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]
+    sections += node_sections.per_node(doc)  # several nodes: each one's own section, as AWR's instance reports
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 

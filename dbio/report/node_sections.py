@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.report import node_verdicts
 from dbio.report.tables import table
 from dbio.stats import catalogue
 
 COLUMNS = catalogue.figures("reads_per_s", "writes_per_s", "avg_read_us", "select_p99_us", "statements_per_s",
                             "db_cpu_us_per_read", "reads_per_host_cpu_second")
+# Each node's own section (AWR's instance report beside the global one): its figures, by theme.
+INSTANCE = (("Load", ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "statements_per_s",
+                      "selects_per_s", "updates_per_s", "wal_bytes_per_s")),
+            ("Latency", ("avg_read_us", "avg_write_us", "avg_wal_sync_us", "select_mean_us", "select_p99_us")),
+            ("CPU", ("db_cpu_cores", "db_cpu_us_per_read", "reads_per_db_cpu_second")),
+            ("Validity", ("blocks_read_per_row", "buffer_hit_pct", "device_to_db_read_ratio")),
+            ("Replication", ("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")))
+REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")
 
 
 def section(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -23,20 +32,102 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     sessions: dict[str, int] = {}
     for s in doc.get("sessions") or []:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
-    rows = [[n["name"], n.get("role"), sessions.get(n["name"]), *_values(n.get("figures")),
+    rows = [[n["name"], _role(n), sessions.get(n["name"]), *_values(n.get("figures")),
              _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
     rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc)),
                  _top_event((doc.get("waits") or {}).get("counts"))])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
-    notes += [f"{n['name']}: {(n.get('server') or {}).get('description') or '-'}" for n in nodes]
+    notes += [_describe(n) for n in nodes]
+    notes += _cluster_notes(doc)
     missing = [n["name"] for n in nodes if not n.get("figures")]
     if missing:
         notes.append(f"No figures for {', '.join(missing)}: which session ran where was not recorded.")
-    return {"id": "nodes", "title": "Nodes",
-            "tables": [table("nodes", f"{len(nodes)} nodes",
-                             ["Node", "Role", "Sessions", *[c.label for c in COLUMNS], "Top event"],
-                             ["text", "text", "count", *[c.kind for c in COLUMNS], "text"], rows, notes)]}
+    tables = [table("nodes", f"{len(nodes)} nodes",
+                    ["Node", "Role", "Sessions", *[c.label for c in COLUMNS], "Top event"],
+                    ["text", "text", "count", *[c.kind for c in COLUMNS], "text"], rows, notes)]
+    replication = _replication(nodes)
+    if replication is not None:
+        tables.append(replication)
+    return {"id": "nodes", "title": "Nodes", "tables": tables}
+
+
+def per_node(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A section per node of a run of several: its figures by theme (those it measured), its verdicts."""
+    nodes = doc.get("nodes") or []
+    if len(nodes) < 2:
+        return []
+    out = []
+    for node in nodes:
+        f = node.get("figures") or {}
+        rows = [[theme, fig.label, {"value": fig.value(f), "kind": fig.kind}, fig.unit]
+                for theme, names in INSTANCE for fig in catalogue.figures(*names) if fig.value(f) is not None]
+        notes = [_describe(node)]
+        if node.get("stopped"):
+            notes.append(node_verdicts.stopped(node))
+        if node.get("start"):
+            notes.append(f"Clock offset from this host {_ms(node['start'].get('clock_offset_s'))}, start "
+                         f"{_ms(node['start'].get('start_skew_s'))} from the agreed instant.")
+        out.append({"id": f"node-{node['name']}", "title": f"Node {node['name']} ({node.get('role') or '-'})",
+                    "tables": [table(f"node-{node['name']}", f"{node['name']}: its own counters and sessions",
+                                     ["Theme", "Figure", "Value", "Unit"], ["text", "text", "mixed", "text"], rows,
+                                     notes)]})
+    return out
+
+
+def _describe(node: dict[str, Any]) -> str:
+    """A node's server, and which sessions ran there (with its weight when it had one that mattered)."""
+    text = f"{node['name']}: {(node.get('server') or {}).get('description') or '-'}"
+    sessions = node.get("sessions") or {}
+    if sessions.get("ranges"):
+        text += f"; sessions {sessions['ranges']}"
+    if node.get("weight") not in (None, 1.0):
+        text += f" (weight {node['weight']:g})"
+    if sessions.get("update_capable") is False:
+        text += "; read-only: its sessions ran the loop without UPDATEs"
+    return text
+
+
+def _cluster_notes(doc: dict[str, Any]) -> list[str]:
+    """How the nodes started together, and how many sessions could UPDATE."""
+    cluster, out = doc.get("cluster") or {}, []
+    if cluster.get("read_only_nodes"):
+        out.append(f"UPDATE-capable sessions: {cluster.get('update_capable_sessions')} of "
+                   f"{len(doc.get('sessions') or [])} (update_pct applies to the writable nodes' sessions only).")
+    starts = {n["name"]: n.get("start") for n in doc.get("nodes") or [] if n.get("start")}
+    if cluster.get("start_agreed") and starts:
+        skew = cluster.get("start_skew_seconds")
+        offsets = ", ".join(f"{name} {_ms(s.get('clock_offset_s'))}" for name, s in starts.items())
+        out.append(f"One start agreed in advance for every node (each server's sessions waited for it on its own "
+                   f"clock): start skew across the nodes {_ms(skew)}; clock offsets from this host: {offsets}.")
+    return out
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{1000 * seconds:+.1f} ms"
+
+
+def _replication(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Each standby's WAL received and how far its replay lagged (read on the standby)."""
+    standbys = [n for n in nodes if (n.get("figures") or {}).get("replication")]
+    if not standbys:
+        return None
+    rows = [[n["name"], *[c.value(n["figures"]) for c in REPLICATION], node_verdicts.lagging(n) and "lagging"
+             or "kept up"] for n in standbys]
+    return table("replication", "Replication (each standby, as it saw itself)",
+                 ["Node", *[f"{c.label} ({c.unit})" for c in REPLICATION], "Verdict"],
+                 ["text", *[c.kind for c in REPLICATION], "text"], rows,
+                 [f"Lag: WAL received but not yet replayed, and the age of the last transaction replayed while WAL "
+                  f"waited; the largest of the window's samples. Lagging: beyond {node_verdicts.LAG_SECONDS_LIMIT:g} s "
+                  f"or {node_verdicts.LAG_MIB_LIMIT:g} MiB."])
+
+
+def _role(node: dict[str, Any]) -> str | None:
+    stopped = node.get("stopped")
+    if not stopped:
+        return node.get("role")
+    since = stopped.get("since_start")
+    return f"{node.get('role')}, stopped" + (f" +{since:.1f} s" if since is not None else "")
 
 
 def _values(figures: dict[str, Any] | None) -> list[Any]:

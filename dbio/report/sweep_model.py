@@ -1,7 +1,8 @@
 """The report of a sweep, as data (pure): a summary row per step, curves, knees and peaks.
 
-The x axis is sessions when they vary, otherwise the first knob that varies; every other
-combination of varied knobs is one curve.
+The x axis is sessions when they vary, otherwise the first knob that varies (a layout of several
+directories, data_dirs, by how many it names: the 1-to-N devices study); every other combination of
+varied knobs is one curve.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
     varied = [key for key, values in doc.get("vary") or [] if len(values) > 1]
     if doc.get("until_peak") and "threads_per_schema" not in varied:
         varied = ["threads_per_schema", *varied]
-    x = "threads_per_schema" if "threads_per_schema" in varied else (varied[0] if varied else "threads_per_schema")
+    counted = [k for k in varied if k in (doc.get("counted") or ())]  # the 1-to-N devices study
+    x = "threads_per_schema" if "threads_per_schema" in varied else \
+        (counted or varied or ["threads_per_schema"])[0]
     return x, [k for k in varied if k != x]
 
 
@@ -58,7 +61,9 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
     out = []
     for key, members in groups.items():
         label = ", ".join(f"{k}={v}" for k, v in key) or "all steps"
-        x_of = (lambda r: r["sessions"]) if x_key == "threads_per_schema" else (lambda r: _x_value(r, x_key))
+        counted = x_key in (doc.get("counted") or ())
+        x_of = (lambda r: r["sessions"]) if x_key == "threads_per_schema" else \
+            (lambda r: _places(r, x_key)) if counted else (lambda r: _x_value(r, x_key))
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
@@ -92,6 +97,10 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
 def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
           capacity: dict[str, Any] | None = None) -> dict[str, Any]:
     """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
+    if doc.get("op"):  # each step a maintenance operation (sweep --op): its own figures
+        from dbio.report import ops_model
+
+        return ops_model.build_sweep(doc, step_docs)
     rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
@@ -113,7 +122,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(doc, rows, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
-        "curves": {"x": "sessions" if x_key == "threads_per_schema" else x_key, "lines": curve_list},
+        "curves": {"x": _x_label(doc, x_key), "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
     }
@@ -212,6 +221,18 @@ def _headline(best: dict[str, Any], done: int) -> list[dict[str, Any]]:
 def summary_lines(model: dict[str, Any]) -> list[str]:
     capacity = next((s.get("lines") or [] for s in model["sections"] if s["id"] == "capacity"), [])
     return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"], *capacity]
+
+
+def _x_label(doc: dict[str, Any], key: str) -> str:
+    if key == "threads_per_schema":
+        return "sessions"
+    return f"{key} (directories)" if key in (doc.get("counted") or ()) else key
+
+
+def _places(row: dict[str, Any], key: str) -> int:
+    """How many directories a step's layout spreads over (none: the data directory, 1)."""
+    value = row["resolved"].get(key)
+    return len(value) if isinstance(value, list) and value else 1
 
 
 def _x_value(row: dict[str, Any], key: str) -> Any:

@@ -7,15 +7,19 @@ reader can see exactly when a rule fires.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from dbio.report import node_verdicts, shape_findings
+from dbio.report.finding import Finding
 from dbio.stats import catalogue
 from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
 
 ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
+# Beyond this, a row cost more than one block read: the index's blocks (or more of the table's) came
+# from storage too, so reads/s counts more than the rows' own blocks (a cache too small for the index)
+BLOCKS_PER_ROW_HIGH = 1.2
 DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
 CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
 CPU_BUSY_LIMIT = 90.0  # % host CPU
@@ -41,25 +45,14 @@ OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: str  # invalid | warning | info
-    code: str
-    message: str
-    figure: str | None = None  # the figure that triggered it...
-    value: float | None = None  # ...and its value
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def findings(doc: dict[str, Any]) -> list[Finding]:
     """All findings, the most serious first."""
     out: list[Finding] = []
-    for rule in RULES:
+    for rule in (*RULES, *shape_findings.RULES):
         finding = rule(doc)
         if finding is not None:
             out.append(finding)
+    out += node_verdicts.node_findings(doc, NODE_RULES, Finding)
     for event in doc.get("events") or []:
         if event.get("kind") in ("cancelled", "session_failed"):
             out.append(Finding("warning", event["kind"], event["message"]))
@@ -129,6 +122,16 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
                   f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
                   f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures memory, "
                   "not storage", "blocks_read_per_row", per_row)
+
+
+def reads_beyond_rows(doc: dict[str, Any]) -> Finding | None:
+    per_row = value(_figures(doc), "blocks_read_per_row")
+    if not _window(doc) or per_row is None or per_row <= BLOCKS_PER_ROW_HIGH:
+        return None
+    return _found("warning", "reads_beyond_rows",
+                  f"{per_row:.2f} blocks read per row of the range statements, not about 1: index blocks (or more "
+                  f"of the table's) were read from storage too, so reads/s is not rows/s; {cache_name(doc)} holds "
+                  "too little of the index", "blocks_read_per_row", per_row)
 
 
 def page_cache(doc: dict[str, Any]) -> Finding | None:
@@ -379,9 +382,12 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, no_window, rows_from_cache, page_cache, shared_device, other_sessions, small_data_set,
+    status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, small_data_set,
     cpu_saturated, cpu_stolen, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     database_vs_device, unavailable)
+
+# What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
+NODE_RULES = (rows_from_cache, page_cache, shared_device)
 
 
 # The one-line headline, in this order; the first must be there for a line at all.

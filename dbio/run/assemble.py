@@ -23,11 +23,12 @@ from dbio.config import Config, option_values
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
 from dbio.run.identity import client_alive, client_id
-from dbio.run.nodes import Node
+from dbio.run import agreed, dealing
+from dbio.run.nodes import STANDBY, Node
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.readings import ONLY_NODE, answered, normalized, raw_nodes, reading_time
 from dbio.run.runner import RunOutcome
-from dbio.run.sessions import Clock
+from dbio.run.sessions import Clock, Session
 from dbio.run.tally import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import series as series_math
@@ -49,7 +50,8 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
     """run.json: what a run's result is built from besides its outcome. "server" and "capabilities"
     are the first node's (what format-1 readers read); "nodes" has every node's."""
     described = [{"name": n.name, "engine": n.engine.name, "role": n.role, "server": _server(n.info),
-                  "capabilities": n.info.caps.to_dict(), "devices": sorted(n.devices)} for n in nodes]
+                  "capabilities": n.info.caps.to_dict(), "devices": sorted(n.devices), "weight": n.weight}
+                 for n in nodes]
     return {
         "format": "dbio-run-manifest", "format_version": 2, "dbio_version": __version__,
         "run_id": run_id, "created": time.time(), "client": client_id(),
@@ -130,8 +132,10 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
-                        {str(s.pid) for s in outcome.sessions if s.node == node["name"] and s.pid})
+                        [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
+                        outcome.lost_nodes.get(node["name"]), outcome.window_start)
                   for node in nodes],
+        "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
         "events": window["events"],
@@ -172,6 +176,8 @@ def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
 
     def one_node(name: str) -> Iterator[dict[str, Any]]:
         for s in samples():
+            if name in (s.get("lost") or ()):
+                return  # its server stopped: what the samples hold for it since is its last reading, not news
             raw = raw_nodes(s).get(name)
             if raw:
                 yield {**s, "engine": normalize(name, raw), "os": None}
@@ -238,7 +244,7 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],
         "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
-        "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
+        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:
@@ -253,9 +259,13 @@ def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | No
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
-          waits: dict[str, int] | None, pids: set[str]) -> dict[str, Any]:
+          waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None,
+          lost: dict[str, Any] | None = None, window_start: float | None = None) -> dict[str, Any]:
     name = node["name"]
-    own = (pids, set(node.get("devices") or []))
+    own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
+    if lost is not None:  # its server stopped: its figures cover the window up to its last reading
+        window = {**window, "seconds": _covered(window_start, lost.get("covered_to"), window["seconds"])}
+        own = None  # /proc figures of the whole window would be divided by its shorter part: none
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
            "capabilities": node["capabilities"],
@@ -266,9 +276,44 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                                                           window, node["capabilities"], node=name, own=own)}
     if series is not None:
         out["series"] = series
+        if out["figures"] and out["figures"].get("replication"):
+            out["figures"]["replication"] = figure_math.lag_maxima(out["figures"]["replication"], series)
+    if sessions:  # which sessions ran here (a recovered run of several nodes lost it)
+        out["sessions"] = {"numbers": [s.number for s in sessions], "ranges": dealing.ranges([s.number for s in sessions]),
+                           "update_capable": node["role"] != STANDBY}
+    if node.get("weight") is not None:
+        out["weight"] = node["weight"]
+    if start is not None:
+        out["start"] = {k: None if v is None else round(v, 4) for k, v in start.items()}
+    if lost is not None:
+        out["stopped"] = {"at": results.iso(lost["t"]), "since_start": lost["since_start"], "reason": lost["reason"],
+                          "figures_cover_seconds": window["seconds"]}
     if waits is not None:  # with several nodes: what this node's sessions waited on
         out["waits"] = {"counts": waits}
     return out
+
+
+def _covered(window_start: float | None, last_reading: float | None, seconds: float | None) -> float | None:
+    """The part of the window a stopped node's figures cover: from its opening to the node's last reading."""
+    if window_start is None or last_reading is None or seconds is None:
+        return None
+    return min(seconds, max(0.0, last_reading - window_start)) or None
+
+
+def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run of several nodes adds: how many sessions could UPDATE (none on a read-only node), how
+    the start was agreed and its skew across the nodes."""
+    read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
+    # a recovered run lost which session ran where: unknown, not none
+    capable = sum(1 for s in outcome.sessions if s.node not in read_only) if outcome.sessions else None
+    spread = agreed.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
+    lost = sorted(outcome.lost_nodes)
+    return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
+            "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4),
+            "stopped_nodes": lost,
+            # the totals hold a stopped node's work up to its last reading only
+            "partial": [f"totals ({', '.join(lost)} stopped)"] + [f"{n} figures (to its stop)" for n in lost]
+            if lost else []}
 
 
 def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) -> dict[str, Any]:

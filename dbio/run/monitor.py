@@ -43,12 +43,28 @@ class Monitor:
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
     stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
+    # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
+    # longer asked; each reading holds their last snapshot, so that the total stays one of every node
+    # and counts their work up to that snapshot (totals then partial), never a drop.
+    lost: set[str] = field(default_factory=set)
+    last: dict[str, dict[str, Any]] = field(default_factory=dict)  # each node's last snapshot
+    on_failure: Callable[[str, str], None] | None = None  # (node, error): a node's snapshot failed
 
     async def reading(self, *, per_process: bool) -> dict[str, Any]:
         """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
         (window ends). The nodes are read at once, so that their readings are of one instant."""
-        snapshots = await asyncio.gather(*(self._snapshot(p) for p in self.probes))
-        out: dict[str, Any] = {"nodes": {p.name: raw for p, (raw, _) in zip(self.probes, snapshots)}}
+        asked = [p for p in self.probes if p.name not in self.lost]
+        snapshots = await asyncio.gather(*(self._snapshot(p) for p in asked))
+        for p, (raw, error) in zip(asked, snapshots):
+            if raw is not None:
+                self.last[p.name] = raw
+            elif error and self.on_failure is not None and len(self.probes) > 1:
+                self.on_failure(p.name, error)
+        got = {p.name: raw for p, (raw, _) in zip(asked, snapshots)}
+        out: dict[str, Any] = {"nodes": {p.name: self.last.get(p.name) if p.name in self.lost else got[p.name]
+                                         for p in self.probes}}
+        if self.lost:
+            out["lost"] = sorted(self.lost)
         failures = [error for _, error in snapshots if error]
         if failures:
             out["error"] = "; ".join(failures)
@@ -106,6 +122,10 @@ class WaitSampler:
     in_window: bool = False
     samples: int = 0
     errors: int = 0
+    lost: set[str] = field(default_factory=set)  # nodes whose server stopped (Monitor.lost): not asked
+
+    def live(self) -> list[WaitTarget]:
+        return [t for t in self.targets if t.node not in self.lost]
 
     async def run(self, stop: asyncio.Event) -> None:
         # Its own cost is dbio's (ten samples a second at one session): one waiter on the stop event
@@ -114,7 +134,8 @@ class WaitSampler:
         next_at = time.monotonic()
         try:
             while not stop.is_set():
-                self._count(await self._ask())
+                targets = self.live()
+                self._count(targets, await self._ask(targets))
                 self.samples += 1
                 next_at += self.interval
                 delay = next_at - time.monotonic()
@@ -127,20 +148,21 @@ class WaitSampler:
         finally:
             stopped.cancel()
 
-    async def _ask(self) -> list[Any]:
-        if len(self.targets) == 1:
-            target = self.targets[0]
+    @staticmethod
+    async def _ask(targets: list[WaitTarget]) -> list[Any]:
+        if len(targets) == 1:
+            target = targets[0]
             try:
                 return [await target.engine.session_states(target.conn, target.pids)]
             except Exception as exc:
                 return [exc]
-        return await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in self.targets),
+        return await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in targets),
                                     return_exceptions=True)
 
-    def _count(self, answers: list[Any]) -> None:
+    def _count(self, targets: list[WaitTarget], answers: list[Any]) -> None:
         if any(isinstance(a, BaseException) for a in answers):
             self.errors += 1
-        for target, answer in zip(self.targets, answers):
+        for target, answer in zip(targets, answers):
             if isinstance(answer, BaseException):
                 continue
             for label in answer:

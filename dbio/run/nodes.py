@@ -3,17 +3,21 @@
 A run has one node or several (issue: many nodes). Each node has its engine, its connection
 string and what probing it told; during the run, its control connection (run row, barrier),
 its monitoring and wait-sampling connections, and its share of the sessions. The barrier and
-the deadline are common to all nodes: the first node's release fixes the start, the others are
-released at that same start.
+the deadline are common to all nodes: with one node its release fixes the start; with several the
+start is agreed in advance (agreed.py) and every node is released at it. A read-only node (a hot
+standby) gets no control row and no loop from dbio: its sessions carry the run's control.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo
+from dbio.errors import DbioError
+from dbio.run import agreed, dealing
 from dbio.run.identity import client_alive
 from dbio.run.monitor import NodeProbe, WaitTarget
 from dbio.run.sessions import Session
@@ -29,11 +33,25 @@ class Node:
     info: ServerInfo
     role: str = "primary"  # primary | standby (a standby's sessions run no UPDATE)
     devices: set[str] = field(default_factory=set)  # block devices of its data and WAL (when local)
+    weight: float = 1.0  # its share of the sessions against the other nodes' weights
+
+    @property
+    def read_only(self) -> bool:
+        return self.info.caps.read_only
+
+
+STANDBY = "standby"  # the role of a read-only node (what `instance init --standbys` calls its members too)
+WORKLOAD_WAIT = 15.0  # seconds a read-only node may take to replay the loop its primary just installed
+
+
+def role_of(info: ServerInfo) -> str:
+    return STANDBY if info.caps.read_only else "primary"
 
 
 def spread(nodes: list[Node], schema_of: tuple[int, ...]) -> list[Session]:
-    """The run's sessions, dealt to the nodes in turn (SLOB's rotor over its instances)."""
-    return [Session(i + 1, schema, nodes[i % len(nodes)].engine, nodes[i % len(nodes)].name)
+    """The run's sessions dealt to the nodes: in turn (SLOB's rotor over its instances), or by weight."""
+    where = dealing.deal([n.weight for n in nodes], len(schema_of))
+    return [Session(i + 1, schema, nodes[where[i]].engine, nodes[where[i]].name)
             for i, schema in enumerate(schema_of)]
 
 
@@ -47,6 +65,7 @@ class NodeRun:
     control: Any = None
     monitor_conn: Any = None
     wait_conn: Any = None
+    released_at: float | None = None  # this host's clock, when the node's barrier was opened
 
     @property
     def engine(self) -> Engine:
@@ -54,9 +73,13 @@ class NodeRun:
 
     # -- sync steps (run in a thread) ------------------------------------------------------
     def prepare(self, params: dict[str, Any], notify: Callable[[str], None]) -> None:
-        """Connect the control session, install the loop, write the run's row."""
+        """Connect the control session, install the loop, write the run's row (a read-only node: wait
+        for the loop its primary installed)."""
         engine = self.engine
         self.control = engine.connect(self.node.conninfo, application_name="dbio:control")
+        if self.node.read_only:
+            self._await_workload()
+            return
         engine.install_workload(self.control)
         cleaned = engine.forget_abandoned_runs(self.control, alive=client_alive)
         if cleaned:
@@ -73,11 +96,40 @@ class NodeRun:
     def waiting(self) -> int:
         return self.engine.waiting_at_barrier(self.control, self.run_id)
 
+    def _await_workload(self) -> None:
+        deadline = time.monotonic() + WORKLOAD_WAIT
+        while not self.engine.has_workload(self.control):
+            if time.monotonic() > deadline:
+                raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop",
+                                "run dbio setup or a dbio run on its primary first (the loop replicates from there)")
+            time.sleep(0.2)
+
+    def clock_offset(self) -> tuple[float, float] | None:
+        """Its server's clock against this host's: (offset, uncertainty) in seconds (agreed.clock_offset)."""
+        samples = []
+        for _ in range(agreed.OFFSET_TRIES):
+            asked = time.time()
+            server = self.engine.server_clock(self.control)
+            samples.append((asked, server, time.time()))
+        return agreed.clock_offset(samples)
+
     def forget(self) -> None:
-        self.engine.forget_run(self.control, self.run_id)
+        if self.node.read_only:
+            self.engine.release_barrier(self.control, self.run_id)
+        else:
+            self.engine.forget_run(self.control, self.run_id)
 
     def release(self, warmup: float, run_time: float, start: float | None) -> tuple[float, float, float | None]:
-        return self.engine.release(self.control, self.run_id, warmup=warmup, run_time=run_time, start=start)
+        """Open the node's barrier; returns (start, window open, deadline). A read-only node's sessions
+        carry the start (agreed in advance, never None here)."""
+        if self.node.read_only:
+            assert start is not None
+            self.engine.release_barrier(self.control, self.run_id)
+            self.released_at = time.time()
+            return start, start + warmup, start + warmup + run_time if run_time > 0 else None
+        out = self.engine.release(self.control, self.run_id, warmup=warmup, run_time=run_time, start=start)
+        self.released_at = time.time()
+        return out
 
     # -- monitoring ------------------------------------------------------------------------------
     async def open_monitoring(self) -> tuple[NodeProbe, WaitTarget, list[int], list[int]]:

@@ -14,11 +14,12 @@ import math
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
+from dbio.run import agreed
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
@@ -30,6 +31,7 @@ from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
+NODE_CHECK_SECONDS = 3.0  # a node whose server does not take a new connection this fast has stopped
 AGREED_START_SLACK = 0.5  # seconds after an agreed start by which the sessions must be released
 
 
@@ -63,6 +65,9 @@ class RunOutcome:
     node_waits: dict[str, dict[str, int]] = field(default_factory=dict)  # the window's wait samples, per node
     clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
+    node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed.py)
+    start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
+    lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
 
 
 @dataclass
@@ -108,6 +113,10 @@ class _Coordinator:
         self.background: list[asyncio.Task] = []
         self.connect_seconds = self.start_seconds = 0.0
         self.released_late: float | None = None  # seconds after an agreed start the release came
+        self.start_agreed: str | None = None  # start_at | nodes (agreed in advance), None: at the release
+        self.node_starts: dict[str, dict[str, Any]] = {}
+        self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
+        self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -143,10 +152,18 @@ class _Coordinator:
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
         await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        # Several nodes, or a read-only one, start at an instant chosen from the session count before
+        # any session calls (_agree_start): their sessions are started once all are connected.
+        early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
+        if early:
+            self._agree_start()
         self.ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
-        tasks = await self._connect_all()
+        tasks = await self._connect_all(start=early)
         self.connect_seconds = time.monotonic() - t_connect
         await self._open_monitoring()
+        if not early:
+            self._agree_start()
+            tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
         await self._start_together(tasks)
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
@@ -170,26 +187,33 @@ class _Coordinator:
             [pid for _, _, background, _ in opened for pid in background],
             {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])
-        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval)
+        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval,
+                                 lost=self.monitor.lost)
+        if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
+            self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
 
     async def _start_together(self, tasks: list[asyncio.Task]) -> None:
         """Let every session reach the barrier every node holds, release them at one start."""
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
+        offsets = await in_threads(self.nodes, NodeRun.clock_offset) if len(self.nodes) > 1 else []
         asked = time.time()
         first = await self.monitor.reading(per_process=self.plan.warmup == 0)
         read_at = (asked + time.time()) / 2
         if self.plan.warmup == 0:
             self.begin = first
-        start, window_open, deadline = await asyncio.to_thread(
-            self.nodes[0].release, self.plan.warmup, self.plan.run_time, self.plan.start)
+        start, window_open, deadline = await self._release()
         released = time.time()
-        await in_threads(self.nodes[1:], lambda r: r.release(self.plan.warmup, self.plan.run_time, start))
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
-        self.released_late = None if self.plan.start is None else released - self.plan.start
+        if offsets and offsets[0]:  # several nodes: the first one's, measured on a round trip of its own
+            self.offset = offsets[0][0]
+        # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
+        self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
+        if len(self.nodes) > 1:
+            self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
@@ -201,6 +225,38 @@ class _Coordinator:
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
+
+    def _agree_start(self) -> None:
+        """Several nodes (or a read-only one) start at an instant chosen before any session calls (read-only
+        nodes get it in each call); --start-at has chosen it already."""
+        if self.plan.start is not None:
+            self.start_agreed = "start_at"
+        elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
+            self.plan = replace(self.plan, start=time.time() + agreed.start_lead(len(self.sessions)))
+            self.start_agreed = "nodes"
+        for r in self.nodes:
+            if r.node.read_only:
+                control = agreed.read_only_control(self.plan.control, self.run_id, start=self.plan.start,
+                                                   warmup=self.plan.warmup, run_time=self.plan.run_time)
+                for session in r.sessions:
+                    session.control = control
+
+    async def _release(self) -> tuple[float, float, float | None]:
+        """One node: released now (its server's clock fixes the start). A start agreed in advance: every
+        node at once, a little before it (the loop waits until the start)."""
+        if self.plan.start is None:
+            return await asyncio.to_thread(self.nodes[0].release, self.plan.warmup, self.plan.run_time, None)
+        times = await in_threads(self.nodes, lambda r: r.release(self.plan.warmup, self.plan.run_time,
+                                                                  self.plan.start))
+        return times[0]
+
+    def _node_starts(self, offsets: list[tuple[float, float] | None], start: float) -> dict[str, dict[str, Any]]:
+        """Each node's clock offset (measured on its control connection) and its start skew."""
+        out = {}
+        for r, measured in zip(self.nodes, offsets):
+            offset, uncertainty = measured if measured else (None, None)
+            out[r.node.name] = {**agreed.node_start(start, offset, r.released_at), "clock_uncertainty_s": uncertainty}
+        return out
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:
         """Open the measured window: at the start, or once every session ended its warm-up."""
@@ -246,6 +302,11 @@ class _Coordinator:
             except Exception:
                 pass
         for r in self.nodes:
+            if r.node.name in self.lost:  # its server is gone: nothing to say goodbye to
+                for conn in [*r.monitoring_connections(), *([r.control] if r.control is not None else [])]:
+                    r.engine.abandon(conn)
+                r.control = None
+                continue
             await r.close_monitoring()
         # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
         controls = [r for r in self.nodes if r.control is not None]
@@ -263,7 +324,8 @@ class _Coordinator:
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
             node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
-            released_late=self.released_late)
+            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
+            lost_nodes=self.lost)
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -274,8 +336,9 @@ class _Coordinator:
         self.ctx.observer.event(message)
         self._stop()
 
-    async def _connect_all(self) -> list[asyncio.Task]:
-        """Connect every session and start it (it waits at the barrier); the sessions' tasks, in order."""
+    async def _connect_all(self, *, start: bool) -> list[asyncio.Task]:
+        """Connect every session and, with start, start it (it waits at the barrier); the sessions'
+        tasks, in order."""
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
         tasks: dict[int, asyncio.Task] = {}
         nodes = {r.node.name: r.node for r in self.nodes}
@@ -287,7 +350,8 @@ class _Coordinator:
                     node.conninfo, application_name=session_application_name(self.run_id, session.number),
                     schema_index=session.schema_index, access_path=self.ctx.access_path, info=node.info)
                 session.state = "connected"
-                tasks[session.number] = asyncio.create_task(self._session_main(session))
+                if start:
+                    tasks[session.number] = asyncio.create_task(self._session_main(session))
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -339,7 +403,7 @@ class _Coordinator:
     async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
         """--start-at: every session waits at the barrier until the start agreed in advance (a signal
         ends the wait); a start that passed while connecting is refused, nothing having run."""
-        delay = self.plan.start - time.time()
+        delay = self.plan.start - agreed.RELEASE_AHEAD - time.time()
         if delay > 0:
             try:
                 await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
@@ -347,6 +411,10 @@ class _Coordinator:
                 pass
         late = time.time() - self.plan.start
         if self.shared.stop.is_set() or late > AGREED_START_SLACK:
+            if self.start_agreed == "nodes" and not self.shared.stop.is_set():
+                await self._abort_start(tasks)
+                raise DbioError(f"the sessions were not all at their barriers {late:.1f} s after the start "
+                                "chosen for the nodes", "check the servers' load, or give fewer sessions")
             await self._abort_start(tasks)
             if late > AGREED_START_SLACK and not self.stopping.signal:
                 raise DbioError(f"the agreed start passed {late:.1f} s before every session was ready",
@@ -389,6 +457,8 @@ class _Coordinator:
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
+            if await self._node_stopped(session.node, session.error):
+                return  # its node's server stopped: the other nodes go on (see _lose_node)
             elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
             where = f"pid {session.pid}, schema {session.schema_index}" + (
                 f", node {session.node}" if len(self.nodes) > 1 else "")
@@ -397,6 +467,53 @@ class _Coordinator:
             self.ctx.observer.event(message)
             if self.status == "complete":
                 self.status, self.reason = "failed", message
+            self._stop()
+
+    # -- a node whose server stops mid-run (several nodes) ---------------------------------
+    def _node_may_have_stopped(self, node: str, error: str) -> None:
+        if self.clock.start is not None and node not in self.checks:
+            self.checks[node] = asyncio.get_running_loop().create_task(self._check_node(node, error))
+
+    async def _node_stopped(self, node: str, error: str | None) -> bool:
+        """Whether a session's failure is its node's server stopping (then that node is lost, the run goes
+        on); a run of one node, a failure before the start or a server that still answers: False."""
+        if len(self.nodes) < 2 or self.clock.start is None or self.shared.stop.is_set():
+            return False
+        self._node_may_have_stopped(node, error or "a session ended")
+        return await asyncio.shield(self.checks[node])
+
+    async def _check_node(self, node: str, error: str) -> bool:
+        run = next(r for r in self.nodes if r.node.name == node)
+        try:
+            conn = await asyncio.wait_for(run.engine.aconnect(run.node.conninfo, application_name="dbio:check"),
+                                          NODE_CHECK_SECONDS)
+        except Exception:
+            self._lose_node(run, error)
+            return True
+        await run.engine.aclose(conn)
+        self.checks.pop(node, None)  # it answers: a later failure is checked again
+        return False
+
+    def _lose_node(self, run: NodeRun, error: str) -> None:
+        """Its server stopped: no more readings of it (each reading keeps its last, so its figures end
+        there and the totals are partial), its sessions are over; the other nodes finish the window."""
+        name = run.node.name
+        t = time.time() + self.offset
+        last = self.monitor.last.get(name) if self.monitor else None
+        since = None if self.clock.start is None else round(t - self.clock.start, 3)
+        # the sessions publish their counters at each slice's end, on the grid: the node's last reading
+        # holds its work up to the last slice boundary before it
+        covered = None if not last or self.clock.start is None else \
+            self.clock.start + math.floor((float(last["t"]) - self.clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+        self.lost[name] = {"t": t, "since_start": since, "reason": error, "covered_to": covered}
+        if self.monitor is not None:
+            self.monitor.lost.add(name)
+        message = f"node {name} stopped at +{since:.1f} s ({error}): the other nodes finish the window; its " \
+                  "figures end at its last reading and the totals are partial"
+        self._event("node_lost", message)
+        self.ctx.observer.event(message)
+        if len(self.lost) == len(self.nodes) and self.status == "complete":
+            self.status, self.reason = "failed", "every node's server stopped"
             self._stop()
 
     async def _close_sessions(self) -> None:

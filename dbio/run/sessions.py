@@ -54,6 +54,7 @@ class Session:
     selects: int = 0
     in_call: bool = False
     slices: int = 0
+    control: dict[str, Any] | None = None  # the run's control, carried by a read-only node's sessions
 
     def summary(self) -> dict[str, Any]:
         counts = self.measured.counts() if self.measured else {}
@@ -84,7 +85,7 @@ class Session:
                 result: SliceResult = await self.engine.call_slice(
                     self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
                     iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
-                    think_left=think_left)
+                    think_left=think_left, **({} if self.control is None else {"control": self.control}))
             finally:
                 self.in_call = False
             self.slices += 1

@@ -281,11 +281,46 @@ FIGURES: tuple[Figure, ...] = (
            how="host CPU per database read / per fio read", phrase="each read cost {:.1f}x fio's host CPU", **LOWER),
     Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
            derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
+    # -- the workload's shape (stats/shape.py): micro-transactions, read + write, DSS scans
+    _fig("reads_per_statement", "shape.reads_per_statement", "Physical reads per statement", "reads", "rate",
+         "the sessions' single-block reads / their range SELECTs and UPDATEs (scans apart)", short="Reads/stmt"),
+    _fig("intended_reads_per_statement", "shape.intended_reads_per_statement", "Intended reads per statement",
+         "reads", "rate", "rows each range statement touches (work_unit; update_work_unit for UPDATEs): one block "
+         "each"),
+    _fig("reads_per_statement_ratio", "shape.reads_per_statement_ratio", "Reads per statement, measured / intended",
+         "ratio", "rate", "above 1: index or other pages were read too; below 1: the cache served rows"),
+    _fig("data_writes_per_commit", "shape.data_writes_per_commit", "Data writes per commit", "writes", "rate",
+         "data-file write requests of every process (the engine's writers) / the workload's commits"),
+    _fig("wal_writes_per_commit", "shape.wal_writes_per_commit", "WAL writes per commit", "writes", "rate",
+         "WAL write requests / the workload's commits: below 1 is group commit", short="WAL wr/commit"),
+    _fig("wal_syncs_per_commit", "shape.wal_syncs_per_commit", "WAL syncs per commit", "syncs", "rate"),
+    _fig("scan_reads_per_s", "shape.scan_reads_per_s", "Scan read requests/s", "requests/s", "rate",
+         "the sessions' reads other than single-block reads through the cache: the scans'"),
+    _fig("scan_mib_per_s", "shape.scan_mib_per_s", "Scan MiB/s", "MiB/s", "rate", "bytes the scans read",
+         short="Scan MiB/s", **HIGHER),
+    _fig("avg_scan_read_kib", "shape.avg_scan_read_kib", "Avg scan read size", "KiB", "rate",
+         "the scans' bytes / their read requests"),
+    _fig("scan_mib_per_scan", "shape.scan_mib_per_scan", "MiB read per scan", "MiB", "rate"),
+    _fig("raw_seq_read_mib_per_s", "baseline.seq_read_mib_per_s", "Raw sequential read MiB/s (fio)", "MiB/s",
+         "rate", "fio's 1 MiB O_DIRECT sequential reads of the same files, deep queue: the device's bandwidth"),
+    Figure("scan_bandwidth_share", "Scan MiB/s / device sequential MiB/s", "ratio", "rate",
+           derive=_efficiency("scan_mib_per_s", "raw_seq_read_mib_per_s"), section="efficiency",
+           how="the scans' MiB/s / fio's sequential MiB/s on the same files"),
     # -- client sessions that are not dbio's (PostgreSQL 18 on)
     _fig("other_read_share_pct", "other_sessions.read_share_pct", "Other sessions' share of reads", "%", "pct",
          compare=POINTS, **LOWER),
     _fig("other_write_share_pct", "other_sessions.write_share_pct", "Other sessions' share of writes", "%", "pct",
          compare=POINTS, **LOWER),
+    # -- a hot standby's replication (read on the standby: received, replayed, the last replayed transaction's age)
+    _fig("wal_received_mib_per_s", "replication.wal_received_mib_per_s", "WAL received", "MiB/s", "rate",
+         "WAL the standby received from its primary per second", series="wal_received_mib_per_s",
+         short="WAL recv MiB/s"),
+    _fig("replay_lag_mib_max", "replication.replay_lag_mib_max", "Replay lag, WAL (largest)", "MiB", "rate",
+         "WAL received and not yet replayed, the largest of any sample in the window", series="replay_lag_mib",
+         short="Lag MiB", **LOWER),
+    _fig("replay_lag_seconds_max", "replication.replay_lag_seconds_max", "Replay lag, time (largest)", "s", "rate",
+         "age of the last transaction replayed while WAL waited to be replayed, the largest of any sample",
+         series="replay_lag_seconds", short="Lag s", **LOWER),
 )
 
 _BY_NAME = {f.name: f for f in FIGURES}
@@ -413,3 +448,68 @@ def host_cpu_measured(f: Mapping[str, Any] | None) -> bool:
 def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """/proc/diskstats figures per block device under the data directory."""
     return dict((f or {}).get("devices") or {})
+
+
+# -- figures of a maintenance operation (dbio ops, an "ops" document's figures) ------------------
+# Read through ops_figure(), never mixed with a run's: a run has none of them, an operation none of a run's.
+
+OPS_FIGURES: tuple[Figure, ...] = (
+    _fig("ops_seconds", "seconds", "Time", "s", "seconds", "the operation's timed part, real elapsed seconds", **LOWER),
+    _fig("ops_bytes", "bytes", "Bytes processed", "bytes", "count", "data read (index: the tables), written (backup, "
+         "checkpoint) or WAL replayed (recovery)", compare=DIFFERENCE),
+    _fig("ops_mb_per_s", "mb_per_s", "MB/s", "MB/s", "rate", "bytes processed / time, decimal MB", **HIGHER),
+    _fig("ops_busy_pct", "cpu.host.busy_pct", "Host CPU busy", "%", "pct", "/proc/stat over the timed part",
+         compare=POINTS),
+    _fig("ops_busy_cores", "cpu.host.busy_cores", "Busy CPUs", "CPUs", "rate", "busy CPU seconds / elapsed seconds"),
+    _fig("ops_iowait_pct", "cpu.host.iowait_pct", "Host CPU iowait", "%", "pct", compare=POINTS),
+    _fig("load_streams", "load.streams", "Load streams", "streams", "count", compare=DIFFERENCE),
+    _fig("index_bytes", "index.index_bytes", "Index size", "bytes", "count", compare=DIFFERENCE),
+    _fig("index_count", "index.indexes", "Indexes re-created", "indexes", "count", compare=DIFFERENCE),
+    _fig("backup_files", "backup.files", "Backup files", "files", "count", compare=DIFFERENCE),
+    _fig("sequential_read_mb_per_s", "backup.sequential_read_mb_per_s", "Device sequential read (fio)", "MB/s", "rate",
+         "fio 1 MiB O_DIRECT sequential reads of the data files just before the backup", **HIGHER),
+    _fig("backup_share_of_sequential", "backup.share_of_sequential", "Backup MB/s / sequential read", "ratio", "rate",
+         "the backup's rate against the device's sequential read rate", **HIGHER),
+    _fig("wal_written_bytes", "recovery.wal_written_bytes", "WAL written before the crash", "bytes", "count",
+         compare=DIFFERENCE),
+    _fig("wal_replayed_bytes", "recovery.wal_replayed_bytes", "WAL replayed", "bytes", "count",
+         "redo done LSN - redo start LSN (server log)", compare=DIFFERENCE),
+    _fig("recovery_seconds", "recovery.recovery_seconds", "Recovery (start to ready)", "s", "seconds",
+         "server log: starting PostgreSQL to ready to accept connections", **LOWER),
+    _fig("redo_seconds", "recovery.redo_seconds", "Redo", "s", "seconds", "server log: redo done ... elapsed", **LOWER),
+    _fig("after_redo_seconds", "recovery.after_redo_seconds", "After redo", "s", "seconds",
+         "server log: redo done to ready (the end-of-recovery checkpoint writes what redo dirtied)", **LOWER),
+    _fig("recovery_seconds_per_gb", "recovery.seconds_per_gb", "Recovery seconds per GB of WAL", "s/GB", "rate",
+         "recovery seconds / GB of WAL replayed: recovery time for any WAL size", **LOWER),
+    _fig("redo_seconds_per_gb", "recovery.redo_seconds_per_gb", "Redo seconds per GB of WAL", "s/GB", "rate", **LOWER),
+    _fig("checkpoints_during", "recovery.checkpoints_during", "Checkpoints while WAL accumulated", "checkpoints",
+         "count", compare=DIFFERENCE),
+    _fig("dirtied_bytes", "checkpoint.dirtied_bytes", "Dirtied before the checkpoint", "bytes", "count",
+         compare=DIFFERENCE),
+    _fig("checkpoint_buffers_written", "checkpoint.buffers_written", "Buffers the checkpoint wrote", "buffers", "count",
+         compare=DIFFERENCE),
+    _fig("checkpoint_write_ms", "checkpoint.write_ms", "Checkpoint write time", "ms", "count",
+         "the checkpointer's write_time", **LOWER),
+    _fig("checkpoint_sync_ms", "checkpoint.sync_ms", "Checkpoint sync time", "ms", "count",
+         "the checkpointer's sync_time", **LOWER),
+)
+_OPS_BY_NAME = {f.name: f for f in OPS_FIGURES}
+# the figures each operation reports, after the common ones
+OPS_COMMON = ("ops_seconds", "ops_bytes", "ops_mb_per_s", "ops_busy_pct", "ops_busy_cores", "ops_iowait_pct")
+OPS_OWN = {"load": ("load_streams",), "index": ("index_count", "index_bytes"),
+           "backup": ("backup_files", "sequential_read_mb_per_s", "backup_share_of_sequential"),
+           "recovery": ("wal_written_bytes", "wal_replayed_bytes", "recovery_seconds", "redo_seconds",
+                        "after_redo_seconds", "recovery_seconds_per_gb", "redo_seconds_per_gb", "checkpoints_during"),
+           "checkpoint": ("dirtied_bytes", "checkpoint_buffers_written", "checkpoint_write_ms", "checkpoint_sync_ms")}
+
+
+def ops_figure(name: str) -> Figure:
+    try:
+        return _OPS_BY_NAME[name]
+    except KeyError:
+        raise UnknownFigure(f"unknown operation figure {name!r}: the catalogue declares none") from None
+
+
+def ops_figures(operation: str) -> tuple[Figure, ...]:
+    """The figures an operation's report shows: the common ones, then its own."""
+    return tuple(ops_figure(n) for n in (*OPS_COMMON, *OPS_OWN.get(operation, ())))

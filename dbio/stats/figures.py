@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram, host_cpu
+from dbio.stats import histogram, host_cpu, shape
 from dbio.stats.counters import delta, get, rate, ratio
 
 MiB = 1 << 20
@@ -21,7 +21,8 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     d = delta(window["engine_begin"], window["engine_end"])
     totals = window["totals"]
     out: dict[str, Any] = {"window_seconds": seconds}
-    out["load_profile"] = _load_profile(d, totals, seconds)
+    page = window.get("page_bytes") or 8192  # the engine's read unit (Capabilities.page_bytes)
+    out["load_profile"] = _load_profile(d, totals, seconds, page)
     out["io_profile"] = _io_profile(d, seconds)
     out["latency"] = _latency(d, window["histograms"], io_timing=window.get("io_timing", True),
                               wal_io_timing=window.get("wal_io_timing", True))
@@ -29,6 +30,33 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)
     out["other_sessions"] = _other_sessions(d)
+    out["replication"] = _replication(window["engine_end"], d, seconds)
+    out["shape"] = shape.derive(d, totals, window, seconds)
+    return out
+
+
+def _replication(end: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any] | None:
+    """A standby's WAL received per second in the window and its replay lag at the window's end (its
+    largest in any interval is added from the series, see run/assemble.py). None: not a standby."""
+    received = get(d, "replication", "wal_received_bytes")
+    if not isinstance((end or {}).get("replication"), dict):
+        return None
+    lag = get(end, "gauges", "replay_lag_bytes")
+    return {"wal_received_mib_per_s": rate(_mib(received), s),
+            "replay_lag_mib_end": _mib(lag), "replay_lag_seconds_end": get(end, "gauges", "replay_lag_seconds"),
+            "replay_lag_mib_max": _mib(lag), "replay_lag_seconds_max": get(end, "gauges", "replay_lag_seconds")}
+
+
+def lag_maxima(replication: dict[str, Any] | None, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A standby's replication figures with the largest replay lag of the window's samples (pure)."""
+    if replication is None:
+        return None
+    out = dict(replication)
+    for key, name in (("replay_lag_mib", "replay_lag_mib_max"), ("replay_lag_seconds", "replay_lag_seconds_max")):
+        seen = [r[key] for r in rows if r.get("phase") == "measured" and r.get(key) is not None]
+        if out.get(name) is not None:
+            seen.append(out[name])
+        out[name] = max(seen) if seen else None
     return out
 
 
@@ -47,9 +75,9 @@ def _other_sessions(d: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _load_profile(d: dict[str, Any], totals: dict[str, Any], s: float) -> dict[str, Any]:
+def _load_profile(d: dict[str, Any], totals: dict[str, Any], s: float, page: int) -> dict[str, Any]:
     reads = get(d, "data", "reads")
-    read_blocks = _blocks(get(d, "data", "read_bytes"))
+    read_blocks = _blocks(get(d, "data", "read_bytes"), page)
     hits = get(d, "data", "hits")
     statements = sum(totals.get(k, 0) for k in ("selects", "updates", "scans"))
     logical = None if hits is None or read_blocks is None else hits + read_blocks
@@ -217,8 +245,9 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     work_unit = window.get("work_unit") or 0
     random_rows = totals.get("selects", 0) * work_unit + totals.get("updates", 0) * (
         window.get("update_work_unit") or work_unit)
-    random_blocks = _blocks(get(d, "client_normal", "read_bytes"))
-    read_blocks = _blocks(get(d, "data", "read_bytes"))
+    page = window.get("page_bytes") or 8192
+    random_blocks = _blocks(get(d, "client_normal", "read_bytes"), page)
+    read_blocks = _blocks(get(d, "data", "read_bytes"), page)
     hits = get(d, "data", "hits")
     device_reads = sum(v["reads"] or 0 for v in devices.values()) if devices else None
     device_write_bytes = sum(v["write_bytes"] or 0 for v in devices.values()) if devices else None
@@ -229,7 +258,8 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     return {
         "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
         "buffer_miss_pct": None if not requests else 100.0 * read_blocks / requests,
-        # One row per block: ~1 block read per row touched means every row came from storage.
+        # One row per block (InnoDB: rows scattered over pages of two): ~1 block read per row
+        # touched means every row came from storage; more, that index blocks were read too.
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),
         "device_reads": device_reads,
         "db_reads": reads,
@@ -259,8 +289,8 @@ def _times_1000(value: float | None) -> float | None:
     return None if value is None else 1000.0 * value
 
 
-def _blocks(nbytes: float | None) -> float | None:
-    return None if nbytes is None else nbytes / 8192
+def _blocks(nbytes: float | None, page: int = 8192) -> float | None:
+    return None if nbytes is None else nbytes / page
 
 
 def _mib(nbytes: float | None) -> float | None:

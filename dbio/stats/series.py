@@ -59,6 +59,11 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         waits = cur.get("waits") or {}
         if waits:
             row["top_wait"] = max(waits.items(), key=lambda kv: kv[1])[0]
+        if isinstance(cur["engine"].get("replication"), dict):  # a standby: what it received, how far it lags
+            row["wal_received_mib_per_s"] = _per(_mib(get(d, "replication", "wal_received_bytes")), seconds)
+            lag = get(cur["engine"], "gauges", "replay_lag_bytes")
+            row["replay_lag_mib"] = None if lag is None else lag / (1 << 20)
+            row["replay_lag_seconds"] = get(cur["engine"], "gauges", "replay_lag_seconds")
         others = get(cur["engine"], "gauges", "other_sessions_active")
         if others:  # client sessions not dbio's, busy when the interval's sample was taken
             row["other_sessions_active"] = others

@@ -1,7 +1,12 @@
 """What a sweep varies and in which order its steps run (pure).
 
-Settings that need the embedded instance restarted (the engine declares them: options.RESTART_KNOBS)
-vary outermost, so each combination of them is set up once; run knobs vary inside.
+Layout options (where the embedded instance's files live: options.LAYOUT_KNOBS) vary outermost, so
+each layout is made once (the WAL moved, the tables loaded again); then settings that need the
+embedded instance restarted (options.RESTART_KNOBS), so each combination of them is set up once;
+run knobs vary inside.
+
+A layout value names one place, or several joined with ':' (`--vary data_dirs=/d1,/d1:/d2` is one
+directory, then two); `none` is the instance's own (the WAL, or the tables, in its data directory).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbio.errors import UsageError
-from dbio.options import BY_KEY, RESTART_KNOBS
+from dbio.options import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
 
 # Knobs a sweep may vary, with the short names step directories use.
 RUN_KNOBS = {
@@ -23,7 +28,9 @@ RUN_KNOBS = {
     "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",
     "run_time": "rt", "warmup": "warm", "work_loop": "loop",
 }
-ABBREVIATIONS = {**RESTART_KNOBS, **RUN_KNOBS}
+ABBREVIATIONS = {**LAYOUT_KNOBS, **RESTART_KNOBS, **RUN_KNOBS}
+PLACES_SEPARATOR = ":"  # between the directories of one layout value
+NO_PLACE = "none"  # the layout value for the instance's own data directory
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,35 @@ class Vary:
     @property
     def restarts(self) -> bool:
         return self.key in RESTART_KNOBS
+
+    @property
+    def layout(self) -> bool:
+        return self.key in LAYOUT_KNOBS
+
+
+def option_value(key: str, value: Any) -> Any:
+    """A step's value as the configuration reads it: a layout value's places as the option takes
+    them (a list for a list option), `none` as unset; any other value as typed (pure)."""
+    if key not in LAYOUT_KNOBS or not isinstance(value, str):
+        return value
+    if value == NO_PLACE:
+        return None
+    if BY_KEY[key].kind == "strs":
+        return [part for part in value.split(PLACES_SEPARATOR) if part]
+    return value
+
+
+def counted(varies: list[Vary]) -> list[str]:
+    """The varied layout lists whose steps a sweep report places by how many directories they name
+    (the 1-to-N devices study: data_dirs)."""
+    return [v.key for v in varies if v.layout and BY_KEY[v.key].kind == "strs"]
+
+
+def places_count(value: Any) -> int:
+    """How many places a layout value names (`none`: 1, the data directory) (pure)."""
+    if value in (None, NO_PLACE, ""):
+        return 1
+    return len([p for p in str(value).split(PLACES_SEPARATOR) if p])
 
 
 def parse_vary(text: str) -> Vary:
@@ -47,10 +83,6 @@ def parse_vary(text: str) -> Vary:
         match = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         why = "is not an option" if key not in BY_KEY else "is fixed by the load, not varied by a sweep"
         fix = f"did you mean {match[0]}?" if match else f"vary one of {', '.join(sorted(known))}"
-        if key in BY_KEY and BY_KEY[key].section == "instance":  # wal_dir, data_dirs: where the instance writes
-            why = "is fixed when the instance is created and loaded, so one sweep cannot vary it"
-            fix = (f"sweep each {key} in an instance of its own (--data-dir D1 --{key.replace('_', '-')} A, then "
-                   f"--data-dir D2 --{key.replace('_', '-')} B) and compare the sweeps (dbio compare)")
         raise UsageError(f"--vary {text}: {key} {why}", fix)
     items = tuple(v.strip() for v in values.split(",") if v.strip())
     if not items:
@@ -81,8 +113,8 @@ def combine(varies: list[Vary]) -> list[Vary]:
     if dupes:
         raise UsageError(f"{', '.join(dupes)} is varied twice", "give each knob one --vary (sessions counts as "
                                                                "threads_per_schema)")
-    # restart settings outermost: one restart per combination of them
-    return sorted(varies, key=lambda v: not v.restarts)
+    # layouts outermost, then restart settings: one move or load per layout, one restart per combination
+    return sorted(varies, key=lambda v: (not v.layout, not v.restarts))
 
 
 def steps(varies: list[Vary]) -> list[dict[str, str]]:
@@ -92,8 +124,17 @@ def steps(varies: list[Vary]) -> list[dict[str, str]]:
 
 
 def step_name(index: int, values: dict[str, Any]) -> str:
-    parts = [f"{ABBREVIATIONS.get(k, k)}{_short(v)}" for k, v in values.items()]
+    parts = [f"{ABBREVIATIONS.get(k, k)}{_layout_short(v) if k in LAYOUT_KNOBS else _short(v)}"
+             for k, v in values.items()]
     return "-".join([f"{index:02d}", *parts])
+
+
+def _layout_short(value: Any) -> str:
+    """A layout value in a step's name: how many places, and the last one's name (the index tells steps apart)."""
+    if value == NO_PLACE:
+        return "none"
+    places = [p for p in str(value).split(PLACES_SEPARATOR) if p]
+    return f"{len(places)}-{_short(places[-1].rstrip('/').rsplit('/', 1)[-1])}"
 
 
 def _short(value: Any) -> str:

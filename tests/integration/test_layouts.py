@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
+from dbio.commands.sweep import load_steps
+from dbio.report import sweep_model
 from tests.integration.conftest import SMALL, dbio, load_result, result_dir
 
 
@@ -46,14 +49,20 @@ def test_bad_wal_dirs_are_refused_before_anything_is_made(workdir, layout_instan
     assert not target.exists()
 
 
-def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance):
+def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance, workdir):
     inst, _, dirs = layout_instance
-    one = dbio("setup", *inst.args("layout", *SMALL), *_two_dirs(dirs))
-    assert one.code == 2 and "single-schema model" in one.err, one.text
+    three = dbio("setup", *inst.args("layout", *SMALL), *_two_dirs(dirs), "--data-dirs", str(workdir / "d3"),
+                 "--schemas", "2")
+    assert three.code == 2 and "some would hold no table" in three.err, three.text
     remote = dbio("setup", "--dsn", inst.conninfo("layout"), *_two_dirs(dirs), "--schemas", "2")
     assert remote.code == 2 and "existing server (--dsn)" in remote.err, remote.text
-    swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"wal_dir={dirs[0]},{dirs[1]}")
-    assert swept.code == 2 and "one sweep cannot vary it" in swept.err, swept.text
+    swept = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[0]}")
+    assert swept.code == 2 and "names a directory twice" in swept.err, swept.text
+    a_file = workdir / "not-a-dir"
+    a_file.write_text("x")
+    moved = dbio("sweep", *inst.args("layout", *SMALL), "--vary", f"wal_dir=none,{a_file}")
+    assert moved.code == 2 and "is a file" in moved.err, moved.text
+    assert inst.meta["wal_dir"] is not None  # refused before the WAL moved anywhere
     assert not any(d.exists() for d in dirs)
 
 
@@ -83,6 +92,14 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
     assert "Layout (where the data and the WAL live)" in report and "tablespace 2" in report
     assert "WAL sync (engine):" in report
 
+    rebuilt = dbio("ops", "index", *args)  # each index rebuilt where the load put its table
+    assert rebuilt.code == 0, rebuilt.text
+    with inst.connect("layout") as conn:
+        indexes = dict(conn.execute(
+            "SELECT n.nspname, pg_tablespace_location(c.reltablespace) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1_custid'").fetchall())
+    assert indexes == placed
+
     down = dbio("teardown", *inst.server_args("layout"))
     assert down.code == 0, down.text
     assert "dropped tablespace dbio_ts_1" in down.out + down.err
@@ -92,3 +109,68 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
     assert os.listdir(dirs[0] / "dbio-tablespace") == []  # the directories stay for the instance's destroy
     places = json.loads((inst.data_dir / "dbio-instance.json").read_text())["places"]
     assert [p["path"] for p in places] == [str(wal / "dbio-wal"), *(str(d / "dbio-tablespace") for d in dirs)]
+
+
+def test_single_schema_split_into_a_part_per_directory(layout_instance):
+    """One schema over two directories: its table in two key ranges, each part in its own tablespace,
+    verified part by part (rows = blocks, its keys), read through the same index plan."""
+    inst, _, dirs = layout_instance
+    args = [*inst.args("layout", *SMALL, "--update-pct", "50", "--work-unit", "4"), *_two_dirs(dirs)]
+    done = dbio("setup", *args, "--reload", "--verify", "--load-parallel-degree", "2")
+    assert done.code == 0, done.text
+    assert "2 streams" in done.text, done.text  # the parts load in parallel
+    assert "dbio_1.cf1_p1 keys 1..2048" in done.out and "dbio_1.cf1_p2 keys 2049..4096" in done.out, done.out
+    assert "dbio_1.cf1_p2 one row per block" in done.out and "verified: all" in done.out, done.out
+    with inst.connect("layout") as conn:
+        placed = dict(conn.execute(
+            "SELECT c.relname, pg_tablespace_location(c.reltablespace) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dbio_1' AND c.relname LIKE 'cf1%%' "
+            "AND c.relkind IN ('r', 'i')").fetchall())
+        parent = conn.execute("SELECT relkind FROM pg_class WHERE oid = 'dbio_1.cf1'::regclass").fetchone()[0]
+    assert parent == "p"
+    assert placed == {"cf1_p1": str(dirs[0] / "dbio-tablespace"), "cf1_p1_custid": str(dirs[0] / "dbio-tablespace"),
+                      "cf1_p2": str(dirs[1] / "dbio-tablespace"), "cf1_p2_custid": str(dirs[1] / "dbio-tablespace")}
+
+    run = dbio("run", *args)
+    assert run.code == 0, run.text
+    doc = load_result(result_dir(run))
+    assert "Index Scan" in doc["plans"]["select"]["nodes"] and "Index Scan" in doc["plans"]["update"]["nodes"]
+    per_row = doc["figures"]["validity"]["blocks_read_per_row"]
+    assert per_row is not None and 0.5 < per_row < 1.6, per_row  # one read per row, as a whole table gives
+
+    down = dbio("teardown", *inst.server_args("layout"))
+    assert down.code == 0, down.text
+    assert "dropped table dbio_1.cf1" in down.out + down.err, down.text
+    with inst.connect("layout") as conn:
+        left = conn.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'cf1%'").fetchone()[0]
+    assert left == 0
+
+
+def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance, workdir):
+    """--vary wal_dir=none,W --vary data_dirs=D1,D1:D2: each step's WAL and tables where it says,
+    the WAL moved while the server is down, the tables loaded again over the step's directories; the
+    report places the data_dirs steps by how many directories they name."""
+    inst, _, dirs = layout_instance
+    wal2 = workdir / "layout" / "wal2"
+    done = dbio("sweep", *inst.args("layout", *SMALL, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
+                "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
+    assert done.code == 0, done.text
+    assert "moved the WAL to" in done.text and "loading the tables again over 2 place(s)" in done.text, done.text
+    sweep_dir = next(Path(line.split(": ", 1)[1]).parent for line in done.out.splitlines()
+                     if line.startswith("sweep: "))
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [s["status"] for s in sweep["steps"]] == ["complete"] * 4
+    placed = []
+    for step in sweep["steps"]:
+        storage = load_result(sweep_dir / step["name"])["environment"]["storage"]
+        placed.append((storage["wal"]["path"], len(storage.get("tablespaces") or [])))
+    pgdata = str((inst.data_dir / "pgdata").resolve())
+    assert all(p.startswith(pgdata) for p, _ in placed[:2]), placed  # none: the WAL inside the data directory
+    assert [p for p, _ in placed[2:]] == [str((wal2 / "dbio-wal").resolve())] * 2, placed
+    assert [n for _, n in placed] == [1, 2, 1, 2], placed
+    model = sweep_model.build(sweep, load_steps(sweep_dir, sweep))
+    assert model["curves"]["x"] == "data_dirs (directories)"
+    assert sorted(len(line["points"]) for line in model["curves"]["lines"]) == [2, 2]  # a line per WAL place
+    assert all([p["x"] for p in line["points"]] == [1, 2] for line in model["curves"]["lines"])
+    assert inst.meta["wal_dir"] == str(wal2 / "dbio-wal")
+    assert (inst.data_dir / "pgdata" / "pg_wal").resolve() == (wal2 / "dbio-wal").resolve()

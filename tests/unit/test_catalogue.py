@@ -16,9 +16,12 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 SCENARIOS = ("complete", "interrupted", "cached", "pg15")
 REPORT_KINDS = {"text", "count", "us", "pct", "seconds", "rate"}  # what report/fmt.cell formats
 # Newer than the recorded fixtures: PostgreSQL 18's per-session counters, checked on re-derived figures.
-NOT_RECORDED = {"other_read_share_pct", "other_write_share_pct"}
+NOT_RECORDED = {"other_read_share_pct", "other_write_share_pct",
+                *(f.name for f in catalogue.FIGURES if f.path[:1] == ("shape",))}  # and the workload's shape
 # Written beside the window's figures by a raw-device baseline (dbio run --baseline), not by figures.derive.
 BASELINE = {f.name for f in catalogue.FIGURES if f.path[:1] == ("baseline",)}
+# A hot standby's only (the recorded fixtures are primaries): checked on a window given a standby's counters.
+STANDBY = {f.name for f in catalogue.FIGURES if f.path[:1] == ("replication",)}
 
 
 def load(name):
@@ -49,11 +52,29 @@ def test_every_figure_resolves_on_the_recorded_results(scenario):
     for fig in catalogue.FIGURES:
         for f in (recorded, derived):
             fig.value(f)  # never raises, whatever is missing
-        if fig.path and fig.name not in BASELINE:
+        if fig.path and fig.name not in BASELINE | STANDBY:
             assert _present(derived, fig.path), f"{fig.name}: figures.derive writes no {fig.ref}"
             if fig.name not in NOT_RECORDED:
                 assert _present(recorded, fig.path), f"{fig.name}: result_{scenario}.json has no {fig.ref}"
     assert catalogue.value(recorded, "reads_per_s") == doc["figures"]["load_profile"]["physical_reads_per_s"]
+
+
+def test_a_standby_s_replication_figures_come_from_its_counters():
+    window = window_of(copy.deepcopy(load("complete")))
+    assert figures.derive(window)["replication"] is None  # a primary has none
+    mib = 1 << 20
+    window["engine_begin"]["replication"] = {"wal_received_bytes": 100 * mib}
+    window["engine_end"]["replication"] = {"wal_received_bytes": 100 * mib + 8 * mib * window["seconds"]}
+    window["engine_end"]["gauges"] = {"replay_lag_bytes": 2 * mib, "replay_lag_seconds": 0.5}
+    derived = figures.derive(window)
+    for name in STANDBY:
+        assert catalogue.value(derived, name) is not None, name
+    assert catalogue.value(derived, "wal_received_mib_per_s") == pytest.approx(8.0)
+    rows = [{"phase": "measured", "replay_lag_mib": 5.0, "replay_lag_seconds": 1.5},
+            {"phase": "warmup", "replay_lag_mib": 50.0, "replay_lag_seconds": 9.0}]
+    with_max = figures.lag_maxima(derived["replication"], rows)
+    assert with_max["replay_lag_mib_max"] == 5.0 and with_max["replay_lag_seconds_max"] == 1.5  # warm-up left out
+    assert with_max["replay_lag_mib_end"] == 2.0
 
 
 def test_derived_figures_add_up():

@@ -14,9 +14,9 @@ import pymysql
 
 from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
                                Teardown)
-from dbio.engines.mysql import catalog, connection, loader, server, stats, verify, workload
+from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
-from dbio.errors import DbioError
+from dbio.errors import DbioError, UsageError
 from dbio.stats import histogram
 
 _POOL = ThreadPoolExecutor(max_workers=512, thread_name_prefix="dbio-mysql")
@@ -35,6 +35,7 @@ class MysqlEngine:
         self.own_ids: set[int] = set()  # connection ids of this dbio's connections (not "other sessions")
         self.pid_to_id: dict[int, int] = {}  # what init_session returned -> the session's connection id
         self.bounds = histogram.bounds_us()
+        self.sees_waits = False  # performance_schema keeps the sessions' current waits (probe() says)
 
     @property
     def filler_bytes(self) -> int:
@@ -62,9 +63,15 @@ class MysqlEngine:
     def abandon(self, conn: Connection) -> None:
         connection.abandon(conn)
 
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
+                         "run dbio ops on PostgreSQL (--engine postgresql)")
+
     def probe(self, conn: Connection) -> ServerInfo:
         info = server.probe(conn)
         self.page_size = server.page_size(info)
+        self.sees_waits = info.caps.can_see_waits
         return info
 
     def describe_target(self, conninfo: str) -> str:
@@ -158,6 +165,15 @@ class MysqlEngine:
     def forget_run(self, conn: Connection, run_id: int) -> None:
         workload.forget_run(conn, run_id)
 
+    def has_workload(self, conn: Connection) -> bool:
+        return True  # its probe never reports a read-only server (a replica would refuse the run's writes)
+
+    def server_clock(self, conn: Connection) -> float:
+        return workload.server_clock(conn)
+
+    def release_barrier(self, conn: Connection, run_id: int) -> None:
+        raise NotImplementedError("read-only MySQL nodes are not supported")
+
     def forget_abandoned_runs(self, conn: Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
@@ -196,7 +212,7 @@ class MysqlEngine:
         return None
 
     async def snapshot(self, conn: Connection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
-        return await _in_thread(stats.read, conn, set(self.own_ids))
+        return await _in_thread(stats.read, conn, set(self.own_ids), info.caps.times_data_io)
 
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
         return stats.normalize(raw)
@@ -205,10 +221,9 @@ class MysqlEngine:
         ids = [self.pid_to_id.get(pid, pid) for pid in pids]
         if not ids:
             return []
-        rows = await _in_thread(conn.query, "SELECT ID, COMMAND, STATE FROM information_schema.PROCESSLIST "
-                                "WHERE ID IN (" + ",".join(str(int(i)) for i in ids) + ")")
-        found = {int(i): (command, state) for i, command, state in rows}
-        return [stats.session_state(*found.get(i, (None, None))) for i in ids]
+        script = "session_waits.sql" if self.sees_waits else "session_states.sql"
+        rows = await _in_thread(conn.query, sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
+        return stats.session_labels(rows, ids, waits_seen=self.sees_waits)
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
         return []  # InnoDB's background threads are threads of the one server process

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dbio.engines.mysql import dsn as dsns
-from dbio.engines.mysql.options import OPTIONS, RESTART_KNOBS, InstanceConfig
+from dbio.engines.mysql.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS, InstanceConfig
 
 if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["LAYOUT_KNOBS", "OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
-           "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
+           "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 
 
 def check(config: Config) -> list[ConfigError]:
@@ -48,6 +48,10 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     from dbio.engines.mysql import target
 
     return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
+
+
+def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
+    """No layout options yet: nothing to move."""
 
 
 def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
@@ -93,8 +97,31 @@ def builtin_scripts() -> dict[str, str]:
 
 
 def complete_result(document: dict[str, Any]) -> dict[str, Any]:
-    return document  # every result of this engine was written with the facts this dbio reads
+    """A result written before the engine declared its words and page size, with them (as probe()
+    would declare them from the recorded settings)."""
+    out = dict(document)
+    server = (out.get("environment") or {}).get("server") if isinstance(out.get("environment"), dict) else None
+    out["capabilities"] = _words(out.get("capabilities"), server)
+    if isinstance(out.get("nodes"), list):
+        out["nodes"] = [{**n, "capabilities": _words(n.get("capabilities"), n.get("server"))} if isinstance(n, dict)
+                        else n for n in out["nodes"]]
+    return out
 
 
 def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
-    return manifest
+    out = dict(manifest)
+    out["capabilities"] = _words(out.get("capabilities"), out.get("server"))
+    if isinstance(out.get("nodes"), list):
+        out["nodes"] = [{**n, "capabilities": _words(n.get("capabilities"), n.get("server"))} if isinstance(n, dict)
+                        else n for n in out["nodes"]]
+    return out
+
+
+def _words(caps: Any, server: Any) -> Any:
+    if not isinstance(caps, dict) or "page_bytes" in caps:
+        return caps
+    from dbio.engines.mysql import facts
+
+    settings = server.get("settings") if isinstance(server, dict) else None
+    known = facts.capability_facts(settings if isinstance(settings, dict) else {}, local=False)
+    return {**caps, **{k: known[k] for k in ("redo_name", "block_name", "page_bytes")}}

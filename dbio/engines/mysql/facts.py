@@ -29,15 +29,19 @@ def redo_directory(settings: dict[str, Any], local: bool) -> str | None:
     return os.path.normpath(os.path.join(datadir, home or "."))
 
 
-def capability_facts(settings: dict[str, Any], *, local: bool) -> dict[str, Any]:
+def capability_facts(settings: dict[str, Any], *, local: bool, data_io_timed: bool = False,
+                     redo_io_timed: bool = False) -> dict[str, Any]:
     return {
-        "times_data_io": False,
-        "times_redo_io": False,
+        "times_data_io": data_io_timed,  # performance_schema times data-file I/O
+        "times_redo_io": redo_io_timed,
         "cache_name": CACHE_NAME,
         "redo_directory": redo_directory(settings, local),
         "settings_shown": SETTINGS_SHOWN,
-        "maintenance_process": None,
-        "maintenance_name": "purge",
+        "maintenance_process": "page cleaner",  # counters' by_backend: its flushing of dirty pages
+        "maintenance_name": "InnoDB's page cleaner (flushing dirty pages)",
+        "redo_name": "redo log",
+        "block_name": "page",
+        "page_bytes": int(setting(settings, "innodb_page_size") or 16384),
     }
 
 

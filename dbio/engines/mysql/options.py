@@ -25,6 +25,7 @@ OPTIONS: tuple[Option, ...] = (
 )
 # A sweep may vary the buffer pool: the managed server restarts with it.
 RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}
+LAYOUT_KNOBS: dict[str, str] = {}  # no layout options yet
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.mysql import facts
+from dbio.engines.mysql import facts, pfs
 from dbio.engines.mysql.connection import Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
@@ -62,24 +62,13 @@ def probe(conn: Connection) -> ServerInfo:
     datadir = facts.setting(settings, "datadir")
     data_directory = datadir.rstrip("/") or "/" if datadir and local else None
     performance_schema = facts.setting(settings, "performance_schema") in ("ON", "1")
-    missing = [("physical read and write latency", "not read from performance_schema in this version of dbio"
-                if performance_schema else "performance_schema is off on the server"),
-               ("wait events of the sessions", "only the processlist's states are sampled (no performance_schema "
-                "wait events in this version of dbio)"),
-               ("checkpoints", "InnoDB's status counters do not count checkpoints"),
-               ("I/O by process kind", "InnoDB does not split its I/O counters by thread kind"),
-               ("the run's own sessions' I/O", "InnoDB's counters are server-wide")]
-    if "Innodb_os_log_fsyncs" not in counted:
-        missing.append(("redo log syncs", f"{name} {short} does not count them in its status"))
-    if not local:
-        missing += [("DB CPU of the sessions", "the server is not on this host (or its threads are not visible)"),
-                    ("device statistics of the data directory", "the server is not on this host"),
-                    ("host CPU of the server", "the server is not on this host (host CPU is dbio's own host)")]
+    seen = pfs.probe(conn, performance_schema, f"{name} {short}")
+    missing = _missing(seen, local, counted, f"{name} {short}")
     caps = Capabilities(
         engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
-        io_view_has_wal=False, has_backend_cpu=local, can_see_waits=False, data_directory=data_directory,
+        io_view_has_wal=False, has_backend_cpu=local, can_see_waits=seen.waits, data_directory=data_directory,
         local=local, direct_io=facts.direct_io(settings), missing=tuple(missing),
-        **facts.capability_facts(settings, local=local))
+        **facts.capability_facts(settings, local=local, data_io_timed=seen.data_io, redo_io_timed=seen.redo_io))
     max_connections = int(facts.setting(settings, "max_connections") or 151)
     identity = ":".join(str(facts.setting(settings, k)) for k in ("hostname", "port", "socket", "datadir"))
     return ServerInfo(caps=caps, settings=settings, database=database or conn.dsn.database, user=user,
@@ -88,6 +77,27 @@ def probe(conn: Connection) -> ServerInfo:
                       max_connections=max_connections, reserved_connections=1,  # one more for SUPER
                       connections_in_use=int(counted.get("Threads_connected") or 0),
                       backend_pid=conn.os_tid or conn.thread_id, identity=identity)
+
+
+def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], server: str) -> list[tuple[str, str]]:
+    """The figures this server cannot give, each with why (reports list them)."""
+    missing = [("checkpoints", "InnoDB's status counters do not count checkpoints"),
+               ("I/O by process kind", "InnoDB counts only its page cleaners' writes apart: purge, read-ahead "
+                "and log writes are in the server's totals")]
+    if not seen.data_io:
+        missing += [("physical read and write latency", seen.why_not_data),
+                    ("the run's own sessions' I/O", f"InnoDB's status counters are server-wide ({seen.why_not_data})")]
+    if not seen.redo_io:
+        missing.append(("redo log write and sync latency", seen.why_not_redo))
+    if not seen.waits:
+        missing.append(("wait events of the sessions", seen.why_not_waits))
+    if "Innodb_os_log_fsyncs" not in counted:
+        missing.append(("redo log syncs", f"{server} does not count them in its status"))
+    if not local:
+        missing += [("DB CPU of the sessions", "the server is not on this host (or its threads are not visible)"),
+                    ("device statistics of the data directory", "the server is not on this host"),
+                    ("host CPU of the server", "the server is not on this host (host CPU is dbio's own host)")]
+    return missing
 
 
 def page_size(info: ServerInfo) -> int:

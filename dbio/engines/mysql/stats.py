@@ -1,8 +1,10 @@
-"""InnoDB's counters: one reading of the server's global status, and its translation to dbio's terms.
+"""InnoDB's counters: one reading of the server's global status (and of performance_schema's file
+I/O summaries where the server keeps them), and its translation to dbio's terms.
 
-snapshot() returns the raw status values (recorded as they are in the result); normalize() is
-a pure function from one raw snapshot to the engine-neutral counters (engines/counters.py).
-InnoDB counts server-wide: it does not split I/O by thread kind or session, nor count checkpoints;
+snapshot() returns the raw values (recorded as they are in the result); normalize() is a pure
+function from one raw snapshot to the engine-neutral counters (engines/counters.py). Global status
+counts server-wide and untimed; performance_schema adds the wait time of data-file and redo-file
+I/O and which threads waited (client sessions, dbio's own). InnoDB does not count checkpoints;
 what it cannot tell is None or absent (the probe's Capabilities.missing says why).
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.engines.mysql import sqlfiles
+from dbio.engines.mysql import pfs, sqlfiles
 from dbio.engines.mysql.connection import Connection
 
 STATUS = ("Innodb_data_reads", "Innodb_data_read", "Innodb_data_writes", "Innodb_data_written", "Innodb_data_fsyncs",
@@ -24,14 +26,18 @@ STATUS = ("Innodb_data_reads", "Innodb_data_read", "Innodb_data_writes", "Innodb
           "Com_commit", "Uptime")
 
 
-def read(conn: Connection, own_ids: set[int]) -> dict[str, Any]:
-    """One reading: the server clock, global status, and the other sessions at work (a gauge)."""
+def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str, Any]:
+    """One reading: the server clock, global status, the other sessions at work (a gauge), and with
+    file_io performance_schema's file I/O summaries."""
     marks = ", ".join(["%s"] * len(STATUS))
     t = float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
     status = dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", STATUS))
     others = [(i, user) for i, user, _ in conn.query(sqlfiles.statement("others.sql")) if int(i) not in own_ids]
-    return {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},
-            "others": {"active": len(others), "names": sorted({str(u) for _, u in others})}}
+    out = {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},
+           "others": {"active": len(others), "names": sorted({str(u) for _, u in others})}}
+    if file_io:
+        out["pfs"] = pfs.read(conn, own_ids)
+    return out
 
 
 def _number(value: Any) -> float | str:
@@ -57,33 +63,78 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     misses = _num(s, "Innodb_buffer_pool_reads")  # single-page reads a session waited for
     ahead = _num(s, "Innodb_buffer_pool_read_ahead") + _num(s, "Innodb_buffer_pool_read_ahead_rnd")
     hits = max(_num(s, "Innodb_buffer_pool_read_requests") - misses, 0.0)
+    files = _pfs(raw, "files") or {}
+    data_file, log_file = files.get("innodb_data_file"), files.get("innodb_log_file")
     data = _io(reads=_num(s, "Innodb_data_reads"), read_bytes=_num(s, "Innodb_data_read"),
                writes=_get(s, "Innodb_data_writes"), write_bytes=_get(s, "Innodb_data_written"), hits=hits,
                fsyncs=_get(s, "Innodb_data_fsyncs"))
-    # InnoDB has no per-thread I/O: the sessions' reads are the buffer pool's misses (and read-ahead
-    # their scans asked for); page writes are the page cleaners', never the sessions'.
-    client = _io(reads=misses + ahead, read_bytes=(misses + ahead) * page, writes=None, write_bytes=None, hits=hits,
-                 fsyncs=None)
-    client_normal = _io(reads=misses, read_bytes=misses * page, writes=None, write_bytes=None, hits=hits, fsyncs=None)
-    lsn = _get(s, "Innodb_lsn_current")
-    wal = {"bytes": lsn if lsn is not None else _num(s, "Innodb_os_log_written"), "records": None, "fpi": None,
-           "buffers_full": _get(s, "Innodb_log_waits"), "writes": _get(s, "Innodb_log_writes"),
-           "write_bytes": _get(s, "Innodb_os_log_written"), "write_time_ms": None,
-           "syncs": _get(s, "Innodb_os_log_fsyncs"), "sync_time_ms": None}
-    rows_read = _get(s, "Innodb_rows_read")
-    db = {"commits": _num(s, "Handler_commit"), "rollbacks": _num(s, "Handler_rollback"), "blks_read": misses + ahead,
-          "blks_hit": hits, "tup_returned": rows_read if rows_read is not None else _num(s, "Rows_read"),
-          "tup_updated": _get(s, "Innodb_rows_updated") or _num(s, "Handler_update")}
-    out: dict[str, Any] = {"t": float(raw["t"]), "data": data, "client": client, "client_normal": client_normal,
-                           "by_backend": None, "wal": wal, "db": db,
+    if data_file:
+        data.update(read_time_ms=pfs.ms(data_file["sum_timer_read"]), write_time_ms=pfs.ms(data_file["sum_timer_write"]))
+    out: dict[str, Any] = {"t": float(raw["t"]), "data": data, "client": _client(raw, misses, ahead, page, hits),
+                           "client_normal": _io(reads=misses, read_bytes=misses * page, writes=None, write_bytes=None,
+                                                hits=hits, fsyncs=None),
+                           "by_backend": _by_backend(s, page), "wal": _wal(s, log_file),
+                           "db": _db(s, misses + ahead, hits),
                            "writers": {"pages_flushed": _num(s, "Innodb_buffer_pool_pages_flushed"),
                                        "doublewrite_pages": _num(s, "Innodb_dblwr_pages_written"),
                                        "wait_free": _num(s, "Innodb_buffer_pool_wait_free")}}
+    own = _pfs(raw, "own_waits")
+    if own:  # the run's own connections' data-file waits: what other client sessions did is the rest
+        out["sessions"] = {"reads": own["count"], "read_bytes": own["count"] * page}
     others = raw.get("others")
     if isinstance(others, dict):
         out["gauges"] = {"other_sessions_active": float(others.get("active") or 0),
                          "other_session_names": list(others.get("names") or [])}
     return out
+
+
+def _by_backend(s: dict[str, Any], page: float) -> dict[str, dict[str, float]]:
+    """The one kind of InnoDB thread its status counts apart: the page cleaners, which write every
+    flushed page (and its doublewrite copy, in batches), never read. Their writes inside a window are
+    InnoDB's flushing, the maintenance work a verdict names."""
+    flushed, doublewrite = _num(s, "Innodb_buffer_pool_pages_flushed"), _num(s, "Innodb_dblwr_pages_written")
+    return {"page cleaner": {"reads": 0.0, "read_bytes": 0.0, "writes": flushed + _num(s, "Innodb_dblwr_writes"),
+                             "write_bytes": (flushed + doublewrite) * page}}
+
+
+def _pfs(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
+    section = raw.get("pfs")
+    value = section.get(key) if isinstance(section, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _client(raw: dict[str, Any], misses: float, ahead: float, page: float, hits: float) -> dict[str, Any]:
+    """The client sessions' data-file I/O. With performance_schema, their own data-file waits, counted
+    and timed per thread (a session's buffer-pool miss is a synchronous read it waits for; page
+    writes are the page cleaners'); without, the buffer pool's misses and the read-ahead they caused."""
+    waits = _pfs(raw, "client_waits")
+    if waits:
+        out = _io(reads=waits["count"], read_bytes=waits["count"] * page, writes=None, write_bytes=None, hits=hits,
+                  fsyncs=None)
+        out["read_time_ms"] = pfs.ms(waits["timer"])
+        return out
+    return _io(reads=misses + ahead, read_bytes=(misses + ahead) * page, writes=None, write_bytes=None, hits=hits,
+               fsyncs=None)
+
+
+def _wal(s: dict[str, Any], log_file: dict[str, float] | None) -> dict[str, Any]:
+    lsn = _get(s, "Innodb_lsn_current")
+    syncs = _get(s, "Innodb_os_log_fsyncs")
+    # The redo files stay open: what performance_schema counts as neither read nor write on them
+    # is their fsyncs, timed (only where the status counts the syncs to divide by).
+    sync_ms = pfs.ms(log_file["sum_timer_misc"]) if log_file and syncs is not None else None
+    return {"bytes": lsn if lsn is not None else _num(s, "Innodb_os_log_written"), "records": None, "fpi": None,
+            "buffers_full": _get(s, "Innodb_log_waits"), "writes": _get(s, "Innodb_log_writes"),
+            "write_bytes": _get(s, "Innodb_os_log_written"),
+            "write_time_ms": pfs.ms(log_file["sum_timer_write"]) if log_file else None,
+            "syncs": syncs, "sync_time_ms": sync_ms}
+
+
+def _db(s: dict[str, Any], blocks_read: float, hits: float) -> dict[str, Any]:
+    rows_read = _get(s, "Innodb_rows_read")
+    return {"commits": _num(s, "Handler_commit"), "rollbacks": _num(s, "Handler_rollback"), "blks_read": blocks_read,
+            "blks_hit": hits, "tup_returned": rows_read if rows_read is not None else _num(s, "Rows_read"),
+            "tup_updated": _get(s, "Innodb_rows_updated") or _num(s, "Handler_update")}
 
 
 def _io(*, reads: float, read_bytes: float, writes: float | None, write_bytes: float | None, hits: float,
@@ -93,8 +144,21 @@ def _io(*, reads: float, read_bytes: float, writes: float | None, write_bytes: f
             "evictions": None, "reuses": None, "fsyncs": fsyncs, "fsync_time_ms": None, "writebacks": None}
 
 
-def session_state(command: str | None, state: str | None) -> str:
-    """One label per sample of a session (pure), from the processlist (no wait events)."""
+def session_labels(rows: list[tuple], ids: list[int], *, waits_seen: bool) -> list[str]:
+    """One label per session id, from session_waits.sql's (or session_states.sql's) rows (pure): a
+    session has a row per wait event of its current nest; the innermost one still waiting names it."""
+    found: dict[int, tuple] = {}
+    for row in sorted(rows, key=lambda r: r[6] or 0):  # by EVENT_ID: a nested event comes after its parent
+        if int(row[0]) not in found or row[5]:
+            found[int(row[0])] = tuple(row[1:6])
+    return [session_state(*found.get(i, (None,) * 5), waits_seen=waits_seen) for i in ids]
+
+
+def session_state(command: str | None, state: str | None, event: str | None = None, operation: str | None = None,
+                  waiting: Any = None, *, waits_seen: bool = False) -> str:
+    """One label per sample of a session (pure), in the form of PostgreSQL's: CPU, Class:Event, or
+    what dbio itself is doing. waits_seen: performance_schema gave the session's current wait event
+    (event, operation, waiting: the event has not ended); otherwise only the processlist's state."""
     if command is None:
         return "Unknown"
     if command == "Sleep":
@@ -105,4 +169,27 @@ def session_state(command: str | None, state: str | None) -> str:
         return "Lock:barrier"
     if "user sleep" in lowered:
         return "Timeout:think time"
+    if waits_seen:
+        label = wait_label(event, operation) if waiting else None
+        return label or "CPU"
     return f"Active:{text}" if text else "Active"
+
+
+def wait_label(event: str | None, operation: str | None) -> str | None:
+    """Class:Event of a performance_schema wait event (pure); None for events that are not waits
+    (table I/O is a handler call, timed around the work it does, file I/O nested in it)."""
+    if not event:
+        return None
+    parts = event.split("/")
+    name = parts[-1]
+    if event.startswith("wait/io/file/"):
+        return f"IO:{name} {operation}" if operation else f"IO:{name}"
+    if event.startswith("wait/io/table/"):
+        return None
+    if event.startswith("wait/io/socket/"):
+        return "Client:socket"
+    if event.startswith("wait/synch/"):
+        return f"Synch:{name}"
+    if event.startswith("wait/lock/"):
+        return f"Lock:{parts[2] if len(parts) > 2 else name}"
+    return f"Other:{name}"

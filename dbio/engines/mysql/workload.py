@@ -142,3 +142,7 @@ def plans(conn: Connection, schema_index: int) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     return value if value is None or isinstance(value, (int, float, str)) else str(value)
+
+
+def server_clock(conn: Connection) -> float:
+    return float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])

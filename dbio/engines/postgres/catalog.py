@@ -19,7 +19,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from dbio import __version__
-from dbio.engines.base import Check, SetupRecord, SetupSpec, Teardown
+from dbio.engines.base import Check, SetupRecord, SetupSpec, TableJob, Teardown
 from dbio.engines.postgres import sqlfiles
 from dbio.errors import UsageError
 
@@ -64,6 +64,19 @@ def data_schema(index: int) -> str:
 
 def table_location(kind: str, schema_index: int) -> tuple[str, str]:
     return (data_schema(schema_index), DATA_TABLE) if kind == "data" else (data_schema(1), SCAN_TABLE)
+
+
+def partition_name(part: int) -> str:
+    return f"{DATA_TABLE}_p{part}"
+
+
+def job_table(job: TableJob) -> tuple[str, str]:
+    """Where a load job's table is: a part of the split table is a table of its own in schema 1."""
+    return (data_schema(1), partition_name(job.part)) if job.part else table_location(job.kind, job.schema_index)
+
+
+def index_name(job: TableJob) -> str:
+    return f"{partition_name(job.part)}_custid" if job.part else DATA_INDEX
 
 
 def _schema_tags(conn: psycopg.Connection, names: list[str]) -> dict[str, str | None]:
@@ -167,6 +180,10 @@ def begin_setup(conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str, ser
         for i in range(1, spec.schemas + 1):
             if data_schema(i) not in existing:
                 conn.execute(sqlfiles.composed("data_schema.sql", schema=sql.Identifier(data_schema(i)), tag=literal))
+        if spec.partitions:  # its parts attach to it as they are loaded, each in its own transaction
+            drop_table_if_ours(conn, data_schema(1), DATA_TABLE, setup_id)
+            conn.execute(sqlfiles.composed("data_parent.sql", schema=sql.Identifier(data_schema(1)),
+                                           table=sql.Identifier(DATA_TABLE), tag=literal))
     return SetupRecord(setup_id=setup_id, spec=spec, status="loading", started_at=started.isoformat(),
                        dbio_version=__version__, server_version=server_version)
 
@@ -293,7 +310,8 @@ def _drop_tagged_objects(conn: psycopg.Connection, schema: str, setup_id: str, d
                          spare: str | None = None) -> None:
     tables = [table for (table, comment) in conn.execute(
         "SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY 1",
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind IN ('r', 'p') "
+        "AND NOT c.relispartition ORDER BY 1",
         (schema,)).fetchall() if tag_id(comment) == setup_id and table != spare]
     for table in tables:
         qualified = f"{_q(schema)}.{_q(table)}"
@@ -324,16 +342,20 @@ def verify(conn: psycopg.Connection, record: SetupRecord) -> list[Check]:
     spec = record.spec
     if record.status != "ready":
         checks.append(Check("setup complete", False, f"status is {record.status}: the load was interrupted"))
-    for i in range(1, spec.schemas + 1):
-        schema = data_schema(i)
-        checks += _verify_table(conn, schema, DATA_TABLE, spec.scale, spec.key_order, indexed=True)
+    if spec.partitions:  # each part is a table of its own: rows = blocks, its keys, its index
+        for part, keys in enumerate(spec.part_keys(), start=1):
+            checks += _verify_table(conn, data_schema(1), partition_name(part), keys[1] - keys[0] + 1, spec.key_order,
+                                    indexed=True, first_key=keys[0])
+    else:
+        for i in range(1, spec.schemas + 1):
+            checks += _verify_table(conn, data_schema(i), DATA_TABLE, spec.scale, spec.key_order, indexed=True)
     if spec.scan_table_blocks:
         checks += _verify_table(conn, data_schema(1), SCAN_TABLE, spec.scan_table_blocks, "contiguous", indexed=False)
     return checks
 
 
 def _verify_table(conn: psycopg.Connection, schema: str, table: str, rows_expected: int, key_order: str,
-                  *, indexed: bool) -> list[Check]:
+                  *, indexed: bool, first_key: int = 1) -> list[Check]:
     qualified = f"{_q(schema)}.{_q(table)}"
     name = f"{schema}.{table}"
     if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0]:
@@ -343,12 +365,13 @@ def _verify_table(conn: psycopg.Connection, schema: str, table: str, rows_expect
         "SELECT count(*), count(DISTINCT (ctid::text::point)[0]), min(custid), max(custid), count(DISTINCT custid) "
         "FROM {}").format(ident)).fetchone()
     blocks = conn.execute("SELECT pg_relation_size(%s::regclass) / 8192", (qualified,)).fetchone()[0]
+    last_key = first_key + rows_expected - 1
     checks = [
         Check(f"{name} rows", rows == rows_expected, f"{rows} rows (expected {rows_expected})"),
         Check(f"{name} one row per block", blocks_with_rows == rows,
               f"{rows} rows in {blocks_with_rows} distinct blocks; table has {blocks} blocks"
               + (f" ({blocks - rows} more from UPDATEs that could not stay in their block)" if blocks > rows else "")),
-        Check(f"{name} keys 1..{rows_expected}", lo == 1 and hi == rows_expected and distinct_keys == rows,
+        Check(f"{name} keys {first_key}..{last_key}", lo == first_key and hi == last_key and distinct_keys == rows,
               f"keys {lo}..{hi}, {distinct_keys} distinct"),
     ]
     sample = conn.execute(sql.SQL(
@@ -362,7 +385,8 @@ def _verify_table(conn: psycopg.Connection, schema: str, table: str, rows_expect
         with conn.transaction():
             conn.execute("SET LOCAL enable_seqscan = off")
             conn.execute("SET LOCAL enable_bitmapscan = off")
-            entries = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE custid >= 1").format(ident)).fetchone()[0]
+            entries = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE custid >= %s").format(ident),
+                                   (first_key,)).fetchone()[0]
         checks.append(Check(f"{name} index", bool(valid) and entries == rows,
                             f"{'valid' if valid else 'INVALID'}, {entries} entries for {rows} rows"))
         corr = conn.execute(

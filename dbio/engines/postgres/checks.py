@@ -67,17 +67,19 @@ def standby_errors(config: Config) -> list[ConfigError]:
 
 
 def layout_errors(config: Config) -> list[ConfigError]:
-    """data_dirs: each directory once, and a schema for each (the schemas are spread over them)."""
+    """data_dirs: each directory once, and a schema for each (the schemas are spread over them), or one
+    schema whose table is split into a part per directory."""
     dirs, schemas = config.instance.data_dirs, config.workload.schemas
     shown = ", ".join(str(d) for d in dirs)
     if len(set(dirs)) != len(dirs):
         return [problem(config, "data_dirs", "names a directory twice", "list each directory once", value=shown)]
-    if len(dirs) > schemas:
-        more = (" (splitting the one table of the single-schema model over several directories is not supported "
-                "yet)") if schemas == 1 else ""
+    if schemas > 1 and len(dirs) > schemas:
         return [problem(config, "data_dirs", f"has {len(dirs)} directories but there are {schemas} schemas, so some "
-                        f"would hold no table{more}", f"set schemas >= {len(dirs)} (a multiple spreads them evenly), or "
-                        "list fewer directories", value=shown)]
+                        "would hold no table", f"set schemas >= {len(dirs)} (a multiple spreads them evenly), 1 (the "
+                        "one table split into a part per directory), or list fewer directories", value=shown)]
+    if schemas == 1 and len(dirs) > config.workload.scale:
+        return [problem(config, "data_dirs", f"has {len(dirs)} directories, more than the {config.workload.scale} rows "
+                        "to split over them", "raise scale or list fewer directories", value=shown)]
     return []
 
 

@@ -66,6 +66,12 @@ class PostgresEngine:
     def describe_target(self, conninfo: str) -> str:
         return server.describe(conninfo)
 
+    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
+                   notify: Callable[[str], None]) -> Any:
+        from dbio.engines.postgres.operations import PostgresOperations
+
+        return PostgresOperations(conninfo, instance, instance_config, sessions=sessions, dbname=dbname, notify=notify)
+
     # -- setup -------------------------------------------------------------------------
     def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
         return catalog.read_setup(conn)
@@ -158,6 +164,15 @@ class PostgresEngine:
     def forget_run(self, conn: psycopg.Connection, run_id: int) -> None:
         workload.forget_run(conn, run_id)
 
+    def has_workload(self, conn: psycopg.Connection) -> bool:
+        return workload.has_workload(conn)
+
+    def server_clock(self, conn: psycopg.Connection) -> float:
+        return float(conn.execute("SELECT date_part('epoch', clock_timestamp())").fetchone()[0])
+
+    def release_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
+        workload.release_barrier(conn, run_id)
+
     def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
@@ -216,7 +231,8 @@ class PostgresEngine:
 
     async def snapshot(self, conn: psycopg.AsyncConnection, info: ServerInfo,
                        run_id: int | None = None) -> dict[str, Any]:
-        query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id))
+        query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id),
+                                   info.caps.read_only)
         cur = await conn.execute(query)
         return (await cur.fetchone())[0]
 

@@ -10,16 +10,16 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from dbio.engines.postgres.options import OPTIONS, RESTART_KNOBS, InstanceConfig
+from dbio.engines.postgres.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS, InstanceConfig
 from dbio.engines.postgres.redact import scrub
 
 if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["LAYOUT_KNOBS", "OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
-           "redact_dsn", "resolve", "same_server", "scrub", "server_error_text"]
+           "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 
 
 def check(config: Config) -> list[ConfigError]:
@@ -56,6 +56,12 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     from dbio.engines.postgres import target
 
     return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
+
+
+def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
+    from dbio.engines.postgres import target
+
+    target.relayout(config, notify, check_only=check_only)
 
 
 def instance_for(config: Config, notify: Callable[[str], None]) -> Any:

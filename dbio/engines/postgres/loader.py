@@ -45,7 +45,7 @@ def encode(batch: RowBatch) -> bytes:
 
 def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
                on_rows: Callable[[int], None], should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
-    schema, table = catalog.table_location(job.kind, job.schema_index)
+    schema, table = catalog.job_table(job)
     ident = {"schema": sql.Identifier(schema), "table": sql.Identifier(table)}
     literal = sql.Literal(catalog.tag(record.setup_id))
     t0 = time.monotonic()
@@ -53,22 +53,19 @@ def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, bat
         # A table this setup made before is replaced in this transaction; any other is refused.
         catalog.drop_table_if_ours(conn, schema, table, record.setup_id)
         faults.point("load.create")
-        tablespaces.use_for(conn, record.spec, job.schema_index or 1)  # the scan table goes with schema 1
+        tablespaces.use_for(conn, record.spec, job)
         conn.execute(sqlfiles.composed("data_table.sql", tag=literal, **ident))
-        cursor = conn.cursor()
-        # A writer thread sends while this thread generates the next rows.
-        with cursor.copy(sqlfiles.composed("copy_in.sql", **ident), writer=QueuedLibpqWriter(cursor)) as copy:
-            copy.write(_COPY_HEADER)
-            for batch in batches:
-                copy.write(encode(batch))
-                on_rows(len(batch))
-            copy.write(_COPY_TRAILER)
+        if job.part:
+            conn.execute(sqlfiles.composed("partition_keys.sql", constraint=sql.Identifier(f"{table}_keys"),
+                                           first=sql.Literal(job.first_key), last=sql.Literal(_last_key(job)),
+                                           tag=literal, **ident))
+        _copy_rows(conn, ident, batches, on_rows)
         t1 = time.monotonic()
         faults.point("load.index")
         if should_stop():
             raise Interrupted("load stopped")  # rolls the table back: it is loaded again on resume
         if job.kind == "data":
-            conn.execute(sqlfiles.composed("data_index.sql", index=sql.Identifier(catalog.DATA_INDEX),
+            conn.execute(sqlfiles.composed("data_index.sql", index=sql.Identifier(catalog.index_name(job)),
                                            tag=literal, **ident))
         t2 = time.monotonic()
         conn.execute(sqlfiles.composed("analyze.sql", **ident))
@@ -77,10 +74,30 @@ def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, bat
             "schema": schema, "table": table, "kind": job.kind, "rows": job.rows,
             "qualified": f'"{schema}"."{table}"', "load_seconds": t1 - t0, "index_seconds": t2 - t1,
             "analyze_seconds": t3 - t2})
+        if job.part:
+            conn.execute(sqlfiles.composed("attach_partition.sql", parent=sql.Identifier(catalog.DATA_TABLE),
+                                           first=sql.Literal(job.first_key), after=sql.Literal(_last_key(job) + 1),
+                                           **ident))
     return TableTiming(load=t1 - t0, index=t2 - t1, analyze=t3 - t2)
 
 
+def _last_key(job: TableJob) -> int:
+    return job.first_key + job.rows - 1
+
+
+def _copy_rows(conn: psycopg.Connection, ident: dict[str, sql.Identifier], batches: Iterator[RowBatch],
+               on_rows: Callable[[int], None]) -> None:
+    cursor = conn.cursor()
+    # A writer thread sends while this thread generates the next rows.
+    with cursor.copy(sqlfiles.composed("copy_in.sql", **ident), writer=QueuedLibpqWriter(cursor)) as copy:
+        copy.write(_COPY_HEADER)
+        for batch in batches:
+            copy.write(encode(batch))
+            on_rows(len(batch))
+        copy.write(_COPY_TRAILER)
+
+
 def table_is_loaded(record: SetupRecord, job: TableJob) -> bool:
-    schema, table = catalog.table_location(job.kind, job.schema_index)
+    schema, table = catalog.job_table(job)
     return any(t["schema_name"] == schema and t["table_name"] == table and t["rows"] == job.rows
                for t in record.tables_done)

@@ -33,6 +33,9 @@ MANAGED_SETTINGS = {
 # with the short names its step directories use.
 RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow", "direct_io": "dio",
                  "wal_level": "wal", "max_connections": "maxconn"}
+# The options placing the embedded instance's files that a sweep may vary (outermost of all): each
+# value is set before its steps, the WAL moved or the tables loaded again (commands/sweep_layout.py).
+LAYOUT_KNOBS = {"wal_dir": "wald", "data_dirs": "dirs"}
 
 
 # Settings whose value names a program the server runs or code it loads, beyond the pattern

@@ -235,6 +235,7 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         has_io_view=version_num >= 160000, io_view_has_wal=version_num >= 180000,
         has_backend_cpu=local, can_see_waits=True, data_directory=data_directory, local=local,
         direct_io=direct, missing=tuple(missing),
+        read_only=bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]),
         **facts.capability_facts(settings, data_directory=data_directory, local=local))
     return ServerInfo(caps=caps, settings=settings, database=database, user=user,
                       description=describe_connection(conn, version), cache_bytes=int(shared_buffers),

@@ -16,12 +16,15 @@ from dbio.engines.postgres import sqlfiles
 
 
 @cache  # asked once a second during a run
-def snapshot_sql(version_num: int, sessions_prefix: str | None = None) -> str:
-    """sessions_prefix: the application_name prefix of the run's sessions (their own I/O, 18+)."""
+def snapshot_sql(version_num: int, sessions_prefix: str | None = None, standby: bool = False) -> str:
+    """sessions_prefix: the application_name prefix of the run's sessions (their own I/O, 18+);
+    standby: the server is a hot standby (its replication is read too)."""
     parts = {"database": "stats/database.sql",
              "wal": "stats/wal_18.sql" if version_num >= 180000 else "stats/wal_15.sql",
              "writers": "stats/writers_17.sql" if version_num >= 170000 else "stats/writers_15.sql",
              "others": "stats/others.sql"}
+    if standby:
+        parts["replication"] = "stats/replication.sql"
     if version_num >= 180000:
         parts["io"] = "stats/io_18.sql"
     elif version_num >= 160000:
@@ -117,7 +120,21 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     if others is not None:  # a point count, not a counter: never differenced (see gauges())
         out["gauges"] = {"other_sessions_active": _num(others.get("active")),
                          "other_session_names": list(others.get("names") or [])}
+    replication = raw.get("replication")
+    if replication is not None:  # a hot standby
+        out.update(_replication(replication, out.get("gauges") or {}))
     return out
+
+
+def _replication(rep: dict[str, Any], gauges: dict[str, Any]) -> dict[str, Any]:
+    """A standby's WAL received (a position: differenced, it is the WAL received in between) and its
+    replay lag (gauges: bytes received not yet replayed, and seconds)."""
+    received, replayed = rep.get("received_bytes"), rep.get("replayed_bytes")
+    lag = None if received is None or replayed is None else max(0.0, float(received) - float(replayed))
+    seconds = rep.get("replay_lag_seconds")
+    return {"replication": {"wal_received_bytes": None if received is None else float(received)},
+            "gauges": {**gauges, "replay_lag_bytes": lag,
+                       "replay_lag_seconds": None if seconds is None else max(0.0, float(seconds))}}
 
 
 def checkpoints(writers: dict[str, Any]) -> dict[str, float]:

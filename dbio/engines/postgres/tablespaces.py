@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from dbio.engines.base import SetupSpec, Teardown
+from dbio.engines.base import SetupSpec, TableJob, Teardown
 from dbio.engines.postgres.instance.placement import TABLESPACE_SUBDIR
 
 MARK = "dbio tablespace"  # the comment that marks a tablespace as dbio's
@@ -23,9 +23,13 @@ def location(place: str) -> str:
     return str(Path(place) / TABLESPACE_SUBDIR)
 
 
-def for_schema(spec: SetupSpec, schema_index: int) -> str | None:
-    """The directory schema_index's tables go to (round-robin); None: the default tablespace."""
-    return spec.places[(schema_index - 1) % len(spec.places)] if spec.places else None
+def for_job(spec: SetupSpec, job: TableJob) -> str | None:
+    """The directory a table goes to: a part of the split table to its own, a schema's tables in turn
+    (the scan table with schema 1); None: the default tablespace."""
+    if not spec.places:
+        return None
+    index = job.part if job.part else (job.schema_index or 1)
+    return spec.places[(index - 1) % len(spec.places)]
 
 
 def _existing(conn: psycopg.Connection) -> dict[str, tuple[str, str | None]]:
@@ -60,9 +64,10 @@ def name_of(conn: psycopg.Connection, place: str) -> str:
     return found[0]
 
 
-def use_for(conn: psycopg.Connection, spec: SetupSpec, schema_index: int) -> None:
-    """Inside the load's transaction: what it creates next (table, index) goes to the schema's tablespace."""
-    place = for_schema(spec, schema_index)
+def use_for(conn: psycopg.Connection, spec: SetupSpec, job: TableJob | int) -> None:
+    """Inside the load's transaction: what it creates next (table, index) goes to the job's tablespace
+    (a schema's number: its whole data table's, as dbio ops rebuilds an index)."""
+    place = for_job(spec, TableJob(job, "data", 0) if isinstance(job, int) else job)
     if place is not None:
         conn.execute(sql.SQL("SET LOCAL default_tablespace = {}").format(sql.Identifier(name_of(conn, place))))
 

@@ -33,6 +33,18 @@ def resolve(config: Config, *, purpose: str, sessions: int,
     return engine, conninfo, instance
 
 
+def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
+    """A sweep step's layout, where it needs no load: the embedded instance's WAL moved to wal_dir
+    (check_only: refuse a layout it could not make, before anything moves)."""
+    if not config.connection.embedded:
+        return
+    instance = instance_for(config, notify)
+    if check_only:
+        instance.check_layout(config.instance)
+    elif instance.exists():
+        instance.move_wal(config.instance)
+
+
 @contextmanager
 def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> Iterator[None]:
     """Hold the target alone for a command that changes or measures it (see dbio/managed/lock.py)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 import numpy as np
@@ -79,6 +80,19 @@ def forget_abandoned_runs(conn: psycopg.Connection, alive: Callable[[str], bool]
     return len(gone)
 
 
+def has_workload(conn: psycopg.Connection) -> bool:
+    """The loop, as this dbio calls it (with the control argument), is there: on a read-only node it can
+    only come from its primary (dbio run or setup there installs it)."""
+    return conn.execute(
+        "SELECT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'dbio' AND p.proname = 'slice' AND 'p_control' = ANY(p.proargnames))").fetchone()[0]
+
+
+def release_barrier(conn: psycopg.Connection, run_id: int) -> None:
+    """A read-only node's barrier: released without a control row (its sessions carry the control)."""
+    conn.execute("SELECT pg_advisory_unlock_all()")
+
+
 def forget_run(conn: psycopg.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM dbio.run_control WHERE run_id = %s", (run_id,))
     conn.execute("SELECT pg_advisory_unlock_all()")
@@ -127,17 +141,30 @@ def init_session_sync(conn: psycopg.Connection, schema_index: int, access_path: 
 
 async def call_slice(conn: psycopg.AsyncConnection, *, run_id: int, session: int, barrier: bool,
                      iterations_before: int, selects_before: int, max_iterations: int | None,
-                     think_left: float) -> SliceResult:
+                     think_left: float, control: dict[str, Any] | None = None) -> SliceResult:
     # binary results: the histogram arrays arrive without text parsing (64 sessions call every second)
     cur = await conn.execute(sqlfiles.text("slice_call.sql"), {
         "run_id": run_id, "session": session, "barrier": barrier, "iterations_before": iterations_before,
-        "selects_before": selects_before, "max_iterations": max_iterations, "think_left": think_left}, binary=True)
+        "selects_before": selects_before, "max_iterations": max_iterations, "think_left": think_left,
+        "control": None if control is None else control_json(control)}, binary=True)
     row = await cur.fetchone()
     (iterations, selects, updates, scans, rows, think_s, think_left, sum_us, max_us, hist, slice_end, done) = row
     return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
                        think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
                        hist=np.asarray(hist, dtype=np.int64), slice_end=slice_end.timestamp(), done=bool(done),
                        think_left=think_left)
+
+
+TIMES = ("started_at", "window_open", "deadline")  # epoch seconds in the run's control; timestamptz in the row
+
+
+def control_json(control: dict[str, Any]) -> str:
+    """The run's control as the loop reads it into a dbio.run_control row (pure): instants as timestamps."""
+    out = dict(control)
+    for key in TIMES:
+        if out.get(key) is not None:
+            out[key] = datetime.fromtimestamp(out[key], timezone.utc).isoformat()
+    return json.dumps(out)
 
 
 def explain(conn: psycopg.Connection, *, update: bool) -> list[dict[str, Any]]:

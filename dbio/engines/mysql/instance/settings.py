@@ -24,6 +24,7 @@ def profile(cfg: InstanceConfig, page_size: int, *, sessions: int) -> dict[str, 
         "innodb_file_per_table": "ON",  # each table its own file: the baseline reads the tables' files
         "innodb_stats_persistent": "ON",  # --verify reads leaf pages from the persistent statistics
         "performance_schema": "ON",
+        "performance_schema_consumer_events_waits_current": "ON",  # wait samples name what a session waits on
         "skip_networking": "ON",  # no TCP listener: only the private socket
         "skip_name_resolve": "ON",
         "max_connections": str(max(MIN_CONNECTIONS, sessions + EXTRA_CONNECTIONS)),

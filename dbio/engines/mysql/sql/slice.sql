@@ -62,6 +62,12 @@ BEGIN
     END IF;
     DELETE FROM dbio_hist;
 
+    -- A start agreed in advance (a run of several nodes): the barrier opens a little before it.
+    SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+    IF v_now < c_started THEN
+        DO SLEEP(c_started - v_now);
+    END IF;
+
     -- This slice ends at the next boundary of the grid (or at the deadline).
     SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
     SET v_end = c_started + c_slice * (FLOOR((v_now - c_started) / c_slice) + 1);

@@ -173,6 +173,28 @@ class EmbeddedInstance(ManagedInstance):
                              "the WAL's place is fixed when an instance is created",
                              "use another --data-dir for that layout (a new instance), or destroy this one first")
 
+    def move_wal(self, cfg: InstanceConfig) -> bool:
+        """A sweep over wal_dir: the WAL moved to cfg.wal_dir (None: the data directory), the server
+        stopped for it (the next command starts it); False when it is already there."""
+        from dbio.engines.postgres.instance import relocate
+
+        moved = relocate.move_wal(self, _user(self.meta()), cfg.wal_dir)
+        if moved:
+            where = self.meta().wal_dir or f"{self.layout.pgdata / 'pg_wal'} (inside the data directory)"
+            self.notify(f"moved the WAL to {where} on {placement.device_of(Path(where.split(' (')[0]))}")
+        return moved
+
+    def check_layout(self, cfg: InstanceConfig) -> None:
+        """A sweep's layouts, each checked before the sweep starts: its WAL place and its tablespace directories."""
+        from dbio.engines.postgres.instance import relocate
+
+        if self.exists():
+            relocate.check(self, cfg.wal_dir)
+            self._check_data_dirs(cfg)
+
+    def run_as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
+        return self._as_server(user, cmd, what=what)
+
     def tablespace_dirs(self, cfg: InstanceConfig) -> list[str]:
         """The server's own directory in each of data_dirs (made now if missing), in their order."""
         self._check_data_dirs(cfg)
@@ -369,6 +391,35 @@ class EmbeddedInstance(ManagedInstance):
         if not quiet:
             self.notify("stopped the embedded server")
         return True
+
+    def crash(self) -> None:
+        """Stop the server as a crash would (pg_ctl stop -m immediate): no shutdown checkpoint, so the
+        next start replays the WAL written since the last one (dbio ops recovery)."""
+        meta = self.meta()
+        self._as_server(_user(meta), [_trusted_tool(meta, "pg_ctl"), "-D", str(self.layout.pgdata), "-m", "immediate",
+                                      "-w", "-t", "60", "stop"], what="pg_ctl stop -m immediate")
+
+    def start_checked(self, cfg: InstanceConfig, *, sessions: int) -> None:
+        """Start the stopped server with cfg's settings, judged before: only the start itself is left,
+        which dbio ops recovery times."""
+        meta = self.meta()
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget()))
+
+    def log_size(self) -> int:
+        try:
+            return self.layout.log_file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_since(self, offset: int) -> list[str]:
+        """The server log's lines written after offset bytes (what one start logged)."""
+        return trust.read_no_follow(self.layout.log_file).encode()[offset:].decode(errors="replace").splitlines()
+
+    def tool(self, name: str) -> str:
+        """A program of the instance's PostgreSQL (pg_basebackup), after checking that no one but
+        root (or us) could have changed it."""
+        return _trusted_tool(self.meta(), name)
 
     def destroy_plan(self) -> "DestroyPlan":
         """What destroy would remove and leave, checked before anything is touched."""

@@ -12,6 +12,10 @@
 -- goes to the hot spot, every hot_schema_every-th to schema 1; every think_every-th iteration
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
 -- are prepared once per session and cached.
+--
+-- On a read-only node (a hot standby) nothing can be written and the run's control row would
+-- have to be replayed from the primary: its sessions pass the run's control in p_control
+-- (update_pct 0, the start agreed in advance) and the row is not read.
 CREATE OR REPLACE PROCEDURE dbio.slice(
     p_run_id             bigint,
     p_session            integer,
@@ -31,7 +35,8 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_max_us       double precision[],  -- per kind: longest statement
     INOUT o_hist         integer[],           -- [kind][bucket]: statement latency histogram
     INOUT o_slice_end    timestamptz,
-    INOUT o_done         boolean)
+    INOUT o_done         boolean,
+    p_control            jsonb)      -- the run's control (a read-only node); NULL: dbio.run_control's row
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -67,7 +72,16 @@ BEGIN
         PERFORM pg_advisory_unlock_shared(p_run_id);
     END IF;
 
-    SELECT * INTO STRICT c FROM dbio.run_control WHERE run_id = p_run_id;
+    IF p_control IS NULL THEN
+        SELECT * INTO STRICT c FROM dbio.run_control WHERE run_id = p_run_id;
+    ELSE
+        c := jsonb_populate_record(NULL::dbio.run_control, p_control);
+    END IF;
+    -- A start agreed in advance: the barrier opens a little before it, every session starts at it.
+    v_now := clock_timestamp();
+    IF p_barrier AND v_now < c.started_at THEN
+        PERFORM pg_sleep(date_part('epoch', c.started_at - v_now));
+    END IF;
     SELECT bytes INTO STRICT v_pool FROM dbio.pool WHERE id = 1;
 
     -- This slice ends at the next boundary of the grid (or at the deadline).

@@ -1,0 +1,41 @@
+"""A sweep step's layout (a sweep over wal_dir or data_dirs): made before the step runs.
+
+A WAL elsewhere needs no load: the engine moves it (the server stopped and started again). Tables
+elsewhere are another load: the data set is loaded again over the step's directories (setup's own
+progress lines show it), unless the loaded one already lies there."""
+
+from __future__ import annotations
+
+from dbio import target as targets
+from dbio.commands import setup as setup_command
+from dbio.config import Config
+from dbio.engines import registry
+from dbio.ui import UI
+
+
+def check(configs: list[Config], ui: UI) -> None:
+    """Every step's layout, before the sweep starts anything (a directory the WAL cannot go to...)."""
+    for config in configs:
+        registry.entry(config.connection.engine).relayout(config, ui.note, check_only=True)
+
+
+def relayout(config: Config, ui: UI) -> None:
+    """What needs no load (the WAL's place), as the engine does it."""
+    registry.entry(config.connection.engine).relayout(config, ui.say)
+
+
+def prepare(config: Config, ui: UI) -> None:
+    relayout(config, ui)
+    wanted = setup_command.spec_of(config)
+    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
+    conn = target.connect("dbio:sweep")
+    try:
+        target.engine.probe(conn)
+        record = target.engine.read_setup(conn)
+    finally:
+        conn.close()
+    if record is not None and record.status == "ready" and record.spec.places == wanted.places:
+        return
+    where = ", ".join(wanted.places) or "the data directory"
+    ui.say(f"    layout: loading the tables again over {len(wanted.places) or 1} place(s): {where}")
+    setup_command.setup(config, ui, reload=True)

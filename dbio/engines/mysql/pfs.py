@@ -1,0 +1,83 @@
+"""What performance_schema tells dbio about InnoDB's I/O: what it instruments on this server
+(probe), and one reading of its file I/O summaries (snapshot). Parsers are pure.
+
+performance_schema times each data-file and redo-file operation of every thread, so the average
+read and write latency are its timer sums over its counts; the account summary keeps the waits of
+client threads (those with a user) after they end, so client sessions' reads and their wait time
+are cumulative like every other counter. MariaDB 10.8+ does not instrument its redo log file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbio.engines.mysql import sqlfiles
+from dbio.engines.mysql.connection import Connection
+
+DATA_FILE = "wait/io/file/innodb/innodb_data_file"
+LOG_FILE = "wait/io/file/innodb/innodb_log_file"
+FILE_COLUMNS = ("count_read", "sum_timer_read", "bytes_read", "count_write", "sum_timer_write", "bytes_write",
+                "count_misc", "sum_timer_misc")
+PS_PER_MS = 1e9  # performance_schema timers count picoseconds
+
+
+@dataclass(frozen=True)
+class Instrumented:
+    """What this server's performance_schema gives (all False when it is off)."""
+
+    data_io: bool = False  # data-file I/O counted and timed, per thread
+    redo_io: bool = False  # redo log file I/O counted and timed
+    waits: bool = False  # current wait event of each session (events_waits_current)
+    why_not_data: str = "performance_schema is off on the server"
+    why_not_redo: str = "performance_schema is off on the server"
+    why_not_waits: str = "performance_schema is off on the server"
+
+
+def instrumented(rows: list[tuple[Any, Any]], performance_schema: bool, product: str) -> Instrumented:
+    """From pfs_setup.sql's rows (pure): which figures this server's instruments and consumers allow."""
+    if not performance_schema:
+        return Instrumented()
+    setup = {str(k): str(v).upper() for k, v in rows}
+    threads = setup.get("consumer:global_instrumentation") == "YES" and \
+        setup.get("consumer:thread_instrumentation") == "YES"
+
+    def timed(instrument: str, what: str) -> tuple[bool, str]:
+        state = setup.get(f"instrument:{instrument}")
+        if state is None:
+            return False, f"{product} does not instrument {what} in performance_schema"
+        if state != "YES/YES":
+            return False, f"performance_schema's {instrument} is not enabled and timed (setup_instruments)"
+        if not threads:
+            return False, "performance_schema's global or thread instrumentation consumer is off"
+        return True, ""
+
+    data, why_data = timed(DATA_FILE, "InnoDB's data files")
+    redo, why_redo = timed(LOG_FILE, "its redo log file")
+    waits = setup.get("consumer:events_waits_current") == "YES" and threads
+    why_waits = "" if waits else ("performance_schema's events_waits_current consumer is off (only the "
+                                  "processlist's states are sampled)")
+    return Instrumented(data, redo, waits, why_data, why_redo, why_waits)
+
+
+def probe(conn: Connection, performance_schema: bool, product: str) -> Instrumented:
+    rows = conn.query(sqlfiles.statement("pfs_setup.sql")) if performance_schema else []
+    return instrumented(rows, performance_schema, product)
+
+
+def read(conn: Connection, own_ids: set[int]) -> dict[str, Any]:
+    """One reading of the file I/O summaries: per event, every thread's; client threads' data-file
+    waits; and those of dbio's own connections."""
+    files = {str(row[0]).rsplit("/", 1)[-1]: dict(zip(FILE_COLUMNS, (float(v or 0) for v in row[1:])))
+             for row in conn.query(sqlfiles.statement("pfs_files.sql"))}
+    count, timer = conn.one(sqlfiles.statement("pfs_client_waits.sql")) or (0, 0)
+    out = {"files": files, "client_waits": {"count": float(count or 0), "timer": float(timer or 0)}}
+    if own_ids:
+        ids = "(" + ",".join(str(int(i)) for i in sorted(own_ids)) + ")"
+        count, timer = conn.one(sqlfiles.statement("pfs_session_waits.sql") + " " + ids) or (0, 0)
+        out["own_waits"] = {"count": float(count or 0), "timer": float(timer or 0)}
+    return out
+
+
+def ms(picoseconds: float | None) -> float | None:
+    return None if picoseconds is None else picoseconds / PS_PER_MS

@@ -1,0 +1,41 @@
+"""The document a maintenance operation writes (dbio ops): result.json with format dbio-ops and
+kind "ops", beside a run's results (a run's is format dbio-result). It echoes its inputs
+(operation, configuration, places, host), keeps the readings its figures come from and the
+operation's own record, and carries the figures (stats/ops.py). Reports read it and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbio import result as results
+from dbio import shapes
+
+FORMAT = "dbio-ops"
+FORMAT_VERSION = 1
+KIND = "ops"
+
+
+def is_ops(path: Path) -> bool:
+    """Whether path (a directory or its result.json) holds an operation's result (a quick look:
+    read() checks it properly)."""
+    target = path / results.RESULT_FILE if path.is_dir() else path
+    try:
+        with target.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return f'"format": "{FORMAT}"' in head or f'"format":"{FORMAT}"' in head
+
+
+def read(path: Path) -> dict[str, Any]:
+    """An operation's result.json (or its directory), checked; one line naming what is wrong otherwise."""
+    target = path / results.RESULT_FILE if path.is_dir() else path
+    return results.load_document(target, FORMAT, FORMAT_VERSION, shapes.ops(FORMAT_VERSION), kind="operation result",
+                                 hints=("give a dbio ops directory or its result.json",
+                                        "give the result.json dbio ops wrote", "render it with the dbio that wrote it",
+                                        "run the operation again"))
+
+
+def write(directory: Path, document: dict[str, Any]) -> Path:
+    return results.write(directory, document)

@@ -1,0 +1,63 @@
+"""Verdicts per node of a run of several servers (pure), as AWR reads each instance apart.
+
+A node's own figures go through the same rules as the run's (its reads served by the cache, its
+device doing more than its engine: shared with another node or process), each finding named
+with its node; a standby whose replay fell behind its primary gets a finding of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dbio.stats.catalogue import value
+
+LAG_SECONDS_LIMIT = 1.0  # a standby whose replay fell this far behind read data older than its primary's
+LAG_MIB_LIMIT = 16.0  # WAL received and not yet replayed
+
+
+def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], Any], ...],
+                  make: Callable[..., Any]) -> list[Any]:
+    """rules: verdict rules to run on each node's figures; make: the Finding constructor."""
+    nodes = doc.get("nodes") or []
+    if len(nodes) < 2:
+        return []
+    out = []
+    for node in nodes:
+        if node.get("stopped"):
+            out.append(make("warning", "node_stopped", stopped(node), "window_seconds",
+                            node["stopped"].get("figures_cover_seconds")))
+        if not node.get("figures"):
+            continue
+        view = {**doc, "figures": node["figures"], "nodes": [node]}
+        for rule in rules:
+            found = rule(view)
+            if found is not None:
+                out.append(make(found.level, f"node_{found.code}", f"{node['name']}: {found.message}",
+                                found.figure, found.value))
+        lag = lagging(node)
+        if lag is not None:
+            out.append(make("warning", "node_lagging_standby", lag, "replication.replay_lag_seconds_max",
+                            value(node["figures"], "replay_lag_seconds_max")))
+    return out
+
+
+def stopped(node: dict[str, Any]) -> str:
+    """A node whose server stopped during the run, in words."""
+    info = node["stopped"]
+    covers = info.get("figures_cover_seconds")
+    since = info.get("since_start")
+    when = f"+{since:.1f} s after the start" if since is not None else "during the run"
+    return (f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'}): the other nodes finished "
+            f"the window; its figures cover {'its first ' + format(covers, '.1f') + ' s' if covers else 'none'} of "
+            "it, and the run's totals are partial (they hold its work up to its last reading only)")
+
+
+def lagging(node: dict[str, Any]) -> str | None:
+    """A standby whose replay fell behind in the window, in words; None when it kept up."""
+    f = node.get("figures")
+    seconds, mib = value(f, "replay_lag_seconds_max"), value(f, "replay_lag_mib_max")
+    if (seconds is None or seconds <= LAG_SECONDS_LIMIT) and (mib is None or mib <= LAG_MIB_LIMIT):
+        return None
+    parts = [f"{seconds:.1f} s" if seconds is not None else None, f"{mib:,.1f} MiB of WAL" if mib is not None else None]
+    return (f"{node['name']} (standby) fell behind its primary by up to {' and '.join(p for p in parts if p)}: its "
+            "sessions read older data than the primary's, and replay shared its device and CPU with them")

@@ -1,0 +1,170 @@
+"""A run over a primary and its hot standby (a real streaming replica of an embedded instance): the
+standby's sessions only read, UPDATEs run on the primary alone, one start agreed in advance for
+both; update pct > 0 on read-only servers alone is refused before anything starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import dbio, load_result, result_dir
+from tests.integration.standby import DATABASE, destroy, make_primary, make_standby
+
+WORKLOAD = ["--scale", "32MiB", "--warmup", "1s", "--run-time", "3s", "-t", "4"]
+
+
+@pytest.fixture(scope="module")
+def cluster(workdir):
+    root = workdir / "replication"
+    root.mkdir()
+    primary = make_primary(root)
+    standby = None
+    try:
+        standby = make_standby(primary, root / "standby")
+        yield primary, standby
+    finally:
+        destroy(primary, standby)
+
+
+def _run(primary, standby, *extra: str):
+    return dbio("run", "--dsn", primary.conninfo(DATABASE), "--dsn", standby.conninfo(), "--results-dir",
+                str(primary.results), *WORKLOAD, *extra)
+
+
+@pytest.mark.parametrize("update_pct", [0, 20])
+def test_a_standby_reads_and_only_the_primary_updates(cluster, update_pct):
+    primary, standby = cluster
+    done = _run(primary, standby, "--update-pct", str(update_pct), "--label", f"standby-{update_pct}")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete", doc["status_reason"]
+    assert [(n["name"], n["role"]) for n in doc["nodes"]] == [("node1", "primary"), ("node2", "standby")]
+    assert doc["nodes"][1]["capabilities"]["read_only"] is True
+    cluster_facts = doc["cluster"]
+    assert cluster_facts["read_only_nodes"] == ["node2"]
+    assert cluster_facts["update_capable_sessions"] == 2
+    assert cluster_facts["start_agreed"] == "nodes"
+    assert cluster_facts["start_skew_seconds"] is not None and cluster_facts["start_skew_seconds"] < 0.05
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    assert by_node["node1"]["sessions"]["ranges"] == "1, 3" and by_node["node2"]["sessions"]["ranges"] == "2, 4"
+    for n in doc["nodes"]:
+        assert n["figures"]["load_profile"]["physical_reads_per_s"] > 0
+        assert abs(n["start"]["clock_offset_s"]) < 0.05  # one host, one clock
+    standby_updates = [s["updates"] for s in doc["sessions"] if s["node"] == "node2"]
+    primary_updates = [s["updates"] for s in doc["sessions"] if s["node"] == "node1"]
+    assert standby_updates == [0, 0]
+    assert (min(primary_updates) > 0) == (update_pct > 0) and (max(primary_updates) == 0) == (update_pct == 0)
+    with primary.connect(DATABASE) as conn:  # nothing of the run is left on the primary
+        assert conn.execute("SELECT count(*) FROM dbio.run_control").fetchone()[0] == 0
+    # replication, read on the standby in every sample: WAL received and replay lag, per node and in the report
+    import json
+
+    samples = [json.loads(line) for line in (result_dir(done) / "samples.jsonl").read_text().splitlines()]
+    taken = [s for s in samples if not s.get("missing") and s.get("nodes")]
+    assert taken and all("replication" in s["nodes"]["node2"] and "replication" not in s["nodes"]["node1"]
+                         for s in taken)
+    replication = by_node["node2"]["figures"]["replication"]
+    assert replication["wal_received_mib_per_s"] is not None and replication["replay_lag_seconds_max"] is not None
+    assert by_node["node1"]["figures"]["replication"] is None
+    measured = [r for r in by_node["node2"]["series"] if r.get("phase") == "measured"]
+    assert measured and all("replay_lag_mib" in r for r in measured)
+    if update_pct:  # the primary's UPDATEs reach the standby as WAL
+        assert replication["wal_received_mib_per_s"] > 0
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "standby" in report and "Replication (each standby" in report
+
+
+def test_updates_on_read_only_servers_alone_are_refused(cluster):
+    primary, standby = cluster
+    done = dbio("run", "--dsn", standby.conninfo(), "--results-dir", str(primary.results), *WORKLOAD,
+                "--update-pct", "20", "--label", "refused")
+    assert done.code == 2, done.text
+    assert "read-only" in done.err and "update_pct = 0" in done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert not list(primary.results.glob("*refused*"))
+
+
+def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster):
+    """pg_ctl stop -m immediate of the standby inside the window: the run exits with a result, the
+    primary's figures cover the whole window, the standby's up to its stop, the totals marked partial."""
+    import subprocess
+    import sys
+    import time
+
+    primary, standby = cluster
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
+                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
+                             "--warmup", "1s", "--run-time", "8s", "-t", "4", "--label", "standby-stops"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        run_dirs = []
+        while time.monotonic() < deadline:  # inside the window: a measured sample was written
+            run_dirs = list(primary.results.glob("*standby-stops"))
+            samples = run_dirs[0] / "samples.jsonl" if run_dirs else None
+            if samples is not None and samples.exists() and '"phase":"measured"' in samples.read_text():
+                break
+            time.sleep(0.2)
+        time.sleep(1.5)
+        standby.stop("immediate")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        standby.start()  # for the tests after this one
+    assert proc.returncode == 0, out + err
+    doc = load_result(run_dirs[0])
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["node2"]["stopped"]
+    assert stopped["since_start"] > 1.0 and stopped["at"]
+    assert by_node["node1"]["figures"]["window_seconds"] == pytest.approx(8.0, abs=0.5)
+    covers = stopped["figures_cover_seconds"]
+    assert covers is None or covers < 7.5
+    assert "stopped" not in by_node["node1"]
+    assert doc["cluster"]["stopped_nodes"] == ["node2"] and doc["cluster"]["partial"]
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
+    report = (run_dirs[0] / "report.txt").read_text()
+    assert "node2 stopped" in report and "totals are partial" in report
+
+
+def test_a_standby_alone_runs_the_read_only_loop(cluster):
+    primary, standby = cluster
+    done = dbio("run", "--dsn", standby.conninfo(), "--results-dir", str(primary.results), *WORKLOAD,
+                "--label", "standby-alone")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete", doc["status_reason"]
+    assert doc["nodes"][0]["role"] == "standby" and doc["cluster"]["update_capable_sessions"] == 0
+    assert doc["cluster"]["start_agreed"] == "nodes"
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["updates"] == 0 for s in doc["sessions"])
+
+
+def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):
+    primary, standby = cluster
+    done = dbio("setup", "--dsn", primary.conninfo(DATABASE), "--dsn", standby.conninfo(), "--scale", "32MiB",
+                "--scan-table-size", "0")
+    assert done.code == 0, done.text
+    assert "read-only server (hot standby)" in done.out and "replicated from its primary" in done.out
+
+
+def test_teardown_of_a_standby_drops_nothing_there(cluster):
+    primary, standby = cluster
+    done = dbio("teardown", "--dsn", standby.conninfo())
+    assert done.code == 0, done.text
+    assert "read-only server (hot standby): nothing dropped" in done.out
+    with standby.connect() as conn:  # the load is still there, as on its primary
+        assert conn.execute("SELECT count(*) FROM dbio.setup").fetchone()[0] == 1
+
+
+def test_weights_and_names_spread_the_sessions(cluster):
+    primary, standby = cluster
+    done = _run(primary, standby, "--weights", "3,1", "--node-names", "east,west", "--label", "weighted")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert [n["name"] for n in doc["nodes"]] == ["east", "west"]
+    assert [s["node"] for s in doc["sessions"]].count("east") == 3
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    assert by_node["east"]["weight"] == 3.0 and len(by_node["west"]["sessions"]["numbers"]) == 1
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "(weight 3)" in report

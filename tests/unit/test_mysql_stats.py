@@ -1,0 +1,218 @@
+"""The MySQL engine's counters, waits and report words without a server: a recorded snapshot of a
+MariaDB 10.11 with performance_schema on (tests/fixtures/mysql/), its setup and wait rows."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dbio.collect import fio
+from dbio.engines import counters
+from dbio.engines.mysql import pfs, stats
+from dbio.report import words
+from dbio.stats import figures
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mysql"
+
+
+def _raw(name="snapshot_mariadb_10_11_pfs.json"):
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_performance_schema_times_the_data_files_and_names_the_sessions_reads():
+    raw = _raw()
+    out = stats.normalize(raw)
+    assert counters.problems(out) == []
+    data_file, waits, own = raw["pfs"]["files"]["innodb_data_file"], raw["pfs"]["client_waits"], raw["pfs"]["own_waits"]
+    page = raw["status"]["innodb_page_size"]
+    assert out["data"]["reads"] == raw["status"]["innodb_data_reads"]  # counts from the status, as without it
+    assert out["data"]["read_time_ms"] == pytest.approx(data_file["sum_timer_read"] / 1e9)  # picoseconds
+    assert out["data"]["write_time_ms"] == pytest.approx(data_file["sum_timer_write"] / 1e9)
+    assert (out["client"]["reads"], out["client"]["read_bytes"]) == (waits["count"], waits["count"] * page)
+    assert out["client"]["read_time_ms"] == pytest.approx(waits["timer"] / 1e9)
+    assert out["sessions"] == {"reads": own["count"], "read_bytes": own["count"] * page}
+    # the buffer pool's misses stay the rows' reads (pages read per row)
+    assert out["client_normal"]["reads"] == raw["status"]["innodb_buffer_pool_reads"]
+    # performance_schema counts the same reads as the status (recorded together)
+    assert data_file["count_read"] == pytest.approx(raw["status"]["innodb_data_reads"], rel=0.01)
+    assert waits["count"] == pytest.approx(raw["status"]["innodb_buffer_pool_reads"], rel=0.02)
+    # MariaDB 10.8+ does not instrument its redo log: no redo timing, never a zero
+    assert out["wal"]["write_time_ms"] is None and out["wal"]["sync_time_ms"] is None
+
+
+def test_without_performance_schema_the_sessions_reads_are_the_buffer_pools_misses():
+    raw = {k: v for k, v in _raw().items() if k != "pfs"}
+    out = stats.normalize(raw)
+    s = raw["status"]
+    assert out["client"]["reads"] == s["innodb_buffer_pool_reads"] + s["innodb_buffer_pool_read_ahead"] + \
+        s["innodb_buffer_pool_read_ahead_rnd"]
+    assert out["client"]["read_time_ms"] is None and out["data"]["read_time_ms"] is None and "sessions" not in out
+
+
+def test_mysql_8_redo_files_give_write_and_sync_latency():
+    raw = _raw()
+    raw["status"]["innodb_os_log_fsyncs"] = 400.0
+    raw["pfs"]["files"]["innodb_log_file"] = {"count_read": 0, "sum_timer_read": 0, "bytes_read": 0,
+                                              "count_write": 500, "sum_timer_write": 2.5e10, "bytes_write": 1e6,
+                                              "count_misc": 402, "sum_timer_misc": 8e11}
+    wal = stats.normalize(raw)["wal"]
+    assert wal["write_time_ms"] == pytest.approx(25.0) and wal["sync_time_ms"] == pytest.approx(800.0)
+    del raw["status"]["innodb_os_log_fsyncs"]  # no sync count to divide by: no sync time either
+    assert stats.normalize(raw)["wal"]["sync_time_ms"] is None
+
+
+def test_what_performance_schema_allows_is_read_from_its_setup():
+    rows = json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["pfs_setup"]
+    seen = pfs.instrumented([tuple(r) for r in rows], True, "MariaDB 10.11.19")
+    assert (seen.data_io, seen.redo_io, seen.waits) == (True, False, True)
+    assert seen.why_not_redo == "MariaDB 10.11.19 does not instrument its redo log file in performance_schema"
+    off = pfs.instrumented([], False, "MariaDB 10.11.19")
+    assert not (off.data_io or off.redo_io or off.waits) and "performance_schema is off" in off.why_not_data
+    untimed = [("instrument:" + pfs.DATA_FILE, "YES/NO")] + [tuple(r) for r in rows if r[0].startswith("consumer")]
+    assert "not enabled and timed" in pfs.instrumented(untimed, True, "MySQL 8.0.40").why_not_data
+    no_threads = [tuple(r) for r in rows if r[0] != "consumer:thread_instrumentation"]
+    seen = pfs.instrumented(no_threads, True, "MySQL 8.0.40")
+    assert not seen.data_io and not seen.waits and "consumer is off" in seen.why_not_data
+
+
+@pytest.mark.parametrize("row, label", [
+    (("Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 1), "IO:innodb_data_file read"),
+    (("Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 0), "CPU"),  # ended: working
+    (("Query", "Sending data", None, None, None), "CPU"),
+    (("Query", "Sending data", "wait/io/table/sql/handler", "fetch", 1), "CPU"),  # a handler call, not a wait
+    (("Query", "Sending data", "wait/synch/mutex/innodb/buf_pool_mutex", "lock", 1), "Synch:buf_pool_mutex"),
+    (("Query", "Sending data", "wait/lock/table/sql/handler", "read", 1), "Lock:table"),
+    (("Query", "User lock", "wait/synch/cond/sql/Item_func_get_lock::cond", "wait", 1), "Lock:barrier"),
+    (("Sleep", "", "idle", "idle", 1), "Client:between slices"),
+    ((None, None, None, None, None), "Unknown")])
+def test_wait_samples_take_postgresqls_form(row, label):
+    assert stats.session_state(*row, waits_seen=True) == label
+
+
+def test_recorded_wait_rows_label_the_sessions():
+    rows = [tuple(r) for r in json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]]
+    ids = [r[0] for r in rows] + [999]
+    labels = stats.session_labels(rows, ids, waits_seen=True)
+    assert labels == ["Client:between slices", "CPU", "Unknown"]  # the monitor's wait had ended; 999 is gone
+
+
+def test_the_innermost_wait_still_waiting_names_the_session():
+    rows = [(7, "Query", "Sending data", "wait/io/table/sql/handler", "fetch", 1, 10),
+            (7, "Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 1, 11),
+            (8, "Query", "Sending data", "wait/io/table/sql/handler", "fetch", 1, 20),
+            (8, "Query", "Sending data", "wait/synch/mutex/innodb/buf_pool_mutex", "lock", 0, 21)]
+    assert stats.session_labels(rows, [7, 8], waits_seen=True) == ["IO:innodb_data_file read", "CPU"]
+    plain = [(7, "Query", "Sending data", None, None, None, None)]
+    assert stats.session_labels(plain, [7], waits_seen=False) == ["Active:Sending data"]
+
+
+def test_the_baseline_reads_the_engines_page():
+    assert "--bs=8k" in fio.Job("x", ("/f",), 1, 5).options()
+    assert "--bs=16k" in fio.Job("x", ("/f",), 1, 5, block=16384).options()
+
+
+def _window(page_bytes, misses, selects, work_unit=8):
+    begin = stats.normalize(_raw())
+    end = json.loads(json.dumps(begin))
+    end["client_normal"]["reads"] += misses
+    end["client_normal"]["read_bytes"] += misses * page_bytes
+    return {"seconds": 10.0, "engine_begin": begin, "engine_end": end,
+            "totals": {"selects": selects, "updates": 0, "scans": 0, "rows": selects * work_unit},
+            "histograms": {"bounds_us": [1.0]}, "page_bytes": page_bytes, "work_unit": work_unit}
+
+
+def test_pages_read_per_row_counts_the_engines_pages():
+    # 16 KiB pages: 8,000 misses for 1,000 ranges of 8 rows is one page read per row
+    assert figures.derive(_window(16384, 8000, 1000))["validity"]["blocks_read_per_row"] == pytest.approx(1.0)
+    assert figures.derive(_window(16384, 12000, 1000))["validity"]["blocks_read_per_row"] == pytest.approx(1.5)
+    no_page = _window(8192, 8000, 1000)
+    del no_page["page_bytes"]  # older windows: PostgreSQL's 8 KiB blocks
+    assert figures.derive(no_page)["validity"]["blocks_read_per_row"] == pytest.approx(1.0)
+
+
+def test_reports_speak_innodbs_words_and_leave_the_kernels_alone():
+    assert words.translator({"redo_name": "WAL", "block_name": "block", "cache_name": "shared_buffers"}) is None
+    say = words.translator({"redo_name": "redo log", "block_name": "page", "cache_name": "innodb_buffer_pool_size"})
+    assert say("WAL sync") == "Redo log sync"
+    assert say("data files, WAL and temporary files") == "data files, redo log and temporary files"
+    assert say("Physical read blocks") == "Physical read pages" and say("Blocks read per row") == "Pages read per row"
+    assert say("The block device under the data directory") == "The block device under the data directory"
+    assert say("22.5% of block requests missed shared buffers") == \
+        "22.5% of page requests missed innodb_buffer_pool_size"
+
+
+def test_a_server_threads_cpu_is_its_own_not_its_processes():
+    """A MySQL session is a thread of the server: /proc/<tid>/stat would give the whole process's CPU."""
+    import os
+    import threading
+    import time
+
+    from dbio.collect import procfs
+
+    def burn(seconds):
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    burn(0.6)  # the main thread's CPU, which the other thread's figure must not include
+    done, ready = threading.Event(), threading.Event()
+
+    def worker():
+        burn(0.2)
+        ready.set()
+        done.wait(10)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    ready.wait(10)
+    try:
+        cpu = procfs.read_pid_cpu([thread.native_id, os.getpid()])
+    finally:
+        done.set()
+        thread.join()
+    assert 0.1 <= cpu[thread.native_id] < 0.5
+    assert cpu[os.getpid()] >= cpu[thread.native_id] + 0.5
+
+
+def test_the_page_cleaners_flushing_inside_the_window_is_named():
+    from dbio.engines.mysql import facts
+    from dbio.report import verdict
+
+    window = _window(16384, 8000, 1000)
+    end = stats.normalize({**_raw(), "status": {**_raw()["status"], "innodb_buffer_pool_pages_flushed":
+                                                _raw()["status"]["innodb_buffer_pool_pages_flushed"] + 5000}})
+    window["engine_end"]["by_backend"] = end["by_backend"]
+    f = figures.derive(window)
+    assert f["io_profile"]["by_backend"]["page cleaner"]["write_requests_per_s"] == pytest.approx(500.0)
+    caps = facts.capability_facts({}, local=True)
+    found = verdict.maintenance_in_window({"figures": f, "capabilities": caps})
+    assert found is not None and found.level == "warning"
+    assert found.message.startswith("InnoDB's page cleaner (flushing dirty pages) worked inside the window")
+    quiet = figures.derive(_window(16384, 8000, 1000))  # nothing flushed: nothing said
+    assert verdict.maintenance_in_window({"figures": quiet, "capabilities": caps}) is None
+
+
+def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
+    from dbio import report
+    from dbio.engines import registry
+
+    doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
+    text = report.render(doc, "text")
+    engine_part = text.split("Storage stack")[0] + text.split("Load Profile")[1]
+    assert "WAL" not in engine_part and "Redo log sync" in text and "pages read per row" in text
+    assert "Physical read pages" in text and "block device under the data directory" in text  # the kernel's word
+    assert "IO:innodb_data_file read" in text  # wait events, as PostgreSQL's
+    older = json.loads(json.dumps(doc))
+    for key in ("redo_name", "block_name", "page_bytes"):
+        del older["capabilities"][key]
+    assert "WAL sync" in report.render(older, "text")  # without the facts: PostgreSQL's words
+    completed = registry.entry("mysql").complete_result(older)
+    assert completed["capabilities"]["page_bytes"] == 16384
+    assert report.render(completed, "text") == text
+
+
+def test_a_finding_printed_by_run_is_in_the_engines_words():
+    doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
+    text = "engine 32 KiB of data files, WAL and temporary files"
+    assert words.say(doc, text) == "engine 32 KiB of data files, redo log and temporary files"
+    assert words.say({"capabilities": {}}, text) == text

@@ -1,0 +1,138 @@
+"""dbio ops results as recorded: read (and refused when malformed), reported in every format,
+compared; the targets a backup is refused before anything is created; option checks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dbio import ops_result
+from dbio import report as reports
+from dbio.commands import ops as ops_command
+from dbio.commands import ops_target
+from dbio.errors import UsageError
+from dbio.report import ops_model
+from dbio.stats import catalogue
+from dbio.stats import ops as figures
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    shutil.copy(FIXTURES / f"ops_{name}.json", directory / "result.json")
+    return directory
+
+
+def test_a_recorded_recovery_reads_and_reports(tmp_path):
+    directory = _copy(tmp_path, "recovery")
+    assert ops_result.is_ops(directory) and ops_result.is_ops(directory / "result.json")
+    doc = ops_result.read(directory)
+    detail = doc["detail"]
+    # the figures are those the recorded detail and readings give
+    again = figures.derive("recovery", detail, doc["readings"]["begin"], doc["readings"]["end"],
+                           {"vda": ["data", "wal"]}, 2)
+    assert again["recovery"] == doc["figures"]["recovery"]
+    per_gb = catalogue.ops_figure("recovery_seconds_per_gb").value(doc["figures"])
+    assert per_gb == pytest.approx(detail["recovery_seconds"] / (detail["wal_replayed_bytes"] / 1e9))
+    for form in reports.FORMATS:
+        text = reports.render_model(ops_model.build(doc), form)
+        assert "crash recovery" in text or "recovery" in text
+    text = reports.render_model(ops_model.build(doc), "text")
+    assert f"{per_gb:,.0f} s per GB of WAL replayed" in text and "redo done at" in text
+
+
+def test_an_interrupted_operation_says_so_first(tmp_path):
+    doc = ops_result.read(_copy(tmp_path, "recovery_interrupted"))
+    model = ops_model.build(doc)
+    assert doc["status"] == "interrupted" and model["findings"][0]["level"] == "warning"
+    text = reports.render_model(model, "text")
+    assert text.splitlines()[2].startswith("WARNING: the operation interrupted")
+    assert "no redo" not in text  # an interrupted recovery never crashed the server
+
+
+def test_a_backup_against_the_sequential_rate(tmp_path):
+    doc = ops_result.read(_copy(tmp_path, "backup"))
+    f = doc["figures"]
+    assert f["backup"]["share_of_sequential"] == pytest.approx(f["mb_per_s"] / f["backup"]["sequential_read_mb_per_s"])
+    assert "target" in f["devices"]["vda"]["roles"]
+    assert "x the device's sequential read rate" in ops_model.headline(doc)
+
+
+def test_operations_compare_with_deltas(tmp_path):
+    a, b = ops_result.read(_copy(tmp_path, "recovery")), ops_result.read(_copy(tmp_path, "recovery_interrupted"))
+    model = ops_model.build_compare([("a", a), ("b", b)])
+    text = reports.render_model(model, "text")
+    assert "Recovery seconds per GB of WAL" in text and "dbio compare (operations): a vs b" in text
+
+
+def test_malformed_and_newer_documents_are_refused(tmp_path):
+    directory = _copy(tmp_path, "recovery")
+    doc = json.loads((directory / "result.json").read_text())
+    doc["format_version"] = 99
+    (directory / "result.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="newer dbio"):
+        ops_result.read(directory)
+    doc["format_version"] = 1
+    doc["figures"]["seconds"] = "soon"
+    (directory / "result.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="seconds"):
+        ops_result.read(directory)
+
+
+def test_targets_refused_before_anything(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "a").write_text("a")
+    with pytest.raises(UsageError, match="is not empty"):
+        ops_target.check_shape(full)
+    with pytest.raises(UsageError, match="is a file"):
+        ops_target.check_shape(full / "a")
+    new = ops_target.check_shape(tmp_path / "new" / "backup")
+    assert not new.exists() and not (tmp_path / "new").exists()
+    with pytest.raises(UsageError, match="free but the backup needs"):
+        ops_target.check_room(new, 1 << 60, [])  # more than any filesystem here has
+    with pytest.raises(UsageError, match="inside"):
+        ops_target.check_room(full / "b", 1, [str(full)])
+    assert not (tmp_path / "new").exists() and sorted(p.name for p in full.iterdir()) == ["a"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("index", None, "8MB", None, False), "takes no --wal"),
+    (("recovery", None, None, "8MB", False), "takes no --dirty"),
+    (("backup", None, None, None, False), "needs --target"),
+    (("recovery", None, "100kB", None, False), "less than 1 MiB"),
+    (("checkpoint", None, None, "lots", False), "--dirty lots"),
+])
+def test_requests_checked_without_a_server(args, message):
+    with pytest.raises(UsageError, match=message):
+        ops_command.request(*args)
+
+
+def test_defaults_of_a_request():
+    assert ops_command.request("recovery", None, None, None, False).wal_bytes == 256 << 20
+    assert ops_command.request("checkpoint", None, None, "8MB", False).dirty_bytes == 8 << 20  # dbio reads MB as MiB
+
+
+def test_a_checkpoint_beside_another_process_reading_is_warned_about(tmp_path):
+    doc = ops_result.read(_copy(tmp_path, "recovery"))
+    doc = {**doc, "operation": "checkpoint"}
+    device = doc["figures"]["devices"]["vda"]
+    device.update(read_bytes=30e6, write_bytes=2e6)
+    assert any(f["code"] == "other_io" and "another process" in f["message"] for f in ops_model.findings(doc))
+    device.update(read_bytes=0.1e6, write_bytes=2e6)
+    assert not any(f["code"] == "other_io" for f in ops_model.findings(doc))
+
+
+def test_a_sweeps_operation_is_checked_without_a_server():
+    assert ops_command.sweep_op("recovery=64MB") == {"operation": "recovery", "wal_bytes": 64 << 20,
+                                                     "dirty_bytes": None}
+    assert ops_command.sweep_op("checkpoint")["dirty_bytes"] == ops_command.DEFAULT_DIRTY
+    for bad, message in (("backup", "a sweep runs"), ("load", "a sweep runs"), ("index=1MB", "takes no size"),
+                         ("recovery=lots", "--wal lots")):
+        with pytest.raises(UsageError, match=message):
+            ops_command.sweep_op(bad)
