@@ -233,14 +233,14 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
     def section(name: str) -> dict[str, Any]:
         return {o.key: values[o.key] for o in OPTIONS if o.section == name and o.engine in (None, values["engine"])}
 
-    instance = section("instance")
+    instance, workload = section("instance"), section("workload")
     data_dir = instance.get("data_dir")
     instance["data_dir"] = (cwd / Path(data_dir).expanduser()).resolve() if data_dir else engine.default_data_dir()
     run = section("run")
     run["results_dir"] = (cwd / Path(run["results_dir"]).expanduser()).resolve()
     return Config(
-        workload=WorkloadConfig(**section("workload")),
-        instance=engine.instance_config(instance),
+        workload=WorkloadConfig(**workload),
+        instance=engine.instance_config(instance, workload),
         run=RunConfig(**run),
         connection=_connection(section("connection")),
         origins=origins,

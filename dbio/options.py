@@ -97,7 +97,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Length of the intervals the time series and the stability figures use (whole seconds): 1s for "
            "short runs, 10s or more for sustained ones.", min=1, max=3600,
            fix="use a whole number of seconds between 1s and 1h"),
-    Option("wait_sample_interval", "run", "duration", 0.1,
+    # 0.5 s: sampling every 0.1 s cost 0.6% of a core more at one session (bench/RESULTS.md); twice
+    # the rate of Oracle's ASH, and every session is sampled each time
+    Option("wait_sample_interval", "run", "duration", 0.5,
            "Interval at which the wait events of dbio sessions are sampled.", min=0.01, max=60),
     Option("external_script", "run", "path", None,
            "A program run with 'pre' and the run directory before the run, and with 'post' after it (as SLOB's "

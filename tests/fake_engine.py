@@ -246,6 +246,11 @@ class FakeEngine:
         return 0
 
     # -- run: sessions ---------------------------------------------------------------------
+    async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
+                              info: ServerInfo) -> tuple[FakeConnection, int]:
+        conn = await self.aconnect(conninfo, application_name=application_name)
+        return conn, await self.init_session(conn, schema_index, access_path)
+
     async def init_session(self, conn: FakeConnection, schema_index: int, access_path: str) -> int:
         conn.schema_index = schema_index
         return conn.pid

@@ -53,9 +53,10 @@ class EngineEntry(Protocol):
                 notify: Callable[[str], None]) -> tuple[Any, str, Any]:
         """(engine, connection string, embedded instance or None) for a command (see target.py)."""
 
-    def instance_config(self, values: dict[str, Any]) -> Any:
+    def instance_config(self, values: dict[str, Any], workload: dict[str, Any]) -> Any:
         """Config.instance: its embedded instance's options ([instance]) as its own typed record,
-        which has data_dir and to_dict()."""
+        which has data_dir and to_dict(); workload: the [workload] options, for defaults that
+        depend on them (PostgreSQL's io_method on the access path)."""
 
     def instance_for(self, config: Config, notify: Callable[[str], None]) -> Any:
         """Its embedded instance for this configuration, created or not."""

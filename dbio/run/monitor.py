@@ -42,6 +42,7 @@ class Monitor:
     devices: set[str]
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
+    stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
     # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
     # longer asked; each reading holds their last snapshot, so that the total stays one of every node
     # and counts their work up to that snapshot (totals then partial), never a drop.
@@ -86,14 +87,14 @@ class Monitor:
             reading["stat"] = procfs.read_stat()
             if self.local:
                 reading["disks"] = procfs.read_diskstats(self.devices)
-                sessions = procfs.read_pid_cpu(self.session_pids)
-                background = procfs.read_pid_cpu(self.background_pids)
+                sessions = procfs.read_pid_cpu(self.session_pids, self.stat_paths)
+                background = procfs.read_pid_cpu(self.background_pids, self.stat_paths)
                 if per_process:
                     reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
                     reading["background_cpu"] = {str(k): v for k, v in background.items()}
                 reading["session_cpu_total"] = sum(sessions.values())
                 reading["background_cpu_total"] = sum(background.values())
-                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids).values())
+                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids, self.stat_paths).values())
         except OSError as exc:
             reading["error"] = f"/proc reading failed: {exc}"
         return reading
@@ -127,33 +128,48 @@ class WaitSampler:
         return [t for t in self.targets if t.node not in self.lost]
 
     async def run(self, stop: asyncio.Event) -> None:
+        # Its own cost is dbio's (ten samples a second at one session): one waiter on the stop event
+        # for the whole run, and no task per sample when there is one node.
+        stopped = asyncio.ensure_future(stop.wait())
         next_at = time.monotonic()
-        while not stop.is_set():
-            targets = self.live()
-            answers = await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in targets),
-                                           return_exceptions=True)
-            if any(isinstance(a, BaseException) for a in answers):
-                self.errors += 1
+        try:
+            while not stop.is_set():
+                targets = self.live()
+                self._count(targets, await self._ask(targets))
+                self.samples += 1
+                next_at += self.interval
+                delay = next_at - time.monotonic()
+                if delay < 0:
+                    next_at = time.monotonic()
+                    delay = 0
                 if self.errors > 50:
                     return
-            for target, answer in zip(targets, answers):
-                if isinstance(answer, BaseException):
-                    continue
-                for label in answer:
-                    self.current[label] += 1
-                    if self.in_window:
-                        self.window[label] += 1
-                        self.window_by_node.setdefault(target.node, Counter())[label] += 1
-            self.samples += 1
-            next_at += self.interval
-            delay = next_at - time.monotonic()
-            if delay < 0:
-                next_at = time.monotonic()
-                delay = 0
+                await asyncio.wait((stopped,), timeout=delay)
+        finally:
+            stopped.cancel()
+
+    @staticmethod
+    async def _ask(targets: list[WaitTarget]) -> list[Any]:
+        if len(targets) == 1:
+            target = targets[0]
             try:
-                await asyncio.wait_for(stop.wait(), timeout=delay)
-            except asyncio.TimeoutError:
-                pass
+                return [await target.engine.session_states(target.conn, target.pids)]
+            except Exception as exc:
+                return [exc]
+        return await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in targets),
+                                    return_exceptions=True)
+
+    def _count(self, targets: list[WaitTarget], answers: list[Any]) -> None:
+        if any(isinstance(a, BaseException) for a in answers):
+            self.errors += 1
+        for target, answer in zip(targets, answers):
+            if isinstance(answer, BaseException):
+                continue
+            for label in answer:
+                self.current[label] += 1
+                if self.in_window:
+                    self.window[label] += 1
+                    self.window_by_node.setdefault(target.node, Counter())[label] += 1
 
     def take(self) -> dict[str, int]:
         counts, self.current = dict(self.current), Counter()

@@ -149,11 +149,22 @@ class _Coordinator:
     async def _phases(self) -> None:
         t_connect = time.monotonic()
         await self._prepare()
+        # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
+        # so the server prepares the loop of the first sessions while the last ones connect.
+        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        # Several nodes, or a read-only one, start at an instant chosen from the session count before
+        # any session calls (_agree_start): their sessions are started once all are connected.
+        early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
+        if early:
+            self._agree_start()
         self.ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
-        await self._connect_all()
+        tasks = await self._connect_all(start=early)
         self.connect_seconds = time.monotonic() - t_connect
         await self._open_monitoring()
-        tasks = await self._start_together()
+        if not early:
+            self._agree_start()
+            tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+        await self._start_together(tasks)
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
         await self.stopping.drain(tasks)
@@ -181,11 +192,8 @@ class _Coordinator:
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
 
-    async def _start_together(self) -> list[asyncio.Task]:
-        """Hold every node's barrier, let every session reach it, release them at one start."""
-        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
-        self._agree_start()
-        tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+    async def _start_together(self, tasks: list[asyncio.Task]) -> None:
+        """Let every session reach the barrier every node holds, release them at one start."""
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
@@ -217,7 +225,6 @@ class _Coordinator:
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
-        return tasks
 
     def _agree_start(self) -> None:
         """Several nodes (or a read-only one) start at an instant chosen before any session calls (read-only
@@ -329,31 +336,44 @@ class _Coordinator:
         self.ctx.observer.event(message)
         self._stop()
 
-    async def _connect_all(self) -> None:
+    async def _connect_all(self, *, start: bool) -> list[asyncio.Task]:
+        """Connect every session and, with start, start it (it waits at the barrier); the sessions'
+        tasks, in order."""
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
-        conninfo = {r.node.name: r.node.conninfo for r in self.nodes}
+        tasks: dict[int, asyncio.Task] = {}
+        nodes = {r.node.name: r.node for r in self.nodes}
 
         async def connect(session: Session) -> None:
             async with gate:
-                session.conn = await session.engine.aconnect(
-                    conninfo[session.node], application_name=session_application_name(self.run_id, session.number))
-                session.pid = await session.engine.init_session(session.conn, session.schema_index,
-                                                                self.ctx.access_path)
+                node = nodes[session.node]
+                session.conn, session.pid = await session.engine.connect_session(
+                    node.conninfo, application_name=session_application_name(self.run_id, session.number),
+                    schema_index=session.schema_index, access_path=self.ctx.access_path, info=node.info)
                 session.state = "connected"
+                if start:
+                    tasks[session.number] = asyncio.create_task(self._session_main(session))
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
+        started = [tasks[s.number] for s in self.sessions if s.number in tasks]
         if failures:
+            await self._abort_start(started)  # the connected sessions wait at the barrier: send them away
             first = failures[0]
             if isinstance(first, DbioError):
                 raise DbioError(f"{len(failures)} of {len(self.sessions)} sessions could not connect: {first.message}",
                                 first.hint)
             raise first
+        return started
 
     async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:
         deadline = time.monotonic() + BARRIER_TIMEOUT
         while True:
-            waiting = sum(await in_threads(self.nodes, NodeRun.waiting))
+            # count the waiters on the server only once every session sent its call: with 2,048
+            # sessions, each count reads a lock table of thousands of entries
+            if any(not (s.in_call or t.done()) for s, t in zip(self.sessions, tasks)):  # tasks: in session order
+                waiting = 0
+            else:
+                waiting = sum(await in_threads(self.nodes, NodeRun.waiting))
             if waiting >= len(self.sessions):
                 return
             failed = [t for t in tasks if t.done()]

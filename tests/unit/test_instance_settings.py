@@ -85,3 +85,14 @@ def test_dbio_bounds_max_wal_size_only_when_the_user_did_not_set_it():
                                          ("64MB", 64), ("'lots'", None)])
 def test_max_wal_mb_reads_what_the_profile_gives_the_server(written, mb):
     assert settings.max_wal_mb({} if written is None else {"max_wal_size": written}) == mb
+
+
+def test_io_method_auto_is_chosen_per_access_path_and_an_explicit_one_is_kept():
+    from dbio.config import Sources, load_config
+
+    def io(**cli):
+        return load_config(Sources(env={}, cli=cli, cwd=Path("/tmp"))).instance.io_method
+
+    assert io() == "sync"  # the index path reads one block at a time: no hand-over to an I/O worker
+    assert io(access_path="bitmap") == "worker"  # its reads are prefetched through the workers
+    assert io(io_method="worker") == "worker" and io(access_path="bitmap", io_method="sync") == "sync"

@@ -295,3 +295,25 @@ def test_updates_with_their_own_range_are_priced_row_for_row(tmp_path):
     assert f["validity"]["blocks_read_per_row"] == pytest.approx(1.0)
     update = f["latency"]["statements"]["update"]
     assert update["mean_us"] == pytest.approx(2 * fake_engine.READ_US)
+
+
+class _LastSessionRefused(FakeEngine):
+    """The last session cannot connect, after the others went to wait at the barrier."""
+
+    async def connect_session(self, conninfo, *, application_name, schema_index, access_path, info):
+        if application_name.endswith(f":{SESSIONS}"):
+            import asyncio
+
+            await asyncio.sleep(0.2)
+            raise UsageError("cannot connect to the fake server: too many clients", "raise max_connections")
+        return await super().connect_session(conninfo, application_name=application_name, schema_index=schema_index,
+                                             access_path=access_path, info=info)
+
+
+def test_a_session_that_cannot_connect_sends_the_waiting_ones_away_and_leaves_nothing(tmp_path):
+    engine = _LastSessionRefused()
+    with pytest.raises(Exception) as caught:
+        _run(tmp_path, engine)
+    assert f"1 of {SESSIONS} sessions could not connect: cannot connect to the fake server" in str(caught.value)
+    assert not engine.server.connections  # the sessions at the barrier were released and closed
+    assert not engine.server.runs

@@ -178,6 +178,11 @@ class MysqlEngine:
         return workload.forget_abandoned_runs(conn, alive)
 
     # -- run: sessions -------------------------------------------------------------------
+    async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
+                              info: ServerInfo) -> tuple[Connection, int]:
+        conn = await self.aconnect(conninfo, application_name=application_name)
+        return conn, await self.init_session(conn, schema_index, access_path)
+
     async def init_session(self, conn: Connection, schema_index: int, access_path: str) -> int:
         await _in_thread(workload.init_session, conn, schema_index, self.bounds)
         pid = conn.os_tid or conn.thread_id

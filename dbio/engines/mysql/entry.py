@@ -40,7 +40,7 @@ def default_data_dir() -> Path:
     return instance_dir()
 
 
-def instance_config(values: dict[str, Any]) -> InstanceConfig:
+def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
     return InstanceConfig(**values)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from typing import Any, Callable, Iterator
@@ -24,6 +25,9 @@ class PostgresEngine:
     name = "postgresql"
     filler_bytes = loader.FILLER_BYTES
     kinds = workload.KINDS
+
+    def __init__(self) -> None:
+        self._session_targets: tuple[Any, dict[str, Any]] = (None, {})  # (event loop, conninfo -> SessionTarget)
 
     # -- connections and facts ---------------------------------------------------------
     def connect(self, conninfo: str, *, application_name: str,
@@ -171,6 +175,22 @@ class PostgresEngine:
 
     def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
+
+    async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
+                              info: ServerInfo) -> tuple[psycopg.AsyncConnection, int]:
+        # readied once per server and run (a run is one event loop); the first sessions, connecting
+        # at once, may each ready it
+        loop = asyncio.get_running_loop()
+        if self._session_targets[0] is not loop:
+            self._session_targets = (loop, {})
+        targets = self._session_targets[1]
+        if conninfo not in targets:
+            targets[conninfo] = await server.session_target(conninfo)
+        target = targets[conninfo]
+        return await server.aconnect_session(
+            conninfo, target, application_name=application_name,
+            options=lambda existing: workload.startup_options(schema_index, access_path, info.caps.version_num,
+                                                              existing))
 
     async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
         return await workload.init_session(conn, schema_index, access_path)

@@ -40,7 +40,10 @@ def default_data_dir() -> Path:
     return instance_dir()
 
 
-def instance_config(values: dict[str, Any]) -> InstanceConfig:
+def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
+    from dbio.engines.postgres.options import io_method_for
+
+    values["io_method"] = io_method_for(values["io_method"], workload["access_path"])
     # the layout's directories, absolute as the data directory is (relative to where dbio runs)
     wal_dir, data_dirs = values.pop("wal_dir", None), values.pop("data_dirs", None) or ()
     standby_dirs = values.pop("standby_data_dir", None) or ()

@@ -68,7 +68,7 @@ def load_table(conn: psycopg.Connection, record: SetupRecord, job: TableJob, bat
             conn.execute(sqlfiles.composed("data_index.sql", index=sql.Identifier(catalog.index_name(job)),
                                            tag=literal, **ident))
         t2 = time.monotonic()
-        conn.execute(sql.SQL("ANALYZE {}.{}").format(ident["schema"], ident["table"]))
+        conn.execute(sqlfiles.composed("analyze.sql", **ident))
         t3 = time.monotonic()
         conn.execute(sqlfiles.text("record_table.sql"), {
             "schema": schema, "table": table, "kind": job.kind, "rows": job.rows,

@@ -77,8 +77,10 @@ OPTIONS: tuple[Option, ...] = (
            min=16 * _MiB, max=1 << 40),
     Option("direct_io", "instance", "bool", True,
            "Open data files with O_DIRECT (debug_io_direct=data) so every buffer miss is a device read."),
-    Option("io_method", "instance", "choice", "worker",
-           "PostgreSQL 18 asynchronous I/O method.", choices=("sync", "worker", "io_uring")),
+    Option("io_method", "instance", "choice", "auto",
+           "PostgreSQL 18 I/O method; auto: sync for the index access path (one synchronous read at a time: "
+           "an I/O worker only adds a hand-over), worker for bitmap (its reads are prefetched).",
+           choices=("auto", "sync", "worker", "io_uring")),
     Option("io_workers", "instance", "int", 3, "I/O worker processes (io_method=worker).", min=1, max=32),
     Option("max_connections", "instance", "int", 0,
            "Connection limit of the embedded instance (0 = sized for the sessions).", min=0, max=10000),
@@ -121,3 +123,15 @@ class InstanceConfig:
         out["data_dirs"] = [str(d) for d in self.data_dirs] or None  # None: as the option reads it
         out["standby_data_dir"] = [str(d) for d in self.standby_data_dir] or None
         return out
+
+
+# io_method = auto, per access path, from bench/RESULTS.md ("Defaults from measurements", 2 CPUs):
+# index: sync gave 1.18-1.37x worker's reads/s and 1.09-1.36x its reads per host-CPU-second;
+# bitmap: worker's prefetch gave 1.5-2.0x sync's reads/s at one session (64-row ranges), while at
+# 4 sessions and 8-row ranges sync led; worker keeps what that access path exists to show.
+IO_METHOD_AUTO = {"index": "sync", "bitmap": "worker"}
+
+
+def io_method_for(configured: str, access_path: str) -> str:
+    """The io_method a configuration means (pure): auto resolved for its access path."""
+    return IO_METHOD_AUTO.get(access_path, "worker") if configured == "auto" else configured

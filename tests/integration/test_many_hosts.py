@@ -1,0 +1,94 @@
+"""Many hosts, one result: three independent embedded instances (as three hosts would each have
+their own), three `dbio run` processes launched at once with one --start-at, then `dbio merge`.
+
+The three runs share nothing but the agreed instant: each is its own process against its own
+server, so their windows line up only through --start-at.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from tests.integration.conftest import SMALL, Done, Instance, dbio, load_result, result_dir
+
+HOSTS = {"h1": 1, "h2": 1, "h3": 2}  # name -> sessions: unequal, so a node's figures are not interchangeable
+WARMUP = 1.0  # SMALL's
+LAUNCH_MARGIN = 8.0  # three interpreters starting at once on a busy machine, before run checks the start
+RUN_TIMEOUT = 180
+
+
+@pytest.fixture(scope="module")
+def hosts(workdir):
+    """Three instances of their own, each loaded; destroyed at the end whatever happened."""
+    root = workdir / "many-hosts"
+    root.mkdir()
+    made = {name: Instance(root / name, root / name / "instance", root / "results") for name in HOSTS}
+    try:
+        for inst in made.values():
+            done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
+            assert done.code == 0, done.text
+        for name, inst in made.items():
+            done = dbio("setup", *inst.args("many", *SMALL, "--allow-cached", "-t", str(HOSTS[name])))
+            assert done.code == 0, done.text
+        yield made
+    finally:
+        for inst in made.values():
+            dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
+            assert not inst.data_dir.exists()
+
+
+def _launch(inst: Instance, name: str, stamp: str) -> subprocess.Popen:
+    args = inst.args("many", *SMALL, "--allow-cached", "-t", str(HOSTS[name]), "--label", name, "--start-at", stamp)
+    return subprocess.Popen([sys.executable, "-m", "dbio", "run", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+
+
+def _node_reads(node: dict) -> float:
+    """A node's physical reads over its own window, from its own figures."""
+    f = node["figures"]
+    return f["load_profile"]["physical_reads_per_s"] * f["window_seconds"]
+
+
+def test_three_hosts_at_one_start_merge_into_one_result(hosts, workdir):
+    window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN  # run refuses less than 10 s + warm-up ahead
+    stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    procs = {name: _launch(inst, name, stamp) for name, inst in hosts.items()}
+    directories, docs = {}, {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+        assert proc.returncode == 0, out + err
+        directories[name] = result_dir(Done(proc.returncode, out, err))
+        docs[name] = load_result(directories[name])
+        assert docs[name]["status"] == "complete"
+
+    # Every window opened at the agreed instant, so within a second of each other.
+    opened = {n: datetime.fromisoformat(d["timeline"]["window_start"]).timestamp() for n, d in docs.items()}
+    assert max(opened.values()) - min(opened.values()) < 1.0, opened
+    assert all(abs(t - window_at) < 1.0 for t in opened.values()), (window_at, opened)
+
+    out = workdir / "many-hosts" / "merged"
+    merged = dbio("merge", *(str(directories[n]) for n in HOSTS), "--out", str(out))
+    assert merged.code == 0, merged.text
+    assert "their windows overlap for" in merged.out  # the overlap it used, stated
+    doc = load_result(out)
+    assert doc["format_version"] == 2
+    assert [n["name"] for n in doc["nodes"]] == list(HOSTS)
+    assert [m["name"] for m in doc["merged_from"]] == list(HOSTS)
+    timeline = doc["timeline"]
+    assert 2.0 < timeline["overlap_seconds"] <= timeline["window_seconds"] + 0.01
+    assert f"overlap for {timeline['overlap_seconds']:.1f} s" in doc["events"][0]["message"]
+
+    # The total: each node's reads over its own window add up to the total's reads over the mean window.
+    nodes_reads = [_node_reads(n) for n in doc["nodes"]]
+    assert all(r > 0 for r in nodes_reads)
+    total = doc["figures"]["load_profile"]["physical_reads_per_s"] * doc["figures"]["window_seconds"]
+    assert total == pytest.approx(sum(nodes_reads), rel=1e-6)
+    assert doc["totals"]["selects"] == sum(d["totals"]["selects"] for d in docs.values())
+    assert [s["node"] for s in doc["sessions"]] == [n for n, k in HOSTS.items() for _ in range(k)]
+    assert "\nNodes\n" in (out / "report.txt").read_text()
