@@ -127,6 +127,7 @@ def test_existing_server_through_dsn(instance):
 
 
 PG15_SOCKET = Path("/var/run/postgresql")
+OLD_SERVER_DB = f"dbio_test_oldserver_{os.getpid()}"  # never shared by two test runs on one machine
 
 
 @pytest.mark.skipif(not (PG15_SOCKET / ".s.PGSQL.5432").exists(), reason="no local PostgreSQL service on port 5432")
@@ -135,14 +136,14 @@ def test_server_without_pg_stat_io_reports_what_is_missing(instance):
     try:
         with psycopg.connect(admin, autocommit=True) as conn:
             version = int(conn.execute("SHOW server_version_num").fetchone()[0])
-            conn.execute("DROP DATABASE IF EXISTS dbio_test_oldserver")
-            conn.execute("CREATE DATABASE dbio_test_oldserver")
+            conn.execute(f"DROP DATABASE IF EXISTS {OLD_SERVER_DB}")
+            conn.execute(f"CREATE DATABASE {OLD_SERVER_DB}")
     except psycopg.OperationalError as exc:
         pytest.skip(f"local PostgreSQL not usable: {exc}")
     if version >= 160000:
         pytest.skip("the local server has pg_stat_io")
     try:
-        common = ["--dsn", admin.replace("dbname=postgres", "dbname=dbio_test_oldserver"),
+        common = ["--dsn", admin.replace("dbname=postgres", f"dbname={OLD_SERVER_DB}"),
                   "--results-dir", str(instance.results), *SMALL, "--allow-cached"]
         assert dbio("setup", *common).code == 0
         run = dbio("run", *common, "--label", "pg15")
@@ -155,7 +156,7 @@ def test_server_without_pg_stat_io_reports_what_is_missing(instance):
         assert "not measured: I/O by backend type (pg_stat_io)" in (result_dir(run) / "report.txt").read_text()
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS dbio_test_oldserver WITH (FORCE)")
+            conn.execute(f"DROP DATABASE IF EXISTS {OLD_SERVER_DB} WITH (FORCE)")
 
 
 def test_ctrl_c_during_load_keeps_finished_tables_and_resumes(instance):

@@ -2,9 +2,11 @@
 with verify, runs at update pct 0 and 20, cancel, teardown that spares a user's own tables.
 
 They use the server's default socket as root without a password (MYSQL_PWD or ~/.my.cnf when it
-has one), in a database of their own (dbio_test), created here and dropped after; they skip
+has one), in a database of their own (dbio_test_<pid>: two test runs on one machine never share it), created
+here and dropped after; they skip
 with the reason when no such server answers."""
 
+import os
 import threading
 import time
 
@@ -14,7 +16,7 @@ from tests.integration.conftest import dbio, load_result, result_dir
 
 pymysql = pytest.importorskip("pymysql")
 
-DATABASE = "dbio_test"
+DATABASE = f"dbio_test_{os.getpid()}"
 DSN = f"mysql://root@localhost/{DATABASE}"
 SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "3s"]
 

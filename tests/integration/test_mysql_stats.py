@@ -5,6 +5,7 @@ service of the machine (tests/integration/test_mysql.py's database). They skip w
 when mariadbd or the service is missing."""
 
 import json
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -19,7 +20,7 @@ import scratch_mariadbd  # noqa: E402
 
 pytest.importorskip("pymysql")
 SCALE = ["--scale", "96MiB", "--scan-table-size", "0"]  # 6x the scratch server's buffer pool
-SERVICE_DATABASE = "dbio_test_stats"
+SERVICE_DATABASE = f"dbio_test_stats_{os.getpid()}"  # never shared by two test runs
 SERVICE_DSN = f"mysql://root@localhost/{SERVICE_DATABASE}"
 
 
