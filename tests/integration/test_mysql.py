@@ -87,6 +87,8 @@ def test_a_short_run(server, tmp_path, update_pct):
         assert counters.problems(doc["normalized"][when]) == []
     f = doc["figures"]
     assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
+    if update_pct:  # the loop's string histogram counts every statement of its kind, as the counters do
+        assert f["latency"]["statements"]["update"]["count"] == totals["updates"]
     if update_pct:
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
     assert "password" not in (result_dir(done) / "result.json").read_text().lower()
