@@ -130,7 +130,7 @@ BEGIN
                      LEAST(8 + (FLOOR(LOG2(v_us)) - 3) * {sub} + FLOOR((v_us / POW(2, FLOOR(LOG2(v_us))) - 1) * {sub}),
                            {last_key}));
         SET v_b = CAST(SUBSTRING(v_map, v_k * {map_width} + 1, {map_width}) AS UNSIGNED);
-        IF v_us >= CAST(SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) AS DOUBLE) THEN
+        IF v_us >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0 THEN  -- no CAST AS DOUBLE: MySQL < 8.0.17
             SET v_b = v_b + 1;
         END IF;
         SET v_pos = ((v_kind - 1) * v_buckets + v_b) * {count_width} + 1;
