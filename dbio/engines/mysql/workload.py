@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-
 from dbio.engines.base import SliceResult
 from dbio.engines.mysql import catalog, histmap, sqlfiles
 from dbio.engines.mysql.connection import Connection
