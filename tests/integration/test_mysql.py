@@ -89,9 +89,28 @@ def test_a_short_run(server, tmp_path, update_pct):
         assert counters.problems(doc["normalized"][when]) == []
     f = doc["figures"]
     assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
+    if update_pct:  # the loop's string histogram counts every statement of its kind, as the counters do
+        assert f["latency"]["statements"]["update"]["count"] == totals["updates"]
+    _each_latency_sits_in_its_bucket(doc["histograms"])
     if update_pct:
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
     assert "password" not in (result_dir(done) / "result.json").read_text().lower()
+
+
+def _each_latency_sits_in_its_bucket(hists):
+    """The buckets' edges bound the loop's own sum of latencies: a latency counted in a wrong bucket
+    (the loop finds buckets by arithmetic, histmap.py) would push the sum outside them."""
+    bounds = hists["bounds_us"]
+    assert sum(hists["select"]["counts"]) > 0
+    for kind in ("select", "update"):
+        h = hists.get(kind)
+        if not h or not sum(h["counts"]):
+            continue
+        lows = [0.0, *bounds]
+        highs = [*bounds, h["max_us"]]
+        low = sum(c * lows[i] for i, c in enumerate(h["counts"]))
+        high = sum(c * min(highs[i], h["max_us"]) for i, c in enumerate(h["counts"]))
+        assert low <= h["sum_us"] * (1 + 1e-9) and h["sum_us"] <= high * (1 + 1e-9), kind
 
 
 def test_kill_query_cancels_a_statement(server):

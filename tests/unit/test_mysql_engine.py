@@ -137,7 +137,7 @@ def test_the_sql_lives_in_files_and_splits_into_statements():
     assert set(registry.entry("mysql").builtin_scripts()) >= {"slice.sql", "control_tables.sql", "data_table.sql"}
     assert [s.split()[2] for s in sqlfiles.statements("control_tables.sql")] == [
         "dbio_setup", "dbio_setup_tables", "dbio_run_control", "dbio_pool"]
-    assert sqlfiles.statement("slice.sql").startswith("CREATE PROCEDURE dbio_slice(")
+    assert sqlfiles.statement("slice.sql").startswith("CREATE PROCEDURE {procedure}(")
 
 
 @pytest.mark.parametrize("command, state, label", [

@@ -22,7 +22,7 @@ from dbio.errors import UsageError
 SETUP_TABLE = "dbio_setup"
 CONTROL_TABLES = ("dbio_setup_tables", "dbio_run_control", "dbio_pool")
 SCAN_TABLE = "dbio_cf2"
-PROCEDURE = "dbio_slice"
+PROCEDURE = "dbio_slice"  # the work loop: one procedure per schema table, dbio_slice_<n> (older dbio: one, dbio_slice)
 POOL_BYTES = 64 * 1024
 _TAG = re.compile(r"dbio: created by dbio \S+ for setup ([0-9a-f]{12}); dbio teardown removes it")
 
@@ -38,6 +38,15 @@ def tag_id(comment: str | None) -> str | None:
 
 def data_table(index: int) -> str:
     return f"dbio_cf1_{index}"
+
+
+def procedure(index: int) -> str:
+    return f"{PROCEDURE}_{index}"
+
+
+def loop_procedures(schemas: int) -> list[str]:
+    """The work loop's procedures of a setup of this many schemas, and the one an older dbio made."""
+    return [PROCEDURE] + [procedure(i) for i in range(1, schemas + 1)]
 
 
 def table_of(kind: str, schema_index: int) -> str:
@@ -118,10 +127,15 @@ def check_namespace(conn: Connection, spec: SetupSpec) -> None:
                              "(or is left from a load dbio no longer records)",
                              f"move it elsewhere or drop it yourself (DROP TABLE {name}), or point dbio at another "
                              "database; dbio will not touch it")
-    routine = dbio_routines(conn).get(PROCEDURE)
-    if routine is not None and (setup_id is None or tag_id(routine) != setup_id):
-        raise UsageError(f"procedure {PROCEDURE} exists in this database and was not created by dbio",
-                         f"drop it yourself (DROP PROCEDURE {PROCEDURE}) or point dbio at another database")
+    routines = dbio_routines(conn)
+    for name in loop_procedures(spec.schemas):
+        if name in routines and (setup_id is None or tag_id(routines[name]) != setup_id):
+            raise foreign_procedure(name)
+
+
+def foreign_procedure(name: str) -> UsageError:
+    return UsageError(f"procedure {name} exists in this database and was not created by dbio",
+                      f"drop it yourself (DROP PROCEDURE {name}) or point dbio at another database")
 
 
 def begin_setup(conn: Connection, spec: SetupSpec, *, setup_id: str, server_version: str) -> SetupRecord:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
 from dbio.engines.base import SliceResult
-from dbio.engines.mysql import catalog, sqlfiles
+from dbio.engines.mysql import catalog, histmap, sqlfiles
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
 
@@ -22,23 +20,34 @@ def barrier_lock(conn: Connection, run_id: int) -> str:
 
 
 def install(conn: Connection) -> None:
-    """(Re)create the work loop procedure: a newer dbio brings its loop without a new load."""
-    _, setup_id = catalog.owner(conn)
-    if setup_id is None:
+    """(Re)create the work loop, one procedure per schema table: a newer dbio brings its loop without a new load."""
+    record = catalog.read_setup(conn)
+    if record is None:
         raise UsageError("this database holds no dbio setup", "load it first with dbio setup")
-    existing = catalog.dbio_routines(conn).get(catalog.PROCEDURE)
-    if existing is not None:
-        if catalog.tag_id(existing) != setup_id:
-            raise UsageError(f"procedure {catalog.PROCEDURE} exists in this database and was not created by dbio",
-                             f"drop it yourself (DROP PROCEDURE {catalog.PROCEDURE}) or use another database")
-        conn.execute(f"DROP PROCEDURE {catalog.PROCEDURE}")
-    text = sqlfiles.statement("slice.sql").replace("{tag}", catalog.literal(conn, catalog.tag(setup_id)))
-    conn.execute(text)
+    routines = catalog.dbio_routines(conn)
+    for name in catalog.loop_procedures(record.spec.schemas):
+        if name in routines:
+            if catalog.tag_id(routines[name]) != record.setup_id:
+                raise catalog.foreign_procedure(name)
+            conn.execute(f"DROP PROCEDURE {sqlfiles.ident(name)}")
+    template = loop_template(catalog.literal(conn, catalog.tag(record.setup_id)))
+    for index in range(1, record.spec.schemas + 1):
+        conn.execute(template.replace("{procedure}", sqlfiles.ident(catalog.procedure(index)))
+                     .replace("{table}", sqlfiles.ident(catalog.data_table(index))))
     # a load made before UPDATEs had their own range (MySQL 8 has no ADD COLUMN IF NOT EXISTS)
     has, = conn.one("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
                     "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
     if not has:
         conn.execute("ALTER TABLE dbio_run_control ADD COLUMN update_work_unit INT AFTER work_unit")
+
+
+def loop_template(tag_literal: str) -> str:
+    """slice.sql with the histogram's constants and the tag; {procedure} and {table} are left per schema."""
+    text = sqlfiles.statement("slice.sql").replace("{tag}", tag_literal)
+    for key, value in {"sub": histmap.SUB, "last_key": histmap.KEYS - 1, "map_width": histmap.MAP_WIDTH,
+                       "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH}.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
 
 
 def prepare_run(conn: Connection, run_id: int, params: dict[str, Any]) -> None:
@@ -83,12 +92,9 @@ def forget_abandoned_runs(conn: Connection, alive: Callable[[str], bool]) -> int
 
 
 def init_session(conn: Connection, schema_index: int, bounds: list[float]) -> None:
-    """The session's histogram tables, filled with the buckets' lower bounds (bucket 0: below the first)."""
-    for statement in sqlfiles.statements("session_init.sql"):
-        conn.execute(statement)
-    conn.execute("DELETE FROM dbio_bounds")
-    rows = ",".join(f"({i},{lo!r})" for i, lo in enumerate([-1.0, *bounds]))
-    conn.execute(f"INSERT INTO dbio_bounds (bucket, lo_us) VALUES {rows}")
+    """The session's histogram map and bounds (histmap.py), kept in its user variables for every slice."""
+    conn.execute(sqlfiles.statement("session_init.sql"),
+                 {"map": histmap.build_map(bounds), "bounds": histmap.build_bounds(bounds)})
     conn.schema_index = schema_index
 
 
@@ -103,15 +109,11 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
     if barrier:
         pass_barrier(conn, run_id)
     with conn.raw.cursor() as cur:
-        cur.execute("CALL dbio_slice(%s, %s, %s, %s, %s, %s, %s)",
-                    (run_id, session, conn.schema_index, iterations_before, selects_before, max_iterations,
-                     think_left))
+        cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s)",
+                    (run_id, session, iterations_before, selects_before, max_iterations, think_left))
         (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, end,
-         done) = cur.fetchone()
-        cur.nextset()
-        hist = np.zeros((3, buckets), dtype=np.int64)
-        for kind, bucket, n in cur.fetchall():
-            hist[int(kind) - 1, int(bucket)] += int(n)
+         done, counts) = cur.fetchone()
+        hist = histmap.parse_counts(counts, buckets)
         while cur.nextset():  # the CALL's own status result
             pass
     return SliceResult(iterations=int(iterations), selects=int(selects), updates=int(updates), scans=int(scans),

@@ -1,6 +1,3 @@
--- A session's private tables for the loop's latency histogram (MEMORY: no InnoDB I/O):
--- the bucket lower bounds, and the counts of the current slice.
-CREATE TEMPORARY TABLE IF NOT EXISTS dbio_bounds (bucket INT NOT NULL PRIMARY KEY, lo_us DOUBLE NOT NULL,
-                                                  KEY USING BTREE (lo_us)) ENGINE = MEMORY;
-CREATE TEMPORARY TABLE IF NOT EXISTS dbio_hist (kind INT NOT NULL, bucket INT NOT NULL, n BIGINT NOT NULL,
-                                                PRIMARY KEY (kind, bucket)) ENGINE = MEMORY;
+-- A session's latency histogram map and bounds (histmap.py), kept in its user variables: the
+-- work loop reads them once per slice and finds each latency's bucket in them without a table.
+SET @dbio_hist_map = %(map)s, @dbio_hist_bounds = %(bounds)s

@@ -5,14 +5,14 @@
 -- exactly update_pct UPDATEs per 100 iterations, each committed (the session is in autocommit);
 -- exactly scan_pct full scans of the scan table per 100 SELECTs; every hot_every-th statement
 -- goes to the hot spot, every hot_schema_every-th to schema 1's table; every think_every-th
--- iteration ends with a think time. A session's table is named by p_schema: the statements are
--- prepared once per slice. The latency histogram goes to the session's MEMORY table dbio_hist
--- (bucket found in dbio_bounds); the slice's counters and then the histogram come back as two
--- result sets. The barrier is passed before the first CALL (workload.py).
-CREATE PROCEDURE dbio_slice(
+-- iteration ends with a think time. One procedure per schema table ({procedure} on {table}, made
+-- from this template at install): static SQL, so the loop runs no dynamic SQL and binds no user
+-- variables. The latency histogram is counted in a string, its bucket found by arithmetic on two
+-- strings the session was given (histmap.py: no table statement per iteration); it comes back
+-- with the slice's counters in one result set. The barrier is passed before the first CALL (workload.py).
+CREATE PROCEDURE {procedure}(
     IN p_run_id            BIGINT,
     IN p_session           INT,
-    IN p_schema            INT,
     IN p_iterations_before BIGINT,
     IN p_selects_before    BIGINT,
     IN p_max_iterations    BIGINT,
@@ -24,13 +24,13 @@ BEGIN
     DECLARE c_scale, c_hot_lo, c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every BIGINT;
     DECLARE c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill INT;
     DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think DOUBLE;
-    DECLARE v_span, v_hot_span, v_lo, v_n BIGINT;
+    DECLARE v_span, v_hot_span, v_lo, v_hi, v_n BIGINT;
     DECLARE v_iter BIGINT DEFAULT p_iterations_before;
     DECLARE v_sel BIGINT DEFAULT p_selects_before;
     DECLARE v_phase INT DEFAULT (p_session * 37) % 100;  -- staggers the UPDATE pattern across sessions
-    DECLARE v_kind, v_b, v_pool_span INT;
+    DECLARE v_kind, v_b, v_k, v_pos, v_pool_span, v_buckets INT;
     DECLARE v_hot_schema BOOLEAN;
-    DECLARE v_pool MEDIUMBLOB;
+    DECLARE v_pool, v_fill, v_map, v_bound, v_hist MEDIUMBLOB;
     DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows BIGINT DEFAULT 0;
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
     DECLARE s1, s2, s3, m1, m2, m3 DOUBLE DEFAULT 0;
@@ -46,21 +46,12 @@ BEGIN
     END IF;
     SELECT bytes INTO v_pool FROM dbio_pool WHERE id = 1;
 
-    SET @dbio_sql = CONCAT('SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf1_', p_schema,
-                           ' FORCE INDEX (custid) WHERE custid BETWEEN ? AND ?');
-    PREPARE dbio_select FROM @dbio_sql;
-    SET @dbio_sql = 'SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf1_1 FORCE INDEX (custid) WHERE custid BETWEEN ? AND ?';
-    PREPARE dbio_select_hot FROM @dbio_sql;
-    SET @dbio_sql = CONCAT('UPDATE dbio_cf1_', p_schema, ' FORCE INDEX (custid) ',
-                           'SET c2 = c2 + 1, filler = INSERT(filler, 1, ?, ?) WHERE custid BETWEEN ? AND ?');
-    PREPARE dbio_update FROM @dbio_sql;
-    SET @dbio_sql = 'UPDATE dbio_cf1_1 FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, ?, ?) WHERE custid BETWEEN ? AND ?';
-    PREPARE dbio_update_hot FROM @dbio_sql;
-    IF c_scan_pct > 0 THEN
-        SET @dbio_sql = 'SELECT COUNT(c2) INTO @dbio_n FROM dbio_cf2';
-        PREPARE dbio_scan FROM @dbio_sql;
+    SET v_map = @dbio_hist_map, v_bound = @dbio_hist_bounds;
+    IF v_map IS NULL OR v_bound IS NULL THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this session has no histogram map (session_init.sql)';
     END IF;
-    DELETE FROM dbio_hist;
+    SET v_buckets = LENGTH(v_bound) DIV {bound_width};
+    SET v_hist = REPEAT('0', 3 * v_buckets * {count_width});
 
     -- A start agreed in advance (a run of several nodes): the barrier opens a little before it.
     SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
@@ -78,7 +69,6 @@ BEGIN
     SET v_span = c_scale - GREATEST(c_work_unit, c_update_rows) + 1;
     SET v_hot_span = GREATEST(c_hot_rows - GREATEST(c_work_unit, c_update_rows) + 1, 1);
     SET v_pool_span = LENGTH(v_pool) - c_fill;
-    SET @dbio_fill_len = c_fill;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
     IF p_think_left > 0 THEN
@@ -95,19 +85,21 @@ BEGIN
         ELSE
             SET v_lo = 1 + FLOOR(RAND() * v_span);
         END IF;
-        SET @dbio_lo = v_lo, @dbio_hi = v_lo + c_work_unit - 1;
+        SET v_hi = v_lo + c_work_unit - 1;
         SET v_hot_schema = v_iter % c_hot_schema_every = 0;
 
         -- Exactly update_pct of every 100 consecutive iterations UPDATE, spread evenly.
         IF ((v_iter + v_phase) * c_update_pct) DIV 100 <> ((v_iter + v_phase - 1) * c_update_pct) DIV 100 THEN
             SET v_kind = 2;
-            SET @dbio_fill = SUBSTRING(v_pool, 1 + FLOOR(RAND() * v_pool_span), c_fill);
-            SET @dbio_hi = v_lo + c_update_rows - 1;
+            SET v_fill = SUBSTRING(v_pool, 1 + FLOOR(RAND() * v_pool_span), c_fill);
+            SET v_hi = v_lo + c_update_rows - 1;
             SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
             IF v_hot_schema THEN
-                EXECUTE dbio_update_hot USING @dbio_fill_len, @dbio_fill, @dbio_lo, @dbio_hi;
+                UPDATE dbio_cf1_1 FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
+                 WHERE custid BETWEEN v_lo AND v_hi;
             ELSE
-                EXECUTE dbio_update USING @dbio_fill_len, @dbio_fill, @dbio_lo, @dbio_hi;
+                UPDATE {table} FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
+                 WHERE custid BETWEEN v_lo AND v_hi;
             END IF;
             SET v_n = ROW_COUNT();
             SET o_updates = o_updates + 1;
@@ -117,25 +109,33 @@ BEGIN
             IF ((v_sel + v_phase) * c_scan_pct) DIV 100 <> ((v_sel + v_phase - 1) * c_scan_pct) DIV 100 THEN
                 SET v_kind = 3;
                 SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
-                EXECUTE dbio_scan;
+                SELECT COUNT(c2) INTO v_n FROM dbio_cf2;
                 SET o_scans = o_scans + 1;
             ELSE
                 SET v_kind = 1;
                 SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
                 IF v_hot_schema THEN
-                    EXECUTE dbio_select_hot USING @dbio_lo, @dbio_hi;
+                    SELECT COUNT(c2) INTO v_n FROM dbio_cf1_1 FORCE INDEX (custid) WHERE custid BETWEEN v_lo AND v_hi;
                 ELSE
-                    EXECUTE dbio_select USING @dbio_lo, @dbio_hi;
+                    SELECT COUNT(c2) INTO v_n FROM {table} FORCE INDEX (custid) WHERE custid BETWEEN v_lo AND v_hi;
                 END IF;
                 SET o_selects = o_selects + 1;
             END IF;
-            SET v_n = @dbio_n;
         END IF;
 
         SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
         SET v_us = (v_now - v_t0) * 1000000;
-        SET v_b = (SELECT bucket FROM dbio_bounds WHERE lo_us <= v_us ORDER BY lo_us DESC LIMIT 1);
-        INSERT INTO dbio_hist (kind, bucket, n) VALUES (v_kind, v_b, 1) ON DUPLICATE KEY UPDATE n = n + 1;
+        -- The bucket (histmap.py): a fine key, its bucket in the map, one comparison with that bucket's bound.
+        SET v_k = IF(v_us < 8, GREATEST(FLOOR(v_us), 0),
+                     LEAST(8 + (FLOOR(LOG2(v_us)) - 3) * {sub} + FLOOR((v_us / POW(2, FLOOR(LOG2(v_us))) - 1) * {sub}),
+                           {last_key}));
+        SET v_b = CAST(SUBSTRING(v_map, v_k * {map_width} + 1, {map_width}) AS UNSIGNED);
+        IF v_us >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0 THEN  -- no CAST AS DOUBLE: MySQL < 8.0.17
+            SET v_b = v_b + 1;
+        END IF;
+        SET v_pos = ((v_kind - 1) * v_buckets + v_b) * {count_width} + 1;
+        SET v_hist = INSERT(v_hist, v_pos, {count_width},
+                            LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
         CASE v_kind
             WHEN 1 THEN SET s1 = s1 + v_us, m1 = GREATEST(m1, v_us);
             WHEN 2 THEN SET s2 = s2 + v_us, m2 = GREATEST(m2, v_us);
@@ -153,15 +153,7 @@ BEGIN
         END IF;
     END WHILE;
 
-    DEALLOCATE PREPARE dbio_select;
-    DEALLOCATE PREPARE dbio_select_hot;
-    DEALLOCATE PREPARE dbio_update;
-    DEALLOCATE PREPARE dbio_update_hot;
-    IF c_scan_pct > 0 THEN
-        DEALLOCATE PREPARE dbio_scan;
-    END IF;
     SELECT o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3, m1, m2, m3,
            v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
-              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations);
-    SELECT kind, bucket, n FROM dbio_hist;
+              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist;
 END

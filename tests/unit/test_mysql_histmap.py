@@ -1,0 +1,54 @@
+"""The MySQL loop's string histogram finds the same bucket as dbio's histogram rule."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from dbio.engines.mysql import histmap
+from dbio.stats import histogram
+
+BOUNDS = histogram.bounds_us()
+
+
+@pytest.fixture(scope="module")
+def strings():
+    return histmap.build_map(BOUNDS), histmap.build_bounds(BOUNDS)
+
+
+def test_every_bound_and_its_neighbours_land_in_the_bucket_bisect_gives(strings):
+    values = [0.0, 0.5, 7.999, 8.0]
+    for b in BOUNDS:
+        values += [b, math.nextafter(b, 0), math.nextafter(b, math.inf), b - 0.25, b + 0.25]
+    for v in values:
+        assert histmap.bucket_in_loop(*strings, v) == histmap.bucket_of(BOUNDS, v), v
+
+
+def test_random_latencies_over_the_whole_range_agree(strings):
+    rnd = random.Random(11)
+    for _ in range(20000):
+        v = math.exp(rnd.uniform(math.log(0.1), math.log(3e9)))
+        assert histmap.bucket_in_loop(*strings, v) == histmap.bucket_of(BOUNDS, v), v
+
+
+def test_the_fine_key_is_the_same_either_side_of_a_power_of_two():
+    for e in range(3, 28):
+        p = 2.0 ** e
+        assert histmap.fine_key(p) == 8 + (e - 3) * histmap.SUB
+        assert histmap.fine_key(math.nextafter(p, 0)) == 8 + (e - 3) * histmap.SUB - 1
+
+
+def test_bounds_two_of_which_share_a_fine_bucket_are_refused():
+    with pytest.raises(ValueError, match="one fine bucket"):
+        histmap.build_map([1.0, 1000.1, 1000.2])
+
+
+def test_counts_come_back_as_kinds_by_buckets():
+    buckets = len(BOUNDS) + 1
+    cells = ["0" * histmap.COUNT_WIDTH] * (3 * buckets)
+    cells[buckets + 5] = "12".rjust(histmap.COUNT_WIDTH, "0")
+    counts = histmap.parse_counts("".join(cells).encode(), buckets)
+    assert counts.shape == (3, buckets) and counts[1, 5] == 12 and int(np.sum(counts)) == 12
+    with pytest.raises(ValueError):
+        histmap.parse_counts(b"0001", buckets)
