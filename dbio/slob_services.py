@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from dbio import trust
+
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$", re.MULTILINE)
 
 
@@ -43,8 +45,11 @@ def as_nodes(base: str, count: str, files: list[Path] | None = None) -> tuple[li
         return None, "SQLNET_SERVICE_MAX is not a positive whole number, so they name no services"
     defined: set[str] = set()
     for path in files if files is not None else service_files():
-        try:
-            defined |= sections(path.read_text())
+        try:  # a service names the server, user and options libpq uses: only a file nobody else may write
+            defined |= sections(trust.read_trusted(path).decode())
+        except trust.UntrustedFile as exc:
+            return None, (f"Oracle SQL*Net services, and the libpq service file {path} {exc}, so dbio does not use "
+                          "its services: make it yours and writable by you alone, or give --dsn once per node")
         except (OSError, UnicodeDecodeError):
             continue
     missing = [n for n in names if n not in defined]

@@ -100,7 +100,8 @@ class PostgresOperations:
         record = self.loaded(conn)
         rows = conn.execute(sqlfiles.text("ops/dbio_indexes.sql"),
                             {"table": catalog.DATA_TABLE, "index": catalog.DATA_INDEX}).fetchall()
-        ours = [r for r in rows if catalog.tag_id(r[3]) == record.setup_id]
+        schemas = {catalog.data_schema(n) for n in range(1, record.spec.schemas + 1)}  # the load's, no others
+        ours = [r for r in rows if catalog.tag_id(r[3]) == record.setup_id and r[0] in schemas]
         if not ours:
             raise UsageError("dbio's index is not on the loaded tables", "reload with dbio setup --reload")
         done, started = [], time.monotonic()
@@ -158,9 +159,11 @@ class PostgresOperations:
         with self.step_settings({}, wal_level):
             meta = instance.meta()
             command = [instance.tool("pg_basebackup"), "-D", str(target), "-h", str(instance.layout.socket_dir),
-                       "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops",
+                       "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops require_auth=none",
                        "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
-            env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+            # The socket's directory is the server user's: whatever answers there gets no password
+            # (require_auth=none) and no password file is read (root's ~/.pgpass stays unread).
+            env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC", "PGPASSFILE": "/dev/null"}
             existed = target.exists()
             started = time.monotonic()
             try:
@@ -189,7 +192,7 @@ class PostgresOperations:
         try:
             started = time.monotonic()
             with window():
-                cold_copy.copy(instance.layout.pgdata, target)
+                cold_copy.copy(instance.layout.pgdata, target, [str(p["path"]) for p in instance.meta().places])
             seconds = time.monotonic() - started
         except BaseException:
             _remove_partial(target, existed)

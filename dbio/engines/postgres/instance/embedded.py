@@ -407,7 +407,8 @@ class EmbeddedInstance(ManagedInstance):
         which dbio ops recovery times."""
         meta = self.meta()
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget()))
+                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget(),
+                                           standbys=self.standby_count()))
 
     def log_size(self) -> int:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,26 @@ def _check_reachable(chosen: Path, where: str) -> None:
                          f"choose a directory under a searchable path, or chmod o+x {blocked}")
 
 
+def prove_made(chosen: Path) -> None:
+    """After mkdir: the chosen directory is a real directory that only trusted users can change.
+    Under /tmp another user may have made it, or put a link there, since it was checked; root would
+    then chown and chmod through their links."""
+    st = os.lstat(chosen)
+    problem = trust.path_problem(chosen)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        problem = problem or "it is now a link or a file"
+    elif st.st_uid not in trust.trusted_uids():
+        problem = problem or trust.entry_problem(st, trust.trusted_uids())
+    if problem:
+        raise UsageError(f"{chosen} changed while dbio was making it ({problem}); nothing was put in it",
+                         "choose a directory that only you (or root) can create and change")
+
+
 def make(chosen: Path, subdir: str, user: ServerUser) -> Place:
     """The server's own subdirectory in the chosen directory (which is made if missing)."""
     made_parent = not chosen.exists()
     chosen.mkdir(parents=True, exist_ok=True)
+    prove_made(chosen)
     target = chosen / subdir
     try:
         target.mkdir(mode=0o700)  # fails if something appeared there since the check

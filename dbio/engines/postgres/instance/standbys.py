@@ -176,6 +176,7 @@ class Standbys:
         made_parent = chosen is not None and not chosen.exists()
         if chosen is not None:
             chosen.mkdir(parents=True, exist_ok=True)
+            placement.prove_made(chosen)
         member_root.mkdir(mode=0o755)  # fails if something appeared there since the check
         place = placement.Place(str(member_root), made_parent).to_dict()
         try:
