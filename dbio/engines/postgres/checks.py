@@ -44,7 +44,8 @@ def instance_errors(config: Config) -> list[ConfigError]:
                               f"({units.format_bytes(i.shared_buffers)}): the run would measure memory, not storage",
                               "raise scale (several times shared_buffers) or pass --allow-cached for a logical I/O "
                               "test", value=w.scale))
-    if i.io_method != "worker" and config.origins.get("io_workers", "default") != "default":
+    # A value other than the default, not an origin: a sweep step passes every default on as given.
+    if i.io_method != "worker" and i.io_workers != BY_KEY["io_workers"].default:
         errors.append(problem(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
                               "remove io_workers or set io_method = worker"))
     return errors
