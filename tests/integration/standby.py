@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 
+from dbio.engines.postgres.instance.paths import Layout
 from tests.integration.conftest import Instance, dbio
 
 DATABASE = "nodes"
@@ -36,11 +37,11 @@ class Standby:
 
     @property
     def pgdata(self) -> Path:
-        return self.root / "pgdata"
+        return Layout(self.root).pgdata
 
     @property
     def socket_dir(self) -> Path:
-        return self.root / "socket"
+        return Layout(self.root).socket_dir
 
     def conninfo(self, db: str = DATABASE) -> str:
         return f"host={self.socket_dir} port={self.port} user=dbio dbname={db}"
