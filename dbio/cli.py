@@ -242,7 +242,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
     ui = _ui(ctx)
     for line in lines:
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
-    if result.status == "interrupted":
+    if result.status == "interrupted" or result.signal:  # a signal may also stop the baseline after a whole run
         ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
     if result.status != "complete":
         ctx.exit(1)

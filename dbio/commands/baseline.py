@@ -1,13 +1,16 @@
 """The raw-device baseline: fio reading the same bytes on the same device as the database, at the
 run's concurrency, so a result says what share of the storage the database delivered.
 
-`dbio baseline` runs it alone; `dbio run --baseline` runs it right before the database's run and
-keeps it in the result (`baseline`, and its figures under figures.baseline)."""
+`dbio baseline` runs it alone; `dbio run --baseline` runs it around the database's run (half of
+the synchronous reads right before it, half right after, as storage can change speed within minutes)
+and keeps it in the result (`baseline`, and its figures under figures.baseline)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,7 +21,7 @@ from dbio.collect import fio
 from dbio.commands import baseline_writes
 from dbio.config import Config
 from dbio.engines.base import Engine, ServerInfo
-from dbio.errors import UsageError
+from dbio.errors import DbioError, UsageError
 from dbio.trust import path_problem
 from dbio.ui import UI
 from dbio.units import format_bytes
@@ -76,6 +79,16 @@ def durations(run_time: float) -> tuple[int, int]:
     return within(SYNC_SHARE, SYNC_LIMITS), within(DEEP_SHARE, DEEP_LIMITS)
 
 
+def halves(sync_s: int) -> tuple[int, int]:
+    """Seconds of the synchronous run before the database's run and after it (pure)."""
+    return sync_s - sync_s // 2, sync_s // 2
+
+
+def brackets(place: Place) -> bool:
+    """Whether fio reads again after the run: not a scratch file, which would have to be laid out again."""
+    return not place.scratch
+
+
 def scratch_place(directory: Path, data_bytes: int) -> Place:
     """A scratch file in a directory on this host the user says is the storage under test."""
     if not directory.is_dir():
@@ -119,9 +132,16 @@ def _check_direct_read(path: str) -> None:
     os.close(fd)
 
 
-def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui: UI) -> dict[str, Any]:
-    """fio's synchronous run at the sessions' concurrency, then its deep-queue run: the record."""
+def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui: UI, *,
+            after: bool = False) -> dict[str, Any]:
+    """fio's synchronous run at the sessions' concurrency, then its deep-queue run: the record.
+    after: the database's run follows and `measure_after` will read again for the other half of the
+    synchronous seconds."""
     sync_s, deep_s = seconds
+    if after and brackets(place):
+        sync_s, after_s = halves(sync_s)
+    else:
+        after_s = 0
     deep_jobs = max(1, min(4, os.cpu_count() or 1))
     size = place.bytes if place.scratch else None
     started = time.time()
@@ -146,15 +166,79 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
     ended = time.time()
     return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where, "files": len(place.files),
             "bytes": place.bytes, "scratch": place.scratch, "sessions": sessions, "started_at": started,
-            "ended_at": ended, "seconds": ended - started,
+            "ended_at": ended, "seconds": ended - started, "after_seconds": after_s,
             "runs": {"sync": sync, "deep": deep, **({"sequential": seq} if seq else {})}}
+
+
+def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> str | None:
+    """The second half of the synchronous reads, right after the database's run, into the record: with the
+    first, it brackets the window, and their difference says whether the device changed speed meanwhile.
+    The database's result must not be lost to it: a signal or a fio failure leaves the record without it
+    (`after_skipped` says why). Returns the signal that stopped it, if one did."""
+    after_s = int(record.get("after_seconds") or 0)
+    if not after_s or not brackets(place):
+        return None
+    ui.note(f"baseline: fio reads {place.where} again: {record['sessions']} synchronous job(s) for {after_s} s")
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main else None
+    try:
+        run = fio.run(tool, fio.Job("dbio-sync-after", place.files, record["sessions"], after_s, block=place.block))
+    except (KeyboardInterrupt, _Terminated) as exc:
+        name = "SIGTERM" if isinstance(exc, _Terminated) else "SIGINT"
+        record["after_skipped"] = f"{name} during fio's run after the database's"
+        ui.note(f"baseline: {record['after_skipped']}: the result keeps the run before it only")
+        return name
+    except DbioError as exc:
+        record["after_skipped"] = str(exc)
+        ui.note(f"baseline: fio after the run failed ({exc}): the result keeps the run before it only")
+        return None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    record["runs"]["sync_after"] = run
+    record["seconds"] += run["ended_at"] - run["started_at"]
+    return None
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Synchronous runs as one (pure): reads and seconds summed, the average weighted by reads, the host CPU
+    summed over the reads, p99 the higher of the runs' (percentiles do not pool)."""
+    reads = sum(r.get("reads") or 0 for r in runs)
+    seconds = sum(r.get("seconds") or 0.0 for r in runs)
+    busy = [r.get("host_busy_seconds") for r in runs]
+    p99s = [r["p99_read_us"] for r in runs if r.get("p99_read_us") is not None]
+    return {"reads": reads, "seconds": seconds, "reads_per_s": reads / seconds if seconds else 0.0,
+            "avg_read_us": sum((r.get("avg_read_us") or 0.0) * (r.get("reads") or 0) for r in runs) / reads
+            if reads else 0.0,
+            "p99_read_us": max(p99s) if p99s else None,
+            "host_cpu_us_per_read": sum(busy) * 1e6 / reads if reads and None not in busy else None}
+
+
+def drift(record: dict[str, Any]) -> float | None:
+    """fio's reads/s after the database's run / before it (pure); None without both."""
+    runs = record.get("runs") or {}
+    before, after = runs.get("sync"), runs.get("sync_after")
+    if not before or not after or not before.get("reads_per_s"):
+        return None
+    return after["reads_per_s"] / before["reads_per_s"]
 
 
 def figures(record: dict[str, Any]) -> dict[str, Any]:
     """The baseline's figures beside the window's (figures.baseline; the catalogue declares them)."""
-    sync, deep = record["runs"]["sync"], record["runs"]["deep"]
+    runs = record["runs"]
+    deep = runs["deep"]
+    sync = pooled([runs["sync"], runs["sync_after"]]) if "sync_after" in runs else runs["sync"]
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
+            "drift": drift(record),
             "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
             "seq_read_mib_per_s": fio.mib_per_s(record["runs"]["sequential"]) if "sequential" in record["runs"]
             else None,

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
@@ -175,21 +175,29 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     nodes = [Node(name, target.engine, target.conninfo, info, role=role_of(info), devices=_devices(storage),
                   weight=weight)
              for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
-    # right before the database's run, at its concurrency: the same window on the same storage
+    # around the database's run, at its concurrency: the same storage, before and after the window
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0], baseline=raw)
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
+                   baseline=None if raw is None else raw[1],
+                   baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui))
 
 
 def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerInfo, config: Config, plan: RunPlan,
-              ui: UI) -> dict[str, Any]:
-    """The raw device's figures at the run's concurrency, on the storage under the server's data."""
+              ui: UI) -> tuple[baselines.Place, dict[str, Any]]:
+    """The raw device's figures at the run's concurrency, on the storage under the server's data: where
+    fio read, and the record of its runs before the database's."""
     conn = target.connect("dbio:baseline")
     try:
         place = baselines.place_on(baseline, target.engine, conn, info, config.workload.data_bytes,
                                    writes=config.workload.update_pct > 0, sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
-    return baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui)
+    return place, baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui,
+                                    after=True)
+
+
+def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> Callable[[], str | None]:
+    return lambda: baselines.measure_after(tool, place, record, ui)
 
 
 def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
@@ -237,7 +245,8 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
-            storage: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> RunResult:
+            storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
+            baseline_after: Callable[[], str | None] | None = None) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
@@ -262,6 +271,9 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
+    signal = outcome.signal
+    if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
+        signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
     hook.call("post")
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
     if baseline is not None:
@@ -269,11 +281,11 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     if hook.record():
         document["external_script"] = hook.record()
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
-    html = outcome.signal is None
+    html = signal is None
     if not html:
         document["files"]["html"] = None
     written = write_result(directory, document, samples, ui, html=html)
-    return RunResult(written, document, outcome.signal)
+    return RunResult(written, document, signal)
 
 
 def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, *,

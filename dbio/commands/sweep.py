@@ -167,8 +167,9 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
             if not pending:
                 break
             outcome = _run_step(directory, doc, pending[0], ui, dsn, durations, baseline)
-            if outcome.status != "complete":
-                doc["status"], stopped_by = outcome.status, outcome.signal
+            if outcome.status != "complete" or outcome.signal:  # a signal may come after a whole step (its baseline)
+                doc["status"] = "interrupted" if outcome.signal else outcome.status
+                stopped_by = outcome.signal
                 break
             if doc.get("until_peak"):
                 _next_doubling(doc, pending[0], ui, dsn)

@@ -54,8 +54,9 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
     compared = table("baseline", "The database and fio at the same sessions", ["", "Database", "Raw (fio)",
                                                                                  "Database / raw"],
                      ["text", "rate", "rate", "rate"], rows,
-                     ["Raw: fio's 8 KiB O_DIRECT synchronous random reads, one job per session, host CPU from "
-                      "/proc/stat over its run."])
+                     ["Raw: fio's O_DIRECT synchronous random reads of the engine's page size, one job per session, "
+                      "half right before the database's run and half right after (pooled), host CPU from /proc/stat "
+                      "over its runs."])
     runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
     writes = (rec.get("write_side") or {}).get("writes")
     if isinstance(writes, dict):
@@ -74,7 +75,8 @@ def _ratio(database: float | None, raw: float | None) -> float | None:
 
 
 def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
-    label = {"sync": "synchronous (psync)", "deep": f"ceiling ({run.get('engine')})",
+    label = {"sync": "synchronous (psync), before", "sync_after": "synchronous (psync), after",
+             "deep": f"ceiling ({run.get('engine')})",
              "sequential": f"sequential 1 MiB ({run.get('engine')})"}.get(name, name)
     return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
             run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("seconds")]
@@ -86,6 +88,13 @@ def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
         lines.append(f"fio ran {_clock(started)} to {_clock(ended)} UTC ({ended - started:.1f} s), right before the "
                      f"database's run (window {_window(doc)})")
+    after = (rec.get("runs") or {}).get("sync_after") or {}
+    if isinstance(after.get("started_at"), (int, float)) and isinstance(after.get("ended_at"), (int, float)):
+        lines.append(f"and again {_clock(after['started_at'])} to {_clock(after['ended_at'])} UTC, right after it: the raw "
+                     "synchronous figures pool both runs")
+    if rec.get("after_skipped"):
+        lines.append(f"fio's run after the database's did not complete ({rec['after_skipped']}): the raw figures are "
+                     "from the run before it only")
     for name, run in (rec.get("runs") or {}).items():
         lines.append(f"fio {name}: fio {' '.join(run.get('options') or [])}")
     side = rec.get("write_side") or {}

@@ -40,6 +40,7 @@ DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
 # The database beside the raw device at the same sessions (a baseline): reads/s as a share of fio's.
 EFFICIENCY_LOW = 0.8  # below: the database leaves much of the device unused
 EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came from a cache
+DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the device changed speed meanwhile
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
@@ -346,6 +347,21 @@ def database_vs_device(doc: dict[str, Any]) -> Finding | None:
     return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", "efficiency_reads", eff)
 
 
+def device_drift(doc: dict[str, Any]) -> Finding | None:
+    """fio read at one speed before the database's run and at another after it: the efficiency figures
+    compare the database with a device that did not hold still, so they carry that spread."""
+    f = _figures(doc)
+    drift, reads = value(f, "raw_drift"), value(f, "reads_per_s")
+    runs = (doc.get("baseline") or {}).get("runs") or {}
+    if not _window(doc) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
+        return None
+    before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
+    return _found("warning", "device_drift", f"the device changed speed during the run: fio read {before:,.0f} "
+                  f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}), so the database's efficiency "
+                  f"lies between {reads / max(before, after):.2f} and {reads / min(before, after):.2f}; repeat the run "
+                  "to see whether the storage settles", "raw_drift", drift)
+
+
 def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     """What the CPU figures and the sessions' wait samples show about a database behind its device."""
     busy, cpu = value(f, "host_busy_pct"), value(f, "efficiency_cpu")
@@ -384,7 +400,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, small_data_set,
     cpu_saturated, cpu_stolen, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
-    database_vs_device, unavailable)
+    device_drift, database_vs_device, unavailable)
 
 # What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
 NODE_RULES = (rows_from_cache, page_cache, shared_device)

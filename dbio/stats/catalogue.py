@@ -256,10 +256,14 @@ FIGURES: tuple[Figure, ...] = (
     _fig("data_to_cache_ratio", "validity.data_to_cache_ratio", "Data set / buffer cache", "ratio", "rate"),
     # -- the raw-device baseline (fio, same storage, same concurrency) and the database's efficiency
     _fig("raw_reads_per_s", "baseline.reads_per_s", "Raw reads/s (fio)", "reads/s", "rate",
-         "fio's 8 KiB O_DIRECT synchronous random reads, one job per session, on the same files", **HIGHER),
+         "fio's 8 KiB O_DIRECT synchronous random reads, one job per session, on the same files (half right before "
+         "the database's run, half right after, pooled)", **HIGHER),
     _fig("raw_avg_read_us", "baseline.avg_read_us", "Raw avg read (fio)", "us", "us", **LOWER),
     _fig("raw_host_cpu_us_per_read", "baseline.host_cpu_us_per_read", "Raw host CPU per read (fio)", "us", "us",
          "the host's busy CPU seconds over fio's run / its reads", **LOWER),
+    _fig("raw_drift", "baseline.drift", "Raw reads/s after the run / before it (fio)", "ratio", "rate",
+         "fio's synchronous reads right after the database's run against right before it: 1.00 when the device "
+         "kept its speed through the window", short="Device drift"),
     _fig("raw_ceiling_reads_per_s", "baseline.ceiling_reads_per_s", "Device ceiling reads/s (fio, deep queue)",
          "reads/s", "rate", "fio's asynchronous random reads with a deep queue: what the device can do"),
     _fig("raw_writes_per_s", "baseline.writes_per_s", "Raw random writes/s (fio)", "writes/s", "rate",

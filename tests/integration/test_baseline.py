@@ -51,11 +51,18 @@ def test_run_with_baseline_records_both_and_reports_efficiency(loaded):
     # both times are recorded: fio ran right before the run started (the same host's clock)
     started = datetime.fromisoformat(doc["timeline"]["start"]).timestamp()
     assert record["started_at"] < record["ended_at"] <= started + 0.5 and started - record["ended_at"] < 30
-    assert f["baseline"]["reads_per_s"] == record["runs"]["sync"]["reads_per_s"]
+    # and again right after the window: the raw synchronous figures pool both, their ratio is the drift
+    before, after = record["runs"]["sync"], record["runs"]["sync_after"]
+    assert after["jobs"] == 2 and after["reads"] > 0 and "--readonly" in after["options"]
+    assert datetime.fromisoformat(doc["timeline"]["window_end"]).timestamp() <= after["started_at"] + 0.5
+    assert f["baseline"]["reads_per_s"] == pytest.approx((before["reads"] + after["reads"])
+                                                         / (before["seconds"] + after["seconds"]))
+    assert f["baseline"]["drift"] == pytest.approx(after["reads_per_s"] / before["reads_per_s"])
     text = (directory / "report.txt").read_text()
     head = text.split("\n\n")[0].splitlines()  # the report's first block: verdicts, headline, efficiency
     assert any(line.startswith("Database efficiency at 2 sessions:") for line in head), head
     assert "Baseline (raw device, fio)" in text and "right before the database's run" in text
+    assert "right after it" in text and "synchronous (psync), after" in text
     rerender = dbio("report", str(directory))
     assert rerender.code == 0 and rerender.out == text
 

@@ -185,6 +185,49 @@ def test_the_baseline_adds_about_a_fifth_to_a_run():
     assert baselines.durations(0) == baselines.durations(baselines.NO_RUN_TIME)
 
 
+def test_the_synchronous_seconds_are_split_around_the_run():
+    assert baselines.halves(45) == (23, 22) and baselines.halves(3) == (2, 1) and baselines.halves(2) == (1, 1)
+    assert baselines.brackets(baselines.Place(("/d/1",), "files", 1)) is True
+    assert baselines.brackets(baselines.Place(("/d/s",), "a scratch file", 1, scratch=True)) is False
+
+
+def test_runs_before_and_after_pool_into_one_and_give_the_drift():
+    before = dict(run_record(10_000.0, 100.0, 20.0), reads=20_000, seconds=2.0, host_busy_seconds=0.4)
+    after = dict(run_record(5_000.0, 200.0, 40.0, "sync_after"), reads=5_000, seconds=1.0, host_busy_seconds=0.2)
+    both = baselines.pooled([before, after])
+    assert both["reads"] == 25_000 and both["seconds"] == 3.0
+    assert both["reads_per_s"] == pytest.approx(25_000 / 3.0)
+    assert both["avg_read_us"] == pytest.approx((20_000 * 100.0 + 5_000 * 200.0) / 25_000)
+    assert both["p99_read_us"] == 600.0  # the higher of the two: percentiles do not pool
+    assert both["host_cpu_us_per_read"] == pytest.approx(0.6e6 / 25_000)
+    record = baseline_record()
+    assert baselines.drift(record) is None and baselines.figures(record)["drift"] is None
+    record["runs"]["sync"], record["runs"]["sync_after"] = before, after
+    assert baselines.drift(record) == 0.5
+    fig = baselines.figures(record)
+    assert fig["reads_per_s"] == both["reads_per_s"] and fig["drift"] == 0.5
+    # a run without busy seconds (an old record) has no CPU figure rather than a wrong one
+    assert baselines.pooled([before, {**after, "host_busy_seconds": None}])["host_cpu_us_per_read"] is None
+
+
+def test_verdict_a_device_that_changed_speed_during_the_run(complete):
+    db_reads = catalogue.value(catalogue.figures_of(complete), "reads_per_s")
+
+    def drifted(before, after):
+        record = baseline_record(sync_reads=before)
+        record["runs"]["sync_after"] = dict(run_record(after, 200.0, 20.0, "sync_after"))
+        return with_baseline(complete, record)
+
+    doc = drifted(db_reads, db_reads * 1.5)
+    [found] = [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    assert found.level == "warning" and "x1.50" in found.message
+    assert f"between {1 / 1.5:.2f} and 1.00" in found.message
+    assert not [x for x in verdict.findings(drifted(db_reads, db_reads * 1.1)) if x.code == "device_drift"]
+    assert not [x for x in verdict.findings(with_baseline(complete, baseline_record())) if x.code == "device_drift"]
+    text = report.render(doc, "text")
+    assert "synchronous (psync), after" in text and "right after it" in text
+
+
 def test_a_relation_is_its_first_file_and_then_its_segments():
     from dbio.engines.postgres.files import segment_paths
 
