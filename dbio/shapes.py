@@ -35,7 +35,9 @@ _STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99
 _LATENCY = _figures_named("avg_read_us", "avg_write_us", "avg_wal_write_us", "avg_wal_sync_us",
                           optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY))
 _HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_cores",
-                           optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s"))
+                           optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s",
+                                           "unsampled_pct"),
+                           busy_method=optional(text))  # absent: an older result, which summed the ticks
 _CPU = _figures_named(
     "db_cpu_seconds", "db_cpu_cores", "background_cpu_seconds", "reads_per_db_cpu_second", "db_cpu_us_per_read",
     "reads_per_second_per_core", "reads_per_host_cpu_second",
@@ -85,7 +87,7 @@ def _figures(value: Any, where: str) -> None:
 
 _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "wal_mib_per_s", "avg_read_us",
                    "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
-                   "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
+                   "host_unsampled_pct", "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
                    "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
 _SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
                    **{name: FIGURE for name in _SERIES_FIGURES}})

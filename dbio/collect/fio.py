@@ -4,6 +4,7 @@ its JSON output. Job options and parsing are pure; nothing here is ever download
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -89,20 +90,20 @@ def _escaped(path: str) -> str:
 def run(path: str, job: Job) -> dict[str, Any]:
     """Run one job; its figures, the host's busy CPU seconds over it, and its exact options."""
     options = job.options()
-    before, started = procfs.read_stat(), time.time()
+    before, started, t0 = procfs.read_stat(), time.time(), time.monotonic()
     try:
         done = subprocess.run([path, *options], capture_output=True, text=True,
                               timeout=job.seconds + EXTRA_SECONDS)
     except subprocess.TimeoutExpired:
         raise DbioError(f"fio ({job.name}) did not finish within {job.seconds + EXTRA_SECONDS} s",
                         "check the storage under test (it may be stalled)") from None
-    ended, after = time.time(), procfs.read_stat()
+    ended, after, t1 = time.time(), procfs.read_stat(), time.monotonic()
     if done.returncode != 0:
         first = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()[0]
         raise DbioError(f"fio ({job.name}) failed: {first}", "run the recorded options by hand to see why")
     side = job.side
     figures = parse(done.stdout, side)
-    busy = sum(after.get(s, 0.0) - before.get(s, 0.0) for s in ("user", "nice", "system", "irq", "softirq"))
+    busy = procfs.busy_seconds({k: after.get(k, 0.0) - v for k, v in before.items()}, t1 - t0, os.cpu_count() or 1)
     done_ios = figures[f"{side}s"]
     return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,
             "options": options, "started_at": started, "ended_at": ended, "host_busy_seconds": busy,

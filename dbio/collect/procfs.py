@@ -4,9 +4,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+BUSY_STATES = ("user", "nice", "system", "irq", "softirq")  # what the kernel's tick attributes to work
+
+
+def unsampled_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> float:
+    """Busy CPU time no tick accounted (pure): elapsed x CPUs less every state the kernel counted, never
+    below zero (readings a few microseconds from their timestamps can overshoot). A tickless kernel
+    measures idle and I/O wait exactly but samples busy time at its tick, which misses the short
+    bursts of a CPU serving synchronous reads (stats/host_cpu.py)."""
+    counted = sum(stat_delta.get(s) or 0.0 for s in (*BUSY_STATES, "iowait", "steal", "idle"))
+    return max(0.0, elapsed * cores - counted)
+
+
+def busy_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> float:
+    """Busy CPU seconds of a span (pure): the ticks' busy states plus the time no tick accounted."""
+    return sum(stat_delta.get(s) or 0.0 for s in BUSY_STATES) + unsampled_seconds(stat_delta, elapsed, cores)
 DISK_FIELDS = ("reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged", "sectors_written",
                "write_ms", "in_flight", "io_ms", "weighted_io_ms")
 

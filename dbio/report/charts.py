@@ -213,8 +213,10 @@ def cpu_figure(series: dict[str, list[Any]] | None) -> Figure | None:
         return None
     fig = Figure(figsize=(WIDTH, HEIGHT))
     ax = fig.add_subplot()
-    parts = [("user", series["host_user_pct"]), ("system", series["host_system_pct"]),
-             ("I/O wait", series["host_iowait_pct"])]
+    parts = [("user", series["host_user_pct"]), ("system", series["host_system_pct"])]
+    if any(series.get("host_unsampled_pct") or []):  # busy time no tick counted (results since it is kept)
+        parts.append(("busy, unsampled", series["host_unsampled_pct"]))
+    parts.append(("I/O wait", series["host_iowait_pct"]))
     if any(series.get("host_steal_pct") or []):  # time the hypervisor gave to others (results since it is kept)
         parts.append(("steal", series["host_steal_pct"]))
     ax.stackplot(t, *[[v or 0.0 for v in values] for _, values in parts], labels=[n for n, _ in parts], alpha=0.85)

@@ -40,6 +40,13 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         for f in verdict.findings(doc):
             if f.level in ("invalid", "warning") and f.code != "overhead":
                 findings.append({"level": f.level, "code": f.code, "message": f"{name}: {say(f.message)}"})
+    methods = {name: busy_method(doc) for name, doc in named if busy_method(doc) is not None}
+    if len(set(methods.values())) > 1:
+        ticks = ", ".join(name for name, method in methods.items() if method == "ticks")
+        findings.append({"level": "warning", "code": "cpu_counted_differently",
+                         "message": f"host CPU was counted differently: {ticks} summed the kernel's ticks only, which "
+                                    "miss the busy bursts of a CPU serving synchronous reads (about a third on a VM); "
+                                    "compare reads per host-CPU-second and host CPU only between results of one kind"})
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare",
         "title": "dbio compare: " + " vs ".join(names),
@@ -54,6 +61,13 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "charts": [["overlay_iops", "overlay"], ["overlay_latency", "overlay"],
                    ["overlay_histogram", "histogram_overlay"]],
     }
+
+
+def busy_method(doc: dict[str, Any]) -> str | None:
+    """How the result counted the host's busy CPU (stats/host_cpu.py): results before it was kept summed ticks;
+    None without host CPU figures."""
+    host = (figures_of(doc).get("cpu") or {}).get("host") or {}
+    return str(host.get("busy_method") or "ticks") if host else None
 
 
 def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:

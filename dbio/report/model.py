@@ -85,7 +85,10 @@ def _headline(f: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    return {k: [r.get(k) for r in intervals] for k in SERIES_POINTS}
+    out = {k: [r.get(k) for r in intervals] for k in SERIES_POINTS}
+    if any(r.get("host_unsampled_pct") is not None for r in intervals):  # results since busy time counts it
+        out["host_unsampled_pct"] = [r.get("host_unsampled_pct") for r in intervals]
+    return out
 
 
 def _histograms(f: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -40,6 +40,8 @@ READ_LATENCY = (  # row, figure
 )
 HOST_CPU = catalogue.figures("host_user_pct", "host_system_pct", "host_iowait_pct", "host_steal_pct",
                              "host_idle_pct", "host_busy_cores")
+HOST_CPU_UNSAMPLED = catalogue.figures("host_user_pct", "host_system_pct", "host_unsampled_pct", "host_iowait_pct",
+                                       "host_steal_pct", "host_idle_pct", "host_busy_cores")
 CPU_COST = (  # row (None: the figure's label), figure, shown only when the server runs on this host
     (None, "db_cpu_seconds", False),
     (None, "db_cpu_cores", False),
@@ -156,8 +158,10 @@ def cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     tables = []
     if catalogue.host_cpu_measured(f):
         title = "Host CPU" if local else "dbio's host CPU (the server runs elsewhere)"
-        tables.append(table("host_cpu", title, [str(fig.short) for fig in HOST_CPU], [fig.kind for fig in HOST_CPU],
-                            [[fig.value(f) for fig in HOST_CPU]], [_host_cpu_note(f)]))
+        # results before busy time counted what no tick saw have no Unsampled column
+        shown = HOST_CPU_UNSAMPLED if value(f, "host_unsampled_pct") is not None else HOST_CPU
+        tables.append(table("host_cpu", title, [str(fig.short) for fig in shown], [fig.kind for fig in shown],
+                            [[fig.value(f) for fig in shown]], [_host_cpu_note(f)]))
     rows = []
     for label, name, local_only in CPU_COST:
         fig = figure(name)
@@ -169,6 +173,11 @@ def cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
 
 def _host_cpu_note(f: dict[str, Any]) -> str:
     cores = value(f, "cores")
+    if value(f, "host_unsampled_pct") is not None:
+        return (f"Shares of the window's CPU time ({cores} CPUs x its elapsed time): User + System + Unsampled = Busy "
+                f"CPUs / {cores}. The kernel measures idle and I/O wait exactly but samples user and system time at "
+                "its clock tick, which misses the short bursts of a CPU serving synchronous reads: Unsampled is the "
+                "time that was neither idle, I/O wait nor stolen and that no tick counted.")
     note = f"Shares of the window's CPU time ({cores} CPUs x its elapsed time): User + System = Busy CPUs / {cores}."
     accounted = value(f, "host_accounted_pct")
     if accounted is not None and abs(accounted - 100.0) > 1.0:

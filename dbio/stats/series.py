@@ -100,8 +100,8 @@ def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float, cores: int | 
     if prev.get("stat") and cur.get("stat"):
         cpu = host_cpu.shares(delta(prev["stat"], cur["stat"]), seconds, cores)
         if cpu:
-            out.update({f"host_{k}": cpu[k] for k in ("busy_pct", "user_pct", "system_pct", "iowait_pct",
-                                                       "steal_pct")})
+            out.update({f"host_{k}": cpu[k] for k in ("busy_pct", "user_pct", "system_pct", "unsampled_pct",
+                                                       "iowait_pct", "steal_pct")})
     if prev.get("disks") and cur.get("disks"):
         reads = sum((delta(prev["disks"].get(n), v) or {}).get("reads") or 0 for n, v in cur["disks"].items())
         out["device_reads_per_s"] = reads / seconds

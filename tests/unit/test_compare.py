@@ -110,3 +110,17 @@ def test_each_row_uses_one_unit():
     text = report.render_model(model, "text")
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("SELECT p99 "))
     assert " us" not in line and line.count(" ms") == 3
+
+
+def test_results_whose_host_cpu_was_counted_differently_are_flagged():
+    old = load("complete")  # recorded before busy time counted what no tick saw
+    new = copy.deepcopy(old)
+    new["figures"]["cpu"]["host"]["busy_method"] = "elapsed less idle"
+
+    def flagged(*docs):
+        model = compare_model.build([(f"r{i}", d) for i, d in enumerate(docs)])
+        return [f for f in model["findings"] if f["code"] == "cpu_counted_differently"]
+
+    [found] = flagged(old, new)
+    assert found["level"] == "warning" and "r0 summed the kernel's ticks" in found["message"]
+    assert not flagged(old, copy.deepcopy(old)) and not flagged(new, copy.deepcopy(new))

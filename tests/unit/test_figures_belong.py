@@ -19,30 +19,36 @@ def load(name):
     return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
 
 
-# -- host CPU: ticks over the real elapsed time ------------------------------------------------
+# -- host CPU: what was neither idle, I/O wait nor stolen, over the real elapsed time -----------------
 
 # /proc/stat deltas (seconds) recorded around the measured window of tests/fixtures/result_complete.json:
-# 4.947 s on 2 CPUs, of which the kernel accounted 9.05 CPU-seconds (a VM that does not tick all idle time).
+# 4.947 s on 2 CPUs, of which the kernel accounted 9.05 CPU-seconds: a tickless VM measures idle and
+# I/O wait exactly and samples busy time at its tick, so 0.844 CPU-seconds of busy time went unsampled.
 RECORDED = {"user": 1.32, "nice": 0.0, "system": 1.8, "idle": 3.16, "iowait": 2.5, "irq": 0.0, "softirq": 0.24,
             "steal": 0.03, "ctxt": 193965.0}
 
 
 @pytest.mark.parametrize("stat, elapsed, cores, expected", [
-    # user+nice, system+irq+softirq, each over CPUs x elapsed, not over the ticks the kernel counted
+    # user+nice, system+irq+softirq, each over CPUs x elapsed, not over the ticks the kernel counted;
+    # busy adds the time no state accounted
     (RECORDED, 4.947, 2, {"user_pct": 100 * 1.32 / 9.894, "system_pct": 100 * 2.04 / 9.894,
-                          "busy_pct": 100 * 3.36 / 9.894, "busy_cores": 3.36 / 4.947,
-                          "accounted_pct": 100 * 9.05 / 9.894}),
+                          "unsampled_pct": 100 * 0.844 / 9.894, "busy_pct": 100 * 4.204 / 9.894,
+                          "busy_seconds": 4.204, "busy_cores": 4.204 / 4.947, "accounted_pct": 100 * 9.05 / 9.894}),
+    # every second accounted (a CPU-bound span, or a kernel that ticks through idle): nothing unsampled
     ({"user": 1.0, "nice": 0.5, "system": 0.25, "irq": 0.05, "softirq": 0.2, "idle": 2.0}, 2.0, 2,
-     {"user_pct": 37.5, "system_pct": 12.5, "busy_pct": 50.0, "busy_cores": 1.0, "idle_pct": 50.0,
-      "accounted_pct": 100.0}),
-    ({"user": 4.0, "idle": 0.0}, 2.0, 2, {"busy_pct": 100.0, "busy_cores": 2.0}),
+     {"user_pct": 37.5, "system_pct": 12.5, "unsampled_pct": 0.0, "busy_pct": 50.0, "busy_cores": 1.0,
+      "idle_pct": 50.0, "accounted_pct": 100.0}),
+    ({"user": 4.0, "idle": 0.0}, 2.0, 2, {"busy_pct": 100.0, "busy_cores": 2.0, "unsampled_pct": 0.0}),
+    # readings whose ticks overshoot their timestamps never make busy time negative
+    ({"user": 2.5, "idle": 2.0}, 2.0, 2, {"busy_pct": 62.5, "unsampled_pct": 0.0}),
 ])
-def test_host_cpu_shares_are_ticks_over_real_elapsed_time(stat, elapsed, cores, expected):
+def test_host_cpu_busy_is_what_was_neither_idle_nor_waiting_over_real_elapsed_time(stat, elapsed, cores, expected):
     got = host_cpu.shares(stat, elapsed, cores)
     for key, value in expected.items():
         assert got[key] == pytest.approx(value), key
-    assert got["user_pct"] + got["system_pct"] == pytest.approx(got["busy_pct"])
+    assert got["user_pct"] + got["system_pct"] + got["unsampled_pct"] == pytest.approx(got["busy_pct"])
     assert got["busy_pct"] * cores / 100 == pytest.approx(got["busy_cores"])
+    assert got["busy_method"] == "elapsed less idle"
 
 
 @pytest.mark.parametrize("stat, elapsed, cores", [(None, 5.0, 2), ({}, 5.0, 2), (RECORDED, 0.0, 2),
@@ -54,9 +60,9 @@ def test_host_cpu_is_absent_without_its_inputs(stat, elapsed, cores):
 def test_window_and_series_use_the_same_host_cpu_definition():
     doc = load("complete")
     cpu = figures.derive(window_of(doc))["cpu"]["host"]
-    # the report's "User + System" of 2 CPUs is its "Busy CPUs"
-    assert (cpu["user_pct"] + cpu["system_pct"]) * 2 / 100 == pytest.approx(cpu["busy_cores"])
-    assert cpu["busy_pct"] == pytest.approx(100 * 3.36 / (2 * 4.947), rel=1e-3)
+    # the report's "User + System + Unsampled" of 2 CPUs is its "Busy CPUs"
+    assert (cpu["user_pct"] + cpu["system_pct"] + cpu["unsampled_pct"]) * 2 / 100 == pytest.approx(cpu["busy_cores"])
+    assert cpu["busy_pct"] > 100 * 3.36 / (2 * 4.947)  # more than the ticks' busy time: some went unsampled
 
     def sample(k, t, stat):
         return {"k": k, "phase": "measured", "engine": {"t": t, "data": {"reads": 0}}, "os": {"t": t, "stat": stat}}
@@ -64,7 +70,7 @@ def test_window_and_series_use_the_same_host_cpu_definition():
     end = {key: base[key] + RECORDED[key] for key in RECORDED}
     (row,) = series.per_interval([sample(3, 100.5, base), sample(4, 105.447, end)], {}, [1.0], 97.0, cores=2)
     assert row["host_busy_pct"] == pytest.approx(cpu["busy_pct"], rel=1e-3)
-    assert row["host_user_pct"] + row["host_system_pct"] == pytest.approx(row["host_busy_pct"])
+    assert row["host_user_pct"] + row["host_system_pct"] + row["host_unsampled_pct"] == pytest.approx(row["host_busy_pct"])
 
 
 # -- the sessions' read latency ----------------------------------------------------------------
