@@ -23,3 +23,55 @@ def test_the_sequential_run_reads_large_blocks_in_order_with_a_queue():
     assert fio.mib_per_s({"reads_per_s": None}) is None
     random = fio.Job("dbio-sync", ("/d/a",), 1, 5).options()
     assert "--bs=8k" in random and "--file_service_type=random" in random  # the random runs as before
+
+
+def _sh(script, *args):
+    import subprocess
+    subprocess.run(["/bin/sh", "-c", script, "sh", *map(str, args)], check=True)
+
+
+def _wal(directory, names=("000000010000000000000001", "archive_status/x.ready")):
+    for name in names:
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(name)
+
+
+def test_the_wal_is_copied_then_switched_from_the_data_directory_out_and_back(tmp_path):
+    from dbio.engines.postgres.instance.relocate import COPY_SCRIPT, SWITCH_SCRIPT
+
+    pgdata, away = tmp_path / "pgdata", tmp_path / "w1" / "dbio-wal"
+    link = pgdata / "pg_wal"
+    link.mkdir(parents=True), away.mkdir(parents=True)
+    _wal(link)
+    _sh(COPY_SCRIPT, link, away)  # the copy: the old WAL is whole until the switch
+    assert (link / "000000010000000000000001").read_text() == "000000010000000000000001"
+    _sh(SWITCH_SCRIPT, away, link)  # a directory: kept aside, a link takes its place
+    assert link.is_symlink() and link.resolve() == away.resolve() and (pgdata / "pg_wal.dbio-old").is_dir()
+    assert (link / "archive_status" / "x.ready").read_text() == "archive_status/x.ready"
+    other = tmp_path / "w2" / "dbio-wal"
+    other.mkdir(parents=True)
+    _sh(COPY_SCRIPT, link, other)
+    _sh(SWITCH_SCRIPT, other, link)  # a link: replaced by a link, in one rename
+    assert link.is_symlink() and link.resolve() == other.resolve() and not (pgdata / "pg_wal.dbio-link").exists()
+    back = pgdata / "pg_wal.dbio-new"
+    back.mkdir()
+    _sh(COPY_SCRIPT, link, back)
+    _sh(SWITCH_SCRIPT, back, link)  # back into the data directory: the copy takes the link's place
+    assert link.is_dir() and not link.is_symlink() and not back.exists()
+    assert sorted(p.name for p in link.iterdir()) == ["000000010000000000000001", "archive_status"]
+
+
+def test_signals_held_act_when_the_step_is_over():
+    import os
+    import signal
+
+    import pytest
+
+    from dbio import signals
+
+    with pytest.raises(KeyboardInterrupt):
+        with signals.held():
+            os.kill(os.getpid(), signal.SIGINT)
+            reached = True  # the signal waited for the step's end
+    assert reached
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again

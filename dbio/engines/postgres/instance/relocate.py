@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dbio import signals
 from dbio.engines.postgres.instance import placement, settings
 from dbio.filesystem import tree_bytes
 
@@ -18,16 +19,25 @@ if TYPE_CHECKING:
     from dbio.engines.postgres.instance.embedded import EmbeddedInstance
     from dbio.engines.postgres.instance.server_user import ServerUser
 
-# $1: the WAL's directory now, $2: the new one, $3: pg_wal in the data directory. Back into the data
-# directory ($2 = $3): the link is replaced by a directory first; elsewhere: the files go, then the link.
-MOVE_SCRIPT = r'''set -e
-old=$1; new=$2; link=$3
-if [ "$new" = "$link" ]; then rm -- "$link"; mkdir -m 700 -- "$link"; fi
-for f in "$old"/* "$old"/.[!.]*; do if [ -e "$f" ] || [ -L "$f" ]; then mv -- "$f" "$new"/; fi; done
-if [ "$new" != "$link" ]; then
-  if [ -L "$link" ]; then rm -- "$link"; else rmdir -- "$link"; fi
-  ln -s -- "$new" "$link"
+# The move is a copy, a switch and a removal, so that a signal never leaves the WAL split between two
+# places: until the switch the old WAL is whole (a stopped copy is discarded); the switch is a few
+# renames made with the signals a Ctrl-C sends held back; after it, only an old copy is removed.
+COPY_SCRIPT = r'''set -e
+cp -a -- "$1"/. "$2"/'''
+# $1: the copy, $2: pg_wal in the data directory. Back into the data directory the copy is $2.dbio-new and
+# takes the link's place; elsewhere a link to it replaces the link (atomically) or the directory (kept as
+# $2.dbio-old until it is removed).
+SWITCH_SCRIPT = r'''trap '' INT TERM
+set -e
+new=$1; link=$2
+if [ "$new" = "$link.dbio-new" ]; then
+  rm -- "$link"; mv -- "$new" "$link"
+elif [ -L "$link" ]; then
+  ln -s -- "$new" "$link.dbio-link"; mv -T -- "$link.dbio-link" "$link"
+else
+  mv -- "$link" "$link.dbio-old"; ln -s -- "$new" "$link"
 fi'''
+STALE = (".dbio-new", ".dbio-link", ".dbio-old")  # what a move cut short by a power loss could leave
 
 
 def wanted_subdir(current: str | None, wal_dir: Path | None) -> bool:
@@ -50,7 +60,8 @@ def check(instance: "EmbeddedInstance", wal_dir: Path | None) -> None:
 
 def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | None) -> bool:
     """Put the instance's WAL in wal_dir (None: back in the data directory); False when it is already
-    there. The new place is checked before the server is stopped or anything is moved."""
+    there. The new place is checked before the server is stopped or anything is moved; a signal during
+    the copy leaves the WAL where it was, and the switch to the copy is not interrupted."""
     meta = instance.meta()
     if not wanted_subdir(meta.wal_dir, wal_dir):
         return False
@@ -58,14 +69,36 @@ def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | N
     old = Path(meta.wal_dir) if meta.wal_dir else link
     check(instance, wal_dir)
     instance.stop(quiet=True)
-    new_place = placement.make(wal_dir, placement.WAL_SUBDIR, user) if wal_dir is not None else None
-    target = new_place.path if new_place else str(link)
-    instance.run_as_server(user, ["/bin/sh", "-c", MOVE_SCRIPT, "sh", str(old), target, str(link)],
-                           what=f"moving the WAL from {old} to {target}")
-    old_place = next((p for p in meta.places if p["path"] == meta.wal_dir), None)
-    meta.places = [p for p in meta.places if p is not old_place] + ([new_place.to_dict()] if new_place else [])
-    meta.wal_dir = new_place.path if new_place else None
-    meta.write(instance.layout.meta_file)
-    if old_place is not None:
-        placement.remove(old_place)  # now empty; its parent too when dbio made it
+    _server(instance, user, ["rm", "-rf", "--", *(f"{link}{suffix}" for suffix in STALE)], "removing an unfinished move")
+    if wal_dir is not None:
+        new_place = placement.make(wal_dir, placement.WAL_SUBDIR, user)
+        target = new_place.path
+    else:
+        new_place, target = None, f"{link}.dbio-new"
+        _server(instance, user, ["mkdir", "-m", "700", "--", target], "making the WAL's directory")
+    try:
+        _server(instance, user, ["/bin/sh", "-c", COPY_SCRIPT, "sh", str(old), target],
+                f"copying the WAL from {old} to {target}")
+    except BaseException:
+        with signals.held():  # the old WAL is whole: only the copy goes
+            if new_place is not None:
+                placement.remove(new_place.to_dict())
+            else:
+                _server(instance, user, ["rm", "-rf", "--", target], "removing the WAL's partial copy")
+        raise
+    with signals.held():
+        _server(instance, user, ["/bin/sh", "-c", SWITCH_SCRIPT, "sh", target, str(link)],
+                f"switching pg_wal to {target}")
+        old_place = next((p for p in meta.places if p["path"] == meta.wal_dir), None)
+        meta.places = [p for p in meta.places if p is not old_place] + ([new_place.to_dict()] if new_place else [])
+        meta.wal_dir = new_place.path if new_place else None
+        meta.write(instance.layout.meta_file)
+        if old_place is not None:
+            placement.remove(old_place)  # the old copy; its parent too when dbio made it
+        else:
+            _server(instance, user, ["rm", "-rf", "--", f"{link}.dbio-old"], "removing the WAL's old copy")
     return True
+
+
+def _server(instance: "EmbeddedInstance", user: "ServerUser", cmd: list[str], what: str) -> None:
+    instance.run_as_server(user, cmd, what=what)
