@@ -75,6 +75,10 @@ def test_the_primary_streams_except_for_a_load_with_minimal_wal(tmp_path):
     common = {"port": 5000, "socket_dir": "/s", "sessions": 4}
     run = settings.build_profile(cfg, purpose="run", standbys=2, **common).as_dict()
     assert run["wal_level"] == "replica" and run["max_wal_senders"] == "10" and run["max_replication_slots"] == "10"
+    # a stopped standby's slot keeps no more WAL than the filesystem can give
+    assert run["max_slot_wal_keep_size"] == f"{settings.WAL_SIZES_MB[0]}MB"
+    tight = settings.build_profile(cfg, purpose="run", standbys=2, wal_budget=300 << 20, **common).as_dict()
+    assert tight["max_slot_wal_keep_size"] == tight["max_wal_size"] == f"{settings.wal_size_for(300 << 20)}MB"
     load = settings.build_profile(cfg, purpose="load", standbys=2, **common).as_dict()
     assert load["wal_level"] == "minimal" and load["max_wal_senders"] == "0"
     alone = settings.build_profile(cfg, purpose="run", **common).as_dict()

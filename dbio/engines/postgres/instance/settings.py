@@ -19,6 +19,8 @@ WHY = {
     "wal_level": "minimal lets the loader write tables without WAL (COPY FREEZE into a new table)",
     "max_wal_senders": "0 for wal_level=minimal; with standbys, one sender each and room for pg_basebackup",
     "max_replication_slots": "one slot per standby, so the primary keeps the WAL a standby still needs",
+    "max_slot_wal_keep_size": "a stopped standby's slot keeps at most this much WAL (what the filesystem can give), "
+                              "so it cannot fill the disk; a standby further behind is made again",
     "hot_standby": "a standby serves read-only queries while it replays",
     "hot_standby_feedback": "a standby's queries are not cancelled by the primary's cleanup",
     "primary_conninfo": "the primary's private socket",
@@ -126,6 +128,9 @@ def build_profile(cfg: InstanceConfig, *, port: int, socket_dir: str, sessions: 
     if streams_to_standbys(cfg, purpose, standbys):
         settings["wal_level"] = "replica" if cfg.wal_level == "minimal" else cfg.wal_level
         settings["max_wal_senders"] = settings["max_replication_slots"] = str(max(10, standbys + 2))
+        # a stopped standby's slot would keep WAL without end: at most what the WAL's budget allows
+        keep = wal_size_for(wal_budget) if wal_budget is not None else WAL_SIZES_MB[0]
+        settings["max_slot_wal_keep_size"] = f"{keep}MB"
     elif cfg.wal_level == "minimal":
         settings["max_wal_senders"] = "0"
     user_set = {name for name, _ in cfg.pg_settings}
