@@ -38,6 +38,7 @@ _HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", 
                            optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s",
                                            "unsampled_pct"),
                            busy_method=optional(text))  # absent: an older result, which summed the ticks
+_HOST_CPU_ANY = obj({"busy_method": optional(text)}, rest=FIGURE)  # an operation's: the same, none required
 _CPU = _figures_named(
     "db_cpu_seconds", "db_cpu_cores", "background_cpu_seconds", "reads_per_db_cpu_second", "db_cpu_us_per_read",
     "reads_per_second_per_core", "reads_per_host_cpu_second",
@@ -243,5 +244,5 @@ def ops(known_version: int) -> Shape:
         "readings": optional(obj({"begin": _OPS_READING, "end": _OPS_READING})),
         "figures": obj({"seconds": FIGURE, "window_seconds": FIGURE, "bytes": FIGURE, "mb_per_s": FIGURE,
                         "devices": optional(obj(rest=_OPS_DEVICE)),
-                        "cpu": optional(obj({"host": optional(obj(rest=FIGURE))}))}, rest=optional(obj(rest=anything))),
+                        "cpu": optional(obj({"host": optional(_HOST_CPU_ANY)}))}, rest=optional(obj(rest=anything))),
     }, required=("format", "format_version", "kind", "operation", "status", "config", "figures"))
