@@ -12,7 +12,7 @@ from dbio.errors import UsageError
 
 MIN_MARIADB = 100600  # 10.6
 MIN_MYSQL = 80000  # 8.0
-MAX_PAGE_SIZE = 16384  # the row sizing (loader.py: one row per page up to 8 KiB, two at 16 KiB) is for 4-16 KiB pages
+MAX_PAGE_SIZE = 16384  # the row sizing (loader.py: half a page, a partner the other half) is tried at 4-16 KiB pages
 
 
 def version_num(version: str) -> int:
