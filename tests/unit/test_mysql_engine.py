@@ -130,11 +130,12 @@ def test_a_row_and_its_partner_fill_a_page_and_the_row_left_alone_is_never_merge
 def test_leaf_pages_prove_one_row_a_page():
     from dbio.engines.mysql.verify import leaf_pages_fit
 
-    assert leaf_pages_fit(4096, 4096) and leaf_pages_fit(4096, 4096 + 64)  # a last extent's free pages
-    assert not leaf_pages_fit(4096, 2048)  # two rows a page
-    assert not leaf_pages_fit(4096, 4095)  # one page holds two rows
-    assert not leaf_pages_fit(4096, 4096 + 65)
-    assert leaf_pages_fit(1 << 20, (1 << 20) + (1 << 20) // 50) and not leaf_pages_fit(1 << 20, (1 << 20) * 51 // 50)
+    assert leaf_pages_fit(1000, 1000) and leaf_pages_fit(1000, 1000 + 64)  # a last extent's free pages
+    assert not leaf_pages_fit(1000, 500)  # two rows a page
+    assert not leaf_pages_fit(1000, 999)  # one page holds two rows
+    assert not leaf_pages_fit(1000, 1000 + 65)
+    big = 1 << 20  # 2% over, at most
+    assert leaf_pages_fit(big, big + big // 50) and not leaf_pages_fit(big, big + big // 50 + 1)
 
 
 def test_insert_values_carry_the_filler_as_hex():

@@ -2,13 +2,16 @@
 
 Every row gets a page of its own, at every page size (PostgreSQL's one row per block): InnoDB's
 largest row is about half a page, so a page can always take two; each row goes in with a partner
-(a negative custid) that takes the rest of its page, and the partners are deleted after the commit;
-the table's MERGE_THRESHOLD (data_table.sql) keeps InnoDB from merging the pages they leave half
-empty.
+(a negative custid) that takes the rest of its page, and the partners are deleted after their
+rows are committed; the table's MERGE_THRESHOLD (data_table.sql) keeps InnoDB from merging the
+pages they leave half empty.
 
-Rows go in as multi-row INSERTs with hex literals (no text escaping in Python), in one
-transaction; the table counts as loaded only once its record is written, after its index and
-statistics, so an interrupted load is simple to resume: the table is made again."""
+Rows go in as multi-row INSERTs with hex literals (no text escaping in Python), one transaction
+per batch of rows; each batch's partners are deleted just after its commit, while its pages are
+still in the buffer pool, so that neither the delete nor purge reads the table back from storage
+(and the delete's locks stay a batch's). The table counts as loaded only once its record is
+written, after its index and statistics, so an interrupted load is simple to resume: the table is
+made again."""
 
 from __future__ import annotations
 
@@ -53,12 +56,15 @@ def values_sql(start_id: int, batch: RowBatch) -> list[str]:
     return out
 
 
-def remove_partners(conn: Connection, table: str) -> None:
-    """Delete the partner rows, and let purge free their space now rather than in a measured window
-    (MariaDB waits for it with innodb_max_purge_lag_wait; elsewhere purge runs in the background)."""
+def delete_partners(conn: Connection, table: str, first_id: int, end_id: int) -> None:
+    conn.execute(sqlfiles.statement("delete_partners.sql").replace("{table}", table), (first_id, end_id))
+
+
+def wait_for_purge(conn: Connection) -> None:
+    """Let purge free the partners' space now rather than in a measured window (MariaDB waits for it
+    with innodb_max_purge_lag_wait; elsewhere purge runs in the background, as it did during the load)."""
     import pymysql
 
-    conn.execute(f"DELETE FROM {table} WHERE custid < 0")
     try:
         conn.execute("SET GLOBAL innodb_max_purge_lag_wait = 0")
     except pymysql.err.MySQLError:
@@ -79,19 +85,23 @@ def load_table(conn: Connection, record: SetupRecord, job: TableJob, batches: It
     max_packet = int(conn.one("SELECT @@max_allowed_packet")[0])
     per_statement = statement_rows(max_packet, filler)
     conn.execute("SET SESSION unique_checks = 0")
-    conn.execute("START TRANSACTION")
-    next_id = 1
+    next_id = kept = 1  # kept: the first partner not deleted yet
     for batch in batches:
+        conn.execute("START TRANSACTION")
         for start in range(0, len(batch), per_statement):
             part = RowBatch(batch.keys[start:start + per_statement], batch.filler[start:start + per_statement])
             conn.execute(f"INSERT INTO {table} (id, custid, c2, filler) VALUES " + ",".join(values_sql(next_id, part)))
             next_id += len(part) * 2
+        conn.execute("COMMIT")
+        # The last partner stays until the next batch is in: purged earlier, it would leave room on
+        # the last page for the next batch's first row.
+        delete_partners(conn, table, kept, next_id - 1)
+        kept = next_id - 1
         on_rows(len(batch))
         if should_stop():
-            conn.execute("ROLLBACK")
-            raise Interrupted("load stopped")
-    conn.execute("COMMIT")
-    remove_partners(conn, table)
+            raise Interrupted("load stopped")  # the table stays unrecorded: it is made again on resume
+    delete_partners(conn, table, kept, next_id)
+    wait_for_purge(conn)
     t1 = time.monotonic()
     faults.point("load.index")
     if should_stop():
