@@ -4,11 +4,11 @@ Usage (from the repository, after the README's setup command, with mariadb-serve
 
     .venv/bin/python bench/bench_mysql_load.py [--dir /var/tmp/dbio-bench-mysql] [--scale 1GiB] [--rounds 3]
 
-It creates two managed instances, one with 16 KiB pages (two 8 KiB rows a page) and one with 8 KiB
-pages (one row a page: each row is loaded with a partner row deleted after the load), both with
-O_DIRECT and a 128 MiB buffer pool, and loads the same data set into each in turn, round after
-round (teardown, then setup), so that both page sizes are measured in the same time window. The
-rate is the setup record's: loaded bytes (rows x 8 KiB) over the load's seconds, from an empty
+It creates two managed instances, one with 16 KiB pages and one with 8 KiB pages (one row a page
+in both: each row is loaded with a partner row deleted after the load), both with O_DIRECT and a
+128 MiB buffer pool, and loads the same data set into each in turn, round after round (teardown,
+then setup), so that both page sizes are measured in the same time window. The rate is the setup
+record's: loaded bytes (rows x 8 KiB, whatever the page size) over the load's seconds, from an empty
 database to loaded, indexed and analysed tables; the command's wall time is given too. It prints
 a Markdown block for bench/RESULTS.md and writes the raw figures to <dir>/bench-mysql-load.json.
 The instances are removed at the end (--keep keeps them).
@@ -41,10 +41,12 @@ def setup_record(data_dir: Path) -> dict:
         with conn.cursor() as cur:
             cur.execute("SELECT seconds, loaded_bytes, streams, steps, server_version FROM dbio_setup")
             seconds, loaded, streams, steps, version = cur.fetchone()
+            cur.execute("SELECT DISTINCT rows_per_page FROM dbio_setup_tables")
+            per_page = sorted(row[0] for row in cur.fetchall())
     finally:
         conn.close()
     return {"seconds": seconds, "loaded_bytes": loaded, "streams": streams, "steps": json.loads(steps or "{}"),
-            "server_version": version, "mib_per_s": loaded / 2**20 / seconds}
+            "server_version": version, "mib_per_s": loaded / 2**20 / seconds, "rows_per_page": per_page}
 
 
 def one_load(data_dir: Path, scale: str) -> dict:
@@ -89,6 +91,12 @@ def main() -> None:
     print(markdown(out))
 
 
+def rows_per_page(runs: list[dict]) -> str:
+    """As the loads recorded it (runs written before it was kept: '?')."""
+    seen = sorted({n for r in runs for n in r.get("rows_per_page", [])})
+    return "/".join(map(str, seen)) or "?"
+
+
 def markdown(out: dict) -> str:
     runs = out["runs"]
     version = runs[PAGES[0]][0]["server_version"]
@@ -102,7 +110,7 @@ def markdown(out: dict) -> str:
              "rounds (MiB/s) |", "|---|---|---|---|---|---|---|"]
     for page in PAGES:
         rates = [r["mib_per_s"] for r in runs[page]]
-        lines.append(f"| {page} | {'1' if page == '8k' else '2'} | {statistics.median(rates):.1f} | "
+        lines.append(f"| {page} | {rows_per_page(runs[page])} | {statistics.median(rates):.1f} | "
                      f"{statistics.median(r['wall_mib_per_s'] for r in runs[page]):.1f} | "
                      f"{statistics.median(r['steps'].get('load', 0) for r in runs[page]):.1f} | "
                      f"{statistics.median(r['steps'].get('index', 0) for r in runs[page]):.1f} | "

@@ -76,8 +76,13 @@ class WorkloadConfig:
 
     @property
     def data_bytes(self) -> int:
-        """Active data set of a run: every schema's table."""
+        """Active data set of a run: every schema's table, its rows counted as 8 KiB blocks."""
         return self.scale * self.schemas * units.BLOCK_SIZE
+
+    def table_bytes(self, page_bytes: int) -> int:
+        """Every schema's table where each row takes a page of page_bytes (the engine's: InnoDB's
+        can be 16 KiB), as the cache and the disk hold it."""
+        return self.scale * self.schemas * page_bytes
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,8 @@ def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, 
     """Load every table the record's spec names that is not loaded yet, `degree` tables at a time.
 
     Ctrl-C or SIGTERM stops the load within seconds: statements running on the server are
-    cancelled, each unfinished table's transaction rolls back, finished tables stay.
+    cancelled, each unfinished table's open transaction rolls back and the table, unrecorded, is
+    made again on resume; finished tables stay.
     """
     jobs = plan_jobs(record.spec)
     todo = [job for job in jobs if not engine.table_is_loaded(record, job)]

@@ -84,17 +84,18 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
     if not (begin and end):
         return {"window_seconds": None}
     caps = [n.get("capabilities") or {} for n in nodes]
+    page = caps[0].get("page_bytes") or 8192 if caps else 8192
     w = first["config"]["workload"]
     return figure_math.derive({
         "seconds": seconds, "engine_begin": begin, "engine_end": end, "totals": totals,
         "histograms": histograms, "os_begin": None, "os_end": None, "cores": None,
         "cache_bytes": _sum_or_none([n["figures"].get("validity", {}).get("cache_bytes")
                                      for n in nodes if n.get("figures")]),
-        "data_bytes": (w.get("scale") or 0) * (w.get("schemas") or 0) * 8192,
+        "data_bytes": (w.get("scale") or 0) * (w.get("schemas") or 0) * page,  # a row a page
         "direct_io": all(c.get("direct_io") for c in caps), "local": False,
         "io_timing": all(c.get("times_data_io", True) for c in caps),
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
-        "page_bytes": caps[0].get("page_bytes") or 8192 if caps else 8192,
+        "page_bytes": page,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 

@@ -114,7 +114,7 @@ def check_server(info: ServerInfo, config: Config, sessions: int | None = None) 
                          f"the server has free (max_connections {info.max_connections})",
                          "lower schemas x threads_per_schema or raise the server's max_connections")
     if not w.allow_cached:
-        check_not_cached(info, w.data_bytes)
+        check_not_cached(info, w.table_bytes(info.caps.page_bytes))
 
 
 def check_not_cached(info: ServerInfo, data_bytes: int) -> None:

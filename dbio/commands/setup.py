@@ -14,7 +14,7 @@ from dbio.engines.base import Check, SetupRecord, SetupSpec
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes
 from dbio.ui import UI
-from dbio.units import format_bytes, format_duration
+from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 INDEX_BYTES_PER_ROW = 24  # unique btree on a bigint, leaf and inner pages
 WAL_HEADROOM = 64 << 20  # plus a tenth of the data: the load writes little WAL, checkpoints and runs some
@@ -27,12 +27,14 @@ def spec_of(config: Config) -> SetupSpec:
                      places=places)
 
 
-def space_needed(spec: SetupSpec, record: SetupRecord | None = None, engine=None) -> int:
-    """Bytes the load still has to write: tables not loaded yet, their indexes, WAL headroom."""
+def space_needed(spec: SetupSpec, record: SetupRecord | None = None, engine=None,
+                 page_bytes: int = BLOCK_SIZE) -> int:
+    """Bytes the load still has to write: tables not loaded yet (a row a page of page_bytes), their
+    indexes, WAL headroom."""
     jobs = [job for job in load.plan_jobs(spec)
             if record is None or record.spec != spec or not engine.table_is_loaded(record, job)]
     data_rows = sum(job.rows for job in jobs if job.kind == "data")
-    data = sum(job.bytes for job in jobs)
+    data = sum(job.rows for job in jobs) * page_bytes
     needed = data + data_rows * INDEX_BYTES_PER_ROW + WAL_HEADROOM + data // 10
     if record is not None and record.spec != spec:
         needed -= record.loaded_bytes or 0  # the load being replaced is dropped first
@@ -87,11 +89,11 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                              f"run dbio teardown first, or {command} --reload to replace it")
         if replace or record is None or record.status != "ready":
             if not config.workload.allow_cached:  # refused now rather than by the run, after the load
-                check_not_cached(info, config.workload.data_bytes)
+                check_not_cached(info, config.workload.table_bytes(info.caps.page_bytes))
             engine.check_namespace(conn, spec)
             where = str(config.instance.data_dir) if target.embedded else info.caps.data_directory
             if where and (target.embedded or info.caps.local):
-                check_free_space(where, space_needed(spec, record, engine),
+                check_free_space(where, space_needed(spec, record, engine, info.caps.page_bytes),
                                  "--data-dir" if target.embedded else "the server's data directory")
     finally:
         conn.close()

@@ -242,7 +242,8 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "totals": totals.counts(), "histograms": totals.histograms(man["plan"]["bounds_us"]),
         "os_begin": os_begin, "os_end": os_end,
         "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],
-        "data_bytes": w["scale"] * w["schemas"] * 8192, "direct_io": caps["direct_io"], "local": caps["local"],
+        "data_bytes": w["scale"] * w["schemas"] * (caps.get("page_bytes") or 8192),  # a row a page
+        "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
         "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
 

@@ -258,7 +258,7 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     return {
         "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
         "buffer_miss_pct": None if not requests else 100.0 * read_blocks / requests,
-        # One row per block (InnoDB: rows scattered over pages of two): ~1 block read per row
+        # One row per block (InnoDB: per page): ~1 block read per row
         # touched means every row came from storage; more, that index blocks were read too.
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),
         "device_reads": device_reads,

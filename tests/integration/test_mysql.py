@@ -54,11 +54,20 @@ def tables(server) -> set[str]:
         return {r[0] for r in cur.fetchall()}
 
 
-def test_setup_verifies_two_rows_per_page_and_scattered_keys(server, tmp_path):
+def test_setup_verifies_one_row_per_page_and_scattered_keys(server, tmp_path):
     done = dbio("setup", *args(tmp_path), "--verify")
     assert done.code == 0, done.text
     assert "verified: all 10 checks passed" in done.out
-    assert "ok   dbio_cf1_1 2 rows per 16 KiB page: 4096 rows in" in done.out
+    with server.cursor() as cur:  # the service's page size: 16 KiB unless its configuration says otherwise
+        cur.execute("SELECT @@innodb_page_size")
+        page = int(cur.fetchone()[0])
+        cur.execute(f"SELECT table_name, `rows`, rows_per_page, page_size FROM {DATABASE}.dbio_setup_tables "
+                    "ORDER BY table_name")
+        recorded = cur.fetchall()
+    kib = page // 1024
+    assert f"ok   dbio_cf1_1 1 row per {kib} KiB page: 4096 rows in" in done.out  # rows = leaf pages, proved
+    assert f"ok   dbio_cf2 1 row per {kib} KiB page: 1024 rows in" in done.out
+    assert recorded == (("dbio_cf1_1", 4096, 1, page), ("dbio_cf2", 1024, 1, page))
     assert "ok   dbio_cf1_1 keys scattered" in done.out
     again = dbio("setup", *args(tmp_path))
     assert again.code == 0 and "already loaded" in again.out

@@ -1,7 +1,8 @@
 """The mysql engine's managed instance (the machine's mariadbd), as users run it: lifecycle, setup
-in both schema models with --verify at 8 KiB and 16 KiB pages, runs at update pct 0 and 20, scan pct,
-an interrupt, and a teardown that spares a user's own tables. They skip with the reason when the
-machine has no MariaDB/MySQL server binaries (Debian package mariadb-server)."""
+in both schema models with --verify (one row per leaf page) at 8 KiB and 16 KiB pages, runs at
+update pct 0 and 20, scan pct, an interrupt, and a teardown that spares a user's own tables. They
+skip with the reason when the machine has no MariaDB/MySQL server binaries (Debian package
+mariadb-server)."""
 
 import os
 import shutil
@@ -99,7 +100,11 @@ def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_pat
         assert again.code == 2 and "already exists" in again.err and _server_pid(inst.data_dir) == pid
         status = dbio("instance", "status", *inst.here())
         assert status.code == 0 and f"running (pid {pid})" in status.out and "MariaDB" in status.out
-        assert dbio("setup", *inst.args(*SMALL, "--verify")).code == 0  # 16 KiB pages: two rows a page, proved
+        done = dbio("setup", *inst.args(*SMALL, "--verify"))  # InnoDB's default 16 KiB pages: a row each too
+        assert done.code == 0, done.text
+        assert "ok   dbio_cf1_1 1 row per 16 KiB page: 4096 rows in" in done.out  # rows = leaf pages, proved
+        assert "ok   dbio_cf2 1 row per 16 KiB page: 1024 rows in" in done.out
+        assert inst.query("SELECT DISTINCT rows_per_page, page_size FROM dbio_setup_tables") == [(1, 16384)]
         assert dbio("instance", "stop", *inst.here()).code == 0
         assert not Path(f"/proc/{pid}").exists() or b"mariadbd" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         assert dbio("instance", "status", *inst.here()).code == 3
@@ -122,6 +127,7 @@ def test_setup_verifies_rows_per_leaf_page_at_8k_pages(managed, schemas, threads
                                        "--verify"))
     assert done.code == 0, done.text
     assert "ok   dbio_cf1_1 1 row per 8 KiB page: 4096 rows in 4096 leaf pages" in done.out
+    assert managed.query("SELECT DISTINCT rows_per_page, page_size FROM dbio_setup_tables") == [(1, 8192)]
     assert ("ok   dbio_cf1_2 rows" in done.out) == (schemas == 2)
     assert "ok   dbio_cf1_1 keys scattered" in done.out and "verified: all" in done.out
 

@@ -109,13 +109,33 @@ def test_normalize_takes_mysql_8_names_when_present():
     assert out["db"]["tup_returned"] == 5.0
 
 
-def test_a_row_is_half_a_page_so_a_page_takes_two_and_never_three():
+def test_a_row_and_its_partner_fill_a_page_and_the_row_left_alone_is_never_merged():
+    """At every page size: a row with its partner fills a page (no third row fits, so the next row
+    starts a page), and the row left once its partner is deleted fills more of the page than the
+    table's MERGE_THRESHOLD (InnoDB would merge it with a neighbour otherwise) but less than the
+    default 50% (which would merge the pages two by two: why the table sets it)."""
+    import re
+
+    threshold = int(re.search(r"MERGE_THRESHOLD=(\d+)", sqlfiles.statement("data_table.sql")).group(1))
+    assert "PRIMARY KEY (id) COMMENT 'MERGE_THRESHOLD=" in sqlfiles.statement("data_table.sql")
     for page in (4096, 8192, 16384):
         filler = loader.filler_bytes(page)
         row = filler + 8 * 3 + 6 + 7 + 5 + 2  # columns, hidden trx id and roll pointer, header, length
         usable = page - 38 - 56 - 8 - 26  # file header, page header, trailer, infimum and supremum
         assert 2 * row <= usable < 3 * row
         assert row <= page // 2 - 100  # under InnoDB's largest row (about half a page)
+        assert threshold / 100 < row / page < 0.5, page
+
+
+def test_leaf_pages_prove_one_row_a_page():
+    from dbio.engines.mysql.verify import leaf_pages_fit
+
+    assert leaf_pages_fit(1000, 1000) and leaf_pages_fit(1000, 1000 + 64)  # a last extent's free pages
+    assert not leaf_pages_fit(1000, 500)  # two rows a page
+    assert not leaf_pages_fit(1000, 999)  # one page holds two rows
+    assert not leaf_pages_fit(1000, 1000 + 65)
+    big = 1 << 20  # 2% over, at most
+    assert leaf_pages_fit(big, big + big // 50) and not leaf_pages_fit(big, big + big // 50 + 1)
 
 
 def test_insert_values_carry_the_filler_as_hex():
@@ -124,7 +144,7 @@ def test_insert_values_carry_the_filler_as_hex():
     from dbio.engines.base import RowBatch
 
     batch = RowBatch(np.array([7, 3], dtype=np.int64), np.array([[1, 2], [255, 0]], dtype=np.uint8))
-    assert loader.values_sql(10, batch) == ["(10,7,7,X'0102')", "(11,3,3,X'ff00')"]
+    assert loader.values_sql(10, batch)[::2] == ["(10,7,7,X'0102')", "(12,3,3,X'ff00')"]
     assert loader.statement_rows(16 << 20, 8000) == 256 and loader.statement_rows(1 << 20, 8000) == 32
 
 

@@ -97,16 +97,14 @@ def test_server_programs_others_could_change_are_refused(tmp_path):
         binaries.require_trusted(binaries.Binaries(server, None, "10.11.19-MariaDB"))
 
 
-def test_small_pages_get_one_row_each_through_partner_rows():
+def test_every_row_goes_in_with_a_partner_row_of_zeros_the_server_makes():
     import numpy as np
 
     from dbio.engines.base import RowBatch
     from dbio.engines.mysql import loader
 
-    assert [loader.rows_per_page(p) for p in (4096, 8192, 16384)] == [1, 1, 2]
-    assert "MERGE_THRESHOLD" in loader.primary_key_options(8192) and loader.primary_key_options(16384) == ""
     batch = RowBatch(np.array([7, 3], dtype=np.int64), np.array([[1, 2], [255, 0]], dtype=np.uint8))
-    assert loader.values_sql(11, batch, partners=True) == [
+    assert loader.values_sql(11, batch) == [
         "(11,7,7,X'0102')", "(12,-12,0,REPEAT(X'00',2))", "(13,3,3,X'ff00')", "(14,-14,0,REPEAT(X'00',2))"]
 
 

@@ -317,3 +317,32 @@ def test_a_session_that_cannot_connect_sends_the_waiting_ones_away_and_leaves_no
     assert f"1 of {SESSIONS} sessions could not connect: cannot connect to the fake server" in str(caught.value)
     assert not engine.server.connections  # the sessions at the barrier were released and closed
     assert not engine.server.runs
+
+
+class _SixteenKiBPages(FakeEngine):
+    """The fake engine with InnoDB's default page: a row a 16 KiB page, as the mysql engine loads it."""
+
+    def probe(self, conn):
+        info = super().probe(conn)
+        return dataclasses.replace(info, caps=dataclasses.replace(info.caps, page_bytes=16384))
+
+
+def test_the_data_set_is_the_engine_s_pages_a_row_each(tmp_path):
+    """--scale counts 8 KiB rows; with a row a 16 KiB page the table, and so the data set the result
+    records and the cache check weighs, is twice that."""
+    engine = _SixteenKiBPages()
+    outcome = _run(tmp_path, engine, run_time=1)
+    assert outcome.document["figures"]["validity"]["data_bytes"] == 2000 * 16384
+    info = dataclasses.replace(engine.probe(engine.connect("fake:", application_name="test")), cache_bytes=400 << 20)
+    run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
+    eight = dataclasses.replace(info, caps=dataclasses.replace(info.caps, page_bytes=8192))
+    with pytest.raises(UsageError, match="the data set \\(312"):
+        run_command.check_server(eight, _config(tmp_path, scale=40000, allow_cached=False))
+
+
+def test_setup_asks_for_the_space_of_a_page_a_row():
+    from dbio.commands.setup import space_needed
+    from dbio.engines.base import SetupSpec
+
+    spec = SetupSpec(40000, 2, 1000, "random")
+    assert space_needed(spec, page_bytes=16384) - space_needed(spec) == (2 * 40000 + 1000) * 8192 * 11 // 10

@@ -19,8 +19,8 @@ OPTIONS: tuple[Option, ...] = (
            "reads reach storage.", min=8 * _MiB, max=1 << 40),
     Option("innodb_page_size", "instance", "choice", None,
            "InnoDB page size of the managed MariaDB/MySQL instance, fixed when it is created: 16k (InnoDB's "
-           "default, used when not given), 8k (PostgreSQL's block size) or 4k; rows are sized to the page "
-           "(one a page up to 8k).",
+           "default, used when not given), 8k (PostgreSQL's block size) or 4k; each row takes a page of its "
+           "own at every size.",
            choices=tuple(PAGE_SIZES)),
 )
 # A sweep may vary the buffer pool: the managed server restarts with it.
