@@ -12,9 +12,10 @@ below; "profile" changes nothing). Per round and session count every variant run
 rotated each round: the server restarts with the variant's settings (the same data directory, a
 cold buffer pool), then `dbio run --dsn <its socket>` (the server as it is, no restart back to the
 profile), and, inside the run, this script reads two instants `--seconds - 5` s apart (from the
-end of dbio's 3 s warm-up, once its sessions run their loop): InnoDB's global status, every thread's CPU (user, system) and context
-switches (voluntary, involuntary) from /proc/<pid>/task, the process's CPU (threads that ended
-included), and which threads are dbio's sessions (the processlist's TIDs running statements).
+end of dbio's 3 s warm-up, once its sessions run their loop): InnoDB's global status, every
+thread's CPU (user, system) and context switches (voluntary, involuntary) from /proc/<pid>/task,
+the process's CPU (threads that ended included), and which threads are dbio's sessions (the
+processlist's TIDs running the loop).
 Per read = over Innodb_data_reads in the same window. --perf N: after the rounds, one more run
 per variant at the first session count with `perf record -g -p <server> -F 2000` for N s inside
 it, summarised by `perf report --sort dso` and by symbol. Raw figures: <dir>/bench-mysql-cpu.json.
