@@ -152,6 +152,11 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
     assert caps["engine"] == "mysql" and caps["direct_io"] and caps["local"]
     assert "skip_networking" in caps["settings_shown"] and "innodb_page_size" in caps["settings_shown"]
     assert shown is None or shown["innodb_page_size"] == "8192"
+    server = {k: v["setting"] for k, v in doc["environment"]["server"]["settings"].items()}
+    off = server["performance_schema_instruments_off"].split(", ")  # recorded: what the server did not time
+    assert off and not any(c.startswith("wait/io/file") for c in off)
+    assert caps["times_data_io"] and caps["can_see_waits"]
+    assert server["innodb_checksum_algorithm"] and server["innodb_adaptive_hash_index"] == "OFF"
     assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0  # 32 MiB against an 8 MiB buffer pool
     if update_pct:
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]

@@ -23,6 +23,7 @@ def test_the_profile_is_what_the_method_needs():
     assert got["innodb_flush_method"] == "O_DIRECT" and got["skip_networking"] == "ON"
     assert got["innodb_read_ahead_threshold"] == "0" and got["innodb_random_read_ahead"] == "OFF"
     assert got["performance_schema"] == "ON" and got["innodb_buffer_pool_load_at_startup"] == "OFF"
+    assert got["innodb_adaptive_hash_index"] == "OFF"
     assert got["max_connections"] == "151"  # the server's default, enough for few sessions
     assert settings.profile(cfg, 8192, sessions=400)["max_connections"] == "420"
 
@@ -33,6 +34,15 @@ def test_the_server_reads_no_option_file_and_only_its_own_directories():
     assert args[0] == "--no-defaults"  # must come first, or the server reads /etc/mysql and ~/.my.cnf
     assert "--datadir=/srv/i/data" in args and "--socket=/srv/i/socket/mysqld.sock" in args
     assert "--port=0" in args and "--skip-networking=ON" in args and "--innodb-page-size=8192" in args
+
+
+def test_an_option_given_once_per_key():
+    layout = Layout(Path("/srv/i"))
+    args = settings.arguments({"performance_schema_instrument:stage/%": "OFF",
+                               "performance_schema_instrument:idle": "OFF", "innodb_page_size": "8192"}, layout)
+    assert args[-3:] == ["--performance-schema-instrument=stage/%=OFF", "--performance-schema-instrument=idle=OFF",
+                         "--innodb-page-size=8192"]
+    assert settings.argument("innodb_flush_method", "O_DIRECT") == "--innodb-flush-method=O_DIRECT"
 
 
 def test_a_restart_only_for_a_setting_that_differs_or_too_few_connections():

@@ -75,6 +75,13 @@ def test_what_performance_schema_allows_is_read_from_its_setup():
     assert not seen.data_io and not seen.waits and "consumer is off" in seen.why_not_data
 
 
+def test_the_instrument_classes_all_off_are_named():
+    rows = [("idle", 0, 1), ("memory/innodb", 0, 120), ("memory/performance_schema", 80, 80),
+            ("wait/io/file", 50, 52), ("wait/io/table", 0, 1), ("wait/synch/mutex", 0, 300)]
+    assert pfs.classes_off(rows) == "idle, memory/innodb, wait/io/table, wait/synch/mutex"
+    assert pfs.classes_off([("wait/io/file", 1, 52)]) == "none"
+
+
 @pytest.mark.parametrize("row, label", [
     (("Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 1), "IO:innodb_data_file read"),
     (("Query", "Sending data", "wait/io/file/innodb/innodb_data_file", "read", 0), "CPU"),  # ended: working

@@ -10,8 +10,10 @@ SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page
                   "innodb_doublewrite", "innodb_log_file_size", "innodb_read_ahead_threshold",
                   "innodb_random_read_ahead", "innodb_io_capacity", "performance_schema", "skip_networking",
                   "innodb_buffer_pool_load_at_startup")
-SETTINGS_READ = SETTINGS_SHOWN + ("datadir", "innodb_log_group_home_dir", "innodb_data_home_dir", "max_connections",
-                                  "extra_max_connections", "hostname", "port", "socket", "version",
+PFS_OFF = "performance_schema_instruments_off"  # not a server variable: setup_instruments' classes all off
+SETTINGS_READ = SETTINGS_SHOWN + ("innodb_checksum_algorithm", "innodb_adaptive_hash_index", "innodb_lru_scan_depth",
+                                  "thread_handling", "datadir", "innodb_log_group_home_dir", "innodb_data_home_dir",
+                                  "max_connections", "extra_max_connections", "hostname", "port", "socket", "version",
                                   "version_comment", "innodb_stats_persistent", "innodb_file_per_table")
 DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
 

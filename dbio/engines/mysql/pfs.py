@@ -65,6 +65,17 @@ def probe(conn: Connection, performance_schema: bool, product: str) -> Instrumen
     return instrumented(rows, performance_schema, product)
 
 
+def classes_off(rows: list[tuple[Any, Any, Any]]) -> str:
+    """From pfs_instruments.sql's rows (pure): the instrument classes none of whose instruments is
+    enabled, in one line ("none" when every class has some on)."""
+    off = [str(name) for name, enabled, _ in rows if not int(enabled or 0)]
+    return ", ".join(off) or "none"
+
+
+def instruments_off(conn: Connection) -> str:
+    return classes_off(conn.query(sqlfiles.statement("pfs_instruments.sql")))
+
+
 def read(conn: Connection, own_ids: set[int]) -> dict[str, Any]:
     """One reading of the file I/O summaries: per event, every thread's; client threads' data-file
     waits; and those of dbio's own connections."""

@@ -65,6 +65,8 @@ def probe(conn: Connection) -> ServerInfo:
     data_directory = datadir.rstrip("/") or "/" if datadir and local else None
     performance_schema = facts.setting(settings, "performance_schema") in ("ON", "1")
     seen = pfs.probe(conn, performance_schema, f"{name} {short}")
+    if performance_schema:  # the result records what it did not instrument
+        settings[facts.PFS_OFF] = {"setting": pfs.instruments_off(conn), "unit": None, "source": None}
     missing = _missing(seen, local, counted, f"{name} {short}")
     caps = Capabilities(
         engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
