@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dbio.commands.sweep import load_steps
 from dbio.report import sweep_model
-from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
 
 
 def _two_dirs(dirs):
@@ -168,7 +168,7 @@ def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance
     report places the data_dirs steps by how many directories they name."""
     inst, _, dirs = layout_instance
     wal2 = workdir / "layout" / "wal2"
-    done = dbio("sweep", *inst.args("layout", *SMALL, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
+    done = dbio("sweep", *inst.args("layout", *SMALL, *BRIEF, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
                 "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
     assert done.code == 0, done.text
     assert "moved the WAL to" in done.text and "loading the tables again over 2 place(s)" in done.text, done.text
