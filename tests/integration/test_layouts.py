@@ -77,7 +77,7 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1'").fetchall())
     assert placed == {"dbio_1": str(dirs[0] / "dbio-tablespace"), "dbio_2": str(dirs[1] / "dbio-tablespace")}
 
-    run = dbio("run", *args)
+    run = dbio("run", *args, *BRIEF)
     assert run.code == 0, run.text
     directory = result_dir(run)
     doc = load_result(directory)

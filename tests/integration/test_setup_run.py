@@ -169,7 +169,7 @@ def test_sustained_run_with_intervals_is_sampled_per_interval(instance, loaded_d
     assert "Left out, here and in the charts: 6-8 s" in report
 
 
-RUN_SHORT = ["--warmup", "1s", "--run-time", "2s"]
+RUN_SHORT = BRIEF
 
 
 def test_the_loaded_data_set_is_remembered(instance):
@@ -203,11 +203,11 @@ def test_setup_refuses_a_data_set_the_cache_holds_before_loading(instance):
 
 
 def test_quickstart_reloads_when_told_and_says_the_server_runs_on(instance):
-    first = dbio("quickstart", *instance.args("quick", *SMALL))
+    first = dbio("quickstart", *instance.args("quick", *SMALL, *BRIEF))
     assert first.code == 0, first.text
     assert f"the embedded server is still running in {instance.data_dir}" in first.out
     assert f"dbio instance stop --data-dir {instance.data_dir}" in first.out
     other = dbio("quickstart", *instance.args("quick", *SMALL, "--scale", "40MiB"))
     assert other.code == 2 and "dbio quickstart --reload" in other.err
-    again = dbio("quickstart", *instance.args("quick", *SMALL, "--scale", "40MiB"), "--reload")
+    again = dbio("quickstart", *instance.args("quick", *SMALL, *BRIEF, "--scale", "40MiB"), "--reload")
     assert again.code == 0, again.text
