@@ -101,7 +101,7 @@ class NodeRun:
         while not self.engine.has_workload(self.control):
             if time.monotonic() > deadline:
                 raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop",
-                                "run dbio setup or a dbio run on its primary first (the loop replicates from there)")
+                                "start a dbio run on its primary first (the loop replicates from there)")
             time.sleep(0.2)
 
     def clock_offset(self) -> tuple[float, float] | None:

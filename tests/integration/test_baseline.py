@@ -14,19 +14,16 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
                                reason="fio is not installed (Debian package fio, optional: dbio baseline needs it)")
 
 
-@pytest.fixture(scope="module")
-def loaded(instance):
-    done = dbio("setup", *instance.args("baseline", *SMALL, "-t", "2"))
-    assert done.code == 0, done.text
-    return instance
-
-
 @needs_fio
-def test_dbio_baseline_reads_the_instance_files_read_only(loaded, tmp_path):
-    files = sorted(p for p in (loaded.data_dir / "pgdata" / "base").rglob("*") if p.is_file())
+def test_dbio_baseline_reads_the_instance_files_read_only_and_writes_only_scratch_files(instance, loaded_db,
+                                                                                       tmp_path):
+    """With updates, one baseline has both sides: fio reads the instance's own files read-only, and
+    the write side runs on scratch files it removes."""
+    files = sorted(p for p in (instance.data_dir / "pgdata" / "base").rglob("*") if p.is_file())
     before = {p: p.stat().st_mtime_ns for p in files}
     out = tmp_path / "baseline.json"
-    done = dbio("baseline", *loaded.args("baseline", *SMALL, "-t", "2", "--run-time", "2s"), "--out", str(out))
+    done = dbio("baseline", *instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "2s", "--update-pct", "20"),
+                "--out", str(out))
     assert done.code == 0, done.text
     assert "synchronous job(s)" in done.out and "device ceiling" in done.out
     record = json.loads(out.read_text())
@@ -34,14 +31,21 @@ def test_dbio_baseline_reads_the_instance_files_read_only(loaded, tmp_path):
     assert record["version"].startswith("fio-") and record["files"] >= 2 and not record["scratch"]
     assert sync["jobs"] == 2 and sync["reads"] > 0 and sync["reads_per_s"] > 0 and sync["avg_read_us"] > 0
     assert "--readonly" in sync["options"] and "--direct=1" in sync["options"] and "--bs=8k" in sync["options"]
-    assert any(str(loaded.data_dir / "pgdata" / "base") in o for o in sync["options"] if o.startswith("--filename="))
+    assert any(str(instance.data_dir / "pgdata" / "base") in o for o in sync["options"] if o.startswith("--filename="))
     assert deep["iodepth"] == 32 and deep["reads_per_s"] > 0
     assert {p: p.stat().st_mtime_ns for p in files if p in before} == before  # fio never wrote them
+    side = record["write_side"]
+    writes, redo = side["writes"], side["redo_sync"]
+    assert writes["writes_per_s"] > 0 and "--rw=randwrite" in writes["options"]
+    assert "--readonly" not in writes["options"]
+    assert redo["method"] == "fdatasync" and redo["syncs_per_s"] > 0 and redo["tool"] == "pg_test_fsync"
+    assert "redo log sync (pg_test_fsync, fdatasync)" in done.out
+    assert not list(instance.data_dir.rglob("*.scratch"))  # both scratch files removed
 
 
 @needs_fio
-def test_run_with_baseline_records_both_and_reports_efficiency(loaded):
-    done = dbio("run", *loaded.args("baseline", *SMALL, "-t", "2", "--label", "with-baseline"), "--baseline")
+def test_run_with_baseline_records_both_and_reports_efficiency(instance, loaded_db):
+    done = dbio("run", *instance.args(loaded_db, *SMALL, "-t", "2", "--label", "with-baseline"), "--baseline")
     assert done.code == 0, done.text
     assert "Database efficiency at 2 sessions:" in done.out
     directory = result_dir(done)
@@ -67,37 +71,23 @@ def test_run_with_baseline_records_both_and_reports_efficiency(loaded):
     assert rerender.code == 0 and rerender.out == text
 
 
-def test_without_fio_one_line_names_the_package_and_nothing_runs(loaded, tmp_path):
+def test_without_fio_one_line_names_the_package_and_nothing_runs(instance, loaded_db, tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
-    before = set(loaded.results.iterdir()) if loaded.results.exists() else set()
-    for command in (["run", *loaded.args("baseline", *SMALL, "-t", "2"), "--baseline"],
-                    ["baseline", *loaded.args("baseline", *SMALL)]):
+    before = set(instance.results.iterdir()) if instance.results.exists() else set()
+    for command in (["run", *instance.args(loaded_db, *SMALL, "-t", "2"), "--baseline"],
+                    ["baseline", *instance.args(loaded_db, *SMALL)]):
         done = dbio(*command, env={"PATH": str(empty)})
         assert done.code == 2, done.text
         lines = done.err.strip().splitlines()
         assert len(lines) == 1 and "fio is not installed" in lines[0] and "apt-get install fio" in lines[0]
-    after = set(loaded.results.iterdir()) if loaded.results.exists() else set()
+    after = set(instance.results.iterdir()) if instance.results.exists() else set()
     assert after == before  # no run directory: nothing ran
 
 
 @needs_fio
-def test_with_updates_the_write_side_runs_on_scratch_files_it_removes(loaded, tmp_path):
-    out = tmp_path / "baseline.json"
-    done = dbio("baseline", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--update-pct", "20"),
-                "--out", str(out))
-    assert done.code == 0, done.text
-    side = json.loads(out.read_text())["write_side"]
-    writes, redo = side["writes"], side["redo_sync"]
-    assert writes["writes_per_s"] > 0 and "--rw=randwrite" in writes["options"] and "--readonly" not in writes["options"]
-    assert redo["method"] == "fdatasync" and redo["syncs_per_s"] > 0 and redo["tool"] == "pg_test_fsync"
-    assert "redo log sync (pg_test_fsync, fdatasync)" in done.out
-    assert not list(loaded.data_dir.rglob("*.scratch"))  # both scratch files removed
-
-
-@needs_fio
-def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(loaded):
-    done = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-curve"),
+def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loaded_db):
+    done = dbio("sweep", *instance.args(loaded_db, *SMALL, "--run-time", "2s", "--label", "raw-curve"),
                 "--sessions", "1,2", "--baseline", "--target-iops", "100000000", "--latency-slo", "p99<1s",
                 "--price", "instance=100/month")
     assert done.code == 0, done.text
@@ -115,12 +105,12 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(loaded):
     rerendered = dbio("report", str(directory), "--target-iops", "1")
     assert rerendered.code == 0 and "met at 1 session," in rerendered.out
     assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
-    other = dbio("sweep", *loaded.args("baseline", *SMALL, "--run-time", "2s", "--label", "raw-again"),
-                 "--sessions", "1,2", "--baseline")
+    other = dbio("sweep", *instance.args(loaded_db, *SMALL, "--run-time", "2s", "--label", "raw-again"),
+                 "--sessions", "1", "--baseline")  # one step is enough to compare with
     assert other.code == 0, other.text
     again = Path(next(ln for ln in other.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
     compared = dbio("compare", str(directory), str(again))
     assert compared.code == 0, compared.text
     assert "raw-curve efficiency" in compared.out and "raw-again efficiency" in compared.out
-    runs = dbio("compare", str(directory / "01-t1"), str(again / "02-t2"))
+    runs = dbio("compare", str(directory / "01-t1"), str(directory / "02-t2"))
     assert runs.code == 0 and "Database efficiency (reads/s / raw)" in runs.out and "efficiency " in runs.out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, dbio_backends, load_result, wait_for
 
 ROOT = os.geteuid() == 0
 
@@ -57,9 +57,8 @@ def postmaster_pid(instance) -> int:
     return int((instance.data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0])
 
 
-def test_server_killed_and_restarted_mid_run(instance):
-    assert dbio("setup", *instance.args("killed", *SMALL, "-t", "2")).code == 0
-    proc = start(instance, "run", "killed", "-t", "2", "--run-time", "60s", "--label", "killed")
+def test_server_killed_and_restarted_mid_run(instance, loaded_db):
+    proc = start(instance, "run", loaded_db, "-t", "2", "--run-time", "60s", "--label", "killed")
     directory = wait_for(measuring(instance.results, "killed"), what="the measured window")
     os.kill(postmaster_pid(instance), signal.SIGKILL)
     code, out, err, seconds = finish(proc)
@@ -69,15 +68,14 @@ def test_server_killed_and_restarted_mid_run(instance):
     assert doc["figures"]["window_seconds"] > 0  # the window is cut at the last sample the server answered
     assert any(e["kind"] == "window_cut" for e in doc["events"])
     assert "FAILED" in (directory / "report.txt").read_text()
-    again = dbio("run", *instance.args("killed", *SMALL, "--label", "after-kill"))  # starts the server again
+    again = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "after-kill"))  # starts the server again
     assert again.code == 0, again.text
     no_dbio_backends(instance)
-    amcheck(instance, "killed")
+    amcheck(instance, loaded_db)
 
 
-def test_server_stopped_fast_mid_run(instance):
-    assert dbio("setup", *instance.args("stopped", *SMALL)).code == 0
-    proc = start(instance, "run", "stopped", "--run-time", "60s", "--label", "fast-stop")
+def test_server_stopped_fast_mid_run(instance, loaded_db):
+    proc = start(instance, "run", loaded_db, "--run-time", "60s", "--label", "fast-stop")
     directory = wait_for(measuring(instance.results, "fast-stop"), what="the measured window")
     # SIGINT is PostgreSQL's fast shutdown (dbio instance stop is refused while the run holds the instance)
     os.kill(postmaster_pid(instance), signal.SIGINT)
@@ -85,14 +83,13 @@ def test_server_stopped_fast_mid_run(instance):
     assert seconds < 15 and code == 1, out + err
     doc = load_result(directory)
     assert doc["status"] == "failed" and doc["figures"]["window_seconds"] > 0
-    assert dbio("run", *instance.args("stopped", *SMALL, "--label", "after-stop")).code == 0
+    assert dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "after-stop")).code == 0
     no_dbio_backends(instance)
-    amcheck(instance, "stopped")
+    amcheck(instance, loaded_db)
 
 
-def test_client_killed_then_the_next_command_recovers_its_result(instance):
-    assert dbio("setup", *instance.args("sigkill", *SMALL, "-t", "2")).code == 0
-    proc = start(instance, "run", "sigkill", "-t", "2", "--run-time", "60s", "--update-pct", "20",
+def test_client_killed_then_the_next_command_recovers_its_result(instance, loaded_db):
+    proc = start(instance, "run", loaded_db, "-t", "2", "--run-time", "60s", "--update-pct", "20",
                  "--label", "sigkilled")
     directory = wait_for(measuring(instance.results, "sigkilled"), what="the measured window")
     time.sleep(1.5)
@@ -100,16 +97,16 @@ def test_client_killed_then_the_next_command_recovers_its_result(instance):
     proc.communicate(timeout=10)
     no_dbio_backends(instance)  # the sessions end at their next slice boundary
     assert not (directory / "result.json").exists()
-    nxt = dbio("run", *instance.args("sigkill", *SMALL, "--label", "next"))
+    nxt = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "next"))
     assert nxt.code == 0, nxt.text
     assert f"recovered the result of a run whose dbio process ended early: {directory}" in nxt.text
     doc = load_result(directory)
     assert doc["status"] == "lost" and "ended before the run finished" in doc["status_reason"]
     assert doc["figures"]["window_seconds"] > 1 and doc["totals"]["updates"] > 0
     assert "LOST" in (directory / "report.txt").read_text()
-    with instance.connect("sigkill") as conn:
+    with instance.connect(loaded_db) as conn:
         assert conn.execute("SELECT count(*) FROM dbio.run_control").fetchone()[0] == 0
-    amcheck(instance, "sigkill")
+    amcheck(instance, loaded_db)
 
 
 @pytest.mark.parametrize("point", ["load.create", "load.copy", "load.index"])
@@ -215,9 +212,8 @@ def results_filesystem(workdir):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_results_directory_becoming_unwritable_mid_run(instance, results_filesystem):
-    assert dbio("setup", *instance.args("rofs", *SMALL)).code == 0
-    args = [sys.executable, "-m", "dbio", "run", *instance.args("rofs", *SMALL, "--run-time", "60s"),
+def test_results_directory_becoming_unwritable_mid_run(instance, loaded_db, results_filesystem):
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *SMALL, "--run-time", "60s"),
             "--results-dir", str(results_filesystem), "--label", "rofs"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
@@ -232,4 +228,4 @@ def test_results_directory_becoming_unwritable_mid_run(instance, results_filesys
     assert doc["figures"]["window_seconds"] > 0 and (rescued / "samples.jsonl").stat().st_size > 0
     no_dbio_backends(instance)
     shutil.rmtree(rescued)
-    amcheck(instance, "rofs")
+    amcheck(instance, loaded_db)

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result, result_dir, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, dbio_backends, load_result, result_dir, wait_for
 
 
 def start_run(instance, db, label, *extra):
@@ -32,9 +32,8 @@ def wait_for_window(instance, label, timeout=30.0):
 
 
 @pytest.mark.parametrize("sig, name, code", [(signal.SIGINT, "SIGINT", 130), (signal.SIGTERM, "SIGTERM", 143)])
-def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name, code):
-    dbio("setup", *instance.args("interrupt", *SMALL, "-t", "3"))
-    proc = start_run(instance, "interrupt", f"sig{name}", "-t", "3")
+def test_signal_stops_every_session_and_keeps_the_result(instance, loaded_db, sig, name, code):
+    proc = start_run(instance, loaded_db, f"sig{name}", "-t", "3")
     directory = wait_for_window(instance, f"sig{name}")
     sent = time.monotonic()
     proc.send_signal(sig)
@@ -49,9 +48,8 @@ def test_signal_stops_every_session_and_keeps_the_result(instance, sig, name, co
     assert dbio_backends(instance) == []
 
 
-def test_a_session_that_dies_ends_the_run_and_is_reported(instance):
-    dbio("setup", *instance.args("victim", *SMALL, "-t", "2"))
-    proc = start_run(instance, "victim", "victim", "-t", "2")
+def test_a_session_that_dies_ends_the_run_and_is_reported(instance, loaded_db):
+    proc = start_run(instance, loaded_db, "victim", "-t", "2")
     directory = wait_for_window(instance, "victim")
     with instance.connect() as conn:
         killed = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -116,7 +114,7 @@ def test_existing_server_through_dsn(instance):
     common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL]
     done = dbio("setup", *common)
     assert done.code == 0, done.text
-    run = dbio("run", *common, "--label", "dsn")
+    run = dbio("run", *common, *BRIEF, "--label", "dsn")
     assert run.code == 0, run.text
     doc = load_result(result_dir(run))
     assert doc["config"]["connection"]["embedded"] is False
@@ -146,7 +144,7 @@ def test_server_without_pg_stat_io_reports_what_is_missing(instance):
         common = ["--dsn", admin.replace("dbname=postgres", f"dbname={OLD_SERVER_DB}"),
                   "--results-dir", str(instance.results), *SMALL, "--allow-cached"]
         assert dbio("setup", *common).code == 0
-        run = dbio("run", *common, "--label", "pg15")
+        run = dbio("run", *common, *BRIEF, "--label", "pg15")
         assert run.code == 0, run.text
         doc = load_result(result_dir(run))
         missing = {m["figure"] for m in doc["capabilities"]["missing"]}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dbio.commands.sweep import load_steps
 from dbio.report import sweep_model
-from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
 
 
 def _two_dirs(dirs):
@@ -77,7 +77,7 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1'").fetchall())
     assert placed == {"dbio_1": str(dirs[0] / "dbio-tablespace"), "dbio_2": str(dirs[1] / "dbio-tablespace")}
 
-    run = dbio("run", *args)
+    run = dbio("run", *args, *BRIEF)
     assert run.code == 0, run.text
     directory = result_dir(run)
     doc = load_result(directory)
@@ -168,7 +168,7 @@ def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance
     report places the data_dirs steps by how many directories they name."""
     inst, _, dirs = layout_instance
     wal2 = workdir / "layout" / "wal2"
-    done = dbio("sweep", *inst.args("layout", *SMALL, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
+    done = dbio("sweep", *inst.args("layout", *SMALL, *BRIEF, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
                 "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
     assert done.code == 0, done.text
     assert "moved the WAL to" in done.text and "loading the tables again over 2 place(s)" in done.text, done.text

@@ -7,10 +7,8 @@ from tests.integration.conftest import SMALL, dbio, load_result, result_dir
 SESSIONS = 300
 
 
-def test_hundreds_of_sessions_all_start_and_all_run(instance):
-    done = dbio("setup", *instance.args("many", *SMALL))
-    assert done.code == 0, done.text
-    done = dbio("run", *instance.args("many", *SMALL, "--label", "many", "-t", str(SESSIONS), "--run-time", "0",
+def test_hundreds_of_sessions_all_start_and_all_run(instance, loaded_db):
+    done = dbio("run", *instance.args(loaded_db, *SMALL, "--label", "many", "-t", str(SESSIONS), "--run-time", "0",
                                       "--warmup", "0", "--work-loop", "3"), timeout=600)
     assert done.code == 0, done.text
     doc = load_result(result_dir(done))

@@ -18,7 +18,7 @@ pymysql = pytest.importorskip("pymysql")
 
 DATABASE = f"dbio_test_{os.getpid()}"
 DSN = f"mysql://root@localhost/{DATABASE}"
-SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "3s"]
+SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "2s"]
 
 
 def _server():

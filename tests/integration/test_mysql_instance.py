@@ -18,7 +18,7 @@ from tests.integration.conftest import _base_dir, dbio, load_result, result_dir
 
 pymysql = pytest.importorskip("pymysql")
 
-SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "3s"]
+SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "1s", "--run-time", "2s"]
 
 
 def _binaries_or_skip():

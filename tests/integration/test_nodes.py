@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import Instance, dbio, load_result, result_dir
+from tests.integration.conftest import dbio, load_result, result_dir
 
-WORKLOAD = ["--scale", "32MiB", "--scan-table-size", "0", "--warmup", "1s", "--run-time", "3s"]
-
-
-@pytest.fixture(scope="module")
-def second(workdir):
-    inst = Instance(workdir, workdir / "second", workdir / "results")
-    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
-    assert done.code == 0, done.text
-    yield inst
-    dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
+WORKLOAD = ["--scale", "32MiB", "--scan-table-size", "0", "--warmup", "1s", "--run-time", "2s"]
 
 
 def test_a_run_over_two_servers_has_each_node_and_the_total(instance, second):

@@ -6,7 +6,7 @@ import signal
 import psycopg
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, wait_for
 
 
 def _refuses_connections(conninfo: str) -> bool:
@@ -124,7 +124,7 @@ def test_a_load_and_run_of_the_previous_version_are_torn_down(instance):
     """The previous version tagged its objects for their setup already, but its work loop with a fixed comment."""
     db = "previous"
     assert dbio("setup", *instance.args(db, *SMALL)).code == 0
-    assert dbio("run", *instance.args(db, *SMALL, "--label", "previous")).code == 0
+    assert dbio("run", *instance.args(db, *SMALL, *BRIEF, "--label", "previous")).code == 0
     with instance.connect(db) as conn:
         signature = conn.execute("SELECT 'dbio.slice'::regproc::regprocedure::text").fetchone()[0]
         conn.execute(f"COMMENT ON PROCEDURE {signature} IS "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, dbio_backends, load_result, wait_for
+from tests.integration.conftest import dbio_backends, load_result, wait_for
 from tests.integration.test_faults import finish, measuring, postmaster_pid, start
 
 FREEZE_SECONDS = 4.0
@@ -48,9 +48,8 @@ def frozen(instance):
                 os.kill(pid, signal.SIGCONT)
 
 
-def test_a_frozen_server_is_a_named_stall_with_gaps_and_true_rates(instance):
-    assert dbio("setup", *instance.args("stall", *SMALL)).code == 0
-    proc = start(instance, "run", "stall", "--run-time", "9s", "--label", "frozen")
+def test_a_frozen_server_is_a_named_stall_with_gaps_and_true_rates(instance, loaded_db):
+    proc = start(instance, "run", loaded_db, "--run-time", "9s", "--label", "frozen")
     try:
         directory = wait_for(measuring(instance.results, "frozen"), what="the measured window")
         with frozen(instance):
@@ -94,10 +93,9 @@ def test_a_frozen_server_is_a_named_stall_with_gaps_and_true_rates(instance):
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_ends_dbio_within_5_s_while_the_server_is_frozen(instance, sig, code):
-    assert dbio("setup", *instance.args("stall", *SMALL)).code == 0
+def test_a_signal_ends_dbio_within_5_s_while_the_server_is_frozen(instance, loaded_db, sig, code):
     label = f"frozen-{signal.Signals(sig).name}"
-    proc = start(instance, "run", "stall", "--run-time", "60s", "--label", label)
+    proc = start(instance, "run", loaded_db, "--run-time", "60s", "--label", label)
     try:
         directory = wait_for(measuring(instance.results, label), what="the measured window")
         with frozen(instance):

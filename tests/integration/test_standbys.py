@@ -19,7 +19,7 @@ from tests.integration.conftest import dbio, load_result, result_dir
 pytestmark = pytest.mark.integration
 
 SHARED = ["--shared-buffers", "16MiB"]
-WORKLOAD = ["--scale", "32MiB", "--scan-table-size", "0", "--warmup", "1s", "--run-time", "3s"]
+WORKLOAD = ["--scale", "32MiB", "--scan-table-size", "0", "--warmup", "1s", "--run-time", "2s"]
 
 
 class Cluster:

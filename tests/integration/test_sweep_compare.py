@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.integration.conftest import SMALL, dbio, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, result_dir
 
-FAST = ["--run-time", "2s", "--warmup", "1s"]
+FAST = BRIEF  # steps and runs whose assertions hold for any window length
 
 
 def sweep_dir(done) -> Path:
@@ -38,7 +38,7 @@ def test_sweep_two_knobs_restart_settings_outermost(instance):
 
 
 def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
-    args = instance.args("sweep", *SMALL, "--run-time", "4s", "--warmup", "1s", "--label", "resume")
+    args = instance.args("sweep", *SMALL, "--run-time", "3s", "--warmup", "1s", "--label", "resume")
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", "1,2,4"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
@@ -50,7 +50,7 @@ def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
             directory = found[0]
         time.sleep(0.2)
     assert directory is not None, "the sweep never reached its second step"
-    time.sleep(2.5)
+    time.sleep(1.5)  # inside its 4 s of warm-up and window
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
@@ -82,9 +82,9 @@ def test_until_peak_doubles_sessions_until_reads_stop_growing(instance):
 
 
 def test_compare_two_results(instance):
-    dbio("setup", *instance.args("compare", *SMALL))
-    first = dbio("run", *instance.args("compare", *SMALL, *FAST, "--label", "one-session"))
-    second = dbio("run", *instance.args("compare", *SMALL, *FAST, "-t", "2", "--label", "two-sessions"))
+    assert dbio("setup", *instance.args("sweep", *SMALL)).code == 0  # the sweeps' load, if they have not made it
+    first = dbio("run", *instance.args("sweep", *SMALL, "--label", "one-session"))
+    second = dbio("run", *instance.args("sweep", *SMALL, "-t", "2", "--label", "two-sessions"))
     assert first.code == 0 and second.code == 0
     out = instance.root / "compare.html"
     done = dbio("compare", str(result_dir(first)), str(result_dir(second)), "--format", "html", "--out", str(out))

@@ -290,7 +290,7 @@ def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp
 def test_updates_with_their_own_range_are_priced_row_for_row(tmp_path):
     """update_work_unit: the UPDATEs' rows count as theirs in the rows-per-block check."""
     engine = FakeEngine()
-    outcome = _run(tmp_path, engine, update_pct=25, update_work_unit=2)
+    outcome = _run(tmp_path, engine, update_pct=25, update_work_unit=2, run_time=1, warmup=0)  # exact rates: any length
     f = outcome.document["figures"]
     assert f["validity"]["blocks_read_per_row"] == pytest.approx(1.0)
     update = f["latency"]["statements"]["update"]

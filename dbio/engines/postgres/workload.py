@@ -83,7 +83,7 @@ def forget_abandoned_runs(conn: psycopg.Connection, alive: Callable[[str], bool]
 
 def has_workload(conn: psycopg.Connection) -> bool:
     """The loop, as this dbio calls it (with the control argument), is there: on a read-only node it can
-    only come from its primary (dbio run or setup there installs it)."""
+    only come from its primary (a dbio run there installs it; dbio setup does not)."""
     return conn.execute(
         "SELECT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
         "WHERE n.nspname = 'dbio' AND p.proname = 'slice' AND 'p_control' = ANY(p.proargnames))").fetchone()[0]
