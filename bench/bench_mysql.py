@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -87,7 +88,8 @@ class Sysbench:
             raise SystemExit(f"sysbench run failed: {done.stderr.strip() or done.stdout.strip()}")
         match = re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", done.stdout)
         reads = sum(disks_end[d]["reads"] - disks[d]["reads"] for d in disks_end if d in disks)
-        busy = sum(cpu_end[k] - cpu[k] for k in ("user", "nice", "system", "irq", "softirq"))
+        # dbio's own definition (stats/host_cpu.py): elapsed CPU time less idle, I/O wait and steal
+        busy = procfs.busy_seconds({k: cpu_end[k] - v for k, v in cpu.items()}, elapsed, os.cpu_count() or 1)
         qps = float(match.group(1)) if match else None
         return {"sysbench_qps": qps, "sysbench_device_reads_per_s": reads / elapsed,
                 "sysbench_engine_reads_per_s": engine / elapsed,
