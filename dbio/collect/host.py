@@ -6,6 +6,8 @@ import os
 import platform
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,25 @@ def parse_meminfo(text: str) -> dict[str, int]:
         if parts and parts[0].isdigit():
             out[name] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
     return out
+
+
+def pending_write_bytes(meminfo: dict[str, int]) -> int:
+    """Data the OS still has to write to some device (pure): dirty pages and pages being written."""
+    return meminfo.get("Dirty", 0) + meminfo.get("Writeback", 0)
+
+
+def flush_pending_writes(limit_seconds: float) -> dict[str, Any]:
+    """Write out the OS's pending writes (sync), waiting at most limit_seconds: what a setup or an
+    installation left in the page cache would otherwise reach the device inside a measured window.
+    Returns the bytes pending before and after, the seconds it took and whether it finished."""
+    before = pending_write_bytes(parse_meminfo(_read("/proc/meminfo")))
+    started = time.monotonic()
+    flusher = threading.Thread(target=os.sync, name="dbio-sync", daemon=True)
+    flusher.start()
+    flusher.join(limit_seconds)
+    return {"pending_bytes": before, "seconds": round(time.monotonic() - started, 3),
+            "finished": not flusher.is_alive(),
+            "left_bytes": pending_write_bytes(parse_meminfo(_read("/proc/meminfo")))}
 
 
 def parse_mountinfo(text: str) -> list[dict[str, str]]:

@@ -256,6 +256,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     assemble.write_manifest(directory, man)
     hook = external_script.Hook(script, directory, ui)
     hook.call("pre")
+    flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = assemble.normalizer({node.name: node.engine for node in nodes})
     try:
@@ -276,6 +277,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
     hook.call("post")
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
+    if flushed is not None:
+        document["events"].append(flushed)
     if baseline is not None:
         baselines.attach(document, baseline)
     if hook.record():
@@ -286,6 +289,32 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         document["files"]["html"] = None
     written = write_result(directory, document, samples, ui, html=html)
     return RunResult(written, document, signal)
+
+
+FLUSH_FLOOR = 16 << 20  # pending bytes below which a flush is not worth a note
+FLUSH_LIMIT = 30.0  # seconds a run waits for the OS to write out what it had pending
+
+
+def _flush_pending_writes(nodes: list[Node], ui: UI) -> dict[str, Any] | None:
+    """Before a run on this host's storage, the OS's pending writes (a load's, an installation's) go to
+    the device now rather than inside the measured window, where they would be the device's writes
+    that the engine did not make. The event says how much and whether it finished in time."""
+    if not any(node.info.caps.local for node in nodes):
+        return None
+    pending = host.pending_write_bytes(host.parse_meminfo(Path("/proc/meminfo").read_text()))
+    if pending < FLUSH_FLOOR:
+        return None
+    ui.note(f"writing out {format_bytes(pending)} the OS had pending, so it does not reach the device "
+            "inside the measured window")
+    done = host.flush_pending_writes(FLUSH_LIMIT)
+    message = (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending; they were written out "
+               f"before the run ({done['seconds']:.1f} s)") if done["finished"] else \
+        (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending and had not written them out "
+         f"after {FLUSH_LIMIT:.0f} s ({format_bytes(done['left_bytes'])} left): the device may write them "
+         "inside the measured window")
+    if not done["finished"]:
+        ui.note(message)
+    return {"t": time.time(), "kind": "pending_writes", "message": message, **done}
 
 
 def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, *,

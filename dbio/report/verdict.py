@@ -57,6 +57,8 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
     for event in doc.get("events") or []:
         if event.get("kind") in ("cancelled", "session_failed"):
             out.append(Finding("warning", event["kind"], event["message"]))
+        if event.get("kind") == "pending_writes" and not event.get("finished"):  # written out before: nothing to say
+            out.append(Finding("warning", "pending_writes", event["message"]))
     order = {"invalid": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.level])
 

@@ -257,3 +257,23 @@ def test_other_sessions(doc, io, active, level, fragments):
     assert found.level == level
     for fragment in fragments:
         assert fragment in found.message, found.message
+
+
+def test_writes_the_os_still_had_pending_when_the_window_opened_are_a_warning():
+    import copy
+    import json
+    from pathlib import Path
+
+    from dbio import result as results
+    from dbio.collect import host
+
+    doc = results.completed(json.loads((Path(__file__).parent.parent / "fixtures" / "result_complete.json").read_text()))
+    assert host.pending_write_bytes(host.parse_meminfo("Dirty:  2048 kB\nWriteback:  1024 kB\nMemTotal: 1 kB")) \
+        == 3 << 20
+    late = copy.deepcopy(doc)
+    late["events"].append({"t": 1.0, "kind": "pending_writes", "finished": False,
+                           "message": "the OS had 300 MiB of writes pending and had not written them out"})
+    assert [f.level for f in verdict.findings(late) if f.code == "pending_writes"] == ["warning"]
+    done = copy.deepcopy(doc)
+    done["events"].append({"t": 1.0, "kind": "pending_writes", "finished": True, "message": "written out"})
+    assert not [f for f in verdict.findings(done) if f.code == "pending_writes"]
