@@ -90,26 +90,26 @@ def workdir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def instance(workdir):
-    inst = Instance(workdir, workdir / "instance", workdir / "results")
+def _embedded(workdir, name):
+    """An embedded instance for the session, destroyed (and proved gone) at its end."""
+    inst = Instance(workdir, workdir / name, workdir / "results")
     done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
     assert done.code == 0, done.text
     yield inst
     dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
     assert not inst.data_dir.exists()
+
+
+@pytest.fixture(scope="session")
+def instance(workdir):
+    yield from _embedded(workdir, "instance")
 
 
 @pytest.fixture(scope="session")
 def second(workdir):
     """Another embedded instance, for tests that need two servers (nodes, many hosts); they use
     databases of their own in it, as in the first."""
-    inst = Instance(workdir, workdir / "second", workdir / "results")
-    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
-    assert done.code == 0, done.text
-    yield inst
-    dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
-    assert not inst.data_dir.exists()
+    yield from _embedded(workdir, "second")
 
 
 @pytest.fixture(scope="session")
