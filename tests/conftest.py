@@ -1,3 +1,11 @@
+import signal
+
+# A shell starts a background job (`cmd &`) with SIGINT ignored, and every program it starts inherits
+# that: the tests that stop dbio with SIGINT need it at its default in the processes they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/* from the current renderers (then review the diff)")
