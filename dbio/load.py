@@ -8,7 +8,6 @@ the same transaction, then index and ANALYZE, all in that transaction).
 from __future__ import annotations
 
 import hashlib
-import signal
 import threading
 import uuid
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -17,7 +16,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
-from dbio import faults
+from dbio import faults, signals
 from dbio.engines.base import Engine, RowBatch, SetupRecord, SetupSpec, TableJob
 from dbio.errors import Interrupted
 
@@ -99,13 +98,10 @@ def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, 
     loader = _Streams(engine, connect, record, filler_bytes, progress)
     tables = f"{len(todo)} of {len(jobs)} table{'s' if len(jobs) != 1 else ''}"
     progress.start(total_bytes, done_bytes, f"loading {tables}, {streams} stream{'s' if streams != 1 else ''}")
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() \
-        else None
     try:
-        loader.run(todo, streams, jobs)
+        with signals.sigterm_as_interrupt():
+            loader.run(todo, streams, jobs)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
         progress.stop()
     record.loaded_bytes = total_bytes
     record.streams = streams
@@ -174,10 +170,6 @@ class _Streams:
         with self.lock:
             for conn in list(self.active):
                 self.engine.cancel(conn)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _done_count(engine: Engine, connect: Callable[[str], Any], jobs: list[TableJob]) -> int | None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dbio import signals as stopping
 from dbio import target as targets
 from dbio.collect import fio
 from dbio.commands import baseline_writes
@@ -179,12 +178,11 @@ def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> st
     if not after_s or not brackets(place):
         return None
     ui.note(f"baseline: fio reads {place.where} again: {record['sessions']} synchronous job(s) for {after_s} s")
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminated) if main else None
     try:
-        run = fio.run(tool, fio.Job("dbio-sync-after", place.files, record["sessions"], after_s, block=place.block))
-    except (KeyboardInterrupt, _Terminated) as exc:
-        name = "SIGTERM" if isinstance(exc, _Terminated) else "SIGINT"
+        with stopping.sigterm_as_interrupt() as seen:
+            run = fio.run(tool, fio.Job("dbio-sync-after", place.files, record["sessions"], after_s, block=place.block))
+    except KeyboardInterrupt:
+        name = (seen or ["SIGINT"])[0]
         record["after_skipped"] = f"{name} during fio's run after the database's"
         ui.note(f"baseline: {record['after_skipped']}: the result keeps the run before it only")
         return name
@@ -192,20 +190,9 @@ def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> st
         record["after_skipped"] = str(exc)
         ui.note(f"baseline: fio after the run failed ({exc}): the result keeps the run before it only")
         return None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     record["runs"]["sync_after"] = run
     record["seconds"] += run["ended_at"] - run["started_at"]
     return None
-
-
-class _Terminated(Exception):
-    pass
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise _Terminated()
 
 
 def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ it changed and the result is written, marked interrupted."""
 from __future__ import annotations
 
 import os
-import signal
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from dbio import __version__, ops_result
+from dbio import signals as stopping
 from dbio import report as reports
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
@@ -171,7 +171,7 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     detail, status, reason, sequential, signals = {}, "complete", None, None, []
     directory.mkdir(parents=True)
     try:
-        with _sigterm_as_interrupt(signals):
+        with stopping.sigterm_as_interrupt() as signals:
             if req.baseline:
                 sequential = _sequential(prepared, ui)
             detail = _run(req, prepared, readings, config, ui)
@@ -273,20 +273,6 @@ def _close(p: Prepared) -> None:
         p.conn.close()
     except Exception:  # the server was stopped under it (recovery): nothing left to close
         pass
-
-
-@contextmanager
-def _sigterm_as_interrupt(seen: list[str]) -> Iterator[None]:
-    """SIGTERM ends an operation as Ctrl-C does: what it changed is restored, its result written."""
-    def interrupt(signum: int, frame: Any) -> None:
-        seen.append("SIGTERM")
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _document(req: Request, config: Config, p: Prepared, roles: dict[str, list[str]], readings: Readings,
