@@ -70,18 +70,23 @@ def pending_write_bytes(meminfo: dict[str, int]) -> int:
     return meminfo.get("Dirty", 0) + meminfo.get("Writeback", 0)
 
 
-def flush_pending_writes(limit_seconds: float) -> dict[str, Any]:
-    """Write out the OS's pending writes (sync), waiting at most limit_seconds: what a setup or an
-    installation left in the page cache would otherwise reach the device inside a measured window.
-    Returns the bytes pending before and after, the seconds it took and whether it finished."""
-    before = pending_write_bytes(parse_meminfo(_read("/proc/meminfo")))
+def pending_writes() -> int:
+    """Bytes the OS has yet to write to its devices now."""
+    return pending_write_bytes(parse_meminfo(_read("/proc/meminfo")))
+
+
+def flush_pending_writes(before: int, limit_seconds: float) -> dict[str, Any]:
+    """Write out the OS's pending writes (sync; `before` bytes of them), waiting at most limit_seconds:
+    what a setup or an installation left in the page cache would otherwise reach the device inside a
+    measured window. Returns the bytes pending before and after, the seconds it took and whether it
+    finished."""
     started = time.monotonic()
     flusher = threading.Thread(target=os.sync, name="dbio-sync", daemon=True)
     flusher.start()
     flusher.join(limit_seconds)
     return {"pending_bytes": before, "seconds": round(time.monotonic() - started, 3),
             "finished": not flusher.is_alive(),
-            "left_bytes": pending_write_bytes(parse_meminfo(_read("/proc/meminfo")))}
+            "left_bytes": pending_writes()}
 
 
 def parse_mountinfo(text: str) -> list[dict[str, str]]:

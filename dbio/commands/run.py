@@ -301,12 +301,12 @@ def _flush_pending_writes(nodes: list[Node], ui: UI) -> dict[str, Any] | None:
     that the engine did not make. The event says how much and whether it finished in time."""
     if not any(node.info.caps.local for node in nodes):
         return None
-    pending = host.pending_write_bytes(host.parse_meminfo(Path("/proc/meminfo").read_text()))
+    pending = host.pending_writes()
     if pending < FLUSH_FLOOR:
         return None
     ui.note(f"writing out {format_bytes(pending)} the OS had pending, so it does not reach the device "
             "inside the measured window")
-    done = host.flush_pending_writes(FLUSH_LIMIT)
+    done = host.flush_pending_writes(pending, FLUSH_LIMIT)
     message = (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending; they were written out "
                f"before the run ({done['seconds']:.1f} s)") if done["finished"] else \
         (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending and had not written them out "

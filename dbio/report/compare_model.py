@@ -40,7 +40,7 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         for f in verdict.findings(doc):
             if f.level in ("invalid", "warning") and f.code != "overhead":
                 findings.append({"level": f.level, "code": f.code, "message": f"{name}: {say(f.message)}"})
-    methods = {name: busy_method(doc) for name, doc in named if busy_method(doc) is not None}
+    methods = {name: method for name, method in ((name, busy_method(doc)) for name, doc in named) if method}
     if len(set(methods.values())) > 1:
         ticks = ", ".join(name for name, method in methods.items() if method == "ticks")
         findings.append({"level": "warning", "code": "cpu_counted_differently",

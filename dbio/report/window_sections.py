@@ -38,10 +38,9 @@ READ_LATENCY = (  # row, figure
     ("WAL write", "avg_wal_write_us"),
     ("WAL sync", "avg_wal_sync_us"),
 )
-HOST_CPU = catalogue.figures("host_user_pct", "host_system_pct", "host_iowait_pct", "host_steal_pct",
-                             "host_idle_pct", "host_busy_cores")
 HOST_CPU_UNSAMPLED = catalogue.figures("host_user_pct", "host_system_pct", "host_unsampled_pct", "host_iowait_pct",
                                        "host_steal_pct", "host_idle_pct", "host_busy_cores")
+HOST_CPU = tuple(fig for fig in HOST_CPU_UNSAMPLED if fig.name != "host_unsampled_pct")  # results counting ticks only
 CPU_COST = (  # row (None: the figure's label), figure, shown only when the server runs on this host
     (None, "db_cpu_seconds", False),
     (None, "db_cpu_cores", False),

@@ -39,8 +39,8 @@ def shares(stat_delta: dict[str, Any] | None, elapsed: float | None, cores: int 
     def pct(*states: str) -> float:
         return 100.0 * seconds(*states) / capacity
 
-    unsampled = procfs.unsampled_seconds(stat_delta, elapsed, cores)
-    busy = seconds(*BUSY) + unsampled
+    busy = procfs.busy_seconds(stat_delta, elapsed, cores)
+    unsampled = busy - seconds(*BUSY)
     return {
         "user_pct": pct(*USER), "system_pct": pct(*SYSTEM), "iowait_pct": pct("iowait"), "steal_pct": pct("steal"),
         "idle_pct": pct("idle"), "unsampled_pct": 100.0 * unsampled / capacity, "busy_pct": 100.0 * busy / capacity,

@@ -148,39 +148,6 @@ def test_reports_speak_innodbs_words_and_leave_the_kernels_alone():
         "22.5% of page requests missed innodb_buffer_pool_size"
 
 
-def test_a_server_threads_cpu_is_its_own_not_its_processes():
-    """A MySQL session is a thread of the server: /proc/<tid>/stat would give the whole process's CPU."""
-    import os
-    import threading
-    import time
-
-    from dbio.collect import procfs
-
-    def burn(seconds):
-        end = time.thread_time() + seconds
-        while time.thread_time() < end:
-            pass
-
-    burn(0.6)  # the main thread's CPU, which the other thread's figure must not include
-    done, ready = threading.Event(), threading.Event()
-
-    def worker():
-        burn(0.2)
-        ready.set()
-        done.wait(10)
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    ready.wait(10)
-    try:
-        cpu = procfs.read_pid_cpu([thread.native_id, os.getpid()])
-    finally:
-        done.set()
-        thread.join()
-    assert 0.1 <= cpu[thread.native_id] < 0.5
-    assert cpu[os.getpid()] >= cpu[thread.native_id] + 0.5
-
-
 def test_the_page_cleaners_flushing_inside_the_window_is_named():
     from dbio.engines.mysql import facts
     from dbio.report import verdict

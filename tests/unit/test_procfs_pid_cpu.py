@@ -2,17 +2,26 @@
 
 import os
 import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from dbio.collect import procfs
 
 
-def test_a_process_and_a_thread_are_read_and_their_stat_files_kept():
+def burn(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@contextmanager
+def parked_thread(work=lambda: None):
+    """A thread of this process that does `work`, then waits for the block's end: its native id."""
     ready, done = threading.Event(), threading.Event()
-    tid = []
 
     def worker():
-        tid.append(threading.get_native_id())
+        work()
         ready.set()
         done.wait(10)
 
@@ -20,18 +29,32 @@ def test_a_process_and_a_thread_are_read_and_their_stat_files_kept():
     thread.start()
     ready.wait(10)
     try:
-        paths: dict = {}
-        first = procfs.read_pid_cpu([os.getpid(), tid[0]], paths)
-        assert set(first) == {os.getpid(), tid[0]}
-        assert paths[os.getpid()] == Path(f"/proc/{os.getpid()}/stat")
-        assert paths[tid[0]] == Path(f"/proc/{os.getpid()}/task/{tid[0]}/stat")  # the thread's own, not its process's
-        sum(range(2_000_000))  # this process uses CPU between two readings
-        second = procfs.read_pid_cpu([os.getpid(), tid[0]], paths)
-        assert second[os.getpid()] >= first[os.getpid()]
-        assert procfs.read_pid_cpu([os.getpid()]).keys() == {os.getpid()}  # without a cache, as before
+        yield thread.native_id
     finally:
         done.set()
         thread.join()
+
+
+def test_a_process_and_a_thread_are_read_and_their_stat_files_kept():
+    with parked_thread() as tid:
+        paths: dict = {}
+        first = procfs.read_pid_cpu([os.getpid(), tid], paths)
+        assert set(first) == {os.getpid(), tid}
+        assert paths[os.getpid()] == Path(f"/proc/{os.getpid()}/stat")
+        assert paths[tid] == Path(f"/proc/{os.getpid()}/task/{tid}/stat")  # the thread's own, not its process's
+        sum(range(2_000_000))  # this process uses CPU between two readings
+        second = procfs.read_pid_cpu([os.getpid(), tid], paths)
+        assert second[os.getpid()] >= first[os.getpid()]
+        assert procfs.read_pid_cpu([os.getpid()]).keys() == {os.getpid()}  # without a cache, as before
+
+
+def test_a_server_threads_cpu_is_its_own_not_its_processes():
+    """A MySQL session is a thread of the server: /proc/<tid>/stat would give the whole process's CPU."""
+    burn(0.6)  # the main thread's CPU, which the other thread's figure must not include
+    with parked_thread(lambda: burn(0.2)) as tid:
+        cpu = procfs.read_pid_cpu([tid, os.getpid()])
+    assert 0.1 <= cpu[tid] < 0.5
+    assert cpu[os.getpid()] >= cpu[tid] + 0.5
 
 
 def test_a_process_that_ended_is_left_out():
