@@ -83,7 +83,7 @@ class LoadOutcome:
 
 
 def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, degree: int,
-         filler_bytes: int, progress: Progress, resumed: bool) -> LoadOutcome:
+         filler_bytes: int, progress: Progress, resumed: bool, page_bytes: int) -> LoadOutcome:
     """Load every table the record's spec names that is not loaded yet, `degree` tables at a time.
 
     Ctrl-C or SIGTERM stops the load within seconds: statements running on the server are
@@ -92,10 +92,11 @@ def load(engine: Engine, connect: Callable[[str], Any], record: SetupRecord, *, 
     """
     jobs = plan_jobs(record.spec)
     todo = [job for job in jobs if not engine.table_is_loaded(record, job)]
-    done_bytes = sum(job.bytes for job in jobs if job not in todo)
-    total_bytes = sum(job.bytes for job in jobs)
+    # a row takes one of the engine's pages (InnoDB's may be 16 KiB): the bytes written, not the rows' 8 KiB
+    done_bytes = sum(job.rows for job in jobs if job not in todo) * page_bytes
+    total_bytes = sum(job.rows for job in jobs) * page_bytes
     streams = max(1, min(degree, len(todo)))
-    loader = _Streams(engine, connect, record, filler_bytes, progress)
+    loader = _Streams(engine, connect, record, filler_bytes, progress, page_bytes)
     tables = f"{len(todo)} of {len(jobs)} table{'s' if len(jobs) != 1 else ''}"
     progress.start(total_bytes, done_bytes, f"loading {tables}, {streams} stream{'s' if streams != 1 else ''}")
     try:
@@ -113,9 +114,9 @@ class _Streams:
     """The load's parallel streams: one connection and one table at a time each, all stopped at once."""
 
     def __init__(self, engine: Engine, connect: Callable[[str], Any], record: SetupRecord, filler_bytes: int,
-                 progress: Progress):
+                 progress: Progress, page_bytes: int):
         self.engine, self.connect, self.record = engine, connect, record
-        self.filler_bytes, self.progress = filler_bytes, progress
+        self.filler_bytes, self.progress, self.page_bytes = filler_bytes, progress, page_bytes
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.active: list[Any] = []  # connections loading now (a halt cancels their statements)
@@ -153,7 +154,7 @@ class _Streams:
             engine.prepare_load_session(conn)
             batches = row_batches(job, key_order=record.spec.key_order, seed=job_seed(record.setup_id, job),
                                   filler_bytes=self.filler_bytes, stop=self.stop)
-            timing = engine.load_table(conn, record, job, batches, lambda rows: self.progress.advance(rows * 8192),
+            timing = engine.load_table(conn, record, job, batches, lambda rows: self.progress.advance(rows * self.page_bytes),
                                        self.stop.is_set)
             with self.lock:
                 self.timings["load"] += timing.load

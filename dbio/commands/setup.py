@@ -163,7 +163,8 @@ def _load(target: targets.Target, conn, info, record: SetupRecord | None, spec: 
     create_seconds = time.monotonic() - started
     previous = record.seconds or 0.0
     outcome = load.load(engine, target.connect, record, degree=config.workload.load_parallel_degree,
-                        filler_bytes=engine.filler_bytes, progress=ui.load_progress(), resumed=resumed)
+                        filler_bytes=engine.filler_bytes, progress=ui.load_progress(), resumed=resumed,
+                        page_bytes=info.caps.page_bytes)
     record = outcome.record
     record.steps["create"] = round(record.steps.get("create", 0.0) + create_seconds, 3)
     record.seconds = previous + (time.monotonic() - started)

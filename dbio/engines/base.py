@@ -120,10 +120,6 @@ class TableJob:
     part: int = 0  # 1-based partition of a split data table (single schema over data_dirs); 0: the whole table
     first_key: int = 1  # the part's keys are first_key .. first_key + rows - 1
 
-    @property
-    def bytes(self) -> int:
-        return self.rows * 8192
-
 
 @dataclass
 class SetupRecord:

@@ -104,6 +104,7 @@ def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_pat
         assert done.code == 0, done.text
         assert "ok   dbio_cf1_1 1 row per 16 KiB page: 4096 rows in" in done.out  # rows = leaf pages, proved
         assert "ok   dbio_cf2 1 row per 16 KiB page: 1024 rows in" in done.out
+        assert "loaded 80 MiB (" in done.out  # 5,120 rows of a 16 KiB page each: what was written, not 8 KiB a row
         assert inst.query("SELECT DISTINCT rows_per_page, page_size FROM dbio_setup_tables") == [(1, 16384)]
         assert dbio("instance", "stop", *inst.here()).code == 0
         assert not Path(f"/proc/{pid}").exists() or b"mariadbd" not in Path(f"/proc/{pid}/cmdline").read_bytes()
