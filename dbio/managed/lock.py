@@ -5,7 +5,9 @@ server under a run, or destroy it. Every command that changes or measures an emb
 holds an exclusive lock on it for its whole duration; a second one is refused at once with what
 holds it. The lock is an flock on a file keyed by the instance's path, in a directory only the
 user running dbio (root: root) can write, so it exists before the instance does (init) and the
-kernel releases it whatever way the holder ends.
+kernel releases it whatever way the holder ends. The holder removes the file before it lets go, so
+files do not pile up; a command that opened the file just before its removal finds, once it holds
+the lock, that the path no longer leads to what it locked, and opens the path again.
 """
 
 from __future__ import annotations
@@ -60,28 +62,57 @@ def exclusive(data_dir: Path, command: str) -> Iterator[None]:
         finally:
             _held[path] -= 1
         return
+    fd = _open_and_lock(path, data_dir)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        raise UsageError(f"cannot create dbio's lock file {path}: {exc.strerror}",
-                         "run dbio with a HOME (or XDG_STATE_HOME) you can write") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = describe_holder(os.pread(fd, 4096, 0).decode(errors="replace"))
-            raise UsageError(f"the instance in {data_dir} is in use by {holder}",
-                             "wait for it to finish, or stop it (Ctrl-C or kill PID); status and report work "
-                             "meanwhile") from None
         note = json.dumps({"command": command, "pid": os.getpid(), "since": time.time(), "data_dir": str(data_dir)})
-        os.ftruncate(fd, 0)
+        os.ftruncate(fd, 0)  # a killed holder's note may still be there
         os.pwrite(fd, note.encode(), 0)
         _held[path] = 1
         try:
             yield
         finally:
             del _held[path]
-            os.ftruncate(fd, 0)
+            _remove(path)
     finally:
         os.close(fd)  # releases the lock
+
+
+def _open_and_lock(path: Path, data_dir: Path, attempts: int = 20) -> int:
+    """A descriptor of the lock file at path, locked: refused at once when another command holds it."""
+    for _ in range(attempts):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise UsageError(f"cannot create dbio's lock file {path}: {exc.strerror}",
+                             "run dbio with a HOME (or XDG_STATE_HOME) you can write") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = describe_holder(os.pread(fd, 4096, 0).decode(errors="replace"))
+            os.close(fd)
+            raise UsageError(f"the instance in {data_dir} is in use by {holder}",
+                             "wait for it to finish, or stop it (Ctrl-C or kill PID); status and report work "
+                             "meanwhile") from None
+        if _still_at(path, fd):
+            return fd
+        os.close(fd)  # its holder removed that file as we opened it: lock the one at the path now
+    raise UsageError(f"cannot lock the instance in {data_dir}: its lock file {path} keeps being replaced",
+                     "another dbio command is starting and ending on it in a loop; try again when it stops")
+
+
+def _still_at(path: Path, fd: int) -> bool:
+    try:
+        at_path = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (at_path.st_dev, at_path.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _remove(path: Path) -> None:
+    """Remove the lock file while still holding it: whoever opened it meanwhile sees it is gone."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
