@@ -208,3 +208,30 @@ def test_teardown_spares_a_users_own_tables(managed):
                                          "WHERE TABLE_SCHEMA = 'dbio'")}
     assert names == {"orders", "dbio_mine"}
     managed.query("DROP TABLE orders, dbio_mine")
+
+
+def _tables(managed) -> set[tuple]:
+    return set(managed.query("SELECT TABLE_SCHEMA, TABLE_NAME, CREATE_TIME FROM information_schema.TABLES "
+                             "WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"))
+
+
+def test_a_replica_or_a_read_only_server_is_refused_before_anything_is_written(managed):
+    """A replica set up but not started (its source unreachable), then the server set read_only: both refused
+    at once, with what the server is, and nothing created."""
+    before = _tables(managed)
+    managed.query("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 9, MASTER_USER = 'nobody'", None)
+    try:
+        done = dbio("setup", *managed.args(*SMALL))
+        assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
+        assert "is a replica of 127.0.0.1:9, and dbio would write its tables" in done.err
+        assert "for a replica, its source" in done.err
+    finally:
+        managed.query("RESET SLAVE ALL", None)
+    managed.query("SET GLOBAL read_only = ON", None)
+    try:
+        for command in (["setup", *managed.args(*SMALL)], ["run", *managed.args(*SMALL)], ["teardown", *managed.here()]):
+            done = dbio(*command)
+            assert done.code == 2 and "is read-only (read_only = ON)" in done.err, (command, done.text)
+    finally:
+        managed.query("SET GLOBAL read_only = OFF", None)
+    assert _tables(managed) == before

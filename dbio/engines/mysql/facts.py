@@ -14,7 +14,8 @@ PFS_OFF = "performance_schema_instruments_off"  # not a server variable: setup_i
 SETTINGS_READ = SETTINGS_SHOWN + ("innodb_checksum_algorithm", "innodb_adaptive_hash_index", "innodb_lru_scan_depth",
                                   "thread_handling", "datadir", "innodb_log_group_home_dir", "innodb_data_home_dir",
                                   "max_connections", "extra_max_connections", "hostname", "port", "socket", "version",
-                                  "version_comment", "innodb_stats_persistent", "innodb_file_per_table")
+                                  "version_comment", "innodb_stats_persistent", "innodb_file_per_table", "read_only",
+                                  "super_read_only")
 DIRECT_METHODS = ("O_DIRECT", "O_DIRECT_NO_FSYNC")
 
 

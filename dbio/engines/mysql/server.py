@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.mysql import facts, pfs
+from dbio.engines.mysql import facts, pfs, replica
 from dbio.engines.mysql.connection import Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
@@ -57,10 +57,17 @@ def probe(conn: Connection) -> ServerInfo:
     if page_size > MAX_PAGE_SIZE:
         raise UsageError(f"the server uses {page_size}-byte InnoDB pages; dbio sizes its rows for 4 to 16 KiB pages",
                          "use a server with innodb_page_size of 16k or less")
-    counted = status(conn, ("Threads_connected", "Innodb_os_log_fsyncs"))
-    local = is_local_server(conn)
     name = product(version)
     short = version.split("-")[0]
+    where = describe(conn.dsn).split(" at ", 1)[1]
+    why = replica.why_not_writable(facts.setting(settings, "read_only"), facts.setting(settings, "super_read_only"),
+                                   replica.sources(conn, name))
+    if why:
+        raise UsageError(f"{name} {short} at {where} {why}, and dbio would write its tables, procedures and "
+                         "run records there", "run dbio against a server that takes writes (for a replica, its "
+                         "source: the replica receives the load)")
+    counted = status(conn, ("Threads_connected", "Innodb_os_log_fsyncs"))
+    local = is_local_server(conn)
     datadir = facts.setting(settings, "datadir")
     data_directory = datadir.rstrip("/") or "/" if datadir and local else None
     performance_schema = facts.setting(settings, "performance_schema") in ("ON", "1")
@@ -76,7 +83,7 @@ def probe(conn: Connection) -> ServerInfo:
     max_connections = int(facts.setting(settings, "max_connections") or 151)
     identity = ":".join(str(facts.setting(settings, k)) for k in ("hostname", "port", "socket", "datadir"))
     return ServerInfo(caps=caps, settings=settings, database=database or conn.dsn.database, user=user,
-                      description=f"{name} {short} at {describe(conn.dsn).split(' at ', 1)[1]}",
+                      description=f"{name} {short} at {where}",
                       cache_bytes=int(facts.setting(settings, "innodb_buffer_pool_size") or 0),
                       max_connections=max_connections, reserved_connections=1,  # one more for SUPER
                       connections_in_use=int(counted.get("Threads_connected") or 0),
