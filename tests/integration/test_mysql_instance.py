@@ -224,7 +224,7 @@ def test_a_replica_or_a_read_only_server_is_refused_before_anything_is_written(m
         done = dbio("setup", *managed.args(*SMALL))
         assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
         assert "is a replica of 127.0.0.1:9, and dbio would write its tables" in done.err
-        assert "for a replica, its source" in done.err
+        assert "point --dsn at a server that takes writes (for a replica, its source" in done.err
     finally:
         managed.query("RESET SLAVE ALL", None)
     managed.query("SET GLOBAL read_only = ON", None)

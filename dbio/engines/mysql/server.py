@@ -64,7 +64,7 @@ def probe(conn: Connection) -> ServerInfo:
                                    replica.sources(conn, name))
     if why:
         raise UsageError(f"{name} {short} at {where} {why}, and dbio would write its tables, procedures and "
-                         "run records there", "run dbio against a server that takes writes (for a replica, its "
+                         "run records there", "point --dsn at a server that takes writes (for a replica, its "
                          "source: the replica receives the load)")
     counted = status(conn, ("Threads_connected", "Innodb_os_log_fsyncs"))
     local = is_local_server(conn)
