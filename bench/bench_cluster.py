@@ -32,17 +32,10 @@ from typing import Any
 
 from dbio.stats import catalogue  # the figures as the result declares them
 
-from benchkit import DBIO, REPO, RESULTS, dbio, destroy, fresh_directory, heading, now, result_of
+from benchkit import DBIO, REPO, HostBusy, RESULTS, dbio, destroy, fresh_directory, heading, now, result_of
 
 SHARED = ["--shared-buffers", "128MiB"]
 STRATEGIES = {"copy": [], "stream": ["--wal-level", "replica"]}
-
-
-def host_busy_seconds() -> float:
-    """CPU seconds the host has spent busy since boot (every CPU, idle and iowait left out)."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    ticks = sum(fields[:8]) - fields[3] - fields[4]
-    return ticks / 100.0  # USER_HZ
 
 
 def disk_written_bytes() -> int:
@@ -60,9 +53,9 @@ def timed_setup(base: Path, name: str, scale: str, extra: list[str]) -> dict[str
     data_dir = base / name
     place = ["--data-dir", str(data_dir), *SHARED]
     dbio("instance", "init", *place, "--standbys", "2", *extra)
-    cpu, written, started = host_busy_seconds(), disk_written_bytes(), time.monotonic()
+    cpu, written, started = HostBusy(), disk_written_bytes(), time.monotonic()
     proc = dbio("setup", *place, "--scale", scale, "--scan-table-size", "0", *extra)
-    row = {"seconds": time.monotonic() - started, "host_cpu_seconds": host_busy_seconds() - cpu,
+    row = {"seconds": time.monotonic() - started, "host_cpu_seconds": cpu.seconds(),
            "written_bytes": disk_written_bytes() - written}
     assert proc.stdout.count("holds setup") == 2, proc.stdout  # both standbys hold the load
     destroy(data_dir)

@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchkit import dbio, destroy, fresh_directory, heading, machine, now, result_of, standard_options
+from benchkit import HostBusy, dbio, destroy, fresh_directory, heading, machine, now, result_of, standard_options
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -43,25 +43,17 @@ def ensure_fio() -> str:
     return shutil.which("fio") or "fio"
 
 
-def host_cpu() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the host so far: busy excludes idle, iowait and steal."""
-    fields = [int(v) for v in open("/proc/stat").readline().split()[1:9]]
-    tick = os.sysconf("SC_CLK_TCK")
-    user, nice, system, idle, iowait, irq, softirq, steal = fields
-    return (user + nice + system + irq + softirq) / tick, sum(fields) / tick
-
-
 def run_fio(fio: str, files: list[Path], jobs: int, seconds: int) -> dict:
-    b0, _ = host_cpu()
+    busy = HostBusy()
     proc = sh([fio, "--name=randread", "--filename=" + ":".join(str(f) for f in files), "--readonly",
                "--rw=randread", "--bs=8k",
                "--direct=1", "--ioengine=psync", f"--numjobs={jobs}", "--time_based", f"--runtime={seconds}",
                "--group_reporting", "--output-format=json"])
-    b1, _ = host_cpu()
+    busy_seconds = busy.seconds()
     job = json.loads(proc.stdout)["jobs"][0]["read"]
     iops = job["iops"]
     return {"jobs": jobs, "iops": iops, "lat_us": job["clat_ns"]["mean"] / 1000,
-            "reads_per_host_cpu_s": iops * seconds / (b1 - b0) if b1 > b0 else None}
+            "reads_per_host_cpu_s": iops * seconds / busy_seconds if busy_seconds > 0 else None}
 
 
 def run_dbio(common: list[str], sessions: int, seconds: int, label: str) -> dict:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
@@ -37,7 +36,7 @@ from dbio.collect import host, procfs
 from dbio.stats import catalogue
 
 import scratch_mariadbd
-from benchkit import DBIO, dbio, fresh_directory, heading, now, result_of
+from benchkit import DBIO, HostBusy, dbio, fresh_directory, heading, now, result_of
 
 FIGURES = ("reads_per_s", "raw_reads_per_s", "efficiency_reads", "efficiency_cpu", "reads_per_host_cpu_second",
            "avg_read_us", "raw_avg_read_us", "device_to_db_read_ratio", "blocks_read_per_row", "db_cpu_us_per_read")
@@ -78,18 +77,16 @@ class Sysbench:
         """sysbench's own rate, the engine's and the device's reads and the host's CPU over its run."""
         subprocess.run(self.base + [f"--threads={threads}", "--time=3", "run"], capture_output=True)  # warm-up
         engine = self.data_reads()
-        disks, cpu, began = procfs.read_diskstats(self.devices), procfs.read_stat(), time.time()
+        disks, cpu, began = procfs.read_diskstats(self.devices), HostBusy(), time.time()
         done = subprocess.run(self.base + [f"--threads={threads}", f"--time={self.seconds}", "run"],
                               capture_output=True, text=True)
         elapsed = time.time() - began
-        disks_end, cpu_end = procfs.read_diskstats(self.devices), procfs.read_stat()
+        disks_end, busy = procfs.read_diskstats(self.devices), cpu.seconds()
         engine = self.data_reads() - engine
         if done.returncode != 0:
             raise SystemExit(f"sysbench run failed: {done.stderr.strip() or done.stdout.strip()}")
         match = re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", done.stdout)
         reads = sum(disks_end[d]["reads"] - disks[d]["reads"] for d in disks_end if d in disks)
-        # dbio's own definition (stats/host_cpu.py): elapsed CPU time less idle, I/O wait and steal
-        busy = procfs.busy_seconds({k: cpu_end[k] - v for k, v in cpu.items()}, elapsed, os.cpu_count() or 1)
         qps = float(match.group(1)) if match else None
         return {"sysbench_qps": qps, "sysbench_device_reads_per_s": reads / elapsed,
                 "sysbench_engine_reads_per_s": engine / elapsed,
