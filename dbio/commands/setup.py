@@ -102,6 +102,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                f"in {len(record.tables_done)} tables, loaded {record.finished_at}; nothing to do")
     else:
         record = _load_with_profile(target, config, ui, spec, None if replace else record, replace)
+    _install_loop(target)
     replicas.confirm(target, config, record, ui)
     if verify:
         conn = target.connect("dbio:verify")
@@ -110,6 +111,16 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
         finally:
             conn.close()
     return record
+
+
+def _install_loop(target: targets.Target) -> None:
+    """This dbio's work loop beside the load (a run installs it again): a standby replays it, and so
+    can run before any run on its primary."""
+    conn = target.connect("dbio:setup")
+    try:
+        target.engine.install_workload(conn)
+    finally:
+        conn.close()
 
 
 REPLAY_WAIT = 60.0  # seconds a standby may take to replay the load its primary just finished

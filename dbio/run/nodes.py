@@ -100,8 +100,9 @@ class NodeRun:
         deadline = time.monotonic() + WORKLOAD_WAIT
         while not self.engine.has_workload(self.control):
             if time.monotonic() > deadline:
-                raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop",
-                                "start a dbio run on its primary first (the loop replicates from there)")
+                raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop (none, "
+                                "or another dbio version's)", "run dbio setup or a dbio run on its primary with "
+                                "this dbio first (the loop replicates from there)")
             time.sleep(0.2)
 
     def clock_offset(self) -> tuple[float, float] | None:

@@ -83,15 +83,6 @@ def make_primary(root: Path, scale: str = "32MiB", shared_buffers: str = "16MiB"
     return inst
 
 
-def install_loop(primary: Instance) -> None:
-    """The work loop, installed on the primary as a run there does: a standby cannot install it and
-    only gets it from its primary, so a standby alone runs only after that."""
-    from dbio.engines.postgres.engine import PostgresEngine
-
-    with primary.connect(DATABASE) as conn:
-        PostgresEngine().install_workload(conn)
-
-
 def make_standby(primary: Instance, root: Path) -> Standby:
     """A streaming hot standby of primary, in root, running."""
     meta = primary.meta

@@ -32,23 +32,33 @@ def as_server_user(*command: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd="/")
 
 
-@pytest.fixture
-def own_instance(workdir, request):
-    data_dir = workdir / f"trust{len(list(workdir.glob('trust*')))}"
+@pytest.fixture(scope="module")
+def trusted_instance(workdir):
+    """One instance for the module: each test's tampering is undone after it (own_instance)."""
+    data_dir = workdir / "trust"
     done = dbio("instance", "init", "--data-dir", str(data_dir), *ARGS)
     assert done.code == 0, done.text
-    record = data_dir / "dbio-instance.json"
-    original = record.read_text()
     yield data_dir
-    # undo what a test did to the record, then let dbio stop and remove the instance as usual
-    os.chown(data_dir, 0, 0)
-    record.unlink(missing_ok=True)
-    record.write_text(original)
     done = dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
     if done.code != 0:  # never leave a server running, whatever failed
         pid = int((data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
         os.kill(pid, signal.SIGQUIT)
         subprocess.run(["rm", "-rf", str(data_dir)], check=False)
+    assert done.code == 0, done.text
+
+
+@pytest.fixture
+def own_instance(trusted_instance):
+    """The module's instance, running; afterwards the record and the directory are root's as before."""
+    data_dir = trusted_instance
+    record = data_dir / "dbio-instance.json"
+    original, mode = record.read_text(), record.stat().st_mode & 0o777
+    yield data_dir
+    os.chown(data_dir, 0, 0)
+    record.unlink(missing_ok=True)
+    record.write_text(original)
+    record.chmod(mode)
+    done = dbio("instance", "start", "--data-dir", str(data_dir), *ARGS)  # running for the next test
     assert done.code == 0, done.text
 
 

@@ -4,10 +4,12 @@ both; update pct > 0 on read-only servers alone is refused before anything start
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.integration.conftest import dbio, load_result, result_dir
-from tests.integration.standby import DATABASE, destroy, install_loop, make_primary, make_standby
+from tests.integration.conftest import dbio, load_result, result_dir, wait_for
+from tests.integration.standby import DATABASE, destroy, make_primary, make_standby
 
 WORKLOAD = ["--scale", "32MiB", "--warmup", "1s", "--run-time", "2s", "-t", "4"]
 
@@ -19,8 +21,7 @@ def cluster(workdir):
     primary = make_primary(root)
     standby = None
     try:
-        install_loop(primary)  # before the copy: the standby holds it from its start
-        standby = make_standby(primary, root / "standby")
+        standby = make_standby(primary, root / "standby")  # after dbio setup, which installed the loop too
         yield primary, standby
     finally:
         destroy(primary, standby)
@@ -29,6 +30,20 @@ def cluster(workdir):
 def _run(primary, standby, *extra: str):
     return dbio("run", "--dsn", primary.conninfo(DATABASE), "--dsn", standby.conninfo(), "--results-dir",
                 str(primary.results), *WORKLOAD, *extra)
+
+
+def test_a_standby_alone_runs_the_read_only_loop(cluster):
+    """First in this module: no run has been on the primary, so the loop came with dbio setup."""
+    primary, standby = cluster
+    done = dbio("run", "--dsn", standby.conninfo(), "--results-dir", str(primary.results), *WORKLOAD,
+                "--label", "standby-alone")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete", doc["status_reason"]
+    assert doc["nodes"][0]["role"] == "standby" and doc["cluster"]["update_capable_sessions"] == 0
+    assert doc["cluster"]["start_agreed"] == "nodes"
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["updates"] == 0 for s in doc["sessions"])
 
 
 @pytest.mark.parametrize("update_pct", [0, 20])
@@ -128,19 +143,6 @@ def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster)
     assert "node2 stopped" in report and "totals are partial" in report
 
 
-def test_a_standby_alone_runs_the_read_only_loop(cluster):
-    primary, standby = cluster
-    done = dbio("run", "--dsn", standby.conninfo(), "--results-dir", str(primary.results), *WORKLOAD,
-                "--label", "standby-alone")
-    assert done.code == 0, done.text
-    doc = load_result(result_dir(done))
-    assert doc["status"] == "complete", doc["status_reason"]
-    assert doc["nodes"][0]["role"] == "standby" and doc["cluster"]["update_capable_sessions"] == 0
-    assert doc["cluster"]["start_agreed"] == "nodes"
-    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
-    assert all(s["updates"] == 0 for s in doc["sessions"])
-
-
 def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):
     primary, standby = cluster
     done = dbio("setup", "--dsn", primary.conninfo(DATABASE), "--dsn", standby.conninfo(), "--scale", "32MiB",
@@ -169,3 +171,32 @@ def test_weights_and_names_spread_the_sessions(cluster):
     assert by_node["east"]["weight"] == 3.0 and len(by_node["west"]["sessions"]["numbers"]) == 1
     report = (result_dir(done) / "report.txt").read_text()
     assert "(weight 3)" in report
+
+
+def test_a_standby_tells_this_dbio_s_loop_from_another_s(cluster):
+    """A loop whose body differs from this dbio's (an older or newer dbio installed it on the primary)
+    is not taken for it; the primary's next setup or run brings this one back."""
+    from dbio.engines.postgres import workload
+
+    primary, standby = cluster
+    with standby.connect() as conn:
+        assert workload.has_workload(conn)
+    with primary.connect(DATABASE) as conn:
+        body = workload.loop_body()
+        text = (Path(workload.__file__).parent / "sql" / "slice.sql").read_text()
+        conn.execute(text.replace(body, body.replace("BEGIN", "BEGIN\n  -- another dbio's loop", 1)))
+        lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+        assert not workload.has_workload(conn)
+    with standby.connect() as conn:
+        wait_for(lambda: conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,)).fetchone()[0],
+                 timeout=30, what="the standby to replay the changed loop")
+        assert not workload.has_workload(conn)
+    done = dbio("setup", "--dsn", primary.conninfo(DATABASE), "--scale", "32MiB", "--scan-table-size", "0")
+    assert done.code == 0, done.text  # already loaded: the loop is installed again all the same
+    with primary.connect(DATABASE) as conn:
+        assert workload.has_workload(conn)
+        lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+    with standby.connect() as conn:
+        wait_for(lambda: conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,)).fetchone()[0],
+                 timeout=30, what="the standby to replay this dbio's loop")
+        assert workload.has_workload(conn)

@@ -166,7 +166,7 @@ class MysqlEngine:
         workload.forget_run(conn, run_id)
 
     def has_workload(self, conn: Connection) -> bool:
-        return True  # its probe never reports a read-only server (a replica would refuse the run's writes)
+        return True  # its probe refuses replicas and read-only servers: no node waits for a replicated loop
 
     def server_clock(self, conn: Connection) -> float:
         return workload.server_clock(conn)

@@ -82,11 +82,18 @@ def forget_abandoned_runs(conn: psycopg.Connection, alive: Callable[[str], bool]
 
 
 def has_workload(conn: psycopg.Connection) -> bool:
-    """The loop, as this dbio calls it (with the control argument), is there: on a read-only node it can
-    only come from its primary (a dbio run there installs it; dbio setup does not)."""
-    return conn.execute(
-        "SELECT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-        "WHERE n.nspname = 'dbio' AND p.proname = 'slice' AND 'p_control' = ANY(p.proargnames))").fetchone()[0]
+    """This dbio's loop is there, body for body: on a read-only node it can only come from its primary
+    (dbio setup or a dbio run there installs it), and a loop another dbio installed there may not do
+    what this one's results say."""
+    bodies = conn.execute(
+        "SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchall()
+    return any(body == loop_body() for body, in bodies)
+
+
+def loop_body() -> str:
+    """The loop's body as PostgreSQL keeps it (pg_proc.prosrc): slice.sql's text between its dollar quotes."""
+    return sqlfiles.text("slice.sql").split("$$")[1]
 
 
 def release_barrier(conn: psycopg.Connection, run_id: int) -> None:
