@@ -25,7 +25,8 @@ from dbio.stats import catalogue  # the figures as the result declares them
 
 from benchkit import dbio, destroy, fresh_directory, heading, now, result_of, standard_options
 
-EFFICIENCY = ("efficiency_reads", "efficiency_latency", "efficiency_cpu", "efficiency_ceiling", "raw_drift")
+EFFICIENCY = ("efficiency_reads", "efficiency_latency", "efficiency_cpu", "efficiency_reader_cpu", "efficiency_ceiling",
+              "raw_drift")
 
 
 def one_run(common: list[str], sessions: int, seconds: int, label: str) -> dict:
@@ -64,6 +65,7 @@ def main() -> None:
                 print(f"round {rnd} sessions {sessions}: dbio {row['reads_per_s']:,.0f} reads/s, fio "
                       f"{row['raw_reads_per_s']:,.0f}: efficiency {row['efficiency_reads']:.2f}, latency x"
                       f"{row['efficiency_latency'] or float('nan'):.2f}, CPU/read x{row['efficiency_cpu'] or 0:.2f}"
+                      f", readers' CPU/read x{row['efficiency_reader_cpu'] or float('nan'):.2f}"
                       f", fio after/before x{row['raw_drift'] or float('nan'):.2f}"
                       f" (baseline added {100 * row['added_share']:.0f}% of the window)", flush=True)
     finally:
@@ -77,8 +79,8 @@ def main() -> None:
 def markdown(out: dict) -> str:
     lines = [heading(out["date"], f", {out['scale']}, {out['seconds']} s runs, `dbio run --baseline`"), "",
              "| sessions | dbio reads/s | fio reads/s | efficiency (min-max) | avg read db/fio | host CPU/read db/fio "
-             "| db / device ceiling | fio after / before (min-max) | baseline wall time / window |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| readers' own CPU/read db/fio | db / device ceiling | fio after / before (min-max) | baseline wall time / window |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     rows = out["rows"]
     for sessions in sorted({r["sessions"] for r in rows}):
         mine = [r for r in rows if r["sessions"] == sessions]
@@ -91,11 +93,13 @@ def markdown(out: dict) -> str:
         drift = [r["raw_drift"] for r in mine if r.get("raw_drift") is not None] or [float("nan")]
         lines.append(f"| {sessions} | {med('reads_per_s'):,.0f} | {med('raw_reads_per_s'):,.0f} | "
                      f"**{med('efficiency_reads'):.2f}** ({min(eff):.2f}-{max(eff):.2f}) | "
-                     f"{med('efficiency_latency'):.2f} | {med('efficiency_cpu'):.2f} | {med('efficiency_ceiling'):.2f} | "
+                     f"{med('efficiency_latency'):.2f} | {med('efficiency_cpu'):.2f} | {med('efficiency_reader_cpu'):.2f} | "
+                     f"{med('efficiency_ceiling'):.2f} | "
                      f"{med('raw_drift'):.2f} ({min(drift):.2f}-{max(drift):.2f}) | {100 * med('added_share'):.0f}% |")
     lines += ["", f"Medians of {len(rows) // max(1, len({r['sessions'] for r in rows}))} runs per session count; "
                   "each run's fio baseline ran on the instance's own data files, half right before it and half right "
-                  "after (pooled); host CPU is busy time counted as elapsed less idle, I/O wait and steal."]
+                  "after (pooled); host CPU is busy time counted as elapsed less idle, I/O wait and steal; readers' own CPU is "
+                  "the sessions' processes' against fio's jobs' while they read."]
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -88,26 +89,54 @@ def _escaped(path: str) -> str:
 
 
 def run(path: str, job: Job) -> dict[str, Any]:
-    """Run one job; its figures, the host's busy CPU seconds over it, and its exact options."""
+    """Run one job: its figures, fio's own CPU while its jobs read (what a database's sessions are
+    compared with), the host's busy CPU seconds over its run less fio's own starting and stopping
+    (at a few tenths of a CPU second, a large share of a run of seconds), and its exact options."""
     options = job.options()
     before, started, t0 = procfs.read_stat(), time.time(), time.monotonic()
-    try:
-        done = subprocess.run([path, *options], capture_output=True, text=True,
-                              timeout=job.seconds + EXTRA_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise DbioError(f"fio ({job.name}) did not finish within {job.seconds + EXTRA_SECONDS} s",
-                        "check the storage under test (it may be stalled)") from None
+    code, out, err, fio_cpu = run_counting_cpu([path, *options], job.seconds + EXTRA_SECONDS, job.name)
     ended, after, t1 = time.time(), procfs.read_stat(), time.monotonic()
-    if done.returncode != 0:
-        first = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()[0]
+    if code != 0:
+        first = (err.strip() or out.strip() or "no message").splitlines()[0]
         raise DbioError(f"fio ({job.name}) failed: {first}", "run the recorded options by hand to see why")
     side = job.side
-    figures = parse(done.stdout, side)
+    figures = parse(out, side)
+    reading = figures["fio_cpu_pct"] / 100 * (figures.get("job_seconds") or figures["seconds"] * job.jobs)
+    outside = max(0.0, fio_cpu - reading)
     busy = procfs.busy_seconds({k: after.get(k, 0.0) - v for k, v in before.items()}, t1 - t0, os.cpu_count() or 1)
+    busy = max(0.0, busy - outside)
     done_ios = figures[f"{side}s"]
     return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,
             "options": options, "started_at": started, "ended_at": ended, "host_busy_seconds": busy,
-            **figures, f"host_cpu_us_per_{side}": busy * 1e6 / done_ios if done_ios else None}
+            "process_cpu_seconds": reading, "fio_outside_cpu_seconds": outside,
+            **figures, f"host_cpu_us_per_{side}": busy * 1e6 / done_ios if done_ios else None,
+            f"process_cpu_us_per_{side}": reading * 1e6 / done_ios if done_ios else None}
+
+
+def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, str, str, float]:
+    """Run argv to its end: exit code, output, error output, and the CPU seconds it and the children it
+    reaped used (fio forks a process per job and waits for each: wait4 counts them all)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    raise DbioError(f"fio ({name}) did not finish within {timeout:.0f} s",
+                                    "check the storage under test (it may be stalled)")
+                time.sleep(0.05)
+        except BaseException:  # a timeout, or Ctrl-C: fio must not outlive dbio's command
+            proc.kill()
+            proc.wait()
+            raise
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                usage.ru_utime + usage.ru_stime)
 
 
 def parse(output: str, side: str = "read") -> dict[str, Any]:
@@ -126,4 +155,6 @@ def parse(output: str, side: str = "read") -> dict[str, Any]:
             f"{side}s_per_s": float(read.get("iops") or 0.0),
             f"avg_{side}_us": (read.get("lat_ns") or {}).get("mean", 0.0) / 1000.0,
             f"p99_{side}_us": p99 / 1000.0 if p99 is not None else None,
-            "fio_cpu_pct": (job.get("usr_cpu") or 0.0) + (job.get("sys_cpu") or 0.0)}
+            # each job's CPU while it read, as a share of its run (group_reporting averages the jobs')
+            "fio_cpu_pct": (job.get("usr_cpu") or 0.0) + (job.get("sys_cpu") or 0.0),
+            "job_seconds": job["job_runtime"] / 1000.0 if job.get("job_runtime") else None}  # the jobs' runs summed

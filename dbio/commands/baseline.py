@@ -196,17 +196,19 @@ def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> st
 
 
 def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Synchronous runs as one (pure): reads and seconds summed, the average weighted by reads, the host CPU
-    summed over the reads, p99 the higher of the runs' (percentiles do not pool)."""
+    """Synchronous runs as one (pure): reads and seconds summed, the average weighted by reads, the host's and
+    fio's own CPU summed over the reads, p99 the higher of the runs' (percentiles do not pool)."""
     reads = sum(r.get("reads") or 0 for r in runs)
     seconds = sum(r.get("seconds") or 0.0 for r in runs)
     busy = [r.get("host_busy_seconds") for r in runs]
+    own = [r.get("process_cpu_seconds") for r in runs]  # None in a record made before fio's own CPU was kept
     p99s = [r["p99_read_us"] for r in runs if r.get("p99_read_us") is not None]
     return {"reads": reads, "seconds": seconds, "reads_per_s": reads / seconds if seconds else 0.0,
             "avg_read_us": sum((r.get("avg_read_us") or 0.0) * (r.get("reads") or 0) for r in runs) / reads
             if reads else 0.0,
             "p99_read_us": max(p99s) if p99s else None,
-            "host_cpu_us_per_read": sum(busy) * 1e6 / reads if reads and None not in busy else None}
+            "host_cpu_us_per_read": sum(busy) * 1e6 / reads if reads and None not in busy else None,
+            "process_cpu_us_per_read": sum(own) * 1e6 / reads if reads and None not in own else None}
 
 
 def drift(record: dict[str, Any]) -> float | None:
@@ -225,7 +227,7 @@ def figures(record: dict[str, Any]) -> dict[str, Any]:
     sync = pooled([runs["sync"], runs["sync_after"]]) if "sync_after" in runs else runs["sync"]
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
-            "drift": drift(record),
+            "process_cpu_us_per_read": sync.get("process_cpu_us_per_read"), "drift": drift(record),
             "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
             "seq_read_mib_per_s": fio.mib_per_s(record["runs"]["sequential"]) if "sequential" in record["runs"]
             else None,

@@ -12,11 +12,12 @@ from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 
-EFFICIENCY = catalogue.figures("efficiency_reads", "efficiency_latency", "efficiency_cpu")
+EFFICIENCY = catalogue.figures("efficiency_reads", "efficiency_latency", "efficiency_cpu", "efficiency_reader_cpu")
 SIDE_BY_SIDE = (  # row, the database's figure, fio's figure, their ratio
     ("Reads/s", "reads_per_s", "raw_reads_per_s", "efficiency_reads"),
     ("Avg read (us)", "avg_read_us", "raw_avg_read_us", "efficiency_latency"),
     ("Host CPU per read (us)", "host_cpu_us_per_read", "raw_host_cpu_us_per_read", "efficiency_cpu"),
+    ("Readers' own CPU per read (us)", "db_cpu_us_per_read", "raw_process_cpu_us_per_read", "efficiency_reader_cpu"),
 )
 WRITE_SIDE = (  # row, the database's figure, the raw one (a run with updates)
     ("Avg data write (us)", "avg_write_us", "raw_avg_write_us"),
@@ -56,7 +57,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                      ["text", "rate", "rate", "rate"], rows,
                      ["Raw: fio's O_DIRECT synchronous random reads of the engine's page size, one job per session, "
                       "half right before the database's run and half right after (pooled), host CPU from /proc/stat "
-                      "over its runs."])
+                      "over its runs; readers' own CPU: the sessions' processes against fio's jobs while they read, which "
+                      "other work on the host does not move."])
     runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
     writes = (rec.get("write_side") or {}).get("writes")
     if isinstance(writes, dict):

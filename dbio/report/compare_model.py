@@ -23,7 +23,8 @@ FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "wri
                             "db_cpu_us_per_read", "host_busy_pct")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
 # Compared too when every result has a raw-device baseline (run --baseline).
-EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu")
+EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
+                               "efficiency_reader_cpu")
 EFFICIENCY_READS = EFFICIENCY[1]
 # What a reader must see first: the inputs that differ.
 CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",

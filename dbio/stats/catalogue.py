@@ -264,7 +264,11 @@ FIGURES: tuple[Figure, ...] = (
          "the database's run, half right after, pooled)", **HIGHER),
     _fig("raw_avg_read_us", "baseline.avg_read_us", "Raw avg read (fio)", "us", "us", **LOWER),
     _fig("raw_host_cpu_us_per_read", "baseline.host_cpu_us_per_read", "Raw host CPU per read (fio)", "us", "us",
-         "the host's busy CPU seconds over fio's run / its reads", **LOWER),
+         "the host's busy CPU seconds over fio's run, less fio's own starting and stopping, / its reads",
+         **LOWER),
+    _fig("raw_process_cpu_us_per_read", "baseline.process_cpu_us_per_read", "Raw readers' own CPU per read (fio)",
+         "us", "us", "fio's jobs' CPU seconds while they read (their own rusage) / their reads: the readers' own, as "
+         "DB CPU is the sessions'", **LOWER),
     _fig("raw_drift", "baseline.drift", "Raw reads/s after the run / before it (fio)", "ratio", "rate",
          "fio's synchronous reads right after the database's run against right before it: 1.00 when the device "
          "kept its speed through the window", short="Device drift"),
@@ -288,6 +292,10 @@ FIGURES: tuple[Figure, ...] = (
     Figure("efficiency_cpu", "Host CPU per read, database / raw", "ratio", "rate",
            derive=_efficiency("host_cpu_us_per_read", "raw_host_cpu_us_per_read"), section="efficiency",
            how="host CPU per database read / per fio read", phrase="each read cost {:.1f}x fio's host CPU", **LOWER),
+    Figure("efficiency_reader_cpu", "Readers' own CPU per read, sessions / fio", "ratio", "rate",
+           derive=_efficiency("db_cpu_us_per_read", "raw_process_cpu_us_per_read"), section="efficiency",
+           how="the sessions' CPU per read / fio's processes' per read: the work each read costs whoever reads, "
+           "without what else ran on the host", phrase="the sessions' own CPU per read was {:.2f}x fio's", **LOWER),
     Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
            derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
     # -- the workload's shape (stats/shape.py): micro-transactions, read + write, DSS scans

@@ -12,7 +12,7 @@ from dbio import result as results
 from dbio.collect import fio
 from dbio.commands import baseline as baselines
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.errors import UsageError
+from dbio.errors import DbioError, UsageError
 from dbio.report import verdict
 from dbio.stats import catalogue
 
@@ -63,6 +63,12 @@ def test_fio_output_is_read_from_its_json(tmp_path):
     assert figures["reads"] == read["total_ios"] and figures["reads_per_s"] == read["iops"]
     assert figures["avg_read_us"] == pytest.approx(read["lat_ns"]["mean"] / 1000)
     assert figures["p99_read_us"] == pytest.approx(read["clat_ns"]["percentile"]["99.000000"] / 1000)
+    assert figures["fio_cpu_pct"] == pytest.approx(json.loads(recorded_fio())["jobs"][0]["usr_cpu"] +
+                                                   json.loads(recorded_fio())["jobs"][0]["sys_cpu"])
+    assert figures["job_seconds"] is None  # this fio did not say how long its jobs ran: seconds x jobs stands in
+    newer = json.loads(recorded_fio())
+    newer["jobs"][0]["job_runtime"] = 4002  # two jobs of 2,001 ms (group_reporting sums them)
+    assert fio.parse(json.dumps(newer))["job_seconds"] == 4.002
     with pytest.raises(Exception, match="not the JSON"):
         fio.parse("fio: no such engine")
 
@@ -192,22 +198,69 @@ def test_the_synchronous_seconds_are_split_around_the_run():
 
 
 def test_runs_before_and_after_pool_into_one_and_give_the_drift():
-    before = dict(run_record(10_000.0, 100.0, 20.0), reads=20_000, seconds=2.0, host_busy_seconds=0.4)
-    after = dict(run_record(5_000.0, 200.0, 40.0, "sync_after"), reads=5_000, seconds=1.0, host_busy_seconds=0.2)
+    before = dict(run_record(10_000.0, 100.0, 20.0), reads=20_000, seconds=2.0, host_busy_seconds=0.4,
+                  process_cpu_seconds=0.3)
+    after = dict(run_record(5_000.0, 200.0, 40.0, "sync_after"), reads=5_000, seconds=1.0, host_busy_seconds=0.2,
+                 process_cpu_seconds=0.2)
     both = baselines.pooled([before, after])
     assert both["reads"] == 25_000 and both["seconds"] == 3.0
     assert both["reads_per_s"] == pytest.approx(25_000 / 3.0)
     assert both["avg_read_us"] == pytest.approx((20_000 * 100.0 + 5_000 * 200.0) / 25_000)
     assert both["p99_read_us"] == 600.0  # the higher of the two: percentiles do not pool
     assert both["host_cpu_us_per_read"] == pytest.approx(0.6e6 / 25_000)
+    assert both["process_cpu_us_per_read"] == pytest.approx(0.5e6 / 25_000)
     record = baseline_record()
     assert baselines.drift(record) is None and baselines.figures(record)["drift"] is None
     record["runs"]["sync"], record["runs"]["sync_after"] = before, after
     assert baselines.drift(record) == 0.5
     fig = baselines.figures(record)
     assert fig["reads_per_s"] == both["reads_per_s"] and fig["drift"] == 0.5
+    assert fig["process_cpu_us_per_read"] == both["process_cpu_us_per_read"]
     # a run without busy seconds (an old record) has no CPU figure rather than a wrong one
     assert baselines.pooled([before, {**after, "host_busy_seconds": None}])["host_cpu_us_per_read"] is None
+    assert baselines.pooled([before, {**after, "process_cpu_seconds": None}])["process_cpu_us_per_read"] is None
+
+
+def test_the_readers_own_cpu_ratio_is_the_sessions_against_fios_processes(complete):
+    record = baseline_record()
+    record["runs"]["sync"]["process_cpu_us_per_read"] = 16.0
+    doc = with_baseline(complete, record)
+    f = catalogue.figures_of(doc)
+    assert catalogue.value(f, "raw_process_cpu_us_per_read") == 16.0
+    assert catalogue.value(f, "efficiency_reader_cpu") == pytest.approx(f["cpu"]["db_cpu_us_per_read"] / 16.0)
+    text = report.render(doc, "text")
+    assert "Readers' own CPU per read (us)" in text
+    assert f"the sessions' own CPU per read was {catalogue.value(f, 'efficiency_reader_cpu'):.2f}x fio's" in text
+    # a record from before fio's own CPU was kept: the figure is absent, not zero
+    assert catalogue.value(catalogue.figures_of(with_baseline(complete, baseline_record())),
+                           "efficiency_reader_cpu") is None
+
+
+def test_a_program_s_cpu_counts_the_children_it_reaped_and_a_timeout_ends_it(tmp_path):
+    """fio forks its jobs and waits for them: wait4 gives their CPU with its own."""
+    import sys
+    import time
+
+    burn = ("import os, time\n"
+            "def spin():\n"
+            "    end = time.process_time() + 0.3\n"
+            "    while time.process_time() < end: pass\n"
+            "pid = os.fork()\n"
+            "spin()\n"
+            "if pid: os.waitpid(pid, 0)\n"
+            "else: os._exit(0)\n"
+            "print('done')\n")
+    code, out, err, cpu = fio.run_counting_cpu([sys.executable, "-c", burn], 30, "burn")
+    assert (code, out.strip(), err) == (0, "done", "")
+    assert 0.6 <= cpu < 3.0  # both processes' 0.3 s, and the interpreters' start
+    began = time.monotonic()
+    marker = tmp_path / "still-running"
+    with pytest.raises(DbioError, match=r"fio \(slow\) did not finish within 1 s"):
+        fio.run_counting_cpu([sys.executable, "-c", f"import time; time.sleep(2); open({str(marker)!r}, 'w')"],
+                             1, "slow")
+    assert time.monotonic() - began < 2.5
+    time.sleep(1.5)  # past the 2 s it would have slept
+    assert not marker.exists()  # killed, not left to run on
 
 
 def test_verdict_a_device_that_changed_speed_during_the_run(complete):
