@@ -380,9 +380,10 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     if samples and counts.get("CPU", 0) / samples >= 0.5:
         return f"the sessions were on a CPU in {100 * counts['CPU'] / samples:.0f}% of samples: the engine's work " \
                "per read, not the device, sets the pace"
-    latency = value(f, "efficiency_latency")
+    latency, own = value(f, "efficiency_latency"), value(f, "efficiency_reader_cpu")
     slower = f" each read took {latency:.1f}x fio's time;" if latency is not None else ""
-    return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
+    work = f" and {own:.1f}x the CPU fio's jobs spent on one," if own is not None else ""
+    return f"neither CPU nor locks stand out in the samples;{slower}{work} the engine's own path per read is the gap"
 
 
 def not_measured(doc: dict[str, Any]) -> list[dict[str, str]]:

@@ -143,7 +143,11 @@ def test_verdict_database_well_below_the_device_says_why(complete):
     assert "lock-bound" in found.message and "LWLock:BufferMapping" in found.message
     doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 95}
     [found] = _finding(doc)
-    assert "neither CPU nor locks" in found.message
+    assert "neither CPU nor locks" in found.message and "the CPU fio's jobs spent" not in found.message
+    doc["baseline"]["runs"]["sync"]["process_cpu_us_per_read"] = doc["figures"]["cpu"]["db_cpu_us_per_read"] / 1.5
+    doc["figures"]["baseline"] = baselines.figures(doc["baseline"])
+    [found] = _finding(doc)
+    assert "and 1.5x the CPU fio's jobs spent on one, the engine's own path per read is the gap" in found.message
 
 
 def _info(local, data_directory):
