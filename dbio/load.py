@@ -154,8 +154,8 @@ class _Streams:
             engine.prepare_load_session(conn)
             batches = row_batches(job, key_order=record.spec.key_order, seed=job_seed(record.setup_id, job),
                                   filler_bytes=self.filler_bytes, stop=self.stop)
-            timing = engine.load_table(conn, record, job, batches, lambda rows: self.progress.advance(rows * self.page_bytes),
-                                       self.stop.is_set)
+            timing = engine.load_table(conn, record, job, batches,
+                                       lambda rows: self.progress.advance(rows * self.page_bytes), self.stop.is_set)
             with self.lock:
                 self.timings["load"] += timing.load
                 self.timings["index"] += timing.index

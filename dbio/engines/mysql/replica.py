@@ -38,7 +38,8 @@ def source_of(row: dict) -> str:
     return f"{host}:{port}" if port else str(host)
 
 
-def why_not_writable(read_only: str | None, super_read_only: str | None, replicates_from: list[str] | None) -> str | None:
+def why_not_writable(read_only: str | None, super_read_only: str | None,
+                     replicates_from: list[str] | None) -> str | None:
     """Why dbio must not write to this server, or None (pure)."""
     if replicates_from:
         return f"is a replica of {', '.join(sorted(set(replicates_from)))}"
