@@ -64,10 +64,10 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
     if isinstance(writes, dict):
         runs.append(["random writes (scratch file)", f"{writes.get('jobs')} x 1", writes.get("writes_per_s"),
                      writes.get("avg_write_us"), writes.get("p99_write_us"), writes.get("host_cpu_us_per_write"),
-                     writes.get("seconds")])
+                     writes.get("process_cpu_us_per_write"), writes.get("seconds")])
     fio_runs = table("baseline_runs", "fio's runs", ["Run", "Jobs x depth", "Reads/s", "Avg read", "p99 read",
-                                                      "Host CPU/read", "Seconds"],
-                     ["text", "text", "rate", "us", "us", "us", "seconds"], runs)
+                                                      "Host CPU/read", "fio's CPU/read", "Seconds"],
+                     ["text", "text", "rate", "us", "us", "us", "us", "seconds"], runs)
     return {"id": "baseline", "title": "Baseline (raw device, fio)", "tables": [compared, fio_runs],
             "lines": _lines(rec, doc)}
 
@@ -81,7 +81,8 @@ def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
              "deep": f"ceiling ({run.get('engine')})",
              "sequential": f"sequential 1 MiB ({run.get('engine')})"}.get(name, name)
     return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
-            run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("seconds")]
+            run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("process_cpu_us_per_read"),
+            run.get("seconds")]
 
 
 def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:

@@ -381,9 +381,10 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
         return f"the sessions were on a CPU in {100 * counts['CPU'] / samples:.0f}% of samples: the engine's work " \
                "per read, not the device, sets the pace"
     latency, own = value(f, "efficiency_latency"), value(f, "efficiency_reader_cpu")
-    slower = f" each read took {latency:.1f}x fio's time;" if latency is not None else ""
-    work = f" and {own:.1f}x the CPU fio's jobs spent on one," if own is not None else ""
-    return f"neither CPU nor locks stand out in the samples;{slower}{work} the engine's own path per read is the gap"
+    parts = ([f"took {latency:.1f}x fio's time"] if latency is not None else []) + \
+        ([f"cost the sessions {own:.1f}x the CPU fio's jobs spent on one"] if own is not None else [])
+    slower = f" each read {' and '.join(parts)};" if parts else ""
+    return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
 
 
 def not_measured(doc: dict[str, Any]) -> list[dict[str, str]]:

@@ -147,7 +147,8 @@ def test_verdict_database_well_below_the_device_says_why(complete):
     doc["baseline"]["runs"]["sync"]["process_cpu_us_per_read"] = doc["figures"]["cpu"]["db_cpu_us_per_read"] / 1.5
     doc["figures"]["baseline"] = baselines.figures(doc["baseline"])
     [found] = _finding(doc)
-    assert "and 1.5x the CPU fio's jobs spent on one, the engine's own path per read is the gap" in found.message
+    assert "and cost the sessions 1.5x the CPU fio's jobs spent on one; the engine's own path per read is the gap" \
+        in found.message
 
 
 def _info(local, data_directory):
