@@ -87,14 +87,18 @@ class Monitor:
             reading["stat"] = procfs.read_stat()
             if self.local:
                 reading["disks"] = procfs.read_diskstats(self.devices)
-                sessions = procfs.read_pid_cpu(self.session_pids, self.stat_paths)
-                background = procfs.read_pid_cpu(self.background_pids, self.stat_paths)
-                if per_process:
-                    reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
-                    reading["background_cpu"] = {str(k): v for k, v in background.items()}
-                reading["session_cpu_total"] = sum(sessions.values())
-                reading["background_cpu_total"] = sum(background.values())
-                reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids, self.stat_paths).values())
+                # no pids to read (a server whose threads are not its sessions' own): no figure, not a zero
+                if self.session_pids:
+                    sessions = procfs.read_pid_cpu(self.session_pids, self.stat_paths)
+                    background = procfs.read_pid_cpu(self.background_pids, self.stat_paths)
+                    if per_process:
+                        reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
+                        reading["background_cpu"] = {str(k): v for k, v in background.items()}
+                    reading["session_cpu_total"] = sum(sessions.values())
+                    reading["background_cpu_total"] = sum(background.values())
+                if self.overhead_pids:
+                    reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids,
+                                                                           self.stat_paths).values())
         except OSError as exc:
             reading["error"] = f"/proc reading failed: {exc}"
         return reading

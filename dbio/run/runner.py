@@ -181,9 +181,10 @@ class _Coordinator:
     async def _open_monitoring(self) -> None:
         opened = [await r.open_monitoring() for r in self.nodes]
         local = [r.node.info.caps.local for r in self.nodes]
+        own_cpu = [r.node.info.caps.has_backend_cpu for r in self.nodes]  # a session's process or thread is its own
         self.monitor = Monitor(
             [probe for probe, _, _, _ in opened], any(local),
-            [s.pid for r, is_local in zip(self.nodes, local) if is_local for s in r.sessions if s.pid],
+            [s.pid for r, mine in zip(self.nodes, own_cpu) if mine for s in r.sessions if s.pid],
             [pid for _, _, background, _ in opened for pid in background],
             {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])

@@ -235,3 +235,41 @@ def test_a_replica_or_a_read_only_server_is_refused_before_anything_is_written(m
     finally:
         managed.query("SET GLOBAL read_only = OFF", None)
     assert _tables(managed) == before
+
+
+def _restart_with(managed, **changed: str) -> None:
+    """The managed server restarted with its own profile and these settings changed (its start, as dbio's)."""
+    from dbio.engines.mysql.instance import settings
+    from dbio.engines.mysql.instance.managed import MysqlInstance
+    from dbio.engines.mysql.options import InstanceConfig
+
+    instance = MysqlInstance(managed.data_dir)
+    meta = instance.meta()
+    wanted = {**settings.profile(InstanceConfig(data_dir=managed.data_dir, buffer_pool=8 << 20), meta.page_size,
+                                 sessions=2), **changed}
+    instance.stop(quiet=True)
+    instance._start(wanted)
+
+
+def test_a_server_on_a_thread_pool_is_still_this_host_s_and_its_sessions_cpu_is_not_measured(managed):
+    """MariaDB's pool-of-threads serves sessions in turn: the processlist gives no thread of a session's own.
+    The server is still found on this host (its device, the device/engine check), and DB CPU is absent
+    with why, never a pool worker's CPU or a zero."""
+    _restart_with(managed, thread_handling="pool-of-threads")
+    try:
+        assert dbio("setup", *managed.args(*SMALL)).code == 0
+        dsn = f"mysql://root@localhost/dbio?unix_socket={managed.data_dir / 'socket' / 'mysqld.sock'}"
+        done = dbio("run", "--engine", "mysql", "--dsn", dsn, "--results-dir", str(managed.results), *SMALL,
+                    "-t", "2", "--label", "pool")
+        assert done.code == 0, done.text
+        doc = load_result(result_dir(done))
+        caps, cpu = doc["capabilities"], doc["figures"]["cpu"]
+        assert caps["local"] and not caps["has_backend_cpu"]
+        assert {"figure": "DB CPU of the sessions", "why": "the server runs sessions on a pool of threads "
+                "(thread_handling = pool-of-threads): no thread is one session's"} in caps["missing"]
+        assert doc["figures"]["devices"] and doc["figures"]["validity"]["device_to_db_read_ratio"] is not None
+        assert cpu["db_cpu_seconds"] is None and cpu["dbio_monitor_cpu_seconds"] is None
+        assert all(s.get("db_cpu_cores") is None for s in doc["series"])
+        assert cpu["reads_per_host_cpu_second"] > 0
+    finally:
+        _restart_with(managed)

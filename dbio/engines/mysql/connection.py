@@ -23,7 +23,8 @@ class Connection:
     dsn: dsns.Dsn
     thread_id: int  # CONNECTION_ID(): what KILL and the processlist name
     application_name: str
-    os_tid: int | None = None  # the server's OS thread serving it (MariaDB 10.5+: processlist TID)
+    os_tid: int | None = None  # the session's own OS thread in the server (None: the server pools its threads)
+    server_tid: int | None = None  # an OS thread of the server serving it now (where the server runs)
     schema_index: int = 0  # the data table a session works on (init_session)
 
     def query(self, sql: str, args: Any = None) -> list[tuple]:
@@ -65,19 +66,30 @@ def connect(conninfo: str, *, application_name: str, database: bool = True) -> C
         raise connection_error(dsn, exc) from None
     conn = Connection(raw, dsn, raw.thread_id(), application_name)
     conn.execute("SET SESSION time_zone = '+00:00'")  # UNIX_TIMESTAMP() of the server's clock, no DST
-    conn.os_tid = _os_tid(conn)
+    conn.os_tid, conn.server_tid = _threads(conn)
     return conn
 
 
-def _os_tid(conn: Connection) -> int | None:
-    try:
+ONE_THREAD_EACH = ("one-thread-per-connection", "no-threads")  # thread_handling values without a pool
+
+
+def _threads(conn: Connection) -> tuple[int | None, int | None]:
+    """(the session's own OS thread, None when a thread pool serves sessions in turn; the OS thread serving
+    it now, a thread of the server either way)."""
+    try:  # MariaDB's processlist says TID 0 for a session a thread pool serves
         row = conn.one("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
-    except pymysql.err.MySQLError:  # MySQL has no TID column: performance_schema.threads has it
-        try:
-            row = conn.one("SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()")
-        except pymysql.err.MySQLError:
-            return None
-    return int(row[0]) if row and row[0] else None
+        if row and row[0]:
+            return int(row[0]), int(row[0])
+    except pymysql.err.MySQLError:
+        pass  # MySQL has no TID column: performance_schema.threads has the thread
+    try:
+        row = conn.one("SELECT THREAD_OS_ID, @@thread_handling FROM performance_schema.threads "
+                       "WHERE PROCESSLIST_ID = CONNECTION_ID()")
+    except pymysql.err.MySQLError:
+        return None, None
+    if not row or not row[0]:
+        return None, None
+    return (int(row[0]) if str(row[1]) in ONE_THREAD_EACH else None), int(row[0])
 
 
 def connection_error(dsn: dsns.Dsn, exc: BaseException) -> UsageError:
@@ -116,10 +128,10 @@ def kill_query(conn: Connection) -> bool:
 
 def is_local_server(conn: Connection) -> bool:
     """The thread serving conn is one of a mysqld/mariadbd process in our /proc."""
-    if conn.os_tid is None:
+    if conn.server_tid is None:
         return False
     try:
-        status = open(f"/proc/{conn.os_tid}/status").read()
+        status = open(f"/proc/{conn.server_tid}/status").read()
         tgid = next(line.split()[1] for line in status.splitlines() if line.startswith("Tgid:"))
         comm = open(f"/proc/{tgid}/comm").read().strip()
     except (OSError, StopIteration):

@@ -6,7 +6,7 @@ import re
 
 from dbio.engines.base import Capabilities, ServerInfo
 from dbio.engines.mysql import facts, pfs, replica
-from dbio.engines.mysql.connection import Connection, is_local_server
+from dbio.engines.mysql.connection import ONE_THREAD_EACH, Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
 
@@ -74,10 +74,13 @@ def probe(conn: Connection) -> ServerInfo:
     seen = pfs.probe(conn, performance_schema, f"{name} {short}")
     if performance_schema:  # the result records what it did not instrument
         settings[facts.PFS_OFF] = {"setting": pfs.instruments_off(conn), "unit": None, "source": None}
-    missing = _missing(seen, local, counted, f"{name} {short}")
+    pool = facts.setting(settings, "thread_handling")
+    pool = pool if pool and pool not in ONE_THREAD_EACH else None  # sessions served in turn: no thread is one's
+    missing = _missing(seen, local, counted, f"{name} {short}", pool)
     caps = Capabilities(
         engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
-        io_view_has_wal=False, has_backend_cpu=local, can_see_waits=seen.waits, data_directory=data_directory,
+        io_view_has_wal=False, has_backend_cpu=local and not pool, can_see_waits=seen.waits,
+        data_directory=data_directory,
         local=local, direct_io=facts.direct_io(settings), missing=tuple(missing),
         **facts.capability_facts(settings, local=local, data_io_timed=seen.data_io, redo_io_timed=seen.redo_io))
     max_connections = int(facts.setting(settings, "max_connections") or 151)
@@ -90,7 +93,8 @@ def probe(conn: Connection) -> ServerInfo:
                       backend_pid=conn.os_tid or conn.thread_id, identity=identity)
 
 
-def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], server: str) -> list[tuple[str, str]]:
+def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], server: str,
+             pool: str | None = None) -> list[tuple[str, str]]:
     """The figures this server cannot give, each with why (reports list them)."""
     missing = [("checkpoints", "InnoDB's status counters do not count checkpoints"),
                ("I/O by process kind", "InnoDB counts only its page cleaners' writes apart: purge, read-ahead "
@@ -104,6 +108,9 @@ def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], serve
         missing.append(("wait events of the sessions", seen.why_not_waits))
     if "Innodb_os_log_fsyncs" not in counted:
         missing.append(("redo log syncs", f"{server} does not count them in its status"))
+    if local and pool:
+        missing.append(("DB CPU of the sessions", f"the server runs sessions on a pool of threads (thread_handling = "
+                        f"{pool}): no thread is one session's"))
     if not local:
         missing += [("DB CPU of the sessions", "the server is not on this host (or its threads are not visible)"),
                     ("device statistics of the data directory", "the server is not on this host"),
