@@ -57,8 +57,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                      ["text", "rate", "rate", "rate"], rows,
                      ["Raw: fio's O_DIRECT synchronous random reads of the engine's page size, one job per session, "
                       "half right before the database's run and half right after (pooled), host CPU from /proc/stat "
-                      "over its runs; readers' own CPU: the sessions' processes against fio's jobs while they read, which "
-                      "other work on the host does not move."])
+                      "over its runs; readers' own CPU: the sessions' processes against fio's jobs while they read, "
+                      "which other work on the host does not move."])
     runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
     writes = (rec.get("write_side") or {}).get("writes")
     if isinstance(writes, dict):
