@@ -295,7 +295,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("efficiency_reader_cpu", "Readers' own CPU per read, sessions / fio", "ratio", "rate",
            derive=_efficiency("db_cpu_us_per_read", "raw_process_cpu_us_per_read"), section="efficiency",
            how="the sessions' CPU per read / fio's jobs' per read while they read: the work a read costs whoever "
-           "reads, without what else ran on the host", phrase="the sessions' own CPU per read was {:.2f}x fio's", **LOWER),
+           "reads, without what else ran on the host", phrase="the sessions' own CPU per read was {:.2f}x fio's",
+           **LOWER),
     Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
            derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
     # -- the workload's shape (stats/shape.py): micro-transactions, read + write, DSS scans
