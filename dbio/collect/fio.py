@@ -122,17 +122,18 @@ def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, s
         try:
             while True:
                 pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
+                if pid:  # reaped here: Popen must not signal or wait for that pid again
+                    proc.returncode = os.waitstatus_to_exitcode(status)
                     break
                 if time.monotonic() > deadline:
                     raise DbioError(f"fio ({name}) did not finish within {timeout:.0f} s",
                                     "check the storage under test (it may be stalled)")
                 time.sleep(0.05)
         except BaseException:  # a timeout, or Ctrl-C: fio must not outlive dbio's command
-            proc.kill()
-            proc.wait()
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
             raise
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         return (proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
