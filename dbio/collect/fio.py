@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -23,6 +24,7 @@ DEEP_QUEUE = 32  # requests in flight per job of the ceiling run
 SEQ_BLOCK = 1 << 20  # the sequential run's reads: large, as a scan's bandwidth is measured
 SEQ_QUEUE = 8  # its requests in flight (one job): the device's sequential bandwidth, not one read's latency
 EXTRA_SECONDS = 60  # what fio may take beyond its runtime (startup, laying out a scratch file) before dbio gives up
+STOP_SECONDS = 2.0  # what fio may take to end its jobs when dbio stops it
 
 
 def find() -> str:
@@ -117,7 +119,8 @@ def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, s
     """Run argv to its end: exit code, output, error output, and the CPU seconds it and the children it
     reaped used (fio forks a process per job and waits for each: wait4 counts them all)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        # in a process group of its own: fio and the job processes it forks are stopped together
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
         deadline = time.monotonic() + timeout
         try:
             while True:
@@ -129,15 +132,28 @@ def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, s
                     raise DbioError(f"fio ({name}) did not finish within {timeout:.0f} s",
                                     "check the storage under test (it may be stalled)")
                 time.sleep(0.05)
-        except BaseException:  # a timeout, or Ctrl-C: fio must not outlive dbio's command
+        except BaseException:  # a timeout, or Ctrl-C: neither fio nor its jobs may outlive dbio's command
             if proc.returncode is None:
-                proc.kill()
-                proc.wait()
+                _stop_group(proc)
             raise
         out.seek(0)
         err.seek(0)
         return (proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
                 usage.ru_utime + usage.ru_stime)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop fio and every job it forked: SIGTERM (fio ends its jobs), then SIGKILL for what is left. The group's
+    id stays taken while any member lives, so the second signal cannot reach another process."""
+    for sig, wait in ((signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass  # the whole group has ended
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def parse(output: str, side: str = "read") -> dict[str, Any]:

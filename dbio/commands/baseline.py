@@ -20,7 +20,7 @@ from dbio.collect import fio
 from dbio.commands import baseline_writes
 from dbio.config import Config
 from dbio.engines.base import Engine, ServerInfo
-from dbio.errors import DbioError, UsageError
+from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.trust import path_problem
 from dbio.ui import UI
 from dbio.units import format_bytes
@@ -135,7 +135,18 @@ def measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui
             after: bool = False) -> dict[str, Any]:
     """fio's synchronous run at the sessions' concurrency, then its deep-queue run: the record.
     after: the database's run follows and `measure_after` will read again for the other half of the
-    synchronous seconds."""
+    synchronous seconds. Ctrl-C or SIGTERM stops fio and its jobs and ends the command at once."""
+    with stopping.sigterm_as_interrupt() as seen:
+        try:
+            return _measure(tool, place, sessions, seconds, ui, after=after)
+        except KeyboardInterrupt:
+            stopped = Terminated if seen else Interrupted
+            raise stopped(f"{seen[0] if seen else 'Ctrl-C'} during the baseline's fio runs: fio stopped, nothing "
+                          "measured") from None
+
+
+def _measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], ui: UI, *,
+             after: bool = False) -> dict[str, Any]:
     sync_s, deep_s = seconds
     if after and brackets(place):
         sync_s, after_s = halves(sync_s)

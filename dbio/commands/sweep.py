@@ -176,8 +176,9 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
             document.write(directory, doc)
         if doc["status"] == "running":
             doc["status"] = "complete"
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted) as exc:  # Interrupted: a signal between a step's parts (its baseline)
         doc["status"] = "interrupted"
+        stopped_by = "SIGTERM" if isinstance(exc, Terminated) else stopped_by
     except BaseException:
         doc["status"] = "failed"
         raise
@@ -209,6 +210,9 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
         if doc.get("op"):
             return _op_step(directory, doc, step, ui, config, durations, t0)
         outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
+    except Interrupted:
+        step["status"] = "interrupted"
+        raise
     except DbioError as exc:
         step["status"], step["error"] = "failed", str(exc)
         raise

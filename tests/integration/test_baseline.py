@@ -114,3 +114,39 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loade
     assert "raw-curve efficiency" in compared.out and "raw-again efficiency" in compared.out
     runs = dbio("compare", str(directory / "01-t1"), str(directory / "02-t2"))
     assert runs.code == 0 and "Database efficiency (reads/s / raw)" in runs.out and "efficiency " in runs.out
+
+
+@needs_fio
+def test_sigterm_during_fio_stops_fio_and_its_jobs_and_ends_at_once(instance, loaded_db):
+    """fio runs its jobs as processes of its own: a stopped dbio stops them too, before and after the run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.integration.conftest import wait_for
+
+    def fio_pids() -> list[int]:
+        found = subprocess.run(["pgrep", "-f", f"fio --name=dbio-sync.*{instance.data_dir}"], capture_output=True,
+                               text=True).stdout.split()
+        return [int(p) for p in found]
+
+    args = instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "60s", "--baseline", "--label", "stopped")
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(fio_pids()) >= 3, timeout=60, what="fio and its 2 jobs")  # fio and its forked jobs
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        assert time.monotonic() - t0 < 5 and proc.returncode == 143, (out, err)
+        assert "SIGTERM during the baseline's fio runs: fio stopped, nothing measured" in err
+        time.sleep(0.3)
+        assert fio_pids() == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        for pid in fio_pids():
+            os.kill(pid, signal.SIGKILL)

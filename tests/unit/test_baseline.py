@@ -259,13 +259,14 @@ def test_a_program_s_cpu_counts_the_children_it_reaped_and_a_timeout_ends_it(tmp
     assert (code, out.strip(), err) == (0, "done", "")
     assert 0.6 <= cpu < 3.0  # both processes' 0.3 s, and the interpreters' start
     began = time.monotonic()
-    marker = tmp_path / "still-running"
+    parent, job = tmp_path / "parent-still-running", tmp_path / "job-still-running"
+    forks = (f"import os, time\nif os.fork() == 0:\n    time.sleep(2); open({str(job)!r}, 'w'); os._exit(0)\n"
+             f"time.sleep(2); open({str(parent)!r}, 'w')\n")  # as fio and a job it forked
     with pytest.raises(DbioError, match=r"fio \(slow\) did not finish within 1 s"):
-        fio.run_counting_cpu([sys.executable, "-c", f"import time; time.sleep(2); open({str(marker)!r}, 'w')"],
-                             1, "slow")
+        fio.run_counting_cpu([sys.executable, "-c", forks], 1, "slow")
     assert time.monotonic() - began < 2.5
-    time.sleep(1.5)  # past the 2 s it would have slept
-    assert not marker.exists()  # killed, not left to run on
+    time.sleep(1.5)  # past the 2 s they would have slept
+    assert not parent.exists() and not job.exists()  # both stopped, none left to run on
 
 
 def test_verdict_a_device_that_changed_speed_during_the_run(complete):
