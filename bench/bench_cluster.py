@@ -30,9 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dbio.collect import procfs
 from dbio.stats import catalogue  # the figures as the result declares them
 
-from benchkit import DBIO, REPO, HostBusy, RESULTS, dbio, destroy, fresh_directory, heading, now, result_of
+from benchkit import DBIO, REPO, RESULTS, dbio, destroy, fresh_directory, heading, now, result_of
 
 SHARED = ["--shared-buffers", "128MiB"]
 STRATEGIES = {"copy": [], "stream": ["--wal-level", "replica"]}
@@ -53,7 +54,7 @@ def timed_setup(base: Path, name: str, scale: str, extra: list[str]) -> dict[str
     data_dir = base / name
     place = ["--data-dir", str(data_dir), *SHARED]
     dbio("instance", "init", *place, "--standbys", "2", *extra)
-    cpu, written, started = HostBusy(), disk_written_bytes(), time.monotonic()
+    cpu, written, started = procfs.HostBusy(), disk_written_bytes(), time.monotonic()
     proc = dbio("setup", *place, "--scale", scale, "--scan-table-size", "0", *extra)
     row = {"seconds": time.monotonic() - started, "host_cpu_seconds": cpu.seconds(),
            "written_bytes": disk_written_bytes() - written}

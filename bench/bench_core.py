@@ -24,7 +24,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchkit import HostBusy, dbio, destroy, fresh_directory, heading, machine, now, result_of, standard_options
+from dbio.collect import procfs
+
+from benchkit import dbio, destroy, fresh_directory, heading, machine, now, result_of, standard_options
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -44,7 +46,7 @@ def ensure_fio() -> str:
 
 
 def run_fio(fio: str, files: list[Path], jobs: int, seconds: int) -> dict:
-    busy = HostBusy()
+    busy = procfs.HostBusy()
     proc = sh([fio, "--name=randread", "--filename=" + ":".join(str(f) for f in files), "--readonly",
                "--rw=randread", "--bs=8k",
                "--direct=1", "--ioengine=psync", f"--numjobs={jobs}", "--time_based", f"--runtime={seconds}",

@@ -36,7 +36,7 @@ from dbio.collect import host, procfs
 from dbio.stats import catalogue
 
 import scratch_mariadbd
-from benchkit import DBIO, HostBusy, dbio, fresh_directory, heading, now, result_of
+from benchkit import DBIO, dbio, fresh_directory, heading, now, result_of
 
 FIGURES = ("reads_per_s", "raw_reads_per_s", "efficiency_reads", "efficiency_cpu", "efficiency_reader_cpu",
            "reads_per_host_cpu_second",
@@ -78,7 +78,7 @@ class Sysbench:
         """sysbench's own rate, the engine's and the device's reads and the host's CPU over its run."""
         subprocess.run(self.base + [f"--threads={threads}", "--time=3", "run"], capture_output=True)  # warm-up
         engine = self.data_reads()
-        disks, cpu, began = procfs.read_diskstats(self.devices), HostBusy(), time.time()
+        disks, cpu, began = procfs.read_diskstats(self.devices), procfs.HostBusy(), time.time()
         done = subprocess.run(self.base + [f"--threads={threads}", f"--time={self.seconds}", "run"],
                               capture_output=True, text=True)
         elapsed = time.time() - began

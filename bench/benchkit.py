@@ -8,7 +8,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,23 +23,6 @@ def fresh_directory(base: Path) -> Path:
     base.mkdir(parents=True)
     base.chmod(0o755)  # the unprivileged server user must reach the instance below it
     return base
-
-
-class HostBusy:
-    """Host CPU busy seconds from construction to .seconds(), as dbio counts them (stats/host_cpu.py):
-    elapsed CPU time less idle, I/O wait and steal, so a bench's fio or sysbench side and dbio's
-    results count the same way (the tick alone misses short bursts)."""
-
-    def __init__(self) -> None:
-        from dbio.collect import procfs
-
-        self._procfs = procfs
-        self._stat, self._began = procfs.read_stat(), time.monotonic()
-
-    def seconds(self) -> float:
-        end, elapsed = self._procfs.read_stat(), time.monotonic() - self._began
-        delta = {k: end[k] - v for k, v in self._stat.items()}
-        return self._procfs.busy_seconds(delta, elapsed, os.cpu_count() or 1)
 
 
 def now() -> str:

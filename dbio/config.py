@@ -77,7 +77,7 @@ class WorkloadConfig:
     @property
     def data_bytes(self) -> int:
         """Active data set of a run: every schema's table, its rows counted as 8 KiB blocks."""
-        return self.scale * self.schemas * units.BLOCK_SIZE
+        return self.table_bytes(units.BLOCK_SIZE)
 
     def table_bytes(self, page_bytes: int) -> int:
         """Every schema's table where each row takes a page of page_bytes (the engine's: InnoDB's

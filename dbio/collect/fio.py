@@ -95,9 +95,9 @@ def run(path: str, job: Job) -> dict[str, Any]:
     compared with), the host's busy CPU seconds over its run less fio's own starting and stopping
     (at a few tenths of a CPU second, a large share of a run of seconds), and its exact options."""
     options = job.options()
-    before, started, t0 = procfs.read_stat(), time.time(), time.monotonic()
+    host, started = procfs.HostBusy(), time.time()
     code, out, err, fio_cpu = run_counting_cpu([path, *options], job.seconds + EXTRA_SECONDS, job.name)
-    ended, after, t1 = time.time(), procfs.read_stat(), time.monotonic()
+    busy, ended = host.seconds(), time.time()
     if code != 0:
         first = (err.strip() or out.strip() or "no message").splitlines()[0]
         raise DbioError(f"fio ({job.name}) failed: {first}", "run the recorded options by hand to see why")
@@ -105,7 +105,6 @@ def run(path: str, job: Job) -> dict[str, Any]:
     figures = parse(out, side)
     reading = figures["fio_cpu_pct"] / 100 * (figures.get("job_seconds") or figures["seconds"] * job.jobs)
     outside = max(0.0, fio_cpu - reading)
-    busy = procfs.busy_seconds({k: after.get(k, 0.0) - v for k, v in before.items()}, t1 - t0, os.cpu_count() or 1)
     busy = max(0.0, busy - outside)
     done_ios = figures[f"{side}s"]
     return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,18 @@ def parse_pid_stat(text: str) -> tuple[float, float]:
 
 def read_stat() -> dict[str, float]:
     return parse_stat(Path("/proc/stat").read_text())
+
+
+class HostBusy:
+    """The host's busy CPU seconds from construction to .seconds() (busy_seconds over the span): fio's
+    runs and the benches' peers are counted as dbio counts a run's window."""
+
+    def __init__(self) -> None:
+        self._stat, self._began = read_stat(), time.monotonic()
+
+    def seconds(self) -> float:
+        end, elapsed = read_stat(), time.monotonic() - self._began
+        return busy_seconds({k: end.get(k, 0.0) - v for k, v in self._stat.items()}, elapsed, os.cpu_count() or 1)
 
 
 def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:

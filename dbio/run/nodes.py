@@ -142,7 +142,7 @@ class NodeRun:
         await engine.prepare_monitor(self.monitor_conn)
         pids = [s.pid for s in self.sessions if s.pid]
         background, overhead = [], []
-        if node.info.caps.local and node.info.caps.has_backend_cpu:  # each session has a process (or thread) of its own
+        if node.info.caps.has_backend_cpu:  # on this host, each session with a process (or thread) of its own
             background = await engine.background_pids(self.monitor_conn, pids)
             overhead = [await engine.backend_pid(c) for c in (self.monitor_conn, self.wait_conn)]
         probe = NodeProbe(node.name, engine, self.monitor_conn, node.info, self.run_id)
