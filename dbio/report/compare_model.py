@@ -22,6 +22,9 @@ FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "wri
                             "select_p50_us", "select_p99_us", "select_p99_9_us", "reads_per_host_cpu_second",
                             "db_cpu_us_per_read", "host_busy_pct")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
+# Compared too when every result measured them (older results did not): a latency that differs by the
+# sessions' wait for a CPU differs by the host's CPUs, not its storage.
+MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read")
 # Compared too when every result has a raw-device baseline (run --baseline).
 EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
                                "efficiency_reader_cpu")
@@ -94,7 +97,10 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         columns += [name, "delta", "delta %", "verdict"]
         kinds += ["mixed", "mixed", "delta_pct", "text"]
     rows = []
-    for fig in FIGURES + (EFFICIENCY if _all_have_baseline(doc for _, doc in named) else ()):
+    measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(figures_of(doc)) is not None for _, doc in named))
+    at = FIGURES.index(LATENCY) + 1  # beside the latency it is part of
+    shown = FIGURES[:at] + measured + FIGURES[at:]
+    for fig in shown + (EFFICIENCY if _all_have_baseline(doc for _, doc in named) else ()):
         row = [fig.label, {"value": fig.value(figures_of(base)), "kind": fig.kind}]
         for _, doc in named[1:]:
             change = fig.change(figures_of(base), figures_of(doc))

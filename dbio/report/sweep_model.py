@@ -20,11 +20,13 @@ FORMAT = "dbio-sweep-report"
 # The figures a step's row carries (keyed by catalogue name), and those its summary table shows.
 STEP_FIGURES = ("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us", "select_mean_us",
                 "host_busy_pct", "reads_per_db_cpu_second", "window_seconds", "raw_reads_per_s", "raw_avg_read_us",
-                "efficiency_reads", "total_requests_per_s")
+                "efficiency_reads", "total_requests_per_s", "cpu_wait_us_per_read")
 SUMMARY = catalogue.figures("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us",
                             "host_busy_pct", "reads_per_db_cpu_second")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")
 RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's columns when steps had --baseline
+# After the average read when steps measured it: how much of a read's time rising sessions spent queued for a CPU.
+CPU_WAIT = catalogue.figure("cpu_wait_us_per_read")
 
 
 def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
@@ -67,6 +69,7 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
+                          "cpu_wait_us": r["cpu_wait_us_per_read"],
                           "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
@@ -80,7 +83,8 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
     gain = doc.get("knee_gain", knee_math.DEFAULT_GAIN)
     lines = []
     for curve in curve_list:
-        points = [knee_math.Point(p["x"], p["iops"], p["latency_us"]) for p in curve["points"] if p["x"]]
+        points = [knee_math.Point(p["x"], p["iops"], p["latency_us"], p["cpu_wait_us"]) for p in curve["points"]
+                  if p["x"]]
         found = knee_math.find(points, gain)
         prefix = f"{curve['label']}: " if curve["label"] != "all steps" else ""
         if found:
@@ -175,11 +179,17 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
 def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One row per step: the knobs it varied (sessions apart), its sessions and its summary figures."""
     knob_cols = [key for key, _ in doc.get("vary") or [] if key != "threads_per_schema"]
-    shown = SUMMARY + (RAW if any(r["raw_reads_per_s"] is not None for r in rows) else ())
+    raw = any(r["raw_reads_per_s"] is not None for r in rows)
+    shown = SUMMARY + (RAW if raw else ())
+    notes = ["Raw reads/s: fio's synchronous 8 KiB random reads of the same files right before the step, one job "
+             "per session; Efficiency: the database's reads/s / raw."] if raw else []
+    if any(r[CPU_WAIT.name] is not None for r in rows):
+        at = shown.index(LATENCY) + 1
+        shown = shown[:at] + (CPU_WAIT,) + shown[at:]
+        notes.append("CPU wait/read: the sessions' time ready to run but queued for a CPU, per physical read: the "
+                     "part of the average read this host's CPUs added.")
     summary_rows = [[r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"],
                      *[r[fig.name] for fig in shown], r["status"]] for r in rows]
-    notes = ["Raw reads/s: fio's synchronous 8 KiB random reads of the same files right before the step, one job "
-             "per session; Efficiency: the database's reads/s / raw."] if len(shown) > len(SUMMARY) else []
     return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[_heading(fig) for fig in shown], "Status"],
                  ["text"] * (1 + len(knob_cols)) + ["count", *[fig.kind for fig in shown], "text"], summary_rows, notes)
 

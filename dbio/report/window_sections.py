@@ -103,10 +103,17 @@ def _backend_row(btype: str, figures: dict[str, Any]) -> list[Any]:
 
 
 def latency(f: dict[str, Any]) -> dict[str, Any]:
+    rows = [[label, value(f, name)] for label, name in READ_LATENCY]
+    notes = ["Time the process waited for the read, as the engine timed it; a device's own service time is in the "
+             "Device table."]
+    cpu_wait = value(f, "cpu_wait_us_per_read")
+    if cpu_wait is not None:  # measured where the server runs on this host (an older result has none)
+        rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
+        notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
+                     "physical read; a session woken by its read's completion waits there before the engine's "
+                     "timing of the read ends.")
     averages = table("latency_averages", "Average I/O latency (from the engine's I/O timing)",
-                     ["", "Average"], ["text", "us"], [[label, value(f, name)] for label, name in READ_LATENCY],
-                     ["Time the process waited for the read, as the engine timed it; a device's own service "
-                      "time is in the Device table."])
+                     ["", "Average"], ["text", "us"], rows, notes)
     kinds = catalogue.statement_latency(f)
     columns = catalogue.STATEMENT_FIGURES
     stats_rows = [[catalogue.STATEMENT_LABELS.get(kind, kind), *[c.value(s) for c in columns]]
@@ -166,6 +173,8 @@ def cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
         fig = figure(name)
         rows.append([label or fig.label, {"value": fig.value(f) if local or not local_only else None,
                                           "kind": fig.kind}])
+    if value(f, "cpu_wait_pct") is not None:  # an older result, or a remote server: not measured, no row
+        rows.insert(2, [figure("cpu_wait_pct").label, {"value": value(f, "cpu_wait_pct"), "kind": "pct"}])
     tables.append(table("cpu_cost", "What a read costs", ["", "Value"], ["text", "mixed"], rows))
     return {"id": "cpu", "title": "CPU", "tables": tables, "charts": ["cpu"]}
 

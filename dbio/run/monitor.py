@@ -94,6 +94,10 @@ class Monitor:
                     if per_process:
                         reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
                         reading["background_cpu"] = {str(k): v for k, v in background.items()}
+                        # the window's ends only: what the sessions waited for a CPU (absent: no schedstat)
+                        waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths)
+                        if waited:
+                            reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
                     reading["session_cpu_total"] = sum(sessions.values())
                     reading["background_cpu_total"] = sum(background.values())
                 if self.overhead_pids:

@@ -237,6 +237,13 @@ FIGURES: tuple[Figure, ...] = (
          "rate", short="Reads/DB-CPU-s", **HIGHER),
     _fig("db_cpu_us_per_read", "cpu.db_cpu_us_per_read", "DB CPU per read", "us", "us",
          "the sessions' CPU seconds / physical reads", **LOWER),
+    _fig("cpu_wait_seconds", "cpu.cpu_wait_seconds", "Sessions' wait for a CPU, seconds", "s", "seconds",
+         "time the sessions were ready to run but waited on a run queue (/proc/<pid>/schedstat)"),
+    _fig("cpu_wait_us_per_read", "cpu.cpu_wait_us_per_read", "Wait for a CPU per read (sessions)", "us", "us",
+         "the sessions' run-queue wait / physical reads: a session woken by its read's completion waits there "
+         "before it goes on, so the engine's timed reads include most of it", short="CPU wait/read", **LOWER),
+    _fig("cpu_wait_pct", "cpu.cpu_wait_pct", "Sessions' time waiting for a CPU", "%", "pct",
+         "the sessions' run-queue wait / their time in the window", compare=POINTS, **LOWER),
     _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",
          "rate", **HIGHER),
     # -- validity: does the window measure storage

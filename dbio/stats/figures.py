@@ -185,6 +185,7 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
         out["host"] = None
         out["reads_per_host_cpu_second"] = None
     db_cpu = _cpu_delta(ob.get("session_cpu"), oe.get("session_cpu"))
+    out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"), reads, _elapsed(ob, oe) or s))
     bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
     client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
     monitor_cpu = delta(ob.get("monitor_cpu_total"), oe.get("monitor_cpu_total"))
@@ -206,6 +207,19 @@ def _elapsed(begin: dict[str, Any], end: dict[str, Any]) -> float | None:
     if begin.get("t") is None or end.get("t") is None or end["t"] <= begin["t"]:
         return None
     return end["t"] - begin["t"]
+
+
+def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, reads: float | None,
+              seconds: float) -> dict[str, Any]:
+    """What the sessions waited for a CPU, ready to run (/proc schedstat run delay); None when not read
+    (an older result, a remote server, a kernel without schedstat). Per read, as DB CPU is; and as a
+    share of the time of the sessions seen at both ends."""
+    waited = _cpu_delta(begin, end)
+    sessions = len(set(begin or {}) & set(end or {}))
+    return {"cpu_wait_seconds": waited,
+            "cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads,
+            "cpu_wait_pct": None if waited is None or not sessions or seconds <= 0 else
+            100.0 * waited / (sessions * seconds)}
 
 
 def _cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 DEFAULT_GAIN = 0.10  # more sessions must add at least 10% of throughput to be worth it
+CPU_SHARE_OF_RISE = 0.5  # the sessions' wait for a CPU was at least half of the read latency's rise at the knee
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,7 @@ class Point:
     sessions: int
     iops: float
     latency_us: float | None
+    cpu_wait_us: float | None = None  # of each read's latency, the session's wait for a CPU (when measured)
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,19 @@ class Knee:
         if read_latency and self.in_flight is not None:
             text += (f" (Little's law at {self.next.sessions} sessions: {self.next.iops:,.0f}/s x "
                      f"{self.next.latency_us:,.0f} us = {self.in_flight:.1f} in flight)")
+        if read_latency:
+            text += self._cpu_share()
         return text
+
+    def _cpu_share(self) -> str:
+        """How much of the read latency's rise was the sessions queueing for a CPU, when both steps measured it."""
+        a, b = self.after, self.next
+        if None in (a.cpu_wait_us, b.cpu_wait_us, a.latency_us, b.latency_us) or b.latency_us <= a.latency_us:
+            return ""
+        rise, waited = b.latency_us - a.latency_us, max(0.0, b.cpu_wait_us - a.cpu_wait_us)
+        text = f"; {waited:,.0f} us of the read latency's {rise:+,.0f} us was waiting for a CPU"
+        return text + (": this host's CPUs, not the storage, set the knee" if waited >= CPU_SHARE_OF_RISE * rise
+                       else "")
 
 
 def find(points: Sequence[Point], gain: float = DEFAULT_GAIN) -> Knee | None:

@@ -41,6 +41,11 @@ def test_single_schema_read_only(instance, loaded_db):
     assert 1.5 < f["window_seconds"] < 3.0
     assert f["latency"]["avg_read_us"] > 0
     assert f["latency"]["statements"]["select"]["count"] == totals["selects"]
+    # each session's wait for a CPU (/proc schedstat) at both ends of the window, per read and as a share
+    waited = [doc["snapshots"][end]["os"]["session_run_delay"] for end in ("begin", "end")]
+    assert len(waited[0]) == len(waited[1]) == 2 and all(waited[1][p] >= waited[0][p] for p in waited[0])
+    assert f["cpu"]["cpu_wait_seconds"] == pytest.approx(sum(waited[1][p] - waited[0][p] for p in waited[0]))
+    assert f["cpu"]["cpu_wait_us_per_read"] >= 0 and 0 <= f["cpu"]["cpu_wait_pct"] <= 100
     caps = doc["capabilities"]
     assert caps["direct_io"] and caps["local"]
     # the facts PostgreSQL's probe declares, which reports and verdicts word themselves with

@@ -6,7 +6,7 @@ import pytest
 
 from dbio import report
 from dbio.report import compare_model
-from dbio.stats import compare
+from dbio.stats import catalogue, compare
 from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -58,6 +58,18 @@ def test_compare_model_puts_differences_first_and_judges_noise():
     assert reads[4] == pytest.approx(-50.0)
     assert reads[5] == "too few samples"  # 5 intervals: not enough to tell noise from a difference
     assert "b vs a: reads/s -50.0%" in model["headline_text"]
+
+
+def test_the_wait_for_a_cpu_is_compared_beside_the_latency_when_every_result_measured_it():
+    a, b = load("complete"), copy.deepcopy(load("complete"))
+    labels = [r[0] for r in compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]]
+    assert "Wait for a CPU per read (sessions)" not in labels  # recorded before it was measured
+    a["figures"]["cpu"]["cpu_wait_us_per_read"], b["figures"]["cpu"]["cpu_wait_us_per_read"] = 20.0, 50.0
+    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    labels = [r[0] for r in rows]
+    at = labels.index("Wait for a CPU per read (sessions)")
+    assert labels[at - 1] == catalogue.figure("avg_read_us").label
+    assert rows[at][4] == pytest.approx(150.0)  # +150%
 
 
 def test_compare_renders_in_every_format():

@@ -87,6 +87,20 @@ def test_cpu_per_read_uses_session_cpu(doc):
     assert 0 <= f["cpu"]["host"]["busy_pct"] <= 100
 
 
+def test_the_sessions_wait_for_a_cpu_is_per_read_and_a_share_of_their_time(doc):
+    w = copy.deepcopy(window_of(doc))
+    assert figures.derive(w)["cpu"]["cpu_wait_us_per_read"] is None  # recorded before it was read: not measured
+    pids = list(w["os_end"]["session_cpu"])
+    w["os_begin"]["session_run_delay"] = {pid: 1.0 for pid in pids}
+    w["os_end"]["session_run_delay"] = {pid: 1.25 for pid in pids} | {"999999": 5.0}  # a session only at the end
+    f = figures.derive(w)["cpu"]
+    reads = w["engine_end"]["data"]["reads"] - w["engine_begin"]["data"]["reads"]
+    elapsed = w["os_end"]["t"] - w["os_begin"]["t"]
+    assert f["cpu_wait_seconds"] == pytest.approx(0.25 * len(pids))
+    assert f["cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.25 * len(pids) / reads)
+    assert f["cpu_wait_pct"] == pytest.approx(100 * 0.25 / elapsed)
+
+
 def test_direct_io_run_reads_reach_the_device(doc):
     f = figures.derive(window_of(doc))
     assert f["validity"]["device_to_db_read_ratio"] == pytest.approx(1.0, abs=0.03)

@@ -6,6 +6,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from dbio.collect import procfs
 
 
@@ -60,3 +62,30 @@ def test_a_server_threads_cpu_is_its_own_not_its_processes():
 def test_a_process_that_ended_is_left_out():
     paths: dict = {}
     assert procfs.read_pid_cpu([2 ** 22 + 12345], paths) == {}  # above any pid_max: no such process
+
+
+def test_run_delay_is_parsed_from_schedstat():
+    assert procfs.parse_schedstat("106278 84319 2\n") == pytest.approx(84319e-9)
+
+
+def test_processes_sharing_one_cpu_wait_for_it_and_a_sleeper_does_not():
+    """Two processes that each need 0.3 s of CPU on one CPU: each waits for the other's turn."""
+    children = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # pinned to one CPU, burns, leaves without running the parent's cleanup
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+            burn(0.3)
+            os._exit(0)
+        children.append(pid)
+    sleeper = os.fork()
+    if sleeper == 0:
+        time.sleep(0.8)
+        os._exit(0)
+    time.sleep(0.4)
+    waited = procfs.read_pid_run_delay([*children, sleeper])
+    for pid in (*children, sleeper):
+        os.waitpid(pid, 0)
+    assert set(waited) == {*children, sleeper}
+    assert all(waited[pid] >= 0.1 for pid in children), waited
+    assert waited[sleeper] < 0.05, waited

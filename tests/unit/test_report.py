@@ -81,6 +81,15 @@ def test_text_and_html_carry_the_same_figures():
         assert figure in text and figure in html
 
 
+def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_measured():
+    doc = load("complete")
+    assert "waiting for a CPU" not in report.render(doc, "text")  # recorded before it was read
+    doc["figures"]["cpu"].update(cpu_wait_us_per_read=61.4, cpu_wait_pct=23.5)
+    text = report.render(doc, "text")
+    assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +61 us\n", text)
+    assert re.search(r"\n  Sessions' time waiting for a CPU +23\.5%\n", text)
+
+
 def test_model_per_statement_and_per_transaction_follow_per_second():
     doc = load("complete")
     m = report_model.build(doc)

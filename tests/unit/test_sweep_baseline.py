@@ -93,3 +93,15 @@ def test_compare_sweeps_adds_efficiency_columns_when_both_have_baselines(complet
     bare, bare_steps = sweep_of(complete, raw_reads=(None, None))
     model = compare_model.build_sweeps([("one", one, one_steps), ("bare", bare, bare_steps)])
     assert "efficiency" not in " ".join(model["sections"][0]["tables"][0]["columns"])
+
+
+def test_a_sweep_whose_steps_measured_the_wait_for_a_cpu_shows_it_after_the_average_read(complete):
+    doc, steps = sweep_of(complete, raw_reads=(None, None))
+    summary = next(s for s in sweep_model.build(doc, steps)["sections"] if s["id"] == "summary")["tables"][0]
+    assert "CPU wait/read" not in summary["columns"]  # recorded before it was measured
+    for i, step in enumerate(steps.values()):
+        step["figures"]["cpu"]["cpu_wait_us_per_read"] = 10.0 + 50 * i
+    summary = next(s for s in sweep_model.build(doc, steps)["sections"] if s["id"] == "summary")["tables"][0]
+    at = summary["columns"].index("CPU wait/read")
+    assert summary["columns"][at - 1] == catalogue.figure("avg_read_us").short
+    assert [row[at] for row in summary["rows"]] == [10.0, 60.0]

@@ -107,6 +107,20 @@ def test_sessions_queue_for_cpu(doc):
     assert "cpu_queue" not in codes(doc)  # no more sessions than CPUs
 
 
+def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
+    cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
+    doc["config"]["workload"]["sessions"] = 16
+    doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}  # sampled: 8 sessions a CPU
+    cpu["cpu_wait_us_per_read"] = 0.09 * avg
+    found = codes(doc)
+    assert "cpu_wait" not in found  # under a tenth of the read
+    assert "cpu_queue" not in found  # measured: the sampled rule gives way
+    cpu["cpu_wait_us_per_read"] = 0.6 * avg
+    f = codes(doc)["cpu_wait"]
+    assert f.level == "warning" and f.figure == "cpu.cpu_wait_us_per_read" and f.value == pytest.approx(0.6 * avg)
+    assert f"waited {0.6 * avg:,.0f} us a read for a CPU" in f.message and f"{avg:,.0f} us the engine timed" in f.message
+
+
 def test_checkpoint(doc):
     norm = doc["normalized"]
     norm["end"]["checkpoints"] = dict(norm["begin"]["checkpoints"])
