@@ -146,8 +146,14 @@ def events(doc: dict[str, Any]) -> dict[str, Any]:
     counted = f" ({samples:,} samples of all sessions)" if samples else ""
     note = (f"Each session's state sampled every {interval:g} s{counted}; "
             "CPU means running or waiting to run, Client means between two slices of the loop.") if interval else ""
+    notes = [note]
+    waited = value(catalogue.figures_of(doc), "cpu_wait_pct")
+    if waited is not None:  # measured: the samples cannot show it (see the Latency table)
+        notes.append(f"The sessions waited for a CPU {waited:.1f}% of their time (/proc schedstat). A session woken "
+                     "by its read's completion keeps the read's wait event until it runs again, so the I/O events "
+                     "here include that wait.")
     return {"id": "events", "title": "Top Events", "tables": [table(
-        "top_events", "", ["Event", "Samples", "% of session time"], ["text", "count", "pct"], rows, [note])],
+        "top_events", "", ["Event", "Samples", "% of session time"], ["text", "count", "pct"], rows, notes)],
         "charts": ["events"]}
 
 

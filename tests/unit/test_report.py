@@ -88,6 +88,8 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     text = report.render(doc, "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +61 us\n", text)
     assert re.search(r"\n  Sessions' time waiting for a CPU +23\.5%\n", text)
+    events = text.split("Top Events")[1].split("\nCPU\n")[0]
+    assert "(The sessions waited for a CPU 23.5% of their time (/proc schedstat)." in events
 
 
 def test_model_per_statement_and_per_transaction_follow_per_second():
