@@ -390,6 +390,10 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     if busy is not None and busy >= CPU_BOUND_PCT:
         cost = f", each read cost {cpu:.1f}x fio's host CPU" if cpu is not None else ""
         return f"CPU-bound: the host's CPU was {busy:.0f}% busy{cost}"
+    waited, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
+    if waited is not None and avg and waited >= CPU_WAIT_SHARE_LIMIT * avg:  # measured: the samples show it as I/O
+        return (f"CPU-queued: the sessions waited {waited:,.0f} us a read for a CPU, of the {avg:,.0f} us the engine "
+                f"timed per read ({value(f, 'cpu_wait_pct'):.0f}% of their time)")
     if samples and sum(other.values()) / samples >= OTHER_WAITS_SHARE:
         top = max(other, key=lambda k: other[k])
         return (f"lock-bound: {100 * sum(other.values()) / samples:.0f}% of the sessions' samples waited on neither "

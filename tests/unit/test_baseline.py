@@ -149,6 +149,12 @@ def test_verdict_database_well_below_the_device_says_why(complete):
     [found] = _finding(doc)
     assert "and cost the sessions 1.5x the CPU fio's jobs spent on one; the engine's own path per read is the gap" \
         in found.message
+    # measured: the sessions queued for a CPU, which their wait samples count as the read's I/O event
+    avg = doc["figures"]["latency"]["avg_read_us"]
+    doc["figures"]["cpu"].update(cpu_wait_us_per_read=0.4 * avg, cpu_wait_pct=31.0)
+    [found] = _finding(doc)
+    assert found.message.endswith(f"CPU-queued: the sessions waited {0.4 * avg:,.0f} us a read for a CPU, of the "
+                                  f"{avg:,.0f} us the engine timed per read (31% of their time)")
 
 
 def _info(local, data_directory):
