@@ -268,6 +268,8 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
                         marker="o", ms=3, label=line["label"])
         _raw_curve(ax, line, "raw_latency_us", drawn[0].get_color())
+        # the part of each read the sessions spent queued for a CPU: how much of the rise is the host's
+        _companion(ax, line, "cpu_wait_us", drawn[0].get_color(), "of which waiting for a CPU", ":", ".")
     _sweep_x(ax, curves)
     ax.set_ylabel("microseconds")
     ax.set_ylim(bottom=0)
@@ -296,10 +298,15 @@ def sweep_latency_vs_iops(curves: dict[str, Any] | None) -> str | None:
 
 def _raw_curve(ax: Any, line: dict[str, Any], key: str, color: str) -> None:
     """fio's figure at each step's sessions (sweep --baseline), dashed in the database curve's colour."""
+    _companion(ax, line, key, color, "raw (fio)", "--", "x")
+
+
+def _companion(ax: Any, line: dict[str, Any], key: str, color: str, what: str, style: str, marker: str) -> None:
+    """Another figure of the same steps, in the database curve's colour, where the steps have it."""
     points = [p for p in line["points"] if p.get(key) is not None]
     if points:
-        ax.plot([p["x"] for p in points], [p[key] for p in points], linestyle="--", marker="x", ms=3, color=color,
-                label=f"{line['label']}: raw (fio)")
+        ax.plot([p["x"] for p in points], [p[key] for p in points], linestyle=style, marker=marker, ms=3,
+                color=color, label=f"{line['label']}: {what}")
 
 
 def _sweep_x(ax: Any, curves: dict[str, Any]) -> None:
