@@ -60,6 +60,49 @@ def parse_pid_stat(text: str) -> tuple[float, float]:
     return int(rest[11]) / CLK_TCK, int(rest[12]) / CLK_TCK
 
 
+def parse_tree_stat(text: str) -> tuple[int, float, float]:
+    """(parent pid, own CPU seconds, CPU seconds of its children it has reaped) of one process from
+    /proc/<pid>/stat (pure): a child's CPU moves into its parent's account when the parent waits for it."""
+    rest = text.rsplit(")", 1)[1].split()
+    return int(rest[1]), (int(rest[11]) + int(rest[12])) / CLK_TCK, (int(rest[13]) + int(rest[14])) / CLK_TCK
+
+
+def server_roots(session_ids: list[int]) -> list[int]:
+    """The server processes the sessions belong to: the process of a session that is a thread of it (a MySQL
+    server), the parent of a session that is a process of its own (a PostgreSQL backend's postmaster). Never
+    init: a session with no server parent gives none."""
+    roots = set()
+    for pid in session_ids:
+        try:
+            fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                          if ":" in line)
+        except OSError:
+            continue
+        tgid, ppid = int(fields["Tgid"]), int(fields["PPid"])
+        roots.add(tgid if tgid != pid else ppid)
+    return sorted(r for r in roots if r > 1)
+
+
+def read_tree_cpu(root: int) -> float | None:
+    """CPU seconds of a server process and its children, those alive and those that ended (parallel workers
+    come and go): its own, its reaped children's, and each live child's own. None when it is gone."""
+    try:
+        _, own, reaped = parse_tree_stat(Path(f"/proc/{root}/stat").read_text())
+    except (OSError, IndexError, ValueError):
+        return None
+    total = own + reaped
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent, child, _ = parse_tree_stat(Path(entry.path, "stat").read_text())
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile: its parent has it now, or will
+        if parent == root:
+            total += child
+    return total
+
+
 def read_stat() -> dict[str, float]:
     return parse_stat(Path("/proc/stat").read_text())
 

@@ -47,6 +47,11 @@ DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
+# The host's busy CPU used by neither the database servers nor dbio: the kernel's own threads and interrupts
+# take a few percent on a quiet host (6% in a 2-session run on a 2-CPU VM); beyond this share, and beyond a
+# floor in CPUs that keeps a nearly idle host's noise out, other work shared the window.
+OTHER_CPU_LIMIT = 15.0  # % of the host's busy CPU
+OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 
 
 def findings(doc: dict[str, Any]) -> list[Finding]:
@@ -222,6 +227,21 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
     return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
                                            "include their I/O", "other_read_share_pct", shares["read"])
+
+
+def other_cpu(doc: dict[str, Any]) -> Finding | None:
+    """Work outside the database server and dbio used the host's CPUs in the window: the reads' host-CPU cost
+    counts it, and the sessions and the server competed with it for CPUs."""
+    f = _figures(doc)
+    share, seconds = value(f, "other_cpu_pct"), value(f, "other_cpu_seconds")
+    window = value(f, "window_seconds")
+    if not _window(doc) or share is None or share < OTHER_CPU_LIMIT or not window \
+            or seconds / window < OTHER_CPU_MIN_CORES:
+        return None
+    return _found("warning", "other_cpu", f"other work used {seconds:,.1f} CPU-seconds in the window, {share:.0f}% "
+                  "of the host's busy CPU (processes other than the database server and dbio, and the kernel's own "
+                  "threads): reads per host-CPU-second count it, and the sessions competed with it for CPUs",
+                  "other_cpu_pct", share)
 
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
@@ -423,7 +443,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, small_data_set,
+    status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, other_cpu,
+    small_data_set,
     cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
     device_drift, database_vs_device, unavailable)
 

@@ -44,7 +44,11 @@ HOST_CPU = tuple(fig for fig in HOST_CPU_UNSAMPLED if fig.name != "host_unsample
 CPU_COST = (  # row (None: the figure's label), figure, shown only when the server runs on this host
     (None, "db_cpu_seconds", False),
     (None, "db_cpu_cores", False),
+    (None, "cpu_wait_pct", False),
     (None, "background_cpu_seconds", False),
+    (None, "server_cpu_seconds", False),
+    (None, "other_cpu_seconds", False),
+    ("  share of the host's busy CPU", "other_cpu_pct", False),
     (None, "dbio_cpu_seconds", True),
     ("  share of the host's busy CPU", "dbio_overhead_pct", True),
     (None, "reads_per_db_cpu_second", False),
@@ -52,6 +56,8 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     (None, "reads_per_second_per_core", False),
     ("Physical reads per host CPU second", "reads_per_host_cpu_second", False),
 )
+# Read since older results were recorded, or only where the server runs on this host: no row when not measured.
+CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_seconds", "other_cpu_seconds", "other_cpu_pct"}
 
 
 def load_profile(f: dict[str, Any]) -> dict[str, Any]:
@@ -177,10 +183,10 @@ def cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for label, name, local_only in CPU_COST:
         fig = figure(name)
+        if name in CPU_COST_WHEN_MEASURED and fig.value(f) is None:
+            continue
         rows.append([label or fig.label, {"value": fig.value(f) if local or not local_only else None,
                                           "kind": fig.kind}])
-    if value(f, "cpu_wait_pct") is not None:  # an older result, or a remote server: not measured, no row
-        rows.insert(2, [figure("cpu_wait_pct").label, {"value": value(f, "cpu_wait_pct"), "kind": "pct"}])
     tables.append(table("cpu_cost", "What a read costs", ["", "Value"], ["text", "mixed"], rows))
     return {"id": "cpu", "title": "CPU", "tables": tables, "charts": ["cpu"]}
 

@@ -43,6 +43,7 @@ class Monitor:
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     errors: list[str] = field(default_factory=list)
     stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
+    server_pids: list[int] | None = None  # the server processes the sessions belong to, found at the first end
     # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
     # longer asked; each reading holds their last snapshot, so that the total stays one of every node
     # and counts their work up to that snapshot (totals then partial), never a drop.
@@ -98,6 +99,12 @@ class Monitor:
                         waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths)
                         if waited:
                             reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
+                        # the whole servers' CPU, so that what other work used of the host's can be told
+                        if self.server_pids is None:
+                            self.server_pids = procfs.server_roots(self.session_pids)
+                        trees = [procfs.read_tree_cpu(pid) for pid in self.server_pids]
+                        if trees and None not in trees:
+                            reading["server_cpu_total"] = sum(t for t in trees if t is not None)
                     reading["session_cpu_total"] = sum(sessions.values())
                     reading["background_cpu_total"] = sum(background.values())
                 if self.overhead_pids:

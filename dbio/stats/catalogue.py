@@ -237,6 +237,14 @@ FIGURES: tuple[Figure, ...] = (
          "rate", short="Reads/DB-CPU-s", **HIGHER),
     _fig("db_cpu_us_per_read", "cpu.db_cpu_us_per_read", "DB CPU per read", "us", "us",
          "the sessions' CPU seconds / physical reads", **LOWER),
+    _fig("server_cpu_seconds", "cpu.server_cpu_seconds", "Database server CPU seconds (all its processes)", "s",
+         "seconds", "every process or thread of the servers the sessions belong to, those that ended in the window "
+         "included: sessions, helpers, other clients' sessions"),
+    _fig("other_cpu_seconds", "cpu.other_cpu_seconds", "Other work's CPU seconds", "s", "seconds",
+         "the host's busy CPU seconds less the database servers' and dbio's client's: other programs, and the "
+         "kernel's own threads and interrupts"),
+    _fig("other_cpu_pct", "cpu.other_cpu_pct", "Other work's share of the host's busy CPU", "%", "pct",
+         "other work's CPU seconds / the host's busy CPU seconds", compare=POINTS, **LOWER),
     _fig("cpu_wait_seconds", "cpu.cpu_wait_seconds", "Sessions' wait for a CPU, seconds", "s", "seconds",
          "time the sessions were ready to run but waited on a run queue (/proc/<pid>/schedstat)"),
     _fig("cpu_wait_us_per_read", "cpu.cpu_wait_us_per_read", "Wait for a CPU per read (sessions)", "us", "us",

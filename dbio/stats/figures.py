@@ -175,6 +175,7 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     stat = delta(ob.get("stat"), oe.get("stat")) if ob.get("stat") and oe.get("stat") else None
     reads = get(d, "data", "reads")
     out: dict[str, Any] = {"cores": cores}
+    busy = None
     if stat:
         # /proc counters move continuously: they are priced over the readings' own times.
         out["host"] = host_cpu.shares(stat, _elapsed(ob, oe) or s, cores)
@@ -188,6 +189,8 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"), reads, _elapsed(ob, oe) or s))
     bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
     client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
+    server_cpu = delta(ob.get("server_cpu_total"), oe.get("server_cpu_total"))
+    out.update(_other_cpu(busy if window.get("local", True) else None, server_cpu, client_cpu))
     monitor_cpu = delta(ob.get("monitor_cpu_total"), oe.get("monitor_cpu_total"))
     out.update({
         "db_cpu_seconds": db_cpu,
@@ -207,6 +210,17 @@ def _elapsed(begin: dict[str, Any], end: dict[str, Any]) -> float | None:
     if begin.get("t") is None or end.get("t") is None or end["t"] <= begin["t"]:
         return None
     return end["t"] - begin["t"]
+
+
+def _other_cpu(busy: float | None, server: float | None, client: float | None) -> dict[str, Any]:
+    """The host's busy CPU that neither the database servers (every process or thread of theirs, helpers and
+    other clients' sessions included) nor dbio used: other programs, and the kernel's own threads and interrupts
+    (a few percent on a quiet host). None where one of the three was not read."""
+    if busy is None or server is None or client is None:
+        return {"server_cpu_seconds": server, "other_cpu_seconds": None, "other_cpu_pct": None}
+    other = max(0.0, busy - server - client)
+    return {"server_cpu_seconds": server, "other_cpu_seconds": other,
+            "other_cpu_pct": 100.0 * other / busy if busy else None}
 
 
 def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, reads: float | None,

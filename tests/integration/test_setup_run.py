@@ -46,6 +46,9 @@ def test_single_schema_read_only(instance, loaded_db):
     assert len(waited[0]) == len(waited[1]) == 2 and all(waited[1][p] >= waited[0][p] for p in waited[0])
     assert f["cpu"]["cpu_wait_seconds"] == pytest.approx(sum(waited[1][p] - waited[0][p] for p in waited[0]))
     assert f["cpu"]["cpu_wait_us_per_read"] >= 0 and 0 <= f["cpu"]["cpu_wait_pct"] <= 100
+    # the whole server's CPU (the postmaster and every process of it) holds the sessions'; the rest is others'
+    assert f["cpu"]["server_cpu_seconds"] >= f["cpu"]["db_cpu_seconds"] > 0
+    assert 0 <= f["cpu"]["other_cpu_seconds"] <= f["cpu"]["host"]["busy_seconds"]
     caps = doc["capabilities"]
     assert caps["direct_io"] and caps["local"]
     # the facts PostgreSQL's probe declares, which reports and verdicts word themselves with

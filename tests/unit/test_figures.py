@@ -101,6 +101,19 @@ def test_the_sessions_wait_for_a_cpu_is_per_read_and_a_share_of_their_time(doc):
     assert f["cpu_wait_pct"] == pytest.approx(100 * 0.25 / elapsed)
 
 
+def test_other_work_s_cpu_is_the_host_s_busy_cpu_less_the_servers_and_dbio_s(doc):
+    w = copy.deepcopy(window_of(doc))
+    assert figures.derive(w)["cpu"]["other_cpu_seconds"] is None  # recorded before the servers' CPU was read
+    w["os_begin"]["server_cpu_total"], w["os_end"]["server_cpu_total"] = 100.0, 104.0
+    f = figures.derive(w)["cpu"]
+    busy, client = f["host"]["busy_seconds"], w["os_end"]["client_cpu"] - w["os_begin"]["client_cpu"]
+    assert f["server_cpu_seconds"] == pytest.approx(4.0)
+    assert f["other_cpu_seconds"] == pytest.approx(max(0.0, busy - 4.0 - client))
+    assert f["other_cpu_pct"] == pytest.approx(100 * f["other_cpu_seconds"] / busy)
+    w["local"] = False  # the host's CPU is not the server's host's: nothing to tell
+    assert figures.derive(w)["cpu"]["other_cpu_seconds"] is None
+
+
 def test_direct_io_run_reads_reach_the_device(doc):
     f = figures.derive(window_of(doc))
     assert f["validity"]["device_to_db_read_ratio"] == pytest.approx(1.0, abs=0.03)

@@ -1,6 +1,7 @@
 """CPU time of processes and threads from /proc, with each id's stat file found once (real /proc)."""
 
 import os
+import signal
 import threading
 import time
 from contextlib import contextmanager
@@ -89,3 +90,50 @@ def test_processes_sharing_one_cpu_wait_for_it_and_a_sleeper_does_not():
     assert set(waited) == {*children, sleeper}
     assert all(waited[pid] >= 0.1 for pid in children), waited
     assert waited[sleeper] < 0.05, waited
+
+
+def test_a_process_tree_s_fields_are_parsed():
+    line = ("4321 (postgres: dbio dbio [local] SELECT) S 4300 4300 4300 0 -1 4194560 1520 0 0 0 "
+            "250 130 40 20 20 0 1 0 52101 229732352 3585 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1")
+    parent, own, reaped = procfs.parse_tree_stat(line)
+    assert parent == 4300
+    assert own == pytest.approx(380 / procfs.CLK_TCK) and reaped == pytest.approx(60 / procfs.CLK_TCK)
+
+
+def test_a_server_is_the_process_of_a_session_thread_or_the_parent_of_a_session_process():
+    child = os.fork()
+    if child == 0:
+        time.sleep(0.5)
+        os._exit(0)
+    try:
+        with parked_thread() as tid:
+            assert procfs.server_roots([tid]) == [os.getpid()]  # a thread of this process: this process
+            assert procfs.server_roots([child]) == [os.getpid()]  # a process of its own: its parent
+            assert procfs.server_roots([child, tid, 999_999_999]) == [os.getpid()]  # once; a gone id is left out
+    finally:
+        os.waitpid(child, 0)
+
+
+def test_a_tree_s_cpu_counts_its_children_alive_and_ended():
+    """A parallel worker that starts and ends inside the window is counted, as one still running."""
+    before = procfs.read_tree_cpu(os.getpid())
+    ended = os.fork()
+    if ended == 0:
+        burn(0.3)
+        os._exit(0)
+    os.waitpid(ended, 0)  # reaped: its CPU is in this process's children's account now
+    alive = os.fork()
+    if alive == 0:
+        burn(0.3)
+        time.sleep(5)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 10
+        while procfs.read_pid_cpu([alive]).get(alive, 0) < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = procfs.read_tree_cpu(os.getpid())
+    finally:
+        os.kill(alive, signal.SIGKILL)
+        os.waitpid(alive, 0)
+    assert after - before >= 0.5, (before, after)
+    assert procfs.read_tree_cpu(999_999_999) is None  # gone

@@ -88,6 +88,12 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     text = report.render(doc, "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +61 us\n", text)
     assert re.search(r"\n  Sessions' time waiting for a CPU +23\.5%\n", text)
+    assert "Other work's CPU seconds" not in text  # recorded before the servers' CPU was read
+    doc["figures"]["cpu"].update(server_cpu_seconds=9.5, other_cpu_seconds=3.25, other_cpu_pct=21.0)
+    text = report.render(doc, "text")
+    assert re.search(r"\n  Background processes CPU seconds +[0-9.]+\n  Database server CPU seconds \(all its "
+                     r"processes\) +9\.5\n  Other work's CPU seconds +3\.2\n    share of the host's busy CPU +21\.0%\n",
+                     text)
     events = text.split("Top Events")[1].split("\nCPU\n")[0]
     assert "(The sessions waited for a CPU 23.5% of their time (/proc schedstat)." in events
 

@@ -121,6 +121,18 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
     assert f"waited {0.6 * avg:,.0f} us a read for a CPU" in f.message and f"{avg:,.0f} us the engine timed" in f.message
 
 
+def test_other_work_on_the_host_s_cpus(doc):
+    cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
+    cpu.update(other_cpu_seconds=0.1 * window, other_cpu_pct=6.0)  # the kernel's own, on a quiet host
+    assert "other_cpu" not in codes(doc)
+    cpu.update(other_cpu_seconds=0.02 * window, other_cpu_pct=40.0)  # a large share of a nearly idle host
+    assert "other_cpu" not in codes(doc)
+    cpu.update(other_cpu_seconds=0.7 * window, other_cpu_pct=40.0)
+    f = codes(doc)["other_cpu"]
+    assert f.level == "warning" and f.figure == "cpu.other_cpu_pct" and f.value == 40.0
+    assert f"other work used {0.7 * window:,.1f} CPU-seconds in the window, 40% of the host's busy CPU" in f.message
+
+
 def test_checkpoint(doc):
     norm = doc["normalized"]
     norm["end"]["checkpoints"] = dict(norm["begin"]["checkpoints"])
