@@ -163,6 +163,28 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
 
 
+def test_sessions_performance_schema_leaves_out_are_listed_as_not_measured_not_given_as_cpu_or_0_us(managed):
+    """setup_actors that instrument no user (a server's administrator may keep performance_schema's
+    cost off sessions): the data files' instrument and consumers are on, but no session's read is
+    timed nor its waits seen."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    managed.query("UPDATE performance_schema.setup_actors SET ENABLED = 'NO'", None)
+    try:
+        done = dbio("run", *managed.args(*SMALL, "-t", "2", "--label", "actors-off"))
+    finally:
+        managed.query("UPDATE performance_schema.setup_actors SET ENABLED = 'YES'", None)
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    caps = doc["capabilities"]
+    assert not caps["times_data_io"] and not caps["can_see_waits"]
+    missing = {m["figure"]: m["why"] for m in caps["missing"]}
+    assert "setup_actors" in missing["physical read and write latency"]
+    assert "setup_actors" in missing["wait events of the sessions"]
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "Physical read (all processes)     0 us" not in report
+    assert "\n  CPU  " not in report  # samples of untimed sessions are not CPU
+
+
 def _dbio_sessions(managed) -> list[tuple]:
     return [row for row in managed.query("SELECT ID, USER, COMMAND, INFO FROM information_schema.PROCESSLIST "
                                          "WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", None)
