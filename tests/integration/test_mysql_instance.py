@@ -232,6 +232,35 @@ def test_teardown_spares_a_users_own_tables(managed):
     managed.query("DROP TABLE orders, dbio_mine")
 
 
+def test_an_account_that_may_not_create_procedures_or_read_performance_schema(managed):
+    """A user's own account (a password from MYSQL_PWD) on a database it owns: without CREATE ROUTINE,
+    setup is refused before it creates anything (the loop's procedure used to fail after the whole
+    load); with it, and without SELECT on performance_schema, the run measures and lists what it cannot."""
+    socket = managed.data_dir / "socket" / "mysqld.sock"
+    common = ["--engine", "mysql", "--dsn", f"mysql://dbio_low@localhost/low?unix_socket={socket}",
+              "--results-dir", str(managed.results), *SMALL]
+    env = {"MYSQL_PWD": "Lx7-pass"}
+    managed.query("CREATE DATABASE low", None)
+    managed.query("CREATE USER dbio_low@localhost IDENTIFIED BY 'Lx7-pass'", None)
+    try:
+        managed.query("GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX ON low.* TO dbio_low@localhost",
+                      None)
+        done = dbio("setup", *common, env=env)
+        assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
+        assert "lacks CREATE ROUTINE on database low" in done.err and "GRANT " in done.err
+        assert managed.query("SHOW TABLES", "low") == []
+        managed.query("GRANT CREATE ROUTINE ON low.* TO dbio_low@localhost", None)
+        assert dbio("setup", *common, env=env).code == 0
+        done = dbio("run", *common, "-t", "2", "--label", "no-pfs", env=env)
+        assert done.code == 0, done.text
+        missing = {m["figure"]: m["why"] for m in load_result(result_dir(done))["capabilities"]["missing"]}
+        assert "may not read performance_schema" in missing["physical read and write latency"]
+        assert "Lx7-pass" not in done.text + (result_dir(done) / "result.json").read_text()
+    finally:
+        managed.query("DROP USER dbio_low@localhost", None)
+        managed.query("DROP DATABASE low", None)
+
+
 def _tables(managed) -> set[tuple]:
     return set(managed.query("SELECT TABLE_SCHEMA, TABLE_NAME, CREATE_TIME FROM information_schema.TABLES "
                              "WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"))

@@ -127,8 +127,36 @@ def needed_tables(spec: SetupSpec) -> list[str]:
     return names + ([SCAN_TABLE] if spec.scan_table_blocks else [])
 
 
+# What setup does in the database: its tables (create, load, index, analyze, delete the partners, drop
+# a kept one) and the work loop's procedures (their creator may run and drop them).
+SETUP_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX", "CREATE ROUTINE")
+
+
+def missing_privileges(conn: Connection) -> list[str]:
+    """The setup privileges the account lacks on this database ([] when it has them all, or when a
+    role may give them: the views list an account's own grants only)."""
+    user, role = conn.one("SELECT CURRENT_USER(), CURRENT_ROLE()")
+    if role not in (None, "NONE"):
+        return []
+    name, _, host = str(user).rpartition("@")
+    grantee = f"'{name}'@'{host}'"
+    held = {str(r[0]).upper() for r in conn.query(sqlfiles.statement("privileges.sql"), {"grantee": grantee})}
+    return [p for p in SETUP_PRIVILEGES if p not in held and "ALL PRIVILEGES" not in held]
+
+
+def check_privileges(conn: Connection) -> None:
+    lacking = missing_privileges(conn)
+    if lacking:
+        user, database = conn.one("SELECT CURRENT_USER(), DATABASE()")
+        raise UsageError(f"user {user} lacks {', '.join(lacking)} on database {database}, which dbio setup needs "
+                         "(its tables and the work loop's procedures)",
+                         f"GRANT {', '.join(SETUP_PRIVILEGES)} ON `{database}`.* TO the user, or use another account")
+
+
 def check_namespace(conn: Connection, spec: SetupSpec) -> None:
-    """Before creating anything: no table dbio needs may belong to someone else."""
+    """Before creating anything: the account may make dbio's objects, and no table dbio needs may
+    belong to someone else."""
+    check_privileges(conn)
     tables = dbio_tables(conn)
     exists, setup_id = owner(conn, tables)
     if exists and setup_id is None:

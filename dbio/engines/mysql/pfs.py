@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pymysql
+
 from dbio.engines.mysql import sqlfiles
 from dbio.engines.mysql.connection import Connection
 
@@ -20,6 +22,9 @@ LOG_FILE = "wait/io/file/innodb/innodb_log_file"
 FILE_COLUMNS = ("count_read", "sum_timer_read", "bytes_read", "count_write", "sum_timer_write", "bytes_write",
                 "count_misc", "sum_timer_misc")
 PS_PER_MS = 1e9  # performance_schema timers count picoseconds
+# A user without SELECT on performance_schema: what it would time is not measured, and the run goes on.
+NOT_ALLOWED = (1142, 1143, 1044, 1227)
+NOT_READABLE = "the user may not read performance_schema (GRANT SELECT ON performance_schema.* TO it to measure this)"
 NOT_EVERY_THREAD = ("performance_schema does not instrument every thread (setup_actors leaves some users out, or "
                     "performance_schema.threads has INSTRUMENTED = NO)")
 
@@ -69,8 +74,18 @@ def instrumented(rows: list[tuple[Any, Any]], performance_schema: bool, product:
 
 
 def probe(conn: Connection, performance_schema: bool, product: str) -> Instrumented:
-    rows = conn.query(sqlfiles.statement("pfs_setup.sql")) if performance_schema else []
+    try:
+        rows = conn.query(sqlfiles.statement("pfs_setup.sql")) if performance_schema else []
+    except pymysql.err.MySQLError as exc:
+        if not denied(exc):
+            raise
+        return Instrumented(why_not_data=NOT_READABLE, why_not_redo=NOT_READABLE, why_not_waits=NOT_READABLE)
     return instrumented(rows, performance_schema, product)
+
+
+def denied(exc: BaseException) -> bool:
+    """The user may not read that table (ER_TABLEACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR, ...)."""
+    return bool(exc.args) and exc.args[0] in NOT_ALLOWED
 
 
 def classes_off(rows: list[tuple[Any, Any, Any]]) -> str:
@@ -81,7 +96,12 @@ def classes_off(rows: list[tuple[Any, Any, Any]]) -> str:
 
 
 def instruments_off(conn: Connection) -> str:
-    return classes_off(conn.query(sqlfiles.statement("pfs_instruments.sql")))
+    try:
+        return classes_off(conn.query(sqlfiles.statement("pfs_instruments.sql")))
+    except pymysql.err.MySQLError as exc:
+        if not denied(exc):
+            raise
+        return "unknown (" + NOT_READABLE + ")"
 
 
 def read(conn: Connection, own_ids: set[int]) -> dict[str, Any]:
