@@ -172,3 +172,10 @@ def test_a_password_on_the_command_line_is_refused_before_connecting(tmp_path):
     done = dbio("setup", "--engine", "mysql", "--dsn", "mysql://root:s3cret@localhost/dbio_test")
     assert done.code == 2 and "s3cret" not in done.text
     assert len(done.err.strip().splitlines()) == 1 and "MYSQL_PWD" in done.err
+
+
+def test_a_socket_no_server_listens_on_is_named_in_one_line(tmp_path):
+    done = dbio("setup", "--engine", "mysql", "--dsn", f"mysql://root@localhost/dbio?unix_socket={tmp_path}/none.sock")
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
+    assert f"socket {tmp_path}/none.sock" in done.err and "check the socket" in done.err
+    assert "host and port" not in done.err
