@@ -218,6 +218,25 @@ def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_session
     assert _dbio_sessions(managed) == []
 
 
+def test_sigterm_while_sessions_connect_is_an_interrupt_not_a_failure(managed):
+    """SIGTERM as soon as the sessions begin to connect: the ones already at the start barrier end
+    without an error, and the run is interrupted (exit 143), not failed with "unknown error"."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "16", "--run-time",
+                                                                                "60s", "--label", "early")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    for line in proc.stdout:
+        if "connecting 16 sessions" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    out = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 143, out
+    assert "failed" not in out and "unknown error" not in out
+    time.sleep(0.5)
+    assert _dbio_sessions(managed) == []
+
+
 def test_teardown_spares_a_users_own_tables(managed):
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     managed.query("CREATE TABLE orders (id INT PRIMARY KEY)")
