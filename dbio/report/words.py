@@ -9,7 +9,8 @@ import re
 from typing import Any, Callable
 
 DEFAULT_REDO, DEFAULT_BLOCK, DEFAULT_CACHE = "WAL", "block", "shared_buffers"
-ENGINE_SECTIONS = ("verdict", "load_profile", "io_profile", "latency", "layout", "baseline")
+ENGINE_SECTIONS = ("verdict", "load_profile", "io_profile", "latency", "layout", "baseline", "shape")
+DESCRIBED = ("shape",)  # sections whose rows end with how a figure is made, in words (never a fact)
 
 
 def translator(caps: dict[str, Any]) -> Callable[[str], str] | None:
@@ -61,11 +62,11 @@ def in_engine_words(model: dict[str, Any], caps: dict[str, Any]) -> dict[str, An
     for section in model.get("sections") or []:
         section["pairs"] = [[say(k), v] for k, v in section.get("pairs") or []]  # labels only: values are facts
         if section.get("id") in ENGINE_SECTIONS:
-            _section(section, say)
+            _section(section, say, described=section.get("id") in DESCRIBED)
     return model
 
 
-def _section(section: dict[str, Any], say: Callable[[str], str]) -> None:
+def _section(section: dict[str, Any], say: Callable[[str], str], *, described: bool = False) -> None:
     section["title"] = say(section.get("title") or "")
     section["lines"] = [say(line) for line in section.get("lines") or []]
     for t in section.get("tables") or []:
@@ -73,3 +74,6 @@ def _section(section: dict[str, Any], say: Callable[[str], str]) -> None:
         t["notes"] = [say(n) for n in t.get("notes") or []]
         t["rows"] = [[say(row[0]) if isinstance(row[0], str) else row[0], *row[1:]] if row else row
                      for row in t.get("rows") or []]
+        if described:
+            t["rows"] = [[*row[:-1], say(row[-1])] if len(row) > 1 and isinstance(row[-1], str) else row
+                         for row in t["rows"]]

@@ -381,8 +381,10 @@ class _Coordinator:
             stopped = self.shared.stop.is_set()
             if failed or stopped or time.monotonic() > deadline:
                 await self._abort_start(tasks)
-                if failed:
-                    raise DbioError(f"a session failed before the start: {self._first_error() or 'unknown error'}")
+                error = self._first_error()
+                # a signal while sessions connect ends those already at the barrier without an error: stopped
+                if failed and (error or not stopped):
+                    raise DbioError(f"a session failed before the start: {error or 'unknown error'}")
                 if stopped:
                     raise _Stopped()
                 raise DbioError(f"only {waiting} of {len(self.sessions)} sessions reached the start barrier "

@@ -152,18 +152,30 @@ def test_teardown_spares_a_users_own_tables(server, tmp_path):
     with server.cursor() as cur:
         cur.execute(f"CREATE TABLE {DATABASE}.orders (id INT PRIMARY KEY)")
         cur.execute(f"CREATE TABLE {DATABASE}.dbio_mine (id INT PRIMARY KEY) COMMENT 'dbio: looks like it'")
+        # a user's copies of dbio's table carry its comment, dbio's tag with it: they are still the user's
+        cur.execute(f"CREATE TABLE {DATABASE}.dbio_keep LIKE {DATABASE}.dbio_cf1_1")
+        cur.execute(f"CREATE TABLE {DATABASE}.dbio_cf1_1_old LIKE {DATABASE}.dbio_cf1_1")
     done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
     assert done.code == 0, done.text
     assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
-    assert "left in place: table dbio_mine (not created by dbio" in done.text
-    assert tables(server) == {"orders", "dbio_mine"}
+    assert "left in place: table dbio_cf1_1_old (not created by dbio" in done.text
+    assert "table dbio_keep (not created by dbio" in done.text and "table dbio_mine (not created by dbio" in done.text
+    assert tables(server) == {"orders", "dbio_mine", "dbio_keep", "dbio_cf1_1_old"}
     with server.cursor() as cur:
         cur.execute("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s", (DATABASE,))
         assert cur.fetchone()[0] == 0
-        cur.execute(f"DROP TABLE {DATABASE}.orders, {DATABASE}.dbio_mine")
+        cur.execute(f"DROP TABLE {DATABASE}.orders, {DATABASE}.dbio_mine, {DATABASE}.dbio_keep, "
+                    f"{DATABASE}.dbio_cf1_1_old")
 
 
 def test_a_password_on_the_command_line_is_refused_before_connecting(tmp_path):
     done = dbio("setup", "--engine", "mysql", "--dsn", "mysql://root:s3cret@localhost/dbio_test")
     assert done.code == 2 and "s3cret" not in done.text
     assert len(done.err.strip().splitlines()) == 1 and "MYSQL_PWD" in done.err
+
+
+def test_a_socket_no_server_listens_on_is_named_in_one_line(tmp_path):
+    done = dbio("setup", "--engine", "mysql", "--dsn", f"mysql://root@localhost/dbio?unix_socket={tmp_path}/none.sock")
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
+    assert f"socket {tmp_path}/none.sock" in done.err and "check the socket" in done.err
+    assert "host and port" not in done.err

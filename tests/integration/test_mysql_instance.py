@@ -163,6 +163,28 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
 
 
+def test_sessions_performance_schema_leaves_out_are_listed_as_not_measured_not_given_as_cpu_or_0_us(managed):
+    """setup_actors that instrument no user (a server's administrator may keep performance_schema's
+    cost off sessions): the data files' instrument and consumers are on, but no session's read is
+    timed nor its waits seen."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    managed.query("UPDATE performance_schema.setup_actors SET ENABLED = 'NO'", None)
+    try:
+        done = dbio("run", *managed.args(*SMALL, "-t", "2", "--label", "actors-off"))
+    finally:
+        managed.query("UPDATE performance_schema.setup_actors SET ENABLED = 'YES'", None)
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    caps = doc["capabilities"]
+    assert not caps["times_data_io"] and not caps["can_see_waits"]
+    missing = {m["figure"]: m["why"] for m in caps["missing"]}
+    assert "setup_actors" in missing["physical read and write latency"]
+    assert "setup_actors" in missing["wait events of the sessions"]
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "Physical read (all processes)     0 us" not in report
+    assert "\n  CPU  " not in report  # samples of untimed sessions are not CPU
+
+
 def _dbio_sessions(managed) -> list[tuple]:
     return [row for row in managed.query("SELECT ID, USER, COMMAND, INFO FROM information_schema.PROCESSLIST "
                                          "WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", None)
@@ -196,6 +218,25 @@ def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_session
     assert _dbio_sessions(managed) == []
 
 
+def test_sigterm_while_sessions_connect_is_an_interrupt_not_a_failure(managed):
+    """SIGTERM as soon as the sessions begin to connect: the ones already at the start barrier end
+    without an error, and the run is interrupted (exit 143), not failed with "unknown error"."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "16", "--run-time",
+                                                                                "60s", "--label", "early")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    for line in proc.stdout:
+        if "connecting 16 sessions" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    out = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 143, out
+    assert "failed" not in out and "unknown error" not in out
+    time.sleep(0.5)
+    assert _dbio_sessions(managed) == []
+
+
 def test_teardown_spares_a_users_own_tables(managed):
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     managed.query("CREATE TABLE orders (id INT PRIMARY KEY)")
@@ -208,6 +249,35 @@ def test_teardown_spares_a_users_own_tables(managed):
                                          "WHERE TABLE_SCHEMA = 'dbio'")}
     assert names == {"orders", "dbio_mine"}
     managed.query("DROP TABLE orders, dbio_mine")
+
+
+def test_an_account_that_may_not_create_procedures_or_read_performance_schema(managed):
+    """A user's own account (a password from MYSQL_PWD) on a database it owns: without CREATE ROUTINE,
+    setup is refused before it creates anything (the loop's procedure used to fail after the whole
+    load); with it, and without SELECT on performance_schema, the run measures and lists what it cannot."""
+    socket = managed.data_dir / "socket" / "mysqld.sock"
+    common = ["--engine", "mysql", "--dsn", f"mysql://dbio_low@localhost/low?unix_socket={socket}",
+              "--results-dir", str(managed.results), *SMALL]
+    env = {"MYSQL_PWD": "Lx7-pass"}
+    managed.query("CREATE DATABASE low", None)
+    managed.query("CREATE USER dbio_low@localhost IDENTIFIED BY 'Lx7-pass'", None)
+    try:
+        managed.query("GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX ON low.* TO dbio_low@localhost",
+                      None)
+        done = dbio("setup", *common, env=env)
+        assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
+        assert "lacks CREATE ROUTINE on database low" in done.err and "GRANT " in done.err
+        assert managed.query("SHOW TABLES", "low") == []
+        managed.query("GRANT CREATE ROUTINE ON low.* TO dbio_low@localhost", None)
+        assert dbio("setup", *common, env=env).code == 0
+        done = dbio("run", *common, "-t", "2", "--label", "no-pfs", env=env)
+        assert done.code == 0, done.text
+        missing = {m["figure"]: m["why"] for m in load_result(result_dir(done))["capabilities"]["missing"]}
+        assert "may not read performance_schema" in missing["physical read and write latency"]
+        assert "Lx7-pass" not in done.text + (result_dir(done) / "result.json").read_text()
+    finally:
+        managed.query("DROP USER dbio_low@localhost", None)
+        managed.query("DROP DATABASE low", None)
 
 
 def _tables(managed) -> set[tuple]:

@@ -25,6 +25,10 @@ SCAN_TABLE = "dbio_cf2"
 PROCEDURE = "dbio_slice"  # the work loop: one procedure per schema table, dbio_slice_<n> (older dbio: one, dbio_slice)
 POOL_BYTES = 64 * 1024
 _TAG = re.compile(r"dbio: created by dbio \S+ for setup ([0-9a-f]{12}); dbio teardown removes it")
+# The names dbio gives its tables and procedures. A copy a user makes of one of dbio's tables (CREATE
+# TABLE ... LIKE) carries its comment, tag and all: only the name tells that dbio did not make it.
+_DATA_NAME = re.compile(r"dbio_cf1_[1-9][0-9]*")
+_LOOP_NAME = re.compile(r"dbio_slice(_[1-9][0-9]*)?")
 
 
 def tag(setup_id: str) -> str:
@@ -47,6 +51,14 @@ def procedure(index: int) -> str:
 def loop_procedures(schemas: int) -> list[str]:
     """The work loop's procedures of a setup of this many schemas, and the one an older dbio made."""
     return [PROCEDURE] + [procedure(i) for i in range(1, schemas + 1)]
+
+
+def is_dbio_table_name(name: str) -> bool:
+    return name in (SETUP_TABLE, *CONTROL_TABLES, SCAN_TABLE) or _DATA_NAME.fullmatch(name) is not None
+
+
+def is_dbio_procedure_name(name: str) -> bool:
+    return _LOOP_NAME.fullmatch(name) is not None
 
 
 def table_of(kind: str, schema_index: int) -> str:
@@ -115,8 +127,36 @@ def needed_tables(spec: SetupSpec) -> list[str]:
     return names + ([SCAN_TABLE] if spec.scan_table_blocks else [])
 
 
+# What setup does in the database: its tables (create, load, index, analyze, delete the partners, drop
+# a kept one) and the work loop's procedures (their creator may run and drop them).
+SETUP_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX", "CREATE ROUTINE")
+
+
+def missing_privileges(conn: Connection) -> list[str]:
+    """The setup privileges the account lacks on this database ([] when it has them all, or when a
+    role may give them: the views list an account's own grants only)."""
+    user, role = conn.one("SELECT CURRENT_USER(), CURRENT_ROLE()")
+    if role not in (None, "NONE"):
+        return []
+    name, _, host = str(user).rpartition("@")
+    grantee = f"'{name}'@'{host}'"
+    held = {str(r[0]).upper() for r in conn.query(sqlfiles.statement("privileges.sql"), {"grantee": grantee})}
+    return [p for p in SETUP_PRIVILEGES if p not in held and "ALL PRIVILEGES" not in held]
+
+
+def check_privileges(conn: Connection) -> None:
+    lacking = missing_privileges(conn)
+    if lacking:
+        user, database = conn.one("SELECT CURRENT_USER(), DATABASE()")
+        raise UsageError(f"user {user} lacks {', '.join(lacking)} on database {database}, which dbio setup needs "
+                         "(its tables and the work loop's procedures)",
+                         f"GRANT {', '.join(SETUP_PRIVILEGES)} ON `{database}`.* TO the user, or use another account")
+
+
 def check_namespace(conn: Connection, spec: SetupSpec) -> None:
-    """Before creating anything: no table dbio needs may belong to someone else."""
+    """Before creating anything: the account may make dbio's objects, and no table dbio needs may
+    belong to someone else."""
+    check_privileges(conn)
     tables = dbio_tables(conn)
     exists, setup_id = owner(conn, tables)
     if exists and setup_id is None:
@@ -156,7 +196,7 @@ def begin_setup(conn: Connection, spec: SetupSpec, *, setup_id: str, server_vers
     conn.execute("INSERT INTO dbio_pool (id, bytes) VALUES (1, %s)", (_random_bytes(POOL_BYTES),))
     if previous is not None:  # data tables of the kept setup that this one needs are its own now
         for name, comment in tables.items():
-            if tag_id(comment) == previous and name not in (SETUP_TABLE, *CONTROL_TABLES):
+            if tag_id(comment) == previous and name not in (SETUP_TABLE, *CONTROL_TABLES) and is_dbio_table_name(name):
                 conn.execute(f"ALTER TABLE {sqlfiles.ident(name)} COMMENT = {literal(conn, tag(setup_id))}")
     return SetupRecord(setup_id=setup_id, spec=spec, status="loading", started_at=started.isoformat(),
                        dbio_version=__version__, server_version=server_version)
@@ -194,7 +234,7 @@ def teardown(conn: Connection) -> Teardown:
     for name, comment in sorted(tables.items()):
         if name == SETUP_TABLE:
             continue
-        if setup_id is None or tag_id(comment) != setup_id:
+        if setup_id is None or tag_id(comment) != setup_id or not is_dbio_table_name(name):
             done.kept.append(f"table {name} (not created by dbio, or left from a load dbio no longer records)")
             continue
         try:
@@ -203,7 +243,7 @@ def teardown(conn: Connection) -> Teardown:
         except pymysql.err.MySQLError as exc:  # e.g. a user's foreign key refers to it
             done.kept.append(f"table {name} ({exc.args[-1]})")
     for name, comment in dbio_routines(conn).items():
-        if setup_id is not None and tag_id(comment) == setup_id:
+        if setup_id is not None and tag_id(comment) == setup_id and is_dbio_procedure_name(name):
             conn.execute(f"DROP PROCEDURE {sqlfiles.ident(name)}")
             done.dropped.append(f"procedure {name}")
         else:

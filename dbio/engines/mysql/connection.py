@@ -100,6 +100,8 @@ def connection_error(dsn: dsns.Dsn, exc: BaseException) -> UsageError:
              1044: "grant the user access to the database, or connect as another user",
              2002: "is the server running? check the socket (?unix_socket=/path in --dsn)",
              2003: "is the server running and listening there? check host and port"}
+    if dsn.via_socket and code == 2003:  # PyMySQL reports a socket it cannot reach as 2003, as for TCP
+        code = 2002
     hint = hints.get(code, "check --dsn (mysql://user@host:port/dbname) and MYSQL_PWD or ~/.my.cnf")
     return UsageError(f"cannot connect to {dsns.describe(dsn)}: {reason}", hint)
 

@@ -86,7 +86,7 @@ class MysqlEngine:
     def data_files(self, conn: Connection, info: ServerInfo) -> list[str]:
         if not info.caps.local or not info.caps.data_directory:
             return []
-        names = [n for n in catalog.dbio_tables(conn) if n.startswith("dbio_cf")]
+        names = [n for n in catalog.dbio_tables(conn) if n.startswith("dbio_cf") and catalog.is_dbio_table_name(n)]
         files = [os.path.join(info.caps.data_directory, conn.dsn.database, f"{n}.ibd") for n in sorted(names)]
         return [f for f in files if os.path.exists(f)]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pymysql
+
 from dbio.engines.mysql import sqlfiles
 from dbio.engines.mysql.connection import Connection
 
@@ -20,6 +22,11 @@ LOG_FILE = "wait/io/file/innodb/innodb_log_file"
 FILE_COLUMNS = ("count_read", "sum_timer_read", "bytes_read", "count_write", "sum_timer_write", "bytes_write",
                 "count_misc", "sum_timer_misc")
 PS_PER_MS = 1e9  # performance_schema timers count picoseconds
+# A user without SELECT on performance_schema: what it would time is not measured, and the run goes on.
+NOT_ALLOWED = (1142, 1143, 1044, 1227)
+NOT_READABLE = "the user may not read performance_schema (GRANT SELECT ON performance_schema.* TO it to measure this)"
+NOT_EVERY_THREAD = ("performance_schema does not instrument every thread (setup_actors leaves some users out, or "
+                    "performance_schema.threads has INSTRUMENTED = NO)")
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,9 @@ def instrumented(rows: list[tuple[Any, Any]], performance_schema: bool, product:
     setup = {str(k): str(v).upper() for k, v in rows}
     threads = setup.get("consumer:global_instrumentation") == "YES" and \
         setup.get("consumer:thread_instrumentation") == "YES"
+    # A thread left out (setup_actors, threads.INSTRUMENTED) reads untimed and waits unseen: the
+    # averages would divide some reads' time by all reads, and its samples would say CPU.
+    every = setup.get("actors:every user") == "YES" and setup.get("threads:every thread") == "YES"
 
     def timed(instrument: str, what: str) -> tuple[bool, str]:
         state = setup.get(f"instrument:{instrument}")
@@ -50,19 +60,32 @@ def instrumented(rows: list[tuple[Any, Any]], performance_schema: bool, product:
             return False, f"performance_schema's {instrument} is not enabled and timed (setup_instruments)"
         if not threads:
             return False, "performance_schema's global or thread instrumentation consumer is off"
+        if not every:
+            return False, NOT_EVERY_THREAD
         return True, ""
 
     data, why_data = timed(DATA_FILE, "InnoDB's data files")
     redo, why_redo = timed(LOG_FILE, "its redo log file")
-    waits = setup.get("consumer:events_waits_current") == "YES" and threads
-    why_waits = "" if waits else ("performance_schema's events_waits_current consumer is off (only the "
-                                  "processlist's states are sampled)")
+    waits = setup.get("consumer:events_waits_current") == "YES" and threads and every
+    why_waits = "" if waits else (f"{NOT_EVERY_THREAD} (only the processlist's states are sampled)"
+                                  if threads and not every else "performance_schema's events_waits_current consumer is "
+                                  "off (only the processlist's states are sampled)")
     return Instrumented(data, redo, waits, why_data, why_redo, why_waits)
 
 
 def probe(conn: Connection, performance_schema: bool, product: str) -> Instrumented:
-    rows = conn.query(sqlfiles.statement("pfs_setup.sql")) if performance_schema else []
+    try:
+        rows = conn.query(sqlfiles.statement("pfs_setup.sql")) if performance_schema else []
+    except pymysql.err.MySQLError as exc:
+        if not denied(exc):
+            raise
+        return Instrumented(why_not_data=NOT_READABLE, why_not_redo=NOT_READABLE, why_not_waits=NOT_READABLE)
     return instrumented(rows, performance_schema, product)
+
+
+def denied(exc: BaseException) -> bool:
+    """The user may not read that table (ER_TABLEACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR, ...)."""
+    return bool(exc.args) and exc.args[0] in NOT_ALLOWED
 
 
 def classes_off(rows: list[tuple[Any, Any, Any]]) -> str:
@@ -73,7 +96,12 @@ def classes_off(rows: list[tuple[Any, Any, Any]]) -> str:
 
 
 def instruments_off(conn: Connection) -> str:
-    return classes_off(conn.query(sqlfiles.statement("pfs_instruments.sql")))
+    try:
+        return classes_off(conn.query(sqlfiles.statement("pfs_instruments.sql")))
+    except pymysql.err.MySQLError as exc:
+        if not denied(exc):
+            raise
+        return "unknown (" + NOT_READABLE + ")"
 
 
 def read(conn: Connection, own_ids: set[int]) -> dict[str, Any]:
