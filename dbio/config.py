@@ -131,6 +131,9 @@ class Config:
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     files: tuple[Path, ...] = field(default=(), compare=False)  # configuration files read
     notices: tuple[str, ...] = field(default=(), compare=False)  # what the files held that dbio does not use
+    # Options of another engine the user set: no record of this engine's holds them, and the refusal
+    # (config_checks.foreign_option_errors) names what the user gave.
+    foreign: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -250,6 +253,8 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
         connection=_connection(section("connection")),
         origins=origins,
         files=files,
+        foreign={o.key: values[o.key] for o in OPTIONS
+                 if o.engine not in (None, values["engine"]) and origins.get(o.key, "default") != "default"},
     )
 
 

@@ -167,5 +167,5 @@ def foreign_option_errors(config: Config) -> list[ConfigError]:
         if option.engine in (None, engine) or config.origins.get(option.key, "default") == "default":
             continue
         errors.append(problem(config, option.key, f"applies only to engine {option.engine} (engine is {engine})",
-                              f"remove it, or set engine = {option.engine}"))
+                              f"remove it, or set engine = {option.engine}", config.foreign.get(option.key)))
     return errors
