@@ -274,6 +274,8 @@ def test_an_account_that_may_not_create_procedures_or_read_performance_schema(ma
         assert done.code == 0, done.text
         missing = {m["figure"]: m["why"] for m in load_result(result_dir(done))["capabilities"]["missing"]}
         assert "may not read performance_schema" in missing["physical read and write latency"]
+        # without PROCESS the processlist shows only its own sessions: another user's work could not be told
+        assert "lacks the PROCESS privilege" in missing["other users' sessions on the server"]
         assert "Lx7-pass" not in done.text + (result_dir(done) / "result.json").read_text()
     finally:
         managed.query("DROP USER dbio_low@localhost", None)

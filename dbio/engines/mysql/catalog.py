@@ -132,15 +132,23 @@ def needed_tables(spec: SetupSpec) -> list[str]:
 SETUP_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX", "CREATE ROUTINE")
 
 
-def missing_privileges(conn: Connection) -> list[str]:
-    """The setup privileges the account lacks on this database ([] when it has them all, or when a
-    role may give them: the views list an account's own grants only)."""
+def held_privileges(conn: Connection) -> set[str] | None:
+    """The privileges the account holds on this database, global ones included; None when a role is
+    active, which may give more: the views list an account's own grants only."""
     user, role = conn.one("SELECT CURRENT_USER(), CURRENT_ROLE()")
     if role not in (None, "NONE"):
-        return []
+        return None
     name, _, host = str(user).rpartition("@")
     grantee = f"'{name}'@'{host}'"
-    held = {str(r[0]).upper() for r in conn.query(sqlfiles.statement("privileges.sql"), {"grantee": grantee})}
+    return {str(r[0]).upper() for r in conn.query(sqlfiles.statement("privileges.sql"), {"grantee": grantee})}
+
+
+def missing_privileges(conn: Connection) -> list[str]:
+    """The setup privileges the account lacks on this database ([] when it has them all, or when a
+    role may give them)."""
+    held = held_privileges(conn)
+    if held is None:
+        return []
     return [p for p in SETUP_PRIVILEGES if p not in held and "ALL PRIVILEGES" not in held]
 
 

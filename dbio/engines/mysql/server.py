@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.mysql import facts, pfs, replica
+from dbio.engines.mysql import catalog, facts, pfs, replica
 from dbio.engines.mysql.connection import ONE_THREAD_EACH, Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
@@ -77,6 +77,11 @@ def probe(conn: Connection) -> ServerInfo:
     pool = facts.setting(settings, "thread_handling")
     pool = pool if pool and pool not in ONE_THREAD_EACH else None  # sessions served in turn: no thread is one's
     missing = _missing(seen, local, counted, f"{name} {short}", pool)
+    held = catalog.held_privileges(conn)
+    if held is not None and "PROCESS" not in held and "ALL PRIVILEGES" not in held:
+        # the processlist then lists this account's own sessions only: another user's work is not seen
+        missing.append(("other users' sessions on the server", f"the user {user} lacks the PROCESS privilege, so the "
+                        "processlist shows only its own sessions (GRANT PROCESS ON *.* TO it to see them)"))
     caps = Capabilities(
         engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
         io_view_has_wal=False, has_backend_cpu=local and not pool, can_see_waits=seen.waits,
