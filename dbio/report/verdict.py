@@ -30,6 +30,7 @@ RUNNABLE_LIMIT = 1.0  # sessions wanting a CPU per CPU, on average
 # The sessions' measured wait for a CPU per read, as a share of the engine's average read: beyond, a
 # tenth of what the report calls read latency is this host's CPUs (8 sessions on 2 CPUs: 516 of 817 us)
 CPU_WAIT_SHARE_LIMIT = 0.1
+CPU_WAIT_TIME_LIMIT = 10.0  # % of the sessions' time spent waiting for a CPU, however it falls
 OVERHEAD_LIMIT = 5.0  # % of the host's busy CPU used by dbio's own measuring
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
 MAINTENANCE_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, routine checks of the catalog are noise
@@ -284,14 +285,22 @@ def cpu_stolen(doc: dict[str, Any]) -> Finding | None:
 
 
 def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
-    """The sessions' measured wait for a CPU is a large part of a read's time: latency is partly the host's."""
+    """The sessions' measured wait for a CPU is a large part of their time, or of a read's: latency and
+    throughput are partly the host's CPUs."""
     f = _figures(doc)
-    waited, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
-    if not _window(doc) or waited is None or not avg or waited < CPU_WAIT_SHARE_LIMIT * avg:
+    waited, share, avg = value(f, "cpu_wait_us_per_read"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
+    if not _window(doc) or waited is None or share is None:
         return None
-    return _found("warning", "cpu_wait", f"the sessions waited {waited:,.0f} us a read for a CPU (on a run queue, "
-                  f"ready to run), against the {avg:,.0f} us the engine timed per read: read latency includes "
-                  "waiting for this host's CPUs, not only the storage", "cpu_wait_us_per_read", waited)
+    in_reads = bool(avg) and waited <= avg  # more than a read's whole time: mostly outside reads (scans, CPU work)
+    if share < CPU_WAIT_TIME_LIMIT and not (in_reads and waited >= CPU_WAIT_SHARE_LIMIT * avg):
+        return None
+    told = f"the sessions waited for a CPU {share:.0f}% of their time (on a run queue, ready to run)"
+    if in_reads:
+        told += (f", {waited:,.0f} us a read against the {avg:,.0f} us the engine timed per read: read latency "
+                 "includes waiting for this host's CPUs, not only the storage")
+    else:
+        told += ": their work, not only their reads, queued for this host's CPUs"
+    return _found("warning", "cpu_wait", told, "cpu_wait_us_per_read", waited)
 
 
 def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
@@ -411,7 +420,7 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
         cost = f", each read cost {cpu:.1f}x fio's host CPU" if cpu is not None else ""
         return f"CPU-bound: the host's CPU was {busy:.0f}% busy{cost}"
     waited, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
-    if waited is not None and avg and waited >= CPU_WAIT_SHARE_LIMIT * avg:  # measured: the samples show it as I/O
+    if waited is not None and avg and CPU_WAIT_SHARE_LIMIT * avg <= waited <= avg:  # measured; samples show I/O
         return (f"CPU-queued: the sessions waited {waited:,.0f} us a read for a CPU, of the {avg:,.0f} us the engine "
                 f"timed per read ({value(f, 'cpu_wait_pct'):.0f}% of their time)")
     if samples and sum(other.values()) / samples >= OTHER_WAITS_SHARE:

@@ -112,8 +112,10 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     rows = [[label, value(f, name)] for label, name in READ_LATENCY]
     notes = ["Time the process waited for the read, as the engine timed it; a device's own service time is in the "
              "Device table."]
-    cpu_wait = value(f, "cpu_wait_us_per_read")
-    if cpu_wait is not None:  # measured where the server runs on this host (an older result has none)
+    cpu_wait, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
+    # measured where the server runs on this host (an older result has none); more than a read's whole time
+    # is not part of it (scans, CPU work): the CPU table gives the sessions' share of time then
+    if cpu_wait is not None and avg is not None and cpu_wait <= avg:
         rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
         notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
                      "physical read; a session woken by its read's completion waits there before the engine's "

@@ -88,6 +88,9 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     text = report.render(doc, "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +61 us\n", text)
     assert re.search(r"\n  Sessions' time waiting for a CPU +23\.5%\n", text)
+    doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 140.0  # more than the read's 133 us: not a part of it
+    assert "of which waiting for a CPU" not in report.render(doc, "text")
+    doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 61.4
     assert "Other work's CPU seconds" not in text  # recorded before the servers' CPU was read
     doc["figures"]["cpu"].update(server_cpu_seconds=9.5, other_cpu_seconds=3.25, other_cpu_pct=21.0)
     text = report.render(doc, "text")

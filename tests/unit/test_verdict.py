@@ -111,14 +111,23 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
     doc["config"]["workload"]["sessions"] = 16
     doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}  # sampled: 8 sessions a CPU
-    cpu["cpu_wait_us_per_read"] = 0.09 * avg
+    cpu.update(cpu_wait_us_per_read=0.09 * avg, cpu_wait_pct=8.0)
     found = codes(doc)
-    assert "cpu_wait" not in found  # under a tenth of the read
+    assert "cpu_wait" not in found  # under a tenth of the read and of the sessions' time
     assert "cpu_queue" not in found  # measured: the sampled rule gives way
-    cpu["cpu_wait_us_per_read"] = 0.6 * avg
+    cpu.update(cpu_wait_us_per_read=0.6 * avg, cpu_wait_pct=8.0)
     f = codes(doc)["cpu_wait"]
     assert f.level == "warning" and f.figure == "cpu.cpu_wait_us_per_read" and f.value == pytest.approx(0.6 * avg)
-    assert f"waited {0.6 * avg:,.0f} us a read for a CPU" in f.message and f"{avg:,.0f} us the engine timed" in f.message
+    assert f.message == (f"the sessions waited for a CPU 8% of their time (on a run queue, ready to run), "
+                         f"{0.6 * avg:,.0f} us a read against the {avg:,.0f} us the engine timed per read: read "
+                         "latency includes waiting for this host's CPUs, not only the storage")
+    # more than a read's whole time (scans, CPU work between reads): not inside the reads, and said so
+    cpu.update(cpu_wait_us_per_read=3 * avg, cpu_wait_pct=40.0)
+    assert codes(doc)["cpu_wait"].message == ("the sessions waited for a CPU 40% of their time (on a run queue, "
+                                              "ready to run): their work, not only their reads, queued for this "
+                                              "host's CPUs")
+    cpu.update(cpu_wait_us_per_read=0.05 * avg, cpu_wait_pct=12.0)  # a tenth of their time: said, though not per read
+    assert "12% of their time" in codes(doc)["cpu_wait"].message
 
 
 def test_other_work_on_the_host_s_cpus(doc):
