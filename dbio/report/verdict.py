@@ -245,6 +245,16 @@ def other_cpu(doc: dict[str, Any]) -> Finding | None:
                   "other_cpu_pct", share)
 
 
+def other_cpu_beside_fio(doc: dict[str, Any]) -> Finding | None:
+    """The same during the baseline's fio runs: the raw host CPU per read counts the other work."""
+    share = value(_figures(doc), "raw_other_cpu_pct")
+    if not _window(doc) or share is None or share < OTHER_CPU_LIMIT:
+        return None
+    return _found("warning", "other_cpu_fio", f"other work used {share:.0f}% of the host's busy CPU while fio read "
+                  "(the baseline): its host CPU per read counts it; the readers' own CPU per read does not",
+                  "raw_other_cpu_pct", share)
+
+
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
     f = _figures(doc)
     data, cache = value(f, "data_bytes"), value(f, "cache_bytes")
@@ -453,9 +463,9 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, other_cpu,
-    small_data_set,
-    cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu, checkpoint_in_window, maintenance_in_window, device_saturated, overhead,
-    device_drift, database_vs_device, unavailable)
+    other_cpu_beside_fio, small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
+    checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
+    unavailable)
 
 # What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
 NODE_RULES = (rows_from_cache, page_cache, shared_device)
