@@ -83,24 +83,35 @@ def server_roots(session_ids: list[int]) -> list[int]:
     return sorted(r for r in roots if r > 1)
 
 
-def read_tree_cpu(root: int) -> float | None:
-    """CPU seconds of a server process and its children, those alive and those that ended (parallel workers
-    come and go): its own, its reaped children's, and each live child's own. None when it is gone."""
-    try:
-        _, own, reaped = parse_tree_stat(Path(f"/proc/{root}/stat").read_text())
-    except (OSError, IndexError, ValueError):
-        return None
-    total = own + reaped
+KTHREADD = 2  # the kernel's thread daemon: every kernel thread is its child
+
+
+def read_trees_cpu(roots: list[int]) -> dict[int, float]:
+    """CPU seconds of each root process and all its descendants, those alive and those that ended (parallel
+    workers come and go; a helper's own children end too): each live member's own CPU and its reaped
+    children's, from one reading of /proc. A root that is gone has no entry."""
+    procs: dict[int, tuple[int, float]] = {}
+    children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            parent, child, _ = parse_tree_stat(Path(entry.path, "stat").read_text())
+            parent, own, reaped = parse_tree_stat(Path(entry.path, "stat").read_text())
         except (OSError, IndexError, ValueError):
             continue  # ended meanwhile: its parent has it now, or will
-        if parent == root:
-            total += child
-    return total
+        procs[int(entry.name)] = (parent, own + reaped)
+        children.setdefault(parent, []).append(int(entry.name))
+    out: dict[int, float] = {}
+    for root in roots:
+        if root not in procs:
+            continue
+        total, todo = 0.0, [root]
+        while todo:
+            pid = todo.pop()
+            total += procs[pid][1]
+            todo += children.get(pid, [])
+        out[root] = total
+    return out
 
 
 def read_stat() -> dict[str, float]:
@@ -109,14 +120,18 @@ def read_stat() -> dict[str, float]:
 
 class HostBusy:
     """The host's busy CPU seconds from construction to .seconds() (busy_seconds over the span): fio's
-    runs and the benches' peers are counted as dbio counts a run's window."""
+    runs and the benches' peers are counted as dbio counts a run's window. .interrupt_seconds: the part of
+    them the kernel spent in interrupts over the same span (known once .seconds() has been asked)."""
 
     def __init__(self) -> None:
         self._stat, self._began = read_stat(), time.monotonic()
+        self.interrupt_seconds: float | None = None
 
     def seconds(self) -> float:
         end, elapsed = read_stat(), time.monotonic() - self._began
-        return busy_seconds({k: end.get(k, 0.0) - v for k, v in self._stat.items()}, elapsed, os.cpu_count() or 1)
+        spent = {k: end.get(k, 0.0) - v for k, v in self._stat.items()}
+        self.interrupt_seconds = spent.get("irq", 0.0) + spent.get("softirq", 0.0)
+        return busy_seconds(spent, elapsed, os.cpu_count() or 1)
 
 
 def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:
@@ -142,8 +157,12 @@ def read_pid_run_delay(pids: list[int], paths: dict[int, Path] | None = None) ->
 def parse_schedstat(text: str) -> float:
     """Run delay of one task from /proc/<pid>/schedstat (pure): nanoseconds on a run queue, ready to run
     but not running (its second field; the first is the time it ran). A session woken by its read's
-    completion waits there for a CPU before it goes on, so an engine's timed read includes that wait."""
-    return int(text.split()[1]) / 1e9
+    completion waits there for a CPU before it goes on, so an engine's timed read includes that wait. A kernel
+    that keeps no scheduler statistics writes "0 0 0": a session that ran had a run time, so that is no figure."""
+    ran, waited = (int(field) for field in text.split()[:2])
+    if not ran:
+        raise ValueError("no scheduler statistics kept (schedstat reads 0 0 0)")
+    return waited / 1e9
 
 
 def _read_each(pids: list[int], paths: dict[int, Path] | None, read: Callable[[Path], float]) -> dict[int, float]:

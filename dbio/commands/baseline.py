@@ -223,12 +223,13 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def other_cpu_pct(runs: list[dict[str, Any]]) -> float | None:
-    """The share of the host's busy CPU over fio's runs that fio's jobs did not use (pure): other work, and the
-    kernel's own threads; None in a record made before fio's own CPU was kept."""
+    """The share of the host's busy CPU over fio's runs that neither fio's jobs nor the kernel's interrupts used
+    (pure): other work; None in a record made before fio's own CPU was kept."""
     busy, own = [r.get("host_busy_seconds") for r in runs], [r.get("process_cpu_seconds") for r in runs]
     if None in busy or None in own or not sum(busy):
         return None
-    return 100.0 * max(0.0, sum(busy) - sum(own)) / sum(busy)
+    interrupts = sum(r.get("interrupt_cpu_seconds") or 0.0 for r in runs)
+    return 100.0 * max(0.0, sum(busy) - sum(own) - interrupts) / sum(busy)
 
 
 def drift(record: dict[str, Any]) -> float | None:

@@ -268,8 +268,10 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
                         marker="o", ms=3, label=line["label"])
         _raw_curve(ax, line, "raw_latency_us", drawn[0].get_color())
-        # the part of each read the sessions spent queued for a CPU: how much of the rise is the host's
-        _companion(ax, line, "cpu_wait_us", drawn[0].get_color(), "of which waiting for a CPU", ":", ".")
+        # the part of each read the sessions spent queued for a CPU: how much of the rise is the host's (a per-read
+        # figure: not under a curve of statement latency)
+        if all(p["read_latency"] for p in line["points"]):
+            _companion(ax, line, "cpu_wait_us", drawn[0].get_color(), "of which waiting for a CPU", ":", ".")
     _sweep_x(ax, curves)
     ax.set_ylabel("microseconds")
     ax.set_ylim(bottom=0)

@@ -29,6 +29,8 @@ def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], A
         if not node.get("figures"):
             continue
         view = {**doc, "figures": node["figures"], "nodes": [node]}
+        if node.get("capabilities"):  # the node's own facts (on this host or not: a merge's nodes are hosts)
+            view["capabilities"] = node["capabilities"]
         for rule in rules:
             found = rule(view)
             if found is not None:

@@ -20,13 +20,13 @@ FORMAT = "dbio-sweep-report"
 # The figures a step's row carries (keyed by catalogue name), and those its summary table shows.
 STEP_FIGURES = ("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us", "select_mean_us",
                 "host_busy_pct", "reads_per_db_cpu_second", "window_seconds", "raw_reads_per_s", "raw_avg_read_us",
-                "efficiency_reads", "total_requests_per_s", "cpu_wait_us_per_read")
+                "efficiency_reads", "total_requests_per_s", "cpu_wait_in_read_us")
 SUMMARY = catalogue.figures("reads_per_s", "writes_per_s", "io_mib_per_s", "avg_read_us", "select_p99_us",
                             "host_busy_pct", "reads_per_db_cpu_second")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")
 RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's columns when steps had --baseline
 # After the average read when steps measured it: how much of a read's time rising sessions spent queued for a CPU.
-CPU_WAIT = catalogue.figure("cpu_wait_us_per_read")
+CPU_WAIT = catalogue.figure("cpu_wait_in_read_us")
 
 
 def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
-                          "cpu_wait_us": r["cpu_wait_us_per_read"],
+                          "cpu_wait_us": r["cpu_wait_in_read_us"],
                           "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
@@ -186,8 +186,9 @@ def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     if any(r[CPU_WAIT.name] is not None for r in rows):
         at = shown.index(LATENCY) + 1
         shown = shown[:at] + (CPU_WAIT,) + shown[at:]
-        notes.append("CPU wait/read: the sessions' time ready to run but queued for a CPU, per physical read: the "
-                     "part of the average read this host's CPUs added.")
+        notes.append("CPU wait in read: the sessions' time ready to run but queued for a CPU, per physical read, "
+                     "where it is no more than the read's time beyond the device's own: the part of the average read "
+                     "this host's CPUs added ('-': not measured, or more than that, so not placed in the reads).")
     summary_rows = [[r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"],
                      *[r[fig.name] for fig in shown], r["status"]] for r in rows]
     return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[_heading(fig) for fig in shown], "Status"],

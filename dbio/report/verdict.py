@@ -48,9 +48,9 @@ DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
-# The host's busy CPU used by neither the database servers nor dbio: the kernel's own threads and interrupts
-# take a few percent on a quiet host (6% in a 2-session run on a 2-CPU VM); beyond this share, and beyond a
-# floor in CPUs that keeps a nearly idle host's noise out, other work shared the window.
+# The host's busy CPU used by neither the database servers, dbio nor the kernel's own interrupts and threads:
+# beyond this share, and beyond a floor in CPUs that keeps a nearly idle host's noise out, other work shared
+# the window (fio's runs: the host's busy CPU less fio's jobs' and the kernel's interrupts).
 OTHER_CPU_LIMIT = 15.0  # % of the host's busy CPU
 OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 
@@ -62,7 +62,8 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
         finding = rule(doc)
         if finding is not None:
             out.append(finding)
-    out += node_verdicts.node_findings(doc, NODE_RULES, Finding)
+    # a merge of several hosts' runs: each node is its own host, so the host's rules are judged per node
+    out += node_verdicts.node_findings(doc, NODE_RULES + (HOST_RULES if doc.get("merged_from") else ()), Finding)
     for event in doc.get("events") or []:
         if event.get("kind") in ("cancelled", "session_failed"):
             out.append(Finding("warning", event["kind"], event["message"]))
@@ -240,9 +241,9 @@ def other_cpu(doc: dict[str, Any]) -> Finding | None:
             or seconds / window < OTHER_CPU_MIN_CORES:
         return None
     return _found("warning", "other_cpu", f"other work used {seconds:,.1f} CPU-seconds in the window, {share:.0f}% "
-                  "of the host's busy CPU (processes other than the database server and dbio, and the kernel's own "
-                  "threads): reads per host-CPU-second count it, and the sessions competed with it for CPUs",
-                  "other_cpu_pct", share)
+                  "of the host's busy CPU (processes other than the database server and dbio; the kernel's own "
+                  "interrupts and threads apart): reads per host-CPU-second count it, and the sessions competed with "
+                  "it for CPUs", "other_cpu_pct", share)
 
 
 def other_cpu_beside_fio(doc: dict[str, Any]) -> Finding | None:
@@ -298,25 +299,25 @@ def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
     """The sessions' measured wait for a CPU is a large part of their time, or of a read's: latency and
     throughput are partly the host's CPUs."""
     f = _figures(doc)
-    waited, share, avg = value(f, "cpu_wait_us_per_read"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
-    if not _window(doc) or waited is None or share is None:
+    in_read, share, avg = value(f, "cpu_wait_in_read_us"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
+    if not _window(doc) or share is None:
         return None
-    in_reads = bool(avg) and waited <= avg  # more than a read's whole time: mostly outside reads (scans, CPU work)
-    if share < CPU_WAIT_TIME_LIMIT and not (in_reads and waited >= CPU_WAIT_SHARE_LIMIT * avg):
+    large_in_reads = in_read is not None and avg is not None and in_read >= CPU_WAIT_SHARE_LIMIT * avg
+    if share < CPU_WAIT_TIME_LIMIT and not large_in_reads:
         return None
     told = f"the sessions waited for a CPU {share:.0f}% of their time (on a run queue, ready to run)"
-    if in_reads:
-        told += (f", {waited:,.0f} us a read against the {avg:,.0f} us the engine timed per read: read latency "
-                 "includes waiting for this host's CPUs, not only the storage")
+    if in_read is not None and avg is not None:
+        told += (f", {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read: read latency includes "
+                 "waiting for this host's CPUs, not only the storage")
     else:
-        told += ": their work, not only their reads, queued for this host's CPUs"
-    return _found("warning", "cpu_wait", told, "cpu_wait_us_per_read", waited)
+        told += ": their latency and throughput include waiting for this host's CPUs"
+    return _found("warning", "cpu_wait", told, "cpu_wait_pct", share)
 
 
 def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
     """On average, more sessions wanted a CPU than the host has: CPU queueing inflates latency. Sampled: a
     result with the sessions' measured wait for a CPU is judged by cpu_wait_in_latency instead."""
-    if value(_figures(doc), "cpu_wait_us_per_read") is not None:
+    if value(_figures(doc), "cpu_wait_pct") is not None:
         return None
     counts = get(doc, "waits", "counts") or {}
     samples = sum(counts.values())
@@ -429,10 +430,14 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     if busy is not None and busy >= CPU_BOUND_PCT:
         cost = f", each read cost {cpu:.1f}x fio's host CPU" if cpu is not None else ""
         return f"CPU-bound: the host's CPU was {busy:.0f}% busy{cost}"
-    waited, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
-    if waited is not None and avg and CPU_WAIT_SHARE_LIMIT * avg <= waited <= avg:  # measured; samples show I/O
-        return (f"CPU-queued: the sessions waited {waited:,.0f} us a read for a CPU, of the {avg:,.0f} us the engine "
-                f"timed per read ({value(f, 'cpu_wait_pct'):.0f}% of their time)")
+    in_read, share, avg = value(f, "cpu_wait_in_read_us"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
+    # measured, where the wait samples show it as the read's I/O event
+    if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg:
+        of_time = f" ({share:.0f}% of their time)" if share is not None else ""
+        return f"CPU-queued: the sessions waited {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read " \
+               f"for a CPU{of_time}"
+    if share is not None and share >= CPU_WAIT_TIME_LIMIT:
+        return f"CPU-queued: the sessions waited for a CPU {share:.0f}% of their time"
     if samples and sum(other.values()) / samples >= OTHER_WAITS_SHARE:
         top = max(other, key=lambda k: other[k])
         return (f"lock-bound: {100 * sum(other.values()) / samples:.0f}% of the sessions' samples waited on neither "
@@ -469,6 +474,8 @@ RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
 
 # What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
 NODE_RULES = (rows_from_cache, page_cache, shared_device)
+# ...and, in a merge of several hosts' runs, what each host's own CPU figures say (the total has none).
+HOST_RULES = (other_cpu, other_cpu_beside_fio, cpu_saturated, cpu_stolen, cpu_wait_in_latency)
 
 
 # The one-line headline, in this order; the first must be there for a line at all.
@@ -476,8 +483,21 @@ HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "re
 
 
 def headline(doc: dict[str, Any]) -> str:
-    """One line a user can quote, with its caveat."""
+    """One line a user can quote, with its caveats: a figure a warning shows is partly not the storage's
+    says so where it stands, so that a quote of the line carries it."""
     f = _figures(doc)
     if not catalogue.measured(f) or HEADLINE[0].value(f) is None:
         return "no measured window"
-    return ", ".join(str(fig.phrase).format(fig.value(f)) for fig in HEADLINE if fig.value(f) is not None)
+    caveats = _headline_caveats(doc)
+    return ", ".join(str(fig.phrase).format(fig.value(f)) + caveats.get(fig.name, "") for fig in HEADLINE
+                     if fig.value(f) is not None)
+
+
+def _headline_caveats(doc: dict[str, Any]) -> dict[str, str]:
+    f, out = _figures(doc), {}
+    if other_cpu(doc) is not None:
+        out["reads_per_host_cpu_second"] = f" ({value(f, 'other_cpu_pct'):.0f}% of that CPU other work's)"
+    in_read, avg = value(f, "cpu_wait_in_read_us"), value(f, "avg_read_us")
+    if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg:
+        out["avg_read_us"] = f" ({in_read:,.0f} us of it waiting for a CPU)"
+    return out

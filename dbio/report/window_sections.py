@@ -47,6 +47,7 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     (None, "cpu_wait_pct", False),
     (None, "background_cpu_seconds", False),
     (None, "server_cpu_seconds", False),
+    (None, "kernel_cpu_seconds", False),
     (None, "other_cpu_seconds", False),
     ("  share of the host's busy CPU", "other_cpu_pct", False),
     (None, "dbio_cpu_seconds", True),
@@ -57,7 +58,8 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     ("Physical reads per host CPU second", "reads_per_host_cpu_second", False),
 )
 # Read since older results were recorded, or only where the server runs on this host: no row when not measured.
-CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_seconds", "other_cpu_seconds", "other_cpu_pct"}
+CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds",
+                          "other_cpu_pct"}
 
 
 def load_profile(f: dict[str, Any]) -> dict[str, Any]:
@@ -112,14 +114,15 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     rows = [[label, value(f, name)] for label, name in READ_LATENCY]
     notes = ["Time the process waited for the read, as the engine timed it; a device's own service time is in the "
              "Device table."]
-    cpu_wait, avg = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us")
-    # measured where the server runs on this host (an older result has none); more than a read's whole time
-    # is not part of it (scans, CPU work): the CPU table gives the sessions' share of time then
-    if cpu_wait is not None and avg is not None and cpu_wait <= avg:
+    cpu_wait = value(f, "cpu_wait_in_read_us")
+    # where it can lie within the reads (catalogue: no more than the read beyond the device's own); otherwise
+    # the CPU table gives the sessions' share of time waiting, which places it nowhere
+    if cpu_wait is not None:
         rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
         notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
-                     "physical read; a session woken by its read's completion waits there before the engine's "
-                     "timing of the read ends.")
+                     "physical read, shown as a part of the read when it is no more than the read's time beyond "
+                     "the device's own: a session woken by its read's completion waits there before the engine's "
+                     "timing of the read ends (an I/O worker's wait, with io_method = worker, is not counted).")
     averages = table("latency_averages", "Average I/O latency (from the engine's I/O timing)",
                      ["", "Average"], ["text", "us"], rows, notes)
     kinds = catalogue.statement_latency(f)

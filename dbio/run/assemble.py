@@ -249,12 +249,14 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:
-    """The part of a /proc reading that is one node's: its sessions' CPU and its devices."""
+    """The part of a /proc reading that is one node's: its sessions' CPU and wait for a CPU, and its devices."""
     if not reading or own is None:
         return None
     pids, devices = own
     return {"t": reading.get("t"),
             "session_cpu": {pid: v for pid, v in (reading.get("session_cpu") or {}).items() if pid in pids} or None,
+            "session_run_delay": {pid: v for pid, v in (reading.get("session_run_delay") or {}).items()
+                                  if pid in pids} or None,
             "disks": {d: v for d, v in (reading.get("disks") or {}).items() if d in devices} or None}
 
 

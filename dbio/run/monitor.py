@@ -95,16 +95,20 @@ class Monitor:
                     if per_process:
                         reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
                         reading["background_cpu"] = {str(k): v for k, v in background.items()}
-                        # the window's ends only: what the sessions waited for a CPU (absent: no schedstat)
-                        waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths)
+                        # the window's ends only: what the sessions waited for a CPU (absent: no schedstat, or
+                        # a node elsewhere, whose sessions' wait no reading here could add to its reads)
+                        waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths) \
+                            if all(p.info.caps.local for p in self.probes) else {}
                         if waited:
                             reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
-                        # the whole servers' CPU, so that what other work used of the host's can be told
+                        # the whole servers' CPU and the kernel threads', so that other work's can be told
                         if self.server_pids is None:
                             self.server_pids = procfs.server_roots(self.session_pids)
-                        trees = [procfs.read_tree_cpu(pid) for pid in self.server_pids]
-                        if trees and None not in trees:
-                            reading["server_cpu_total"] = sum(t for t in trees if t is not None)
+                        trees = procfs.read_trees_cpu([*self.server_pids, procfs.KTHREADD])
+                        if self.server_pids and all(pid in trees for pid in self.server_pids):
+                            reading["server_cpu_total"] = sum(trees[pid] for pid in self.server_pids)
+                        if procfs.KTHREADD in trees:
+                            reading["kernel_threads_cpu_total"] = trees[procfs.KTHREADD]
                     reading["session_cpu_total"] = sum(sessions.values())
                     reading["background_cpu_total"] = sum(background.values())
                 if self.overhead_pids:

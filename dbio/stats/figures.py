@@ -186,11 +186,17 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
         out["host"] = None
         out["reads_per_host_cpu_second"] = None
     db_cpu = _cpu_delta(ob.get("session_cpu"), oe.get("session_cpu"))
-    out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"), reads, _elapsed(ob, oe) or s))
+    # per read of the sessions' own (the reads whose average the report gives), where the engine counts them apart
+    own_reads = get(d, "client", "reads")
+    out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"),
+                         reads if own_reads is None else own_reads, _elapsed(ob, oe) or s))
     bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
     client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
     server_cpu = delta(ob.get("server_cpu_total"), oe.get("server_cpu_total"))
-    out.update(_other_cpu(busy if window.get("local", True) else None, server_cpu, client_cpu))
+    # the kernel's own: interrupts (serving the reads among others) and its threads (kworkers, dm-crypt, ...)
+    kernel_cpu = None if not stat else (stat.get("irq") or 0.0) + (stat.get("softirq") or 0.0) + \
+        (delta(ob.get("kernel_threads_cpu_total"), oe.get("kernel_threads_cpu_total")) or 0.0)
+    out.update(_other_cpu(busy if window.get("local", True) else None, server_cpu, client_cpu, kernel_cpu))
     monitor_cpu = delta(ob.get("monitor_cpu_total"), oe.get("monitor_cpu_total"))
     out.update({
         "db_cpu_seconds": db_cpu,
@@ -212,15 +218,20 @@ def _elapsed(begin: dict[str, Any], end: dict[str, Any]) -> float | None:
     return end["t"] - begin["t"]
 
 
-def _other_cpu(busy: float | None, server: float | None, client: float | None) -> dict[str, Any]:
+def _other_cpu(busy: float | None, server: float | None, client: float | None,
+               kernel: float | None) -> dict[str, Any]:
     """The host's busy CPU that neither the database servers (every process or thread of theirs, helpers and
-    other clients' sessions included) nor dbio used: other programs, and the kernel's own threads and interrupts
-    (a few percent on a quiet host). None where one of the three was not read."""
-    if busy is None or server is None or client is None:
-        return {"server_cpu_seconds": server, "other_cpu_seconds": None, "other_cpu_pct": None}
-    other = max(0.0, busy - server - client)
-    return {"server_cpu_seconds": server, "other_cpu_seconds": other,
-            "other_cpu_pct": 100.0 * other / busy if busy else None}
+    other clients' sessions included), dbio, nor the kernel's own interrupts and threads used: other programs.
+    None where one of them was not read."""
+    out: dict[str, Any] = {"server_cpu_seconds": server, "kernel_cpu_seconds": kernel, "other_cpu_seconds": None,
+                           "other_cpu_pct": None}
+    if busy is None or server is None or client is None or kernel is None:
+        return out
+    # a kernel that accounts by ticks counts an interrupt in the interrupted process's time too (no
+    # IRQ_TIME_ACCOUNTING), so this can take too much: other work is understated then, never below nothing
+    out["other_cpu_seconds"] = other = max(0.0, busy - server - client - kernel)
+    out["other_cpu_pct"] = 100.0 * other / busy if busy else None
+    return out
 
 
 def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, reads: float | None,

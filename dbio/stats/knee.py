@@ -44,12 +44,13 @@ class Knee:
         return text
 
     def _cpu_share(self) -> str:
-        """How much of the read latency's rise was the sessions queueing for a CPU, when both steps measured it."""
+        """How the read latency's rise compares with that of the sessions' wait for a CPU within a read, when both
+        steps measured it."""
         a, b = self.after, self.next
         if None in (a.cpu_wait_us, b.cpu_wait_us, a.latency_us, b.latency_us) or b.latency_us <= a.latency_us:
             return ""
-        rise, waited = b.latency_us - a.latency_us, max(0.0, b.cpu_wait_us - a.cpu_wait_us)
-        text = f"; {waited:,.0f} us of the read latency's {rise:+,.0f} us was waiting for a CPU"
+        rise, waited = b.latency_us - a.latency_us, b.cpu_wait_us - a.cpu_wait_us
+        text = f"; of the read latency's {rise:+,.0f} us, the wait for a CPU within a read was {waited:+,.0f} us"
         return text + (": this host's CPUs, not the storage, set the knee" if waited >= CPU_SHARE_OF_RISE * rise
                        else "")
 

@@ -79,7 +79,8 @@ def test_performance_schema_gives_read_latency_waits_and_own_sessions(scratch, t
     assert 0 < cpu["db_cpu_seconds"] <= 2 * f["window_seconds"] * 1.05
     assert len(doc["snapshots"]["end"]["os"]["session_run_delay"]) == 2  # the same threads' wait for a CPU
     assert cpu["cpu_wait_us_per_read"] >= 0 and 0 <= cpu["cpu_wait_pct"] <= 100
-    assert cpu["server_cpu_seconds"] >= cpu["db_cpu_seconds"]  # the server process: every thread of it
+    # the server process, every thread of it (read a few milliseconds apart, in 10 ms ticks)
+    assert cpu["server_cpu_seconds"] >= cpu["db_cpu_seconds"] - 0.05
     assert 0 <= cpu["other_cpu_seconds"] <= cpu["host"]["busy_seconds"]
     report = (result_dir(done) / "report.txt").read_text()
     assert "Redo log sync" in report and "WAL" not in report.split("Storage stack")[0]

@@ -94,21 +94,28 @@ def test_the_sessions_wait_for_a_cpu_is_per_read_and_a_share_of_their_time(doc):
     w["os_begin"]["session_run_delay"] = {pid: 1.0 for pid in pids}
     w["os_end"]["session_run_delay"] = {pid: 1.25 for pid in pids} | {"999999": 5.0}  # a session only at the end
     f = figures.derive(w)["cpu"]
-    reads = w["engine_end"]["data"]["reads"] - w["engine_begin"]["data"]["reads"]
+    own = w["engine_end"]["client"]["reads"] - w["engine_begin"]["client"]["reads"]  # the sessions' reads
     elapsed = w["os_end"]["t"] - w["os_begin"]["t"]
     assert f["cpu_wait_seconds"] == pytest.approx(0.25 * len(pids))
-    assert f["cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.25 * len(pids) / reads)
+    assert f["cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.25 * len(pids) / own)
     assert f["cpu_wait_pct"] == pytest.approx(100 * 0.25 / elapsed)
+    for end in ("engine_begin", "engine_end"):  # an engine without the sessions' own reads: every process's
+        w[end] = {k: v for k, v in w[end].items() if k != "client"}
+    reads = w["engine_end"]["data"]["reads"] - w["engine_begin"]["data"]["reads"]
+    assert figures.derive(w)["cpu"]["cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.25 * len(pids) / reads)
 
 
 def test_other_work_s_cpu_is_the_host_s_busy_cpu_less_the_servers_and_dbio_s(doc):
     w = copy.deepcopy(window_of(doc))
     assert figures.derive(w)["cpu"]["other_cpu_seconds"] is None  # recorded before the servers' CPU was read
     w["os_begin"]["server_cpu_total"], w["os_end"]["server_cpu_total"] = 100.0, 104.0
+    w["os_begin"]["kernel_threads_cpu_total"], w["os_end"]["kernel_threads_cpu_total"] = 50.0, 50.25
     f = figures.derive(w)["cpu"]
     busy, client = f["host"]["busy_seconds"], w["os_end"]["client_cpu"] - w["os_begin"]["client_cpu"]
+    interrupts = sum(w["os_end"]["stat"][k] - w["os_begin"]["stat"][k] for k in ("irq", "softirq"))
     assert f["server_cpu_seconds"] == pytest.approx(4.0)
-    assert f["other_cpu_seconds"] == pytest.approx(max(0.0, busy - 4.0 - client))
+    assert f["kernel_cpu_seconds"] == pytest.approx(interrupts + 0.25)
+    assert f["other_cpu_seconds"] == pytest.approx(max(0.0, busy - 4.0 - client - interrupts - 0.25))
     assert f["other_cpu_pct"] == pytest.approx(100 * f["other_cpu_seconds"] / busy)
     w["local"] = False  # the host's CPU is not the server's host's: nothing to tell
     assert figures.derive(w)["cpu"]["other_cpu_seconds"] is None

@@ -48,9 +48,10 @@ def test_littles_law_is_stated_only_for_read_latency():
 
 def test_the_knee_says_how_much_of_the_latency_rise_was_waiting_for_a_cpu():
     cpu_bound = find([Point(2, 10_000, 180, 40), Point(4, 10_400, 400, 230)])
-    assert cpu_bound.statement().endswith("; 190 us of the read latency's +220 us was waiting for a CPU: this "
-                                          "host's CPUs, not the storage, set the knee")
+    assert cpu_bound.statement().endswith("; of the read latency's +220 us, the wait for a CPU within a read was "
+                                          "+190 us: this host's CPUs, not the storage, set the knee")
     device_bound = find([Point(2, 10_000, 180, 40), Point(4, 10_400, 400, 60)])
-    assert device_bound.statement().endswith("; 20 us of the read latency's +220 us was waiting for a CPU")
+    assert device_bound.statement().endswith("; of the read latency's +220 us, the wait for a CPU within a read "
+                                             "was +20 us")
     assert "waiting for a CPU" not in find(curve((2, 10_000, 180), (4, 10_400, 400))).statement()  # not measured
-    assert "waiting for a CPU" not in cpu_bound.statement(read_latency=False)  # a statement's latency spans reads
+    assert "for a CPU" not in cpu_bound.statement(read_latency=False)  # a statement's latency spans reads

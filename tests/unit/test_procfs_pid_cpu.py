@@ -67,6 +67,8 @@ def test_a_process_that_ended_is_left_out():
 
 def test_run_delay_is_parsed_from_schedstat():
     assert procfs.parse_schedstat("106278 84319 2\n") == pytest.approx(84319e-9)
+    with pytest.raises(ValueError):  # a kernel that keeps no scheduler statistics: not a wait of 0
+        procfs.parse_schedstat("0 0 0\n")
 
 
 def test_processes_sharing_one_cpu_wait_for_it_and_a_sleeper_does_not():
@@ -114,9 +116,13 @@ def test_a_server_is_the_process_of_a_session_thread_or_the_parent_of_a_session_
         os.waitpid(child, 0)
 
 
+def tree_cpu():
+    return procfs.read_trees_cpu([os.getpid()])[os.getpid()]
+
+
 def test_a_tree_s_cpu_counts_its_children_alive_and_ended():
     """A parallel worker that starts and ends inside the window is counted, as one still running."""
-    before = procfs.read_tree_cpu(os.getpid())
+    before = tree_cpu()
     ended = os.fork()
     if ended == 0:
         burn(0.3)
@@ -131,9 +137,35 @@ def test_a_tree_s_cpu_counts_its_children_alive_and_ended():
         deadline = time.monotonic() + 10
         while procfs.read_pid_cpu([alive]).get(alive, 0) < 0.25 and time.monotonic() < deadline:
             time.sleep(0.05)
-        after = procfs.read_tree_cpu(os.getpid())
+        after = tree_cpu()
     finally:
         os.kill(alive, signal.SIGKILL)
         os.waitpid(alive, 0)
     assert after - before >= 0.5, (before, after)
-    assert procfs.read_tree_cpu(999_999_999) is None  # gone
+    assert procfs.read_trees_cpu([999_999_999]) == {}  # gone
+
+
+def test_work_a_live_child_s_own_child_did_before_a_window_is_not_counted_in_it():
+    """A helper whose own child (an archive_command, say) ran before the window and that ends inside it."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        grandchild = os.fork()
+        if grandchild == 0:
+            burn(0.3)
+            os._exit(0)
+        os.waitpid(grandchild, 0)
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)
+        os._exit(0)
+    try:
+        os.read(ready_r, 1)  # the grandchild ended and was reaped: in the helper's children's account
+        before = tree_cpu()
+        os.write(go_w, b"x")
+        os.waitpid(helper, 0)
+        after = tree_cpu()
+    finally:
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
+    assert after - before < 0.1, (before, after)
