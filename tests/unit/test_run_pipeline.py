@@ -130,10 +130,9 @@ def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
         run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
 
 
-def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(tmp_path):
-    engine = FakeEngine()
-    outcome = _run(tmp_path, engine, run_time=2)
-    document = results.read(outcome.directory)
+def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(finished):
+    _, outcome = finished
+    document = results.read(outcome.directory)  # a copy of its own: the shared run is left as it was
     assert "checkpoint" not in {f.code for f in verdict.findings(document)}
     begin = document["normalized"]["begin"]["checkpoints"]
     document["normalized"]["end"]["checkpoints"] = {"done": begin["done"] + 2,
@@ -153,7 +152,7 @@ def test_the_fake_engine_fills_the_neutral_counter_record():
     assert counters.problems(engine.normalize(raw)) == []
 
 
-def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
+def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=4)
     nodes = []
     for name in ("a", "b"):
@@ -199,12 +198,12 @@ def test_a_run_of_one_node_has_no_nodes_section(finished):
     assert "\nNodes\n" not in report.render(outcome.document, "text")
 
 
-def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path):
+def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, short_start_lead):
     """--start-at: runs launched on several hosts each open their window at the same instant."""
     import datetime as dt
     import time as clock
 
-    window_at = clock.time() + 3.0
+    window_at = clock.time() + 1.5  # the start (less 1 s of warm-up) is after the barrier's release
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     config = _config(tmp_path, start_at=iso, warmup=1)
     assert config.run.start_at == pytest.approx(window_at)
@@ -235,7 +234,7 @@ def test_an_agreed_start_too_near_is_refused_before_anything_runs():
     run_command.check_start_at(plan, now=980.0)
 
 
-def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path):
+def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, short_start_lead):
     """The many-hosts workflow on fake servers: two independent runs (as two hosts would launch
     them) with one --start-at measure the same seconds; dbio merge makes them one result."""
     import datetime as dt
@@ -244,7 +243,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path):
 
     from dbio.commands import merge as merge_command
 
-    window_at = clock.time() + 3.0
+    window_at = clock.time() + 1.5  # the start (less 1 s of warm-up) is after the barriers' release
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     outcomes: dict[str, Any] = {}
 
@@ -331,7 +330,7 @@ def test_the_data_set_is_the_engine_s_pages_a_row_each(tmp_path):
     """--scale counts 8 KiB rows; with a row a 16 KiB page the table, and so the data set the result
     records and the cache check weighs, is twice that."""
     engine = _SixteenKiBPages()
-    outcome = _run(tmp_path, engine, run_time=1)
+    outcome = _run(tmp_path, engine, run_time=1, warmup=0)  # only the data set's size is checked
     assert outcome.document["figures"]["validity"]["data_bytes"] == 2000 * 16384
     info = dataclasses.replace(engine.probe(engine.connect("fake:", application_name="test")), cache_bytes=400 << 20)
     run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
