@@ -92,29 +92,36 @@ def test_every_measured_interval_is_a_sample_with_the_engine_s_rate(finished):
     assert len(lines) >= 4  # the start, three measured seconds (and the warm-up second)
 
 
-def test_the_result_reads_back_and_renders_in_every_format(finished):
+@pytest.fixture(scope="module")
+def rendered(finished):
+    """The shared run's result as read back, and its report in every format: rendered once for the tests
+    that only read them (the HTML's charts take about a second)."""
     _, outcome = finished
     document = results.read(outcome.directory)
+    return document, {form: report.render(document, form) for form in report.FORMATS}
+
+
+def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
+    _, outcome = finished
+    document, texts = rendered
     assert document["capabilities"]["engine"] == "fake"
-    lines = report.render(document, "text").splitlines()
+    lines = texts["text"].splitlines()
     # no verdict stands above the headline (the run is valid), only what the fake engine cannot measure
     assert lines[2] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[3].startswith("Headline:")
     for form in report.FORMATS:
-        text = report.render(document, form)
-        assert "Fake 1.0" in text, form
-    json.loads(report.render(document, "json"))
+        assert "Fake 1.0" in texts[form], form
+    json.loads(texts["json"])
     assert (outcome.directory / results.REPORT_FILE).exists()
     assert (outcome.directory / results.HTML_REPORT_FILE).exists()
 
 
-def test_the_report_words_itself_with_the_engine_s_own_facts(finished):
+def test_the_report_words_itself_with_the_engine_s_own_facts(rendered):
     """Cache name, settings listed, timed I/O: what the fake engine's capabilities declare, never
     PostgreSQL's names."""
-    _, outcome = finished
-    document = results.read(outcome.directory)
+    document, texts = rendered
     assert document["figures"]["validity"]["cache_bytes"] == 16 * fake_engine.BLOCK
     for form in report.FORMATS:
-        text = report.render(document, form)
+        text = texts[form]
         assert f"x {fake_engine.CACHE_NAME} (128 KiB)" in text, form
         assert "fake_cache_blocks 16, fake_sync on" in text and "fake_hidden" not in text, form
         for postgres_name in ("shared_buffers", "track_io_timing", "autovacuum", "pg_wal"):
