@@ -210,7 +210,7 @@ def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, sh
     import datetime as dt
     import time as clock
 
-    window_at = clock.time() + 1.5  # the start (less 1 s of warm-up) is after the barrier's release
+    window_at = clock.time() + 2.0  # start in 1 s (1 s warm-up): time to connect before the barriers open
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     config = _config(tmp_path, start_at=iso, warmup=1)
     assert config.run.start_at == pytest.approx(window_at)
@@ -250,7 +250,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
 
     from dbio.commands import merge as merge_command
 
-    window_at = clock.time() + 1.5  # the start (less 1 s of warm-up) is after the barriers' release
+    window_at = clock.time() + 2.0  # start in 1 s (1 s warm-up): time to connect before the barriers open
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     outcomes: dict[str, Any] = {}
 
