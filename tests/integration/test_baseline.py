@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
                                reason="fio is not installed (Debian package fio, optional: dbio baseline needs it)")
@@ -45,7 +45,7 @@ def test_dbio_baseline_reads_the_instance_files_read_only_and_writes_only_scratc
 
 @needs_fio
 def test_run_with_baseline_records_both_and_reports_efficiency(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL, "-t", "2", "--label", "with-baseline"), "--baseline")
+    done = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "-t", "2", "--label", "with-baseline"), "--baseline")
     assert done.code == 0, done.text
     assert "Database efficiency at 2 sessions:" in done.out
     directory = result_dir(done)
@@ -87,7 +87,7 @@ def test_without_fio_one_line_names_the_package_and_nothing_runs(instance, loade
 
 @needs_fio
 def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loaded_db):
-    done = dbio("sweep", *instance.args(loaded_db, *SMALL, "--run-time", "2s", "--label", "raw-curve"),
+    done = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-curve"),
                 "--sessions", "1,2", "--baseline", "--target-iops", "100000000", "--latency-slo", "p99<1s",
                 "--price", "instance=100/month")
     assert done.code == 0, done.text
@@ -105,7 +105,7 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loade
     rerendered = dbio("report", str(directory), "--target-iops", "1")
     assert rerendered.code == 0 and "met at 1 session," in rerendered.out
     assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
-    other = dbio("sweep", *instance.args(loaded_db, *SMALL, "--run-time", "2s", "--label", "raw-again"),
+    other = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-again"),
                  "--sessions", "1", "--baseline")  # one step is enough to compare with
     assert other.code == 0, other.text
     again = Path(next(ln for ln in other.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent

@@ -76,7 +76,7 @@ def test_single_schema_read_only(instance, loaded_db):
 
 
 def test_update_pct_is_exact_and_updates_commit(instance, loaded_db):
-    _, doc = run_ok(instance, loaded_db, "upd20", "-t", "2", "--update-pct", "20", "--redo-stress", "HEAVY")
+    _, doc = run_ok(instance, loaded_db, "upd20", "-t", "2", "--update-pct", "20", "--redo-stress", "HEAVY", *BRIEF)
     for session in doc["sessions"]:
         assert abs(session["updates"] - 0.2 * session["iterations"]) <= 1, session
     f = doc["figures"]["load_profile"]
@@ -88,7 +88,7 @@ def test_update_pct_is_exact_and_updates_commit(instance, loaded_db):
 def test_updates_touch_their_own_range_when_update_work_unit_is_set(instance, loaded_db):
     """pgio's and SLOB's UPDATE_WORK_UNIT: every UPDATE changes exactly its own number of rows."""
     _, doc = run_ok(instance, loaded_db, "upd-own-range", "-t", "2", "--update-pct", "50", "--work-unit", "8",
-                    "--update-work-unit", "2")
+                    "--update-work-unit", "2", *BRIEF)
     totals = doc["totals"]
     assert totals["updates"] > 0 and totals["selects"] > 0
     assert totals["rows"] == 8 * totals["selects"] + 2 * totals["updates"]
@@ -117,8 +117,9 @@ def test_hot_spot_concentrates_reads_in_cache(instance, loaded_db):
 
 
 def test_work_loop_and_think_time(instance, loaded_db):
-    _, doc = run_ok(instance, loaded_db, "workloop", "-t", "2", "--run-time", "0", "--work-loop", "150",
-                    "--think-time-frequency", "50", "--think-time-min", "0.01", "--think-time-max", "0.02")
+    _, doc = run_ok(instance, loaded_db, "workloop", "-t", "2", "--run-time", "0", "--warmup", "0",
+                    "--work-loop", "150", "--think-time-frequency", "50", "--think-time-min", "0.01",
+                    "--think-time-max", "0.02")
     assert doc["status"] == "complete"
     assert [s["iterations"] for s in doc["sessions"]] == [150, 150]
     assert all(s["think_seconds"] > 0 for s in doc["sessions"])

@@ -83,8 +83,8 @@ def test_until_peak_doubles_sessions_until_reads_stop_growing(instance):
 
 def test_compare_two_results(instance):
     assert dbio("setup", *instance.args("sweep", *SMALL)).code == 0  # the sweeps' load, if they have not made it
-    first = dbio("run", *instance.args("sweep", *SMALL, "--label", "one-session"))
-    second = dbio("run", *instance.args("sweep", *SMALL, "-t", "2", "--label", "two-sessions"))
+    first = dbio("run", *instance.args("sweep", *SMALL, *FAST, "--label", "one-session"))
+    second = dbio("run", *instance.args("sweep", *SMALL, *FAST, "-t", "2", "--label", "two-sessions"))
     assert first.code == 0 and second.code == 0
     out = instance.root / "compare.html"
     done = dbio("compare", str(result_dir(first)), str(result_dir(second)), "--format", "html", "--out", str(out))

@@ -27,7 +27,7 @@ def _script(tmp_path: Path, body: str, mode: int = 0o700) -> Path:
 
 def test_the_script_runs_before_and_after_and_is_recorded(tmp_path):
     script = _script(tmp_path, 'echo "phase $1 in $2"\n[ "$1" = post ] && exit 3\nexit 0\n')
-    outcome = _run(tmp_path, FakeEngine(), run_time=1, external_script=str(script))
+    outcome = _run(tmp_path, FakeEngine(), run_time=1, warmup=0, external_script=str(script))
     assert outcome.status == "complete"
     directory = outcome.directory
     assert (directory / "external-pre.log").read_text() == f"phase pre in {directory}\n"

@@ -121,7 +121,7 @@ def test_updates_with_only_read_only_nodes_are_refused_before_anything(tmp_path)
     run_command.check_writable(config, [info, _node("p", FakeEngine()).info])  # one writable node: fine
 
 
-def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path):
+def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=6, update_pct=25)
     primary, standby = FakeEngine(), FakeEngine(read_only=True, clock_offset=0.004)
     nodes = [_node("p", primary, weight=2), _node("s", standby, weight=1)]
@@ -211,7 +211,7 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
 
 
 # -- a node whose server stops mid-run (fake engine) ----------------------------------------------------
-def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(tmp_path):
+def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(tmp_path, short_start_lead):
     import threading
 
     config = _config(tmp_path, threads_per_schema=4, run_time=4)

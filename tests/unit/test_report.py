@@ -1,5 +1,6 @@
 """Reports from recorded results: golden outputs, HTML structure, the report model's arithmetic."""
 
+import functools
 import json
 import re
 from html.parser import HTMLParser
@@ -20,6 +21,13 @@ EXTENSIONS = {"text": "txt", "md": "md", "json": "json"}
 def load(name):
     """A recorded result as `dbio report` reads it (checked, completed, format 1 shown as format 2)."""
     return results.read(FIXTURES / f"result_{name}.json")
+
+
+@functools.cache
+def html_of(name):
+    """A recorded result's HTML report, rendered once for the tests that only read it (its charts take
+    about a second each time)."""
+    return report.render(load(name), "html")
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -51,7 +59,7 @@ class _Structure(HTMLParser):
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_html_is_one_self_contained_file(scenario):
-    html = report.render(load(scenario), "html")
+    html = html_of(scenario)
     parsed = _Structure()
     parsed.feed(html)
     assert parsed.external == []  # nothing to fetch: no images, styles, fonts or scripts from elsewhere
@@ -64,19 +72,18 @@ def test_html_is_one_self_contained_file(scenario):
 
 
 def test_html_charts_and_verdict_order():
-    html = report.render(load("complete"), "html")
+    html = html_of("complete")
     charts = re.findall(r'<figure id="chart-([a-z_]+)">\s*<svg', html)
     assert charts == ["series_iops", "series_latency", "latency_histogram", "events", "cpu"]
     # headline figures come first, then charts, then the tables
     assert html.index('id="headline"') < html.index('id="charts"') < html.index('id="load_profile"')
-    bad = report.render(load("pg15"), "html")
+    bad = html_of("pg15")
     assert '<li class="invalid"><b>invalid</b>only 0.0% of the engine' in bad
     assert bad.index('class="findings"') < bad.index('id="headline"')
 
 
 def test_text_and_html_carry_the_same_figures():
-    doc = load("complete")
-    text, html = report.render(doc, "text"), report.render(doc, "html")
+    text, html = report.render(load("complete"), "text"), html_of("complete")
     for figure in ("8,569", "133 us", "2,390 us", "12,616", "57,877", "54 us"):
         assert figure in text and figure in html
 

@@ -92,29 +92,36 @@ def test_every_measured_interval_is_a_sample_with_the_engine_s_rate(finished):
     assert len(lines) >= 4  # the start, three measured seconds (and the warm-up second)
 
 
-def test_the_result_reads_back_and_renders_in_every_format(finished):
+@pytest.fixture(scope="module")
+def rendered(finished):
+    """The shared run's result as read back, and its report in every format: rendered once for the tests
+    that only read them (the HTML's charts take about a second)."""
     _, outcome = finished
     document = results.read(outcome.directory)
+    return document, {form: report.render(document, form) for form in report.FORMATS}
+
+
+def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
+    _, outcome = finished
+    document, texts = rendered
     assert document["capabilities"]["engine"] == "fake"
-    lines = report.render(document, "text").splitlines()
+    lines = texts["text"].splitlines()
     # no verdict stands above the headline (the run is valid), only what the fake engine cannot measure
     assert lines[2] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[3].startswith("Headline:")
     for form in report.FORMATS:
-        text = report.render(document, form)
-        assert "Fake 1.0" in text, form
-    json.loads(report.render(document, "json"))
+        assert "Fake 1.0" in texts[form], form
+    json.loads(texts["json"])
     assert (outcome.directory / results.REPORT_FILE).exists()
     assert (outcome.directory / results.HTML_REPORT_FILE).exists()
 
 
-def test_the_report_words_itself_with_the_engine_s_own_facts(finished):
+def test_the_report_words_itself_with_the_engine_s_own_facts(rendered):
     """Cache name, settings listed, timed I/O: what the fake engine's capabilities declare, never
     PostgreSQL's names."""
-    _, outcome = finished
-    document = results.read(outcome.directory)
+    document, texts = rendered
     assert document["figures"]["validity"]["cache_bytes"] == 16 * fake_engine.BLOCK
     for form in report.FORMATS:
-        text = report.render(document, form)
+        text = texts[form]
         assert f"x {fake_engine.CACHE_NAME} (128 KiB)" in text, form
         assert "fake_cache_blocks 16, fake_sync on" in text and "fake_hidden" not in text, form
         for postgres_name in ("shared_buffers", "track_io_timing", "autovacuum", "pg_wal"):
@@ -130,10 +137,9 @@ def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
         run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
 
 
-def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(tmp_path):
-    engine = FakeEngine()
-    outcome = _run(tmp_path, engine, run_time=2)
-    document = results.read(outcome.directory)
+def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(finished):
+    _, outcome = finished
+    document = results.read(outcome.directory)  # a copy of its own: the shared run is left as it was
     assert "checkpoint" not in {f.code for f in verdict.findings(document)}
     begin = document["normalized"]["begin"]["checkpoints"]
     document["normalized"]["end"]["checkpoints"] = {"done": begin["done"] + 2,
@@ -153,7 +159,7 @@ def test_the_fake_engine_fills_the_neutral_counter_record():
     assert counters.problems(engine.normalize(raw)) == []
 
 
-def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path):
+def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=4)
     nodes = []
     for name in ("a", "b"):
@@ -199,12 +205,12 @@ def test_a_run_of_one_node_has_no_nodes_section(finished):
     assert "\nNodes\n" not in report.render(outcome.document, "text")
 
 
-def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path):
+def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, short_start_lead):
     """--start-at: runs launched on several hosts each open their window at the same instant."""
     import datetime as dt
     import time as clock
 
-    window_at = clock.time() + 3.0
+    window_at = clock.time() + 2.0  # start in 1 s (1 s warm-up): time to connect before the barriers open
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     config = _config(tmp_path, start_at=iso, warmup=1)
     assert config.run.start_at == pytest.approx(window_at)
@@ -235,7 +241,7 @@ def test_an_agreed_start_too_near_is_refused_before_anything_runs():
     run_command.check_start_at(plan, now=980.0)
 
 
-def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path):
+def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, short_start_lead):
     """The many-hosts workflow on fake servers: two independent runs (as two hosts would launch
     them) with one --start-at measure the same seconds; dbio merge makes them one result."""
     import datetime as dt
@@ -244,7 +250,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path):
 
     from dbio.commands import merge as merge_command
 
-    window_at = clock.time() + 3.0
+    window_at = clock.time() + 2.0  # start in 1 s (1 s warm-up): time to connect before the barriers open
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     outcomes: dict[str, Any] = {}
 
@@ -331,7 +337,7 @@ def test_the_data_set_is_the_engine_s_pages_a_row_each(tmp_path):
     """--scale counts 8 KiB rows; with a row a 16 KiB page the table, and so the data set the result
     records and the cache check weighs, is twice that."""
     engine = _SixteenKiBPages()
-    outcome = _run(tmp_path, engine, run_time=1)
+    outcome = _run(tmp_path, engine, run_time=1, warmup=0)  # only the data set's size is checked
     assert outcome.document["figures"]["validity"]["data_bytes"] == 2000 * 16384
     info = dataclasses.replace(engine.probe(engine.connect("fake:", application_name="test")), cache_bytes=400 << 20)
     run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
