@@ -13,16 +13,24 @@ STOPPING = {signal.SIGINT, signal.SIGTERM}
 
 @contextmanager
 def held() -> Iterator[None]:
-    """Block SIGINT and SIGTERM for the block (the main thread's; other threads never receive them).
-    Programs started inside inherit the mask, so a Ctrl-C sent to the whole group waits for them too."""
+    """Hold SIGINT and SIGTERM back for the block; they act as soon as it is over. Blocked in the main thread
+    (programs started inside inherit the mask, so a Ctrl-C sent to the whole group waits for them too), and
+    deferred by handlers of the block's own: a signal sent to the process reaches any thread that does not
+    block it (an executor's), and Python then runs its handler in the main thread at once."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    came: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: came.append(signum)) for signum in STOPPING}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # what waited in the mask comes to the handlers above
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(came):  # each once, in the order they came, as the handlers before say
+            signal.raise_signal(signum)
 
 
 @contextmanager

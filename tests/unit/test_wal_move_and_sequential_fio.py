@@ -75,3 +75,34 @@ def test_signals_held_act_when_the_step_is_over():
             reached = True  # the signal waited for the step's end
     assert reached
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
+
+
+def test_signals_held_wait_though_another_thread_could_take_them():
+    """A signal sent to the process goes to a thread that does not block it (an executor's, say), and Python
+    runs its handler in the main thread at once: held() waits for the step's end all the same."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import pytest
+
+    from dbio import signals
+
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, args=(10,))
+    other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with signals.held():
+                os.kill(os.getpid(), signal.SIGINT)
+                until = time.monotonic() + 0.3  # time for the other thread to take it and the main thread to see it
+                while time.monotonic() < until:
+                    pass
+                reached = True
+        assert reached
+        with pytest.raises(KeyboardInterrupt):  # the handler before the block is the one in force again
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        done.set()
+        other.join()
