@@ -110,7 +110,6 @@ def run(path: str, job: Job) -> dict[str, Any]:
     return {"name": job.name, "engine": job.engine, "iodepth": job.iodepth, "jobs": job.jobs,
             "options": options, "started_at": started, "ended_at": ended, "host_busy_seconds": busy,
             "process_cpu_seconds": reading, "fio_outside_cpu_seconds": outside,
-            "interrupt_cpu_seconds": host.interrupt_seconds,
             **figures, f"host_cpu_us_per_{side}": busy * 1e6 / done_ios if done_ios else None,
             f"process_cpu_us_per_{side}": reading * 1e6 / done_ios if done_ios else None}
 

@@ -120,18 +120,14 @@ def read_stat() -> dict[str, float]:
 
 class HostBusy:
     """The host's busy CPU seconds from construction to .seconds() (busy_seconds over the span): fio's
-    runs and the benches' peers are counted as dbio counts a run's window. .interrupt_seconds: the part of
-    them the kernel spent in interrupts over the same span (known once .seconds() has been asked)."""
+    runs and the benches' peers are counted as dbio counts a run's window."""
 
     def __init__(self) -> None:
         self._stat, self._began = read_stat(), time.monotonic()
-        self.interrupt_seconds: float | None = None
 
     def seconds(self) -> float:
         end, elapsed = read_stat(), time.monotonic() - self._began
-        spent = {k: end.get(k, 0.0) - v for k, v in self._stat.items()}
-        self.interrupt_seconds = spent.get("irq", 0.0) + spent.get("softirq", 0.0)
-        return busy_seconds(spent, elapsed, os.cpu_count() or 1)
+        return busy_seconds({k: end.get(k, 0.0) - v for k, v in self._stat.items()}, elapsed, os.cpu_count() or 1)
 
 
 def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:

@@ -222,16 +222,6 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "process_cpu_us_per_read": sum(own) * 1e6 / reads if reads and None not in own else None}
 
 
-def other_cpu_pct(runs: list[dict[str, Any]]) -> float | None:
-    """The share of the host's busy CPU over fio's runs that neither fio's jobs nor the kernel's interrupts used
-    (pure): other work; None in a record made before fio's own CPU was kept."""
-    busy, own = [r.get("host_busy_seconds") for r in runs], [r.get("process_cpu_seconds") for r in runs]
-    if None in busy or None in own or not sum(busy):
-        return None
-    interrupts = sum(r.get("interrupt_cpu_seconds") or 0.0 for r in runs)
-    return 100.0 * max(0.0, sum(busy) - sum(own) - interrupts) / sum(busy)
-
-
 def drift(record: dict[str, Any]) -> float | None:
     """fio's reads/s after the database's run / before it (pure); None without both."""
     runs = record.get("runs") or {}
@@ -245,12 +235,10 @@ def figures(record: dict[str, Any]) -> dict[str, Any]:
     """The baseline's figures beside the window's (figures.baseline; the catalogue declares them)."""
     runs = record["runs"]
     deep = runs["deep"]
-    both = [runs["sync"], runs["sync_after"]] if "sync_after" in runs else [runs["sync"]]
-    sync = pooled(both) if len(both) > 1 else runs["sync"]
+    sync = pooled([runs["sync"], runs["sync_after"]]) if "sync_after" in runs else runs["sync"]
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
             "process_cpu_us_per_read": sync.get("process_cpu_us_per_read"), "drift": drift(record),
-            "other_cpu_pct": other_cpu_pct(both),
             "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
             "seq_read_mib_per_s": fio.mib_per_s(record["runs"]["sequential"]) if "sequential" in record["runs"]
             else None,

@@ -52,9 +52,6 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
     rows = [[label, value(f, db), value(f, raw), value(f, ratio)] for label, db, raw, ratio in SIDE_BY_SIDE]
     rows += [[label, value(f, db), value(f, raw), _ratio(value(f, db), value(f, raw))]
              for label, db, raw in WRITE_SIDE if value(f, raw) is not None]
-    if value(f, "raw_other_cpu_pct") is not None:  # what else the host ran, which the host CPU per read counts
-        rows.insert(4, ["Other work's share of busy CPU (%)", value(f, "other_cpu_pct"), value(f, "raw_other_cpu_pct"),
-                        None])
     compared = table("baseline", "The database and fio at the same sessions", ["", "Database", "Raw (fio)",
                                                                                  "Database / raw"],
                      ["text", "rate", "rate", "rate"], rows,

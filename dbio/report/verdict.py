@@ -50,7 +50,7 @@ OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O
 OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
 # The host's busy CPU used by neither the database servers, dbio nor the kernel's own interrupts and threads:
 # beyond this share, and beyond a floor in CPUs that keeps a nearly idle host's noise out, other work shared
-# the window (fio's runs: the host's busy CPU less fio's jobs' and the kernel's interrupts).
+# the window.
 OTHER_CPU_LIMIT = 15.0  # % of the host's busy CPU
 OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 
@@ -244,16 +244,6 @@ def other_cpu(doc: dict[str, Any]) -> Finding | None:
                   "of the host's busy CPU (processes other than the database server and dbio; the kernel's own "
                   "interrupts and threads apart): reads per host-CPU-second count it, and the sessions competed with "
                   "it for CPUs", "other_cpu_pct", share)
-
-
-def other_cpu_beside_fio(doc: dict[str, Any]) -> Finding | None:
-    """The same during the baseline's fio runs: the raw host CPU per read counts the other work."""
-    share = value(_figures(doc), "raw_other_cpu_pct")
-    if not _window(doc) or share is None or share < OTHER_CPU_LIMIT:
-        return None
-    return _found("warning", "other_cpu_fio", f"other work used {share:.0f}% of the host's busy CPU while fio read "
-                  "(the baseline): its host CPU per read counts it; the readers' own CPU per read does not",
-                  "raw_other_cpu_pct", share)
 
 
 def small_data_set(doc: dict[str, Any]) -> Finding | None:
@@ -468,14 +458,14 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, other_cpu,
-    other_cpu_beside_fio, small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
+    small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
     checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
     unavailable)
 
 # What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
 NODE_RULES = (rows_from_cache, page_cache, shared_device)
 # ...and, in a merge of several hosts' runs, what each host's own CPU figures say (the total has none).
-HOST_RULES = (other_cpu, other_cpu_beside_fio, cpu_saturated, cpu_stolen, cpu_wait_in_latency)
+HOST_RULES = (other_cpu, cpu_saturated, cpu_stolen, cpu_wait_in_latency)
 
 
 # The one-line headline, in this order; the first must be there for a line at all.

@@ -307,9 +307,6 @@ FIGURES: tuple[Figure, ...] = (
     _fig("raw_process_cpu_us_per_read", "baseline.process_cpu_us_per_read", "Raw readers' own CPU per read (fio)",
          "us", "us", "fio's jobs' CPU seconds while they read (their own rusage) / their reads: the readers' own, as "
          "DB CPU is the sessions'", **LOWER),
-    _fig("raw_other_cpu_pct", "baseline.other_cpu_pct", "Other work's share of the host's busy CPU (fio's runs)",
-         "%", "pct", "the host's busy CPU over fio's synchronous runs that neither its jobs nor the kernel's interrupts "
-         "used: other programs", compare=POINTS, **LOWER),
     _fig("raw_drift", "baseline.drift", "Raw reads/s after the run / before it (fio)", "ratio", "rate",
          "fio's synchronous reads right after the database's run against right before it: 1.00 when the device "
          "kept its speed through the window", short="Device drift"),

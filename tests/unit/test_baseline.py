@@ -3,7 +3,6 @@ figures from recorded numbers, where it may read, the report and the verdict."""
 
 import copy
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -348,20 +347,3 @@ def test_the_write_side_shows_beside_the_database(complete):
     assert any(line.startswith("redo log sync test: 5,000 syncs/s") for line in section["lines"])
     assert "random writes (scratch file)" in [row[0] for row in section["tables"][1]["rows"]]
 
-
-def test_other_work_while_fio_read_is_its_share_of_the_host_s_busy_cpu_and_a_warning(complete):
-    record = baseline_record()
-    assert baselines.figures(record)["other_cpu_pct"] is None  # a record made before fio's own CPU was kept
-    before, after = record["runs"]["sync"], dict(record["runs"]["sync"])
-    record["runs"]["sync_after"] = after
-    before.update(host_busy_seconds=2.0, process_cpu_seconds=1.9, interrupt_cpu_seconds=0.05)
-    after.update(host_busy_seconds=3.0, process_cpu_seconds=1.55, interrupt_cpu_seconds=0.05)
-    # both runs pooled; the kernel's interrupts serving the reads are not other work
-    assert baselines.figures(record)["other_cpu_pct"] == pytest.approx(100 * (5.0 - 3.45 - 0.1) / 5.0)
-    doc = with_baseline(complete, record)
-    found = {f.code: f for f in verdict.findings(doc)}["other_cpu_fio"]
-    assert found.level == "warning" and "other work used 29% of the host's busy CPU while fio read" in found.message
-    after.update(process_cpu_seconds=2.75)  # 5% outside fio's jobs and the interrupts: a quiet host
-    assert "other_cpu_fio" not in {f.code for f in verdict.findings(with_baseline(complete, record))}
-    text = report.render(with_baseline(complete, record), "text")
-    assert re.search(r"\n  Readers' own CPU per read.*\n  Other work's share of busy CPU \(%\) +- +5\.00 +- *\n", text)
