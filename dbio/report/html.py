@@ -34,7 +34,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 table { border-collapse: collapse; margin: 6px 0 4px; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
 th { background: var(--band); font-weight: 600; }
-td.t, th.t { text-align: left; } tr:nth-child(even) td { background: #fafbfc; }
+td.t, th.t { text-align: left; white-space: pre; } tr:nth-child(even) td { background: #fafbfc; }
 .pairs td { white-space: normal; text-align: left; vertical-align: top; } .pairs td:first-child { color: var(--muted);
         width: 110px; }
 .note { color: var(--muted); font-size: 12px; margin: 2px 0 10px; }

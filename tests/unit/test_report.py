@@ -71,6 +71,14 @@ def test_html_is_one_self_contained_file(scenario):
     assert "@media print" in html
 
 
+def test_html_keeps_a_sub_row_s_indent():
+    """A row under another ("  SELECT (range)" under Statements, "    of which waiting for a CPU" under the read)
+    keeps its leading spaces in the browser, as in the text report."""
+    html = html_of("complete")
+    assert '<td class="t">  SELECT (range)</td>' in html
+    assert re.search(r"td\.t, th\.t \{[^}]*white-space: pre;", html)
+
+
 def test_html_charts_and_verdict_order():
     html = html_of("complete")
     charts = re.findall(r'<figure id="chart-([a-z_]+)">\s*<svg', html)
