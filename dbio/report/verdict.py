@@ -285,6 +285,13 @@ def cpu_stolen(doc: dict[str, Any]) -> Finding | None:
                   "include it", "host_steal_pct", steal)
 
 
+def _large_wait_in_reads(f: dict[str, Any]) -> tuple[float, float] | None:
+    """(the sessions' wait for a CPU within a read, the engine's average read) when that wait is a tenth of the
+    read or more: the read latency is then partly this host's CPUs."""
+    in_read, avg = value(f, "cpu_wait_in_read_us"), value(f, "avg_read_us")
+    return (in_read, avg) if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg else None
+
+
 def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
     """The sessions' measured wait for a CPU is a large part of their time, or of a read's: latency and
     throughput are partly the host's CPUs."""
@@ -292,8 +299,7 @@ def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
     in_read, share, avg = value(f, "cpu_wait_in_read_us"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
     if not _window(doc) or share is None:
         return None
-    large_in_reads = in_read is not None and avg is not None and in_read >= CPU_WAIT_SHARE_LIMIT * avg
-    if share < CPU_WAIT_TIME_LIMIT and not large_in_reads:
+    if share < CPU_WAIT_TIME_LIMIT and _large_wait_in_reads(f) is None:
         return None
     told = f"the sessions waited for a CPU {share:.0f}% of their time (on a run queue, ready to run)"
     if in_read is not None and avg is not None:
@@ -420,9 +426,9 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     if busy is not None and busy >= CPU_BOUND_PCT:
         cost = f", each read cost {cpu:.1f}x fio's host CPU" if cpu is not None else ""
         return f"CPU-bound: the host's CPU was {busy:.0f}% busy{cost}"
-    in_read, share, avg = value(f, "cpu_wait_in_read_us"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
-    # measured, where the wait samples show it as the read's I/O event
-    if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg:
+    share, large = value(f, "cpu_wait_pct"), _large_wait_in_reads(f)
+    if large is not None:  # measured, where the wait samples show it as the read's I/O event
+        in_read, avg = large
         of_time = f" ({share:.0f}% of their time)" if share is not None else ""
         return f"CPU-queued: the sessions waited {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read " \
                f"for a CPU{of_time}"
@@ -487,7 +493,7 @@ def _headline_caveats(doc: dict[str, Any]) -> dict[str, str]:
     f, out = _figures(doc), {}
     if other_cpu(doc) is not None:
         out["reads_per_host_cpu_second"] = f" ({value(f, 'other_cpu_pct'):.0f}% of that CPU other work's)"
-    in_read, avg = value(f, "cpu_wait_in_read_us"), value(f, "avg_read_us")
-    if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg:
-        out["avg_read_us"] = f" ({in_read:,.0f} us of it waiting for a CPU)"
+    large = _large_wait_in_reads(f)
+    if large is not None:
+        out["avg_read_us"] = f" ({large[0]:,.0f} us of it waiting for a CPU)"
     return out
