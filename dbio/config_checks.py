@@ -23,7 +23,7 @@ MAX_SESSIONS = 4096
 def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
-    errors += node_errors(config)
+    errors += instance_option_errors(config) + node_errors(config)
     return errors + registry.entry(config.connection.engine).check(config)
 
 
@@ -169,3 +169,16 @@ def foreign_option_errors(config: Config) -> list[ConfigError]:
         errors.append(problem(config, option.key, f"applies only to engine {option.engine} (engine is {engine})",
                               f"remove it, or set engine = {option.engine}", config.foreign.get(option.key)))
     return errors
+
+
+def instance_option_errors(config: Config) -> list[ConfigError]:
+    """An option of dbio's own instance set with --dsn: the server given keeps its own settings and
+    files, so the value would be silently unused (the result records the server's real settings)."""
+    if config.connection.embedded:
+        return []
+    engine = config.connection.engine
+    return [problem(config, option.key, "sets up dbio's own instance; an existing server (--dsn) keeps its own",
+                    f"remove {option.flag}, or run without --dsn on dbio's own instance")
+            for option in OPTIONS
+            if option.section == "instance" and option.engine in (None, engine)
+            and config.origins.get(option.key, "default") != "default"]

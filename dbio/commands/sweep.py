@@ -22,6 +22,7 @@ from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.commands import sweep_layout
 from dbio.config import Config, Sources, load_config, option_values
+from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
@@ -291,11 +292,15 @@ def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str |
 
 def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, dsn: str | None) -> Config:
     """A step's configuration: the stored base values, the step's own, and the live DSN, which
-    enters as DBIO_DSN would (a password there is accepted, as `run` accepts it)."""
+    enters as DBIO_DSN would (a password there is accepted, as `run` accepts it). The base's
+    instance options enter as defaults: with --dsn they are the unused defaults, which would be
+    refused as set (config_checks.instance_option_errors); a step that varies one sets it."""
     try:
         typed = {key: plan.option_value(key, value) for key, value in values.items()}
-        return load_config(Sources(cli={**base_values, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
-                                   cwd=cwd, discover=False))
+        instance = {key: value for key, value in base_values.items() if BY_KEY[key].section == "instance"}
+        given = {key: value for key, value in base_values.items() if key not in instance}
+        return load_config(Sources(cli={**given, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+                                   preset=instance, cwd=cwd, discover=False))
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
         raise UsageError(f"sweep step {shown}: {exc.errors[0]}") from None

@@ -117,7 +117,7 @@ def test_status_lines_show_role_state_and_lag():
     ({"standbys": 2, "standby_data_dir": ("/a", "/a")}, "names a directory twice"),
     ({"standbys": 1, "data_dirs": ("/a",)}, "which the embedded standbys do not copy yet"),
     ({"standbys": 9}, "above the maximum 8"),
-    ({"standbys": 1, "dsn": ("host=db1",)}, "--standbys = 1: places the embedded instance's files"),
+    ({"standbys": 1, "dsn": ("host=db1",)}, "--standbys = 1: sets up dbio's own instance; an existing server (--dsn) keeps its own"),
     ({"nodes": "primary", "dsn": ("host=db1",)}, "--nodes = primary: picks members of the embedded instance"),
     ({"nodes": "primary,other"}, "'other' is not a member's name"),
 ])

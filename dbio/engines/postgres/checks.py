@@ -16,14 +16,9 @@ SYSTEM_DATABASES = ("template0", "template1", "postgres")
 
 
 def check(config: Config) -> list[ConfigError]:
-    errors = instance_errors(config) + layout_errors(config) + standby_errors(config) \
+    # with --dsn, every instance option is refused as unused (config_checks.instance_option_errors)
+    errors = instance_errors(config) + layout_errors(config) + standby_errors(config) + setting_errors(config) \
         if config.connection.embedded else []
-    if not config.connection.embedded:
-        errors += [problem(config, key, "places the embedded instance's files; an existing server (--dsn) keeps its own",
-                           f"remove {key}, or run without --dsn")
-                   for key in ("wal_dir", "data_dirs", "standbys", "standby_data_dir")
-                   if getattr(config.instance, key)]  # a value, not an origin: a sweep step passes every default on
-    errors += setting_errors(config)
     for node in each_node(config):  # every --dsn on its own
         errors += database_errors(node) + dsn_errors(node)
     return errors
