@@ -43,7 +43,8 @@ _CPU = _figures_named(
     "db_cpu_seconds", "db_cpu_cores", "background_cpu_seconds", "reads_per_db_cpu_second", "db_cpu_us_per_read",
     "reads_per_second_per_core", "reads_per_host_cpu_second",
     optional_names=("dbio_client_cpu_seconds", "dbio_monitor_cpu_seconds", "cores", "cpu_wait_seconds",
-                    "cpu_wait_us_per_read", "cpu_wait_pct", "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds",
+                    "cpu_wait_us_per_read", "cpu_wait_pct", "io_worker_cpu_wait_seconds",
+                    "io_worker_cpu_wait_us_per_read", "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds",
                     "other_cpu_pct"), host=optional(_HOST_CPU))
 _DEVICE = _figures_named("reads_per_s", "read_mib_per_s", "avg_read_us", "writes_per_s", "write_mib_per_s",
                          "avg_write_us", "utilization_pct", "avg_queue")

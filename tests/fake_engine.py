@@ -341,3 +341,6 @@ class FakeEngine:
 
     async def background_pids(self, conn: FakeConnection, session_pids: list[int]) -> list[int]:
         return []
+
+    async def read_helper_pids(self, conn: FakeConnection) -> list[int]:
+        return []

@@ -305,6 +305,9 @@ class Engine(Protocol):
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]: ...
     async def session_states(self, conn: Any, pids: list[int]) -> list[str]: ...  # one label per session
     async def background_pids(self, conn: Any, session_pids: list[int]) -> list[int]: ...  # server helpers
+    # the processes that do the sessions' reads for them (PostgreSQL's I/O workers): their wait for a CPU lies
+    # within the reads
+    async def read_helper_pids(self, conn: Any) -> list[int]: ...
 
     # maintenance operations (dbio ops): raises UsageError when the engine has none
     def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,

@@ -22,9 +22,9 @@ FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "wri
                             "select_p50_us", "select_p99_us", "select_p99_9_us", "reads_per_host_cpu_second",
                             "db_cpu_us_per_read", "host_busy_pct")
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
-# Compared too when every result measured them (older results did not): a latency that differs by the
-# sessions' wait for a CPU differs by the host's CPUs, not its storage.
-MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read")
+# Compared too when every result measured them (older results did not; the I/O workers' only with io_method =
+# worker): a latency that differs by the wait for a CPU differs by the host's CPUs, not its storage.
+MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read", "io_worker_cpu_wait_us_per_read")
 # Compared too when every result has a raw-device baseline (run --baseline).
 EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
                                "efficiency_reader_cpu")

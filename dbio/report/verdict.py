@@ -286,25 +286,37 @@ def cpu_stolen(doc: dict[str, Any]) -> Finding | None:
 
 
 def _large_wait_in_reads(f: dict[str, Any]) -> tuple[float, float] | None:
-    """(the sessions' wait for a CPU within a read, the engine's average read) when that wait is a tenth of the
-    read or more: the read latency is then partly this host's CPUs."""
+    """(the wait for a CPU within a read, the engine's average read) when that wait is a tenth of the read or
+    more: the read latency is then partly this host's CPUs."""
     in_read, avg = value(f, "cpu_wait_in_read_us"), value(f, "avg_read_us")
     return (in_read, avg) if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg else None
 
 
+def _workers_part(f: dict[str, Any], in_read: float) -> str:
+    """The I/O workers' part of a read's wait for a CPU, where they did the reads (io_method = worker)."""
+    helpers = value(f, "io_worker_cpu_wait_us_per_read")
+    if helpers is None:
+        return ""
+    if helpers >= in_read:  # the sessions' own could not be placed in the read: the workers' alone
+        return " (all of it the I/O workers' doing the reads)"
+    return f" ({helpers:,.0f} us of it the I/O workers' doing the reads)"
+
+
 def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
-    """The sessions' measured wait for a CPU is a large part of their time, or of a read's: latency and
-    throughput are partly the host's CPUs."""
+    """The measured wait for a CPU (the sessions', their I/O workers') is a large part of the sessions' time, or
+    of a read's: latency and throughput are partly the host's CPUs."""
     f = _figures(doc)
-    in_read, share, avg = value(f, "cpu_wait_in_read_us"), value(f, "cpu_wait_pct"), value(f, "avg_read_us")
+    share, large = value(f, "cpu_wait_pct"), _large_wait_in_reads(f)
     if not _window(doc) or share is None:
         return None
-    if share < CPU_WAIT_TIME_LIMIT and _large_wait_in_reads(f) is None:
+    if share < CPU_WAIT_TIME_LIMIT and large is None:
         return None
     told = f"the sessions waited for a CPU {share:.0f}% of their time (on a run queue, ready to run)"
+    in_read = large[0] if large is not None else value(f, "cpu_wait_in_read_us")
+    avg = value(f, "avg_read_us")
     if in_read is not None and avg is not None:
-        told += (f", {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read: read latency includes "
-                 "waiting for this host's CPUs, not only the storage")
+        told += (f", {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read{_workers_part(f, in_read)}: read "
+                 "latency includes waiting for this host's CPUs, not only the storage")
     else:
         told += ": their latency and throughput include waiting for this host's CPUs"
     return _found("warning", "cpu_wait", told, "cpu_wait_pct", share)
@@ -431,7 +443,7 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
         in_read, avg = large
         of_time = f" ({share:.0f}% of their time)" if share is not None else ""
         return f"CPU-queued: the sessions waited {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read " \
-               f"for a CPU{of_time}"
+               f"for a CPU{_workers_part(f, in_read)}{of_time}"
     if share is not None and share >= CPU_WAIT_TIME_LIMIT:
         return f"CPU-queued: the sessions waited for a CPU {share:.0f}% of their time"
     if samples and sum(other.values()) / samples >= OTHER_WAITS_SHARE:

@@ -46,6 +46,8 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     (None, "db_cpu_cores", False),
     (None, "cpu_wait_pct", False),
     (None, "background_cpu_seconds", False),
+    (None, "io_worker_cpu_wait_seconds", False),
+    ("  per physical read", "io_worker_cpu_wait_us_per_read", False),
     (None, "server_cpu_seconds", False),
     (None, "kernel_cpu_seconds", False),
     (None, "other_cpu_seconds", False),
@@ -58,8 +60,8 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     ("Physical reads per host CPU second", "reads_per_host_cpu_second", False),
 )
 # Read since older results were recorded, or only where the server runs on this host: no row when not measured.
-CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds",
-                          "other_cpu_pct"}
+CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "io_worker_cpu_wait_seconds", "io_worker_cpu_wait_us_per_read",
+                          "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds", "other_cpu_pct"}
 
 
 def load_profile(f: dict[str, Any]) -> dict[str, Any]:
@@ -119,10 +121,13 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     # the CPU table gives the sessions' share of time waiting, which places it nowhere
     if cpu_wait is not None:
         rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
+        helpers = value(f, "io_worker_cpu_wait_us_per_read")
         notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
                      "physical read, shown as a part of the read when it is no more than the read's time beyond "
                      "the device's own: a session woken by its read's completion waits there before the engine's "
-                     "timing of the read ends (an I/O worker's wait, with io_method = worker, is not counted).")
+                     "timing of the read ends." + ("" if helpers is None else
+                                                   f" It holds the I/O workers' wait ({helpers:,.0f} us a read): a "
+                                                   "read waits for the worker doing it to run."))
     averages = table("latency_averages", "Average I/O latency (from the engine's I/O timing)",
                      ["", "Average"], ["text", "us"], rows, notes)
     kinds = catalogue.statement_latency(f)

@@ -41,6 +41,7 @@ class Monitor:
     background_pids: list[int]
     devices: set[str]
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
+    read_helper_pids: list[int] = field(default_factory=list)  # the server processes doing the sessions' reads
     errors: list[str] = field(default_factory=list)
     stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
     server_pids: list[int] | None = None  # the server processes the sessions belong to, found at the first end
@@ -97,10 +98,14 @@ class Monitor:
                         reading["background_cpu"] = {str(k): v for k, v in background.items()}
                         # the window's ends only: what the sessions waited for a CPU (absent: no schedstat, or
                         # a node elsewhere, whose sessions' wait no reading here could add to its reads)
-                        waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths) \
-                            if all(p.info.caps.local for p in self.probes) else {}
-                        if waited:
-                            reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
+                        if all(p.info.caps.local for p in self.probes):
+                            waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths)
+                            if waited:
+                                reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
+                            # the I/O workers' (io_method = worker): within the reads they do for the sessions
+                            helpers = procfs.read_pid_run_delay(self.read_helper_pids, self.stat_paths)
+                            if helpers:
+                                reading["read_helper_run_delay"] = {str(k): v for k, v in helpers.items()}
                         # the whole servers' CPU and the kernel threads', so that other work's can be told
                         if self.server_pids is None:
                             self.server_pids = procfs.server_roots(self.session_pids)

@@ -56,6 +56,18 @@ def spread(nodes: list[Node], schema_of: tuple[int, ...]) -> list[Session]:
 
 
 @dataclass
+class Monitoring:
+    """What a node's monitoring opened: its probe and wait target, and (when it runs on this host) the
+    server's processes the CPU accounts read besides the sessions'."""
+
+    probe: NodeProbe
+    wait_target: WaitTarget
+    background: list[int] = field(default_factory=list)  # the server's helper processes
+    read_helpers: list[int] = field(default_factory=list)  # those doing the sessions' reads for them
+    overhead: list[int] = field(default_factory=list)  # those serving dbio's own monitoring
+
+
+@dataclass
 class NodeRun:
     """A node during the run."""
 
@@ -133,7 +145,7 @@ class NodeRun:
         return out
 
     # -- monitoring ------------------------------------------------------------------------------
-    async def open_monitoring(self) -> tuple[NodeProbe, WaitTarget, list[int], list[int]]:
+    async def open_monitoring(self) -> Monitoring:
         """Its monitoring and wait-sampling connections; with the server's helper processes and
         the processes serving those connections (for the CPU accounts, when the node is local)."""
         engine, node = self.engine, self.node
@@ -141,12 +153,13 @@ class NodeRun:
         self.wait_conn = await engine.aconnect(node.conninfo, application_name="dbio:waits")
         await engine.prepare_monitor(self.monitor_conn)
         pids = [s.pid for s in self.sessions if s.pid]
-        background, overhead = [], []
+        opened = Monitoring(NodeProbe(node.name, engine, self.monitor_conn, node.info, self.run_id),
+                            WaitTarget(engine, self.wait_conn, pids, node.name))
         if node.info.caps.has_backend_cpu:  # on this host, each session with a process (or thread) of its own
-            background = await engine.background_pids(self.monitor_conn, pids)
-            overhead = [await engine.backend_pid(c) for c in (self.monitor_conn, self.wait_conn)]
-        probe = NodeProbe(node.name, engine, self.monitor_conn, node.info, self.run_id)
-        return probe, WaitTarget(engine, self.wait_conn, pids, node.name), background, overhead
+            opened.background = await engine.background_pids(self.monitor_conn, pids)
+            opened.read_helpers = await engine.read_helper_pids(self.monitor_conn)
+            opened.overhead = [await engine.backend_pid(c) for c in (self.monitor_conn, self.wait_conn)]
+        return opened
 
     def monitoring_connections(self) -> list[Any]:
         return [c for c in (self.monitor_conn, self.wait_conn) if c is not None]

@@ -183,12 +183,13 @@ class _Coordinator:
         local = [r.node.info.caps.local for r in self.nodes]
         own_cpu = [r.node.info.caps.has_backend_cpu for r in self.nodes]  # a session's process or thread is its own
         self.monitor = Monitor(
-            [probe for probe, _, _, _ in opened], any(local),
+            [o.probe for o in opened], any(local),
             [s.pid for r, mine in zip(self.nodes, own_cpu) if mine for s in r.sessions if s.pid],
-            [pid for _, _, background, _ in opened for pid in background],
+            [pid for o in opened for pid in o.background],
             {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
-            overhead_pids=[pid for _, _, _, overhead in opened for pid in overhead])
-        self.waits = WaitSampler([target for _, target, _, _ in opened], self.ctx.wait_interval,
+            overhead_pids=[pid for o in opened for pid in o.overhead],
+            read_helper_pids=[pid for o in opened for pid in o.read_helpers])
+        self.waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
                                  lost=self.monitor.lost)
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)

@@ -130,16 +130,22 @@ DEVICE_MATCH = 0.05
 
 
 def _cpu_wait_in_read(f: Mapping[str, Any]) -> float | None:
-    """The sessions' wait for a CPU per read where it can lie within the engine's timed reads: no more than the
-    engine's average read beyond the device's own, with the device doing the engine's reads. Waits after a
-    commit's sync, between slices or in CPU work (scans) can make it more: then it is not a part of the read."""
+    """The wait for a CPU per read (the sessions', with the I/O workers' doing their reads) where it can lie within
+    the engine's timed reads: no more than the engine's average read beyond the device's own, with the device
+    doing the engine's reads. Waits after a commit's sync, between slices or in CPU work (scans) can make the
+    sessions' more: then it is not a part of the read, and the workers' alone is. The workers' wait lies within
+    the reads they do whatever the device did."""
     waited, avg, match = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us"), value(f, "device_to_db_read_ratio")
+    helpers = value(f, "io_worker_cpu_wait_us_per_read")
+    if avg is None:
+        return None
     timed = [(d["reads"], d["avg_read_us"]) for d in devices(f).values()
              if d.get("reads") and d.get("avg_read_us") is not None]
-    if waited is None or avg is None or match is None or abs(match - 1) > DEVICE_MATCH or not timed:
-        return None
-    device = sum(n * us for n, us in timed) / sum(n for n, _ in timed)
-    return waited if waited <= avg - device else None
+    if waited is None or match is None or abs(match - 1) > DEVICE_MATCH or not timed:
+        return helpers if helpers is not None and helpers <= avg else None
+    beyond = avg - sum(n * us for n, us in timed) / sum(n for n, _ in timed)
+    fits = [w for w in (waited + (helpers or 0.0), helpers) if w is not None and w <= beyond]
+    return fits[0] if fits else None
 
 
 def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:
@@ -269,10 +275,17 @@ FIGURES: tuple[Figure, ...] = (
     _fig("cpu_wait_us_per_read", "cpu.cpu_wait_us_per_read", "Wait for a CPU per read (sessions)", "us", "us",
          "the sessions' run-queue wait / their physical reads, wherever the wait fell (after a read, a commit, "
          "between slices)", short="CPU wait/read", **LOWER),
-    Figure("cpu_wait_in_read_us", "Wait for a CPU within a read (sessions)", "us", "us", derive=_cpu_wait_in_read,
-           section="cpu", short="CPU wait in read", how="the sessions' wait for a CPU per read, where it is no more "
-           "than the engine's average read beyond the device's own (the device doing the engine's reads): a session "
-           "woken by its read's completion waits for a CPU before the engine's timing of the read ends", **LOWER),
+    _fig("io_worker_cpu_wait_seconds", "cpu.io_worker_cpu_wait_seconds", "I/O workers' wait for a CPU, seconds",
+         "s", "seconds", "time the processes doing the sessions' reads for them (io_method = worker) were ready to "
+         "run but waited on a run queue (/proc/<pid>/schedstat)"),
+    _fig("io_worker_cpu_wait_us_per_read", "cpu.io_worker_cpu_wait_us_per_read", "I/O workers' wait for a CPU per read",
+         "us", "us", "the I/O workers' run-queue wait / the physical reads of every process: a read waits for its "
+         "worker to run", short="I/O worker CPU wait/read", **LOWER),
+    Figure("cpu_wait_in_read_us", "Wait for a CPU within a read", "us", "us", derive=_cpu_wait_in_read,
+           section="cpu", short="CPU wait in read", how="the sessions' wait for a CPU per read (and the I/O workers' "
+           "doing their reads), where it is no more than the engine's average read beyond the device's own (the "
+           "device doing the engine's reads): a session woken by its read's completion waits for a CPU before the "
+           "engine's timing of the read ends", **LOWER),
     _fig("cpu_wait_pct", "cpu.cpu_wait_pct", "Sessions' time waiting for a CPU", "%", "pct",
          "the sessions' run-queue wait / their time in the window", compare=POINTS, **LOWER),
     _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",

@@ -190,6 +190,7 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     own_reads = get(d, "client", "reads")
     out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"),
                          reads if own_reads is None else own_reads, _elapsed(ob, oe) or s))
+    out.update(_read_helpers_wait(ob.get("read_helper_run_delay"), oe.get("read_helper_run_delay"), reads))
     bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
     client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
     server_cpu = delta(ob.get("server_cpu_total"), oe.get("server_cpu_total"))
@@ -245,6 +246,16 @@ def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, read
             "cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads,
             "cpu_wait_pct": None if waited is None or not sessions or seconds <= 0 else
             100.0 * waited / (sessions * seconds)}
+
+
+def _read_helpers_wait(begin: dict[str, float] | None, end: dict[str, float] | None,
+                       reads: float | None) -> dict[str, Any]:
+    """What the processes doing the reads for the sessions (I/O workers) waited for a CPU: a session's read
+    waits for its worker to run, so it all lies within the reads; per read of every process, as the workers
+    serve them all. None when there are none (io_method is not worker) or they were not read."""
+    waited = _cpu_delta(begin, end)
+    return {"io_worker_cpu_wait_seconds": waited,
+            "io_worker_cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads}
 
 
 def _cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:

@@ -46,6 +46,8 @@ def test_single_schema_read_only(instance, loaded_db):
     assert len(waited[0]) == len(waited[1]) == 2 and all(waited[1][p] >= waited[0][p] for p in waited[0])
     assert f["cpu"]["cpu_wait_seconds"] == pytest.approx(sum(waited[1][p] - waited[0][p] for p in waited[0]))
     assert f["cpu"]["cpu_wait_us_per_read"] >= 0 and 0 <= f["cpu"]["cpu_wait_pct"] <= 100
+    assert "read_helper_run_delay" not in doc["snapshots"]["end"]["os"]  # io_method sync: the sessions read
+    assert f["cpu"]["io_worker_cpu_wait_seconds"] is None
     # the whole server's CPU (the postmaster and every process of it) holds the sessions'; the rest is others'
     cpu = f["cpu"]
     # (read a few milliseconds apart, in clock ticks of 10 ms: within a few ticks)
@@ -165,6 +167,13 @@ def test_batched_access_path_is_explicit_and_recorded(instance, loaded_db, acces
     _, doc = run_ok(instance, loaded_db, "bitmap", "--access-path", access_path, *BRIEF)
     assert node in doc["plans"]["select"]["nodes"]
     assert doc["config"]["workload"]["access_path"] == access_path
+    # io_method auto is worker on this path: the I/O workers' wait for a CPU, read at both ends, lies in the reads
+    assert doc["nodes"][0]["server"]["settings"]["io_method"]["setting"] == "worker"
+    waited = [doc["snapshots"][end]["os"]["read_helper_run_delay"] for end in ("begin", "end")]
+    assert len(waited[0]) == len(waited[1]) == int(doc["nodes"][0]["server"]["settings"]["io_workers"]["setting"])
+    cpu = doc["figures"]["cpu"]
+    assert cpu["io_worker_cpu_wait_seconds"] == pytest.approx(sum(waited[1][p] - waited[0][p] for p in waited[0]))
+    assert cpu["io_worker_cpu_wait_us_per_read"] >= 0
 
 
 def test_sustained_run_with_intervals_is_sampled_per_interval(instance, loaded_db):

@@ -70,6 +70,10 @@ def test_the_wait_for_a_cpu_is_compared_beside_the_latency_when_every_result_mea
     at = labels.index("Wait for a CPU per read (sessions)")
     assert labels[at - 1] == catalogue.figure("avg_read_us").label
     assert rows[at][4] == pytest.approx(150.0)  # +150%
+    assert "I/O workers' wait for a CPU per read" not in labels  # io_method sync: no workers, no figure
+    a["figures"]["cpu"]["io_worker_cpu_wait_us_per_read"], b["figures"]["cpu"]["io_worker_cpu_wait_us_per_read"] = 10, 5
+    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    assert [r[4] for r in rows if r[0] == "I/O workers' wait for a CPU per read"] == [pytest.approx(-50.0)]
 
 
 def test_compare_renders_in_every_format():

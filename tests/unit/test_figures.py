@@ -105,6 +105,18 @@ def test_the_sessions_wait_for_a_cpu_is_per_read_and_a_share_of_their_time(doc):
     assert figures.derive(w)["cpu"]["cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.25 * len(pids) / reads)
 
 
+def test_the_io_workers_wait_for_a_cpu_is_per_read_of_every_process(doc):
+    w = copy.deepcopy(window_of(doc))
+    f = figures.derive(w)["cpu"]
+    assert f["io_worker_cpu_wait_seconds"] is None and f["io_worker_cpu_wait_us_per_read"] is None  # none read
+    w["os_begin"]["read_helper_run_delay"] = {"501": 2.0, "502": 3.0, "503": 1.0}
+    w["os_end"]["read_helper_run_delay"] = {"501": 2.5, "502": 3.25}  # a worker gone by the end: not counted
+    f = figures.derive(w)["cpu"]
+    reads = w["engine_end"]["data"]["reads"] - w["engine_begin"]["data"]["reads"]  # they do every process's reads
+    assert f["io_worker_cpu_wait_seconds"] == pytest.approx(0.75)
+    assert f["io_worker_cpu_wait_us_per_read"] == pytest.approx(1e6 * 0.75 / reads)
+
+
 def test_other_work_s_cpu_is_the_host_s_busy_cpu_less_the_servers_and_dbio_s(doc):
     w = copy.deepcopy(window_of(doc))
     assert figures.derive(w)["cpu"]["other_cpu_seconds"] is None  # recorded before the servers' CPU was read

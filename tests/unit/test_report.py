@@ -106,6 +106,19 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     # the read took 133 us, the device's own 80 us: a wait of more than the 53 us between is not all in the read
     doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 61.4
     assert "of which waiting for a CPU" not in report.render(doc, "text")
+    # with I/O workers doing the reads (io_method = worker), their wait is a part of the read's too
+    doc["figures"]["cpu"].update(cpu_wait_us_per_read=20.0, io_worker_cpu_wait_seconds=1.5,
+                                 io_worker_cpu_wait_us_per_read=25.0)
+    text = report.render(doc, "text")
+    assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +45 us\n", text)
+    assert "It holds the I/O workers' wait (25 us a read)" in text
+    assert re.search(r"\n  I/O workers' wait for a CPU, seconds +1\.5\n    per physical read +25 us\n", text)
+    doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.2  # others read from the device: its time is not the
+    text = report.render(doc, "text")  # engine's reads', but the workers' wait still lies within the reads they do
+    assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +25 us\n", text)
+    doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.0
+    doc["figures"]["cpu"].update(cpu_wait_us_per_read=61.4, io_worker_cpu_wait_seconds=None,
+                                 io_worker_cpu_wait_us_per_read=None)
     assert "Other work's CPU seconds" not in text  # recorded before the servers' CPU was read
     doc["figures"]["cpu"].update(server_cpu_seconds=9.5, other_cpu_seconds=3.25, other_cpu_pct=21.0)
     text = report.render(doc, "text")

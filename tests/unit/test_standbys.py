@@ -3,6 +3,7 @@ standbys, their settings, replay lag, the status lines and the options' rules.""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -129,10 +130,11 @@ def test_bad_standby_options_are_refused_before_anything_starts(tmp_path, cli, p
 def test_a_standby_whose_socket_path_would_be_too_long_is_refused_before_anything_is_made(tmp_path):
     from dbio.engines.postgres.instance.standbys import check_new
 
-    root = tmp_path / ("d" * (79 - len(str(tmp_path))))  # 80 bytes: the primary's socket fits, standby1's does not
-    assert len(str(root / "socket" / ".s.PGSQL.65535")) <= 107 < len(str(root / "standby1/socket/.s.PGSQL.65535"))
     cfg = config(tmp_path, standbys=1).instance
-    with pytest.raises(UsageError, match=r"is too long for standby1: its socket .*/standby1/socket/\.s\.PGSQL\.65535"):
-        check_new(root, cfg)
-    assert not root.exists()
-    check_new(tmp_path / "short", cfg)  # nothing to refuse
+    with tempfile.TemporaryDirectory(dir="/tmp") as short:  # whatever pytest's own path (a worker's is longer)
+        root = Path(short) / ("d" * (79 - len(short)))  # 80 bytes: the primary's socket fits, standby1's does not
+        assert len(str(root / "socket" / ".s.PGSQL.65535")) <= 107 < len(str(root / "standby1/socket/.s.PGSQL.65535"))
+        with pytest.raises(UsageError, match=r"is too long for standby1: its socket .*/standby1/socket/\.s\.PGSQL\.65535"):
+            check_new(root, cfg)
+        assert not root.exists()
+        check_new(Path(short) / "s", cfg)  # nothing to refuse

@@ -136,6 +136,24 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
                                                    "and throughput include waiting for this host's CPUs")
 
 
+def test_the_io_workers_wait_for_a_cpu_is_within_the_reads_they_do(doc):
+    """io_method = worker: a read waits for its worker to run; that wait counts with the sessions' own."""
+    cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
+    cpu.update(cpu_wait_us_per_read=0.05 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.06 * avg)
+    f = codes(doc)["cpu_wait"]  # neither alone is a tenth of the read: together they are
+    assert f.message == (f"the sessions waited for a CPU 4% of their time (on a run queue, ready to run), "
+                         f"{0.11 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read ({0.06 * avg:,.0f} us "
+                         "of it the I/O workers' doing the reads): read latency includes waiting for this host's "
+                         "CPUs, not only the storage")
+    cpu.update(cpu_wait_us_per_read=0.6 * avg, io_worker_cpu_wait_us_per_read=0.15 * avg)  # the sessions' is not
+    assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read (all of it the I/O workers'" \
+        in codes(doc)["cpu_wait"].message  # within the read: the workers' alone still is
+    doc["figures"]["devices"] = {}  # the device's own time unknown: the workers' wait is within their reads anyway
+    assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us" in codes(doc)["cpu_wait"].message
+    cpu.update(io_worker_cpu_wait_us_per_read=0.05 * avg)  # under a tenth of the read, and 4% of the sessions' time
+    assert "cpu_wait" not in codes(doc)
+
+
 def test_other_work_on_the_host_s_cpus(doc):
     cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
     cpu.update(other_cpu_seconds=0.1 * window, other_cpu_pct=6.0)  # the kernel's own, on a quiet host

@@ -227,3 +227,6 @@ class MysqlEngine:
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
         return []  # InnoDB's background threads are threads of the one server process
+
+    async def read_helper_pids(self, conn: Connection) -> list[int]:
+        return []  # InnoDB reads a buffer-pool miss in the session's own thread

@@ -246,3 +246,7 @@ class PostgresEngine:
     async def background_pids(self, conn: psycopg.AsyncConnection, session_pids: list[int]) -> list[int]:
         cur = await conn.execute(sqlfiles.text("stats/processes.sql"), {"pids": session_pids})
         return [pid for pid, btype in await cur.fetchall() if btype != "client backend"]
+
+    async def read_helper_pids(self, conn: psycopg.AsyncConnection) -> list[int]:
+        cur = await conn.execute(sqlfiles.text("stats/io_workers.sql"))  # none unless io_method = worker
+        return [pid for (pid,) in await cur.fetchall()]
