@@ -150,3 +150,16 @@ def test_the_page_cache_rule_still_fires_when_every_place_has_a_device():
     storage = copy.deepcopy(TABLESPACES["storage"])
     storage["tablespaces"][1]["diskstats_devices"] = ["loop2", "loop3"]
     assert _codes(_doc(storage, TABLESPACES["validity"]))["page_cache"].level == "invalid"
+
+
+def test_the_layout_names_a_btrfs_place_s_members_and_a_place_in_memory():
+    from dbio.report import layout_section
+    storage = copy.deepcopy(TABLESPACES["storage"])
+    storage["tablespaces"][1].update(members=["loop2", "loop3"], diskstats_devices=["loop2", "loop3"])
+    doc = _doc(storage, TABLESPACES["validity"])
+    doc["figures"]["devices"] = copy.deepcopy(TABLESPACES["devices"])
+    section = layout_section.section(doc, doc["figures"])
+    rows = {row[0]: row for row in section["tables"][0]["rows"]}
+    assert rows["tablespace 1"][2] == "loop1" and rows["tablespace 1"][3] is not None
+    assert rows["tablespace 2"][2] == "loop2+loop3" and rows["WAL"][2] == "memory"
+    assert any("several devices" in note for note in section["tables"][0]["notes"])
