@@ -1,6 +1,7 @@
 """The block layer under a device, read from sysfs: the queue settings that shape I/O below the
 filesystem (scheduler, queue depth, read-ahead, block and request sizes), for the device and for
-every device below it (a device-mapper or md device's members)."""
+every device below it (a device-mapper or md device's members), what a loop device reads (its
+backing file, with or without direct I/O) and the devices of a multi-device btrfs."""
 
 from __future__ import annotations
 
@@ -50,7 +51,41 @@ def queue_of(device: Path) -> dict[str, Any]:
         "rotational": None if rotational not in ("0", "1") else rotational == "1",
     }
     out.update({name: number(read(queue / name)) for name in QUEUE_NUMBERS})
+    loop = loop_of(device)
+    if loop is not None:
+        out["loop"] = loop
+    if (disk / "comp_algorithm").exists():  # zram: a compressed RAM disk, its reads are memory's
+        out["in_memory"] = True
     return out
+
+
+def loop_of(device: Path) -> dict[str, Any] | None:
+    """A loop device's backing file and whether the loop reads it with direct I/O (sysfs loop/dio).
+    Without direct I/O the loop's reads go through the page cache of that file: /proc/diskstats counts
+    them on the loop device whether or not any disk below was read. None: not a loop device."""
+    loop = disk_of(device) / "loop"
+    if not loop.is_dir():
+        return None
+    dio = read(loop / "dio")
+    return {"backing_file": read(loop / "backing_file") or None,
+            "direct_io": None if dio not in ("0", "1") else dio == "1"}
+
+
+def btrfs_of(source: str, sys_root: Path = SYS) -> dict[str, Any] | None:
+    """The btrfs filesystem whose devices include the mount's source device (/sys/fs/btrfs/<fsid>):
+    its member devices' sysfs directories and its data and metadata profiles (raid0, raid1, dup,
+    single...). A btrfs file's st_dev is an anonymous device no block device answers to, so its reads
+    are counted only on these members. None: no btrfs there has that device."""
+    name = Path(source).resolve().name if source.startswith("/") else source  # /dev/mapper/x -> dm-N
+    for fs in sorted((sys_root / "fs/btrfs").glob("*/devices")):
+        members = sorted(fs.glob("*"))
+        if name not in {m.name for m in members}:
+            continue
+        allocation = fs.parent / "allocation"
+        return {"fsid": fs.parent.name, "members": [m.resolve() for m in members],
+                "profiles": {kind: sorted(p.name for p in (allocation / kind).glob("*") if p.is_dir()) or None
+                             for kind in ("data", "metadata")}}
+    return None
 
 
 def stack_under(device: Path) -> list[dict[str, Any]]:

@@ -104,9 +104,16 @@ def parse_mountinfo(text: str) -> list[dict[str, str]]:
     return mounts
 
 
-def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | None = None) -> dict[str, Any]:
+# Filesystems in memory, with no device: every "physical" read from them is a read of memory.
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
+LOOP_DEPTH = 3  # loop devices over files on loop devices... followed this deep
+
+
+def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | None = None,
+               depth: int = 0) -> dict[str, Any]:
     """The filesystem and block device a path lives on, its mount options, the queue settings of
-    the device and of every device below it, and the device names /proc/diskstats uses."""
+    the device and of every device below it (a loop device's backing file and the storage under
+    it included), and the device names /proc/diskstats uses."""
     target = Path(path)
     try:
         st = os.stat(target)
@@ -114,20 +121,21 @@ def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | No
         return {"path": str(path), "error": str(exc)}
     major, minor = os.major(st.st_dev), os.minor(st.st_dev)
     text = _read("/proc/self/mountinfo") if mountinfo is None else mountinfo
-    mounts = [m for m in parse_mountinfo(text) if m["dev"] == f"{major}:{minor}"]
-    resolved = str(target.resolve())
-    mount = max((m for m in mounts if resolved.startswith(m["mount_point"].rstrip("/") + "/")
-                 or resolved == m["mount_point"]), key=lambda m: len(m["mount_point"]), default=None) or {}
+    mount = _mount_of(str(target.resolve()), f"{major}:{minor}", parse_mountinfo(text))
     info: dict[str, Any] = {"path": str(path), "dev": f"{major}:{minor}"}
     info.update({k: mount.get(k) for k in ("mount_point", "fs_type", "source", "mount_options", "fs_options")})
     sys_dev = sys_root / f"dev/block/{major}:{minor}"
     if not sys_dev.exists():
-        info["device"] = None  # e.g. tmpfs, overlay, network filesystems
+        info["device"] = None  # e.g. tmpfs, overlay, network filesystems, btrfs (an anonymous st_dev)
         info["diskstats_devices"] = []
+        if mount.get("fs_type") in MEMORY_FILESYSTEMS:
+            info["in_memory"] = True
+        elif mount.get("fs_type") == "btrfs" and mount.get("source"):
+            info.update(_btrfs(mount["source"], sys_root, text, depth))
         return info
     real = sys_dev.resolve()
     disk = block.disk_of(real)
-    stack = block.stack_under(real)
+    stack = _with_backing(block.stack_under(real), sys_root, text, depth)
     info.update({
         "device": real.name,
         "disk": disk.name,
@@ -142,6 +150,43 @@ def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | No
         "diskstats_devices": [real.name],
     })
     return info
+
+
+def _mount_of(resolved: str, dev: str, mounts: list[dict[str, str]]) -> dict[str, str]:
+    """The mount a path is under: the deepest mount point above it with its st_dev; when none has it
+    (a btrfs subvolume's files have an anonymous st_dev of their own), the deepest mount point above it."""
+    def above(m: dict[str, str]) -> bool:
+        return resolved == m["mount_point"] or resolved.startswith(m["mount_point"].rstrip("/") + "/")
+    same = [m for m in mounts if m["dev"] == dev and above(m)] or [m for m in mounts if above(m)]
+    return max(same, key=lambda m: len(m["mount_point"]), default=None) or {}
+
+
+def _btrfs(source: str, sys_root: Path, mountinfo: str, depth: int) -> dict[str, Any]:
+    """A btrfs filesystem's member devices: its reads reach /proc/diskstats only there."""
+    fs = block.btrfs_of(source, sys_root)
+    if fs is None:
+        return {}
+    stack: list[dict[str, Any]] = []
+    for member in fs["members"]:
+        stack += [q for q in block.stack_under(member) if q not in stack]
+    return {"members": [m.name for m in fs["members"]], "btrfs_profiles": fs["profiles"],
+            "stack": _with_backing(stack, sys_root, mountinfo, depth),
+            "diskstats_devices": [m.name for m in fs["members"]]}
+
+
+def _with_backing(stack: list[dict[str, Any]], sys_root: Path, mountinfo: str, depth: int) -> list[dict[str, Any]]:
+    """Each loop device's backing file's storage (its device or filesystem), and that device's queues
+    after the stack's own: what a loop device's reads reach."""
+    out = list(stack)
+    for q in stack:
+        loop = q.get("loop")
+        if not loop or not loop.get("backing_file") or depth >= LOOP_DEPTH:
+            continue
+        below = storage_of(loop["backing_file"], sys_root, mountinfo, depth + 1)
+        loop["backing"] = {k: below.get(k) for k in ("device", "fs_type", "mount_point", "in_memory", "error")
+                           if below.get(k) is not None}
+        out += [b for b in below.get("stack") or [] if b.get("disk") not in {o.get("disk") for o in out}]
+    return out
 
 
 def storage_under(data_directory: str | Path, wal_directory: str | Path | None) -> dict[str, Any]:

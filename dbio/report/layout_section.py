@@ -52,14 +52,26 @@ def section(doc: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
     for role, facts in places(doc):
         name = facts.get("device")
         d = devices.get(name) if name else None
-        rows.append([role, str(facts.get("path") or "-"), name or "-", *[c.value(d) if d else None for c in columns]])
+        rows.append([role, str(facts.get("path") or "-"), _device_name(facts), *[c.value(d) if d else None for c in columns]])
     names = [facts.get("device") for _, facts in places(doc) if facts.get("device")]
     notes = ["Each place's figures are its whole device's (/proc/diskstats): places on one device show the same "
              "figures, which are their sum."] if len(set(names)) < len(names) else []
+    if any(facts.get("members") for _, facts in places(doc)):
+        # a btrfs over several devices: latency, busy time and queue of several devices do not add up
+        notes.append("A place on several devices (a btrfs's members) has each device's figures in the Device table.")
     return {"id": "layout", "title": "Layout (where the data and the WAL live)",
             "tables": [table("layout", "", ["Place", "Directory", "Device", *[c.label for c in columns]],
                              ["text", "text", "text", *[c.kind for c in columns]], rows, notes)],
             "lines": _commit_lines(f)}
+
+
+def _device_name(facts: dict[str, Any]) -> str:
+    """The place's device, a multi-device filesystem's members, or 'memory' (tmpfs)."""
+    if facts.get("device"):
+        return str(facts["device"])
+    if facts.get("members"):
+        return "+".join(facts["members"])
+    return "memory" if facts.get("in_memory") or facts.get("fs_type") in ("tmpfs", "ramfs") else "-"
 
 
 def _commit_lines(f: dict[str, Any]) -> list[str]:

@@ -12,11 +12,16 @@ KIB = 1024
 def pairs(storage: dict[str, Any], host: dict[str, Any]) -> list[list[str]]:
     """[label, text] rows; a result recorded before these facts existed shows what it has."""
     data, wal = storage.get("data_directory") or {}, storage.get("wal") or {}
+    spaces = [s for s in storage.get("tablespaces") or [] if isinstance(s, dict)]
     rows = [["Data", _where(data, "data directory")]]
+    # the tables' own places (data_dirs): each may be on another stack than the data directory
+    rows += [[f"Tablespace {n}", _where(s, "directory")] for n, s in enumerate(spaces, start=1)]
     if wal:
         same = wal.get("same_device_as_data") or (wal.get("dev") and wal.get("dev") == data.get("dev"))
         rows.append(["WAL", f"same device as data, {wal.get('path')}" if same else _where(wal, "WAL directory")])
-    queues = _queues(data) + ([] if not wal else [q for q in _queues(wal) if q not in _queues(data)])
+    queues: list[dict[str, Any]] = []
+    for place in (data, *spaces, wal):
+        queues += [q for q in _queues(place) if q not in queues]
     if queues:
         rows.append(["Devices", "; ".join(_queue(q) for q in queues)])
     tuning = _tuning(host)
@@ -31,7 +36,21 @@ def _where(s: dict[str, Any], what: str) -> str:
     options = ", ".join(o for o in (s.get("mount_options"), _fs_only(s)) if o)
     return (f"{s.get('source') or s.get('device') or '-'} ({s.get('fs_type') or '-'}"
             + (f", {s['model']}" if s.get("model") else "") + f") mounted at {s.get('mount_point') or '-'}"
-            + (f" ({options})" if options else "") + f", {what} {s.get('path') or '-'}")
+            + (f" ({options})" if options else "") + f", {what} {s.get('path') or '-'}" + _below(s))
+
+
+def _below(s: dict[str, Any]) -> str:
+    """What holds a place's blocks when it is not one device: memory, a multi-device filesystem's
+    members, or nothing dbio can read (a result recorded before these facts were says nothing)."""
+    if s.get("in_memory"):
+        return "; in memory, no block device"
+    if s.get("members"):
+        profiles = s.get("btrfs_profiles") or {}
+        kinds = ", ".join(f"{kind} {'+'.join(p)}" for kind, p in profiles.items() if p)
+        return f"; on devices {', '.join(s['members'])}" + (f" ({kinds})" if kinds else "")
+    if "device" in s and not s.get("device") and "members" not in s and s.get("fs_type") and not s.get("error"):
+        return "; no block device dbio can read: its I/O is in no device figure"
+    return ""
 
 
 def _fs_only(s: dict[str, Any]) -> str:
@@ -61,7 +80,21 @@ def _queue(q: dict[str, Any]) -> str:
              {True: "rotational", False: "non-rotational"}.get(q.get("rotational")),
              _blocks(q),
              f"max request {_kib(q['max_sectors_kb'])}" if q.get("max_sectors_kb") else None]
-    return f"{q.get('disk')}: " + ", ".join(p for p in parts if p)
+    return f"{q.get('disk')}{_what(q)}: " + ", ".join(p for p in parts if p)
+
+
+def _what(q: dict[str, Any]) -> str:
+    """' (in memory)', ' (loop over FILE on DEVICE, ...)': what a device's reads really reach."""
+    if q.get("in_memory"):
+        return " (in memory)"
+    loop = q.get("loop")
+    if not isinstance(loop, dict):
+        return ""
+    backing = loop.get("backing") or {}
+    on = backing.get("device") or backing.get("fs_type")
+    dio = {True: "direct I/O", False: "no direct I/O: its reads can be the page cache's of that file"}.get(
+        loop.get("direct_io"), "direct I/O unknown")
+    return f" (loop over {loop.get('backing_file') or 'an unknown file'}" + (f" on {on}" if on else "") + f", {dio})"
 
 
 def _kib(kib: int) -> str:

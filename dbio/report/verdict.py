@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.report import node_verdicts, shape_findings
+from dbio.report import node_verdicts, shape_findings, stack_findings
 from dbio.report.finding import Finding
 from dbio.stats import catalogue
 from dbio.stats.catalogue import figure, value
@@ -58,7 +58,7 @@ OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 def findings(doc: dict[str, Any]) -> list[Finding]:
     """All findings, the most serious first."""
     out: list[Finding] = []
-    for rule in (*RULES, *shape_findings.RULES):
+    for rule in (*stack_findings.RULES, *RULES, *shape_findings.RULES):
         finding = rule(doc)
         if finding is not None:
             out.append(finding)
@@ -151,7 +151,8 @@ def page_cache(doc: dict[str, Any]) -> Finding | None:
     f = _figures(doc)
     ratio = value(f, "device_to_db_read_ratio")
     reads = value(f, "reads_per_s")
-    if not _window(doc) or ratio is None or not reads:
+    # some tables on a place no watched device holds: the devices saw a part (stack_findings.no_device says which)
+    if not _window(doc) or ratio is None or not reads or stack_findings.uncovered_data(doc):
         return None
     if ratio < DEVICE_SHARE_LIMIT:
         where = "the OS page cache served the rest" if not value(f, "direct_io") else \
@@ -196,7 +197,8 @@ def shared_device(doc: dict[str, Any]) -> Finding | None:
     f = _figures(doc)
     if not _window(doc):
         return None
-    reads, writes = _read_excess(f), _write_excess(f, value(f, "window_seconds"))
+    reads = None if stack_findings.uncovered_data(doc) else _read_excess(f)
+    writes = _write_excess(f, value(f, "window_seconds"))
     if not reads and not writes:
         return None
     ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \

@@ -224,7 +224,8 @@ def devices(f: dict[str, Any]) -> dict[str, Any]:
         return {"id": "devices", "title": "Device"}
     return {"id": "devices", "title": "Device (/proc/diskstats)", "tables": [table(
         "devices", "", ["Device", *[c.label for c in columns]], ["text", *[c.kind for c in columns]], rows,
-        ["The block device under the data directory, whatever else used it."])]}
+        ["The block devices under the data directory and every other place the server wrote to (a btrfs: its "
+         "member devices), whatever else used them."])]}
 
 
 def validity_lines(f: dict[str, Any], cache_name: str) -> list[str]:

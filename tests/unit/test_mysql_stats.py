@@ -180,7 +180,7 @@ def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
     text = report.render(doc, "text")
     engine_part = text.split("Storage stack")[0] + text.split("Load Profile")[1]
     assert "WAL" not in engine_part and "Redo log sync" in text and "pages read per row" in text
-    assert "Physical read pages" in text and "block device under the data directory" in text  # the kernel's word
+    assert "Physical read pages" in text and "block devices under the data directory" in text  # the kernel's word
     assert "IO:innodb_data_file read" in text  # wait events, as PostgreSQL's
     older = json.loads(json.dumps(doc))
     for key in ("redo_name", "block_name", "page_bytes"):
