@@ -11,6 +11,8 @@ from typing import Any
 SYS = Path("/sys")
 # queue attributes recorded as numbers, as sysfs names them
 QUEUE_NUMBERS = ("nr_requests", "read_ahead_kb", "logical_block_size", "physical_block_size", "max_sectors_kb")
+# Filesystems in memory, with no device: every "physical" read from them is a read of memory.
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 MAX_DEPTH = 8  # devices stacked deeper than this are not followed (a loop in a damaged tree)
 
 

@@ -104,8 +104,6 @@ def parse_mountinfo(text: str) -> list[dict[str, str]]:
     return mounts
 
 
-# Filesystems in memory, with no device: every "physical" read from them is a read of memory.
-MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 LOOP_DEPTH = 3  # loop devices over files on loop devices... followed this deep
 
 
@@ -128,7 +126,7 @@ def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | No
     if not sys_dev.exists():
         info["device"] = None  # e.g. tmpfs, overlay, network filesystems, btrfs (an anonymous st_dev)
         info["diskstats_devices"] = []
-        if mount.get("fs_type") in MEMORY_FILESYSTEMS:
+        if mount.get("fs_type") in block.MEMORY_FILESYSTEMS:
             info["in_memory"] = True
         elif mount.get("fs_type") == "btrfs" and mount.get("source"):
             info.update(_btrfs(mount["source"], sys_root, text, depth))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.collect.block import MEMORY_FILESYSTEMS
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats.counters import get
@@ -71,7 +72,7 @@ def _device_name(facts: dict[str, Any]) -> str:
         return str(facts["device"])
     if facts.get("members"):
         return "+".join(facts["members"])
-    return "memory" if facts.get("in_memory") or facts.get("fs_type") in ("tmpfs", "ramfs") else "-"
+    return "memory" if facts.get("in_memory") or facts.get("fs_type") in MEMORY_FILESYSTEMS else "-"
 
 
 def _commit_lines(f: dict[str, Any]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from dbio.collect.block import MEMORY_FILESYSTEMS  # a result recorded before in_memory was
 from dbio.report.finding import Finding
 from dbio.report.layout_section import places
 
@@ -21,7 +22,6 @@ def _named(role: str, s: dict[str, Any]) -> str:
     return f"the {role} {s.get('path') or '-'} ({s.get('fs_type') or '-'})"
 
 
-MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")  # as collect/host.py records them; a result recorded before in_memory was
 
 
 def _memory(s: dict[str, Any]) -> bool:
