@@ -88,10 +88,17 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
 
 
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None) -> Config:
-    config = load_config(build_sources(params, preset))
+    config = load_config(remembered_sources(params, preset, ui))
     if ui is not None:
         say_files_read(config, ui)
     return config
+
+
+def remembered_sources(params: dict[str, Any], preset: dict[str, Any] | None, ui: UI | None) -> Sources:
+    """The sources, with what dbio's own instance remembers of how it was last configured."""
+    from dbio.commands import instance_options
+
+    return instance_options.remembered(build_sources(params, preset), ui.note if ui is not None else lambda _: None)
 
 
 def say_files_read(config: Config, ui: UI) -> None:
@@ -308,7 +315,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
                              "a resumed sweep runs with the settings it was started with")
         sweep_command.resume(resume_dir, _ui(ctx), Path.cwd())
         return
-    sources = build_sources(params)
+    sources = remembered_sources(params, None, _ui(ctx))
     base = load_config(sources)
     if base.run.start_at is not None:
         raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",

@@ -134,6 +134,9 @@ class Config:
     # Options of another engine the user set: no record of this engine's holds them, and the refusal
     # (config_checks.foreign_option_errors) names what the user gave.
     foreign: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The values the user set (a file, the environment, a flag) as read, before an engine resolves them
+    # (io_method auto): what dbio's own instance remembers of them (commands/instance_options.py).
+    given: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -164,7 +167,8 @@ class Sources:
     discover: bool = True  # read ./dbio.toml when no config file is named
 
 
-def load_config(sources: Sources) -> Config:
+def load_config(sources: Sources, *, check: bool = True) -> Config:
+    """check: apply the rules across values (validate); False only to read where the configuration points."""
     raw: dict[str, tuple[Any, str]] = {o.key: (o.default, "default") for o in OPTIONS}
     raw.update({key: (value, "default") for key, value in sources.preset.items()})
     errors: list[ConfigError] = []
@@ -207,6 +211,8 @@ def load_config(sources: Sources) -> Config:
         raise ConfigErrors(errors)
 
     config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
+    if not check:
+        return config
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)
@@ -255,6 +261,7 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
         files=files,
         foreign={o.key: values[o.key] for o in OPTIONS
                  if o.engine not in (None, values["engine"]) and origins.get(o.key, "default") != "default"},
+        given={o.key: values[o.key] for o in OPTIONS if origins.get(o.key, "default") != "default"},
     )
 
 

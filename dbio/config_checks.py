@@ -51,17 +51,20 @@ def problem(config: Config, key: str, text: str, fix: str, value: Any = None) ->
     origin = config.origins.get(key, "default")
     if value is None:  # another engine's option has no place in this engine's record: it was set, no more
         value = getattr(getattr(config, option.section), key, None)
-    shown = "(set)" if value is None else _show(option, value)
+    shown = "(set)" if value is None else show_value(option, value)
     return ConfigError(display_key(option, origin), shown, text, fix)
 
 
-def _show(option: Option, value: Any) -> str:
+def show_value(option: Option, value: Any) -> str:
+    """An option's value in the user's units."""
     if option.kind == "size":
         return units.format_bytes(value)
     if option.kind == "blocks":
         return f"{value} blocks ({units.format_bytes(value * units.BLOCK_SIZE)})"
     if option.kind == "duration":
         return units.format_duration(value)
+    if option.kind == "settings":
+        return ", ".join(f"{name}={setting}" for name, setting in value) or "none"
     return str(value)
 
 

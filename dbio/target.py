@@ -41,6 +41,10 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
     engine, conninfo, instance = registry.entry(config.connection.engine).resolve(
         config, purpose=purpose, sessions=sessions, notify=notify)
+    if purpose != "any":  # configured as the command asked: later commands take its settings where none is given
+        from dbio.commands import instance_options
+
+        instance_options.remember(config, instance)
     return Target(engine, conninfo, instance, notify)
 
 

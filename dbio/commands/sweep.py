@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -299,8 +300,9 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
         typed = {key: plan.option_value(key, value) for key, value in values.items()}
         instance = {key: value for key, value in base_values.items() if BY_KEY[key].section == "instance"}
         given = {key: value for key, value in base_values.items() if key not in instance}
-        return load_config(Sources(cli={**given, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
-                                   preset=instance, cwd=cwd, discover=False))
+        config = load_config(Sources(cli={**given, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
+                                     preset=instance, cwd=cwd, discover=False))
+        return replace(config, given={})  # a step's values are the sweep's: the instance remembers none of them
     except ConfigErrors as exc:
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "the base configuration"
         raise UsageError(f"sweep step {shown}: {exc.errors[0]}") from None

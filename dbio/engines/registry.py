@@ -34,6 +34,7 @@ class EngineEntry(Protocol):
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
     RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
     LAYOUT_KNOBS: dict[str, str]  # its options placing files that a sweep may vary -> short name
+    REMEMBERED: tuple[str, ...]  # its instance options the instance's record keeps for later commands
 
     def relayout(self, config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
         """Bring its embedded instance to the configuration's layout where that needs no load (a sweep

@@ -41,6 +41,13 @@ class ManagedInstance:
         require_own_instance(meta.server_user, self.data_dir)
         return meta
 
+    def remember(self, options: dict[str, Any]) -> None:
+        """Keep the options of the command that configured it in its record (commands/instance_options.py)."""
+        meta = self.meta()
+        if meta.options != options:
+            meta.options = options
+            meta.write(self.layout.meta_file)
+
     def before_destroy(self, ours: list[Path]) -> tuple[Any, list[Path]]:
         """(the record, the entries of the directory dbio did not make) for destroy, checked before
         anything is touched: only a directory holding dbio's record is ever removed."""

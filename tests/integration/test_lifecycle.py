@@ -131,3 +131,41 @@ def test_a_setting_that_runs_a_program_is_used_only_when_allowed_by_name(workdir
         assert "archive_command = '/bin/true'" in (data_dir / "pgdata" / "dbio.conf").read_text()
     finally:
         dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
+
+
+def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
+    """init --shared-buffers 16MiB need not be repeated: later commands take the instance's settings where the
+    user gives none (before, setup refused a 32 MiB data set as fitting the default 128 MiB and a run restarted
+    the instance at it); what the user gives replaces them, for later commands too; a sweep's steps do not."""
+    from tests.integration.conftest import BRIEF, SMALL, load_result, result_dir
+
+    data_dir, results = workdir / "remembers", workdir / "remembers-results"
+    where = ["--data-dir", str(data_dir), "--results-dir", str(results)]
+    try:
+        done = dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "16MiB",
+                    "--pg-setting", "work_mem=8MB")
+        assert done.code == 0, done.text
+        assert json.loads((data_dir / "dbio-instance.json").read_text())["options"] == {
+            "shared_buffers": 16 << 20, "pg_settings": {"work_mem": "8MB"}}
+        done = dbio("setup", *where, *SMALL)
+        assert done.code == 0, done.text
+        assert "using the instance's shared_buffers 16 MiB, pg_settings work_mem=8MB, as it was last configured; " \
+               "give --shared-buffers, --pg-setting to change them" in done.text
+        done = dbio("run", *where, *SMALL, *BRIEF, "--io-method", "worker")  # given: remembered from now on
+        assert done.code == 0, done.text
+        done = dbio("run", *where, *SMALL, *BRIEF)
+        assert done.code == 0 and "restarting" not in done.text, done.text  # as it was: nothing to change
+        assert "shared_buffers 16 MiB, io_method worker, pg_settings work_mem=8MB, as it" in done.text
+        doc = load_result(result_dir(done))
+        settings = doc["nodes"][0]["server"]["settings"]
+        assert (settings["shared_buffers"]["setting"], settings["io_method"]["setting"]) == ("2048", "worker")
+        assert doc["config"]["instance"]["pg_settings"] == {"work_mem": "8MB"}
+        done = dbio("sweep", *where, *SMALL, *BRIEF, "--vary", "shared_buffers=24MiB")
+        assert done.code == 0, done.text
+        assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["shared_buffers"] == 16 << 20
+        done = dbio("run", *where, *SMALL, *BRIEF, "--shared-buffers", "24MiB")
+        assert done.code == 0 and "using the instance's shared_buffers" not in done.text, done.text
+        assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["shared_buffers"] == 24 << 20
+    finally:
+        dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
+    assert not data_dir.exists()

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dbio.engines.mysql import dsn as dsns
-from dbio.engines.mysql.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS, InstanceConfig
+from dbio.engines.mysql.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
 
 if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["LAYOUT_KNOBS", "OPTIONS", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
            "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 

@@ -36,6 +36,9 @@ RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow",
 # The options placing the embedded instance's files that a sweep may vary (outermost of all): each
 # value is set before its steps, the WAL moved or the tables loaded again (commands/sweep_layout.py).
 LAYOUT_KNOBS = {"wal_dir": "wald", "data_dirs": "dirs"}
+# The options the instance's record remembers from the last command that configured it, which later
+# commands take where the user gives none (commands/instance_options.py); a layout is the record's own.
+REMEMBERED = (*RESTART_KNOBS, "pg_settings")
 
 
 # Settings whose value names a program the server runs or code it loads, beyond the pattern

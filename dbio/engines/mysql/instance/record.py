@@ -26,12 +26,15 @@ class Meta:
     # restored by destroy, which also leaves the directory itself in place.
     preexisting_mode: int | None = None
     engine: str = "mysql"
+    # The options (REMEMBERED) of the last command that configured it, taken by later commands where the
+    # user gives none (commands/instance_options.py); empty in a record made before they were kept.
+    options: dict = field(default_factory=dict)
     format_version: int = META_VERSION
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
         meta = read_as(cls, path, "a dbio MySQL instance")
-        if meta.engine != "mysql" or not isinstance(meta.page_size, int) or not all(
+        if meta.engine != "mysql" or not isinstance(meta.page_size, int) or not isinstance(meta.options, dict) or not all(
                 isinstance(v, str) for v in (meta.server_user, meta.server, meta.dbname, meta.client_user)):
             raise wrong_types(path)
         return meta

@@ -34,13 +34,16 @@ class Meta:
     # The cluster's members (standbys.Member.to_dict): name, role, data and socket directory, port;
     # empty in a record made before standbys (its one member is the primary, described above).
     members: list[dict] = field(default_factory=list)
+    # The options (REMEMBERED) of the last command that configured it, which later commands take where the
+    # user gives none (commands/instance_options.py); empty in a record made before they were kept.
+    options: dict = field(default_factory=dict)
     format_version: int = META_VERSION
 
     @classmethod
     def read(cls, path: Path) -> "Meta":
         meta = read_as(cls, path, "a dbio instance")
-        if not isinstance(meta.port, int) or not all(isinstance(v, str) for v in
-                                                       (meta.server_user, meta.bin_dir, meta.dbname)):
+        if not isinstance(meta.port, int) or not isinstance(meta.options, dict) or not all(
+                isinstance(v, str) for v in (meta.server_user, meta.bin_dir, meta.dbname)):
             raise wrong_types(path)
         return meta
 
