@@ -22,8 +22,16 @@ def unsampled_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) ->
 
 
 def busy_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> float:
-    """Busy CPU seconds of a span (pure): the ticks' busy states plus the time no tick accounted."""
-    return sum(stat_delta.get(s) or 0.0 for s in BUSY_STATES) + unsampled_seconds(stat_delta, elapsed, cores)
+    """Busy CPU seconds of a span (pure): the ticks' busy states plus the time no tick accounted. When the
+    kernel counted more time than the span had (over a second, its 10 ms ticks and readings a little apart
+    from their timestamps: 100.5% busy), busy is the ticks' busy share of what was counted."""
+    ticked = sum(stat_delta.get(s) or 0.0 for s in BUSY_STATES)
+    counted = ticked + sum(stat_delta.get(s) or 0.0 for s in ("iowait", "steal", "idle"))
+    if counted > elapsed * cores:
+        return ticked * elapsed * cores / counted
+    return ticked + unsampled_seconds(stat_delta, elapsed, cores)
+
+
 DISK_FIELDS = ("reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged", "sectors_written",
                "write_ms", "in_flight", "io_ms", "weighted_io_ms")
 

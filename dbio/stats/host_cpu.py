@@ -34,16 +34,19 @@ def shares(stat_delta: dict[str, Any] | None, elapsed: float | None, cores: int 
     def seconds(*states: str) -> float:
         return sum(stat_delta.get(s) or 0.0 for s in states)
 
-    capacity = elapsed * cores
+    # ticks that overshoot the span (10 ms ticks, readings a little apart from their timestamps) are shares
+    # of what the kernel counted, as busy_seconds takes them: no state above 100%
+    capacity = max(elapsed * cores, seconds(*BUSY, "iowait", "steal", "idle"))
 
     def pct(*states: str) -> float:
         return 100.0 * seconds(*states) / capacity
 
     busy = procfs.busy_seconds(stat_delta, elapsed, cores)
-    unsampled = busy - seconds(*BUSY)
+    unsampled = procfs.unsampled_seconds(stat_delta, elapsed, cores)
     return {
         "user_pct": pct(*USER), "system_pct": pct(*SYSTEM), "iowait_pct": pct("iowait"), "steal_pct": pct("steal"),
-        "idle_pct": pct("idle"), "unsampled_pct": 100.0 * unsampled / capacity, "busy_pct": 100.0 * busy / capacity,
+        "idle_pct": pct("idle"), "unsampled_pct": 100.0 * unsampled / capacity,
+        "busy_pct": 100.0 * busy / (elapsed * cores),
         "busy_seconds": busy, "busy_cores": busy / elapsed, "busy_method": BUSY_METHOD,
         "accounted_pct": pct(*BUSY, "iowait", "steal", "idle"),
         "context_switches_per_s": None if stat_delta.get("ctxt") is None else stat_delta["ctxt"] / elapsed,

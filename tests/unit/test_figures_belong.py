@@ -39,8 +39,10 @@ RECORDED = {"user": 1.32, "nice": 0.0, "system": 1.8, "idle": 3.16, "iowait": 2.
      {"user_pct": 37.5, "system_pct": 12.5, "unsampled_pct": 0.0, "busy_pct": 50.0, "busy_cores": 1.0,
       "idle_pct": 50.0, "accounted_pct": 100.0}),
     ({"user": 4.0, "idle": 0.0}, 2.0, 2, {"busy_pct": 100.0, "busy_cores": 2.0, "unsampled_pct": 0.0}),
-    # readings whose ticks overshoot their timestamps never make busy time negative
-    ({"user": 2.5, "idle": 2.0}, 2.0, 2, {"busy_pct": 62.5, "unsampled_pct": 0.0}),
+    # readings whose ticks overshoot their timestamps: shares of what was counted, never negative nor above 100%
+    ({"user": 2.5, "idle": 2.0}, 2.0, 2, {"busy_pct": 100 * 2.5 / 4.5, "unsampled_pct": 0.0,
+                                          "idle_pct": 100 * 2.0 / 4.5, "busy_seconds": 4 * 2.5 / 4.5}),
+    ({"user": 1.5, "system": 0.51, "idle": 0.0}, 1.0, 2, {"busy_pct": 100.0, "user_pct": 100 * 1.5 / 2.01}),
 ])
 def test_host_cpu_busy_is_what_was_neither_idle_nor_waiting_over_real_elapsed_time(stat, elapsed, cores, expected):
     got = host_cpu.shares(stat, elapsed, cores)
