@@ -296,8 +296,8 @@ def _large_wait_in_reads(f: dict[str, Any]) -> tuple[float, float] | None:
 
 def _workers_part(f: dict[str, Any], in_read: float) -> str:
     """The I/O workers' part of a read's wait for a CPU, where they did the reads (io_method = worker)."""
-    helpers = value(f, "io_worker_cpu_wait_us_per_read")
-    if helpers is None:
+    placed, helpers = catalogue.cpu_wait_in_read_parts(f)
+    if helpers is None or placed != in_read:
         return ""
     if helpers >= in_read:  # the sessions' own could not be placed in the read: the workers' alone
         return " (all of it the I/O workers' doing the reads)"
@@ -443,6 +443,10 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     share, large = value(f, "cpu_wait_pct"), _large_wait_in_reads(f)
     if large is not None:  # measured, where the wait samples show it as the read's I/O event
         in_read, avg = large
+        if catalogue.cpu_wait_in_read_parts(f)[1] == in_read:  # the workers' alone: the sessions' is not in it
+            of_time = f" (the sessions' own, {share:.0f}% of their time, not counted in it)" if share is not None else ""
+            return f"CPU-queued: the I/O workers doing the reads waited {in_read:,.0f} us of the {avg:,.0f} us the " \
+                   f"engine timed per read for a CPU{of_time}"
         of_time = f" ({share:.0f}% of their time)" if share is not None else ""
         return f"CPU-queued: the sessions waited {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read " \
                f"for a CPU{_workers_part(f, in_read)}{of_time}"

@@ -121,13 +121,18 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     # the CPU table gives the sessions' share of time waiting, which places it nowhere
     if cpu_wait is not None:
         rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
-        helpers = value(f, "io_worker_cpu_wait_us_per_read")
-        notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
-                     "physical read, shown as a part of the read when it is no more than the read's time beyond "
-                     "the device's own: a session woken by its read's completion waits there before the engine's "
-                     "timing of the read ends." + ("" if helpers is None else
-                                                   f" It holds the I/O workers' wait ({helpers:,.0f} us a read): a "
-                                                   "read waits for the worker doing it to run."))
+        helpers = catalogue.cpu_wait_in_read_parts(f)[1]  # the I/O workers' part of what is shown
+        if helpers is not None and helpers >= cpu_wait:  # the sessions' own could not be placed in the read
+            notes.append("Waiting for a CPU: the I/O workers' time ready to run on a run queue (/proc schedstat), "
+                         "per physical read: a read waits for the worker doing it to run (the sessions' own wait "
+                         "was more than the read's time beyond the device's, and is not shown as a part of it).")
+        else:
+            notes.append("Waiting for a CPU: the sessions' time ready to run on a run queue (/proc schedstat), per "
+                         "physical read, shown as a part of the read when it is no more than the read's time beyond "
+                         "the device's own: a session woken by its read's completion waits there before the "
+                         "engine's timing of the read ends." + ("" if helpers is None else
+                                                               f" It holds the I/O workers' wait ({helpers:,.0f} us "
+                                                               "a read): a read waits for the worker doing it to run."))
     averages = table("latency_averages", "Average I/O latency (from the engine's I/O timing)",
                      ["", "Average"], ["text", "us"], rows, notes)
     kinds = catalogue.statement_latency(f)

@@ -129,23 +129,32 @@ def _db_cpu_us_per_read(f: Mapping[str, Any]) -> float | None:
 DEVICE_MATCH = 0.05
 
 
-def _cpu_wait_in_read(f: Mapping[str, Any]) -> float | None:
-    """The wait for a CPU per read (the sessions', with the I/O workers' doing their reads) where it can lie within
-    the engine's timed reads: no more than the engine's average read beyond the device's own, with the device
-    doing the engine's reads. Waits after a commit's sync, between slices or in CPU work (scans) can make the
-    sessions' more: then it is not a part of the read, and the workers' alone is. The workers' wait lies within
-    the reads they do whatever the device did."""
+def cpu_wait_in_read_parts(f: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """(the wait for a CPU per read that can lie within the engine's timed reads, the I/O workers' part of it:
+    None when none of it is theirs). The sessions' wait with the workers' doing their reads (io_method = worker),
+    where it is no more than the engine's average read beyond the device's own, with the device doing the
+    engine's reads. Waits after a commit's sync, between slices or in CPU work (scans) can make the sessions'
+    more: then it is not a part of the read; when both together are more than fits, the larger that fits alone
+    is placed. The workers' wait lies within the reads they do whatever the device did."""
     waited, avg, match = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us"), value(f, "device_to_db_read_ratio")
     helpers = value(f, "io_worker_cpu_wait_us_per_read")
     if avg is None:
-        return None
+        return None, None
     timed = [(d["reads"], d["avg_read_us"]) for d in devices(f).values()
              if d.get("reads") and d.get("avg_read_us") is not None]
     if waited is None or match is None or abs(match - 1) > DEVICE_MATCH or not timed:
-        return helpers if helpers is not None and helpers <= avg else None
+        return (helpers, helpers) if helpers is not None and helpers <= avg else (None, None)
     beyond = avg - sum(n * us for n, us in timed) / sum(n for n, _ in timed)
-    fits = [w for w in (waited + (helpers or 0.0), helpers) if w is not None and w <= beyond]
-    return fits[0] if fits else None
+    if helpers is None:
+        return (waited, None) if waited <= beyond else (None, None)
+    if waited + helpers <= beyond:
+        return waited + helpers, helpers
+    alone = sorted([(waited, None), (helpers, helpers)], key=lambda part: part[0], reverse=True)
+    return next(((w, h) for w, h in alone if w <= beyond), (None, None))
+
+
+def _cpu_wait_in_read(f: Mapping[str, Any]) -> float | None:
+    return cpu_wait_in_read_parts(f)[0]
 
 
 def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:

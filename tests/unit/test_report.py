@@ -116,6 +116,8 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.2  # others read from the device: its time is not the
     text = report.render(doc, "text")  # engine's reads', but the workers' wait still lies within the reads they do
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +25 us\n", text)
+    assert "Waiting for a CPU: the I/O workers' time ready to run" in text  # not the sessions', not counted
+    assert "Waiting for a CPU: the sessions' time" not in text
     doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.0
     doc["figures"]["cpu"].update(cpu_wait_us_per_read=61.4, io_worker_cpu_wait_seconds=None,
                                  io_worker_cpu_wait_us_per_read=None)

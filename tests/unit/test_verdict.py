@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dbio.report import verdict
+from dbio.stats import catalogue
 from dbio import result as results
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -361,3 +362,14 @@ def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
     assert [f.message.split(":")[0] for f in found] == ["app2"]
     assert "45% of the host's busy CPU" in found[0].message
     assert not [f for f in verdict.findings(first) if f.code.startswith("node_")]  # one host, one node: none
+
+
+def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_that_do_not(doc):
+    """io_method = worker: when the workers' wait is more than the read's time beyond the device's, the sessions'
+    own that fits is still placed within the read (as without workers), and not called the workers'."""
+    cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
+    cpu.update(cpu_wait_us_per_read=0.2 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.7 * avg)
+    assert catalogue.value(doc["figures"], "cpu_wait_in_read_us") == pytest.approx(0.2 * avg)
+    message = codes(doc)["cpu_wait"].message
+    assert f"{0.2 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read:" in message
+    assert "I/O workers'" not in message
