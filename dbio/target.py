@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dbio.config import Config, each_node
 from dbio.engines import registry
 from dbio.engines.base import Engine
 from dbio.errors import UsageError
+from dbio.options import BY_KEY
 
 
 @dataclass
@@ -37,14 +39,34 @@ def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
     return registry.entry(config.connection.engine).instance_for(config, notify)
 
 
+def options_of(config: Config) -> dict[str, Any]:
+    """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
+    record keeps them (JSON: settings as a table); commands/instance_options.py reads them back."""
+    out: dict[str, Any] = {}
+    for key in registry.entry(config.connection.engine).REMEMBERED:
+        if key not in config.given:
+            continue
+        value = config.given[key]
+        out[key] = dict(value) if BY_KEY[key].kind == "settings" else str(value) if isinstance(value, Path) else value
+    return out
+
+
+def remember(config: Config, instance: Any) -> None:
+    """Keep what the user set of the remembered options in the record of the instance it configured,
+    beside what earlier commands set (a sweep's steps set none: commands/sweep.py step_config)."""
+    if instance is None or not instance.exists():
+        return
+    given = options_of(config)
+    if given:
+        instance.remember({**(instance.meta().options or {}), **given})
+
+
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> Target:
     """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
     engine, conninfo, instance = registry.entry(config.connection.engine).resolve(
         config, purpose=purpose, sessions=sessions, notify=notify)
     if purpose != "any":  # configured as the command asked: later commands take its settings where none is given
-        from dbio.commands import instance_options
-
-        instance_options.remember(config, instance)
+        remember(config, instance)
     return Target(engine, conninfo, instance, notify)
 
 

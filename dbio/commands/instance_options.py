@@ -10,7 +10,6 @@ the environment or a flag; with --dsn there is no instance of dbio's to remember
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Callable
 
 from dbio import target as targets
@@ -21,26 +20,8 @@ from dbio.errors import ConfigErrors
 from dbio.options import BY_KEY
 
 
-def options_of(config: Config) -> dict[str, Any]:
-    """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
-    record keeps them (JSON: settings as a table)."""
-    out: dict[str, Any] = {}
-    for key in registry.entry(config.connection.engine).REMEMBERED:
-        if key not in config.given:
-            continue
-        value = config.given[key]
-        out[key] = dict(value) if BY_KEY[key].kind == "settings" else str(value) if isinstance(value, Path) else value
-    return out
-
-
-def remember(config: Config, instance: Any) -> None:
-    """Keep what the user set of the remembered options in the record of the instance it configured,
-    beside what earlier commands set (a sweep's steps set none: commands/sweep.py step_config)."""
-    if instance is None or not instance.exists():
-        return
-    given = options_of(config)
-    if given:
-        instance.remember({**(instance.meta().options or {}), **given})
+# what the record keeps, and keeping it, live in target (below the commands: target.resolve keeps them)
+options_of, remember = targets.options_of, targets.remember
 
 
 def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:

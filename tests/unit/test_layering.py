@@ -98,3 +98,9 @@ def test_the_command_line_and_the_configuration_name_no_engine(rule):
     rel = f"dbio/{rule}.py"
     _check(_offences(lambda r: r == rel, ("dbio.engines.postgres", "psycopg")),
            f"{rel} imports an engine package directly")
+
+
+def test_the_target_imports_no_command_nor_the_run():
+    """target sits below the commands and the run (ARCHITECTURE.md: it depends on the engines' registry)."""
+    _check(_offences(lambda rel: rel == "dbio/target.py", ("dbio.commands", "dbio.run", "dbio.cli", "dbio.load")),
+           "dbio/target.py imports a layer above it")
