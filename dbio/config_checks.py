@@ -181,7 +181,15 @@ def instance_option_errors(config: Config) -> list[ConfigError]:
         return []
     engine = config.connection.engine
     return [problem(config, option.key, "sets up dbio's own instance; an existing server (--dsn) keeps its own",
-                    f"remove {option.flag}, or run without --dsn on dbio's own instance")
+                    f"remove {_where_set(option, config.origins[option.key])}, or run without --dsn on dbio's own "
+                    "instance")
             for option in OPTIONS
             if option.section == "instance" and option.engine in (None, engine)
             and config.origins.get(option.key, "default") != "default"]
+
+
+def _where_set(option: Option, origin: str) -> str:
+    """What to remove to unset an option, where the user set it: the flag, the variable or the file's key."""
+    if origin.startswith(("--", "DBIO_")):
+        return origin
+    return f"{option.section}.{option.key} from {origin}" if origin.endswith(".toml") else f"{option.key} from {origin}"

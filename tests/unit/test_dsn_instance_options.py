@@ -76,3 +76,16 @@ def test_a_sweep_on_the_embedded_instance_keeps_its_instance_options(clean_env):
     step = sweep.step_config(option_values(base), {"threads_per_schema": "2"}, clean_env, None)
     assert step.instance.shared_buffers == 32 << 20 and step.instance.io_method == "worker"
     assert step.connection.embedded
+
+
+def test_the_fix_names_what_the_user_set_not_a_flag_they_did_not_give(clean_env):
+    (clean_env / "dbio.toml").write_text('[instance]\nshared_buffers = "1GiB"\n')
+    with pytest.raises(ConfigErrors) as exc:
+        load_config(Sources(cli={"dsn": (PG_DSN,)}, cwd=clean_env))
+    assert "remove instance.shared_buffers from dbio.toml, or run without --dsn" in str(exc.value.errors[0])
+    with pytest.raises(ConfigErrors) as exc:
+        load_config(Sources(cli={"dsn": (PG_DSN,)}, env={"DBIO_DATA_DIR": "/srv/dbio"}, cwd=clean_env, discover=False))
+    assert "remove DBIO_DATA_DIR, or run without --dsn" in str(exc.value.errors[0])
+    with pytest.raises(ConfigErrors) as exc:
+        load_config(Sources(cli={"dsn": (PG_DSN,), "io_workers": "6"}, cwd=clean_env, discover=False))
+    assert "remove --io-workers, or run without --dsn" in str(exc.value.errors[0])
