@@ -63,7 +63,7 @@ def show_value(option: Option, value: Any) -> str:
         return f"{value} blocks ({units.format_bytes(value * units.BLOCK_SIZE)})"
     if option.kind == "duration":
         return units.format_duration(value)
-    if option.kind == "settings":
+    if option.kind == "settings" and isinstance(value, (tuple, list)):  # name-value pairs (a rule may name one)
         return ", ".join(f"{name}={setting}" for name, setting in value) or "none"
     return str(value)
 

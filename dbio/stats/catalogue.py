@@ -135,7 +135,8 @@ def cpu_wait_in_read_parts(f: Mapping[str, Any]) -> tuple[float | None, float | 
     where it is no more than the engine's average read beyond the device's own, with the device doing the
     engine's reads. Waits after a commit's sync, between slices or in CPU work (scans) can make the sessions'
     more: then it is not a part of the read; when both together are more than fits, the larger that fits alone
-    is placed. The workers' wait lies within the reads they do whatever the device did."""
+    is placed. The workers' too is placed only where it fits: a worker also waits for reads read ahead that
+    were done before a session needed them, which no session timed (the bitmap path)."""
     waited, avg, match = value(f, "cpu_wait_us_per_read"), value(f, "avg_read_us"), value(f, "device_to_db_read_ratio")
     helpers = value(f, "io_worker_cpu_wait_us_per_read")
     if avg is None:
@@ -143,7 +144,7 @@ def cpu_wait_in_read_parts(f: Mapping[str, Any]) -> tuple[float | None, float | 
     timed = [(d["reads"], d["avg_read_us"]) for d in devices(f).values()
              if d.get("reads") and d.get("avg_read_us") is not None]
     if waited is None or match is None or abs(match - 1) > DEVICE_MATCH or not timed:
-        return (helpers, helpers) if helpers is not None and helpers <= avg else (None, None)
+        return None, None
     beyond = avg - sum(n * us for n, us in timed) / sum(n for n, _ in timed)
     if helpers is None:
         return (waited, None) if waited <= beyond else (None, None)

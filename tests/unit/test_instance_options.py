@@ -24,3 +24,13 @@ def test_a_sweep_step_sets_nothing_the_instance_remembers(tmp_path):
     base = load_config(Sources(cli={"shared_buffers": "32MiB"}, cwd=tmp_path, discover=False))
     step = sweep.step_config(option_values(base), {"shared_buffers": "64MiB"}, tmp_path, None)
     assert step.instance.shared_buffers == 64 << 20 and instance_options.options_of(step) == {}
+
+
+def test_settings_are_shown_name_by_name_and_a_rule_s_own_text_as_it_is():
+    from dbio.config_checks import show_value
+    from dbio.options import BY_KEY
+
+    option = BY_KEY["pg_settings"]
+    assert show_value(option, (("work_mem", "8MB"), ("temp_buffers", "16MB"))) == "work_mem=8MB, temp_buffers=16MB"
+    assert show_value(option, ()) == "none"
+    assert show_value(option, "archive_command = ...") == "archive_command = ..."  # as a rule names one setting

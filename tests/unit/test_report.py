@@ -113,11 +113,13 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +45 us\n", text)
     assert "It holds the I/O workers' wait (25 us a read)" in text
     assert re.search(r"\n  I/O workers' wait for a CPU, seconds +1\.5\n    per physical read +25 us\n", text)
-    doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.2  # others read from the device: its time is not the
-    text = report.render(doc, "text")  # engine's reads', but the workers' wait still lies within the reads they do
+    doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 61.4  # the sessions' does not fit in the read: the workers' does
+    text = report.render(doc, "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +25 us\n", text)
     assert "Waiting for a CPU: the I/O workers' time ready to run" in text  # not the sessions', not counted
     assert "Waiting for a CPU: the sessions' time" not in text
+    doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.2  # others read from the device: the read's time
+    assert "of which waiting for a CPU" not in report.render(doc, "text")  # beyond the device's is not known
     doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.0
     doc["figures"]["cpu"].update(cpu_wait_us_per_read=61.4, io_worker_cpu_wait_seconds=None,
                                  io_worker_cpu_wait_us_per_read=None)

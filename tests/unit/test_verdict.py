@@ -149,10 +149,11 @@ def test_the_io_workers_wait_for_a_cpu_is_within_the_reads_they_do(doc):
     cpu.update(cpu_wait_us_per_read=0.6 * avg, io_worker_cpu_wait_us_per_read=0.15 * avg)  # the sessions' is not
     assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read (all of it the I/O workers'" \
         in codes(doc)["cpu_wait"].message  # within the read: the workers' alone still is
-    doc["figures"]["devices"] = {}  # the device's own time unknown: the workers' wait is within their reads anyway
-    assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us" in codes(doc)["cpu_wait"].message
     cpu.update(io_worker_cpu_wait_us_per_read=0.05 * avg)  # under a tenth of the read, and 4% of the sessions' time
     assert "cpu_wait" not in codes(doc)
+    cpu.update(io_worker_cpu_wait_us_per_read=0.15 * avg)
+    doc["figures"]["devices"] = {}  # the device's own time unknown: a worker also waits for reads read ahead and
+    assert "cpu_wait" not in codes(doc)  # done before a session needed them, so nothing is placed in the read
 
 
 def test_other_work_on_the_host_s_cpus(doc):
