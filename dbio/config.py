@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dbio import units
-from dbio.config_checks import validate, value_error
+from dbio.config_checks import unused_notices, validate, value_error
 from dbio.config_files import read_env, read_file, read_slob_conf, read_toml
 from dbio.engines import registry
 from dbio.errors import ConfigError, ConfigErrors
@@ -216,7 +216,7 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)
-    return config
+    return replace(config, notices=config.notices + tuple(unused_notices(config)))
 
 
 def option_values(config: Config) -> dict[str, Any]:

@@ -174,22 +174,31 @@ def foreign_option_errors(config: Config) -> list[ConfigError]:
     return errors
 
 
-def instance_option_errors(config: Config) -> list[ConfigError]:
-    """An option of dbio's own instance set with --dsn: the server given keeps its own settings and
-    files, so the value would be silently unused (the result records the server's real settings)."""
+def _instance_options_set(config: Config) -> list[tuple[Option, str]]:
+    """(option, where it was set) of dbio's own instance's options the user set, with --dsn."""
     if config.connection.embedded:
         return []
     engine = config.connection.engine
-    return [problem(config, option.key, "sets up dbio's own instance; an existing server (--dsn) keeps its own",
-                    f"remove {_where_set(option, config.origins[option.key])}, or run without --dsn on dbio's own "
-                    "instance")
-            for option in OPTIONS
+    return [(option, config.origins[option.key]) for option in OPTIONS
             if option.section == "instance" and option.engine in (None, engine)
             and config.origins.get(option.key, "default") != "default"]
 
 
-def _where_set(option: Option, origin: str) -> str:
-    """What to remove to unset an option, where the user set it: the flag, the variable or the file's key."""
-    if origin.startswith(("--", "DBIO_")):
-        return origin
-    return f"{option.section}.{option.key} from {origin}" if origin.endswith(".toml") else f"{option.key} from {origin}"
+def instance_option_errors(config: Config) -> list[ConfigError]:
+    """An option of dbio's own instance given on the command line with --dsn: the server given keeps its own
+    settings and files, so the value would be silently unused (the result records the server's real settings).
+    One set in a file or the environment, which may serve dbio's own instance too, is told (unused_notices)."""
+    return [problem(config, option.key, "sets up dbio's own instance; an existing server (--dsn) keeps its own",
+                    f"remove {origin}, or run without --dsn on dbio's own instance")
+            for option, origin in _instance_options_set(config) if origin.startswith("--")]
+
+
+def unused_notices(config: Config) -> list[str]:
+    """One line for the options of dbio's own instance a file or the environment set, with --dsn."""
+    unused = [display_key(option, origin) for option, origin in _instance_options_set(config)
+              if not origin.startswith("--")]
+    if not unused:
+        return []
+    return [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
+            "its own settings, which the result records)"]
+

@@ -10,10 +10,10 @@ the environment or a flag; with --dsn there is no instance of dbio's to remember
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Callable
 
 from dbio import target as targets
-from dbio.config import Config, Sources, load_config
+from dbio.config import Sources, load_config
 from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.errors import ConfigErrors

@@ -40,12 +40,16 @@ def test_an_instance_option_with_dsn_is_refused_naming_it(clean_env, engine, dsn
     load_config(Sources(cli={"engine": engine, **cli_values}, cwd=clean_env, discover=False))
 
 
-def test_a_file_or_the_environment_setting_an_instance_option_with_dsn_is_refused_naming_it(clean_env):
+def test_a_file_or_the_environment_setting_an_instance_option_with_dsn_is_told_unused(clean_env):
+    """A dbio.toml or environment may serve dbio's own instance too: with --dsn its instance options are
+    said to be unused, in one line, and the run goes on."""
     (clean_env / "dbio.toml").write_text('[instance]\nshared_buffers = "1GiB"\n')
-    with pytest.raises(ConfigErrors, match=r"dbio.toml: instance.shared_buffers = 1 GiB: sets up dbio's own"):
-        load_config(Sources(cli={"dsn": (PG_DSN,)}, cwd=clean_env))
-    with pytest.raises(ConfigErrors, match=r"DBIO_IO_WORKERS = 6: sets up dbio's own"):
-        load_config(Sources(cli={"dsn": (PG_DSN,)}, env={"DBIO_IO_WORKERS": "6"}, cwd=clean_env, discover=False))
+    config = load_config(Sources(cli={"dsn": (PG_DSN,)}, env={"DBIO_IO_WORKERS": "6"}, cwd=clean_env))
+    assert config.notices == ("dbio.toml: instance.shared_buffers, DBIO_IO_WORKERS: not used with --dsn (options of "
+                              "dbio's own instance; the server given keeps its own settings, which the result "
+                              "records)",)
+    embedded = Sources(cli={}, env={"DBIO_SHARED_BUFFERS": "32MiB"}, cwd=clean_env, discover=False)
+    assert load_config(embedded).notices == ()  # dbio's own instance: used
 
 
 def test_the_command_line_refuses_it_in_one_line_before_anything_is_made(clean_env, capsys):
@@ -78,14 +82,7 @@ def test_a_sweep_on_the_embedded_instance_keeps_its_instance_options(clean_env):
     assert step.connection.embedded
 
 
-def test_the_fix_names_what_the_user_set_not_a_flag_they_did_not_give(clean_env):
-    (clean_env / "dbio.toml").write_text('[instance]\nshared_buffers = "1GiB"\n')
-    with pytest.raises(ConfigErrors) as exc:
-        load_config(Sources(cli={"dsn": (PG_DSN,)}, cwd=clean_env))
-    assert "remove instance.shared_buffers from dbio.toml, or run without --dsn" in str(exc.value.errors[0])
-    with pytest.raises(ConfigErrors) as exc:
-        load_config(Sources(cli={"dsn": (PG_DSN,)}, env={"DBIO_DATA_DIR": "/srv/dbio"}, cwd=clean_env, discover=False))
-    assert "remove DBIO_DATA_DIR, or run without --dsn" in str(exc.value.errors[0])
+def test_the_fix_names_the_flag_the_user_gave(clean_env):
     with pytest.raises(ConfigErrors) as exc:
         load_config(Sources(cli={"dsn": (PG_DSN,), "io_workers": "6"}, cwd=clean_env, discover=False))
     assert "remove --io-workers, or run without --dsn" in str(exc.value.errors[0])
