@@ -87,8 +87,13 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
                    preset=preset or {})
 
 
-def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None) -> Config:
-    config = load_config(remembered_sources(params, preset, ui))
+# Commands that configure no instance: what it remembers is used quietly (no "using the instance's ..." line).
+CONFIGURE_NOTHING = ("instance stop", "instance status", "instance destroy", "teardown", "kubernetes")
+
+
+def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
+                 command: str = "") -> Config:
+    config = load_config(remembered_sources(params, preset, None if command in CONFIGURE_NOTHING else ui))
     if ui is not None:
         say_files_read(config, ui)
     return config
@@ -121,7 +126,7 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
-            config = build_config(params, preset, _ui(click.get_current_context()))
+            config = build_config(params, preset, _ui(click.get_current_context()), command)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target

@@ -191,9 +191,10 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         if value is None:
             continue
         option = BY_KEY[key]
-        if option.kind == "settings":  # --pg-setting adds to the file's settings, name by name
+        if option.kind == "settings":  # --pg-setting adds to the file's settings, name by name; NAME= drops one
             try:
-                value = {**dict(coerce(option, raw[key][0])), **dict(coerce(option, value))}
+                merged = {**dict(coerce(option, raw[key][0])), **dict(coerce(option, value))}
+                value = {name: setting for name, setting in merged.items() if setting != ""}
             except ValueError:
                 pass  # the bad value is reported when it is coerced below
         raw[key] = (value, option.flag)

@@ -10,7 +10,7 @@ the environment or a flag; with --dsn there is no instance of dbio's to remember
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 from dbio import target as targets
 from dbio.config import Sources, load_config
@@ -39,7 +39,7 @@ def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:
         return sources
     kept = instance.meta().options or {}
     taken = {key: kept[key] for key in registry.entry(first.connection.engine).REMEMBERED  # in the options' order
-             if key in kept and first.origins.get(key, "default") == "default"}
+             if key in kept and _takes(key, first.origins.get(key, "default"))}
     if not taken:
         return sources
     adopted = replace(sources, preset={**sources.preset, **taken})
@@ -47,10 +47,27 @@ def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:
         again = load_config(adopted, check=False)
     except ConfigErrors:  # a record's value this dbio cannot read (another version's): the defaults stand
         return sources
-    changed = [key for key in taken if getattr(again.instance, key) != getattr(first.instance, key)]
-    if changed:
-        shown = ", ".join(f"{key} {show_value(BY_KEY[key], getattr(again.instance, key))}" for key in changed)
-        flags = ", ".join(BY_KEY[key].flag for key in changed)
-        notify(f"using the instance's {shown}, as it was last configured; give {flags} to change "
-               f"{'them' if len(changed) > 1 else 'it'}")
+    shown = {key: _taken(key, getattr(first.instance, key), getattr(again.instance, key)) for key in taken}
+    shown = {key: text for key, text in shown.items() if text}
+    if shown:
+        flags = ", ".join(BY_KEY[key].flag + (" NAME=VALUE (NAME= drops one)" if BY_KEY[key].kind == "settings" else "")
+                          for key in shown)
+        notify(f"using the instance's {', '.join(f'{key} {text}' for key, text in shown.items())}, as it was last "
+               f"configured; give {flags} to change {'them' if len(shown) > 1 else 'it'}")
     return adopted
+
+
+def _takes(key: str, origin: str) -> bool:
+    """Whether the remembered value is taken: where the user set none, and for settings (--pg-setting) under
+    those given on the command line, which add to them name by name, as they add to a file's."""
+    return origin == "default" or (BY_KEY[key].kind == "settings" and origin.startswith("--"))
+
+
+def _taken(key: str, before: Any, after: Any) -> str:
+    """What the remembered value changed, in the user's units ('' when nothing): of settings, those added."""
+    option = BY_KEY[key]
+    if option.kind == "settings":
+        given = {name for name, _ in before}
+        return show_value(option, tuple(pair for pair in after if pair[0] not in given)) if set(after) - set(before) \
+            else ""
+    return show_value(option, after) if after != before else ""

@@ -5,6 +5,7 @@ runs as root), as a new file that replaces the old one, never through a link."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -29,9 +30,11 @@ def read_record(path: Path) -> dict[str, Any]:
 
 
 def read_as(cls: type[T], path: Path, what: str) -> T:
-    """The record as its dataclass; one line naming the file when its fields are not cls's."""
+    """The record as its dataclass; one line naming the file when its fields are not cls's. Fields a later
+    dbio added are left out, so that this one can still use (and destroy) an instance that one wrote."""
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     try:
-        return cls(**read_record(path))
+        return cls(**{key: value for key, value in read_record(path).items() if key in known})
     except TypeError as exc:
         raise DbioError(f"the instance record {path} does not describe {what} ({exc})", DAMAGED) from None
 

@@ -150,7 +150,7 @@ def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
         done = dbio("setup", *where, *SMALL)
         assert done.code == 0, done.text
         assert "using the instance's shared_buffers 16 MiB, pg_settings work_mem=8MB, as it was last configured; " \
-               "give --shared-buffers, --pg-setting to change them" in done.text
+               "give --shared-buffers, --pg-setting NAME=VALUE (NAME= drops one) to change them" in done.text
         done = dbio("run", *where, *SMALL, *BRIEF, "--io-method", "worker")  # given: remembered from now on
         assert done.code == 0, done.text
         done = dbio("run", *where, *SMALL, *BRIEF)
@@ -160,6 +160,16 @@ def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
         settings = doc["nodes"][0]["server"]["settings"]
         assert (settings["shared_buffers"]["setting"], settings["io_method"]["setting"]) == ("2048", "worker")
         assert doc["config"]["instance"]["pg_settings"] == {"work_mem": "8MB"}
+        # --pg-setting adds to the remembered settings name by name, and NAME= drops one
+        done = dbio("run", *where, *SMALL, *BRIEF, "--pg-setting", "temp_buffers=16MB")
+        assert done.code == 0 and "pg_settings work_mem=8MB, as it" in done.text, done.text
+        assert load_result(result_dir(done))["config"]["instance"]["pg_settings"] == {"work_mem": "8MB",
+                                                                                      "temp_buffers": "16MB"}
+        done = dbio("run", *where, *SMALL, *BRIEF, "--pg-setting", "work_mem=")
+        assert done.code == 0, done.text
+        assert load_result(result_dir(done))["config"]["instance"]["pg_settings"] == {"temp_buffers": "16MB"}
+        assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["pg_settings"] == {
+            "temp_buffers": "16MB"}
         done = dbio("sweep", *where, *SMALL, *BRIEF, "--vary", "shared_buffers=24MiB")
         assert done.code == 0, done.text
         assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["shared_buffers"] == 16 << 20

@@ -111,6 +111,8 @@ def test_pg_setting_adds_to_the_file_settings_by_name(tmp_path):
     cfg = config(tmp_path, toml=toml, cli={"pg_settings": ["checkpoint_timeout=30min", "wal_buffers=64MB"]})
     assert dict(cfg.instance.pg_settings) == {"checkpoint_timeout": "30min", "max_wal_size": "4GB",
                                               "wal_buffers": "64MB"}
+    cfg = config(tmp_path, toml=toml, cli={"pg_settings": ["max_wal_size="]})  # NAME= drops one
+    assert dict(cfg.instance.pg_settings) == {"checkpoint_timeout": "15min"}
 
 
 @pytest.mark.parametrize("setting, fragment", [("port=5432", "'port' is set by dbio"),

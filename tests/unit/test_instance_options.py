@@ -34,3 +34,23 @@ def test_settings_are_shown_name_by_name_and_a_rule_s_own_text_as_it_is():
     assert show_value(option, (("work_mem", "8MB"), ("temp_buffers", "16MB"))) == "work_mem=8MB, temp_buffers=16MB"
     assert show_value(option, ()) == "none"
     assert show_value(option, "archive_command = ...") == "archive_command = ..."  # as a rule names one setting
+
+
+def test_a_record_a_later_dbio_wrote_with_more_fields_is_still_read(tmp_path):
+    """An instance a later dbio configured (its record holding fields this one does not know) can still be used
+    and destroyed; one that lacks a field this one needs is still refused as not describing an instance."""
+    import pytest
+
+    from dbio.engines.postgres.instance.record import Meta
+    from dbio.errors import DbioError
+    from dbio.managed.record import write_record
+
+    fields = {"port": 5433, "server_user": "dbio", "bin_dir": "/b", "wheel_version": "18.6.3", "pg_version": "18.6",
+              "dbname": "dbio", "created_at": "2026-11-23T00:00:00+00:00"}
+    path = tmp_path / "dbio-instance.json"
+    write_record(path, {**fields, "options": {"shared_buffers": 16 << 20}, "a_later_field": [1, 2]})
+    meta = Meta.read(path)
+    assert meta.port == 5433 and meta.options == {"shared_buffers": 16 << 20}
+    write_record(path, {k: v for k, v in fields.items() if k != "port"})
+    with pytest.raises(DbioError, match="does not describe a dbio instance"):
+        Meta.read(path)
