@@ -201,4 +201,3 @@ def unused_notices(config: Config) -> list[str]:
         return []
     return [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
             "its own settings, which the result records)"]
-

@@ -10,6 +10,12 @@ from typing import Any, Callable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 BUSY_STATES = ("user", "nice", "system", "irq", "softirq")  # what the kernel's tick attributes to work
+COUNTED_STATES = (*BUSY_STATES, "iowait", "steal", "idle")  # every state the kernel counts time in
+
+
+def seconds_in(stat_delta: dict[str, Any], states: tuple[str, ...]) -> float:
+    """CPU seconds a span spent in these states (pure)."""
+    return sum(stat_delta.get(s) or 0.0 for s in states)
 
 
 def unsampled_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> float:
@@ -17,16 +23,14 @@ def unsampled_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) ->
     below zero (readings a few microseconds from their timestamps can overshoot). A tickless kernel
     measures idle and I/O wait exactly but samples busy time at its tick, which misses the short
     bursts of a CPU serving synchronous reads (stats/host_cpu.py)."""
-    counted = sum(stat_delta.get(s) or 0.0 for s in (*BUSY_STATES, "iowait", "steal", "idle"))
-    return max(0.0, elapsed * cores - counted)
+    return max(0.0, elapsed * cores - seconds_in(stat_delta, COUNTED_STATES))
 
 
 def busy_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> float:
     """Busy CPU seconds of a span (pure): the ticks' busy states plus the time no tick accounted. When the
     kernel counted more time than the span had (over a second, its 10 ms ticks and readings a little apart
     from their timestamps: 100.5% busy), busy is the ticks' busy share of what was counted."""
-    ticked = sum(stat_delta.get(s) or 0.0 for s in BUSY_STATES)
-    counted = ticked + sum(stat_delta.get(s) or 0.0 for s in ("iowait", "steal", "idle"))
+    ticked, counted = seconds_in(stat_delta, BUSY_STATES), seconds_in(stat_delta, COUNTED_STATES)
     if counted > elapsed * cores:
         return ticked * elapsed * cores / counted
     return ticked + unsampled_seconds(stat_delta, elapsed, cores)

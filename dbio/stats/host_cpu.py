@@ -2,8 +2,8 @@
 
 Every share is CPU time (in seconds) over the span's real elapsed time times the CPUs, not over
 the sum of what the kernel counted (unless that sum is the larger: 10 ms ticks over a second, and
-readings a little apart from their timestamps, can count more than the span had). A tickless kernel measures idle and I/O-wait time exactly
-(entering and leaving idle), but attributes busy time to user or system by sampling at its tick,
+readings a little apart from their timestamps, can count more than the span had). A tickless
+kernel measures idle and I/O-wait time exactly (entering and leaving idle), but attributes busy time to user or system by sampling at its tick,
 and a CPU that serves synchronous reads runs in bursts of tens of microseconds between idle
 periods, which the tick rarely sees: on this project's 2-core VM, user + system ticks counted
 17.0 us per fio read while fio's own CPU alone was 21.0 us (bench/RESULTS.md, "How the CPU is
@@ -22,7 +22,6 @@ from dbio.collect import procfs
 USER = ("user", "nice")
 SYSTEM = ("system", "irq", "softirq")
 assert USER + SYSTEM == procfs.BUSY_STATES
-BUSY = procfs.BUSY_STATES
 BUSY_METHOD = "elapsed less idle"  # results before it summed the ticks only ("ticks")
 
 
@@ -32,15 +31,12 @@ def shares(stat_delta: dict[str, Any] | None, elapsed: float | None, cores: int 
     if not stat_delta or not elapsed or elapsed <= 0 or not cores:
         return None
 
-    def seconds(*states: str) -> float:
-        return sum(stat_delta.get(s) or 0.0 for s in states)
-
     # ticks that overshoot the span (10 ms ticks, readings a little apart from their timestamps) are shares
     # of what the kernel counted, as busy_seconds takes them: no state above 100%
-    capacity = max(elapsed * cores, seconds(*BUSY, "iowait", "steal", "idle"))
+    capacity = max(elapsed * cores, procfs.seconds_in(stat_delta, procfs.COUNTED_STATES))
 
     def pct(*states: str) -> float:
-        return 100.0 * seconds(*states) / capacity
+        return 100.0 * procfs.seconds_in(stat_delta, states) / capacity
 
     busy = procfs.busy_seconds(stat_delta, elapsed, cores)
     unsampled = procfs.unsampled_seconds(stat_delta, elapsed, cores)
@@ -49,6 +45,6 @@ def shares(stat_delta: dict[str, Any] | None, elapsed: float | None, cores: int 
         "idle_pct": pct("idle"), "unsampled_pct": 100.0 * unsampled / capacity,
         "busy_pct": 100.0 * busy / (elapsed * cores),
         "busy_seconds": busy, "busy_cores": busy / elapsed, "busy_method": BUSY_METHOD,
-        "accounted_pct": pct(*BUSY, "iowait", "steal", "idle"),
+        "accounted_pct": pct(*procfs.COUNTED_STATES),
         "context_switches_per_s": None if stat_delta.get("ctxt") is None else stat_delta["ctxt"] / elapsed,
     }
