@@ -299,7 +299,7 @@ def _workers_part(f: dict[str, Any], in_read: float) -> str:
     placed, helpers = catalogue.cpu_wait_in_read_parts(f)
     if helpers is None or placed != in_read:
         return ""
-    if helpers >= in_read:  # the sessions' own could not be placed in the read: the workers' alone
+    if catalogue.workers_wait_alone_in_read(f):
         return " (all of it the I/O workers' doing the reads)"
     return f" ({helpers:,.0f} us of it the I/O workers' doing the reads)"
 
@@ -443,7 +443,7 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     share, large = value(f, "cpu_wait_pct"), _large_wait_in_reads(f)
     if large is not None:  # measured, where the wait samples show it as the read's I/O event
         in_read, avg = large
-        if catalogue.cpu_wait_in_read_parts(f)[1] == in_read:  # the workers' alone: the sessions' is not in it
+        if catalogue.workers_wait_alone_in_read(f):  # the sessions' own is not in it
             of_time = f" (the sessions' own, {share:.0f}% of their time, not counted in it)" if share is not None else ""
             return f"CPU-queued: the I/O workers doing the reads waited {in_read:,.0f} us of the {avg:,.0f} us the " \
                    f"engine timed per read for a CPU{of_time}"

@@ -122,7 +122,7 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     if cpu_wait is not None:
         rows.insert(1, ["  of which waiting for a CPU", cpu_wait])
         helpers = catalogue.cpu_wait_in_read_parts(f)[1]  # the I/O workers' part of what is shown
-        if helpers is not None and helpers >= cpu_wait:  # the sessions' own could not be placed in the read
+        if catalogue.workers_wait_alone_in_read(f):  # the sessions' own could not be placed in the read
             notes.append("Waiting for a CPU: the I/O workers' time ready to run on a run queue (/proc schedstat), "
                          "per physical read: a read waits for the worker doing it to run (the sessions' own wait "
                          "was more than the read's time beyond the device's, and is not shown as a part of it).")

@@ -158,6 +158,12 @@ def _cpu_wait_in_read(f: Mapping[str, Any]) -> float | None:
     return cpu_wait_in_read_parts(f)[0]
 
 
+def workers_wait_alone_in_read(f: Mapping[str, Any]) -> bool:
+    """Whether the wait placed in the read is the I/O workers' alone (the sessions' own did not fit in it)."""
+    placed, helpers = cpu_wait_in_read_parts(f)
+    return placed is not None and helpers == placed
+
+
 def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:
     return lambda f: _ratio(value(f, database), value(f, raw))
 
