@@ -9,7 +9,6 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
-from dbio.commands import instance_options
 from dbio.config import Config
 from dbio.engines.base import Teardown
 from dbio.errors import UsageError
@@ -51,7 +50,7 @@ def report_teardown(ui: UI, done: Teardown) -> None:
 def instance_init(config: Config, ui: UI) -> None:
     instance = targets.instance_for(config, ui.note)
     instance.init(config.instance, sessions=config.workload.sessions, dbname=config.connection.dbname)
-    instance_options.remember(config, instance)
+    targets.remember(config, instance)
     ui.say(f"instance ready: {instance.conninfo(config.connection.dbname)}")
 
 
@@ -61,7 +60,7 @@ def instance_start(config: Config, ui: UI) -> None:
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "create it with dbio instance init")
     conninfo = instance.ensure(config.instance, sessions=config.workload.sessions, purpose="run",
                                dbname=config.connection.dbname)
-    instance_options.remember(config, instance)
+    targets.remember(config, instance)
     ui.say(f"running: {conninfo}")
 
 

@@ -5,7 +5,8 @@ line. `dbio instance init --shared-buffers 16MiB` then need not be repeated on e
 run never restarts the instance at a default the user did not ask for.
 
 They sit between the defaults (and a command's own, quickstart's) and what the user sets in a file,
-the environment or a flag; with --dsn there is no instance of dbio's to remember anything."""
+the environment or a flag; with --dsn there is no instance of dbio's to remember anything. What the
+record keeps, and keeping it, live in target.py (options_of, remember), which target.resolve calls."""
 
 from __future__ import annotations
 
@@ -18,10 +19,6 @@ from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.errors import ConfigErrors
 from dbio.options import BY_KEY
-
-
-# what the record keeps, and keeping it, live in target (below the commands: target.resolve keeps them)
-options_of, remember = targets.options_of, targets.remember
 
 
 def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:

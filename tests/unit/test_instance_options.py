@@ -1,7 +1,7 @@
 """What dbio's own instance remembers of how it was last configured (commands/instance_options.py):
 the settings options the user set, as given, never a default nor a sweep step's value."""
 
-from dbio.commands import instance_options
+from dbio import target as targets
 from dbio.config import Sources, load_config, option_values
 
 
@@ -10,12 +10,12 @@ def test_the_options_the_user_set_are_kept_as_given(tmp_path):
                                       "access_path": "index", "threads_per_schema": "4"}, cwd=tmp_path, discover=False))
     assert config.instance.io_method == "sync"  # auto, resolved for the index path...
     # ...kept as the user gave it, so that a later bitmap run resolves it again; io_workers, a default, is not kept
-    assert instance_options.options_of(config) == {"shared_buffers": 32 << 20, "io_method": "auto",
+    assert targets.options_of(config) == {"shared_buffers": 32 << 20, "io_method": "auto",
                                                    "pg_settings": {"work_mem": "8MB"}}
-    assert instance_options.options_of(load_config(Sources(cwd=tmp_path, discover=False))) == {}
+    assert targets.options_of(load_config(Sources(cwd=tmp_path, discover=False))) == {}
     mysql = load_config(Sources(cli={"engine": "mysql", "buffer_pool": "64MiB", "innodb_page_size": "8k"},
                                 cwd=tmp_path, discover=False))
-    assert instance_options.options_of(mysql) == {"buffer_pool": 64 << 20}  # the page size is the instance's own
+    assert targets.options_of(mysql) == {"buffer_pool": 64 << 20}  # the page size is the instance's own
 
 
 def test_a_sweep_step_sets_nothing_the_instance_remembers(tmp_path):
@@ -23,7 +23,7 @@ def test_a_sweep_step_sets_nothing_the_instance_remembers(tmp_path):
 
     base = load_config(Sources(cli={"shared_buffers": "32MiB"}, cwd=tmp_path, discover=False))
     step = sweep.step_config(option_values(base), {"shared_buffers": "64MiB"}, tmp_path, None)
-    assert step.instance.shared_buffers == 64 << 20 and instance_options.options_of(step) == {}
+    assert step.instance.shared_buffers == 64 << 20 and targets.options_of(step) == {}
 
 
 def test_settings_are_shown_name_by_name_and_a_rule_s_own_text_as_it_is():
