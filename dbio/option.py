@@ -59,6 +59,8 @@ class Option:
 def _fmt(kind: str, v: float) -> str:
     if kind == "size":
         return units.format_bytes(v)
+    if kind == "blocks":  # given as a size or a block count: both, so either reads it
+        return f"{int(v):,} blocks ({units.format_bytes(v * units.BLOCK_SIZE)})"
     if kind == "duration":
         return units.format_duration(v)
     return f"{v:g}"

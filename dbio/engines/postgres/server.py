@@ -152,8 +152,10 @@ def connection_error(conninfo: str, exc: Exception) -> DbioError:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     reason = lines[-1] if lines else "unknown error"
     for line in lines:
+        # libpq: 'connection to server at "h", port 1 failed: Connection refused' and then its own
+        # hint, which would repeat ours; the reason is what follows the last "failed:"
         if "FATAL" in line or "failed:" in line:
-            reason = line.split("FATAL:", 1)[-1].strip() if "FATAL" in line else reason
+            reason = line.split("FATAL:", 1)[-1].strip() if "FATAL" in line else line.rsplit("failed:", 1)[-1].strip()
     lowered = text.lower()
     if "password authentication failed" in lowered or "no password supplied" in lowered:
         hint = "check the user and the password in PGPASSWORD or ~/.pgpass"
