@@ -512,11 +512,15 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     except ConfigErrors as exc:
-        for error in exc.errors:
-            print(f"dbio: {error}", file=sys.stderr)
+        from dbio.engines import scrub
+
+        for error in exc.errors:  # scrubbed again: no message may carry a password, whoever wrote it
+            print(f"dbio: {scrub(str(error))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except DbioError as exc:
-        print(f"dbio: {exc}", file=sys.stderr)
+        from dbio.engines import scrub
+
+        print(f"dbio: {scrub(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("dbio: interrupted", file=sys.stderr)

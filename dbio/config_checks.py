@@ -24,7 +24,23 @@ def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
     errors += instance_option_errors(config) + node_errors(config)
-    return errors + registry.entry(config.connection.engine).check(config)
+    foreign = foreign_dsn_errors(config)
+    # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
+    return errors + (foreign or registry.entry(config.connection.engine).check(config))
+
+
+def foreign_dsn_errors(config: Config) -> list[ConfigError]:
+    """A --dsn of another engine's form (mysql:// with the default engine, say): name the engine it is for."""
+    engine = config.connection.engine
+    shown = display_key(BY_KEY["dsn"], config.origins.get("dsn", "default"))
+    errors = []
+    for dsn in config.connection.dsns:
+        owner = registry.owner_of_dsn(dsn)
+        if owner is not None and owner != engine:
+            errors.append(ConfigError(shown, registry.entry(owner).redact_dsn(dsn),
+                                      f"is a connection string of the {owner} engine, and the engine is {engine}",
+                                      f"add --engine {owner}, or give a {engine} connection string"))
+    return errors
 
 
 def display_key(option: Option, origin: str) -> str:

@@ -32,6 +32,7 @@ class EngineEntry(Protocol):
     """What dbio asks of an engine by name. An entry module provides these as module-level names."""
 
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
+    DSN_SCHEMES: tuple[str, ...]  # the URI schemes its connection strings begin with (scheme://)
     RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
     LAYOUT_KNOBS: dict[str, str]  # its options placing files that a sweep may vary -> short name
     REMEMBERED: tuple[str, ...]  # its instance options the instance's record keeps for later commands
@@ -94,6 +95,15 @@ class EngineEntry(Protocol):
 
 def names() -> tuple[str, ...]:
     return tuple(_ENTRIES)
+
+
+def owner_of_dsn(dsn: str) -> str | None:
+    """The engine whose URI scheme a connection string begins with; None for key=value strings and
+    schemes no engine reads."""
+    scheme, sep, _ = dsn.strip().partition("://")
+    if not sep:
+        return None
+    return next((name for name in names() if scheme.lower() in entry(name).DSN_SCHEMES), None)
 
 
 def find(name: Any) -> EngineEntry | None:

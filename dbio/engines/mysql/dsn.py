@@ -18,7 +18,8 @@ DEFAULT_PORT = 3306
 DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/var/lib/mysql/mysql.sock",
                    "/tmp/mysql.sock")
 _PARAMS = ("unix_socket", "auth")
-_URI_SECRET = re.compile(r"((?:mysql|mariadb)://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+# any scheme's: a user may give one engine another engine's connection string
+_URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
 _KV_SECRET = re.compile(r"(\bpassword\s*=\s*)(\S+)", re.IGNORECASE)
 
 

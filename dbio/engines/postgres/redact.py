@@ -6,7 +6,8 @@ import re
 
 # key=value pairs and URI user:password@ parts, for scrubbing free text such as error messages
 KV_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+# any scheme's: a user may give one engine another engine's connection string
+URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
 
 
 def scrub(text: str) -> str:
