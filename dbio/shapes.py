@@ -45,7 +45,8 @@ _CPU = _figures_named(
     optional_names=("dbio_client_cpu_seconds", "dbio_monitor_cpu_seconds", "cores", "cpu_wait_seconds",
                     "cpu_wait_us_per_read", "cpu_wait_pct", "io_worker_cpu_wait_seconds",
                     "io_worker_cpu_wait_us_per_read", "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds",
-                    "other_cpu_pct"), host=optional(_HOST_CPU))
+                    "other_cpu_pct", "server_cpu_throttled_seconds", "server_cpu_throttled_periods_pct"),
+    host=optional(_HOST_CPU))
 _DEVICE = _figures_named("reads_per_s", "read_mib_per_s", "avg_read_us", "writes_per_s", "write_mib_per_s",
                          "avg_write_us", "utilization_pct", "avg_queue")
 

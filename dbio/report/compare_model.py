@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import fmt, sweep_model, verdict, words
+from dbio.report import fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare, series
@@ -24,7 +24,8 @@ FIGURES = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "wri
 READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line summary's
 # Compared too when every result measured them (older results did not; the I/O workers' only with io_method =
 # worker): a latency that differs by the wait for a CPU differs by the host's CPUs, not its storage.
-MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read", "io_worker_cpu_wait_us_per_read")
+MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read", "io_worker_cpu_wait_us_per_read",
+                                   "server_cpu_throttled_periods_pct")
 # Compared too when every result has a raw-device baseline (run --baseline).
 EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
                                "efficiency_reader_cpu")
@@ -83,6 +84,9 @@ def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             if any(full.startswith(i) for i in IGNORED):
                 continue
             rows.append([full.replace("config.", "").replace("environment.", ""), *[_show(v) for v in values]])
+    limits = [limit_findings.summary(doc) for _, doc in named]  # a list in the result: said in words
+    if len(set(limits)) > 1:
+        rows.append(["limits (cgroup, CPU affinity)", *limits])
     lines = [] if rows else ["the runs have the same workload, settings, host and storage"]
     return {"id": "differences", "title": "What differs", "lines": lines, "tables": [table(
         "differences", "", ["", *[n for n, _ in named]], ["text"] * (1 + len(named)), rows)] if rows else []}

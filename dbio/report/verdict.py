@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.report import node_verdicts, shape_findings, stack_findings
+from dbio.report import limit_findings, node_verdicts, shape_findings, stack_findings
 from dbio.report.finding import Finding
 from dbio.stats import catalogue
 from dbio.stats.catalogue import figure, value
@@ -58,7 +58,7 @@ OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 def findings(doc: dict[str, Any]) -> list[Finding]:
     """All findings, the most serious first."""
     out: list[Finding] = []
-    for rule in (*stack_findings.RULES, *RULES, *shape_findings.RULES):
+    for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *shape_findings.RULES):
         finding = rule(doc)
         if finding is not None:
             out.append(finding)
@@ -321,6 +321,9 @@ def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
                  "latency includes waiting for this host's CPUs, not only the storage")
     else:
         told += ": their latency and throughput include waiting for this host's CPUs"
+    held = value(f, "server_cpu_throttled_periods_pct")
+    if held is not None and held >= 1.0:  # a wait the quota made, not the host's CPUs (cpu_limit says so)
+        told += f", or for the server's CPU quota, used up in {held:.0f}% of its periods"
     return _found("warning", "cpu_wait", told, "cpu_wait_pct", share)
 
 

@@ -128,6 +128,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             "dbio": __version__, "host": man["host"], "client": man["client"],
             "server": {k: v for k, v in man["server"].items() if k != "cache_bytes"},
             "storage": man["storage"],
+            # cgroup limits and CPU affinity of the servers' processes, where any (collect/cgroup.py)
+            **({"limits": limits} if (limits := ((begin or {}).get("os") or {}).get("server_limits")) else {}),
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dbio.collect import procfs
+from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
 from dbio.run.readings import reading_time
 
@@ -114,6 +114,13 @@ class Monitor:
                             reading["server_cpu_total"] = sum(trees[pid] for pid in self.server_pids)
                         if procfs.KTHREADD in trees:
                             reading["kernel_threads_cpu_total"] = trees[procfs.KTHREADD]
+                        # a CPU quota, an I/O limit or an affinity the server runs under, and the quota's throttling
+                        limits = cgroup.limits_of([*(self.server_pids or []), *self.session_pids])
+                        if limits:
+                            reading["server_limits"] = limits
+                            throttling = cgroup.throttling(limits)
+                            if throttling is not None:
+                                reading["server_cpu_throttling"] = throttling
                     reading["session_cpu_total"] = sum(sessions.values())
                     reading["background_cpu_total"] = sum(background.values())
                 if self.overhead_pids:

@@ -302,6 +302,13 @@ FIGURES: tuple[Figure, ...] = (
            "doing their reads), where it is no more than the engine's average read beyond the device's own (the "
            "device doing the engine's reads): a session woken by its read's completion waits for a CPU before the "
            "engine's timing of the read ends", **LOWER),
+    _fig("server_cpu_throttled_periods_pct", "cpu.server_cpu_throttled_periods_pct",
+         "Server's CPU quota used up (share of its periods)", "%", "pct",
+         "periods of the server's cgroup CPU quota in which it ran out and the server was held back (cpu.stat "
+         "nr_throttled / nr_periods)", compare=POINTS, **LOWER),
+    _fig("server_cpu_throttled_seconds", "cpu.server_cpu_throttled_seconds", "Server held back by its CPU quota, "
+         "seconds", "s", "seconds", "time the server's run queues were held by its cgroup's CPU quota, summed over "
+         "CPUs (cpu.stat throttled time)"),
     _fig("cpu_wait_pct", "cpu.cpu_wait_pct", "Sessions' time waiting for a CPU", "%", "pct",
          "the sessions' run-queue wait / their time in the window", compare=POINTS, **LOWER),
     _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",

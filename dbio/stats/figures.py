@@ -191,6 +191,7 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"),
                          reads if own_reads is None else own_reads, _elapsed(ob, oe) or s))
     out.update(_read_helpers_wait(ob.get("read_helper_run_delay"), oe.get("read_helper_run_delay"), reads))
+    out.update(_throttling(ob.get("server_cpu_throttling"), oe.get("server_cpu_throttling")))
     bg_cpu = _cpu_delta(ob.get("background_cpu"), oe.get("background_cpu"))
     client_cpu = delta(ob.get("client_cpu"), oe.get("client_cpu"))
     server_cpu = delta(ob.get("server_cpu_total"), oe.get("server_cpu_total"))
@@ -246,6 +247,19 @@ def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, read
             "cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads,
             "cpu_wait_pct": None if waited is None or not sessions or seconds <= 0 else
             100.0 * waited / (sessions * seconds)}
+
+
+def _throttling(begin: dict[str, float] | None, end: dict[str, float] | None) -> dict[str, Any]:
+    """How hard the server's CPU quota (a cgroup's) held it back in the window: the share of the quota's
+    periods (100 ms by default) in which it ran out, and the time its CPUs' run queues were held. None
+    when the server has no quota or it was not read at both ends."""
+    if not begin or not end:
+        return {"server_cpu_throttled_seconds": None, "server_cpu_throttled_periods_pct": None}
+    periods = delta(begin.get("periods"), end.get("periods"))
+    throttled = delta(begin.get("throttled_periods"), end.get("throttled_periods"))
+    return {"server_cpu_throttled_seconds": delta(begin.get("throttled_seconds"), end.get("throttled_seconds")),
+            "server_cpu_throttled_periods_pct": None if throttled is None or not periods else
+            100.0 * throttled / periods}
 
 
 def _read_helpers_wait(begin: dict[str, float] | None, end: dict[str, float] | None,

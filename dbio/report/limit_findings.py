@@ -1,0 +1,88 @@
+"""The verdict's rules about limits the database server ran under (pure): a cgroup's CPU quota or CPU
+affinity narrower than the host, and a cgroup's I/O limits on the devices the run used. Figures
+measured under such a limit are the limit's, not the platform's: the report says so first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dbio.report.finding import Finding
+from dbio.report.layout_section import places
+from dbio.stats import catalogue
+from dbio.stats.catalogue import value
+from dbio.stats.counters import get
+from dbio.units import format_bytes
+
+IO_LIMITS = (  # field, how it reads
+    ("read_iops", lambda v: f"{v:,} reads/s"), ("read_bps", lambda v: f"{format_bytes(v)}/s read"),
+    ("write_iops", lambda v: f"{v:,} writes/s"), ("write_bps", lambda v: f"{format_bytes(v)}/s written"),
+)
+
+
+def _limits(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [entry for entry in get(doc, "environment", "limits") or [] if isinstance(entry, dict)]
+
+
+def cpu_limit(doc: dict[str, Any]) -> Finding | None:
+    """A CPU quota below the host's CPUs, or an affinity to fewer of them: the server had less CPU than the host."""
+    host_cpus = get(doc, "environment", "host", "cpus")
+    parts: list[str] = []
+    for entry in _limits(doc):
+        quota = entry.get("cpu_limit") or {}
+        if quota.get("cpus") is not None and (not host_cpus or quota["cpus"] < host_cpus):
+            parts.append(f"may use at most {quota['cpus']:g} CPUs of this host's {host_cpus or '?'} (the CPU quota "
+                         f"of cgroup {quota.get('cgroup') or '?'})")
+        allowed = entry.get("cpus_allowed")
+        if allowed is not None and host_cpus and allowed < host_cpus:
+            parts.append(f"may run on only {allowed} of this host's {host_cpus} CPUs (its CPU affinity)")
+    if not parts:
+        return None
+    used_up = value(catalogue.figures_of(doc), "server_cpu_throttled_periods_pct")
+    told = "the database server " + "; and ".join(dict.fromkeys(parts))
+    if used_up is not None:
+        told += f"; it ran out of its quota in {used_up:.0f}% of the quota's periods in the window"
+    level = "info" if used_up is not None and used_up < 1.0 else "warning"
+    return Finding(level, "cpu_limit", told + ": reads/s, latency and CPU per read are those of this limit, not of "
+                   "the host's CPUs", "server_cpu_throttled_periods_pct", used_up)
+
+
+def _run_devices(doc: dict[str, Any]) -> set[str]:
+    return {d for _, s in places(doc) if isinstance(s, dict) for d in s.get("diskstats_devices") or []}
+
+
+def io_limit(doc: dict[str, Any]) -> Finding | None:
+    """A cgroup's I/O limit on a device the run used: the device could serve more than the server was let ask."""
+    used = _run_devices(doc)
+    parts: list[str] = []
+    for entry in _limits(doc):
+        for limit in entry.get("io_limits") or []:
+            name = limit.get("name")
+            if used and name not in used:
+                continue  # a limit on a device the run did not use
+            said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
+            if said:
+                parts.append(f"{name or 'device'} ({limit.get('device')}): {said} (cgroup {limit.get('cgroup')})")
+    if not parts:
+        return None
+    return Finding("warning", "io_limit", "the database server's I/O is limited by its cgroup on "
+                   + "; ".join(dict.fromkeys(parts)) + ": reads/s and writes/s measure this limit, not the device, "
+                   "and a request's wait for the limit is in the engine's latency but not in the device's")
+
+
+def summary(doc: dict[str, Any]) -> str:
+    """The limits in a few words, for a comparison's context ("none" without any)."""
+    parts: list[str] = []
+    for entry in _limits(doc):
+        quota = entry.get("cpu_limit") or {}
+        if quota.get("cpus") is not None:
+            parts.append(f"CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
+        if entry.get("cpus_allowed") and entry.get("cpus") and entry["cpus_allowed"] < entry["cpus"]:
+            parts.append(f"{entry['cpus_allowed']} CPUs allowed")
+        for limit in entry.get("io_limits") or []:
+            said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
+            parts.append(f"{limit.get('name') or limit.get('device')}: {said}")
+    return "; ".join(dict.fromkeys(parts)) or "none"
+
+
+RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (io_limit, cpu_limit)
