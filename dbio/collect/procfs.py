@@ -189,7 +189,7 @@ def read_pid_run_delay(pids: list[int], tasks: dict[int, Task] | None = None) ->
 
     def waited(task: Task) -> float:
         value = parse_schedstat(task.stat.with_name("schedstat").read_text())
-        _same(task, task.stat.read_text())  # after it: a task that took the id before schedstat was read shows
+        _same(task, task.stat.read_text())  # checked after it: a task that took the id before shows its start
         return value
 
     return _read_each(pids, tasks, waited)
