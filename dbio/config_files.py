@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from dbio import slob_services, slobconf, trust
 from dbio.errors import ConfigError, ConfigErrors
-from dbio.option import SECTIONS, slob_value
+from dbio.option import SECTIONS, Option, coerce, slob_value
 from dbio.options import BY_KEY, OPTIONS
 
 
@@ -57,6 +57,7 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
                 if not option.file:
                     errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
                     continue
+                errors.extend(_empty_settings(f"{origin}: {name}.{key}", option, item))
                 out[key] = (item, origin)
         elif name == NODES_TABLE and isinstance(value, list) and all(isinstance(e, dict) for e in value):
             out.update(_nodes_table(origin, value, errors))
@@ -65,6 +66,7 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well
+            errors.extend(_empty_settings(f"{origin}: {name}", BY_KEY[name], value))
             out[name] = (value, origin)
         else:
             errors.append(_unknown_key(f"{origin}: {name}", name, value))
@@ -98,6 +100,22 @@ def _nodes_table(origin: str, entries: list[Any], errors: list[ConfigError]) -> 
     if weights:
         out["weights"] = (weights, origin)
     return out
+
+
+def _empty_settings(where: str, option: Option, value: Any) -> list[ConfigError]:
+    """A setting written with no value ([instance.pg_settings] x = ""). On the command line NAME= drops a
+    setting the instance remembers, but a file's table replaces the remembered one whole, so there is
+    nothing under it to drop: given to the server, the empty value would replace the server's default."""
+    if option.kind != "settings":
+        return []
+    try:
+        pairs = coerce(option, value)
+    except ValueError:
+        return []  # reported when the value is coerced (config.py)
+    return [ConfigError(f"{where}.{name}", '""', "an empty value does not remove a setting in a file",
+                        f"delete the line to leave {name} at the server's default (on the command line, "
+                        f"{option.flag} {name}= drops a setting the instance remembers)")
+            for name, setting in pairs if not setting.strip()]
 
 
 def _command_line_only(where: str, value: Any) -> ConfigError:

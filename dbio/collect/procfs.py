@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -70,6 +71,11 @@ def parse_pid_stat(text: str) -> tuple[float, float]:
     """(user, system) CPU seconds of one process from /proc/<pid>/stat."""
     rest = text.rsplit(")", 1)[1].split()
     return int(rest[11]) / CLK_TCK, int(rest[12]) / CLK_TCK
+
+
+def parse_start_time(text: str) -> int:
+    """When a process or thread started, in clock ticks after boot, from its stat (field 22; pure)."""
+    return int(text.rsplit(")", 1)[1].split()[19])
 
 
 def parse_tree_stat(text: str) -> tuple[int, float, float]:
@@ -148,18 +154,45 @@ def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:
     return parse_diskstats(Path("/proc/diskstats").read_text(), devices)
 
 
-def read_pid_cpu(pids: list[int], paths: dict[int, Path] | None = None) -> dict[int, float]:
+@dataclass(frozen=True)
+class Task:
+    """A process or thread as first read: its stat file and when it started. Linux gives the id of one that
+    ended to a later one (a session's backend or server thread, after it ended): that one started later, so
+    its readings are refused, and the first one's figure is absent rather than another's."""
+
+    stat: Path  # /proc/<pid>/stat, or /proc/<tgid>/task/<tid>/stat for a thread of another process
+    started: int | None  # clock ticks after boot (stat field 22); None: it had ended when first asked for
+
+
+class NotTheSame(ValueError):
+    """The id names another process or thread than the one first read."""
+
+
+def read_pid_cpu(pids: list[int], tasks: dict[int, Task] | None = None) -> dict[int, float]:
     """CPU seconds (user + system) of each process still alive; of the thread itself for the id of a
     thread of another process (a MySQL session's server thread), whose /proc/<id>/stat is its process's.
-    paths: where each id's stat file is, kept from one reading to the next (finding it reads
-    /proc/<id>/status: 2,048 sessions read every second took 97 ms of CPU, 35 ms with it kept)."""
-    return _read_each(pids, paths, lambda stat: sum(parse_pid_stat(stat.read_text())))
+    tasks: each id's Task, kept from one reading to the next: the stat file found once (finding it reads
+    /proc/<id>/status: 2,048 sessions read every second took 97 ms of CPU, 35 ms with it kept), and its
+    start time, which the later readings must show (an id given to another task since is left out)."""
+
+    def cpu(task: Task) -> float:
+        text = task.stat.read_text()
+        _same(task, text)
+        return sum(parse_pid_stat(text))
+
+    return _read_each(pids, tasks, cpu)
 
 
-def read_pid_run_delay(pids: list[int], paths: dict[int, Path] | None = None) -> dict[int, float]:
+def read_pid_run_delay(pids: list[int], tasks: dict[int, Task] | None = None) -> dict[int, float]:
     """Seconds each process (or a server's thread, as read_pid_cpu) has waited for a CPU; none where the
-    kernel keeps no schedstat."""
-    return _read_each(pids, paths, lambda stat: parse_schedstat(stat.with_name("schedstat").read_text()))
+    kernel keeps no schedstat, or where the id is another task's than the one first read."""
+
+    def waited(task: Task) -> float:
+        value = parse_schedstat(task.stat.with_name("schedstat").read_text())
+        _same(task, task.stat.read_text())  # checked after it: a task that took the id before shows its start
+        return value
+
+    return _read_each(pids, tasks, waited)
 
 
 def parse_schedstat(text: str) -> float:
@@ -173,22 +206,40 @@ def parse_schedstat(text: str) -> float:
     return waited / 1e9
 
 
-def _read_each(pids: list[int], paths: dict[int, Path] | None, read: Callable[[Path], float]) -> dict[int, float]:
-    """read(stat file) of each id whose files can still be read (a process that ended is left out)."""
+def _same(task: Task, stat_text: str) -> None:
+    """Refuses a stat that is not the first-read task's (pure)."""
+    started = parse_start_time(stat_text)
+    if task.started is None or started != task.started:
+        raise NotTheSame(f"{task.stat}: started at tick {started}, not {task.started}: another task has the id")
+
+
+def _read_each(pids: list[int], tasks: dict[int, Task] | None, read: Callable[[Task], float]) -> dict[int, float]:
+    """read(task) of each id whose files can still be read and are still the first-read task's (a process
+    that ended, or whose id another has since, is left out)."""
     out: dict[int, float] = {}
-    paths = {} if paths is None else paths
+    tasks = {} if tasks is None else tasks
     for pid in pids:
         try:
-            out[pid] = read(paths.get(pid) or paths.setdefault(pid, _stat_path(pid)))
+            task = tasks.get(pid) or tasks.setdefault(pid, _task(pid))
+            out[pid] = read(task)
         except (OSError, IndexError, ValueError):
             continue
     return out
 
 
-def _stat_path(pid: int) -> Path:
-    status = Path(f"/proc/{pid}/status").read_text()
+def _task(pid: int) -> Task:
+    """The task the id names now; one that had ended is kept as such, so that no later task with its id is
+    taken for it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return Task(Path(f"/proc/{pid}/stat"), None)
     tgid = next((line.split()[1] for line in status.splitlines() if line.startswith("Tgid:")), str(pid))
-    return Path(f"/proc/{pid}/stat") if tgid == str(pid) else Path(f"/proc/{tgid}/task/{pid}/stat")
+    stat = Path(f"/proc/{pid}/stat") if tgid == str(pid) else Path(f"/proc/{tgid}/task/{pid}/stat")
+    try:
+        return Task(stat, parse_start_time(stat.read_text()))
+    except FileNotFoundError:  # it ended between the two reads
+        return Task(stat, None)
 
 
 def self_cpu() -> float:

@@ -92,13 +92,18 @@ def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "differences", "", ["", *[n for n, _ in named]], ["text"] * (1 + len(named)), rows)] if rows else []}
 
 
+def _marked(name: str, doc: dict[str, Any]) -> str:
+    """A result's name where its figures are quoted, marked when it is not a storage result."""
+    return f"{name} {verdict.INVALID_MARK}" if verdict.invalid(doc) else name
+
+
 def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     base_name, base = named[0]
     columns, kinds = [""], ["text"]
-    columns.append(base_name)
+    columns.append(_marked(base_name, base))
     kinds.append("mixed")
-    for name, _ in named[1:]:
-        columns += [name, "delta", "delta %", "verdict"]
+    for name, doc in named[1:]:
+        columns += [_marked(name, doc), "delta", "delta %", "verdict"]
         kinds += ["mixed", "mixed", "delta_pct", "text"]
     rows = []
     measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(figures_of(doc)) is not None for _, doc in named))
@@ -116,8 +121,11 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
             f"does not; 'unstable' when a run's interval-to-interval variation exceeds {compare.UNSTABLE_CV:.0f}%; "
             f"'too few samples' under {compare.MIN_INTERVALS} measured intervals.")
+    invalid = [name for name, doc in named if verdict.invalid(doc)]
+    notes = [note] + ([f"{verdict.not_storage(invalid)} (the engine counted the reads as physical, but storage was "
+                       "not shown to serve them; the findings say why)"] if invalid else [])
     return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
-            "tables": [table("compare_figures", "", columns, kinds, rows, [note])]}
+            "tables": [table("compare_figures", "", columns, kinds, rows, notes)]}
 
 
 def _one_unit(row: list[Any]) -> list[Any]:
@@ -187,6 +195,9 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
         efficiency = EFFICIENCY_READS.change(figures_of(base), figures_of(doc))
         if efficiency.base is not None and efficiency.other is not None:
             text += f", efficiency {efficiency.base:.2f} -> {efficiency.other:.2f} of the raw reads/s"
+        invalid = [n for n, d in ((name, doc), (base_name, base)) if verdict.invalid(d)]
+        if invalid:  # a difference from a result that is not the storage's is not the storage's difference
+            text += f" ({verdict.not_storage(invalid)})"
         parts.append(text)
     return "; ".join(parts)
 
@@ -248,7 +259,9 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
     rows = []
     for key in all_keys:
         base = keyed[0][1].get(key) or {}
-        row = [key or "(no knob varied)", base.get(READS.name)]
+        invalid = [name for name, rows_of in keyed if (rows_of.get(key) or {}).get("invalid")]
+        label = (key or "(no knob varied)") + (f" ({verdict.not_storage(invalid)})" if invalid else "")
+        row = [label, base.get(READS.name)]
         for _, other_rows in keyed[1:]:
             other = other_rows.get(key) or {}
             reads = catalogue.Change(READS, base.get(READS.name), other.get(READS.name))

@@ -28,6 +28,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; margin: 16px 0; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .card .v { font-size: 22px; font-weight: 600; } .card .l { color: var(--muted); font-size: 12px; }
+.card.invalid { border-color: var(--bad); background: #fbecee; } .card.invalid .v { color: var(--bad); }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 12px; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -56,7 +57,7 @@ def render(model: dict[str, Any]) -> str:
         f"<p class=\"sub\">{escape(model['headline_text'])}</p>{_efficiency(model)}</header>",
     ]
     parts.append(_findings(model["findings"]))
-    parts.append(_cards(model["headline"]))
+    parts.append(_cards(model["headline"], invalid=any(f["level"] == "invalid" for f in model["findings"])))
     parts.append(_charts(model))
     for section in model["sections"]:
         parts.append(_section(section))
@@ -80,7 +81,11 @@ def _findings(findings: list[dict[str, Any]]) -> str:
     return f'<ul class="findings" id="findings">{items}</ul>'
 
 
-def _cards(headline: list[dict[str, Any]]) -> str:
+def _cards(headline: list[dict[str, Any]], *, invalid: bool = False) -> str:
+    if invalid and not headline:  # in place of the figures' cards, which would read as the storage's
+        return ('<section class="cards" id="headline"><div class="card invalid"><div class="v">not a storage result'
+                '</div><div class="l">INVALID: the verdict above says why; the tables below hold what the engine '
+                'counted</div></div></section>')
     cards = "".join(f'<div class="card"><div class="v">{escape(fmt.cell(h["value"], h["kind"]))}</div>'
                     f'<div class="l">{escape(h["label"])}</div></div>' for h in headline)  # absent: "-"
     return f'<section class="cards" id="headline">{cards}</section>' if cards else ""

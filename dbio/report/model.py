@@ -44,7 +44,8 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "findings": [x.to_dict() for x in findings],
         "not_measured": verdict.not_measured(doc),
         "headline_text": verdict.headline(doc),
-        "headline": _headline(f) if measured else [],
+        # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
+        "headline": _headline(f) if measured and not any(x.level == "invalid" for x in findings) else [],
         "sections": _sections(doc, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},

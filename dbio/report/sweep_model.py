@@ -37,6 +37,7 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
         "step": step["name"], "status": step["status"], "values": step["values"],
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
+        "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
         **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }
 
@@ -109,7 +110,8 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
     knee_lines = knees(doc, curve_list)
-    best = max((r for r in rows if r["reads_per_s"] is not None), key=lambda r: r["reads_per_s"], default=None)
+    best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"]), key=lambda r: r["reads_per_s"],
+               default=None)
     sections = [
         {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
@@ -121,8 +123,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "format": FORMAT, "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
         "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
-                          if best else "no step completed"),
+        "headline_text": _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(doc, rows, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
@@ -146,6 +147,15 @@ def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
     if len(direct) == 1 and None not in direct:
         out.append(f"direct I/O {'on' if direct.pop() else 'off'}")
     return out
+
+
+def _headline_text(best: dict[str, Any] | None, rows: list[dict[str, Any]]) -> str:
+    """The best step that is a storage result; the steps that are not are left out, and said to be."""
+    invalid = [r["step"] for r in rows if r["invalid"] and r["reads_per_s"] is not None]
+    if best is None:
+        return f"no step is a storage result ({verdict.not_storage(invalid)})" if invalid else "no step completed"
+    text = f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
+    return f"{text}, leaving out {verdict.not_storage(invalid)}" if invalid else text
 
 
 def _complete(rows: list[dict[str, Any]]) -> int:
@@ -190,9 +200,16 @@ def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
                      "where it is no more than the read's time beyond the device's own: the part of the average read "
                      "this host's CPUs added ('-': not measured, or more than that, so not placed in the reads).")
     summary_rows = [[r["step"], *[r["values"].get(k) for k in knob_cols], r["sessions"],
-                     *[r[fig.name] for fig in shown], r["status"]] for r in rows]
+                     *[r[fig.name] for fig in shown], _status(r)] for r in rows]
+    if any(r["invalid"] for r in rows):
+        notes.append(f"{verdict.INVALID_MARK}: {verdict.NOT_STORAGE}; the step's reads/s is what the engine counted "
+                     "as physical, but storage was not shown to serve them (its findings say why).")
     return table("sweep_summary", "", ["Step", *knob_cols, "Sessions", *[_heading(fig) for fig in shown], "Status"],
                  ["text"] * (1 + len(knob_cols)) + ["count", *[fig.kind for fig in shown], "text"], summary_rows, notes)
+
+
+def _status(row: dict[str, Any]) -> str:
+    return f"{row['status']} {verdict.INVALID_MARK}" if row["invalid"] else row["status"]
 
 
 def _heading(fig: catalogue.Figure) -> str:
@@ -200,8 +217,9 @@ def _heading(fig: catalogue.Figure) -> str:
 
 
 def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
-    return [f"peak: {r['step']}, {r['reads_per_s']:,.0f} reads/s at {r['sessions']} sessions: doubling the "
-            f"sessions added less than {100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
+    return [f"peak: {r['step']}{' ' + verdict.INVALID_MARK if r['invalid'] else ''}, {r['reads_per_s']:,.0f} "
+            f"reads/s at {r['sessions']} sessions: doubling the sessions added less than "
+            f"{100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
             for step, r in zip(doc["steps"], rows) if step.get("peak") and r["reads_per_s"] is not None]
 
 

@@ -499,12 +499,31 @@ HOST_RULES = (other_cpu, cpu_saturated, cpu_stolen, cpu_wait_in_latency)
 HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "reads_per_host_cpu_second")
 
 
+def invalid(doc: dict[str, Any]) -> list[Finding]:
+    """The findings that say the result does not measure storage (the run's or a node's)."""
+    return [x for x in findings(doc) if x.level == "invalid"]
+
+
+# How an invalid result is named wherever its figures would be quoted as storage's (headlines, tables).
+NOT_STORAGE = "not a storage result"
+INVALID_MARK = "(INVALID)"
+
+
+def not_storage(names: list[str]) -> str:
+    """Results (or steps) named where their figures are quoted: 'b INVALID: not a storage result'."""
+    return f"{', '.join(names)} INVALID: " + (NOT_STORAGE if len(names) == 1 else "not storage results")
+
+
 def headline(doc: dict[str, Any]) -> str:
     """One line a user can quote, with its caveats: a figure a warning shows is partly not the storage's
-    says so where it stands, so that a quote of the line carries it."""
+    says so where it stands, so that a quote of the line carries it. An invalid result's line quotes no
+    storage figure: it says the result is none, and what the engine counted, as the engine's count."""
     f = _figures(doc)
     if not catalogue.measured(f) or HEADLINE[0].value(f) is None:
         return "no measured window"
+    if invalid(doc):
+        return (f"{NOT_STORAGE} {INVALID_MARK}: the engine counted {HEADLINE[0].value(f):,.0f} reads/s as physical, "
+                "but storage was not shown to serve them")
     caveats = _headline_caveats(doc)
     return ", ".join(str(fig.phrase).format(fig.value(f)) + caveats.get(fig.name, "") for fig in HEADLINE
                      if fig.value(f) is not None)

@@ -43,7 +43,9 @@ class Monitor:
     overhead_pids: list[int] = field(default_factory=list)  # the server processes serving dbio's own monitoring
     read_helper_pids: list[int] = field(default_factory=list)  # the server processes doing the sessions' reads
     errors: list[str] = field(default_factory=list)
-    stat_paths: dict[int, Any] = field(default_factory=dict)  # /proc stat file of each pid, found once
+    # each pid's /proc stat file and start time, found at its first reading: a later reading of an id another
+    # process or thread has since (Linux reuses them) is refused, so that its figure is absent, not another's
+    tasks: dict[int, procfs.Task] = field(default_factory=dict)
     server_pids: list[int] | None = None  # the server processes the sessions belong to, found at the first end
     # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
     # longer asked; each reading holds their last snapshot, so that the total stays one of every node
@@ -91,31 +93,31 @@ class Monitor:
                 reading["disks"] = procfs.read_diskstats(self.devices)
                 # no pids to read (a server whose threads are not its sessions' own): no figure, not a zero
                 if self.session_pids:
-                    sessions = procfs.read_pid_cpu(self.session_pids, self.stat_paths)
-                    background = procfs.read_pid_cpu(self.background_pids, self.stat_paths)
+                    sessions = procfs.read_pid_cpu(self.session_pids, self.tasks)
+                    background = procfs.read_pid_cpu(self.background_pids, self.tasks)
                     if per_process:
                         reading["session_cpu"] = {str(k): v for k, v in sessions.items()}
                         reading["background_cpu"] = {str(k): v for k, v in background.items()}
                         # the window's ends only: what the sessions waited for a CPU (absent: no schedstat, or
                         # a node elsewhere, whose sessions' wait no reading here could add to its reads)
                         if all(p.info.caps.local for p in self.probes):
-                            waited = procfs.read_pid_run_delay(self.session_pids, self.stat_paths)
+                            waited = procfs.read_pid_run_delay(self.session_pids, self.tasks)
                             if waited:
                                 reading["session_run_delay"] = {str(k): v for k, v in waited.items()}
                             # the I/O workers' (io_method = worker): within the reads they do for the sessions
-                            helpers = procfs.read_pid_run_delay(self.read_helper_pids, self.stat_paths)
+                            helpers = procfs.read_pid_run_delay(self.read_helper_pids, self.tasks)
                             if helpers:
                                 reading["read_helper_run_delay"] = {str(k): v for k, v in helpers.items()}
                         # the whole servers' CPU and the kernel threads', so that other work's can be told
                         if self.server_pids is None:
-                            self.server_pids = procfs.server_roots(self.session_pids)
+                            self.server_pids = procfs.server_roots(list(sessions))  # those still the sessions
                         trees = procfs.read_trees_cpu([*self.server_pids, procfs.KTHREADD])
                         if self.server_pids and all(pid in trees for pid in self.server_pids):
                             reading["server_cpu_total"] = sum(trees[pid] for pid in self.server_pids)
                         if procfs.KTHREADD in trees:
                             reading["kernel_threads_cpu_total"] = trees[procfs.KTHREADD]
                         # a CPU quota, an I/O limit or an affinity the server runs under, and the quota's throttling
-                        limits = cgroup.limits_of([*(self.server_pids or []), *self.session_pids])
+                        limits = cgroup.limits_of([*(self.server_pids or []), *sessions])
                         if limits:
                             reading["server_limits"] = limits
                             throttling = cgroup.throttling(limits)
@@ -125,7 +127,7 @@ class Monitor:
                     reading["background_cpu_total"] = sum(background.values())
                 if self.overhead_pids:
                     reading["monitor_cpu_total"] = sum(procfs.read_pid_cpu(self.overhead_pids,
-                                                                           self.stat_paths).values())
+                                                                           self.tasks).values())
         except OSError as exc:
             reading["error"] = f"/proc reading failed: {exc}"
         return reading

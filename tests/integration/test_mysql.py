@@ -147,6 +147,40 @@ def test_kill_query_cancels_a_statement(server):
     engine.close(conn)
 
 
+def test_a_session_s_server_thread_is_read_as_itself_at_the_window_s_end(server):
+    """dbio reads each session's server thread (/proc/<server>/task/<tid>) at the window's ends: the same thread
+    is read at both, with its start time kept from the first; another thread of the server found where the
+    first was (as when Linux gives an ended thread's id to a new one) is refused, its figure absent."""
+    from pathlib import Path
+
+    from dbio.collect import procfs
+    from dbio.engines.mysql.engine import MysqlEngine
+
+    engine = MysqlEngine()
+    first = engine.connect(DSN, application_name="dbio:test")
+    time.sleep(0.05)  # a later clock tick, should the server make a new thread for the next one
+    second = engine.connect(DSN, application_name="dbio:test")
+    try:
+        if first.os_tid is None or not procfs.read_pid_cpu([first.os_tid]):
+            pytest.skip("the server's threads are not this host's, or a thread pool serves its sessions")
+        tid, other = first.os_tid, second.os_tid
+        tasks: dict = {}
+        begin = procfs.read_pid_cpu([tid], tasks)
+        task = tasks[tid]
+        server_pid = next(line.split()[1] for line in Path(f"/proc/{tid}/status").read_text().splitlines()
+                          if line.startswith("Tgid:"))
+        assert task.stat == Path(f"/proc/{server_pid}/task/{tid}/stat")
+        first.query("SELECT BENCHMARK(2000000, MD5('dbio'))")  # CPU in its own thread, inside the window
+        end = procfs.read_pid_cpu([tid], tasks)
+        assert end[tid] >= begin[tid] and tid in procfs.read_pid_run_delay([tid], tasks)
+        taken = {tid: procfs.Task(Path(f"/proc/{server_pid}/task/{other}/stat"), task.started)}
+        assert procfs.parse_start_time(taken[tid].stat.read_text()) != task.started
+        assert procfs.read_pid_cpu([tid], taken) == {} and procfs.read_pid_run_delay([tid], taken) == {}
+    finally:
+        engine.close(first)
+        engine.close(second)
+
+
 def test_teardown_spares_a_users_own_tables(server, tmp_path):
     assert dbio("setup", *args(tmp_path)).code == 0
     with server.cursor() as cur:

@@ -29,6 +29,16 @@ def test_no_line_without_a_configuration_file(tmp_path, capsys, monkeypatch):
     assert code == 3 and "configuration read from" not in out
 
 
+def test_an_empty_setting_in_dbio_toml_is_a_usage_error_of_one_line(tmp_path, capsys, monkeypatch):
+    """Refused while the configuration is read, before any command acts (status: 3 had it been read)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dbio.toml").write_text('[instance.pg_settings]\nlog_line_prefix = ""\n')
+    code, _, err = run(["instance", "status", "--data-dir", str(tmp_path / "no-instance")], capsys)
+    assert code == 2
+    (line,) = [text for text in err.splitlines() if "log_line_prefix" in text]
+    assert "dbio.toml: instance.pg_settings.log_line_prefix" in line and "delete the line" in line
+
+
 def help_text(*command):
     from click.testing import CliRunner
 

@@ -116,6 +116,21 @@ def test_pg_setting_adds_to_the_file_settings_by_name(tmp_path):
     assert dict(cfg.instance.pg_settings) == {"checkpoint_timeout": "15min"}
 
 
+@pytest.mark.parametrize("toml", ['[instance.pg_settings]\nwork_mem = "8MB"\nmax_wal_size = ""\n',
+                                  '[instance]\npg_settings = { work_mem = "8MB", max_wal_size = " " }\n',
+                                  'pg_settings = ["work_mem=8MB", "max_wal_size="]\n'])
+def test_an_empty_setting_in_the_file_is_refused_and_says_how_to_remove_one(tmp_path, toml):
+    """On the command line NAME= drops a remembered setting; the file's table has nothing under it to drop,
+    so an empty value there would reach the server as one: refused, naming the file and the key."""
+    with pytest.raises(ConfigErrors) as exc:
+        config(tmp_path, toml=toml)
+    assert exc.value.exit_code == 2
+    (line,) = str(exc.value).splitlines()
+    assert line.startswith("dbio.toml: ") and "pg_settings.max_wal_size" in line
+    assert "delete the line" in line and "--pg-setting max_wal_size=" in line
+    assert "work_mem" not in line
+
+
 @pytest.mark.parametrize("setting, fragment", [("port=5432", "'port' is set by dbio"),
                                                ("shared_buffers=1GB", "use the shared_buffers option"),
                                                ("bad name=1", "not a setting name")])

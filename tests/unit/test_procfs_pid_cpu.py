@@ -1,7 +1,12 @@
-"""CPU time of processes and threads from /proc, with each id's stat file found once (real /proc)."""
+"""CPU time of processes and threads from /proc, with each id's stat file found once (real /proc), and an id
+another task took since refused (recorded /proc samples, tests/fixtures/proc_tasks.json, and a real reuse)."""
 
+import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -10,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from dbio.collect import procfs
+
+RECORDED = json.loads((Path(__file__).parent.parent / "fixtures" / "proc_tasks.json").read_text())
 
 
 def burn(seconds):
@@ -40,13 +47,14 @@ def parked_thread(work=lambda: None):
 
 def test_a_process_and_a_thread_are_read_and_their_stat_files_kept():
     with parked_thread() as tid:
-        paths: dict = {}
-        first = procfs.read_pid_cpu([os.getpid(), tid], paths)
+        tasks: dict = {}
+        first = procfs.read_pid_cpu([os.getpid(), tid], tasks)
         assert set(first) == {os.getpid(), tid}
-        assert paths[os.getpid()] == Path(f"/proc/{os.getpid()}/stat")
-        assert paths[tid] == Path(f"/proc/{os.getpid()}/task/{tid}/stat")  # the thread's own, not its process's
+        assert tasks[os.getpid()].stat == Path(f"/proc/{os.getpid()}/stat")
+        assert tasks[tid].stat == Path(f"/proc/{os.getpid()}/task/{tid}/stat")  # the thread's own, not its process's
+        assert tasks[tid].started == procfs.parse_start_time(tasks[tid].stat.read_text())
         sum(range(2_000_000))  # this process uses CPU between two readings
-        second = procfs.read_pid_cpu([os.getpid(), tid], paths)
+        second = procfs.read_pid_cpu([os.getpid(), tid], tasks)
         assert second[os.getpid()] >= first[os.getpid()]
         assert procfs.read_pid_cpu([os.getpid()]).keys() == {os.getpid()}  # without a cache, as before
 
@@ -61,8 +69,109 @@ def test_a_server_threads_cpu_is_its_own_not_its_processes():
 
 
 def test_a_process_that_ended_is_left_out():
-    paths: dict = {}
-    assert procfs.read_pid_cpu([2 ** 22 + 12345], paths) == {}  # above any pid_max: no such process
+    tasks: dict = {}
+    assert procfs.read_pid_cpu([2 ** 22 + 12345], tasks) == {}  # above any pid_max: no such process
+    assert tasks[2 ** 22 + 12345].started is None  # kept as ended: a later process with its id is not it
+
+
+def test_the_start_time_is_stat_s_field_22_whatever_the_command_s_name():
+    assert procfs.parse_start_time(RECORDED["mariadb"]["first"]["stat"]) == 294855
+    assert procfs.parse_start_time(RECORDED["process_reuse"]["later"]["stat"]) == 310790
+    line = ("4321 (postgres: dbio dbio [local] SELECT) S 4300 4300 4300 0 -1 4194560 1520 0 0 0 "
+            "250 130 40 20 20 0 1 0 52101 229732352 3585 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1")
+    assert procfs.parse_start_time(line) == 52101  # a name with spaces and brackets: fields count after its ')'
+
+
+def _proc_files(directory, reading, as_id=None):
+    """A recorded stat and schedstat where a task's /proc directory holds them (the id rewritten: another
+    task recorded under its own id stands for one the kernel gave this id)."""
+    stat = reading["stat"]
+    if as_id is not None:
+        stat = f"{as_id} {stat.split(' ', 1)[1]}"
+    (directory / "stat").write_text(stat + "\n")
+    (directory / "schedstat").write_text(reading["schedstat"] + "\n")
+    return directory / "stat"
+
+
+@pytest.mark.parametrize("recorded, first, same_later, other", [
+    ("mariadb", "first", "first_later", "second"),  # a session's server thread (MySQL/MariaDB)
+    ("process_reuse", "first", None, "later"),  # a session's process (a PostgreSQL backend), its id taken again
+])
+def test_an_id_another_task_took_since_the_first_reading_is_refused(tmp_path, recorded, first, same_later, other):
+    """The window's begin reading keeps the task's start time; at its end, a stat with another start time
+    is another task's under the same id: that id's figure is absent, never the other task's counters."""
+    sample = RECORDED[recorded]
+    tid = int(sample[first]["stat"].split()[0])
+    stat = _proc_files(tmp_path, sample[first])
+    tasks = {tid: procfs.Task(stat, procfs.parse_start_time(sample[first]["stat"]))}  # as the first reading found it
+    begin_cpu, begin_wait = procfs.read_pid_cpu([tid], tasks), procfs.read_pid_run_delay([tid], tasks)
+    assert begin_cpu[tid] == pytest.approx(sum(procfs.parse_pid_stat(sample[first]["stat"])))
+    assert begin_wait[tid] == pytest.approx(procfs.parse_schedstat(sample[first]["schedstat"]))
+    if same_later:  # the same thread at the window's end: read, with the CPU it used meanwhile
+        _proc_files(tmp_path, sample[same_later])
+        assert procfs.read_pid_cpu([tid], tasks)[tid] > begin_cpu[tid]
+        assert procfs.read_pid_run_delay([tid], tasks)[tid] >= begin_wait[tid]
+    _proc_files(tmp_path, sample[other], as_id=tid)
+    assert procfs.read_pid_cpu([tid], tasks) == {}
+    assert procfs.read_pid_run_delay([tid], tasks) == {}
+    assert procfs.read_pid_cpu([tid], {tid: procfs.Task(stat, procfs.parse_start_time(sample[other]["stat"]))})
+
+
+def test_a_task_that_replaced_the_first_between_its_schedstat_and_its_stat_is_refused(tmp_path):
+    """The wait is read first and the start time checked after it: a schedstat read from a task that took the
+    id before it was read shows another start time in the stat read after it."""
+    sample = RECORDED["process_reuse"]
+    stat = _proc_files(tmp_path, sample["later"])  # schedstat and stat both the later process's
+    task = procfs.Task(stat, procfs.parse_start_time(sample["first"]["stat"]))
+    assert procfs.read_pid_run_delay([2], {2: task}) == {}
+
+
+REUSE = """
+import json, os, time
+from pathlib import Path
+from dbio.run.monitor import Monitor
+
+def sleeper():
+    pid = os.fork()
+    if pid == 0:
+        os.execv("/bin/sleep", ["sleep", "30"])
+    return pid
+
+first = sleeper()
+time.sleep(0.1)
+monitor = Monitor([], True, [first], [], set())
+begin = monitor.os_reading(per_process=True)
+os.kill(first, 9)
+os.waitpid(first, 0)
+time.sleep(0.05)  # a later clock tick: start times are counted in ticks
+Path("/proc/sys/kernel/ns_last_pid").write_text(str(first - 1))  # the next process takes the ended one's id
+second = sleeper()
+time.sleep(0.1)
+end = monitor.os_reading(per_process=True)
+again = Monitor([], True, [second], [], set()).os_reading(per_process=True)  # read afresh, the id is readable
+for pid in (second,):
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+print(json.dumps({"first": first, "second": second, "begin": begin, "end": end, "again": again}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
+def test_a_session_process_whose_id_another_process_took_has_no_end_reading():
+    """A real reuse, in a pid namespace of its own (its ns_last_pid set, as CRIU does): a session's process ends
+    and another takes its id before the window's end reading; that reading leaves the id out."""
+    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", REUSE],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "Operation not permitted" in done.stderr:
+        pytest.skip(f"no pid namespace here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    pid = str(seen["first"])
+    assert seen["second"] == seen["first"]  # the same id, another process
+    assert pid in seen["begin"]["session_cpu"] and pid in seen["begin"]["session_run_delay"]
+    assert seen["end"]["session_cpu"] == {} and "session_run_delay" not in seen["end"]
+    assert seen["end"]["session_cpu_total"] == 0
+    assert pid in seen["again"]["session_cpu"]  # refused for being another task, not for being unreadable
 
 
 def test_run_delay_is_parsed_from_schedstat():

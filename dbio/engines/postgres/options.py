@@ -92,7 +92,8 @@ OPTIONS: tuple[Option, ...] = (
            choices=("minimal", "replica", "logical")),
     Option("pg_settings", "instance", "settings", (),
            "Extra postgresql.conf settings for the embedded instance (TOML table [instance.pg_settings]; "
-           "on the command line --pg-setting name=value).", cli=False,
+           "on the command line --pg-setting name=value, and name= drops one the instance remembers; the file's "
+           "table has no empty values: leave a setting out to leave it at the server's default).", cli=False,
            fix="remove that setting, or set it with the dbio option named in the message",
            managed=tuple(MANAGED_SETTINGS.items())),
     Option("allow_settings", "instance", "names", (),

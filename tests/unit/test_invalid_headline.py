@@ -1,0 +1,149 @@
+"""An invalid result's headline quotes no figure as the storage's, in every report and wherever a
+comparison or a sweep quotes it (on recorded results)."""
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dbio import report
+from dbio import result as results
+from dbio.commands.sweep import load_steps
+from dbio.report import compare_model, sweep_model, verdict
+from dbio.sweep import document
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+STORAGE_RATE = re.compile(r"physical reads/s|MiB/s|reads per host-CPU-second|us avg read")
+
+
+def load(name):
+    return results.completed(json.loads((FIXTURES / f"result_{name}.json").read_text()))
+
+
+def headline_lines(doc):
+    """The headline as each renderer shows it: text, Markdown, HTML (its line and its cards), JSON."""
+    text = next(line for line in report.render(doc, "text").splitlines() if line.startswith("Headline: "))
+    md = next(line for line in report.render(doc, "md").splitlines() if line.startswith("**Headline:** "))
+    html = report.render(doc, "html")
+    sub = re.search(r'<p class="sub">([^<]*)</p>', html).group(1)
+    cards = re.search(r'<section class="cards" id="headline">.*?</section>', html).group(0)
+    model = json.loads(report.render(doc, "json"))
+    return {"text": text, "md": md, "html": sub, "cards": cards, "json": model["headline_text"]}, model
+
+
+def assert_not_a_storage_result(doc, reads):
+    shown, model = headline_lines(doc)
+    for form, line in shown.items():
+        assert "not a storage result" in line, form
+        assert not STORAGE_RATE.search(line), (form, line)
+    for form in ("text", "md", "html", "json"):
+        assert f"the engine counted {reads} reads/s as physical, but storage was not shown to serve them" \
+            in shown[form], form
+    assert model["headline"] == []  # no figure card that reads as the storage's
+    assert "INVALID" in shown["cards"]
+
+
+def test_a_valid_result_keeps_its_figures():
+    doc = load("complete")
+    assert not verdict.invalid(doc)
+    shown, model = headline_lines(doc)
+    assert shown["text"] == "Headline: 8,569 physical reads/s, 133 us avg read, 120.4 MiB/s, " \
+                            "12,616 reads per host-CPU-second"
+    assert shown["json"] == shown["text"].removeprefix("Headline: ") == shown["html"]
+    assert [h["label"] for h in model["headline"]][0] == "Physical reads/s" and "Physical reads/s" in shown["cards"]
+
+
+def test_reads_the_page_cache_served_are_no_storage_rate():
+    """PostgreSQL 15 without direct I/O: 218,805 reads/s the engine called physical, 0.0% of them on the device."""
+    doc = load("pg15")
+    assert {f.code for f in verdict.invalid(doc)} == {"page_cache", "small_data_set"}
+    assert_not_a_storage_result(doc, "218,805")
+
+
+def test_rows_the_buffer_cache_served_are_no_storage_rate():
+    doc = load("cached")
+    assert "rows_from_cache" in {f.code for f in verdict.invalid(doc)}
+    assert_not_a_storage_result(doc, "0")
+
+
+def test_each_invalid_rule_alone_makes_the_headline_say_so():
+    """One rule at a time on the valid recorded run, so that no other finding carries the test."""
+    base = load("complete")
+    served = copy.deepcopy(base)
+    served["figures"]["validity"]["device_to_db_read_ratio"] = 0.2  # page_cache
+    rows = copy.deepcopy(base)
+    rows["figures"]["validity"]["blocks_read_per_row"] = 0.1  # rows_from_cache
+    small = copy.deepcopy(base)
+    small["figures"]["validity"]["data_bytes"] = small["figures"]["validity"]["cache_bytes"]  # small_data_set
+    for doc, code in ((served, "page_cache"), (rows, "rows_from_cache"), (small, "small_data_set")):
+        assert [f.code for f in verdict.invalid(doc)] == [code]
+        assert_not_a_storage_result(doc, "8,569")
+
+
+def test_one_node_served_by_its_cache_makes_the_run_s_headline_say_so():
+    """A run over two servers: the total's figures hold the node whose reads its buffer cache served."""
+    doc = results.read(FIXTURES / "result_format2.json")
+    other = copy.deepcopy(doc["nodes"][0])
+    other["name"] = "node2"
+    other["figures"]["validity"]["blocks_read_per_row"] = 0.1
+    doc["nodes"].append(other)
+    assert [f.code for f in verdict.invalid(doc)] == ["node_rows_from_cache"]
+    shown, model = headline_lines(doc)
+    assert shown["text"].startswith("Headline: not a storage result (INVALID)") and model["headline"] == []
+
+
+def test_compare_marks_an_invalid_result_where_it_quotes_its_figures():
+    valid, cached = load("complete"), load("pg15")
+    model = compare_model.build([("disk", valid), ("cached", cached)])
+    assert model["headline_text"].startswith("cached vs disk: reads/s ")
+    assert model["headline_text"].endswith("(cached INVALID: not a storage result)")
+    table = next(s for s in model["sections"] if s["id"] == "figures")["tables"][0]
+    assert table["columns"][1:3] == ["disk", "cached (INVALID)"]
+    assert any("cached INVALID: not a storage result" in note for note in table["notes"])
+    both = compare_model.build([("a", cached), ("b", copy.deepcopy(cached))])["headline_text"]
+    assert both.endswith("(b, a INVALID: not storage results)")
+    plain = compare_model.build([("a", valid), ("b", copy.deepcopy(valid))])
+    assert "INVALID" not in plain["headline_text"] and "INVALID" not in json.dumps(plain["sections"])
+
+
+@pytest.fixture()
+def sweep():
+    directory = FIXTURES / "sweep_capacity"
+    doc = document.read(directory)
+    return doc, load_steps(directory, doc)
+
+
+def _cached(step_doc):
+    step_doc = copy.deepcopy(step_doc)
+    step_doc["figures"]["validity"]["blocks_read_per_row"] = 0.1  # rows_from_cache: the buffer cache served them
+    return step_doc
+
+
+def test_a_sweep_s_best_step_is_a_storage_result_and_its_invalid_steps_are_marked(sweep):
+    doc, steps = sweep
+    assert sweep_model.build(doc, steps)["headline_text"] == "best 37,766 reads/s at 8 sessions (04-t8)"
+    steps["04-t8"] = _cached(steps["04-t8"])  # the step with the most reads/s
+    model = sweep_model.build(doc, steps)
+    assert model["headline_text"] == "best 31,302 reads/s at 4 sessions (03-t4), leaving out 04-t8 INVALID: " \
+                                     "not a storage result"
+    assert model["headline"][0]["value"] == pytest.approx(31302, abs=1)
+    table = next(s for s in model["sections"] if s["id"] == "summary")["tables"][0]
+    assert [row[-1] for row in table["rows"]] == ["complete"] * 3 + ["complete (INVALID)"]
+    assert any(note.startswith("(INVALID): not a storage result") for note in table["notes"])
+    for step in steps:
+        steps[step] = _cached(steps[step])
+    model = sweep_model.build(doc, steps)
+    assert model["headline_text"] == "no step is a storage result (01-t1, 02-t2, 03-t4, 04-t8 INVALID: " \
+                                     "not storage results)"
+    assert model["headline"] == []
+
+
+def test_compared_sweeps_mark_the_steps_that_are_no_storage_result(sweep):
+    doc, steps = sweep
+    cached = {**steps, "02-t2": _cached(steps["02-t2"])}
+    model = compare_model.build_sweeps([("disk", doc, steps), ("cached", doc, cached)])
+    labels = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
+    assert labels == ["threads_per_schema=1", "threads_per_schema=2 (cached INVALID: not a storage result)",
+                      "threads_per_schema=4", "threads_per_schema=8"]
