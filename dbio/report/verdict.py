@@ -313,17 +313,18 @@ def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
         return None
     if share < CPU_WAIT_TIME_LIMIT and large is None:
         return None
+    held = value(f, "server_cpu_throttled_periods_pct")
+    # a quota that ran out holds the sessions back too (cpu_limit says so first)
+    whose = "this host's CPUs" if held is None or held < 1.0 else \
+        f"this host's CPUs or the server's CPU quota (used up in {held:.0f}% of its periods)"
     told = f"the sessions waited for a CPU {share:.0f}% of their time (on a run queue, ready to run)"
     in_read = large[0] if large is not None else value(f, "cpu_wait_in_read_us")
     avg = value(f, "avg_read_us")
     if in_read is not None and avg is not None:
         told += (f", {in_read:,.0f} us of the {avg:,.0f} us the engine timed per read{_workers_part(f, in_read)}: read "
-                 "latency includes waiting for this host's CPUs, not only the storage")
+                 f"latency includes waiting for {whose}, not only the storage")
     else:
-        told += ": their latency and throughput include waiting for this host's CPUs"
-    held = value(f, "server_cpu_throttled_periods_pct")
-    if held is not None and held >= 1.0:  # a wait the quota made, not the host's CPUs (cpu_limit says so)
-        told += f", or for the server's CPU quota, used up in {held:.0f}% of its periods"
+        told += f": their latency and throughput include waiting for {whose}"
     return _found("warning", "cpu_wait", told, "cpu_wait_pct", share)
 
 

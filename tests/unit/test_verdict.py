@@ -137,6 +137,15 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
                                                    "and throughput include waiting for this host's CPUs")
 
 
+def test_a_cpu_quota_that_ran_out_is_named_in_the_wait_for_a_cpu(doc):
+    cpu = doc["figures"]["cpu"]
+    cpu.update(cpu_wait_us_per_read=None, cpu_wait_pct=40.0, server_cpu_throttled_periods_pct=92.0)
+    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs or the server's CPU quota "
+                                                   "(used up in 92% of its periods)")
+    cpu.update(server_cpu_throttled_periods_pct=0.0)  # a quota that never ran out held nobody back
+    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs")
+
+
 def test_the_io_workers_wait_for_a_cpu_is_within_the_reads_they_do(doc):
     """io_method = worker: a read waits for its worker to run; that wait counts with the sessions' own."""
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
