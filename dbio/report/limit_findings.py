@@ -20,8 +20,9 @@ IO_LIMITS = (  # field, how it reads
 )
 
 
-def _limits(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [entry for entry in get(doc, "environment", "limits") or [] if isinstance(entry, dict)]
+def _limits(doc: dict[str, Any], whose: str = "limits") -> list[dict[str, Any]]:
+    """The server's limits ("limits"), or dbio's own ("client_limits")."""
+    return [entry for entry in get(doc, "environment", whose) or [] if isinstance(entry, dict)]
 
 
 def cpu_limit(doc: dict[str, Any]) -> Finding | None:
@@ -70,10 +71,23 @@ def io_limit(doc: dict[str, Any]) -> Finding | None:
                    "and a request's wait for the limit is in the engine's latency but not in the device's")
 
 
-def summary(doc: dict[str, Any]) -> str:
+def baseline_outside_limits(doc: dict[str, Any]) -> Finding | None:
+    """A raw-device baseline whose fio (dbio's child) ran under other limits than the server: its efficiency
+    compares the server held by its limits with the device held by others, or by none."""
+    if not doc.get("baseline"):
+        return None
+    server, fio = summary(doc), summary(doc, "client_limits")
+    if server == fio:
+        return None
+    return Finding("warning", "baseline_outside_limits", f"the raw-device baseline's fio ran under dbio's limits "
+                   f"({fio}), not the server's ({server}): the efficiency figures compare the two under different "
+                   "limits; run dbio in the server's cgroup (or without limits on either) for a like-for-like baseline")
+
+
+def summary(doc: dict[str, Any], whose: str = "limits") -> str:
     """The limits in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
-    for entry in _limits(doc):
+    for entry in _limits(doc, whose):
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:
             parts.append(f"CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
@@ -85,4 +99,4 @@ def summary(doc: dict[str, Any]) -> str:
     return "; ".join(dict.fromkeys(parts)) or "none"
 
 
-RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (io_limit, cpu_limit)
+RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (io_limit, cpu_limit, baseline_outside_limits)

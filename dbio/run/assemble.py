@@ -130,6 +130,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             "storage": man["storage"],
             # cgroup limits and CPU affinity of the servers' processes, where any (collect/cgroup.py)
             **({"limits": limits} if (limits := ((begin or {}).get("os") or {}).get("server_limits")) else {}),
+            **({"client_limits": mine} if (mine := ((begin or {}).get("os") or {}).get("client_limits")) else {}),
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),

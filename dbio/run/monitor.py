@@ -117,6 +117,10 @@ class Monitor:
                         if procfs.KTHREADD in trees:
                             reading["kernel_threads_cpu_total"] = trees[procfs.KTHREADD]
                         # a CPU quota, an I/O limit or an affinity the server runs under, and the quota's throttling
+                        # dbio's own: a raw-device baseline's fio runs under them, not under the server's
+                        client_limits = cgroup.limits_of([os.getpid()])
+                        if client_limits:
+                            reading["client_limits"] = client_limits
                         limits = cgroup.limits_of([*(self.server_pids or []), *sessions])
                         if limits:
                             reading["server_limits"] = limits

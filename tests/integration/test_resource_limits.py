@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -102,8 +103,8 @@ def limited(workdir):
         dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
 
 
-def _run(args: list[str]) -> tuple[dict, str]:
-    done = dbio("run", *args, "-t", "2", "--warmup", "1s", "--run-time", "3s")
+def _run(args: list[str], *extra: str) -> tuple[dict, str]:
+    done = dbio("run", *args, "-t", "2", "--warmup", "1s", "--run-time", "3s", *extra)
     assert done.code == 0, done.text
     return load_result(result_dir(done)), done.out
 
@@ -138,3 +139,17 @@ def test_a_read_limit_on_the_disk_is_recorded_and_said(limited):
     assert [(entry["device"], entry["read_iops"]) for entry in limit] == [(device, 300)]
     assert result["figures"]["load_profile"]["physical_reads_per_s"] <= 300 * 1.15  # the limit, not the disk
     assert "I/O is limited by its cgroup" in out and "300 reads/s" in out
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is missing (Debian package fio)")
+def test_a_baseline_whose_fio_ran_outside_the_server_s_limits_is_said(limited):
+    args, dirs, _ = limited
+    cpu_dir = next(d for d in dirs if d.parent == HIERARCHY["cpu"])
+    _set_cpu_quota(cpu_dir, 0.5)
+    try:
+        result, out = _run(args, "--baseline")
+    finally:
+        _set_cpu_quota(cpu_dir, None)
+    assert "client_limits" not in result["environment"] or result["environment"]["client_limits"] != \
+        result["environment"]["limits"]
+    assert "the raw-device baseline's fio ran under dbio's limits" in out, out

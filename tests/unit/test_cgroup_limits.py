@@ -142,3 +142,15 @@ def test_a_comparison_says_when_the_limits_differ():
     context = compare_model._context([("a", doc([limited])), ("b", doc([]))])
     rows = context["tables"][0]["rows"]
     assert ["limits (cgroup, CPU affinity)", "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s", "none"] in rows
+
+
+def test_a_baseline_run_under_other_limits_than_the_server_is_said():
+    limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
+    both = doc([limited])
+    both["baseline"] = {"runs": {}}
+    found = limit_findings.baseline_outside_limits(both)
+    assert found.level == "warning" and "fio ran under dbio's limits (none), not the server's (CPU quota 0.5" in \
+        found.message
+    both["environment"]["client_limits"] = [limited]  # dbio in the server's cgroup: like for like
+    assert limit_findings.baseline_outside_limits(both) is None
+    assert limit_findings.baseline_outside_limits(doc([limited])) is None  # no baseline
