@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import layout_section, storage_stack
+from dbio.report import layout_section, limit_findings, storage_stack
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
@@ -48,8 +48,11 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
 def storage(doc: dict[str, Any]) -> dict[str, Any]:
     """The storage stack under the data and WAL directories and the host's CPU and memory tuning."""
     env = doc.get("environment") or {}
-    return {"id": "storage", "title": "Storage stack",
-            "pairs": storage_stack.pairs(env.get("storage") or {}, env.get("host") or {})}
+    pairs = storage_stack.pairs(env.get("storage") or {}, env.get("host") or {})
+    if env.get("limits") or env.get("client_limits"):  # a cgroup's or an affinity's, where any
+        pairs.append(["Limits", f"database server: {limit_findings.summary(doc)}; dbio: "
+                                f"{limit_findings.summary(doc, 'client_limits')}"])
+    return {"id": "storage", "title": "Storage stack", "pairs": pairs}
 
 
 def _merged(doc: dict[str, Any]) -> list[list[str]]:

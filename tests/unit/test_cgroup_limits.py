@@ -154,3 +154,11 @@ def test_a_baseline_run_under_other_limits_than_the_server_is_said():
     both["environment"]["client_limits"] = [limited]  # dbio in the server's cgroup: like for like
     assert limit_findings.baseline_outside_limits(both) is None
     assert limit_findings.baseline_outside_limits(doc([limited])) is None  # no baseline
+
+
+def test_the_storage_stack_section_lists_the_limits():
+    from dbio.report import run_section
+
+    limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
+    assert ["Limits", "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
+    assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
