@@ -8,12 +8,12 @@ from typing import Any, Callable
 from dbio import result as results
 from dbio import target as targets
 from dbio import trust
-from dbio.collect import host
+from dbio.collect import cgroup, host
 from dbio.config import Config
 from dbio.engines.base import Teardown
 from dbio.errors import UsageError
 from dbio import report as reports
-from dbio.report import storage_stack
+from dbio.report import limit_findings, storage_stack
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -88,6 +88,10 @@ def instance_status(config: Config, ui: UI) -> int:
         ui.say(line)
     for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
+    if status.running and status.pid:  # a cgroup's quota, I/O limits or an affinity the server runs under
+        limits = cgroup.limits_of([status.pid])
+        if limits:
+            ui.say(f"{'limits':<10} {limit_findings.summary({'environment': {'limits': limits}})}")
     return 0 if status.running else 3
 
 

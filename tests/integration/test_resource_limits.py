@@ -114,6 +114,7 @@ def test_a_cpu_quota_that_binds_is_recorded_and_said_first(limited):
     cpu_dir = next(d for d in dirs if d.parent == HIERARCHY["cpu"])
     _set_cpu_quota(cpu_dir, 0.1)
     try:
+        status = dbio("instance", "status", "--data-dir", str(limited[2]))
         result, out = _run(args)
     finally:
         _set_cpu_quota(cpu_dir, None)
@@ -121,6 +122,7 @@ def test_a_cpu_quota_that_binds_is_recorded_and_said_first(limited):
     assert [entry["cpu_limit"]["cpus"] for entry in limits] == [0.1], limits
     assert result["figures"]["cpu"]["server_cpu_throttled_periods_pct"] > 50
     assert result["figures"]["cpu"]["server_cpu_throttled_seconds"] > 0
+    assert f"limits     CPU quota 0.1 (v{HIERARCHY['version']} /{NAME})" in status.out, status.text
     warnings = [line for line in out.splitlines() if line.startswith("warning:")]
     assert warnings and "may use at most 0.1 CPUs" in warnings[0], out
 
