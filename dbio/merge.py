@@ -62,7 +62,9 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "config": first["config"], "setup": first.get("setup"),
         "environment": {"dbio": __version__, "host": (first.get("environment") or {}).get("host"),
                         "hosts": [(doc.get("environment") or {}).get("host") for _, doc in inputs],
-                        "server": (first.get("environment") or {}).get("server"), "storage": None},
+                        "server": (first.get("environment") or {}).get("server"), "storage": None,
+                        # each host's server's limits, named by its run (report/limit_findings.py)
+                        **({"limits": limits} if (limits := _limits(inputs)) else {})},
         "capabilities": first.get("capabilities"), "nodes": nodes,
         "plans": first.get("plans"),
         "sessions": [{**s, "node": _session_node(name, doc, s)} for name, doc in inputs for s in doc.get("sessions") or []],
@@ -75,6 +77,12 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
                                            for name, doc in inputs],
     }
+
+
+def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every input's server limits, each marked with the run it came from (its host's)."""
+    return [{**entry, "host": name} for name, doc in inputs
+            for entry in (doc.get("environment") or {}).get("limits") or [] if isinstance(entry, dict)]
 
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,

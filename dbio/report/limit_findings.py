@@ -30,13 +30,15 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
     host_cpus = get(doc, "environment", "host", "cpus")
     parts: list[str] = []
     for entry in _limits(doc):
+        cpus = entry.get("cpus") or host_cpus  # the host's, as read beside the limit (a merge: each host's)
+        on = f"on {entry['host']}, " if entry.get("host") else ""  # a merge of several hosts' runs
         quota = entry.get("cpu_limit") or {}
-        if quota.get("cpus") is not None and (not host_cpus or quota["cpus"] < host_cpus):
-            parts.append(f"may use at most {quota['cpus']:g} CPUs of this host's {host_cpus or '?'} (the CPU quota "
+        if quota.get("cpus") is not None and (not cpus or quota["cpus"] < cpus):
+            parts.append(f"{on}may use at most {quota['cpus']:g} CPUs of this host's {cpus or '?'} (the CPU quota "
                          f"of cgroup {quota.get('cgroup') or '?'})")
         allowed = entry.get("cpus_allowed")
-        if allowed is not None and host_cpus and allowed < host_cpus:
-            parts.append(f"may run on only {allowed} of this host's {host_cpus} CPUs (its CPU affinity)")
+        if allowed is not None and cpus and allowed < cpus:
+            parts.append(f"{on}may run on only {allowed} of this host's {cpus} CPUs (its CPU affinity)")
     if not parts:
         return None
     used_up = value(catalogue.figures_of(doc), "server_cpu_throttled_periods_pct")
@@ -63,7 +65,8 @@ def io_limit(doc: dict[str, Any]) -> Finding | None:
                 continue  # a limit on a device the run did not use
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
             if said:
-                parts.append(f"{name or 'device'} ({limit.get('device')}): {said} (cgroup {limit.get('cgroup')})")
+                on = f" on {entry['host']}" if entry.get("host") else ""
+                parts.append(f"{name or 'device'} ({limit.get('device')}){on}: {said} (cgroup {limit.get('cgroup')})")
     if not parts:
         return None
     return Finding("warning", "io_limit", "the database server's I/O is limited by its cgroup on "

@@ -162,3 +162,16 @@ def test_the_storage_stack_section_lists_the_limits():
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
     assert ["Limits", "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
     assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
+
+
+def test_a_merge_of_hosts_keeps_each_host_s_limits_and_names_the_host():
+    from dbio import merge
+
+    limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v2 /pod"}, "cpus_allowed": 4, "cpus": 4,
+               "io_limits": [{"device": "8:0", "name": "sda", "cgroup": "v2 /pod", "read_iops": 3000}]}
+    inputs = [("host-a", doc([limited])), ("host-b", doc([]))]
+    kept = merge._limits(inputs)
+    assert kept == [{**limited, "host": "host-a"}]
+    merged = {"environment": {"host": {"cpus": 2}, "limits": kept}, "figures": {"cpu": {}}}
+    assert "on host-a, may use at most 0.5 CPUs of this host's 4" in limit_findings.cpu_limit(merged).message
+    assert "sda (8:0) on host-a: 3,000 reads/s" in limit_findings.io_limit(merged).message
