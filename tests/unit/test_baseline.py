@@ -1,9 +1,10 @@
-"""The raw-device baseline without running fio: its options, reading its output, the efficiency
+"""The raw-device baseline, mostly without running fio (one test runs it, when installed): its options, reading its output, the efficiency
 figures from recorded numbers, where it may read, the report and the verdict."""
 
 import copy
 import json
 import os
+import shutil
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -384,3 +385,27 @@ def test_the_write_side_shows_beside_the_database(complete):
     assert any(line.startswith("redo log sync test: 5,000 syncs/s") for line in section["lines"])
     assert "random writes (scratch file)" in [row[0] for row in section["tables"][1]["rows"]]
 
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_baselines_out_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    """dbio baseline --out /tmp/b.json: a link another user put there (fio runs for minutes) is not followed
+    into the file it names; fio really runs, on a scratch file in --baseline-path."""
+    from dbio.config import Sources, load_config
+    from dbio.ui import UI
+
+    scratch = tmp_path / "storage"
+    scratch.mkdir()
+    monkeypatch.setattr(baselines, "place_for", lambda config, path, ui: baselines.scratch_place(path, 8 << 20))
+    config = load_config(Sources(cli={"run_time": "1s", "scale": "8MiB", "allow_cached": True}, cwd=tmp_path,
+                                 discover=False))
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "b.json"
+    out.symlink_to(victim)
+    with pytest.raises(UsageError, match=f"--out {out} cannot be written"):
+        baselines.baseline(config, UI(quiet=True), scratch, out)
+    assert victim.read_text() == "precious" and out.is_symlink()
+    out.unlink()
+    record = baselines.baseline(config, UI(quiet=True), scratch, out)
+    assert json.loads(out.read_text())["runs"]["sync"]["reads"] == record["runs"]["sync"]["reads"] > 0
