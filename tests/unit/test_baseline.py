@@ -1,5 +1,6 @@
-"""The raw-device baseline, mostly without running fio (one test runs it, when installed): its options, reading its output, the efficiency
-figures from recorded numbers, where it may read, the report and the verdict."""
+"""The raw-device baseline, mostly without running fio (one test runs it, when installed): its options,
+reading its output, the efficiency figures from recorded numbers, where it may read and write, the
+report and the verdict."""
 
 import copy
 import json
