@@ -122,8 +122,9 @@ def dsn_errors(config: Config) -> list[ConfigError]:
     origin = config.origins.get("dsn", "default")
     shown = display_key(BY_KEY["dsn"], origin)
     malformed = dsns.problem(dsn)
-    if malformed is not None:
-        return [ConfigError(shown, dsns.redact_dsn(dsn), f"is not a valid connection string: {malformed}",
+    if malformed is not None:  # a password in a string libpq cannot read is not surely redacted: none is shown
+        value = "(contains a password)" if dsns.dsn_has_password(dsn) else dsns.redact_dsn(dsn)
+        return [ConfigError(shown, value, f"is not a valid connection string: {malformed}",
                             "write key=value pairs (host=db port=5432 dbname=dbio) or a URI "
                             "(postgresql://user@db:5432/dbio)")]
     if not dsns.dsn_has_password(dsn):

@@ -6,7 +6,8 @@ import re
 
 # key=value pairs and URI user:password@ parts, for scrubbing free text such as error messages
 KV_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+# a URI's password up to the line's last '@': one libpq cannot parse may hold spaces, or an '@' not written %40
+URI_SECRET = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\n]*)(@)", re.IGNORECASE)
 
 
 def scrub(text: str) -> str:
