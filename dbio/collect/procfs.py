@@ -85,6 +85,8 @@ def server_roots(session_ids: list[int]) -> list[int]:
     init: a session with no server parent gives none."""
     roots = set()
     for pid in session_ids:
+        if not is_pid(pid):
+            continue
         try:
             fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
                           if ":" in line)
@@ -173,11 +175,19 @@ def parse_schedstat(text: str) -> float:
     return waited / 1e9
 
 
+def is_pid(value: object) -> bool:
+    """Whether value is a process id (pure). Ids come from a server's answers (pg_stat_activity), which a
+    server dbio does not own may make anything: '../../home/x' would put a file of theirs in /proc's place."""
+    return type(value) is int and value > 0
+
+
 def _read_each(pids: list[int], paths: dict[int, Path] | None, read: Callable[[Path], float]) -> dict[int, float]:
     """read(stat file) of each id whose files can still be read (a process that ended is left out)."""
     out: dict[int, float] = {}
     paths = {} if paths is None else paths
     for pid in pids:
+        if not is_pid(pid):
+            continue
         try:
             out[pid] = read(paths.get(pid) or paths.setdefault(pid, _stat_path(pid)))
         except (OSError, IndexError, ValueError):
