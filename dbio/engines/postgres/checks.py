@@ -108,7 +108,8 @@ def setting_errors(config: Config) -> list[ConfigError]:
     """A setting that makes the server run a program or load code is taken only when allowed by name."""
     i = config.instance
     return [problem(config, "pg_settings", f"sets {name}, which makes the server run a program or load code",
-                    f"pass --allow-setting {name} if you mean it, or remove the setting", value=f"{name} = ...")
+                    f"pass --allow-setting {name} if you mean it, or remove the setting (--pg-setting {name}= drops "
+                    "it from what the instance remembers)", value=f"{name} = ...")
             for name, _ in i.pg_settings if runs_code(name) and name not in i.allow_settings]
 
 
