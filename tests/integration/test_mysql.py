@@ -171,7 +171,7 @@ def test_teardown_spares_a_users_own_tables(server, tmp_path):
 def test_teardown_spares_copies_named_like_the_loads_own_and_a_users_function(server, tmp_path):
     """A copy of dbio's table under a name dbio's tables have, but not this load's (one schema: dbio_cf1_1
     only), and a function or a procedure with dbio's name and tag, are the user's: they stay, with their
-    data, and the teardown finishes."""
+    data, and the teardown finishes; a user's trigger on dbio's table goes with it, and is named."""
     assert dbio("setup", *args(tmp_path)).code == 0
     with server.cursor() as cur:
         cur.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
@@ -181,12 +181,14 @@ def test_teardown_spares_copies_named_like_the_loads_own_and_a_users_function(se
         cur.execute(f"INSERT INTO {DATABASE}.dbio_cf1_2 SELECT * FROM {DATABASE}.dbio_cf1_1 LIMIT 5")
         cur.execute(f"CREATE FUNCTION {DATABASE}.dbio_slice_2() RETURNS INT COMMENT %s RETURN 1", (tag,))
         cur.execute(f"CREATE PROCEDURE {DATABASE}.dbio_slice_3() COMMENT %s BEGIN END", (tag,))
+        cur.execute(f"CREATE TRIGGER {DATABASE}.audit AFTER UPDATE ON {DATABASE}.dbio_cf1_1 FOR EACH ROW SET @n = 1")
     try:
         done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
         assert done.code == 0, done.text
         assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
         assert "left in place: table dbio_cf1_2 (not created by dbio" in done.text
         assert "left in place: procedure dbio_slice_3 (not created by dbio)" in done.text
+        assert "dropped trigger audit (not created by dbio), with table dbio_cf1_1" in done.err  # said, as PostgreSQL's
         assert tables(server) == {"dbio_cf1_2"}
         with server.cursor() as cur:
             cur.execute(f"SELECT COUNT(*) FROM {DATABASE}.dbio_cf1_2")

@@ -254,9 +254,14 @@ def teardown(conn: Connection) -> Teardown:
                 or (names is not None and name not in names):
             done.kept.append(f"table {name} (not created by dbio, or left from a load dbio no longer records)")
             continue
+        # DROP TABLE takes the table's triggers with it, a user's among them (dbio makes none): named, as PostgreSQL's
+        triggers = [row[0] for row in conn.query(
+            "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() "
+            "AND EVENT_OBJECT_TABLE = %s ORDER BY 1", (name,))]
         try:
             conn.execute(f"DROP TABLE {sqlfiles.ident(name)}")
             done.dropped.append(f"table {name}")
+            done.with_it += [f"trigger {trigger} (not created by dbio), with table {name}" for trigger in triggers]
         except pymysql.err.MySQLError as exc:  # e.g. a user's foreign key refers to it
             done.kept.append(f"table {name} ({exc.args[-1]})")
     for name, comment in dbio_routines(conn).items():
