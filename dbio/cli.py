@@ -87,13 +87,18 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
                    preset=preset or {})
 
 
-# Commands that configure no instance: what it remembers is used quietly (no "using the instance's ..." line).
+# Commands that configure no instance take nothing of what it remembers: they work on it as it is, and its
+# settings (shared_buffers 1 GiB after a setup with --allow-cached, an allowed archive_command) would be judged
+# against a workload they neither have nor take flags for, refusing to stop, show or destroy it.
 CONFIGURE_NOTHING = ("instance stop", "instance status", "instance destroy", "teardown", "kubernetes")
 
 
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
                  command: str = "") -> Config:
-    config = load_config(remembered_sources(params, preset, None if command in CONFIGURE_NOTHING else ui))
+    if command in CONFIGURE_NOTHING:
+        config = load_config(build_sources(params, preset))
+    else:
+        config = load_config(remembered_sources(params, preset, ui))
     if ui is not None:
         say_files_read(config, ui)
     return config

@@ -91,6 +91,8 @@ def server_roots(session_ids: list[int]) -> list[int]:
     init: a session with no server parent gives none."""
     roots = set()
     for pid in session_ids:
+        if not is_pid(pid):
+            continue
         try:
             fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
                           if ":" in line)
@@ -206,6 +208,12 @@ def parse_schedstat(text: str) -> float:
     return waited / 1e9
 
 
+def is_pid(value: object) -> bool:
+    """Whether value is a process id (pure). Ids come from a server's answers (pg_stat_activity), which a
+    server dbio does not own may make anything: '../../home/x' would put a file of theirs in /proc's place."""
+    return type(value) is int and value > 0
+
+
 def _same(task: Task, stat_text: str) -> None:
     """Refuses a stat that is not the first-read task's (pure)."""
     started = parse_start_time(stat_text)
@@ -219,6 +227,8 @@ def _read_each(pids: list[int], tasks: dict[int, Task] | None, read: Callable[[T
     out: dict[int, float] = {}
     tasks = {} if tasks is None else tasks
     for pid in pids:
+        if not is_pid(pid):
+            continue
         try:
             task = tasks.get(pid) or tasks.setdefault(pid, _task(pid))
             out[pid] = read(task)

@@ -21,6 +21,7 @@ from dbio.commands import baseline_writes
 from dbio.config import Config
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
+from dbio import trust
 from dbio.trust import path_problem
 from dbio.ui import UI
 from dbio.units import format_bytes
@@ -297,8 +298,12 @@ def baseline(config: Config, ui: UI, path: Path | None, out: Path | None) -> dic
     place = place_for(config, path, ui)
     sync_s = int(config.workload.run_time or NO_RUN_TIME)
     record = measure(tool, place, config.workload.sessions, (sync_s, max(1, sync_s // 4)), ui)
-    if out is not None:
-        out.write_text(json.dumps(record, indent=2) + "\n")
     for line in summary_lines(record):
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if out is not None:
+        try:  # never through a link someone planted at --out (under /tmp, say) while fio ran
+            trust.write_output(out, json.dumps(record, indent=2) + "\n")
+        except OSError as exc:
+            raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path (the "
+                                                                             "baseline's figures are above)") from None
     return record

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from dbio import trust
 from dbio.collect import fio
 from dbio.engines.base import Engine, ServerInfo
+from dbio.errors import UsageError
 
 SCRATCH_LIMITS = (64 << 20, 256 << 20)  # the random-write scratch file: the data set's size, within these
 SCRATCH_NAME = "dbio-baseline-writes.scratch"
@@ -25,18 +27,32 @@ class WriteSide:
 
 
 def _same_filesystem(candidate: Path, of: Path) -> Path:
-    """candidate when it is on the filesystem of `of` (and writable), else `of` itself."""
+    """candidate when it is on the filesystem of `of`, writable, and changeable by no one less trusted, else
+    `of` itself (checked by _trusted)."""
     try:
-        if os.stat(candidate).st_dev == os.stat(of).st_dev and os.access(candidate, os.W_OK | os.X_OK):
+        if os.stat(candidate).st_dev == os.stat(of).st_dev and os.access(candidate, os.W_OK | os.X_OK) \
+                and trust.path_problem(candidate) is None:
             return candidate
     except OSError:
         pass
     return of
 
 
+def _trusted(directory: Path) -> Path:
+    """A directory the scratch files may go in: fio and pg_test_fsync (root's, run as root) open them by
+    name, following a link. The server's directories are its user's, who could point them at any file."""
+    problem = trust.path_problem(directory)
+    if problem:
+        raise UsageError(f"refusing to write the baseline's scratch files in {directory}: {problem}, who could "
+                         "point them at any file this command may write",
+                         "give --baseline-path DIR, a directory on the same storage only you (or root) can write")
+    return directory
+
+
 def plan(engine: Engine, info: ServerInfo, scratch_dir: Path | None, data_bytes: int) -> WriteSide | None:
     """Where the write side writes: --baseline-path, or beside the server's data directory and redo log
-    (their parent directories, on the same filesystems); None when there is nowhere here to write."""
+    (their parent directories, on the same filesystems); None when there is nowhere here to write.
+    Refused (one line) when that directory is one another user could change, such as the server's own."""
     size = min(SCRATCH_LIMITS[1], max(SCRATCH_LIMITS[0], data_bytes))
 
     def sync(directory: str, seconds: int) -> dict[str, Any]:
@@ -47,10 +63,10 @@ def plan(engine: Engine, info: ServerInfo, scratch_dir: Path | None, data_bytes:
     if not info.caps.local or not info.caps.data_directory:
         return None
     data = Path(info.caps.data_directory)
-    scratch = _same_filesystem(data.parent, data)
+    scratch = _trusted(_same_filesystem(data.parent, data))
     redo = Path(info.caps.redo_directory).resolve() if info.caps.redo_directory else None
     if redo is not None:  # the sync test's file beside the data's scratch file when the redo log shares its filesystem
-        redo = scratch if _same_filesystem(scratch, redo) == scratch else _same_filesystem(redo.parent, redo)
+        redo = scratch if _same_filesystem(scratch, redo) == scratch else _trusted(_same_filesystem(redo.parent, redo))
     return WriteSide(scratch, redo, size, sync)
 
 

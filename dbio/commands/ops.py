@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, ops_result
+from dbio import __version__, ops_result, trust
 from dbio import signals as stopping
 from dbio import report as reports
 from dbio import target as targets
@@ -169,7 +169,13 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     readings = Readings(set(roles))
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     detail, status, reason, sequential, signals = {}, "complete", None, None, []
-    directory.mkdir(parents=True)
+    try:
+        # proved only ours once made: its path was checked before the preparation's seconds, during which
+        # another user could have made a directory of theirs on the way (under /tmp), to plant links in it
+        trust.make_private_directory(directory, "the operation's result")
+    except BaseException:
+        _close(prepared)
+        raise
     try:
         with stopping.sigterm_as_interrupt() as signals:
             if req.baseline:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from dbio import __version__
-from dbio import engines, jsondoc, shapes
+from dbio import engines, jsondoc, shapes, trust
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
@@ -377,7 +377,8 @@ def rescued_runs() -> set[str]:
 
 def abandoned(results_dir: Path) -> list[Path]:
     """Run directories (also inside sweeps) with a manifest, no result, and no live dbio process.
-    A run whose result was rescued elsewhere is not abandoned."""
+    A run whose result was rescued elsewhere is not abandoned, nor one in a directory another user could
+    change (a manifest is copied easily: it would make root write a result where they choose)."""
     found: list[Path] = []
     if not results_dir.is_dir():
         return found
@@ -385,6 +386,8 @@ def abandoned(results_dir: Path) -> list[Path]:
     for manifest_path in list(results_dir.glob(f"*/{MANIFEST_FILE}")) + list(results_dir.glob(f"*/*/{MANIFEST_FILE}")):
         directory = manifest_path.parent
         if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
+            continue
+        if trust.path_problem(directory):  # its result would be written through links another user put there
             continue
         try:
             man = json.loads(manifest_path.read_bytes())

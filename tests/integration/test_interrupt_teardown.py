@@ -95,6 +95,31 @@ def test_teardown_drops_only_what_dbio_created(instance):
         assert conn.execute("SELECT to_regclass('dbio_1.notes') IS NOT NULL").fetchone()[0]
 
 
+def test_a_tablespace_that_only_looks_like_dbios_is_never_dropped(instance):
+    """A tablespace is the whole server's: one with dbio's name and mark that no load in the database torn
+    down made (the user's own, or another database's load) stays, whatever database is torn down."""
+    import pwd
+
+    place = instance.root / "lookalike-place" / "dbio-tablespace"
+    place.mkdir(parents=True)
+    if os.geteuid() == 0:  # the server's own directory, as dbio makes one
+        server = pwd.getpwnam(instance.meta["server_user"])
+        os.chown(place, server.pw_uid, server.pw_gid)
+    instance.create_database("lookalike")
+    with instance.connect() as conn:
+        conn.execute(f"CREATE TABLESPACE dbio_ts_9 LOCATION '{place}'")
+        conn.execute("COMMENT ON TABLESPACE dbio_ts_9 IS 'dbio tablespace'")
+    try:
+        done = dbio("teardown", *instance.server_args("lookalike"))
+        assert done.code == 0, done.text
+        assert f"left in place: tablespace dbio_ts_9 at {place} (not made by this database's load" in done.err
+        with instance.connect() as conn:
+            assert conn.execute("SELECT count(*) FROM pg_tablespace WHERE spcname = 'dbio_ts_9'").fetchone()[0] == 1
+    finally:
+        with instance.connect() as conn:
+            conn.execute("DROP TABLESPACE IF EXISTS dbio_ts_9")
+
+
 def test_a_name_dbio_uses_but_does_not_own_is_refused(instance):
     db = "foreign"
     instance.create_database(db)

@@ -202,6 +202,41 @@ def test_teardown_spares_a_users_own_tables(server, tmp_path):
                     f"{DATABASE}.dbio_cf1_1_old")
 
 
+def test_teardown_spares_copies_named_like_the_loads_own_and_a_users_function(server, tmp_path):
+    """A copy of dbio's table under a name dbio's tables have, but not this load's (one schema: dbio_cf1_1
+    only), and a function or a procedure with dbio's name and tag, are the user's: they stay, with their
+    data, and the teardown finishes; a user's trigger on dbio's table goes with it, and is named."""
+    assert dbio("setup", *args(tmp_path)).code == 0
+    with server.cursor() as cur:
+        cur.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
+                    "AND TABLE_NAME = 'dbio_cf1_1'", (DATABASE,))
+        tag = cur.fetchone()[0]
+        cur.execute(f"CREATE TABLE {DATABASE}.dbio_cf1_2 LIKE {DATABASE}.dbio_cf1_1")  # the tag comes with it
+        cur.execute(f"INSERT INTO {DATABASE}.dbio_cf1_2 SELECT * FROM {DATABASE}.dbio_cf1_1 LIMIT 5")
+        cur.execute(f"CREATE FUNCTION {DATABASE}.dbio_slice_2() RETURNS INT COMMENT %s RETURN 1", (tag,))
+        cur.execute(f"CREATE PROCEDURE {DATABASE}.dbio_slice_3() COMMENT %s BEGIN END", (tag,))
+        cur.execute(f"CREATE TRIGGER {DATABASE}.audit AFTER UPDATE ON {DATABASE}.dbio_cf1_1 FOR EACH ROW SET @n = 1")
+    try:
+        done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
+        assert done.code == 0, done.text
+        assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
+        assert "left in place: table dbio_cf1_2 (not created by dbio" in done.text
+        assert "left in place: procedure dbio_slice_3 (not created by dbio)" in done.text
+        assert "dropped trigger audit (not created by dbio), with table dbio_cf1_1" in done.err  # said, as PostgreSQL's
+        assert tables(server) == {"dbio_cf1_2"}
+        with server.cursor() as cur:
+            cur.execute(f"SELECT COUNT(*) FROM {DATABASE}.dbio_cf1_2")
+            assert cur.fetchone()[0] == 5
+            cur.execute("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s "
+                        "ORDER BY 1", (DATABASE,))
+            assert [r[0] for r in cur.fetchall()] == ["dbio_slice_2", "dbio_slice_3"]
+    finally:
+        with server.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {DATABASE}.dbio_cf1_2")
+            cur.execute(f"DROP FUNCTION IF EXISTS {DATABASE}.dbio_slice_2")
+            cur.execute(f"DROP PROCEDURE IF EXISTS {DATABASE}.dbio_slice_3")
+
+
 def test_a_password_on_the_command_line_is_refused_before_connecting(tmp_path):
     done = dbio("setup", "--engine", "mysql", "--dsn", "mysql://root:s3cret@localhost/dbio_test")
     assert done.code == 2 and "s3cret" not in done.text

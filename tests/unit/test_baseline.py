@@ -1,8 +1,12 @@
-"""The raw-device baseline without running fio: its options, reading its output, the efficiency
-figures from recorded numbers, where it may read, the report and the verdict."""
+"""The raw-device baseline, mostly without running fio (one test runs it, when installed): its options,
+reading its output, the efficiency figures from recorded numbers, where it may read and write, the
+report and the verdict."""
 
 import copy
 import json
+import os
+import shutil
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -167,6 +171,14 @@ def _info(local, data_directory):
     return ServerInfo(caps, {}, "db", "u", "a server", 1 << 20, 100, 3, 1, 1)
 
 
+OTHER = 4242  # a user who is neither root nor the one running the tests
+
+
+def astuple_rest(info):
+    """ServerInfo's fields after its capabilities, in order (a copy with other capabilities)."""
+    return [getattr(info, f.name) for f in fields(info)[1:]]
+
+
 class _Files:
     def __init__(self, files):
         self.files = files
@@ -196,6 +208,33 @@ def test_the_local_data_files_are_read_and_a_scratch_path_is_checked(tmp_path):
     assert scratch.scratch and scratch.bytes == baselines.SCRATCH_LIMITS[1]
     with pytest.raises(UsageError, match="not a directory"):
         baselines.scratch_place(tmp_path / "missing", 1)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the server's directories to another user")
+def test_the_write_side_never_writes_where_the_servers_user_could_plant_a_link(tmp_path):
+    """The scratch files of fio and pg_test_fsync (root's, opened by name, following a link) never go in a
+    directory the server's user owns: a link planted there would make root overwrite the file it names."""
+    from dbio.commands import baseline_writes
+
+    tmp_path.chmod(0o755)
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    server = tmp_path / "pg"  # a local server's directories, its user's (/var/lib/postgresql/15 and main)
+    (server / "data" / "pg_wal").mkdir(parents=True)
+    for path in (server, server / "data", server / "data" / "pg_wal"):
+        os.chown(path, OTHER, OTHER)
+    for name in (baseline_writes.SCRATCH_NAME, "dbio-baseline-fsync.scratch"):
+        (server / name).symlink_to(victim)
+        os.lchown(server / name, OTHER, OTHER)
+    info = _info(True, str(server / "data"))
+    info = ServerInfo(replace(info.caps, redo_directory=str(server / "data" / "pg_wal")), *astuple_rest(info))
+    with pytest.raises(UsageError, match=f"scratch files in {server}/data: {server} is owned by uid {OTHER}.*--baseline-path"):
+        baseline_writes.plan(_Files([]), info, None, 64 << 20)
+    assert victim.read_text() == "precious"
+    for path in (server, server / "data", server / "data" / "pg_wal"):  # the server run by the user running dbio
+        os.chown(path, 0, 0)
+    side = baseline_writes.plan(_Files([]), info, None, 64 << 20)
+    assert side.data_directory == server and side.redo_directory == server
 
 
 def test_the_baseline_adds_about_a_fifth_to_a_run():
@@ -347,3 +386,27 @@ def test_the_write_side_shows_beside_the_database(complete):
     assert any(line.startswith("redo log sync test: 5,000 syncs/s") for line in section["lines"])
     assert "random writes (scratch file)" in [row[0] for row in section["tables"][1]["rows"]]
 
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_baselines_out_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    """dbio baseline --out /tmp/b.json: a link another user put there (fio runs for minutes) is not followed
+    into the file it names; fio really runs, on a scratch file in --baseline-path."""
+    from dbio.config import Sources, load_config
+    from dbio.ui import UI
+
+    scratch = tmp_path / "storage"
+    scratch.mkdir()
+    monkeypatch.setattr(baselines, "place_for", lambda config, path, ui: baselines.scratch_place(path, 8 << 20))
+    config = load_config(Sources(cli={"run_time": "1s", "scale": "8MiB", "allow_cached": True}, cwd=tmp_path,
+                                 discover=False))
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "b.json"
+    out.symlink_to(victim)
+    with pytest.raises(UsageError, match=f"--out {out} cannot be written"):
+        baselines.baseline(config, UI(quiet=True), scratch, out)
+    assert victim.read_text() == "precious" and out.is_symlink()
+    out.unlink()
+    record = baselines.baseline(config, UI(quiet=True), scratch, out)
+    assert json.loads(out.read_text())["runs"]["sync"]["reads"] == record["runs"]["sync"]["reads"] > 0

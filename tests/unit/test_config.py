@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,22 @@ def test_every_dsn_is_checked(tmp_path):
     with pytest.raises(ConfigErrors) as err:
         config(tmp_path, cli={"dsn": ["host=/tmp/a dbname=dbio", "host=/tmp/b dbname=postgres"]})
     assert "uses the database 'postgres'" in str(err.value)
+
+
+@pytest.mark.parametrize("name, runs", [
+    ("archive_command", True), ("shared_preload_libraries", True), ("archive_library", True),
+    ("dynamic_library_path", True), ("basebackup_to_shell.command", True), ("plperl.on_init", True),
+    ("plperl.on_plperlu_init", True), ("work_mem", False), ("auto_explain.log_min_duration", False),
+    ("log_directory", False),
+])
+def test_a_setting_that_runs_a_program_or_loads_code_needs_allowing_by_name(tmp_path, name, runs):
+    """basebackup_to_shell (bundled) runs its .command for a backup: a module's setting is judged by its own
+    name as a server's is."""
+    sources = Sources(cli={"pg_settings": [f"{name}=x"]}, cwd=tmp_path, discover=False)
+    if not runs:
+        assert dict(load_config(sources).instance.pg_settings) == {name: "x"}
+        return
+    with pytest.raises(ConfigErrors, match=f"sets {re.escape(name)}, which makes the server run a program"):
+        load_config(sources)
+    allowed = Sources(cli={"pg_settings": [f"{name}=x"], "allow_settings": [name]}, cwd=tmp_path, discover=False)
+    assert dict(load_config(allowed).instance.pg_settings) == {name: "x"}

@@ -54,3 +54,40 @@ def test_a_record_a_later_dbio_wrote_with_more_fields_is_still_read(tmp_path):
     write_record(path, {k: v for k, v in fields.items() if k != "port"})
     with pytest.raises(DbioError, match="does not describe a dbio instance"):
         Meta.read(path)
+
+
+def test_an_instance_remembering_settings_no_default_workload_passes_is_still_shown_stopped_and_destroyed(tmp_path):
+    """After setup --shared-buffers 1GiB --allow-cached (or an allowed archive_command), the instance remembers
+    settings the default workload is refused against (a 1 GiB data set fits in 1 GiB); status, stop and
+    destroy take no workload flags, and work on the instance as it is."""
+    import getpass
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    from dbio.managed.record import write_record
+
+    user = "dbio" if os.geteuid() == 0 else getpass.getuser()  # as root, the unprivileged server user
+    if os.geteuid() == 0:
+        pytest.importorskip("pwd").getpwnam(user)  # a machine without it has no instance run as root either
+    data_dir = tmp_path / "instance"
+    for sub in ("pgdata", "socket", "log"):
+        (data_dir / sub).mkdir(parents=True)
+    write_record(data_dir / "dbio-instance.json", {
+        "port": 5433, "server_user": user, "bin_dir": "/nonexistent", "wheel_version": "18.6.3",
+        "pg_version": "18.6", "dbname": "dbio", "created_at": "2026-11-23T00:00:00+00:00",
+        "options": {"shared_buffers": 1 << 30, "pg_settings": {"archive_command": "/bin/true"}}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DBIO_")}
+
+    def dbio(*args):
+        return subprocess.run([sys.executable, "-m", "dbio", *args, "--data-dir", str(data_dir)], capture_output=True,
+                              text=True, cwd=tmp_path, env={**env, "COLUMNS": "200"})
+
+    done = dbio("instance", "status")
+    assert done.returncode == 3 and f"instance   {data_dir}" in done.stdout, done.stderr  # 3: stopped
+    done = dbio("instance", "stop")
+    assert done.returncode == 0 and "was not running" in done.stdout, done.stderr
+    done = dbio("instance", "destroy", "--yes")
+    assert done.returncode == 0 and not data_dir.exists(), done.stderr

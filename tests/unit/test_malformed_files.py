@@ -3,6 +3,7 @@ line naming the file and what is wrong, exit 2, never "internal error" (issue 8,
 
 import copy
 import json
+import os
 import re
 import shutil
 import socket
@@ -293,3 +294,29 @@ def test_a_damaged_manifest_is_named_and_does_not_block_the_next_recovery(tmp_pa
 def test_every_recorded_result_passes_the_check(name):
     """The check declares what the reports read; a result dbio wrote must always pass it."""
     assert result.read(FIXTURES / name)["format"] == "dbio-result"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to another user")
+def test_an_abandoned_run_in_a_directory_another_user_may_change_is_not_recovered(tmp_path):
+    """A run directory another user owns (a manifest is easily copied, and dbio run recovers what it finds in
+    --results-dir) would have root write result.json and the reports through the links they put there."""
+    from dbio.commands.run import recover_abandoned
+
+    tmp_path.chmod(0o755)
+    good = _abandoned_copy(tmp_path)
+    theirs = good.with_name("shared")
+    shutil.copytree(good, theirs)
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (theirs / "report.txt").symlink_to(victim)
+    for path in (theirs, *theirs.iterdir()):
+        os.lchown(path, 4242, 4242)
+    theirs.chmod(0o777)
+    warnings, notes = [], []
+
+    class UI:
+        warn = warnings.append
+        note = notes.append
+
+    assert recover_abandoned(good.parent, UI()) == [good]
+    assert victim.read_text() == "precious" and not (theirs / "result.json").exists()

@@ -4,6 +4,7 @@ compared; the targets a backup is refused before anything is created; option che
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -136,3 +137,42 @@ def test_a_sweeps_operation_is_checked_without_a_server():
                          ("recovery=lots", "--wal lots")):
         with pytest.raises(UsageError, match=message):
             ops_command.sweep_op(bad)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to play another user taking over a path")
+def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refused(tmp_path, monkeypatch):
+    """--results-dir under a shared directory (/tmp) is checked before the operation's preparation, which
+    takes seconds (the server started, probed): another user who makes a directory on the way meanwhile,
+    to plant links in it, gets root's result written nowhere."""
+    from dbio.config import Sources, load_config
+    from dbio.ui import UI
+
+    tmp_path.chmod(0o755)
+    shared = tmp_path / "tmp"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    config = load_config(Sources(cli={"results_dir": str(shared / "opsres")}, cwd=tmp_path, discover=False))
+    req = ops_command.request("checkpoint", None, None, None, False)
+    directory = ops_command.run_directory(config)
+    ops_command.check_results_dir(directory)  # what ops() checks first: nothing is on the way yet
+    taken = shared / "opsres"
+
+    class Connection:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    conn = Connection()
+
+    def prepare(config, ui, req):  # the seconds of preparation, during which the other user makes the directory
+        taken.mkdir(mode=0o777)
+        os.chown(taken, 4242, 4242)
+        return ops_command.Prepared(None, None, conn, None, None, {})
+
+    monkeypatch.setattr(ops_command, "_prepare", prepare)
+    monkeypatch.setattr(ops_command, "_run", lambda *args: pytest.fail("the operation ran with its result exposed"))
+    with pytest.raises(UsageError, match=f"refusing to write the operation's result in {directory}: {taken} is "
+                                         "owned by uid 4242"):
+        ops_command._hold_and_run(config, UI(quiet=True), req, directory)
+    assert conn.closed

@@ -56,6 +56,29 @@ def test_passwords_never_survive_redaction(dsn):
     assert "s3cret" not in scrub(f"failed to connect with {dsn}")
 
 
+@pytest.mark.parametrize("dsn", [
+    "postgresql://u:s3cret pw@db/x",  # a space: libpq quotes the part it could not read
+    "postgresql://u:s3c%zzret@db/x",  # a bad percent-encoding: quoted too
+    "postgresql://u:s3c@ret@db/x",  # an '@' not written %40: the rest of it became the host
+    "host=db dbname=x password='s3cret",  # an unterminated quote
+])
+@pytest.mark.parametrize("where", ["--dsn", "DBIO_DSN"])
+def test_a_password_in_a_connection_string_libpq_cannot_read_is_never_shown(tmp_path, dsn, where):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DBIO_", "PG"))}
+    args = ["--dsn", dsn] if where == "--dsn" else []
+    if where == "DBIO_DSN":
+        env["DBIO_DSN"] = dsn
+    done = subprocess.run([sys.executable, "-m", "dbio", "run", *args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**env, "COLUMNS": "200"})
+    assert done.returncode == 2 and "is not a valid connection string" in done.stderr, done.stderr
+    for part in ("s3cret", "s3c", "ret@db", "zzret"):
+        assert part not in done.stdout + done.stderr, done.stderr
+
+
 def test_dsn_without_password_is_kept():
     assert not dsn_has_password("host=/tmp port=5 dbname=x")
     assert "dbname=x" in redact_dsn("host=/tmp port=5 dbname=x")

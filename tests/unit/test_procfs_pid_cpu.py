@@ -278,3 +278,20 @@ def test_work_a_live_child_s_own_child_did_before_a_window_is_not_counted_in_it(
         for fd in (ready_r, ready_w, go_r, go_w):
             os.close(fd)
     assert after - before < 0.1, (before, after)
+
+
+def test_ids_a_server_gives_that_are_not_process_ids_are_never_read(tmp_path):
+    """The I/O workers' pids (and the sessions') are a server's answer: one dbio does not own could answer
+    a path ('../tmp/x' puts a directory of the user's in /proc's place: its status, stat and schedstat) or
+    a value Python cannot even use as a key (an array); neither is read, nor stops the readings."""
+    planted = tmp_path / "proc-of-mine"
+    planted.mkdir()
+    path = "../" + str(planted).lstrip("/")
+    (planted / "status").write_text(f"Name:\tpostgres\nTgid:\t{path}\nPPid:\t1\n")
+    (planted / "stat").write_text("1 (postgres) S " + " ".join(["100"] * 20) + "\n")
+    (planted / "schedstat").write_text("1000 2000000000 3\n")
+    assert procfs.read_pid_run_delay([path, [1], True, -1, 0], {}) == {}
+    assert procfs.read_pid_cpu([path, [1], True], {}) == {}
+    assert procfs.server_roots([path, [1]]) == []
+    me = os.getpid()
+    assert set(procfs.read_pid_cpu([path, me], {})) == {me}  # a real id beside them is still read

@@ -77,8 +77,11 @@ def dbio_tables(conn: Connection) -> dict[str, str]:
 
 
 def dbio_routines(conn: Connection) -> dict[str, str]:
+    """Procedures named like dbio's -> their comment. A function has names of its own (DROP PROCEDURE does
+    not reach it, and dbio makes none): a user's function dbio_slice_2 is no procedure of dbio's."""
     rows = conn.query("SELECT ROUTINE_NAME, ROUTINE_COMMENT FROM information_schema.ROUTINES "
-                      "WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'dbio\\_%%'")
+                      "WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' "
+                      "AND ROUTINE_NAME LIKE 'dbio\\_%%'")
     return {name: comment for name, comment in rows}
 
 
@@ -239,19 +242,31 @@ def teardown(conn: Connection) -> Teardown:
     exists, setup_id = owner(conn, tables)
     if exists and setup_id is None:
         done.kept.append(f"table {SETUP_TABLE} (not created by dbio)")
+    spec = _recorded_spec(conn) if setup_id is not None else None
+    # The recorded load's own names, when it is recorded: a copy of one of its tables (CREATE TABLE dbio_cf1_7
+    # LIKE dbio_cf1_1) carries the tag and a name like dbio's, and is the user's.
+    names = set(needed_tables(spec)) if spec is not None else None
+    procedures = set(loop_procedures(spec.schemas)) if spec is not None else None
     for name, comment in sorted(tables.items()):
         if name == SETUP_TABLE:
             continue
-        if setup_id is None or tag_id(comment) != setup_id or not is_dbio_table_name(name):
+        if setup_id is None or tag_id(comment) != setup_id or not is_dbio_table_name(name) \
+                or (names is not None and name not in names):
             done.kept.append(f"table {name} (not created by dbio, or left from a load dbio no longer records)")
             continue
+        # DROP TABLE takes the table's triggers with it, a user's among them (dbio makes none): named, as PostgreSQL's
+        triggers = [row[0] for row in conn.query(
+            "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() "
+            "AND EVENT_OBJECT_TABLE = %s ORDER BY 1", (name,))]
         try:
             conn.execute(f"DROP TABLE {sqlfiles.ident(name)}")
             done.dropped.append(f"table {name}")
+            done.with_it += [f"trigger {trigger} (not created by dbio), with table {name}" for trigger in triggers]
         except pymysql.err.MySQLError as exc:  # e.g. a user's foreign key refers to it
             done.kept.append(f"table {name} ({exc.args[-1]})")
     for name, comment in dbio_routines(conn).items():
-        if setup_id is not None and tag_id(comment) == setup_id and is_dbio_procedure_name(name):
+        if setup_id is not None and tag_id(comment) == setup_id and is_dbio_procedure_name(name) \
+                and (procedures is None or name in procedures):
             conn.execute(f"DROP PROCEDURE {sqlfiles.ident(name)}")
             done.dropped.append(f"procedure {name}")
         else:
@@ -266,6 +281,12 @@ def teardown(conn: Connection) -> Teardown:
         conn.execute(f"DROP TABLE {SETUP_TABLE}")
         done.dropped.append(f"table {SETUP_TABLE}")
     return done
+
+
+def _recorded_spec(conn: Connection) -> SetupSpec | None:
+    """The load the setup record describes; None when its record is empty (kept by an earlier teardown)."""
+    row = conn.one(f"SELECT spec FROM {SETUP_TABLE}")
+    return SetupSpec.from_dict(json.loads(row[0])) if row is not None else None
 
 
 def _random_bytes(n: int) -> bytes:

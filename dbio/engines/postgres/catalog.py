@@ -136,6 +136,16 @@ def read_setup(conn: psycopg.Connection) -> SetupRecord | None:
         tables_done=[{k: (_iso(v) if isinstance(v, datetime) else v) for k, v in t.items()} for t in tables])
 
 
+def places_of_setup(conn: psycopg.Connection) -> tuple[str, ...]:
+    """The directories (data_dirs) the load dbio records in this database spread its tables over: its
+    tablespaces are there. None when nothing of dbio's is recorded here (or it is not dbio's)."""
+    try:
+        record = read_setup(conn)
+    except UsageError:  # a schema dbio that dbio did not create
+        return ()
+    return record.spec.places if record is not None else ()
+
+
 def check_namespace(conn: psycopg.Connection, spec: SetupSpec) -> None:
     """Before creating anything: no schema or control table dbio needs may belong to someone else."""
     exists, setup_id = _owner(conn)

@@ -108,7 +108,8 @@ def setting_errors(config: Config) -> list[ConfigError]:
     """A setting that makes the server run a program or load code is taken only when allowed by name."""
     i = config.instance
     return [problem(config, "pg_settings", f"sets {name}, which makes the server run a program or load code",
-                    f"pass --allow-setting {name} if you mean it, or remove the setting", value=f"{name} = ...")
+                    f"pass --allow-setting {name} if you mean it, or remove the setting (--pg-setting {name}= drops "
+                    "it from what the instance remembers)", value=f"{name} = ...")
             for name, _ in i.pg_settings if runs_code(name) and name not in i.allow_settings]
 
 
@@ -122,8 +123,9 @@ def dsn_errors(config: Config) -> list[ConfigError]:
     origin = config.origins.get("dsn", "default")
     shown = display_key(BY_KEY["dsn"], origin)
     malformed = dsns.problem(dsn)
-    if malformed is not None:
-        return [ConfigError(shown, dsns.redact_dsn(dsn), f"is not a valid connection string: {malformed}",
+    if malformed is not None:  # a password in a string libpq cannot read is not surely redacted: none is shown
+        value = "(contains a password)" if dsns.dsn_has_password(dsn) else dsns.redact_dsn(dsn)
+        return [ConfigError(shown, value, f"is not a valid connection string: {malformed}",
                             "write key=value pairs (host=db port=5432 dbname=dbio) or a URI "
                             "(postgresql://user@db:5432/dbio)")]
     if not dsns.dsn_has_password(dsn):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 from psycopg import conninfo
 
@@ -34,16 +36,38 @@ def socket_directories(dsn: str) -> list[str]:
 
 
 def problem(dsn: str) -> str | None:
-    """Why libpq would refuse this connection string before connecting anywhere, or None."""
+    """Why libpq would refuse this connection string before connecting anywhere, or None. libpq's own
+    words are left out when the string may hold a password: they quote the part it could not read
+    ('unexpected spaces found in "pass word"'), which may be that password."""
     try:
         params = parse(dsn)
     except psycopg.Error as exc:
         lines = str(exc).strip().splitlines()
-        return scrub(lines[0]) if lines else "it cannot be parsed"
+        reason = scrub(lines[0]) if lines else "it cannot be parsed"
+        if _may_quote(reason, _loose_secrets(dsn)):
+            return ("libpq cannot read it (its words are not shown: they may quote the password); in a URI, write "
+                    "a space, '@', '/', ':' or '%' in the password as %20, %40, %2F, %3A or %25")
+        return reason
+    if any("@" in host for host in (params.get("host") or "").split(",")):  # the rest of a password, at a '@'
+        return "a host name holds '@': an '@' in the user name or password of a URI is written %40"
     for port in (params.get("port") or "").split(","):
         if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
             return f'port "{port}" is not a number from 1 to 65535'
     return None
+
+
+def _loose_secrets(dsn: str) -> list[str]:
+    """What may be a password in a connection string libpq cannot parse (pure): each password=... value and
+    a URI's user:...@ part, read loosely."""
+    found = [m.group(2).strip("'") for m in KV_SECRET.finditer(dsn)] + [m.group(2) for m in URI_SECRET.finditer(dsn)]
+    return [secret for secret in found if secret]
+
+
+def _may_quote(text: str, secrets: list[str]) -> bool:
+    """Whether text may show some of a secret: a quoted part of it that overlaps one, or one's words (pure)."""
+    quoted = re.findall(r'"([^"]*)"', text)
+    return any(q and (q in secret or secret in q) for q in quoted for secret in secrets) or any(
+        word in text for secret in secrets for word in secret.split() if len(word) >= 3)
 
 
 def dsn_has_password(dsn: str) -> bool:

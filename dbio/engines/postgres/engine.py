@@ -134,8 +134,9 @@ class PostgresEngine:
         return catalog.verify(conn, record)
 
     def teardown(self, conn: psycopg.Connection) -> Teardown:
+        places = catalog.places_of_setup(conn)  # read before the setup record goes
         done = catalog.teardown(conn)
-        tablespaces.drop_ours(conn, done)
+        tablespaces.drop_ours(conn, done, places)
         return done
 
     def default_schema_clash(self, conn: psycopg.Connection) -> str | None:

@@ -47,8 +47,13 @@ CODE_SETTINGS = frozenset({"dynamic_library_path", "extension_control_path", "ji
 
 
 def runs_code(name: str) -> bool:
-    """Whether a server setting makes the server run a program or load code (pure)."""
-    return name in CODE_SETTINGS or name.endswith(("_command", "_library", "_libraries"))
+    """Whether a server setting makes the server run a program or load code (pure). A module's own setting
+    (NAME.part) is judged by its part too: basebackup_to_shell.command, a bundled module's, runs a shell
+    command; plperl.on_init and the like run code when their language loads."""
+    part = name.rsplit(".", 1)[-1]
+    return name in CODE_SETTINGS or any(
+        word in ("command", "library", "libraries") or word.endswith(("_command", "_library", "_libraries"))
+        for word in (name, part)) or ("." in name and part.startswith("on_") and part.endswith("init"))
 
 
 OPTIONS: tuple[Option, ...] = (

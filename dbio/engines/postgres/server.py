@@ -262,7 +262,10 @@ def _is_local(conn: psycopg.Connection, backend_pid: int) -> bool:
     local_names = LOOPBACK | {socket.gethostname(), socket.getfqdn()}
     if not (host.startswith("/") or host in local_names or conn.info.hostaddr in ("127.0.0.1", "::1")):
         return False
-    # The backend serving us must be a postgres process in our /proc (not in a container's namespace).
+    # The backend serving us must be a postgres process in our /proc (not in a container's namespace). Its
+    # pid is the server's answer: a server dbio does not own could give a path instead of a number.
+    if type(backend_pid) is not int or backend_pid <= 0:
+        return False
     try:
         comm = Path(f"/proc/{backend_pid}/comm").read_text().strip()
     except OSError:

@@ -72,11 +72,19 @@ def use_for(conn: psycopg.Connection, spec: SetupSpec, job: TableJob | int) -> N
         conn.execute(sql.SQL("SET LOCAL default_tablespace = {}").format(sql.Identifier(name_of(conn, place))))
 
 
-def drop_ours(conn: psycopg.Connection, done: Teardown) -> None:
-    """Drop dbio's tablespaces that nothing uses any more; one still used (another database's
-    tables, the user's objects) stays, said why."""
+def drop_ours(conn: psycopg.Connection, done: Teardown, places: tuple[str, ...]) -> None:
+    """Drop the tablespaces this database's load made (one in each of its places, data_dirs) that nothing
+    uses any more; one still used (another database's tables, the user's objects) stays, said why.
+
+    A tablespace is the whole server's: one that only looks like dbio's (its name and mark, at another
+    place: another database's load, or the user's own) is never dropped from here."""
+    ours = {location(place) for place in places}
     for where, (name, comment) in sorted(_existing(conn).items()):
         if comment != MARK or not name.startswith(PREFIX) or not where.endswith("/" + TABLESPACE_SUBDIR):
+            continue
+        if where not in ours:
+            done.kept.append(f"tablespace {name} at {where} (not made by this database's load: a teardown of the "
+                             "database whose load made it drops it, or DROP TABLESPACE once it is empty)")
             continue
         try:
             conn.execute(sql.SQL("DROP TABLESPACE {}").format(sql.Identifier(name)))
