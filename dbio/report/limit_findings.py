@@ -49,7 +49,18 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
 
 
 def _run_devices(doc: dict[str, Any]) -> set[str]:
-    return {d for _, s in places(doc) if isinstance(s, dict) for d in s.get("diskstats_devices") or []}
+    """Every device under the run's places: diskstats' (a partition, a dm device) and the disks below them, on
+    which alone a cgroup's I/O limit can be set (io.max and blkio.throttle refuse a partition)."""
+    out: set[str] = set()
+    for _, s in places(doc):
+        if not isinstance(s, dict):
+            continue
+        out.update(d for d in s.get("diskstats_devices") or [] if d)
+        out.update(d for d in (s.get("disk"), s.get("device")) if d)
+        for q in s.get("stack") or []:
+            if isinstance(q, dict):
+                out.update(d for d in (q.get("device"), q.get("disk")) if d)
+    return out
 
 
 def io_limit(doc: dict[str, Any]) -> Finding | None:

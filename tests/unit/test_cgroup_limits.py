@@ -162,3 +162,17 @@ def test_the_storage_stack_section_lists_the_limits():
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
     assert ["Limits", "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
     assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
+
+
+def test_an_io_limit_on_the_disk_under_a_partition_or_a_dm_device():
+    # io.max and blkio.throttle take whole disks only: the data on vda1 (or on LVM over vda) is limited by vda's
+    limited = {"cpu_limit": None, "cpus_allowed": 2, "cpus": 2, "io_limits": [
+        {"device": "254:0", "name": "vda", "cgroup": "v2 /db", "read_iops": 300}]}
+    on_partition = doc([limited], devices=("vda1",))
+    on_partition["environment"]["storage"]["data_directory"].update(device="vda1", disk="vda")
+    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_partition).message
+    on_lvm = doc([limited], devices=("dm-0",))
+    on_lvm["environment"]["storage"]["data_directory"].update(
+        device="dm-0", disk="dm-0", stack=[{"device": "dm-0", "disk": "dm-0"}, {"device": "vda2", "disk": "vda"}])
+    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_lvm).message
+    assert limit_findings.io_limit(doc([limited], devices=("sdb1",))) is None  # another disk's limit
