@@ -219,18 +219,20 @@ def limits_of(pids: list[int], proc: Path = Path("/proc"), read: Read = _read) -
     return out
 
 
-def throttling(limits: list[dict[str, Any]], read: Read = _read) -> dict[str, float] | None:
-    """The CPU quotas' periods and throttling so far, summed over the distinct cgroups whose quota binds;
-    None when there is none, or one cannot be read (no figure rather than a part)."""
+def throttling(limits: list[dict[str, Any]], read: Read = _read) -> dict[str, Any] | None:
+    """The CPU quotas' periods and throttling so far, summed over the distinct cgroups whose quota binds (named
+    under "cgroups": a window's two readings are compared only when they summed the same); None when there is
+    none, or one cannot be read (no figure rather than a part)."""
     stats = sorted({entry["cpu_limit"]["stat"] for entry in limits if entry.get("cpu_limit")})
     if not stats:
         return None
-    total = {"periods": 0.0, "throttled_periods": 0.0, "throttled_seconds": 0.0}
+    total: dict[str, Any] = {"periods": 0.0, "throttled_periods": 0.0, "throttled_seconds": 0.0}
     for stat in stats:
         try:
             values = parse_cpu_stat(read(Path(stat)))
         except (OSError, ValueError):
             return None
-        for name in total:
+        for name in values:
             total[name] += values[name]
+    total["cgroups"] = stats
     return total

@@ -176,3 +176,23 @@ def test_an_io_limit_on_the_disk_under_a_partition_or_a_dm_device():
         device="dm-0", disk="dm-0", stack=[{"device": "dm-0", "disk": "dm-0"}, {"device": "vda2", "disk": "vda"}])
     assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_lvm).message
     assert limit_findings.io_limit(doc([limited], devices=("sdb1",))) is None  # another disk's limit
+
+
+def test_throttling_of_other_cgroups_at_the_window_s_ends_is_no_figure():
+    # a quota set on a second cgroup in the window (or a node's cgroup gone): the end's sum holds counters the
+    # begin's did not, and the difference is no throttling in the window
+    begin = {"periods": 100, "throttled_periods": 10, "throttled_seconds": 1.0, "cgroups": ["/a/cpu.stat"]}
+    end = {"periods": 100180, "throttled_periods": 90070, "throttled_seconds": 907.0,
+           "cgroups": ["/a/cpu.stat", "/b/cpu.stat"]}
+    assert figures._throttling(begin, end) == {"server_cpu_throttled_seconds": None,
+                                               "server_cpu_throttled_periods_pct": None}
+    assert figures._throttling(begin, {**end, "cgroups": ["/a/cpu.stat"]})["server_cpu_throttled_periods_pct"] \
+        == pytest.approx(90060 / 100080 * 100)
+
+
+def test_throttling_names_the_cgroups_it_summed(tmp_path):
+    stat = tmp_path / "cpu.stat"
+    stat.write_text("nr_periods 225\nnr_throttled 104\nthrottled_time 8499785729\n")
+    limits = [{"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /x", "stat": str(stat)}}]
+    assert cgroup.throttling(limits) == {"periods": 225, "throttled_periods": 104,
+                                         "throttled_seconds": pytest.approx(8.499785729), "cgroups": [str(stat)]}
