@@ -196,3 +196,16 @@ def test_throttling_names_the_cgroups_it_summed(tmp_path):
     limits = [{"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /x", "stat": str(stat)}}]
     assert cgroup.throttling(limits) == {"periods": 225, "throttled_periods": 104,
                                          "throttled_seconds": pytest.approx(8.499785729), "cgroups": [str(stat)]}
+
+
+def test_a_limit_set_during_the_window_is_the_result_s():
+    from dbio.run import assemble
+
+    quota = {"pids": 9, "cpu_limit": {"cpus": 0.3, "cgroup": "v2 /db", "stat": "/sys/fs/cgroup/db/cpu.stat"},
+             "io_limits": [], "cpus_allowed": 2, "cpus": 2}
+    begin, end = {"os": {}}, {"os": {"server_limits": [quota]}}  # the quota was set after the window began
+    assert assemble.window_limits(begin, end, "server_limits") == [quota]
+    fewer = {**quota, "pids": 7}  # two sessions ended: the same limit
+    assert assemble.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
+                                  "server_limits") == [quota]
+    assert assemble.window_limits(None, None, "server_limits") == []
