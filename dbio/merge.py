@@ -62,7 +62,9 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "config": first["config"], "setup": first.get("setup"),
         "environment": {"dbio": __version__, "host": (first.get("environment") or {}).get("host"),
                         "hosts": [(doc.get("environment") or {}).get("host") for _, doc in inputs],
-                        "server": (first.get("environment") or {}).get("server"), "storage": None},
+                        "server": (first.get("environment") or {}).get("server"), "storage": None,
+                        # each host's server's limits, named with its input: a quota on one host holds the total
+                        **({"limits": limits} if (limits := _limits(inputs)) else {})},
         "capabilities": first.get("capabilities"), "nodes": nodes,
         "plans": first.get("plans"),
         "sessions": [{**s, "node": _session_node(name, doc, s)} for name, doc in inputs for s in doc.get("sessions") or []],
@@ -112,6 +114,12 @@ def _nodes(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     own = doc.get("nodes") or []
     host = (doc.get("environment") or {}).get("host")
     return [{**n, "name": name if len(own) == 1 else f"{name}/{n['name']}", "host": host} for n in own]
+
+
+def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The inputs' environment.limits, each entry named with its input (its node in the merged result)."""
+    return [{**entry, "node": name} for name, doc in inputs
+            for entry in (doc.get("environment") or {}).get("limits") or [] if isinstance(entry, dict)]
 
 
 def _session_node(name: str, doc: dict[str, Any], session: dict[str, Any]) -> str:

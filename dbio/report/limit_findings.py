@@ -30,13 +30,15 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
     host_cpus = get(doc, "environment", "host", "cpus")
     parts: list[str] = []
     for entry in _limits(doc):
+        cpus = entry.get("cpus") or host_cpus  # its own host's (a merge's entries are several hosts')
+        on = f", on {entry['node']}" if entry.get("node") else ""
         quota = entry.get("cpu_limit") or {}
-        if quota.get("cpus") is not None and (not host_cpus or quota["cpus"] < host_cpus):
-            parts.append(f"may use at most {quota['cpus']:g} CPUs of this host's {host_cpus or '?'} (the CPU quota "
-                         f"of cgroup {quota.get('cgroup') or '?'})")
+        if quota.get("cpus") is not None and (not cpus or quota["cpus"] < cpus):
+            parts.append(f"may use at most {quota['cpus']:g} CPUs of this host's {cpus or '?'} (the CPU quota "
+                         f"of cgroup {quota.get('cgroup') or '?'}{on})")
         allowed = entry.get("cpus_allowed")
-        if allowed is not None and host_cpus and allowed < host_cpus:
-            parts.append(f"may run on only {allowed} of this host's {host_cpus} CPUs (its CPU affinity)")
+        if allowed is not None and cpus and allowed < cpus:
+            parts.append(f"may run on only {allowed} of this host's {cpus} CPUs (its CPU affinity{on})")
     if not parts:
         return None
     used_up = value(catalogue.figures_of(doc), "server_cpu_throttled_periods_pct")
@@ -73,8 +75,9 @@ def io_limit(doc: dict[str, Any]) -> Finding | None:
             if used and name not in used:
                 continue  # a limit on a device the run did not use
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
+            on = f", on {entry['node']}" if entry.get("node") else ""
             if said:
-                parts.append(f"{name or 'device'} ({limit.get('device')}): {said} (cgroup {limit.get('cgroup')})")
+                parts.append(f"{name or 'device'} ({limit.get('device')}): {said} (cgroup {limit.get('cgroup')}{on})")
     if not parts:
         return None
     return Finding("warning", "io_limit", "the database server's I/O is limited by its cgroup on "
@@ -99,14 +102,15 @@ def summary(doc: dict[str, Any], whose: str = "limits") -> str:
     """The limits in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
     for entry in _limits(doc, whose):
+        on = f"{entry['node']}: " if entry.get("node") else ""  # a merge's: each host's
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:
-            parts.append(f"CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
+            parts.append(f"{on}CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
         if entry.get("cpus_allowed") and entry.get("cpus") and entry["cpus_allowed"] < entry["cpus"]:
-            parts.append(f"{entry['cpus_allowed']} CPUs allowed")
+            parts.append(f"{on}{entry['cpus_allowed']} CPUs allowed")
         for limit in entry.get("io_limits") or []:
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
-            parts.append(f"{limit.get('name') or limit.get('device')}: {said}")
+            parts.append(f"{on}{limit.get('name') or limit.get('device')}: {said}")
     return "; ".join(dict.fromkeys(parts)) or "none"
 
 

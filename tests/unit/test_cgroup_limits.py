@@ -209,3 +209,21 @@ def test_a_limit_set_during_the_window_is_the_result_s():
     assert assemble.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
                                   "server_limits") == [quota]
     assert assemble.window_limits(None, None, "server_limits") == []
+
+
+def test_a_merge_of_hosts_keeps_each_host_s_limits():
+    import copy
+
+    from dbio import merge, result as results
+    from dbio.report import verdict
+
+    first = results.read(Path(__file__).parent.parent / "fixtures" / "result_format2.json")
+    second = copy.deepcopy(first)
+    second["environment"]["limits"] = [{"pids": 3, "cpu_limit": {"cpus": 0.5, "cgroup": "v2 /db", "stat": "/x"},
+                                        "cpus_allowed": 4, "cpus": 4, "io_limits": [
+                                            {"device": "8:0", "name": "sda", "cgroup": "v2 /db", "read_iops": 300}]}]
+    merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
+    found = {f.code: f.message for f in verdict.findings(merged)}
+    assert "may use at most 0.5 CPUs of this host's 4 (the CPU quota of cgroup v2 /db, on app2)" in found["cpu_limit"]
+    assert "sda (8:0): 300 reads/s (cgroup v2 /db, on app2)" in found["io_limit"]
+    assert limit_findings.summary(merged) == "app2: CPU quota 0.5 (v2 /db); app2: sda: 300 reads/s"
