@@ -67,8 +67,12 @@ def _directories(mounts: dict[str, tuple[str, str]], membership: dict[str, str],
         return []
     point, root = mounts[controller]
     path = membership[controller]
-    if root != "/" and path.startswith(root):  # the mount shows a part of the hierarchy
+    if root != "/":  # the mount shows a part of the hierarchy: the process's cgroup must be in it
+        if path != root and not path.startswith(root.rstrip("/") + "/"):
+            return []  # another part's (/docker/abcdef is not under /docker/abc)
         path = path[len(root):]
+    if ".." in path.split("/"):  # outside this cgroup namespace's root: not under the mount
+        return []
     here = Path(point, path.lstrip("/"))
     out = [here]
     while here != Path(point) and here.parent != here:

@@ -227,3 +227,17 @@ def test_a_merge_of_hosts_keeps_each_host_s_limits():
     assert "may use at most 0.5 CPUs of this host's 4 (the CPU quota of cgroup v2 /db, on app2)" in found["cpu_limit"]
     assert "sda (8:0): 300 reads/s (cgroup v2 /db, on app2)" in found["io_limit"]
     assert limit_findings.summary(merged) == "app2: CPU quota 0.5 (v2 /db); app2: sda: 300 reads/s"
+
+
+def test_a_cgroup_outside_the_mount_s_part_of_the_hierarchy_is_not_read_as_another():
+    # a container's view (the mount's root /docker/abc): a process of /docker/abcdef is not in it, and one
+    # outside the reader's cgroup namespace shows /../..; neither is read as a directory under the mount
+    mounts = cgroup.parse_mounts("32 31 0:29 /docker/abc /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+                                 "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
+    read = files({"/sys/fs/cgroup/cpu/def/x/cpu.cfs_quota_us": "10000\n",
+                  "/sys/fs/cgroup/cpu/def/x/cpu.cfs_period_us": "100000\n",
+                  "/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us": "50000\n", "/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n"})
+    assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abcdef/x"}, read) is None
+    assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abc/x"}, read)["cpus"] == 0.5
+    assert cgroup.cpu_limit(mounts, {"": "/../../system.slice/pg.service"}, read) is None
+    assert cgroup._directories(mounts, {"": "/../../system.slice/pg.service"}, "") == []
