@@ -123,7 +123,8 @@ def dsn_errors(config: Config) -> list[ConfigError]:
     shown = display_key(BY_KEY["dsn"], origin)
     malformed = dsns.problem(dsn)
     if malformed is not None:
-        return [ConfigError(shown, dsns.redact_dsn(dsn), f"is not a valid connection string: {malformed}",
+        return [ConfigError(shown, "(contains a password)" if dsns.dsn_has_password(dsn) else dsns.redact_dsn(dsn),
+                            f"is not a valid connection string: {malformed}",
                             "write key=value pairs (host=db port=5432 dbname=dbio) or a URI "
                             "(postgresql://user@db:5432/dbio)")]
     if not dsns.dsn_has_password(dsn):

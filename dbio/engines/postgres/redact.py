@@ -6,8 +6,9 @@ import re
 
 # key=value pairs and URI user:password@ parts, for scrubbing free text such as error messages
 KV_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-# any scheme's: a user may give one engine another engine's connection string
-URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+# any scheme's: a user may give one engine another engine's connection string; the password runs to the
+# token's last "@" (one typed unencoded holds an "@": hiding the host as well is the lesser harm)
+URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)(\S*)(@)", re.IGNORECASE)
 
 
 def scrub(text: str) -> str:
