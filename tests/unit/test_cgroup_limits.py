@@ -241,3 +241,11 @@ def test_a_cgroup_outside_the_mount_s_part_of_the_hierarchy_is_not_read_as_anoth
     assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abc/x"}, read)["cpus"] == 0.5
     assert cgroup.cpu_limit(mounts, {"": "/../../system.slice/pg.service"}, read) is None
     assert cgroup._directories(mounts, {"": "/../../system.slice/pg.service"}, "") == []
+
+
+def test_the_throttled_seconds_are_named_as_summed_over_cpus():
+    # cpu.stat's throttled time adds each CPU's run queue's: 2 CPUs held for a 10 s window read 20 s
+    from dbio.stats import catalogue
+
+    fig = catalogue.figure("server_cpu_throttled_seconds")
+    assert "summed over CPUs" in fig.label and "exceed the window" in fig.how
