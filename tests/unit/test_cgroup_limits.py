@@ -1,6 +1,7 @@
 """The limits a server runs under, read from recorded cgroup files of both versions (collect/cgroup.py),
 and the verdict's two rules on them (report/limit_findings.py)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,19 @@ def test_the_throttled_seconds_are_named_as_summed_over_cpus():
 
     fig = catalogue.figure("server_cpu_throttled_seconds")
     assert "summed over CPUs" in fig.label and "exceed the window" in fig.how
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="an affinity narrower than the host needs two CPUs")
+def test_a_real_process_pinned_to_one_cpu_is_read_with_its_affinity():
+    # test_limits_of_real_processes_here checks nothing on a host without limits: this one makes one
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        os.sched_setaffinity(child.pid, {0})
+        found = cgroup.limits_of([child.pid])
+        assert [(e["pids"], e["cpus_allowed"], e["cpus"]) for e in found] == [(1, 1, os.cpu_count())]
+        assert "1 CPUs allowed" in limit_findings.summary({"environment": {"limits": found}})
+    finally:
+        child.kill()
+        child.wait()
