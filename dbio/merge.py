@@ -63,7 +63,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "environment": {"dbio": __version__, "host": (first.get("environment") or {}).get("host"),
                         "hosts": [(doc.get("environment") or {}).get("host") for _, doc in inputs],
                         "server": (first.get("environment") or {}).get("server"), "storage": None,
-                        # each host's server's limits, named by its run (report/limit_findings.py)
+                        # each host's server's limits, named with its input: a quota on one host holds the total
                         **({"limits": limits} if (limits := _limits(inputs)) else {})},
         "capabilities": first.get("capabilities"), "nodes": nodes,
         "plans": first.get("plans"),
@@ -77,12 +77,6 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
                                            for name, doc in inputs],
     }
-
-
-def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Every input's server limits, each marked with the run it came from (its host's)."""
-    return [{**entry, "host": name} for name, doc in inputs
-            for entry in (doc.get("environment") or {}).get("limits") or [] if isinstance(entry, dict)]
 
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
@@ -120,6 +114,12 @@ def _nodes(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     own = doc.get("nodes") or []
     host = (doc.get("environment") or {}).get("host")
     return [{**n, "name": name if len(own) == 1 else f"{name}/{n['name']}", "host": host} for n in own]
+
+
+def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The inputs' environment.limits, each entry named with its input (its node in the merged result)."""
+    return [{**entry, "node": name} for name, doc in inputs
+            for entry in (doc.get("environment") or {}).get("limits") or [] if isinstance(entry, dict)]
 
 
 def _session_node(name: str, doc: dict[str, Any], session: dict[str, Any]) -> str:

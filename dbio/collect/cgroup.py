@@ -67,8 +67,12 @@ def _directories(mounts: dict[str, tuple[str, str]], membership: dict[str, str],
         return []
     point, root = mounts[controller]
     path = membership[controller]
-    if root != "/" and path.startswith(root):  # the mount shows a part of the hierarchy
+    if root != "/":  # the mount shows a part of the hierarchy: the process's cgroup must be in it
+        if path != root and not path.startswith(root.rstrip("/") + "/"):
+            return []  # another part's (/docker/abcdef is not under /docker/abc)
         path = path[len(root):]
+    if ".." in path.split("/"):  # outside this cgroup namespace's root: not under the mount
+        return []
     here = Path(point, path.lstrip("/"))
     out = [here]
     while here != Path(point) and here.parent != here:
@@ -219,18 +223,20 @@ def limits_of(pids: list[int], proc: Path = Path("/proc"), read: Read = _read) -
     return out
 
 
-def throttling(limits: list[dict[str, Any]], read: Read = _read) -> dict[str, float] | None:
-    """The CPU quotas' periods and throttling so far, summed over the distinct cgroups whose quota binds;
-    None when there is none, or one cannot be read (no figure rather than a part)."""
+def throttling(limits: list[dict[str, Any]], read: Read = _read) -> dict[str, Any] | None:
+    """The CPU quotas' periods and throttling so far, summed over the distinct cgroups whose quota binds (named
+    under "cgroups": a window's two readings are compared only when they summed the same); None when there is
+    none, or one cannot be read (no figure rather than a part)."""
     stats = sorted({entry["cpu_limit"]["stat"] for entry in limits if entry.get("cpu_limit")})
     if not stats:
         return None
-    total = {"periods": 0.0, "throttled_periods": 0.0, "throttled_seconds": 0.0}
+    total: dict[str, Any] = {"periods": 0.0, "throttled_periods": 0.0, "throttled_seconds": 0.0}
     for stat in stats:
         try:
             values = parse_cpu_stat(read(Path(stat)))
         except (OSError, ValueError):
             return None
-        for name in total:
+        for name in values:
             total[name] += values[name]
+    total["cgroups"] = stats
     return total

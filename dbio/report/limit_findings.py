@@ -30,15 +30,15 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
     host_cpus = get(doc, "environment", "host", "cpus")
     parts: list[str] = []
     for entry in _limits(doc):
-        cpus = entry.get("cpus") or host_cpus  # the host's, as read beside the limit (a merge: each host's)
-        on = f"on {entry['host']}, " if entry.get("host") else ""  # a merge of several hosts' runs
+        cpus = entry.get("cpus") or host_cpus  # its own host's (a merge's entries are several hosts')
+        on = f", on {entry['node']}" if entry.get("node") else ""
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None and (not cpus or quota["cpus"] < cpus):
-            parts.append(f"{on}may use at most {quota['cpus']:g} CPUs of this host's {cpus or '?'} (the CPU quota "
-                         f"of cgroup {quota.get('cgroup') or '?'})")
+            parts.append(f"may use at most {quota['cpus']:g} CPUs of this host's {cpus or '?'} (the CPU quota "
+                         f"of cgroup {quota.get('cgroup') or '?'}{on})")
         allowed = entry.get("cpus_allowed")
         if allowed is not None and cpus and allowed < cpus:
-            parts.append(f"{on}may run on only {allowed} of this host's {cpus} CPUs (its CPU affinity)")
+            parts.append(f"may run on only {allowed} of this host's {cpus} CPUs (its CPU affinity{on})")
     if not parts:
         return None
     used_up = value(catalogue.figures_of(doc), "server_cpu_throttled_periods_pct")
@@ -51,7 +51,18 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
 
 
 def _run_devices(doc: dict[str, Any]) -> set[str]:
-    return {d for _, s in places(doc) if isinstance(s, dict) for d in s.get("diskstats_devices") or []}
+    """Every device under the run's places: diskstats' (a partition, a dm device) and the disks below them, on
+    which alone a cgroup's I/O limit can be set (io.max and blkio.throttle refuse a partition)."""
+    out: set[str] = set()
+    for _, s in places(doc):
+        if not isinstance(s, dict):
+            continue
+        out.update(d for d in s.get("diskstats_devices") or [] if d)
+        out.update(d for d in (s.get("disk"), s.get("device")) if d)
+        for q in s.get("stack") or []:
+            if isinstance(q, dict):
+                out.update(d for d in (q.get("device"), q.get("disk")) if d)
+    return out
 
 
 def io_limit(doc: dict[str, Any]) -> Finding | None:
@@ -64,9 +75,9 @@ def io_limit(doc: dict[str, Any]) -> Finding | None:
             if used and name not in used:
                 continue  # a limit on a device the run did not use
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
+            on = f", on {entry['node']}" if entry.get("node") else ""
             if said:
-                on = f" on {entry['host']}" if entry.get("host") else ""
-                parts.append(f"{name or 'device'} ({limit.get('device')}){on}: {said} (cgroup {limit.get('cgroup')})")
+                parts.append(f"{name or 'device'} ({limit.get('device')}): {said} (cgroup {limit.get('cgroup')}{on})")
     if not parts:
         return None
     return Finding("warning", "io_limit", "the database server's I/O is limited by its cgroup on "
@@ -91,14 +102,15 @@ def summary(doc: dict[str, Any], whose: str = "limits") -> str:
     """The limits in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
     for entry in _limits(doc, whose):
+        on = f"{entry['node']}: " if entry.get("node") else ""  # a merge's: each host's
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:
-            parts.append(f"CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
+            parts.append(f"{on}CPU quota {quota['cpus']:g} ({quota.get('cgroup')})")
         if entry.get("cpus_allowed") and entry.get("cpus") and entry["cpus_allowed"] < entry["cpus"]:
-            parts.append(f"{entry['cpus_allowed']} CPUs allowed")
+            parts.append(f"{on}{entry['cpus_allowed']} CPUs allowed")
         for limit in entry.get("io_limits") or []:
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
-            parts.append(f"{limit.get('name') or limit.get('device')}: {said}")
+            parts.append(f"{on}{limit.get('name') or limit.get('device')}: {said}")
     return "; ".join(dict.fromkeys(parts)) or "none"
 
 

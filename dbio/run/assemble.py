@@ -101,6 +101,20 @@ def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict
     return out
 
 
+def window_limits(begin: dict[str, Any] | None, end: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:
+    """The limits read at the window's two ends (pure): the begin's, and each of the end's that differs (a
+    quota or an I/O limit set during the window held the server for part of it), each once."""
+    out: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    for reading in (begin, end):
+        for entry in ((reading or {}).get("os") or {}).get(key) or []:
+            same = {k: v for k, v in entry.items() if k != "pids"}  # its sessions' count may differ
+            if same not in seen:
+                seen.append(same)
+                out.append(entry)
+    return out
+
+
 def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
           samples: Callable[[], Iterable[dict[str, Any]]], directory_name: str,
           per_interval: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -129,8 +143,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             "server": {k: v for k, v in man["server"].items() if k != "cache_bytes"},
             "storage": man["storage"],
             # cgroup limits and CPU affinity of the servers' processes, where any (collect/cgroup.py)
-            **({"limits": limits} if (limits := ((begin or {}).get("os") or {}).get("server_limits")) else {}),
-            **({"client_limits": mine} if (mine := ((begin or {}).get("os") or {}).get("client_limits")) else {}),
+            **({"limits": limits} if (limits := window_limits(begin, end, "server_limits")) else {}),
+            **({"client_limits": mine} if (mine := window_limits(begin, end, "client_limits")) else {}),
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),

@@ -306,9 +306,10 @@ FIGURES: tuple[Figure, ...] = (
          "Server's CPU quota used up (share of its periods)", "%", "pct",
          "periods of the server's cgroup CPU quota in which it ran out and the server was held back (cpu.stat "
          "nr_throttled / nr_periods)", compare=POINTS, **LOWER),
-    _fig("server_cpu_throttled_seconds", "cpu.server_cpu_throttled_seconds", "Server held back by its CPU quota, "
-         "seconds", "s", "seconds", "time the server's run queues were held by its cgroup's CPU quota, summed over "
-         "CPUs (cpu.stat throttled time)"),
+    _fig("server_cpu_throttled_seconds", "cpu.server_cpu_throttled_seconds", "Server's run queues held by its CPU "
+         "quota, seconds summed over CPUs", "s", "seconds", "time the server's run queues were held by its cgroup's "
+         "CPU quota, summed over the CPUs' run queues (cpu.stat throttled time; with several CPUs it can exceed the "
+         "window)"),
     _fig("cpu_wait_pct", "cpu.cpu_wait_pct", "Sessions' time waiting for a CPU", "%", "pct",
          "the sessions' run-queue wait / their time in the window", compare=POINTS, **LOWER),
     _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",

@@ -252,8 +252,9 @@ def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, read
 def _throttling(begin: dict[str, float] | None, end: dict[str, float] | None) -> dict[str, Any]:
     """How hard the server's CPU quota (a cgroup's) held it back in the window: the share of the quota's
     periods (100 ms by default) in which it ran out, and the time its CPUs' run queues were held. None
-    when the server has no quota or it was not read at both ends."""
-    if not begin or not end:
+    when the server has no quota or it was not read at both ends, or not of the same cgroups at both (a quota
+    set in the window, a node's server gone: a sum of other cgroups' counters is no delta)."""
+    if not begin or not end or begin.get("cgroups") != end.get("cgroups"):
         return {"server_cpu_throttled_seconds": None, "server_cpu_throttled_periods_pct": None}
     periods = delta(begin.get("periods"), end.get("periods"))
     throttled = delta(begin.get("throttled_periods"), end.get("throttled_periods"))

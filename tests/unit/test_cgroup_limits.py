@@ -1,6 +1,7 @@
 """The limits a server runs under, read from recorded cgroup files of both versions (collect/cgroup.py),
 and the verdict's two rules on them (report/limit_findings.py)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -164,14 +165,104 @@ def test_the_storage_stack_section_lists_the_limits():
     assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
 
 
-def test_a_merge_of_hosts_keeps_each_host_s_limits_and_names_the_host():
-    from dbio import merge
+def test_an_io_limit_on_the_disk_under_a_partition_or_a_dm_device():
+    # io.max and blkio.throttle take whole disks only: the data on vda1 (or on LVM over vda) is limited by vda's
+    limited = {"cpu_limit": None, "cpus_allowed": 2, "cpus": 2, "io_limits": [
+        {"device": "254:0", "name": "vda", "cgroup": "v2 /db", "read_iops": 300}]}
+    on_partition = doc([limited], devices=("vda1",))
+    on_partition["environment"]["storage"]["data_directory"].update(device="vda1", disk="vda")
+    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_partition).message
+    on_lvm = doc([limited], devices=("dm-0",))
+    on_lvm["environment"]["storage"]["data_directory"].update(
+        device="dm-0", disk="dm-0", stack=[{"device": "dm-0", "disk": "dm-0"}, {"device": "vda2", "disk": "vda"}])
+    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_lvm).message
+    assert limit_findings.io_limit(doc([limited], devices=("sdb1",))) is None  # another disk's limit
 
-    limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v2 /pod"}, "cpus_allowed": 4, "cpus": 4,
-               "io_limits": [{"device": "8:0", "name": "sda", "cgroup": "v2 /pod", "read_iops": 3000}]}
-    inputs = [("host-a", doc([limited])), ("host-b", doc([]))]
-    kept = merge._limits(inputs)
-    assert kept == [{**limited, "host": "host-a"}]
-    merged = {"environment": {"host": {"cpus": 2}, "limits": kept}, "figures": {"cpu": {}}}
-    assert "on host-a, may use at most 0.5 CPUs of this host's 4" in limit_findings.cpu_limit(merged).message
-    assert "sda (8:0) on host-a: 3,000 reads/s" in limit_findings.io_limit(merged).message
+
+def test_throttling_of_other_cgroups_at_the_window_s_ends_is_no_figure():
+    # a quota set on a second cgroup in the window (or a node's cgroup gone): the end's sum holds counters the
+    # begin's did not, and the difference is no throttling in the window
+    begin = {"periods": 100, "throttled_periods": 10, "throttled_seconds": 1.0, "cgroups": ["/a/cpu.stat"]}
+    end = {"periods": 100180, "throttled_periods": 90070, "throttled_seconds": 907.0,
+           "cgroups": ["/a/cpu.stat", "/b/cpu.stat"]}
+    assert figures._throttling(begin, end) == {"server_cpu_throttled_seconds": None,
+                                               "server_cpu_throttled_periods_pct": None}
+    assert figures._throttling(begin, {**end, "cgroups": ["/a/cpu.stat"]})["server_cpu_throttled_periods_pct"] \
+        == pytest.approx(90060 / 100080 * 100)
+
+
+def test_throttling_names_the_cgroups_it_summed(tmp_path):
+    stat = tmp_path / "cpu.stat"
+    stat.write_text("nr_periods 225\nnr_throttled 104\nthrottled_time 8499785729\n")
+    limits = [{"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /x", "stat": str(stat)}}]
+    assert cgroup.throttling(limits) == {"periods": 225, "throttled_periods": 104,
+                                         "throttled_seconds": pytest.approx(8.499785729), "cgroups": [str(stat)]}
+
+
+def test_a_limit_set_during_the_window_is_the_result_s():
+    from dbio.run import assemble
+
+    quota = {"pids": 9, "cpu_limit": {"cpus": 0.3, "cgroup": "v2 /db", "stat": "/sys/fs/cgroup/db/cpu.stat"},
+             "io_limits": [], "cpus_allowed": 2, "cpus": 2}
+    begin, end = {"os": {}}, {"os": {"server_limits": [quota]}}  # the quota was set after the window began
+    assert assemble.window_limits(begin, end, "server_limits") == [quota]
+    fewer = {**quota, "pids": 7}  # two sessions ended: the same limit
+    assert assemble.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
+                                  "server_limits") == [quota]
+    assert assemble.window_limits(None, None, "server_limits") == []
+
+
+def test_a_merge_of_hosts_keeps_each_host_s_limits():
+    import copy
+
+    from dbio import merge, result as results
+    from dbio.report import verdict
+
+    first = results.read(Path(__file__).parent.parent / "fixtures" / "result_format2.json")
+    second = copy.deepcopy(first)
+    second["environment"]["limits"] = [{"pids": 3, "cpu_limit": {"cpus": 0.5, "cgroup": "v2 /db", "stat": "/x"},
+                                        "cpus_allowed": 4, "cpus": 4, "io_limits": [
+                                            {"device": "8:0", "name": "sda", "cgroup": "v2 /db", "read_iops": 300}]}]
+    merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
+    found = {f.code: f.message for f in verdict.findings(merged)}
+    assert "may use at most 0.5 CPUs of this host's 4 (the CPU quota of cgroup v2 /db, on app2)" in found["cpu_limit"]
+    assert "sda (8:0): 300 reads/s (cgroup v2 /db, on app2)" in found["io_limit"]
+    assert limit_findings.summary(merged) == "app2: CPU quota 0.5 (v2 /db); app2: sda: 300 reads/s"
+
+
+def test_a_cgroup_outside_the_mount_s_part_of_the_hierarchy_is_not_read_as_another():
+    # a container's view (the mount's root /docker/abc): a process of /docker/abcdef is not in it, and one
+    # outside the reader's cgroup namespace shows /../..; neither is read as a directory under the mount
+    mounts = cgroup.parse_mounts("32 31 0:29 /docker/abc /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+                                 "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
+    read = files({"/sys/fs/cgroup/cpu/def/x/cpu.cfs_quota_us": "10000\n",
+                  "/sys/fs/cgroup/cpu/def/x/cpu.cfs_period_us": "100000\n",
+                  "/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us": "50000\n", "/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n"})
+    assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abcdef/x"}, read) is None
+    assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abc/x"}, read)["cpus"] == 0.5
+    assert cgroup.cpu_limit(mounts, {"": "/../../system.slice/pg.service"}, read) is None
+    assert cgroup._directories(mounts, {"": "/../../system.slice/pg.service"}, "") == []
+
+
+def test_the_throttled_seconds_are_named_as_summed_over_cpus():
+    # cpu.stat's throttled time adds each CPU's run queue's: 2 CPUs held for a 10 s window read 20 s
+    from dbio.stats import catalogue
+
+    fig = catalogue.figure("server_cpu_throttled_seconds")
+    assert "summed over CPUs" in fig.label and "exceed the window" in fig.how
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="an affinity narrower than the host needs two CPUs")
+def test_a_real_process_pinned_to_one_cpu_is_read_with_its_affinity():
+    # test_limits_of_real_processes_here checks nothing on a host without limits: this one makes one
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        os.sched_setaffinity(child.pid, {0})
+        found = cgroup.limits_of([child.pid])
+        assert [(e["pids"], e["cpus_allowed"], e["cpus"]) for e in found] == [(1, 1, os.cpu_count())]
+        assert "1 CPUs allowed" in limit_findings.summary({"environment": {"limits": found}})
+    finally:
+        child.kill()
+        child.wait()

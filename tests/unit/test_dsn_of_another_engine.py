@@ -49,3 +49,17 @@ def test_no_password_reaches_the_terminal(tmp_path, args):
     assert done.returncode == 2
     assert "s3cret" not in done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("engine, dsn, where", [
+    ("postgresql", "postgresql://root:p@ss@127.0.0.1:1/x", {"DBIO_DSN": "postgresql://root:p@ss@127.0.0.1:1/x"}),
+    ("mysql", "postgresql://u:p@ss@db/x", None), ("postgresql", "mysql://root:p@ss@localhost/x", None)])
+def test_a_password_typed_with_an_unencoded_at_is_never_shown_in_part(tmp_path, engine, dsn, where):
+    # libpq ends the user:password part at the first "@": the rest ("ss") was shown and stored as the host
+    sources = Sources(cli={"engine": engine}, env=where, cwd=tmp_path) if where else \
+        Sources(cli={"engine": engine, "dsn": (dsn,)}, cwd=tmp_path)
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(sources)
+    text = "\n".join(str(e) for e in caught.value.errors)
+    assert "ss@" not in text and "p@" not in text, text
+    assert "ss@" not in scrub(f"failed: {dsn} refused") and "p@" not in scrub(f"failed: {dsn} refused")

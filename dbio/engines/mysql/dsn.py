@@ -18,8 +18,9 @@ DEFAULT_PORT = 3306
 DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/var/lib/mysql/mysql.sock",
                    "/tmp/mysql.sock")
 _PARAMS = ("unix_socket", "auth")
-# any scheme's: a user may give one engine another engine's connection string
-_URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+# any scheme's: a user may give one engine another engine's connection string; the password runs to the
+# token's last "@" (one typed unencoded holds an "@": hiding the host as well is the lesser harm)
+_URI_SECRET = re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)(\S*)(@)", re.IGNORECASE)
 _KV_SECRET = re.compile(r"(\bpassword\s*=\s*)(\S+)", re.IGNORECASE)
 
 

@@ -35,10 +35,19 @@ def socket_directories(dsn: str) -> list[str]:
     return [h for h in hosts.split(",") if h.startswith("/")]
 
 
+def _unencoded_at(dsn: str) -> bool:
+    """A URI whose user:password part holds an "@": libpq ends that part at the first "@", and the rest of
+    the password would be read as the host, and printed and stored as one."""
+    _, sep, rest = dsn.strip().partition("://")
+    return bool(sep) and rest.split("/", 1)[0].split("?", 1)[0].count("@") > 1
+
+
 def problem(dsn: str) -> str | None:
     """Why libpq would refuse this connection string before connecting anywhere, or None. libpq's own
     words are left out when the string may hold a password: they quote the part it could not read
     ('unexpected spaces found in "pass word"'), which may be that password."""
+    if _unencoded_at(dsn):
+        return 'the user:password part holds an "@" (write it %40 in a URI)'
     try:
         params = parse(dsn)
     except psycopg.Error as exc:
@@ -79,6 +88,8 @@ def dsn_has_password(dsn: str) -> bool:
 
 def redact_dsn(dsn: str) -> str:
     """The DSN with any password removed, safe to print and store."""
+    if _unencoded_at(dsn):
+        return scrub(dsn)  # not as libpq reads it: its host would hold the password's end
     try:
         params = {k: v for k, v in parse(dsn).items() if k not in _SECRET_KEYS}
         return conninfo.make_conninfo(**params)
