@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
 import time
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit import REPO, dbio, destroy, fresh_directory, heading, now, standard_options
+from callgrind import Profile, read_profile
 
 sys.path.insert(0, str(REPO))
 import psycopg  # noqa: E402
@@ -66,80 +64,6 @@ ACROSS = (  # functions called from many places, wherever they were called: (row
      ("AllocSetAlloc", "palloc", "palloc0", "AllocSetFree", "pfree"), "own"),
     ("the loop's clock readings (clock_timestamp)", ("clock_timestamp",), "inclusive"),
 )
-
-
-@dataclass
-class Profile:
-    total: int
-    own: dict[str, int]  # function -> its own instructions (all objects summed)
-    inclusive: dict[str, int]  # function -> instructions inside its calls from other functions
-    calls: dict[str, int]
-    by_object: dict[str, int]  # shared object -> own instructions
-
-
-def _plain(name: str) -> str:
-    return re.sub(r"'\d+$", "", name)  # callgrind's recursion levels (exec_stmts'2) are one function
-
-
-def read_profile(path: Path) -> Profile:
-    """A callgrind output file (--compress-strings, line positions): each function's own cost, and
-    each call edge's count and inclusive cost. A function's inclusive cost is the sum of its edges
-    from other functions: exact for functions that do not call themselves through others."""
-    names: dict[str, dict[str, str]] = {"ob": {}, "fn": {}}
-    own: dict[tuple[str, str], int] = defaultdict(int)
-    edges: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    ob = fn = callee = None
-    calling: tuple[str, int] | None = None
-    total = 0
-
-    def named(kind: str, rest: str) -> str:
-        m = re.match(r"\((\d+)\)(?: (.*))?$", rest)
-        if not m:
-            return rest
-        if m.group(2) is not None:
-            names[kind][m.group(1)] = m.group(2)
-        return names[kind][m.group(1)]
-
-    for line in path.read_text().splitlines():
-        if not line:
-            continue
-        if line[0].isdigit() or line[0] in "+-*":
-            fields = line.split()
-            cost = int(fields[1]) if len(fields) > 1 else 0
-            if calling is not None:
-                edge = edges[(fn[1], calling[0])]
-                edge[0] += calling[1]
-                edge[1] += cost
-                calling = None
-            else:
-                own[fn] += cost
-            continue
-        if line.startswith("totals:"):
-            total = int(line.split()[1])
-            continue
-        key, _, rest = line.partition("=")
-        if key == "ob":
-            ob = named("ob", rest)
-        elif key == "fn":
-            fn = (ob, _plain(named("fn", rest)))
-        elif key == "cob":
-            named("ob", rest)  # only to learn a name a later ob= gives by number
-        elif key == "cfn":
-            callee = _plain(named("fn", rest))
-        elif key == "calls":
-            calling = (callee, int(rest.split()[0]))
-    inclusive: dict[str, int] = defaultdict(int)
-    calls: dict[str, int] = defaultdict(int)
-    for (caller, target), (count, cost) in edges.items():
-        if caller != target:
-            inclusive[target] += cost
-            calls[target] += count
-    by_function: dict[str, int] = defaultdict(int)
-    by_object: dict[str, int] = defaultdict(int)
-    for (obj, name), cost in own.items():
-        by_function[name] += cost
-        by_object[Path(obj).name] += cost
-    return Profile(total, dict(by_function), dict(inclusive), dict(calls), dict(by_object))
 
 
 def per_read(long: Profile, short: Profile) -> tuple[int, dict[str, float]]:
@@ -183,6 +107,8 @@ class ServerUnderCallgrind:
         deadline = time.monotonic() + 180
         while subprocess.run([str(self.bin / "pg_isready"), "-q", "-h", self.socket, "-p", str(self.port)]).returncode:
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()  # valgrind's, and with it the postmaster's, so that the instance can be destroyed
+                self.proc.wait(timeout=60)
                 raise SystemExit(f"the server under callgrind did not start; see {out / 'server.log'}")
             time.sleep(1)
 
@@ -192,7 +118,11 @@ class ServerUnderCallgrind:
     def stop(self) -> None:
         subprocess.run(["runuser", "-u", self.user, "--", str(self.bin / "pg_ctl"), "-D", self.pgdata, "-m", "fast",
                         "-w", "-t", "120", "stop"], capture_output=True)
-        self.proc.wait(timeout=60)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=60)
         self.log.close()
 
 
