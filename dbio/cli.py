@@ -70,8 +70,13 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
     if params.pop("ask_password", None):
         import getpass
 
-        # libpq reads it from this process's environment; nothing else ever sees it
-        os.environ["PGPASSWORD"] = getpass.getpass("password for the server: ")
+        from dbio.engines import registry
+
+        # each driver reads it from this process's environment (the engine is not known before the
+        # configuration is read, so every engine's variable); nothing else ever sees it
+        password = getpass.getpass("password for the server: ")
+        for name in registry.names():
+            os.environ[registry.entry(name).PASSWORD_ENV] = password
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
     for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
         if option.kind == "strs" and not cli_values.get(option.key):
@@ -382,7 +387,7 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
               help="A new directory for the manifests.")
 @click.option("--name", "job_name", default="dbio", show_default=True, help="Prefix of every object's name.")
 @click.option("--namespace", default=None, help="Namespace of every object (default: kubectl's).")
-@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD.")
+@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD (MYSQL_PWD with --engine mysql).")
 @click.option("--results-size", default="1Gi", show_default=True, help="Size of the shared results volume.")
 @click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
 @click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")

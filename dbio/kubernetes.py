@@ -27,7 +27,9 @@ class Plan:
     run_args: tuple[str, ...]  # dbio run flags besides --dsn, --start-at, --results-dir and --label
     run_seconds: float  # warm-up + run time: how long a pod measures after the start
     namespace: str | None = None
-    password_secret: str | None = None  # a Secret with key "password" (PGPASSWORD), never a value here
+    password_secret: str | None = None  # a Secret with key "password", never a value here
+    engine: str = "postgresql"  # the engine the pods run (--engine)
+    password_env: str = "PGPASSWORD"  # the variable the engine's driver reads the Secret's password from
     results_size: str = "1Gi"
     storage_class: str | None = None
     cpu: str = "1"
@@ -57,7 +59,7 @@ def _volume(plan: Plan) -> dict[str, Any]:
 
 def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     name = f"{plan.name}-t{target}"
-    args = ["dbio", "run", "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
+    args = ["dbio", "run", "--engine", plan.engine, "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
             "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)", *plan.run_args]
     env = {"DBIO_TARGET": {"value": dsn},
            "POD_INDEX": {"valueFrom": {"fieldRef": {
@@ -71,8 +73,8 @@ def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, An
     variables = [{"name": "HOME", "value": "/tmp"}, {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
     variables += [{"name": key, **value} for key, value in env.items()]
     if plan.password_secret:
-        variables.append({"name": "PGPASSWORD", "valueFrom": {"secretKeyRef": {"name": plan.password_secret,
-                                                                               "key": "password"}}})
+        variables.append({"name": plan.password_env, "valueFrom": {"secretKeyRef": {"name": plan.password_secret,
+                                                                                    "key": "password"}}})
     container = {
         "name": "dbio", "image": plan.image, "command": command, "env": variables,
         "resources": {"requests": {"cpu": plan.cpu, "memory": plan.memory},

@@ -37,7 +37,8 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     start_at=_start_at(config), run_args=tuple(run_args(config)),
                     run_seconds=config.workload.warmup + config.workload.run_time, namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
-                    cpu=cpu, memory=memory)
+                    cpu=cpu, memory=memory, engine=config.connection.engine,
+                    password_env=registry.entry(config.connection.engine).PASSWORD_ENV)
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
     trust.make_private_directory(out, "the manifests")

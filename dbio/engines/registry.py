@@ -33,6 +33,7 @@ class EngineEntry(Protocol):
 
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
     DSN_SCHEMES: tuple[str, ...]  # the URI schemes its connection strings begin with (scheme://)
+    PASSWORD_ENV: str  # the environment variable its driver takes a password from (PGPASSWORD, MYSQL_PWD)
     RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
     LAYOUT_KNOBS: dict[str, str]  # its options placing files that a sweep may vary -> short name
     REMEMBERED: tuple[str, ...]  # its instance options the instance's record keeps for later commands

@@ -63,3 +63,16 @@ def test_a_password_typed_with_an_unencoded_at_is_never_shown_in_part(tmp_path, 
     text = "\n".join(str(e) for e in caught.value.errors)
     assert "ss@" not in text and "p@" not in text, text
     assert "ss@" not in scrub(f"failed: {dsn} refused") and "p@" not in scrub(f"failed: {dsn} refused")
+
+
+def test_a_password_asked_for_reaches_every_engine_s_driver(monkeypatch):
+    import getpass
+    import os
+
+    from dbio import cli
+
+    for name in ("PGPASSWORD", "MYSQL_PWD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: "typed-pw")
+    cli.build_sources({"ask_password": True})
+    assert os.environ["PGPASSWORD"] == "typed-pw" and os.environ["MYSQL_PWD"] == "typed-pw"

@@ -104,3 +104,17 @@ def test_names_and_counts_are_checked(tmp_path):
         _write(tmp_path, _config(tmp_path), name="My_Run")
     with pytest.raises(UsageError, match="at least one pod"):
         _write(tmp_path, _config(tmp_path), pods=0)
+
+
+def test_pods_of_a_mysql_target_run_the_mysql_engine_with_its_password_variable(tmp_path):
+    config = _config(tmp_path, dsns=("mysql://dbio@db1/dbio",), engine="mysql")
+    run, _, _ = _write(tmp_path, config)
+    container = run[1]["spec"]["template"]["spec"]["containers"][0]
+    command = container["command"]
+    assert command[command.index("--engine") + 1] == "mysql"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["MYSQL_PWD"]["valueFrom"]["secretKeyRef"] == {"name": "dbio-pg", "key": "password"}
+    assert "PGPASSWORD" not in env
+    pg, _, _ = _write(tmp_path / "pg", _config(tmp_path))
+    pg_command = pg[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert pg_command[pg_command.index("--engine") + 1] == "postgresql"
