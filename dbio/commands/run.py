@@ -179,7 +179,15 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
-                   baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui))
+                   baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
+                   room_paths=written_paths(storages) if config.workload.update_pct else ())
+
+
+def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Where the servers on this host write (pure): each one's data directory, WAL and table places."""
+    places = [s for storage in storages for s in (storage.get("data_directory"), storage.get("wal"),
+                                                 *(storage.get("tablespaces") or []))]
+    return tuple(sorted({p["path"] for p in places if isinstance(p, dict) and p.get("path") and not p.get("error")}))
 
 
 def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerInfo, config: Config, plan: RunPlan,
@@ -246,7 +254,7 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
-            baseline_after: Callable[[], str | None] | None = None) -> RunResult:
+            baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = ()) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
@@ -263,7 +271,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"]))
+            run_id=run_id, client=man["client"], room_paths=room_paths))
     except BaseException:
         samples.close()
         if samples.lines == 0:  # nothing ran: leave no run directory behind

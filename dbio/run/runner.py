@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed
+from dbio.run import agreed, room
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
@@ -80,6 +80,8 @@ class RunContext:
     observer: Observer
     run_id: int = 0  # 0: the runner picks one
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
+    # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
+    room_paths: tuple[str, ...] = ()
 
 
 def run(ctx: RunContext) -> RunOutcome:
@@ -223,6 +225,8 @@ class _Coordinator:
         # The reading taken just before the start is the series' first point (nothing ran since).
         await asyncio.to_thread(self.ctx.samples.write, {"k": 0, "t": start, "published_to": start,
                                                          "phase": "warmup", **first, "waits": {}, "statements": None})
+        if self.ctx.room_paths:
+            self.background.append(asyncio.create_task(self._guard_room()))
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
@@ -527,6 +531,28 @@ class _Coordinator:
                     await session.engine.aclose(session.conn)
                 except Exception:
                     pass
+
+    async def _guard_room(self) -> None:
+        """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
+        history: list[tuple[float, int]] = []
+        while not self.sampler_stop.is_set():
+            free = room.free_bytes(self.ctx.room_paths)
+            if free is not None:
+                history = [*history[-(int(2 * room.SPAN / room.INTERVAL)):], (time.monotonic(), free)]
+                if room.runs_out(history):
+                    message = (f"stopped before the disk filled: {free >> 20} MiB left where the servers write "
+                               f"({', '.join(self.ctx.room_paths)}); the result covers the part that ran")
+                    if self.status == "complete":
+                        self.status, self.reason = "failed", message
+                    self._event("disk_full", message)
+                    self.ctx.observer.event(message)
+                    self._stop()
+                    self.stopping.force.set()  # no slice may finish: it could write the last megabytes
+                    return
+            try:
+                await asyncio.wait_for(self.sampler_stop.wait(), room.INTERVAL)
+            except asyncio.TimeoutError:
+                pass
 
     # -- callbacks ---------------------------------------------------------------------
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:

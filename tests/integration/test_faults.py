@@ -180,7 +180,9 @@ def test_an_update_run_cannot_fill_the_disk_that_setup_accepted(small_filesystem
     assert refused.code == 2, refused.text
     assert "the run could fill the disk" in refused.err and "max_wal_size=64MB" in refused.err
     run = dbio("run", *args, "--update-pct", "50", "--redo-stress", "HEAVY", "--run-time", "12s", "-t", "2")
-    assert run.code == 0, run.text
+    # complete; or, where the WAL outran the server's checkpoints (max_wal_size is a soft limit: a host starved of
+    # CPU), stopped by dbio before the disk filled, its result kept
+    assert run.code == 0 or (run.code == 1 and "stopped before the disk filled" in run.text), run.text
     assert "max_wal_size set to" in setup.text + run.text
     assert shutil.disk_usage(small_filesystem).free > 16 << 20
     assert dbio("instance", "stop", "--data-dir", str(data)).code == 0

@@ -352,3 +352,38 @@ def test_setup_asks_for_the_space_of_a_page_a_row():
 
     spec = SetupSpec(40000, 2, 1000, "random")
     assert space_needed(spec, page_bytes=16384) - space_needed(spec) == (2 * 40000 + 1000) * 8192 * 11 // 10
+
+
+def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
+    """The servers' filesystem loses room fast: the run stops at once, failed, with what ran kept."""
+    from dbio.run import room
+
+    left = iter([900 << 20, 800 << 20, 700 << 20, 20 << 20])  # then under the floor
+    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(room, "free_bytes", lambda paths: next(left, 20 << 20))
+    outcome = _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
+    doc = outcome.document
+    assert doc["status"] == "failed" and doc["status_reason"].startswith("stopped before the disk filled: 20 MiB "
+                                                                         "left where the servers write")
+    assert doc["timeline"]["window_seconds"] < 5  # stopped at once, not at the end of the 10 s
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0  # what ran is kept
+
+
+def test_room_runs_out_when_half_a_second_more_at_the_last_second_s_rate_would_use_the_floor():
+    from dbio.run import room
+
+    mib = 1 << 20
+    assert not room.runs_out([(0.0, 100 * mib)])  # the first check: room enough
+    assert room.runs_out([(0.0, 20 * mib)])  # under the floor
+    steady = [(t / 10, (200 - 6 * t) * mib) for t in range(11)]  # 60 MiB/s, 140 MiB left: 30 more leave 110
+    assert not room.runs_out(steady)
+    assert room.runs_out([*steady, (1.1, 55 * mib)])  # 85 MiB in a second: 42 more leave 13 MiB, under 32
+    burst = [(0.0, 100 * mib), (0.9, 100 * mib), (1.0, 68 * mib)]  # a 32 MiB segment at once, over a second
+    assert not room.runs_out(burst)  # 32 MiB/s: 16 more leave 52 MiB
+    assert not room.runs_out([(0.0, 60 * mib), (1.0, 100 * mib)])  # room freed (a checkpoint removed WAL)
+
+
+def test_the_places_an_update_run_guards_are_where_the_servers_write():
+    storages = [{"data_directory": {"path": "/d"}, "wal": {"path": "/w"}, "tablespaces": [{"path": "/t"}]},
+                {"data_directory": {"path": "/d2", "error": "unreadable"}, "wal": None}, {"data_directory": None}]
+    assert run_command.written_paths(storages) == ("/d", "/t", "/w")

@@ -1,0 +1,37 @@
+"""Room left where the servers write (pure decision, one statvfs per check): an update run is stopped before
+its WAL or data fills a filesystem of this host. A server's max_wal_size is a soft limit, and a heavy update
+load on a starved host outruns its checkpoints (seen: 2 sessions on a 320 MiB filesystem, HEAVY redo, the host
+at 99% CPU: PostgreSQL wrote past twice its max_wal_size and stopped with "No space left on device")."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Iterable
+
+FLOOR = 32 << 20  # bytes kept free: the server's shutdown checkpoint, its logs, dbio's result
+SPAN = 1.0  # seconds over which the rate of use is taken (WAL comes in bursts: a new 16 MB segment at once)
+HORIZON = 0.5  # seconds of that rate kept free besides: stopping the sessions takes a moment
+INTERVAL = 0.1  # seconds between checks (a statvfs each)
+
+
+def runs_out(history: list[tuple[float, int]], floor: int = FLOOR) -> bool:
+    """Whether the free bytes of the last (time, free) reading leave less than the floor once HORIZON
+    seconds more are used at the rate of the last SPAN seconds (pure)."""
+    t_now, now = history[-1]
+    earlier = [(t, free) for t, free in history if t_now - t >= SPAN]
+    rate = 0.0
+    if earlier:
+        t_then, then = earlier[-1]
+        rate = max(0.0, (then - now) / (t_now - t_then))
+    return now - rate * HORIZON < floor
+
+
+def free_bytes(paths: Iterable[str]) -> int | None:
+    """The least free space of the filesystems holding these paths; None when none can be read."""
+    free = []
+    for path in paths:
+        try:
+            free.append(shutil.disk_usage(path).free)
+        except OSError:
+            continue
+    return min(free) if free else None
