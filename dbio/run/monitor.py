@@ -116,11 +116,11 @@ class Monitor:
                             reading["server_cpu_total"] = sum(trees[pid] for pid in self.server_pids)
                         if procfs.KTHREADD in trees:
                             reading["kernel_threads_cpu_total"] = trees[procfs.KTHREADD]
-                        # a CPU quota, an I/O limit or an affinity the server runs under, and the quota's throttling
-                        # dbio's own: a raw-device baseline's fio runs under them, not under the server's
+                        # dbio's own limits: a raw-device baseline's fio runs under them, not under the server's
                         client_limits = cgroup.limits_of([os.getpid()])
                         if client_limits:
                             reading["client_limits"] = client_limits
+                        # a CPU quota, an I/O limit or an affinity the server runs under, and the quota's throttling
                         limits = cgroup.limits_of([*(self.server_pids or []), *sessions])
                         if limits:
                             reading["server_limits"] = limits
