@@ -24,7 +24,7 @@ from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
 from dbio import report
 from dbio.report import baseline_section, verdict, words
-from dbio.run import assemble, runner
+from dbio.run import assemble, room, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
 from dbio.run import dealing
@@ -175,12 +175,17 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     nodes = [Node(name, target.engine, target.conninfo, info, role=role_of(info), devices=_devices(storage),
                   weight=weight)
              for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
+    room_paths = written_paths(storages) if config.workload.update_pct else ()
+    short = room.too_little_to_start(room_paths)
+    if short is not None:
+        raise UsageError(f"an update run needs room to write: {short}, and it would be stopped at once before the "
+                         f"disk filled", "free some space there, or run without updates (--update-pct 0)")
     # around the database's run, at its concurrency: the same storage, before and after the window
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
                    baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=written_paths(storages) if config.workload.update_pct else ())
+                   room_paths=room_paths)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ FLOOR = 32 << 20  # bytes kept free: the server's shutdown checkpoint, its logs,
 SPAN = 1.0  # seconds over which the rate of use is taken (WAL comes in bursts: a new 16 MB segment at once)
 HORIZON = 0.5  # seconds of that rate kept free besides: stopping the sessions takes a moment
 INTERVAL = 0.1  # seconds between checks (a statvfs each)
+START_FLOOR = 2 * FLOOR  # an update run does not start with less: it would be stopped at once
 FIRST_SPAN = 0.25  # the least span a rate is taken over before SPAN seconds have passed (one burst is not a rate)
 
 
@@ -27,12 +28,27 @@ def runs_out(history: list[tuple[float, int]], floor: int = FLOOR) -> bool:
     return now - rate * HORIZON < floor
 
 
-def free_bytes(paths: Iterable[str]) -> int | None:
-    """The least free space of the filesystems holding these paths; None when none can be read."""
+def tightest(paths: Iterable[str]) -> tuple[int, str] | None:
+    """(free bytes, path) of the path whose filesystem has the least room; None when none can be read."""
     free = []
     for path in paths:
         try:
-            free.append(shutil.disk_usage(path).free)
+            free.append((shutil.disk_usage(path).free, path))
         except OSError:
             continue
     return min(free) if free else None
+
+
+def free_bytes(paths: Iterable[str]) -> int | None:
+    """The least free space of the filesystems holding these paths; None when none can be read."""
+    found = tightest(paths)
+    return None if found is None else found[0]
+
+
+def too_little_to_start(paths: Iterable[str]) -> str | None:
+    """Why an update run should not start (its first writes would reach the floor), or None (none to watch)."""
+    paths = list(paths)
+    found = tightest(paths) if paths else None
+    if found is None or found[0] >= START_FLOOR:
+        return None
+    return f"{found[0] >> 20} MiB free where {found[1]} is"

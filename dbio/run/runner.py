@@ -536,12 +536,13 @@ class _Coordinator:
         """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
         history: list[tuple[float, int]] = []
         while not self.sampler_stop.is_set():
-            free = room.free_bytes(self.ctx.room_paths)
-            if free is not None:
+            found = room.tightest(self.ctx.room_paths)
+            if found is not None:
+                free, where = found
                 history = [*history[-(int(2 * room.SPAN / room.INTERVAL)):], (time.monotonic(), free)]
                 if room.runs_out(history):
-                    message = (f"stopped before the disk filled: {free >> 20} MiB left where the servers write "
-                               f"({', '.join(self.ctx.room_paths)}); the result covers the part that ran")
+                    message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
+                               "where the server writes")
                     if self.status == "complete":
                         self.status, self.reason = "failed", message
                     self._event("disk_full", message)

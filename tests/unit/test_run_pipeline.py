@@ -358,15 +358,27 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
     """The servers' filesystem loses room fast: the run stops at once, failed, with what ran kept."""
     from dbio.run import room
 
-    left = iter([900 << 20, 800 << 20, 700 << 20, 20 << 20])  # then under the floor
+    left = iter([900 << 20, 900 << 20, 800 << 20, 700 << 20, 20 << 20])  # the check before the start, then the run's
     monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
-    monkeypatch.setattr(room, "free_bytes", lambda paths: next(left, 20 << 20))
+    monkeypatch.setattr(room, "tightest", lambda paths: (next(left, 20 << 20), str(tmp_path)))
     outcome = _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
     doc = outcome.document
-    assert doc["status"] == "failed" and doc["status_reason"].startswith("stopped before the disk filled: 20 MiB "
-                                                                         "left where the servers write")
+    assert doc["status"] == "failed"
+    assert doc["status_reason"] == f"stopped before the disk filled: 20 MiB left on the filesystem of {tmp_path}, " \
+                                   "where the server writes"
     assert doc["timeline"]["window_seconds"] < 5  # stopped at once, not at the end of the 10 s
     assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0  # what ran is kept
+
+
+def test_an_update_run_with_no_room_to_write_is_refused_before_it_starts(tmp_path, monkeypatch):
+    from dbio.run import room
+
+    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(room, "tightest", lambda paths: (19 << 20, str(tmp_path)))
+    with pytest.raises(UsageError, match=f"an update run needs room to write: 19 MiB free where {tmp_path} is"):
+        _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
+    assert not list((tmp_path / "results").glob("*/result.json"))  # nothing ran
+    _run(tmp_path, FakeEngine(), update_pct=0, run_time=1, warmup=0)  # reads only: no room needed
 
 
 def test_room_runs_out_when_half_a_second_more_at_the_last_second_s_rate_would_use_the_floor():
