@@ -39,12 +39,6 @@ def tightest(paths: Iterable[str]) -> tuple[int, str] | None:
     return min(free) if free else None
 
 
-def free_bytes(paths: Iterable[str]) -> int | None:
-    """The least free space of the filesystems holding these paths; None when none can be read."""
-    found = tightest(paths)
-    return None if found is None else found[0]
-
-
 def too_little_to_start(paths: Iterable[str]) -> str | None:
     """Why an update run should not start (its first writes would reach the floor), or None (none to watch)."""
     paths = list(paths)
