@@ -348,9 +348,9 @@ class EmbeddedInstance(ManagedInstance):
         if wal_mb is None or settings.wal_fits(wal_mb, budget):
             return
         raise UsageError(f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x "
-                         f"max_wal_size ({wal_mb} MB) but the filesystem of {self.wal_location()} can give it only "
-                         f"{budget >> 20} MiB", "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, "
-                                                "or run without updates")
+                         f"max_wal_size ({wal_mb} MB), with {settings.DISK_RESERVE >> 20} MiB kept free besides, but "
+                         f"the filesystem of {self.wal_location()} can give it only {budget >> 20} MiB",
+                         "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or run without updates")
 
     def check_host(self, cfg: InstanceConfig, memory_bytes: int) -> None:
         """Before a setup creates or starts the instance: its filesystem takes direct I/O when asked,
