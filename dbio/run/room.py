@@ -5,8 +5,10 @@ at 99% CPU: PostgreSQL wrote past twice its max_wal_size and stopped with "No sp
 
 from __future__ import annotations
 
-import shutil
+from pathlib import Path
 from typing import Iterable
+
+from dbio.filesystem import free_bytes
 
 FLOOR = 32 << 20  # bytes kept free: the server's shutdown checkpoint, its logs, dbio's result
 SPAN = 1.0  # seconds over which the rate of use is taken (WAL comes in bursts: a new 16 MB segment at once)
@@ -33,7 +35,7 @@ def tightest(paths: Iterable[str]) -> tuple[int, str] | None:
     free = []
     for path in paths:
         try:
-            free.append((shutil.disk_usage(path).free, path))
+            free.append((free_bytes(Path(path)), path))
         except OSError:
             continue
     return min(free) if free else None
