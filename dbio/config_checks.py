@@ -5,6 +5,7 @@ registry)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbio import members, units
@@ -24,7 +25,7 @@ def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
     errors += instance_option_errors(config) + node_errors(config)
-    foreign = foreign_dsn_errors(config)
+    foreign = foreign_dsn_errors(config) + foreign_instance_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
     return errors + (foreign or registry.entry(config.connection.engine).check(config))
 
@@ -41,6 +42,21 @@ def foreign_dsn_errors(config: Config) -> list[ConfigError]:
                                       f"is a connection string of the {owner} engine, and the engine is {engine}",
                                       f"add --engine {owner}, or give a {engine} connection string"))
     return errors
+
+
+def foreign_instance_errors(config: Config) -> list[ConfigError]:
+    """A --data-dir holding another engine's managed instance (a MariaDB one with the default engine, say):
+    name the engine it is for, rather than saying there is no instance there."""
+    engine = config.connection.engine
+    data_dir = getattr(config.instance, "data_dir", None)
+    if not config.connection.embedded or data_dir is None:
+        return []
+    owner = registry.owner_of_instance(Path(data_dir))
+    if owner is None or owner == engine:
+        return []
+    shown = display_key(BY_KEY["data_dir"], config.origins.get("data_dir", "default"))
+    return [ConfigError(shown, str(data_dir), f"holds a managed instance of the {owner} engine, and the engine is "
+                        f"{engine}", f"add --engine {owner}, or give another --data-dir")]
 
 
 def display_key(option: Option, origin: str) -> str:

@@ -176,16 +176,19 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
                   weight=weight)
              for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
     room_paths = written_paths(storages) if config.workload.update_pct else ()
-    short = room.too_little_to_start(room_paths)
+    step, setting = max((info.caps.growth_step_bytes, info.caps.growth_step_setting or "") for info, _ in probed)
+    room_floor = room.floor_of(step)
+    short = room.too_little_to_start(room_paths, room_floor)
     if short is not None:
-        raise UsageError(f"an update run needs room to write: {short}, and it would be stopped at once before the "
-                         f"disk filled", "free some space there, or run without updates (--update-pct 0)")
+        grows = f" ({setting} lets the server grow a file by {step >> 20} MiB at once)" if step else ""
+        raise UsageError(f"an update run needs room to write: {short}{grows}, and it would be stopped at once before "
+                         f"the disk filled", "free some space there, or run without updates (--update-pct 0)")
     # around the database's run, at its concurrency: the same storage, before and after the window
     raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
                    baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=room_paths)
+                   room_paths=room_paths, room_floor=room_floor)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -259,7 +262,8 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
-            baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = ()) -> RunResult:
+            baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
+            room_floor: int = room.FLOOR) -> RunResult:
     """The run on checked nodes: its directory, the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
@@ -276,7 +280,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], room_paths=room_paths))
+            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor))
     except BaseException:
         samples.close()
         if samples.lines == 0:  # nothing ran: leave no run directory behind

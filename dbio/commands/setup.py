@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from dbio import load, target as targets
@@ -89,7 +90,9 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                              f"run dbio teardown first, or {command} --reload to replace it")
         if replace or record is None or record.status != "ready":
             if not config.workload.allow_cached:  # refused now rather than by the run, after the load
-                check_not_cached(info, config.workload.table_bytes(info.caps.page_bytes))
+                # dbio's own instance loads and runs with the cache asked for, not the one it has now
+                cached = dataclasses.replace(info, cache_bytes=config.instance.cache_bytes) if target.embedded else info
+                check_not_cached(cached, config.workload.table_bytes(info.caps.page_bytes))
             engine.check_namespace(conn, spec)
             where = str(config.instance.data_dir) if target.embedded else info.caps.data_directory
             if where and (target.embedded or info.caps.local):

@@ -9,6 +9,7 @@ package that names it.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
@@ -34,6 +35,7 @@ class EngineEntry(Protocol):
     OPTIONS: tuple[Option, ...]  # the options only this engine has (options.py marks them with it)
     DSN_SCHEMES: tuple[str, ...]  # the URI schemes its connection strings begin with (scheme://)
     PASSWORD_ENV: str  # the environment variable its driver takes a password from (PGPASSWORD, MYSQL_PWD)
+    INSTANCE_RECORD: str  # the name of dbio's record in its managed instance's directory
     RESTART_KNOBS: dict[str, str]  # its options a sweep may vary by restarting its server -> short name
     LAYOUT_KNOBS: dict[str, str]  # its options placing files that a sweep may vary -> short name
     REMEMBERED: tuple[str, ...]  # its instance options the instance's record keeps for later commands
@@ -105,6 +107,11 @@ def owner_of_dsn(dsn: str) -> str | None:
     if not sep:
         return None
     return next((name for name in names() if scheme.lower() in entry(name).DSN_SCHEMES), None)
+
+
+def owner_of_instance(data_dir: Path) -> str | None:
+    """The engine whose managed instance's record lies in data_dir; None when none does."""
+    return next((name for name in names() if (data_dir / entry(name).INSTANCE_RECORD).is_file()), None)
 
 
 def find(name: Any) -> EngineEntry | None:

@@ -10,12 +10,19 @@ from typing import Iterable
 
 from dbio.filesystem import free_bytes
 
-FLOOR = 32 << 20  # bytes kept free: the server's shutdown checkpoint, its logs, dbio's result
+FLOOR = 32 << 20  # bytes kept free besides a server's growth step: its shutdown checkpoint, its logs, dbio's result
 SPAN = 1.0  # seconds over which the rate of use is taken (WAL comes in bursts: a new 16 MB segment at once)
 HORIZON = 0.5  # seconds of that rate kept free besides: stopping the sessions takes a moment
 INTERVAL = 0.1  # seconds between checks (a statvfs each)
-START_FLOOR = 2 * FLOOR  # an update run does not start with less: it would be stopped at once
+START_MARGIN = FLOOR  # an update run does not start with less than this above its floor: it would be stopped at once
 FIRST_SPAN = 0.25  # the least span a rate is taken over before SPAN seconds have passed (one burst is not a rate)
+
+
+def floor_of(growth_step: int) -> int:
+    """The free bytes a run keeps where its servers write: FLOOR besides the most a server adds to a file at
+    once (seen: InnoDB grew ibdata1 by its 64 MiB autoextend increment twice within 0.6 s of a run's start, the
+    second time past the end of a tmpfs the guard had stopped the run on with 32 MiB left)."""
+    return FLOOR + max(0, growth_step)
 
 
 def runs_out(history: list[tuple[float, int]], floor: int = FLOOR) -> bool:
@@ -41,10 +48,11 @@ def tightest(paths: Iterable[str]) -> tuple[int, str] | None:
     return min(free) if free else None
 
 
-def too_little_to_start(paths: Iterable[str]) -> str | None:
+def too_little_to_start(paths: Iterable[str], floor: int = FLOOR) -> str | None:
     """Why an update run should not start (its first writes would reach the floor), or None (none to watch)."""
     paths = list(paths)
     found = tightest(paths) if paths else None
-    if found is None or found[0] >= START_FLOOR:
+    needed = floor + START_MARGIN
+    if found is None or found[0] >= needed:
         return None
-    return f"{found[0] >> 20} MiB free where {found[1]} is"
+    return f"{found[0] >> 20} MiB free where {found[1]} is, under the {needed >> 20} MiB it starts with"

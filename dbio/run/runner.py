@@ -82,6 +82,7 @@ class RunContext:
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
     # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
     room_paths: tuple[str, ...] = ()
+    room_floor: int = room.FLOOR  # bytes kept free there (room.floor_of the servers' growth step)
 
 
 def run(ctx: RunContext) -> RunOutcome:
@@ -540,7 +541,7 @@ class _Coordinator:
             if found is not None:
                 free, where = found
                 history = [*history[-(int(2 * room.SPAN / room.INTERVAL)):], (time.monotonic(), free)]
-                if room.runs_out(history):
+                if room.runs_out(history, self.ctx.room_floor):
                     message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
                                "where the server writes")
                     if self.status == "complete":

@@ -345,3 +345,40 @@ def test_a_server_on_a_thread_pool_is_still_this_host_s_and_its_sessions_cpu_is_
         assert cpu["reads_per_host_cpu_second"] > 0
     finally:
         _restart_with(managed)
+
+
+def test_an_update_run_never_fills_the_disk_innodb_grows_its_tablespace_on():
+    """InnoDB grows its system tablespace (where MariaDB keeps undo) by innodb_autoextend_increment, 64 MiB at
+    once: with a floor of 32 MiB the guard stopped a run on a small filesystem and InnoDB's next growth filled it
+    ("The table is full"). The guard keeps that step free besides, and refuses a run that starts without it."""
+    _binaries_or_skip()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small filesystem needs root")
+    root = _base_dir()
+    mount = root / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=460m,mode=0755", "tmpfs", str(mount)], check=True)
+    inst = Managed(mount, "16k")
+    args = [*inst.here(), "--buffer-pool", "16MiB", "--results-dir", str(root / "results")]
+    run = [*args, "--update-pct", "50", "--redo-stress", "HEAVY", "-t", "2", "--run-time", "8s", "--warmup", "1s"]
+    try:
+        setup = dbio("setup", *args, "--scale", "48MiB", "--scan-table-size", "0", "--allow-cached")
+        assert setup.code == 0, setup.text
+        free = shutil.disk_usage(mount).free
+        filler = mount / "filler"
+        with filler.open("wb") as fh:  # leave 100 MiB: not room for a 64 MiB growth and the 32 MiB floor and more
+            fh.truncate(0)
+            os.posix_fallocate(fh.fileno(), 0, free - (100 << 20))
+        refused = dbio("run", *run, "--allow-cached")
+        assert refused.code == 2, refused.text
+        assert "innodb_autoextend_increment lets the server grow a file by 64 MiB at once" in refused.err
+        filler.unlink()
+        ran = dbio("run", *run, "--allow-cached")
+        assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
+        log = (inst.data_dir / "log" / "error.log").read_text()
+        assert "is full" not in log and "error 28" not in log, log[-2000:]
+        assert shutil.disk_usage(mount).free > 32 << 20
+    finally:
+        dbio("instance", "destroy", "--yes", *inst.here())
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(root, ignore_errors=True)

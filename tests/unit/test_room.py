@@ -21,3 +21,21 @@ def test_after_a_second_the_last_seconds_rate_counts():
     assert not room.runs_out(history)
     assert room.runs_out([*history, (1.2, 60 * MIB)])
 
+
+
+def test_the_floor_keeps_a_servers_growth_step_free_besides():
+    assert room.floor_of(0) == room.FLOOR
+    assert room.floor_of(64 * MIB) == 96 * MIB  # InnoDB's autoextend increment
+    # recorded on a managed MariaDB (tmpfs, 2 sessions, HEAVY updates): ibdata1 grew 64 MiB within 0.1 s with 173
+    # MiB free; a 32 MiB floor let the run go on to the next growth, which the filesystem could not give
+    grown = [(0.0, 173 * MIB), (0.1, 109 * MIB)]
+    assert room.runs_out(grown, room.floor_of(64 * MIB))
+
+
+def test_a_run_does_not_start_under_its_floor_and_a_margin(tmp_path):
+    free = room.tightest([str(tmp_path)])[0]
+    assert room.too_little_to_start([str(tmp_path)], room.floor_of(0)) is None or free < 64 * MIB
+    short = room.too_little_to_start([str(tmp_path)], free)  # a floor as large as the room there
+    assert short == f"{free >> 20} MiB free where {tmp_path} is, under the {(free + room.START_MARGIN) >> 20} MiB it " \
+                    "starts with"
+    assert room.too_little_to_start([], free) is None  # nothing to watch

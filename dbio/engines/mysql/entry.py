@@ -11,18 +11,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dbio.engines.mysql import dsn as dsns
+from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
 
 if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["DSN_SCHEMES", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["DSN_SCHEMES", "INSTANCE_RECORD", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
            "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 
 DSN_SCHEMES = dsns.SCHEMES
 PASSWORD_ENV = "MYSQL_PWD"  # what dsn.password() reads, as the mysql client does
+INSTANCE_RECORD = RECORD_NAME
 
 
 def check(config: Config) -> list[ConfigError]:

@@ -39,6 +39,11 @@ class InstanceConfig:
     buffer_pool: int = 128 * _MiB
     innodb_page_size: str | None = None  # None: 16k for a new instance, as it is for an existing one
 
+    @property
+    def cache_bytes(self) -> int:
+        """The buffer cache the instance runs with (its running server may still have another)."""
+        return self.buffer_pool
+
     def to_dict(self) -> dict[str, Any]:
         return {"data_dir": str(self.data_dir), "buffer_pool": self.buffer_pool,
                 "innodb_page_size": self.innodb_page_size}

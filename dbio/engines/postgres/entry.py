@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from dbio.engines.postgres.instance.paths import RECORD_NAME
 from dbio.engines.postgres.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
 from dbio.engines.postgres.redact import scrub
 
@@ -17,12 +18,13 @@ if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["DSN_SCHEMES", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["DSN_SCHEMES", "INSTANCE_RECORD", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
            "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 
 DSN_SCHEMES = ("postgresql", "postgres")  # libpq's URIs
 PASSWORD_ENV = "PGPASSWORD"  # libpq's
+INSTANCE_RECORD = RECORD_NAME
 
 
 def check(config: Config) -> list[ConfigError]:

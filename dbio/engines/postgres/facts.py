@@ -27,7 +27,16 @@ def capability_facts(settings: dict[str, Any], *, data_directory: str | None, lo
         "settings_shown": SETTINGS_SHOWN,
         "maintenance_process": MAINTENANCE_PROCESS,
         "maintenance_name": MAINTENANCE_NAME,
+        **growth_step(settings),
     }
+
+
+def growth_step(settings: dict[str, Any]) -> dict[str, Any]:
+    """The most PostgreSQL adds to one file at once while an update run writes (pure): a new WAL segment."""
+    entry = settings.get("wal_segment_size")
+    size = entry.get("setting") if isinstance(entry, dict) else None
+    step = int(size) if isinstance(size, (int, str)) and str(size).isdigit() else 16 << 20  # 16 MB unless changed
+    return {"growth_step_bytes": step, "growth_step_setting": "wal_segment_size"}
 
 
 def _on(settings: dict[str, Any], name: str) -> bool:

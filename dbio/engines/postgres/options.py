@@ -125,6 +125,11 @@ class InstanceConfig:
     standbys: int = 0  # streaming hot standbys made with the instance
     standby_data_dir: tuple[Path, ...] = ()  # one per standby, in order; the rest inside the instance
 
+    @property
+    def cache_bytes(self) -> int:
+        """The buffer cache the instance runs with (its running server may still have another)."""
+        return self.shared_buffers
+
 
     def to_dict(self) -> dict[str, Any]:
         out = {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}

@@ -10,6 +10,7 @@ import platformdirs
 from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
 SOCKET_NAME = "mysqld.sock"
+RECORD_NAME = "dbio-mysql-instance.json"  # dbio's record in an instance's directory: marks it as this engine's
 
 
 def default_data_dir() -> Path:
@@ -52,7 +53,7 @@ class Layout:
     @property
     def meta_file(self) -> Path:
         """dbio's record of the instance: marks the directory as dbio's (destroy checks it)."""
-        return self.root / "dbio-mysql-instance.json"
+        return self.root / RECORD_NAME
 
     def owned_by_server(self) -> tuple[Path, ...]:
         return (self.datadir, self.socket_dir, self.log_dir)

@@ -10,6 +10,9 @@ import platformdirs
 from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
 
+RECORD_NAME = "dbio-instance.json"  # dbio's record in an instance's directory: marks it as this engine's
+
+
 def default_data_dir() -> Path:
     if running_as_root():
         return SYSTEM_BASE / "instance"
@@ -41,7 +44,7 @@ class Layout:
     @property
     def meta_file(self) -> Path:
         """dbio's record of the instance: marks the directory as dbio's (destroy checks it)."""
-        return self.root / "dbio-instance.json"
+        return self.root / RECORD_NAME
 
     @property
     def settings_file(self) -> Path:

@@ -8,5 +8,6 @@ SELECT name, setting, unit, source
                 'checkpoint_timeout', 'max_wal_size', 'min_wal_size', 'checkpoint_completion_target',
                 'bgwriter_delay', 'bgwriter_lru_maxpages', 'autovacuum', 'max_connections', 'huge_pages',
                 'huge_pages_status', 'random_page_cost', 'seq_page_cost', 'effective_cache_size',
-                'max_parallel_workers_per_gather', 'jit', 'data_directory', 'server_encoding', 'max_worker_processes')
+                'max_parallel_workers_per_gather', 'jit', 'data_directory', 'server_encoding', 'max_worker_processes',
+                'wal_segment_size')
  ORDER BY name

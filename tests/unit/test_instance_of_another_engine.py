@@ -1,0 +1,39 @@
+"""A --data-dir holding another engine's managed instance: named for the engine it is for, in one line,
+rather than "no dbio instance" (which invited a second instance, or a destroy that refused without saying why)."""
+
+import pytest
+
+from dbio.config import Sources, load_config
+from dbio.engines import registry
+from dbio.errors import ConfigErrors
+
+
+def record_of(engine: str) -> str:
+    return registry.entry(engine).INSTANCE_RECORD
+
+
+def test_each_engine_names_its_own_record():
+    assert len({record_of(name) for name in registry.names()}) == len(registry.names())
+
+
+@pytest.mark.parametrize("owner", ["mysql", "postgresql"])
+def test_the_engine_an_instance_directory_is_for(tmp_path, owner):
+    assert registry.owner_of_instance(tmp_path) is None
+    (tmp_path / record_of(owner)).write_text("{}")
+    assert registry.owner_of_instance(tmp_path) == owner
+
+
+@pytest.mark.parametrize("engine, owner", [("postgresql", "mysql"), ("mysql", "postgresql")])
+def test_one_line_names_the_engine(tmp_path, engine, owner):
+    (tmp_path / record_of(owner)).write_text("{}")
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(Sources(cli={"engine": engine, "data_dir": str(tmp_path)}, cwd=tmp_path))
+    assert [str(e) for e in caught.value.errors] == [
+        f"--data-dir = {tmp_path}: holds a managed instance of the {owner} engine, and the engine is {engine}; "
+        f"add --engine {owner}, or give another --data-dir"]
+
+
+def test_its_own_engine_is_not_refused(tmp_path):
+    (tmp_path / record_of("mysql")).write_text("{}")
+    config = load_config(Sources(cli={"engine": "mysql", "data_dir": str(tmp_path)}, cwd=tmp_path))
+    assert config.connection.engine == "mysql" and config.instance.data_dir == tmp_path
