@@ -133,6 +133,17 @@ def test_setup_verifies_rows_per_leaf_page_at_8k_pages(managed, schemas, threads
     assert "ok   dbio_cf1_1 keys scattered" in done.out and "verified: all" in done.out
 
 
+def test_setup_judges_the_buffer_pool_it_asks_for_not_the_one_running(managed):
+    """A running managed server keeps its buffer pool until the load restarts it: the data set must be judged
+    against the pool the command asks for (it was judged against the running 8 MiB, and loaded)."""
+    assert dbio("instance", "start", *managed.here("--buffer-pool", "8MiB")).code == 0
+    scale = ["--scale", "40MiB", "--scan-table-size", "0", "--reload"]
+    refused = dbio("setup", *managed.here("--buffer-pool", "256MiB", "--results-dir", str(managed.results), *scale))
+    assert refused.code == 2, refused.text
+    assert "fits in innodb_buffer_pool_size (256 MiB)" in refused.err
+    assert managed.query("SELECT @@innodb_buffer_pool_size") == [(8 << 20,)]  # nothing restarted or changed
+
+
 @pytest.mark.parametrize("update_pct, scan_pct", [(0, 0), (20, 0), (0, 10)])
 def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
     assert dbio("setup", *managed.args(*SMALL, "--reload")).code == 0
