@@ -220,6 +220,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
         raise
     durations.append(time.monotonic() - t0)
     step["status"] = outcome.status
+    if outcome.status == "failed" and outcome.document.get("status_reason"):
+        step["error"] = outcome.document["status_reason"]  # the sweep's last line says why it stopped
     step["seconds"] = round(durations[-1], 3)
     step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
     step["headline"] = _headline(outcome.document)
@@ -253,7 +255,9 @@ def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None
         raise error(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
                     f"finish it with dbio sweep --resume {directory}")
     if doc["status"] != "complete":
-        raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
+        failed = next((s for s in doc["steps"] if s["status"] == "failed" and s.get("error")), None)
+        why = f": step {failed['name']} {failed['error']}" if failed else ""
+        raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps{why}",
                         f"see the step's result; finish it with dbio sweep --resume {directory}")
     return directory
 

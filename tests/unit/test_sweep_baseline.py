@@ -110,3 +110,18 @@ def test_a_sweep_whose_steps_measured_the_wait_for_a_cpu_shows_it_after_the_aver
     at = summary["columns"].index("CPU wait in read")
     assert summary["columns"][at - 1] == catalogue.figure("avg_read_us").short
     assert [row[at] for row in summary["rows"]] == [10.0, None]
+
+
+def test_a_failed_sweep_says_which_step_failed_and_why(complete, tmp_path):
+    doc, _ = sweep_of(complete)
+    doc["status"] = "failed"
+    doc["steps"][0].update(status="failed", error="stopped before the disk filled: 40 MiB left on the filesystem "
+                           "of /srv/db, where the server writes")
+    doc["steps"][1]["status"] = "pending"
+    jsondoc.check(doc, shapes.sweep(1))
+    from dbio.errors import DbioError
+    from dbio.ui import UI
+
+    with pytest.raises(DbioError, match="^sweep failed after 0 of 2 steps: step 01-t1 stopped before the disk "
+                                        "filled: 40 MiB left on the filesystem of /srv/db"):
+        sweep_command._finish(tmp_path, doc, UI(quiet=True), None)
