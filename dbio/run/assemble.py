@@ -115,6 +115,24 @@ def window_limits(begin: dict[str, Any] | None, end: dict[str, Any] | None, key:
     return out
 
 
+def without_ended_sessions(end: dict[str, Any] | None, sessions: list[Session]) -> dict[str, Any] | None:
+    """The window's end reading without the /proc figures of sessions that had failed by then (pure): a process
+    that ended is gone from it anyway, but a thread a server keeps for the next connection (MariaDB's thread
+    cache) goes on counting another client's work under the session's id. Either way that session's CPU over
+    the window is not known, and the sessions' CPU figures are then absent (stats/figures.py)."""
+    os_end = (end or {}).get("os")
+    if not os_end or os_end.get("t") is None:
+        return end
+    ended = {str(s.pid) for s in sessions
+             if s.pid and s.state == "failed" and s.failed_at is not None and s.failed_at <= os_end["t"]}
+    if not ended:
+        return end
+    trimmed = {key: {pid: v for pid, v in value.items() if pid not in ended}
+               if key in ("session_cpu", "session_run_delay") and isinstance(value, dict) else value
+               for key, value in os_end.items()}
+    return {**end, "os": trimmed}
+
+
 def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
           samples: Callable[[], Iterable[dict[str, Any]]], directory_name: str,
           per_interval: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -127,7 +145,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     nodes = manifest_nodes(man)
     series, last_measured, node_series = _series(man, outcome, normalize, samples, per_interval, len(nodes) > 1)
     window = _window(outcome, last_measured, normalize)
-    begin, end = window["begin"], window["end"]
+    begin, end = window["begin"], without_ended_sessions(window["end"], outcome.sessions)
     node_totals = _node_tallies(outcome, [n["name"] for n in nodes])
     figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"])
     return {

@@ -185,7 +185,7 @@ def _cpu(window: dict[str, Any], d: dict[str, Any], s: float) -> dict[str, Any]:
     else:
         out["host"] = None
         out["reads_per_host_cpu_second"] = None
-    db_cpu = _cpu_delta(ob.get("session_cpu"), oe.get("session_cpu"))
+    db_cpu = _sessions_cpu_delta(ob.get("session_cpu"), oe.get("session_cpu"))
     # per read of the sessions' own (the reads whose average the report gives), where the engine counts them apart
     own_reads = get(d, "client", "reads")
     out.update(_cpu_wait(ob.get("session_run_delay"), oe.get("session_run_delay"),
@@ -240,8 +240,8 @@ def _cpu_wait(begin: dict[str, float] | None, end: dict[str, float] | None, read
               seconds: float) -> dict[str, Any]:
     """What the sessions waited for a CPU, ready to run (/proc schedstat run delay); None when not read
     (an older result, a remote server, a kernel without schedstat). Per read, as DB CPU is; and as a
-    share of the time of the sessions seen at both ends."""
-    waited = _cpu_delta(begin, end)
+    share of the time of the sessions seen at both ends (all of the window's, or no figure)."""
+    waited = _sessions_cpu_delta(begin, end)
     sessions = len(set(begin or {}) & set(end or {}))
     return {"cpu_wait_seconds": waited,
             "cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads,
@@ -271,6 +271,14 @@ def _read_helpers_wait(begin: dict[str, float] | None, end: dict[str, float] | N
     waited = _cpu_delta(begin, end)
     return {"io_worker_cpu_wait_seconds": waited,
             "io_worker_cpu_wait_us_per_read": None if waited is None or not reads else 1e6 * waited / reads}
+
+
+def _sessions_cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:
+    """CPU seconds of the sessions over the window; None when one seen at its start is not at its end (it
+    ended, or failed): its CPU up to then is not known, and the reads it made are in the window's."""
+    if not begin or not end or any(pid not in end for pid in begin):
+        return None
+    return _cpu_delta(begin, end)
 
 
 def _cpu_delta(begin: dict[str, float] | None, end: dict[str, float] | None) -> float | None:
