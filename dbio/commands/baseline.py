@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -113,9 +114,20 @@ def data_place(engine: Engine, conn: Any, info: ServerInfo) -> Place:
     files = tuple(engine.data_files(conn, info))
     if not files:
         raise UsageError("dbio's tables have no data files to read", "run dbio setup first")
+    odd = next((f for f in files if not _regular(f)), None)
+    if odd is not None:  # the server's owner may make one a FIFO or a device: fio would hang on it, or read that
+        raise UsageError(f"the data file {odd} is not a regular file", "check the data directory, or give "
+                         "--baseline-path DIR, a directory on this host that you know is the same storage")
     _check_direct_read(files[0])
     return Place(files, f"the data files of dbio's tables under {info.caps.data_directory}",
                  sum(os.path.getsize(f) for f in files), block=info.caps.page_bytes)
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _check_direct_read(path: str) -> None:

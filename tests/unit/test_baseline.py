@@ -210,6 +210,17 @@ def test_the_local_data_files_are_read_and_a_scratch_path_is_checked(tmp_path):
         baselines.scratch_place(tmp_path / "missing", 1)
 
 
+def test_a_data_file_that_is_not_a_regular_file_is_refused_before_fio_reads_it(tmp_path):
+    """The server's owner may turn a data file into a FIFO (fio, root's, then hung on it) or a device node."""
+    (tmp_path / "1").write_bytes(b"\0" * 16384)
+    os.mkfifo(tmp_path / "2")
+    with pytest.raises(UsageError, match=f"the data file {tmp_path / '2'} is not a regular file"):
+        baselines.data_place(_Files([str(tmp_path / "1"), str(tmp_path / "2")]), None, _info(True, str(tmp_path)))
+    (tmp_path / "3").symlink_to("/dev/null")
+    with pytest.raises(UsageError, match="is not a regular file"):
+        baselines.data_place(_Files([str(tmp_path / "3")]), None, _info(True, str(tmp_path)))
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the server's directories to another user")
 def test_the_write_side_never_writes_where_the_servers_user_could_plant_a_link(tmp_path):
     """The scratch files of fio and pg_test_fsync (root's, opened by name, following a link) never go in a
