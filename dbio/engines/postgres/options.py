@@ -130,7 +130,6 @@ class InstanceConfig:
         """The buffer cache the instance runs with (its running server may still have another)."""
         return self.shared_buffers
 
-
     def to_dict(self) -> dict[str, Any]:
         out = {**asdict(self), "data_dir": str(self.data_dir), "pg_settings": dict(self.pg_settings)}
         out["wal_dir"] = None if self.wal_dir is None else str(self.wal_dir)
