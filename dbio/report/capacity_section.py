@@ -18,6 +18,12 @@ def requested(request: dict[str, Any] | None) -> bool:
     return any(request.get(k) for k in ("target_iops", "latency_slo", "prices"))
 
 
+def storage_points(curve: dict[str, Any]) -> list[dict[str, Any]]:
+    """A sweep curve's points that are storage results: a knee or a capacity read off a step served by a cache
+    (INVALID) would be a statement about memory. The charts still draw those steps, marked."""
+    return [p for p in curve["points"] if not p.get("invalid")]
+
+
 def section(doc: dict[str, Any], curves: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]],
             request: dict[str, Any] | None, by_sessions: bool) -> dict[str, Any] | None:
     """None when nothing was asked; the request was checked when it was given (sweep, report)."""
@@ -31,7 +37,7 @@ def section(doc: dict[str, Any], curves: list[dict[str, Any]], step_docs: dict[s
     gain = doc.get("knee_gain", DEFAULT_GAIN)
     lines, tables = [], []
     for curve in curves:
-        points = [_point(p["step"], step_docs.get(p["step"]) or {}, slo) for p in curve["points"]]
+        points = [_point(p["step"], step_docs.get(p["step"]) or {}, slo) for p in storage_points(curve)]
         prefix = f"{curve['label']}: " if curve["label"] != "all steps" else ""
         if request.get("target_iops") or slo is not None:
             lines += [prefix + line for line in capacity.statements(points, request.get("target_iops"), slo, gain)]

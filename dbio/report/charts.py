@@ -252,6 +252,7 @@ def sweep_iops(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
                         label=line["label"])
         _raw_curve(ax, line, "raw_iops", drawn[0].get_color())
+    _not_storage(ax, lines, "x", "iops")
     _sweep_x(ax, curves)
     ax.set_ylabel("reads/s")
     ax.set_ylim(bottom=0)
@@ -272,6 +273,7 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         # figure: not under a curve of statement latency)
         if all(p["read_latency"] for p in line["points"]):
             _companion(ax, line, "cpu_wait_us", drawn[0].get_color(), "of which waiting for a CPU", ":", ".")
+    _not_storage(ax, lines, "x", "latency_us")
     _sweep_x(ax, curves)
     ax.set_ylabel("microseconds")
     ax.set_ylim(bottom=0)
@@ -290,6 +292,7 @@ def sweep_latency_vs_iops(curves: dict[str, Any] | None) -> str | None:
         for p in line["points"]:
             ax.annotate(str(p["x"]), (p["iops"], p["latency_us"] or 0), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")
+    _not_storage(ax, lines, "iops", "latency_us")
     ax.set_xlabel("reads/s (points labelled with the swept value)")
     ax.set_ylabel("avg read latency (us)")
     ax.set_xlim(left=0)
@@ -309,6 +312,15 @@ def _companion(ax: Any, line: dict[str, Any], key: str, color: str, what: str, s
     if points:
         ax.plot([p["x"] for p in points], [p[key] for p in points], linestyle=style, marker=marker, ms=3,
                 color=color, label=f"{line['label']}: {what}")
+
+
+def _not_storage(ax: Any, lines: list[dict[str, Any]], x: str, y: str) -> None:
+    """Steps whose reads storage was not shown to serve (INVALID: a cache, memory) ringed in red and named in
+    the legend: on a curve of storage figures they would otherwise read as storage's."""
+    points = [p for line in lines for p in line["points"] if p.get("invalid") and p.get(y) is not None]
+    if points:
+        ax.scatter([p[x] for p in points], [p[y] for p in points], s=90, facecolors="none", edgecolors="#c0392b",
+                   linewidths=1.5, zorder=5, label="not a storage result (INVALID)")
 
 
 def _sweep_x(ax: Any, curves: dict[str, Any]) -> None:

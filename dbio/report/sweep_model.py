@@ -70,7 +70,7 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
-                          "cpu_wait_us": r["cpu_wait_in_read_us"],
+                          "cpu_wait_us": r["cpu_wait_in_read_us"], "invalid": r["invalid"],
                           "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
@@ -84,10 +84,12 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
     gain = doc.get("knee_gain", knee_math.DEFAULT_GAIN)
     lines = []
     for curve in curve_list:
-        points = [knee_math.Point(p["x"], p["iops"], p["latency_us"], p["cpu_wait_us"]) for p in curve["points"]
-                  if p["x"]]
+        points = [knee_math.Point(p["x"], p["iops"], p["latency_us"], p["cpu_wait_us"])
+                  for p in capacity_section.storage_points(curve) if p["x"]]
         found = knee_math.find(points, gain)
-        prefix = f"{curve['label']}: " if curve["label"] != "all steps" else ""
+        left_out = [p["step"] for p in curve["points"] if p.get("invalid")]
+        prefix = (f"{curve['label']}: " if curve["label"] != "all steps" else "") + \
+            (f"leaving out {verdict.not_storage(left_out)}: " if left_out else "")
         if found:
             per_read = all(p["read_latency"] for p in curve["points"])
             lines.append(prefix + found.statement(latency="read latency" if per_read else "statement latency",

@@ -147,3 +147,24 @@ def test_compared_sweeps_mark_the_steps_that_are_no_storage_result(sweep):
     labels = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
     assert labels == ["threads_per_schema=1", "threads_per_schema=2 (cached INVALID: not a storage result)",
                       "threads_per_schema=4", "threads_per_schema=8"]
+
+
+def test_a_sweep_s_knees_and_capacity_are_read_off_storage_results_only_and_its_charts_mark_the_rest(sweep):
+    from dbio.report import charts
+
+    doc, steps = sweep
+    doc = {**doc, "capacity": {"target_iops": 35_000}}
+    plain = sweep_model.build(doc, steps)
+    capacity = next(s for s in plain["sections"] if s["id"] == "capacity")["lines"]
+    assert any("37,766" in line or "04-t8" in line or "8 sessions" in line for line in capacity), capacity
+    steps = {**steps, "04-t8": _cached(steps["04-t8"])}  # the step with the most reads/s, served by a cache
+    model = sweep_model.build(doc, steps)
+    points = model["curves"]["lines"][0]["points"]
+    assert [p["invalid"] for p in points] == [False, False, False, True]
+    assert all(line.startswith("leaving out 04-t8 INVALID: not a storage result: ") for line in model["knees"])
+    capacity = next(s for s in model["sections"] if s["id"] == "capacity")["lines"]
+    assert capacity != next(s for s in plain["sections"] if s["id"] == "capacity")["lines"]
+    assert not any("04-t8" in line for line in capacity), capacity
+    for draw in (charts.sweep_iops, charts.sweep_latency, charts.sweep_latency_vs_iops):
+        assert "not a storage result (INVALID)" in draw(model["curves"])
+        assert "not a storage result (INVALID)" not in draw(plain["curves"])
