@@ -408,10 +408,11 @@ def test_an_update_run_never_fills_the_disk_innodb_grows_its_tablespace_on(small
 
 
 def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keeps_its_floor(small_managed):
-    """The guard's stop cancelled nothing in the warm-up until the sessions ended their slices (0.75 s): a fresh
-    instance's first update run, started with the least room the start check allows, grew ibdata1 by 64 MiB,
-    the guard stopped it with 65 MiB left, and InnoDB grew ibdata1 again (1 MiB left, or "preallocating ... for
-    file ./ibdata1 failed with error 28"). Cancelled at once, the sessions leave the floor free."""
+    """A fresh instance's first update run, started with the least room the start check allowed, grew ibdata1 by
+    64 MiB, the guard stopped it with 65 MiB left, and ibdata1 grew 64 MiB again while the statements were being
+    cancelled (1 MiB left, or "preallocating ... for file ./ibdata1 failed with error 28"). The floor keeps that
+    second growth free, and the guard cancels the statements at once: in the warm-up nothing was cancelled until
+    the sessions had ended their slices, 1.0-1.1 s after the stop."""
     from dbio.run import room
 
     inst, mount, run = small_managed
