@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import _base_dir, dbio, load_result, result_dir
+from tests.integration.conftest import _base_dir, dbio, load_result, result_dir, wait_for
 
 pymysql = pytest.importorskip("pymysql")
 
@@ -202,21 +202,24 @@ def _dbio_sessions(managed) -> list[tuple]:
             if row[1] not in ("system user", "event_scheduler")]
 
 
+def _measuring(managed, label: str) -> Path:
+    """The directory of the run labelled label, once two samples of its measured window are written."""
+    def found() -> Path | None:
+        for directory in managed.results.glob(f"*-{label}") if managed.results.exists() else []:
+            samples = directory / "samples.jsonl"
+            if samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
+                return directory
+        return None
+    return wait_for(found, what="the run's measured window")
+
+
 def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_sessions(managed):
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
                                                                                 "--label", "sigint")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
-    deadline = time.monotonic() + 60
-    directory = None
-    while time.monotonic() < deadline and directory is None:
-        found = [p for p in managed.results.glob("*-sigint")] if managed.results.exists() else []
-        samples = found[0] / "samples.jsonl" if found else None
-        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
-            directory = found[0]
-        time.sleep(0.2)
-    assert directory is not None, "the run never reached its measured window"
+    directory = _measuring(managed, "sigint")
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -246,6 +249,31 @@ def test_sigterm_while_sessions_connect_is_an_interrupt_not_a_failure(managed):
     assert "failed" not in out and "unknown error" not in out
     time.sleep(0.5)
     assert _dbio_sessions(managed) == []
+
+
+def test_a_session_killed_in_the_window_leaves_its_cpu_and_the_other_sessions_share_absent(managed):
+    """KILL CONNECTION of a session inside the window: the sessions' CPU per read is absent (the thread cache keeps
+    the killed session's thread for another client), and so is other sessions' share of the reads: the run's own
+    reads are summed over its sessions' threads, and the killed one's went with its thread, which read as another
+    client's ("other sessions did 94.2% of the client sessions' reads in the window")."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
+                                                                                "--label", "killed")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    directory = _measuring(managed, "killed")
+    session = next(row[0] for row in _dbio_sessions(managed) if "dbio_slice" in (row[3] or "")
+                   or "dbio_cf1" in (row[3] or ""))
+    managed.query(f"KILL CONNECTION {int(session)}", None)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed" and "failed" in [s["state"] for s in doc["sessions"]], doc["sessions"]
+    figures = doc["figures"]
+    assert figures["load_profile"]["physical_reads_per_s"] > 0 and figures["cpu"]["reads_per_host_cpu_second"]
+    assert figures["cpu"]["db_cpu_us_per_read"] is None and figures["cpu"]["cpu_wait_us_per_read"] is None
+    assert (figures["other_sessions"] or {}).get("read_share_pct") is None, figures["other_sessions"]
+    assert "other sessions did" not in (directory / "report.txt").read_text()
 
 
 def test_teardown_spares_a_users_own_tables(managed):
