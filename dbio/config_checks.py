@@ -51,9 +51,10 @@ def foreign_instance_errors(config: Config) -> list[ConfigError]:
     data_dir = getattr(config.instance, "data_dir", None)
     if not config.connection.embedded or data_dir is None:
         return []
-    owner = registry.owner_of_instance(Path(data_dir))
-    if owner is None or owner == engine:
+    owners = registry.owners_of_instance(Path(data_dir))
+    if not owners or engine in owners:  # its own record there too: its own checks judge it
         return []
+    owner = owners[0]
     shown = display_key(BY_KEY["data_dir"], config.origins.get("data_dir", "default"))
     return [ConfigError(shown, str(data_dir), f"holds a managed instance of the {owner} engine, and the engine is "
                         f"{engine}", f"add --engine {owner}, or give another --data-dir")]

@@ -18,9 +18,9 @@ def test_each_engine_names_its_own_record():
 
 @pytest.mark.parametrize("owner", ["mysql", "postgresql"])
 def test_the_engine_an_instance_directory_is_for(tmp_path, owner):
-    assert registry.owner_of_instance(tmp_path) is None
+    assert registry.owners_of_instance(tmp_path) == ()
     (tmp_path / record_of(owner)).write_text("{}")
-    assert registry.owner_of_instance(tmp_path) == owner
+    assert registry.owners_of_instance(tmp_path) == (owner,)
 
 
 @pytest.mark.parametrize("engine, owner", [("postgresql", "mysql"), ("mysql", "postgresql")])
@@ -37,3 +37,15 @@ def test_its_own_engine_is_not_refused(tmp_path):
     (tmp_path / record_of("mysql")).write_text("{}")
     config = load_config(Sources(cli={"engine": "mysql", "data_dir": str(tmp_path)}, cwd=tmp_path))
     assert config.connection.engine == "mysql" and config.instance.data_dir == tmp_path
+
+
+@pytest.mark.parametrize("engine", ["mysql", "postgresql"])
+def test_a_directory_with_its_own_engines_record_besides_anothers_is_not_refused(tmp_path, engine):
+    """A directory holding both engines' records (one planted, or left there): the engine asked for has its
+    instance there, and its own checks judge its record (the first engine's name was given instead, and
+    `--engine mysql` refused with 'add --engine postgresql')."""
+    for name in registry.names():
+        (tmp_path / record_of(name)).write_text("{}")
+    config = load_config(Sources(cli={"engine": engine, "data_dir": str(tmp_path)}, cwd=tmp_path))
+    assert config.connection.engine == engine
+
