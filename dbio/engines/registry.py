@@ -110,7 +110,8 @@ def owner_of_dsn(dsn: str) -> str | None:
 
 
 def owners_of_instance(data_dir: Path) -> tuple[str, ...]:
-    """The engines whose managed instance's record lies in data_dir."""
+    """The engines whose managed instance's record lies in data_dir. OSError: it cannot be looked into (a parent
+    the user may not enter, a name too long)."""
     return tuple(name for name in names() if (data_dir / entry(name).INSTANCE_RECORD).is_file())
 
 

@@ -3,6 +3,7 @@ rather than "no dbio instance" (which invited a second instance, or a destroy th
 
 import pytest
 
+from dbio import cli
 from dbio.config import Sources, load_config
 from dbio.engines import registry
 from dbio.errors import ConfigErrors
@@ -49,3 +50,18 @@ def test_a_directory_with_its_own_engines_record_besides_anothers_is_not_refused
     config = load_config(Sources(cli={"engine": engine, "data_dir": str(tmp_path)}, cwd=tmp_path))
     assert config.connection.engine == engine
 
+
+def test_a_directory_that_cannot_be_looked_into_is_one_line_not_an_internal_error(tmp_path, capsys):
+    """A --data-dir dbio cannot look into (a name too long; for a user who may not enter a parent, Permission
+    denied): one line and exit 2, not "internal error: [Errno 36] File name too long" (run and setup met it
+    first where they look for the instance's remembered options)."""
+    too_long = tmp_path / ("d" * 300)
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(Sources(cli={"data_dir": str(too_long)}, cwd=tmp_path))
+    assert [str(e) for e in caught.value.errors] == [
+        f"--data-dir = {too_long}: cannot be looked into (File name too long); give another --data-dir"]
+    for command in (["instance", "status"], ["run"], ["setup"]):  # run and setup look for remembered options first
+        with pytest.raises(SystemExit) as exited:
+            cli.main([*command, "--data-dir", str(too_long)])
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.count("\n") == 1 and "cannot be looked into (File name" in err, err
