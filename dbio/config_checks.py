@@ -46,15 +46,19 @@ def foreign_dsn_errors(config: Config) -> list[ConfigError]:
 
 def foreign_instance_errors(config: Config) -> list[ConfigError]:
     """A --data-dir holding another engine's managed instance (a MariaDB one with the default engine, say):
-    name the engine it is for, rather than saying there is no instance there."""
+    name the engine it is for, rather than saying there is no instance there; or one that cannot be looked into."""
     engine = config.connection.engine
     data_dir = getattr(config.instance, "data_dir", None)
     if not config.connection.embedded or data_dir is None:
         return []
-    owner = registry.owner_of_instance(Path(data_dir))
-    if owner is None or owner == engine:
-        return []
     shown = display_key(BY_KEY["data_dir"], config.origins.get("data_dir", "default"))
+    try:
+        owners = registry.owners_of_instance(Path(data_dir))
+    except OSError as exc:  # said here in one line, not as an internal error where the instance is looked for
+        return [ConfigError(shown, str(data_dir), f"cannot be looked into ({exc.strerror})", "give another --data-dir")]
+    if not owners or engine in owners:  # its own record there too: its own checks judge it
+        return []
+    owner = owners[0]
     return [ConfigError(shown, str(data_dir), f"holds a managed instance of the {owner} engine, and the engine is "
                         f"{engine}", f"add --engine {owner}, or give another --data-dir")]
 

@@ -32,7 +32,10 @@ def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:
     if not first.connection.embedded:
         return sources
     instance = targets.instance_for(first, lambda _: None)
-    if not instance.exists():
+    try:
+        if not instance.exists():
+            return sources
+    except OSError:  # a directory that cannot be looked into: the configuration's checks say so in one line
         return sources
     kept = instance.meta().options or {}
     taken = {key: kept[key] for key in registry.entry(first.connection.engine).REMEMBERED  # in the options' order

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 from dbio import load, target as targets
 from dbio.commands import dataset, replicas
@@ -11,7 +12,7 @@ from dbio.commands.admin import report_teardown
 from dbio.commands.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
-from dbio.engines.base import Check, SetupRecord, SetupSpec
+from dbio.engines.base import Check, ServerInfo, SetupRecord, SetupSpec
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes
 from dbio.ui import UI
@@ -61,6 +62,13 @@ def preflight_embedded(config: Config, spec: SetupSpec) -> None:
     instance.check_host(config.instance, host.host_facts().get("memory_bytes") or 0)
 
 
+def as_configured(info: ServerInfo, instance: Any) -> ServerInfo:
+    """dbio's own instance as the command loads and runs it (pure): with the cache it asks for and its direct I/O,
+    not what the running server has now (another cache; after a dbio killed in a load, the load's buffered I/O)."""
+    return dataclasses.replace(info, cache_bytes=instance.cache_bytes,
+                               caps=dataclasses.replace(info.caps, direct_io=instance.direct_io))
+
+
 def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
           command: str = "dbio setup") -> SetupRecord:
     """command: how the user asked for it (quickstart loads too), for the fix a refusal names."""
@@ -90,9 +98,8 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                              f"run dbio teardown first, or {command} --reload to replace it")
         if replace or record is None or record.status != "ready":
             if not config.workload.allow_cached:  # refused now rather than by the run, after the load
-                # dbio's own instance loads and runs with the cache asked for, not the one it has now
-                cached = dataclasses.replace(info, cache_bytes=config.instance.cache_bytes) if target.embedded else info
-                check_not_cached(cached, config.workload.table_bytes(info.caps.page_bytes))
+                judged = as_configured(info, config.instance) if target.embedded else info
+                check_not_cached(judged, config.workload.table_bytes(info.caps.page_bytes))
             engine.check_namespace(conn, spec)
             where = str(config.instance.data_dir) if target.embedded else info.caps.data_directory
             if where and (target.embedded or info.caps.local):

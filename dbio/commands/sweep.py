@@ -130,6 +130,7 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | 
             path.rename(kept)
             step.setdefault("earlier_attempts", []).append(kept.name)
         step["status"] = "pending"
+        step.pop("error", None)  # the earlier attempt's, whose result is kept: not the next one's
     pending = [s for s in doc["steps"] if s["status"] == "pending"]
     if pending:
         _ensure_data([step_config(doc["base"], s["values"], cwd, dsn) for s in pending], ui)

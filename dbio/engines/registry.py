@@ -109,9 +109,10 @@ def owner_of_dsn(dsn: str) -> str | None:
     return next((name for name in names() if scheme.lower() in entry(name).DSN_SCHEMES), None)
 
 
-def owner_of_instance(data_dir: Path) -> str | None:
-    """The engine whose managed instance's record lies in data_dir; None when none does."""
-    return next((name for name in names() if (data_dir / entry(name).INSTANCE_RECORD).is_file()), None)
+def owners_of_instance(data_dir: Path) -> tuple[str, ...]:
+    """The engines whose managed instance's record lies in data_dir. OSError: it cannot be looked into (a parent
+    the user may not enter, a name too long)."""
+    return tuple(name for name in names() if (data_dir / entry(name).INSTANCE_RECORD).is_file())
 
 
 def find(name: Any) -> EngineEntry | None:

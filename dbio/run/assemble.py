@@ -116,21 +116,35 @@ def window_limits(begin: dict[str, Any] | None, end: dict[str, Any] | None, key:
 
 
 def without_ended_sessions(end: dict[str, Any] | None, sessions: list[Session]) -> dict[str, Any] | None:
-    """The window's end reading without the /proc figures of sessions that had failed by then (pure): a process
-    that ended is gone from it anyway, but a thread a server keeps for the next connection (MariaDB's thread
-    cache) goes on counting another client's work under the session's id. Either way that session's CPU over
-    the window is not known, and the sessions' CPU figures are then absent (stats/figures.py)."""
-    os_end = (end or {}).get("os")
-    if not os_end or os_end.get("t") is None:
+    """The window's end reading without what it holds of sessions that had failed by then (pure), each part at
+    its own clock. Their /proc figures: a process that ended is gone from it anyway, but a thread a server keeps
+    for the next connection (MariaDB's thread cache) goes on counting another client's work under the session's
+    id. And the engine's count of the run's own sessions' I/O, which forgot theirs when they ended (MariaDB's
+    per-thread summaries, PostgreSQL's per-backend statistics): other sessions would seem to have done their
+    I/O (seen: "other sessions did 94.2% of the client sessions' reads" after one of two was killed). Either way
+    the figures are then absent (stats/figures.py)."""
+    failed = [s for s in sessions if s.state == "failed" and s.failed_at is not None]
+    if not end or not failed:
         return end
-    ended = {str(s.pid) for s in sessions
-             if s.pid and s.state == "failed" and s.failed_at is not None and s.failed_at <= os_end["t"]}
-    if not ended:
-        return end
-    trimmed = {key: {pid: v for pid, v in value.items() if pid not in ended}
-               if key in ("session_cpu", "session_run_delay") and isinstance(value, dict) else value
-               for key, value in os_end.items()}
-    return {**end, "os": trimmed}
+    out = dict(end)
+    os_end = end.get("os")
+    if os_end and os_end.get("t") is not None:
+        ended = {str(s.pid) for s in failed if s.pid and s.failed_at <= os_end["t"]}
+        if ended:
+            out["os"] = {key: {pid: v for pid, v in value.items() if pid not in ended}
+                         if key in ("session_cpu", "session_run_delay") and isinstance(value, dict) else value
+                         for key, value in os_end.items()}
+    nodes = end.get("nodes") or {}
+    gone = {name for name, reading in nodes.items() if isinstance(reading, dict) and reading.get("t") is not None
+            and any(s.node == name and s.failed_at <= reading["t"] for s in failed)}
+    if gone:
+        out["nodes"] = {name: _without_own_io(reading) if name in gone else reading for name, reading in nodes.items()}
+        out["engine"] = _without_own_io(end.get("engine"))
+    return out if any(value is not end.get(key) for key, value in out.items()) else end
+
+
+def _without_own_io(reading: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if reading is None else {k: v for k, v in reading.items() if k != "sessions"}
 
 
 def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,

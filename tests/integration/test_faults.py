@@ -127,6 +127,27 @@ def test_load_interrupted_at_each_step_resumes(instance, point):
     amcheck(instance, db, schemas=2)
 
 
+def test_a_load_whose_dbio_was_killed_resumes_with_the_direct_io_the_run_has(instance):
+    """A dbio killed inside the load leaves the instance running the load's profile (buffered I/O). setup again
+    judged the data set against that server's page cache ("fits in shared_buffers (16 MiB) plus the available page
+    cache (19.9 GiB; the server does not use direct I/O)") and would not resume the load without --allow-cached;
+    the load and the runs after it read with the direct I/O the command asks for."""
+    db = "stop_killed"
+    marker = instance.root / f"{db}.marker"
+    proc = start(instance, "setup", db, env={"DBIO_FAULT": "load.copy", "DBIO_FAULT_MARKER": str(marker)})
+    wait_for(marker.exists, what="the load to reach load.copy")
+    proc.kill()
+    proc.communicate(timeout=30)
+    no_dbio_backends(instance)
+    with instance.connect(db) as conn:
+        assert conn.execute("SHOW debug_io_direct").fetchone()[0] == ""  # the load's profile, still running
+    resumed = dbio("setup", *instance.args(db, *SMALL))
+    assert resumed.code == 0, resumed.text
+    assert "resuming the interrupted load" in resumed.out
+    with instance.connect(db) as conn:
+        assert conn.execute("SHOW debug_io_direct").fetchone()[0] == "data"
+
+
 @pytest.fixture()
 def small_filesystem(workdir):
     if not ROOT or not shutil.which("mount"):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import _base_dir, dbio, load_result, result_dir
+from tests.integration.conftest import _base_dir, dbio, load_result, result_dir, wait_for
 
 pymysql = pytest.importorskip("pymysql")
 
@@ -202,21 +202,24 @@ def _dbio_sessions(managed) -> list[tuple]:
             if row[1] not in ("system user", "event_scheduler")]
 
 
+def _measuring(managed, label: str) -> Path:
+    """The directory of the run labelled label, once two samples of its measured window are written."""
+    def found() -> Path | None:
+        for directory in managed.results.glob(f"*-{label}") if managed.results.exists() else []:
+            samples = directory / "samples.jsonl"
+            if samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
+                return directory
+        return None
+    return wait_for(found, what="the run's measured window")
+
+
 def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_sessions(managed):
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
                                                                                 "--label", "sigint")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
-    deadline = time.monotonic() + 60
-    directory = None
-    while time.monotonic() < deadline and directory is None:
-        found = [p for p in managed.results.glob("*-sigint")] if managed.results.exists() else []
-        samples = found[0] / "samples.jsonl" if found else None
-        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
-            directory = found[0]
-        time.sleep(0.2)
-    assert directory is not None, "the run never reached its measured window"
+    directory = _measuring(managed, "sigint")
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -246,6 +249,31 @@ def test_sigterm_while_sessions_connect_is_an_interrupt_not_a_failure(managed):
     assert "failed" not in out and "unknown error" not in out
     time.sleep(0.5)
     assert _dbio_sessions(managed) == []
+
+
+def test_a_session_killed_in_the_window_leaves_its_cpu_and_the_other_sessions_share_absent(managed):
+    """KILL CONNECTION of a session inside the window: the sessions' CPU per read is absent (the thread cache keeps
+    the killed session's thread for another client), and so is other sessions' share of the reads: the run's own
+    reads are summed over its sessions' threads, and the killed one's went with its thread, which read as another
+    client's ("other sessions did 94.2% of the client sessions' reads in the window")."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
+                                                                                "--label", "killed")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    directory = _measuring(managed, "killed")
+    session = next(row[0] for row in _dbio_sessions(managed) if "dbio_slice" in (row[3] or "")
+                   or "dbio_cf1" in (row[3] or ""))
+    managed.query(f"KILL CONNECTION {int(session)}", None)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed" and "failed" in [s["state"] for s in doc["sessions"]], doc["sessions"]
+    figures = doc["figures"]
+    assert figures["load_profile"]["physical_reads_per_s"] > 0 and figures["cpu"]["reads_per_host_cpu_second"]
+    assert figures["cpu"]["db_cpu_us_per_read"] is None and figures["cpu"]["cpu_wait_us_per_read"] is None
+    assert (figures["other_sessions"] or {}).get("read_share_pct") is None, figures["other_sessions"]
+    assert "other sessions did" not in (directory / "report.txt").read_text()
 
 
 def test_teardown_spares_a_users_own_tables(managed):
@@ -358,10 +386,10 @@ def test_a_server_on_a_thread_pool_is_still_this_host_s_and_its_sessions_cpu_is_
         _restart_with(managed)
 
 
-def test_an_update_run_never_fills_the_disk_innodb_grows_its_tablespace_on():
-    """InnoDB grows its system tablespace (where MariaDB keeps undo) by innodb_autoextend_increment, 64 MiB at
-    once: with a floor of 32 MiB the guard stopped a run on a small filesystem and InnoDB's next growth filled it
-    ("The table is full"). The guard keeps that step free besides, and refuses a run that starts without it."""
+@pytest.fixture()
+def small_managed():
+    """A managed instance (16 KiB pages) with 48 MiB loaded on a 460 MiB tmpfs of its own, removed at the end: its
+    fresh ibdata1 (12 MiB) must grow for the undo of the first update run."""
     _binaries_or_skip()
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a small filesystem needs root")
@@ -371,25 +399,54 @@ def test_an_update_run_never_fills_the_disk_innodb_grows_its_tablespace_on():
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=460m,mode=0755", "tmpfs", str(mount)], check=True)
     inst = Managed(mount, "16k")
     args = [*inst.here(), "--buffer-pool", "16MiB", "--results-dir", str(root / "results")]
-    run = [*args, "--update-pct", "50", "--redo-stress", "HEAVY", "-t", "2", "--run-time", "8s", "--warmup", "1s"]
     try:
         setup = dbio("setup", *args, "--scale", "48MiB", "--scan-table-size", "0", "--allow-cached")
         assert setup.code == 0, setup.text
-        free = shutil.disk_usage(mount).free
-        filler = mount / "filler"
-        with filler.open("wb") as fh:  # leave 100 MiB: not room for a 64 MiB growth and the 32 MiB floor and more
-            fh.truncate(0)
-            os.posix_fallocate(fh.fileno(), 0, free - (100 << 20))
-        refused = dbio("run", *run, "--allow-cached")
-        assert refused.code == 2, refused.text
-        assert "innodb_autoextend_increment lets the server grow a file by 64 MiB at once" in refused.err
-        filler.unlink()
-        ran = dbio("run", *run, "--allow-cached")
-        assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
-        log = (inst.data_dir / "log" / "error.log").read_text()
-        assert "is full" not in log and "error 28" not in log, log[-2000:]
-        assert shutil.disk_usage(mount).free > 32 << 20
+        yield inst, mount, [*args, "--update-pct", "50", "--redo-stress", "HEAVY", "-t", "2", "--run-time", "8s",
+                            "--warmup", "1s", "--allow-cached"]
     finally:
         dbio("instance", "destroy", "--yes", *inst.here())
         subprocess.run(["umount", "-l", str(mount)], check=False)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _leave_free(mount: Path, free: int) -> Path:
+    """A file taking all of the filesystem's room but free bytes."""
+    filler = mount / "filler"
+    with filler.open("wb") as fh:
+        os.posix_fallocate(fh.fileno(), 0, shutil.disk_usage(mount).free - free)
+    return filler
+
+
+def test_an_update_run_never_fills_the_disk_innodb_grows_its_tablespace_on(small_managed):
+    """InnoDB grows its system tablespace (where MariaDB keeps undo) by innodb_autoextend_increment, 64 MiB at
+    once: with a floor of 32 MiB the guard stopped a run on a small filesystem and InnoDB's next growth filled it
+    ("The table is full"). The guard keeps that step free besides, and refuses a run that starts without it."""
+    inst, mount, run = small_managed
+    filler = _leave_free(mount, 100 << 20)  # not room for a 64 MiB growth and the 32 MiB floor and more
+    refused = dbio("run", *run)
+    assert refused.code == 2, refused.text
+    assert "innodb_autoextend_increment lets the server grow a file by 64 MiB at once" in refused.err
+    filler.unlink()
+    ran = dbio("run", *run)
+    assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
+    log = (inst.data_dir / "log" / "error.log").read_text()
+    assert "is full" not in log and "error 28" not in log, log[-2000:]
+    assert shutil.disk_usage(mount).free > 32 << 20
+
+
+def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keeps_its_floor(small_managed):
+    """A fresh instance's first update run, started with the least room the start check allowed, grew ibdata1 by
+    64 MiB, the guard stopped it with 65 MiB left, and ibdata1 grew 64 MiB again while the statements were being
+    cancelled (1 MiB left, or "preallocating ... for file ./ibdata1 failed with error 28"). The floor keeps that
+    second growth free, and the guard cancels the statements at once: in the warm-up nothing was cancelled until
+    the sessions had ended their slices, 1.0-1.1 s after the stop."""
+    from dbio.run import room
+
+    inst, mount, run = small_managed
+    _leave_free(mount, room.floor_of(64 << 20) + room.START_MARGIN + (2 << 20))
+    ran = dbio("run", *run, "--update-pct", "100", "-t", "8")  # undo as fast as this host makes it
+    assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
+    log = (inst.data_dir / "log" / "error.log").read_text()
+    assert "is full" not in log and "error 28" not in log, log[-2000:]
+    assert shutil.disk_usage(mount).free >= room.FLOOR, f"{shutil.disk_usage(mount).free >> 20} MiB left"

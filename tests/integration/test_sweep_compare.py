@@ -97,3 +97,33 @@ def test_compare_two_results(instance):
     assert "two-sessions vs one-session: reads/s" in text.out
     mixed = dbio("compare", str(result_dir(first)), str(instance.results / "nope"))
     assert mixed.code == 2
+
+
+def test_a_failed_step_is_named_with_why_and_a_later_attempt_that_completes_keeps_no_error(instance):
+    """A step whose session was terminated fails the sweep, whose last line says which step and why; resumed,
+    the step completes, and its record keeps no error of the attempt before it (the failure's stayed beside a
+    'complete')."""
+    args = instance.args("sweep", *SMALL, "--run-time", "8s", "--warmup", "1s", "--label", "failing")
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", "2,3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    directory = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and directory is None:
+        found = [p for p in instance.results.glob("*sweep-failing")]
+        samples = found[0] / "01-t2" / "samples.jsonl" if found else None
+        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
+            directory = found[0]
+        time.sleep(0.2)
+    assert directory is not None, "the sweep's first step never reached its window"
+    with instance.connect("sweep") as conn:
+        pid = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'dbio:%:2'").fetchone()[0]
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 1, out + err
+    assert f"sweep failed after 0 of 2 steps: step 01-t2 session 2 (pid {pid}, schema 1) ended at" in err, err
+    resumed = dbio("sweep", "--resume", str(directory))
+    assert resumed.code == 0, resumed.text
+    doc = json.loads((directory / "sweep.json").read_text())
+    assert [s["status"] for s in doc["steps"]] == ["complete"] * 2
+    assert doc["steps"][0]["earlier_attempts"][0].startswith("01-t2.failed-") and "error" not in doc["steps"][0]

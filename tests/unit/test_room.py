@@ -23,9 +23,10 @@ def test_after_a_second_the_last_seconds_rate_counts():
 
 
 
-def test_the_floor_keeps_a_servers_growth_step_free_besides():
+def test_the_floor_keeps_two_of_a_servers_growth_steps_free_besides():
     assert room.floor_of(0) == room.FLOOR
-    assert room.floor_of(64 * MIB) == 96 * MIB  # InnoDB's autoextend increment
+    # InnoDB's autoextend increment: one growth before the guard sees it, one more while its cancel takes
+    assert room.floor_of(64 * MIB) == 160 * MIB
     # recorded on a managed MariaDB (tmpfs, 2 sessions, HEAVY updates): ibdata1 grew 64 MiB within 0.1 s with 173
     # MiB free; a 32 MiB floor let the run go on to the next growth, which the filesystem could not give
     grown = [(0.0, 173 * MIB), (0.1, 109 * MIB)]

@@ -5,6 +5,7 @@ or left a thread that went on counting another client's work (MariaDB's thread c
 from dbio.run import assemble
 from dbio.run.sessions import Session
 from dbio.stats import figures
+from dbio.stats.counters import delta
 
 
 def cpu(window_begin: dict, window_end: dict, **extra) -> dict:
@@ -40,3 +41,20 @@ def test_a_session_that_failed_before_the_end_reading_is_left_out_of_it():
     # one that failed after the window's end reading was whole in it
     assert assemble.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 101.0)]) is end
     assert assemble.without_ended_sessions(None, [session(2, 12, "failed", 95.0)]) is None
+
+
+def test_the_engines_count_of_the_runs_own_io_is_left_out_once_a_session_of_its_node_failed():
+    """performance_schema (PostgreSQL: the per-backend statistics) forgets an ended session's reads: the run's own
+    reads at the end would lack them, and other sessions seem to have done them."""
+    node = {"t": 100.0, "client": {"reads": 900.0}, "sessions": {"reads": 300.0}}
+    other = {"t": 100.0, "client": {"reads": 50.0}, "sessions": {"reads": 50.0}}
+    end = {"engine": {**node, "client": {"reads": 950.0}, "sessions": {"reads": 350.0}},
+           "nodes": {"only": node, "two": other}, "os": None}
+    trimmed = assemble.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 95.0)])
+    assert "sessions" not in trimmed["engine"] and trimmed["engine"]["client"] == {"reads": 950.0}
+    assert "sessions" not in trimmed["nodes"]["only"] and trimmed["nodes"]["two"] is other
+    assert figures._other_sessions(delta({"client": {"reads": 0.0}, "sessions": {"reads": 0.0}},
+                                         trimmed["engine"])) is None
+    assert end["engine"]["sessions"] == {"reads": 350.0}  # the reading itself is left as it was
+    # failed after the end reading (server clock): its reads are in it
+    assert assemble.without_ended_sessions(end, [session(2, 12, "failed", 101.0)]) is end

@@ -44,6 +44,11 @@ class InstanceConfig:
         """The buffer cache the instance runs with (its running server may still have another)."""
         return self.buffer_pool
 
+    @property
+    def direct_io(self) -> bool:
+        """Whether it reads its data files with direct I/O: always (innodb_flush_method O_DIRECT, loads too)."""
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         return {"data_dir": str(self.data_dir), "buffer_pool": self.buffer_pool,
                 "innodb_page_size": self.innodb_page_size}
