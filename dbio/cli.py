@@ -190,7 +190,7 @@ def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: A
     from dbio.config import each_node
 
     for node in each_node(config):  # several --dsn: every server is loaded, one after the other
-        setup_command.setup(node, _ui(ctx), verify=verify, reload=reload)
+        setup_command.setup(node, _ui(ctx), verify=verify, reload=reload, finish_interrupted=True)
 
 
 BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage under test, where fio reads a "

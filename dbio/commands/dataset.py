@@ -53,9 +53,18 @@ def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]
     errors = validate(adopted)
     if errors:
         raise ConfigErrors(errors)
-    say(f"using the loaded data set (setup {record.setup_id}): {describe(spec.scale, spec.schemas)}; "
-        "give --scale or --schemas to use a part of it")
+    if unfinished(record):
+        say(f"the interrupted load's own shape: {describe(spec.scale, spec.schemas)}; "
+            "give --reload with other options to load another")
+    else:
+        say(f"using the loaded data set (setup {record.setup_id}): {describe(spec.scale, spec.schemas)}; "
+            "give --scale or --schemas to use a part of it")
     return adopted
+
+
+def unfinished(record: SetupRecord | None) -> bool:
+    """A load that was interrupted: no data set to use, only one to finish."""
+    return record is not None and record.status != "ready"
 
 
 def describe(scale: int, schemas: int) -> str:
@@ -63,8 +72,22 @@ def describe(scale: int, schemas: int) -> str:
             f"schema{'s' if schemas != 1 else ''}")
 
 
-def remembered(config: Config, notify: Callable[[str], None]) -> Config:
-    """adopt() with the configured server's record; unchanged when every shape option was given."""
+def remembered(config: Config, notify: Callable[[str], None], *, resume: bool = False) -> Config:
+    """adopt() with the configured server's record; unchanged when every shape option was given.
+    An interrupted load is no data set to use: its shape is taken only to finish it (setup's resume),
+    and the other commands refuse it, naming dbio setup."""
     if all(given(config, key) for key in SHAPE):
         return config
-    return adopt(config, loaded_record(config, notify), notify)
+    record = loaded_record(config, notify)
+    if unfinished(record) and not resume:
+        return config
+    return adopt(config, record, notify)
+
+
+def resumed(config: Config, notify: Callable[[str], None]) -> Config:
+    """setup: the shape of an interrupted load where the user gave none, so that `dbio setup` again
+    finishes it (as its interruption said); unchanged otherwise."""
+    if all(given(config, key) for key in SHAPE):
+        return config
+    record = loaded_record(config, notify)
+    return adopt(config, record, notify) if unfinished(record) else config

@@ -70,10 +70,14 @@ def as_configured(info: ServerInfo, instance: Any) -> ServerInfo:
 
 
 def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
-          command: str = "dbio setup") -> SetupRecord:
-    """command: how the user asked for it (quickstart loads too), for the fix a refusal names."""
+          command: str = "dbio setup", finish_interrupted: bool = False) -> SetupRecord:
+    """command: how the user asked for it (quickstart loads too), for the fix a refusal names;
+    finish_interrupted: an interrupted load's shape serves where the user gave none, so that `dbio setup`
+    again finishes it, as its interruption said (dbio setup's own; quickstart, ops and sweeps load their shape)."""
     if verify and not reload:  # verify what is loaded, unless told what it should be
-        config = dataset.remembered(config, ui.note)
+        config = dataset.remembered(config, ui.note, resume=True)
+    elif finish_interrupted and not reload:
+        config = dataset.resumed(config, ui.note)
     spec = spec_of(config)
     if config.connection.embedded:
         preflight_embedded(config, spec)

@@ -349,12 +349,12 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
         ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
         setup_command.setup(biggest, ui)
         return
+    if record.status != "ready":  # resumed as it was: dbio setup takes the interrupted load's shape
+        raise UsageError("the load was interrupted", "run dbio setup again to finish it, then the sweep")
     spec = record.spec
     for config in configs:
         w = config.workload
         problems = []
-        if record.status != "ready":
-            problems.append("the load was interrupted")
         if w.schemas > spec.schemas:
             problems.append(f"schemas {w.schemas} > {spec.schemas} loaded")
         if w.scale > spec.scale:

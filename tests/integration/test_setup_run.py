@@ -152,6 +152,32 @@ def test_interrupted_load_resumes(instance):
     assert "loading 1 of 4 tables" in done.out
 
 
+def test_setup_again_without_its_options_finishes_an_interrupted_load(instance):
+    # the interruption says "run dbio setup again to resume": that must work without repeating --scale
+    loaded = dbio("setup", *instance.args("resumeplain", "--scale", "40MiB", "--scan-table-size", "8MiB"))
+    assert loaded.code == 0, loaded.text
+    with instance.connect("resumeplain") as conn:  # as if the load stopped before dbio_1 was done
+        conn.execute("DROP TABLE dbio_1.cf1")
+        conn.execute("DELETE FROM dbio.setup_tables WHERE schema_name = 'dbio_1'")
+        conn.execute("UPDATE dbio.setup SET status = 'loading'")
+    blocked = dbio("run", *instance.args("resumeplain", *BRIEF, "--label", "blocked"))
+    assert blocked.code == 2 and "was interrupted" in blocked.err and "dbio setup again" in blocked.err
+    assert "using the loaded data set" not in blocked.out, blocked.text  # there is none to use
+    swept = dbio("sweep", *instance.args("resumeplain", *BRIEF), "--sessions", "1")
+    assert swept.code == 2 and "interrupted" in swept.err and "dbio setup again" in swept.err, swept.text
+    assert "--reload" not in swept.err
+    done = dbio("setup", *instance.args("resumeplain"))
+    assert done.code == 0, done.text
+    assert "resuming the interrupted load" in done.out and "5,120 rows" in done.out
+    with instance.connect("resumeplain") as conn:
+        status, spec = conn.execute("SELECT status, spec FROM dbio.setup").fetchone()
+    assert status == "ready" and spec["scale"] == 5120
+    ran = dbio("run", *instance.args("resumeplain", *BRIEF, "--label", "finished"))
+    assert ran.code == 0, ran.text
+    gone = dbio("teardown", *instance.server_args("resumeplain"))
+    assert gone.code == 0, gone.text
+
+
 def test_run_before_setup_and_bad_input_fail_cleanly(instance):
     instance.create_database("empty")
     before = dbio("run", *instance.args("empty", *SMALL, "--label", "nosetup"))
