@@ -58,11 +58,34 @@ def read(path: Path) -> dict[str, Any]:
     """A result.json (or the directory holding one), checked against what the reports read;
     refuses anything else with one line naming the file and what is wrong."""
     target = path / RESULT_FILE if path.is_dir() else path
+    if path.is_dir() and not target.exists() and (path / RUN_MANIFEST).exists():
+        raise unfinished_run(path)
     document = load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
                              hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
                                     "render it with the dbio that wrote it", "re-run, or render another result"),
                              complete=completed)
     return with_nodes(document)
+
+
+RUN_MANIFEST = "run.json"  # what a run writes first, and its result last
+
+
+def unfinished_run(directory: Path) -> UsageError:
+    """The refusal of a run directory that has no result yet: its dbio still runs, or was killed."""
+    from dbio.run.identity import client_alive
+
+    try:
+        client = json.loads((directory / RUN_MANIFEST).read_bytes()).get("client")
+    except (OSError, ValueError, AttributeError):
+        client = None
+    if isinstance(client, str) and client_alive(client):
+        return UsageError(f"{directory} is a run still going (dbio process {client}): it has no result yet",
+                          "wait for it to end, then render it")
+    parent = directory.resolve().parent
+    results_dir = parent.parent if (parent / "sweep.json").exists() else parent  # a sweep's step is one level down
+    return UsageError(f"{directory} is a run whose dbio process ended before writing its result",
+                      f"the next dbio run with --results-dir {results_dir} rebuilds it from what it wrote "
+                      "(marked lost); then render it")
 
 
 def completed(document: dict[str, Any]) -> dict[str, Any]:

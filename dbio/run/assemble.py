@@ -34,7 +34,7 @@ from dbio.stats import figures as figure_math
 from dbio.stats import series as series_math
 from dbio.stats import stalls as stall_math
 
-MANIFEST_FILE = "run.json"
+MANIFEST_FILE = results.RUN_MANIFEST
 
 
 Normalize = Callable[[str, dict[str, Any]], dict[str, Any]]  # (node name, raw snapshot) -> neutral counters

@@ -320,3 +320,23 @@ def test_an_abandoned_run_in_a_directory_another_user_may_change_is_not_recovere
 
     assert recover_abandoned(good.parent, UI()) == [good]
     assert victim.read_text() == "precious" and not (theirs / "result.json").exists()
+
+
+def test_a_run_without_its_result_says_what_it_is_and_how_to_get_it(tmp_path, capsys, monkeypatch):
+    # a run directory whose dbio was killed holds run.json and samples.jsonl: "result.json does not exist;
+    # give a run directory" told the user to give what they gave
+    killed = tmp_path / "results" / "20261123-183921-killed"
+    killed.mkdir(parents=True)
+    (killed / "run.json").write_text(json.dumps({"client": f"{socket.gethostname()}:999999999"}))
+    (killed / "samples.jsonl").write_text("")
+    for argv in (["report", str(killed)], ["compare", str(killed), str(killed)]):
+        code, out, err = run_cli(argv, capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "ended before writing its result" in err and f"--results-dir {tmp_path / 'results'}" in err
+        assert "marked lost" in err
+    from dbio.run import identity
+
+    monkeypatch.setattr(identity, "client_alive", lambda client: client == "vm:42")
+    (killed / "run.json").write_text(json.dumps({"client": "vm:42"}))
+    code, out, err = run_cli(["report", str(killed)], capsys)  # its dbio still runs
+    assert code == 2 and "still going" in err and "wait for it" in err
