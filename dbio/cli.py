@@ -348,11 +348,22 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
                         op=ops_command.sweep_op(op) if op else None)
 
 
+FORMATS = ["text", "md", "html", "json"]
+SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
+FORMAT_DEFAULT = "[default: the --out file's suffix (.html, .md, .json), text otherwise]"
+
+
+def format_of(out: Path | None) -> str:
+    """The format a report written to out is read in: its suffix's, text otherwise (a file named .html
+    holds HTML)."""
+    return SUFFIX_FORMATS.get(out.suffix.lower(), "text") if out is not None else "text"
+
+
 @cli.command()
 @click.argument("result", type=click.Path(path_type=Path))
-@click.option("--format", "form", type=click.Choice(["text", "md", "html", "json"]), default="text",
-              show_default=True, help="text (AWR style), md (Markdown), html (self-contained, with charts), "
-                                      "json (the report's figures, unformatted).")
+@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
+              help="text (AWR style), md (Markdown), html (self-contained, with charts), json (the report's "
+                   f"figures, unformatted).  {FORMAT_DEFAULT}")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report here instead of stdout.")
 @capacity_options
 @click.pass_context
@@ -363,21 +374,21 @@ def report(ctx: click.Context, result: Path, form: str, out: Path | None, target
     from dbio.commands import admin, capacity
 
     asked = capacity.request(target_iops, latency_slo, prices)
-    admin.report(result, out, form, _ui(ctx), capacity=asked)
+    admin.report(result, out, form or format_of(out), _ui(ctx), capacity=asked)
 
 
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
-@click.option("--format", "form", type=click.Choice(["text", "md", "html", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
+              help=f"Output format.  {FORMAT_DEFAULT}")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
 @click.pass_context
 def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, form: str, out: Path | None) -> None:
     """Results (or sweeps) side by side: what differs, deltas against the first, noise or real."""
     from dbio.commands import compare as compare_command
 
-    compare_command.compare(list(inputs), names.split(",") if names else None, form, out, _ui(ctx))
+    compare_command.compare(list(inputs), names.split(",") if names else None, form or format_of(out), out, _ui(ctx))
 
 
 @cli.command()

@@ -59,3 +59,18 @@ def test_one_thread_is_not_plural():
     doc["config"]["workload"].update(threads_per_schema=1, schemas=1, sessions=1)
     text = report.render(doc, "text")
     assert "(1 schema x 1 thread)" in text and "1 threads" not in text
+
+
+def test_a_report_written_to_a_file_named_html_is_html(tmp_path):
+    # dbio report RESULT --out report.html wrote the text report into a file named .html
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "result_complete.json"
+    for name, start in (("r.html", "<!DOCTYPE html>"), ("r.md", "# dbio report"), ("r.json", "{"),
+                        ("r.txt", "dbio report")):
+        done = CliRunner().invoke(cli.cli, ["report", str(fixture), "--out", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        assert (tmp_path / name).read_text().startswith(start), name
+    given = CliRunner().invoke(cli.cli, ["report", str(fixture), "--format", "text", "--out", str(tmp_path / "t.html")])
+    assert given.exit_code == 0 and (tmp_path / "t.html").read_text().startswith("dbio report")  # --format wins
+    compared = CliRunner().invoke(cli.cli, ["compare", str(fixture), str(fixture), "--out", str(tmp_path / "c.html")])
+    assert compared.exit_code == 0, compared.output
+    assert (tmp_path / "c.html").read_text().startswith("<!DOCTYPE html>")
