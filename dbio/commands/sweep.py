@@ -50,6 +50,9 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
         raise UsageError("a sweep of an operation (--op) varies knobs with --vary only",
                          "drop --until-peak, --sessions, --baseline and the capacity options")
     base = load_config(sources)
+    if sessions:  # their syntax, and sessions given twice, before any server is reached
+        plan.session_counts(sessions)
+        plan.combine([*varies, plan.Vary("threads_per_schema", ())])
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:

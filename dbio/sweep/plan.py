@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbio.errors import UsageError
+from dbio.option import coerce
 from dbio.options import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
 
 # Knobs a sweep may vary, with the short names step directories use.
@@ -89,21 +90,38 @@ def parse_vary(text: str) -> Vary:
         raise UsageError(f"--vary {text}: no values", "give one or more values separated by commas")
     if len(set(items)) != len(items):
         raise UsageError(f"--vary {text}: a value is repeated", "list each value once")
+    option = BY_KEY[key]
+    if key not in LAYOUT_KNOBS:  # each value read as its option reads it, before any server is reached
+        for item in items:
+            try:
+                coerce(option, item)
+            except ValueError as exc:
+                rng = option.describe_range()
+                raise UsageError(f"--vary {text}: {item}: {exc}",
+                                 option.fix or (f"use {rng}" if rng else f"see {option.flag} in dbio options")) from None
     return Vary(key, items)
+
+
+def session_counts(text: str) -> list[int]:
+    """--sessions 1,2,4: the counts, or one line saying which is not one (pure: checked before any server)."""
+    counts = []
+    for item in (v.strip() for v in text.split(",") if v.strip()):
+        if not item.isdigit() or int(item) < 1:
+            raise UsageError(f"--sessions {text}: {item!r} is not a number of sessions", "give whole numbers >= 1")
+        counts.append(int(item))
+    if not counts:
+        raise UsageError("--sessions: no values", "for example --sessions 1,2,4,8")
+    return counts
 
 
 def sessions_vary(text: str, schemas: int) -> Vary:
     """--sessions 1,2,4: total sessions, as threads per schema."""
     values = []
-    for item in (v.strip() for v in text.split(",") if v.strip()):
-        if not item.isdigit() or int(item) < 1:
-            raise UsageError(f"--sessions {text}: {item!r} is not a number of sessions", "give whole numbers >= 1")
-        if int(item) % schemas:
-            raise UsageError(f"--sessions {text}: {item} sessions cannot be spread over {schemas} schemas",
+    for count in session_counts(text):
+        if count % schemas:
+            raise UsageError(f"--sessions {text}: {count} sessions cannot be spread over {schemas} schemas",
                              "give multiples of schemas (sessions = schemas x threads_per_schema)")
-        values.append(str(int(item) // schemas))
-    if not values:
-        raise UsageError("--sessions: no values", "for example --sessions 1,2,4,8")
+        values.append(str(count // schemas))
     return Vary("threads_per_schema", tuple(values))
 
 

@@ -127,3 +127,25 @@ def test_a_failed_step_is_named_with_why_and_a_later_attempt_that_completes_keep
     doc = json.loads((directory / "sweep.json").read_text())
     assert [s["status"] for s in doc["steps"]] == ["complete"] * 2
     assert doc["steps"][0]["earlier_attempts"][0].startswith("01-t2.failed-") and "error" not in doc["steps"][0]
+
+
+def test_a_bad_sweep_grid_is_refused_before_a_stopped_instance_starts(instance):
+    # --sessions 1,0 or --vary update_pct=0,200 were refused only after the stopped instance was started
+    data_dir = instance.root / "sweepstopped"
+    made = dbio("instance", "init", "--data-dir", str(data_dir), "--shared-buffers", "16MiB")
+    assert made.code == 0, made.text
+    try:
+        assert dbio("instance", "stop", "--data-dir", str(data_dir)).code == 0
+        args = ["--data-dir", str(data_dir), "--results-dir", str(instance.root / "sweepstopped-results"), *FAST]
+        for bad, fragment in ((["--sessions", "1,0"], "'0' is not a number of sessions"),
+                              (["--sessions", "1,2", "--vary", "threads_per_schema=1,2"], "varied twice"),
+                              (["--vary", "update_pct=0,200"], "above the maximum 100"),
+                              (["--vary", "shared_buffers=16MiB,1x"], "unknown size unit")):
+            refused = dbio("sweep", *args, *bad)
+            assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1, refused.text
+            assert fragment in refused.err, refused.err
+            status = dbio("instance", "status", "--data-dir", str(data_dir))
+            assert status.code == 3 and "stopped" in status.out, (bad, status.text)  # still stopped
+        assert not (instance.root / "sweepstopped-results").exists()
+    finally:
+        dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
