@@ -482,11 +482,15 @@ def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) ->
 
 @cli.command()
 @click.argument("name", required=False)
-def sql(name: str | None) -> None:
+@click.option("--engine", default=None, metavar="postgresql|mysql",
+              help="The engine whose SQL to list or print (mysql: MySQL and MariaDB).  [default: postgresql]")
+def sql(name: str | None, engine: str | None) -> None:
     """List the built-in SQL scripts, or print one."""
-    from dbio.engines import builtin_scripts
+    from dbio.engines import builtin_scripts, registry
 
-    scripts = builtin_scripts()
+    chosen = (engine or registry.DEFAULT).strip().lower()
+    registry.entry(chosen)  # an unknown engine: one line naming the known ones
+    scripts = builtin_scripts(chosen)
     if name is None:
         for entry in scripts:
             click.echo(entry)
@@ -494,7 +498,8 @@ def sql(name: str | None) -> None:
     if name not in scripts and f"{name}.sql" in scripts:
         name += ".sql"
     if name not in scripts:
-        raise DbioError(f"no built-in script {name!r}", "run dbio sql to list them")
+        listing = "dbio sql" + (f" --engine {chosen}" if chosen != registry.DEFAULT else "")
+        raise UsageError(f"no built-in script {name!r} for the {chosen} engine", f"run {listing} to list them")
     click.echo(scripts[name], nl=False)
 
 

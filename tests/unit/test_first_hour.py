@@ -74,3 +74,18 @@ def test_a_report_written_to_a_file_named_html_is_html(tmp_path):
     compared = CliRunner().invoke(cli.cli, ["compare", str(fixture), str(fixture), "--out", str(tmp_path / "c.html")])
     assert compared.exit_code == 0, compared.output
     assert (tmp_path / "c.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_dbio_sql_shows_either_engines_sql_and_refuses_a_wrong_name_as_bad_input(capsys):
+    # the MySQL engine's work loop could not be shown, and an unknown script exited 1, not 2
+    listed = CliRunner().invoke(cli.cli, ["sql", "--engine", "mysql"])
+    assert listed.exit_code == 0 and "slice.sql" in listed.output and "pfs_files.sql" in listed.output
+    loop = CliRunner().invoke(cli.cli, ["sql", "--engine", "mysql", "slice"])
+    assert loop.exit_code == 0 and "CREATE PROCEDURE" in loop.output.upper()
+    for argv, fragment in ((["sql", "nosuch"], "run dbio sql to list them"),
+                           (["sql", "--engine", "mysql", "nosuch"], "run dbio sql --engine mysql to list them"),
+                           (["sql", "--engine", "mysqll"], "use one of postgresql, mysql")):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
