@@ -18,8 +18,10 @@ def quickstart(config: "Config", ui: "UI", *, reload: bool = False) -> "RunResul
     from dbio.commands import run as run_command
     from dbio.commands import setup as setup_command
 
-    ui.say(f"dbio quickstart: {config.workload.sessions} sessions, "
-           f"{config.workload.data_bytes / (1 << 30):.1f} GiB data set, instance in {config.instance.data_dir}")
+    from dbio.units import format_bytes
+
+    ui.say(f"dbio quickstart: {config.workload.sessions} session{'s' if config.workload.sessions != 1 else ''}, "
+           f"{format_bytes(config.workload.data_bytes)} data set, instance in {config.instance.data_dir}")
     setup_command.setup(config, ui, reload=reload, command="dbio quickstart")
     return run_command.run(config, ui)
 

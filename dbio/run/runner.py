@@ -160,7 +160,7 @@ class _Coordinator:
         early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
         if early:
             self._agree_start()
-        self.ctx.observer.phase(f"connecting {len(self.sessions)} sessions")
+        self.ctx.observer.phase(f"connecting {len(self.sessions)} session{'s' if len(self.sessions) != 1 else ''}")
         tasks = await self._connect_all(start=early)
         self.connect_seconds = time.monotonic() - t_connect
         await self._open_monitoring()

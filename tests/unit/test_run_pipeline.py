@@ -450,3 +450,48 @@ def test_the_places_an_update_run_guards_are_where_the_servers_write():
     storages = [{"data_directory": {"path": "/d"}, "wal": {"path": "/w"}, "tablespaces": [{"path": "/t"}]},
                 {"data_directory": {"path": "/d2", "error": "unreadable"}, "wal": None}, {"data_directory": None}]
     assert run_command.written_paths(storages) == ("/d", "/t", "/w")
+
+
+def test_one_session_is_not_plural_in_the_progress(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    engine = FakeEngine()
+    config = _config(tmp_path, threads_per_schema=1, run_time=1, warmup=0)
+    conn = engine.connect("fake:", application_name="test")
+    from dbio.engines.base import SetupSpec
+
+    record = engine.begin_setup(conn, SetupSpec(2000, 1, 0, config.workload.key_order), setup_id="s1",
+                                server_version=engine.version)
+    engine.finish_setup(conn, record)
+    engine.close(conn)
+    ui = UI(Console(file=io.StringIO(), force_terminal=False, width=200))
+    run_command.run_on([Target(engine, "fake:", None)], config, ui, run_command.run_directory(config),
+                       make_plan(config.workload, 1))
+    out = ui.console.file.getvalue()
+    assert "connecting 1 session\n" in out, out
+
+
+def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from dbio.commands import quickstart
+    from dbio.commands import setup as setup_command
+
+    class Stop(Exception):
+        pass
+
+    def no_setup(*_, **__):
+        raise Stop  # only quickstart's first line matters: nothing is created
+
+    monkeypatch.setattr(setup_command, "setup", no_setup)
+    config = load_config(Sources(env={}, cli={"scale": "256MiB", "threads_per_schema": 1,
+                                              "data_dir": str(tmp_path / "instance")}, cwd=tmp_path))
+    ui = UI(Console(file=io.StringIO(), width=200))
+    with pytest.raises(Stop):
+        quickstart.quickstart(config, ui)
+    first = ui.console.file.getvalue().splitlines()[0]
+    assert first.startswith("dbio quickstart: 1 session, 256 MiB data set"), first  # it said "0.2 GiB"
