@@ -156,10 +156,12 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
 def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     """dbio: can this platform serve SQL-driven database physical I/O, and at what latency and CPU cost?
 
-    The SLOB method for PostgreSQL: one-row-per-block tables much larger than the buffer cache,
-    many synchronized zero-think-time sessions running a server-side work loop, and AWR-style
-    reports from the engine's own counters. Without --dsn, dbio uses an embedded PostgreSQL 18
-    instance it creates itself (put it on the storage under test with --data-dir).
+    The SLOB method for PostgreSQL, and for MySQL and MariaDB (--engine mysql): one-row-per-block
+    tables much larger than the buffer cache, many synchronized zero-think-time sessions running a
+    server-side work loop, and AWR-style reports from the engine's own counters. Without --dsn,
+    dbio uses an embedded PostgreSQL 18 instance it creates itself, or with --engine mysql a
+    MariaDB/MySQL instance of the server programs on the machine (put either on the storage under
+    test with --data-dir).
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
@@ -444,7 +446,8 @@ def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
 
 @cli.group()
 def instance() -> None:
-    """The embedded PostgreSQL instance: init, start, stop, status, destroy."""
+    """dbio's own instance: the embedded PostgreSQL, or with --engine mysql the managed MariaDB/MySQL: init,
+    start, stop, status, destroy."""
 
 
 def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> None:
@@ -459,10 +462,12 @@ def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> None:
             ctx.exit(code)
 
 
-_instance_command("init", "Create the instance (initdb, dbio's configuration) and start it.")
+_instance_command("init", "Create the instance (PostgreSQL's initdb, or MariaDB's or MySQL's own with --engine "
+                          "mysql; dbio's configuration) and start it.")
 _instance_command("start", "Start the instance with the configured settings.")
 _instance_command("stop", "Stop the instance (fast shutdown).")
-_instance_command("status", "Show whether the instance runs, where, and with which settings (exit 3 when stopped).",
+_instance_command("status", "Show whether the instance runs, where, and with which settings (exit 3 when stopped "
+                            "or absent).",
                   exclusive=False)
 
 

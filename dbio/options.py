@@ -115,9 +115,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "
            "'(NAME only)' apply to that engine alone.", choices=registry.names()),
     Option("dsn", "connection", "strs", None,
-           "Use an existing PostgreSQL server (libpq connection string; PG* variables fill the rest). "
+           "Use an existing server: a libpq connection string for PostgreSQL (PG* variables fill the rest), "
+           "or mysql://user@host:port/dbname with --engine mysql (MySQL, MariaDB). "
            "Repeat it (a list in dbio.toml) to spread the sessions over several servers, one node each. "
-           "Passwords belong in PGPASSWORD or ~/.pgpass, never here."),
+           "Passwords belong in PGPASSWORD or ~/.pgpass (MYSQL_PWD or ~/.my.cnf), never here."),
     Option("node_names", "connection", "strs", None,
            "Names of the --dsn nodes, in their order (--node-names a,b; node1, node2, ... by default). In dbio.toml "
            "a [[nodes]] table per node (dsn, name, weight) sets dsn, node_names and weights at once."),

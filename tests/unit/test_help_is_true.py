@@ -100,3 +100,13 @@ def test_every_command_a_message_names_exists():
         assert command is not None, f"{where} names dbio {first}, which does not exist"
         if isinstance(command, click.Group):
             assert second in command.commands, f"{where} names dbio {first} {second}, which does not exist"
+
+
+def test_the_help_of_the_instance_and_of_dsn_names_the_mysql_engine_too():
+    # `dbio instance --help` said "The embedded PostgreSQL instance" and --dsn "an existing PostgreSQL
+    # server", though both serve --engine mysql (the managed MariaDB, mysql://...)
+    runner = CliRunner()
+    assert "--engine mysql" in runner.invoke(cli.cli, ["instance", "--help"]).output
+    assert "--engine mysql" in runner.invoke(cli.cli, ["--help"]).output
+    run_help = " ".join(runner.invoke(cli.cli, ["run", "--help"], terminal_width=200).output.split())
+    assert "mysql://user@host:port/dbname with --engine mysql" in run_help
