@@ -236,12 +236,24 @@ def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]
         "run": {"status": "complete", "run_id": ", ".join(str(d.get("created_at")) for _, d, _ in named),
                 "dbio_version": named[0][1].get("dbio_version")},
         "headline_text": f"{len(all_keys)} steps matched by their varied values",
-        "headline": [], "findings": [],
+        "headline": [], "findings": _sweep_status_findings(named),
         "sections": [{"id": "steps", "title": f"Steps (deltas against {names[0]})",
                       "tables": [_steps_table(keyed, all_keys)]}],
         "curves": {"x": "sessions", "lines": curves},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
     }
+
+
+def _sweep_status_findings(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """A sweep that did not finish, named first: its steps' figures are not all there, or not whole."""
+    findings = []
+    for name, doc, _ in named:
+        if doc.get("status") != "complete":
+            done = sum(1 for s in doc["steps"] if s.get("status") == "complete")
+            findings.append({"level": "warning", "code": "status", "message":
+                             f"{name}: sweep {str(doc.get('status')).upper()}: {done} of {len(doc['steps'])} steps "
+                             "complete; a step marked in the table covers only the part that ran"})
+    return findings
 
 
 def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: list[str]) -> dict[str, Any]:
@@ -261,6 +273,9 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
         base = keyed[0][1].get(key) or {}
         invalid = [name for name, rows_of in keyed if (rows_of.get(key) or {}).get("invalid")]
         label = (key or "(no knob varied)") + (f" ({verdict.not_storage(invalid)})" if invalid else "")
+        unfinished = [f"{(rows_of.get(key) or {}).get('status')} in {name}" for name, rows_of in keyed
+                      if (rows_of.get(key) or {}).get("status") not in (None, "complete", "pending")]
+        label += f" ({', '.join(unfinished)})" if unfinished else ""
         row = [label, base.get(READS.name)]
         for _, other_rows in keyed[1:]:
             other = other_rows.get(key) or {}

@@ -168,3 +168,21 @@ def test_a_sweep_s_knees_and_capacity_are_read_off_storage_results_only_and_its_
     for draw in (charts.sweep_iops, charts.sweep_latency, charts.sweep_latency_vs_iops):
         assert "not a storage result (INVALID)" in draw(model["curves"])
         assert "not a storage result (INVALID)" not in draw(plain["curves"])
+
+
+def test_compared_sweeps_say_which_did_not_finish_and_mark_its_partial_steps(sweep):
+    # an interrupted sweep was compared step by step as if whole: no warning, its cut-short step unmarked
+    doc, steps = sweep
+    cut = copy.deepcopy(doc)
+    cut["status"] = "interrupted"
+    cut["steps"][1]["status"] = "interrupted"
+    for step in cut["steps"][2:]:
+        step["status"] = "pending"
+    model = compare_model.build_sweeps([("whole", doc, steps), ("cut", cut, steps)])
+    assert [f["message"] for f in model["findings"]] == [
+        "cut: sweep INTERRUPTED: 1 of 4 steps complete; a step marked in the table covers only the part that ran"]
+    labels = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
+    assert labels == ["threads_per_schema=1", "threads_per_schema=2 (interrupted in cut)",
+                      "threads_per_schema=4", "threads_per_schema=8"]
+    assert report.render_model(model, "text").splitlines()[2].startswith("WARNING: cut: sweep INTERRUPTED")
+    assert compare_model.build_sweeps([("whole", doc, steps), ("again", doc, steps)])["findings"] == []
