@@ -528,6 +528,19 @@ def options_command() -> None:
             click.echo("    no flag: set it in dbio.toml or the environment")
 
 
+def _command_path(argv: list[str]) -> str:
+    """The command the words name ('dbio sweep'), for an error click raised without its context."""
+    command: click.Command = cli
+    path = ["dbio"]
+    for word in argv:
+        if not isinstance(command, click.Group):
+            break
+        if word in command.commands:
+            command = command.commands[word]
+            path.append(word)
+    return " ".join(path)
+
+
 def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -539,9 +552,16 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         print("dbio: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `dbio instance` alone: its help is the answer
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.UsageError as exc:  # one line, as dbio's own refusals: what is wrong, where the help is
+        where = exc.ctx.command_path if exc.ctx is not None else _command_path(sys.argv[1:] if argv is None else argv)
+        print(f"dbio: {exc.format_message().rstrip('.')}; see {where} --help", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+        sys.exit(exc.exit_code)
     except ConfigErrors as exc:
         from dbio.engines import scrub
 

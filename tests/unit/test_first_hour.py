@@ -89,3 +89,20 @@ def test_dbio_sql_shows_either_engines_sql_and_refuses_a_wrong_name_as_bad_input
             cli.main(argv)
         err = capsys.readouterr().err
         assert exited.value.code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (["run", "--sclae", "1G"], ["No such option '--sclae'", "'--scale'", "see dbio run --help"]),
+    (["runn"], ["No such command 'runn'", "'run'", "see dbio --help"]),
+    (["report", "x", "--format", "pdf"], ["'pdf' is not one of", "see dbio report --help"]),
+    (["sweep", "--vary"], ["'--vary' requires an argument", "see dbio sweep --help"]),
+    (["instance", "init", "--data-dir"], ["'--data-dir' requires an argument", "see dbio instance init --help"]),
+    (["compare"], ["Missing argument", "see dbio compare --help"]),
+])
+def test_a_mistyped_command_line_is_one_line_too(argv, fragments, capsys):
+    # click's own refusals were four lines (Usage, Try, a blank line, Error) where dbio's are one
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("dbio: ") and all(f in err for f in fragments), err
