@@ -25,7 +25,7 @@ def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
     errors += instance_option_errors(config) + node_errors(config)
-    foreign = foreign_dsn_errors(config) + foreign_instance_errors(config)
+    foreign = foreign_dsn_errors(config) + foreign_instance_errors(config) + data_dir_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
     return errors + (foreign or registry.entry(config.connection.engine).check(config))
 
@@ -42,6 +42,22 @@ def foreign_dsn_errors(config: Config) -> list[ConfigError]:
                                       f"is a connection string of the {owner} engine, and the engine is {engine}",
                                       f"add --engine {owner}, or give a {engine} connection string"))
     return errors
+
+
+def data_dir_errors(config: Config) -> list[ConfigError]:
+    """A --data-dir that is a file: every command says so, rather than 'no dbio instance there; run dbio
+    setup first', which then says it."""
+    data_dir = getattr(config.instance, "data_dir", None)
+    if not config.connection.embedded or data_dir is None:
+        return []
+    try:
+        a_file = Path(data_dir).exists() and not Path(data_dir).is_dir()
+    except OSError:  # one that cannot be looked into: foreign_instance_errors says so
+        return []
+    if not a_file:
+        return []
+    shown = display_key(BY_KEY["data_dir"], config.origins.get("data_dir", "default"))
+    return [ConfigError(shown, str(data_dir), "is a file, not a directory", "choose a directory path")]
 
 
 def foreign_instance_errors(config: Config) -> list[ConfigError]:

@@ -106,3 +106,15 @@ def test_a_mistyped_command_line_is_one_line_too(argv, fragments, capsys):
     err = capsys.readouterr().err
     assert exited.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("dbio: ") and all(f in err for f in fragments), err
+
+
+@pytest.mark.parametrize("command", [["run"], ["instance", "status"], ["run", "--engine", "mysql"], ["teardown"]])
+def test_a_data_dir_that_is_a_file_is_named_so_by_every_command(command, tmp_path, capsys):
+    # dbio run --data-dir FILE said "no dbio instance in FILE; run dbio setup first", and setup then refused it
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*command, "--data-dir", str(a_file)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.strip() == f"dbio: --data-dir = {a_file}: is a file, not a directory; " \
+                                                       "choose a directory path"
