@@ -101,8 +101,9 @@ def status(doc: dict[str, Any]) -> Finding | None:
     state = doc.get("status")
     if state == "complete":
         return None
-    return Finding("warning", "status", f"run {str(state).upper()}: {doc.get('status_reason') or 'no reason recorded'}; "
-                                        "the figures cover the part that ran")
+    reason = doc.get("status_reason") or "no reason recorded"
+    covers = "" if "the figures cover" in reason else "; the figures cover the part that ran"  # a lost run's says so
+    return Finding("warning", "status", f"run {str(state).upper()}: {reason}{covers}")
 
 
 def stalled(doc: dict[str, Any]) -> Finding | None:

@@ -37,6 +37,12 @@ def test_status(doc):
     doc["status"], doc["status_reason"] = "interrupted", "SIGINT received"
     f = codes(doc)["status"]
     assert f.level == "warning" and "INTERRUPTED: SIGINT received" in f.message
+    assert f.message.endswith("; the figures cover the part that ran")
+    # a lost run's reason says what its figures cover: said once, not twice
+    doc["status"], doc["status_reason"] = "lost", ("the dbio process (vm:1) ended before the run finished; the "
+                                                   "figures cover the window up to its last sample (12:00:07)")
+    message = codes(doc)["status"].message
+    assert message.count("the figures cover") == 1 and message.endswith("its last sample (12:00:07)"), message
 
 
 def test_stalled(doc):
