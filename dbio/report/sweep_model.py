@@ -97,7 +97,8 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
         elif len(points) > 1:
             best = max(points, key=lambda p: p.iops)
             lines.append(prefix + f"no knee: every step added at least {100 * gain:.0f}% of reads/s or latency did "
-                                  f"not rise faster (best {best.iops:,.0f} reads/s at {best.sessions} sessions)")
+                                  f"not rise faster (best {best.iops:,.0f} reads/s at {best.sessions} "
+                                  f"session{'s' if best.sessions != 1 else ''})")
     return lines
 
 
@@ -112,8 +113,9 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
     knee_lines = knees(doc, curve_list)
-    best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"]), key=lambda r: r["reads_per_s"],
-               default=None)
+    # a step cut short is no candidate: its curves leave it out too (curves())
+    best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
+               key=lambda r: r["reads_per_s"], default=None)
     sections = [
         {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
@@ -156,7 +158,8 @@ def _headline_text(best: dict[str, Any] | None, rows: list[dict[str, Any]]) -> s
     invalid = [r["step"] for r in rows if r["invalid"] and r["reads_per_s"] is not None]
     if best is None:
         return f"no step is a storage result ({verdict.not_storage(invalid)})" if invalid else "no step completed"
-    text = f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} sessions ({best['step']})"
+    text = (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} session{'s' if best['sessions'] != 1 else ''}"
+            f" ({best['step']})")
     return f"{text}, leaving out {verdict.not_storage(invalid)}" if invalid else text
 
 

@@ -186,3 +186,18 @@ def test_compared_sweeps_say_which_did_not_finish_and_mark_its_partial_steps(swe
                       "threads_per_schema=4", "threads_per_schema=8"]
     assert report.render_model(model, "text").splitlines()[2].startswith("WARNING: cut: sweep INTERRUPTED")
     assert compare_model.build_sweeps([("whole", doc, steps), ("again", doc, steps)])["findings"] == []
+
+
+def test_a_sweep_s_best_step_is_one_that_finished(sweep):
+    # an interrupted sweep quoted its cut-short step as its best ("interrupted: best 10,512 reads/s at
+    # 1 sessions (01-t1)") though its curves, knee and capacity leave such a step out
+    doc, steps = sweep
+    cut = copy.deepcopy(doc)
+    cut["status"] = "interrupted"
+    cut["steps"][3]["status"] = "interrupted"  # 04-t8, the step with the most reads/s
+    assert sweep_model.build(cut, steps)["headline_text"] == "best 31,302 reads/s at 4 sessions (03-t4)"
+    for step in cut["steps"][1:]:
+        step["status"] = "pending"
+    assert sweep_model.build(cut, steps)["headline_text"].endswith("at 1 session (01-t1)")
+    cut["steps"][0]["status"] = "interrupted"
+    assert sweep_model.build(cut, steps)["headline_text"] == "no step completed"
