@@ -18,6 +18,8 @@ from dbio.collect import host
 from dbio.commands import baseline as baselines
 from dbio.commands import dataset, external_script
 from dbio.config import RESERVED_CONNECTIONS, Config
+from dbio.config_checks import display_key, show_value
+from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
@@ -32,7 +34,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.run.readings import ONLY_NODE, answered, normalized
 from dbio.ui import UI
-from dbio.units import format_bytes
+from dbio.units import BLOCK_SIZE, format_bytes
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,12 @@ def check_setup(record: SetupRecord | None, config: Config, where: str) -> Setup
     if record.status != "ready":
         raise UsageError(f"the load in {where} was interrupted", "run dbio setup again to finish it")
     spec = record.spec
-    if w.scale > spec.scale:
-        raise UsageError(f"scale = {w.scale} rows is larger than the {spec.scale} rows loaded",
+    if w.scale > spec.scale:  # named where it was set (--scale, dbio.toml, DBIO_SCALE), in the user's units
+        raise UsageError(f"{_named(config, 'scale')} = {show_value(BY_KEY['scale'], w.scale)}: larger than the "
+                         f"{spec.scale:,} rows loaded ({format_bytes(spec.scale * BLOCK_SIZE)})",
                          "lower scale (a run may use a subset of the load) or reload with dbio setup --reload")
     if w.schemas > spec.schemas:
-        raise UsageError(f"schemas = {w.schemas} but only {spec.schemas} are loaded",
+        raise UsageError(f"{_named(config, 'schemas')} = {w.schemas}: only {spec.schemas} are loaded",
                          "lower schemas or reload with dbio setup --reload")
     if w.key_order != spec.key_order:
         raise UsageError(f"key_order = {w.key_order} but the load has key_order {spec.key_order}",
@@ -86,6 +89,11 @@ def check_setup(record: SetupRecord | None, config: Config, where: str) -> Setup
         raise UsageError("scan_pct > 0 but the load has no scan table",
                          "reload with scan_table_size > 0 (dbio setup --reload)")
     return record
+
+
+def _named(config: Config, key: str) -> str:
+    """An option as an error names it: where the user set it (--scale, dbio.toml: workload.scale, ...)."""
+    return display_key(BY_KEY[key], config.origins.get(key, "default"))
 
 
 START_LEAD = 10.0  # seconds a run needs at least, before its common start, to connect its sessions

@@ -135,7 +135,7 @@ def test_setup_with_another_configuration_explains_and_reloads(instance):
     reloaded = dbio("setup", *instance.args("change", "--scale", "40MiB", "--scan-table-size", "8MiB", "--reload"))
     assert reloaded.code == 0, reloaded.text
     bigger = dbio("run", *instance.args("change", *SMALL, "--scale", "48MiB", "--label", "toobig"))
-    assert bigger.code == 2 and "larger than the 5120 rows loaded" in bigger.err
+    assert bigger.code == 2 and "--scale = 6144 blocks (48 MiB): larger than the 5,120 rows loaded" in bigger.err
 
 
 def test_interrupted_load_resumes(instance):
@@ -233,7 +233,7 @@ def test_the_loaded_data_set_is_remembered(instance):
     verified = dbio("setup", *instance.args("remember"), "--verify")
     assert verified.code == 0 and "verified: all" in verified.out, verified.text
     bigger = dbio("run", *instance.args("remember", *RUN_SHORT, "--scale", "48MiB"))
-    assert bigger.code == 2 and "larger than the 5120 rows loaded" in bigger.err
+    assert bigger.code == 2 and "--scale = 6144 blocks (48 MiB): larger than the 5,120 rows loaded" in bigger.err
     swept = dbio("sweep", *instance.args("remember", *RUN_SHORT, "--label", "remembered"), "--sessions", "4")
     assert swept.code == 0, swept.text  # 4 sessions over the 2 loaded schemas
     assert "using the loaded data set" in swept.out

@@ -118,3 +118,17 @@ def test_a_data_dir_that_is_a_file_is_named_so_by_every_command(command, tmp_pat
     err = capsys.readouterr().err
     assert exited.value.code == 2 and err.strip() == f"dbio: --data-dir = {a_file}: is a file, not a directory; " \
                                                        "choose a directory path"
+
+
+def test_a_scale_larger_than_the_load_is_named_where_it_was_set():
+    # "scale = 131072 rows is larger than the 32768 rows loaded" named neither dbio.toml nor the flag
+    from dbio.engines.base import SetupRecord, SetupSpec
+
+    record = SetupRecord(setup_id="s1", spec=SetupSpec(32768, 1, 0, "random"), status="ready", started_at="")
+    for sources, name in ((Sources(cli={"scale": "1GiB"}, env={}, discover=False), "--scale"),
+                          (Sources(cli={}, env={"DBIO_SCALE": "1GiB"}, discover=False), "DBIO_SCALE")):
+        config = load_config(dataclasses.replace(sources, cwd=Path("/")))
+        with pytest.raises(UsageError) as refused:
+            run_command.check_setup(record, config, "the server")
+        assert str(refused.value).startswith(f"{name} = 131072 blocks (1 GiB): larger than the 32,768 rows "
+                                             "loaded (256 MiB); lower scale")
