@@ -15,7 +15,7 @@ from dbio import __version__, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
+from dbio.options import BY_KEY, LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -100,6 +100,10 @@ CONFIGURE_NOTHING = ("instance stop", "instance status", "instance destroy", "te
 
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
                  command: str = "") -> Config:
+    if command in command_options.COMMANDS and not command_options.takes(command, BY_KEY["scale"]):
+        # no data set: the rule that the cache must not hold one is for the commands that load or run it
+        # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
+        preset = {"allow_cached": True, **(preset or {})}
     if command in CONFIGURE_NOTHING:
         config = load_config(build_sources(params, preset))
     else:

@@ -132,3 +132,19 @@ def test_a_scale_larger_than_the_load_is_named_where_it_was_set():
             run_command.check_setup(record, config, "the server")
         assert str(refused.value).startswith(f"{name} = 131072 blocks (1 GiB): larger than the 32,768 rows "
                                              "loaded (256 MiB); lower scale")
+
+
+def test_commands_without_a_data_set_take_a_large_cache(tmp_path):
+    # dbio instance init --shared-buffers 2GiB was refused: "scale = 131072 blocks (1 GiB) ... fits in
+    # shared_buffers (2 GiB) ...; raise scale or pass --allow-cached", neither of which it takes
+    from dbio.errors import ConfigErrors
+
+    def params():
+        return {"shared_buffers": "2GiB", "data_dir": str(tmp_path / "instance")}
+
+    for command in ("instance init", "instance start", "teardown"):
+        config = cli.build_config(params(), None, None, command)
+        assert config.instance.shared_buffers == 2 << 30, command
+    for command in ("setup", "run"):  # those that load or run the data set keep the rule
+        with pytest.raises(ConfigErrors, match="fits in shared_buffers"):
+            cli.build_config(params(), None, None, command)
