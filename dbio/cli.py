@@ -66,7 +66,11 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     return func
 
 
-def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) -> Sources:
+# Commands that take the data set's shape from the load where none is given (commands/dataset.py).
+SHAPE_FROM_LOAD = ("run", "sweep")
+
+
+def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, command: str = "") -> Sources:
     if params.pop("ask_password", None):
         import getpass
 
@@ -89,7 +93,7 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None) 
         cli_values["allow_settings"] = list(allowed)
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
                    env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
-                   preset=preset or {})
+                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD)
 
 
 # Commands that configure no instance take nothing of what it remembers: they work on it as it is, and its
@@ -105,19 +109,21 @@ def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, u
         # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
         preset = {"allow_cached": True, **(preset or {})}
     if command in CONFIGURE_NOTHING:
-        config = load_config(build_sources(params, preset))
+        config = load_config(build_sources(params, preset, command))
     else:
-        config = load_config(remembered_sources(params, preset, ui))
+        config = load_config(remembered_sources(params, preset, ui, command))
     if ui is not None:
         say_files_read(config, ui)
     return config
 
 
-def remembered_sources(params: dict[str, Any], preset: dict[str, Any] | None, ui: UI | None) -> Sources:
+def remembered_sources(params: dict[str, Any], preset: dict[str, Any] | None, ui: UI | None,
+                       command: str = "") -> Sources:
     """The sources, with what dbio's own instance remembers of how it was last configured."""
     from dbio.commands import instance_options
 
-    return instance_options.remembered(build_sources(params, preset), ui.note if ui is not None else lambda _: None)
+    return instance_options.remembered(build_sources(params, preset, command),
+                                       ui.note if ui is not None else lambda _: None)
 
 
 def say_files_read(config: Config, ui: UI) -> None:
@@ -336,7 +342,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
                              "a resumed sweep runs with the settings it was started with")
         sweep_command.resume(resume_dir, _ui(ctx), Path.cwd())
         return
-    sources = remembered_sources(params, None, _ui(ctx))
+    sources = remembered_sources(params, None, _ui(ctx), "sweep")
     base = load_config(sources)
     if base.run.start_at is not None:
         raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",

@@ -137,6 +137,15 @@ class Config:
     # The values the user set (a file, the environment, a flag) as read, before an engine resolves them
     # (io_method auto): what dbio's own instance remembers of them (commands/instance_options.py).
     given: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # run and sweep take the data set's shape from the load where the user gave none
+    # (commands/dataset.py): until then the rules that read it wait (shape_pending), then apply.
+    shape_from_load: bool = field(default=False, compare=False)
+
+    @property
+    def shape_pending(self) -> bool:
+        """The data set's shape (scale, schemas) is still to be taken from the load: a default is not it."""
+        return self.shape_from_load and any(self.origins.get(key, "default") == "default"
+                                            for key in ("scale", "schemas"))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -165,6 +174,7 @@ class Sources:
     cwd: Path = field(default_factory=Path.cwd)
     preset: Mapping[str, Any] = field(default_factory=dict)  # a command's own defaults (quickstart)
     discover: bool = True  # read ./dbio.toml when no config file is named
+    shape_from_load: bool = False  # the command takes the data set's shape from the load (Config.shape_from_load)
 
 
 def load_config(sources: Sources, *, check: bool = True) -> Config:
@@ -211,7 +221,8 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
     if errors:
         raise ConfigErrors(errors)
 
-    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
+    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices),
+                     shape_from_load=sources.shape_from_load)
     if not check:
         return config
     errors.extend(validate(config))

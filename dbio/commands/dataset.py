@@ -40,16 +40,16 @@ def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]
     """The configuration with the loaded data set's shape wherever the user gave none; says so in
     one line when that changes anything. Explicit values stay, to be checked against the load."""
     if record is None:
-        return config
+        return settled(config)
     spec = record.spec
     loaded = {"scale": spec.scale, "schemas": spec.schemas,
               "scan_table_size": spec.scan_table_blocks * BLOCK_SIZE, "key_order": spec.key_order}
     changes = {key: value for key, value in loaded.items()
                if not given(config, key) and getattr(config.workload, key) != value}
     if not changes:
-        return config
+        return settled(config)
     origins = {**config.origins, **{key: ORIGIN for key in changes}}
-    adopted = replace(config, workload=replace(config.workload, **changes), origins=origins)
+    adopted = replace(config, workload=replace(config.workload, **changes), origins=origins, shape_from_load=False)
     errors = validate(adopted)
     if errors:
         raise ConfigErrors(errors)
@@ -60,6 +60,18 @@ def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]
         say(f"using the loaded data set (setup {record.setup_id}): {describe(spec.scale, spec.schemas)}; "
             "give --scale or --schemas to use a part of it")
     return adopted
+
+
+def settled(config: Config) -> Config:
+    """The configuration once its data set's shape is known (the load's, or the defaults when nothing is
+    loaded): the rules that waited for it (Config.shape_pending) apply now, before any server changes."""
+    if not config.shape_from_load:
+        return config
+    config = replace(config, shape_from_load=False)
+    errors = validate(config)
+    if errors:
+        raise ConfigErrors(errors)
+    return config
 
 
 def unfinished(record: SetupRecord | None) -> bool:
@@ -77,10 +89,10 @@ def remembered(config: Config, notify: Callable[[str], None], *, resume: bool = 
     An interrupted load is no data set to use: its shape is taken only to finish it (setup's resume),
     and the other commands refuse it, naming dbio setup."""
     if all(given(config, key) for key in SHAPE):
-        return config
+        return settled(config)
     record = loaded_record(config, notify)
     if unfinished(record) and not resume:
-        return config
+        return config  # refused by the command (check_setup, the sweep's): finish the load first
     return adopt(config, record, notify)
 
 

@@ -144,6 +144,22 @@ def test_setup_judges_the_buffer_pool_it_asks_for_not_the_one_running(managed):
     assert managed.query("SELECT @@innodb_buffer_pool_size") == [(8 << 20,)]  # nothing restarted or changed
 
 
+def test_a_run_whose_buffer_pool_holds_the_load_is_refused_before_the_server_restarts(managed):
+    """dbio run --buffer-pool 256MiB on a 32 MiB load restarted the managed server with it, remembered it
+    for the next commands, and only then refused the run (the data set fits)."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0  # SMALL's 32 MiB load (allowed cached)
+    assert dbio("instance", "start", *managed.here("--buffer-pool", "8MiB")).code == 0
+    refused = dbio("run", *managed.here("--buffer-pool", "256MiB", "--results-dir", str(managed.results),
+                                        "--warmup", "1s", "--run-time", "2s"))
+    assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1, refused.text
+    assert "the setup record: scale = 4096 blocks (32 MiB)" in refused.err  # the load's, not the default 1 GiB
+    assert "fits in innodb_buffer_pool_size (256 MiB)" in refused.err
+    assert managed.query("SELECT @@innodb_buffer_pool_size") == [(8 << 20,)]  # nothing restarted
+    again = dbio("run", *managed.here("--results-dir", str(managed.results), "--warmup", "1s", "--run-time", "1s",
+                                      "--allow-cached"))
+    assert "buffer_pool 256 MiB" not in again.out, again.text  # nor remembered
+
+
 @pytest.mark.parametrize("update_pct, scan_pct", [(0, 0), (20, 0), (0, 10)])
 def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
     assert dbio("setup", *managed.args(*SMALL, "--reload")).code == 0

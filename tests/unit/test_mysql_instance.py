@@ -80,7 +80,7 @@ def test_the_instance_options(tmp_path):
         load_config(Sources(cwd=tmp_path, discover=False, cli={"buffer_pool": "64MiB"}))
 
 
-@pytest.mark.parametrize("command", [["instance", "init"], ["setup", "--scale", "32MiB"]])
+@pytest.mark.parametrize("command", [["instance", "init"], ["setup", "--scale", "128MiB"]])
 def test_without_server_binaries_one_line_names_the_package_and_nothing_is_made(tmp_path, monkeypatch, capsys,
                                                                                  command):
     from dbio import cli

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from dbio.config import Config, each_node
-from dbio.config_checks import display_key
+from dbio.config_checks import display_key, problem
 from dbio.engines.mysql import dsn as dsns
-from dbio.errors import ConfigError
+from dbio.engines.mysql.instance.layout import RECORD_NAME
+from dbio.engines.mysql.instance.record import Meta
+from dbio.engines.mysql.options import PAGE_SIZES
+from dbio.errors import ConfigError, DbioError
 from dbio.options import BY_KEY
+from dbio.units import format_bytes
 
 # Databases every MySQL server keeps for itself: dbio loads into a database of its own.
 SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")
@@ -18,11 +25,39 @@ def check(config: Config) -> list[ConfigError]:
             shown = display_key(BY_KEY["dbname"], config.origins.get("dbname", "default"))
             return [ConfigError(shown, config.connection.dbname, "is a database the server keeps for itself",
                                 "choose another name (the default is dbio)")]
-        return []  # the managed instance: its binaries and place are checked before it is made
+        return cache_errors(config)  # the managed instance: its binaries and place are checked before it is made
     errors: list[ConfigError] = []
     for node in each_node(config):
         errors += dsn_errors(node)
     return errors
+
+
+def cache_errors(config: Config) -> list[ConfigError]:
+    """The managed instance's buffer pool cannot hold the data set, as PostgreSQL's shared_buffers: refused
+    before the server restarts with it (run --buffer-pool 4GiB restarted it, and remembered it, then refused)."""
+    w, i = config.workload, config.instance
+    if w.allow_cached or config.shape_pending:  # the load's shape, not a default, is judged once it is known
+        return []
+    page_bytes = _page_bytes(i)
+    data = w.table_bytes(page_bytes)
+    if data > i.buffer_pool:
+        return []
+    return [problem(config, "scale", f"makes a data set of {format_bytes(data)} ({page_bytes // 1024} KiB pages), "
+                    f"which fits in innodb_buffer_pool_size ({format_bytes(i.buffer_pool)}): the run would measure "
+                    "memory, not storage", "raise scale (several times the buffer pool) or pass --allow-cached for a "
+                    "logical I/O test",
+                    value=w.scale)]
+
+
+def _page_bytes(instance: Any) -> int:
+    """The page size the instance has (or, new, will have): a row takes a page of its own."""
+    if instance.innodb_page_size:
+        return PAGE_SIZES[instance.innodb_page_size]
+    record = Path(instance.data_dir) / RECORD_NAME
+    try:
+        return Meta.read(record).page_size if record.is_file() else PAGE_SIZES["16k"]
+    except DbioError:  # a record dbio cannot use: the command that uses the instance says why
+        return PAGE_SIZES["16k"]
 
 
 def dsn_errors(config: Config) -> list[ConfigError]:

@@ -33,7 +33,7 @@ def instance_errors(config: Config) -> list[ConfigError]:
                               f"is too small for {w.sessions} sessions plus {RESERVED_CONNECTIONS} for dbio's own "
                               "connections", f"set max_connections >= {w.sessions + RESERVED_CONNECTIONS} or 0 "
                               "(sized automatically)"))
-    if not w.allow_cached and w.data_bytes <= i.shared_buffers:
+    if not w.allow_cached and not config.shape_pending and w.data_bytes <= i.shared_buffers:
         errors.append(problem(config, "scale",
                               f"makes a data set of {units.format_bytes(w.data_bytes)}, which fits in shared_buffers "
                               f"({units.format_bytes(i.shared_buffers)}): the run would measure memory, not storage",
