@@ -229,13 +229,18 @@ def _measuring(managed, label: str) -> Path:
     return wait_for(found, what="the run's measured window")
 
 
-def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_sessions(managed):
+def _long_run_measuring(managed, label: str):
+    """A 2-session, 60 s run started in the background on the loaded instance, once its window is measuring."""
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
-                                                                                "--label", "sigint")],
+                                                                                "--label", label)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
-    directory = _measuring(managed, "sigint")
+    return proc, _measuring(managed, label)
+
+
+def test_sigint_mid_run_ends_within_seconds_keeps_a_marked_result_and_no_sessions(managed):
+    proc, directory = _long_run_measuring(managed, "sigint")
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -272,12 +277,7 @@ def test_a_session_killed_in_the_window_leaves_its_cpu_and_the_other_sessions_sh
     the killed session's thread for another client), and so is other sessions' share of the reads: the run's own
     reads are summed over its sessions' threads, and the killed one's went with its thread, which read as another
     client's ("other sessions did 94.2% of the client sessions' reads in the window")."""
-    assert dbio("setup", *managed.args(*SMALL)).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
-                                                                                "--label", "killed")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    directory = _measuring(managed, "killed")
+    proc, directory = _long_run_measuring(managed, "killed")
     session = next(row[0] for row in _dbio_sessions(managed) if "dbio_slice" in (row[3] or "")
                    or "dbio_cf1" in (row[3] or ""))
     managed.query(f"KILL CONNECTION {int(session)}", None)

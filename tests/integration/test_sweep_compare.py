@@ -37,18 +37,25 @@ def test_sweep_two_knobs_restart_settings_outermost(instance):
     assert again.code == 0 and again.out.startswith("# dbio sweep")
 
 
-def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
-    args = instance.args("sweep", *SMALL, "--run-time", "3s", "--warmup", "1s", "--label", "resume")
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", "1,2,4"],
+def _sweep_reaching(instance, label: str, sessions: str, run_time: str, step: str, measured: int):
+    """A sweep started in the background, and its directory once the step has written samples (with at least
+    `measured` of its window's); None when it does not within 90 s."""
+    args = instance.args("sweep", *SMALL, "--run-time", run_time, "--warmup", "1s", "--label", label)
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", sessions],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
-    directory = None
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and directory is None:
-        found = [p for p in instance.results.glob("*sweep-resume")]  # results/ appears when the sweep starts
-        if found and (found[0] / "02-t2" / "samples.jsonl").exists():
-            directory = found[0]
+    while time.monotonic() < deadline:
+        found = list(instance.results.glob(f"*sweep-{label}"))  # results/ appears when the sweep starts
+        samples = found[0] / step / "samples.jsonl" if found else None
+        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= measured:
+            return proc, found[0]
         time.sleep(0.2)
+    return proc, None
+
+
+def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
+    proc, directory = _sweep_reaching(instance, "resume", "1,2,4", "3s", "02-t2", measured=0)
     assert directory is not None, "the sweep never reached its second step"
     time.sleep(1.5)  # inside its 4 s of warm-up and window
     proc.send_signal(signal.SIGINT)
@@ -103,18 +110,7 @@ def test_a_failed_step_is_named_with_why_and_a_later_attempt_that_completes_keep
     """A step whose session was terminated fails the sweep, whose last line says which step and why; resumed,
     the step completes, and its record keeps no error of the attempt before it (the failure's stayed beside a
     'complete')."""
-    args = instance.args("sweep", *SMALL, "--run-time", "8s", "--warmup", "1s", "--label", "failing")
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", "2,3"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    directory = None
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and directory is None:
-        found = [p for p in instance.results.glob("*sweep-failing")]
-        samples = found[0] / "01-t2" / "samples.jsonl" if found else None
-        if samples and samples.exists() and samples.read_text().count('"phase":"measured"') >= 2:
-            directory = found[0]
-        time.sleep(0.2)
+    proc, directory = _sweep_reaching(instance, "failing", "2,3", "8s", "01-t2", measured=2)
     assert directory is not None, "the sweep's first step never reached its window"
     with instance.connect("sweep") as conn:
         pid = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'dbio:%:2'").fetchone()[0]
