@@ -70,6 +70,19 @@ def test_max_wal_size_fits_the_free_space_twice_over(budget_mib, expected_mb):
     assert settings.wal_size_for(budget_mib << 20) == expected_mb
 
 
+@pytest.mark.parametrize("max_wal_mb, budget_mib, fix", [
+    (1024, 300, "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or run without updates"),
+    (1024, 130, "lower max_wal_size (--pg-setting max_wal_size=32MB), free some space, or run without updates"),
+    # already at (or below) the smallest that fits nowhere: a lower setting is no fix, room is
+    (32, 120, "free some space there (an update run needs 128 MiB at the smallest max_wal_size, 32 MB), or run "
+              "without updates"),
+    (64, 120, "free some space there (an update run needs 128 MiB at the smallest max_wal_size, 32 MB), or run "
+              "without updates")])
+def test_a_max_wal_size_that_does_not_fit_is_answered_with_one_that_does(max_wal_mb, budget_mib, fix):
+    assert not settings.wal_fits(max_wal_mb, budget_mib << 20)
+    assert settings.wal_room_fix(max_wal_mb, budget_mib << 20) == fix
+
+
 def test_dbio_bounds_max_wal_size_only_when_the_user_did_not_set_it():
     base = cfg()
     small = settings.build_profile(base, port=1, socket_dir="/s", sessions=1, purpose="run", wal_budget=300 << 20)

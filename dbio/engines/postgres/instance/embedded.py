@@ -350,7 +350,7 @@ class EmbeddedInstance(ManagedInstance):
         raise UsageError(f"the run could fill the disk: its WAL may grow to about {settings.WAL_OVERSHOOT} x "
                          f"max_wal_size ({wal_mb} MB), with {settings.DISK_RESERVE >> 20} MiB kept free besides, but "
                          f"the filesystem of {self.wal_location()} can give it only {budget >> 20} MiB",
-                         "lower max_wal_size (--pg-setting max_wal_size=64MB), free some space, or run without updates")
+                         settings.wal_room_fix(wal_mb, budget))
 
     def check_host(self, cfg: InstanceConfig, memory_bytes: int) -> None:
         """Before a setup creates or starts the instance: its filesystem takes direct I/O when asked,

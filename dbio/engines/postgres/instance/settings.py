@@ -83,6 +83,17 @@ def wal_fits(max_wal_mb: int, budget_bytes: int) -> bool:
     return WAL_OVERSHOOT * (max_wal_mb << 20) + DISK_RESERVE <= budget_bytes
 
 
+def wal_room_fix(max_wal_mb: int, budget_bytes: int) -> str:
+    """What to do about a max_wal_size whose worst case does not fit (pure): the largest smaller one that
+    does, or, when none does, the room the smallest needs (a fixed '64MB' was offered to a run at 32 MB)."""
+    smaller = next((size for size in WAL_SIZES_MB if size < max_wal_mb and wal_fits(size, budget_bytes)), None)
+    if smaller is not None:
+        return f"lower max_wal_size (--pg-setting max_wal_size={smaller}MB), free some space, or run without updates"
+    least = WAL_SIZES_MB[-1]
+    return (f"free some space there (an update run needs {(WAL_OVERSHOOT * (least << 20) + DISK_RESERVE) >> 20} MiB "
+            f"at the smallest max_wal_size, {least} MB), or run without updates")
+
+
 DEFAULT_WORKERS = 8  # PostgreSQL's max_worker_processes and max_parallel_workers
 OTHER_WORKERS = 2  # background workers that are not parallel query's (the logical replication launcher...)
 WORKER_SETTINGS = ("max_worker_processes", "max_parallel_workers")
