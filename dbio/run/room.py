@@ -27,16 +27,20 @@ def floor_of(growth_step: int) -> int:
     return FLOOR + 2 * max(0, growth_step)
 
 
-def runs_out(history: list[tuple[float, int]], floor: int = FLOOR) -> bool:
-    """Whether the free bytes of the last (time, free) reading leave less than the floor once HORIZON
-    seconds more are used at the rate of the last SPAN seconds (pure)."""
+def rate(history: list[tuple[float, int]]) -> float:
+    """Bytes a second used over the last SPAN seconds of (time, free) readings (pure); 0 when room grew."""
     t_now, now = history[-1]
     earlier = [(t, free) for t, free in history if t_now - t >= SPAN]
     # in the first SPAN seconds the rate is what was used since the first reading, over at least FIRST_SPAN:
     # a fast filesystem fills in less than a second (seen: a managed MariaDB used 44 MiB of a tmpfs in 0.3 s)
     t_then, then = earlier[-1] if earlier else history[0]
-    rate = max(0.0, (then - now) / max(t_now - t_then, FIRST_SPAN)) if t_now > t_then else 0.0
-    return now - rate * HORIZON < floor
+    return max(0.0, (then - now) / max(t_now - t_then, FIRST_SPAN)) if t_now > t_then else 0.0
+
+
+def runs_out(history: list[tuple[float, int]], floor: int = FLOOR) -> bool:
+    """Whether the free bytes of the last (time, free) reading leave less than the floor once HORIZON
+    seconds more are used at the rate of the last SPAN seconds (pure)."""
+    return history[-1][1] - rate(history) * HORIZON < floor
 
 
 def tightest(paths: Iterable[str]) -> tuple[int, str] | None:

@@ -542,8 +542,10 @@ class _Coordinator:
                 free, where = found
                 history = [*history[-(int(2 * room.SPAN / room.INTERVAL)):], (time.monotonic(), free)]
                 if room.runs_out(history, self.ctx.room_floor):
+                    # why now, with room still left: a server's growth step seen as a rate stops a run early
                     message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
-                               "where the server writes")
+                               f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
+                               f"it was using {room.rate(history) / (1 << 20):,.0f} MiB/s)")
                     if self.status == "complete":
                         self.status, self.reason = "failed", message
                     self._event("disk_full", message)

@@ -40,3 +40,11 @@ def test_a_run_does_not_start_under_its_floor_and_a_margin(tmp_path):
     assert short == f"{free >> 20} MiB free where {tmp_path} is, under the {(free + room.START_MARGIN) >> 20} MiB it " \
                     "starts with"
     assert room.too_little_to_start([], free) is None  # nothing to watch
+
+
+def test_the_rate_is_the_last_seconds_and_none_when_room_grew():
+    history = [(t / 10, (200 - 6 * t) * MIB) for t in range(12)]  # 60 MiB/s
+    assert round(room.rate(history) / MIB) == 60
+    assert room.rate([(0.0, 60 * MIB), (1.0, 100 * MIB)]) == 0.0  # a checkpoint removed WAL
+    assert room.rate([(0.0, 100 * MIB)]) == 0.0
+    assert round(room.rate([(0.0, 173 * MIB), (0.1, 109 * MIB)]) / MIB) == 256  # one 64 MiB growth, over 0.25 s
