@@ -92,9 +92,19 @@ def display_key(option: Option, origin: str) -> str:
 
 def value_error(option: Option, origin: str, value: Any, problem: str) -> ConfigError:
     """A value that could not be read as its option's kind (or is out of its range)."""
-    rng = option.describe_range()
-    fix = option.fix or (f"use {rng}" if rng else f"see {option.flag} in dbio options")
-    return ConfigError(display_key(option, origin), value, problem, fix)
+    return ConfigError(display_key(option, origin), value, problem, option.how_to_fix())
+
+
+def cached_data_errors(config: Config, data_bytes: int, cache_name: str, cache_bytes: int,
+                       pages: str = "") -> list[ConfigError]:
+    """dbio's own instance's buffer cache would hold the data set: its run would measure memory. Refused before a
+    server restarts with that cache; not while the shape is still to come from the load (Config.shape_pending)."""
+    if config.workload.allow_cached or config.shape_pending or data_bytes > cache_bytes:
+        return []
+    return [problem(config, "scale", f"makes a data set of {units.format_bytes(data_bytes)}{pages}, which fits in "
+                    f"{cache_name} ({units.format_bytes(cache_bytes)}): the run would measure memory, not storage",
+                    f"raise scale (several times {cache_name}) or pass --allow-cached for a logical I/O test",
+                    value=config.workload.scale)]
 
 
 def problem(config: Config, key: str, text: str, fix: str, value: Any = None) -> ConfigError:

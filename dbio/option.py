@@ -55,6 +55,11 @@ class Option:
             return f">= {lo}"
         return f"<= {hi}" if hi else ""
 
+    def how_to_fix(self) -> str:
+        """What to do about a value it cannot take: its own fix, its range, or where to read about it."""
+        rng = self.describe_range()
+        return self.fix or (f"use {rng}" if rng else f"see {self.flag} in dbio options")
+
 
 def _fmt(kind: str, v: float) -> str:
     if kind == "size":

@@ -96,9 +96,7 @@ def parse_vary(text: str) -> Vary:
             try:
                 coerce(option, item)
             except ValueError as exc:
-                rng = option.describe_range()
-                raise UsageError(f"--vary {text}: {item}: {exc}",
-                                 option.fix or (f"use {rng}" if rng else f"see {option.flag} in dbio options")) from None
+                raise UsageError(f"--vary {text}: {item}: {exc}", option.how_to_fix()) from None
     return Vary(key, items)
 
 

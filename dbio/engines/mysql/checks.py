@@ -6,14 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from dbio.config import Config, each_node
-from dbio.config_checks import display_key, problem
+from dbio.config_checks import cached_data_errors, display_key
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.instance.record import Meta
 from dbio.engines.mysql.options import PAGE_SIZES
 from dbio.errors import ConfigError, DbioError
 from dbio.options import BY_KEY
-from dbio.units import format_bytes
 
 # Databases every MySQL server keeps for itself: dbio loads into a database of its own.
 SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")
@@ -35,18 +34,11 @@ def check(config: Config) -> list[ConfigError]:
 def cache_errors(config: Config) -> list[ConfigError]:
     """The managed instance's buffer pool cannot hold the data set, as PostgreSQL's shared_buffers: refused
     before the server restarts with it (run --buffer-pool 4GiB restarted it, and remembered it, then refused)."""
-    w, i = config.workload, config.instance
-    if w.allow_cached or config.shape_pending:  # the load's shape, not a default, is judged once it is known
+    if config.workload.allow_cached or config.shape_pending:  # no data set judged: the record is not read
         return []
-    page_bytes = _page_bytes(i)
-    data = w.table_bytes(page_bytes)
-    if data > i.buffer_pool:
-        return []
-    return [problem(config, "scale", f"makes a data set of {format_bytes(data)} ({page_bytes // 1024} KiB pages), "
-                    f"which fits in innodb_buffer_pool_size ({format_bytes(i.buffer_pool)}): the run would measure "
-                    "memory, not storage", "raise scale (several times the buffer pool) or pass --allow-cached for a "
-                    "logical I/O test",
-                    value=w.scale)]
+    page_bytes = _page_bytes(config.instance)
+    return cached_data_errors(config, config.workload.table_bytes(page_bytes), "innodb_buffer_pool_size",
+                              config.instance.buffer_pool, pages=f" ({page_bytes // 1024} KiB pages)")
 
 
 def _page_bytes(instance: Any) -> int:

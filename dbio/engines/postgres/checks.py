@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 
-from dbio import units
 from dbio.config import RESERVED_CONNECTIONS, Config, each_node
-from dbio.config_checks import display_key, problem
+from dbio.config_checks import cached_data_errors, display_key, problem
 from dbio.engines.postgres.options import runs_code
 from dbio.errors import ConfigError
 from dbio.options import BY_KEY
@@ -33,12 +32,7 @@ def instance_errors(config: Config) -> list[ConfigError]:
                               f"is too small for {w.sessions} sessions plus {RESERVED_CONNECTIONS} for dbio's own "
                               "connections", f"set max_connections >= {w.sessions + RESERVED_CONNECTIONS} or 0 "
                               "(sized automatically)"))
-    if not w.allow_cached and not config.shape_pending and w.data_bytes <= i.shared_buffers:
-        errors.append(problem(config, "scale",
-                              f"makes a data set of {units.format_bytes(w.data_bytes)}, which fits in shared_buffers "
-                              f"({units.format_bytes(i.shared_buffers)}): the run would measure memory, not storage",
-                              "raise scale (several times shared_buffers) or pass --allow-cached for a logical I/O "
-                              "test", value=w.scale))
+    errors += cached_data_errors(config, w.data_bytes, "shared_buffers", i.shared_buffers)
     # A value other than the default, not an origin: a sweep step passes every default on as given.
     if i.io_method != "worker" and i.io_workers != BY_KEY["io_workers"].default:
         errors.append(problem(config, "io_workers", f"only applies to io_method = worker (io_method is {i.io_method})",
