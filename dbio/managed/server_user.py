@@ -15,6 +15,11 @@ from dbio.errors import DbioError
 
 SERVER_USER = "dbio"
 
+# Groups whose members reach root or what root reads: the terminals (tty: write to root's), the
+# disks and memory, the logs and shadow passwords, the container and VM daemons, sudo, /usr/local.
+PRIVILEGED_GROUPS = ("root", "sudo", "wheel", "admin", "adm", "tty", "disk", "kmem", "shadow", "docker",
+                     "lxd", "libvirt", "kvm", "staff", "systemd-journal")
+
 
 @dataclass(frozen=True)
 class ServerUser:
@@ -50,6 +55,7 @@ def ensure_server_user(name: str = SERVER_USER) -> ServerUser:
         return current_user()
     user = lookup(name)
     if user is not None:
+        refuse_privileged(user, "or delete the user, and dbio creates it unprivileged")
         return user
     useradd = shutil.which("useradd") or "/usr/sbin/useradd"
     if not os.path.exists(useradd):
@@ -96,16 +102,40 @@ def _may(st: os.stat_result, uid: int, gids: set[int], u: int, g: int, o: int) -
     return bool(st.st_mode & o)
 
 
-def recorded_user(name: str) -> ServerUser:
-    """The server user an instance record names, refused when it is gone or, as root, privileged."""
+def privilege_of(user: ServerUser) -> str | None:
+    """What makes user privileged ('uid 0', 'group root (gid 0)', 'group sudo (gid 27)'), or None."""
+    if user.uid == 0:
+        return "uid 0"
+    for gid in sorted(user.groups()):
+        try:
+            name = grp.getgrgid(gid).gr_name
+        except KeyError:
+            name = str(gid)
+        if gid == 0 or name in PRIVILEGED_GROUPS:
+            kind = "primary group" if gid == user.gid else "group"
+            return f"{kind} {name} (gid {gid})"
+    return None
+
+
+def refuse_privileged(user: ServerUser, otherwise: str) -> None:
+    """As root, a server user with root's uid or a privileged group is refused (before anything is
+    made or run): whoever reaches the database superuser runs programs as it."""
     from dbio.errors import UsageError
 
+    why = privilege_of(user) if os.geteuid() == 0 else None
+    if why is not None:
+        name = user.name
+        raise UsageError(f"refusing to run the server as '{name}': its {why} is privileged, and whoever "
+                         "reaches the database's superuser runs programs as the server user",
+                         f"give '{name}' a primary group of its own and no other (groupadd {name}; "
+                         f"usermod -g {name} -G '' {name}), {otherwise}")
+
+
+def recorded_user(name: str) -> ServerUser:
+    """The server user an instance record names, refused when it is gone or, as root, privileged."""
     user = lookup(name)
     if user is None:
         raise DbioError(f"the instance's server user '{name}' no longer exists",
                         f"recreate it (useradd --system {name}) or destroy the instance")
-    if os.geteuid() == 0 and (user.uid == 0 or user.gid == 0):
-        raise UsageError(f"refusing to run the server as '{user.name}' (uid {user.uid}, gid {user.gid}): "
-                         "a managed server runs as an unprivileged user",
-                         f"set server_user to '{SERVER_USER}' in the instance record, or destroy the instance")
+    refuse_privileged(user, "or destroy the instance")
     return user

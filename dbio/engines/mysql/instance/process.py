@@ -15,10 +15,10 @@ from pathlib import Path
 
 from dbio import trust
 from dbio.engines.mysql.instance.layout import Layout
+from dbio.managed import server_process
 from dbio.managed.server_user import ServerUser
 
 SERVER_NAMES = ("mariadbd", "mysqld")
-ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
 
 
 def pid_of(layout: Layout) -> int | None:
@@ -40,23 +40,13 @@ def is_server_of(pid: int, layout: Layout) -> bool:
     return comm in SERVER_NAMES and state != "Z" and os.fsencode(f"--datadir={layout.datadir}") in args
 
 
-def as_user(user: ServerUser) -> dict:
-    """subprocess arguments that run a program as the server user (when dbio is root)."""
-    if os.geteuid() == 0 and user.uid != 0:
-        return {"user": user.uid, "group": user.gid, "extra_groups": []}
-    return {}
-
-
 def run(cmd: list[str], user: ServerUser, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=str(cwd), env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          **as_user(user))
+    return server_process.run(user, cmd, cwd=cwd)
 
 
 def spawn(cmd: list[str], user: ServerUser, cwd: Path) -> subprocess.Popen:
-    """The server, in a session of its own (Ctrl-C at dbio's terminal never reaches it); it writes
-    to its error log, so nothing of dbio's is handed to it."""
-    return subprocess.Popen(cmd, cwd=str(cwd), env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, **as_user(user))
+    """The server: it writes to its error log, so nothing of dbio's is handed to it."""
+    return server_process.spawn(user, cmd, cwd=cwd)
 
 
 def stop(pid: int, layout: Layout, timeout: float) -> bool:

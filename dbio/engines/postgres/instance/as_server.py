@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 from dbio import trust
 from dbio.errors import DbioError
+from dbio.managed import server_process
 from dbio.managed.server_user import ServerUser
 
 
 def run(user: ServerUser, cmd: list[str], *, cwd: Path, log_file: Path, what: str) -> str:
     """The program's output; a failure names its last line and the server log's last error."""
-    kwargs: dict = {}
-    if os.geteuid() == 0 and user.uid != 0:
-        kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
-    # nothing of dbio's environment reaches the program (PG* variables, a password)
-    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
-    proc = subprocess.run(cmd, cwd=str(cwd), env=env, capture_output=True, text=True, **kwargs)
+    proc = server_process.run(user, cmd, cwd=cwd)
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         tail = detail[-1] if detail else f"exit status {proc.returncode}"
