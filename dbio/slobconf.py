@@ -6,7 +6,6 @@ import difflib
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import Option
@@ -31,23 +30,6 @@ class Ignored:
     why: str
     empty: bool = False  # set to nothing, as SLOB ships EXTERNAL_SCRIPT: nothing to explain
     value: str = ""  # read only where a mapping needs it (SQLNET_SERVICE_*), never shown
-
-
-def parse(path: Path) -> list[Entry]:
-    entries, _ = parse_with_ignored(path)
-    return entries
-
-
-def parse_with_ignored(path: Path) -> tuple[list[Entry], list[Ignored]]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigErrors([ConfigError("--slob-conf", str(path), "file not found",
-                                        "give the path of an existing slob.conf")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigErrors([ConfigError("--slob-conf", str(path), f"cannot be read ({exc})",
-                                        "check the path and permissions")]) from None
-    return parse_text(text, path.name)
 
 
 def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[Ignored]]:

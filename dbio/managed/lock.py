@@ -24,6 +24,7 @@ from typing import Iterator
 
 import platformdirs
 
+from dbio import trust
 from dbio.errors import UsageError
 from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
@@ -82,6 +83,8 @@ def _open_and_lock(path: Path, data_dir: Path, attempts: int = 20) -> int:
     for _ in range(attempts):
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # a lock file another user could plant or replace would let them hold root's instance
+            trust.require_trusted(path.parent, "the lock directory", "remove it, and dbio makes it again")
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise UsageError(f"cannot create dbio's lock file {path}: {exc.strerror}",

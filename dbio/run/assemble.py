@@ -410,13 +410,17 @@ def rescue_bases() -> list[Path]:
 
 
 def rescued_runs() -> set[str]:
-    """Run directories whose result was written to a rescue directory instead."""
+    """Run directories whose result was written to a rescue directory instead. A mark counts only
+    when dbio's user (or root) made it where nobody else can change it: one base is in the shared
+    temporary directory, where any user could plant a mark to keep root from recovering a run."""
     origins = set()
     for base in rescue_bases():
         for mark in base.glob(f"*/{RESCUE_MARK}") if base.is_dir() else []:
+            if trust.path_problem(mark.parent):
+                continue
             try:
-                origins.add(mark.read_text().strip())
-            except OSError:
+                origins.add(trust.read_trusted(mark).decode(errors="replace").strip())
+            except (OSError, trust.UntrustedFile):
                 continue
     return origins
 

@@ -63,3 +63,14 @@ def test_a_command_that_opened_the_file_as_its_holder_removed_it_locks_the_new_o
     assert held.st_ino != 0 and not path.exists()
     with pytest.raises(OSError):
         os.fstat(stale)  # closed by the lock, not leaked
+
+
+def test_a_lock_directory_others_may_write_is_refused(lock_dir, tmp_path):
+    """Another user able to write there could plant the lock file (holding root's instance for ever,
+    or naming a holder of their choosing) or swap it between dbio's open and its lock."""
+    lock_dir.mkdir(mode=0o777)
+    lock_dir.chmod(0o777)
+    with pytest.raises(UsageError, match=r"refusing to use the lock directory .*writable by every user"):
+        with lock.exclusive(tmp_path / "instance", "run"):
+            pass
+    assert list(lock_dir.iterdir()) == []

@@ -340,3 +340,45 @@ def test_a_run_without_its_result_says_what_it_is_and_how_to_get_it(tmp_path, ca
     (killed / "run.json").write_text(json.dumps({"client": "vm:42"}))
     code, out, err = run_cli(["report", str(killed)], capsys)  # its dbio still runs
     assert code == 2 and "still going" in err and "wait for it" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_rescue_mark_another_user_planted_does_not_stop_roots_recovery(tmp_path, monkeypatch):
+    """Results go to <temp>/dbio-rescued when their run directory cannot be written, with a mark naming
+    the run; any user can write in the shared temporary directory, and a mark they plant there naming
+    root's run made root skip rebuilding it."""
+    import tempfile
+
+    from dbio.commands.run import recover_abandoned
+
+    tmp_path.chmod(0o755)
+    shared_temp = tmp_path / "tmp"
+    shared_temp.mkdir(mode=0o1777)
+    shared_temp.chmod(0o1777)
+    monkeypatch.setattr(tempfile, "tempdir", str(shared_temp))
+    run_dir = _abandoned_copy(tmp_path)
+    planted = shared_temp / "dbio-rescued" / "20261122-151220-dsn" / assemble.RESCUE_MARK
+    planted.parent.mkdir(parents=True)
+    planted.write_text(f"{run_dir}\n")
+    for path in (planted.parent.parent, planted.parent, planted):  # as that user would have made them
+        os.lchown(path, 65534, 65534)
+
+    class UI:
+        warn = note = staticmethod(lambda _text: None)
+
+    assert str(run_dir) not in assemble.rescued_runs()
+    assert recover_abandoned(run_dir.parent, UI()) == [run_dir] and (run_dir / "result.json").exists()
+
+
+def test_a_rescue_mark_dbio_made_still_counts(tmp_path, monkeypatch):
+    import tempfile
+
+    from dbio import trust
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    run_dir = _abandoned_copy(tmp_path)
+    rescue = tmp_path / "dbio-rescued" / run_dir.name
+    trust.make_private_directory(rescue, "the rescued result")
+    (rescue / assemble.RESCUE_MARK).write_text(f"{run_dir}\n")
+    assert str(run_dir) in assemble.rescued_runs()
+    assert assemble.abandoned(run_dir.parent) == []
