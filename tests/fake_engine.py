@@ -54,6 +54,8 @@ class FakeServer:
         self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
         self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
+        self.unsettled = False  # an earlier run's changes still to settle (set by a test)
+        self.settles = 0  # how often a run asked it to settle
 
     def stop(self) -> None:
         self.stopped = True
@@ -244,6 +246,13 @@ class FakeEngine:
 
     def forget_abandoned_runs(self, conn: FakeConnection, alive: Callable[[str], bool]) -> int:
         return 0
+
+    def settle(self, conn: FakeConnection) -> dict[str, Any] | None:
+        self.server.settles += 1
+        if not self.server.unsettled:
+            return None
+        self.server.unsettled = False
+        return {"seconds": 0.25, "done": "the fake server's pending work"}
 
     # -- run: sessions ---------------------------------------------------------------------
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,

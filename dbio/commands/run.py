@@ -281,6 +281,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     assemble.write_manifest(directory, man)
     hook = external_script.Hook(script, directory, ui)
     hook.call("pre")
+    settled = _settle(nodes, config, ui)
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = assemble.normalizer({node.name: node.engine for node in nodes})
@@ -302,6 +303,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
     hook.call("post")
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
+    document["events"] += settled
     if flushed is not None:
         document["events"].append(flushed)
     if baseline is not None:
@@ -314,6 +316,31 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         document["files"]["html"] = None
     written = write_result(directory, document, samples, ui, html=html)
     return RunResult(written, document, signal)
+
+
+def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:
+    """Before a read-only run, each writable node's data set brought to rest: what an earlier run's
+    UPDATEs left would otherwise be pruned, purged and written out by this run's reads inside its
+    window. An event per node that had anything to settle, with the time it took."""
+    if config.workload.update_pct > 0:
+        return []
+    events = []
+    for node in nodes:
+        if node.read_only:  # a standby has its primary's data set, settled there
+            continue
+        conn = node.engine.connect(node.conninfo, application_name="dbio:settle")
+        try:
+            done = node.engine.settle(conn)
+        finally:
+            node.engine.close(conn)
+        if done is None:
+            continue
+        where = f" on {node.name}" if len(nodes) > 1 else ""
+        message = (f"settled the data set{where} before this read-only run, as an earlier run had changed it: "
+                   f"{done['done']} ({done['seconds']:.1f} s)")
+        ui.note(message)
+        events.append({"t": time.time(), "kind": "settled", "node": node.name, "message": message, **done})
+    return events
 
 
 FLUSH_FLOOR = 16 << 20  # pending bytes below which a flush is not worth a note

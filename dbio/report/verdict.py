@@ -41,6 +41,11 @@ DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful
 # every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
 # tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
 DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
+# A run with no UPDATE: bytes written (data files and WAL, every process) per byte read. Beyond the
+# limit it measured writes too (its reads rewrote pages an earlier run's updates left, or their dirty
+# pages were flushed meanwhile) and is no read-only result; beyond the note it is said.
+READ_ONLY_WRITE_LIMIT = 0.01
+READ_ONLY_WRITE_NOTE = 0.001
 # The database beside the raw device at the same sessions (a baseline): reads/s as a share of fio's.
 EFFICIENCY_LOW = 0.8  # below: the database leaves much of the device unused
 EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came from a cache
@@ -164,6 +169,32 @@ def page_cache(doc: dict[str, Any]) -> Finding | None:
         return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
                                             "reads reached the device", "device_to_db_read_ratio", ratio)
     return None
+
+
+def read_only_wrote(doc: dict[str, Any]) -> Finding | None:
+    """A read-only run is judged by what it wrote: writes inside its window make it a mixed workload."""
+    workload = (doc.get("config") or {}).get("workload") or {}
+    f = _figures(doc)
+    read, data, wal = value(f, "read_mib_per_s"), value(f, "write_mib_per_s"), value(f, "wal_bytes_per_s")
+    if not _window(doc) or workload.get("update_pct") != 0 or not read or data is None:
+        return None
+    written = data + (wal or 0.0) / (1 << 20)
+    share = written / read
+    if share <= READ_ONLY_WRITE_NOTE:
+        return None
+    writers = {kind: (row.get("write_mib_per_s") or 0.0) + (row.get("wal_write_mib_per_s") or 0.0)
+               for kind, row in catalogue.by_backend(f).items() if isinstance(row, dict)}
+    total = sum(writers.values())
+    who = ", ".join(f"{kind} {100 * mib / total:.0f}%" for kind, mib in sorted(writers.items(), key=lambda kv: -kv[1])
+                    if mib > 0.005 * total) if total else ""
+    what = (f"this run has no UPDATE, yet it wrote {format_bytes(data * (1 << 20))}/s of data pages and "
+            f"{format_bytes(wal or 0.0)}/s of WAL, {100 * share:.1f}% of the "
+            f"{format_bytes(read * (1 << 20))}/s it read" + (f" ({who})" if who else ""))
+    if share > READ_ONLY_WRITE_LIMIT:
+        return _found("invalid", "read_only_wrote", f"{what}: not a read-only result; its reads rewrote pages "
+                      "an earlier run's updates left, or their dirty pages were written meanwhile (before a read-only run "
+                      "the data set is settled: see the events for what was done)", "write_mib_per_s", data)
+    return _found("warning", "read_only_wrote", what, "write_mib_per_s", data)
 
 
 def _read_excess(f: dict[str, Any]) -> str | None:
@@ -486,7 +517,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, no_window, rows_from_cache, reads_beyond_rows, page_cache, shared_device, other_sessions, other_cpu,
+    status, stalled, no_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache, shared_device,
+    other_sessions, other_cpu,
     small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
     checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
     unavailable)

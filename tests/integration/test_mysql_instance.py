@@ -466,3 +466,22 @@ def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keep
     log = (inst.data_dir / "log" / "error.log").read_text()
     assert "is full" not in log and "error 28" not in log, log[-2000:]
     assert shutil.disk_usage(mount).free >= room.FLOOR, f"{shutil.disk_usage(mount).free >> 20} MiB left"
+
+
+def test_a_read_only_run_after_updates_settles_purge_and_dirty_pages_first(managed):
+    """An update run leaves undo to purge and dirty pages; the read-only run after it had them written
+    inside its window. dbio settles first (and says what it did), and the run writes under 1% of its reads."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    # a buffer pool that holds the updates' pages (at 8 MiB the page cleaners keep up by themselves)
+    roomy = managed.here("--buffer-pool", "16MiB", "--results-dir", str(managed.results), *SMALL, "-t", "2")
+    updates = dbio("run", *roomy, "--update-pct", "50", "--run-time", "3s")
+    assert updates.code == 0, updates.text
+    reads = dbio("run", *roomy, "--update-pct", "0", "--run-time", "3s")
+    assert reads.code == 0, reads.text
+    doc = load_result(result_dir(reads))
+    settled = [e for e in doc["events"] if e["kind"] == "settled"]
+    assert len(settled) == 1 and settled[0]["flushed"], doc["events"]
+    assert "FLUSH TABLES ... FOR EXPORT wrote out dbio's tables' dirty pages" in reads.text
+    io, load = doc["figures"]["io_profile"], doc["figures"]["load_profile"]
+    written = io["data_write_mib_per_s"] + (load["wal_bytes_per_s"] or 0) / 2**20
+    assert written < 0.01 * io["data_read_mib_per_s"], io

@@ -498,3 +498,22 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
         quickstart.quickstart(config, ui)
     first = ui.console.file.getvalue().splitlines()[0]
     assert first.startswith("dbio quickstart: 1 session, 256 MiB data set"), first  # it said "0.2 GiB"
+
+
+def test_a_read_only_run_settles_what_an_earlier_run_left_and_says_so(tmp_path):
+    engine = FakeEngine()
+    engine.server.unsettled = True  # an earlier run's changes, still to be done
+    done = _run(tmp_path, engine, update_pct=0)
+    settled = [e for e in done.document["events"] if e["kind"] == "settled"]
+    assert engine.server.settles == 1 and not engine.server.unsettled
+    assert len(settled) == 1 and "the fake server's pending work (0.2 s)" in settled[0]["message"]
+    assert "before this read-only run" in settled[0]["message"] and settled[0]["seconds"] == 0.25
+
+
+def test_a_data_set_at_rest_is_settled_silently_and_an_update_run_never_settles(tmp_path):
+    engine = FakeEngine()
+    at_rest = _run(tmp_path / "a", engine, update_pct=0)
+    assert engine.server.settles == 1 and not [e for e in at_rest.document["events"] if e["kind"] == "settled"]
+    engine.server.unsettled = True
+    _run(tmp_path / "b", engine, update_pct=20)
+    assert engine.server.settles == 1 and engine.server.unsettled

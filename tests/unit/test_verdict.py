@@ -389,3 +389,29 @@ def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_th
     message = codes(doc)["cpu_wait"].message
     assert f"{0.2 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read:" in message
     assert "I/O workers'" not in message
+
+
+@pytest.mark.parametrize("data_mib, wal_bytes, level", [
+    (0.0, 0.0, None),  # at rest: nothing written
+    (0.0, 7000.0, None),  # the run's own control rows: under 0.1% of what it read
+    (0.6, 5000.0, "warning"),  # 0.5%: said, with who wrote
+    (1.4, 1.5e6, "invalid"),  # pages an earlier run's updates left, rewritten by its reads
+])
+def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, level):
+    doc["config"]["workload"]["update_pct"] = 0
+    io, load = doc["figures"]["io_profile"], doc["figures"]["load_profile"]
+    io["data_write_mib_per_s"], load["wal_bytes_per_s"] = data_mib, wal_bytes
+    io["by_backend"]["client backend"].update(write_mib_per_s=data_mib * 0.6, wal_write_mib_per_s=wal_bytes / 2**20)
+    io["by_backend"]["background writer"].update(write_mib_per_s=data_mib * 0.4, wal_write_mib_per_s=0.0)
+    found = codes(doc).get("read_only_wrote")
+    assert (found.level if found else None) == level
+    if found is not None:
+        read = io["data_read_mib_per_s"]
+        share = 100 * (data_mib + wal_bytes / 2**20) / read
+        assert f"{share:.1f}% of the {read:.1f} MiB/s it read" in found.message
+        assert "client backend" in found.message and "background writer" in found.message
+        assert ("not a read-only result" in found.message) == (level == "invalid")
+
+
+def test_an_update_run_s_writes_are_its_own(doc):
+    assert doc["config"]["workload"]["update_pct"] == 20 and "read_only_wrote" not in codes(doc)

@@ -57,6 +57,10 @@ def is_dbio_table_name(name: str) -> bool:
     return name in (SETUP_TABLE, *CONTROL_TABLES, SCAN_TABLE) or _DATA_NAME.fullmatch(name) is not None
 
 
+def is_data_table_name(name: str) -> bool:
+    return _DATA_NAME.fullmatch(name) is not None
+
+
 def is_dbio_procedure_name(name: str) -> bool:
     return _LOOP_NAME.fullmatch(name) is not None
 

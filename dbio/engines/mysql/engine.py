@@ -177,6 +177,11 @@ class MysqlEngine:
     def forget_abandoned_runs(self, conn: Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
+    def settle(self, conn: Connection) -> dict[str, Any] | None:
+        from dbio.engines.mysql import settle
+
+        return settle.settle(conn)
+
     # -- run: sessions -------------------------------------------------------------------
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
                               info: ServerInfo) -> tuple[Connection, int]:

@@ -177,6 +177,11 @@ class PostgresEngine:
     def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
         return workload.forget_abandoned_runs(conn, alive)
 
+    def settle(self, conn: psycopg.Connection) -> dict[str, Any] | None:
+        from dbio.engines.postgres import settle
+
+        return settle.settle(conn)
+
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
                               info: ServerInfo) -> tuple[psycopg.AsyncConnection, int]:
         # readied once per server and run (a run is one event loop); the first sessions, connecting
