@@ -23,7 +23,7 @@ from dbio import signals as stopping
 from dbio import report as reports
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import ops_target
+from dbio.commands import dataset, ops_target
 from dbio.commands.run import check_results_dir, run_directory
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
@@ -240,12 +240,14 @@ def _load(p: Prepared, readings: Readings, config: Config, ui: UI) -> dict[str, 
 
     from dbio.commands.admin import report_teardown
 
-    if p.engine.read_setup(p.conn) is not None:
+    loaded = p.engine.read_setup(p.conn)
+    # the data set loaded is the one timed again, unless the options say another (as run and ops index)
+    config = dataset.adopt(config, loaded, ui.note)
+    if loaded is not None:
         ui.note("dropping dbio's loaded data set (and nothing else), to time loading it again")
         report_teardown(ui, p.engine.teardown(p.conn))
     p.conn.close()
-    with readings.window():
-        record = setup_command.setup(config, ui)
+    record = setup_command.setup(config, ui, window=readings.window)
     return record.to_dict()
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Callable
 
 from dbio import load, target as targets
 from dbio.commands import dataset, replicas
@@ -17,6 +18,8 @@ from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
+
+Window = Callable[[], AbstractContextManager[None]]
 
 INDEX_BYTES_PER_ROW = 24  # unique btree on a bigint, leaf and inner pages
 WAL_HEADROOM = 64 << 20  # plus a tenth of the data: the load writes little WAL, checkpoints and runs some
@@ -70,10 +73,12 @@ def as_configured(info: ServerInfo, instance: Any) -> ServerInfo:
 
 
 def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
-          command: str = "dbio setup", finish_interrupted: bool = False) -> SetupRecord:
+          command: str = "dbio setup", finish_interrupted: bool = False, window: Window | None = None) -> SetupRecord:
     """command: how the user asked for it (quickstart loads too), for the fix a refusal names;
     finish_interrupted: an interrupted load's shape serves where the user gave none, so that `dbio setup`
-    again finishes it, as its interruption said (dbio setup's own; quickstart, ops and sweeps load their shape)."""
+    again finishes it, as its interruption said (dbio setup's own; quickstart, ops and sweeps load their shape);
+    window: entered around the timed load alone (dbio ops load reads the devices there), the seconds the
+    record states: not around the server's restarts into and out of its load profile."""
     if verify and not reload:  # verify what is loaded, unless told what it should be
         config = dataset.remembered(config, ui.note, resume=True)
     elif finish_interrupted and not reload:
@@ -115,7 +120,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
         ui.say(f"already loaded: setup {record.setup_id}, {format_bytes(record.loaded_bytes or 0)} "
                f"in {len(record.tables_done)} tables, loaded {record.finished_at}; nothing to do")
     else:
-        record = _load_with_profile(target, config, ui, spec, None if replace else record, replace)
+        record = _load_with_profile(target, config, ui, spec, None if replace else record, replace, window)
     _install_loop(target)
     replicas.confirm(target, config, record, ui)
     if verify:
@@ -154,7 +159,7 @@ def _replayed_load(engine, conn, spec: SetupSpec, where: str, command: str) -> S
 
 
 def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: SetupSpec,
-                       record: SetupRecord | None, replace: bool) -> SetupRecord:
+                       record: SetupRecord | None, replace: bool, window: Window | None) -> SetupRecord:
     """The embedded instance loads with buffered I/O (fast), and goes back to its run profile after."""
     if target.instance is not None:
         target = targets.resolve(config, purpose="load", sessions=config.workload.load_parallel_degree,
@@ -166,7 +171,8 @@ def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: Set
             if replace:
                 ui.note("replacing the existing load made with another configuration")
                 report_teardown(ui, target.engine.teardown(conn))
-            return _load(target, conn, info, record, spec, config, ui)
+            with window() if window is not None else nullcontext():
+                return _load(target, conn, info, record, spec, config, ui)
         finally:
             conn.close()
     finally:
