@@ -305,6 +305,7 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
             "utilization_pct": None if s <= 0 or d.get("io_ms") is None else min(100.0, 100.0 * d["io_ms"] / (s * 1000)),
             "avg_queue": None if s <= 0 or d.get("weighted_io_ms") is None else d["weighted_io_ms"] / (s * 1000),
             "reads": reads, "writes": writes, "write_bytes": _sectors(d.get("sectors_written")),
+            "read_bytes": _sectors(d.get("sectors_read")),
         }
     return out
 
@@ -323,6 +324,7 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     read_blocks = _blocks(get(d, "data", "read_bytes"), page)
     hits = get(d, "data", "hits")
     device_reads = sum(v["reads"] or 0 for v in devices.values()) if devices else None
+    device_read_bytes = sum(v.get("read_bytes") or 0 for v in devices.values()) if devices else None
     device_write_bytes = sum(v["write_bytes"] or 0 for v in devices.values()) if devices else None
     db_write_bytes = _engine_write_bytes(d)
     data_bytes = window.get("data_bytes")
@@ -336,6 +338,10 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),
         "device_reads": device_reads,
         "db_reads": reads,
+        # bytes too: a multi-block read (a scan's 128 KiB) crossing a file extent is split by the block
+        # layer into several device requests, whose bytes still add up to the engine's
+        "device_read_bytes": device_read_bytes,
+        "db_read_bytes": get(d, "data", "read_bytes"),
         "device_to_db_read_ratio": ratio(device_reads, reads),
         "device_write_bytes": device_write_bytes,
         "db_write_bytes": db_write_bytes,

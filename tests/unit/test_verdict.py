@@ -265,6 +265,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
         end["data"]["reads"] = begin["data"]["reads"] + engine_reads
         oe["disks"]["vda"]["reads"] = ob["disks"]["vda"]["reads"] + engine_reads
     oe["disks"]["vda"]["reads"] += extra_reads
+    oe["disks"]["vda"]["sectors_read"] += extra_reads * 16  # another process's 8 KiB reads
     oe["disks"]["vda"]["sectors_written"] += extra_write_mib * 2048
     doc["figures"] = figures.derive({
         "seconds": doc["timeline"]["window_seconds"], "engine_begin": begin, "engine_end": end,
@@ -415,3 +416,33 @@ def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, le
 
 def test_an_update_run_s_writes_are_its_own(doc):
     assert doc["config"]["workload"]["update_pct"] == 20 and "read_only_wrote" not in codes(doc)
+
+
+@pytest.mark.parametrize("request_excess, byte_excess, fires", [
+    (0.06, 0.0, False),  # the issue's scan: 34,502 device requests for 32,537 of 128 KiB, the same bytes
+    (0.06, 0.5, True),  # half as many bytes again: someone else read the device
+])
+def test_multi_block_reads_are_checked_against_the_device_by_bytes(doc, request_excess, byte_excess, fires):
+    ob, oe = doc["snapshots"]["begin"]["os"], doc["snapshots"]["end"]["os"]
+    begin, end = doc["normalized"]["begin"], doc["normalized"]["end"]
+    reads = end["data"]["reads"] - begin["data"]["reads"]
+    end["data"]["read_bytes"] = begin["data"]["read_bytes"] + reads * 128 * 1024
+    oe["disks"]["vda"]["reads"] = ob["disks"]["vda"]["reads"] + reads * (1 + request_excess)
+    oe["disks"]["vda"]["sectors_read"] = ob["disks"]["vda"]["sectors_read"] + reads * 256 * (1 + byte_excess)
+    found = _with_device(doc)
+    assert ("shared_device" in found) == fires
+    if fires:
+        assert "and 150.0% of its bytes" in found["shared_device"].message
+        assert "multi-block reads are judged by bytes" in found["shared_device"].message
+
+
+def test_single_block_reads_split_into_more_requests_are_still_found(doc):
+    """Bytes would hide nothing here, but single-block reads are one request each: the request check stays."""
+    ob, oe = doc["snapshots"]["begin"]["os"], doc["snapshots"]["end"]["os"]
+    begin, end = doc["normalized"]["begin"], doc["normalized"]["end"]
+    reads = end["data"]["reads"] - begin["data"]["reads"]
+    end["data"]["read_bytes"] = begin["data"]["read_bytes"] + reads * 8192  # 8 KiB each: single-block
+    oe["disks"]["vda"]["reads"] = ob["disks"]["vda"]["reads"] + reads * 1.06
+    oe["disks"]["vda"]["sectors_read"] = ob["disks"]["vda"]["sectors_read"] + reads * 16
+    found = _with_device(doc)
+    assert "shared_device" in found and "106.0% of the engine's physical reads" in found["shared_device"].message
