@@ -446,3 +446,20 @@ def test_single_block_reads_split_into_more_requests_are_still_found(doc):
     oe["disks"]["vda"]["sectors_read"] = ob["disks"]["vda"]["sectors_read"] + reads * 16
     found = _with_device(doc)
     assert "shared_device" in found and "106.0% of the engine's physical reads" in found["shared_device"].message
+
+
+@pytest.mark.parametrize("per_row, frequency, invalid", [
+    (0.44, 3, False),  # the hot-spot run: 44% from storage where 67% of the statements are cold
+    (0.30, 3, True),  # under half the cold rows from storage
+    (0.44, 1, False),  # every statement to the hot spot: nothing is meant to come from storage
+])
+def test_a_hot_spot_run_is_judged_on_its_cold_rows(doc, per_row, frequency, invalid):
+    doc["config"]["workload"].update(hotspot=True, hotspot_frequency=frequency)
+    doc["figures"]["validity"]["blocks_read_per_row"] = per_row
+    found = codes(doc).get("rows_from_cache")
+    assert (found is not None) == invalid
+    if invalid:
+        assert "where the hot spot (1 statement in 3, meant to be cached) leaves 67% to come from storage" \
+            in found.message and "served 55% of the cold rows too" in found.message
+    doc["config"]["workload"]["hotspot"] = False  # the same figure without a hot spot: all rows are cold
+    assert "rows_from_cache" in codes(doc)
