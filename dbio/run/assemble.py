@@ -22,6 +22,7 @@ from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
+from dbio.filesystem import write_whole
 from dbio.run.identity import client_alive, client_id
 from dbio.run import agreed, dealing
 from dbio.run.nodes import STANDBY, Node
@@ -79,7 +80,7 @@ def manifest_nodes(man: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
-    (directory / MANIFEST_FILE).write_text(json.dumps(data, indent=1) + "\n")
+    write_whole(directory / MANIFEST_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict[int, dict[str, Any]]:
