@@ -268,7 +268,7 @@ def ops_command(ctx: click.Context, config: Config, operation: str, target: Path
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
-    if document["status"] != "complete":
+    if document["status"] != "complete" or document["unwritten"]:
         ctx.exit(1)
 
 
@@ -278,7 +278,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.status == "interrupted" or result.signal:  # a signal may also stop the baseline after a whole run
         ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
-    if result.status != "complete":
+    if result.status != "complete" or result.unwritten:  # a report a full disk kept out: said above, with why
         ctx.exit(1)
 
 

@@ -21,9 +21,10 @@ from typing import Any, Iterator
 from dbio import __version__, ops_result, trust
 from dbio import signals as stopping
 from dbio import report as reports
+from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import ops_target
+from dbio.commands import ops_target, run_files
 from dbio.commands.run import check_results_dir, run_directory
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
@@ -189,9 +190,16 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     finally:
         _close(prepared)
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
-    ops_result.write(directory, document)
-    (directory / "report.txt").write_text(reports.render_model(ops_model.build(document), "text"))
+    try:
+        written = run_files.write(directory, document, [(
+            "report", results.REPORT_FILE, lambda doc: reports.render_model(ops_model.build(doc), "text"))],
+            ops_result.write)
+    except OSError as exc:
+        raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "
+                        f"({exc.strerror or exc}); it was {status}", "free some space there") from None
+    document = written.document
     document["directory"], document["signal"] = str(directory), (signals or [None])[0]
+    document["unwritten"] = [run_files.unwritten_line(item) for item in written.unwritten]
     return document
 
 
@@ -308,6 +316,7 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
     if document.get("status_reason"):
         lines.append(f"  {document['status_reason']}")
     lines.append(f"result: {Path(document['directory']) / 'result.json'}")
+    lines.extend(f"report: {line}" for line in document.get("unwritten") or [])
     return lines
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -16,7 +15,7 @@ from dbio import target as targets
 from dbio import trust
 from dbio.collect import host
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset, external_script
+from dbio.commands import dataset, external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.options import BY_KEY
@@ -24,7 +23,6 @@ from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import existing_ancestor
-from dbio import report
 from dbio.report import baseline_section, verdict, words
 from dbio.run import assemble, room, runner
 from dbio.run.identity import new_run_id
@@ -42,6 +40,7 @@ class RunResult:
     directory: Path
     document: dict[str, Any]
     signal: str | None = None  # the signal that interrupted the run
+    unwritten: tuple[run_files.Unwritten, ...] = ()  # reports a full disk kept out (named in the result)
 
     @property
     def status(self) -> str:
@@ -312,8 +311,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     html = signal is None
     if not html:
         document["files"]["html"] = None
-    written = write_result(directory, document, samples, ui, html=html)
-    return RunResult(written, document, signal)
+    written = run_files.write_result(directory, document, samples, ui, html=html)
+    return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
 FLUSH_FLOOR = 16 << 20  # pending bytes below which a flush is not worth a note
@@ -342,50 +341,6 @@ def _flush_pending_writes(nodes: list[Node], ui: UI) -> dict[str, Any] | None:
     return {"t": time.time(), "kind": "pending_writes", "message": message, **done}
 
 
-def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, *,
-                 html: bool = True) -> Path:
-    """result.json and the reports in the run directory, or, when it cannot be written, in a rescue
-    directory that the message names (with the samples the run directory could not take)."""
-    try:
-        _write_all(directory, document, html=html)
-        return directory
-    except OSError as exc:
-        rescue = rescue_directory(directory.name)
-        document["events"].append({"t": time.time(), "kind": "rescued",
-                                   "message": f"{directory} could not be written ({exc.strerror}); the result was "
-                                              f"written to {rescue}"})
-        if document["status"] == "complete":
-            document["status"], document["status_reason"] = "failed", f"results directory unwritable: {exc.strerror}"
-        trust.make_private_directory(rescue, "the rescued result")
-        (rescue / assemble.RESCUE_MARK).write_text(str(directory) + "\n")  # so it is not "recovered" later
-        if samples is not None:
-            with (rescue / results.SAMPLES_FILE).open("w") as fh:
-                for record in samples.records():
-                    fh.write(json.dumps(record, separators=(",", ":")) + "\n")
-        _write_all(rescue, document, html=html)
-        ui.warn(f"{directory} could not be written ({exc.strerror}): the result is in {rescue}")
-        return rescue
-
-
-def _write_all(directory: Path, document: dict[str, Any], *, html: bool = True) -> None:
-    results.write(directory, document)
-    (directory / results.REPORT_FILE).write_text(report.render(document, "text"))
-    if html:
-        (directory / results.HTML_REPORT_FILE).write_text(report.render(document, "html"))
-
-
-def rescue_directory(name: str) -> Path:
-    bases = assemble.rescue_bases()
-    for base in bases:
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if trust.path_problem(base) is None:  # never a shared temporary directory someone else made
-            return base / f"{name}-{int(time.time())}"
-    return bases[0] / f"{name}-{int(time.time())}"
-
-
 def engine_named(name: str | None) -> Engine:
     """The engine a recorded node names (a format-1 run names it in its capabilities)."""
     return registry.entry(name or registry.DEFAULT).create_engine()
@@ -396,8 +351,11 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
     recovered = []
     for directory in assemble.abandoned(results_dir):
         try:
-            document = assemble.recover(directory, engine_named)
-            _write_all(directory, document)
+            written = run_files.write(directory, assemble.recover(directory, engine_named), run_files.run_reports())
+        except OSError as exc:
+            ui.warn(f"could not write the recovered result of the abandoned run in {directory}: "
+                    f"{exc.strerror or exc}")
+            continue
         except DbioError as exc:  # a damaged leftover must not stop the new run
             ui.warn(f"could not recover the abandoned run in {directory}: {exc}")
             continue
@@ -406,7 +364,9 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
             continue
         recovered.append(directory)
         ui.note(f"recovered the result of a run whose dbio process ended early: {directory} (marked lost)")
-        for event in document["events"]:
+        for item in written.unwritten:
+            ui.warn(run_files.unwritten_line(item))
+        for event in written.document["events"]:
             if event["kind"] == "samples_skipped":
                 ui.warn(f"{directory}: {event['message']}")
     return recovered
@@ -454,8 +414,13 @@ def summary_lines(result: RunResult) -> list[str]:
         if finding.level != "info":
             lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
-    lines.append(f"report: {result.directory / results.REPORT_FILE}")
-    html = result.directory / results.HTML_REPORT_FILE
-    lines.append(f"html:   {html}" if html.exists() else
-                 f"html:   not written (interrupted): dbio report {result.directory} --format html --out {html}")
+    unwritten = {item.path: item for item in result.unwritten}
+    for label, name in (("report:", results.REPORT_FILE), ("html:  ", results.HTML_REPORT_FILE)):
+        path = result.directory / name
+        if path in unwritten:
+            lines.append(f"{label} {run_files.unwritten_line(unwritten[path])}")
+        elif path.exists():
+            lines.append(f"{label} {path}")
+        else:
+            lines.append(f"{label} not written (interrupted): {run_files.report_command(path)}")
     return lines

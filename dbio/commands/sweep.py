@@ -18,7 +18,7 @@ from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
 from dbio import trust
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset
+from dbio.commands import dataset, run_files
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.commands import sweep_layout
@@ -27,6 +27,7 @@ from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
+from dbio.filesystem import write_whole
 from dbio.report import sweep_model
 from dbio.stats import catalogue
 from dbio.stats.knee import DEFAULT_GAIN, peaked
@@ -193,9 +194,13 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
             if step["status"] == "running":
                 step["status"] = "interrupted"
         doc["wall_seconds"] = round(wall_before + time.monotonic() - started, 3)
-        document.write(directory, doc)
-        _write_reports(directory, doc)
-    return _finish(directory, doc, ui, stopped_by)
+        try:
+            document.write(directory, doc)
+        except OSError as exc:  # a full disk: said in one line (the steps' own results are kept)
+            raise DbioError(f"{directory / document.SWEEP_FILE} could not be written ({exc.strerror or exc})",
+                            f"free some space there, then dbio sweep --resume {directory}") from None
+        unwritten = _write_reports(directory, doc)
+    return _finish(directory, doc, ui, stopped_by, unwritten)
 
 
 def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None,
@@ -247,13 +252,18 @@ def _op_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI,
     return outcome
 
 
-def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None) -> Path:
-    """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume."""
+def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None,
+            unwritten: list[run_files.Unwritten] | None = None) -> Path:
+    """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume, and so
+    does one whose reports a full disk kept out, saying how to write them."""
     for line in sweep_model.summary_lines(sweep_model.build(doc, load_steps(directory, doc))):
         ui.say(line)
     ui.say(f"sweep: {directory / document.SWEEP_FILE}")
-    ui.say(f"report: {directory / document.REPORT_FILE}")
-    ui.say(f"html:   {directory / document.HTML_REPORT_FILE}")
+    unwritten = unwritten or []
+    missing = {item.path: item for item in unwritten}
+    for label, name in (("report:", document.REPORT_FILE), ("html:  ", document.HTML_REPORT_FILE)):
+        path = directory / name
+        ui.say(f"{label} {run_files.unwritten_line(missing[path]) if path in missing else path}")
     if doc["status"] == "interrupted":
         error = Terminated if stopped_by == "SIGTERM" else Interrupted
         raise error(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
@@ -263,6 +273,9 @@ def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None
         why = f": step {failed['name']} {failed['error']}" if failed else ""
         raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps{why}",
                         f"see the step's result; finish it with dbio sweep --resume {directory}")
+    if unwritten:
+        raise DbioError(f"the sweep is complete, but {len(unwritten)} of its reports could not be written "
+                        f"({unwritten[0].reason})", "see above how to write them once there is room")
     return directory
 
 
@@ -393,7 +406,13 @@ def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]
     return out
 
 
-def _write_reports(directory: Path, doc: dict[str, Any]) -> None:
+def _write_reports(directory: Path, doc: dict[str, Any]) -> list[run_files.Unwritten]:
+    """sweep.txt and sweep.html, each whole or absent (a full disk): those that could not be written."""
     model = sweep_model.build(doc, load_steps(directory, doc))
-    (directory / document.REPORT_FILE).write_text(report.render_model(model, "text"))
-    (directory / document.HTML_REPORT_FILE).write_text(report.render_model(model, "html"))
+    unwritten = []
+    for name, form in ((document.REPORT_FILE, "text"), (document.HTML_REPORT_FILE, "html")):
+        try:
+            write_whole(directory / name, report.render_model(model, form))
+        except OSError as exc:
+            unwritten.append(run_files.Unwritten(directory / name, exc.strerror or str(exc)))
+    return unwritten

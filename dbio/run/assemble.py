@@ -399,7 +399,8 @@ def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | No
 
 # -- runs their dbio process never finished --------------------------------------------------
 
-RESCUE_MARK = "rescued-from"
+RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
+RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
 
 
 def rescue_bases() -> list[Path]:
@@ -432,7 +433,7 @@ def abandoned(results_dir: Path) -> list[Path]:
     rescued = rescued_runs()
     for manifest_path in list(results_dir.glob(f"*/{MANIFEST_FILE}")) + list(results_dir.glob(f"*/*/{MANIFEST_FILE}")):
         directory = manifest_path.parent
-        if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
+        if any((directory / name).exists() for name in (results.RESULT_FILE, RESCUED_TO)) or str(directory) in rescued:
             continue
         if trust.path_problem(directory):  # its result would be written through links another user put there
             continue

@@ -15,6 +15,7 @@ from dbio import report
 from dbio import result as results
 from dbio import trust
 from dbio.commands import run as run_command
+from dbio.commands import run_files
 from dbio.run import assemble
 from dbio.ui import UI
 from tests import small_fs
@@ -79,7 +80,7 @@ def test_a_report_that_does_not_fit_is_named_missing_in_the_one_result(finished,
     room = _pages(sizes["result"]) + _pages(sizes["text"]) + 2 * PAGE  # the result and the text, not the HTML
     assert sizes["html"] > room
     small_fs.fill(tiny / "filler", room)
-    written = run_command.write_result(directory, document, None, UI(quiet=True))
+    written = run_files.write_result(directory, document, None, UI(quiet=True))
     assert _whole_files(directory) == ["report.txt", "result.json", "run.json", "samples.jsonl"]
     stored = json.loads((directory / "result.json").read_text())
     assert stored["status"] == "complete" and stored["files"]["html"] is None
@@ -101,7 +102,7 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
     room = 0 if fits == "nothing" else _pages(sizes["html"]) + _pages(sizes["text"]) + PAGE
     assert room < _pages(sizes["html"]) + _pages(sizes["text"]) + _pages(sizes["result"])
     small_fs.fill(tiny / "filler", room)
-    written = run_command.write_result(directory, document, None, UI(quiet=True))
+    written = run_files.write_result(directory, document, None, UI(quiet=True))
     # no result and no report of a result that is not there: the run's only result is the rescued one
     assert [n for n in _whole_files(directory) if n not in ("run.json", "samples.jsonl")] == [assemble.RESCUED_TO]
     (rescued,) = rescues.iterdir()
@@ -112,7 +113,7 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
     assert "FAILED" in (rescued / "report.html").read_text() or "failed" in (rescued / "report.html").read_text()
     # the next run does not rebuild it as lost: not even once the rescued copy was moved away
     assert assemble.abandoned(tiny) == []
-    assert written.directory == rescued and written.unwritten == []
+    assert written.directory == rescued and not written.unwritten
     shutil.rmtree(rescued)
     assert assemble.abandoned(tiny) == []
 
@@ -142,3 +143,20 @@ def test_an_output_file_that_does_not_fit_keeps_what_it_held(tiny):
     assert out.read_text() == "the earlier report\n"
     assert _whole_files(tiny) == ["filler", "report.html"]
 
+
+
+def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(tiny):
+    from dbio.commands import sweep as sweep_command
+    from dbio.errors import DbioError
+    from dbio.sweep import document
+
+    directory = tiny / "sweep"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures" / "sweep_capacity", directory)
+    doc = document.read(directory)
+    small_fs.fill(tiny / "filler", 2 * PAGE)  # the text report fits, the HTML does not
+    unwritten = sweep_command._write_reports(directory, doc)
+    assert [(u.path.name, u.reason) for u in unwritten] == [("sweep.html", "No space left on device")]
+    assert "sweep.html" not in _whole_files(directory) and (directory / "sweep.txt").read_text().endswith("\n")
+    with pytest.raises(DbioError, match="the sweep is complete, but 1 of its reports could not be written "
+                                        r"\(No space left on device\)"):
+        sweep_command._finish(directory, doc, UI(quiet=True), None, unwritten)
