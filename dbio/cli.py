@@ -137,6 +137,9 @@ def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
+WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
+
+
 def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
@@ -147,6 +150,10 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()), command)
+            if command in WRITES_RESULTS:  # refused before the server is held, started or changed
+                from dbio import results_dir
+
+                results_dir.check(config.run.results_dir)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target

@@ -34,8 +34,13 @@ def iso(epoch: float | None) -> str | None:
 def write(directory: Path, document: dict[str, Any]) -> Path:
     """Whole (filesystem.write_whole): a reader never sees half a result.json, nor does a full disk leave one."""
     path = directory / RESULT_FILE
-    write_whole(path, json.dumps(document, indent=1, default=_json_default) + "\n")
+    write_whole(path, serialized(document))
     return path
+
+
+def serialized(document: dict[str, Any]) -> str:
+    """The text of a result.json."""
+    return json.dumps(document, indent=1, default=_json_default) + "\n"
 
 
 def _json_default(value: Any) -> Any:

@@ -161,7 +161,7 @@ def write_output(path: Path, text: str) -> None:
     except FileNotFoundError:
         st = None
     if st is not None and stat.S_ISLNK(st.st_mode):
-        raise OSError(errno.ELOOP, "a link (dbio does not write through one)")
+        raise OSError(errno.ELOOP, "a link (never written through)")
     if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1):
         raise OSError(errno.EPERM, "not a plain file of its own (a pipe, a device or a hard link)")
     write_whole(path, text, 0o644)

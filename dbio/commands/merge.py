@@ -50,4 +50,4 @@ def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | No
     return out
 
 
-MERGED_REPORTS = (("html", results.HTML_REPORT_FILE, "html"), ("report", results.REPORT_FILE, "text"))
+MERGED_REPORTS = (("report", results.REPORT_FILE, "text"), ("html", results.HTML_REPORT_FILE, "html"))

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import trust
+from dbio import faults, results_dir
 from dbio.collect import host
 from dbio.commands import baseline as baselines
 from dbio.commands import dataset, external_script, run_files
@@ -22,7 +22,6 @@ from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
-from dbio.filesystem import existing_ancestor
 from dbio.report import baseline_section, verdict, words
 from dbio.run import assemble, room, runner
 from dbio.run.identity import new_run_id
@@ -48,23 +47,8 @@ class RunResult:
 
 
 def run_directory(config: Config, now: datetime | None = None) -> Path:
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
-    return config.run.results_dir / (f"{stamp}-{label}" if label else stamp)
-
-
-def check_results_dir(directory: Path) -> None:
-    parent = directory.parent
-    existing = existing_ancestor(parent)
-    if directory.exists():
-        raise UsageError(f"result directory {directory} already exists", "wait a second or give another --label")
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"results_dir {parent} is not writable", "choose a writable --results-dir")
-    problem = trust.path_problem(parent)
-    if problem:  # such a user could plant links that dbio's result files would be written through
-        raise UsageError(f"results_dir {parent}: {problem}, so another user could change what dbio writes there "
-                         "(and dbio recovers abandoned runs it finds there)",
-                         "choose a --results-dir only you (or root) can write, all the way up")
+    """The run's directory as named when it starts (results_dir.claim makes it, or the next free name)."""
+    return config.run.results_dir / results_dir.run_name(config.run.label, now=now)
 
 
 def check_setup(record: SetupRecord | None, config: Config, where: str) -> SetupRecord:
@@ -140,11 +124,16 @@ def check_not_cached(info: ServerInfo, data_bytes: int) -> None:
 
 def run(config: Config, ui: UI, directory: Path | None = None, *,
         baseline: baselines.Request | None = None) -> RunResult:
-    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))  # before any server starts
+    """directory: the run's own (a sweep's step), refused when it exists; by default a new one in
+    results_dir, named when the run starts (with a suffix when another run took that name)."""
+    if directory is None:  # before any server starts
+        results_dir.check(config.run.results_dir)
+    else:
+        results_dir.check_new(directory)
+    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))
     config = dataset.remembered(config, ui.note)
     plan = make_plan(config.workload, config.run.interval, config.run.start_at)
-    directory = directory or run_directory(config)
-    check_results_dir(directory)
+    unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
@@ -153,12 +142,13 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(found, config, ui, directory, plan, baseline=baseline)
+    return run_on(found, config, ui, directory, plan, baseline=baseline, unique=unique)
 
 
 def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan, *,
-           baseline: baselines.Request | None = None) -> RunResult:
-    """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports."""
+           baseline: baselines.Request | None = None, unique: bool = True) -> RunResult:
+    """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports.
+    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it."""
     if baseline is not None and len(found) > 1:
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
@@ -195,7 +185,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
                    baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=room_paths, room_floor=room_floor)
+                   room_paths=room_paths, room_floor=room_floor, unique=unique)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -270,14 +260,19 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
             baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = room.FLOOR) -> RunResult:
-    """The run on checked nodes: its directory, the sessions, result.json and the reports."""
+            room_floor: int = room.FLOOR, unique: bool = True) -> RunResult:
+    """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
-    trust.make_private_directory(directory, "the run's result")
-    assemble.write_manifest(directory, man)
+    directory = results_dir.claim(directory, "the run's result", unique=unique)
+    try:
+        assemble.write_manifest(directory, man)
+    except OSError as exc:  # nothing ran: leave no run directory behind
+        shutil.rmtree(directory, ignore_errors=True)
+        raise DbioError(f"{directory / results.RUN_MANIFEST} could not be written ({exc.strerror or exc})",
+                        "free some space in the results directory") from None
     hook = external_script.Hook(script, directory, ui)
     hook.call("pre")
     flushed = _flush_pending_writes(nodes, ui)
@@ -311,6 +306,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     html = signal is None
     if not html:
         document["files"]["html"] = None
+    faults.point("run.results")  # a test fills the results filesystem here
     written = run_files.write_result(directory, document, samples, ui, html=html)
     return RunResult(written.directory, written.document, signal, written.unwritten)
 

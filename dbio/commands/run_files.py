@@ -9,6 +9,7 @@ dbio's own, and its run directory says where, so that no later command rebuilds 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -19,9 +20,9 @@ from typing import Any, Callable
 
 from dbio import report
 from dbio import result as results
-from dbio import trust
+from dbio import results_dir, trust
 from dbio.errors import DbioError
-from dbio.filesystem import write_whole
+from dbio.filesystem import free_bytes, write_whole
 from dbio.run import assemble
 from dbio.run.monitor import SampleWriter
 from dbio.ui import UI
@@ -47,31 +48,36 @@ Report = tuple[str, str, Render]  # its key in the result's `files`, its file na
 
 
 def run_reports(html: bool = True) -> list[Report]:
-    """A run's reports, the HTML first: the text report then tells when the HTML could not be written."""
-    text: Report = ("report", results.REPORT_FILE, lambda doc: report.render(doc, "text"))
-    return ([("html", results.HTML_REPORT_FILE, lambda doc: report.render(doc, "html"))] if html else []) + [text]
+    """A run's reports, in the order the room left beside its result goes to them: the text, then the HTML."""
+    return [("report", results.REPORT_FILE, lambda doc: report.render(doc, "text"))] + \
+        ([("html", results.HTML_REPORT_FILE, lambda doc: report.render(doc, "html"))] if html else [])
 
 
 def write(directory: Path, document: dict[str, Any], reports: list[Report],
           store: Callable[[Path, dict[str, Any]], Path] = results.write) -> Written:
     """The reports, then the result (store), each whole; raises OSError when the result cannot be written,
-    leaving none of these files behind."""
+    leaving none of these files behind. The result comes first for the room there is, then the reports in
+    their order: one the free space could not hold beside them is not begun."""
     document = dict(document)  # the caller's is left as it was (a rescue writes it again, elsewhere)
     written: list[Path] = []
     unwritten: list[Unwritten] = []
-    for key, name, render in reports:
-        path = directory / name
+    texts = [render(document) for _, _, render in reports]
+    room = fitting(free_bytes(directory), _block(directory), len(results.serialized(document).encode()),
+                   [len(text.encode()) for text in texts])
+    for (key, name, _), fits in zip(reports, room):
+        if not fits:
+            unwritten.append(_missing(document, key, directory / name, os.strerror(errno.ENOSPC)))
+    if unwritten:  # the reports that are written name those left out
+        texts = [render(document) if fits else "" for (_, _, render), fits in zip(reports, room)]
+    for (key, name, _), text, fits in zip(reports, texts, room):
+        if not fits:
+            continue
         try:
-            write_whole(path, render(document))
+            write_whole(directory / name, text)
         except OSError as exc:
-            reason = exc.strerror or str(exc)
-            unwritten.append(Unwritten(path, reason))
-            document["files"] = {**(document.get("files") or {}), key: None}
-            document["events"] = [*(document.get("events") or []), {
-                "t": time.time(), "kind": "report_unwritten", "file": name,
-                "message": f"{path} could not be written ({reason}); {rerender(path)}"}]
+            unwritten.append(_missing(document, key, directory / name, exc.strerror or str(exc)))
         else:
-            written.append(path)
+            written.append(directory / name)
     try:
         store(directory, document)
     except OSError:
@@ -80,6 +86,33 @@ def write(directory: Path, document: dict[str, Any], reports: list[Report],
                 path.unlink()
         raise
     return Written(directory, document, tuple(unwritten))
+
+
+def _missing(document: dict[str, Any], key: str, path: Path, reason: str) -> Unwritten:
+    """A report that could not be written, named in the document: its file null, an event saying why."""
+    document["files"] = {**(document.get("files") or {}), key: None}
+    document["events"] = [*(document.get("events") or []), {
+        "t": time.time(), "kind": "report_unwritten", "file": path.name,
+        "message": f"{path} could not be written ({reason}); {rerender(path)}"}]
+    return Unwritten(path, reason)
+
+
+def fitting(free: int, block: int, result: int, reports: list[int]) -> list[bool]:
+    """Which reports (their sizes, in the order of priority) fit in free bytes beside the result, each
+    file taking whole blocks and one more for its own keeping (pure)."""
+    def need(size: int) -> int:
+        return (-(-size // block) + 1) * block
+
+    left = free - need(result + 4096)  # and the events that name a report left out
+    out = []
+    for size in reports:
+        out.append(need(size) <= left)
+        left -= need(size) if out[-1] else 0
+    return out
+
+
+def _block(directory: Path) -> int:
+    return os.statvfs(directory).f_frsize or 4096
 
 
 def report_command(path: Path) -> str:
@@ -106,16 +139,23 @@ def write_result(directory: Path, document: dict[str, Any], samples: SampleWrite
         return _rescue(directory, document, samples, ui, html, exc.strerror or str(exc))
 
 
+RESCUE_FAILED = "free some space; the next dbio run with this --results-dir rebuilds the run from what it wrote " \
+                "(marked lost)"
+
+
 def _rescue(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, html: bool,
             reason: str) -> Written:
-    rescue = rescue_directory(directory.name)
+    try:
+        rescue = results_dir.claim(rescue_directory(directory.name), "the rescued result")
+    except OSError as exc:
+        raise DbioError(f"the result could not be written to {directory} ({reason}) nor to a rescue directory "
+                        f"({exc.strerror or exc})", RESCUE_FAILED) from None
     document = {**document, "events": [*document["events"], {
         "t": time.time(), "kind": "rescued",
         "message": f"{directory} could not be written ({reason}); the result was written to {rescue}"}]}
     if document["status"] == "complete":
         document["status"], document["status_reason"] = "failed", f"results directory unwritable: {reason}"
     try:
-        trust.make_private_directory(rescue, "the rescued result")
         if samples is not None:
             with (rescue / results.SAMPLES_FILE).open("w") as fh:
                 for record in samples.records():
@@ -125,8 +165,7 @@ def _rescue(directory: Path, document: dict[str, Any], samples: SampleWriter | N
     except OSError as exc:  # nothing half rescued: the next run rebuilds the run from its own directory (lost)
         shutil.rmtree(rescue, ignore_errors=True)
         raise DbioError(f"the result could not be written to {directory} ({reason}) nor to {rescue} "
-                        f"({exc.strerror or exc})", "free some space there; the next dbio run with this "
-                        "--results-dir rebuilds the run from what it wrote (marked lost)") from None
+                        f"({exc.strerror or exc})", RESCUE_FAILED) from None
     _mark_rescued(directory, rescue)
     ui.warn(f"{directory} could not be written ({reason}): the result is in {rescue}")
     return written

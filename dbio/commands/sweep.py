@@ -16,7 +16,7 @@ from typing import Any
 
 from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
-from dbio import trust
+from dbio import results_dir, trust
 from dbio.commands import baseline as baselines
 from dbio.commands import dataset, run_files
 from dbio.commands import run as run_command
@@ -54,6 +54,7 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
     if sessions:  # their syntax, and sessions given twice, before any server is reached
         plan.session_counts(sessions)
         plan.combine([*varies, plan.Vary("threads_per_schema", ())])
+    results_dir.check(base.run.results_dir)  # before the server is held, started or changed
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:
@@ -76,8 +77,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     base_values = option_values(base)  # what sweep.json keeps: no password
     dsn = base.connection.dsn  # what this process runs with
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
-    directory = _sweep_directory(base)
-    run_command.check_results_dir(directory)
+    directory = base.run.results_dir / results_dir.run_name(base.run.label, "sweep")  # or the next free name
     if any(v.layout for v in varies):
         sweep_layout.check(configs, ui)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
@@ -94,7 +94,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     if op is not None:
         doc["op"] = op
     _ensure_data(configs, ui)
-    trust.make_private_directory(directory, "the sweep")
+    directory = results_dir.claim(directory, "the sweep")
     document.write(directory, doc)
     ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
     return _execute(directory, doc, ui, dsn, baseline)
@@ -337,12 +337,6 @@ def live_dsn(stored: str | None, engine: str = registry.DEFAULT) -> str | None:
     if stored is None or not given:
         return stored
     return given if registry.entry(engine).same_server(given, stored) else stored
-
-
-def _sweep_directory(config: Config) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
-    return config.run.results_dir / (f"{stamp}-sweep-{label}" if label else f"{stamp}-sweep")
 
 
 def _ensure_data(configs: list[Config], ui: UI) -> None:

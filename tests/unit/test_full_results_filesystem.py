@@ -77,8 +77,7 @@ def test_a_report_that_does_not_fit_is_named_missing_in_the_one_result(finished,
     directory = _run_dir_copy(finished, tiny)
     document = copy.deepcopy(finished.document)
     sizes = _sizes(document)
-    room = _pages(sizes["result"]) + _pages(sizes["text"]) + 2 * PAGE  # the result and the text, not the HTML
-    assert sizes["html"] > room
+    room = _pages(sizes["result"]) + _pages(sizes["text"]) + 6 * PAGE  # the result and the text, not the HTML
     small_fs.fill(tiny / "filler", room)
     written = run_files.write_result(directory, document, None, UI(quiet=True))
     assert _whole_files(directory) == ["report.txt", "result.json", "run.json", "samples.jsonl"]
@@ -94,13 +93,13 @@ def test_a_report_that_does_not_fit_is_named_missing_in_the_one_result(finished,
     assert [(u.path, u.reason) for u in written.unwritten] == [(directory / "report.html", "No space left on device")]
 
 
-@pytest.mark.parametrize("fits", ["nothing", "the reports"])
+@pytest.mark.parametrize("fits", ["nothing", "the text report alone"])
 def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(finished, tiny, rescues, fits):
     directory = _run_dir_copy(finished, tiny)
     document = copy.deepcopy(finished.document)
     sizes = _sizes(document)
-    room = 0 if fits == "nothing" else _pages(sizes["html"]) + _pages(sizes["text"]) + PAGE
-    assert room < _pages(sizes["html"]) + _pages(sizes["text"]) + _pages(sizes["result"])
+    room = 0 if fits == "nothing" else _pages(sizes["text"]) + 2 * PAGE
+    assert room < _pages(sizes["result"])
     small_fs.fill(tiny / "filler", room)
     written = run_files.write_result(directory, document, None, UI(quiet=True))
     # no result and no report of a result that is not there: the run's only result is the rescued one
@@ -124,8 +123,7 @@ def test_a_lost_run_rebuilt_on_a_full_filesystem_names_the_report_it_could_not_w
     roomy = _run_dir_copy(finished, tmp_path, dead_client=True)
     sizes = _sizes(assemble.recover(roomy, run_command.engine_named))
     directory = _run_dir_copy(finished, tiny, dead_client=True)
-    room = _pages(sizes["result"]) + _pages(sizes["text"]) + 2 * PAGE
-    assert sizes["html"] > room
+    room = _pages(sizes["result"]) + _pages(sizes["text"]) + 6 * PAGE
     small_fs.fill(tiny / "filler", room)
     assert run_command.recover_abandoned(tiny, UI(quiet=True)) == [directory]
     assert _whole_files(directory) == ["report.txt", "result.json", "run.json", "samples.jsonl"]
@@ -160,3 +158,12 @@ def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(ti
     with pytest.raises(DbioError, match="the sweep is complete, but 1 of its reports could not be written "
                                         r"\(No space left on device\)"):
         sweep_command._finish(directory, doc, UI(quiet=True), None, unwritten)
+
+
+def test_the_room_goes_to_the_result_first_then_to_the_reports_in_their_order():
+    block = 4096
+    # each file takes its blocks and one more; the result also keeps a block for the events naming a report
+    assert run_files.fitting(20 * block, block, 10 * block, [2 * block, 30 * block]) == [True, False]
+    assert run_files.fitting(11 * block, block, 10 * block, [1]) == [False]  # nothing beside the result
+    assert run_files.fitting(100 * block, block, 10 * block, [2 * block, 30 * block]) == [True, True]
+    assert run_files.fitting(20 * block, block, 10 * block, [30 * block, 2 * block]) == [False, True]
