@@ -137,6 +137,9 @@ def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
+WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
+
+
 def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
@@ -147,6 +150,10 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()), command)
+            if command in WRITES_RESULTS:  # refused before the server is held, started or changed
+                from dbio import results_dir
+
+                results_dir.check(config.run.results_dir)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target
@@ -268,7 +275,7 @@ def ops_command(ctx: click.Context, config: Config, operation: str, target: Path
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
-    if document["status"] != "complete":
+    if document["status"] != "complete" or document["unwritten"]:
         ctx.exit(1)
 
 
@@ -278,7 +285,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.status == "interrupted" or result.signal:  # a signal may also stop the baseline after a whole run
         ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
-    if result.status != "complete":
+    if result.status != "complete" or result.unwritten:  # a report a full disk kept out: said above, with why
         ctx.exit(1)
 
 

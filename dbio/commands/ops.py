@@ -18,13 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, ops_result, trust
+from dbio import __version__, ops_result, results_dir
 from dbio import signals as stopping
 from dbio import report as reports
+from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import dataset, ops_target
-from dbio.commands.run import check_results_dir, run_directory
+from dbio.commands import dataset, ops_target, run_files
+from dbio.commands.run import run_directory
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.report import ops_model
@@ -152,18 +153,21 @@ class Prepared:
 def ops(config: Config, ui: UI, req: Request, directory: Path | None = None) -> dict[str, Any]:
     """Check, run and record one operation (in directory: a sweep's step); returns the written document."""
     config = replace(config, run=replace(config.run, label=config.run.label or f"ops-{req.operation}"))
-    directory = directory or run_directory(config)
-    check_results_dir(directory)
+    if directory is None:
+        results_dir.check(config.run.results_dir)
+    else:
+        results_dir.check_new(directory)
+    unique, directory = directory is None, directory or run_directory(config)
     if not config.connection.embedded and req.operation in ("backup", "recovery"):
         raise UsageError(f"dbio ops {req.operation} stops, starts or reconfigures the server: it needs the embedded "
                          "instance, not --dsn", "run it without --dsn, on an instance placed on the storage under test")
     if config.connection.embedded and not targets.instance_for(config, ui.note).exists() and req.operation != "load":
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "load a data set first with dbio setup")
     with targets.exclusive(config, f"ops {req.operation}", ui.note):
-        return _hold_and_run(config, ui, req, directory)
+        return _hold_and_run(config, ui, req, directory, unique)
 
 
-def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict[str, Any]:
+def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique: bool = True) -> dict[str, Any]:
     prepared = _prepare(config, ui, req)
     roles = _roles(prepared.places)
     readings = Readings(set(roles))
@@ -172,7 +176,7 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     try:
         # proved only ours once made: its path was checked before the preparation's seconds, during which
         # another user could have made a directory of theirs on the way (under /tmp), to plant links in it
-        trust.make_private_directory(directory, "the operation's result")
+        directory = results_dir.claim(directory, "the operation's result", unique=unique)
     except BaseException:
         _close(prepared)
         raise
@@ -189,9 +193,16 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     finally:
         _close(prepared)
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
-    ops_result.write(directory, document)
-    (directory / "report.txt").write_text(reports.render_model(ops_model.build(document), "text"))
+    try:
+        written = run_files.write(directory, document, [(
+            "report", results.REPORT_FILE, lambda doc: reports.render_model(ops_model.build(doc), "text"))],
+            ops_result.write)
+    except OSError as exc:
+        raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "
+                        f"({exc.strerror or exc}); it was {status}", "free some space there") from None
+    document = written.document
     document["directory"], document["signal"] = str(directory), (signals or [None])[0]
+    document["unwritten"] = [run_files.unwritten_line(item) for item in written.unwritten]
     return document
 
 
@@ -310,6 +321,7 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
     if document.get("status_reason"):
         lines.append(f"  {document['status_reason']}")
     lines.append(f"result: {Path(document['directory']) / 'result.json'}")
+    lines.extend(f"report: {line}" for line in document.get("unwritten") or [])
     return lines
 
 

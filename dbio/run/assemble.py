@@ -22,6 +22,7 @@ from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
+from dbio.filesystem import write_whole
 from dbio.run.identity import client_alive, client_id
 from dbio.run import agreed, dealing
 from dbio.run.nodes import STANDBY, Node
@@ -79,7 +80,7 @@ def manifest_nodes(man: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
-    (directory / MANIFEST_FILE).write_text(json.dumps(data, indent=1) + "\n")
+    write_whole(directory / MANIFEST_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict[int, dict[str, Any]]:
@@ -398,7 +399,8 @@ def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | No
 
 # -- runs their dbio process never finished --------------------------------------------------
 
-RESCUE_MARK = "rescued-from"
+RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
+RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
 
 
 def rescue_bases() -> list[Path]:
@@ -435,7 +437,7 @@ def abandoned(results_dir: Path) -> list[Path]:
     rescued = rescued_runs()
     for manifest_path in list(results_dir.glob(f"*/{MANIFEST_FILE}")) + list(results_dir.glob(f"*/*/{MANIFEST_FILE}")):
         directory = manifest_path.parent
-        if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
+        if any((directory / name).exists() for name in (results.RESULT_FILE, RESCUED_TO)) or str(directory) in rescued:
             continue
         if trust.path_problem(directory):  # its result would be written through links another user put there
             continue

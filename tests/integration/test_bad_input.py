@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from pathlib import Path
+
 import pytest
 
 from tests.integration.conftest import PASSWORD, SMALL, Instance, dbio
@@ -158,9 +158,9 @@ CASES = [
                                         "--key-order", "contiguous"], ["key_order = contiguous",
                                                                        "reload with dbio setup --reload"]),
     Case("results dir is a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file", *SMALL],
-         ["is not writable", "--results-dir"], files={"a-file": "x"}),
-    Case("result directory exists", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/taken", *SMALL,
-                                     "--label", "taken"], ["already exists", "--label"]),
+         ["is not a directory", "--results-dir"], files={"a-file": "x"}),
+    Case("results dir under a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file/results",
+                                      *SMALL], ["a-file on the way is not one", "--results-dir"], files={"a-file": "x"}),
     # -- reports ----------------------------------------------------------------------------------
     Case("truncated result", ["report", "{sandbox}/result.json"], ["not valid JSON", "truncated"],
          files={"result.json": '{"format": "dbio-result", "format_version": 1, "status": "comp'}),
@@ -219,10 +219,6 @@ def test_bad_input(case: Case, instance: Instance, servers: dict):
     for rel, content in case.files.items():
         (sandbox / rel).parent.mkdir(parents=True, exist_ok=True)
         (sandbox / rel).write_text(content)
-    if case.name == "result directory exists":  # the directories this second and the next few would take
-        now = datetime.now()
-        for s in range(6):
-            (sandbox / "taken" / f"{(now + timedelta(seconds=s)).strftime('%Y%m%d-%H%M%S')}-taken").mkdir(parents=True)
     replacements = {"{sandbox}": str(sandbox), **servers}
     args = []
     for arg in case.args:
