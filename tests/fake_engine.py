@@ -206,10 +206,14 @@ class FakeEngine:
         with self.server.lock:
             self.server.runs[run_id] = _Run(dict(params))
 
-    def plans(self, conn: FakeConnection, schema_index: int, access_path: str) -> dict[str, Any]:
+    def plans(self, conn: FakeConnection, schema_index: int, access_path: str,
+              scan_workers: int | None = None) -> dict[str, Any]:
         plan = [{"Plan": {"Node Type": "Fake Lookup"}}]
-        return {"select": {"nodes": ["Fake Lookup"], "plan": plan}, "update": {"nodes": ["Fake Lookup"], "plan": plan},
-                "access_path": access_path, "expected_node": "Fake Lookup"}
+        plans = {"select": {"nodes": ["Fake Lookup"], "plan": plan}, "update": {"nodes": ["Fake Lookup"], "plan": plan},
+                 "access_path": access_path, "expected_node": "Fake Lookup"}
+        if scan_workers is not None:
+            plans["scan"] = {"nodes": ["Fake Scan"], "plan": [{"Plan": {"Node Type": "Fake Scan"}}]}
+        return plans
 
     def hold_barrier(self, conn: FakeConnection, run_id: int) -> None:
         with self.server.lock:  # a read-only node has no run row: the barrier alone

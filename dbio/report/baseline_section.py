@@ -35,6 +35,11 @@ def efficiency_line(doc: dict[str, Any]) -> str | None:
     without a baseline beside a measured window."""
     f = catalogue.figures_of(doc)
     phrases = [str(fig.phrase).format(fig.value(f)) for fig in EFFICIENCY if fig.value(f) is not None]
+    scans = value(f, "scan_bandwidth_share")
+    if catalogue.scans_dominate(f) and scans is not None:  # scans: fio's sequential bandwidth is their yardstick
+        phrases = [f"its scans {scans:.2f} of the device's sequential bandwidth ({value(f, 'scan_mib_per_s'):,.1f} "
+                   f"vs fio's {value(f, 'raw_seq_read_mib_per_s'):,.1f} MiB/s; fio's random reads, in the Baseline "
+                   "table, are not theirs)"]
     if not phrases:
         return None
     sessions = value(f, "raw_reads_per_s") and (f.get("baseline") or {}).get("sessions")

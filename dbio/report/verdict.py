@@ -474,19 +474,37 @@ def overhead(doc: dict[str, Any]) -> Finding | None:
 
 
 def database_vs_device(doc: dict[str, Any]) -> Finding | None:
-    """A baseline ran: the database's reads/s beside fio's at the same sessions, and why they differ."""
+    """A baseline ran: the database beside fio at the same sessions, each access pattern against its own
+    raw counterpart (single-block reads against fio's random reads, scans against its sequential
+    bandwidth), and why they differ."""
     f = _figures(doc)
-    eff = value(f, "efficiency_reads")
-    if not _window(doc) or eff is None:
+    if not _window(doc):
         return None
-    told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
-            f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
+    if catalogue.scans_dominate(f):
+        eff = value(f, "scan_bandwidth_share")
+        if eff is None:  # no sequential baseline: random reads are no yardstick for scans (scan_bound says so)
+            return None
+        told = (f"the database's scans delivered {eff:.2f} of the device's sequential bandwidth "
+                f"({value(f, 'scan_mib_per_s'):,.1f} vs fio's {value(f, 'raw_seq_read_mib_per_s'):,.1f} MiB/s)")
+        figure_name = "scan_bandwidth_share"
+    else:
+        eff = value(f, "efficiency_reads")
+        if eff is None:
+            return None
+        told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
+                f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
+        figure_name = "efficiency_reads"
+    return _efficiency_finding(doc, f, told, figure_name, eff)
+
+
+def _efficiency_finding(doc: dict[str, Any], f: dict[str, Any], told: str, figure_name: str,
+                        eff: float) -> Finding:
     if eff > EFFICIENCY_HIGH:
         return _found("warning", "beyond_device", f"{told}: more than the device, so some reads came from a cache "
-                      "(the OS page cache or the storage's): a finding, not a triumph", "efficiency_reads", eff)
+                      "(the OS page cache or the storage's): a finding, not a triumph", figure_name, eff)
     if eff >= EFFICIENCY_LOW:
-        return _found("info", "efficiency", told, "efficiency_reads", eff)
-    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", "efficiency_reads", eff)
+        return _found("info", "efficiency", told, figure_name, eff)
+    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", figure_name, eff)
 
 
 def device_drift(doc: dict[str, Any]) -> Finding | None:

@@ -98,10 +98,10 @@ class NodeRun:
             notify(f"{self._on()}removed {cleaned} run(s) left by dbio processes that ended early")
         engine.prepare_run(self.control, self.run_id, params)
 
-    def plans(self, access_path: str) -> dict[str, Any]:
+    def plans(self, access_path: str, scan_workers: int | None) -> dict[str, Any]:
         conn = self.engine.connect(self.node.conninfo, application_name="dbio:plan")
         try:
-            return self.engine.plans(conn, 1, access_path)
+            return self.engine.plans(conn, 1, access_path, scan_workers)
         finally:
             self.engine.close(conn)
 

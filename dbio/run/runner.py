@@ -179,7 +179,8 @@ class _Coordinator:
         """Every node's control session and run row; the plans, checked on the first node."""
         params = {**self.plan.control, "client": self.ctx.client}
         await in_threads(self.nodes, lambda r: r.prepare(params, self.ctx.observer.event))
-        self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path)
+        scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
+        self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
     async def _open_monitoring(self) -> None:
         opened = [await r.open_monitoring() for r in self.nodes]

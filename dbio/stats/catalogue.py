@@ -164,6 +164,17 @@ def workers_wait_alone_in_read(f: Mapping[str, Any]) -> bool:
     return placed is not None and helpers == placed
 
 
+# Scans' share of the bytes read from which a run is judged as scans: against fio's sequential
+# bandwidth, not its random single-block reads.
+SCAN_MAJORITY = 0.5
+
+
+def scans_dominate(f: Mapping[str, Any]) -> bool:
+    """Most of the bytes the run read were its scans' (multi-block reads)."""
+    scan, read = value(f, "scan_mib_per_s"), value(f, "read_mib_per_s")
+    return bool(scan and read and scan / read >= SCAN_MAJORITY)
+
+
 def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:
     return lambda f: _ratio(value(f, database), value(f, raw))
 

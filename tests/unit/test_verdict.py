@@ -463,3 +463,19 @@ def test_a_hot_spot_run_is_judged_on_its_cold_rows(doc, per_row, frequency, inva
             in found.message and "served 55% of the cold rows too" in found.message
     doc["config"]["workload"]["hotspot"] = False  # the same figure without a hot spot: all rows are cold
     assert "rows_from_cache" in codes(doc)
+
+
+@pytest.mark.parametrize("scan_share, expected", [
+    (0.9, "the database's scans delivered 0.23 of the device's sequential bandwidth"),
+    (0.2, "the database delivered"),  # mostly single-block reads: fio's random reads are their yardstick
+])
+def test_each_access_pattern_is_judged_against_its_own_raw_counterpart(doc, scan_share, expected):
+    f = doc["figures"]
+    read = f["io_profile"]["data_read_mib_per_s"]
+    f.setdefault("shape", {})["scan_mib_per_s"] = scan_share * read
+    f["baseline"] = {"reads_per_s": f["load_profile"]["physical_reads_per_s"] * 2.5,
+                     "seq_read_mib_per_s": scan_share * read / 0.23}
+    judged = [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+    assert len(judged) == 1 and judged[0].message.startswith(expected), judged
+    if scan_share > 0.5:
+        assert judged[0].figure == "efficiency.scan_bandwidth_share" and "synchronous reads" not in judged[0].message
