@@ -94,6 +94,7 @@ class RunConfig:
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
     external_script: str | None = None  # run with pre/post around each run (command line only)
     nodes: str | None = None  # members of the embedded instance the run uses (None: all)
+    baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     # the rate of Oracle's ASH, and every session is sampled each time
     Option("wait_sample_interval", "run", "duration", 0.5,
            "Interval at which the wait events of dbio sessions are sampled.", min=0.01, max=60),
+    Option("baseline_seconds", "run", "duration", 0,
+           "With --baseline: fio's synchronous seconds around the run, half before it and half after (more rounds "
+           "after it when the two disagree); 0 = 15% of the run's time, at least 6 s and at most 60 s.",
+           min=0, max=3600),
     Option("external_script", "run", "path", None,
            "A program run with 'pre' and the run directory before the run, and with 'post' after it (as SLOB's "
            "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "

@@ -205,8 +205,8 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
                                    writes=config.workload.update_pct > 0, sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
-    return place, baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui,
-                                    after=True)
+    seconds = baselines.durations(plan.run_time, config.run.baseline_seconds)
+    return place, baselines.measure(baseline.tool, place, plan.sessions, seconds, ui, after=True)
 
 
 def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> Callable[[], str | None]:

@@ -516,10 +516,13 @@ def device_drift(doc: dict[str, Any]) -> Finding | None:
     if not _window(doc) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
         return None
     before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
+    low, high = value(f, "raw_reads_per_s_low") or min(before, after), value(f, "raw_reads_per_s_high") or max(before, after)
+    more = sum(1 for name in runs if name.startswith("sync_more_"))
+    rounds = f"; in {more} more round{'s' if more != 1 else ''} after it, {low:,.0f} to {high:,.0f} in all" if more else ""
     return _found("warning", "device_drift", f"the device changed speed during the run: fio read {before:,.0f} "
-                  f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}), so the database's efficiency "
-                  f"lies between {reads / max(before, after):.2f} and {reads / min(before, after):.2f}; repeat the run "
-                  "to see whether the storage settles", "raw_drift", drift)
+                  f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}){rounds}, so the database's "
+                  f"efficiency lies between {reads / high:.2f} and {reads / low:.2f}; repeat the run to see whether "
+                  "the storage settles", "raw_drift", drift)
 
 
 def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
