@@ -255,6 +255,11 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
               help="backup: an empty or new directory for the base backup (checked before anything starts).")
 @click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
                                                           "[default: 256MB].")
+@click.option("--changes-per-block", "changes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="recovery: change each block N times after the checkpoint, over a span of blocks four times "
+                   "the buffer cache or more, so that redo reads back the blocks it evicted (random reads, as the "
+                   "white paper's recovery test) [default: 1: each block once, redo replays full-page images and "
+                   "reads only WAL].")
 @click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
                                                             "at most 90% of shared_buffers [default: 64MB].")
 @click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
@@ -264,13 +269,13 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
 def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
-                dirty: str | None, baseline: bool, cold: bool, **_: Any) -> None:
+                dirty: str | None, baseline: bool, cold: bool, changes: int | None = None, **_: Any) -> None:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
     from dbio.commands import ops as ops_run
 
-    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold))
+    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold, changes))
     for line in ops_run.summary_lines(document):
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":

@@ -49,29 +49,34 @@ class Request:
     dirty_bytes: int | None = None
     baseline: bool = False
     cold: bool = False  # backup: the instance stopped and its files copied
+    changes_per_block: int = 1  # recovery: 1, first changes (full-page images); more, redo reads blocks back
 
     def asked(self) -> dict[str, Any]:
         return {"target": None if self.target is None else str(self.target), "wal_bytes": self.wal_bytes,
-                "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None}
+                "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None,
+                "changes_per_block": self.changes_per_block if self.operation == "recovery" else None}
 
 
 def request(operation: str, target: Path | None, wal: str | None, dirty: str | None, baseline: bool,
-            cold: bool = False) -> Request:
+            cold: bool = False, changes: int | None = None) -> Request:
     """The options of one operation, each refused in one line when it does not belong or is wrong."""
     given = {"--target": target is not None, "--wal": wal is not None, "--dirty": dirty is not None,
-             "--baseline": baseline, "--cold": cold}
-    belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal"}, "checkpoint": {"--dirty"}}
+             "--baseline": baseline, "--cold": cold, "--changes-per-block": changes is not None}
+    belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal", "--changes-per-block"},
+               "checkpoint": {"--dirty"}}
     stray = [flag for flag, on in given.items() if on and flag not in belongs.get(operation, set())]
     if stray:
         raise UsageError(f"dbio ops {operation} takes no {', '.join(stray)}",
-                         "--target, --cold and --baseline are for backup, --wal for recovery, --dirty for checkpoint")
+                         "--target, --cold and --baseline are for backup, --wal and --changes-per-block for recovery, "
+                         "--dirty for checkpoint")
     if baseline:
         fio.find()  # one line naming the package when it is missing, before anything runs
     if operation == "backup" and target is None:
         raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
     return Request(operation, ops_target.check_shape(target) if target is not None else None,
                    _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
-                   _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold)
+                   _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
+                   changes or 1)
 
 
 def _size(flag: str, text: str | None, default: int) -> int:
@@ -241,7 +246,7 @@ def _run(req: Request, p: Prepared, readings: Readings, config: Config, ui: UI) 
     if req.operation == "backup":
         return p.operations.backup(req.target, readings.window, cold=req.cold)
     if req.operation == "recovery":
-        return p.operations.recovery(p.record, req.wal_bytes, readings.window)
+        return p.operations.recovery(p.record, req.wal_bytes, readings.window, req.changes_per_block)
     return p.operations.checkpoint(p.record, req.dirty_bytes, readings.window)
 
 
