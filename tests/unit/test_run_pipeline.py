@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import json
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,45 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
     assert [s["node"] for s in document["sessions"]].count("west") == 3
     text = (merged / results.REPORT_FILE).read_text()
     assert "\nNodes\n" in text and "Merged    from 2 runs (east, west)" in text
+    assert 0 <= document["timeline"]["start_skew_seconds"] < 0.5
+    assert "their starts " in document["events"][0]["message"] and " s apart" in document["events"][0]["message"]
+    # the same run twice, or a copy of it, would count its reads twice
+    copy = tmp_path / "copy-of-east"
+    shutil.copytree(outcomes["east"].directory, copy)
+    for twice in ([outcomes["east"].directory, outcomes["east"].directory], [outcomes["east"].directory, copy]):
+        with pytest.raises(UsageError, match=r"are the same run \(.*\): each would count its reads twice"):
+            merge_command.merge(twice, ["a", "b"], tmp_path / "twice", None, UI(quiet=True))
+    assert not (tmp_path / "twice").exists()
+
+
+def test_runs_of_different_workloads_are_not_merged(tmp_path, short_start_lead):
+    import datetime as dt
+    import threading
+    import time as clock
+
+    from dbio.commands import merge as merge_command
+
+    iso = dt.datetime.fromtimestamp(clock.time() + 2.0, dt.timezone.utc).isoformat()
+    outcomes: dict[str, Any] = {}
+
+    def host(name: str, update_pct: int) -> None:
+        config = _config(tmp_path / name, start_at=iso, update_pct=update_pct, label=name)
+        engine = FakeEngine()
+        conn = engine.connect("fake:", application_name="test")
+        node = Node("node1", engine, "fake:", engine.probe(conn))
+        engine.close(conn)
+        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
+                                             make_plan(config.workload, 1, config.run.start_at), {}, {})
+
+    threads = [threading.Thread(target=host, args=args) for args in (("east", 20), ("west", 100))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    with pytest.raises(UsageError, match=r"ran different workloads \(update_pct 20 vs 100\)"):
+        merge_command.merge([outcomes["east"].directory, outcomes["west"].directory], None, tmp_path / "m", None,
+                            UI(quiet=True))
+    assert not (tmp_path / "m").exists()
 
 
 def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp_path):
