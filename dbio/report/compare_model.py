@@ -115,7 +115,7 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             change = fig.change(figures_of(base), figures_of(doc))
             judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
             row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
-                    change.pct, judged]
+                    plain_pct(change.base, change.other, change.pct), judged]
         rows.append(_one_unit(row) if fig.kind == "us" else row)
     note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
             f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
@@ -126,6 +126,18 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                        "not shown to serve them; the findings say why)"] if invalid else [])
     return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
             "tables": [table("compare_figures", "", columns, kinds, rows, notes)]}
+
+
+# A relative change beyond this (in %) says nothing a reader can use ("+296658.5%" for writes that went
+# from almost none to many): the cell says how many times as much instead.
+PLAIN_BEYOND_PCT = 1000.0
+
+
+def plain_pct(base: float | None, other: float | None, pct: float | None) -> Any:
+    """The delta % cell: the percentage, or in plain words when it is too large to mean anything."""
+    if pct is None or abs(pct) <= PLAIN_BEYOND_PCT or not base or other is None:
+        return pct
+    return {"value": f"{other / base:,.0f} times as much", "kind": "text"}
 
 
 def _one_unit(row: list[Any]) -> list[Any]:

@@ -46,6 +46,8 @@ DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
 # pages were flushed meanwhile) and is no read-only result; beyond the note it is said.
 READ_ONLY_WRITE_LIMIT = 0.01
 READ_ONLY_WRITE_NOTE = 0.001
+# Beyond this ratio of the device's I/O to the engine's, a finding states both amounts, not a percentage.
+PLAIN_RATIO = 10.0
 # The engine's average read beyond this many blocks: its reads are multi-block (scans), and the device
 # check compares bytes, not requests.
 MULTI_BLOCK_READ = 1.5
@@ -237,10 +239,13 @@ def _read_excess(f: dict[str, Any], page_bytes: int) -> str | None:
     excess = device - engine
     if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
         return None
-    share = f"{100 * device / engine:.1f}% of the engine's physical reads" if engine else "reads, the engine none"
-    said = f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests)"
+    if engine and device <= PLAIN_RATIO * engine:
+        said = (f"the device did {100 * device / engine:.1f}% of the engine's physical reads (device {device:,.0f}, "
+                f"engine {engine:,.0f} read requests)")
+    else:  # a ratio in the thousands of % says nothing: the counts do
+        said = f"the device did {device:,.0f} read requests while the engine did {engine:,.0f}"
     device_bytes, engine_bytes = value(f, "device_read_bytes"), value(f, "db_read_bytes")
-    if device_bytes is None or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
+    if device_bytes is None or not engine or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
         return said
     if device_bytes - engine_bytes <= DEVICE_EXCESS_LIMIT * engine_bytes:
         return None  # multi-block reads split into more requests on their way down: the same bytes
@@ -256,9 +261,12 @@ def _write_excess(f: dict[str, Any], seconds: float) -> str | None:
     excess = device - engine
     if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S * max(1.0, seconds):
         return None
-    share = f"{100 * device / engine:.1f}% of the bytes the engine wrote" if engine else "while the engine wrote none"
-    return (f"the device wrote {share} (device {format_bytes(device)}, engine {format_bytes(engine)} of data files, "
-            "WAL and temporary files)")
+    if engine and device <= PLAIN_RATIO * engine:
+        return (f"the device wrote {100 * device / engine:.1f}% of the bytes the engine wrote (device "
+                f"{format_bytes(device)}, engine {format_bytes(engine)} of data files, WAL and temporary files)")
+    # a ratio in the thousands of % says nothing: the amounts do
+    return (f"the device wrote {format_bytes(device)} while the engine wrote "
+            f"{format_bytes(engine) if engine else 'nothing'} (data files, WAL and temporary files)")
 
 
 def shared_device(doc: dict[str, Any]) -> Finding | None:

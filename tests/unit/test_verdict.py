@@ -279,7 +279,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
     ({"extra_reads": 0.885 * 42391}, ["188.5% of the engine's physical reads", "device 79,907, engine 42,391"]),
     ({"extra_reads": 0.015 * 42391}, None),  # within 2%
     ({"engine_reads": 40, "extra_reads": 30}, None),  # 75% more, but 30 reads: noise in a tiny window
-    ({"engine_reads": 0, "extra_reads": 5000}, ["the device did reads, the engine none (device 5,000, engine 0"]),
+    ({"engine_reads": 0, "extra_reads": 5000}, ["the device did 5,000 read requests while the engine did 0"]),
     ({"extra_write_mib": 20}, ["the device wrote 124.2% of the bytes the engine wrote",
                                "(device 116.4 MiB, engine 93.8 MiB of data files, WAL and temporary files)"]),
     ({"extra_write_mib": 2}, None),  # 5% more, but under 1 MiB per second of the 4.9 s window
@@ -372,6 +372,7 @@ def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
 
     first = results.read(FIXTURES / "result_format2.json")
     second = copy.deepcopy(first)
+    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
     window = second["figures"]["window_seconds"]
     second["nodes"][0]["figures"]["cpu"].update(other_cpu_seconds=0.8 * window, other_cpu_pct=45.0)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
@@ -479,3 +480,18 @@ def test_each_access_pattern_is_judged_against_its_own_raw_counterpart(doc, scan
     assert len(judged) == 1 and judged[0].message.startswith(expected), judged
     if scan_share > 0.5:
         assert judged[0].figure == "efficiency.scan_bandwidth_share" and "synchronous reads" not in judged[0].message
+
+
+def test_a_ratio_in_the_thousands_of_percent_is_said_in_amounts(doc):
+    """'the device wrote 7347903.1% of the bytes the engine wrote' says nothing a reader can use."""
+    found = _with_device(doc, extra_write_mib=5000)
+    message = found["shared_device"].message
+    assert "the device wrote" in message and "while the engine wrote 93.8 MiB" in message and "%" not in \
+        message.split(":")[0]
+
+
+def test_a_compare_cell_too_large_to_mean_anything_says_times_as_much():
+    from dbio.report.compare_model import plain_pct
+
+    assert plain_pct(0.4, 1187.0, 296650.0) == {"value": "2,968 times as much", "kind": "text"}
+    assert plain_pct(100.0, 157.0, 57.0) == 57.0 and plain_pct(0.0, 5.0, None) is None
