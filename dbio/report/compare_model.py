@@ -38,8 +38,13 @@ IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir"
 
 def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     names = [n for n, _ in named]
-    sections = [_context(named), _figures(named), _histograms(named)]
+    sections = [_context(named), _figures(named), conditions_section(named), _histograms(named)]
     findings = []
+    differed = conditions_differ(named)
+    if differed:
+        findings.append({"level": "warning", "code": "conditions_differ",
+                         "message": "besides their settings, the runs' conditions differed: " + "; ".join(differed)
+                                    + ": a difference in their figures may come from these, not from the settings"})
     for name, doc in named:
         say = words.translator(doc.get("capabilities") or {}) or str  # each result in its engine's words
         for f in verdict.findings(doc):
@@ -90,6 +95,53 @@ def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     lines = [] if rows else ["the runs have the same workload, settings, host and storage"]
     return {"id": "differences", "title": "What differs", "lines": lines, "tables": [table(
         "differences", "", ["", *[n for n, _ in named]], ["text"] * (1 + len(named)), rows)] if rows else []}
+
+
+# What shares a run's window besides its settings, and by how much two runs' values may differ before the
+# difference is named: (figure, absolute points) or (figure, relative share) for rates.
+CONDITIONS: tuple[tuple[str, str, float], ...] = (
+    ("host_steal_pct", "points", 5.0),  # the hypervisor's share of the host's CPU
+    ("other_cpu_pct", "points", 10.0),  # other work's share of the host's busy CPU
+    ("buffer_hit_pct", "points", 5.0),  # the cache's state: how much of the data it held
+    ("device_to_db_read_ratio", "points", 0.05),  # the device's reads against the engine's: sharing or a cache
+    ("raw_reads_per_s", "relative", 0.2),  # the storage's own speed (fio beside each run)
+)
+
+
+def _condition_values(doc: dict[str, Any]) -> dict[str, float | None]:
+    f = figures_of(doc)
+    return {name: catalogue.figure(name).value(f) for name, _, _ in CONDITIONS}
+
+
+def conditions_differ(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each condition that differed between the runs beyond its tolerance, in words (pure)."""
+    out = []
+    values = [(name, _condition_values(doc)) for name, doc in named]
+    for key, how, tolerance in CONDITIONS:
+        seen = [(name, v[key]) for name, v in values if isinstance(v[key], (int, float))]
+        if len(seen) < 2:
+            continue
+        low, high = min(v for _, v in seen), max(v for _, v in seen)
+        apart = (high - low) > tolerance if how == "points" else (low > 0 and high / low - 1 > tolerance)
+        if apart:
+            fig = catalogue.figure(key)
+            out.append(f"{fig.label} " + " vs ".join(f"{fmt.cell(v, fig.kind)} ({name})" for name, v in seen))
+    sharing = [name for name, doc in named if any(f.code == "shared_device" for f in verdict.findings(doc))]
+    if sharing and len(sharing) < len(named):
+        out.append(f"another process used the device in {', '.join(sharing)} only")
+    return out
+
+
+def conditions_section(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The runs' conditions side by side: what they shared the window with, besides their settings."""
+    values = [_condition_values(doc) for _, doc in named]
+    rows = [[catalogue.figure(key).label, *[{"value": v[key], "kind": catalogue.figure(key).kind} for v in values]]
+            for key, _, _ in CONDITIONS if any(v[key] is not None for v in values)]
+    return {"id": "conditions", "title": "Conditions besides the settings", "tables": [table(
+        "conditions", "", ["", *[n for n, _ in named]], ["text"] + ["mixed"] * len(named), rows,
+        ["steal and other work share the CPUs; buffer hits show how much of the data the cache held; device / engine "
+         "reads above 1 show another reader of the device; raw reads/s is the storage's own speed (with --baseline)"])]
+        if rows else []}
 
 
 def _marked(name: str, doc: dict[str, Any]) -> str:
