@@ -48,8 +48,12 @@ class Liveness:
         for node in nodes:
             self.heard[node] = now
 
+    def quiet_for(self, node: str, now: float | None = None) -> float:
+        """Seconds since the node last answered, or since a call began to wait on it if later."""
+        now = time.monotonic() if now is None else now
+        return now - max(self.heard.get(node, float("-inf")), self.since.get(node, now))
+
     def silent(self, now: float | None = None) -> list[str]:
         """The nodes that have had a call waiting, and answered nothing, for SILENT_AFTER seconds."""
         now = time.monotonic() if now is None else now
-        return [node for node, count in self.waiting.items()
-                if count > 0 and now - max(self.heard.get(node, float("-inf")), self.since[node]) > SILENT_AFTER]
+        return [node for node, count in self.waiting.items() if count > 0 and self.quiet_for(node, now) > SILENT_AFTER]

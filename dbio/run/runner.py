@@ -548,11 +548,12 @@ class _Coordinator:
         self.checks.pop(node, None)  # it answers: a later failure is checked again
         return False
 
-    def _lose_node(self, run: NodeRun, error: str) -> None:
-        """Its server stopped: no more readings of it (each reading keeps its last, so its figures end
-        there and the totals are partial), its sessions are over; the other nodes finish the window."""
+    def _lose_node(self, run: NodeRun, error: str, ago: float = 0.0) -> None:
+        """Its server stopped (ago seconds before now: a silent one when it last answered): no more readings
+        of it (each reading keeps its last, so its figures end there and the totals are partial), its
+        sessions are over; the other nodes finish the window."""
         name = run.node.name
-        t = time.time() + self.offset
+        t = time.time() + self.offset - ago
         last = self.monitor.last.get(name) if self.monitor else None
         since = None if self.clock.start is None else round(t - self.clock.start, 3)
         covered = None if not last else self._covered_to(float(last["t"]))
@@ -579,8 +580,8 @@ class _Coordinator:
             for name in self.shared.liveness.silent():
                 run = next(r for r in self.nodes if r.node.name == name)
                 if name not in self.lost:
-                    self._lose_node(run, f"its server did not answer for {liveness.SILENT_AFTER:.0f} s: frozen, or "
-                                         "unreachable")
+                    quiet = self.shared.liveness.quiet_for(name)
+                    self._lose_node(run, f"it answered nothing for {quiet:.0f} s: frozen, or unreachable", ago=quiet)
                 else:
                     self._abandon_node(run)  # a call made on it since
             await asyncio.sleep(0.25)

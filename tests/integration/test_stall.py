@@ -18,14 +18,14 @@ import pytest
 
 from dbio.stats import stalls as stall_math
 from tests.integration.conftest import dbio_backends, load_result, wait_for
-from tests.integration.test_faults import finish, measuring, postmaster_pid, start
+from tests.integration.test_faults import finish, measuring, start
 
 FREEZE_SECONDS = 4.0  # at least: on a loaded host the test's own sleep may last longer; its real span is recorded
 
 
-def server_pids(instance) -> list[int]:
-    """The postmaster and its children (the backends, the writers, the I/O workers)."""
-    postmaster = postmaster_pid(instance)
+def server_pids(pgdata: Path) -> list[int]:
+    """The postmaster of the server in pgdata and its children (the backends, the writers, the I/O workers)."""
+    postmaster = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
     children = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -38,10 +38,11 @@ def server_pids(instance) -> list[int]:
 
 
 @contextlib.contextmanager
-def frozen(instance):
-    """Every server process stopped; yields when the whole server was stopped and, once the block ends, when it
-    was continued (epoch seconds: the samples' clock, the server being on this host)."""
-    pids = server_pids(instance)
+def frozen(instance=None, pgdata: Path | None = None):
+    """Every process of the instance's server (or of the one in pgdata) stopped; yields when the whole server was
+    stopped and, once the block ends, when it was continued (epoch seconds: the samples' clock, the server being
+    on this host)."""
+    pids = server_pids(pgdata or instance.data_dir / "pgdata")
     span = {"pids": pids}
     try:
         for pid in pids:
