@@ -162,3 +162,35 @@ def test_a_signal_ends_dbio_within_5_s_while_the_server_is_frozen(instance, load
             proc.kill()
             proc.communicate()
     wait_for(lambda: dbio_backends(instance) == [], timeout=15, what="dbio's backends to end once continued")
+
+
+def test_a_server_frozen_to_the_end_fails_the_run_seconds_after_it_stopped_answering(instance, loaded_db):
+    """Frozen inside a 4 s window and never continued while dbio runs: dbio waited for ever. Now its silence
+    ends the run liveness.SILENT_AFTER after its last answer, failed with why, its figures ending at its last
+    reading (no later), and no stall is claimed past them."""
+    import re
+
+    from dbio.run.liveness import SILENT_AFTER
+
+    proc = start(instance, "run", loaded_db, "--run-time", "4s", "--label", "frozen-to-the-end")
+    try:
+        directory = wait_for(measuring(instance.results, "frozen-to-the-end"), what="the measured window")
+        with frozen(instance) as freeze:
+            code, out, err, _ = finish(proc, timeout=SILENT_AFTER + 30)  # it hung for ever
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed"
+    assert re.fullmatch(rf"the server stopped at \+\d+\.\d s \(it answered nothing for {SILENT_AFTER:.0f} s: frozen, "
+                        r"or unreachable\): the figures end at its last reading", doc["status_reason"]), doc["status_reason"]
+    ended = next(e["t"] for e in doc["events"] if e["kind"] == "end")
+    assert ended - freeze["stopped_at"] < SILENT_AFTER + 2, (doc["events"], freeze)
+    window = doc["figures"]["window_seconds"]
+    assert window is not None and 0 < window
+    assert epoch(doc["timeline"]["window_start"]) + window <= freeze["stopped_at"] + 0.05  # none of it frozen
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["offset"] + s["seconds"] <= window + 1e-3 for s in doc["stalls"]), (doc["stalls"], window)
+    wait_for(lambda: dbio_backends(instance) == [], timeout=15, what="dbio's backends to end once continued")
