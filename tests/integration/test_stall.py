@@ -184,8 +184,9 @@ def test_a_server_frozen_to_the_end_fails_the_run_seconds_after_it_stopped_answe
     assert code == 1, out + err
     doc = load_result(directory)
     assert doc["status"] == "failed"
+    reason = doc["status_reason"]
     assert re.fullmatch(rf"the server stopped at \+\d+\.\d s \(it answered nothing for {SILENT_AFTER:.0f} s: frozen, "
-                        r"or unreachable\): the figures end at its last reading", doc["status_reason"]), doc["status_reason"]
+                        r"or unreachable\): the figures end at its last reading", reason), reason
     ended = next(e["t"] for e in doc["events"] if e["kind"] == "end")
     assert ended - freeze["stopped_at"] < SILENT_AFTER + 2, (doc["events"], freeze)
     window = doc["figures"]["window_seconds"]

@@ -4,6 +4,8 @@ both; update pct > 0 on read-only servers alone is refused before anything start
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,18 +101,21 @@ def test_updates_on_read_only_servers_alone_are_refused(cluster):
     assert not list(primary.results.glob("*refused*"))
 
 
+def _start(primary, standby, *extra: str) -> subprocess.Popen:
+    """A run over the primary and its standby, in the background (a test acts on a server meanwhile)."""
+    return subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
+                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
+                             "--warmup", "1s", "-t", "4", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster):
     """pg_ctl stop -m immediate of the standby inside the window: the run exits with a result, the
     primary's figures cover the whole window, the standby's up to its stop, the totals marked partial."""
-    import subprocess
-    import sys
     import time
 
     primary, standby = cluster
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
-                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
-                             "--warmup", "1s", "--run-time", "5s", "-t", "4", "--label", "standby-stops"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(primary, standby, "--run-time", "5s", "--label", "standby-stops")
     try:
         deadline = time.monotonic() + 90
         run_dirs = []
@@ -148,18 +153,12 @@ def test_a_standby_frozen_mid_run_is_lost_within_seconds_and_the_primary_finishe
     window: dbio hung for ever. Now the standby is lost once silent for liveness.SILENT_AFTER, the run ends
     seconds later with the primary's figures over the whole window (its end reading at the deadline, not at
     the loss), the standby's up to its last reading, each read counted once, and no stall claimed."""
-    import subprocess
-    import sys
-
     from dbio.run.liveness import SILENT_AFTER
     from tests.integration.test_faults import measuring
     from tests.integration.test_stall import frozen
 
     primary, standby = cluster
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
-                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
-                             "--warmup", "1s", "--run-time", "4s", "-t", "4", "--label", "standby-frozen"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(primary, standby, "--run-time", "4s", "--label", "standby-frozen")
     try:
         directory = wait_for(measuring(primary.results, "standby-frozen"), timeout=90, what="the measured window")
         with frozen(pgdata=standby.pgdata) as freeze:
