@@ -596,7 +596,7 @@ def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(t
     stopped = by_node["s"]["stopped"]
     assert re.fullmatch(r"it answered nothing for 2 s: frozen, or unreachable", stopped["reason"]), stopped
     # when it last answered (the wait sampler asks every 0.5 s), found SILENT seconds later
-    assert frozen["at"] - 0.6 < stopped["since_start"] <= frozen["at"], (stopped, frozen)
+    assert frozen["at"] - 0.6 < stopped["since_start"] < frozen["at"] + 0.05, (stopped, frozen)  # an answer under way
     lost_at = next(e for e in doc["events"] if e["kind"] == "node_lost")["since_start"]
     assert frozen["at"] + SILENT - 0.6 < lost_at < frozen["at"] + SILENT + 2.0, (lost_at, frozen)
     window = doc["figures"]["window_seconds"]
