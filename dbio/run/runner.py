@@ -287,11 +287,12 @@ class _Coordinator:
             self.ctx.observer.phase("measuring")
         self.shared.window_opened.set()
 
-    async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> dict[str, Any] | None:
-        """The end reading taken when, past the deadline, the only sessions still running are on nodes that
-        answered nothing since it (frozen, such a node is lost within seconds): so that the window of the
-        others ends with their work, not seconds later. None when every session finished (the end reading
-        is taken after them, as always), or on a stop. Used only if those nodes were lost (_close_window)."""
+    async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
+        """An end reading begun when, past the deadline, the only sessions still running are on nodes that
+        answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
+        window of the others ends with their work, not seconds later. Not waited for here (a live node late
+        on a loaded host is not held up by it); used only if those nodes were lost (_close_window). None
+        when every session finished (the end reading is taken after them, as always), or on a stop."""
         if self.deadline_at is None or self.window_start is None:
             return None
         while not self.shared.stop.is_set():
@@ -302,20 +303,21 @@ class _Coordinator:
             heard = self.shared.liveness.heard
             if time.monotonic() >= self.deadline_at and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
-                reading = await self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
-                return {**reading, "quiet": sorted(quiet)}
+                reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                return asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
         return None
 
-    async def _close_window(self, early: dict[str, Any] | None = None) -> None:
+    async def _close_window(self, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
         if self.window_start is None:
             return
-        if early is not None and all(node in self.lost for node in early.pop("quiet")):
-            self.end = {**early, "nodes": {name: self.monitor.last.get(name) if name in self.lost else raw
-                                           for name, raw in early["nodes"].items()}, "lost": sorted(self.lost)}
+        reading = None if early is None else await early[0]  # bounded: each node answers, or is lost
+        if reading is not None and early[1] <= set(self.lost):
+            self.end = {**reading, "nodes": {name: self.monitor.last.get(name) if name in self.lost else raw
+                                             for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
         else:
             self.end = await self._reading(per_process=True)
         self.window_end = reading_time(self.end) or time.time() + self.offset
