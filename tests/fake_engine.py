@@ -52,6 +52,7 @@ class FakeServer:
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
         self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
+        self.frozen = False  # freeze(): it runs no more (every call waits, as on a SIGSTOPped server) until thaw()
         self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
         self.unsettled = False  # an earlier run's changes still to settle (set by a test)
@@ -60,9 +61,31 @@ class FakeServer:
     def stop(self) -> None:
         self.stopped = True
 
+    def freeze(self) -> None:
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self.frozen = False
+
     def check(self) -> None:
         if self.stopped:
             raise ConnectionError("the fake server stopped")
+
+    async def answer(self, conn: "FakeConnection | None" = None) -> None:
+        """A call's answer: none while the server is frozen, unless its connection is given up meanwhile
+        (abandon: a frozen server's socket shut by its client), which ends the wait at once."""
+        while self.frozen:
+            if conn is not None and conn.closed:
+                raise ConnectionError("the connection was abandoned")
+            await asyncio.sleep(0.01)
+        self.check()
+
+    def answer_sync(self, conn: "FakeConnection") -> None:
+        while self.frozen:
+            if conn.closed:
+                raise ConnectionError("the connection was abandoned")
+            time.sleep(0.01)
+        self.check()
 
     def add(self, **amounts: float) -> None:
         with self.lock:
@@ -104,6 +127,7 @@ class FakeEngine:
         return None
 
     async def aconnect(self, conninfo: str, *, application_name: str) -> FakeConnection:
+        await self.server.answer()
         return self.connect(conninfo, application_name=application_name)
 
     def close(self, conn: FakeConnection) -> None:
@@ -220,10 +244,12 @@ class FakeEngine:
             self.server.runs.setdefault(run_id, _Run({})).released.clear()
 
     def waiting_at_barrier(self, conn: FakeConnection, run_id: int) -> int:
+        self.server.answer_sync(conn)
         return self.server.runs[run_id].waiting
 
     def release(self, conn: FakeConnection, run_id: int, *, warmup: float, run_time: float,
                 start: float | None = None) -> tuple[float, float, float | None]:
+        self.server.answer_sync(conn)
         run = self.server.runs[run_id]
         run.start = time.time() if start is None else start
         self.server.starts.append(run.start)
@@ -233,6 +259,7 @@ class FakeEngine:
         return run.start, run.window_open, run.deadline
 
     def forget_run(self, conn: FakeConnection, run_id: int) -> None:
+        self.server.answer_sync(conn)
         run = self.server.runs.pop(run_id, None)
         if run is not None:
             run.released.set()  # sessions still at the barrier find no run and return
@@ -241,9 +268,11 @@ class FakeEngine:
         return self.server.workload_replicated  # a fake standby whose primary never installed the loop: False
 
     def server_clock(self, conn: FakeConnection) -> float:
+        self.server.answer_sync(conn)
         return time.time() + self.clock_offset
 
     def release_barrier(self, conn: FakeConnection, run_id: int) -> None:
+        self.server.answer_sync(conn)
         run = self.server.runs.pop(run_id, None)
         if run is not None:
             run.released.set()
@@ -293,7 +322,7 @@ class FakeEngine:
         if max_iterations is not None:
             iterations = min(iterations, max_iterations)
         await asyncio.sleep(max(0.0, end - time.time()))
-        self.server.check()
+        await self.server.answer(conn)
         return self._slice(run, iterations, end)
 
     def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
@@ -319,7 +348,7 @@ class FakeEngine:
         return True
 
     async def flush_stats(self, conn: FakeConnection) -> None:
-        return None
+        await self.server.answer(conn)
 
     def is_cancelled(self, exc: BaseException) -> bool:
         return False
@@ -332,7 +361,7 @@ class FakeEngine:
         return None
 
     async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
-        self.server.check()
+        await self.server.answer(conn)
         with self.server.lock:
             return {"t": time.time(), **self.server.counters}
 
@@ -350,6 +379,7 @@ class FakeEngine:
                         "syncs": raw["wal_syncs"], "sync_time_ms": None}}
 
     async def session_states(self, conn: FakeConnection, pids: list[int]) -> list[str]:
+        await self.server.answer(conn)
         return ["IO:DataFileRead" if i % 2 else "CPU" for i in range(len(pids))]
 
     async def background_pids(self, conn: FakeConnection, session_pids: list[int]) -> list[int]:

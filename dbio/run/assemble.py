@@ -195,7 +195,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "histograms": outcome.totals.histograms(plan["bounds_us"]),
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
-        "stalls": _stalls(series, outcome.clock, outcome.window_start, man["config"]["workload"]),
+        "stalls": _stalls(series, outcome.clock, outcome.window_start, window["seconds"], man["config"]["workload"]),
         "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
@@ -387,13 +387,13 @@ def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) 
     }
 
 
-def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | None,
+def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | None, window_seconds: float | None,
             workload: dict[str, Any]) -> list[dict[str, Any]]:
     """The window's stalls; a session thinking longer than a stall is not one."""
     if clock.start is None or window_start is None:
         return []
     thinking = (workload.get("think_time_max") or 0.0) if workload.get("think_time_frequency") else 0.0
-    return stall_math.find(series, window_start - clock.start,
+    return stall_math.find(series, window_start - clock.start, window_seconds=window_seconds,
                            min_seconds=max(stall_math.STALL_SECONDS, thinking + SLICE_SECONDS))
 
 

@@ -557,3 +557,134 @@ def test_a_data_set_at_rest_is_settled_silently_and_an_update_run_never_settles(
     engine.server.unsettled = True
     _run(tmp_path / "b", engine, update_pct=20)
     assert engine.server.settles == 1 and engine.server.unsettled
+
+
+# -- a node that stops answering (frozen: SIGSTOP, a hung host) ------------------------------------
+SILENT = 1.5  # liveness.SILENT_AFTER here: the fake answers in milliseconds, so 1.5 s of silence is a frozen node
+
+
+def _measure_within(nodes: list[Node], config, seconds: float) -> Any:
+    """measure() in a thread given `seconds`: a run that would hang for ever fails the test instead."""
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def measure() -> None:
+        try:
+            done["outcome"] = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                                  make_plan(config.workload, 1), {},
+                                                  {"data_directory": None, "wal": None})
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            done["error"] = exc
+
+    runner = threading.Thread(target=measure, daemon=True)
+    runner.start()
+    runner.join(seconds)
+    assert not runner.is_alive(), f"the run had not ended {seconds:.0f} s after it began"
+    if "error" in done:
+        raise done["error"]
+    return done["outcome"]
+
+
+def _freeze_in_window(engine: FakeEngine, starts: list[float], after: float) -> dict[str, float]:
+    """Freezes engine's server `after` seconds past the run's start (the first node's release), from a thread;
+    the dict it returns then holds when it did ("at", seconds since the start: a loaded host's sleep is late)."""
+    import threading
+    import time
+
+    frozen: dict[str, float] = {}
+
+    def freeze() -> None:
+        while not starts:
+            time.sleep(0.01)
+        time.sleep(max(0.0, starts[0] + after - time.time()))
+        engine.server.freeze()
+        frozen["at"] = time.time() - starts[0]
+
+    threading.Thread(target=freeze, daemon=True).start()
+    return frozen
+
+
+@pytest.mark.parametrize("frozen_at", [2.0, 3.6])  # into the 4 s window: lost before its deadline, or after it
+def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(tmp_path, short_start_lead,
+                                                                                  monkeypatch, frozen_at):
+    """A node that stops answering (every call on it waits, as on a SIGSTOPped server) inside a 4 s window:
+    the run ended at its deadline plus seconds (it waited for ever), the node is named lost with why, the
+    other node's figures cover the window (and no more: not until the frozen node was lost), the frozen
+    one's up to its last reading, the total counts each read once, and no stall is claimed for the total
+    (the other node ran all along)."""
+    from dbio.run import liveness
+
+    monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
+    config = _config(tmp_path, threads_per_schema=4, run_time=4, warmup=1)
+    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    nodes = []
+    for name, engine in zip(("p", "s"), engines):
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    frozen = _freeze_in_window(engines[1], engines[0].server.starts, 1.0 + frozen_at)
+    try:
+        outcome = _measure_within(nodes, config, 30)
+    finally:
+        engines[1].server.thaw()
+    doc = results.read(outcome.directory)
+    ended = next(e["since_start"] for e in doc["events"] if e["kind"] == "end")  # it hung for ever
+    assert ended < max(5.0, frozen["at"] + SILENT) + 1.5, (ended, frozen)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["s"]["stopped"]
+    assert re.fullmatch(r"it answered nothing for 2 s: frozen, or unreachable", stopped["reason"]), stopped
+    # when it last answered (the wait sampler asks every 0.5 s), found SILENT seconds later
+    assert frozen["at"] - 0.6 < stopped["since_start"] < frozen["at"] + 0.05, (stopped, frozen)  # an answer under way
+    lost_at = next(e for e in doc["events"] if e["kind"] == "node_lost")["since_start"]
+    assert frozen["at"] + SILENT - 0.6 < lost_at < frozen["at"] + SILENT + 2.0, (lost_at, frozen)
+    window = doc["figures"]["window_seconds"]
+    assert window == pytest.approx(4.0, abs=0.4)
+    assert by_node["p"]["figures"]["window_seconds"] == pytest.approx(window)
+    covers = stopped["figures_cover_seconds"]
+    assert covers is not None and frozen["at"] - 1.0 - 1.5 <= covers <= frozen["at"] - 1.0, (covers, frozen)
+    per_node = 2 * fake_engine.ITERATIONS_PER_SECOND * WORK_UNIT
+    assert by_node["p"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.1)
+    assert by_node["s"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.25)
+    # the total: each node's reads once, the frozen one's up to its last reading
+    reads = {name: n["normalized"]["end"]["data"]["reads"] - n["normalized"]["begin"]["data"]["reads"]
+             for name, n in by_node.items()}
+    assert doc["normalized"]["end"]["data"]["reads"] - doc["normalized"]["begin"]["data"]["reads"] == \
+        pytest.approx(reads["p"] + reads["s"])
+    assert doc["stalls"] == []
+    assert doc["cluster"]["stopped_nodes"] == ["s"] and doc["cluster"]["partial"]
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "p")
+    assert all(s["state"] == "failed" for s in doc["sessions"] if s["node"] == "s")
+    assert not engines[0].server.runs and not engines[0].server.connections
+    assert "s stopped +" in report.render(doc, "text")
+
+
+def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tmp_path, monkeypatch):
+    """One node, frozen 2.2 s into a 4 s window: the run fails with why seconds later (it waited for ever), its
+    figures end at its last reading, at the rate the node ran, and no stall outlasts the window they cover."""
+    from dbio.run import liveness
+
+    monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
+    config = _config(tmp_path, run_time=4, warmup=1)
+    engine = FakeEngine()
+    conn = engine.connect("fake:", application_name="test")
+    nodes = [Node("a", engine, "fake:", engine.probe(conn))]
+    engine.close(conn)
+    frozen = _freeze_in_window(engine, engine.server.starts, 1.0 + 2.2)
+    try:
+        outcome = _measure_within(nodes, config, 30)
+    finally:
+        engine.server.thaw()
+    doc = results.read(outcome.directory)
+    ended = next(e["since_start"] for e in doc["events"] if e["kind"] == "end")  # it hung for ever
+    assert ended < frozen["at"] + SILENT + 1.5, (ended, frozen)
+    assert doc["status"] == "failed"
+    assert re.fullmatch(r"the server stopped at \+\d+\.\d s \(it answered nothing for 2 s: frozen, or unreachable\): "
+                        "the figures end at its last reading", doc["status_reason"]), doc["status_reason"]
+    window = doc["figures"]["window_seconds"]
+    assert window is not None and frozen["at"] - 1.0 - 1.6 <= window <= frozen["at"] - 1.0, (window, frozen)
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(READS_PER_S, rel=0.25)
+    assert all(s["offset"] + s["seconds"] <= window + 1e-6 for s in doc["stalls"]), (doc["stalls"], window)
+    for form in report.FORMATS:
+        report.render(doc, form)
