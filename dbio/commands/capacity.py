@@ -3,11 +3,10 @@ runs: the request a sweep keeps in sweep.json and its report (report/capacity_se
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-from dbio import trust
+from dbio import config_files, trust
 from dbio.errors import UsageError
 from dbio.stats import capacity, cost
 
@@ -39,8 +38,8 @@ def cost_table(files: Iterable[Path]) -> dict[str, Any] | None:
     """The [cost] table of the configuration file dbio read (its other sections are config.py's)."""
     for path in files:
         try:
-            data = tomllib.loads(trust.read_trusted(path).decode())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, trust.UntrustedFile):
+            data = config_files.parse_toml(trust.read_trusted(path).decode())
+        except (OSError, UnicodeDecodeError, config_files.BadToml, trust.UntrustedFile):
             continue  # config.py has said what is wrong with it, or it is a slob.conf
         table = data.get("cost")
         if isinstance(table, dict):
