@@ -189,4 +189,5 @@ def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path)
     run, _, _ = _write(tmp_path, config)
     container = run[1]["spec"]["template"]["spec"]["containers"][0]
     assert "/scripts/$$(PGPASSWORD).sh" in container["command"]
-    assert {e["name"]: e for e in container["env"]}["DBIO_TARGET"]["value"] == "host=db1 dbname=dbio user=a$$(PGPASSWORD)"
+    target = {e["name"]: e for e in container["env"]}["DBIO_TARGET"]
+    assert target["value"] == "host=db1 dbname=dbio user=a$$(PGPASSWORD)"
