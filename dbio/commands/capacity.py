@@ -3,6 +3,7 @@ runs: the request a sweep keeps in sweep.json and its report (report/capacity_se
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -14,7 +15,7 @@ from dbio.stats import capacity, cost
 def request(target_iops: float | None, latency_slo: str | None, prices: Iterable[str] = (),
             cost_table: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The capacity request, or None when nothing was asked; one line (exit 2) for bad input."""
-    if target_iops is not None and not target_iops > 0:
+    if target_iops is not None and not 0 < target_iops < math.inf:  # click's float takes "inf" and "1e999"
         raise UsageError(f"--target-iops {target_iops:g} is not a rate", "give the I/O requests/s to reach, e.g. "
                                                                          "--target-iops 50000")
     if latency_slo is not None:

@@ -19,6 +19,7 @@ from dbio.options import OPTIONS
 from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
+MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
 NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine"}  # set per pod by the manifests
 
 
@@ -32,6 +33,9 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                                                                      "(at most 40, starting with a letter)")
     if pods < 1:
         raise UsageError(f"--pods {pods}: at least one pod per target", "give --pods 1 or more")
+    if pods > MAX_PODS:
+        raise UsageError(f"--pods {pods}: an Indexed Job runs at most {MAX_PODS} pods", f"give --pods {MAX_PODS} "
+                                                                                         "or fewer")
     for flag, value, syntax in (("--image", image, "image"), ("--namespace", namespace, "dns-label"),
                                 ("--password-secret", password_secret, "dns-subdomain"),
                                 ("--storage-class", storage_class, "dns-subdomain"),

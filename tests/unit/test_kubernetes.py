@@ -104,6 +104,9 @@ def test_names_and_counts_are_checked(tmp_path):
         _write(tmp_path, _config(tmp_path), name="My_Run")
     with pytest.raises(UsageError, match="at least one pod"):
         _write(tmp_path, _config(tmp_path), pods=0)
+    with pytest.raises(UsageError, match="at most 100000 pods"):
+        _write(tmp_path, _config(tmp_path), pods=99_999_999_999)
+    assert not (tmp_path / "k8s").exists()
 
 
 def test_pods_of_a_mysql_target_run_the_mysql_engine_with_its_password_variable(tmp_path):
