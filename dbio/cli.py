@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import click
 
-from dbio import __version__, command_options
+from dbio import __version__, command_options, controls
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
@@ -563,6 +563,11 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+def _error(message: str) -> None:
+    """One line on stderr: a control character in it (a label's, a path's, a server's) is shown, not sent."""
+    print(f"dbio: {controls.visible(message)}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -572,44 +577,43 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        print("dbio: interrupted", file=sys.stderr)
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.exceptions.NoArgsIsHelpError as exc:  # `dbio instance` alone: its help is the answer
         exc.show()
         sys.exit(EXIT_USAGE)
     except click.UsageError as exc:  # one line, as dbio's own refusals: what is wrong, where the help is
         where = exc.ctx.command_path if exc.ctx is not None else _command_path(sys.argv[1:] if argv is None else argv)
-        print(f"dbio: {exc.format_message().rstrip('.')}; see {where} --help", file=sys.stderr)
+        _error(f"{exc.format_message().rstrip('.')}; see {where} --help")
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
-        exc.show()
+        _error(exc.format_message())
         sys.exit(exc.exit_code)
     except ConfigErrors as exc:
         from dbio.engines import scrub
 
         for error in exc.errors:  # scrubbed again: no message may carry a password, whoever wrote it
-            print(f"dbio: {scrub(str(error))}", file=sys.stderr)
+            _error(scrub(str(error)))
         sys.exit(exc.exit_code)
     except DbioError as exc:
         from dbio.engines import scrub
 
-        print(f"dbio: {scrub(str(exc))}", file=sys.stderr)
+        _error(scrub(str(exc)))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        print("dbio: interrupted", file=sys.stderr)
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:
         from dbio.engines import scrub, server_error_text
 
         first = server_error_text(exc)
         if first is not None:
-            print(f"dbio: the server reported an error: {first}", file=sys.stderr)
+            _error(f"the server reported an error: {first}")
             if debug:
                 traceback.print_exc()
             sys.exit(1)
         if debug or os.environ.get("DBIO_DEBUG"):
             traceback.print_exc()
-        print(f"dbio: internal error: {scrub(str(exc)) or type(exc).__name__} (run with --debug for details)",
-              file=sys.stderr)
+        _error(f"internal error: {scrub(str(exc)) or type(exc).__name__} (run with --debug for details)")
         sys.exit(1)
 

@@ -88,7 +88,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("start_at", "run", "instant", None,
            "Open the measured window at this instant (ISO 8601 with its zone, e.g. 2026-11-22T19:00:00Z): runs "
            "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "
-           "waits for it.", file=False),
+           "waits for it (at most 7 days ahead).", file=False,
+           fix="give an ISO 8601 time with its zone within the next 7 days, e.g. 2026-11-22T19:00:00Z"),
     Option("nodes", "run", "str", None,
            "Members of the embedded instance a run uses as its nodes, comma-separated (e.g. primary,standby2); "
            "default: every member, the primary and each standby (dbio instance init --standbys N).",

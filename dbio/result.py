@@ -74,7 +74,7 @@ def unfinished_run(directory: Path) -> UsageError:
     from dbio.run.identity import client_alive
 
     try:
-        client = json.loads((directory / RUN_MANIFEST).read_bytes()).get("client")
+        client = jsondoc.loads((directory / RUN_MANIFEST).read_bytes().decode()).get("client")
     except (OSError, ValueError, AttributeError):
         client = None
     if isinstance(client, str) and client_alive(client):

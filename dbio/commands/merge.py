@@ -10,7 +10,7 @@ from dbio import report as reports
 from dbio import result as results
 from dbio import trust
 from dbio.commands import run_files
-from dbio.commands.compare import input_names
+from dbio.commands.compare import input_names, printable
 from dbio.errors import DbioError, UsageError
 from dbio.report import verdict
 from dbio.ui import UI
@@ -18,6 +18,8 @@ from dbio.ui import UI
 
 def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | None, ui: UI) -> Path:
     """Read every input (one line and exit 2 for a bad one), merge, write a run directory at out."""
+    if label is not None:
+        printable("--label", label)
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the merged result")
     problem = trust.path_problem(out.parent) if out.parent.exists() else None

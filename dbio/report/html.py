@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from dbio import controls
 from dbio.report import charts, fmt
 
 CSS = """
@@ -46,6 +47,7 @@ footer { margin-top: 36px; color: var(--muted); font-size: 12px; }
 """
 
 def render(model: dict[str, Any]) -> str:
+    model = controls.visible_tree(model)  # escaped below; control characters shown too (a reader's cat, a bidi swap)
     run = model["run"]
     status = run.get("status") or "unknown"
     parts = [

@@ -5,10 +5,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from dbio import controls
 from dbio.report import fmt
 
 
 def render(model: dict[str, Any]) -> str:
+    model = controls.visible_tree(model)  # a label's or a server's escape sequence is shown, never sent
     lines = [f"# {_escape(model['title'])}", ""]
     serious = [f for f in model["findings"] if f["level"] in ("invalid", "warning")]
     for finding in serious:

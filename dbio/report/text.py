@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio import controls
 from dbio.report import fmt
 
 
 def render(model: dict[str, Any]) -> str:
+    model = controls.visible_tree(model)  # a label's or a server's escape sequence is shown, never sent
     lines = [model["title"], "=" * len(model["title"])]
     for finding in model["findings"]:
         if finding["level"] in ("invalid", "warning"):

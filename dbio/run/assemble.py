@@ -442,7 +442,7 @@ def abandoned(results_dir: Path) -> list[Path]:
         if trust.path_problem(directory):  # its result would be written through links another user put there
             continue
         try:
-            man = json.loads(manifest_path.read_bytes())
+            man = jsondoc.loads(manifest_path.read_bytes().decode())
         except (OSError, ValueError):
             continue  # not yet written whole, or unreadable: nothing to recover from
         client = man.get("client") if isinstance(man, dict) else None
