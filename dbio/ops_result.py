@@ -10,6 +10,7 @@ from typing import Any
 
 from dbio import result as results
 from dbio import shapes
+from dbio.errors import UsageError
 
 FORMAT = "dbio-ops"
 FORMAT_VERSION = 1
@@ -21,9 +22,8 @@ def is_ops(path: Path) -> bool:
     read() checks it properly)."""
     target = path / results.RESULT_FILE if path.is_dir() else path
     try:
-        with target.open("rb") as fh:
-            head = fh.read(4096).decode("utf-8", errors="replace")
-    except OSError:
+        head = results.read_plain(target, "", head=4096).decode("utf-8", errors="replace")
+    except (OSError, UsageError):  # read() says what is wrong with it
         return False
     return f'"format": "{FORMAT}"' in head or f'"format":"{FORMAT}"' in head
 

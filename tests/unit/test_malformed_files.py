@@ -5,8 +5,11 @@ import copy
 import json
 import os
 import re
+import resource
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -400,3 +403,41 @@ def test_a_merge_input_whose_window_start_is_not_a_time_is_one_line(tmp_path, ca
     assert code == 2 and len(err.strip().splitlines()) == 1 and "internal error" not in err
     assert str(bad / "result.json") in err and "timeline.window_start is" in err and "expected a time" in err
     assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.parametrize("command", [["report"], ["compare", "{other}"]])
+@pytest.mark.parametrize("plant", ["fifo", "device", "huge"])
+def test_a_result_that_is_no_plain_file_or_too_large_is_refused_unread(tmp_path, command, plant):
+    """Another user's result.json that is a FIFO, or a link to a device, once hung `dbio report` for
+    ever (reading /dev/zero without end); a sparse file of gigabytes ended in "internal error:
+    MemoryError" after filling memory. Run as a program with its memory bounded, so that today's
+    reading fails instead of taking the machine's memory."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "result.json").write_text(json.dumps(COMPLETE))
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    target = planted / "result.json"
+    if plant == "fifo":
+        os.mkfifo(target)
+    elif plant == "device":
+        target.symlink_to("/dev/zero")
+    else:
+        with target.open("wb") as fh:  # sparse: takes no room on disk
+            fh.truncate(4 * 1024 ** 3)
+    argv = [part.format(other=other) for part in command] + [str(planted)]
+    limit = 2 * 1024 ** 3  # address space: far above what comparing real results needs
+
+    def bounded():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    try:
+        done = subprocess.run([sys.executable, "-m", "dbio", *argv], capture_output=True, text=True,
+                              timeout=30, preexec_fn=bounded)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"dbio {' '.join(argv)} still reading after 30 s")
+    err = done.stderr
+    assert done.returncode == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert str(target) in err
+    assert ("not a plain file" if plant != "huge" else "larger than") in err
