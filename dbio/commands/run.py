@@ -429,7 +429,8 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
 
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
-    lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    valid = "VALID" if (doc.get("verdict") or verdict.summary(doc))["valid"] else "NOT VALID"
+    lines = [f"{doc['status']}, {valid}: {verdict.headline(doc)}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)

@@ -153,7 +153,14 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
     per_row = value(_figures(doc), "blocks_read_per_row")
     hot = hotspot_share(doc)
     cold = 1.0 - hot
-    if not _window(doc) or per_row is None or cold <= 0 or per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
+    if not _window(doc) or per_row is None:
+        return None
+    if cold <= 0:  # hotspot_frequency 1: every statement goes where the cache serves it
+        return _found("invalid", "rows_from_cache",
+                      f"every statement goes to the hot spot (hotspot_frequency 1), which is there to be served from "
+                      f"the cache ({100 * per_row:.0f}% of the rows were read from storage): this measures memory, "
+                      "not storage", "blocks_read_per_row", per_row)
+    if per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
         return None
     if not hot:
         return _found("invalid", "rows_from_cache",
@@ -637,3 +644,20 @@ def _headline_caveats(doc: dict[str, Any]) -> dict[str, str]:
     if large is not None:
         out["avg_read_us"] = f" ({large[0]:,.0f} us of it waiting for a CPU)"
     return out
+
+
+VALID_LINE = "VALID storage result"
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable verdict, from the findings the report makes: valid unless one says the result
+    does not measure storage; the reasons one line each, in the engine's own words."""
+    from dbio.report import words
+
+    reasons = [words.say(doc, x.message) for x in invalid(doc)]
+    return {"valid": not reasons, "reasons": reasons}
+
+
+def summary_line(verdict: dict[str, Any]) -> str:
+    """Every format's first line: 'VALID storage result' or 'NOT VALID: <reasons>'."""
+    return VALID_LINE if verdict.get("valid") else "NOT VALID: " + "; ".join(verdict.get("reasons") or ["no reason"])

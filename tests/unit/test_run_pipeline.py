@@ -108,8 +108,12 @@ def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
     document, texts = rendered
     assert document["capabilities"]["engine"] == "fake"
     lines = texts["text"].splitlines()
-    # no verdict stands above the headline (the run is valid), only what the fake engine cannot measure
-    assert lines[2] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[3].startswith("Headline:")
+    # the verdict first; no finding stands above the headline (the run is valid), only what the fake engine
+    # cannot measure
+    assert lines[0] == "VALID storage result"
+    assert document["verdict"] == {"valid": True, "reasons": []}  # machine-readable, in result.json
+    assert texts["md"].startswith("**VALID storage result**") and 'id="verdict">VALID storage result' in texts["html"]
+    assert lines[3] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[4].startswith("Headline:")
     for form in report.FORMATS:
         assert "Fake 1.0" in texts[form], form
     json.loads(texts["json"])
