@@ -55,3 +55,34 @@ def test_a_script_owned_by_another_user_is_refused(tmp_path):
     os.chown(script, 65534, 65534)
     with pytest.raises(UsageError, match="owned by"):
         external_script.check(str(script))
+
+
+def test_a_slob_conf_names_the_script_as_slob_s_does(tmp_path):
+    """EXTERNAL_SCRIPT in a (trusted) slob.conf is taken, relative to the file as runit.sh runs it; still checked."""
+    from dbio.config import Sources, load_config
+
+    script = _script(tmp_path, "exit 0\n")
+    conf = tmp_path / "slob.conf"
+    conf.write_text("UPDATE_PCT=0\nEXTERNAL_SCRIPT=bin/array-stats\n")
+    conf.chmod(0o600)
+    config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
+    assert config.run.external_script == str(script)
+    assert not any("EXTERNAL_SCRIPT" in notice for notice in config.notices)
+    assert external_script.check(config.run.external_script) == script
+    script.chmod(0o777)
+    with pytest.raises(UsageError, match="refusing to run"):
+        external_script.check(config.run.external_script)
+
+
+def test_the_script_is_still_refused_in_dbio_toml_and_the_environment(tmp_path):
+    from dbio.config import Sources, load_config
+    from dbio.errors import ConfigErrors
+
+    toml = tmp_path / "dbio.toml"
+    toml.write_text('[run]\nexternal_script = "/bin/true"\n')
+    toml.chmod(0o600)
+    with pytest.raises(ConfigErrors, match="taken only from the command line"):
+        load_config(Sources(config_file=toml, cwd=tmp_path))
+    config = load_config(Sources(env={"DBIO_EXTERNAL_SCRIPT": "/bin/true"}, cli={"allow_cached": True}, cwd=tmp_path,
+                                 discover=False))
+    assert config.run.external_script is None
