@@ -92,7 +92,7 @@ class RunConfig:
     interval: float  # seconds, whole
     wait_sample_interval: float
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
-    external_script: str | None = None  # run with pre/post around each run (command line only)
+    external_script: str | None = None  # called with pre/post as the window opens and closes (flag or slob.conf)
     nodes: str | None = None  # members of the embedded instance the run uses (None: all)
     baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
 

@@ -108,10 +108,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            min=0, max=3600),
     # a slob.conf names it as SLOB's does: read only when trusted as the script itself must be (config_files)
     Option("external_script", "run", "path", None,
-           "A program run with 'pre' and the run directory before the run, and with 'post' after it (as SLOB's "
-           "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "
-           "exit status in result.json. Yours or root's, writable by nobody else; from the command line or a "
-           "slob.conf.",
+           "A program run with 'pre' and the run directory when the measured window opens (after the warm-up), "
+           "and with 'post' when it closes, as SLOB's EXTERNAL_SCRIPT brackets its window, e.g. to collect "
+           "array-side statistics for the same seconds; the sessions run on while it runs. Its output is kept in "
+           "the run directory, its exit status and times in result.json. Yours or root's, writable by nobody "
+           "else; from the command line or a slob.conf.",
            file=False, slob=("EXTERNAL_SCRIPT",)),
     # -- instance: where the engine's managed instance lives (each engine declares the rest) --
     Option("data_dir", "instance", "path", None,

@@ -83,6 +83,8 @@ class RunContext:
     # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
     room_paths: tuple[str, ...] = ()
     room_floor: int = room.FLOOR  # bytes kept free there (room.floor_of the servers' growth step)
+    # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
+    on_window: Callable[[str], None] | None = None
 
 
 def run(ctx: RunContext) -> RunOutcome:
@@ -324,6 +326,8 @@ class _Coordinator:
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
             self.window_end = max(covered)
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("close")
         self.waits.in_window = False
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
@@ -491,6 +495,8 @@ class _Coordinator:
         self.in_window = True
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("open")
 
     async def _on_nodes(self, step: Callable[[NodeRun], Any], runs: list[NodeRun] | None = None) -> list[Any]:
         """A sync step on every node (or those of runs) at once, each in a thread (nodes.in_threads)."""
