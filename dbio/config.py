@@ -32,6 +32,7 @@ class WorkloadConfig:
     threads_per_schema: int
     run_time: float  # seconds
     work_loop: int
+    work_loop_scope: str  # session: each session's iterations, warm-up included (SLOB's); window: the window's
     warmup: float
     update_pct: int
     scan_pct: int
@@ -193,10 +194,12 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         text = read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
         if text is not None:
             raw.update(read_toml(config_file, text, errors))
+    from_slob_conf: dict[str, tuple[Any, str]] = {}
     if sources.slob_conf is not None:
         text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
         if text is not None:
-            raw.update(read_slob_conf(sources.slob_conf, text, errors, notices))
+            from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
+            raw.update(from_slob_conf)
     raw.update(read_env(sources.env))
     for key, value in sources.cli.items():
         if value is None:
@@ -210,6 +213,9 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
                 pass  # the bad value is reported when it is coerced below
         raw[key] = (value, option.flag)
 
+    if raw["work_loop_scope"][0] is None:  # SLOB's WORK_LOOP counts the warm-up: where SLOB's name gave it, so here
+        slob_loop = raw["work_loop"] == from_slob_conf.get("work_loop")
+        raw["work_loop_scope"] = ("session" if slob_loop else "window", raw["work_loop_scope"][1])
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for option in OPTIONS:

@@ -30,8 +30,13 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Measured run time (after warm-up), e.g. 300s, 5m, 8h; 0 = limited by work_loop only.",
            min=0, max=30 * 86400, slob=("RUN_TIME",), aliases=("--duration",)),
     Option("work_loop", "workload", "int", 0,
-           "Stop each session after this many loop iterations (0 = limited by run_time only).",
-           min=0, max=10**12, slob=("WORK_LOOP",)),
+           "Stop each session after this many loop iterations (0 = limited by run_time only); which ones count "
+           "is work_loop_scope's.", min=0, max=10**12, slob=("WORK_LOOP",)),
+    Option("work_loop_scope", "workload", "choice", None,
+           "What work_loop bounds: session = each session's iterations from its start, warm-up included (SLOB's "
+           "WORK_LOOP: the measured window holds what is left after the warm-up); window = its iterations in the "
+           "measured window, after a warm-up of any length. Default: session when work_loop comes from a "
+           "slob.conf, window otherwise.", choices=("window", "session")),
     Option("warmup", "workload", "duration", 30.0,
            "Warm-up before the measured window opens (SLOB uses 30 s); excluded from all figures.",
            min=0, max=86400),

@@ -97,7 +97,8 @@ class _Coordinator:
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
         self.clock = Clock(warmup=ctx.plan.warmup)
-        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
+        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice,
+                             work_loop_counts_warmup=ctx.plan.work_loop_scope == "session")
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
                       for node in ctx.nodes]
@@ -287,7 +288,16 @@ class _Coordinator:
             self.window_start = reading_time(self.begin) or time.time() + self.offset
             self._open_window()
             self.ctx.observer.phase("measuring")
+        elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
+            self.status, self.reason = "failed", self._ended_in_warmup()
         self.shared.window_opened.set()
+
+    def _ended_in_warmup(self) -> str:
+        why = f"every session ended during the {self.plan.warmup:g} s warm-up: nothing was measured"
+        if self.plan.work_loop and self.plan.work_loop_scope == "session":
+            why += (f" (work_loop = {self.plan.work_loop:,} counts the warm-up's iterations: work_loop_scope = "
+                    "session); give a larger work_loop, a shorter warmup, or work_loop_scope = window")
+        return why
 
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that

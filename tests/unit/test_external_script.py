@@ -17,6 +17,7 @@ from dbio.errors import UsageError
 from tests.fake_engine import FakeEngine
 from dbio.ui import UI
 from tests.unit.test_run_pipeline import STATEMENTS_PER_S, _run
+from tests.unit.test_slobconf import load_slob_conf, private_file
 
 
 def _script(tmp_path: Path, body: str, mode: int = 0o700) -> Path:
@@ -112,13 +113,8 @@ def test_a_script_owned_by_another_user_is_refused(tmp_path):
 
 def test_a_slob_conf_names_the_script_as_slob_s_does(tmp_path):
     """EXTERNAL_SCRIPT in a (trusted) slob.conf is taken, relative to the file as runit.sh runs it; still checked."""
-    from dbio.config import Sources, load_config
-
     script = _script(tmp_path, "exit 0\n")
-    conf = tmp_path / "slob.conf"
-    conf.write_text("UPDATE_PCT=0\nEXTERNAL_SCRIPT=bin/array-stats\n")
-    conf.chmod(0o600)
-    config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
+    config = load_slob_conf(tmp_path, "UPDATE_PCT=0\nEXTERNAL_SCRIPT=bin/array-stats\n")
     assert config.run.external_script == str(script)
     assert not any("EXTERNAL_SCRIPT" in notice for notice in config.notices)
     assert external_script.check(config.run.external_script) == script
@@ -131,9 +127,7 @@ def test_the_script_is_still_refused_in_dbio_toml_and_the_environment(tmp_path):
     from dbio.config import Sources, load_config
     from dbio.errors import ConfigErrors
 
-    toml = tmp_path / "dbio.toml"
-    toml.write_text('[run]\nexternal_script = "/bin/true"\n')
-    toml.chmod(0o600)
+    toml = private_file(tmp_path, "dbio.toml", '[run]\nexternal_script = "/bin/true"\n')
     with pytest.raises(ConfigErrors, match="taken only from the command line"):
         load_config(Sources(config_file=toml, cwd=tmp_path))
     config = load_config(Sources(env={"DBIO_EXTERNAL_SCRIPT": "/bin/true"}, cli={"allow_cached": True}, cwd=tmp_path,

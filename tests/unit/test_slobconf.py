@@ -137,6 +137,21 @@ def test_an_empty_key_needs_no_explanation(tmp_path):
     assert "EXTERNAL_SCRIPT" not in config.notices[0]
 
 
+def private_file(tmp_path, name: str, text: str):
+    """A configuration file dbio trusts: its user's, writable by nobody else."""
+    path = tmp_path / name
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+def load_slob_conf(tmp_path, text: str, **cli):
+    from dbio.config import Sources, load_config
+
+    return load_config(Sources(slob_conf=private_file(tmp_path, "slob.conf", text), cli={"allow_cached": True, **cli},
+                               cwd=tmp_path, discover=False))
+
+
 # Every key SLOB's own slob.conf has carried in its 2.x versions (SLOB 2.0-2.5.x: the shipped files, the
 # keys runit.sh and setup.sh take from it, and the connect strings runit.sh prints and users copy into
 # it), with a value such a file holds. Sources: docs/research/anchors-slob-pgio.md section 1.2; SLOB
@@ -193,12 +208,7 @@ def test_every_key_of_slob_s_own_slob_conf_is_used_or_named_as_not_used(key):
 
 
 def test_a_slob_conf_with_every_key_runs_with_one_notice_of_what_is_not_used(tmp_path):
-    from dbio.config import Sources, load_config
-
-    conf = tmp_path / "slob.conf"
-    conf.write_text("".join(f"{key}={value}\n" for key, value in SLOB_KEYS.items()))
-    conf.chmod(0o600)
-    config = load_config(Sources(slob_conf=conf, cli={"allow_cached": True}, cwd=tmp_path, discover=False))
+    config = load_slob_conf(tmp_path, "".join(f"{key}={value}\n" for key, value in SLOB_KEYS.items()))
     # SLOB's services are taken as nodes when libpq knows them, or said apart why not (slob_services.py)
     services, notice = config.notices
     assert services.startswith("slob.conf lines 10, 11: SQLNET_SERVICE_BASE, SQLNET_SERVICE_MAX: not used")
@@ -218,3 +228,23 @@ def test_a_misspelt_key_is_never_pointed_at_a_key_dbio_does_not_use():
     with pytest.raises(ConfigErrors) as exc:  # close to DATABASE_STATISTICS_TYPE, which dbio does not use
         slobconf.parse_text("DATABASE_STATISTIC_TYPE=awr\n")
     assert "DATABASE_STATISTICS_TYPE" not in str(exc.value)
+
+
+@pytest.mark.parametrize("conf, cli, scope", [
+    ("WORK_LOOP=5000\n", {}, "session"),  # SLOB's meaning, where SLOB's name gave it
+    ("WORK_LOOP=5000\n", {"work_loop_scope": "window"}, "window"),
+    ("WORK_LOOP=5000\n", {"work_loop": 3000}, "window"),  # dbio's flag gave it: dbio's meaning
+    ("UPDATE_PCT=0\n", {"work_loop": 3000}, "window"),
+    ("UPDATE_PCT=0\n", {}, "window"),
+])
+def test_work_loop_from_a_slob_conf_has_slob_s_meaning(tmp_path, conf, cli, scope):
+    config = load_slob_conf(tmp_path, conf, **cli)
+    assert config.workload.work_loop_scope == scope
+
+
+def test_the_help_says_which_meaning_of_work_loop_applies():
+    from dbio.command_options import help_text
+    from dbio.options import BY_KEY
+
+    text = help_text(BY_KEY["work_loop"]) + " " + help_text(BY_KEY["work_loop_scope"])
+    assert "work_loop_scope" in text and "slob.conf" in text and "warm-up" in text
