@@ -540,7 +540,7 @@ def options_command() -> None:
         names += [env] if env else []
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        where = "" if option.file else "  (command line only)"
+        where = "" if option.file else "  (command line or slob.conf only)" if option.slob else "  (command line only)"
         click.echo("  ".join(names) + slob + only + where)
         click.echo(f"    {command_options.help_text(option)}")
         commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]

@@ -81,8 +81,9 @@ def _knobs(w: dict[str, Any]) -> list[str]:
         knobs.append(f"hot schema every {w['hot_schema_frequency']}")
     if w.get("think_time_frequency"):
         knobs.append(f"think every {w['think_time_frequency']} ({w['think_time_min']}-{w['think_time_max']} s)")
-    if w.get("work_loop"):
-        knobs.append(f"work loop {w['work_loop']}")
+    if w.get("work_loop"):  # SLOB's meaning counts the warm-up; a document without the scope had dbio's
+        counted = "warm-up included" if w.get("work_loop_scope") == "session" else "in the window"
+        knobs.append(f"work loop {w['work_loop']} per session, {counted}")
     return knobs
 
 
