@@ -221,7 +221,9 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
     worst = max((v for v in shares.values() if v is not None), default=None)
     if not active and not worst:
         return None
-    names = sorted({n for r in active for n in r.get("other_session_names") or []})
+    # a server's NULL (a connection still authenticating) is in results written before names were made safe
+    names = sorted({n if isinstance(n, str) else "(no name yet)" for r in active
+                    for n in r.get("other_session_names") or []})
     who = (f"{max(r['other_sessions_active'] for r in active):.0f} other session(s)"
            + (f" ({', '.join(names[:5])})" if names else "")
            + f" active in {len(active)} of {len(measured)} intervals") if active else "other sessions"
