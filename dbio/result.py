@@ -36,7 +36,8 @@ def write(directory: Path, document: dict[str, Any]) -> Path:
     path = directory / RESULT_FILE
     tmp = directory / (RESULT_FILE + ".tmp")
     with tmp.open("w") as fh:
-        json.dump(document, fh, indent=1, default=_json_default)
+        # the last guard of what is refused at reading: a number no reader would take is written as absent
+        json.dump(jsondoc.real_or_none(document), fh, indent=1, default=_json_default, allow_nan=False)
         fh.write("\n")
         fh.flush()
         os.fsync(fh.fileno())

@@ -63,3 +63,26 @@ def test_a_client_authenticating_during_the_run_is_named_and_the_report_renders(
     assert any(n.startswith("pid ") and n.endswith("(starting)") for n in names), names
     again = dbio("report", str(directory))
     assert again.code == 0 and "other session(s) (pid " in again.out, again.text
+
+
+def test_statistics_reset_inside_the_window_make_the_run_not_valid(instance, loaded_db):
+    """pg_stat_reset() (the database's counters) and pg_stat_reset_shared('io') (pg_stat_io) during a real
+    run: the result names the counters that went back, builds no figure on them, says it is no storage
+    result, and reads back in dbio's own report."""
+    proc = start(instance, loaded_db, "--warmup", "0", "--run-time", "4s", "--label", "reset")
+    directory = wait_for(measuring(instance.results, "reset"), what="the measured window")
+    with instance.connect(loaded_db) as conn:
+        conn.execute("SELECT pg_stat_reset()")
+        conn.execute("SELECT pg_stat_reset_shared('io')")
+    code, text = finish(proc)
+    assert code == 0, text  # the run ran to its end: its verdict, not its status, says what it is worth
+    assert "not a storage result (INVALID): the engine's counters went back inside the window" in text
+    doc = load_result(directory)
+    counters = {r["counter"] for r in doc["counter_resets"]}
+    assert {"data.reads", "db.blks_read"} <= counters, counters
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] is None
+    assert doc["figures"]["validity"]["buffer_hit_pct"] is None
+    for row in doc["series"]:
+        assert all(v is None or v >= 0 for k, v in row.items() if k.endswith("_per_s")), row
+    again = dbio("report", str(directory))
+    assert again.code == 0 and "invalid: the engine's counters went back inside the window" in again.out, again.text
