@@ -567,6 +567,13 @@ def headline(doc: dict[str, Any]) -> str:
     return line + (f" (also: {'; '.join(others)})" if others else "")
 
 
+def reads_caveats(doc: dict[str, Any]) -> list[str]:
+    """The caveats of a result's reads/s where a line quotes it alone (a sweep's best step, a comparison): the
+    headline's of that figure and those of none of its figures."""
+    by_figure, others = headline_caveats(doc)
+    return by_figure.get(HEADLINE[0].name, []) + others
+
+
 # Warnings about the database beside its raw device (a baseline): the efficiency line printed beside the
 # headline says them, and the headline's figures are no less the storage's for them.
 BESIDE_THE_HEADLINE = ("below_device", "device_drift")
