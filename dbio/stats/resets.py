@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 NOT_COUNTERS = ("t", "gauges")  # a record's clock and its point-in-time values, never differenced
+# The run's own connections' I/O, summed over those alive: it drops when one of them ends, with no reset of
+# the server's statistics. No figure is built on such a drop, but it does not make the run invalid.
+OWN_CONNECTIONS = "sessions"
 
 
 def went_back(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, float, float]]:
@@ -37,7 +40,8 @@ class Watch:
 
     window_start: float | None = None
     last: dict[str, dict[str, Any]] = field(default_factory=dict)
-    found: list[dict[str, Any]] = field(default_factory=list)
+    found: list[dict[str, Any]] = field(default_factory=list)  # the server's counters that went back
+    ended: set[tuple[str, str]] = field(default_factory=set)  # (node, counter) of its own connections' that dropped
 
     def see(self, reading: dict[str, Any] | None) -> list[str]:
         """The counters that went back since the previous reading (any node's), as dotted paths."""
@@ -51,7 +55,9 @@ class Watch:
                 continue
             for path, before, after in went_back(previous, counters):
                 back.append(path)
-                if not any(r["node"] == node and r["counter"] == path for r in self.found):
+                if path.split(".")[0] == OWN_CONNECTIONS:
+                    self.ended.add((node, path))
+                elif not any(r["node"] == node and r["counter"] == path for r in self.found):
                     t = counters.get("t")
                     since = None if self.window_start is None or not _number(t) else round(t - self.window_start, 3)
                     self.found.append({"node": node, "counter": path, "since_start": since,
@@ -59,8 +65,10 @@ class Watch:
         return sorted(set(back))
 
     def counters(self, node: str | None = None) -> list[str]:
-        """The counters that went back: one node's, or any node's (for the nodes' total)."""
-        return sorted({r["counter"] for r in self.found if node is None or r["node"] == node})
+        """The counters that went back, on which no figure is built: one node's, or any node's (for the nodes'
+        total)."""
+        return sorted({r["counter"] for r in self.found if node is None or r["node"] == node}
+                      | {path for where, path in self.ended if node is None or where == node})
 
 
 def without(values: Any, paths: list[str]) -> Any:

@@ -178,3 +178,26 @@ def test_a_merge_keeps_an_input_s_reset_and_builds_no_total_on_it():
     assert merged["counter_resets"][0]["node"] == "app2"
     assert merged["figures"]["load_profile"]["physical_reads_per_s"] is None
     assert "data.reads of app2 at +1.0 s" in verdict.invalid(merged)[0].message
+
+
+def test_the_run_s_own_connections_ending_is_no_reset_but_gives_no_figure():
+    """PostgreSQL 18's per-backend I/O of dbio's own connections is a sum over those alive: one that ends
+    takes its counts with it. No statistics were reset (the run stays valid); no figure is built on it."""
+    raw = pg18()
+    raw["sessions"] = {"reads": 500, "read_bytes": 500 * 8192, "writes": 0, "write_bytes": 0, "extends": 0}
+    fewer = {**raw, "sessions": {**raw["sessions"], "reads": 200, "read_bytes": 200 * 8192}}
+    watch = resets.Watch(window_start=100.0)
+    watch.see(reading(raw, 100.0))
+    assert watch.see(reading(fewer, 101.0)) == ["sessions.read_bytes", "sessions.reads"]
+    assert watch.found == []
+    assert watch.counters() == ["sessions.read_bytes", "sessions.reads"]
+
+
+@pytest.mark.parametrize("name, engine", [("pg18_snapshot.json", "postgres"), ("pg15_snapshot.json", "postgres"),
+                                          ("mysql/snapshot_mariadb_10_11_pfs.json", "mysql"),
+                                          ("mysql/snapshot_mariadb_10_11.json", "mysql")])
+def test_every_recorded_snapshot_is_a_reading(name, engine):
+    from dbio.engines.mysql import stats as mysql_stats
+
+    normalize = pg_stats.normalize if engine == "postgres" else mysql_stats.normalize
+    assert refused(json.loads((FIXTURES / name).read_text()), normalize) is None
