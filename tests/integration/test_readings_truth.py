@@ -3,36 +3,11 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-from tests.integration.conftest import SMALL, dbio, load_result, wait_for
-
-
-def start(instance, db, *extra):
-    args = [sys.executable, "-m", "dbio", "run", *instance.args(db, *SMALL, *extra)]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-
-
-def measuring(results: Path, label: str):
-    def check():
-        for d in results.glob(f"*{label}"):
-            samples = d / "samples.jsonl"
-            if samples.exists() and samples.read_text().count('"phase":"measured"') >= 1:
-                return d
-        return None
-    return check
-
-
-def finish(proc, timeout=60.0):
-    out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, out + err
+from tests.integration.conftest import dbio, load_result, wait_for
+from tests.integration.test_faults import finish, measuring, start
 
 
 def authenticating(instance, user: str) -> socket.socket:
@@ -48,15 +23,15 @@ def authenticating(instance, user: str) -> socket.socket:
 
 
 def test_a_client_authenticating_during_the_run_is_named_and_the_report_renders(instance, loaded_db, roles):
-    proc = start(instance, loaded_db, "--warmup", "0", "--run-time", "4s", "--label", "unnamed")
+    proc = start(instance, "run", loaded_db, "--warmup", "0", "--run-time", "5s", "--label", "unnamed")
     directory = wait_for(measuring(instance.results, "unnamed"), what="the measured window")
     conn = authenticating(instance, roles["password"])
     try:
-        code, text = finish(proc)
+        code, out, err, _ = finish(proc)
     finally:
         conn.close()
-    assert code == 0, text
-    assert "internal error" not in text
+    assert code == 0, out + err
+    assert "internal error" not in err
     doc = load_result(directory)
     names = {n for row in doc["series"] for n in row.get("other_session_names") or []}
     assert names and all(isinstance(n, str) for n in names), names
@@ -69,12 +44,13 @@ def test_statistics_reset_inside_the_window_make_the_run_not_valid(instance, loa
     """pg_stat_reset() (the database's counters) and pg_stat_reset_shared('io') (pg_stat_io) during a real
     run: the result names the counters that went back, builds no figure on them, says it is no storage
     result, and reads back in dbio's own report."""
-    proc = start(instance, loaded_db, "--warmup", "0", "--run-time", "4s", "--label", "reset")
+    proc = start(instance, "run", loaded_db, "--warmup", "0", "--run-time", "5s", "--label", "reset")
     directory = wait_for(measuring(instance.results, "reset"), what="the measured window")
     with instance.connect(loaded_db) as conn:
         conn.execute("SELECT pg_stat_reset()")
         conn.execute("SELECT pg_stat_reset_shared('io')")
-    code, text = finish(proc)
+    code, out, err, _ = finish(proc)
+    text = out + err
     assert code == 0, text  # the run ran to its end: its verdict, not its status, says what it is worth
     assert "not a storage result (INVALID): the engine's counters went back inside the window" in text
     doc = load_result(directory)
