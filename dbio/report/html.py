@@ -34,6 +34,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .card .v { font-size: 22px; font-weight: 600; } .card .l { color: var(--muted); font-size: 12px; }
 .card.invalid { border-color: var(--bad); background: #fbecee; } .card.invalid .v { color: var(--bad); }
+.card.caveat { border-color: var(--warn); } .card .c { color: var(--warn); font-size: 12px; margin-top: 4px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 12px; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -105,8 +106,10 @@ def _cards(headline: list[dict[str, Any]], *, invalid: bool = False) -> str:
         return ('<section class="cards" id="headline"><div class="card invalid"><div class="v">not a storage result'
                 '</div><div class="l">INVALID: the verdict above says why; the tables below hold what the engine '
                 'counted</div></div></section>')
-    cards = "".join(f'<div class="card"><div class="v">{escape(fmt.cell(h["value"], h["kind"]))}</div>'
-                    f'<div class="l">{escape(h["label"])}</div></div>' for h in headline)  # absent: "-"
+    cards = "".join(f'<div class="card{" caveat" if h.get("caveat") else ""}"><div class="v">'
+                    f'{escape(fmt.cell(h["value"], h["kind"]))}</div><div class="l">{escape(h["label"])}</div>'
+                    + (f'<div class="c">{escape(h["caveat"])}</div>' if h.get("caveat") else "") + '</div>'
+                    for h in headline)  # absent: "-"; a caveat the headline line gives it, in the card too
     return f'<section class="cards" id="headline">{cards}</section>' if cards else ""
 
 

@@ -46,7 +46,8 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "not_measured": verdict.not_measured(doc),
         "headline_text": verdict.headline(doc),
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
-        "headline": _headline(f) if measured and not any(x.level == "invalid" for x in findings) else [],
+        "headline": _headline(f, verdict.headline_caveats(doc, findings)[0])
+        if measured and not any(x.level == "invalid" for x in findings) else [],
         "sections": _sections(doc, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
@@ -83,8 +84,10 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 
-def _headline(f: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"label": fig.label, "value": fig.value(f), "kind": fig.kind} for fig in HEADLINE]
+def _headline(f: dict[str, Any], caveats: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The figures' cards, each with the caveats the headline line gives it (verdict.headline_caveats)."""
+    return [{"label": fig.label, "value": fig.value(f), "kind": fig.kind,
+             **({"caveat": "; ".join(caveats[fig.name])} if caveats.get(fig.name) else {})} for fig in HEADLINE]
 
 
 def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:

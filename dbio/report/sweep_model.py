@@ -38,6 +38,7 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
         "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
+        "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
         **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }
 
@@ -158,8 +159,9 @@ def _headline_text(best: dict[str, Any] | None, rows: list[dict[str, Any]]) -> s
     invalid = [r["step"] for r in rows if r["invalid"] and r["reads_per_s"] is not None]
     if best is None:
         return f"no step is a storage result ({verdict.not_storage(invalid)})" if invalid else "no step completed"
-    text = (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} session{'s' if best['sessions'] != 1 else ''}"
-            f" ({best['step']})")
+    caveats = f" ({'; '.join(best['caveats'])})" if best.get("caveats") else ""
+    text = (f"best {best['reads_per_s']:,.0f} reads/s{caveats} at {best['sessions']} "
+            f"session{'s' if best['sessions'] != 1 else ''} ({best['step']})")
     return f"{text}, leaving out {verdict.not_storage(invalid)}" if invalid else text
 
 
