@@ -13,7 +13,7 @@ import click
 
 from dbio import __version__, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
-from dbio.config import Config, Sources, environment, load_config
+from dbio.config import SESSIONS_FLAG, Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
 from dbio.options import BY_KEY, LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
@@ -47,6 +47,11 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     }
     decorators = [decorator for flag, decorator in extras.items()
                   if command_options.EXTRA_FLAGS[flag] is None or command_options.EXTRA_FLAGS[flag] in keys]
+    if command_options.takes_sessions(command):
+        decorators.append(click.option(
+            SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
+            help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
+                 "several, a multiple of them). Instead of --threads-per-schema."))
     for option in used:
         names = command_options.flags_of(option)
         if not names or option.kind in ("settings", "names"):
@@ -82,6 +87,10 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, 
         for name in registry.names():
             os.environ[registry.entry(name).PASSWORD_ENV] = password
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
+    total_sessions = params.pop("total_sessions", None)
+    if total_sessions is not None and cli_values.get("threads_per_schema") is not None:
+        raise UsageError(f"{SESSIONS_FLAG} and --threads-per-schema both set the sessions",
+                         "give one: --sessions N is the total, --threads-per-schema N each schema's")
     for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
         if option.kind == "strs" and not cli_values.get(option.key):
             cli_values[option.key] = None
@@ -93,7 +102,7 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, 
         cli_values["allow_settings"] = list(allowed)
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
                    env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
-                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD)
+                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD, sessions=total_sessions)
 
 
 # Commands that configure no instance take nothing of what it remembers: they work on it as it is, and its
@@ -158,10 +167,42 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
     return wrap
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+DEBUG_HELP = "Show tracebacks of unexpected errors."
+QUIET_HELP = "Only errors and the final summary."
+
+
+def _global_after(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--debug or -q after the command's name (dbio run -q): as given before it."""
+    if value:
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        if param.name == "debug":
+            root.obj["debug"] = True
+        else:
+            root.obj["ui"] = UI(quiet=True)
+
+
+GLOBAL_OPTIONS = (
+    click.Option(["--debug"], is_flag=True, expose_value=False, callback=_global_after, help=DEBUG_HELP),
+    click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, callback=_global_after, help=QUIET_HELP),
+)
+
+
+class Commands(click.Group):
+    """dbio's commands, each taking the global options too: `dbio run -q` as `dbio -q run`."""
+
+    group_class = type  # a group made with @cli.group() is one of these: its commands take them as well
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        taken = {opt for param in cmd.params for opt in param.opts}
+        cmd.params += [param for param in GLOBAL_OPTIONS if not taken & set(param.opts)]
+        super().add_command(cmd, name)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="dbio")
-@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     """dbio: can this platform serve SQL-driven database physical I/O, and at what latency and CPU cost?
