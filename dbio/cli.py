@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import click
 
-from dbio import __version__, command_options
+from dbio import __version__, command_help, command_options
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import SESSIONS_FLAG, Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
@@ -30,26 +30,30 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     command-line flags; preset: the command's own defaults, shown in its help."""
     used = [option for option in OPTIONS if command_options.takes(command, option)]
     keys = {option.key for option in used}
+    def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
+        return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
+
     extras = {
-        "--config": click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-                                 help="TOML configuration file [default: ./dbio.toml when it exists]."),
-        "--slob-conf": click.option("--slob-conf", "slob_conf", type=click.Path(path_type=Path), default=None,
-                                    help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        "--pg-setting": click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
-                                     help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
-        "--allow-setting": click.option(
-            "--allow-setting", "allow_setting", multiple=True, metavar="NAME",
+        "--config": dict(param_decls=("--config", "config_file"), type=click.Path(path_type=Path),
+                         help="TOML configuration file [default: ./dbio.toml when it exists]."),
+        "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
+                            help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
+        "--pg-setting": dict(param_decls=("--pg-setting", "pg_setting"), multiple=True, metavar="NAME=VALUE",
+                             help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
+        "--allow-setting": dict(
+            param_decls=("--allow-setting", "allow_setting"), multiple=True, metavar="NAME",
             help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such as "
                  "archive_command or shared_preload_libraries (repeatable; command line only)."),
-        "--password": click.option("--password", "ask_password", is_flag=True, default=None,
-                                   help="Ask for the server's password (it is never shown, stored or written "
-                                        "anywhere)."),
+        "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
+                           help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    decorators = [decorator for flag, decorator in extras.items()
+    decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
+                  for flag, spec in extras.items()
                   if command_options.EXTRA_FLAGS[flag] is None or command_options.EXTRA_FLAGS[flag] in keys]
     if command_options.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
+            hidden=hidden(SESSIONS_FLAG),
             help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
                  "several, a multiple of them). Instead of --threads-per-schema."))
     for option in used:
@@ -60,11 +64,11 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         text = f"({title}) {command_options.help_text(option, preset)}"
         if option.kind == "bool":
             flag = f"{option.flag}/--no-{option.flag[2:]}"
-            decorators.append(click.option(flag, option.key, default=None, help=text))
+            decorators.append(click.option(flag, option.key, default=None, help=text, hidden=hidden(option.key)))
         else:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
-            decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
+            decorators.append(click.option(*names, option.key, default=None, metavar=metavar, hidden=hidden(option.key),
                                            multiple=option.kind == "strs", help=text))
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -192,8 +196,13 @@ class Commands(click.Group):
     """dbio's commands, each taking the global options too: `dbio run -q` as `dbio -q run`."""
 
     group_class = type  # a group made with @cli.group() is one of these: its commands take them as well
+    prefix = ""  # the words before its commands' names: "instance " in the instance group
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        path = f"{self.prefix}{name or cmd.name}"  # as typed: "run", "instance init"
+        if isinstance(cmd, Commands):
+            cmd.prefix = f"{path} "
+        cmd.epilog = cmd.epilog or command_help.epilog(path) or None
         taken = {opt for param in cmd.params for opt in param.opts}
         cmd.params += [param for param in GLOBAL_OPTIONS if not taken & set(param.opts)]
         super().add_command(cmd, name)
@@ -217,6 +226,9 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     ctx.obj["ui"] = UI(quiet=quiet)
+
+
+cli.epilog = command_help.epilog("")
 
 
 @cli.command("quickstart")
@@ -258,7 +270,9 @@ BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage
 @with_config("run")
 @click.pass_context
 def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
-    """Run the workload and write result.json and report.txt in a new results directory."""
+    """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
+    result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
+    with charts, for a browser) and samples.jsonl (every interval's readings)."""
     from dbio.commands import baseline as baselines
     from dbio.commands import run as run_command
 
@@ -483,16 +497,23 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
     merge_command.merge(list(inputs), names.split(",") if names else None, out, label, _ui(ctx))
 
 
+def _confirm(question: str) -> bool:
+    """y at a terminal's prompt; without a terminal, no (the refusal says to pass --yes)."""
+    return sys.stdin.isatty() and click.confirm(question, default=False)
+
+
 @cli.command()
+@click.option("--yes", is_flag=True, help="Do not ask before dropping a loaded data set (scripts must pass it).")
 @with_config("teardown")
 @click.pass_context
-def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
-    """Drop everything dbio created in the database, and nothing else."""
+def teardown(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:
+    """Drop everything dbio created in the database, and nothing else (asks first, on a terminal, when a data set
+    is loaded)."""
     from dbio.commands import admin
     from dbio.config import each_node
 
     for node in each_node(config):
-        admin.teardown(node, _ui(ctx))
+        admin.teardown(node, _ui(ctx), yes=yes, confirm=_confirm)
 
 
 @cli.group()
@@ -530,10 +551,7 @@ def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) ->
     """Stop the instance and remove what dbio created in its directory (asks first on a terminal)."""
     from dbio.commands import admin
 
-    def confirm(question: str) -> bool:
-        return sys.stdin.isatty() and click.confirm(question, default=False)
-
-    admin.instance_destroy(config, _ui(ctx), yes=yes, confirm=confirm)
+    admin.instance_destroy(config, _ui(ctx), yes=yes, confirm=_confirm)
 
 
 @cli.command()
@@ -560,10 +578,18 @@ def sql(name: str | None, engine: str | None) -> None:
 
 
 @cli.command("options")
-def options_command() -> None:
+@click.argument("command", nargs=-1)
+def options_command(command: tuple[str, ...]) -> None:
     """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, the
-    commands that take its flag, and the engine it belongs to when only one engine has it."""
+    commands that take its flag, and the engine it belongs to when only one engine has it; with a command
+    (dbio options run, dbio options instance init), the options it takes."""
+    name = " ".join(command)
+    if name and name not in command_options.COMMANDS:
+        raise UsageError(f"dbio options {name}: no command of that name takes options",
+                         f"name one of: {', '.join(command_options.COMMANDS)}")
     for option in OPTIONS:
+        if name and not command_options.takes(name, option):
+            continue
         names = [f"[{option.section}] {option.key}", *command_options.flags_of(option)[:1]]
         env = command_options.env_of(option)
         names += [env] if env else []
