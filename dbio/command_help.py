@@ -9,7 +9,7 @@ from __future__ import annotations
 # flags (run --baseline, sweep --vary, ...) are always listed.
 _PLACE = ("engine", "data_dir", "dsn")
 KEY_OPTIONS: dict[str, tuple[str, ...]] = {
-    "quickstart": ("engine", "data_dir", "run_time"),
+    "quickstart": ("engine", "data_dir", "scale", "threads_per_schema", "run_time", "warmup", "--sessions"),
     "setup": (*_PLACE, "scale", "schemas", "load_parallel_degree", "--config", "--slob-conf"),
     "run": (*_PLACE, "threads_per_schema", "run_time", "warmup", "update_pct", "label", "results_dir",
             "--sessions", "--config", "--slob-conf"),
