@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import click
 
-from dbio import __version__, command_help, command_options
+from dbio import __version__, command_help, command_options, controls
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import SESSIONS_FLAG, Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
@@ -150,6 +150,9 @@ def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
+WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
+
+
 def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
@@ -160,6 +163,10 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()), command)
+            if command in WRITES_RESULTS:  # refused before the server is held, started or changed
+                from dbio import results_dir
+
+                results_dir.check(config.run.results_dir)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target
@@ -303,6 +310,11 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
               help="backup: an empty or new directory for the base backup (checked before anything starts).")
 @click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
                                                           "[default: 256MB].")
+@click.option("--changes-per-block", "changes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="recovery: change each block N times after the checkpoint, over a span of blocks four times "
+                   "the buffer cache or more, so that redo reads back the blocks it evicted (random reads, as the "
+                   "white paper's recovery test) [default: 1: each block once, redo replays full-page images and "
+                   "reads only WAL].")
 @click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
                                                             "at most 90% of shared_buffers [default: 64MB].")
 @click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
@@ -312,18 +324,18 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
 def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
-                dirty: str | None, baseline: bool, cold: bool, **_: Any) -> None:
+                dirty: str | None, baseline: bool, cold: bool, changes: int | None = None, **_: Any) -> None:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
     from dbio.commands import ops as ops_run
 
-    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold))
+    document = ops_run.ops(config, _ui(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold, changes))
     for line in ops_run.summary_lines(document):
         _ui(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
-    if document["status"] != "complete":
+    if document["status"] != "complete" or document["unwritten"]:
         ctx.exit(1)
 
 
@@ -333,7 +345,7 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.status == "interrupted" or result.signal:  # a signal may also stop the baseline after a whole run
         ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
-    if result.status != "complete":
+    if result.status != "complete" or result.unwritten:  # a report a full disk kept out: said above, with why
         ctx.exit(1)
 
 
@@ -595,7 +607,7 @@ def options_command(command: tuple[str, ...]) -> None:
         names += [env] if env else []
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        where = "" if option.file else "  (command line only)"
+        where = "" if option.file else "  (command line or slob.conf only)" if option.slob else "  (command line only)"
         click.echo("  ".join(names) + slob + only + where)
         click.echo(f"    {command_options.help_text(option)}")
         commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]
@@ -618,6 +630,11 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+def _error(message: str) -> None:
+    """One line on stderr: a control character in it (a label's, a path's, a server's) is shown, not sent."""
+    print(f"dbio: {controls.visible(message)}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -627,44 +644,43 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        print("dbio: interrupted", file=sys.stderr)
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.exceptions.NoArgsIsHelpError as exc:  # `dbio instance` alone: its help is the answer
         exc.show()
         sys.exit(EXIT_USAGE)
     except click.UsageError as exc:  # one line, as dbio's own refusals: what is wrong, where the help is
         where = exc.ctx.command_path if exc.ctx is not None else _command_path(sys.argv[1:] if argv is None else argv)
-        print(f"dbio: {exc.format_message().rstrip('.')}; see {where} --help", file=sys.stderr)
+        _error(f"{exc.format_message().rstrip('.')}; see {where} --help")
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
-        exc.show()
+        _error(exc.format_message())
         sys.exit(exc.exit_code)
     except ConfigErrors as exc:
         from dbio.engines import scrub
 
         for error in exc.errors:  # scrubbed again: no message may carry a password, whoever wrote it
-            print(f"dbio: {scrub(str(error))}", file=sys.stderr)
+            _error(scrub(str(error)))
         sys.exit(exc.exit_code)
     except DbioError as exc:
         from dbio.engines import scrub
 
-        print(f"dbio: {scrub(str(exc))}", file=sys.stderr)
+        _error(scrub(str(exc)))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        print("dbio: interrupted", file=sys.stderr)
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:
         from dbio.engines import scrub, server_error_text
 
         first = server_error_text(exc)
         if first is not None:
-            print(f"dbio: the server reported an error: {first}", file=sys.stderr)
+            _error(f"the server reported an error: {first}")
             if debug:
                 traceback.print_exc()
             sys.exit(1)
         if debug or os.environ.get("DBIO_DEBUG"):
             traceback.print_exc()
-        print(f"dbio: internal error: {scrub(str(exc)) or type(exc).__name__} (run with --debug for details)",
-              file=sys.stderr)
+        _error(f"internal error: {scrub(str(exc)) or type(exc).__name__} (run with --debug for details)")
         sys.exit(1)
 

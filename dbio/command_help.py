@@ -85,8 +85,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("dbio merge host1/RUN host2/RUN --out merged", "runs of two hosts started with one --start-at"),
     ),
     "kubernetes": (
-        ("dbio kubernetes --image registry.example/dbio:0.1 --dsn 'host=db1 dbname=bench' --pods 4 "
-         "--sessions 8 --start-at 2030-01-01T19:00:00Z --run-time 10m", "4 pods, 8 sessions each, one window"),
+        ("dbio kubernetes --image registry.example/dbio:0.1 --dsn 'host=db1 dbname=bench' --pods 4 --sessions 8 "
+         "--run-time 10m --start-at $(date -u -d '+15 min' +%Y-%m-%dT%H:%M:%SZ)",
+         "4 pods of 8 sessions each, their window 15 minutes from now"),
     ),
     "teardown": (
         ("dbio teardown", "drop dbio's tables from its own instance (asks first when a data set is loaded)"),

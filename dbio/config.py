@@ -32,6 +32,7 @@ class WorkloadConfig:
     threads_per_schema: int
     run_time: float  # seconds
     work_loop: int
+    work_loop_scope: str  # session: each session's iterations, warm-up included (SLOB's); window: the window's
     warmup: float
     update_pct: int
     scan_pct: int
@@ -92,8 +93,9 @@ class RunConfig:
     interval: float  # seconds, whole
     wait_sample_interval: float
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
-    external_script: str | None = None  # run with pre/post around each run (command line only)
+    external_script: str | None = None  # called with pre/post as the window opens and closes (flag or slob.conf)
     nodes: str | None = None  # members of the embedded instance the run uses (None: all)
+    baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
 
 
 @dataclass(frozen=True)
@@ -209,10 +211,12 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         text = read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
         if text is not None:
             raw.update(read_toml(config_file, text, errors))
+    from_slob_conf: dict[str, tuple[Any, str]] = {}
     if sources.slob_conf is not None:
         text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
         if text is not None:
-            raw.update(read_slob_conf(sources.slob_conf, text, errors, notices))
+            from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
+            raw.update(from_slob_conf)
     raw.update(read_env(sources.env))
     if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
         raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
@@ -228,6 +232,9 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
                 pass  # the bad value is reported when it is coerced below
         raw[key] = (value, option.flag)
 
+    if raw["work_loop_scope"][0] is None:  # SLOB's WORK_LOOP counts the warm-up: where SLOB's name gave it, so here
+        slob_loop = raw["work_loop"] == from_slob_conf.get("work_loop")
+        raw["work_loop_scope"] = ("session" if slob_loop else "window", raw["work_loop_scope"][1])
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for option in OPTIONS:

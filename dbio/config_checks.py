@@ -5,6 +5,8 @@ registry)."""
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +127,8 @@ def show_value(option: Option, value: Any) -> str:
         return f"{value} blocks ({units.format_bytes(value * units.BLOCK_SIZE)})"
     if option.kind == "duration":
         return units.format_duration(value)
+    if option.kind == "instant":
+        return datetime.fromtimestamp(value, timezone.utc).isoformat(timespec="seconds")
     if option.kind == "settings" and isinstance(value, (tuple, list)):  # name-value pairs (a rule may name one)
         return ", ".join(f"{name}={setting}" for name, setting in value) or "none"
     return str(value)
@@ -178,8 +182,15 @@ def hotspot_errors(config: Config) -> list[ConfigError]:
     return errors
 
 
+START_AT_AHEAD = 7 * 86400  # --start-at at most a week ahead: a run waits for it holding its sessions
+
+
 def run_errors(config: Config) -> list[ConfigError]:
     errors = member_errors(config)
+    start_at = config.run.start_at
+    if start_at is not None and start_at - time.time() > START_AT_AHEAD:
+        errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
+                              "for it with its sessions connected", "give a time within the next 7 days"))
     if float(config.run.interval).is_integer():
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",

@@ -39,11 +39,55 @@ def read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, fo
     return None
 
 
-def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+class BadToml(ValueError):
+    """Why a TOML text cannot be read (one line), and what to do about it."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+TOML_DEPTH = 8  # dbio's own tables go 3 deep ([instance.pg_settings], [[nodes]], [cost]); far more is no configuration
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """A TOML text, every way it can fail one BadToml: the parser's own errors, the RecursionError it
+    lets out for arrays nested thousands deep, and whole numbers outside the 64 bits TOML allows (tomllib
+    reads 0xfff... of any length, and lets int()'s ValueError out for 5000 decimal digits)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        errors.append(ConfigError(str(path), "(file)", f"not valid TOML ({exc})", "fix the syntax at that position"))
+        raise BadToml(f"not valid TOML ({exc})", "fix the syntax at that position") from None
+    except RecursionError:
+        raise BadToml(f"holds tables or arrays nested more than {TOML_DEPTH} deep", "write plain tables of keys "
+                                                                                  "and values") from None
+    except ValueError:  # int("9" * 5000): more digits than Python converts (sys.get_int_max_str_digits)
+        raise _beyond_64_bits() from None
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    while pending:  # a loop, not recursion: what the parser nested may be as deep as the stack allows
+        value, depth = pending.pop()
+        if isinstance(value, (dict, list)) and depth > TOML_DEPTH:
+            raise BadToml(f"holds tables or arrays nested more than {TOML_DEPTH} deep", "write plain tables of "
+                                                                                      "keys and values")
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 63:
+            raise _beyond_64_bits()
+    return data
+
+
+def _beyond_64_bits() -> BadToml:
+    return BadToml("holds a whole number beyond the 64 bits TOML allows", "give the value in its unit "
+                                                                           "(e.g. 64GiB, 300s)")
+
+
+def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    try:
+        data = parse_toml(text)
+    except BadToml as exc:
+        errors.append(ConfigError(str(path), "(file)", exc.problem, exc.fix))
         return {}
     origin = path.name
     out: dict[str, tuple[Any, str]] = {}
@@ -161,7 +205,10 @@ def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
     if ignored and notices is not None:
         notices.append(f"{path.name}: not used: " + "; ".join(f"{i.name} (line {i.line}: {i.why})" for i in ignored))
     for entry in entries:
-        out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")
+        value = slob_value(entry.option, entry.value)
+        if entry.option.kind == "path":  # EXTERNAL_SCRIPT: relative to the slob.conf, as runit.sh runs beside it
+            value = str(path.parent / Path(value).expanduser())
+        out[entry.option.key] = (value, f"{path.name} line {entry.line}: {entry.name}")
     return out
 
 

@@ -23,11 +23,16 @@ class UsageError(DbioError):
     exit_code = 2
 
 
+SHOWN_CHARACTERS = 1000  # of a value in an error: a long path is shown whole, 5000 digits by their start
+
+
 class ConfigError(UsageError):
     """One bad configuration value: names the key, the value and the fix."""
 
     def __init__(self, key: str, value: object, problem: str, fix: str):
         shown = value if isinstance(value, str) else repr(value)
+        if len(shown) > SHOWN_CHARACTERS:  # a value thousands of characters long is shown by its start
+            shown = f"{shown[:80]}... ({len(shown)} characters)"
         super().__init__(f"{key} = {shown}: {problem}", fix)
         self.key = key
         self.value = value

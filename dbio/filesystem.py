@@ -1,8 +1,10 @@
-"""Facts about the filesystem under a path that may not exist yet (pure reads, no changes)."""
+"""Facts about the filesystem under a path that may not exist yet, and writing a file whole."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from pathlib import Path
 
 
@@ -35,3 +37,32 @@ def tree_bytes(path: Path) -> int:
                 seen.add((st.st_dev, st.st_ino))
                 total += st.st_blocks * 512
     return total
+
+
+def write_whole(path: Path, data: str | bytes, mode: int = 0o666) -> None:
+    """path holds data whole, or stays as it was: a full disk or a crash never leaves it cut short.
+
+    The data goes to a new file beside it (made exclusively, never through a link), is synced, and
+    the new file is renamed over path; on any failure the new file is removed, giving its room back."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself survives a crash once the directory is synced
+        directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
 # No counter or figure of PostgreSQL or of the host exceeds what a signed 64-bit integer holds.
@@ -23,16 +24,29 @@ class Malformed(ValueError):
 
 
 def loads(text: str) -> Any:
-    """JSON without NaN and Infinity; every number finite and within LIMIT."""
+    """JSON without NaN and Infinity; every number finite and within LIMIT. Every way a text can fail is
+    one Malformed: also a number of thousands of digits (int() refuses more than
+    sys.get_int_max_str_digits() with a ValueError) and nesting deeper than the stack."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
+        _check_numbers(value, "")
     except json.JSONDecodeError as exc:
         raise Malformed(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                         f"it may be truncated") from None
     except RecursionError:
         raise Malformed("is nested too deeply to be a dbio document") from None
-    _check_numbers(value, "")
     return value
+
+
+INT_DIGITS = 40  # far more than any integer within LIMIT is written with (19 digits)
+
+
+def _bounded_int(digits: str) -> int:
+    """A JSON integer, converted only when it is short enough to be a figure at all."""
+    if len(digits.lstrip("-")) > INT_DIGITS:
+        raise Malformed(f"holds a whole number of {len(digits.lstrip('-'))} digits, out of the range of any "
+                        "real figure")
+    return int(digits)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -94,6 +108,17 @@ def whole(value: Any, where: str) -> None:
 def text(value: Any, where: str) -> None:
     if not isinstance(value, str):
         raise _wrong(value, where, "a string")
+
+
+def instant(value: Any, where: str) -> None:
+    """A time with its zone, as dbio writes one (ISO 8601), that the calendar holds in UTC too."""
+    try:
+        if isinstance(value, str) and datetime.fromisoformat(value).tzinfo is not None:
+            datetime.fromisoformat(value).astimezone(timezone.utc)
+            return
+    except (ValueError, OverflowError):
+        pass
+    raise _wrong(value, where, "a time with its zone (ISO 8601, e.g. 2026-11-22T19:00:00.000+00:00)")
 
 
 def flag(value: Any, where: str) -> None:

@@ -8,11 +8,54 @@ writes manifests and stays out of the cluster: no client library, no cluster sta
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 RESULTS = "/results"
 SETTLE_SECONDS = 600  # a pod may wait this long past its run for the start (image pulls, scheduling)
+
+
+# -- Kubernetes' own syntax, so that a bad value is refused here in one line, not by the API server ------------
+
+# RFC 1123 DNS label (a namespace): at most 63 characters
+_DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
+# resource.Quantity: a number (no sign: a request is positive) and a binary, decimal or exponent suffix
+_QUANTITY = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[eE][+-]?[0-9]+|[mkMGTPE])?"
+# an image reference (the distribution grammar): [registry[:port]/]path[:tag][@digest]
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN_COMPONENT = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])"
+_IMAGE = (rf"(?P<name>(?:{_DOMAIN}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+          r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+
+SYNTAX = {  # what a value must be: its pattern, its most characters, what that allows (said when refused)
+    "dns-label": (re.compile(_DNS_LABEL), 63, "an RFC 1123 DNS label: lowercase letters, digits and '-', starting "
+                                              "and ending with a letter or digit, at most 63 characters"),
+    "dns-subdomain": (re.compile(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*"), 253,
+                      "an RFC 1123 DNS subdomain: DNS labels (lowercase letters, digits and '-') joined by '.', at "
+                      "most 253 characters"),
+    "quantity": (re.compile(_QUANTITY), 64, "a positive Kubernetes quantity: a number and an optional suffix "
+                                            "(m, k, M, G, Ki, Mi, Gi, ...), e.g. 500m, 2, 512Mi, 1Gi"),
+    "image": (re.compile(_IMAGE, re.ASCII), 512, "an image reference [registry[:port]/]path[:tag][@digest], e.g. "
+                                                 "registry.example:5000/team/dbio:0.1 (the path in lowercase)"),
+}
+
+
+def syntax_problem(value: str, syntax: str) -> str | None:
+    """What Kubernetes would refuse in value, as that syntax allows it (None: nothing)."""
+    pattern, longest, allowed = SYNTAX[syntax]
+    match = pattern.fullmatch(value) if len(value) <= longest else None
+    if match is None or (syntax == "image" and len(match.group("name")) > 255):
+        return f"must be {allowed}"
+    if syntax == "quantity" and float(re.match(r"[0-9.]*", value).group() or 0) == 0:  # type: ignore[union-attr]
+        return f"must be {allowed}"
+    return None
+
+
+def literal(text: str) -> str:
+    """text in a container's command or env value as it is: Kubernetes expands $(NAME) there ($$ is a $)."""
+    return text.replace("$", "$$")
 
 
 @dataclass(frozen=True)
@@ -60,8 +103,9 @@ def _volume(plan: Plan) -> dict[str, Any]:
 def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     name = f"{plan.name}-t{target}"
     args = ["dbio", "run", "--engine", plan.engine, "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
-            "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)", *plan.run_args]
-    env = {"DBIO_TARGET": {"value": dsn},
+            "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)",
+            *map(literal, plan.run_args)]
+    env = {"DBIO_TARGET": {"value": literal(dsn)},
            "POD_INDEX": {"valueFrom": {"fieldRef": {
                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
     return _job(plan, name, plan.pods_per_target, args, env, indexed=True)

@@ -29,6 +29,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     """inputs: (name, result document as result.read gives it) for each host's run."""
     if len(inputs) < 2:
         raise NotMergeable("give at least two results")
+    _refuse_repeats(inputs)
     windows = [_window(name, doc) for name, doc in inputs]
     overlap = min(end for _, end in windows) - max(start for start, _ in windows)
     if overlap <= 0:
@@ -37,6 +38,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     if max(lengths) > min(lengths) * (1 + WINDOW_LENGTH_SPREAD):
         raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: give them the same "
                            "--run-time (and one --start-at)")
+    _refuse_other_workloads(inputs)
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
@@ -49,6 +51,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
     figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms)
     start = max(s for s, _ in windows)
+    skew = start - min(s for s, _ in windows)
     return {
         "format": "dbio-result", "format_version": 2, "dbio_version": __version__,
         "run_id": "+".join(str(doc.get("run_id")) for _, doc in inputs), "label": label,
@@ -56,7 +59,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "status_reason": _reason(inputs),
         "created_at": first.get("created_at"),
         "timeline": {"window_start": _iso(start), "window_end": _iso(start + overlap), "window_seconds": seconds,
-                     "overlap_seconds": overlap, "warmup_seconds": (first.get("timeline") or {}).get("warmup_seconds"),
+                     "overlap_seconds": overlap, "start_skew_seconds": skew,
+                     "warmup_seconds": (first.get("timeline") or {}).get("warmup_seconds"),
                      "interval_seconds": (first.get("timeline") or {}).get("interval_seconds"),
                      "start_seconds": 0.0},
         "config": first["config"], "setup": first.get("setup"),
@@ -70,8 +74,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "sessions": [{**s, "node": _session_node(name, doc, s)} for name, doc in inputs for s in doc.get("sessions") or []],
         "events": [{"t": start, "kind": "merged",
                     "message": f"merged from {len(inputs)} runs ({', '.join(n for n, _ in inputs)}): their windows "
-                               f"overlap for {overlap:.1f} s of {seconds:.1f} s; the total adds each node's counters "
-                               "over its own window"}],
+                               f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "
+                               "the total adds each node's counters over its own window"}],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
         "series": [], "stalls": [], "waits": _sum_waits(inputs), "monitor_errors": [],
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
@@ -99,6 +103,36 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
         "page_bytes": page,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
+
+
+# Workload options hosts may set apart: how many of the sessions each host runs.
+PER_HOST_OPTIONS = ("threads_per_schema", "sessions")
+
+
+def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
+    """The same run given twice (or a copy of it) would count each of its reads twice."""
+    seen: dict[str, str] = {}
+    for name, doc in inputs:
+        run_id = str(doc.get("run_id"))
+        if run_id in seen:
+            raise NotMergeable(f"{seen[run_id]} and {name} are the same run ({run_id}): each would count its reads "
+                               "twice; give each host's run once")
+        seen[run_id] = name
+
+
+def _refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:
+    """Runs of different workloads are no one experiment: their total would be read as the first's."""
+    first_name, first = inputs[0]
+    reference = ((first.get("config") or {}).get("workload") or {})
+    for name, doc in inputs[1:]:
+        workload = (doc.get("config") or {}).get("workload") or {}
+        differ = sorted(k for k in set(reference) | set(workload)
+                        if k not in PER_HOST_OPTIONS and reference.get(k) != workload.get(k))
+        if differ:
+            shown = ", ".join(f"{k} {reference.get(k)!r} vs {workload.get(k)!r}" for k in differ[:3])
+            more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+            raise NotMergeable(f"{first_name} and {name} ran different workloads ({shown}{more}): runs merge only "
+                               "when every workload option but the sessions is the same")
 
 
 def _window(name: str, doc: dict[str, Any]) -> tuple[float, float]:

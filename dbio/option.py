@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dbio import units
+from dbio import controls, units
 
 SECTIONS = ("workload", "instance", "run", "connection")
 
@@ -102,18 +102,18 @@ def coerce(option: Option, value: Any) -> Any:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)) or not items or not all(isinstance(v, str) for v in items):
             raise ValueError("expected a string or a list of strings")
-        return tuple(items)
+        return tuple(_printable(item) for item in items)
     if kind in ("path", "str"):
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ValueError("expected a string")
-        return str(value)
+        return _printable(str(value))
     if kind == "settings":
         return _coerce_settings(value, dict(option.managed))
     if kind == "names":
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) and v for v in items):
             raise ValueError("expected setting names")
-        return tuple(sorted({v.strip().lower() for v in items}))
+        return tuple(sorted({_printable(v).strip().lower() for v in items}))
     raise AssertionError(f"unknown option kind {kind}")
 
 
@@ -142,10 +142,19 @@ def _coerce_settings(value: Any, managed: dict[str, str]) -> tuple[tuple[str, st
         if isinstance(setting, bool):
             setting = "on" if setting else "off"
         text = str(setting)
-        if any(ord(ch) < 32 for ch in text):
-            raise ValueError(f"the value of '{name}' contains a control character")
+        if controls.problem(text):
+            raise ValueError(f"the value of '{name}' {controls.problem(text)}")
         out.append((name.lower(), text))
     return tuple(sorted(out))
+
+
+def _printable(text: str) -> str:
+    """Free text (a label, a name, a path, a connection string): printed and written as it is, so it may
+    hold no escape sequence or bidirectional override."""
+    problem = controls.problem(text)
+    if problem:
+        raise ValueError(f"{problem}; use printable characters")
+    return text
 
 
 def slob_value(option: Option, raw: str) -> Any:

@@ -8,13 +8,13 @@ of this document, so a newer dbio can render an older result again.
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dbio import jsondoc, shapes
 from dbio.errors import UsageError
+from dbio.filesystem import write_whole
 
 FORMAT = "dbio-result"
 FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level is their total)
@@ -32,16 +32,15 @@ def iso(epoch: float | None) -> str | None:
 
 
 def write(directory: Path, document: dict[str, Any]) -> Path:
-    """Atomically: a reader never sees half a result.json."""
+    """Whole (filesystem.write_whole): a reader never sees half a result.json, nor does a full disk leave one."""
     path = directory / RESULT_FILE
-    tmp = directory / (RESULT_FILE + ".tmp")
-    with tmp.open("w") as fh:
-        json.dump(document, fh, indent=1, default=_json_default)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    write_whole(path, serialized(document))
     return path
+
+
+def serialized(document: dict[str, Any]) -> str:
+    """The text of a result.json."""
+    return json.dumps(document, indent=1, default=_json_default) + "\n"
 
 
 def _json_default(value: Any) -> Any:
@@ -75,7 +74,7 @@ def unfinished_run(directory: Path) -> UsageError:
     from dbio.run.identity import client_alive
 
     try:
-        client = json.loads((directory / RUN_MANIFEST).read_bytes()).get("client")
+        client = jsondoc.loads((directory / RUN_MANIFEST).read_bytes().decode()).get("client")
     except (OSError, ValueError, AttributeError):
         client = None
     if isinstance(client, str) and client_alive(client):

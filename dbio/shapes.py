@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dbio.jsondoc import (Malformed, Shape, anything, array, both, count, digits, either, flag, keyed, number, obj,
-                          optional, text, tree, whole)
+from dbio.jsondoc import (Malformed, Shape, anything, array, both, count, digits, either, flag, instant, keyed,
+                          number, obj, optional, text, tree, whole)
 
 FIGURE = optional(number)
 COUNTERS = tree(count)  # a counter snapshot: any nesting, numbers never negative, a view's null allowed
@@ -146,7 +146,7 @@ def result(known_version: int) -> Shape:
         "dbio_version": optional(text), "created_at": optional(text),
         "timeline": optional(obj({name: optional(count) for name in (
             "window_seconds", "warmup_seconds", "connect_seconds", "slice_seconds", "interval_seconds")}
-            | {"start_seconds": count})),
+            | {"start_seconds": count, "window_start": optional(instant), "window_end": optional(instant)})),
         "config": obj({"workload": optional(obj({name: optional(count) for name in (
             "scale", "schemas", "sessions", "threads_per_schema")})),
             "run": optional(obj({"wait_sample_interval": optional(count)}))}),

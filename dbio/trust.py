@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from dbio.errors import UsageError
+from dbio.filesystem import write_whole
 
 
 def trusted_uids() -> frozenset[int]:
@@ -152,15 +153,18 @@ def make_private_directory(path: Path, what: str) -> None:
 
 
 def write_output(path: Path, text: str) -> None:
-    """A file the user named (--out), written without following a link someone may have put there,
-    and never into a pipe (which would hang) or a file with other names (a hard link)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
-    with os.fdopen(fd, "w") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            raise OSError(errno.EPERM, "not a plain file of its own (a pipe, a device or a hard link)")
-        os.ftruncate(fd, 0)
-        fh.write(text)
+    """A file the user named (--out), written whole (filesystem.write_whole: a full disk leaves what it
+    held), never through a link someone may have put there, and never over a pipe or a device (which
+    is not a file to replace) or a file with other names (a hard link, whose other names keep it)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise OSError(errno.ELOOP, "a link (never written through)")
+    if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1):
+        raise OSError(errno.EPERM, "not a plain file of its own (a pipe, a device or a hard link)")
+    write_whole(path, text, 0o644)
 
 
 def read_no_follow(path: Path) -> str:

@@ -12,14 +12,33 @@ from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, 
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.text import Text
 
+from dbio import controls
 from dbio.stats.counters import delta, get
 from dbio.units import format_bytes
 
 
+class VisibleConsole(Console):
+    """A console that prints every control character in what it is given (a label, a node name, a server's
+    message) as a visible one, lines and tabs aside: rich's own styles are the only escape sequences it sends."""
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        super().print(*(_visible(item) for item in objects), **options)
+
+
+def _visible(item: Any) -> Any:
+    if isinstance(item, str):
+        return controls.visible(item, controls.LINE_BREAKS)
+    if isinstance(item, Text):  # one character for one: its styled spans stay where they were
+        shown = item.copy()
+        shown.plain = controls.visible(item.plain, controls.LINE_BREAKS)
+        return shown
+    return item
+
+
 class UI:
     def __init__(self, console: Console | None = None, *, quiet: bool = False):
-        self.console = console or Console(stderr=False, highlight=False)
-        self.err = Console(stderr=True, highlight=False)
+        self.console = console or VisibleConsole(stderr=False, highlight=False)
+        self.err = VisibleConsole(stderr=True, highlight=False)
         self.quiet = quiet
 
     def say(self, message: str) -> None:
@@ -169,8 +188,9 @@ class RunObserver:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.started
-        self.live.update(Text(f"{self.phase_text} · {elapsed:,.0f} s · {self.sessions} sessions"
-                              + (f" · {self.figures}" if self.figures else ""), style="cyan"))
+        line = f"{self.phase_text} · {elapsed:,.0f} s · {self.sessions} sessions" + (
+            f" · {self.figures}" if self.figures else "")
+        self.live.update(Text(controls.visible(line), style="cyan"))
 
     def close(self) -> None:
         if self.enabled:

@@ -43,6 +43,8 @@ def parse_size(value: object) -> int:
     if mult is None:
         raise UnitError(f"unknown size unit '{unit}' (use KiB, MiB, GiB or TiB)")
     size = float(number) * mult
+    if not math.isfinite(size):  # float("9" * 400) is infinity
+        raise UnitError("is beyond any size dbio takes")
     if not size.is_integer() and mult == 1:
         raise UnitError("a size in bytes must be a whole number")
     return int(size)
@@ -57,8 +59,8 @@ def parse_blocks(value: object) -> int:
             raise UnitError("a block count cannot be negative")
         return value
     text = str(value).strip()
-    if text.isdigit():
-        return int(text)
+    if text.isascii() and text.isdigit():
+        return _whole(text)
     return parse_size(text) // BLOCK_SIZE
 
 
@@ -87,7 +89,7 @@ def parse_duration(value: object) -> float:
 def parse_instant(value: object) -> float:
     """Epoch seconds from an ISO 8601 time with its zone ('2026-11-22T19:00:00Z', '...+01:00'): an
     instant every host reads the same, so a time without a zone is refused."""
-    from datetime import datetime
+    from datetime import datetime, timezone
 
     text = str(value).strip()
     if isinstance(value, bool) or not text:
@@ -98,6 +100,10 @@ def parse_instant(value: object) -> float:
         raise UnitError("expected an ISO 8601 time such as 2026-11-22T19:00:00Z") from None
     if moment.tzinfo is None:
         raise UnitError("the time has no zone: add Z (UTC) or an offset such as +01:00")
+    try:  # 9999-12-31T23:00:00-05:00 is a year the calendar does not hold in UTC
+        datetime.fromtimestamp(moment.timestamp(), timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise UnitError("is beyond the calendar's years 1 to 9999 in UTC") from None
     return moment.timestamp()
 
 
@@ -123,8 +129,17 @@ def parse_int(value: object) -> int:
         raise UnitError("expected a whole number")
     text = str(value).strip().replace("_", "")
     if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
+        return _whole(text)
     raise UnitError("expected a whole number")
+
+
+MAX_DIGITS = 30  # no count dbio takes is near this long; int() of 5000 digits is Python's ValueError
+
+
+def _whole(digits: str) -> int:
+    if len(digits.lstrip("+-")) > MAX_DIGITS:
+        raise UnitError(f"a number of {len(digits.lstrip('+-'))} digits, beyond any value dbio takes")
+    return int(digits)
 
 
 def format_bytes(n: float) -> str:

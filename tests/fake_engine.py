@@ -52,6 +52,7 @@ class FakeServer:
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
         self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
+        self.frozen = False  # freeze(): it runs no more (every call waits, as on a SIGSTOPped server) until thaw()
         self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
         self.unsettled = False  # an earlier run's changes still to settle (set by a test)
@@ -60,9 +61,31 @@ class FakeServer:
     def stop(self) -> None:
         self.stopped = True
 
+    def freeze(self) -> None:
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self.frozen = False
+
     def check(self) -> None:
         if self.stopped:
             raise ConnectionError("the fake server stopped")
+
+    async def answer(self, conn: "FakeConnection | None" = None) -> None:
+        """A call's answer: none while the server is frozen, unless its connection is given up meanwhile
+        (abandon: a frozen server's socket shut by its client), which ends the wait at once."""
+        while self.frozen:
+            if conn is not None and conn.closed:
+                raise ConnectionError("the connection was abandoned")
+            await asyncio.sleep(0.01)
+        self.check()
+
+    def answer_sync(self, conn: "FakeConnection") -> None:
+        while self.frozen:
+            if conn.closed:
+                raise ConnectionError("the connection was abandoned")
+            time.sleep(0.01)
+        self.check()
 
     def add(self, **amounts: float) -> None:
         with self.lock:
@@ -104,6 +127,7 @@ class FakeEngine:
         return None
 
     async def aconnect(self, conninfo: str, *, application_name: str) -> FakeConnection:
+        await self.server.answer()
         return self.connect(conninfo, application_name=application_name)
 
     def close(self, conn: FakeConnection) -> None:
@@ -206,20 +230,26 @@ class FakeEngine:
         with self.server.lock:
             self.server.runs[run_id] = _Run(dict(params))
 
-    def plans(self, conn: FakeConnection, schema_index: int, access_path: str) -> dict[str, Any]:
+    def plans(self, conn: FakeConnection, schema_index: int, access_path: str,
+              scan_workers: int | None = None) -> dict[str, Any]:
         plan = [{"Plan": {"Node Type": "Fake Lookup"}}]
-        return {"select": {"nodes": ["Fake Lookup"], "plan": plan}, "update": {"nodes": ["Fake Lookup"], "plan": plan},
-                "access_path": access_path, "expected_node": "Fake Lookup"}
+        plans = {"select": {"nodes": ["Fake Lookup"], "plan": plan}, "update": {"nodes": ["Fake Lookup"], "plan": plan},
+                 "access_path": access_path, "expected_node": "Fake Lookup"}
+        if scan_workers is not None:
+            plans["scan"] = {"nodes": ["Fake Scan"], "plan": [{"Plan": {"Node Type": "Fake Scan"}}]}
+        return plans
 
     def hold_barrier(self, conn: FakeConnection, run_id: int) -> None:
         with self.server.lock:  # a read-only node has no run row: the barrier alone
             self.server.runs.setdefault(run_id, _Run({})).released.clear()
 
     def waiting_at_barrier(self, conn: FakeConnection, run_id: int) -> int:
+        self.server.answer_sync(conn)
         return self.server.runs[run_id].waiting
 
     def release(self, conn: FakeConnection, run_id: int, *, warmup: float, run_time: float,
                 start: float | None = None) -> tuple[float, float, float | None]:
+        self.server.answer_sync(conn)
         run = self.server.runs[run_id]
         run.start = time.time() if start is None else start
         self.server.starts.append(run.start)
@@ -229,6 +259,7 @@ class FakeEngine:
         return run.start, run.window_open, run.deadline
 
     def forget_run(self, conn: FakeConnection, run_id: int) -> None:
+        self.server.answer_sync(conn)
         run = self.server.runs.pop(run_id, None)
         if run is not None:
             run.released.set()  # sessions still at the barrier find no run and return
@@ -237,9 +268,11 @@ class FakeEngine:
         return self.server.workload_replicated  # a fake standby whose primary never installed the loop: False
 
     def server_clock(self, conn: FakeConnection) -> float:
+        self.server.answer_sync(conn)
         return time.time() + self.clock_offset
 
     def release_barrier(self, conn: FakeConnection, run_id: int) -> None:
+        self.server.answer_sync(conn)
         run = self.server.runs.pop(run_id, None)
         if run is not None:
             run.released.set()
@@ -289,10 +322,11 @@ class FakeEngine:
         if max_iterations is not None:
             iterations = min(iterations, max_iterations)
         await asyncio.sleep(max(0.0, end - time.time()))
-        self.server.check()
-        return self._slice(run, iterations, end)
+        await self.server.answer(conn)
+        # as the engines' loops: a session that did its max_iterations is done
+        return self._slice(run, iterations, end, done=max_iterations is not None and iterations >= max_iterations)
 
-    def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
+    def _slice(self, run: _Run, iterations: int, end: float, *, done: bool = False) -> SliceResult:
         bounds, rows = run.control["bounds_us"], int(run.control["work_unit"])
         update_rows = int(run.control.get("update_work_unit") or rows)
         updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
@@ -305,7 +339,7 @@ class FakeEngine:
         self.server.add(reads=reads, read_time_ms=reads * READ_US / 1000, writes=updates * update_rows,
                         commits=updates, wal_bytes=updates * update_rows * 200.0, wal_writes=updates,
                         wal_syncs=updates)
-        done = run.deadline is not None and end >= run.deadline - 1e-6
+        done = done or (run.deadline is not None and end >= run.deadline - 1e-6)
         return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
                            think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0],
                            max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0],
@@ -315,7 +349,7 @@ class FakeEngine:
         return True
 
     async def flush_stats(self, conn: FakeConnection) -> None:
-        return None
+        await self.server.answer(conn)
 
     def is_cancelled(self, exc: BaseException) -> bool:
         return False
@@ -328,7 +362,7 @@ class FakeEngine:
         return None
 
     async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
-        self.server.check()
+        await self.server.answer(conn)
         with self.server.lock:
             return {"t": time.time(), **self.server.counters}
 
@@ -346,6 +380,7 @@ class FakeEngine:
                         "syncs": raw["wal_syncs"], "sync_time_ms": None}}
 
     async def session_states(self, conn: FakeConnection, pids: list[int]) -> list[str]:
+        await self.server.answer(conn)
         return ["IO:DataFileRead" if i % 2 else "CPU" for i in range(len(pids))]
 
     async def background_pids(self, conn: FakeConnection, session_pids: list[int]) -> list[int]:

@@ -13,7 +13,7 @@ import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from dbio import signals as stopping
 from dbio import target as targets
@@ -28,7 +28,15 @@ from dbio.ui import UI
 from dbio.units import format_bytes
 
 SYNC_SHARE, DEEP_SHARE = 0.15, 0.05  # of the run's time: the baseline adds about a fifth to a run
-SYNC_LIMITS, DEEP_LIMITS = (2, 60), (1, 20)  # seconds, whatever the run's time
+# Seconds, whatever the run's time. The floor: these VMs' storage changed speed 2x between a 2 s fio
+# before a 20 s run and a 1 s fio after it; 3 s each side, and more rounds when they disagree.
+SYNC_LIMITS, DEEP_LIMITS = (6, 60), (2, 20)
+# fio's reads/s after the run / before it beyond this (or its inverse): the two disagree, and fio reads
+# again for as long, up to EXTRA_ROUNDS more times, so that the efficiency's spread is measured
+DISAGREE = 1.2
+EXTRA_ROUNDS = 2
+MORE = "sync_more_"  # the further rounds' names in the record's runs: sync_more_1, sync_more_2
+ALONE_SECONDS = (30, 10)  # dbio baseline without --run-time: synchronous and deep-queue seconds
 NO_RUN_TIME = 60.0  # a run limited by loop iterations only: time the baseline as for a minute's run
 SCRATCH_LIMITS = (64 << 20, 1 << 30)  # a scratch file under --baseline-path: the data set's size, within these
 SCRATCH_NAME = "dbio-baseline.scratch"
@@ -70,14 +78,27 @@ def place_on(req: Request, engine: Engine, conn: Any, info: ServerInfo, data_byt
     return replace(place, writes=baseline_writes.plan(engine, info, req.path, data_bytes))
 
 
-def durations(run_time: float) -> tuple[int, int]:
-    """Seconds of the synchronous run and of the deep-queue run, for a database run of run_time."""
+def durations(run_time: float, sync_seconds: float = 0) -> tuple[int, int]:
+    """Seconds of the synchronous run and of the deep-queue run, for a database run of run_time;
+    sync_seconds (baseline_seconds), when given, is the synchronous run's."""
     base = run_time or NO_RUN_TIME
+    if sync_seconds:
+        sync = max(2, int(sync_seconds))
+        return sync, max(1, min(DEEP_LIMITS[1], sync // 3))
 
     def within(share: float, limits: tuple[int, int]) -> int:
         return int(min(limits[1], max(limits[0], round(base * share))))
 
     return within(SYNC_SHARE, SYNC_LIMITS), within(DEEP_SHARE, DEEP_LIMITS)
+
+
+def alone_seconds(config: Config) -> tuple[int, int]:
+    """dbio baseline's synchronous and deep-queue seconds: --run-time's when given, else ALONE_SECONDS
+    (not the 5 minutes a run measures: that made 375 s of fio)."""
+    if config.origins.get("run_time", "default") == "default":
+        return ALONE_SECONDS
+    sync_s = int(config.workload.run_time or NO_RUN_TIME)
+    return sync_s, max(1, sync_s // 4)
 
 
 def halves(sync_s: int) -> tuple[int, int]:
@@ -216,7 +237,50 @@ def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> st
         return None
     record["runs"]["sync_after"] = run
     record["seconds"] += run["ended_at"] - run["started_at"]
+    return _until_they_agree(tool, place, record, after_s, ui)
+
+
+def _until_they_agree(tool: str, place: Place, record: dict[str, Any], seconds: int, ui: UI) -> str | None:
+    """More synchronous rounds after the run while the last disagrees with the one before it (the
+    device changing speed): their spread is the efficiency's. Returns the signal that stopped them."""
+    def another() -> dict[str, Any]:
+        return fio.run(tool, fio.Job("dbio-sync-more", place.files, record["sessions"], seconds, block=place.block))
+
+    return more_rounds(record, another, seconds, ui.note)
+
+
+def more_rounds(record: dict[str, Any], another: Callable[[], dict[str, Any]], seconds: int,
+                note: Callable[[str], None]) -> str | None:
+    """Rounds of `another` (a synchronous fio run) into the record's runs (sync_more_1, ...) while the
+    last round disagrees with the one before it, up to EXTRA_ROUNDS; the signal that stopped them, if one did."""
+    rounds = sync_rounds(record)
+    while len(rounds) - 2 < EXTRA_ROUNDS and _disagree(rounds[-2], rounds[-1]):
+        note(f"baseline: fio read {rounds[-2]['reads_per_s']:,.0f} and then {rounds[-1]['reads_per_s']:,.0f} "
+             f"reads/s: the device changed speed, so fio reads {seconds} s more")
+        try:
+            with stopping.sigterm_as_interrupt() as seen:
+                run = another()
+        except KeyboardInterrupt:
+            return (seen or ["SIGINT"])[0]
+        except DbioError as exc:
+            note(f"baseline: fio's further round failed ({exc}): the result keeps the rounds before it")
+            return None
+        record["runs"][f"{MORE}{len(rounds) - 1}"] = run
+        rounds.append(run)
+        record["seconds"] += run["ended_at"] - run["started_at"]
     return None
+
+
+def _disagree(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    a, b = first.get("reads_per_s") or 0.0, second.get("reads_per_s") or 0.0
+    return bool(a and b) and not 1 / DISAGREE <= b / a <= DISAGREE
+
+
+def sync_rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """fio's synchronous rounds, before the run and after it (pure)."""
+    runs = record.get("runs") or {}
+    more = [runs[f"{MORE}{n}"] for n in range(1, EXTRA_ROUNDS + 1) if f"{MORE}{n}" in runs]
+    return [r for r in (runs.get("sync"), runs.get("sync_after"), *more) if r]
 
 
 def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -248,8 +312,13 @@ def figures(record: dict[str, Any]) -> dict[str, Any]:
     """The baseline's figures beside the window's (figures.baseline; the catalogue declares them)."""
     runs = record["runs"]
     deep = runs["deep"]
-    sync = pooled([runs["sync"], runs["sync_after"]]) if "sync_after" in runs else runs["sync"]
+    rounds = sync_rounds(record)
+    sync = pooled(rounds) if len(rounds) > 1 else runs["sync"]
+    rates = [r["reads_per_s"] for r in rounds if r.get("reads_per_s")]
+    spread = {"reads_per_s_low": min(rates), "reads_per_s_high": max(rates), "rounds": len(rates)} \
+        if len(rates) > 1 else {}
     return {"sessions": record["sessions"], "reads_per_s": sync["reads_per_s"], "avg_read_us": sync["avg_read_us"],
+            **spread,
             "p99_read_us": sync["p99_read_us"], "host_cpu_us_per_read": sync["host_cpu_us_per_read"],
             "process_cpu_us_per_read": sync.get("process_cpu_us_per_read"), "drift": drift(record),
             "ceiling_reads_per_s": deep["reads_per_s"], "ceiling_avg_read_us": deep["avg_read_us"],
@@ -308,8 +377,7 @@ def baseline(config: Config, ui: UI, path: Path | None, out: Path | None) -> dic
     """dbio baseline: fio alone at the configured sessions; its summary, and the record in --out."""
     tool = fio.find()
     place = place_for(config, path, ui)
-    sync_s = int(config.workload.run_time or NO_RUN_TIME)
-    record = measure(tool, place, config.workload.sessions, (sync_s, max(1, sync_s // 4)), ui)
+    record = measure(tool, place, config.workload.sessions, alone_seconds(config), ui)
     for line in summary_lines(record):
         ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
     if out is not None:

@@ -3,11 +3,11 @@ runs: the request a sweep keeps in sweep.json and its report (report/capacity_se
 
 from __future__ import annotations
 
-import tomllib
+import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from dbio import trust
+from dbio import config_files, trust
 from dbio.errors import UsageError
 from dbio.stats import capacity, cost
 
@@ -15,7 +15,7 @@ from dbio.stats import capacity, cost
 def request(target_iops: float | None, latency_slo: str | None, prices: Iterable[str] = (),
             cost_table: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The capacity request, or None when nothing was asked; one line (exit 2) for bad input."""
-    if target_iops is not None and not target_iops > 0:
+    if target_iops is not None and not 0 < target_iops < math.inf:  # click's float takes "inf" and "1e999"
         raise UsageError(f"--target-iops {target_iops:g} is not a rate", "give the I/O requests/s to reach, e.g. "
                                                                          "--target-iops 50000")
     if latency_slo is not None:
@@ -39,8 +39,8 @@ def cost_table(files: Iterable[Path]) -> dict[str, Any] | None:
     """The [cost] table of the configuration file dbio read (its other sections are config.py's)."""
     for path in files:
         try:
-            data = tomllib.loads(trust.read_trusted(path).decode())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, trust.UntrustedFile):
+            data = config_files.parse_toml(trust.read_trusted(path).decode())
+        except (OSError, UnicodeDecodeError, config_files.BadToml, trust.UntrustedFile):
             continue  # config.py has said what is wrong with it, or it is a slob.conf
         table = data.get("cost")
         if isinstance(table, dict):

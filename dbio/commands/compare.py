@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio import ops_result
+from dbio import controls, ops_result
 from dbio import report as reports
 from dbio import result as results
 from dbio import trust
@@ -62,6 +62,8 @@ def input_names(paths: list[Path], names: list[str] | None) -> list[str]:
     if names:
         if len(names) != len(paths):
             raise UsageError(f"--names gives {len(names)} names for {len(paths)} inputs", "give one name per input")
+        for name in names:
+            printable("--names", name)
         return names
     out: list[str] = []
     for path in paths:
@@ -75,6 +77,14 @@ def input_names(paths: list[Path], names: list[str] | None) -> list[str]:
             candidate, n = f"{label}#{n}", n + 1
         out.append(candidate)
     return out
+
+
+def printable(flag: str, text: str) -> str:
+    """Free text given on the command line, refused when it holds a control character (controls.py)."""
+    problem = controls.problem(text)
+    if problem:
+        raise UsageError(f"{flag} {text!r} {problem}", "use printable characters")
+    return text
 
 
 __all__: list[Any] = ["compare"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from dbio.options import OPTIONS
 from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
+MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
 NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine"}  # set per pod by the manifests
 
 
@@ -31,8 +33,17 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                                                                      "(at most 40, starting with a letter)")
     if pods < 1:
         raise UsageError(f"--pods {pods}: at least one pod per target", "give --pods 1 or more")
-    if not image.strip():
-        raise UsageError("--image is empty", "give the container image that has dbio installed")
+    if pods > MAX_PODS:
+        raise UsageError(f"--pods {pods}: an Indexed Job runs at most {MAX_PODS} pods", f"give --pods {MAX_PODS} "
+                                                                                         "or fewer")
+    for flag, value, syntax in (("--image", image, "image"), ("--namespace", namespace, "dns-label"),
+                                ("--password-secret", password_secret, "dns-subdomain"),
+                                ("--storage-class", storage_class, "dns-subdomain"),
+                                ("--results-size", results_size, "quantity"), ("--pod-cpu", cpu, "quantity"),
+                                ("--pod-memory", memory, "quantity")):
+        problem = None if value is None else k8s.syntax_problem(value, syntax)
+        if problem:
+            raise UsageError(f"{flag} {value!r} is not what Kubernetes takes there", problem)
     plan = k8s.Plan(name=name, image=image, targets=_targets(config), pods_per_target=pods,
                     start_at=_start_at(config), run_args=tuple(run_args(config)),
                     run_seconds=config.workload.warmup + config.workload.run_time, namespace=namespace,
@@ -45,12 +56,12 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
     run_file, merge_file = out / f"{name}-run.yaml", out / f"{name}-merge.yaml"
     trust.write_output(run_file, yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
     trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
-    ns = f" -n {namespace}" if namespace else ""
-    jobs = " ".join(f"job/{name}-t{i}" for i in range(len(plan.targets)))
+    kubectl = shlex.join(["kubectl", *(["-n", namespace] if namespace else [])])  # to paste: every word quoted
+    jobs = shlex.join(f"job/{name}-t{i}" for i in range(len(plan.targets)))
     ui.say(f"wrote {run_file} and {merge_file}: {pods * len(plan.targets)} pods, window at {plan.start_at}")
-    ui.say(f"  kubectl{ns} apply -f {run_file}")
-    ui.say(f"  kubectl{ns} wait --for=condition=complete --timeout=-1s {jobs}")
-    ui.say(f"  kubectl{ns} apply -f {merge_file}")
+    ui.say(f"  {kubectl} apply -f {shlex.quote(str(run_file))}")
+    ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {jobs}")
+    ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
 
 
 def _targets(config: Config) -> tuple[str, ...]:

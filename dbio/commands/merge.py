@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from dbio import merge as merging
 from dbio import report as reports
 from dbio import result as results
 from dbio import trust
-from dbio.commands.compare import input_names
-from dbio.errors import UsageError
+from dbio.commands import run_files
+from dbio.commands.compare import input_names, printable
+from dbio.errors import DbioError, UsageError
 from dbio.report import verdict
 from dbio.ui import UI
 
 
 def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | None, ui: UI) -> Path:
     """Read every input (one line and exit 2 for a bad one), merge, write a run directory at out."""
+    if label is not None:
+        printable("--label", label)
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the merged result")
     problem = trust.path_problem(out.parent) if out.parent.exists() else None
@@ -29,12 +33,23 @@ def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | No
         raise UsageError(f"cannot merge: {exc}", "merge runs of the same workload that measured the same seconds") \
             from None
     trust.make_private_directory(out, "the merged result")
-    results.write(out, document)
-    (out / results.REPORT_FILE).write_text(reports.render(results.read(out), "text"))
-    (out / results.HTML_REPORT_FILE).write_text(reports.render(results.read(out), "html"))
+    try:
+        written = run_files.write(out, document, [(key, name, lambda doc, form=form: reports.render(
+            results.with_nodes(doc), form)) for key, name, form in MERGED_REPORTS])
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            out.rmdir()  # nothing in it: the same --out can be given again
+        raise DbioError(f"{out / results.RESULT_FILE} could not be written ({exc.strerror or exc})",
+                        "free some space there, or give --out on another filesystem") from None
     ui.say(f"{document['status']}: {verdict.headline(results.read(out))}")
-    for event in document["events"]:
+    for event in written.document["events"]:
         ui.say(event["message"])
     ui.say(f"result: {out / results.RESULT_FILE}")
+    if written.unwritten:
+        raise DbioError(f"the merged result is in {out}, but " + "; ".join(map(run_files.unwritten_line,
+                                                                              written.unwritten)))
     ui.say(f"report: {out / results.REPORT_FILE}")
     return out
+
+
+MERGED_REPORTS = (("report", results.REPORT_FILE, "text"), ("html", results.HTML_REPORT_FILE, "html"))

@@ -18,13 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, ops_result, trust
+from dbio import __version__, ops_result, results_dir
 from dbio import signals as stopping
 from dbio import report as reports
+from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import dataset, ops_target
-from dbio.commands.run import check_results_dir, run_directory
+from dbio.commands import dataset, ops_target, run_files
+from dbio.commands.run import run_directory
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.report import ops_model
@@ -48,29 +49,34 @@ class Request:
     dirty_bytes: int | None = None
     baseline: bool = False
     cold: bool = False  # backup: the instance stopped and its files copied
+    changes_per_block: int = 1  # recovery: 1, first changes (full-page images); more, redo reads blocks back
 
     def asked(self) -> dict[str, Any]:
         return {"target": None if self.target is None else str(self.target), "wal_bytes": self.wal_bytes,
-                "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None}
+                "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None,
+                "changes_per_block": self.changes_per_block if self.operation == "recovery" else None}
 
 
 def request(operation: str, target: Path | None, wal: str | None, dirty: str | None, baseline: bool,
-            cold: bool = False) -> Request:
+            cold: bool = False, changes: int | None = None) -> Request:
     """The options of one operation, each refused in one line when it does not belong or is wrong."""
     given = {"--target": target is not None, "--wal": wal is not None, "--dirty": dirty is not None,
-             "--baseline": baseline, "--cold": cold}
-    belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal"}, "checkpoint": {"--dirty"}}
+             "--baseline": baseline, "--cold": cold, "--changes-per-block": changes is not None}
+    belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal", "--changes-per-block"},
+               "checkpoint": {"--dirty"}}
     stray = [flag for flag, on in given.items() if on and flag not in belongs.get(operation, set())]
     if stray:
         raise UsageError(f"dbio ops {operation} takes no {', '.join(stray)}",
-                         "--target, --cold and --baseline are for backup, --wal for recovery, --dirty for checkpoint")
+                         "--target, --cold and --baseline are for backup, --wal and --changes-per-block for recovery, "
+                         "--dirty for checkpoint")
     if baseline:
         fio.find()  # one line naming the package when it is missing, before anything runs
     if operation == "backup" and target is None:
         raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
     return Request(operation, ops_target.check_shape(target) if target is not None else None,
                    _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
-                   _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold)
+                   _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
+                   changes or 1)
 
 
 def _size(flag: str, text: str | None, default: int) -> int:
@@ -152,18 +158,21 @@ class Prepared:
 def ops(config: Config, ui: UI, req: Request, directory: Path | None = None) -> dict[str, Any]:
     """Check, run and record one operation (in directory: a sweep's step); returns the written document."""
     config = replace(config, run=replace(config.run, label=config.run.label or f"ops-{req.operation}"))
-    directory = directory or run_directory(config)
-    check_results_dir(directory)
+    if directory is None:
+        results_dir.check(config.run.results_dir)
+    else:
+        results_dir.check_new(directory)
+    unique, directory = directory is None, directory or run_directory(config)
     if not config.connection.embedded and req.operation in ("backup", "recovery"):
         raise UsageError(f"dbio ops {req.operation} stops, starts or reconfigures the server: it needs the embedded "
                          "instance, not --dsn", "run it without --dsn, on an instance placed on the storage under test")
     if config.connection.embedded and not targets.instance_for(config, ui.note).exists() and req.operation != "load":
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "load a data set first with dbio setup")
     with targets.exclusive(config, f"ops {req.operation}", ui.note):
-        return _hold_and_run(config, ui, req, directory)
+        return _hold_and_run(config, ui, req, directory, unique)
 
 
-def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict[str, Any]:
+def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique: bool = True) -> dict[str, Any]:
     prepared = _prepare(config, ui, req)
     roles = _roles(prepared.places)
     readings = Readings(set(roles))
@@ -172,7 +181,7 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     try:
         # proved only ours once made: its path was checked before the preparation's seconds, during which
         # another user could have made a directory of theirs on the way (under /tmp), to plant links in it
-        trust.make_private_directory(directory, "the operation's result")
+        directory = results_dir.claim(directory, "the operation's result", unique=unique)
     except BaseException:
         _close(prepared)
         raise
@@ -189,9 +198,16 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path) -> dict
     finally:
         _close(prepared)
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
-    ops_result.write(directory, document)
-    (directory / "report.txt").write_text(reports.render_model(ops_model.build(document), "text"))
+    try:
+        written = run_files.write(directory, document, [(
+            "report", results.REPORT_FILE, lambda doc: reports.render_model(ops_model.build(doc), "text"))],
+            ops_result.write)
+    except OSError as exc:
+        raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "
+                        f"({exc.strerror or exc}); it was {status}", "free some space there") from None
+    document = written.document
     document["directory"], document["signal"] = str(directory), (signals or [None])[0]
+    document["unwritten"] = [run_files.unwritten_line(item) for item in written.unwritten]
     return document
 
 
@@ -230,7 +246,7 @@ def _run(req: Request, p: Prepared, readings: Readings, config: Config, ui: UI) 
     if req.operation == "backup":
         return p.operations.backup(req.target, readings.window, cold=req.cold)
     if req.operation == "recovery":
-        return p.operations.recovery(p.record, req.wal_bytes, readings.window)
+        return p.operations.recovery(p.record, req.wal_bytes, readings.window, req.changes_per_block)
     return p.operations.checkpoint(p.record, req.dirty_bytes, readings.window)
 
 
@@ -310,6 +326,7 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
     if document.get("status_reason"):
         lines.append(f"  {document['status_reason']}")
     lines.append(f"result: {Path(document['directory']) / 'result.json'}")
+    lines.extend(f"report: {line}" for line in document.get("unwritten") or [])
     return lines
 
 

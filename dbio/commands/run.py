@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -13,18 +12,16 @@ from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import trust
+from dbio import faults, results_dir
 from dbio.collect import host
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset, external_script
+from dbio.commands import dataset, external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
-from dbio.filesystem import existing_ancestor
-from dbio import report
 from dbio.report import baseline_section, verdict, words
 from dbio.run import assemble, room, runner
 from dbio.run.identity import new_run_id
@@ -42,6 +39,7 @@ class RunResult:
     directory: Path
     document: dict[str, Any]
     signal: str | None = None  # the signal that interrupted the run
+    unwritten: tuple[run_files.Unwritten, ...] = ()  # reports a full disk kept out (named in the result)
 
     @property
     def status(self) -> str:
@@ -49,23 +47,8 @@ class RunResult:
 
 
 def run_directory(config: Config, now: datetime | None = None) -> Path:
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
-    return config.run.results_dir / (f"{stamp}-{label}" if label else stamp)
-
-
-def check_results_dir(directory: Path) -> None:
-    parent = directory.parent
-    existing = existing_ancestor(parent)
-    if directory.exists():
-        raise UsageError(f"result directory {directory} already exists", "wait a second or give another --label")
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"results_dir {parent} is not writable", "choose a writable --results-dir")
-    problem = trust.path_problem(parent)
-    if problem:  # such a user could plant links that dbio's result files would be written through
-        raise UsageError(f"results_dir {parent}: {problem}, so another user could change what dbio writes there "
-                         "(and dbio recovers abandoned runs it finds there)",
-                         "choose a --results-dir only you (or root) can write, all the way up")
+    """The run's directory as named when it starts (results_dir.claim makes it, or the next free name)."""
+    return config.run.results_dir / results_dir.run_name(config.run.label, now=now)
 
 
 def check_setup(record: SetupRecord | None, config: Config, where: str) -> SetupRecord:
@@ -141,11 +124,16 @@ def check_not_cached(info: ServerInfo, data_bytes: int) -> None:
 
 def run(config: Config, ui: UI, directory: Path | None = None, *,
         baseline: baselines.Request | None = None) -> RunResult:
-    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))  # before any server starts
+    """directory: the run's own (a sweep's step), refused when it exists; by default a new one in
+    results_dir, named when the run starts (with a suffix when another run took that name)."""
+    if directory is None:  # before any server starts
+        results_dir.check(config.run.results_dir)
+    else:
+        results_dir.check_new(directory)
+    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))
     config = dataset.remembered(config, ui.note)
     plan = make_plan(config.workload, config.run.interval, config.run.start_at)
-    directory = directory or run_directory(config)
-    check_results_dir(directory)
+    unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
         instance = targets.instance_for(config, ui.note)
         if not instance.exists():
@@ -154,12 +142,13 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(found, config, ui, directory, plan, baseline=baseline)
+    return run_on(found, config, ui, directory, plan, baseline=baseline, unique=unique)
 
 
 def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan, *,
-           baseline: baselines.Request | None = None) -> RunResult:
-    """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports."""
+           baseline: baselines.Request | None = None, unique: bool = True) -> RunResult:
+    """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports.
+    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it."""
     if baseline is not None and len(found) > 1:
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
@@ -196,7 +185,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
                    baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=room_paths, room_floor=room_floor)
+                   room_paths=room_paths, room_floor=room_floor, unique=unique)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -216,8 +205,8 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
                                    writes=config.workload.update_pct > 0, sequential=config.workload.scan_pct > 0)
     finally:
         target.engine.close(conn)
-    return place, baselines.measure(baseline.tool, place, plan.sessions, baselines.durations(plan.run_time), ui,
-                                    after=True)
+    seconds = baselines.durations(plan.run_time, config.run.baseline_seconds)
+    return place, baselines.measure(baseline.tool, place, plan.sessions, seconds, ui, after=True)
 
 
 def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> Callable[[], str | None]:
@@ -271,16 +260,20 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
             baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = room.FLOOR) -> RunResult:
-    """The run on checked nodes: its directory, the sessions, result.json and the reports."""
+            room_floor: int = room.FLOOR, unique: bool = True) -> RunResult:
+    """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
-    trust.make_private_directory(directory, "the run's result")
-    assemble.write_manifest(directory, man)
-    hook = external_script.Hook(script, directory, ui)
-    hook.call("pre")
+    directory = results_dir.claim(directory, "the run's result", unique=unique)
+    try:
+        assemble.write_manifest(directory, man)
+    except OSError as exc:  # nothing ran: leave no run directory behind
+        shutil.rmtree(directory, ignore_errors=True)
+        raise DbioError(f"{directory / results.RUN_MANIFEST} could not be written ({exc.strerror or exc})",
+                        "free some space in the results directory") from None
+    hook = external_script.Hook(script, directory, ui)  # called as the window opens and closes
     settled = _settle(nodes, config, ui)
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
@@ -289,8 +282,10 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor))
+            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
+            on_window=hook.window if script is not None else None))
     except BaseException:
+        hook.finish(interrupted=True)
         samples.close()
         if samples.lines == 0:  # nothing ran: leave no run directory behind
             shutil.rmtree(directory, ignore_errors=True)
@@ -298,24 +293,29 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
+    if hook.started("pre"):  # a window that opened and did not close (a failure): its post all the same
+        hook.start("post")
     signal = outcome.signal
     if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
         signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
-    hook.call("post")
+    hook.finish(interrupted=signal is not None)
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
     document["events"] += settled
     if flushed is not None:
         document["events"].append(flushed)
     if baseline is not None:
         baselines.attach(document, baseline)
-    if hook.record():
-        document["external_script"] = hook.record()
+    called = hook.record(*(None if t is None else t - (outcome.clock_offset or 0.0)
+                           for t in (outcome.window_start, outcome.window_end)))
+    if called is not None:
+        document["external_script"] = called
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = signal is None
     if not html:
         document["files"]["html"] = None
-    written = write_result(directory, document, samples, ui, html=html)
-    return RunResult(written, document, signal)
+    faults.point("run.results")  # a test fills the results filesystem here
+    written = run_files.write_result(directory, document, samples, ui, html=html)
+    return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:
@@ -369,50 +369,6 @@ def _flush_pending_writes(nodes: list[Node], ui: UI) -> dict[str, Any] | None:
     return {"t": time.time(), "kind": "pending_writes", "message": message, **done}
 
 
-def write_result(directory: Path, document: dict[str, Any], samples: SampleWriter | None, ui: UI, *,
-                 html: bool = True) -> Path:
-    """result.json and the reports in the run directory, or, when it cannot be written, in a rescue
-    directory that the message names (with the samples the run directory could not take)."""
-    try:
-        _write_all(directory, document, html=html)
-        return directory
-    except OSError as exc:
-        rescue = rescue_directory(directory.name)
-        document["events"].append({"t": time.time(), "kind": "rescued",
-                                   "message": f"{directory} could not be written ({exc.strerror}); the result was "
-                                              f"written to {rescue}"})
-        if document["status"] == "complete":
-            document["status"], document["status_reason"] = "failed", f"results directory unwritable: {exc.strerror}"
-        trust.make_private_directory(rescue, "the rescued result")
-        (rescue / assemble.RESCUE_MARK).write_text(str(directory) + "\n")  # so it is not "recovered" later
-        if samples is not None:
-            with (rescue / results.SAMPLES_FILE).open("w") as fh:
-                for record in samples.records():
-                    fh.write(json.dumps(record, separators=(",", ":")) + "\n")
-        _write_all(rescue, document, html=html)
-        ui.warn(f"{directory} could not be written ({exc.strerror}): the result is in {rescue}")
-        return rescue
-
-
-def _write_all(directory: Path, document: dict[str, Any], *, html: bool = True) -> None:
-    results.write(directory, document)
-    (directory / results.REPORT_FILE).write_text(report.render(document, "text"))
-    if html:
-        (directory / results.HTML_REPORT_FILE).write_text(report.render(document, "html"))
-
-
-def rescue_directory(name: str) -> Path:
-    bases = assemble.rescue_bases()
-    for base in bases:
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if trust.path_problem(base) is None:  # never a shared temporary directory someone else made
-            return base / f"{name}-{int(time.time())}"
-    return bases[0] / f"{name}-{int(time.time())}"
-
-
 def engine_named(name: str | None) -> Engine:
     """The engine a recorded node names (a format-1 run names it in its capabilities)."""
     return registry.entry(name or registry.DEFAULT).create_engine()
@@ -423,8 +379,11 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
     recovered = []
     for directory in assemble.abandoned(results_dir):
         try:
-            document = assemble.recover(directory, engine_named)
-            _write_all(directory, document)
+            written = run_files.write(directory, assemble.recover(directory, engine_named), run_files.run_reports())
+        except OSError as exc:
+            ui.warn(f"could not write the recovered result of the abandoned run in {directory}: "
+                    f"{exc.strerror or exc}")
+            continue
         except DbioError as exc:  # a damaged leftover must not stop the new run
             ui.warn(f"could not recover the abandoned run in {directory}: {exc}")
             continue
@@ -433,7 +392,9 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
             continue
         recovered.append(directory)
         ui.note(f"recovered the result of a run whose dbio process ended early: {directory} (marked lost)")
-        for event in document["events"]:
+        for item in written.unwritten:
+            ui.warn(run_files.unwritten_line(item))
+        for event in written.document["events"]:
             if event["kind"] == "samples_skipped":
                 ui.warn(f"{directory}: {event['message']}")
     return recovered
@@ -473,7 +434,8 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
 
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
-    lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    valid = "VALID" if (doc.get("verdict") or verdict.summary(doc))["valid"] else "NOT VALID"
+    lines = [f"{doc['status']}, {valid}: {verdict.headline(doc)}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)
@@ -481,8 +443,13 @@ def summary_lines(result: RunResult) -> list[str]:
         if finding.level != "info":
             lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
-    lines.append(f"report: {result.directory / results.REPORT_FILE}")
-    html = result.directory / results.HTML_REPORT_FILE
-    lines.append(f"html:   {html}" if html.exists() else
-                 f"html:   not written (interrupted): dbio report {result.directory} --format html --out {html}")
+    unwritten = {item.path: item for item in result.unwritten}
+    for label, name in (("report:", results.REPORT_FILE), ("html:  ", results.HTML_REPORT_FILE)):
+        path = result.directory / name
+        if path in unwritten:
+            lines.append(f"{label} {run_files.unwritten_line(unwritten[path])}")
+        elif path.exists():
+            lines.append(f"{label} {path}")
+        else:
+            lines.append(f"{label} not written (interrupted): {run_files.report_command(path)}")
     return lines

@@ -16,9 +16,9 @@ from typing import Any
 
 from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
-from dbio import trust
+from dbio import results_dir, trust
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset
+from dbio.commands import dataset, run_files
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.commands import sweep_layout
@@ -27,6 +27,7 @@ from dbio.options import BY_KEY
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
+from dbio.filesystem import write_whole
 from dbio.report import sweep_model
 from dbio.stats import catalogue
 from dbio.stats.knee import DEFAULT_GAIN, peaked
@@ -53,6 +54,7 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
     if sessions:  # their syntax, and sessions given twice, before any server is reached
         plan.session_counts(sessions)
         plan.combine([*varies, plan.Vary("threads_per_schema", ())])
+    results_dir.check(base.run.results_dir)  # before the server is held, started or changed
     with targets.exclusive(base, "sweep", ui.note):
         base = dataset.remembered(base, ui.note)
         if sessions:
@@ -75,8 +77,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     base_values = option_values(base)  # what sweep.json keeps: no password
     dsn = base.connection.dsn  # what this process runs with
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
-    directory = _sweep_directory(base)
-    run_command.check_results_dir(directory)
+    directory = base.run.results_dir / results_dir.run_name(base.run.label, "sweep")  # or the next free name
     if any(v.layout for v in varies):
         sweep_layout.check(configs, ui)
     steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
@@ -93,7 +94,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     if op is not None:
         doc["op"] = op
     _ensure_data(configs, ui)
-    trust.make_private_directory(directory, "the sweep")
+    directory = results_dir.claim(directory, "the sweep")
     document.write(directory, doc)
     ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
     return _execute(directory, doc, ui, dsn, baseline)
@@ -193,9 +194,13 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
             if step["status"] == "running":
                 step["status"] = "interrupted"
         doc["wall_seconds"] = round(wall_before + time.monotonic() - started, 3)
-        document.write(directory, doc)
-        _write_reports(directory, doc)
-    return _finish(directory, doc, ui, stopped_by)
+        try:
+            document.write(directory, doc)
+        except OSError as exc:  # a full disk: said in one line (the steps' own results are kept)
+            raise DbioError(f"{directory / document.SWEEP_FILE} could not be written ({exc.strerror or exc})",
+                            f"free some space there, then dbio sweep --resume {directory}") from None
+        unwritten = _write_reports(directory, doc)
+    return _finish(directory, doc, ui, stopped_by, unwritten)
 
 
 def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None,
@@ -247,13 +252,18 @@ def _op_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI,
     return outcome
 
 
-def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None) -> Path:
-    """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume."""
+def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None,
+            unwritten: list[run_files.Unwritten] | None = None) -> Path:
+    """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume, and so
+    does one whose reports a full disk kept out, saying how to write them."""
     for line in sweep_model.summary_lines(sweep_model.build(doc, load_steps(directory, doc))):
         ui.say(line)
     ui.say(f"sweep: {directory / document.SWEEP_FILE}")
-    ui.say(f"report: {directory / document.REPORT_FILE}")
-    ui.say(f"html:   {directory / document.HTML_REPORT_FILE}")
+    unwritten = unwritten or []
+    missing = {item.path: item for item in unwritten}
+    for label, name in (("report:", document.REPORT_FILE), ("html:  ", document.HTML_REPORT_FILE)):
+        path = directory / name
+        ui.say(f"{label} {run_files.unwritten_line(missing[path]) if path in missing else path}")
     if doc["status"] == "interrupted":
         error = Terminated if stopped_by == "SIGTERM" else Interrupted
         raise error(f"sweep interrupted after {_count(doc, 'complete')} of {len(doc['steps'])} steps",
@@ -263,6 +273,9 @@ def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None
         why = f": step {failed['name']} {failed['error']}" if failed else ""
         raise DbioError(f"sweep {doc['status']} after {_count(doc, 'complete')} of {len(doc['steps'])} steps{why}",
                         f"see the step's result; finish it with dbio sweep --resume {directory}")
+    if unwritten:
+        raise DbioError(f"the sweep is complete, but {len(unwritten)} of its reports could not be written "
+                        f"({unwritten[0].reason})", "see above how to write them once there is room")
     return directory
 
 
@@ -326,12 +339,6 @@ def live_dsn(stored: str | None, engine: str = registry.DEFAULT) -> str | None:
     return given if registry.entry(engine).same_server(given, stored) else stored
 
 
-def _sweep_directory(config: Config) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    label = "".join(c if c.isalnum() or c in "-_." else "-" for c in config.run.label)[:60]
-    return config.run.results_dir / (f"{stamp}-sweep-{label}" if label else f"{stamp}-sweep")
-
-
 def _ensure_data(configs: list[Config], ui: UI) -> None:
     """The loaded data must serve every step; when nothing is loaded, load what the largest step needs."""
     if not configs:
@@ -393,7 +400,13 @@ def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]
     return out
 
 
-def _write_reports(directory: Path, doc: dict[str, Any]) -> None:
+def _write_reports(directory: Path, doc: dict[str, Any]) -> list[run_files.Unwritten]:
+    """sweep.txt and sweep.html, each whole or absent (a full disk): those that could not be written."""
     model = sweep_model.build(doc, load_steps(directory, doc))
-    (directory / document.REPORT_FILE).write_text(report.render_model(model, "text"))
-    (directory / document.HTML_REPORT_FILE).write_text(report.render_model(model, "html"))
+    unwritten = []
+    for name, form in ((document.REPORT_FILE, "text"), (document.HTML_REPORT_FILE, "html")):
+        try:
+            write_whole(directory / name, report.render_model(model, form))
+        except OSError as exc:
+            unwritten.append(run_files.Unwritten(directory / name, exc.strerror or str(exc)))
+    return unwritten

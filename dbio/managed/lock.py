@@ -24,7 +24,7 @@ from typing import Iterator
 
 import platformdirs
 
-from dbio import trust
+from dbio import jsondoc, trust
 from dbio.errors import UsageError
 from dbio.managed.paths import SYSTEM_BASE, running_as_root
 
@@ -45,7 +45,7 @@ def lock_file_for(data_dir: Path) -> Path:
 def describe_holder(text: str) -> str:
     """The holder's own note (pure): command, pid and since when."""
     try:
-        info = json.loads(text)
+        info = jsondoc.loads(text)
         since = datetime.fromtimestamp(float(info["since"]), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         return f"dbio {info['command']} (pid {int(info['pid'])}, since {since})"
     except (ValueError, KeyError, TypeError, OverflowError):

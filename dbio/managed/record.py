@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dbio import jsondoc
 from dbio.errors import DbioError
 
 T = TypeVar("T")
@@ -20,7 +21,7 @@ DAMAGED = "if the instance is damaged, remove its directory yourself after check
 def read_record(path: Path) -> dict[str, Any]:
     """The record's fields (format_version dropped); one line naming the file when it is unreadable."""
     try:
-        data = json.loads(path.read_text())
+        data = jsondoc.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise DbioError(f"cannot read the instance record {path}: {exc}", DAMAGED) from None
     if not isinstance(data, dict):

@@ -35,6 +35,16 @@ def efficiency_line(doc: dict[str, Any]) -> str | None:
     without a baseline beside a measured window."""
     f = catalogue.figures_of(doc)
     phrases = [str(fig.phrase).format(fig.value(f)) for fig in EFFICIENCY if fig.value(f) is not None]
+    low, high = value(f, "efficiency_reads_low"), value(f, "efficiency_reads_high")
+    if phrases and value(f, "efficiency_reads") is not None and low is not None and high is not None:
+        rounds = (f.get("baseline") or {}).get("rounds")
+        phrases[0] += f" ({low:.2f}-{high:.2f} over fio's {rounds} rounds)"
+    scans = value(f, "scan_bandwidth_share")
+    if catalogue.scans_dominate(f) and scans is not None:  # scans: fio's sequential bandwidth is their yardstick
+        phrases = [f"its scans {scans:.2f} of the device's sequential bandwidth ({value(f, 'scan_mib_per_s'):,.1f} "
+                   f"vs fio's {value(f, 'raw_seq_read_mib_per_s'):,.1f} MiB/s; fio's random reads, in the Baseline "
+                   "table, are not theirs)"]
+        return f"Database efficiency: {phrases[0]}"
     if not phrases:
         return None
     sessions = value(f, "raw_reads_per_s") and (f.get("baseline") or {}).get("sessions")
@@ -56,7 +66,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                                                                                  "Database / raw"],
                      ["text", "rate", "rate", "rate"], rows,
                      ["Raw: fio's O_DIRECT synchronous random reads of the engine's page size, one job per session, "
-                      "half right before the database's run and half right after (pooled), host CPU from /proc/stat "
+                      "half right before the database's run and half right after (pooled, with further rounds after it "
+                      "while the two disagreed by over 1.2x), host CPU from /proc/stat "
                       "over its runs; readers' own CPU: the sessions' processes against fio's jobs while they read, "
                       "which other work on the host does not move."])
     runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
@@ -80,6 +91,8 @@ def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
     label = {"sync": "synchronous (psync), before", "sync_after": "synchronous (psync), after",
              "deep": f"ceiling ({run.get('engine')})",
              "sequential": f"sequential 1 MiB ({run.get('engine')})"}.get(name, name)
+    if name.startswith("sync_more_"):  # a further round: the device had changed speed meanwhile
+        label = f"synchronous (psync), after, round {int(name.rsplit('_', 1)[1]) + 1}"
     return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
             run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("process_cpu_us_per_read"),
             run.get("seconds")]

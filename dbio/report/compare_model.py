@@ -38,8 +38,13 @@ IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir"
 
 def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     names = [n for n, _ in named]
-    sections = [_context(named), _figures(named), _histograms(named)]
+    sections = [_context(named), _figures(named), conditions_section(named), _histograms(named)]
     findings = []
+    differed = conditions_differ(named)
+    if differed:
+        findings.append({"level": "warning", "code": "conditions_differ",
+                         "message": "besides their settings, the runs' conditions differed: " + "; ".join(differed)
+                                    + ": a difference in their figures may come from these, not from the settings"})
     for name, doc in named:
         say = words.translator(doc.get("capabilities") or {}) or str  # each result in its engine's words
         for f in verdict.findings(doc):
@@ -92,6 +97,53 @@ def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "differences", "", ["", *[n for n, _ in named]], ["text"] * (1 + len(named)), rows)] if rows else []}
 
 
+# What shares a run's window besides its settings, and by how much two runs' values may differ before the
+# difference is named: (figure, absolute points) or (figure, relative share) for rates.
+CONDITIONS: tuple[tuple[str, str, float], ...] = (
+    ("host_steal_pct", "points", 5.0),  # the hypervisor's share of the host's CPU
+    ("other_cpu_pct", "points", 10.0),  # other work's share of the host's busy CPU
+    ("buffer_hit_pct", "points", 5.0),  # the cache's state: how much of the data it held
+    ("device_to_db_read_ratio", "points", 0.05),  # the device's reads against the engine's: sharing or a cache
+    ("raw_reads_per_s", "relative", 0.2),  # the storage's own speed (fio beside each run)
+)
+
+
+def _condition_values(doc: dict[str, Any]) -> dict[str, float | None]:
+    f = figures_of(doc)
+    return {name: catalogue.figure(name).value(f) for name, _, _ in CONDITIONS}
+
+
+def conditions_differ(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each condition that differed between the runs beyond its tolerance, in words (pure)."""
+    out = []
+    values = [(name, _condition_values(doc)) for name, doc in named]
+    for key, how, tolerance in CONDITIONS:
+        seen = [(name, v[key]) for name, v in values if isinstance(v[key], (int, float))]
+        if len(seen) < 2:
+            continue
+        low, high = min(v for _, v in seen), max(v for _, v in seen)
+        apart = (high - low) > tolerance if how == "points" else (low > 0 and high / low - 1 > tolerance)
+        if apart:
+            fig = catalogue.figure(key)
+            out.append(f"{fig.label} " + " vs ".join(f"{fmt.cell(v, fig.kind)} ({name})" for name, v in seen))
+    sharing = [name for name, doc in named if any(f.code == "shared_device" for f in verdict.findings(doc))]
+    if sharing and len(sharing) < len(named):
+        out.append(f"another process used the device in {', '.join(sharing)} only")
+    return out
+
+
+def conditions_section(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The runs' conditions side by side: what they shared the window with, besides their settings."""
+    values = [_condition_values(doc) for _, doc in named]
+    rows = [[catalogue.figure(key).label, *[{"value": v[key], "kind": catalogue.figure(key).kind} for v in values]]
+            for key, _, _ in CONDITIONS if any(v[key] is not None for v in values)]
+    return {"id": "conditions", "title": "Conditions besides the settings", "tables": [table(
+        "conditions", "", ["", *[n for n, _ in named]], ["text"] + ["mixed"] * len(named), rows,
+        ["steal and other work share the CPUs; buffer hits show how much of the data the cache held; device / engine "
+         "reads above 1 show another reader of the device; raw reads/s is the storage's own speed (with --baseline)"])]
+        if rows else []}
+
+
 def _marked(name: str, doc: dict[str, Any]) -> str:
     """A result's name where its figures are quoted, marked when it is not a storage result."""
     return f"{name} {verdict.INVALID_MARK}" if verdict.invalid(doc) else name
@@ -115,7 +167,7 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             change = fig.change(figures_of(base), figures_of(doc))
             judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
             row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
-                    change.pct, judged]
+                    plain_pct(change.base, change.other, change.pct), judged]
         rows.append(_one_unit(row) if fig.kind == "us" else row)
     note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
             f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
@@ -126,6 +178,18 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                        "not shown to serve them; the findings say why)"] if invalid else [])
     return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
             "tables": [table("compare_figures", "", columns, kinds, rows, notes)]}
+
+
+# A relative change beyond this (in %) says nothing a reader can use ("+296658.5%" for writes that went
+# from almost none to many): the cell says how many times as much instead.
+PLAIN_BEYOND_PCT = 1000.0
+
+
+def plain_pct(base: float | None, other: float | None, pct: float | None) -> Any:
+    """The delta % cell: the percentage, or in plain words when it is too large to mean anything."""
+    if pct is None or abs(pct) <= PLAIN_BEYOND_PCT or not base or other is None:
+        return pct
+    return {"value": f"{other / base:,.0f} times as much", "kind": "text"}
 
 
 def _one_unit(row: list[Any]) -> list[Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from dbio import controls
 from dbio.report import charts, fmt
+from dbio.report.verdict import summary_line as verdict_line
 
 CSS = """
 :root { --ink: #1d2733; --muted: #5b6775; --line: #d8dee6; --band: #f4f6f9; --blue: #1f5fa8;
@@ -16,9 +18,12 @@ body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Aria
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line);
      padding-bottom: 4px; } h3 { font-size: 14px; margin: 16px 0 6px; color: var(--muted); }
 .sub { color: var(--muted); margin: 0 0 12px; }
+.verdict { font-weight: 700; padding: 6px 10px; border-radius: 6px; margin: 0 0 8px; }
+.verdict.valid { background: #e3f1e8; color: #1e6b3c; } .verdict.warned { background: #fbf3dc; color: #7a5a00; }
+.verdict.invalid { background: #fbe3e0; color: #a3261a; }
 .status { display: inline-block; font-weight: 600; padding: 1px 8px; border-radius: 10px; font-size: 12px;
           vertical-align: middle; margin-left: 8px; }
-.status.complete { background: #e3f1e8; color: #1e6b3c; } .status.interrupted, .status.failed { background: #fbe9d0;
+.status.complete { background: #eef0f2; color: #3d4650; } .status.interrupted, .status.failed { background: #fbe9d0;
           color: var(--warn); }
 .findings { list-style: none; padding: 0; margin: 12px 0; }
 .findings li { padding: 6px 10px; margin: 4px 0; border-left: 4px solid var(--info); background: var(--band); }
@@ -46,12 +51,14 @@ footer { margin-top: 36px; color: var(--muted); font-size: 12px; }
 """
 
 def render(model: dict[str, Any]) -> str:
+    model = controls.visible_tree(model)  # escaped below; control characters shown too (a reader's cat, a bidi swap)
     run = model["run"]
     status = run.get("status") or "unknown"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(model['title'])}</title><style>{CSS}</style></head><body>",
+        _verdict(model),
         f"<header><h1>{escape(model['title'])}<span class=\"status {escape(status)}\">{escape(status.upper())}</span>"
         "</h1>",
         f"<p class=\"sub\">{escape(model['headline_text'])}</p>{_efficiency(model)}</header>",
@@ -78,6 +85,18 @@ def footer(model: dict[str, Any]) -> str:
                 "Re-render with: dbio report SWEEP_DIRECTORY --format html")
     return f"Rendered by dbio from result.json of run {run.get('run_id')} {version}. " \
            "Re-render with: dbio report RESULT --format html"
+
+
+def _verdict(model: dict[str, Any]) -> str:
+    """The page's first line: the verdict, in green only when the result is valid and nothing warns."""
+    found = model.get("verdict")
+    if not found:
+        return ""
+    warned = any(f["level"] == "warning" for f in model["findings"])
+    kind = "invalid" if not found.get("valid") else "warned" if warned else "valid"
+    tail = f" (read the {sum(f['level'] == 'warning' for f in model['findings'])} warning(s) below)" \
+        if kind == "warned" else ""
+    return f"<p class=\"verdict {kind}\" id=\"verdict\">{escape(verdict_line(found))}{escape(tail)}</p>"
 
 
 def _efficiency(model: dict[str, Any]) -> str:

@@ -41,6 +41,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
                 "status_reason": doc.get("status_reason"), "window_start": get(doc, "timeline", "window_start"),
                 "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": doc.get("dbio_version")},
         # the verdict and what could not be measured come first, in every format
+        "verdict": verdict.summary(doc),
         "findings": [x.to_dict() for x in findings],
         "not_measured": verdict.not_measured(doc),
         "headline_text": verdict.headline(doc),
@@ -65,7 +66,8 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     """The report's sections in order, those with nothing to show left out."""
     validity = window_sections.validity_lines(f, verdict.cache_name(doc))
     sections = [{"id": "verdict", "title": "Verdict and warnings",
-                 "lines": [f"{x.level}: {x.message}" for x in findings if x.code != "unavailable"]
+                 "lines": [f"{x.level}: {x.message}" for x in findings
+                           if x.code != "unavailable" and x.level not in ("invalid", "warning")]
                  + [f"not measured: {m['figure']} ({m['why']})" for m in verdict.not_measured(doc)] + validity},
                 run_section.section(doc), run_section.storage(doc)]
     nodes = node_sections.section(doc)

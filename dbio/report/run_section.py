@@ -35,6 +35,7 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Server", f"{server.get('description', '-')}{embedded}"],
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
+        *([["Scan plan", " > ".join(get(doc, "plans", "scan", "nodes"))]] if get(doc, "plans", "scan", "nodes") else []),
         ["Host", _host(env.get("host") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
@@ -81,8 +82,9 @@ def _knobs(w: dict[str, Any]) -> list[str]:
         knobs.append(f"hot schema every {w['hot_schema_frequency']}")
     if w.get("think_time_frequency"):
         knobs.append(f"think every {w['think_time_frequency']} ({w['think_time_min']}-{w['think_time_max']} s)")
-    if w.get("work_loop"):
-        knobs.append(f"work loop {w['work_loop']}")
+    if w.get("work_loop"):  # SLOB's meaning counts the warm-up; a document without the scope had dbio's
+        counted = "warm-up included" if w.get("work_loop_scope") == "session" else "in the window"
+        knobs.append(f"work loop {w['work_loop']} per session, {counted}")
     return knobs
 
 

@@ -230,14 +230,22 @@ def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
 
 def _findings(doc: dict[str, Any], rows: list[dict[str, Any]],
               step_docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step's invalid results and warnings (dbio's own overhead apart), the sweep's status first."""
-    findings = []
+    """The steps' invalid results and warnings (dbio's own overhead apart), each kind said once with the
+    steps it applies to (a sweep's page opened with sixteen boxes before any chart), the status first."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for r in rows:
         step_doc = step_docs.get(r["step"])
         if step_doc:
             for f in verdict.findings(step_doc):
                 if f.level in ("invalid", "warning") and f.code != "overhead":
-                    findings.append({"level": f.level, "code": f.code, "message": f"step {r['step']}: {f.message}"})
+                    grouped.setdefault((f.level, f.code), []).append((r["step"], f.message))
+    findings = []
+    for (level, code), found in grouped.items():
+        steps = [step for step, _ in found]
+        where = f"step {steps[0]}" if len(steps) == 1 else f"steps {', '.join(steps)}"
+        also = "" if len(steps) == 1 else f" (as {steps[0]} said it; the others alike)"
+        findings.append({"level": level, "code": code, "message": f"{where}: {found[0][1]}{also}"})
+    findings.sort(key=lambda f: f["level"] != "invalid")
     if doc.get("status") != "complete":
         findings.insert(0, {"level": "warning", "code": "status", "message":
                             f"sweep {str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps "

@@ -46,6 +46,8 @@ DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
 # pages were flushed meanwhile) and is no read-only result; beyond the note it is said.
 READ_ONLY_WRITE_LIMIT = 0.01
 READ_ONLY_WRITE_NOTE = 0.001
+# Beyond this ratio of the device's I/O to the engine's, a finding states both amounts, not a percentage.
+PLAIN_RATIO = 10.0
 # The engine's average read beyond this many blocks: its reads are multi-block (scans), and the device
 # check compares bytes, not requests.
 MULTI_BLOCK_READ = 1.5
@@ -151,7 +153,14 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
     per_row = value(_figures(doc), "blocks_read_per_row")
     hot = hotspot_share(doc)
     cold = 1.0 - hot
-    if not _window(doc) or per_row is None or cold <= 0 or per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
+    if not _window(doc) or per_row is None:
+        return None
+    if cold <= 0:  # hotspot_frequency 1: every statement goes where the cache serves it
+        return _found("invalid", "rows_from_cache",
+                      f"every statement goes to the hot spot (hotspot_frequency 1), which is there to be served from "
+                      f"the cache ({100 * per_row:.0f}% of the rows were read from storage): this measures memory, "
+                      "not storage", "blocks_read_per_row", per_row)
+    if per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
         return None
     if not hot:
         return _found("invalid", "rows_from_cache",
@@ -237,10 +246,13 @@ def _read_excess(f: dict[str, Any], page_bytes: int) -> str | None:
     excess = device - engine
     if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
         return None
-    share = f"{100 * device / engine:.1f}% of the engine's physical reads" if engine else "reads, the engine none"
-    said = f"the device did {share} (device {device:,.0f}, engine {engine:,.0f} read requests)"
+    if engine and device <= PLAIN_RATIO * engine:
+        said = (f"the device did {100 * device / engine:.1f}% of the engine's physical reads (device {device:,.0f}, "
+                f"engine {engine:,.0f} read requests)")
+    else:  # a ratio in the thousands of % says nothing: the counts do
+        said = f"the device did {device:,.0f} read requests while the engine did {engine:,.0f}"
     device_bytes, engine_bytes = value(f, "device_read_bytes"), value(f, "db_read_bytes")
-    if device_bytes is None or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
+    if device_bytes is None or not engine or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
         return said
     if device_bytes - engine_bytes <= DEVICE_EXCESS_LIMIT * engine_bytes:
         return None  # multi-block reads split into more requests on their way down: the same bytes
@@ -256,9 +268,12 @@ def _write_excess(f: dict[str, Any], seconds: float) -> str | None:
     excess = device - engine
     if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S * max(1.0, seconds):
         return None
-    share = f"{100 * device / engine:.1f}% of the bytes the engine wrote" if engine else "while the engine wrote none"
-    return (f"the device wrote {share} (device {format_bytes(device)}, engine {format_bytes(engine)} of data files, "
-            "WAL and temporary files)")
+    if engine and device <= PLAIN_RATIO * engine:
+        return (f"the device wrote {100 * device / engine:.1f}% of the bytes the engine wrote (device "
+                f"{format_bytes(device)}, engine {format_bytes(engine)} of data files, WAL and temporary files)")
+    # a ratio in the thousands of % says nothing: the amounts do
+    return (f"the device wrote {format_bytes(device)} while the engine wrote "
+            f"{format_bytes(engine) if engine else 'nothing'} (data files, WAL and temporary files)")
 
 
 def shared_device(doc: dict[str, Any]) -> Finding | None:
@@ -474,19 +489,37 @@ def overhead(doc: dict[str, Any]) -> Finding | None:
 
 
 def database_vs_device(doc: dict[str, Any]) -> Finding | None:
-    """A baseline ran: the database's reads/s beside fio's at the same sessions, and why they differ."""
+    """A baseline ran: the database beside fio at the same sessions, each access pattern against its own
+    raw counterpart (single-block reads against fio's random reads, scans against its sequential
+    bandwidth), and why they differ."""
     f = _figures(doc)
-    eff = value(f, "efficiency_reads")
-    if not _window(doc) or eff is None:
+    if not _window(doc):
         return None
-    told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
-            f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
+    if catalogue.scans_dominate(f):
+        eff = value(f, "scan_bandwidth_share")
+        if eff is None:  # no sequential baseline: random reads are no yardstick for scans (scan_bound says so)
+            return None
+        told = (f"the database's scans delivered {eff:.2f} of the device's sequential bandwidth "
+                f"({value(f, 'scan_mib_per_s'):,.1f} vs fio's {value(f, 'raw_seq_read_mib_per_s'):,.1f} MiB/s)")
+        figure_name = "scan_bandwidth_share"
+    else:
+        eff = value(f, "efficiency_reads")
+        if eff is None:
+            return None
+        told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
+                f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
+        figure_name = "efficiency_reads"
+    return _efficiency_finding(doc, f, told, figure_name, eff)
+
+
+def _efficiency_finding(doc: dict[str, Any], f: dict[str, Any], told: str, figure_name: str,
+                        eff: float) -> Finding:
     if eff > EFFICIENCY_HIGH:
         return _found("warning", "beyond_device", f"{told}: more than the device, so some reads came from a cache "
-                      "(the OS page cache or the storage's): a finding, not a triumph", "efficiency_reads", eff)
+                      "(the OS page cache or the storage's): a finding, not a triumph", figure_name, eff)
     if eff >= EFFICIENCY_LOW:
-        return _found("info", "efficiency", told, "efficiency_reads", eff)
-    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", "efficiency_reads", eff)
+        return _found("info", "efficiency", told, figure_name, eff)
+    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", figure_name, eff)
 
 
 def device_drift(doc: dict[str, Any]) -> Finding | None:
@@ -498,10 +531,13 @@ def device_drift(doc: dict[str, Any]) -> Finding | None:
     if not _window(doc) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
         return None
     before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
+    low, high = value(f, "raw_reads_per_s_low") or min(before, after), value(f, "raw_reads_per_s_high") or max(before, after)
+    more = sum(1 for name in runs if name.startswith("sync_more_"))
+    rounds = f"; in {more} more round{'s' if more != 1 else ''} after it, {low:,.0f} to {high:,.0f} in all" if more else ""
     return _found("warning", "device_drift", f"the device changed speed during the run: fio read {before:,.0f} "
-                  f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}), so the database's efficiency "
-                  f"lies between {reads / max(before, after):.2f} and {reads / min(before, after):.2f}; repeat the run "
-                  "to see whether the storage settles", "raw_drift", drift)
+                  f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}){rounds}, so the database's "
+                  f"efficiency lies between {reads / high:.2f} and {reads / low:.2f}; repeat the run to see whether "
+                  "the storage settles", "raw_drift", drift)
 
 
 def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
@@ -608,3 +644,20 @@ def _headline_caveats(doc: dict[str, Any]) -> dict[str, str]:
     if large is not None:
         out["avg_read_us"] = f" ({large[0]:,.0f} us of it waiting for a CPU)"
     return out
+
+
+VALID_LINE = "VALID storage result"
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable verdict, from the findings the report makes: valid unless one says the result
+    does not measure storage; the reasons one line each, in the engine's own words."""
+    from dbio.report import words
+
+    reasons = [words.say(doc, x.message) for x in invalid(doc)]
+    return {"valid": not reasons, "reasons": reasons}
+
+
+def summary_line(verdict: dict[str, Any]) -> str:
+    """Every format's first line: 'VALID storage result' or 'NOT VALID: <reasons>'."""
+    return VALID_LINE if verdict.get("valid") else "NOT VALID: " + "; ".join(verdict.get("reasons") or ["no reason"])

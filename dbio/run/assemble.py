@@ -22,6 +22,7 @@ from dbio.collect import host
 from dbio.config import Config, option_values
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import UsageError
+from dbio.filesystem import write_whole
 from dbio.run.identity import client_alive, client_id
 from dbio.run import agreed, dealing
 from dbio.run.nodes import STANDBY, Node
@@ -79,7 +80,7 @@ def manifest_nodes(man: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
-    (directory / MANIFEST_FILE).write_text(json.dumps(data, indent=1) + "\n")
+    write_whole(directory / MANIFEST_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def interval_statements(records: Iterable[dict[str, Any]], buckets: int) -> dict[int, dict[str, Any]]:
@@ -194,7 +195,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "histograms": outcome.totals.histograms(plan["bounds_us"]),
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
-        "stalls": _stalls(series, outcome.clock, outcome.window_start, man["config"]["workload"]),
+        "stalls": _stalls(series, outcome.clock, outcome.window_start, window["seconds"], man["config"]["workload"]),
         "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
@@ -386,19 +387,20 @@ def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) 
     }
 
 
-def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | None,
+def _stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | None, window_seconds: float | None,
             workload: dict[str, Any]) -> list[dict[str, Any]]:
     """The window's stalls; a session thinking longer than a stall is not one."""
     if clock.start is None or window_start is None:
         return []
     thinking = (workload.get("think_time_max") or 0.0) if workload.get("think_time_frequency") else 0.0
-    return stall_math.find(series, window_start - clock.start,
+    return stall_math.find(series, window_start - clock.start, window_seconds=window_seconds,
                            min_seconds=max(stall_math.STALL_SECONDS, thinking + SLICE_SECONDS))
 
 
 # -- runs their dbio process never finished --------------------------------------------------
 
-RESCUE_MARK = "rescued-from"
+RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
+RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
 
 
 def rescue_bases() -> list[Path]:
@@ -435,12 +437,12 @@ def abandoned(results_dir: Path) -> list[Path]:
     rescued = rescued_runs()
     for manifest_path in list(results_dir.glob(f"*/{MANIFEST_FILE}")) + list(results_dir.glob(f"*/*/{MANIFEST_FILE}")):
         directory = manifest_path.parent
-        if (directory / results.RESULT_FILE).exists() or str(directory) in rescued:
+        if any((directory / name).exists() for name in (results.RESULT_FILE, RESCUED_TO)) or str(directory) in rescued:
             continue
         if trust.path_problem(directory):  # its result would be written through links another user put there
             continue
         try:
-            man = json.loads(manifest_path.read_bytes())
+            man = jsondoc.loads(manifest_path.read_bytes().decode())
         except (OSError, ValueError):
             continue  # not yet written whole, or unreadable: nothing to recover from
         client = man.get("client") if isinstance(man, dict) else None

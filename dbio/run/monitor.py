@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 
 from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
+from dbio.run.liveness import Liveness
 from dbio.run.readings import reading_time
 
 
@@ -54,15 +55,24 @@ class Monitor:
     last: dict[str, dict[str, Any]] = field(default_factory=dict)  # each node's last snapshot
     on_failure: Callable[[str, str], None] | None = None  # (node, error): a node's snapshot failed
 
-    async def reading(self, *, per_process: bool) -> dict[str, Any]:
+    liveness: Liveness = field(default_factory=Liveness)  # the run's: when each node last answered
+    # a node's snapshot asked for an earlier reading and not answered yet: not asked again until it answers
+    pending: dict[str, asyncio.Task] = field(default_factory=dict)
+
+    async def reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
         """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
-        (window ends). The nodes are read at once, so that their readings are of one instant."""
+        (window ends). The nodes are read at once, so that their readings are of one instant.
+        partial_after: seconds after which a reading some node answered goes without those that did not
+        (None for them: a node that stopped answering delays no other's readings; its loss is the runner's)."""
         asked = [p for p in self.probes if p.name not in self.lost]
-        snapshots = await asyncio.gather(*(self._snapshot(p) for p in asked))
+        for p in asked:
+            if p.name not in self.pending or self.pending[p.name].done():
+                self.pending[p.name] = asyncio.ensure_future(self._snapshot(p))
+        tasks = [self.pending[p.name] for p in asked]
+        await _answers(tasks, partial_after)
+        snapshots = [task.result() if task.done() else (None, None) for task in tasks]
         for p, (raw, error) in zip(asked, snapshots):
-            if raw is not None:
-                self.last[p.name] = raw
-            elif error and self.on_failure is not None and len(self.probes) > 1:
+            if error and self.on_failure is not None and len(self.probes) > 1:
                 self.on_failure(p.name, error)
         got = {p.name: raw for p, (raw, _) in zip(asked, snapshots)}
         out: dict[str, Any] = {"nodes": {p.name: self.last.get(p.name) if p.name in self.lost else got[p.name]
@@ -70,6 +80,8 @@ class Monitor:
         if self.lost:
             out["lost"] = sorted(self.lost)
         failures = [error for _, error in snapshots if error]
+        failures += [f"engine snapshot of {p.name}: no answer in time" for p, task in zip(asked, tasks)
+                     if not task.done()]
         if failures:
             out["error"] = "; ".join(failures)
         # /proc of every session once a second: in a thread, so the sessions' next calls are not delayed.
@@ -78,12 +90,16 @@ class Monitor:
 
     async def _snapshot(self, probe: NodeProbe) -> tuple[dict[str, Any] | None, str | None]:
         try:
-            return await probe.engine.snapshot(probe.conn, probe.info, probe.run_id), None
+            with self.liveness.asking(probe.name):
+                raw = await probe.engine.snapshot(probe.conn, probe.info, probe.run_id)
         except Exception as exc:  # a failed reading must not end the run
             where = f" of {probe.name}" if len(self.probes) > 1 else ""
             error = f"engine snapshot{where} failed: {exc}"
             self.errors.append(error)
             return None, error
+        if probe.name not in self.lost:  # an answer after its loss is not news: its figures end where they did
+            self.last[probe.name] = raw
+        return raw, None
 
     def os_reading(self, *, per_process: bool) -> dict[str, Any]:
         reading: dict[str, Any] = {"t": time.time(), "client_cpu": procfs.self_cpu(), "client_rss": procfs.self_rss()}
@@ -137,6 +153,19 @@ class Monitor:
         return reading
 
 
+async def _answers(tasks: list[asyncio.Task], partial_after: float | None) -> None:
+    """Until every task is done; with partial_after, no longer than that once one is (a reading none of whose
+    nodes answered waits for the first answer: it is late, a gap, and its answer says when it came)."""
+    if not tasks:
+        return
+    if partial_after is None:
+        await asyncio.wait(tasks)
+        return
+    done, pending = await asyncio.wait(tasks, timeout=partial_after)
+    if pending and not done:
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+
+
 @dataclass
 class WaitTarget:
     """One node's sessions, as the wait sampler asks about them."""
@@ -160,6 +189,7 @@ class WaitSampler:
     samples: int = 0
     errors: int = 0
     lost: set[str] = field(default_factory=set)  # nodes whose server stopped (Monitor.lost): not asked
+    liveness: Liveness = field(default_factory=Liveness)  # the run's: when each node last answered
 
     def live(self) -> list[WaitTarget]:
         return [t for t in self.targets if t.node not in self.lost]
@@ -185,16 +215,17 @@ class WaitSampler:
         finally:
             stopped.cancel()
 
-    @staticmethod
-    async def _ask(targets: list[WaitTarget]) -> list[Any]:
+    async def _ask(self, targets: list[WaitTarget]) -> list[Any]:
         if len(targets) == 1:
-            target = targets[0]
             try:
-                return [await target.engine.session_states(target.conn, target.pids)]
+                return [await self._ask_one(targets[0])]
             except Exception as exc:
                 return [exc]
-        return await asyncio.gather(*(t.engine.session_states(t.conn, t.pids) for t in targets),
-                                    return_exceptions=True)
+        return await asyncio.gather(*(self._ask_one(t) for t in targets), return_exceptions=True)
+
+    async def _ask_one(self, target: WaitTarget) -> list[str]:
+        with self.liveness.asking(target.node):
+            return await target.engine.session_states(target.conn, target.pids)
 
     def _count(self, targets: list[WaitTarget], answers: list[Any]) -> None:
         if any(isinstance(a, BaseException) for a in answers):
@@ -284,7 +315,8 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         asked, published_to = time.time() + clock_offset, published()
         reading: dict[str, Any] = {}
         if asked - due <= SAMPLE_LATE_LIMIT:
-            reading = await monitor.reading(per_process=False)
+            # a node that does not answer in half the time left is left out of it (the other half: /proc, the record)
+            reading = await monitor.reading(per_process=False, partial_after=due + SAMPLE_LATE_LIMIT / 2 - asked)
         answered = time.time() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
         record = {"k": k, "phase": phase(t_start + k - 0.5), "due": due, "asked": asked, "answered": answered,

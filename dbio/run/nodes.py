@@ -19,6 +19,7 @@ from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import DbioError
 from dbio.run import agreed, dealing
 from dbio.run.identity import client_alive
+from dbio.run.liveness import Liveness
 from dbio.run.monitor import NodeProbe, WaitTarget
 from dbio.run.sessions import Session
 
@@ -98,10 +99,10 @@ class NodeRun:
             notify(f"{self._on()}removed {cleaned} run(s) left by dbio processes that ended early")
         engine.prepare_run(self.control, self.run_id, params)
 
-    def plans(self, access_path: str) -> dict[str, Any]:
+    def plans(self, access_path: str, scan_workers: int | None) -> dict[str, Any]:
         conn = self.engine.connect(self.node.conninfo, application_name="dbio:plan")
         try:
-            return self.engine.plans(conn, 1, access_path)
+            return self.engine.plans(conn, 1, access_path, scan_workers)
         finally:
             self.engine.close(conn)
 
@@ -175,6 +176,10 @@ class NodeRun:
         return f"{self.node.name}: " if self.node.name else ""
 
 
-async def in_threads(runs: list[NodeRun], step: Callable[[NodeRun], Any]) -> list[Any]:
-    """A sync step on every node at once (each in a thread)."""
-    return list(await asyncio.gather(*(asyncio.to_thread(step, r) for r in runs)))
+async def in_threads(runs: list[NodeRun], step: Callable[[NodeRun], Any], liveness: Liveness) -> list[Any]:
+    """A sync step on every node at once (each in a thread), each a call on its node (liveness.py)."""
+    async def on(run: NodeRun) -> Any:
+        with liveness.asking(run.node.name):
+            return await asyncio.to_thread(step, run)
+
+    return list(await asyncio.gather(*(on(r) for r in runs)))

@@ -31,10 +31,16 @@ def answered(reading: dict[str, Any] | None) -> bool:
 
 
 def reading_time(reading: dict[str, Any] | None) -> float | None:
-    """When the reading was taken (server clock): the first node's time, the run's reference."""
-    for raw in raw_nodes(reading).values():
-        return float(raw["t"]) if raw else None
-    return None
+    """When the reading was taken (server clock): the first node's time, the run's reference; the first node
+    still read when the first was lost (a lost node's entry is its last reading, of an earlier time); the
+    latest of their last readings when every node was."""
+    nodes = raw_nodes(reading)
+    lost = set((reading or {}).get("lost") or ())
+    for name, raw in nodes.items():
+        if name not in lost:
+            return float(raw["t"]) if raw else None
+    times = [float(raw["t"]) for raw in nodes.values() if raw]
+    return max(times) if times else None
 
 
 def normalized(reading: dict[str, Any], normalize: Callable[[str, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
@@ -43,4 +49,6 @@ def normalized(reading: dict[str, Any], normalize: Callable[[str, dict[str, Any]
     nodes = {name: normalize(name, raw) if raw else None for name, raw in raw_nodes(reading).items()}
     rest = {k: v for k, v in reading.items() if k not in ("engine", "nodes")}
     total = combine(list(nodes.values())) if nodes and all(nodes.values()) else None
+    if total is not None and len(nodes) > 1:
+        total = {**total, "t": reading_time(reading)}  # a lost first node's is of its last reading
     return {**rest, "engine": total, "nodes": nodes}

@@ -15,13 +15,13 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed, room
+from dbio.run import agreed, liveness, room
 from dbio.run.identity import new_run_id
-from dbio.run.monitor import Monitor, SampleWriter, WaitSampler, sample_on_grid
+from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.readings import reading_time
@@ -83,6 +83,8 @@ class RunContext:
     # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
     room_paths: tuple[str, ...] = ()
     room_floor: int = room.FLOOR  # bytes kept free there (room.floor_of the servers' growth step)
+    # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
+    on_window: Callable[[str], None] | None = None
 
 
 def run(ctx: RunContext) -> RunOutcome:
@@ -95,7 +97,8 @@ class _Coordinator:
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
         self.clock = Clock(warmup=ctx.plan.warmup)
-        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
+        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice,
+                             work_loop_counts_warmup=ctx.plan.work_loop_scope == "session")
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
                       for node in ctx.nodes]
@@ -120,6 +123,8 @@ class _Coordinator:
         self.node_starts: dict[str, dict[str, Any]] = {}
         self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
         self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
+        self.watch: asyncio.Task | None = None  # loses a node that stops answering (see _watch_nodes)
+        self.deadline_at: float | None = None  # the deadline, on this host's monotonic clock
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -147,6 +152,7 @@ class _Coordinator:
             await self._clean_up()
             for sig in signals:
                 loop.remove_signal_handler(sig)
+        self._uncount_lost()
         return self._outcome()
 
     async def _phases(self) -> None:
@@ -154,7 +160,7 @@ class _Coordinator:
         await self._prepare()
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
-        await in_threads(self.nodes, lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        await self._on_nodes(lambda r: r.engine.hold_barrier(r.control, self.run_id))
         # Several nodes, or a read-only one, start at an instant chosen from the session count before
         # any session calls (_agree_start): their sessions are started once all are connected.
         early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
@@ -170,16 +176,18 @@ class _Coordinator:
         await self._start_together(tasks)
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
+        early_end = await self._end_of_answering_nodes(tasks)
         await self.stopping.drain(tasks)
         await self._stop_background()
-        await self._close_window()
+        await self._close_window(early_end)
         self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
 
     async def _prepare(self) -> None:
         """Every node's control session and run row; the plans, checked on the first node."""
         params = {**self.plan.control, "client": self.ctx.client}
-        await in_threads(self.nodes, lambda r: r.prepare(params, self.ctx.observer.event))
-        self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path)
+        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event))
+        scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
+        self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
     async def _open_monitoring(self) -> None:
         opened = [await r.open_monitoring() for r in self.nodes]
@@ -191,9 +199,9 @@ class _Coordinator:
             [pid for o in opened for pid in o.background],
             {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for o in opened for pid in o.overhead],
-            read_helper_pids=[pid for o in opened for pid in o.read_helpers])
+            read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness)
         self.waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
-                                 lost=self.monitor.lost)
+                                 lost=self.monitor.lost, liveness=self.shared.liveness)
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
 
@@ -202,7 +210,10 @@ class _Coordinator:
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
-        offsets = await in_threads(self.nodes, NodeRun.clock_offset) if len(self.nodes) > 1 else []
+        # from here every wait on a node is bounded: the sessions' barrier waits, held on purpose, are over
+        self.shared.liveness.restart([r.node.name for r in self.nodes])
+        self.watch = asyncio.create_task(self._watch_nodes())
+        offsets = await self._on_nodes(NodeRun.clock_offset) if len(self.nodes) > 1 else []
         asked = time.time()
         first = await self.monitor.reading(per_process=self.plan.warmup == 0)
         read_at = (asked + time.time()) / 2
@@ -220,6 +231,7 @@ class _Coordinator:
         if len(self.nodes) > 1:
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
+        self.deadline_at = None if deadline is None else time.monotonic() + deadline - (time.time() + self.offset)
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
         self.background.append(asyncio.create_task(self.waits.run(self.sampler_stop)))
@@ -231,7 +243,7 @@ class _Coordinator:
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
-            published=lambda: self.counts.published_to, on_sample=self.ctx.observer.second)))
+            published=lambda: self.counts.published_to, on_sample=self._on_sample)))
 
     def _agree_start(self) -> None:
         """Several nodes (or a read-only one) start at an instant chosen before any session calls (read-only
@@ -252,9 +264,8 @@ class _Coordinator:
         """One node: released now (its server's clock fixes the start). A start agreed in advance: every
         node at once, a little before it (the loop waits until the start)."""
         if self.plan.start is None:
-            return await asyncio.to_thread(self.nodes[0].release, self.plan.warmup, self.plan.run_time, None)
-        times = await in_threads(self.nodes, lambda r: r.release(self.plan.warmup, self.plan.run_time,
-                                                                  self.plan.start))
+            return (await self._on_nodes(lambda r: r.release(self.plan.warmup, self.plan.run_time, None)))[0]
+        times = await self._on_nodes(lambda r: r.release(self.plan.warmup, self.plan.run_time, self.plan.start))
         return times[0]
 
     def _node_starts(self, offsets: list[tuple[float, float] | None], start: float) -> dict[str, dict[str, Any]]:
@@ -277,14 +288,56 @@ class _Coordinator:
             self.window_start = reading_time(self.begin) or time.time() + self.offset
             self._open_window()
             self.ctx.observer.phase("measuring")
+        elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
+            self.status, self.reason = "failed", self._ended_in_warmup()
         self.shared.window_opened.set()
 
-    async def _close_window(self) -> None:
-        """The end reading, which is also the last per-second sample: it holds the final second's flush."""
+    def _ended_in_warmup(self) -> str:
+        why = f"every session ended during the {self.plan.warmup:g} s warm-up: nothing was measured"
+        if self.plan.work_loop and self.plan.work_loop_scope == "session":
+            why += (f" (work_loop = {self.plan.work_loop:,} counts the warm-up's iterations: work_loop_scope = "
+                    "session); give a larger work_loop, a shorter warmup, or work_loop_scope = window")
+        return why
+
+    async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
+        """An end reading begun when, past the deadline, the only sessions still running are on nodes that
+        answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
+        window of the others ends with their work, not seconds later. Not waited for here (a live node late
+        on a loaded host is not held up by it); used only if those nodes were lost (_close_window). None
+        when every session finished (the end reading is taken after them, as always), or on a stop."""
+        if self.deadline_at is None or self.window_start is None:
+            return None
+        while not self.shared.stop.is_set():
+            running = [(s, t) for s, t in zip(self.sessions, tasks) if not t.done()]
+            if not running:
+                return None
+            quiet = {s.node for s, _ in running}
+            heard = self.shared.liveness.heard
+            if time.monotonic() >= self.deadline_at and \
+                    all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
+                reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                return asyncio.ensure_future(reading), quiet
+            await asyncio.wait([t for _, t in running], timeout=0.05)
+        return None
+
+    async def _close_window(self, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
+        """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
+        early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
+        their entries are then their last readings, as in every reading after a node's loss."""
         if self.window_start is None:
             return
-        self.end = await self._reading(per_process=True)
+        reading = None if early is None else await early[0]  # bounded: each node answers, or is lost
+        if reading is not None and early[1] <= set(self.lost):
+            self.end = {**reading, "nodes": {name: self.monitor.last.get(name) if name in self.lost else raw
+                                             for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
+        else:
+            self.end = await self._reading(per_process=True)
         self.window_end = reading_time(self.end) or time.time() + self.offset
+        covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
+        if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
+            self.window_end = max(covered)
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("close")
         self.waits.in_window = False
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
@@ -293,10 +346,11 @@ class _Coordinator:
             "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
             **self.counts.record(last, final=True), "final": True})
 
-    async def _reading(self, *, per_process: bool) -> dict[str, Any]:
+    async def _reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
         """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
         conns = [(r.engine, r.monitor_conn) for r in self.nodes]
-        return await self.stopping.bounded(self.monitor.reading(per_process=per_process), conns) or {"nodes": {}}
+        return await self.stopping.bounded(self.monitor.reading(per_process=per_process, partial_after=partial_after),
+                                           conns) or {"nodes": {}}
 
     async def _clean_up(self) -> None:
         await self._stop_background()
@@ -317,9 +371,12 @@ class _Coordinator:
             await r.close_monitoring()
         # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
         controls = [r for r in self.nodes if r.control is not None]
-        await self.stopping.bounded(in_threads(controls, NodeRun.forget), [(r.engine, r.control) for r in controls])
+        await self.stopping.bounded(self._on_nodes(NodeRun.forget, controls), [(r.engine, r.control) for r in controls])
         for r in controls:
-            r.engine.close(r.control)
+            if r.control is not None:  # None: its node was lost meanwhile
+                r.engine.close(r.control)
+        if self.watch is not None:
+            self.watch.cancel()
 
     def _outcome(self) -> RunOutcome:
         waits = self.waits
@@ -380,7 +437,7 @@ class _Coordinator:
             if any(not (s.in_call or t.done()) for s, t in zip(self.sessions, tasks)):  # tasks: in session order
                 waiting = 0
             else:
-                waiting = sum(await in_threads(self.nodes, NodeRun.waiting))
+                waiting = sum(await self._on_nodes(NodeRun.waiting))
             if waiting >= len(self.sessions):
                 return
             failed = [t for t in tasks if t.done()]
@@ -401,7 +458,7 @@ class _Coordinator:
         """Never release a failed start into a run: remove the run first, then let the waiting
         sessions through the barrier, where they find no run and return at once."""
         self._stop()
-        await in_threads(self.nodes, NodeRun.forget)
+        await self._on_nodes(NodeRun.forget)
         _, pending = await asyncio.wait(tasks, timeout=10)
         if pending:
             await self.stopping.cancel_running()
@@ -448,6 +505,12 @@ class _Coordinator:
         self.in_window = True
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("open")
+
+    async def _on_nodes(self, step: Callable[[NodeRun], Any], runs: list[NodeRun] | None = None) -> list[Any]:
+        """A sync step on every node (or those of runs) at once, each in a thread (nodes.in_threads)."""
+        return await in_threads(self.nodes if runs is None else runs, step, self.shared.liveness)
 
     async def _stop_background(self) -> None:
         """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
@@ -466,7 +529,7 @@ class _Coordinator:
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
             session.fail(exc, self.offset)
-            if await self._node_stopped(session.node, session.error):
+            if session.node in self.lost or await self._node_stopped(session.node, session.error):
                 return  # its node's server stopped: the other nodes go on (see _lose_node)
             elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
             where = f"pid {session.pid}, schema {session.schema_index}" + (
@@ -503,27 +566,64 @@ class _Coordinator:
         self.checks.pop(node, None)  # it answers: a later failure is checked again
         return False
 
-    def _lose_node(self, run: NodeRun, error: str) -> None:
-        """Its server stopped: no more readings of it (each reading keeps its last, so its figures end
-        there and the totals are partial), its sessions are over; the other nodes finish the window."""
+    def _lose_node(self, run: NodeRun, error: str, ago: float = 0.0) -> None:
+        """Its server stopped (ago seconds before now: a silent one when it last answered): no more readings
+        of it (each reading keeps its last, so its figures end there and the totals are partial), its
+        sessions are over; the other nodes finish the window."""
         name = run.node.name
-        t = time.time() + self.offset
+        t = time.time() + self.offset - ago
         last = self.monitor.last.get(name) if self.monitor else None
         since = None if self.clock.start is None else round(t - self.clock.start, 3)
-        # the sessions publish their counters at each slice's end, on the grid: the node's last reading
-        # holds its work up to the last slice boundary before it
-        covered = None if not last or self.clock.start is None else \
-            self.clock.start + math.floor((float(last["t"]) - self.clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+        covered = None if not last else self._covered_to(float(last["t"]))
         self.lost[name] = {"t": t, "since_start": since, "reason": error, "covered_to": covered}
         if self.monitor is not None:
             self.monitor.lost.add(name)
-        message = f"node {name} stopped at +{since:.1f} s ({error}): the other nodes finish the window; its " \
-                  "figures end at its last reading and the totals are partial"
+        self._abandon_node(run)  # whatever still waits on it ends now, and no more of its work is counted
+        when = "" if since is None else f" at +{since:.1f} s"
+        message = f"node {name} stopped{when} ({error}): the other nodes finish the window; its " \
+                  "figures end at its last reading and the totals are partial" if len(self.nodes) > 1 else \
+            f"the server stopped{when} ({error}): the figures end at its last reading"
         self._event("node_lost", message)
         self.ctx.observer.event(message)
-        if len(self.lost) == len(self.nodes) and self.status == "complete":
-            self.status, self.reason = "failed", "every node's server stopped"
+        if len(self.lost) == len(self.nodes):
+            if self.status == "complete":
+                self.status, self.reason = "failed", "every node's server stopped" if len(self.nodes) > 1 else message
             self._stop()
+
+    async def _watch_nodes(self) -> None:
+        """A node that answers nothing for liveness.SILENT_AFTER seconds while dbio waits on it is lost, whatever
+        the wait (a slice, a reading, a flush, the run's row): its connections are abandoned, which ends
+        every wait on it at once."""
+        while True:
+            for name in self.shared.liveness.silent():
+                run = next(r for r in self.nodes if r.node.name == name)
+                if name not in self.lost:
+                    quiet = self.shared.liveness.quiet_for(name)
+                    self._lose_node(run, f"it answered nothing for {quiet:.0f} s: frozen, or unreachable", ago=quiet)
+                else:
+                    self._abandon_node(run)  # a call made on it since
+            await asyncio.sleep(0.25)
+
+    def _covered_to(self, t: float) -> float | None:
+        """The sessions publish their counters at each slice's end, on the grid: a node's reading at t holds
+        its work up to the last slice boundary before it."""
+        if self.clock.start is None:
+            return None
+        return self.clock.start + math.floor((t - self.clock.start) / SLICE_SECONDS) * SLICE_SECONDS
+
+    def _uncount_lost(self) -> None:
+        """A lost node's figures end at its last reading: its slices that ended after it are not counted."""
+        for name, lost in self.lost.items():
+            if lost["covered_to"] is None:
+                continue
+            for session in (s for s in self.sessions if s.node == name):
+                for result in session.uncount_after(lost["covered_to"]):
+                    self.counts.totals.remove(result)
+
+    def _abandon_node(self, run: NodeRun) -> None:
+        conns = [s.conn for s in run.sessions if s.conn is not None]
+        conns += [*run.monitoring_connections(), *([run.control] if run.control is not None else [])]
+        self.stopping.abandon([(run.engine, conn) for conn in conns])
 
     async def _close_sessions(self) -> None:
         for session in self.sessions:
@@ -569,6 +669,15 @@ class _Coordinator:
     # -- callbacks ---------------------------------------------------------------------
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
+
+    def _on_sample(self, sample: dict[str, Any]) -> None:
+        """A sample was taken: the slices its readings hold are settled (a node lost later keeps them)."""
+        for name, raw in (sample.get("nodes") or {}).items():
+            covered = None if not raw or name in self.lost else self._covered_to(float(raw["t"]))
+            if covered is not None:
+                for session in (s for s in self.sessions if s.node == name):
+                    session.settle(covered)
+        self.ctx.observer.second(sample)
 
     def _on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from dbio.engines.base import Engine, SliceResult
+from dbio.run.liveness import Liveness
 from dbio.run.tally import Tally
 
 EPSILON = 1e-6
+RECENT_SLICES = 16  # measured slices a session keeps until a reading of its node holds their work
 
 
 @dataclass
@@ -35,6 +38,8 @@ class Shared:
     arrived: int = 0  # sessions that reached the window's start
     arrival: asyncio.Event = field(default_factory=asyncio.Event)
     on_slice: Any = None  # callable(session, result, measured)
+    liveness: Liveness = field(default_factory=Liveness)  # when each node last answered (a silent one is lost)
+    work_loop_counts_warmup: bool = False  # work_loop bounds each session's iterations from its start (SLOB's)
 
 
 @dataclass
@@ -55,6 +60,9 @@ class Session:
     in_call: bool = False
     slices: int = 0
     control: dict[str, Any] | None = None  # the run's control, carried by a read-only node's sessions
+    # its measured slices no reading of its node has held yet: if the node is lost, its figures end at its
+    # last reading, and these are taken back out (uncount_after)
+    recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_SLICES))
 
     def summary(self) -> dict[str, Any]:
         counts = self.measured.counts() if self.measured else {}
@@ -78,14 +86,17 @@ class Session:
                 if shared.stop.is_set():
                     break
             limit = None
-            if measured and shared.work_loop:
+            if shared.work_loop and shared.work_loop_counts_warmup:
+                limit = shared.work_loop - self.iterations
+            elif shared.work_loop and measured:
                 limit = shared.work_loop - self.measured.iterations
             self.in_call = True
             try:
-                result: SliceResult = await self.engine.call_slice(
-                    self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
-                    iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
-                    think_left=think_left, **({} if self.control is None else {"control": self.control}))
+                with shared.liveness.asking(self.node):
+                    result: SliceResult = await self.engine.call_slice(
+                        self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
+                        iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
+                        think_left=think_left, **({} if self.control is None else {"control": self.control}))
             finally:
                 self.in_call = False
             self.slices += 1
@@ -93,6 +104,7 @@ class Session:
             self.selects += result.selects + result.scans
             if measured:
                 self.measured.add(result)
+                self.recent.append(result)
             else:
                 self.warmup_iterations += result.iterations
             if shared.on_slice is not None:
@@ -103,6 +115,21 @@ class Session:
                 self.state = "done"
                 return
         self.state = "stopped"
+
+    def settle(self, covered_to: float) -> None:
+        """A reading of its node holds the work of the slices that ended by covered_to."""
+        while self.recent and self.recent[0].slice_end <= covered_to + EPSILON:
+            self.recent.popleft()
+
+    def uncount_after(self, covered_to: float) -> list[SliceResult]:
+        """Its node was lost, its figures ending at covered_to: the slices that ended after it are taken
+        out of its counts (returned, for the run's)."""
+        out = []
+        while self.recent and self.recent[-1].slice_end > covered_to + EPSILON:
+            out.append(self.recent.pop())
+            if self.measured is not None:
+                self.measured.remove(out[-1])
+        return out
 
     def fail(self, error: BaseException, offset: float) -> None:
         self.state = "failed"

@@ -108,9 +108,13 @@ class Stopping:
                     self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
                                             "statements of that last slice are missing from the session "
                                             "counts, while the engine counted its I/O")
-        flushes = [s.engine.flush_stats(s.conn) for s in self.sessions if s.state == "stopped" and s.conn]
+        flushes = [self._flush(s) for s in self.sessions if s.state == "stopped" and s.conn]
         await self.bounded(asyncio.gather(*flushes, return_exceptions=True),
                            [(s.engine, s.conn) for s in self.sessions if s.conn is not None])
+
+    async def _flush(self, session: Session) -> None:
+        with self.shared.liveness.asking(session.node):
+            await session.engine.flush_stats(session.conn)
 
     async def _abandon_sessions(self, pending: set[asyncio.Task]) -> None:
         """Sessions still inside a slice after their cancel: their connections are given up."""

@@ -41,6 +41,13 @@ class Tally:
         self._add_counts(r.iterations, r.selects, r.updates, r.scans, r.rows, r.think_seconds, r.sum_us, r.max_us)
         self.hist += r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
 
+    def remove(self, r: SliceResult) -> None:
+        """Take a slice added before back out (its work turned out to lie past what the figures cover); the
+        maximum latencies stay, a statement that took that long having run."""
+        self._add_counts(-r.iterations, -r.selects, -r.updates, -r.scans, -r.rows, -r.think_seconds,
+                         [-v for v in r.sum_us], [0.0, 0.0, 0.0])
+        self.hist -= r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
         self._add_counts(other.iterations, other.selects, other.updates, other.scans, other.rows,

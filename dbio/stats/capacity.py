@@ -8,6 +8,7 @@ so, never extrapolated."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -51,6 +52,8 @@ def parse_slo(text: str) -> Slo:
     limit = float(number) * _UNITS_US[unit.lower()]
     if limit <= 0:
         raise ValueError(f"latency objective {text!r}: the limit must be above zero")
+    if not math.isfinite(limit):  # float("9" * 400) is infinity
+        raise ValueError(f"latency objective {text[:40]!r}...: the limit is beyond any latency")
     return Slo(stat.lower(), limit)
 
 

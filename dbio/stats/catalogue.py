@@ -164,6 +164,17 @@ def workers_wait_alone_in_read(f: Mapping[str, Any]) -> bool:
     return placed is not None and helpers == placed
 
 
+# Scans' share of the bytes read from which a run is judged as scans: against fio's sequential
+# bandwidth, not its random single-block reads.
+SCAN_MAJORITY = 0.5
+
+
+def scans_dominate(f: Mapping[str, Any]) -> bool:
+    """Most of the bytes the run read were its scans' (multi-block reads)."""
+    scan, read = value(f, "scan_mib_per_s"), value(f, "read_mib_per_s")
+    return bool(scan and read and scan / read >= SCAN_MAJORITY)
+
+
 def _efficiency(database: str, raw: str) -> Callable[[Mapping[str, Any]], float | None]:
     return lambda f: _ratio(value(f, database), value(f, raw))
 
@@ -348,6 +359,10 @@ FIGURES: tuple[Figure, ...] = (
     _fig("raw_process_cpu_us_per_read", "baseline.process_cpu_us_per_read", "Raw readers' own CPU per read (fio)",
          "us", "us", "fio's jobs' CPU seconds while they read (their own rusage) / their reads: the readers' own, as "
          "DB CPU is the sessions'", **LOWER),
+    _fig("raw_reads_per_s_low", "baseline.reads_per_s_low", "Raw reads/s, slowest round (fio)", "reads/s", "rate",
+         "the slowest of fio's synchronous rounds before and after the database's run"),
+    _fig("raw_reads_per_s_high", "baseline.reads_per_s_high", "Raw reads/s, fastest round (fio)", "reads/s", "rate",
+         "the fastest of fio's synchronous rounds before and after the database's run"),
     _fig("raw_drift", "baseline.drift", "Raw reads/s after the run / before it (fio)", "ratio", "rate",
          "fio's synchronous reads right after the database's run against right before it: 1.00 when the device "
          "kept its speed through the window", short="Device drift"),
@@ -365,6 +380,12 @@ FIGURES: tuple[Figure, ...] = (
            derive=_efficiency("reads_per_s", "raw_reads_per_s"), section="efficiency", short="Efficiency",
            how="the database's physical reads/s / fio's at the same concurrency", phrase="{:.2f} of the device's "
            "synchronous reads", **HIGHER),
+    Figure("efficiency_reads_low", "Database efficiency against fio's fastest round", "ratio", "rate",
+           derive=_efficiency("reads_per_s", "raw_reads_per_s_high"), section="efficiency",
+           how="the database's physical reads/s / fio's fastest synchronous round"),
+    Figure("efficiency_reads_high", "Database efficiency against fio's slowest round", "ratio", "rate",
+           derive=_efficiency("reads_per_s", "raw_reads_per_s_low"), section="efficiency",
+           how="the database's physical reads/s / fio's slowest synchronous round"),
     Figure("efficiency_latency", "Avg read, database / raw", "ratio", "rate",
            derive=_efficiency("avg_read_us", "raw_avg_read_us"), section="efficiency",
            how="the sessions' average read / fio's", phrase="each read took {:.2f}x fio's time", **LOWER),

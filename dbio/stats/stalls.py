@@ -21,12 +21,14 @@ def still(row: dict[str, Any]) -> bool:
     return not any(row.get(key) for key in MOVING)
 
 
-def find(rows: Iterable[dict[str, Any]], window_offset: float, *,
-         min_seconds: float = STALL_SECONDS) -> list[dict[str, Any]]:
+def find(rows: Iterable[dict[str, Any]], window_offset: float, *, min_seconds: float = STALL_SECONDS,
+         window_seconds: float | None = None) -> list[dict[str, Any]]:
     """The stalls of the measured rows of a series: each {"offset": seconds from the window's start,
     "seconds": length, "missing_samples": samples not taken on time}. A stall runs from the end of
     the last row that moved to the end of the last still row, or to when a late sample's answer
-    came, whichever is later."""
+    came, whichever is later; never past the window's end (window_seconds), where its figures end (a
+    window cut short at its last reading, whose server then stopped answering, is no longer for it)."""
+    until = None if window_seconds is None else window_offset + window_seconds
     stalls: list[dict[str, Any]] = []
     since: float | None = None  # end of the last row that moved (seconds since the common start)
     current: dict[str, Any] | None = None
@@ -43,17 +45,17 @@ def find(rows: Iterable[dict[str, Any]], window_offset: float, *,
             continue
         if row.get("missing"):
             continue  # a row without a baseline tells nothing either way
-        _close(current, stalls, window_offset, min_seconds)
+        _close(current, stalls, window_offset, min_seconds, until)
         current, since = None, end
-    _close(current, stalls, window_offset, min_seconds)
+    _close(current, stalls, window_offset, min_seconds, until)
     return stalls
 
 
 def _close(current: dict[str, Any] | None, stalls: list[dict[str, Any]], window_offset: float,
-           min_seconds: float) -> None:
+           min_seconds: float, until: float | None) -> None:
     if current is None:
         return
-    seconds = current["end"] - current["begin"]
+    seconds = (current["end"] if until is None else min(current["end"], until)) - current["begin"]
     if seconds >= min_seconds:
         stalls.append({"offset": round(current["begin"] - window_offset, 3), "seconds": round(seconds, 3),
                        "missing_samples": current["missing_samples"]})

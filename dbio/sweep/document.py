@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from dbio.filesystem import write_whole
 
 
 FORMAT = "dbio-sweep"
@@ -16,13 +17,7 @@ HTML_REPORT_FILE = "sweep.html"
 
 
 def write(directory: Path, doc: dict[str, Any]) -> None:
-    tmp = directory / (SWEEP_FILE + ".tmp")
-    with tmp.open("w") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(directory / SWEEP_FILE)
+    write_whole(directory / SWEEP_FILE, json.dumps(doc, indent=1) + "\n")
 
 
 def read(directory: Path, *, trusted: bool = False) -> dict[str, Any]:

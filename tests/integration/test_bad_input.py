@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
 import pytest
 
 from tests.integration.conftest import PASSWORD, SMALL, Instance, dbio
@@ -25,6 +26,9 @@ class Case:
 # Runs against an embedded instance that does not exist: a new one must not be created.
 NEW = ["--data-dir", "{sandbox}/instance", "--results-dir", "{sandbox}/results"]
 DSN = ["--dsn", "{dsn}", "--results-dir", "{results}", *SMALL]
+IN_AN_HOUR = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat(timespec="seconds")
+IN_EIGHT_DAYS = (datetime.now(timezone.utc) + timedelta(days=8)).isoformat(timespec="seconds")
+K8S = ["kubernetes", "--dsn", "host=db1 dbname=dbio", "--start-at", IN_AN_HOUR, "--out", "{sandbox}/k8s"]
 
 CASES = [
     # -- knobs out of range, of the wrong type or unit ------------------------------------------
@@ -61,8 +65,21 @@ CASES = [
     Case("start at without zone", ["run", *NEW, "--start-at", "2026-11-22T19:00:00"], ["--start-at", "no zone"]),
     Case("start at passed", ["run", *NEW, "--start-at", "2020-01-01T00:00:00Z"],
          ["--start-at 2020-01-01T00:00:00.000+00:00 passed", "at least"]),
-    Case("start at on a sweep", ["sweep", *NEW, "--vary", "update_pct=0,10", "--start-at", "2099-01-01T00:00:00Z"],
+    Case("start at on a sweep", ["sweep", *NEW, "--vary", "update_pct=0,10", "--start-at", IN_AN_HOUR],
          ["--start-at", "a sweep runs many windows", "dbio run"]),
+    Case("start at beyond the calendar", ["run", *NEW, "--start-at", "9999-12-31T23:59:59-05:00"],
+         ["--start-at = 9999-12-31T23:59:59-05:00", "beyond the calendar", "within the next 7 days"]),
+    Case("start at centuries ahead", ["run", *NEW, "--start-at", "2500-01-01T00:00:00Z"],
+         ["--start-at = 2500-01-01T00:00:00+00:00", "more than 7 days ahead"]),
+    Case("start at eight days ahead", ["run", *DSN, "--start-at", IN_EIGHT_DAYS], ["more than 7 days ahead"]),
+    Case("start at eight days ahead for pods", [*K8S[:4], IN_EIGHT_DAYS, *K8S[5:], "--image", "dbio"],
+         ["more than 7 days ahead"]),
+    Case("scale of 5000 digits", ["setup", *NEW, "--scale", "9" * 5000],
+         ["--scale = 9999", "(5000 characters)", "a number of 5000 digits"]),
+    Case("size beyond a float", ["setup", *NEW, "--scale", "9" * 400 + "GiB"], ["is beyond any size dbio takes"]),
+    Case("label with an escape sequence", ["run", *DSN, "--label", "run\x1b]0;owned\x07"],
+         ["--label = run␛]0;owned␇", "contains a control character (U+001B)"]),
+    Case("label with a bidi override", ["run", *DSN, "--label", "abc\u202edef"], ["control character (U+202E)"]),
     Case("wait sampling", ["run", *NEW, "--wait-sample-interval", "1ms"], ["--wait-sample-interval", "minimum"]),
     Case("direct io bool", ["setup", *NEW], ["DBIO_DIRECT_IO = maybe", "true or false"],
          env={"DBIO_DIRECT_IO": "maybe"}),
@@ -96,6 +113,17 @@ CASES = [
          files={"dbio.toml": "[workload]\nshared_buffers = '1GiB'\n"}),
     Case("invalid toml", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"], ["not valid TOML"],
          files={"dbio.toml": "[workload\nscale = 1\n"}),
+    Case("toml number of 5000 digits", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["dbio.toml", "a whole number beyond the 64 bits TOML allows"],
+         files={"dbio.toml": "[workload]\nscale = " + "9" * 5000 + "\n"}),
+    Case("toml hex number beyond 64 bits", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["beyond the 64 bits TOML allows"], files={"dbio.toml": "[workload]\nscale = 0x" + "f" * 5000 + "\n"}),
+    Case("toml nested thousands deep", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["dbio.toml", "nested more than 8 deep"], files={"dbio.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"}),
+    Case("toml tables nested thousands deep", ["setup", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["nested more than 8 deep"], files={"dbio.toml": "[" + "a." * 3000 + "a]\nb = 1\n"}),
+    Case("toml label with an escape sequence", ["run", *NEW, "--config", "{sandbox}/dbio.toml"],
+         ["dbio.toml: run.label", "control character (U+001B)"], files={"dbio.toml": '[run]\nlabel = "a\\u001b[2J"\n'}),
     Case("missing config file", ["setup", *NEW, "--config", "{sandbox}/nope.toml"], ["file not found"]),
     Case("environment value", ["run", *NEW], ["DBIO_UPDATE_PCT = lots", "whole number"],
          env={"DBIO_UPDATE_PCT": "lots"}),
@@ -158,9 +186,9 @@ CASES = [
                                         "--key-order", "contiguous"], ["key_order = contiguous",
                                                                        "reload with dbio setup --reload"]),
     Case("results dir is a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file", *SMALL],
-         ["is not writable", "--results-dir"], files={"a-file": "x"}),
-    Case("result directory exists", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/taken", *SMALL,
-                                     "--label", "taken"], ["already exists", "--label"]),
+         ["is not a directory", "--results-dir"], files={"a-file": "x"}),
+    Case("results dir under a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file/results",
+                                      *SMALL], ["a-file on the way is not one", "--results-dir"], files={"a-file": "x"}),
     # -- reports ----------------------------------------------------------------------------------
     Case("truncated result", ["report", "{sandbox}/result.json"], ["not valid JSON", "truncated"],
          files={"result.json": '{"format": "dbio-result", "format_version": 1, "status": "comp'}),
@@ -169,6 +197,20 @@ CASES = [
     Case("newer result format", ["report", "{sandbox}/result.json"], ["result format 7", "newer dbio"],
          files={"result.json": '{"format": "dbio-result", "format_version": 7}'}),
     Case("missing result", ["report", "{sandbox}/none"], ["does not exist"]),
+    Case("result with a count of 5000 digits", ["report", "{sandbox}/result.json"],
+         ["result.json holds a whole number of 5000 digits"],
+         files={"result.json": '{"format": "dbio-result", "format_version": 2, "totals": {"selects": ' + "9" * 5000
+                + "}}"}),
+    # -- kubernetes -------------------------------------------------------------------------------
+    Case("pod image not a reference", [*K8S, "--image", "dbio;rm -rf /"],
+         ["--image 'dbio;rm -rf /' is not what Kubernetes takes there", "an image reference"]),
+    Case("namespace not a DNS label", [*K8S, "--image", "dbio", "--namespace", "Storage_Test"],
+         ["--namespace 'Storage_Test'", "RFC 1123 DNS label"]),
+    Case("storage class not a DNS subdomain", [*K8S, "--image", "dbio", "--storage-class", "nfs class"],
+         ["--storage-class 'nfs class'", "DNS subdomain"]),
+    Case("pod memory not a quantity", [*K8S, "--image", "dbio", "--pod-memory", "512MB"],
+         ["--pod-memory '512MB'", "Kubernetes quantity"]),
+    Case("pod cpu zero", [*K8S, "--image", "dbio", "--pod-cpu", "0"], ["--pod-cpu '0'", "positive"]),
 ]
 
 
@@ -219,10 +261,6 @@ def test_bad_input(case: Case, instance: Instance, servers: dict):
     for rel, content in case.files.items():
         (sandbox / rel).parent.mkdir(parents=True, exist_ok=True)
         (sandbox / rel).write_text(content)
-    if case.name == "result directory exists":  # the directories this second and the next few would take
-        now = datetime.now()
-        for s in range(6):
-            (sandbox / "taken" / f"{(now + timedelta(seconds=s)).strftime('%Y%m%d-%H%M%S')}-taken").mkdir(parents=True)
     replacements = {"{sandbox}": str(sandbox), **servers}
     args = []
     for arg in case.args:

@@ -88,7 +88,8 @@ def test_without_fio_one_line_names_the_package_and_nothing_runs(instance, loade
 @needs_fio
 def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loaded_db):
     done = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-curve"),
-                "--sessions", "1,2", "--baseline", "--target-iops", "100000000", "--latency-slo", "p99<1s",
+                "--sessions", "1,2", "--baseline", "--baseline-seconds", "2", "--target-iops", "100000000",
+                "--latency-slo", "p99<1s",
                 "--price", "instance=100/month")
     assert done.code == 0, done.text
     assert "beyond the measured range" in done.out  # the capacity statements close the sweep's summary
@@ -106,7 +107,7 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loade
     assert rerendered.code == 0 and "met at 1 session," in rerendered.out
     assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
     other = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-again"),
-                 "--sessions", "1", "--baseline")  # one step is enough to compare with
+                 "--sessions", "1", "--baseline", "--baseline-seconds", "2")  # one step is enough to compare with
     assert other.code == 0, other.text
     again = Path(next(ln for ln in other.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
     compared = dbio("compare", str(directory), str(again))

@@ -9,15 +9,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, dbio_backends, load_result, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, dbio_backends, load_result, result_dir, wait_for
+from tests import small_fs
+from tests.small_fs import fill
 
-ROOT = os.geteuid() == 0
 
 
 def start(instance, command, db, *extra, env=None):
@@ -151,14 +151,10 @@ def test_a_load_whose_dbio_was_killed_resumes_with_the_direct_io_the_run_has(ins
 
 @pytest.fixture()
 def small_filesystem(workdir):
-    if not ROOT or not shutil.which("mount"):
-        pytest.skip("mounting a small filesystem needs root")
-    mount = Path(tempfile.mkdtemp(prefix="small-fs-", dir=workdir))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320m,mode=0755", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--yes", "--data-dir", str(mount / "inst")],
-                   capture_output=True)
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with small_fs.mounted("320m", workdir) as mount:
+        yield mount
+        subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--yes", "--data-dir",
+                        str(mount / "inst")], capture_output=True)
 
 
 def test_disk_full_during_load_keeps_what_is_done_and_resumes(small_filesystem):
@@ -212,29 +208,10 @@ def test_an_update_run_cannot_fill_the_disk_that_setup_accepted(small_filesystem
     assert dbio("instance", "start", "--data-dir", str(data), "--shared-buffers", "16MiB").code == 0
 
 
-def fill(path: Path, leave: int) -> None:
-    """Fill the filesystem of path, then give back `leave` bytes."""
-    chunk = b"\0" * (1 << 20)
-    with path.open("wb") as fh:
-        try:
-            while True:
-                fh.write(chunk)
-                fh.flush()
-        except OSError:
-            pass
-    with path.open("r+b") as fh:
-        fh.truncate(max(0, path.stat().st_size - leave))
-
-
 @pytest.fixture()
 def results_filesystem(workdir):
-    if not ROOT or not shutil.which("mount"):
-        pytest.skip("mounting a small filesystem needs root")
-    mount = workdir / "results-fs"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with small_fs.mounted("16m", workdir) as mount:
+        yield mount
 
 
 def test_results_directory_becoming_unwritable_mid_run(instance, loaded_db, results_filesystem):
@@ -254,3 +231,31 @@ def test_results_directory_becoming_unwritable_mid_run(instance, loaded_db, resu
     no_dbio_backends(instance)
     shutil.rmtree(rescued)
     amcheck(instance, loaded_db)
+
+
+def test_a_full_results_filesystem_leaves_one_result_that_names_the_report_it_could_not_write(
+        instance, loaded_db, results_filesystem, workdir):
+    args = [*instance.args(loaded_db, *SMALL, *BRIEF), "--results-dir", str(results_filesystem)]
+    sizes = result_dir(dbio("run", *args, "--label", "roomy"))
+    # room for the result and the text report (and a quarter more), not for the HTML
+    room = sum(3 * 4096 + (sizes / name).stat().st_size * 5 // 4 for name in ("result.json", "report.txt"))
+    shutil.rmtree(sizes)
+    marker = workdir / "results-full.marker"
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args, "--label", "full"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200", "DBIO_FAULT": "run.results",
+                                 "DBIO_FAULT_MARKER": str(marker), "DBIO_FAULT_SECONDS": "4"})
+    wait_for(marker.exists, what="the run about to write its result")
+    fill(results_filesystem / "filler", leave=room)
+    code, out, err, _ = finish(proc)
+    (directory,) = results_filesystem.glob("*-full")
+    html = directory / "report.html"
+    assert code == 1, out + err
+    assert f"html:   {html} could not be written (No space left on device); once there is room: dbio report " \
+           f"{directory} --format html --out {html}" in out
+    assert sorted(p.name for p in directory.iterdir()) == ["report.txt", "result.json", "run.json", "samples.jsonl"]
+    doc = load_result(directory)  # the one result: the run was complete, its HTML is missing
+    assert doc["status"] == "complete" and doc["files"]["html"] is None
+    assert [e["file"] for e in doc["events"] if e["kind"] == "report_unwritten"] == ["report.html"]
+    assert "the result is in" not in err  # nothing rescued elsewhere
+    no_dbio_backends(instance)

@@ -220,3 +220,18 @@ def test_a_sweep_of_an_operation(ops_instance):
     assert compared.code == 0 and "sweeps of an operation" in compared.out, compared.text
     refused = dbio("sweep", "--op", "backup", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
     assert refused.code == 2 and "a sweep runs" in refused.err, refused.text
+
+
+def test_recovery_with_repeated_changes_reads_blocks_back(ops_instance):
+    """Each block changed once after the checkpoint carries a full-page image, so redo read no data block
+    (81 reads averaging 829 KB: the WAL). With --changes-per-block 3 over four times the buffer cache or
+    more, redo evicts a block before its next change and reads it back: random reads, as the white paper's."""
+    done = _ops(ops_instance, "recovery", "--wal", "36MB", "--changes-per-block", "3")
+    assert done.code == 0, done.text
+    doc = _result(done)
+    detail, f = doc["detail"], doc["figures"]
+    assert detail["changes_per_block"] == 3 and detail["changes_per_block_done"] >= 1.5, detail
+    assert "redo read back the blocks it had evicted" in done.out
+    devices = [d for d in f["devices"].values() if "data" in d.get("roles", [])] or list(f["devices"].values())
+    reads = sum((d.get("reads_per_s") or 0) * f["seconds"] for d in devices)
+    assert reads >= 0.25 * detail["span_blocks"], (reads, detail)

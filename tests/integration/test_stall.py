@@ -18,14 +18,14 @@ import pytest
 
 from dbio.stats import stalls as stall_math
 from tests.integration.conftest import dbio_backends, load_result, wait_for
-from tests.integration.test_faults import finish, measuring, postmaster_pid, start
+from tests.integration.test_faults import finish, measuring, start
 
 FREEZE_SECONDS = 4.0  # at least: on a loaded host the test's own sleep may last longer; its real span is recorded
 
 
-def server_pids(instance) -> list[int]:
-    """The postmaster and its children (the backends, the writers, the I/O workers)."""
-    postmaster = postmaster_pid(instance)
+def server_pids(pgdata: Path) -> list[int]:
+    """The postmaster of the server in pgdata and its children (the backends, the writers, the I/O workers)."""
+    postmaster = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
     children = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -38,10 +38,11 @@ def server_pids(instance) -> list[int]:
 
 
 @contextlib.contextmanager
-def frozen(instance):
-    """Every server process stopped; yields when the whole server was stopped and, once the block ends, when it
-    was continued (epoch seconds: the samples' clock, the server being on this host)."""
-    pids = server_pids(instance)
+def frozen(instance=None, pgdata: Path | None = None):
+    """Every process of the instance's server (or of the one in pgdata) stopped; yields when the whole server was
+    stopped and, once the block ends, when it was continued (epoch seconds: the samples' clock, the server being
+    on this host)."""
+    pids = server_pids(pgdata or instance.data_dir / "pgdata")
     span = {"pids": pids}
     try:
         for pid in pids:
@@ -160,4 +161,37 @@ def test_a_signal_ends_dbio_within_5_s_while_the_server_is_frozen(instance, load
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+    wait_for(lambda: dbio_backends(instance) == [], timeout=15, what="dbio's backends to end once continued")
+
+
+def test_a_server_frozen_to_the_end_fails_the_run_seconds_after_it_stopped_answering(instance, loaded_db):
+    """Frozen inside a 4 s window and never continued while dbio runs: dbio waited for ever. Now its silence
+    ends the run liveness.SILENT_AFTER after its last answer, failed with why, its figures ending at its last
+    reading (no later), and no stall is claimed past them."""
+    import re
+
+    from dbio.run.liveness import SILENT_AFTER
+
+    proc = start(instance, "run", loaded_db, "--run-time", "4s", "--label", "frozen-to-the-end")
+    try:
+        directory = wait_for(measuring(instance.results, "frozen-to-the-end"), what="the measured window")
+        with frozen(instance) as freeze:
+            code, out, err, _ = finish(proc, timeout=SILENT_AFTER + 30)  # it hung for ever
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "failed"
+    reason = doc["status_reason"]
+    assert re.fullmatch(rf"the server stopped at \+\d+\.\d s \(it answered nothing for {SILENT_AFTER:.0f} s: frozen, "
+                        r"or unreachable\): the figures end at its last reading", reason), reason
+    ended = next(e["t"] for e in doc["events"] if e["kind"] == "end")
+    assert ended - freeze["stopped_at"] < SILENT_AFTER + 2, (doc["events"], freeze)
+    window = doc["figures"]["window_seconds"]
+    assert window is not None and 0 < window
+    assert epoch(doc["timeline"]["window_start"]) + window <= freeze["stopped_at"] + 0.05  # none of it frozen
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["offset"] + s["seconds"] <= window + 1e-3 for s in doc["stalls"]), (doc["stalls"], window)
     wait_for(lambda: dbio_backends(instance) == [], timeout=15, what="dbio's backends to end once continued")

@@ -4,6 +4,8 @@ both; update pct > 0 on read-only servers alone is refused before anything start
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,18 +101,21 @@ def test_updates_on_read_only_servers_alone_are_refused(cluster):
     assert not list(primary.results.glob("*refused*"))
 
 
+def _start(primary, standby, *extra: str) -> subprocess.Popen:
+    """A run over the primary and its standby, in the background (a test acts on a server meanwhile)."""
+    return subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
+                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
+                             "--warmup", "1s", "-t", "4", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster):
     """pg_ctl stop -m immediate of the standby inside the window: the run exits with a result, the
     primary's figures cover the whole window, the standby's up to its stop, the totals marked partial."""
-    import subprocess
-    import sys
     import time
 
     primary, standby = cluster
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", "--dsn", primary.conninfo(DATABASE), "--dsn",
-                             standby.conninfo(), "--results-dir", str(primary.results), "--scale", "32MiB",
-                             "--warmup", "1s", "--run-time", "5s", "-t", "4", "--label", "standby-stops"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(primary, standby, "--run-time", "5s", "--label", "standby-stops")
     try:
         deadline = time.monotonic() + 90
         run_dirs = []
@@ -141,6 +146,54 @@ def test_a_standby_stopped_mid_run_is_reported_and_the_primary_finishes(cluster)
     assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
     report = (run_dirs[0] / "report.txt").read_text()
     assert "node2 stopped" in report and "totals are partial" in report
+
+
+def test_a_standby_frozen_mid_run_is_lost_within_seconds_and_the_primary_finishes(cluster):
+    """Every process of the standby stopped (SIGSTOP: its sockets accept, nothing answers) 1 s into a 4 s
+    window: dbio hung for ever. Now the standby is lost once silent for liveness.SILENT_AFTER, the run ends
+    seconds later with the primary's figures over the whole window (its end reading at the deadline, not at
+    the loss), the standby's up to its last reading, each read counted once, and no stall claimed."""
+    from dbio.run.liveness import SILENT_AFTER
+    from tests.integration.test_faults import measuring
+    from tests.integration.test_stall import frozen
+
+    primary, standby = cluster
+    proc = _start(primary, standby, "--run-time", "4s", "--label", "standby-frozen")
+    try:
+        directory = wait_for(measuring(primary.results, "standby-frozen"), timeout=90, what="the measured window")
+        with frozen(pgdata=standby.pgdata) as freeze:
+            # it hung for ever: given the silence, the result and its reports (HTML charts take seconds)
+            out, err = proc.communicate(timeout=SILENT_AFTER + 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, out + err
+    doc = load_result(directory)
+    # lost SILENT_AFTER after its last answer, then the run ended at once (its deadline had passed)
+    ended = next(e["t"] for e in doc["events"] if e["kind"] == "end")
+    assert ended - freeze["stopped_at"] < SILENT_AFTER + 2, (doc["events"], freeze)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["node2"]["stopped"]
+    assert f"answered nothing for {SILENT_AFTER:.0f} s: frozen, or unreachable" in stopped["reason"], stopped
+    window = doc["figures"]["window_seconds"]
+    assert window == pytest.approx(4.0, abs=0.5)
+    assert by_node["node1"]["figures"]["window_seconds"] == pytest.approx(window)
+    assert by_node["node1"]["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    covers = stopped["figures_cover_seconds"]
+    assert covers is None or covers < window - 1.0, (covers, window)
+    reads = [n["normalized"]["end"]["data"]["reads"] - n["normalized"]["begin"]["data"]["reads"]
+             for n in doc["nodes"]]
+    total = doc["normalized"]["end"]["data"]["reads"] - doc["normalized"]["begin"]["data"]["reads"]
+    assert total == pytest.approx(sum(reads))
+    assert doc["stalls"] == [], doc["stalls"]
+    assert doc["cluster"]["stopped_nodes"] == ["node2"] and doc["cluster"]["partial"]
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
+    with standby.connect() as conn:  # continued, the standby answers again: its abandoned backends are gone
+        wait_for(lambda: conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'dbio:%' "
+                                      "AND pid <> pg_backend_pid()").fetchone()[0] == 0,
+                 timeout=15, what="the standby's dbio backends to end")
 
 
 def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):

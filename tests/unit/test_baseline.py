@@ -17,7 +17,7 @@ from dbio.collect import fio
 from dbio.commands import baseline as baselines
 from dbio.engines.base import Capabilities, ServerInfo
 from dbio.errors import DbioError, UsageError
-from dbio.report import verdict
+from dbio.report import baseline_section, verdict
 from dbio.stats import catalogue
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -421,3 +421,58 @@ def test_baselines_out_is_never_written_through_a_planted_link(tmp_path, monkeyp
     out.unlink()
     record = baselines.baseline(config, UI(quiet=True), scratch, out)
     assert json.loads(out.read_text())["runs"]["sync"]["reads"] == record["runs"]["sync"]["reads"] > 0
+
+
+def test_a_baseline_has_seconds_enough_on_each_side_of_a_short_run():
+    """run --baseline on a 20 s run gave fio 2 s before and 1 s after, on a device whose speed changed 2x."""
+    sync, deep = baselines.durations(20)
+    assert baselines.halves(sync) == (3, 3) and deep >= 2
+
+
+def _with_rounds(*rates):
+    record = baseline_record(sync_reads=rates[0])
+    record["runs"]["sync_after"] = dict(run_record(rates[1], 200.0, 20.0, "sync_after"))
+    return record
+
+
+@pytest.mark.parametrize("rates, extra", [
+    ((10_000, 5_000, 5_200), [5_200]),  # disagree, then one more round agrees with the last: stop
+    ((10_000, 5_000, 9_000, 4_000), [9_000, 4_000]),  # they keep disagreeing: EXTRA_ROUNDS at most
+    ((10_000, 10_500), []),  # within 1.2x: nothing more
+])
+def test_fio_reads_again_while_its_rounds_disagree(rates, extra):
+    record = _with_rounds(*rates[:2])
+    queue = [dict(run_record(r, 100.0, 20.0, "sync_more")) for r in rates[2:]]
+    notes: list[str] = []
+    assert baselines.more_rounds(record, lambda: queue.pop(0), 3, notes.append) is None
+    assert [r["reads_per_s"] for r in baselines.sync_rounds(record)[2:]] == extra
+    assert len(notes) == len(extra) and (not notes or "the device changed speed, so fio reads 3 s more" in notes[0])
+    fig = baselines.figures(record)
+    rounds = rates[:2 + len(extra)]
+    assert fig["reads_per_s_low"] == min(rounds) and fig["reads_per_s_high"] == max(rounds)
+    assert fig["rounds"] == len(rounds)
+
+
+def test_the_efficiency_is_given_with_its_spread_over_fios_rounds(complete):
+    db_reads = catalogue.value(catalogue.figures_of(complete), "reads_per_s")
+    record = _with_rounds(db_reads, db_reads * 2)
+    record["runs"]["sync_more_1"] = dict(run_record(db_reads * 1.6, 100.0, 20.0, "sync_more"))
+    doc = with_baseline(complete, record)
+    line = baseline_section.efficiency_line(doc)
+    assert "(0.50-1.00 over fio's 3 rounds)" in line, line
+    [drift] = [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    assert "in 1 more round after it" in drift.message and "between 0.50 and 1.00" in drift.message
+
+
+def test_dbio_baseline_alone_runs_for_seconds_not_a_runs_five_minutes(tmp_path):
+    from dbio.config import Sources, load_config
+
+    default = load_config(Sources(env={}, cli={}, cwd=tmp_path))
+    assert baselines.alone_seconds(default) == baselines.ALONE_SECONDS and sum(baselines.ALONE_SECONDS) <= 60
+    given = load_config(Sources(env={}, cli={"run_time": 120}, cwd=tmp_path))
+    assert baselines.alone_seconds(given) == (120, 30)
+
+
+def test_baseline_seconds_sets_fios_synchronous_seconds():
+    assert baselines.durations(300, 2) == (2, 1) and baselines.durations(20, 12) == (12, 4)
+    assert baselines.durations(20, 0) == baselines.durations(20)

@@ -131,7 +131,8 @@ def test_report_of_a_sweep_takes_a_target_and_prices():
 
 @pytest.mark.parametrize("args, fragment", [
     (["--latency-slo", "p99 under 2ms"], "--latency-slo"), (["--price", "volume=0.08/month"], "per GB-month"),
-    (["--target-iops", "-5"], "not a rate"),
+    (["--target-iops", "-5"], "not a rate"), (["--target-iops", "1e999"], "--target-iops inf is not a rate"),
+    (["--target-iops", "inf"], "not a rate"), (["--latency-slo", "p99<" + "9" * 400 + "ms"], "beyond any latency"),
 ])
 def test_bad_capacity_input_is_one_line_and_exit_2_before_anything_runs(args, fragment, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -220,6 +220,7 @@ def test_a_merge_of_hosts_keeps_each_host_s_limits():
 
     first = results.read(Path(__file__).parent.parent / "fixtures" / "result_format2.json")
     second = copy.deepcopy(first)
+    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
     second["environment"]["limits"] = [{"pids": 3, "cpu_limit": {"cpus": 0.5, "cgroup": "v2 /db", "stat": "/x"},
                                         "cpus_allowed": 4, "cpus": 4, "io_limits": [
                                             {"device": "8:0", "name": "sda", "cgroup": "v2 /db", "read_iops": 300}]}]

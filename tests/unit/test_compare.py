@@ -148,3 +148,22 @@ def test_results_whose_host_cpu_was_counted_differently_are_flagged():
     [found] = flagged(old, new)
     assert found["level"] == "warning" and "r0 summed the kernel's ticks" in found["message"]
     assert not flagged(old, copy.deepcopy(old)) and not flagged(new, copy.deepcopy(new))
+
+
+def test_compare_says_what_differed_besides_the_settings():
+    """+57% reads/s was called 'real' between two runs of the same settings on a busy host: the runs'
+    conditions (steal, other work, the cache's state, device sharing, the storage's own speed) are shown
+    and, where they differ, named first."""
+    a = load("complete")
+    b = copy.deepcopy(a)
+    b["figures"]["cpu"]["host"]["steal_pct"] = a["figures"]["cpu"]["host"]["steal_pct"] + 25.0
+    model = compare_model.build([("a", a), ("b", b)])
+    [found] = [f for f in model["findings"] if f["code"] == "conditions_differ"]
+    assert "Host CPU steal" in found["message"] and "(a) vs" in found["message"] and "(b)" in found["message"]
+    assert "not from the settings" in found["message"]
+    section = next(s for s in model["sections"] if s["id"] == "conditions")
+    assert section["tables"][0]["rows"][0][0] == "Host CPU steal"
+    same = compare_model.build([("a", a), ("c", copy.deepcopy(a))])
+    assert not [f for f in same["findings"] if f["code"] == "conditions_differ"]
+    text = report.render_model(model, "text")
+    assert "Conditions besides the settings" in text

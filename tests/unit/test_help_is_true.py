@@ -122,13 +122,15 @@ def _leaves(group: click.Group = cli.cli, prefix: str = ""):
 
 
 def _accepted(line: str) -> None:
-    """The example as a user types it: parsed by the command's real flags, and its configuration valid."""
-    import shlex
+    """The example as a user types it: its words as the shell makes them, parsed by the command's real flags,
+    and its configuration valid."""
+    import subprocess
 
     from dbio import command_options
     from dbio.config import load_config
 
-    words = shlex.split(line)
+    words = subprocess.run(["sh", "-c", f"printf '%s\\0' {line}"], capture_output=True, text=True,
+                           check=True).stdout.split("\0")[:-1]
     assert words[0] == "dbio", line
     group, path, args = cli.cli, [], words[1:]
     while isinstance(group, click.Group) and args and args[0] in group.commands:

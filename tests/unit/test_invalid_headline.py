@@ -201,3 +201,16 @@ def test_a_sweep_s_best_step_is_one_that_finished(sweep):
     assert sweep_model.build(cut, steps)["headline_text"].endswith("at 1 session (01-t1)")
     cut["steps"][0]["status"] = "interrupted"
     assert sweep_model.build(cut, steps)["headline_text"] == "no step completed"
+
+
+def test_a_sweep_says_each_kind_of_finding_once_with_the_steps_it_applies_to(sweep):
+    """A sweep's page opened with sixteen warning boxes before any chart: the same warning for each step."""
+    doc, steps = sweep
+    for name in ("02-t2", "04-t8"):
+        steps[name] = _cached(steps[name])
+    findings = sweep_model.build(doc, steps)["findings"]
+    cache = [f for f in findings if f["code"] == "rows_from_cache"]
+    assert len(cache) == 1 and cache[0]["message"].startswith("steps 02-t2, 04-t8: only 10% of the rows")
+    assert cache[0]["message"].endswith("(as 02-t2 said it; the others alike)") and findings[0] == cache[0]
+    codes = [(f["level"], f["code"]) for f in findings]
+    assert len(codes) == len(set(codes))

@@ -104,6 +104,9 @@ def test_names_and_counts_are_checked(tmp_path):
         _write(tmp_path, _config(tmp_path), name="My_Run")
     with pytest.raises(UsageError, match="at least one pod"):
         _write(tmp_path, _config(tmp_path), pods=0)
+    with pytest.raises(UsageError, match="at most 100000 pods"):
+        _write(tmp_path, _config(tmp_path), pods=99_999_999_999)
+    assert not (tmp_path / "k8s").exists()
 
 
 def test_pods_of_a_mysql_target_run_the_mysql_engine_with_its_password_variable(tmp_path):
@@ -118,3 +121,76 @@ def test_pods_of_a_mysql_target_run_the_mysql_engine_with_its_password_variable(
     pg, _, _ = _write(tmp_path / "pg", _config(tmp_path))
     pg_command = pg[1]["spec"]["template"]["spec"]["containers"][0]["command"]
     assert pg_command[pg_command.index("--engine") + 1] == "postgresql"
+
+
+# -- Kubernetes' own syntax (issue 26, item 5): refused here, in one line, saying what is allowed ------------
+
+GOOD = {
+    "image": ["dbio", "registry.example/dbio:0.1", "localhost:5000/team/dbio:v1.2-rc_3", "ghcr.io/org/a__b/c-d:1",
+              "[::1]:5000/dbio@sha256:" + "a" * 64, "registry.example/dbio:0.1@sha256:" + "0f" * 32],
+    "namespace": ["storage-test", "a", "0ns", "x" * 63],
+    "password_secret": ["dbio-pg", "pg.secret.v1", ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])],
+    "storage_class": ["nfs", "nfs.csi.k8s.io", "standard-rwx"],
+    "results_size": ["1Gi", "500M", "2", "1.5Ti", "1e9"],
+    "cpu": ["1", "500m", "0.5", ".25", "2k"],
+    "memory": ["512Mi", "1G", "1e9", "128974848"],
+}
+BAD = {
+    "image": ["", "Dbio", "dbio:", "a b", "dbio;rm -rf /", "dbio:0.1 --privileged", "-dbio", "dbio$(PGPASSWORD)",
+              "dbio@sha256:abc", "registry.example/" + "a" * 260, "dbio:" + "t" * 129, "dbio\x1b[2J"],
+    "namespace": ["", "Storage", "storage_test", "-ns", "ns-", "a.b", "x" * 64, "ns\n"],
+    "password_secret": ["Secret", "a..b", "pg_secret", ".pg", "a" * 64, ".".join(["a" * 63] * 4), "pg secret"],
+    "storage_class": ["NFS", "nfs/rwx", "nfs class", "nfs;x"],
+    "results_size": ["0", "-1Gi", "1GB", "lots", "1 Gi", "0.0Gi", "1Gi\n"],
+    "cpu": ["0", "-1", "one", "1 ", "500 m", "1.5cpu"],
+    "memory": ["0Mi", "512MB", "1g", "1e", "$(PGPASSWORD)", "9" * 65],
+}
+FLAGS = {"image": "--image", "namespace": "--namespace", "password_secret": "--password-secret",
+         "storage_class": "--storage-class", "results_size": "--results-size", "cpu": "--pod-cpu",
+         "memory": "--pod-memory"}
+
+
+@pytest.mark.parametrize("option, value", [(o, v) for o, values in BAD.items() for v in values])
+def test_a_value_kubernetes_would_refuse_is_refused_in_one_line_before_anything_is_written(tmp_path, option, value):
+    with pytest.raises(UsageError) as exc:
+        _write(tmp_path, _config(tmp_path), **{option: value})
+    message = str(exc.value)
+    assert message.startswith(f"{FLAGS[option]} {value!r} is not what Kubernetes takes there; must be ")
+    assert "\n" not in message and not (tmp_path / "k8s").exists()
+
+
+@pytest.mark.parametrize("option, value", [(o, v) for o, values in GOOD.items() for v in values])
+def test_a_value_kubernetes_takes_is_written_as_given(tmp_path, option, value):
+    run, merge, _ = _write(tmp_path, _config(tmp_path), **{option: value})
+    for manifest in [*run, merge]:
+        kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
+    written = yaml.safe_dump_all([*run, merge])
+    assert value in written or option == "results_size" and value in str(run[0])
+
+
+def test_the_printed_kubectl_commands_quote_what_they_interpolate(tmp_path):
+    import io
+    import shlex
+
+    from rich.console import Console
+
+    out, console = tmp_path / "my manifests; rm -rf ~", io.StringIO()
+    k8s_command.write(_config(tmp_path), UI(Console(file=console, width=400)), image="dbio", pods=1, out=out,
+                      name="dbio", namespace="storage-test", password_secret=None, results_size="1Gi",
+                      storage_class=None, cpu="1", memory="512Mi")
+    commands = [shlex.split(line) for line in console.getvalue().splitlines() if line.strip().startswith("kubectl")]
+    assert len(commands) == 3
+    assert commands[0] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-run.yaml")]
+    assert commands[1][-2:] == ["job/dbio-t0", "job/dbio-t1"]
+    assert commands[2] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-merge.yaml")]
+
+
+def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path):
+    """Kubernetes expands $(NAME) in a command and an env value: $(PGPASSWORD) would be the Secret's password."""
+    config = _config(tmp_path, dsns=("host=db1 dbname=dbio user=a$(PGPASSWORD)",),
+                     external_script="/scripts/$(PGPASSWORD).sh")
+    run, _, _ = _write(tmp_path, config)
+    container = run[1]["spec"]["template"]["spec"]["containers"][0]
+    assert "/scripts/$$(PGPASSWORD).sh" in container["command"]
+    target = {e["name"]: e for e in container["env"]}["DBIO_TARGET"]
+    assert target["value"] == "host=db1 dbname=dbio user=a$$(PGPASSWORD)"

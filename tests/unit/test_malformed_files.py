@@ -94,6 +94,11 @@ RESULT_CASES = [
     ("null", "is not a dbio result"),
     ("", "is not valid JSON"),
     ("[" * 100000, "nested too deeply"),
+    (raw("totals.selects", "9" * 5000), "a whole number of 5000 digits"),  # int() refuses > 4300 digits
+    (raw("totals.selects", "-" + "9" * 41), "a whole number of 41 digits"),
+    (mutated("timeline.window_start", "yesterday"), 'timeline.window_start is "yesterday", expected a time'),
+    (mutated("timeline.window_end", "2026-11-21T23:02:37"), "timeline.window_end is \"2026-11-21T23:02:37\""),
+    (mutated("timeline.window_start", 5), "timeline.window_start is 5, expected a time with its zone"),
 ]
 
 
@@ -228,7 +233,8 @@ def test_compare_never_prints_nan_or_inf(tmp_path, capsys, variant, form):
 BAD_LINES = [b"null\n", b"[1, 2]\n", b'{"k": 9, "t": NaN}\n', b"\xff\xfe not utf-8\n", b'{"k": -3, "t": 1.0}\n',
              b'{"k": 9, "t": 1.0, "engine": {"t": 1.0, "database": {"blks_read": -1}}}\n',
              b'{"k": 9, "t": 1.0, "statements": {"selects": null}}\n', b'{"k": 9, "t": 1e999}\n',
-             b'{"k": 9, "t": 1.0, "late_statements": {"x": {}}}\n', b'{"k": "9", "t": 1.0}\n', b"{\"k\": 9, \"t\n"]
+             b'{"k": 9, "t": 1.0, "late_statements": {"x": {}}}\n', b'{"k": "9", "t": 1.0}\n', b"{\"k\": 9, \"t\n",
+             b'{"k": 9, "t": 1.0, "engine": {"t": 1.0, "database": {"blks_read": ' + b"9" * 5000 + b"}}}\n"]
 
 
 def _abandoned_copy(tmp_path, bad_lines=()):
@@ -250,6 +256,7 @@ def test_bad_sample_lines_are_skipped_and_counted(tmp_path):
     assert [r["k"] for r in records] == [0, 1, 2, 3, 4]
     assert len(skipped) == len(BAD_LINES)
     assert skipped[0].startswith("line 3 ") and "not UTF-8" in skipped[3] and "blks_read is -1" in skipped[5]
+    assert skipped[11].startswith("line 14 holds a whole number of 5000 digits")
 
 
 def test_a_run_recovers_past_bad_sample_lines_and_records_how_many(tmp_path):
@@ -382,3 +389,14 @@ def test_a_rescue_mark_dbio_made_still_counts(tmp_path, monkeypatch):
     (rescue / assemble.RESCUE_MARK).write_text(f"{run_dir}\n")
     assert str(run_dir) in assemble.rescued_runs()
     assert assemble.abandoned(run_dir.parent) == []
+
+
+@pytest.mark.parametrize("start", ["yesterday", "2026-11-21T23:02:37", 1795374000, "9999-12-31T23:59:59-05:00"])
+def test_a_merge_input_whose_window_start_is_not_a_time_is_one_line(tmp_path, capsys, start):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    result.write(good.mkdir() or good, COMPLETE)
+    (bad.mkdir() or bad / "result.json").write_text(mutated("timeline.window_start", start))
+    code, _, err = run_cli(["merge", str(good), str(bad), "--out", str(tmp_path / "merged")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "internal error" not in err
+    assert str(bad / "result.json") in err and "timeline.window_start is" in err and "expected a time" in err
+    assert not (tmp_path / "merged").exists()

@@ -144,6 +144,7 @@ def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refu
     """--results-dir under a shared directory (/tmp) is checked before the operation's preparation, which
     takes seconds (the server started, probed): another user who makes a directory on the way meanwhile,
     to plant links in it, gets root's result written nowhere."""
+    from dbio import results_dir
     from dbio.config import Sources, load_config
     from dbio.ui import UI
 
@@ -154,7 +155,7 @@ def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refu
     config = load_config(Sources(cli={"results_dir": str(shared / "opsres")}, cwd=tmp_path, discover=False))
     req = ops_command.request("checkpoint", None, None, None, False)
     directory = ops_command.run_directory(config)
-    ops_command.check_results_dir(directory)  # what ops() checks first: nothing is on the way yet
+    results_dir.check(config.run.results_dir)  # what ops() checks first: nothing is on the way yet
     taken = shared / "opsres"
 
     class Connection:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import json
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,12 @@ def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
     document, texts = rendered
     assert document["capabilities"]["engine"] == "fake"
     lines = texts["text"].splitlines()
-    # no verdict stands above the headline (the run is valid), only what the fake engine cannot measure
-    assert lines[2] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[3].startswith("Headline:")
+    # the verdict first; no finding stands above the headline (the run is valid), only what the fake engine
+    # cannot measure
+    assert lines[0] == "VALID storage result"
+    assert document["verdict"] == {"valid": True, "reasons": []}  # machine-readable, in result.json
+    assert texts["md"].startswith("**VALID storage result**") and 'id="verdict">VALID storage result' in texts["html"]
+    assert lines[3] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[4].startswith("Headline:")
     for form in report.FORMATS:
         assert "Fake 1.0" in texts[form], form
     json.loads(texts["json"])
@@ -282,6 +287,45 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
     assert [s["node"] for s in document["sessions"]].count("west") == 3
     text = (merged / results.REPORT_FILE).read_text()
     assert "\nNodes\n" in text and "Merged    from 2 runs (east, west)" in text
+    assert 0 <= document["timeline"]["start_skew_seconds"] < 0.5
+    assert "their starts " in document["events"][0]["message"] and " s apart" in document["events"][0]["message"]
+    # the same run twice, or a copy of it, would count its reads twice
+    copy = tmp_path / "copy-of-east"
+    shutil.copytree(outcomes["east"].directory, copy)
+    for twice in ([outcomes["east"].directory, outcomes["east"].directory], [outcomes["east"].directory, copy]):
+        with pytest.raises(UsageError, match=r"are the same run \(.*\): each would count its reads twice"):
+            merge_command.merge(twice, ["a", "b"], tmp_path / "twice", None, UI(quiet=True))
+    assert not (tmp_path / "twice").exists()
+
+
+def test_runs_of_different_workloads_are_not_merged(tmp_path, short_start_lead):
+    import datetime as dt
+    import threading
+    import time as clock
+
+    from dbio.commands import merge as merge_command
+
+    iso = dt.datetime.fromtimestamp(clock.time() + 2.0, dt.timezone.utc).isoformat()
+    outcomes: dict[str, Any] = {}
+
+    def host(name: str, update_pct: int) -> None:
+        config = _config(tmp_path / name, start_at=iso, update_pct=update_pct, label=name)
+        engine = FakeEngine()
+        conn = engine.connect("fake:", application_name="test")
+        node = Node("node1", engine, "fake:", engine.probe(conn))
+        engine.close(conn)
+        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
+                                             make_plan(config.workload, 1, config.run.start_at), {}, {})
+
+    threads = [threading.Thread(target=host, args=args) for args in (("east", 20), ("west", 100))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    with pytest.raises(UsageError, match=r"ran different workloads \(update_pct 20 vs 100\)"):
+        merge_command.merge([outcomes["east"].directory, outcomes["west"].directory], None, tmp_path / "m", None,
+                            UI(quiet=True))
+    assert not (tmp_path / "m").exists()
 
 
 def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp_path):
@@ -517,3 +561,167 @@ def test_a_data_set_at_rest_is_settled_silently_and_an_update_run_never_settles(
     engine.server.unsettled = True
     _run(tmp_path / "b", engine, update_pct=20)
     assert engine.server.settles == 1 and engine.server.unsettled
+
+
+# -- a node that stops answering (frozen: SIGSTOP, a hung host) ------------------------------------
+SILENT = 1.5  # liveness.SILENT_AFTER here: the fake answers in milliseconds, so 1.5 s of silence is a frozen node
+
+
+def _measure_within(nodes: list[Node], config, seconds: float) -> Any:
+    """measure() in a thread given `seconds`: a run that would hang for ever fails the test instead."""
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def measure() -> None:
+        try:
+            done["outcome"] = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                                  make_plan(config.workload, 1), {},
+                                                  {"data_directory": None, "wal": None})
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            done["error"] = exc
+
+    runner = threading.Thread(target=measure, daemon=True)
+    runner.start()
+    runner.join(seconds)
+    assert not runner.is_alive(), f"the run had not ended {seconds:.0f} s after it began"
+    if "error" in done:
+        raise done["error"]
+    return done["outcome"]
+
+
+def _freeze_in_window(engine: FakeEngine, starts: list[float], after: float) -> dict[str, float]:
+    """Freezes engine's server `after` seconds past the run's start (the first node's release), from a thread;
+    the dict it returns then holds when it did ("at", seconds since the start: a loaded host's sleep is late)."""
+    import threading
+    import time
+
+    frozen: dict[str, float] = {}
+
+    def freeze() -> None:
+        while not starts:
+            time.sleep(0.01)
+        time.sleep(max(0.0, starts[0] + after - time.time()))
+        engine.server.freeze()
+        frozen["at"] = time.time() - starts[0]
+
+    threading.Thread(target=freeze, daemon=True).start()
+    return frozen
+
+
+@pytest.mark.parametrize("frozen_at", [2.0, 3.6])  # into the 4 s window: lost before its deadline, or after it
+def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(tmp_path, short_start_lead,
+                                                                                  monkeypatch, frozen_at):
+    """A node that stops answering (every call on it waits, as on a SIGSTOPped server) inside a 4 s window:
+    the run ended at its deadline plus seconds (it waited for ever), the node is named lost with why, the
+    other node's figures cover the window (and no more: not until the frozen node was lost), the frozen
+    one's up to its last reading, the total counts each read once, and no stall is claimed for the total
+    (the other node ran all along)."""
+    from dbio.run import liveness
+
+    monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
+    config = _config(tmp_path, threads_per_schema=4, run_time=4, warmup=1)
+    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    nodes = []
+    for name, engine in zip(("p", "s"), engines):
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    frozen = _freeze_in_window(engines[1], engines[0].server.starts, 1.0 + frozen_at)
+    try:
+        outcome = _measure_within(nodes, config, 30)
+    finally:
+        engines[1].server.thaw()
+    doc = results.read(outcome.directory)
+    ended = next(e["since_start"] for e in doc["events"] if e["kind"] == "end")  # it hung for ever
+    assert ended < max(5.0, frozen["at"] + SILENT) + 1.5, (ended, frozen)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    stopped = by_node["s"]["stopped"]
+    assert re.fullmatch(r"it answered nothing for 2 s: frozen, or unreachable", stopped["reason"]), stopped
+    # when it last answered (the wait sampler asks every 0.5 s), found SILENT seconds later
+    assert frozen["at"] - 0.6 < stopped["since_start"] < frozen["at"] + 0.05, (stopped, frozen)  # an answer under way
+    lost_at = next(e for e in doc["events"] if e["kind"] == "node_lost")["since_start"]
+    assert frozen["at"] + SILENT - 0.6 < lost_at < frozen["at"] + SILENT + 2.0, (lost_at, frozen)
+    window = doc["figures"]["window_seconds"]
+    assert window == pytest.approx(4.0, abs=0.4)
+    assert by_node["p"]["figures"]["window_seconds"] == pytest.approx(window)
+    covers = stopped["figures_cover_seconds"]
+    assert covers is not None and frozen["at"] - 1.0 - 1.5 <= covers <= frozen["at"] - 1.0, (covers, frozen)
+    per_node = 2 * fake_engine.ITERATIONS_PER_SECOND * WORK_UNIT
+    assert by_node["p"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.1)
+    assert by_node["s"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.25)
+    # the total: each node's reads once, the frozen one's up to its last reading
+    reads = {name: n["normalized"]["end"]["data"]["reads"] - n["normalized"]["begin"]["data"]["reads"]
+             for name, n in by_node.items()}
+    assert doc["normalized"]["end"]["data"]["reads"] - doc["normalized"]["begin"]["data"]["reads"] == \
+        pytest.approx(reads["p"] + reads["s"])
+    assert doc["stalls"] == []
+    assert doc["cluster"]["stopped_nodes"] == ["s"] and doc["cluster"]["partial"]
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "p")
+    assert all(s["state"] == "failed" for s in doc["sessions"] if s["node"] == "s")
+    assert not engines[0].server.runs and not engines[0].server.connections
+    assert "s stopped +" in report.render(doc, "text")
+
+
+def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tmp_path, monkeypatch):
+    """One node, frozen 2.2 s into a 4 s window: the run fails with why seconds later (it waited for ever), its
+    figures end at its last reading, at the rate the node ran, and no stall outlasts the window they cover."""
+    from dbio.run import liveness
+
+    monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
+    config = _config(tmp_path, run_time=4, warmup=1)
+    engine = FakeEngine()
+    conn = engine.connect("fake:", application_name="test")
+    nodes = [Node("a", engine, "fake:", engine.probe(conn))]
+    engine.close(conn)
+    frozen = _freeze_in_window(engine, engine.server.starts, 1.0 + 2.2)
+    try:
+        outcome = _measure_within(nodes, config, 30)
+    finally:
+        engine.server.thaw()
+    doc = results.read(outcome.directory)
+    ended = next(e["since_start"] for e in doc["events"] if e["kind"] == "end")  # it hung for ever
+    assert ended < frozen["at"] + SILENT + 1.5, (ended, frozen)
+    assert doc["status"] == "failed"
+    assert re.fullmatch(r"the server stopped at \+\d+\.\d s \(it answered nothing for 2 s: frozen, or unreachable\): "
+                        "the figures end at its last reading", doc["status_reason"]), doc["status_reason"]
+    window = doc["figures"]["window_seconds"]
+    assert window is not None and frozen["at"] - 1.0 - 1.6 <= window <= frozen["at"] - 1.0, (window, frozen)
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(READS_PER_S, rel=0.25)
+    assert all(s["offset"] + s["seconds"] <= window + 1e-6 for s in doc["stalls"]), (doc["stalls"], window)
+    for form in report.FORMATS:
+        report.render(doc, form)
+
+
+# 400 iterations a second each: 1 s of warm-up holds about 400 of a session's 1,000
+WORK_LOOP = 1000
+
+
+@pytest.mark.parametrize("scope", ["session", "window"])
+def test_work_loop_bounds_each_session_s_total_or_its_window_s_iterations(tmp_path, scope):
+    """SLOB's WORK_LOOP bounds each session's whole work, warm-up included (scope session); dbio's own
+    meaning (window) bounds the measured part, after the warm-up."""
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope=scope)
+    assert outcome.status == "complete", outcome.document["status_reason"]
+    assert outcome.document["config"]["workload"]["work_loop_scope"] == scope
+    sessions = outcome.document["sessions"]
+    assert len(sessions) == SESSIONS and all(s["warmup_iterations"] > 0 for s in sessions)
+    for s in sessions:
+        counted = s["warmup_iterations"] + s["iterations"] if scope == "session" else s["iterations"]
+        assert counted == WORK_LOOP, s
+
+
+def test_a_work_loop_the_warm_up_uses_up_is_a_failed_run_that_says_why(tmp_path):
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=2, work_loop=100, work_loop_scope="session")
+    assert outcome.status == "failed"
+    reason = outcome.document["status_reason"]
+    assert "during the 2 s warm-up" in reason and "work_loop_scope" in reason, reason
+
+
+def test_the_report_says_which_iterations_work_loop_counted(tmp_path):
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope="session")
+    assert f"work loop {WORK_LOOP} per session, warm-up included" in report.render(outcome.document, "text")
+    window = dict(outcome.document, config={**outcome.document["config"], "workload": {
+        **outcome.document["config"]["workload"], "work_loop_scope": "window"}})
+    assert f"work loop {WORK_LOOP} per session, in the window" in report.render(window, "text")

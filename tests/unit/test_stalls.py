@@ -51,3 +51,14 @@ def test_warm_up_rows_are_not_the_window():
 def test_a_longer_minimum_for_sessions_that_think():
     rows = [moving(1), still(2), still(3), still(4), moving(5)]
     assert stalls.find(rows, 1.0) and not stalls.find(rows, 1.0, min_seconds=4.0)
+
+
+def test_a_stall_ends_with_the_window_its_figures_cover():
+    """A window cut at its last reading (+1.5 s into it, the server then froze and the run was interrupted
+    ten minutes later, when the late answer came): its figures end at the cut; no 600 s stall in it."""
+    rows = [moving(1), moving(2), late(3, 599.0), late(4, 0.5)]
+    assert stalls.find(rows, window_offset=1.0) == [{"offset": 1.5, "seconds": 600.0, "missing_samples": 2}]
+    assert stalls.find(rows, window_offset=1.0, window_seconds=1.5) == []  # the window ends where the stall begins
+    rows = [moving(1), still(2), still(3), still(4), still(5), late(6, 30.0)]  # still inside, late past it
+    assert stalls.find(rows, window_offset=1.0, window_seconds=5.0) == [
+        {"offset": 0.5, "seconds": 4.5, "missing_samples": 1}]

@@ -103,15 +103,15 @@ def test_a_configuration_file_is_followed_through_a_link_only_in_a_directory_nob
 
 
 def test_results_go_only_where_nobody_else_may_change_the_path(tmp_path):
-    from dbio.commands.run import check_results_dir
+    from dbio import results_dir
     from dbio.errors import UsageError
 
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
     with pytest.raises(UsageError, match="is writable by every user"):
-        check_results_dir(shared / "results" / "20260101-000000")
-    check_results_dir(tmp_path / "results" / "20260101-000000")  # a path of one's own is fine
+        results_dir.check(shared / "results")
+    results_dir.check(tmp_path / "results")  # a path of one's own is fine
 
 
 def test_a_directory_made_for_results_is_proved_before_anything_is_written(tmp_path):

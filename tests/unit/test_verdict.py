@@ -279,7 +279,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
     ({"extra_reads": 0.885 * 42391}, ["188.5% of the engine's physical reads", "device 79,907, engine 42,391"]),
     ({"extra_reads": 0.015 * 42391}, None),  # within 2%
     ({"engine_reads": 40, "extra_reads": 30}, None),  # 75% more, but 30 reads: noise in a tiny window
-    ({"engine_reads": 0, "extra_reads": 5000}, ["the device did reads, the engine none (device 5,000, engine 0"]),
+    ({"engine_reads": 0, "extra_reads": 5000}, ["the device did 5,000 read requests while the engine did 0"]),
     ({"extra_write_mib": 20}, ["the device wrote 124.2% of the bytes the engine wrote",
                                "(device 116.4 MiB, engine 93.8 MiB of data files, WAL and temporary files)"]),
     ({"extra_write_mib": 2}, None),  # 5% more, but under 1 MiB per second of the 4.9 s window
@@ -303,7 +303,8 @@ def test_shared_device_is_in_the_reports_first_lines(doc):
 
     _with_device(doc, extra_reads=0.885 * 42391)
     text = report.render(doc, "text").splitlines()
-    assert text[2].startswith("WARNING: the device did 188.5% of the engine's physical reads")
+    assert text[0] == "VALID storage result" and text[3].startswith("WARNING: the device did 188.5% of the engine's "
+                                                                   "physical reads")
     md = report.render(doc, "md")
     assert md.index("**WARNING**: the device did 188.5%") < md.index("**Headline:**")
     html = report.render(doc, "html")
@@ -372,6 +373,7 @@ def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
 
     first = results.read(FIXTURES / "result_format2.json")
     second = copy.deepcopy(first)
+    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
     window = second["figures"]["window_seconds"]
     second["nodes"][0]["figures"]["cpu"].update(other_cpu_seconds=0.8 * window, other_cpu_pct=45.0)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
@@ -451,15 +453,57 @@ def test_single_block_reads_split_into_more_requests_are_still_found(doc):
 @pytest.mark.parametrize("per_row, frequency, invalid", [
     (0.44, 3, False),  # the issue's hot-spot run: 44% from storage where 67% of the statements are cold
     (0.30, 3, True),  # under half the cold rows from storage
-    (0.44, 1, False),  # every statement to the hot spot: nothing is meant to come from storage
+    (0.44, 1, True),  # every statement to the hot spot: nothing is meant to come from storage
 ])
 def test_a_hot_spot_run_is_judged_on_its_cold_rows(doc, per_row, frequency, invalid):
     doc["config"]["workload"].update(hotspot=True, hotspot_frequency=frequency)
     doc["figures"]["validity"]["blocks_read_per_row"] = per_row
     found = codes(doc).get("rows_from_cache")
     assert (found is not None) == invalid
-    if invalid:
+    if invalid and frequency == 3:
         assert "where the hot spot (1 statement in 3, meant to be cached) leaves 67% to come from storage" \
             in found.message and "served 55% of the cold rows too" in found.message
+    if frequency == 1:
+        assert "every statement goes to the hot spot" in found.message and "measures memory" in found.message
     doc["config"]["workload"]["hotspot"] = False  # the same figure without a hot spot: all rows are cold
     assert "rows_from_cache" in codes(doc)
+
+
+@pytest.mark.parametrize("scan_share, expected", [
+    (0.9, "the database's scans delivered 0.23 of the device's sequential bandwidth"),
+    (0.2, "the database delivered"),  # mostly single-block reads: fio's random reads are their yardstick
+])
+def test_each_access_pattern_is_judged_against_its_own_raw_counterpart(doc, scan_share, expected):
+    f = doc["figures"]
+    read = f["io_profile"]["data_read_mib_per_s"]
+    f.setdefault("shape", {})["scan_mib_per_s"] = scan_share * read
+    f["baseline"] = {"reads_per_s": f["load_profile"]["physical_reads_per_s"] * 2.5,
+                     "seq_read_mib_per_s": scan_share * read / 0.23}
+    judged = [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+    assert len(judged) == 1 and judged[0].message.startswith(expected), judged
+    if scan_share > 0.5:
+        assert judged[0].figure == "efficiency.scan_bandwidth_share" and "synchronous reads" not in judged[0].message
+
+
+def test_a_ratio_in_the_thousands_of_percent_is_said_in_amounts(doc):
+    """'the device wrote 7347903.1% of the bytes the engine wrote' says nothing a reader can use."""
+    found = _with_device(doc, extra_write_mib=5000)
+    message = found["shared_device"].message
+    assert "the device wrote" in message and "while the engine wrote 93.8 MiB" in message and "%" not in \
+        message.split(":")[0]
+
+
+def test_a_compare_cell_too_large_to_mean_anything_says_times_as_much():
+    from dbio.report.compare_model import plain_pct
+
+    assert plain_pct(0.4, 1187.0, 296650.0) == {"value": "2,968 times as much", "kind": "text"}
+    assert plain_pct(100.0, 157.0, 57.0) == 57.0 and plain_pct(0.0, 5.0, None) is None
+
+
+def test_the_machine_readable_verdict_says_not_valid_with_one_reason_a_line():
+    cached = load("cached")
+    found = verdict.summary(cached)
+    assert found["valid"] is False and len(found["reasons"]) == 2
+    assert found["reasons"][0].startswith("only 0% of the rows") and "\n" not in "".join(found["reasons"])
+    assert verdict.summary_line(found).startswith("NOT VALID: only 0% of the rows")
+    assert verdict.summary(load("complete")) == {"valid": True, "reasons": []}

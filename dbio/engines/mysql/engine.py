@@ -149,8 +149,9 @@ class MysqlEngine:
     def prepare_run(self, conn: Connection, run_id: int, params: dict[str, Any]) -> None:
         workload.prepare_run(conn, run_id, params)
 
-    def plans(self, conn: Connection, schema_index: int, access_path: str) -> dict[str, Any]:
-        return workload.plans(conn, schema_index)
+    def plans(self, conn: Connection, schema_index: int, access_path: str,
+              scan_workers: int | None = None) -> dict[str, Any]:
+        return workload.plans(conn, schema_index, scans=scan_workers is not None)
 
     def hold_barrier(self, conn: Connection, run_id: int) -> None:
         workload.hold_barrier(conn, run_id)

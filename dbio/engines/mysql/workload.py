@@ -125,21 +125,31 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
 EXPECTED_KEY = "custid"
 
 
-def plans(conn: Connection, schema_index: int) -> dict[str, Any]:
-    """The loop's statements as the optimizer plans them; refused unless both use the custid index."""
+def plans(conn: Connection, schema_index: int, *, scans: bool = False) -> dict[str, Any]:
+    """The loop's statements as the optimizer plans them; refused unless both use the custid index.
+    scans: the scan table's full scan too (its plan recorded, not checked)."""
     table = sqlfiles.ident(catalog.data_table(schema_index))
     out: dict[str, Any] = {}
     for kind in ("select", "update"):
-        with conn.raw.cursor() as cur:
-            cur.execute(sqlfiles.statement(f"explain_{kind}.sql").replace("{table}", table))
-            names = [d[0].lower() for d in cur.description]
-            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        rows = _explained(conn, sqlfiles.statement(f"explain_{kind}.sql").replace("{table}", table))
         nodes = [f"{r.get('type')} on {r.get('key') or 'no index'}" for r in rows]
         if not any(r.get("key") == EXPECTED_KEY for r in rows):
             raise DbioError(f"the {kind} statement would run as {', '.join(nodes)}, not through the index on custid",
                             "check the table (dbio setup --verify) and the server's optimizer settings")
         out[kind] = {"nodes": nodes, "plan": [{k: _plain(v) for k, v in r.items()} for r in rows]}
+    if scans:
+        rows = _explained(conn, sqlfiles.statement("explain_scan.sql").replace("{table}",
+                                                                               sqlfiles.ident(catalog.SCAN_TABLE)))
+        out["scan"] = {"nodes": [f"{r.get('type')} on {r.get('key') or 'no index'}" for r in rows],
+                       "plan": [{k: _plain(v) for k, v in r.items()} for r in rows]}
     return {**out, "access_path": "index", "expected_node": f"range on {EXPECTED_KEY}"}
+
+
+def _explained(conn: Connection, statement: str) -> list[dict[str, Any]]:
+    with conn.raw.cursor() as cur:
+        cur.execute(statement)
+        names = [d[0].lower() for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def _plain(value: Any) -> Any:

@@ -222,12 +222,16 @@ class PostgresEngine:
         """Make an interrupted session's counters visible now rather than at its next idle second."""
         await conn.execute("SELECT pg_stat_force_next_flush()")
 
-    def plans(self, conn: psycopg.Connection, schema_index: int, access_path: str) -> dict[str, Any]:
+    def plans(self, conn: psycopg.Connection, schema_index: int, access_path: str,
+              scan_workers: int | None = None) -> dict[str, Any]:
         workload.init_session_sync(conn, schema_index, access_path)
         select = workload.explain(conn, update=False)
         update = workload.explain(conn, update=True)
         plans = {"select": {"nodes": workload.plan_nodes(select), "plan": select},
                  "update": {"nodes": workload.plan_nodes(update), "plan": update}}
+        if scan_workers is not None:
+            scan = workload.explain_scan(conn, scan_workers)
+            plans["scan"] = {"nodes": workload.plan_nodes(scan), "plan": scan}
         return workload.check_access_path(plans, access_path)
 
     # -- statistics --------------------------------------------------------------------

@@ -30,6 +30,7 @@ from dbio.errors import DbioError, UsageError
 
 Window = Callable[[], AbstractContextManager[None]]
 UPDATE_ROWS = 64  # rows (= blocks) per UPDATE while WAL or dirty buffers accumulate
+REVISIT_SPAN = 4  # recovery with repeated changes: the span of blocks at least this many times the buffer cache
 NO_TIMED_CHECKPOINT = "1d"  # checkpoint_timeout's maximum
 WAL_ROOM_FACTOR = 3  # max_wal_size for a step: a checkpoint starts near max_wal_size / (1 + completion target)
 DIRTY_SHARE = 0.9  # of shared_buffers: at most this much dirty data, or the buffers evict it before the checkpoint
@@ -205,15 +206,21 @@ class PostgresOperations:
                 "target": str(target)}
 
     # -- crash recovery ------------------------------------------------------------------
-    def recovery(self, record: Any, wal_bytes: int, window: Window) -> dict[str, Any]:
+    def recovery(self, record: Any, wal_bytes: int, window: Window, changes_per_block: int = 1) -> dict[str, Any]:
         """Updates until wal_bytes of WAL accumulated after a checkpoint (no other checkpoint: the
-        step's checkpoint_timeout and max_wal_size), an immediate stop, and the start that recovers."""
+        step's checkpoint_timeout and max_wal_size), an immediate stop, and the start that recovers.
+
+        changes_per_block 1: the updates walk the table once, so each block's one change carries a
+        full-page image and redo restores it without reading it: WAL replay. More: they cycle over a
+        span of blocks sized so that each is changed that many times, and at least REVISIT_SPAN times
+        the buffer cache, so that redo has evicted a block before its next change and reads it back."""
         instance = self.embedded("recovery")
         with self.step_settings(self._roomy_wal(wal_bytes)) as step:
             conn = self.connect()
             try:
                 before, _ = self._checkpoint(conn)
-                written = self._dirty(conn, record, until_wal=wal_bytes)
+                span = None if changes_per_block <= 1 else self._span(conn, record, wal_bytes, changes_per_block)
+                written = self._dirty(conn, record, until_wal=wal_bytes, span=span)
                 after = self._writers(conn)
             finally:
                 conn.close()
@@ -225,7 +232,10 @@ class PostgresOperations:
                 instance.start_checked(step, sessions=self.sessions)
             wall = time.time() - started
             found = server_log.recovery(instance.log_since(offset))
-        return {"wal_written_bytes": written["wal_bytes"], "rows_updated": written["rows"],
+        scale = record.spec.scale
+        return {"changes_per_block": changes_per_block, "span_blocks": span or min(written["rows"], scale),
+                "changes_per_block_done": written["rows"] / (span or scale) if span else min(1.0, written["rows"] / scale),
+                "wal_written_bytes": written["wal_bytes"], "rows_updated": written["rows"],
                 "checkpoints_during": _checkpoints(after) - _checkpoints(before), "start_wall_seconds": wall,
                 "log": found, "wal_replayed_bytes": server_log.replayed_bytes(found),
                 "recovery_seconds": server_log.recovery_seconds(found), "redo_seconds": found.get("redo_seconds"),
@@ -272,11 +282,29 @@ class PostgresOperations:
         conn.execute(sqlfiles.text("ops/writers_fresh.sql"))
         return dict(conn.execute(sqlfiles.text(name)).fetchone()[0])
 
+    def _span(self, conn: psycopg.Connection, record: Any, wal_bytes: int, changes: int) -> int:
+        """Blocks to cycle over so that wal_bytes of WAL change each about `changes` times: a first
+        change's WAL (its full-page image) and a later one's measured on the first UPDATE_ROWS rows;
+        never under REVISIT_SPAN times the buffer cache (redo must have evicted a block before its next
+        change), never over the table."""
+        statement = sqlfiles.composed("ops/update_range.sql", schema=sql.Identifier(catalog.data_schema(1)),
+                                      table=sql.Identifier(catalog.DATA_TABLE))
+        costs = []
+        for _ in range(2):
+            start = conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0]
+            conn.execute(statement, {"low": 1, "high": UPDATE_ROWS})
+            costs.append(int(conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0] - start) / UPDATE_ROWS)
+        first, later = costs
+        cache_blocks = int(conn.execute(sqlfiles.text("ops/cache_blocks.sql")).fetchone()[0])
+        wanted = int(wal_bytes / (first + (changes - 1) * later))
+        return min(record.spec.scale, max(REVISIT_SPAN * cache_blocks, wanted))
+
     def _dirty(self, conn: psycopg.Connection, record: Any, *, until_wal: int | None = None,
-               rows: int | None = None) -> dict[str, int]:
-        """UPDATEs of UPDATE_ROWS rows each, committed, over the first schema's keys in turn: until
-        until_wal bytes of WAL were written, or rows distinct rows (blocks) were updated."""
-        scale = record.spec.scale
+               rows: int | None = None, span: int | None = None) -> dict[str, int]:
+        """UPDATEs of UPDATE_ROWS rows each, committed, over the first schema's keys in turn (wrapping
+        at span, when given): until until_wal bytes of WAL were written, or rows distinct rows (blocks)
+        were updated."""
+        scale = span or record.spec.scale
         ident = {"schema": sql.Identifier(catalog.data_schema(1)), "table": sql.Identifier(catalog.DATA_TABLE)}
         statement = sqlfiles.composed("ops/update_range.sql", **ident)
         start = conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0]

@@ -188,6 +188,18 @@ def explain(conn: psycopg.Connection, *, update: bool) -> list[dict[str, Any]]:
     return json.loads(plan) if isinstance(plan, str) else plan
 
 
+def explain_scan(conn: psycopg.Connection, workers: int) -> list[dict[str, Any]]:
+    """EXPLAIN (FORMAT JSON) of the loop's scan as it runs: with workers > 0, under the parallel settings
+    the loop sets around it."""
+    with conn.transaction():
+        if workers > 0:
+            conn.execute(sqlfiles.text("parallel_scan_settings.sql"), {"workers": str(workers)})
+        row = conn.execute(sqlfiles.composed("explain_scan.sql", schema=sql.Identifier(catalog.data_schema(1)))
+                           ).fetchone()
+    plan = row[0]
+    return json.loads(plan) if isinstance(plan, str) else plan
+
+
 ACCESS_PATH_NODES = {"index": "Index Scan", "bitmap": "Bitmap Heap Scan"}
 
 
@@ -207,7 +219,10 @@ def plan_nodes(plan: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
 
     def walk(node: dict[str, Any]) -> None:
-        out.append(node["Node Type"])
+        # as EXPLAIN's text names them: "Finalize Aggregate", "Parallel Seq Scan"
+        mode = node.get("Partial Mode")
+        name = f"{mode} {node['Node Type']}" if mode in ("Partial", "Finalize") else node["Node Type"]
+        out.append(f"Parallel {name}" if node.get("Parallel Aware") else name)
         for child in node.get("Plans", []):
             walk(child)
 

@@ -1,0 +1,1 @@
+EXPLAIN SELECT COUNT(c2) FROM {table}

@@ -1,0 +1,57 @@
+"""Whether a node still answers (run/liveness.py): silent only with a call waiting and no answer for
+SILENT_AFTER seconds; a reading's time is that of a node still read."""
+
+import pytest
+
+from dbio.run import liveness
+from dbio.run.liveness import SILENT_AFTER, Liveness
+from dbio.run.readings import normalized, reading_time
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(liveness.time, "monotonic", lambda: now[0])
+    return now
+
+
+def test_a_node_is_silent_only_while_a_call_waits_on_it_unanswered(clock):
+    nodes = Liveness()
+    with nodes.asking("a"):
+        clock[0] += 0.01
+    clock[0] += 60  # idle for a minute: nothing waited on it, no silence
+    assert nodes.silent() == []
+    with nodes.asking("a"), nodes.asking("b"):
+        clock[0] += SILENT_AFTER - 0.1
+        assert nodes.silent() == []
+        with nodes.asking("b"):  # b answers a call while the first still waits (a slice overrunning)
+            clock[0] += 0.05
+        clock[0] += 0.2
+        assert nodes.silent() == ["a"] and nodes.quiet_for("a") == pytest.approx(SILENT_AFTER + 0.15)
+        assert nodes.quiet_for("b") == pytest.approx(0.2)
+    assert nodes.silent() == []  # answered at last
+
+
+def test_a_failed_call_is_no_answer_and_watching_restarts_the_silence(clock):
+    nodes = Liveness()
+    with pytest.raises(ConnectionError), nodes.asking("a"):
+        raise ConnectionError("server closed the connection")
+    assert "a" not in nodes.heard
+    waiting = nodes.asking("a")  # a session at a barrier held on purpose, long before the start
+    waiting.__enter__()
+    clock[0] += 120
+    assert nodes.silent() == ["a"]
+    nodes.restart(["a"])  # released: from here it is watched
+    clock[0] += SILENT_AFTER - 1
+    assert nodes.silent() == []
+    clock[0] += 2
+    assert nodes.silent() == ["a"]
+
+
+def test_a_reading_s_time_is_a_node_still_read():
+    reading = {"nodes": {"a": {"t": 100.0}, "b": {"t": 130.0}}, "lost": ["a"]}  # a's entry: its last reading
+    assert reading_time(reading) == 130.0
+    assert reading_time({"nodes": {"a": {"t": 100.0}, "b": {"t": 130.2}}}) == 100.0  # the first node's
+    assert reading_time({"nodes": {"a": {"t": 100.0}, "b": {"t": 95.0}}, "lost": ["a", "b"]}) == 100.0
+    total = normalized(reading, lambda name, raw: {**raw, "reads": 1.0})["engine"]
+    assert total["t"] == 130.0 and total["reads"] == 2.0  # the total of both, at the time it was read
