@@ -15,7 +15,7 @@ from dbio import units
 from dbio.config_checks import unused_notices, validate, value_error
 from dbio.config_files import read_env, read_file, read_slob_conf, read_toml
 from dbio.engines import registry
-from dbio.errors import ConfigError, ConfigErrors
+from dbio.errors import ConfigError, ConfigErrors, UsageError
 from dbio.option import coerce
 from dbio.options import BY_KEY, OPTIONS
 
@@ -142,6 +142,8 @@ class Config:
     # run and sweep take the data set's shape from the load where the user gave none
     # (commands/dataset.py): until then the rules that read it wait (shape_pending), then apply.
     shape_from_load: bool = field(default=False, compare=False)
+    # --sessions N: the total the user asked for, spread again over the schemas a load brings
+    sessions_asked: int | None = field(default=None, compare=False)
 
     @property
     def shape_pending(self) -> bool:
@@ -177,6 +179,21 @@ class Sources:
     preset: Mapping[str, Any] = field(default_factory=dict)  # a command's own defaults (quickstart)
     discover: bool = True  # read ./dbio.toml when no config file is named
     shape_from_load: bool = False  # the command takes the data set's shape from the load (Config.shape_from_load)
+    sessions: int | None = None  # --sessions N: total sessions, made threads_per_schema (spread_sessions)
+
+
+SESSIONS_FLAG = "--sessions"
+
+
+def spread_sessions(total: int, schemas: int, whose: str = "") -> int:
+    """Threads per schema for a total of sessions (sessions = schemas x threads_per_schema): with one
+    schema the total itself; with several, a multiple of them, or one line saying so.
+    whose: where the schema count came from, when not from the user (" (the loaded data set's)")."""
+    if total % schemas:
+        raise UsageError(f"--sessions {total} cannot be spread evenly over {schemas} schemas{whose}",
+                         f"give a multiple of {schemas} (sessions = schemas x threads_per_schema), "
+                         "or --threads-per-schema")
+    return total // schemas
 
 
 def load_config(sources: Sources, *, check: bool = True) -> Config:
@@ -201,6 +218,8 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
             from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
             raw.update(from_slob_conf)
     raw.update(read_env(sources.env))
+    if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
+        raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():
         if value is None:
             continue
@@ -229,13 +248,28 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         raise ConfigErrors(errors)
 
     config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices),
-                     shape_from_load=sources.shape_from_load)
+                     shape_from_load=sources.shape_from_load, sessions_asked=sources.sessions)
     if not check:
         return config
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)
     return replace(config, notices=config.notices + tuple(unused_notices(config)))
+
+
+def _threads_for(sources: Sources, raw: dict[str, tuple[Any, str]]) -> int:
+    """--sessions over the schemas as given; a schema count that is only a default, where the load will
+    bring its own (shape_from_load), is spread again then (commands/dataset.adopt)."""
+    assert sources.sessions is not None
+    flag = sources.cli.get("schemas")
+    value, origin = (flag, "--schemas") if flag is not None else raw["schemas"]
+    try:
+        schemas = coerce(BY_KEY["schemas"], value)
+    except ValueError:
+        schemas = 1  # the bad value is reported when it is coerced
+    if sources.shape_from_load and origin == "default":
+        return sources.sessions  # one schema until the load says otherwise
+    return spread_sessions(sources.sessions, schemas)
 
 
 def option_values(config: Config) -> dict[str, Any]:

@@ -24,7 +24,7 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Schemas, each with its own table (1 = single-schema model: one table shared by all sessions).",
            min=1, max=4096, slob=("NUM_SCHEMAS",)),
     Option("threads_per_schema", "workload", "int", 1,
-           "Sessions per schema; total sessions = schemas x threads_per_schema.",
+           "Sessions per schema; total sessions = schemas x threads_per_schema (or give the total: --sessions N).",
            min=1, max=4096, slob=("THREADS_PER_SCHEMA", "NUM_THREADS")),
     Option("run_time", "workload", "duration", 300.0,
            "Measured run time (after warm-up), e.g. 300s, 5m, 8h; 0 = limited by work_loop only.",

@@ -69,10 +69,23 @@ def render(model: dict[str, Any]) -> str:
     parts.append(_charts(model))
     for section in model["sections"]:
         parts.append(_section(section))
-    parts.append(f"<footer>Rendered by dbio from result.json of run {escape(str(run.get('run_id')))} "
-                 f"(dbio {escape(str(run.get('dbio_version')))}). Re-render with: dbio report RESULT --format html"
-                 "</footer></body></html>")
+    parts.append(f"<footer>{escape(footer(model))}</footer></body></html>")
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def footer(model: dict[str, Any]) -> str:
+    """Where the page came from and the command that makes it again: a comparison's is dbio compare's."""
+    run = model["run"]
+    version = f"(dbio {run.get('dbio_version')})"
+    if model.get("format") == "dbio-compare":
+        runs = f" of runs {run['run_id']}" if run.get("run_id") else ""
+        return (f"Compared by dbio from the results{runs} {version}. "
+                "Re-render with: dbio compare RESULT RESULT... --format html")
+    if model.get("kind") == "sweep":
+        return (f"Rendered by dbio from sweep.json of the sweep started {run.get('run_id')} {version}. "
+                "Re-render with: dbio report SWEEP_DIRECTORY --format html")
+    return f"Rendered by dbio from result.json of run {run.get('run_id')} {version}. " \
+           "Re-render with: dbio report RESULT --format html"
 
 
 def _verdict(model: dict[str, Any]) -> str:

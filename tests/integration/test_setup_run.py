@@ -201,7 +201,7 @@ def test_setup_again_without_its_options_finishes_an_interrupted_load(instance):
     assert status == "ready" and spec["scale"] == 5120
     ran = dbio("run", *instance.args("resumeplain", *BRIEF, "--label", "finished"))
     assert ran.code == 0, ran.text
-    gone = dbio("teardown", *instance.server_args("resumeplain"))
+    gone = dbio("teardown", "--yes", *instance.server_args("resumeplain"))
     assert gone.code == 0, gone.text
 
 
@@ -264,7 +264,7 @@ def test_the_loaded_data_set_is_remembered(instance):
     swept = dbio("sweep", *instance.args("remember", *RUN_SHORT, "--label", "remembered"), "--sessions", "4")
     assert swept.code == 0, swept.text  # 4 sessions over the 2 loaded schemas
     assert "using the loaded data set" in swept.out
-    gone = dbio("teardown", *instance.server_args("remember"))
+    gone = dbio("teardown", "--yes", *instance.server_args("remember"))
     assert gone.code == 0 and "dropped" in gone.out, gone.text
 
 
