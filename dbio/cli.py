@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import click
 
-from dbio import __version__, command_options, controls
+from dbio import __version__, command_help, command_options, controls
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
-from dbio.config import Config, Sources, environment, load_config
+from dbio.config import SESSIONS_FLAG, Config, Sources, environment, load_config
 from dbio.errors import ConfigErrors, DbioError, UsageError
 from dbio.options import BY_KEY, LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
@@ -30,23 +30,32 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     command-line flags; preset: the command's own defaults, shown in its help."""
     used = [option for option in OPTIONS if command_options.takes(command, option)]
     keys = {option.key for option in used}
+    def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
+        return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
+
     extras = {
-        "--config": click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-                                 help="TOML configuration file [default: ./dbio.toml when it exists]."),
-        "--slob-conf": click.option("--slob-conf", "slob_conf", type=click.Path(path_type=Path), default=None,
-                                    help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        "--pg-setting": click.option("--pg-setting", "pg_setting", multiple=True, metavar="NAME=VALUE",
-                                     help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
-        "--allow-setting": click.option(
-            "--allow-setting", "allow_setting", multiple=True, metavar="NAME",
+        "--config": dict(param_decls=("--config", "config_file"), type=click.Path(path_type=Path),
+                         help="TOML configuration file [default: ./dbio.toml when it exists]."),
+        "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
+                            help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
+        "--pg-setting": dict(param_decls=("--pg-setting", "pg_setting"), multiple=True, metavar="NAME=VALUE",
+                             help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
+        "--allow-setting": dict(
+            param_decls=("--allow-setting", "allow_setting"), multiple=True, metavar="NAME",
             help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such as "
                  "archive_command or shared_preload_libraries (repeatable; command line only)."),
-        "--password": click.option("--password", "ask_password", is_flag=True, default=None,
-                                   help="Ask for the server's password (it is never shown, stored or written "
-                                        "anywhere)."),
+        "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
+                           help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    decorators = [decorator for flag, decorator in extras.items()
+    decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
+                  for flag, spec in extras.items()
                   if command_options.EXTRA_FLAGS[flag] is None or command_options.EXTRA_FLAGS[flag] in keys]
+    if command_options.takes_sessions(command):
+        decorators.append(click.option(
+            SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
+            hidden=hidden(SESSIONS_FLAG),
+            help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
+                 "several, a multiple of them). Instead of --threads-per-schema."))
     for option in used:
         names = command_options.flags_of(option)
         if not names or option.kind in ("settings", "names"):
@@ -55,11 +64,11 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         text = f"({title}) {command_options.help_text(option, preset)}"
         if option.kind == "bool":
             flag = f"{option.flag}/--no-{option.flag[2:]}"
-            decorators.append(click.option(flag, option.key, default=None, help=text))
+            decorators.append(click.option(flag, option.key, default=None, help=text, hidden=hidden(option.key)))
         else:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
-            decorators.append(click.option(*names, option.key, default=None, metavar=metavar,
+            decorators.append(click.option(*names, option.key, default=None, metavar=metavar, hidden=hidden(option.key),
                                            multiple=option.kind == "strs", help=text))
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -82,6 +91,10 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, 
         for name in registry.names():
             os.environ[registry.entry(name).PASSWORD_ENV] = password
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
+    total_sessions = params.pop("total_sessions", None)
+    if total_sessions is not None and cli_values.get("threads_per_schema") is not None:
+        raise UsageError(f"{SESSIONS_FLAG} and --threads-per-schema both set the sessions",
+                         "give one: --sessions N is the total, --threads-per-schema N each schema's")
     for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
         if option.kind == "strs" and not cli_values.get(option.key):
             cli_values[option.key] = None
@@ -93,7 +106,7 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, 
         cli_values["allow_settings"] = list(allowed)
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
                    env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
-                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD)
+                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD, sessions=total_sessions)
 
 
 # Commands that configure no instance take nothing of what it remembers: they work on it as it is, and its
@@ -165,10 +178,47 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
     return wrap
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+DEBUG_HELP = "Show tracebacks of unexpected errors."
+QUIET_HELP = "Only errors and the final summary."
+
+
+def _global_after(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--debug or -q after the command's name (dbio run -q): as given before it."""
+    if value:
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        if param.name == "debug":
+            root.obj["debug"] = True
+        else:
+            root.obj["ui"] = UI(quiet=True)
+
+
+GLOBAL_OPTIONS = (
+    click.Option(["--debug"], is_flag=True, expose_value=False, callback=_global_after, help=DEBUG_HELP),
+    click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, callback=_global_after, help=QUIET_HELP),
+)
+
+
+class Commands(click.Group):
+    """dbio's commands, each taking the global options too: `dbio run -q` as `dbio -q run`."""
+
+    group_class = type  # a group made with @cli.group() is one of these: its commands take them as well
+    prefix = ""  # the words before its commands' names: "instance " in the instance group
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        path = f"{self.prefix}{name or cmd.name}"  # as typed: "run", "instance init"
+        if isinstance(cmd, Commands):
+            cmd.prefix = f"{path} "
+        cmd.epilog = cmd.epilog or command_help.epilog(path) or None
+        taken = {opt for param in cmd.params for opt in param.opts}
+        cmd.params += [param for param in GLOBAL_OPTIONS if not taken & set(param.opts)]
+        super().add_command(cmd, name)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="dbio")
-@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     """dbio: can this platform serve SQL-driven database physical I/O, and at what latency and CPU cost?
@@ -183,6 +233,9 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     ctx.obj["ui"] = UI(quiet=quiet)
+
+
+cli.epilog = command_help.epilog("")
 
 
 @cli.command("quickstart")
@@ -224,7 +277,9 @@ BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage
 @with_config("run")
 @click.pass_context
 def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
-    """Run the workload and write result.json and report.txt in a new results directory."""
+    """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
+    result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
+    with charts, for a browser) and samples.jsonl (every interval's readings)."""
     from dbio.commands import baseline as baselines
     from dbio.commands import run as run_command
 
@@ -454,16 +509,23 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
     merge_command.merge(list(inputs), names.split(",") if names else None, out, label, _ui(ctx))
 
 
+def _confirm(question: str) -> bool:
+    """y at a terminal's prompt; without a terminal, no (the refusal says to pass --yes)."""
+    return sys.stdin.isatty() and click.confirm(question, default=False)
+
+
 @cli.command()
+@click.option("--yes", is_flag=True, help="Do not ask before dropping a loaded data set (scripts must pass it).")
 @with_config("teardown")
 @click.pass_context
-def teardown(ctx: click.Context, config: Config, **_: Any) -> None:
-    """Drop everything dbio created in the database, and nothing else."""
+def teardown(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:
+    """Drop everything dbio created in the database, and nothing else (asks first, on a terminal, when a data set
+    is loaded)."""
     from dbio.commands import admin
     from dbio.config import each_node
 
     for node in each_node(config):
-        admin.teardown(node, _ui(ctx))
+        admin.teardown(node, _ui(ctx), yes=yes, confirm=_confirm)
 
 
 @cli.group()
@@ -501,10 +563,7 @@ def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) ->
     """Stop the instance and remove what dbio created in its directory (asks first on a terminal)."""
     from dbio.commands import admin
 
-    def confirm(question: str) -> bool:
-        return sys.stdin.isatty() and click.confirm(question, default=False)
-
-    admin.instance_destroy(config, _ui(ctx), yes=yes, confirm=confirm)
+    admin.instance_destroy(config, _ui(ctx), yes=yes, confirm=_confirm)
 
 
 @cli.command()
@@ -531,16 +590,24 @@ def sql(name: str | None, engine: str | None) -> None:
 
 
 @cli.command("options")
-def options_command() -> None:
+@click.argument("command", nargs=-1)
+def options_command(command: tuple[str, ...]) -> None:
     """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, the
-    commands that take its flag, and the engine it belongs to when only one engine has it."""
+    commands that take its flag, and the engine it belongs to when only one engine has it; with a command
+    (dbio options run, dbio options instance init), the options it takes."""
+    name = " ".join(command)
+    if name and name not in command_options.COMMANDS:
+        raise UsageError(f"dbio options {name}: no command of that name takes options",
+                         f"name one of: {', '.join(command_options.COMMANDS)}")
     for option in OPTIONS:
+        if name and not command_options.takes(name, option):
+            continue
         names = [f"[{option.section}] {option.key}", *command_options.flags_of(option)[:1]]
         env = command_options.env_of(option)
         names += [env] if env else []
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        where = "" if option.file else "  (command line only)"
+        where = "" if option.file else "  (command line or slob.conf only)" if option.slob else "  (command line only)"
         click.echo("  ".join(names) + slob + only + where)
         click.echo(f"    {command_options.help_text(option)}")
         commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dbio.option import Option, coerce
+from dbio.options import BY_KEY
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 Uses = Callable[[Option], bool]
@@ -71,6 +72,12 @@ EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--pg-setting": "pg_set
 
 def takes(command: str, option: Option) -> bool:
     return COMMANDS[command](option)
+
+
+def takes_sessions(command: str) -> bool:
+    """--sessions N (total sessions, made threads per schema) wherever threads_per_schema is taken; a
+    sweep's --sessions is its own: a list of totals, one per step."""
+    return command != "sweep" and takes(command, BY_KEY["threads_per_schema"])
 
 
 def flags_of(option: Option) -> list[str]:

@@ -15,7 +15,7 @@ from dbio import units
 from dbio.config_checks import unused_notices, validate, value_error
 from dbio.config_files import read_env, read_file, read_slob_conf, read_toml
 from dbio.engines import registry
-from dbio.errors import ConfigError, ConfigErrors
+from dbio.errors import ConfigError, ConfigErrors, UsageError
 from dbio.option import coerce
 from dbio.options import BY_KEY, OPTIONS
 
@@ -32,6 +32,7 @@ class WorkloadConfig:
     threads_per_schema: int
     run_time: float  # seconds
     work_loop: int
+    work_loop_scope: str  # session: each session's iterations, warm-up included (SLOB's); window: the window's
     warmup: float
     update_pct: int
     scan_pct: int
@@ -92,7 +93,7 @@ class RunConfig:
     interval: float  # seconds, whole
     wait_sample_interval: float
     start_at: float | None = None  # epoch: the measured window opens then (--start-at)
-    external_script: str | None = None  # run with pre/post around each run (command line only)
+    external_script: str | None = None  # called with pre/post as the window opens and closes (flag or slob.conf)
     nodes: str | None = None  # members of the embedded instance the run uses (None: all)
     baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
 
@@ -141,6 +142,8 @@ class Config:
     # run and sweep take the data set's shape from the load where the user gave none
     # (commands/dataset.py): until then the rules that read it wait (shape_pending), then apply.
     shape_from_load: bool = field(default=False, compare=False)
+    # --sessions N: the total the user asked for, spread again over the schemas a load brings
+    sessions_asked: int | None = field(default=None, compare=False)
 
     @property
     def shape_pending(self) -> bool:
@@ -176,6 +179,21 @@ class Sources:
     preset: Mapping[str, Any] = field(default_factory=dict)  # a command's own defaults (quickstart)
     discover: bool = True  # read ./dbio.toml when no config file is named
     shape_from_load: bool = False  # the command takes the data set's shape from the load (Config.shape_from_load)
+    sessions: int | None = None  # --sessions N: total sessions, made threads_per_schema (spread_sessions)
+
+
+SESSIONS_FLAG = "--sessions"
+
+
+def spread_sessions(total: int, schemas: int, whose: str = "") -> int:
+    """Threads per schema for a total of sessions (sessions = schemas x threads_per_schema): with one
+    schema the total itself; with several, a multiple of them, or one line saying so.
+    whose: where the schema count came from, when not from the user (" (the loaded data set's)")."""
+    if total % schemas:
+        raise UsageError(f"--sessions {total} cannot be spread evenly over {schemas} schemas{whose}",
+                         f"give a multiple of {schemas} (sessions = schemas x threads_per_schema), "
+                         "or --threads-per-schema")
+    return total // schemas
 
 
 def load_config(sources: Sources, *, check: bool = True) -> Config:
@@ -193,11 +211,15 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         text = read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
         if text is not None:
             raw.update(read_toml(config_file, text, errors))
+    from_slob_conf: dict[str, tuple[Any, str]] = {}
     if sources.slob_conf is not None:
         text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
         if text is not None:
-            raw.update(read_slob_conf(sources.slob_conf, text, errors, notices))
+            from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
+            raw.update(from_slob_conf)
     raw.update(read_env(sources.env))
+    if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
+        raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():
         if value is None:
             continue
@@ -210,6 +232,9 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
                 pass  # the bad value is reported when it is coerced below
         raw[key] = (value, option.flag)
 
+    if raw["work_loop_scope"][0] is None:  # SLOB's WORK_LOOP counts the warm-up: where SLOB's name gave it, so here
+        slob_loop = raw["work_loop"] == from_slob_conf.get("work_loop")
+        raw["work_loop_scope"] = ("session" if slob_loop else "window", raw["work_loop_scope"][1])
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for option in OPTIONS:
@@ -223,13 +248,28 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
         raise ConfigErrors(errors)
 
     config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices),
-                     shape_from_load=sources.shape_from_load)
+                     shape_from_load=sources.shape_from_load, sessions_asked=sources.sessions)
     if not check:
         return config
     errors.extend(validate(config))
     if errors:
         raise ConfigErrors(errors)
     return replace(config, notices=config.notices + tuple(unused_notices(config)))
+
+
+def _threads_for(sources: Sources, raw: dict[str, tuple[Any, str]]) -> int:
+    """--sessions over the schemas as given; a schema count that is only a default, where the load will
+    bring its own (shape_from_load), is spread again then (commands/dataset.adopt)."""
+    assert sources.sessions is not None
+    flag = sources.cli.get("schemas")
+    value, origin = (flag, "--schemas") if flag is not None else raw["schemas"]
+    try:
+        schemas = coerce(BY_KEY["schemas"], value)
+    except ValueError:
+        schemas = 1  # the bad value is reported when it is coerced
+    if sources.shape_from_load and origin == "default":
+        return sources.sessions  # one schema until the load says otherwise
+    return spread_sessions(sources.sessions, schemas)
 
 
 def option_values(config: Config) -> dict[str, Any]:

@@ -205,7 +205,10 @@ def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
     if ignored and notices is not None:
         notices.append(f"{path.name}: not used: " + "; ".join(f"{i.name} (line {i.line}: {i.why})" for i in ignored))
     for entry in entries:
-        out[entry.option.key] = (slob_value(entry.option, entry.value), f"{path.name} line {entry.line}: {entry.name}")
+        value = slob_value(entry.option, entry.value)
+        if entry.option.kind == "path":  # EXTERNAL_SCRIPT: relative to the slob.conf, as runit.sh runs beside it
+            value = str(path.parent / Path(value).expanduser())
+        out[entry.option.key] = (value, f"{path.name} line {entry.line}: {entry.name}")
     return out
 
 

@@ -57,6 +57,25 @@ def _check_numbers(value: Any, where: str) -> None:
     tree(_real_figure)(value, where)
 
 
+def real_numbers(value: Any, where: str) -> None:
+    """Every number at any depth finite and within LIMIT (a shape: what loads checks of a whole file)."""
+    _check_numbers(value, where)
+
+
+def real_or_none(value: Any) -> Any:
+    """The value with every number that is no real figure (NaN, an infinity, beyond LIMIT) as None: what
+    loads would refuse, never written (a figure is true or absent)."""
+    if isinstance(value, dict):
+        return {key: real_or_none(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [real_or_none(item) for item in value]
+    try:
+        _real_figure(value, "")
+    except Malformed:
+        return None
+    return value
+
+
 def _real_figure(value: Any, where: str) -> None:
     if isinstance(value, float) and not (math.isfinite(value) and abs(value) <= LIMIT):
         raise Malformed(f"{where or 'the document'} is {value!r}, out of the range of any real figure")

@@ -49,7 +49,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     begin, end = _combined(nodes, "begin"), _combined(nodes, "end")
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
-    figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms)
+    resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
+              for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
+    figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms,
+                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}))
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     return {
@@ -77,6 +80,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                                f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "
                                "the total adds each node's counters over its own window"}],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
+        "counter_resets": resets,  # an input's counters that went back: no total is built on them either
         "series": [], "stalls": [], "waits": _sum_waits(inputs), "monitor_errors": [],
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
                                            for name, doc in inputs],
@@ -84,7 +88,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
 
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
-                   end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any]) -> dict[str, Any]:
+                   end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
+                   reset: list[str]) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
     figures (the hosts are several: each node has its own)."""
     if not (begin and end):
@@ -101,7 +106,7 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "direct_io": all(c.get("direct_io") for c in caps), "local": False,
         "io_timing": all(c.get("times_data_io", True) for c in caps),
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
-        "page_bytes": page,
+        "page_bytes": page, "reset_counters": reset,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 
@@ -157,8 +162,12 @@ def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _session_node(name: str, doc: dict[str, Any], session: dict[str, Any]) -> str:
-    own = doc.get("nodes") or []
-    return name if len(own) == 1 else f"{name}/{session.get('node')}"
+    return _node_name(name, doc, session.get("node"))
+
+
+def _node_name(name: str, doc: dict[str, Any], node: Any) -> str:
+    """A node of an input, as the merged result names it (see _nodes)."""
+    return name if len(doc.get("nodes") or []) == 1 else f"{name}/{node}"
 
 
 def _combined(nodes: list[dict[str, Any]], which: str) -> dict[str, Any] | None:

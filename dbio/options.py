@@ -24,14 +24,19 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Schemas, each with its own table (1 = single-schema model: one table shared by all sessions).",
            min=1, max=4096, slob=("NUM_SCHEMAS",)),
     Option("threads_per_schema", "workload", "int", 1,
-           "Sessions per schema; total sessions = schemas x threads_per_schema.",
+           "Sessions per schema; total sessions = schemas x threads_per_schema (or give the total: --sessions N).",
            min=1, max=4096, slob=("THREADS_PER_SCHEMA", "NUM_THREADS")),
     Option("run_time", "workload", "duration", 300.0,
            "Measured run time (after warm-up), e.g. 300s, 5m, 8h; 0 = limited by work_loop only.",
            min=0, max=30 * 86400, slob=("RUN_TIME",), aliases=("--duration",)),
     Option("work_loop", "workload", "int", 0,
-           "Stop each session after this many loop iterations (0 = limited by run_time only).",
-           min=0, max=10**12, slob=("WORK_LOOP",)),
+           "Stop each session after this many loop iterations (0 = limited by run_time only); which ones count "
+           "is work_loop_scope's.", min=0, max=10**12, slob=("WORK_LOOP",)),
+    Option("work_loop_scope", "workload", "choice", None,
+           "What work_loop bounds: session = each session's iterations from its start, warm-up included (SLOB's "
+           "WORK_LOOP: the measured window holds what is left after the warm-up); window = its iterations in the "
+           "measured window, after a warm-up of any length. Default: session when work_loop comes from a "
+           "slob.conf, window otherwise.", choices=("window", "session")),
     Option("warmup", "workload", "duration", 30.0,
            "Warm-up before the measured window opens (SLOB uses 30 s); excluded from all figures.",
            min=0, max=86400),
@@ -66,10 +71,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Every Nth statement goes to the hot spot.", min=1, max=10**9, slob=("HOTSPOT_FREQUENCY",)),
     Option("hot_schema_frequency", "workload", "int", 0,
            "Every Nth statement goes to schema 1 instead of the session's own (0 = off).",
-           min=0, max=10**9, slob=("HOT_SCHEMA_FREQUENCY",)),
+           min=0, max=10**9, slob=("HOT_SCHEMA_FREQUENCY", "SHARED_DATA_MODULUS")),
     Option("think_time_frequency", "workload", "int", 0,
            "Every Nth iteration sleeps a random time in [think_time_min, think_time_max] (0 = off).",
-           min=0, max=10**9, slob=("THINK_TM_FREQUENCY",)),
+           min=0, max=10**9, slob=("THINK_TM_FREQUENCY", "THINK_TM_MODULUS")),
     Option("think_time_min", "workload", "duration", 0.1,
            "Shortest think time.", min=0, max=3600, slob=("THINK_TM_MIN",)),
     Option("think_time_max", "workload", "duration", 0.5,
@@ -106,11 +111,14 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "With --baseline: fio's synchronous seconds around the run, half before it and half after (more rounds "
            "after it when the two disagree); 0 = 15% of the run's time, at least 6 s and at most 60 s.",
            min=0, max=3600),
+    # a slob.conf names it as SLOB's does: read only when trusted as the script itself must be (config_files)
     Option("external_script", "run", "path", None,
-           "A program run with 'pre' and the run directory before the run, and with 'post' after it (as SLOB's "
-           "EXTERNAL_SCRIPT), e.g. to collect array-side statistics; its output is kept in the run directory, its "
-           "exit status in result.json. Yours or root's, writable by nobody else; command line only.",
-           file=False),
+           "A program run with 'pre' and the run directory when the measured window opens (after the warm-up), "
+           "and with 'post' when it closes, as SLOB's EXTERNAL_SCRIPT brackets its window, e.g. to collect "
+           "array-side statistics for the same seconds; the sessions run on while it runs. Its output is kept in "
+           "the run directory, its exit status and times in result.json. Yours or root's, writable by nobody "
+           "else; from the command line or a slob.conf.",
+           file=False, slob=("EXTERNAL_SCRIPT",)),
     # -- instance: where the engine's managed instance lives (each engine declares the rest) --
     Option("data_dir", "instance", "path", None,
            "Directory of the managed instance (the embedded PostgreSQL, or the mysql engine's MariaDB/MySQL); "
@@ -162,19 +170,29 @@ BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 
 # slob.conf / pgio.conf keys dbio reads but does not use, and why (named on stderr, never their values).
+# Every key of SLOB's own slob.conf (2.0 .. 2.5) is an option's slob name or here (tests/unit/test_slobconf.py);
+# a reason names only what dbio uses.
+_ORACLE_SERVICES = ("Oracle SQL*Net services, one per node: give --dsn once per node instead "
+                    "(e.g. a libpq service each: --dsn service=NAME1 --dsn service=NAME2)")
+_UPDATE_HOTSPOT = "SLOB 2.2's UPDATEs kept to a share of the data: dbio has no such mode (its hot spot is --hotspot)"
 SLOB_IGNORED = {
     "DATABASE_STATISTICS_TYPE": "Oracle statistics package",
     "ADMIN_SQLNET_SERVICE": "Oracle SQL*Net service",
-    "SQLNET_SERVICE_BASE": "Oracle SQL*Net services, one per node: give --dsn once per node instead "
-                           "(e.g. a libpq service each: --dsn service=NAME1 --dsn service=NAME2)",
-    "SQLNET_SERVICE_MAX": "Oracle SQL*Net services, one per node: give --dsn once per node instead "
-                          "(e.g. a libpq service each: --dsn service=NAME1 --dsn service=NAME2)",
+    "SQLNET_SERVICE_BASE": _ORACLE_SERVICES,
+    "SQLNET_SERVICE_MAX": _ORACLE_SERVICES,
+    "ADMIN_CONNECT_STRING": "Oracle admin connect string: dbio connects with --dsn, or to its own instance",
+    "NON_ADMIN_CONNECT_STRING": "Oracle sessions' connect string: use --dsn",
     "DBA_PRIV_USER": "Oracle admin user",
     "SYSDBA_PASSWD": "Oracle password",
+    "DO_UPDATE_HOTSPOT": _UPDATE_HOTSPOT,
+    "HOTSPOT_PCT": _UPDATE_HOTSPOT,
     "OBFUSCATE_COLUMNS": "dbio always loads varied, incompressible rows",
     "UNIQUE_INDEX": "dbio always builds a unique index",
+    "BLOCK_SZ": "dbio uses 8 KiB blocks",
+    "NO_OS_PERF_DATA": "runit.sh's iostat, vmstat and mpstat: dbio reads the host's counters itself",
+    "SLOB_DEBUG": "runit.sh's session output",
+    "SLOB_TEMPDIR": "runit.sh's temporary directory",
+    "OS_TEMP": "runit.sh's temporary directory",
     "CONNECT_STRING": "pgio connect string: use --dsn",
     "CREATE_BASE_TABLE": "pgio seed table: dbio loads without one",
-    "EXTERNAL_SCRIPT": "a configuration file does not name programs to run: use --external-script PATH",
-    "BLOCK_SZ": "dbio uses 8 KiB blocks",
 }

@@ -44,7 +44,8 @@ def write(directory: Path, document: dict[str, Any]) -> Path:
 
 def serialized(document: dict[str, Any]) -> str:
     """The text of a result.json."""
-    return json.dumps(document, indent=1, default=_json_default) + "\n"
+    # the last guard of what is refused at reading: a number no reader would take is written as absent
+    return json.dumps(jsondoc.real_or_none(document), indent=1, default=_json_default, allow_nan=False) + "\n"
 
 
 def _json_default(value: Any) -> Any:

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from dbio.jsondoc import (Malformed, Shape, anything, array, both, count, digits, either, flag, instant, keyed,
-                          number, obj, optional, text, tree, whole)
+                          number, obj, optional, real_numbers, text, tree, whole)
 
 FIGURE = optional(number)
 COUNTERS = tree(count)  # a counter snapshot: any nesting, numbers never negative, a view's null allowed
@@ -95,7 +95,9 @@ _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_p
                    "host_unsampled_pct", "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
                    "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
 _SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
-                   **{name: FIGURE for name in _SERIES_FIGURES}})
+                   **{name: FIGURE for name in _SERIES_FIGURES},
+                   # a server's NULL among them (a connection authenticating) in results of an older dbio
+                   "other_sessions_active": FIGURE, "other_session_names": optional(array(optional(text)))})
 _HISTOGRAM = obj({"counts": array(count), "sum_us": FIGURE, "max_us": FIGURE})
 
 
@@ -130,7 +132,12 @@ def version(known: int) -> Shape:
 _CAPABILITY_FACTS = {"times_data_io": optional(flag), "times_redo_io": optional(flag), "cache_name": optional(text),
                      "redo_directory": optional(text), "settings_shown": optional(array(text)),
                      "maintenance_process": optional(text), "maintenance_name": optional(text)}
-_RAW = optional(both(COUNTERS, obj({"t": number}, required=("t",))))  # one node's raw snapshot
+SNAPSHOT = both(COUNTERS, obj({"t": number}, required=("t",)))  # one node's raw snapshot
+_RAW = optional(SNAPSHOT)
+# What a run takes from a server as one node's reading (run/readings.refused): its raw snapshot and its
+# normalized counters, each number real and never negative, so that the result is one its readers accept.
+READING = both(real_numbers, SNAPSHOT)
+COUNTER_RECORD = both(real_numbers, COUNTERS)
 # a reading: every node's raw snapshot ("engine": the one node's, before result format 2) and /proc
 _READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optional(COUNTERS)})
 _NODE = obj({"name": text, "engine": optional(text), "role": text, "server": optional(obj()),
@@ -162,6 +169,9 @@ def result(known_version: int) -> Shape:
         "sessions": optional(array(obj())),
         "events": optional(array(obj({"t": FIGURE, "since_start": FIGURE, "kind": optional(text),
                                       "message": optional(text)}))),
+        # engine counters that went back inside the window (stats/resets.py), which the verdict names
+        "counter_resets": optional(array(obj({"node": optional(text), "counter": text, "since_start": FIGURE,
+                                              "before": FIGURE, "after": FIGURE}, required=("counter",)))),
         "snapshots": optional(obj(rest=optional(_READING))),
         "normalized": optional(obj(rest=optional(both(COUNTERS, obj({"checkpoints": optional(obj(rest=optional(
             count)))}))))),

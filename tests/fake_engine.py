@@ -323,9 +323,10 @@ class FakeEngine:
             iterations = min(iterations, max_iterations)
         await asyncio.sleep(max(0.0, end - time.time()))
         await self.server.answer(conn)
-        return self._slice(run, iterations, end)
+        # as the engines' loops: a session that did its max_iterations is done
+        return self._slice(run, iterations, end, done=max_iterations is not None and iterations >= max_iterations)
 
-    def _slice(self, run: _Run, iterations: int, end: float) -> SliceResult:
+    def _slice(self, run: _Run, iterations: int, end: float, *, done: bool = False) -> SliceResult:
         bounds, rows = run.control["bounds_us"], int(run.control["work_unit"])
         update_rows = int(run.control.get("update_work_unit") or rows)
         updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
@@ -338,7 +339,7 @@ class FakeEngine:
         self.server.add(reads=reads, read_time_ms=reads * READ_US / 1000, writes=updates * update_rows,
                         commits=updates, wal_bytes=updates * update_rows * 200.0, wal_writes=updates,
                         wal_syncs=updates)
-        done = run.deadline is not None and end >= run.deadline - 1e-6
+        done = done or (run.deadline is not None and end >= run.deadline - 1e-6)
         return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
                            think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0],
                            max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0],

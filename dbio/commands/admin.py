@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,7 +11,7 @@ from dbio import target as targets
 from dbio import trust
 from dbio.collect import cgroup, host
 from dbio.config import Config
-from dbio.engines.base import Teardown
+from dbio.engines.base import SetupRecord, Teardown
 from dbio.errors import UsageError
 from dbio import report as reports
 from dbio.report import limit_findings, storage_stack
@@ -18,7 +19,9 @@ from dbio.ui import UI
 from dbio.units import format_bytes
 
 
-def teardown(config: Config, ui: UI) -> None:
+def teardown(config: Config, ui: UI, *, yes: bool = False, confirm: Callable[[str], bool] = lambda _: False) -> None:
+    """Drop dbio's objects; a loaded data set only once confirmed (a question on a terminal, or --yes),
+    as dbio instance destroy asks before it removes an instance."""
     if config.connection.embedded and not targets.instance_for(config, ui.note).exists():
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "nothing to tear down")
     target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
@@ -29,6 +32,12 @@ def teardown(config: Config, ui: UI) -> None:
             ui.say(f"{info.description} is a read-only server (hot standby): nothing dropped there; tearing down "
                    "its primary removes dbio's objects from it too")
             return
+        loaded = target.engine.read_setup(conn)
+        if loaded is not None and not yes:
+            question = f"drop the data set loaded in {info.description} ({_loaded_text(loaded)})?"
+            if not confirm(question):
+                raise UsageError(f"not confirmed: the data set in {info.description} stays",
+                                 "answer y at the prompt, or pass --yes (scripts must)")
         done = target.engine.teardown(conn)
     finally:
         conn.close()
@@ -37,6 +46,15 @@ def teardown(config: Config, ui: UI) -> None:
     for item in done.dropped:
         ui.say(f"dropped {item}")
     report_teardown(ui, done)
+
+
+def _loaded_text(loaded: SetupRecord) -> str:
+    """The data set a teardown would drop, as setup described it: its shape and its rows' size."""
+    from dbio.commands.dataset import describe, unfinished
+
+    spec = loaded.spec
+    return f"setup {loaded.setup_id}: {describe(spec.scale, spec.schemas)}" + (
+        ", an interrupted load" if unfinished(loaded) else "")
 
 
 def report_teardown(ui: UI, done: Teardown) -> None:
@@ -75,7 +93,8 @@ def instance_stop(config: Config, ui: UI) -> None:
 def instance_status(config: Config, ui: UI) -> int:
     status = targets.instance_for(config, ui.note).status()
     if not status.exists:
-        ui.say(f"no dbio instance in {status.data_dir}")
+        for line in absent_lines(config, status.data_dir):
+            ui.say(line)
         return 3
     ui.say(f"instance   {status.data_dir}")
     ui.say(f"state      {'running (pid ' + str(status.pid) + ')' if status.running else 'stopped'}")
@@ -93,6 +112,31 @@ def instance_status(config: Config, ui: UI) -> int:
         if limits:
             ui.say(f"{'limits':<10} {limit_findings.summary({'environment': {'limits': limits}})}")
     return 0 if status.running else 3
+
+
+def absent_lines(config: Config, data_dir: Path) -> list[str]:
+    """No instance where dbio looked: where that was and why there, the instances of dbio's in the other
+    engines' default places, and how to name another."""
+    from dbio.config_checks import display_key
+    from dbio.engines import registry
+    from dbio.options import BY_KEY
+
+    engine = config.connection.engine
+    origin = config.origins.get("data_dir", "default")
+    why = (f"the {engine} engine's default place: no --data-dir given" if origin == "default"
+           else f"from {display_key(BY_KEY['data_dir'], origin)}")
+    lines = [f"no dbio instance in {data_dir} ({why})"]
+    for other in (name for name in registry.names() if name != engine):
+        place = registry.entry(other).default_data_dir()
+        try:
+            there = other in registry.owners_of_instance(place)
+        except OSError:
+            there = False
+        if there:
+            lines.append(f"the {other} engine's instance is in {place}: dbio instance status --engine {other}")
+    lines.append("name the instance with --data-dir DIR (the one dbio instance init was given), and its engine "
+                 f"with --engine {'|'.join(registry.names())}")
+    return lines
 
 
 def member_lines(members: tuple[Any, ...]) -> list[str]:
@@ -121,9 +165,15 @@ def instance_destroy(config: Config, ui: UI, *, yes: bool, confirm: Callable[[st
     if not yes and not confirm(question):
         raise UsageError(f"not confirmed: the instance in {plan.data_dir} stays",
                          "answer y at the prompt, or pass --yes (scripts must)")
+    started = time.monotonic()
+    if instance.is_running():  # a clean shutdown takes seconds (InnoDB's the most): said before it starts
+        ui.note(f"stopping the server of the instance in {plan.data_dir} (a clean shutdown)")
+        instance.stop(quiet=True)
+    ui.note(f"removing {format_bytes(plan.size_bytes)} of data in {plan.data_dir}")
     instance.destroy(plan)
     for note in plan.leftovers():
         ui.say(f"left in place: {note}")
+    ui.say(f"removed the instance in {plan.data_dir} ({time.monotonic() - started:.1f} s)")
 
 
 def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, Any] | None = None) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Callable
 
 from dbio import target as targets
-from dbio.config import Config
+from dbio.config import Config, spread_sessions
 from dbio.config_checks import validate
 from dbio.engines.base import SetupRecord
 from dbio.errors import ConfigErrors
@@ -49,6 +49,9 @@ def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]
     if not changes:
         return settled(config)
     origins = {**config.origins, **{key: ORIGIN for key in changes}}
+    if "schemas" in changes and config.sessions_asked is not None:  # --sessions: over the loaded schemas
+        changes["threads_per_schema"] = spread_sessions(config.sessions_asked, spec.schemas,
+                                                        " (the loaded data set's)")
     adopted = replace(config, workload=replace(config.workload, **changes), origins=origins, shape_from_load=False)
     errors = validate(adopted)
     if errors:

@@ -1,18 +1,24 @@
-"""--external-script: a program of the user's run before a run (`pre`) and after it (`post`), as
-SLOB's EXTERNAL_SCRIPT is, e.g. to collect the storage array's own statistics for the window.
+"""--external-script (slob.conf's EXTERNAL_SCRIPT): a program of the user's called with `pre` when the
+measured window opens and with `post` when it closes, as SLOB's users rely on it to bracket the window,
+e.g. to take the storage array's own statistics for the same seconds.
 
-It gets the phase and the run directory; its output goes to external-<phase>.log there and its
-exit status into result.json. dbio runs it only when it is trusted as a configuration file is:
-owned by the user running dbio or root, and changeable by nobody else, all the way up."""
+Each call runs in a thread of its own, so the sessions run on while it runs and a slow script delays
+neither the window's end nor anything else; the run waits for it at its very end, up to TIMEOUT_SECONDS
+from its start (seconds only after a signal). It gets the phase and the run directory; its output goes
+to external-<phase>.log there, its exit status and times (and their offset from the window's opening or
+closing) into result.json. dbio runs it only when it is trusted as a configuration file is: owned by the
+user running dbio or root, and changeable by nobody else, all the way up."""
 
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from dbio import trust
 from dbio.errors import UsageError
@@ -39,34 +45,111 @@ def check(path_text: str | None) -> Path | None:
     return path
 
 
+PHASES = {"open": "pre", "close": "post"}  # the window's event -> the phase SLOB's scripts know
+SIGNAL_WAIT_SECONDS = 5.0  # after a signal, what a script still running gets before it is stopped
+STOP_SECONDS = 2.0  # between SIGTERM and SIGKILL of the script's process group
+
+
 class Hook:
-    """Calls the script at each phase and keeps what it did, for result.json."""
+    """Calls the script at each of the window's events, each in a thread, and keeps what each call did."""
 
     def __init__(self, path: Path | None, directory: Path, ui: UI):
         self.path, self.directory, self.ui = path, directory, ui
         self.calls: list[dict[str, Any]] = []
+        self._threads: list[threading.Thread] = []
+        self._running: dict[str, subprocess.Popen] = {}
 
-    def call(self, phase: str) -> None:
-        if self.path is None:
+    def window(self, event: str) -> None:
+        """The run's window opened or closed: start the script's call for it, and return at once."""
+        self.start(PHASES[event])
+
+    def started(self, phase: str) -> bool:
+        return any(call["phase"] == phase for call in self.calls)
+
+    def start(self, phase: str) -> None:
+        if self.path is None or self.started(phase):
             return
-        log = self.directory / f"external-{phase}.log"
-        started = time.monotonic()
-        with log.open("w") as out:
-            try:
-                done = subprocess.run([str(self.path), phase, str(self.directory)], stdin=subprocess.DEVNULL,
-                                      stdout=out, stderr=subprocess.STDOUT, cwd=self.directory,
-                                      timeout=TIMEOUT_SECONDS, check=False)
-                status: int | None = done.returncode
-            except subprocess.TimeoutExpired:
-                status = None
-            except OSError as exc:
-                out.write(f"dbio could not start it: {exc.strerror}\n")
-                status = None
-        self.calls.append({"phase": phase, "exit_status": status, "seconds": round(time.monotonic() - started, 3),
-                           "output": log.name})
-        if status != 0:
-            what = f"exited with status {status}" if status is not None else "did not finish (or could not start)"
-            self.ui.warn(f"the external script {what} at {phase}: see {log}")
+        call: dict[str, Any] = {"phase": phase, "started": time.time(), "ended": None, "seconds": None,
+                                "exit_status": None, "output": f"external-{phase}.log"}
+        self.calls.append(call)
+        thread = threading.Thread(target=self._call, args=(call,), name=f"dbio-external-{phase}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
 
-    def record(self) -> dict[str, Any] | None:
-        return {"path": str(self.path), "calls": self.calls} if self.path is not None else None
+    def _call(self, call: dict[str, Any]) -> None:
+        began = time.monotonic()
+        try:
+            with (self.directory / call["output"]).open("w") as out:
+                self._run(call, out)
+        except OSError as exc:  # its log cannot be written (a full or vanished results directory)
+            call["output"] = None
+            call["error"] = f"{exc.strerror or exc}"
+        call["ended"] = time.time()
+        call["seconds"] = round(time.monotonic() - began, 3)
+
+    def _run(self, call: dict[str, Any], out: IO[str]) -> None:
+        try:  # a session of its own: a Ctrl-C at the terminal is dbio's to handle, and a stop ends its children
+            process = subprocess.Popen([str(self.path), call["phase"], str(self.directory)],
+                                       stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                       cwd=self.directory, start_new_session=True)
+        except OSError as exc:
+            call["error"] = f"{exc.strerror or exc}"
+            return
+        self._running[call["phase"]] = process
+        try:
+            call["exit_status"] = process.wait(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            call["stopped"] = f"still running after {TIMEOUT_SECONDS} s"
+            _stop(process)
+        self._running.pop(call["phase"], None)
+
+    def finish(self, *, interrupted: bool = False) -> None:
+        """Wait for every call to end (each within TIMEOUT_SECONDS of its start; after a signal, within
+        SIGNAL_WAIT_SECONDS, then it is stopped), and say which did not succeed."""
+        try:
+            deadline = time.monotonic() + SIGNAL_WAIT_SECONDS if interrupted else None
+            for thread in self._threads:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        finally:  # a signal, or a second Ctrl-C while waiting: no script outlives the run
+            for phase, process in list(self._running.items()):
+                if process.poll() is None:
+                    next(c for c in self.calls if c["phase"] == phase)["stopped"] = "the run was interrupted"
+                    _stop(process)
+            for thread in self._threads:
+                thread.join(STOP_SECONDS + 1)
+        for call in self.calls:
+            if "stopped" in call:
+                what = f"was stopped ({call['stopped']})"
+            elif call["exit_status"] is None:
+                what = f"could not start ({call.get('error')})"
+            elif call["exit_status"] != 0:
+                what = f"exited with status {call['exit_status']}"
+            else:
+                continue
+            where = f": see {self.directory / call['output']}" if call["output"] else ""
+            self.ui.warn(f"the external script {what} at {call['phase']}{where}")
+
+    def record(self, window_open: float | None, window_close: float | None) -> dict[str, Any] | None:
+        """What each call did; window_open, window_close: the window's ends on this host's clock. Each
+        call's offset_s is from the window's opening (pre) or closing (post) to its start."""
+        if self.path is None:
+            return None
+        at = {"pre": window_open, "post": window_close}
+        calls = [{**call, "window": {"pre": "opened", "post": "closed"}[call["phase"]],
+                  "offset_s": None if at[call["phase"]] is None else round(call["started"] - at[call["phase"]], 3)}
+                 for call in self.calls]
+        return {"path": str(self.path), "calls": calls}
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """The script and whatever it started: SIGTERM to its process group, then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass

@@ -273,8 +273,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         shutil.rmtree(directory, ignore_errors=True)
         raise DbioError(f"{directory / results.RUN_MANIFEST} could not be written ({exc.strerror or exc})",
                         "free some space in the results directory") from None
-    hook = external_script.Hook(script, directory, ui)
-    hook.call("pre")
+    hook = external_script.Hook(script, directory, ui)  # called as the window opens and closes
     settled = _settle(nodes, config, ui)
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
@@ -283,8 +282,10 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor))
+            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
+            on_window=hook.window if script is not None else None))
     except BaseException:
+        hook.finish(interrupted=True)
         samples.close()
         if samples.lines == 0:  # nothing ran: leave no run directory behind
             shutil.rmtree(directory, ignore_errors=True)
@@ -292,18 +293,22 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
+    if hook.started("pre"):  # a window that opened and did not close (a failure): its post all the same
+        hook.start("post")
     signal = outcome.signal
     if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
         signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
-    hook.call("post")
+    hook.finish(interrupted=signal is not None)
     document = assemble.build(man, outcome, normalize, samples.records, directory.name)
     document["events"] += settled
     if flushed is not None:
         document["events"].append(flushed)
     if baseline is not None:
         baselines.attach(document, baseline)
-    if hook.record():
-        document["external_script"] = hook.record()
+    called = hook.record(*(None if t is None else t - (outcome.clock_offset or 0.0)
+                           for t in (outcome.window_start, outcome.window_end)))
+    if called is not None:
+        document["external_script"] = called
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
     html = signal is None
     if not html:
@@ -429,7 +434,8 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
 
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
-    lines = [f"{doc['status']}: {verdict.headline(doc)}"]
+    valid = "VALID" if (doc.get("verdict") or verdict.summary(doc))["valid"] else "NOT VALID"
+    lines = [f"{doc['status']}, {valid}: {verdict.headline(doc)}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)

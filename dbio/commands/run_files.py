@@ -21,6 +21,7 @@ from typing import Any, Callable
 from dbio import report
 from dbio import result as results
 from dbio import results_dir, trust
+from dbio.report import verdict
 from dbio.errors import DbioError
 from dbio.filesystem import free_bytes, write_whole
 from dbio.run import assemble
@@ -59,6 +60,8 @@ def write(directory: Path, document: dict[str, Any], reports: list[Report],
     leaving none of these files behind. The result comes first for the room there is, then the reports in
     their order: one the free space could not hold beside them is not begun."""
     document = dict(document)  # the caller's is left as it was (a rescue writes it again, elsewhere)
+    if document.get("format") == "dbio-result":  # the verdict, machine-readable, as the reports state it
+        document["verdict"] = verdict.summary(document)
     written: list[Path] = []
     unwritten: list[Unwritten] = []
     texts = [render(document) for _, _, render in reports]

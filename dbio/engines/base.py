@@ -46,6 +46,7 @@ class Capabilities:
     redo_name: str = "WAL"  # what its users call its redo log (InnoDB: the redo log)
     block_name: str = "block"  # what its users call the unit of a data file it reads (InnoDB: page)
     page_bytes: int = 8192  # bytes of that unit: a buffer-cache miss reads one
+    own_instance: str = "embedded"  # what dbio's own instance of it is called (MariaDB/MySQL: managed)
     # the most its server adds to a file at once while writing, and the setting that says so: the disk guard
     # keeps that much free besides its floor (PostgreSQL: a WAL segment; InnoDB: a tablespace's autoextension)
     growth_step_bytes: int = 0

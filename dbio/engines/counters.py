@@ -87,6 +87,16 @@ class Counters(TypedDict, total=False):
     replication: dict[str, float]  # a standby's: wal_received_bytes (its receive position)
 
 
+def session_names(values: Any) -> list[str]:
+    """The names of sessions as a server gave them, each once and in order (pure). A server may give
+    NULL for any of them (a connection still authenticating has no user or application name yet):
+    those read as UNNAMED, never as None among strings (which no report could sort or print)."""
+    found = values if isinstance(values, (list, tuple)) else []
+    return sorted({str(v) if v not in (None, "") else UNNAMED for v in found})
+
+
+UNNAMED = "(no name yet)"
+
 REQUIRED = ("t", "data", "client", "client_normal", "wal", "db")
 _GROUPS = {"data": IoCounters, "client": IoCounters, "client_normal": IoCounters, "workers": IoCounters,
            "wal": WalCounters, "checkpoints": CheckpointCounters}

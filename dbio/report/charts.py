@@ -66,7 +66,8 @@ def iops_figure(series: dict[str, list[Any]] | None) -> Figure | None:
     t = series.get("to_s") or []
     if len(t) < 2:
         return None
-    fig = Figure(figsize=(WIDTH, HEIGHT))
+    # constrained: the legend gets its own room under the plot (and the right axis its labels)
+    fig = Figure(figsize=(WIDTH, HEIGHT + 0.3), layout="constrained")
     ax = fig.add_subplot()
     _window_shade(ax, series)
     ax.plot(t, _none_nan(series["reads_per_s"]), label="physical reads/s", lw=1.4)
@@ -89,8 +90,9 @@ def iops_figure(series: dict[str, list[Any]] | None) -> Figure | None:
     ax.set_ylabel("requests/s")
     ax.set_ylim(bottom=0)
     lines, labels = ax.get_legend_handles_labels()
-    ax.legend(lines + handles, labels + [h.get_label() for h in handles], loc="lower right", fontsize=8,
-              frameon=False)
+    # under the plot, never over its lines (inside, at any corner, it covered a rate that reached it)
+    fig.legend(lines + handles, labels + [h.get_label() for h in handles], loc="outside lower center",
+               ncols=len(lines + handles), fontsize=8, frameon=False)
     ax.set_title("I/O requests per second", loc="left", fontsize=10)
     return fig
 

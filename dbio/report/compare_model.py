@@ -262,6 +262,10 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
         invalid = [n for n, d in ((name, doc), (base_name, base)) if verdict.invalid(d)]
         if invalid:  # a difference from a result that is not the storage's is not the storage's difference
             text += f" ({verdict.not_storage(invalid)})"
+        for n, d in ((base_name, base), (name, doc)):  # each side's reads/s as far as it is not the storage's
+            caveats = [] if n in invalid else verdict.reads_caveats(d)
+            if caveats:
+                text += f" ({n}: {'; '.join(caveats)})"
         parts.append(text)
     return "; ".join(parts)
 

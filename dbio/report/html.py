@@ -7,6 +7,7 @@ from typing import Any
 
 from dbio import controls
 from dbio.report import charts, fmt
+from dbio.report.verdict import summary_line as verdict_line
 
 CSS = """
 :root { --ink: #1d2733; --muted: #5b6775; --line: #d8dee6; --band: #f4f6f9; --blue: #1f5fa8;
@@ -17,9 +18,12 @@ body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Aria
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line);
      padding-bottom: 4px; } h3 { font-size: 14px; margin: 16px 0 6px; color: var(--muted); }
 .sub { color: var(--muted); margin: 0 0 12px; }
+.verdict { font-weight: 700; padding: 6px 10px; border-radius: 6px; margin: 0 0 8px; }
+.verdict.valid { background: #e3f1e8; color: #1e6b3c; } .verdict.warned { background: #fbf3dc; color: #7a5a00; }
+.verdict.invalid { background: #fbe3e0; color: #a3261a; }
 .status { display: inline-block; font-weight: 600; padding: 1px 8px; border-radius: 10px; font-size: 12px;
           vertical-align: middle; margin-left: 8px; }
-.status.complete { background: #e3f1e8; color: #1e6b3c; } .status.interrupted, .status.failed { background: #fbe9d0;
+.status.complete { background: #eef0f2; color: #3d4650; } .status.interrupted, .status.failed { background: #fbe9d0;
           color: var(--warn); }
 .findings { list-style: none; padding: 0; margin: 12px 0; }
 .findings li { padding: 6px 10px; margin: 4px 0; border-left: 4px solid var(--info); background: var(--band); }
@@ -30,6 +34,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .card .v { font-size: 22px; font-weight: 600; } .card .l { color: var(--muted); font-size: 12px; }
 .card.invalid { border-color: var(--bad); background: #fbecee; } .card.invalid .v { color: var(--bad); }
+.card.caveat { border-color: var(--warn); } .card .c { color: var(--warn); font-size: 12px; margin-top: 4px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 12px; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -54,6 +59,7 @@ def render(model: dict[str, Any]) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(model['title'])}</title><style>{CSS}</style></head><body>",
+        _verdict(model),
         f"<header><h1>{escape(model['title'])}<span class=\"status {escape(status)}\">{escape(status.upper())}</span>"
         "</h1>",
         f"<p class=\"sub\">{escape(model['headline_text'])}</p>{_efficiency(model)}</header>",
@@ -63,10 +69,35 @@ def render(model: dict[str, Any]) -> str:
     parts.append(_charts(model))
     for section in model["sections"]:
         parts.append(_section(section))
-    parts.append(f"<footer>Rendered by dbio from result.json of run {escape(str(run.get('run_id')))} "
-                 f"(dbio {escape(str(run.get('dbio_version')))}). Re-render with: dbio report RESULT --format html"
-                 "</footer></body></html>")
+    parts.append(f"<footer>{escape(footer(model))}</footer></body></html>")
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def footer(model: dict[str, Any]) -> str:
+    """Where the page came from and the command that makes it again: a comparison's is dbio compare's."""
+    run = model["run"]
+    version = f"(dbio {run.get('dbio_version')})"
+    if model.get("format") == "dbio-compare":
+        runs = f" of runs {run['run_id']}" if run.get("run_id") else ""
+        return (f"Compared by dbio from the results{runs} {version}. "
+                "Re-render with: dbio compare RESULT RESULT... --format html")
+    if model.get("kind") == "sweep":
+        return (f"Rendered by dbio from sweep.json of the sweep started {run.get('run_id')} {version}. "
+                "Re-render with: dbio report SWEEP_DIRECTORY --format html")
+    return f"Rendered by dbio from result.json of run {run.get('run_id')} {version}. " \
+           "Re-render with: dbio report RESULT --format html"
+
+
+def _verdict(model: dict[str, Any]) -> str:
+    """The page's first line: the verdict, in green only when the result is valid and nothing warns."""
+    found = model.get("verdict")
+    if not found:
+        return ""
+    warned = any(f["level"] == "warning" for f in model["findings"])
+    kind = "invalid" if not found.get("valid") else "warned" if warned else "valid"
+    tail = f" (read the {sum(f['level'] == 'warning' for f in model['findings'])} warning(s) below)" \
+        if kind == "warned" else ""
+    return f"<p class=\"verdict {kind}\" id=\"verdict\">{escape(verdict_line(found))}{escape(tail)}</p>"
 
 
 def _efficiency(model: dict[str, Any]) -> str:
@@ -88,8 +119,10 @@ def _cards(headline: list[dict[str, Any]], *, invalid: bool = False) -> str:
         return ('<section class="cards" id="headline"><div class="card invalid"><div class="v">not a storage result'
                 '</div><div class="l">INVALID: the verdict above says why; the tables below hold what the engine '
                 'counted</div></div></section>')
-    cards = "".join(f'<div class="card"><div class="v">{escape(fmt.cell(h["value"], h["kind"]))}</div>'
-                    f'<div class="l">{escape(h["label"])}</div></div>' for h in headline)  # absent: "-"
+    cards = "".join(f'<div class="card{" caveat" if h.get("caveat") else ""}"><div class="v">'
+                    f'{escape(fmt.cell(h["value"], h["kind"]))}</div><div class="l">{escape(h["label"])}</div>'
+                    + (f'<div class="c">{escape(h["caveat"])}</div>' if h.get("caveat") else "") + '</div>'
+                    for h in headline)  # absent: "-"; a caveat the headline line gives it, in the card too
     return f'<section class="cards" id="headline">{cards}</section>' if cards else ""
 
 

@@ -7,11 +7,13 @@ from typing import Any
 
 from dbio import controls
 from dbio.report import fmt
+from dbio.report.verdict import summary_line as verdict_line
 
 
 def render(model: dict[str, Any]) -> str:
     model = controls.visible_tree(model)  # a label's or a server's escape sequence is shown, never sent
-    lines = [f"# {_escape(model['title'])}", ""]
+    lines = ([f"**{_escape(verdict_line(model['verdict']))}**", ""] if model.get("verdict") else []) \
+        + [f"# {_escape(model['title'])}", ""]
     serious = [f for f in model["findings"] if f["level"] in ("invalid", "warning")]
     for finding in serious:
         lines += [f"> **{finding['level'].upper()}**: {_escape(finding['message'])}", ">"]

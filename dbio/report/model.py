@@ -41,11 +41,13 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
                 "status_reason": doc.get("status_reason"), "window_start": get(doc, "timeline", "window_start"),
                 "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": doc.get("dbio_version")},
         # the verdict and what could not be measured come first, in every format
+        "verdict": verdict.summary(doc),
         "findings": [x.to_dict() for x in findings],
         "not_measured": verdict.not_measured(doc),
         "headline_text": verdict.headline(doc),
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
-        "headline": _headline(f) if measured and not any(x.level == "invalid" for x in findings) else [],
+        "headline": _headline(f, verdict.headline_caveats(doc, findings)[0])
+        if measured and not any(x.level == "invalid" for x in findings) else [],
         "sections": _sections(doc, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
@@ -65,7 +67,8 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     """The report's sections in order, those with nothing to show left out."""
     validity = window_sections.validity_lines(f, verdict.cache_name(doc))
     sections = [{"id": "verdict", "title": "Verdict and warnings",
-                 "lines": [f"{x.level}: {x.message}" for x in findings if x.code != "unavailable"]
+                 "lines": [f"{x.level}: {x.message}" for x in findings
+                           if x.code != "unavailable" and x.level not in ("invalid", "warning")]
                  + [f"not measured: {m['figure']} ({m['why']})" for m in verdict.not_measured(doc)] + validity},
                 run_section.section(doc), run_section.storage(doc)]
     nodes = node_sections.section(doc)
@@ -81,8 +84,10 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 
-def _headline(f: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"label": fig.label, "value": fig.value(f), "kind": fig.kind} for fig in HEADLINE]
+def _headline(f: dict[str, Any], caveats: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The figures' cards, each with the caveats the headline line gives it (verdict.headline_caveats)."""
+    return [{"label": fig.label, "value": fig.value(f), "kind": fig.kind,
+             **({"caveat": "; ".join(caveats[fig.name])} if caveats.get(fig.name) else {})} for fig in HEADLINE]
 
 
 def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:

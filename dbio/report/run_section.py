@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import layout_section, limit_findings, storage_stack
+from dbio.stats.catalogue import value
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
@@ -18,7 +19,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
     status = str(doc.get("status", "?")).upper() + (f" ({doc['status_reason']})" if doc.get("status_reason") else "")
     window = timeline.get("window_seconds")
     schemas = w.get("schemas") or 1
-    embedded = " (embedded)" if get(doc, "config", "connection", "embedded") else ""
+    caps = doc.get("capabilities") if isinstance(doc.get("capabilities"), dict) else {}
+    embedded = f" ({caps.get('own_instance') or 'embedded'})" if get(doc, "config", "connection", "embedded") else ""
     pairs = [
         ["Status", status],
         ["When", f"{timeline.get('window_start') or '-'}, measured for "
@@ -29,8 +31,7 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                      "started together "
                      f"{timeline.get('start_seconds', 0):.1f} s after the first connected"],
         ["Workload", ", ".join(_knobs(w))],
-        ["Data set", f"{format_bytes((w.get('scale') or 0) * 8192)} per schema x {schemas} = "
-                     f"{format_bytes((w.get('scale') or 0) * 8192 * schemas)}{_loaded(doc.get('setup') or {})}"],
+        ["Data set", _data_set(doc, w, schemas)],
         ["Server", f"{server.get('description', '-')}{embedded}"],
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
@@ -81,9 +82,21 @@ def _knobs(w: dict[str, Any]) -> list[str]:
         knobs.append(f"hot schema every {w['hot_schema_frequency']}")
     if w.get("think_time_frequency"):
         knobs.append(f"think every {w['think_time_frequency']} ({w['think_time_min']}-{w['think_time_max']} s)")
-    if w.get("work_loop"):
-        knobs.append(f"work loop {w['work_loop']}")
+    if w.get("work_loop"):  # SLOB's meaning counts the warm-up; a document without the scope had dbio's
+        counted = "warm-up included" if w.get("work_loop_scope") == "session" else "in the window"
+        knobs.append(f"work loop {w['work_loop']} per session, {counted}")
     return knobs
+
+
+def _data_set(doc: dict[str, Any], w: dict[str, Any], schemas: int) -> str:
+    """The data set as the verdict sizes it (validity.data_bytes: a row a page of the engine's, 16 KiB for
+    InnoDB's default), per schema and in all; 8 KiB a row in a result that lacks the figure."""
+    rows = w.get("scale") or 0
+    total = value(doc.get("figures") or {}, "data_bytes") or rows * 8192 * schemas
+    page = total / (rows * schemas) if rows else 8192
+    pages = f", {rows:,} rows of a {format_bytes(page)} page each" if page != 8192 else ""
+    return (f"{format_bytes(total / schemas)} per schema x {schemas} = {format_bytes(total)}{pages}"
+            f"{_loaded(doc.get('setup') or {})}")
 
 
 def _loaded(setup: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
         "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
+        "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
         **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }
 
@@ -158,8 +159,9 @@ def _headline_text(best: dict[str, Any] | None, rows: list[dict[str, Any]]) -> s
     invalid = [r["step"] for r in rows if r["invalid"] and r["reads_per_s"] is not None]
     if best is None:
         return f"no step is a storage result ({verdict.not_storage(invalid)})" if invalid else "no step completed"
-    text = (f"best {best['reads_per_s']:,.0f} reads/s at {best['sessions']} session{'s' if best['sessions'] != 1 else ''}"
-            f" ({best['step']})")
+    caveats = f" ({'; '.join(best['caveats'])})" if best.get("caveats") else ""
+    text = (f"best {best['reads_per_s']:,.0f} reads/s{caveats} at {best['sessions']} "
+            f"session{'s' if best['sessions'] != 1 else ''} ({best['step']})")
     return f"{text}, leaving out {verdict.not_storage(invalid)}" if invalid else text
 
 
@@ -230,14 +232,22 @@ def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
 
 def _findings(doc: dict[str, Any], rows: list[dict[str, Any]],
               step_docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step's invalid results and warnings (dbio's own overhead apart), the sweep's status first."""
-    findings = []
+    """The steps' invalid results and warnings (dbio's own overhead apart), each kind said once with the
+    steps it applies to (a sweep's page opened with sixteen boxes before any chart), the status first."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for r in rows:
         step_doc = step_docs.get(r["step"])
         if step_doc:
             for f in verdict.findings(step_doc):
                 if f.level in ("invalid", "warning") and f.code != "overhead":
-                    findings.append({"level": f.level, "code": f.code, "message": f"step {r['step']}: {f.message}"})
+                    grouped.setdefault((f.level, f.code), []).append((r["step"], f.message))
+    findings = []
+    for (level, code), found in grouped.items():
+        steps = [step for step, _ in found]
+        where = f"step {steps[0]}" if len(steps) == 1 else f"steps {', '.join(steps)}"
+        also = "" if len(steps) == 1 else f" (as {steps[0]} said it; the others alike)"
+        findings.append({"level": level, "code": code, "message": f"{where}: {found[0][1]}{also}"})
+    findings.sort(key=lambda f: f["level"] != "invalid")
     if doc.get("status") != "complete":
         findings.insert(0, {"level": "warning", "code": "status", "message":
                             f"sweep {str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps "

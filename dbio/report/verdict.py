@@ -75,7 +75,7 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
     # a merge of several hosts' runs: each node is its own host, so the host's rules are judged per node
     out += node_verdicts.node_findings(doc, NODE_RULES + (HOST_RULES if doc.get("merged_from") else ()), Finding)
     for event in doc.get("events") or []:
-        if event.get("kind") in ("cancelled", "session_failed"):
+        if event.get("kind") in ("cancelled", "session_failed", "readings_refused"):
             out.append(Finding("warning", event["kind"], event["message"]))
         if event.get("kind") == "pending_writes" and not event.get("finished"):  # written out before: nothing to say
             out.append(Finding("warning", "pending_writes", event["message"]))
@@ -132,6 +132,27 @@ def stalled(doc: dict[str, Any]) -> Finding | None:
                                          "window's averages include it", "stalls.seconds", total)
 
 
+def counters_reset(doc: dict[str, Any]) -> Finding | None:
+    """An engine counter went back inside the window (run/assemble, stats/resets.py): its statistics were reset or
+    its server restarted. What it counted in the window is unknown, so are the figures built on it (absent)."""
+    resets = [r for r in doc.get("counter_resets") or [] if isinstance(r, dict) and isinstance(r.get("counter"), str)]
+    if not resets:
+        return None
+    several = len(doc.get("nodes") or []) > 1
+    told = []
+    for r in resets[:3]:
+        where = f" of {r['node']}" if several and isinstance(r.get("node"), str) else ""
+        when = f" at +{r['since_start']:.1f} s" if isinstance(r.get("since_start"), (int, float)) else ""
+        values = f" ({r['before']:,.0f} to {r['after']:,.0f})" \
+            if all(isinstance(r.get(k), (int, float)) for k in ("before", "after")) else ""
+        told.append(f"{r['counter']}{where}{when}{values}")
+    more = f" and {len(resets) - 3} more" if len(resets) > 3 else ""
+    return Finding("invalid", "counter_reset",
+                   f"the engine's counters went back inside the window: {'; '.join(told)}{more}: its statistics were "
+                   "reset or its server restarted, so the figures built on them are absent; run again without "
+                   "resetting statistics during the run", "counter_resets", len(resets))
+
+
 def no_window(doc: dict[str, Any]) -> Finding | None:
     if _window(doc):
         return None
@@ -153,7 +174,14 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
     per_row = value(_figures(doc), "blocks_read_per_row")
     hot = hotspot_share(doc)
     cold = 1.0 - hot
-    if not _window(doc) or per_row is None or cold <= 0 or per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
+    if not _window(doc) or per_row is None:
+        return None
+    if cold <= 0:  # hotspot_frequency 1: every statement goes where the cache serves it
+        return _found("invalid", "rows_from_cache",
+                      f"every statement goes to the hot spot (hotspot_frequency 1), which is there to be served from "
+                      f"the cache ({100 * per_row:.0f}% of the rows were read from storage): this measures memory, "
+                      "not storage", "blocks_read_per_row", per_row)
+    if per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
         return None
     if not hot:
         return _found("invalid", "rows_from_cache",
@@ -297,7 +325,9 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
     worst = max((v for v in shares.values() if v is not None), default=None)
     if not active and not worst:
         return None
-    names = sorted({n for r in active for n in r.get("other_session_names") or []})
+    # a server's NULL (a connection still authenticating) is in results written before names were made safe
+    names = sorted({n if isinstance(n, str) else "(no name yet)" for r in active
+                    for n in r.get("other_session_names") or []})
     who = (f"{max(r['other_sessions_active'] for r in active):.0f} other session(s)"
            + (f" ({', '.join(names[:5])})" if names else "")
            + f" active in {len(active)} of {len(measured)} intervals") if active else "other sessions"
@@ -583,8 +613,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, no_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache, shared_device,
-    other_sessions, other_cpu,
+    status, stalled, counters_reset, no_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache,
+    shared_device, other_sessions, other_cpu,
     small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
     checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
     unavailable)
@@ -616,24 +646,130 @@ def not_storage(names: list[str]) -> str:
 
 def headline(doc: dict[str, Any]) -> str:
     """One line a user can quote, with its caveats: a figure a warning shows is partly not the storage's
-    says so where it stands, so that a quote of the line carries it. An invalid result's line quotes no
-    storage figure: it says the result is none, and what the engine counted, as the engine's count."""
+    says so where it stands, so that a quote of the line carries it (a warning about none of its figures
+    is named at its end). An invalid result's line quotes no storage figure: it says the result is none,
+    and what the engine counted, as the engine's count (or, with no count to quote, why)."""
     f = _figures(doc)
-    if not catalogue.measured(f) or HEADLINE[0].value(f) is None:
+    if not catalogue.measured(f):
         return "no measured window"
-    if invalid(doc):
-        return (f"{NOT_STORAGE} {INVALID_MARK}: the engine counted {HEADLINE[0].value(f):,.0f} reads/s as physical, "
+    found = findings(doc)
+    bad = [x for x in found if x.level == "invalid"]
+    reads = HEADLINE[0].value(f)
+    if bad:
+        if any(x.code == "counter_reset" for x in bad):  # the verdict names them: here, what it means
+            return (f"{NOT_STORAGE} {INVALID_MARK}: the engine's counters went back inside the window (statistics "
+                    "reset or server restarted): what they counted in it is unknown")
+        if reads is None:
+            return f"{NOT_STORAGE} {INVALID_MARK}: {bad[0].message}"
+        return (f"{NOT_STORAGE} {INVALID_MARK}: the engine counted {reads:,.0f} reads/s as physical, "
                 "but storage was not shown to serve them")
-    caveats = _headline_caveats(doc)
-    return ", ".join(str(fig.phrase).format(fig.value(f)) + caveats.get(fig.name, "") for fig in HEADLINE
-                     if fig.value(f) is not None)
+    if reads is None:
+        return "no measured window"
+    caveats, others = headline_caveats(doc, found)
+    line = ", ".join(str(fig.phrase).format(fig.value(f)) + (f" ({'; '.join(caveats[fig.name])})" if caveats.get(fig.name)
+                                                             else "")
+                     for fig in HEADLINE if fig.value(f) is not None)
+    return line + (f" (also: {'; '.join(others)})" if others else "")
 
 
-def _headline_caveats(doc: dict[str, Any]) -> dict[str, str]:
-    f, out = _figures(doc), {}
-    if other_cpu(doc) is not None:
-        out["reads_per_host_cpu_second"] = f" ({value(f, 'other_cpu_pct'):.0f}% of that CPU other work's)"
-    large = _large_wait_in_reads(f)
-    if large is not None:
-        out["avg_read_us"] = f" ({large[0]:,.0f} us of it waiting for a CPU)"
-    return out
+def reads_caveats(doc: dict[str, Any]) -> list[str]:
+    """The caveats of a result's reads/s where a line quotes it alone (a sweep's best step, a comparison): the
+    headline's of that figure and those of none of its figures."""
+    by_figure, others = headline_caveats(doc)
+    return by_figure.get(HEADLINE[0].name, []) + others
+
+
+# Warnings about the database beside its raw device (a baseline): the efficiency line printed beside the
+# headline says them, and the headline's figures are no less the storage's for them.
+BESIDE_THE_HEADLINE = ("below_device", "device_drift")
+
+
+def headline_caveats(doc: dict[str, Any], found: list[Finding] | None = None) -> tuple[dict[str, list[str]], list[str]]:
+    """The headline's caveats: each warning in a few words beside the figure of the headline it qualifies
+    ({figure name: [words]}), and the warnings about none of them, named (pure)."""
+    f = _figures(doc)
+    shown = {fig.name for fig in HEADLINE if fig.value(f) is not None}
+    by_figure: dict[str, list[str]] = {}
+    others: list[str] = []
+    for finding in findings(doc) if found is None else found:
+        if finding.level != "warning" or finding.code in BESIDE_THE_HEADLINE:
+            continue
+        name, words = _caveat(doc, f, finding)
+        if name in shown:
+            by_figure.setdefault(name, []).append(words)
+        else:
+            others.append(words)
+    large = _large_wait_in_reads(f)  # measured within each read: said beside the latency even without a warning
+    if large is not None and not any("waiting for a CPU" in w for w in by_figure.get("avg_read_us", [])):
+        by_figure.setdefault("avg_read_us", []).append(f"{large[0]:,.0f} us of it waiting for a CPU")
+    return by_figure, list(dict.fromkeys(others))
+
+
+def _caveat(doc: dict[str, Any], f: dict[str, Any], finding: Finding) -> tuple[str | None, str]:
+    """(the headline figure a warning qualifies, or None; the warning in a few words)."""
+    code = finding.code
+    if code == "shared_device":
+        ratio = value(f, "device_to_db_read_ratio")
+        if _read_excess(f, _page_bytes(doc)) is not None and ratio is not None:
+            did = f"{ratio:.1f}x the engine's reads" if ratio >= 2 else f"{100 * ratio:.1f}% of the engine's reads"
+            return "reads_per_s", f"the device did {did}: other work shared the device"
+        wrote = value(f, "device_to_db_write_ratio")
+        return "reads_per_s", (f"the device wrote {wrote:.1f}x the engine's bytes" if wrote is not None else
+                               "the device wrote what the engine did not") + ": other work shared the device"
+    if code == "small_data_set" and finding.value is not None:
+        return "reads_per_s", f"the data set is only {finding.value:.1f}x the cache: some reads may be cache hits"
+    if code == "beyond_device":
+        return "reads_per_s", "more than the raw device gave: some reads came from a cache"
+    if code == "reads_beyond_rows" and finding.value is not None:
+        return "reads_per_s", f"{finding.value:.2f} blocks read per row: index blocks too"
+    if code == "other_sessions":
+        share = value(f, "other_read_share_pct")
+        return "reads_per_s", (f"other sessions did {share:.1f}% of the client reads" if share else
+                               "other sessions were active")
+    if code == "status":
+        return "reads_per_s", f"run {str(doc.get('status')).upper()}: the figures cover the part that ran"
+    if code == "node_stopped":
+        stopped = [n for n in get(doc, "cluster", "stopped_nodes") or [] if isinstance(n, str)]
+        return "reads_per_s", f"{', '.join(stopped) or 'a node'} stopped: the totals are partial"
+    if code == "stalled":
+        window = value(f, "window_seconds")
+        share = f" {100 * finding.value / window:.0f}% of its time" if finding.value is not None and window else ""
+        return "reads_per_s", f"the window stalled{share}"
+    if code == "readings_refused":
+        return "reads_per_s", "readings refused: gaps in the series"
+    if code == "maintenance":
+        return "reads_per_s", f"{_caps(doc).get('maintenance_name') or 'background maintenance'} did I/O in the window"
+    if code == "cpu_saturated" and finding.value is not None:
+        return "reads_per_s", f"host CPU {finding.value:.0f}% busy"
+    if code == "cpu_wait":
+        large = _large_wait_in_reads(f)
+        if large is not None:
+            return "avg_read_us", f"{large[0]:,.0f} us of it waiting for a CPU"
+        return "avg_read_us", f"the sessions waited for a CPU {finding.value:.0f}% of their time" \
+            if finding.value is not None else "the sessions waited for a CPU"
+    if code == "cpu_steal" and finding.value is not None:
+        return "avg_read_us", f"{finding.value:.1f}% of the CPU time stolen by the hypervisor"
+    if code == "checkpoint" and finding.value is not None:
+        return "avg_read_us", f"{finding.value:.0f} checkpoint(s) in the window"
+    if code == "other_cpu":
+        return "reads_per_host_cpu_second", f"{value(f, 'other_cpu_pct'):.0f}% of that CPU other work's"
+    if code == "read_only_wrote":
+        return "reads_per_s", "a read-only run that wrote: the device did writes too"
+    return None, code.replace("_", " ")
+
+
+VALID_LINE = "VALID storage result"
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable verdict, from the findings the report makes: valid unless one says the result
+    does not measure storage; the reasons one line each, in the engine's own words."""
+    from dbio.report import words
+
+    reasons = [words.say(doc, x.message) for x in invalid(doc)]
+    return {"valid": not reasons, "reasons": reasons}
+
+
+def summary_line(verdict: dict[str, Any]) -> str:
+    """Every format's first line: 'VALID storage result' or 'NOT VALID: <reasons>'."""
+    return VALID_LINE if verdict.get("valid") else "NOT VALID: " + "; ".join(verdict.get("reasons") or ["no reason"])

@@ -8,6 +8,7 @@ interval was written (with its statement counts) as it ended.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -32,6 +33,7 @@ from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock, Session
 from dbio.run.tally import Tally
 from dbio.stats import figures as figure_math
+from dbio.stats import resets
 from dbio.stats import series as series_math
 from dbio.stats import stalls as stall_math
 
@@ -158,11 +160,17 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     if per_interval is None:
         per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
     nodes = manifest_nodes(man)
-    series, last_measured, node_series = _series(man, outcome, normalize, samples, per_interval, len(nodes) > 1)
+    # each node's counters watched over the window, from its begin reading to its end: one that went back
+    watch = resets.Watch(outcome.window_start)
+    if outcome.begin and outcome.window_start is not None:
+        watch.see(normalized(outcome.begin, normalize))
+    series, last_measured, node_series = _series(man, outcome, normalize, samples, per_interval, len(nodes) > 1,
+                                                 watch)
     window = _window(outcome, last_measured, normalize)
+    watch.see(window["end"])
     begin, end = window["begin"], without_ended_sessions(window["end"], outcome.sessions)
     node_totals = _node_tallies(outcome, [n["name"] for n in nodes])
-    figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"])
+    figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"], reset=watch.counters())
     return {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
@@ -183,12 +191,15 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
                         [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
-                        outcome.lost_nodes.get(node["name"]), outcome.window_start)
+                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]))
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
         "sessions": [s.summary() for s in outcome.sessions],
-        "events": window["events"],
+        "events": window["events"] + _refusals(outcome, samples),
+        # counters that went back inside the window (statistics reset, server restart): the figures built on
+        # them are absent, and the verdict says the result is none
+        "counter_resets": watch.found,
         "snapshots": {"begin": outcome.begin, "end": window["end_reading"]},
         "normalized": {"begin": begin["engine"] if begin else None, "end": end["engine"] if end else None},
         "totals": outcome.totals.counts(),
@@ -206,9 +217,11 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
 
 def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
             samples: Callable[[], Iterable[dict[str, Any]]], per_interval: dict[int, dict[str, Any]],
-            per_node: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
+            per_node: bool, watch: resets.Watch | None = None
+            ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
     """The run's series (the nodes' totals), the last measured sample, and with several nodes each
-    node's own series (engine counters only: the sessions' counts are the run's)."""
+    node's own series (engine counters only: the sessions' counts are the run's). watch: sees each
+    measured sample's counters; an interval over which one went back has no rate of it."""
     start = outcome.clock.start
     last_measured: dict[str, Any] | None = None
     plan = man["plan"]
@@ -218,9 +231,12 @@ def _series(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         nonlocal last_measured
         for s in samples():
             if answered(s):
+                reading = normalized(s, normalize)
                 if s.get("phase") == "measured":
                     last_measured = s
-                yield normalized(s, normalize)
+                    if watch is not None:
+                        reading["reset_counters"] = watch.see(reading)
+                yield reading
             elif s.get("missing"):
                 yield s  # a gap in the series
 
@@ -262,6 +278,25 @@ def _window(outcome: RunOutcome, last_measured: dict[str, Any] | None, normalize
             "end_reading": end_reading, "window_end": window_end, "seconds": seconds, "events": events}
 
 
+def _refusals(outcome: RunOutcome, samples: Callable[[], Iterable[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """An event per node whose server answered counters that were no reading (run/readings.refused): how many
+    of its readings, the first and why. Each such sample has no counters of it (a gap in its series)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for reading in itertools.chain([outcome.begin], samples(), [outcome.end]):  # a stream: the file may be long
+        for node, why in ((reading or {}).get("refused") or {}).items():
+            entry = seen.setdefault(node, {"count": 0, "why": why, "t": (reading.get("os") or {}).get("t")})
+            entry["count"] += 1
+    several = len(raw_nodes(outcome.begin) or raw_nodes(outcome.end)) > 1
+    out = []
+    for node, entry in seen.items():
+        whose = f"{node}'s" if several else "the server's"
+        count = f"{entry['count']} reading{'s' if entry['count'] != 1 else ''}"
+        out.append({"t": entry["t"], "kind": "readings_refused",
+                    "message": f"{count} of {whose} counters refused, holding a number no counter can be (first: "
+                               f"{entry['why']}): those samples have no figures of it"})
+    return out
+
+
 def _node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:
     """Each node's sessions' counts; unknown (absent) for the nodes of a recovered run of several."""
     if len(names) == 1:
@@ -275,10 +310,11 @@ def _node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:
 
 def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, end: dict[str, Any] | None,
              window: dict[str, Any], caps: dict[str, Any], node: str | None = None,
-             own: tuple[set[str], set[str]] | None = None) -> dict[str, Any]:
+             own: tuple[set[str], set[str]] | None = None, reset: list[str] | None = None) -> dict[str, Any]:
     """The window's figures: the run's total, or one node's (node). A node's host figures are the
     run's when it is the run's one node; of several, each has only its own processes' CPU and its
-    own devices (own: its sessions' pids and its devices), the host's CPU being the run's."""
+    own devices (own: its sessions' pids and its devices), the host's CPU being the run's. reset: the
+    counters that went back inside the window (stats/resets.py), on which no figure is built."""
     engine_begin = (begin or {}).get("engine") if node is None else ((begin or {}).get("nodes") or {}).get(node)
     engine_end = (end or {}).get("engine") if node is None else ((end or {}).get("nodes") or {}).get(node)
     if not (window["seconds"] and engine_begin and engine_end):
@@ -295,7 +331,8 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "data_bytes": w["scale"] * w["schemas"] * (caps.get("page_bytes") or 8192),  # a row a page
         "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
-        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"]})
+        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"],
+        "reset_counters": reset or []})
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:
@@ -313,7 +350,8 @@ def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | No
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
           waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None,
-          lost: dict[str, Any] | None = None, window_start: float | None = None) -> dict[str, Any]:
+          lost: dict[str, Any] | None = None, window_start: float | None = None,
+          reset: list[str] | None = None) -> dict[str, Any]:
     name = node["name"]
     own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     if lost is not None:  # its server stopped: its figures cover the window up to its last reading
@@ -326,7 +364,8 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
                           "end": ((end or {}).get("nodes") or {}).get(name)},
            # a recovered run of several nodes lost which session ran where: no statement figures per node
            "figures": None if tally is None else _figures({**man, "server": node["server"]}, tally, begin, end,
-                                                          window, node["capabilities"], node=name, own=own)}
+                                                          window, node["capabilities"], node=name, own=own,
+                                                          reset=reset)}
     if series is not None:
         out["series"] = series
         if out["figures"] and out["figures"].get("replication"):

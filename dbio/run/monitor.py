@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
 from dbio.run.liveness import Liveness
-from dbio.run.readings import reading_time
+from dbio.run.readings import reading_time, refused
 
 
 @dataclass
@@ -30,6 +30,16 @@ class NodeProbe:
     conn: Any  # async connection of its own
     info: ServerInfo
     run_id: int
+
+
+@dataclass
+class Answer:
+    """One node's snapshot as the monitor took it: its counters, or why none (the server's error, or
+    refused: it answered with counters that are no reading)."""
+
+    raw: dict[str, Any] | None
+    error: str | None = None
+    refused: str | None = None
 
 
 @dataclass
@@ -70,36 +80,44 @@ class Monitor:
                 self.pending[p.name] = asyncio.ensure_future(self._snapshot(p))
         tasks = [self.pending[p.name] for p in asked]
         await _answers(tasks, partial_after)
-        snapshots = [task.result() if task.done() else (None, None) for task in tasks]
-        for p, (raw, error) in zip(asked, snapshots):
-            if error and self.on_failure is not None and len(self.probes) > 1:
-                self.on_failure(p.name, error)
-        got = {p.name: raw for p, (raw, _) in zip(asked, snapshots)}
+        snapshots = [task.result() if task.done() else Answer(None, None) for task in tasks]
+        for p, answer in zip(asked, snapshots):
+            if answer.error and not answer.refused and self.on_failure is not None and len(self.probes) > 1:
+                self.on_failure(p.name, answer.error)  # a node that answered is not one that stopped
+        got = {p.name: answer.raw for p, answer in zip(asked, snapshots)}
         out: dict[str, Any] = {"nodes": {p.name: self.last.get(p.name) if p.name in self.lost else got[p.name]
                                          for p in self.probes}}
         if self.lost:
             out["lost"] = sorted(self.lost)
-        failures = [error for _, error in snapshots if error]
+        failures = [answer.error for answer in snapshots if answer.error]
         failures += [f"engine snapshot of {p.name}: no answer in time" for p, task in zip(asked, tasks)
                      if not task.done()]
         if failures:
             out["error"] = "; ".join(failures)
+        refusals = {p.name: answer.refused for p, answer in zip(asked, snapshots) if answer.refused}
+        if refusals:  # each node's counters it gave that are no reading (run/readings.refused), by node
+            out["refused"] = refusals
         # /proc of every session once a second: in a thread, so the sessions' next calls are not delayed.
         out["os"] = await asyncio.to_thread(self.os_reading, per_process=per_process)
         return out
 
-    async def _snapshot(self, probe: NodeProbe) -> tuple[dict[str, Any] | None, str | None]:
+    async def _snapshot(self, probe: NodeProbe) -> Answer:
+        where = f" of {probe.name}" if len(self.probes) > 1 else ""
         try:
             with self.liveness.asking(probe.name):
                 raw = await probe.engine.snapshot(probe.conn, probe.info, probe.run_id)
         except Exception as exc:  # a failed reading must not end the run
-            where = f" of {probe.name}" if len(self.probes) > 1 else ""
             error = f"engine snapshot{where} failed: {exc}"
             self.errors.append(error)
-            return None, error
+            return Answer(None, error)
+        fault = refused(raw, probe.engine.normalize)
+        if fault is not None:  # the sample records why and has no counters of this node: a gap, not a figure
+            error = f"engine snapshot{where} refused: {fault}"
+            self.errors.append(error)
+            return Answer(None, error, fault)
         if probe.name not in self.lost:  # an answer after its loss is not news: its figures end where they did
             self.last[probe.name] = raw
-        return raw, None
+        return Answer(raw)
 
     def os_reading(self, *, per_process: bool) -> dict[str, Any]:
         reading: dict[str, Any] = {"t": time.time(), "client_cpu": procfs.self_cpu(), "client_rss": procfs.self_rss()}

@@ -42,11 +42,12 @@ class RunPlan:
     schema_of: tuple[int, ...]  # schema index of each session (1-based sessions -> index i-1)
     warmup: float  # rounded up to whole slices, so the window opens on a slice boundary
     run_time: float  # 0 = work_loop only
-    work_loop: int  # iterations per session in the window (0 = none)
+    work_loop: int  # iterations per session, in the window or in all (work_loop_scope); 0 = none
     control: dict[str, Any]  # the run_control row
     bounds_us: tuple[float, ...]
     interval: int = 1  # seconds per interval of the time series
     start: float | None = None  # epoch of the common start when agreed in advance (--start-at less warm-up)
+    work_loop_scope: str = "window"  # session: work_loop counts the warm-up's iterations too (SLOB's meaning)
 
     @property
     def grid(self) -> Grid:
@@ -79,4 +80,5 @@ def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None 
         "bounds_us": bounds,
     }
     start = None if window_at is None else window_at - warmup
-    return RunPlan(sessions, schema_of, warmup, w.run_time, w.work_loop, control, tuple(bounds), int(interval), start)
+    return RunPlan(sessions, schema_of, warmup, w.run_time, w.work_loop, control, tuple(bounds), int(interval), start,
+                   w.work_loop_scope)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from dbio import jsondoc, shapes
 from dbio.engines.counters import combine
 from dbio.result import ONLY_NODE
 
@@ -22,6 +23,20 @@ def raw_nodes(reading: dict[str, Any] | None) -> dict[str, Any]:
     if "engine" in reading:
         return {ONLY_NODE: reading["engine"]}
     return {}
+
+
+def refused(raw: Any, normalize: Callable[[dict[str, Any]], dict[str, Any]]) -> str | None:
+    """Why a node's snapshot is no reading (pure), or None: a number in it or in its normalized counters
+    that is NaN, infinite or negative (a server may answer anything), or counters its engine cannot make
+    of it. Such a snapshot is refused where it is read, so that no result holds what its readers refuse."""
+    try:
+        jsondoc.check(raw, shapes.READING)
+        jsondoc.check(normalize(raw), shapes.COUNTER_RECORD)
+    except jsondoc.Malformed as exc:
+        return str(exc)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        return f"its counters cannot be read from it ({type(exc).__name__}: {exc})"
+    return None
 
 
 def answered(reading: dict[str, Any] | None) -> bool:

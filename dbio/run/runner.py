@@ -83,6 +83,8 @@ class RunContext:
     # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
     room_paths: tuple[str, ...] = ()
     room_floor: int = room.FLOOR  # bytes kept free there (room.floor_of the servers' growth step)
+    # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
+    on_window: Callable[[str], None] | None = None
 
 
 def run(ctx: RunContext) -> RunOutcome:
@@ -95,7 +97,8 @@ class _Coordinator:
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
         self.clock = Clock(warmup=ctx.plan.warmup)
-        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice)
+        self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice,
+                             work_loop_counts_warmup=ctx.plan.work_loop_scope == "session")
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
                       for node in ctx.nodes]
@@ -285,7 +288,16 @@ class _Coordinator:
             self.window_start = reading_time(self.begin) or time.time() + self.offset
             self._open_window()
             self.ctx.observer.phase("measuring")
+        elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
+            self.status, self.reason = "failed", self._ended_in_warmup()
         self.shared.window_opened.set()
+
+    def _ended_in_warmup(self) -> str:
+        why = f"every session ended during the {self.plan.warmup:g} s warm-up: nothing was measured"
+        if self.plan.work_loop and self.plan.work_loop_scope == "session":
+            why += (f" (work_loop = {self.plan.work_loop:,} counts the warm-up's iterations: work_loop_scope = "
+                    "session); give a larger work_loop, a shorter warmup, or work_loop_scope = window")
+        return why
 
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that
@@ -324,6 +336,8 @@ class _Coordinator:
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
             self.window_end = max(covered)
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("close")
         self.waits.in_window = False
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
@@ -491,6 +505,8 @@ class _Coordinator:
         self.in_window = True
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
+        if self.ctx.on_window is not None:
+            self.ctx.on_window("open")
 
     async def _on_nodes(self, step: Callable[[NodeRun], Any], runs: list[NodeRun] | None = None) -> list[Any]:
         """A sync step on every node (or those of runs) at once, each in a thread (nodes.in_threads)."""

@@ -39,6 +39,7 @@ class Shared:
     arrival: asyncio.Event = field(default_factory=asyncio.Event)
     on_slice: Any = None  # callable(session, result, measured)
     liveness: Liveness = field(default_factory=Liveness)  # when each node last answered (a silent one is lost)
+    work_loop_counts_warmup: bool = False  # work_loop bounds each session's iterations from its start (SLOB's)
 
 
 @dataclass
@@ -85,7 +86,9 @@ class Session:
                 if shared.stop.is_set():
                     break
             limit = None
-            if measured and shared.work_loop:
+            if shared.work_loop and shared.work_loop_counts_warmup:
+                limit = shared.work_loop - self.iterations
+            elif shared.work_loop and measured:
                 limit = shared.work_loop - self.measured.iterations
             self.in_call = True
             try:

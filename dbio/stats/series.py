@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from dbio.stats import histogram, host_cpu
 from dbio.stats.counters import delta, get, ratio
+from dbio.stats.resets import without
 
 MiB = 1 << 20
 # An interval whose two readings are closer together than this share of the seconds it covers is
@@ -37,7 +38,8 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         seconds = elapsed(prev, cur)
         if seconds <= 0:
             continue
-        d = delta(prev["engine"], cur["engine"])
+        # a counter that went back since the previous reading (a node's, stats/resets.py): no rate of it
+        d = without(delta(prev["engine"], cur["engine"]), cur.get("reset_counters") or [])
         row: dict[str, Any] = {
             "k": cur["k"], "t": cur["engine"]["t"], "since_start": round(cur["engine"]["t"] - start, 3),
             "phase": cur.get("phase"), "seconds": round(seconds, 6),

@@ -42,8 +42,9 @@ class Done:
 
 
 def dbio(*args: str, timeout: float = 300, env: dict | None = None) -> Done:
+    # no terminal, as a script runs it: a question is never asked (dbio refuses, naming --yes)
     proc = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+                          stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200", **(env or {})})
     return Done(proc.returncode, proc.stdout, proc.stderr)
 
 

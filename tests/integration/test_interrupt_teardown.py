@@ -75,7 +75,14 @@ def test_teardown_drops_only_what_dbio_created(instance):
         conn.execute("CREATE TABLE dbio_1.notes (x int)")  # someone else's table inside dbio's schema
         conn.execute("DROP ROLE IF EXISTS app_reader")
         conn.execute("CREATE ROLE app_reader")
-    done = dbio("teardown", *instance.server_args(db))
+    # a loaded data set is dropped only once confirmed, as dbio instance destroy asks: no terminal, no --yes
+    kept = dbio("teardown", *instance.server_args(db))
+    assert kept.code == 2 and len(kept.err.strip().splitlines()) == 1, kept.text
+    assert kept.err.startswith("dbio: not confirmed: the data set in PostgreSQL") and kept.err.endswith(
+        " stays; answer y at the prompt, or pass --yes (scripts must)\n"), kept.err
+    with instance.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM dbio_1.cf1").fetchone()[0] > 0
+    done = dbio("teardown", "--yes", *instance.server_args(db))
     assert done.code == 0, done.text
     assert "dropped table dbio_1.cf1" in done.out and "dropped table dbio.run_control" in done.out
     assert "left in place: schema dbio_1 (it holds objects dbio did not create: table dbio_1.notes)" in done.err
@@ -110,7 +117,7 @@ def test_a_tablespace_that_only_looks_like_dbios_is_never_dropped(instance):
         conn.execute(f"CREATE TABLESPACE dbio_ts_9 LOCATION '{place}'")
         conn.execute("COMMENT ON TABLESPACE dbio_ts_9 IS 'dbio tablespace'")
     try:
-        done = dbio("teardown", *instance.server_args("lookalike"))
+        done = dbio("teardown", "--yes", *instance.server_args("lookalike"))
         assert done.code == 0, done.text
         assert f"left in place: tablespace dbio_ts_9 at {place} (not made by this database's load" in done.err
         with instance.connect() as conn:

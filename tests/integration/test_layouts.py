@@ -100,7 +100,7 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1_custid'").fetchall())
     assert indexes == placed
 
-    down = dbio("teardown", *inst.server_args("layout"))
+    down = dbio("teardown", "--yes", *inst.server_args("layout"))
     assert down.code == 0, down.text
     assert "dropped tablespace dbio_ts_1" in down.out + down.err
     with inst.connect() as conn:
@@ -154,7 +154,7 @@ def test_single_schema_split_into_a_part_per_directory(layout_instance):
                 .fetchone()[0] for n in (1, 2)]
     assert again == placed and all(t and "for setup" in t for t in tags), (again, tags)
 
-    down = dbio("teardown", *inst.server_args("layout"))
+    down = dbio("teardown", "--yes", *inst.server_args("layout"))
     assert down.code == 0, down.text
     assert "dropped table dbio_1.cf1" in down.out + down.err, down.text
     with inst.connect("layout") as conn:

@@ -56,8 +56,18 @@ def test_instance_lifecycle(workdir):
     again = dbio("instance", "init", *args, "--shared-buffers", "16MiB")
     assert again.code == 2 and "already exists" in again.err
 
-    assert dbio("instance", "destroy", "--yes", *args).code == 0
+    not_asked = dbio("instance", "destroy", *args)  # no terminal to ask on: refused, naming --yes
+    assert not_asked.code == 2 and "pass --yes" in not_asked.err and data_dir.exists()
+    # it said nothing for its seconds: now what it is doing, before it does it, and when it is done
+    destroyed = dbio("instance", "destroy", "--yes", *args)
+    assert destroyed.code == 0, destroyed.text
+    said = destroyed.out.splitlines()
+    assert said[0] == f"dbio: stopping the server of the instance in {data_dir} (a clean shutdown)", said
+    assert said[1].startswith("dbio: removing ") and said[1].endswith(f" of data in {data_dir}"), said
+    assert said[-1].startswith(f"removed the instance in {data_dir} (") and said[-1].endswith(" s)"), said
     assert not data_dir.exists()
+    absent = dbio("instance", "status", *args)
+    assert absent.code == 3 and absent.out.startswith(f"no dbio instance in {data_dir} (from --data-dir)")
     gone = dbio("instance", "destroy", "--yes", *args)
     assert gone.code == 2 and "holds no dbio instance" in gone.err
 

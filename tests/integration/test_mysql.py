@@ -189,7 +189,7 @@ def test_teardown_spares_a_users_own_tables(server, tmp_path):
         # a user's copies of dbio's table carry its comment, dbio's tag with it: they are still the user's
         cur.execute(f"CREATE TABLE {DATABASE}.dbio_keep LIKE {DATABASE}.dbio_cf1_1")
         cur.execute(f"CREATE TABLE {DATABASE}.dbio_cf1_1_old LIKE {DATABASE}.dbio_cf1_1")
-    done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
+    done = dbio("teardown", "--yes", "--engine", "mysql", "--dsn", DSN)
     assert done.code == 0, done.text
     assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
     assert "left in place: table dbio_cf1_1_old (not created by dbio" in done.text
@@ -217,7 +217,7 @@ def test_teardown_spares_copies_named_like_the_loads_own_and_a_users_function(se
         cur.execute(f"CREATE PROCEDURE {DATABASE}.dbio_slice_3() COMMENT %s BEGIN END", (tag,))
         cur.execute(f"CREATE TRIGGER {DATABASE}.audit AFTER UPDATE ON {DATABASE}.dbio_cf1_1 FOR EACH ROW SET @n = 1")
     try:
-        done = dbio("teardown", "--engine", "mysql", "--dsn", DSN)
+        done = dbio("teardown", "--yes", "--engine", "mysql", "--dsn", DSN)
         assert done.code == 0, done.text
         assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
         assert "left in place: table dbio_cf1_2 (not created by dbio" in done.text

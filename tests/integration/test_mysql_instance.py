@@ -106,6 +106,14 @@ def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_pat
         assert "ok   dbio_cf2 1 row per 16 KiB page: 1024 rows in" in done.out
         assert "loaded 80 MiB (" in done.out  # 5,120 rows of a 16 KiB page each: what was written, not 8 KiB a row
         assert inst.query("SELECT DISTINCT rows_per_page, page_size FROM dbio_setup_tables") == [(1, 16384)]
+        # its report sizes the data set as its verdict does (a 16 KiB page a row), and calls it managed
+        ran = dbio("run", *inst.args(*SMALL))
+        assert ran.code == 0, ran.text
+        text = (result_dir(ran) / "report.txt").read_text()
+        assert "data set 64 MiB = " in text and "64 MiB per schema x 1 = 64 MiB, 4,096 rows of a 16 KiB page" in text
+        assert next(line for line in text.splitlines() if line.strip().startswith("Server ")).endswith("(managed)")
+        kept = dbio("teardown", *inst.here())  # a loaded data set: not without --yes where no one can answer
+        assert kept.code == 2 and "pass --yes" in kept.err and inst.query("SELECT count(*) FROM dbio_cf1_1")[0][0]
         assert dbio("instance", "stop", *inst.here()).code == 0
         assert not Path(f"/proc/{pid}").exists() or b"mariadbd" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         assert dbio("instance", "status", *inst.here()).code == 3
@@ -115,6 +123,8 @@ def test_lifecycle_with_its_own_socket_no_tcp_and_an_unprivileged_server(tmp_pat
         assert refused.code == 2 and "fixed when an instance is created" in refused.err
         done = dbio("instance", "destroy", "--yes", *inst.here())
         assert done.code == 0, done.text
+        assert "dbio: stopping the server of the instance in" in done.out and "dbio: removing " in done.out
+        assert f"removed the instance in {inst.data_dir} (" in done.out
         assert not inst.data_dir.exists()
     finally:
         if inst.data_dir.exists():
@@ -296,7 +306,7 @@ def test_teardown_spares_a_users_own_tables(managed):
     assert dbio("setup", *managed.args(*SMALL)).code == 0
     managed.query("CREATE TABLE orders (id INT PRIMARY KEY)")
     managed.query("CREATE TABLE dbio_mine (id INT PRIMARY KEY) COMMENT 'dbio: looks like it'")
-    done = dbio("teardown", *managed.here())
+    done = dbio("teardown", "--yes", *managed.here())
     assert done.code == 0, done.text
     assert "dropped table dbio_cf1_1" in done.out and "dropped table dbio_setup" in done.out
     assert "left in place: table dbio_mine (not created by dbio" in done.text

@@ -55,7 +55,7 @@ def test_an_extension_the_superuser_creates_stays_out_of_dbios_schema(instance):
         assert _extension_schema(conn, "amcheck") == "public"
     reload = dbio("setup", *instance.args(db, *SMALL, "--scale", "40MiB"), "--reload")
     assert reload.code == 0, reload.text
-    down = dbio("teardown", *instance.server_args(db))
+    down = dbio("teardown", "--yes", *instance.server_args(db))
     assert down.code == 0, down.text
     assert "dropped schema dbio" in down.out and "left in place" not in down.err
     again = dbio("setup", *instance.args(db, *SMALL))
@@ -97,7 +97,7 @@ def _guests(instance, db):
     with instance.connect(db) as conn:
         conn.execute("CREATE INDEX users_c2 ON dbio_1.cf1 (c2)")
         conn.execute("CREATE STATISTICS users_st ON custid, c2 FROM dbio_1.cf1")  # lands in schema dbio
-    down = dbio("teardown", "--dsn", instance.conninfo(db))
+    down = dbio("teardown", "--yes", "--dsn", instance.conninfo(db))
     assert down.code == 0, down.text
     assert "dropped table dbio_1.cf1" in down.out and "dropped table dbio.pool" in down.out
     assert "dropped index dbio_1.users_c2 (not created by dbio), with table dbio_1.cf1" in down.err
@@ -113,7 +113,7 @@ def _guests(instance, db):
         conn.execute("DROP TABLE dbio_1.scratch")
     again = dbio("setup", *common, "--verify")  # the schemas teardown kept are dbio's again
     assert again.code == 0 and "verified: all" in again.out, again.text
-    last = dbio("teardown", "--dsn", instance.conninfo(db))
+    last = dbio("teardown", "--yes", "--dsn", instance.conninfo(db))
     assert last.code == 0 and "dropped schema dbio_1" in last.out, last.text
     with instance.connect(db) as conn:
         assert _extension_schema(conn, "amcheck") == "dbio"
@@ -129,7 +129,7 @@ def test_a_load_and_run_of_the_previous_version_are_torn_down(instance):
         signature = conn.execute("SELECT 'dbio.slice'::regproc::regprocedure::text").fetchone()[0]
         conn.execute(f"COMMENT ON PROCEDURE {signature} IS "
                      "'dbio: the work loop (created by dbio; dbio teardown removes it)'")
-    down = dbio("teardown", *instance.server_args(db))
+    down = dbio("teardown", "--yes", *instance.server_args(db))
     assert down.code == 0, down.text
     assert "dropped procedure dbio.slice" in down.out and "dropped schema dbio" in down.out
     assert "left in place" not in down.err

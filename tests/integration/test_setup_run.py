@@ -1,6 +1,7 @@
 """Setup, verify and run against the embedded PostgreSQL 18: the SLOB semantics, end to end."""
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,32 @@ def test_work_loop_and_think_time(instance, loaded_db):
     assert all(s["think_seconds"] > 0 for s in doc["sessions"])
 
 
+def test_a_slob_conf_s_work_loop_counts_the_warm_up_and_its_script_brackets_the_window(instance, loaded_db, tmp_path):
+    """SLOB's WORK_LOOP bounds each session's iterations from its start; its EXTERNAL_SCRIPT is called as the
+    window opens (pre) and closes (post). Think time paces the loop (5 ms an iteration): about 200 of a
+    session's 400 iterations fall in the 1 s warm-up, the rest in the window."""
+    times = tmp_path / "times"
+    script = tmp_path / "array-stats"
+    script.write_text(f'#!/bin/sh\necho "$1 $(date +%s.%N)" >> {times}\n')
+    script.chmod(0o700)
+    conf = tmp_path / "slob.conf"
+    conf.write_text("RUN_TIME=0\nWORK_LOOP=400\nTHREADS_PER_SCHEMA=2\nTHINK_TM_FREQUENCY=1\nTHINK_TM_MIN=.005\n"
+                    f"THINK_TM_MAX=.005\nEXTERNAL_SCRIPT={script}\n")
+    conf.chmod(0o600)
+    done = dbio("run", *instance.args(loaded_db, "--scale", "32MiB", "--scan-table-size", "8MiB", "--warmup", "1s",
+                                      "--label", "slobconf", "--slob-conf", str(conf)))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    assert doc["status"] == "complete" and doc["config"]["workload"]["work_loop_scope"] == "session"
+    assert [s["warmup_iterations"] + s["iterations"] for s in doc["sessions"]] == [400, 400]
+    assert all(s["warmup_iterations"] > 0 and s["iterations"] > 0 for s in doc["sessions"])
+    called = dict(line.split() for line in times.read_text().splitlines())
+    timeline = doc["timeline"]
+    for phase, end in (("pre", "window_start"), ("post", "window_end")):
+        assert 0 <= float(called[phase]) - datetime.fromisoformat(timeline[end]).timestamp() < 0.5, (called, timeline)
+    assert [(c["phase"], c["exit_status"]) for c in doc["external_script"]["calls"]] == [("pre", 0), ("post", 0)]
+
+
 def test_setup_with_another_configuration_explains_and_reloads(instance):
     setup_ok(instance, "change")
     other = dbio("setup", *instance.args("change", "--scale", "40MiB", "--scan-table-size", "8MiB"))
@@ -174,7 +201,7 @@ def test_setup_again_without_its_options_finishes_an_interrupted_load(instance):
     assert status == "ready" and spec["scale"] == 5120
     ran = dbio("run", *instance.args("resumeplain", *BRIEF, "--label", "finished"))
     assert ran.code == 0, ran.text
-    gone = dbio("teardown", *instance.server_args("resumeplain"))
+    gone = dbio("teardown", "--yes", *instance.server_args("resumeplain"))
     assert gone.code == 0, gone.text
 
 
@@ -237,7 +264,7 @@ def test_the_loaded_data_set_is_remembered(instance):
     swept = dbio("sweep", *instance.args("remember", *RUN_SHORT, "--label", "remembered"), "--sessions", "4")
     assert swept.code == 0, swept.text  # 4 sessions over the 2 loaded schemas
     assert "using the loaded data set" in swept.out
-    gone = dbio("teardown", *instance.server_args("remember"))
+    gone = dbio("teardown", "--yes", *instance.server_args("remember"))
     assert gone.code == 0 and "dropped" in gone.out, gone.text
 
 

@@ -206,7 +206,7 @@ def test_setup_over_a_primary_and_its_standby_loads_the_primary_only(cluster):
 
 def test_teardown_of_a_standby_drops_nothing_there(cluster):
     primary, standby = cluster
-    done = dbio("teardown", "--dsn", standby.conninfo())
+    done = dbio("teardown", "--yes", "--dsn", standby.conninfo())
     assert done.code == 0, done.text
     assert "read-only server (hot standby): nothing dropped" in done.out
     with standby.connect() as conn:  # the load is still there, as on its primary

@@ -74,3 +74,21 @@ def test_percentiles_fall_in_the_bucket_that_holds_them():
     buckets = [{"pct": 40.0}, {"pct": 58.0}, {"pct": 1.5}, {"pct": 0.5}]
     where = dict(charts._percentile_positions(buckets))
     assert 0.5 < where[50.0] < 1.5 and 1.5 < where[99.0] < 2.5 and 2.5 <= where[99.9] < 3.5
+
+
+@pytest.mark.parametrize("fixture", ["result_complete.json", "mysql/result_mariadb_10_11_pfs.json"])
+def test_the_io_legend_does_not_cover_the_lines(fixture):
+    # the legend sat in the lower right of the plot, over the reads/s and device lines (PostgreSQL and MariaDB)
+    series = report_model.build(results.read(FIXTURES / fixture))["series"]
+    alone = charts.iops_figure(series)
+    busy = charts.iops_figure({**series, "device_reads_per_s": [None if v is None else 100 * v
+                                                                  for v in series["reads_per_s"]]})
+    for fig in (alone, busy):
+        (legend,) = fig.legends
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()  # as saving it does: the layout places the legend then
+        drawn = legend.get_window_extent(canvas.get_renderer())
+        for ax in fig.axes:  # nor the right axis with its own scale, nor either axis's labels
+            assert not drawn.overlaps(ax.get_tightbbox(canvas.get_renderer())), fixture
+        assert "physical reads/s" in [t.get_text() for t in legend.get_texts()]
+    assert "device reads/s (right axis)" in [t.get_text() for t in busy.legends[0].get_texts()]

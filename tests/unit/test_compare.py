@@ -86,6 +86,14 @@ def test_compare_renders_in_every_format():
     assert json.loads(report.render_model(model, "json"))["kind"] == "compare"
 
 
+def test_the_compare_page_names_the_command_that_makes_it_again():
+    # the footer said "Re-render with: dbio report RESULT --format html", which renders one run, not the comparison
+    model = compare_model.build([("complete", load("complete")), ("format2", load("format2"))])
+    footer = report.render_model(model, "html").split("<footer>")[1]
+    assert "dbio compare RESULT RESULT... --format html" in footer and "dbio report" not in footer
+    assert "dbio report RESULT --format html" in report.render(load("complete"), "html").split("<footer>")[1]
+
+
 def test_noise_allows_for_runs_that_drift():
     import math
 

@@ -64,13 +64,13 @@ def test_one_thread_is_not_plural():
 def test_a_report_written_to_a_file_named_html_is_html(tmp_path):
     # dbio report RESULT --out report.html wrote the text report into a file named .html
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "result_complete.json"
-    for name, start in (("r.html", "<!DOCTYPE html>"), ("r.md", "# dbio report"), ("r.json", "{"),
-                        ("r.txt", "dbio report")):
+    for name, start in (("r.html", "<!DOCTYPE html>"), ("r.md", "**VALID storage result**\n\n# dbio report"), ("r.json", "{"),
+                        ("r.txt", "VALID storage result\ndbio report")):
         done = CliRunner().invoke(cli.cli, ["report", str(fixture), "--out", str(tmp_path / name)])
         assert done.exit_code == 0, done.output
         assert (tmp_path / name).read_text().startswith(start), name
     given = CliRunner().invoke(cli.cli, ["report", str(fixture), "--format", "text", "--out", str(tmp_path / "t.html")])
-    assert given.exit_code == 0 and (tmp_path / "t.html").read_text().startswith("dbio report")  # --format wins
+    assert given.exit_code == 0 and (tmp_path / "t.html").read_text().startswith("VALID storage result\ndbio report")
     compared = CliRunner().invoke(cli.cli, ["compare", str(fixture), str(fixture), "--out", str(tmp_path / "c.html")])
     assert compared.exit_code == 0, compared.output
     assert (tmp_path / "c.html").read_text().startswith("<!DOCTYPE html>")

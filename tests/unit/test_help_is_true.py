@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from dbio import cli
@@ -110,3 +111,83 @@ def test_the_help_of_the_instance_and_of_dsn_names_the_mysql_engine_too():
     assert "--engine mysql" in runner.invoke(cli.cli, ["--help"]).output
     run_help = " ".join(runner.invoke(cli.cli, ["run", "--help"], terminal_width=200).output.split())
     assert "mysql://user@host:port/dbname with --engine mysql" in run_help
+
+
+def _leaves(group: click.Group = cli.cli, prefix: str = ""):
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _leaves(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
+
+
+def _accepted(line: str) -> None:
+    """The example as a user types it: its words as the shell makes them, parsed by the command's real flags,
+    and its configuration valid."""
+    import subprocess
+
+    from dbio import command_options
+    from dbio.config import load_config
+
+    words = subprocess.run(["sh", "-c", f"printf '%s\\0' {line}"], capture_output=True, text=True,
+                           check=True).stdout.split("\0")[:-1]
+    assert words[0] == "dbio", line
+    group, path, args = cli.cli, [], words[1:]
+    while isinstance(group, click.Group) and args and args[0] in group.commands:
+        group = group.commands[args[0]]
+        path.append(args.pop(0))
+    command = " ".join(path)
+    assert not isinstance(group, click.Group), line
+    ctx = group.make_context(command, args)  # raises on a flag or value the command does not take
+    if command in command_options.COMMANDS:
+        params = dict(ctx.params)
+        preset = cli.QUICKSTART_PRESET if command == "quickstart" else None
+        load_config(cli.build_sources(params, preset, command))  # raises on a value the configuration refuses
+
+
+def test_every_example_in_the_help_is_accepted_as_written():
+    from dbio import command_help
+
+    for command, examples in command_help.EXAMPLES.items():
+        for line, _ in examples:
+            assert line.startswith(f"dbio {command}".rstrip() + " ") or line == f"dbio {command}", line
+            _accepted(line)
+
+
+def test_each_command_s_help_is_short_with_examples_and_points_to_dbio_options():
+    # each command's help ran 210-270 lines of options with no example; run's omitted report.html
+    from dbio import command_options
+
+    for name, command in _leaves():
+        if name in ("sql", "options"):
+            continue
+        text = CliRunner().invoke(cli.cli, [*name.split(), "--help"], terminal_width=80).output
+        assert len(text.splitlines()) <= 100, f"dbio {name} --help: {len(text.splitlines())} lines"
+        assert "Examples:" in text and f"  dbio {name}" in text, name
+        if name in command_options.COMMANDS:
+            assert f"dbio options {name} lists every one it takes" in " ".join(text.split()), name
+            hidden = {o for param in command.params if getattr(param, "hidden", False) for o in param.opts}
+            assert not hidden & {"--debug", "-q"}, name
+    run_help = " ".join(CliRunner().invoke(cli.cli, ["run", "--help"]).output.split())
+    assert all(f in run_help for f in ("result.json", "report.txt", "report.html"))
+
+
+def test_the_key_options_a_help_lists_are_the_command_s_own():
+    from dbio import command_help
+    from dbio.options import BY_KEY
+
+    for name, keys in command_help.KEY_OPTIONS.items():
+        command = _command(name)
+        shown = {o for param in command.params if not getattr(param, "hidden", False) for o in param.opts}
+        for key in keys:
+            flag = key if key.startswith("--") else BY_KEY[key].flag
+            assert flag in shown, f"dbio {name} --help should list {flag}"
+
+
+def test_dbio_options_for_one_command_lists_what_it_takes():
+    done = CliRunner().invoke(cli.cli, ["options", "instance", "status"], terminal_width=300)
+    assert done.exit_code == 0
+    assert [line.split()[1] for line in done.output.splitlines() if not line.startswith(" ")] == ["data_dir", "engine"]
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["options", "nope"])
+    assert refused.value.code == 2

@@ -210,3 +210,10 @@ def test_the_workload_shape_says_how_its_figures_are_made_in_the_engines_words()
     text = " ".join(str(cell) for row in rows for cell in row)
     assert "WAL" not in text and "block" not in text
     assert "redo log writes per commit" in text.lower() and "one page each" in text
+
+
+def test_a_session_without_a_user_is_named_as_such():
+    """The processlist's USER of a connection not yet authenticated may be NULL (issue 26, item 9)."""
+    raw = json.loads((FIXTURES / "snapshot_mariadb_10_11_pfs.json").read_text())
+    raw["others"] = {"active": 2, "names": [None, "app"]}
+    assert stats.normalize(raw)["gauges"]["other_session_names"] == ["(no name yet)", "app"]

@@ -101,3 +101,15 @@ def test_dbio_s_own_connections_count_as_the_run_s_not_as_other_sessions():
     for name in ("dbio:control", "dbio:monitor", "dbio:waits"):
         assert f"'{name}'" in query and f'application_name="{name}"' in source
     assert "LIKE 'dbio:12345:%'" in query
+
+
+def test_every_value_of_a_snapshot_may_be_null():
+    """A connection still authenticating has no application name nor user (issue 26, item 9): its NULL
+    name, and a NULL anywhere in pg_stat_io's names, reads as a name, never as None among strings."""
+    raw = load("pg18_snapshot.json")
+    raw["others"] = {"active": 2, "names": [None, "psql", ""]}
+    raw["io"] = [*raw["io"], {**raw["io"][0], "backend_type": None, "context": None}]
+    n = stats.normalize(raw)
+    assert n["gauges"]["other_session_names"] == sorted(["(no name yet)", "psql"])
+    assert None not in n["by_backend"]
+    assert stats.session_state("active", "IO", None) == "IO:unknown"

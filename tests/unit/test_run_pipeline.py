@@ -108,8 +108,12 @@ def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
     document, texts = rendered
     assert document["capabilities"]["engine"] == "fake"
     lines = texts["text"].splitlines()
-    # no verdict stands above the headline (the run is valid), only what the fake engine cannot measure
-    assert lines[2] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[3].startswith("Headline:")
+    # the verdict first; no finding stands above the headline (the run is valid), only what the fake engine
+    # cannot measure
+    assert lines[0] == "VALID storage result"
+    assert document["verdict"] == {"valid": True, "reasons": []}  # machine-readable, in result.json
+    assert texts["md"].startswith("**VALID storage result**") and 'id="verdict">VALID storage result' in texts["html"]
+    assert lines[3] == "NOT MEASURED: process CPU (why: see Verdict and warnings)" and lines[4].startswith("Headline:")
     for form in report.FORMATS:
         assert "Fake 1.0" in texts[form], form
     json.loads(texts["json"])
@@ -688,3 +692,36 @@ def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tm
     assert all(s["offset"] + s["seconds"] <= window + 1e-6 for s in doc["stalls"]), (doc["stalls"], window)
     for form in report.FORMATS:
         report.render(doc, form)
+
+
+# 400 iterations a second each: 1 s of warm-up holds about 400 of a session's 1,000
+WORK_LOOP = 1000
+
+
+@pytest.mark.parametrize("scope", ["session", "window"])
+def test_work_loop_bounds_each_session_s_total_or_its_window_s_iterations(tmp_path, scope):
+    """SLOB's WORK_LOOP bounds each session's whole work, warm-up included (scope session); dbio's own
+    meaning (window) bounds the measured part, after the warm-up."""
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope=scope)
+    assert outcome.status == "complete", outcome.document["status_reason"]
+    assert outcome.document["config"]["workload"]["work_loop_scope"] == scope
+    sessions = outcome.document["sessions"]
+    assert len(sessions) == SESSIONS and all(s["warmup_iterations"] > 0 for s in sessions)
+    for s in sessions:
+        counted = s["warmup_iterations"] + s["iterations"] if scope == "session" else s["iterations"]
+        assert counted == WORK_LOOP, s
+
+
+def test_a_work_loop_the_warm_up_uses_up_is_a_failed_run_that_says_why(tmp_path):
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=2, work_loop=100, work_loop_scope="session")
+    assert outcome.status == "failed"
+    reason = outcome.document["status_reason"]
+    assert "during the 2 s warm-up" in reason and "work_loop_scope" in reason, reason
+
+
+def test_the_report_says_which_iterations_work_loop_counted(tmp_path):
+    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope="session")
+    assert f"work loop {WORK_LOOP} per session, warm-up included" in report.render(outcome.document, "text")
+    window = dict(outcome.document, config={**outcome.document["config"], "workload": {
+        **outcome.document["config"]["workload"], "work_loop_scope": "window"}})
+    assert f"work loop {WORK_LOOP} per session, in the window" in report.render(window, "text")

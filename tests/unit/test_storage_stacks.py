@@ -130,7 +130,8 @@ def test_data_in_memory_is_invalid_and_said_first(sys_tree, tmp_path):
     doc = _doc({"data_directory": s, "wal": None})
     found = verdict.findings(doc)
     assert found[0].code == "data_in_memory" and found[0].level == "invalid"
-    assert report.render(doc, "text").splitlines()[2].startswith("INVALID: the data directory")
+    assert report.render(doc, "text").splitlines()[0].startswith("NOT VALID: the data directory")
+    assert report.render(doc, "text").splitlines()[3].startswith("INVALID: the data directory")
     # the reads it counted as physical were memory's: the headline quotes them as the engine's count only
     headline = next(line for line in report.render(doc, "text").splitlines() if line.startswith("Headline: "))
     assert headline.startswith("Headline: not a storage result (INVALID): the engine counted ")

@@ -123,9 +123,13 @@ def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def _words(caps: Any, server: Any) -> Any:
-    if not isinstance(caps, dict) or "page_bytes" in caps:
-        return caps
     from dbio.engines.mysql import facts
+
+    if not isinstance(caps, dict):
+        return caps
+    caps = {"own_instance": facts.OWN_INSTANCE, **caps}  # written before it was declared: "(embedded)" in reports
+    if "page_bytes" in caps:
+        return caps
 
     settings = server.get("settings") if isinstance(server, dict) else None
     known = facts.capability_facts(settings if isinstance(settings, dict) else {}, local=False)

@@ -34,6 +34,9 @@ def redo_directory(settings: dict[str, Any], local: bool) -> str | None:
     return os.path.normpath(os.path.join(datadir, home or "."))
 
 
+OWN_INSTANCE = "managed"  # dbio's own MariaDB/MySQL: the machine's server programs, not an embedded build
+
+
 def capability_facts(settings: dict[str, Any], *, local: bool, data_io_timed: bool = False,
                      redo_io_timed: bool = False) -> dict[str, Any]:
     return {
@@ -47,6 +50,7 @@ def capability_facts(settings: dict[str, Any], *, local: bool, data_io_timed: bo
         "redo_name": "redo log",
         "block_name": "page",
         "page_bytes": int(setting(settings, "innodb_page_size") or 16384),
+        "own_instance": OWN_INSTANCE,
         **growth_step(settings),
     }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.engines.counters import session_names
 from dbio.engines.mysql import pfs, sqlfiles
 from dbio.engines.mysql.connection import Connection
 
@@ -34,7 +35,7 @@ def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str
     status = dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", STATUS))
     others = [(i, user) for i, user, _ in conn.query(sqlfiles.statement("others.sql")) if int(i) not in own_ids]
     out = {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},
-           "others": {"active": len(others), "names": sorted({str(u) for _, u in others})}}
+           "others": {"active": len(others), "names": session_names([u for _, u in others])}}
     if file_io:
         out["pfs"] = pfs.read(conn, own_ids)
     return out
@@ -84,7 +85,7 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     others = raw.get("others")
     if isinstance(others, dict):
         out["gauges"] = {"other_sessions_active": float(others.get("active") or 0),
-                         "other_session_names": list(others.get("names") or [])}
+                         "other_session_names": session_names(others.get("names"))}
     return out
 
 

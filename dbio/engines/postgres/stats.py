@@ -12,6 +12,7 @@ import re
 from functools import cache
 from typing import Any
 
+from dbio.engines.counters import session_names
 from dbio.engines.postgres import sqlfiles
 
 
@@ -95,7 +96,7 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         # scan's reads are partly theirs.
         out["workers"] = _sum_io([r for r in relation if r["backend_type"] == "background worker"])
         by_backend: dict[str, dict[str, float]] = {}
-        for btype in sorted({r["backend_type"] for r in io}):
+        for btype in sorted({r["backend_type"] for r in io if r["backend_type"] is not None}):
             rel = _sum_io([r for r in relation if r["backend_type"] == btype])
             walrows = _sum_io([r for r in io if r["backend_type"] == btype and r["object"] == "wal"])
             by_backend[btype] = {**rel, "wal_writes": walrows["writes"], "wal_write_bytes": walrows["write_bytes"],
@@ -125,7 +126,7 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     others = raw.get("others")
     if others is not None:  # a point count, not a counter: never differenced (see gauges())
         out["gauges"] = {"other_sessions_active": _num(others.get("active")),
-                         "other_session_names": list(others.get("names") or [])}
+                         "other_session_names": session_names(others.get("names"))}
     replication = raw.get("replication")
     if replication is not None:  # a hot standby
         out.update(_replication(replication, out.get("gauges") or {}))
@@ -170,7 +171,7 @@ def _wal(raw: dict[str, Any], wal: dict[str, Any]) -> dict[str, Any]:
 def session_state(state: str | None, wait_type: str | None, wait_event: str | None) -> str:
     """One label per sample of a session (pure): CPU, Class:Event, or what dbio itself is doing."""
     if state == "active":
-        return f"{wait_type}:{wait_event}" if wait_type else "CPU"
+        return f"{wait_type}:{wait_event or 'unknown'}" if wait_type else "CPU"
     if state == "idle":
         return "Client:between slices"
     if state is None:

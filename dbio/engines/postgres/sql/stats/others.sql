@@ -1,8 +1,11 @@
 -- Client sessions on the server that are not dbio's and are doing something right now: they
--- share the storage and the CPU with the run (a point count, not a counter).
+-- share the storage and the CPU with the run (a point count, not a counter). A connection still
+-- authenticating has neither an application name nor a user yet (both NULL or empty): its pid and
+-- state name it.
 SELECT json_build_object('active', count(*),
-                         'names', coalesce((array_agg(DISTINCT coalesce(nullif(application_name, ''), usename::text)))[1:5],
+                         'names', coalesce((array_agg(DISTINCT coalesce(nullif(application_name, ''), usename::text,
+                                                                        format('pid %s (%s)', pid, state))))[1:5],
                                            '{}'))
   FROM pg_stat_activity
  WHERE backend_type = 'client backend' AND state IS DISTINCT FROM 'idle' AND pid <> pg_backend_pid()
-   AND application_name NOT LIKE 'dbio:%'
+   AND coalesce(application_name, '') NOT LIKE 'dbio:%'
