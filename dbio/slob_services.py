@@ -15,11 +15,14 @@ from pathlib import Path
 from dbio import trust
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$", re.MULTILINE)
+# One service per RAC instance: far more than any cluster has, few enough to list.
+MAX_SERVICES = 4096
 
 
 def service_names(base: str, count: str) -> list[str] | None:
-    """BASE1 ... BASE<count> as SLOB names them; None when count is not a positive whole number (pure)."""
-    if not base or not count.isdigit() or int(count) < 1:
+    """BASE1 ... BASE<count> as SLOB names them; None when count is not a whole number from 1 to
+    MAX_SERVICES in ASCII digits (str.isdigit also takes '²', which int() refuses) (pure)."""
+    if not base or not re.fullmatch(r"[0-9]{1,5}", count) or not 1 <= int(count) <= MAX_SERVICES:
         return None
     return [f"{base}{i}" for i in range(1, int(count) + 1)]
 
@@ -42,7 +45,7 @@ def as_nodes(base: str, count: str, files: list[Path] | None = None) -> tuple[li
     """The DSNs SLOB's services map onto, or None, with a sentence saying what was done and why."""
     names = service_names(base, count)
     if names is None:
-        return None, "SQLNET_SERVICE_MAX is not a positive whole number, so they name no services"
+        return None, f"SQLNET_SERVICE_MAX is not a whole number from 1 to {MAX_SERVICES:,}, so they name no services"
     defined: set[str] = set()
     for path in files if files is not None else service_files():
         try:  # a service names the server, user and options libpq uses: only a file nobody else may write

@@ -39,3 +39,13 @@ def test_a_slob_conf_with_services_sets_the_nodes_or_says_why_not(tmp_path, monk
     config = load_config(Sources(env={}, cli={}, cwd=tmp_path, slob_conf=conf))
     assert config.connection.dsns == ()
     assert any("not used" in n and "other1, other2 are not libpq services" in n for n in config.notices)
+
+
+def test_a_hostile_service_count_names_no_services_and_never_ends_in_an_internal_error(tmp_path):
+    """SQLNET_SERVICE_MAX=99999999999 made dbio build a list of that many names (it ran until memory ran
+    out); a superscript digit ('²' passes str.isdigit) or 5000 digits ended in "internal error"."""
+    for count in ("²", "٣", "9" * 5000, "4097", "99999999999"):
+        assert slob_services.service_names("rac", count) is None, count[:20]
+        dsns, why = slob_services.as_nodes("rac", count, [tmp_path / "absent.conf"])
+        assert dsns is None and "from 1 to 4,096" in why, why
+    assert len(slob_services.service_names("rac", "4096")) == 4096
