@@ -167,15 +167,23 @@ def write_output(path: Path, text: str) -> None:
     write_whole(path, text, 0o644)
 
 
-def read_no_follow(path: Path) -> str:
-    """A file a less privileged user owns, read without following a link they may have put there."""
+# The most dbio reads of a file the server user owns (a log, a pid file): that user can make it a
+# sparse file of terabytes, which read whole would take root's memory.
+READ_AT_MOST = 16 * 1024 ** 2
+
+
+def read_no_follow(path: Path, *, start: int = 0, tail: bool = False) -> str:
+    """A file a less privileged user owns, read without following a link they may have put there, and
+    bounded: at most READ_AT_MOST bytes from byte start on, or with tail the last ones after it."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path} is not a regular file")
-        with os.fdopen(fd, "r", errors="replace") as fh:
+        os.lseek(fd, max(start, st.st_size - READ_AT_MOST) if tail else start, os.SEEK_SET)
+        with os.fdopen(fd, "rb") as fh:
             fd = -1
-            return fh.read()
+            return fh.read(READ_AT_MOST).decode(errors="replace")
     finally:
         if fd >= 0:
             os.close(fd)

@@ -205,3 +205,26 @@ def test_tree_bytes_counts_allocated_space_once_per_file(tmp_path):
     for n in range(5):
         os.link(data, tmp_path / f"name{n}")
     assert (1 << 20) <= tree_bytes(tmp_path) < (2 << 20)
+
+
+@pytest.mark.parametrize("reader", [
+    "from dbio.engines.postgres.instance.as_server import log_tail_of as tail",
+    "from dbio.engines.mysql.instance.process import log_tail as tail",
+])
+def test_a_server_log_the_server_user_made_huge_is_read_bounded(tmp_path, reader):
+    """The server user owns its log: made a sparse file of gigabytes, root's `dbio instance start` that
+    read it whole for the last error ended in "internal error: MemoryError" (or took the machine's
+    memory). Read in a program whose memory is bounded, the last error is still found."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "server.log"
+    with log.open("wb") as fh:
+        fh.truncate(4 * 1024 ** 3)  # sparse: no room taken on disk
+        fh.seek(0, 2)
+        fh.write(b"\n2026-11-27 12:00:00 UTC FATAL:  [ERROR] invalid value for parameter \"work_mem\"\n")
+    code = f"{reader}\nimport resource, sys\nresource.setrlimit(resource.RLIMIT_AS, (2 ** 30, 2 ** 30))\n" \
+           f"print(tail(__import__('pathlib').Path(sys.argv[1])))"
+    done = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-300:]
+    assert done.stdout.strip().endswith('invalid value for parameter "work_mem"'), done.stdout[-300:]

@@ -74,7 +74,7 @@ def _reap(pid: int) -> None:
 
 def log_tail(log_file: Path) -> str:
     try:
-        lines = [ln for ln in trust.read_no_follow(log_file).splitlines() if ln.strip()]
+        lines = [ln for ln in trust.read_no_follow(log_file, tail=True).splitlines() if ln.strip()]
     except OSError:
         return ""
     errors = [ln for ln in lines[-30:] if "[ERROR]" in ln]

@@ -24,7 +24,7 @@ def run(user: ServerUser, cmd: list[str], *, cwd: Path, log_file: Path, what: st
 
 def log_tail_of(log_file: Path) -> str:
     try:
-        lines = [ln for ln in trust.read_no_follow(log_file).splitlines() if ln.strip()]
+        lines = [ln for ln in trust.read_no_follow(log_file, tail=True).splitlines() if ln.strip()]
     except OSError:
         return ""
     errors = [ln for ln in lines[-20:] if "FATAL" in ln or "ERROR" in ln or "LOG:  invalid" in ln]

@@ -418,7 +418,7 @@ class EmbeddedInstance(ManagedInstance):
 
     def log_since(self, offset: int) -> list[str]:
         """The server log's lines written after offset bytes (what one start logged)."""
-        return trust.read_no_follow(self.layout.log_file).encode()[offset:].decode(errors="replace").splitlines()
+        return trust.read_no_follow(self.layout.log_file, start=offset).splitlines()
 
     def tool(self, name: str) -> str:
         """A program of the instance's PostgreSQL (pg_basebackup), after checking that no one but
