@@ -434,8 +434,10 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
 
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
-    valid = "VALID" if (doc.get("verdict") or verdict.summary(doc))["valid"] else "NOT VALID"
-    lines = [f"{doc['status']}, {valid}: {verdict.headline(doc)}"]
+    valid = (doc.get("verdict") or verdict.summary(doc))["valid"]
+    # a run that did not complete is not called VALID: its headline says what its figures cover
+    said = "NOT VALID" if not valid else "VALID" if doc["status"] == "complete" else None
+    lines = [f"{doc['status']}{', ' + said if said else ''}: {verdict.headline(doc)}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)

@@ -17,8 +17,24 @@ KINDS = ("select", "update", "scan")
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
 
 
+# The host's readings (CPU, devices) must span the window they are divided over: beyond this many
+# seconds apart (or a tenth of the window), they are no figure of it (a lone server frozen to the end:
+# its window closed at its last answer, the host's end reading came at the run's end, 9 s later).
+OS_SPAN_SLACK = 0.5
+
+
+def os_spans_window(window: dict[str, Any], seconds: float) -> bool:
+    """Whether the host's begin and end readings cover the window's seconds (pure)."""
+    ob, oe = window.get("os_begin"), window.get("os_end")
+    if not ob or not oe or not isinstance(ob.get("t"), (int, float)) or not isinstance(oe.get("t"), (int, float)):
+        return True  # nothing to judge: older results, or no readings (then no host figures anyway)
+    return abs((oe["t"] - ob["t"]) - seconds) <= max(OS_SPAN_SLACK, 0.1 * seconds)
+
+
 def derive(window: dict[str, Any]) -> dict[str, Any]:
     seconds = float(window["seconds"])
+    if not os_spans_window(window, seconds):
+        window = {**window, "os_begin": None, "os_end": None}
     # a counter that went back inside the window (stats/resets.py) differs by nothing true: no figure on it
     d = without(delta(window["engine_begin"], window["engine_end"]), window.get("reset_counters") or [])
     totals = window["totals"]

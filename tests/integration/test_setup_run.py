@@ -28,7 +28,7 @@ def test_single_schema_read_only(instance, loaded_db):
     assert again.code == 0 and "already loaded" in again.out
     directory, doc = run_ok(instance, loaded_db, "readonly", "-t", "2")
     assert doc["status"] == "complete"
-    assert (directory / "report.txt").read_text().startswith("dbio report")
+    assert (directory / "report.txt").read_text().split("\n", 1)[1].startswith("dbio report")
     html = (directory / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and html.count("<svg") >= 4
     assert doc["plans"]["select"]["nodes"] == ["Aggregate", "Index Scan"]

@@ -226,3 +226,27 @@ def test_series_counts_every_interval_a_row_spans_and_a_short_last_interval():
     rows = series.per_interval(samples, statements, [1.0], 0.0)
     assert rows[0]["reads_per_s"] == 2000 and rows[0]["statements_per_s"] == 10.0  # 200 statements in 20 s
     assert rows[1]["reads_per_s"] == 2000 and rows[1]["statements_per_s"] == 10.0  # 50 in the 5 s that ran
+
+
+def test_host_readings_that_do_not_span_the_window_give_no_host_or_device_figure():
+    """A lone server frozen to the end: its window closed at its last answer (2 s), the host's end reading
+    came at the run's end, 11 s after its begin: 5.5x the device's reads/s and 21.5 busy CPU-seconds in
+    2 s were quoted. Such readings are no figure of the window."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from dbio import result as results
+    from dbio.stats import figures as figure_math
+
+    doc = results.completed(json.loads((Path(__file__).parent.parent / "fixtures" / "result_complete.json")
+                                       .read_text()))
+    seconds = doc["timeline"]["window_seconds"]
+    window = {"seconds": seconds, "engine_begin": doc["normalized"]["begin"], "engine_end": doc["normalized"]["end"],
+              "totals": doc["totals"], "histograms": doc["histograms"], "os_begin": doc["snapshots"]["begin"]["os"],
+              "os_end": copy.deepcopy(doc["snapshots"]["end"]["os"]), "cores": 2, "work_unit": 8}
+    assert figure_math.derive(window)["devices"]  # the recorded readings span the window
+    window["os_end"]["t"] += 9.0
+    late = figure_math.derive(window)
+    assert late["devices"] == {} and late["validity"]["device_reads"] is None
+    assert late["load_profile"]["physical_reads_per_s"] > 0  # the engine's own figures stand
