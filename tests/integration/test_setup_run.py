@@ -75,7 +75,7 @@ def test_single_schema_read_only(instance, loaded_db):
     rerender = dbio("report", str(directory))
     assert rerender.code == 0 and rerender.out == (directory / "report.txt").read_text()
     markdown = dbio("report", str(directory / "result.json"), "--format", "md", "--out", str(directory / "r.md"))
-    assert markdown.code == 0 and (directory / "r.md").read_text().startswith("# dbio report")
+    assert markdown.code == 0 and (directory / "r.md").read_text().split("\n\n", 1)[1].startswith("# dbio report")
 
 
 def test_update_pct_is_exact_and_updates_commit(instance, loaded_db):
