@@ -336,7 +336,7 @@ def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:
         if done is None:
             continue
         where = f" on {node.name}" if len(nodes) > 1 else ""
-        message = (f"settled the data set{where} before this read-only run, as an earlier run had changed it: "
+        message = (f"settled the data set{where} before this read-only run, what earlier writes left in it: "
                    f"{done['done']} ({done['seconds']:.1f} s)")
         ui.note(message)
         events.append({"t": time.time(), "kind": "settled", "node": node.name, "message": message, **done})
