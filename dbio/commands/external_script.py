@@ -58,9 +58,11 @@ class Hook:
         self.calls: list[dict[str, Any]] = []
         self._threads: list[threading.Thread] = []
         self._running: dict[str, subprocess.Popen] = {}
+        self._window_at: dict[str, float] = {}  # phase -> when dbio opened or closed the window (this host)
 
     def window(self, event: str) -> None:
         """The run's window opened or closed: start the script's call for it, and return at once."""
+        self._window_at.setdefault(PHASES[event], time.time())
         self.start(PHASES[event])
 
     def started(self, phase: str) -> bool:
@@ -129,14 +131,16 @@ class Hook:
             where = f": see {self.directory / call['output']}" if call["output"] else ""
             self.ui.warn(f"the external script {what} at {call['phase']}{where}")
 
-    def record(self, window_open: float | None, window_close: float | None) -> dict[str, Any] | None:
-        """What each call did; window_open, window_close: the window's ends on this host's clock. Each
-        call's offset_s is from the window's opening (pre) or closing (post) to its start."""
+    def record(self) -> dict[str, Any] | None:
+        """What each call did. Its offset_s runs from the moment dbio opened (pre) or closed (post) the
+        window to the call's start, both on this host's clock, so it is exact: the window's ends in the
+        timeline are the server's readings, whose clock this host knows only to within a round trip.
+        None: the window never closed (a failed run's post)."""
         if self.path is None:
             return None
-        at = {"pre": window_open, "post": window_close}
         calls = [{**call, "window": {"pre": "opened", "post": "closed"}[call["phase"]],
-                  "offset_s": None if at[call["phase"]] is None else round(call["started"] - at[call["phase"]], 3)}
+                  "offset_s": None if call["phase"] not in self._window_at
+                  else round(call["started"] - self._window_at[call["phase"]], 3)}
                  for call in self.calls]
         return {"path": str(self.path), "calls": calls}
 

@@ -305,8 +305,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         document["events"].append(flushed)
     if baseline is not None:
         baselines.attach(document, baseline)
-    called = hook.record(*(None if t is None else t - (outcome.clock_offset or 0.0)
-                           for t in (outcome.window_start, outcome.window_end)))
+    called = hook.record()
     if called is not None:
         document["external_script"] = called
     # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.

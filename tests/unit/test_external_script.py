@@ -89,7 +89,7 @@ def test_a_script_still_running_after_a_signal_is_stopped_within_seconds(tmp_pat
     began = time.monotonic()
     hook.finish(interrupted=True)
     assert time.monotonic() - began < external_script.SIGNAL_WAIT_SECONDS + external_script.STOP_SECONDS + 1
-    (call,) = hook.record(None, None)["calls"]
+    (call,) = hook.record()["calls"]
     assert call["stopped"] == "the run was interrupted" and call["ended"] is not None
 
 
@@ -140,5 +140,5 @@ def test_a_script_that_cannot_start_is_recorded_with_why(tmp_path):
     hook = external_script.Hook(script, tmp_path / "gone", UI(quiet=True))  # its log has nowhere to go
     hook.window("open")
     hook.finish()
-    (call,) = hook.record(None, None)["calls"]
+    (call,) = hook.record()["calls"]
     assert call["exit_status"] is None and call["output"] is None and "No such file" in call["error"]
