@@ -280,11 +280,13 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
     """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
     result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
     with charts, for a browser) and samples.jsonl (every interval's readings)."""
+    from dbio import metrics
     from dbio.commands import baseline as baselines
     from dbio.commands import run as run_command
 
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
-    result = run_command.run(config, _ui(ctx), baseline=request)
+    with metrics.serving(config.run.metrics_port, config.run.metrics_address, _ui(ctx)):
+        result = run_command.run(config, _ui(ctx), baseline=request)
     _finish_run(ctx, result, run_command.summary_lines(result))
 
 
@@ -420,11 +422,13 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    from dbio import metrics
     from dbio.commands import ops as ops_command
 
-    sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                        op=ops_command.sweep_op(op) if op else None)
+    with metrics.serving(base.run.metrics_port, base.run.metrics_address, _ui(ctx)):
+        sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                            peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
+                            op=ops_command.sweep_op(op) if op else None)
 
 
 FORMATS = ["text", "md", "html", "json"]

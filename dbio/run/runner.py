@@ -341,10 +341,11 @@ class _Coordinator:
         self.waits.in_window = False
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
-        await asyncio.to_thread(self.ctx.samples.write, {
-            "k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
-            "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
-            **self.counts.record(last, final=True), "final": True})
+        record = {"k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
+                  "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
+                  **self.counts.record(last, final=True), "final": True}
+        self.ctx.observer.second(record)  # the window's last reading: where the figures end
+        await asyncio.to_thread(self.ctx.samples.write, record)
 
     async def _reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
         """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
@@ -505,6 +506,8 @@ class _Coordinator:
         self.in_window = True
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
+        if self.begin is not None:  # the window's first reading: its counters are where the figures start
+            self.ctx.observer.second(self.begin)
         if self.ctx.on_window is not None:
             self.ctx.on_window("open")
 
