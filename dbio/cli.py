@@ -153,16 +153,19 @@ def _ui(ctx: click.Context) -> UI:
 WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
 
 
-def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
+def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True,
+                check: Callable[[Config, dict[str, Any]], None] | None = None) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
     command: as typed (it decides the flags); exclusive: the command changes or measures the
     instance (or database): it holds it alone for its whole duration, and is refused at once
-    while another dbio command does."""
+    while another dbio command does; check: the command's own flags checked against the Config, before."""
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()), command)
+            if check is not None:
+                check(config, params)
             if command in WRITES_RESULTS:  # refused before the server is held, started or changed
                 from dbio import results_dir
 
@@ -269,21 +272,39 @@ BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage
                       "scratch file it writes first (and removes); needed when the server runs on another host.")
 
 
+REPEAT_HELP = ("Run N times, one after the other, each its own result, in one directory with repeat.json: each "
+               "figure's median, min and max over the runs; dbio compare judges against that spread [default: 1].")
+
+
+def _repeat_checked(config: Config, repeat: int | None) -> int:
+    from dbio.commands import repeat as repeats
+
+    return repeats.check(repeat, config)
+
+
 @cli.command()
 @click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
                                                 "sessions, and report the database's efficiency (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
-@with_config("run")
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N", help=REPEAT_HELP)
+@with_config("run", check=lambda config, params: _repeat_checked(config, params.get("repeat")))
 @click.pass_context
-def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
+def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, repeat: int | None,
+        **_: Any) -> None:
     """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
     result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
     with charts, for a browser) and samples.jsonl (every interval's readings)."""
     from dbio.commands import baseline as baselines
+    from dbio.commands import repeat as repeats
     from dbio.commands import run as run_command
 
+    repeat = _repeat_checked(config, repeat)
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    if repeat > 1:
+        repeated = repeats.run(config, _ui(ctx), repeat, baseline=request)
+        _finish_run(ctx, repeated, repeats.summary_lines(repeated))
+        return
     result = run_command.run(config, _ui(ctx), baseline=request)
     _finish_run(ctx, result, run_command.summary_lines(result))
 
