@@ -408,12 +408,16 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
               help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
                    "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N",
+              help="Run each step N times, interleaved (round 1 of every step, then round 2, ...): each step's median "
+                   "and spread in the report [default: 1].")
 @capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
-          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], **params: Any) -> None:
+          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
+          **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
     from dbio.commands import capacity
@@ -425,6 +429,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given += ["--baseline"] if baseline or baseline_path is not None else []
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         given += ["--op"] if op else []
+        given += ["--repeat"] if repeat is not None else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -435,6 +440,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     if base.run.start_at is not None:
         raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
                          "use --start-at with dbio run")
+    if repeat is not None and repeat < 1:
+        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
     if len(base.connection.dsns) > 1:
         raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
@@ -445,7 +452,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
 
     sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
                         peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                        op=ops_command.sweep_op(op) if op else None)
+                        op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1)
 
 
 FORMATS = ["text", "md", "html", "json"]

@@ -357,14 +357,13 @@ def _show(value: Any) -> str:
 def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps side by side: steps matched by the values they varied."""
     names = [n for n, _, _ in named]
-    keyed = [(name, {_step_key(s): step_row(s, steps.get(s["name"])) for s in doc["steps"]})
-             for name, doc, steps in named]
+    keyed = [(name, {_step_key(r): r for r in _step_rows(doc, steps)}) for name, doc, steps in named]
     all_keys: list[str] = []
     for _, rows in keyed:
         all_keys += [k for k in rows if k not in all_keys]
     curves = []
     for name, doc, steps in named:
-        for curve in sweep_model.curves(doc, [step_row(s, steps.get(s["name"])) for s in doc["steps"]]):
+        for curve in sweep_model.curves(doc, _step_rows(doc, steps)):
             curves.append({**curve, "label": f"{name}: {curve['label']}"})
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare-sweeps",
@@ -425,6 +424,12 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
         rows.append(row)
     notes = ["efficiency: the database's reads/s / fio's at the step's sessions (sweep --baseline)"] if raw else []
     return table("compare_steps", "", columns, kinds, rows, notes)
+
+
+def _step_rows(doc: dict[str, Any], steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A sweep's rows, one per step: a repeated sweep's (--repeat N) the medians of each step's rounds."""
+    rows = [step_row(s, steps.get(s["name"])) for s in doc["steps"]]
+    return sweep_model.repeated_rows(rows) if (doc.get("repeat") or 1) > 1 else rows
 
 
 def _step_key(step: dict[str, Any]) -> str:

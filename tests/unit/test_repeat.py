@@ -181,3 +181,64 @@ def test_a_repeat_set_whose_first_run_is_refused_leaves_nothing(tmp_path):
     with pytest.raises(UsageError):
         repeats.run(config, UI(quiet=True), 3, run_one=refused)
     assert list((tmp_path / "results").iterdir()) == []
+
+
+# -- sweep --repeat ------------------------------------------------------------------------------
+
+def test_a_repeated_sweep_interleaves_its_rounds():
+    from dbio.commands import sweep as sweep_command
+
+    steps = sweep_command.rounds([{"threads_per_schema": "1"}, {"threads_per_schema": "4"}], 3)
+    assert [s["name"] for s in steps] == ["01-t1-r1", "02-t4-r1", "01-t1-r2", "02-t4-r2", "01-t1-r3", "02-t4-r3"]
+    assert [s["index"] for s in steps] == [1, 2, 3, 4, 5, 6]
+    assert {s["group"] for s in steps} == {"01-t1", "02-t4"}
+    assert [s["name"] for s in sweep_command.rounds([{"threads_per_schema": "1"}])] == ["01-t1"]
+
+
+def _sweep(reads: dict[str, list[float]], status: str = "complete") -> tuple[dict, dict]:
+    """A repeated sweep of 1 and 4 sessions, each step's rounds with the reads/s given."""
+    from dbio.commands import sweep as sweep_command
+
+    combos = [{"threads_per_schema": "1"}, {"threads_per_schema": "4"}]
+    steps = sweep_command.rounds(combos, 3)
+    docs = {}
+    for step in steps:
+        step["status"] = status
+        doc = _doc(reads[step["group"]][step["round"] - 1], 300.0 if step["group"] == "01-t1" else 180.0 + step["round"])
+        doc["config"]["workload"]["threads_per_schema"] = int(step["values"]["threads_per_schema"])
+        doc["config"]["workload"]["sessions"] = int(step["values"]["threads_per_schema"])
+        docs[step["name"]] = doc
+    sweep = {"format": "dbio-sweep", "format_version": 1, "status": "complete", "base": {"schemas": 1},
+             "vary": [["threads_per_schema", ["1", "4"]]], "steps": steps, "repeat": 3, "label": "r"}
+    return sweep, docs
+
+
+def test_a_repeated_sweep_shows_each_step_s_median_and_spread():
+    from dbio.report import charts, sweep_model
+
+    sweep, docs = _sweep({"01-t1": SAME_A, "02-t4": MORE_SESSIONS})
+    model = sweep_model.build(sweep, docs)
+    rows = _cells(model, "sweep_repeats")
+    assert rows[0][:6] == ["01-t1", "3 of 3", 2712.0, 2630.0, 2985.0, pytest.approx(100 * 355 / 2712)]
+    assert rows[1][2:5] == [6120.0, 5874.0, 6398.0]
+    assert rows[1][6:9] == [182.0, 181.0, 183.0]  # the average read's median, min and max
+    summary = _cells(model, "sweep_summary")
+    assert [r[0] for r in summary] == ["01-t1", "02-t4"]  # one row per step, not per round
+    points = model["curves"]["lines"][0]["points"]
+    assert [(p["x"], p["iops"], p["iops_low"], p["iops_high"]) for p in points] == \
+        [(1, 2712.0, 2630.0, 2985.0), (4, 6120.0, 5874.0, 6398.0)]
+    assert "best 6,120 reads/s at 4 sessions (02-t4)" in model["headline_text"]
+    svg = charts.sweep_iops(model["curves"])
+    assert svg is not None and svg.count("<svg") == 1
+    assert charts.sweep_latency(model["curves"]) is not None
+
+
+def test_a_step_whose_round_did_not_complete_says_so():
+    from dbio.report import sweep_model
+
+    sweep, docs = _sweep({"01-t1": SAME_A, "02-t4": MORE_SESSIONS})
+    sweep["steps"][-1]["status"] = "interrupted"
+    rows = sweep_model.repeated_rows([sweep_model.step_row(s, docs.get(s["name"])) for s in sweep["steps"]])
+    assert [(r["step"], r["status"], r["rounds_complete"]) for r in rows] == \
+        [("01-t1", "complete", 3), ("02-t4", "interrupted", 2)]
+    assert rows[1]["reads_per_s"] == (6120.0 + 5874.0) / 2  # the median of the rounds that completed
