@@ -198,7 +198,7 @@ def _step_name(value: Any, where: str) -> None:
 _STEP = obj({"index": whole, "name": _step_name, "status": text, "values": obj(rest=text),
              "headline": optional(obj({"reads_per_s": FIGURE, "avg_read_us": FIGURE})),
              "window_seconds": FIGURE, "seconds": FIGURE, "peak": flag, "error": optional(text),
-             "earlier_attempts": array(text)},
+             "earlier_attempts": array(text), "round": whole, "group": _step_name},
             required=("name", "status", "values"))
 
 
@@ -208,8 +208,22 @@ def sweep(known_version: int) -> Shape:
                 "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
                 "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
                 "baseline": optional(obj({"path": optional(text)})), "capacity": optional(obj()),
-                "steps": array(_STEP)},
+                "steps": array(_STEP), "repeat": whole},
                required=("format", "format_version", "status", "base", "steps"))
+
+
+# -- repeat.json (run --repeat N) -----------------------------------------------------------------
+
+_SPREAD = obj({"n": whole, "median": number, "min": number, "max": number, "spread_pct": optional(number)},
+              required=("n", "median", "min", "max"))
+
+
+def repeat_set(known_version: int) -> Shape:
+    return obj({"format": text, "format_version": version(known_version), "status": text, "label": optional(text),
+                "created_at": optional(text), "dbio_version": optional(text), "repeat": whole,
+                "members": array(obj({"name": _step_name, "status": text}, required=("name", "status"))),
+                "spread": obj(rest=_SPREAD)},
+               required=("format", "format_version", "status", "repeat", "members"))
 
 
 # -- samples.jsonl and run.json --------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 from dbio import controls, ops_result
 from dbio import report as reports
 from dbio import result as results
-from dbio import output
+from dbio import output, repeat_set
 from dbio.commands.sweep import load_steps
 from dbio.errors import UsageError
 from dbio.report import compare_model, ops_model
@@ -42,8 +42,31 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
                              "compare like with like")
         model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
     else:
-        model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
+        model = _build_runs(labels, paths)
     output.deliver(reports.render_model(model, form), out, ui)
+
+
+def _build_runs(labels: list[str], paths: list[Path]) -> dict[str, Any]:
+    """Results side by side; an input that is a repeat set (run --repeat N) brings all its runs, and stands
+    in the sections that show one run for its median run by reads/s."""
+    named, runs = [], {}
+    for label, path in zip(labels, paths):
+        if repeat_set.is_repeat_set(path):
+            docs = [doc for _, doc in repeat_set.members(path)]
+            complete = [doc for doc in docs if doc.get("status") == "complete"] or docs
+            named.append((label, median_run(complete)))
+            runs[label] = complete
+        else:
+            doc = results.read(path)
+            named.append((label, doc))
+            runs[label] = [doc]
+    return compare_model.build(named, runs)
+
+
+def median_run(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run whose reads/s is the median (the lower middle one of an even number)."""
+    ordered = sorted(docs, key=lambda doc: compare_model.READS.value(doc.get("figures")) or 0.0)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def input_names(paths: list[Path], names: list[str] | None) -> list[str]:

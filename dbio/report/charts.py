@@ -256,12 +256,24 @@ def sweep_iops(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
                         label=line["label"])
         _raw_curve(ax, line, "raw_iops", drawn[0].get_color())
+        _error_bars(ax, line, "iops", drawn[0].get_color())
     _not_storage(ax, lines, "x", "iops")
     _sweep_x(ax, curves)
     ax.set_ylabel("reads/s")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, frameon=False)
     return _svg(fig)
+
+
+def _error_bars(ax: Any, line: dict[str, Any], key: str, color: str, value_key: str | None = None) -> None:
+    """sweep --repeat: each point's min and max over its step's rounds, as a bar through its median."""
+    points = [p for p in line["points"] if p.get(f"{key}_low") is not None and p.get(value_key or key) is not None]
+    if not points:
+        return
+    ys = [p[value_key or key] for p in points]
+    ax.errorbar([p["x"] for p in points], ys, yerr=[[y - p[f"{key}_low"] for y, p in zip(ys, points)],
+                                                      [p[f"{key}_high"] - y for y, p in zip(ys, points)]],
+                fmt="none", ecolor=color, elinewidth=1, capsize=3)
 
 
 def sweep_latency(curves: dict[str, Any] | None) -> str | None:
@@ -273,6 +285,7 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
                         marker="o", ms=3, label=line["label"])
         _raw_curve(ax, line, "raw_latency_us", drawn[0].get_color())
+        _error_bars(ax, line, "latency", drawn[0].get_color(), "latency_us")
         # the part of each read the sessions spent queued for a CPU: how much of the rise is the host's (a per-read
         # figure: not under a curve of statement latency)
         if all(p["read_latency"] for p in line["points"]):
