@@ -9,6 +9,8 @@ from dbio import shapes
 from dbio.jsondoc import Malformed
 from dbio.stats import catalogue, hotspot
 
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
 TOTALS = {"selects": 900, "updates": 100, "scans": 0, "rows": 10_000, "hot_rows": 3_000}
 STATEMENTS = {"select": {"count": 600, "mean_us": 400.0, "p99_us": 2_000.0},
               "update": {"count": 100, "mean_us": 900.0, "p99_us": 4_000.0},
@@ -51,3 +53,31 @@ def test_the_catalogue_reads_the_parts_and_the_shape_checks_them():
     shapes._figures(figures, "figures")
     with pytest.raises(Malformed):
         shapes._figures({**figures, "hotspot": {"hot": {"mean_us": "fast"}, "cold": {}}}, "figures")
+
+
+def _with_hot_spot(doc):
+    """A recorded result as a hot-spot run would carry it: a third of its SELECTs timed as the hot kind."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    hists, totals = doc["histograms"], doc["totals"]
+    select = hists["select"]
+    hot = [c // 3 for c in select["counts"]]
+    hists["hot"] = {"counts": hot, "sum_us": select["sum_us"] / 30, "max_us": select["max_us"]}
+    select["counts"] = [c - h for c, h in zip(select["counts"], hot)]
+    totals["hot_rows"] = 8 * sum(hot)
+    return doc
+
+
+def test_a_merge_has_the_parts_only_when_every_input_has_them():
+    from dbio import merge, result as results
+
+    first = _with_hot_spot(results.read(FIXTURES / "result_format2.json"))
+    second = {**first, "run_id": "the-second-host-s-run"}
+    merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
+    assert merged["totals"]["hot_rows"] == 2 * first["totals"]["hot_rows"]
+    assert merged["figures"]["hotspot"]["hot"]["rows"] == merged["totals"]["hot_rows"]
+    older = results.read(FIXTURES / "result_format2.json")  # made before the hot kind
+    older["run_id"] = "an-older-dbio-s-run"
+    mixed = merge.merge([("app1", first), ("app2", older)], "two hosts")
+    assert "hot_rows" not in mixed["totals"] and mixed["figures"]["hotspot"] is None
