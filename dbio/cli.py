@@ -471,6 +471,21 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 
 @cli.command()
+@click.argument("directories", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
+              help=f"Output format (html: the trend page, with its chart).  {FORMAT_DEFAULT}")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@click.pass_context
+def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: Path | None) -> None:
+    """Every run and sweep under the results directories (default: ./dbio-results) in time order: what changed
+    since the run before, each configuration's changes judged against its runs' own noise, and a trend page
+    (--out trend.html). Reads the results as they are; no server is needed."""
+    from dbio.commands import history as history_command
+
+    history_command.history_of(list(directories) or [Path("dbio-results")], form or format_of(out), out, _ui(ctx))
+
+
+@cli.command()
 @click.option("--image", required=True, help="Container image that has dbio in it (each pod runs `dbio run`).")
 @click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,

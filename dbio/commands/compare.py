@@ -8,7 +8,7 @@ from typing import Any
 from dbio import controls, ops_result
 from dbio import report as reports
 from dbio import result as results
-from dbio import trust
+from dbio import output
 from dbio.commands.sweep import load_steps
 from dbio.errors import UsageError
 from dbio.report import compare_model, ops_model
@@ -21,7 +21,7 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         raise UsageError("compare needs two or more results or sweeps", "give their directories")
     operations = {ops_result.is_ops(p) for p in paths}
     if operations == {True}:  # maintenance operations (dbio ops) side by side
-        _write(reports.render_model(ops_model.build_compare(
+        output.deliver(reports.render_model(ops_model.build_compare(
             [(label, ops_result.read(path)) for label, path in zip(input_names(paths, names), paths)]), form), out, ui)
         return
     if len(operations) > 1:
@@ -43,18 +43,7 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
     else:
         model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
-    _write(reports.render_model(model, form), out, ui)
-
-
-def _write(text: str, out: Path | None, ui: UI) -> None:
-    if out is None:
-        ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
-        return
-    try:
-        trust.write_output(out, text)
-    except OSError as exc:
-        raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
-    ui.say(f"wrote {out}")
+    output.deliver(reports.render_model(model, form), out, ui)
 
 
 def input_names(paths: list[Path], names: list[str] | None) -> list[str]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 import matplotlib
 
 matplotlib.use("svg")
+import matplotlib.dates  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -377,4 +379,31 @@ def overlay_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str
     ax.set_ylabel("% of SELECTs")
     ax.legend(fontsize=8, frameon=False)
     ax.set_title("SELECT latency histogram, side by side", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def history_trend(trend: dict[str, Any] | None) -> str | None:
+    """Reads/s of each configuration's runs over time; a ring marks a change beyond the runs' noise, a cross a
+    run that did not measure storage (its reads/s are not the storage's)."""
+    groups = {name: g for name, g in (trend or {}).items() if g.get("t")}
+    if not groups:
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT + 0.6))
+    ax = fig.add_subplot()
+    for name, g in groups.items():
+        when = [datetime.fromtimestamp(t, timezone.utc) for t in g["t"]]
+        line, = ax.plot(when, _none_nan(g["reads_per_s"]), lw=1.2, marker="o", ms=3, label=name)
+        for t, v, valid, beyond in zip(when, g["reads_per_s"], g["valid"], g["beyond"]):
+            if v is None:
+                continue
+            if not valid:
+                ax.plot([t], [v], marker="x", ms=7, color="#b03a48", ls="none")
+            if beyond:
+                ax.plot([t], [v], marker="o", ms=10, mfc="none", mec=line.get_color(), mew=1.5, ls="none")
+    ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+    ax.set_ylabel("reads/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title("Physical reads/s over time, by configuration (ring: change beyond the runs' noise; "
+                 "x: not a storage result)", loc="left", fontsize=9)
     return _svg(fig)
