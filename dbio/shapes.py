@@ -77,9 +77,14 @@ _BASELINE = obj({"version": optional(text), "place": optional(text), "files": op
                                                                           "host_cpu_us_per_write", "seconds")}})),
                      "redo_sync": optional(obj({"method": optional(text), "command": optional(array(text)),
                                                 "syncs_per_s": FIGURE, "avg_sync_us": FIGURE}))}))})
+HOTSPOT_PART = ("mean_us", "p99_us", "statements_per_s", "rows_per_s")
 _MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
                          "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
-                         "validity": optional(_validity)},
+                         "validity": optional(_validity),
+                         # a hot-spot run's parts (stats/hotspot.py), which the report words with them
+                         "hotspot": optional(obj({"hot": obj(rest=FIGURE, required=HOTSPOT_PART),
+                                                  "cold": obj(rest=FIGURE, required=HOTSPOT_PART)},
+                                                 required=("hot", "cold")))},
                         required=("load_profile", "io_profile", "latency", "cpu"))
 
 
@@ -230,7 +235,7 @@ def repeat_set(known_version: int) -> Shape:
 
 _KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": keyed(digits, count)},
                   required=("count", "sum_us", "max_us", "hist"))
-STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY}, rest=count)
+STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY}, rest=count)
 
 SAMPLE = obj({"k": whole, "t": number, "phase": optional(text), "engine": _RAW, "nodes": optional(obj(rest=_RAW)),
               "os": optional(COUNTERS), "waits": optional(obj(rest=count)),

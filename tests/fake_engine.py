@@ -332,7 +332,7 @@ class FakeEngine:
         updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
         selects = iterations - updates
         select_us, update_us = rows * READ_US, update_rows * READ_US  # every row read from storage, one by one
-        hist = np.zeros((3, len(bounds) + 1), dtype=np.int64)
+        hist = np.zeros((4, len(bounds) + 1), dtype=np.int64)  # select, update, scan, hot
         hist[0, bisect.bisect_left(bounds, select_us)] = selects
         hist[1, bisect.bisect_left(bounds, update_us)] += updates
         reads = selects * rows + updates * update_rows
@@ -341,8 +341,8 @@ class FakeEngine:
                         wal_syncs=updates)
         done = done or (run.deadline is not None and end >= run.deadline - 1e-6)
         return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
-                           think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0],
-                           max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0],
+                           think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0, 0.0],
+                           max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0, 0.0],
                            hist=hist, slice_end=end, done=done)
 
     async def cancel_statement(self, conn: FakeConnection, timeout: float) -> bool:

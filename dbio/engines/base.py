@@ -201,12 +201,13 @@ class SliceResult:
     scans: int
     rows: int
     think_seconds: float
-    sum_us: list[float]  # per kind: select, update, scan
+    sum_us: list[float]  # per kind: select, update, scan, hot (run/tally.KINDS)
     max_us: list[float]
-    hist: Any  # [kind][bucket]: a (3, buckets) array
+    hist: Any  # [kind][bucket]: a (4, buckets) array
     slice_end: float  # server clock, epoch seconds
     done: bool
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
+    hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
 
 
 class Operations(Protocol):

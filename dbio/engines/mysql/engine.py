@@ -28,7 +28,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 class MysqlEngine:
     name = "mysql"
-    kinds = ("select", "update", "scan")
+    kinds = ("select", "update", "scan", "hot")
 
     def __init__(self) -> None:
         self.page_size = 16384  # until probe() says otherwise
