@@ -11,6 +11,7 @@ from dbio.stats.single_reads import FAST_US
 
 FIGURES = catalogue.figures("single_read_count", "single_read_p50_us", "single_read_p90_us", "single_read_p99_us",
                             "single_read_p99_9_us", "single_read_max_us")
+HEADINGS = ("Reads", "p50", "p90", "p99", "p99.9", "Max")
 
 
 def how(single: dict[str, Any]) -> str:
@@ -32,8 +33,8 @@ def section(f: dict[str, Any], direct_io: bool | None = None) -> dict[str, Any]:
     if single.get("count") is None:
         out["lines"] = [f"not measured: single reads' latency ({single.get('why') or 'unknown'})"]
         return out
-    rows = [[fig.label, fig.value(f)] for fig in FIGURES]
-    kinds = ["text", "us"]
+    rows = [[fig.value(f) for fig in FIGURES]]
+    kinds = [fig.kind for fig in FIGURES]
     notes = [how(single)]
     other = [f"{single.get('cached', 0):,} lookups found their blocks in the engine's cache"] if single.get("cached") \
         else []
@@ -57,7 +58,7 @@ def section(f: dict[str, Any], direct_io: bool | None = None) -> dict[str, Any]:
     if single.get("partial"):
         notes.append(f"Partial: {single['partial']}.")
     tables = [table("single_reads", "Single read latency (the engine's timer around each read)",
-                    ["Figure", "Value"], kinds, rows, notes)]
+                    list(HEADINGS), kinds, rows, notes)]
     buckets = single.get("awr_buckets") or []
     used = [i for i, b in enumerate(buckets) if b["count"]]
     hist, cumulative = [], 0.0

@@ -43,12 +43,17 @@ async def connect(conninfo: str, access_path: str) -> tuple[psycopg.AsyncConnect
     try:
         cur = await conn.execute(sqlfiles.text("read_probe_init.sql"),
                                  {k: v for k, v in settings.items() if k != "search_path"})
-        row = await cur.fetchone()
+        *_, timed, pid = await cur.fetchone()
+        if not timed:  # off server-wide: on in this session, where the role may
+            await conn.execute(sqlfiles.text("read_probe_timing.sql"))
     except psycopg.errors.InsufficientPrivilege:
         await conn.close()
-        raise DbioError("this role may not SET track_io_timing (a superuser, or GRANT SET ON PARAMETER "
-                        "track_io_timing, may)") from None
-    return conn, int(row[-1])
+        raise DbioError("track_io_timing is off and this role may not SET it in its session (a superuser, or a "
+                        "role granted SET ON PARAMETER track_io_timing, may)") from None
+    except BaseException:
+        await conn.close()
+        raise
+    return conn, int(pid)
 
 
 async def read_one(conn: psycopg.AsyncConnection, schema_index: int, key: int) -> ProbeRead:
