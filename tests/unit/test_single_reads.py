@@ -99,3 +99,23 @@ def test_the_report_says_where_and_how_and_what_the_page_cache_may_be():
     direct = " ".join(single_read_section.section(f, direct_io=True)["tables"][0]["notes"])
     assert "never the OS page cache" in direct and "likely" not in direct
     assert [r[0] for r in buffered["tables"][1]["rows"]][0] == "<64us"
+
+
+MARIADB = json.loads((Path(__file__).parent.parent / "fixtures" / "read_probe_analyze.json").read_text())
+
+
+@pytest.mark.parametrize("name, pages, us", [
+    ("mariadb_1_read", 1, 4305.0), ("mariadb_2_read", 2, 491.9), ("mariadb_0_read", 0, 0.0)])
+def test_mariadb_s_analyze_gives_innodb_s_pages_read_and_their_time(name, pages, us):
+    from dbio.engines.mysql.read_probe import parse_analyze
+
+    read = parse_analyze(json.dumps(MARIADB[name]))
+    assert read.blocks_read == pages and read.read_us == pytest.approx(us, abs=0.1)
+
+
+def test_pages_read_without_a_time_are_untimed_never_0_us():
+    from dbio.engines.mysql.read_probe import parse_analyze
+
+    doc = json.loads(json.dumps(MARIADB["mariadb_1_read"]))
+    del doc["query_block"]["nested_loop"][0]["table"]["r_engine_stats"]["pages_read_time_ms"]
+    assert parse_analyze(doc) == ProbeRead(1, None)
