@@ -14,15 +14,16 @@ FIGURES = catalogue.figures("single_read_count", "single_read_p50_us", "single_r
 HEADINGS = ("Reads", "p50", "p90", "p99", "p99.9", "Max")
 
 
-def how(single: dict[str, Any]) -> str:
-    """Where and how the distribution was measured, in one sentence."""
+def how(single: dict[str, Any], seconds: float | None = None) -> str:
+    """Where and how the distribution was measured, in one sentence (seconds: the window's, for the rate made)."""
     nodes = single.get("nodes") or 1
     rate = single.get("rate_per_s")
     where = "a probe session" if nodes == 1 else f"a probe session on each of the {nodes} nodes"
     timed = f"{single['count']:,} single-block reads" if single.get("count") else "no single-block read"
+    made = f", {single['lookups'] / seconds / nodes:.1f}/s made" if seconds and single.get("lookups") else ""
     return (f"Timed by the engine around each read ({single.get('method') or 'its own I/O timer'}), sampled by "
-            f"{where} beside the run's sessions at {rate or 0:g} lookups/s of random rows of the loaded tables, "
-            f"through the work loop's access path, while the window was open: {timed}.")
+            f"{where} beside the run's sessions at {rate or 0:g} lookups/s asked{made}, of random rows of the "
+            f"loaded tables, through the work loop's access path, while the window was open: {timed}.")
 
 
 def section(f: dict[str, Any], direct_io: bool | None = None) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def section(f: dict[str, Any], direct_io: bool | None = None) -> dict[str, Any]:
         return out
     rows = [[fig.value(f) for fig in FIGURES]]
     kinds = [fig.kind for fig in FIGURES]
-    notes = [how(single)]
+    notes = [how(single, catalogue.value(f, "window_seconds"))]
     other = [f"{single.get('cached', 0):,} lookups found their blocks in the engine's cache"] if single.get("cached") \
         else []
     if single.get("multi"):

@@ -90,10 +90,10 @@ def test_no_single_read_is_an_absent_figure_that_says_why():
 
 def test_the_report_says_where_and_how_and_what_the_page_cache_may_be():
     out = single_reads.derive({"n1": _probe([10.0] * 3 + [200.0])}, BOUNDS, window_reads=400)
-    f = {"latency": {"single_reads": out}}
+    f = {"window_seconds": 0.16, "latency": {"single_reads": out}}
     buffered = single_read_section.section(f, direct_io=False)
     notes = " ".join(buffered["tables"][0]["notes"])
-    assert "a probe session" in notes and "25 lookups/s" in notes and "4 single-block reads" in notes
+    assert "a probe session" in notes and "25 lookups/s asked, 25.0/s made" in notes and "4 single-block reads" in notes
     assert "75.0% took under 20 us: likely the OS page cache" in notes
     assert "1.00% of the client reads" in notes
     direct = " ".join(single_read_section.section(f, direct_io=True)["tables"][0]["notes"])
