@@ -192,7 +192,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
                         [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
-                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]))
+                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]),
+                        outcome.read_probe.get(node["name"]))
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
@@ -354,7 +355,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
           waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None,
           lost: dict[str, Any] | None = None, window_start: float | None = None,
-          reset: list[str] | None = None) -> dict[str, Any]:
+          reset: list[str] | None = None, probe: dict[str, Any] | None = None) -> dict[str, Any]:
     name = node["name"]
     own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     if lost is not None:  # its server stopped: its figures cover the window up to its last reading
@@ -368,7 +369,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
            # a recovered run of several nodes lost which session ran where: no statement figures per node
            "figures": None if tally is None else _figures({**man, "server": node["server"]}, tally, begin, end,
                                                           window, node["capabilities"], node=name, own=own,
-                                                          reset=reset)}
+                                                          reset=reset, read_probe={name: probe} if probe else None)}
     if series is not None:
         out["series"] = series
         if out["figures"] and out["figures"].get("replication"):

@@ -744,3 +744,17 @@ def test_single_reads_are_the_probe_s_lookups_timed_by_the_engine(finished):
     assert single["method"] == FakeEngine.read_probe_method and single["rate_per_s"] == RATE_PER_S
     assert single["blocks_read"] == single["lookups"] == single["count"]
     assert doc["read_probe"]["node1"]["single"] == single["count"]
+
+
+def test_each_node_s_probe_gives_its_own_single_reads_and_the_total_adds_them(tmp_path, short_start_lead):
+    engines = [FakeEngine(), FakeEngine()]
+    nodes = []
+    for name, engine in zip(("a", "b"), engines):
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    doc = _measure_within(nodes, _config(tmp_path, threads_per_schema=2, run_time=2, warmup=1), 30).document
+    per_node = {n["name"]: n["figures"]["latency"]["single_reads"] for n in doc["nodes"]}
+    total = doc["figures"]["latency"]["single_reads"]
+    assert all(s["count"] > 0 and s["nodes"] == 1 for s in per_node.values()), per_node
+    assert total["count"] == sum(s["count"] for s in per_node.values()) and total["nodes"] == 2
