@@ -32,8 +32,15 @@ _IO_PROFILE = _figures_named(
 _BUCKET = obj({"bucket": text, "count": count, "pct": number}, required=("bucket", "count", "pct"))
 _STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
                                     awr_buckets=array(_BUCKET))
+# single reads' latency from the read probe (stats/single_reads.py): figures, or why there are none
+_SINGLE_READS = obj({**{name: FIGURE for name in ("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
+                                                  "fast_pct", "probe_share_pct", "rate_per_s", "nodes", "lookups",
+                                                  "single", "cached", "multi", "untimed", "blocks_read", "errors")},
+                     "why": optional(text), "partial": optional(text), "method": optional(text),
+                     "awr_buckets": optional(array(_BUCKET)), "counts": optional(obj(rest=count))})
 _LATENCY = _figures_named("avg_read_us", "avg_write_us", "avg_wal_write_us", "avg_wal_sync_us",
-                          optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY))
+                          optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY),
+                          single_reads=optional(_SINGLE_READS))
 _HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_cores",
                            optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s",
                                            "unsampled_pct"),

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from dbio.errors import UsageError
-from dbio.engines.base import (Capabilities, Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
+from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
                                TableJob, TableTiming, Teardown)
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
@@ -356,6 +356,17 @@ class FakeEngine:
 
     async def backend_pid(self, conn: FakeConnection) -> int:
         return conn.pid
+
+    # -- the read probe: every lookup reads one block in READ_US ------------------------------
+    read_probe_method = "fake: each lookup reads one block in READ_US"
+
+    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[FakeConnection, int]:
+        conn = await self.aconnect(conninfo, application_name="dbio:probe")
+        return conn, conn.pid
+
+    async def read_probe(self, conn: FakeConnection, schema_index: int, key: int) -> ProbeRead:
+        await self.server.answer(conn)
+        return ProbeRead(blocks_read=1, read_us=READ_US)
 
     # -- statistics ------------------------------------------------------------------------
     async def prepare_monitor(self, conn: FakeConnection) -> None:

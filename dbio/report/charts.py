@@ -140,7 +140,16 @@ def latency_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str
     return None if fig is None else _svg(fig)
 
 
-def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None) -> Figure | None:
+def single_read_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str | None:
+    """Single reads' latency as the engine timed each (the read probe), drawn as the statements' are."""
+    fig = histogram_figure(histograms, title="Single read latency histogram (the engine's timer, read probe)",
+                           ylabel="share of reads (log scale)")
+    return None if fig is None else _svg(fig)
+
+
+def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None, *,
+                     title: str = "Statement latency histogram",
+                     ylabel: str = "share of statements (log scale)") -> Figure | None:
     """Bars on a log scale, so the tail's few statements show beside the bulk, with where the first
     kind's (SELECT's) p50, p99 and p99.9 fall."""
     histograms = histograms or {}
@@ -167,9 +176,9 @@ def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None) -> Figu
         ax.axvline(x, color="#333333", lw=1.0, ls=styles[q], label=f"{names.get(kinds[0], kinds[0])} p{q:g}")
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
     ax.set_xticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylabel("share of statements (log scale)")
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title("Statement latency histogram", loc="left", fontsize=10)
+    ax.set_title(title, loc="left", fontsize=10)
     return fig
 
 

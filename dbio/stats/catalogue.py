@@ -253,6 +253,20 @@ FIGURES: tuple[Figure, ...] = (
     _fig("select_p99_us", "latency.statements.select.p99_us", "SELECT p99", "us", "us",
          "99th percentile of the window's SELECT histogram", series="select_p99_us", **LOWER),
     _fig("select_p99_9_us", "latency.statements.select.p99_9_us", "SELECT p99.9", "us", "us", **LOWER),
+    # single reads, timed by the engine around each read of the read probe's lookups (run/read_probe.py)
+    _fig("single_read_count", "latency.single_reads.count", "Single reads timed", "reads", "count",
+         "the read probe's lookups that read exactly one block, each timed by the engine", compare=DIFFERENCE),
+    _fig("single_read_p50_us", "latency.single_reads.p50_us", "Single read p50", "us", "us",
+         "median of single reads' latency as the engine timed each (read probe)", **LOWER),
+    _fig("single_read_p90_us", "latency.single_reads.p90_us", "Single read p90", "us", "us", **LOWER),
+    _fig("single_read_p99_us", "latency.single_reads.p99_us", "Single read p99", "us", "us",
+         "99th percentile of single reads' latency as the engine timed each (read probe)", short="Read p99",
+         **LOWER),
+    _fig("single_read_p99_9_us", "latency.single_reads.p99_9_us", "Single read p99.9", "us", "us", **LOWER),
+    _fig("single_read_max_us", "latency.single_reads.max_us", "Single read max", "us", "us", **LOWER),
+    _fig("single_read_fast_pct", "latency.single_reads.fast_pct", "Single reads under 20 us", "%", "pct",
+         "reads faster than a device answers: from memory (the OS page cache) when the server reads through it",
+         compare=POINTS),
     # -- CPU
     _fig("cores", "cpu.cores", "CPUs", "CPUs", "count"),
     _fig("host_busy_pct", "cpu.host.busy_pct", "Host CPU busy", "%", "pct",
@@ -577,6 +591,12 @@ def member(group: tuple[Figure, ...], name: str) -> Figure:
 def statement_latency(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Per statement kind (select, update, scan): count, mean, percentiles, max (us), histogram."""
     return get(f or {}, "latency", "statements") or {}
+
+
+def single_reads(f: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Single reads' latency distribution from the read probe: its figures, or only why there are none
+    (stats/single_reads.py); None when the result has no probe."""
+    return get(f or {}, "latency", "single_reads")
 
 
 def histogram(f: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]] | None:

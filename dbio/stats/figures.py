@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram, host_cpu, hotspot, shape
+from dbio.stats import histogram, host_cpu, hotspot, shape, single_reads
 from dbio.stats.counters import delta, get, rate, ratio
 from dbio.stats.resets import without
 
@@ -44,6 +44,9 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["io_profile"] = _io_profile(d, seconds)
     out["latency"] = _latency(d, window["histograms"], io_timing=window.get("io_timing", True),
                               wal_io_timing=window.get("wal_io_timing", True))
+    if window.get("read_probe") is not None:  # single reads' distribution (run/read_probe.py)
+        out["latency"]["single_reads"] = single_reads.derive(window["read_probe"], window["histograms"]["bounds_us"],
+                                                             get(d, "client", "reads"))
     out["cpu"] = _cpu(window, d, seconds)
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)

@@ -92,6 +92,12 @@ def test_a_short_run(server, tmp_path, update_pct):
     assert caps["settings_shown"][0] == "innodb_buffer_pool_size"
     assert any(m["figure"] == "checkpoints" for m in caps["missing"])
     assert doc["plans"]["select"]["nodes"] == ["range on custid"]
+    # the read probe ran beside the sessions, its lookups timed by InnoDB (ANALYZE FORMAT=JSON); the service's
+    # buffer pool holds the load, so single reads are there only when it had evicted a page (else why)
+    probe = doc["read_probe"]["node1"]
+    assert probe["lookups"] > 0 and probe["errors"] == 0 and "why" not in probe, probe
+    single = doc["figures"]["latency"]["single_reads"]
+    assert single.get("count") == (probe["single"] or None) and "pages_read_time_ms" in single["method"]
     from dbio.engines import counters
 
     for when in ("begin", "end"):
