@@ -266,7 +266,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
-    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
+    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
+                               bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
     if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
         step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
