@@ -648,20 +648,17 @@ def options_command(command: tuple[str, ...]) -> None:
     if name and name not in command_options.COMMANDS:
         raise UsageError(f"dbio options {name}: no command of that name takes options",
                          f"name one of: {', '.join(command_options.COMMANDS)}")
-    for option in OPTIONS:
-        if name and not command_options.takes(name, option):
-            continue
-        names = [f"[{option.section}] {option.key}", *command_options.flags_of(option)[:1]]
-        env = command_options.env_of(option)
-        names += [env] if env else []
+    for entry in command_options.entries(name):
+        option = entry.option
+        names = [f"[{option.section}] {option.key}", *([entry.flag] if entry.flag else []),
+                 *([entry.env] if entry.env else [])]
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        where = "" if option.file else "  (command line or slob.conf only)" if option.slob else "  (command line only)"
+        where = f"  ({entry.where})" if entry.where else ""
         click.echo("  ".join(names) + slob + only + where)
-        click.echo(f"    {command_options.help_text(option)}")
-        commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]
-        if command_options.flags_of(option):
-            click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in commands)}")
+        click.echo(f"    {entry.help}")
+        if entry.flag:
+            click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in entry.commands)}")
         else:
             click.echo("    no flag: set it in dbio.toml or the environment")
 
