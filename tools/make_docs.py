@@ -104,7 +104,7 @@ def result_reference() -> str:
         ("Each server process kind's I/O", "figures.io_profile.by_backend.KIND", catalogue.BACKEND_FIGURES),
         ("Each block device under the data directory", "figures.devices.DEVICE", catalogue.DEVICE_FIGURES),
         ("Each place of a storage layout (its device's figures)", "figures.devices.DEVICE", catalogue.LAYOUT_FIGURES),
-        ("A maintenance operation's (dbio ops: a document of format dbio-ops)", "figures", catalogue.OPS_FIGURES),
+        ("A maintenance operation (dbio ops: a document of format dbio-ops)", "figures", catalogue.OPS_FIGURES),
     ]
     for title, prefix, figures in members:
         lines += ["", f"### {title}", ""]
