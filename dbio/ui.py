@@ -156,7 +156,8 @@ class RunObserver:
         self.enabled = not ui.quiet and ui.console.is_terminal
         self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines instead
         self.said = 0.0
-        self.live = Live(Text(""), console=ui.console, refresh_per_second=4, transient=True)
+        # drawn when something changed (each sample, each phase), not on a timer: the live view's cost
+        self.live = Live(Text(""), console=ui.console, auto_refresh=False, transient=True)
         if self.enabled:
             self.live.start()
 
@@ -205,7 +206,7 @@ class RunObserver:
         elapsed = time.monotonic() - self.started
         line = f"{self._status()} · {elapsed:,.0f} s · {self.sessions} sessions" + (
             f" · {self.figures}" if self.figures else "")
-        self.live.update(Text(controls.visible(line), style="cyan"))
+        self.live.update(Text(controls.visible(line), style="cyan"), refresh=True)
 
     def close(self) -> None:
         if self.enabled:
