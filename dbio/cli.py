@@ -399,6 +399,12 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
+@click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
+              help="Search the session counts for the most reads/s within this latency objective (doubling, then "
+                   "bisecting), e.g. 'read_p99<2ms' (single-read p99), 'avg_read<500us' (average physical read), "
+                   "'select_p99<5ms' (SELECT p99).")
+@click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
+              help="--objective: the most sessions the search grows to [default: 4096].")
 @click.option("--peak-gain", type=float, default=0.05, show_default=True,
               help="--until-peak stops when doubling adds less than this share of reads/s.")
 @click.option("--knee-gain", type=float, default=0.10, show_default=True,
@@ -421,7 +427,7 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
-          **params: Any) -> None:
+          objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
     from dbio.commands import capacity
@@ -434,6 +440,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         given += ["--op"] if op else []
         given += ["--repeat"] if repeat is not None else []
+        given += ["--objective/--max-sessions"] if objective is not None or max_sessions is not None else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -451,6 +458,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     say_files_read(base, _ui(ctx))
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
+    sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                 repeat=repeat or 1, sessions=sessions, varies=varies)  # before anything runs
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
     from dbio.commands import ops as ops_command
@@ -458,7 +467,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, _ui(ctx)):
         sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1)
+                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            max_sessions=max_sessions)
 
 
 FORMATS = ["text", "md", "html", "json"]
