@@ -108,3 +108,43 @@ def test_sessions_over_several_schemas():
                                         ("select_p99<5ms", "SELECT p99"), ("p99<5ms", "SELECT p99")])
 def test_objective_names(text, label):
     assert parse_slo(text).label == label
+
+
+def test_refused_in_one_line_before_anything_runs():
+    from dbio.commands.sweep import search_request
+    from dbio.errors import UsageError
+    from dbio.sweep.plan import Vary
+
+    assert search_request(None, None) is None
+    asked = search_request(" read_p99<2ms ", 64)
+    assert asked["objective"] == "read_p99<2ms" and asked["max_sessions"] == 64 and asked["answers"] == []
+    for kwargs, words in (({"objective": "read_p99>2ms"}, "--objective: latency objective"),
+                          ({"objective": "p98<2ms"}, "STAT<LIMIT"),
+                          ({"objective": None, "max_sessions": 8}, "--max-sessions bounds"),
+                          ({"repeat": 3}, "no --repeat"), ({"op": True}, "no --op"),
+                          ({"until_peak": True}, "no --until-peak"), ({"sessions": "1,2"}, "no --sessions"),
+                          ({"varies": [Vary("threads_per_schema", ("1", "2"))]}, "--vary threads_per_schema"),
+                          ({"max_sessions": 0}, "at least 1 session")):
+        args = {"objective": "read_p99<2ms", "max_sessions": None, **kwargs}
+        with pytest.raises(UsageError, match=words.replace("-", r"\-")):
+            search_request(args.pop("objective"), args.pop("max_sessions"), **args)
+    assert search_request("avg_read<1ms", None, sessions="4", varies=[Vary("update_pct", ("0", "20"))])
+
+
+def test_the_report_states_the_answer_first_and_the_probes_in_order():
+    from dbio.report import sweep_model
+
+    steps = [{"index": i + 1, "name": name, "status": "complete", "values": {"threads_per_schema": t},
+              "headline": {"reads_per_s": r}} for i, (name, t, r) in
+             enumerate([("01-t1", "1", 6100.0), ("02-t2", "2", 12000.0), ("03-t4", "4", 23500.0), ("04-t3", "3", 17800.0)])]
+    line = "17,800 reads/s at 3 sessions with single-read p99 355 us (< 360 us); 4 sessions: single-read p99 380 us"
+    doc = {"status": "complete", "base": {"schemas": 1}, "vary": [], "steps": steps,
+           "search": {"objective": "read_p99<360us", "max_sessions": 4096, "resolution": 0.1, "gain": 0.05,
+                      "answers": [{"group": "", "line": line, "best": "04-t3", "reason": "crossed"}]}}
+    model = sweep_model.build(doc, {})
+    assert model["headline_text"] == line
+    assert sweep_model.summary_lines(model)[0] == f"complete: {line}"
+    section = next(s for s in model["sections"] if s["id"] == "search")
+    assert "probed 4 session counts in this order: 1, 2, 4, 3" in section["lines"]
+    assert section["lines"][-1] == f"answer: {line}"
+    assert model["curves"]["x"] == "sessions"
