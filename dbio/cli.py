@@ -381,8 +381,8 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                          help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
                               "how many sessions reach it, or that it lies beyond them."),
             click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
-                         help="Capacity: the latency objective the target must meet, e.g. 'p99<2ms' (SELECT "
-                              "p50, p99, p99.9) or 'avg<500us' (average physical read)."),
+                         help="Capacity: the latency objective the target must meet, as --objective's "
+                              "(p99: SELECT)."),
             click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
                          help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
                               "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
@@ -400,11 +400,9 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
 @click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
-              help="Search the session counts for the most reads/s within this latency objective (doubling, then "
-                   "bisecting), e.g. 'read_p99<2ms' (single-read p99), 'avg_read<500us' (average physical read), "
-                   "'select_p99<5ms' (SELECT p99).")
+              help="Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...")
 @click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
-              help="--objective: the most sessions the search grows to [default: 4096].")
+              help="--objective's most sessions [default: 4096].")
 @click.option("--peak-gain", type=float, default=0.05, show_default=True,
               help="--until-peak stops when doubling adds less than this share of reads/s.")
 @click.option("--knee-gain", type=float, default=0.10, show_default=True,
