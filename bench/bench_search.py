@@ -3,7 +3,7 @@
 Usage (from the repository, after the README's setup command):
 
     .venv/bin/python bench/bench_search.py [--dir /var/tmp/dbio-bench-search] [--scale 256MiB]
-        [--objective 'avg_read<1ms'] [--max-sessions 64] [--seconds 3] [--warmup 1]
+        [--objective 'avg_read<400us'] [--max-sessions 64] [--seconds 3] [--warmup 1]
 
 It creates its own embedded instance (direct I/O, shared_buffers 128MB), loads it, runs the search,
 then a plain sweep of every session count from 1 to the first count the search found not meeting the
@@ -48,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dir", type=Path, default=Path("/var/tmp/dbio-bench-search"))
     parser.add_argument("--scale", default="256MiB")
-    parser.add_argument("--objective", default="avg_read<1ms")
+    parser.add_argument("--objective", default="avg_read<400us")
     parser.add_argument("--max-sessions", type=int, default=64)
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
