@@ -381,8 +381,8 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                          help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
                               "how many sessions reach it, or that it lies beyond them."),
             click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
-                         help="Capacity: the latency objective the target must meet, e.g. 'p99<2ms' (SELECT "
-                              "p50, p99, p99.9) or 'avg<500us' (average physical read)."),
+                         help="Capacity: the latency objective the target must meet, as --objective's "
+                              "(p99: SELECT)."),
             click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
                          help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
                               "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
@@ -399,6 +399,10 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
+@click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
+              help="Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...")
+@click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
+              help="--objective's most sessions [default: 4096].")
 @click.option("--peak-gain", type=float, default=0.05, show_default=True,
               help="--until-peak stops when doubling adds less than this share of reads/s.")
 @click.option("--knee-gain", type=float, default=0.10, show_default=True,
@@ -421,7 +425,7 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
-          **params: Any) -> None:
+          objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
     from dbio.commands import capacity
@@ -434,6 +438,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         given += ["--op"] if op else []
         given += ["--repeat"] if repeat is not None else []
+        given += ["--objective/--max-sessions"] if objective is not None or max_sessions is not None else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -451,6 +456,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     say_files_read(base, _ui(ctx))
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
+    sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                 repeat=repeat or 1, sessions=sessions, varies=varies)  # before anything runs
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
     from dbio.commands import ops as ops_command
@@ -458,7 +465,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, _ui(ctx)):
         sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1)
+                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            max_sessions=max_sessions)
 
 
 FORMATS = ["text", "md", "html", "json"]

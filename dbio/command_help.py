@@ -55,7 +55,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "sweep": (
         ("dbio sweep --sessions 1,2,4,8,16 --run-time 1m", "a step per session count: the curve and its knee"),
-        ("dbio sweep --until-peak --run-time 30s", "double the sessions until reads/s stop growing"),
+        ("dbio sweep --objective 'read_p99<2ms' --max-sessions 128", "the most reads/s with single-read p99 < 2 ms"),
         ("dbio sweep --vary update_pct=0,20 --sessions 4,16", "every combination: 4 steps"),
         ("dbio sweep --sessions 1,4,16 --baseline", "fio's raw curve beside the database's"),
     ),

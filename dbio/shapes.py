@@ -210,8 +210,14 @@ def _step_name(value: Any, where: str) -> None:
 _STEP = obj({"index": whole, "name": _step_name, "status": text, "values": obj(rest=text),
              "headline": optional(obj({"reads_per_s": FIGURE, "avg_read_us": FIGURE})),
              "window_seconds": FIGURE, "seconds": FIGURE, "peak": flag, "error": optional(text),
-             "earlier_attempts": array(text), "round": whole, "group": _step_name},
+             "earlier_attempts": array(text), "round": whole, "group": _step_name,
+             "probe": obj({"valid": flag, "value_us": FIGURE, "why": optional(text)}, required=("valid", "value_us"))},
             required=("name", "status", "values"))
+# sweep --objective: the search's request and, per combination searched, its answer
+_SEARCH = obj({"objective": text, "max_sessions": whole, "resolution": count, "gain": count,
+               "answers": array(obj({"group": text, "line": text, "best": optional(text), "reason": text},
+                                    required=("group", "line", "reason")))},
+              required=("objective", "max_sessions", "resolution", "gain", "answers"))
 
 
 def sweep(known_version: int) -> Shape:
@@ -220,7 +226,7 @@ def sweep(known_version: int) -> Shape:
                 "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
                 "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
                 "baseline": optional(obj({"path": optional(text)})), "capacity": optional(obj()),
-                "steps": array(_STEP), "repeat": whole},
+                "steps": array(_STEP), "repeat": whole, "search": optional(_SEARCH)},
                required=("format", "format_version", "status", "base", "steps"))
 
 

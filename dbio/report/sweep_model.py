@@ -11,6 +11,7 @@ from typing import Any
 
 from dbio.report import capacity_section, verdict
 from dbio.report.tables import table
+from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue, spread
 from dbio.stats import knee as knee_math
 from dbio.stats.counters import get
@@ -103,7 +104,7 @@ def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str
 def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
     """(x knob, the knobs that tell curves apart)."""
     varied = [key for key, values in doc.get("vary") or [] if len(values) > 1]
-    if doc.get("until_peak") and "threads_per_schema" not in varied:
+    if (doc.get("until_peak") or doc.get("search")) and "threads_per_schema" not in varied:
         varied = ["threads_per_schema", *varied]
     counted = [k for k in varied if k in (doc.get("counted") or ())]  # the 1-to-N devices study
     x = "threads_per_schema" if "threads_per_schema" in varied else \
@@ -178,6 +179,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
                key=lambda r: r["reads_per_s"], default=None)
     sections = [
         {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rounds, step_docs)},
+        search_section(doc),
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
         repeats_section(doc, rows),
         {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rounds)},
@@ -188,7 +190,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "format": FORMAT, "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
         "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": _headline_text(best, rows),
+        "headline_text": _search_text(doc) or _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(doc, rounds, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
@@ -196,6 +198,34 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
     }
+
+
+def _answers(doc: dict[str, Any]) -> list[str]:
+    """sweep --objective: each searched combination's answer, named when there are several."""
+    answers = (doc.get("search") or {}).get("answers") or []
+    return [f"{a['group']}: {a['line']}" if a["group"] else a["line"] for a in answers]
+
+
+def _search_text(doc: dict[str, Any]) -> str | None:
+    return "; ".join(_answers(doc)) or None
+
+
+def search_section(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """sweep --objective: the objective, each answer, and the counts probed in the order the search ran them."""
+    find = doc.get("search")
+    if not find:
+        return None
+    slo = capacity_math.parse_slo(find["objective"])
+    schemas = (doc.get("base") or {}).get("schemas") or 1
+    order = [int(s["values"].get("threads_per_schema", 1)) * int(s["values"].get("schemas", schemas))
+             for s in doc["steps"] if s["status"] == "complete"]
+    lines = [f"objective: {slo.text()} ({slo.label}), sessions doubled while it was met and reads/s grew by "
+             f"{100 * find['gain']:.0f}% or more (at most {find['max_sessions']}), then bisected to within "
+             f"{100 * find['resolution']:.0f}% (or adjacent counts); only a VALID step can meet it",
+             f"probed {len(order)} session counts in this order: {', '.join(str(n) for n in order)}"]
+    answers = _answers(doc)
+    lines += [f"answer: {line}" for line in answers] or ["no answer yet: the search did not finish"]
+    return {"id": "search", "title": "Search", "lines": lines}
 
 
 def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
@@ -236,8 +266,10 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
     base = doc.get("base") or {}
     pairs = [
         ["Status", f"{str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps complete"],
-        ["Varied", "; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
-                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "")],
+        ["Varied", ("; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
+                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "") +
+                   (f" (sessions searched for the most reads/s within {doc['search']['objective']})"
+                    if doc.get("search") else "")).strip()],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after {format_duration(base.get('warmup') or 0)}"
                   f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(step_docs))],
