@@ -1,0 +1,72 @@
+"""Parts of one run: three `dbio run --part i/3` processes against one server (the embedded instance
+reached through --dsn, as three hosts would reach one server) at one --start-at. The server admits
+the three and refuses an unrelated run meanwhile; `dbio merge` adds the parts' own reads and takes the
+server's counters once, and the two agree.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from tests.integration.conftest import SMALL, Done, dbio, dbio_backends, load_result, result_dir, wait_for
+
+DB = "parts"
+PARTS = 3
+WARMUP = 1.0  # SMALL's
+LAUNCH_MARGIN = 6.0  # three interpreters starting at once on a busy machine, before run checks the start
+RUN = [*SMALL[:-2], "--run-time", "4s", "--allow-cached", "-t", "1"]  # a longer window: reads enough to compare
+
+
+@pytest.fixture(scope="module")
+def loaded(instance):
+    done = dbio("setup", *instance.args(DB, *RUN))
+    assert done.code == 0, done.text
+    return instance
+
+
+def _args(inst, stamp: str, *extra: str) -> list[str]:
+    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *RUN, "--start-at", stamp, *extra]
+
+
+def _launch(inst, stamp: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbio", *_args(inst, stamp, *extra)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, workdir):
+    window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN
+    stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    procs = [_launch(loaded, stamp, "--part", f"{i}/{PARTS}", "--label", f"p{i}") for i in range(1, PARTS + 1)]
+    try:
+        # all three hold the database (their lock connections): an unrelated run is refused meanwhile,
+        # and so are another run's part and this run's part 2 a second time
+        wait_for(lambda: sum("part" in (app or "") for _, app, _ in dbio_backends(loaded)) == PARTS,
+                 timeout=60, what="three parts holding the database")
+        alone = dbio(*_args(loaded, stamp))
+        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
+        other = dbio(*_args(loaded, stamp, "--part", "1/2"))
+        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
+        again = dbio(*_args(loaded, stamp, "--part", f"2/{PARTS}"))
+        assert again.code == 2 and f"part 2/{PARTS} of run" in again.err and "already runs" in again.err, again.text
+        docs, dirs = [], []
+        for proc in procs:
+            out, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0, out + err
+            dirs.append(result_dir(Done(proc.returncode, out, err)))
+            docs.append(load_result(dirs[-1]))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert [d["status"] for d in docs] == ["complete"] * PARTS
+    assert [d["part"]["index"] for d in docs] == [1, 2, 3]
+    assert len({d["part"]["run"] for d in docs}) == 1
+    identities = {n["server"]["identity"] for d in docs for n in d["nodes"]}
+    assert len(identities) == 1 and None not in identities
