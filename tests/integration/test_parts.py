@@ -19,7 +19,7 @@ from tests.integration.conftest import SMALL, Done, dbio, dbio_backends, load_re
 DB = "parts"
 PARTS = 3
 WARMUP = 1.0  # SMALL's
-LAUNCH_MARGIN = 6.0  # three interpreters starting at once on a busy machine, before run checks the start
+LAUNCH_MARGIN = 15.0  # three interpreters starting at once on a busy machine, and the refused runs after them
 RUN = [*SMALL[:-2], "--run-time", "4s", "--allow-cached", "-t", "1"]  # a longer window: reads enough to compare
 
 
@@ -70,3 +70,23 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, 
     assert len({d["part"]["run"] for d in docs}) == 1
     identities = {n["server"]["identity"] for d in docs for n in d["nodes"]}
     assert len(identities) == 1 and None not in identities
+
+    # merged: the server's reads once, the parts' own reads added, and the two agree (within 2%)
+    out = workdir / "parts-merged"
+    merged = dbio("merge", *map(str, dirs), "--out", str(out))
+    assert merged.code == 0, merged.text
+    doc = load_result(out)
+    server = docs[0]["nodes"][0]
+    server_reads_per_s = ((server["normalized"]["end"]["data"]["reads"] - server["normalized"]["begin"]["data"]["reads"])
+                          / server["figures"]["window_seconds"])  # pg_stat_io, as the server counted it
+    assert server_reads_per_s > 100
+    [counted] = doc["counting"]
+    assert counted["own_reads_per_s"] == pytest.approx(server_reads_per_s, rel=0.02), counted
+    assert counted["agree"] is True, counted
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(server_reads_per_s, rel=0.02)
+    assert 0 <= doc["timeline"]["start_skew_seconds"] < 1.0
+    assert doc["parts"]["missing"] == [] and doc["parts"]["incomplete"] == []
+    assert "they agree" in merged.out
+    # one part given twice is refused, in one line
+    twice = dbio("merge", str(dirs[0]), str(dirs[0]), "--out", str(workdir / "parts-twice"))
+    assert twice.code == 2 and len(twice.err.strip().splitlines()) == 1, twice.text
