@@ -14,10 +14,6 @@ from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 Uses = Callable[[Option], bool]
 
 
-def _everything(option: Option) -> bool:
-    return True
-
-
 def _the_instance_place(option: Option) -> bool:
     return option.key in ("data_dir", "engine")
 
