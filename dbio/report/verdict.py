@@ -79,6 +79,16 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
             out.append(Finding("warning", event["kind"], event["message"]))
         if event.get("kind") == "pending_writes" and not event.get("finished"):  # written out before: nothing to say
             out.append(Finding("warning", "pending_writes", event["message"]))
+        if event.get("kind") == "parts":  # a part not given, late or without a window (dbio merge)
+            out.append(Finding("warning", "parts", event["message"]))
+    for counted in doc.get("counting") or []:  # runs that shared a server (dbio merge): did their counts agree?
+        if isinstance(counted, dict) and counted.get("agree") is False:
+            diff = counted.get("difference_pct") or 0.0
+            out.append(Finding("warning", "counting", f"on {counted.get('description')} the runs' sessions read "
+                               f"{abs(diff):.1f}% {'less' if diff > 0 else 'more'} than the server: "
+                               + ("other clients or the server's own processes shared it" if counted.get("others")
+                                  else "the sessions' count exceeds the server's (windows apart?)"),
+                               "counting_difference_pct", counted.get("difference_pct")))
     order = {"invalid": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.level])
 

@@ -101,3 +101,15 @@ def test_a_part_missing_late_or_without_a_window_is_named_and_the_others_stand()
     two = merge.merge([("p1", part(1, 0.5)), ("p2", part(2, 0.5))], "m")
     assert two["parts"]["missing"] == [3]
     assert "part(s) 3 of 3 of run run-abc were not given" in " ".join(e["message"] for e in two["events"])
+
+
+def test_the_report_names_the_parts_the_count_and_a_disagreement():
+    from dbio import report, result
+
+    agreed = merge.merge([(f"p{i}", part(i, 0.333)) for i in (1, 2)], "m")
+    text = report.render(result.with_nodes(agreed), "text")
+    assert "1, 2 of 3 of run run-abc; not given: 3" in text and "Counted once" in text
+    assert "part(s) 3 of 3 of run run-abc were not given" in text
+    shared = merge.merge([(f"p{i}", part(i, 0.2)) for i in (1, 2, 3)], "m")
+    text = report.render(result.with_nodes(shared), "text")
+    assert "read 40.0% less than the server: other clients" in text
