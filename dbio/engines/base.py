@@ -21,6 +21,15 @@ def application_prefix(run_id: int) -> str:
     return f"dbio:{run_id % 100000}:"
 
 
+HELPERS = ("control", "monitor", "waits")  # a run's own connections besides its sessions
+
+
+def helper_application_name(run_id: int, helper: str) -> str:
+    """A run's control, monitor or wait-sampler connection: named with the run, so that runs sharing a
+    server (the parts of one run) each count only their own."""
+    return f"dbio:{helper}:{run_id % 100000}"
+
+
 @dataclass(frozen=True)
 class Capabilities:
     engine: str
