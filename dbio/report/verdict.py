@@ -346,6 +346,12 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
                                                     "(their share of the I/O is measured from PostgreSQL 18 on)")
     share = ", ".join(f"{v:.1f}% of the client sessions' {k}s" for k, v in shares.items() if v)
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
+    part = doc.get("part") if isinstance(doc.get("part"), dict) else None
+    if part:  # the run's other parts share the server by design: dbio merge counts each read once
+        return _found("info", "other_sessions", f"{who} did {share or 'no I/O'} in the window, this run's other "
+                      f"parts among them (part {part.get('index')} of {part.get('of')}): the server's figures "
+                      "include their I/O; dbio merge of the parts counts each read once", "other_read_share_pct",
+                      shares["read"])
     return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
                                            "include their I/O", "other_read_share_pct", shares["read"])
 

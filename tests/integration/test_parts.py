@@ -90,3 +90,27 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, 
     # one part given twice is refused, in one line
     twice = dbio("merge", str(dirs[0]), str(dirs[0]), "--out", str(workdir / "parts-twice"))
     assert twice.code == 2 and len(twice.err.strip().splitlines()) == 1, twice.text
+
+
+def test_the_loop_is_left_alone_when_current_and_installed_again_when_not(loaded):
+    """Parts starting at once each install the loop: a current one is left as it is (re-creating it
+    would lock the run's control table under another part's sessions), another one is replaced."""
+    from pathlib import Path
+
+    from dbio.engines.postgres import workload
+
+    def loop_row(conn):
+        return conn.execute("SELECT p.oid, p.xmin::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                            "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()
+
+    with loaded.connect(DB) as conn:
+        workload.install(conn)
+        before = loop_row(conn)
+        workload.install(conn)
+        assert loop_row(conn) == before  # current: untouched
+        body = workload.loop_body()
+        text = (Path(workload.__file__).parent / "sql" / "slice.sql").read_text()
+        conn.execute(text.replace(body, body.replace("BEGIN", "BEGIN\n  -- another dbio's loop", 1)))
+        assert not workload.has_workload(conn)
+        workload.install(conn)
+        assert workload.has_workload(conn) and loop_row(conn) != before

@@ -113,3 +113,14 @@ def test_the_report_names_the_parts_the_count_and_a_disagreement():
     shared = merge.merge([(f"p{i}", part(i, 0.2)) for i in (1, 2, 3)], "m")
     text = report.render(result.with_nodes(shared), "text")
     assert "read 40.0% less than the server: other clients" in text
+
+
+def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
+    from dbio.report import verdict
+
+    doc = part(1, 0.33)
+    finding = verdict.other_sessions(doc)
+    assert finding is not None and finding.level == "info", finding
+    assert "this run's other parts among them (part 1 of 3)" in finding.message
+    whole = {k: v for k, v in doc.items() if k != "part"}
+    assert "other parts" not in verdict.other_sessions(whole).message

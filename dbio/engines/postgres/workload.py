@@ -49,13 +49,8 @@ def install(conn: psycopg.Connection) -> None:
 
 def _current(conn: psycopg.Connection, setup_id: str) -> bool:
     """This dbio's loop is installed for this setup, with the control table's latest column."""
-    rows = conn.execute(
-        "SELECT p.prosrc, obj_description(p.oid, 'pg_proc') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-        "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchall()
-    if len(rows) != 1 or rows[0][0] != loop_body() or catalog.tag_id(rows[0][1]) != setup_id:
-        return False
-    return conn.execute("SELECT 1 FROM pg_attribute WHERE attrelid = 'dbio.run_control'::regclass "
-                        "AND attname = 'scan_workers' AND NOT attisdropped").fetchone() is not None
+    rows = conn.execute(sqlfiles.text("loop_current.sql")).fetchall()
+    return len(rows) == 1 and rows[0][0] == loop_body() and catalog.tag_id(rows[0][1]) == setup_id and rows[0][2]
 
 
 def advisory_key(run_id: int) -> tuple[int, int]:
