@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
+
 import pytest
 
 from dbio import parts
@@ -41,3 +44,50 @@ def test_a_results_part_is_read_back_and_a_whole_run_has_none():
     assert parts.part_of({"part": part.to_dict()}) == part
     assert parts.part_of({}) is None and parts.part_of({"part": {"index": "x"}}) is None
     assert parts.of_config(None, None, 1_800_000_000.0, WORKLOAD) is None
+
+
+def run_cli(argv, capsys):
+    from dbio import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    import os
+
+    for name in [n for n in os.environ if n.startswith(("DBIO_", "PG", "MYSQL"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+AHEAD = datetime.fromtimestamp(time.time() + 86400, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # a day ahead
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["run", "--dsn", "host=db1 dbname=x", "--part", "2/3"], "--part = 2/3: needs the start every part agrees on"),
+    (["run", "--part", "2/3", "--start-at", AHEAD], "runs against one server that every part reaches"),
+    (["run", "--dsn", "host=db1 dbname=x", "--dsn", "host=db2 dbname=x", "--part", "1/2", "--start-at", AHEAD],
+     "runs against one server that every part reaches"),
+    (["run", "--dsn", "host=db1 dbname=x", "--part", "4/3", "--start-at", AHEAD], "parts are numbered 1 to 3"),
+    (["run", "--dsn", "host=db1 dbname=x", "--run-id", "nightly"], "this run is not a part"),
+    (["run", "--dsn", "host=db1 dbname=x", "--part", "1/2", "--run-id", "a b", "--start-at", AHEAD],
+     "is not 1 to 64 letters"),
+    (["setup", "--dsn", "host=db1 dbname=x", "--part", "1/2"], "--part"),
+    (["sweep", "--part", "1/2"], "--part"),
+])
+def test_a_part_badly_given_is_refused_in_one_line_before_anything(argv, fragment, capsys, clean_env):
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2, err
+    assert fragment in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_mysql_runs_no_parts_yet_refused_before_connecting(capsys, clean_env):
+    code, out, err = run_cli(["run", "--engine", "mysql", "--dsn", "mysql://dbio@db1.invalid/x", "--part", "1/2",
+                              "--start-at", AHEAD], capsys)
+    assert "mysql engine runs no run in parts yet" in err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
