@@ -61,9 +61,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                            ": name them apart with --names")
     first = inputs[0][1]
     seconds = statistics.fmean(lengths)
-    chosen = _once_per_server(nodes)
-    begin, end = _combined(nodes, "begin", chosen), _combined(nodes, "end", chosen)
-    counting = _counting(nodes, chosen)
+    chosen = _once_per_server(nodes, "end")
+    opened = _once_per_server(nodes, "begin")
+    begin, end = _combined(nodes, "begin", opened), _combined(nodes, "end", chosen)
+    counting = _counting(nodes, opened, chosen)
     part_record = _parts(given, inputs, windows, unmeasured)
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
@@ -185,17 +186,26 @@ def _identity(node: dict[str, Any]) -> str | None:
     return identity if isinstance(identity, str) and identity else None
 
 
-def _once_per_server(nodes: list[dict[str, Any]]) -> list[int]:
-    """One node per server (the first of each identity; a node whose server gave none is its own)."""
-    seen: set[str] = set()
-    chosen = []
+def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
+    """One node per server, in the order servers first appear (a node whose server gave no identity is
+    its own): the one whose `which` reading (begin or end) the server took last. Each run flushes its
+    own sessions' statistics before its readings, another run's pending ones reach the server's
+    counters within a second or so: the last reading at each end of the window holds every run's."""
+    latest: dict[str, int] = {}
+    order: list[str] = []
     for i, node in enumerate(nodes):
-        identity = _identity(node)
-        if identity is None or identity not in seen:
-            chosen.append(i)
-        if identity is not None:
-            seen.add(identity)
-    return chosen
+        key = _identity(node) or f"#{i}"
+        if key not in latest:
+            order.append(key)
+            latest[key] = i
+        elif _reading_time(node, which) > _reading_time(nodes[latest[key]], which):
+            latest[key] = i
+    return [latest[key] for key in order]
+
+
+def _reading_time(node: dict[str, Any], which: str) -> float:
+    t = ((node.get("normalized") or {}).get(which) or {}).get("t")
+    return float(t) if isinstance(t, (int, float)) else float("-inf")
 
 
 def _own_reads(node: dict[str, Any]) -> float | None:
@@ -205,10 +215,15 @@ def _own_reads(node: dict[str, Any]) -> float | None:
     return None if b is None or e is None else float(e) - float(b)
 
 
-def _server_reads(node: dict[str, Any]) -> float | None:
-    normalized = node.get("normalized") or {}
-    b, e = [((normalized.get(w) or {}).get("data") or {}).get("reads") for w in ("begin", "end")]
-    return None if b is None or e is None else float(e) - float(b)
+def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> float | None:
+    """A server's reads/s from one node's begin reading to another's end reading (one server's counters
+    and clock: any two of its readings make an interval)."""
+    b, e = [((n.get("normalized") or {}).get(w) or {}) for n, w in ((first, "begin"), (last, "end"))]
+    reads = [(r.get("data") or {}).get("reads") for r in (b, e)]
+    if None in reads or not isinstance(b.get("t"), (int, float)) or not isinstance(e.get("t"), (int, float)):
+        return None
+    seconds = float(e["t"]) - float(b["t"])
+    return (float(reads[1]) - float(reads[0])) / seconds if seconds > 0 else None
 
 
 def _node_seconds(node: dict[str, Any]) -> float | None:
@@ -216,20 +231,21 @@ def _node_seconds(node: dict[str, Any]) -> float | None:
     return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else None
 
 
-def _counting(nodes: list[dict[str, Any]], chosen: list[int]) -> list[dict[str, Any]]:
-    """For each server more than one input ran against: its reads/s (its counters, once) against the sum
-    of every input's own sessions' reads/s, each over its own window, and whether they agree."""
+def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int]) -> list[dict[str, Any]]:
+    """For each server more than one input ran against: its reads/s (its counters, once, from the last
+    begin reading to the last end reading) against the sum of every input's own sessions' reads/s, each
+    over its own window, and whether they agree."""
     out = []
-    for i in chosen:
+    for b, i in zip(opened, chosen):
         identity = _identity(nodes[i])
         group = [n for n in nodes if identity is not None and _identity(n) == identity]
         if len(group) < 2:
             continue
-        server, seconds = _server_reads(nodes[i]), _node_seconds(nodes[i])
         own = [(_own_reads(n), _node_seconds(n)) for n in group]
+        by = nodes[i]["name"] if b == i else f"{nodes[b]['name']} to {nodes[i]['name']}"
         entry: dict[str, Any] = {"server": identity, "description": (nodes[i].get("server") or {}).get("description"),
-                                 "nodes": [n["name"] for n in group], "counted_by": nodes[i]["name"],
-                                 "server_reads_per_s": None if server is None or not seconds else server / seconds,
+                                 "nodes": [n["name"] for n in group], "counted_by": by,
+                                 "server_reads_per_s": _server_rate(nodes[b], nodes[i]),
                                  "own_reads_per_s": None, "difference_pct": None, "agree": None, "others": None}
         if all(r is not None and s for r, s in own):
             entry["own_reads_per_s"] = sum(r / s for r, s in own)  # type: ignore[operator]
@@ -339,8 +355,9 @@ def _node_name(name: str, doc: dict[str, Any], node: Any) -> str:
 
 
 def _combined(nodes: list[dict[str, Any]], which: str, chosen: list[int] | None = None) -> dict[str, Any] | None:
-    """The total reading: each server's counters once (chosen: one node per server), and the sessions'
-    own counts of every node (each counts only its own sessions)."""
+    """The total reading: each server's counters once (chosen: one node's reading per server, in the
+    order servers first appear), and the sessions' own counts of every node (each counts only its own
+    sessions)."""
     chosen = list(range(len(nodes))) if chosen is None else chosen
     readings = [(n.get("normalized") or {}).get(which) for n in nodes]
     if not readings or not all(readings):

@@ -70,6 +70,7 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, 
     assert len({d["part"]["run"] for d in docs}) == 1
     identities = {n["server"]["identity"] for d in docs for n in d["nodes"]}
     assert len(identities) == 1 and None not in identities
+    assert identities.pop().split(":")[0].isdigit()  # the system identifier: dbio's role may read it here
 
     # merged: the server's reads once, the parts' own reads added, and the two agree (within 2%)
     out = workdir / "parts-merged"

@@ -124,3 +124,27 @@ def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
     assert "this run's other parts among them (part 1 of 3)" in finding.message
     whole = {k: v for k, v in doc.items() if k != "part"}
     assert "other parts" not in verdict.other_sessions(whole).message
+
+
+def test_the_server_is_read_from_the_last_reading_at_each_end_of_the_window():
+    """Each part flushes its own sessions' statistics before its readings; the others' reach the server's
+    counters a little later: the last end reading holds every part's reads, an earlier one misses some."""
+    early, late = part(1, 0.5), part(2, 0.5)
+    n1, n2 = early["nodes"][0]["normalized"], late["nodes"][0]["normalized"]
+    n2["begin"] = copy.deepcopy(n1["begin"])
+    n2["end"] = copy.deepcopy(n1["end"])
+    n2["end"]["t"] += 0.25
+    n2["end"]["data"]["reads"] += 1000  # what part 1's end reading had not seen yet of part 2's sessions
+    n2["end"]["sessions"]["reads"] = n1["end"]["sessions"]["reads"]
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    [counted] = doc["counting"]
+    assert counted["counted_by"] == "p1 to p2"  # begin readings at one instant: the first's
+    seconds = n2["end"]["t"] - n1["begin"]["t"]
+    expected = (n2["end"]["data"]["reads"] - n1["begin"]["data"]["reads"]) / seconds
+    assert counted["server_reads_per_s"] == pytest.approx(expected, rel=1e-9)
+    n1["begin"]["t"] -= 0.1  # part 2's begin reading is now the later one: the interval runs from it
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    assert doc["counting"][0]["counted_by"] == "p2"
+    n2["begin"]["t"] -= 0.2
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    assert doc["counting"][0]["counted_by"] == "p1 to p2"
