@@ -83,6 +83,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("dbio compare dbio-results/RUN1 dbio-results/RUN2 --names before,after --out compare.html", "as HTML"),
         ("dbio compare dbio-results/SWEEP1 dbio-results/SWEEP2", "two sweeps, step by step"),
     ),
+    "history": (
+        ("dbio history", "every run and sweep under ./dbio-results, in time order"),
+        ("dbio history dbio-results /mnt/archive/dbio-results --out trend.html", "the trend page of both"),
+    ),
     "merge": (
         ("dbio merge host1/RUN host2/RUN --out merged", "runs of two hosts started with one --start-at"),
         ("dbio merge app1/RUN app2/RUN app3/RUN --out merged", "the parts of one run (--part i/3): the server's "

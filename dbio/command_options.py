@@ -73,7 +73,12 @@ EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--pg-setting": "pg_set
                "--allow-setting": "allow_settings", "--password": "dsn"}
 
 
+WHILE_RUNNING = ("metrics_port", "metrics_address")  # served while sessions run: by run and sweep (and their pods)
+
+
 def takes(command: str, option: Option) -> bool:
+    if option.key in WHILE_RUNNING and command not in ("run", "sweep", "kubernetes"):
+        return False
     return COMMANDS[command](option)
 
 

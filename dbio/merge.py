@@ -68,6 +68,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     part_record = _parts(given, inputs, windows, unmeasured)
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
+    if any("hot_rows" not in (doc.get("totals") or {}) for _, doc in inputs):
+        totals.pop("hot_rows", None)  # a result from before the hot spot's parts: the total has none
     resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
               for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,

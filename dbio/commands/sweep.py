@@ -42,14 +42,20 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
           baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None,
-          op: dict[str, Any] | None = None) -> Path:
+          op: dict[str, Any] | None = None, repeat: int = 1) -> Path:
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
+    repeat: each step run this many times, interleaved (round 1 of every step, then round 2, ...);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
     its report reads the steps for (commands/capacity.py); op: each step is this maintenance operation
     (commands/ops.sweep_op) instead of a run."""
     if op is not None and (until_peak or baseline is not None or capacity is not None or sessions):
         raise UsageError("a sweep of an operation (--op) varies knobs with --vary only",
                          "drop --until-peak, --sessions, --baseline and the capacity options")
+    if repeat < 1:
+        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
+    if repeat > 1 and (until_peak or op is not None):
+        raise UsageError("--repeat repeats the steps given; --until-peak and --op decide or time their own",
+                         "give the steps with --vary or --sessions, or drop --repeat")
     base = load_config(sources)
     if sessions:  # their syntax, and sessions given twice, before any server is reached
         plan.session_counts(sessions)
@@ -60,12 +66,12 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
         if sessions:
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
-                      peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op)
+                      peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op, repeat=repeat)
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
            peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None,
-           op: dict[str, Any] | None = None) -> Path:
+           op: dict[str, Any] | None = None, repeat: int = 1) -> Path:
     if not varies and not until_peak:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
@@ -80,8 +86,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
     directory = base.run.results_dir / results_dir.run_name(base.run.label, "sweep")  # or the next free name
     if any(v.layout for v in varies):
         sweep_layout.check(configs, ui)
-    steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
-             for i, values in enumerate(combos)]
+    steps = rounds(combos, repeat)
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
@@ -93,11 +98,30 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
         doc["capacity"] = capacity
     if op is not None:
         doc["op"] = op
+    if repeat > 1:
+        doc["repeat"] = repeat
     _ensure_data(configs, ui)
     directory = results_dir.claim(directory, "the sweep")
     document.write(directory, doc)
-    ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
+    times = f" ({len(combos)} steps, {repeat} times each, interleaved)" if repeat > 1 else ""
+    ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps{times} in {directory}")
     return _execute(directory, doc, ui, dsn, baseline)
+
+
+def rounds(combos: list[dict[str, str]], repeat: int = 1) -> list[dict[str, Any]]:
+    """The steps a sweep runs, in order (pure): each combination once, or, repeated, round 1 of every
+    combination, then round 2, ...: a storage whose speed drifts over minutes then spreads over every step
+    rather than biasing the last ones. A round is named after its step (its group) with -rN."""
+    if repeat <= 1:
+        return [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
+                for i, values in enumerate(combos)]
+    out: list[dict[str, Any]] = []
+    for round_ in range(1, repeat + 1):
+        for i, values in enumerate(combos):
+            group = plan.step_name(i + 1, values)
+            out.append({"index": len(out) + 1, "name": f"{group}-r{round_}", "group": group, "round": round_,
+                        "values": values, "status": "pending"})
+    return out
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:

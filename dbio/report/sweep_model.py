@@ -11,7 +11,7 @@ from typing import Any
 
 from dbio.report import capacity_section, verdict
 from dbio.report.tables import table
-from dbio.stats import catalogue
+from dbio.stats import catalogue, spread
 from dbio.stats import knee as knee_math
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
@@ -35,12 +35,69 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
     resolved = {**w, **(get(doc or {}, "config", "instance") or {})}
     return {
         "step": step["name"], "status": step["status"], "values": step["values"],
+        "group": step.get("group") or step["name"], "round": step.get("round"),  # sweep --repeat: its rounds
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
         "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
         "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
         **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }
+
+
+SPREAD_FIGURES = ("reads_per_s", "avg_read_us")  # whose spread over a step's rounds the report shows
+
+
+def repeated_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """sweep --repeat N: one row per step from the rows of its rounds (pure), each figure the median of the
+    rounds that completed, with the spread of reads/s and the average read; the step is complete when every
+    round is, otherwise it carries the first other status of its rounds."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rounds:
+        groups.setdefault(row["group"], []).append(row)
+    out = []
+    for name, members in groups.items():
+        done = [r for r in members if r["status"] == "complete"]
+        status = next((r["status"] for r in members if r["status"] != "complete"), "complete")
+        row = {**members[0], "step": name, "status": status, "rounds": len(members), "rounds_complete": len(done),
+               "invalid": any(r["invalid"] for r in done), "caveats": next((r["caveats"] for r in done), [])}
+        for key in STEP_FIGURES:
+            found = spread.spread([r[key] for r in done])
+            row[key] = None if found is None else found.median
+        row["spread"] = {key: found.to_dict() for key in SPREAD_FIGURES
+                         if (found := spread.spread([r[key] for r in done])) is not None}
+        out.append(row)
+    return out
+
+
+def _error_bars(row: dict[str, Any]) -> dict[str, Any]:
+    """A point's min and max over its step's rounds (sweep --repeat), for the charts' error bars."""
+    reads, latency = ((row.get("spread") or {}).get(key) for key in SPREAD_FIGURES)
+    out: dict[str, Any] = {}
+    if reads and reads["n"] > 1:
+        out.update(iops_low=reads["min"], iops_high=reads["max"])
+    if latency and latency["n"] > 1 and row["avg_read_us"] is not None:
+        out.update(latency_low=latency["min"], latency_high=latency["max"])
+    return out
+
+
+def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """sweep --repeat: each step's median and spread over its rounds."""
+    if (doc.get("repeat") or 1) <= 1:
+        return None
+    table_rows = []
+    for r in rows:
+        reads, latency = ((r.get("spread") or {}).get(key) for key in SPREAD_FIGURES)
+        table_rows.append([r["step"], f"{r['rounds_complete']} of {r['rounds']}",
+                           *(reads[k] if reads else None for k in ("median", "min", "max", "spread_pct")),
+                           *(latency[k] if latency else None for k in ("median", "min", "max"))])
+    note = (f"each step ran {doc['repeat']} times, interleaved (round 1 of every step, then round 2, ...), so a "
+            "storage whose speed drifts spreads over every step rather than biasing one; the summary, curves and "
+            "knees use each step's medians; apart: (max - min) / median")
+    return {"id": "repeats", "title": "Run-to-run spread", "tables": [table(
+        "sweep_repeats", "", ["Step", "Rounds", "Reads/s median", "min", "max", "apart %", "Avg read median", "min",
+                              "max"],
+        ["text", "text", READS.kind, READS.kind, READS.kind, "pct", LATENCY.kind, LATENCY.kind, LATENCY.kind],
+        table_rows, [note])]}
 
 
 def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
@@ -72,7 +129,8 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
                           "cpu_wait_us": r["cpu_wait_in_read_us"], "invalid": r["invalid"],
-                          "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
+                          "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"],
+                          **_error_bars(r)}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
     return out
@@ -110,7 +168,8 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         from dbio.report import ops_model
 
         return ops_model.build_sweep(doc, step_docs)
-    rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
+    rounds = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
+    rows = repeated_rows(rounds) if (doc.get("repeat") or 1) > 1 else rounds
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
     knee_lines = knees(doc, curve_list)
@@ -118,9 +177,10 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
     best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
                key=lambda r: r["reads_per_s"], default=None)
     sections = [
-        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
+        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rounds, step_docs)},
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
-        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rows)},
+        repeats_section(doc, rows),
+        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rounds)},
         capacity_section.section(doc, curve_list, step_docs, capacity or doc.get("capacity"),
                                  by_sessions=x_key == "threads_per_schema"),
     ]
@@ -130,7 +190,7 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
         "headline_text": _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
-        "findings": _findings(doc, rows, step_docs)[:20],
+        "findings": _findings(doc, rounds, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": _x_label(doc, x_key), "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],

@@ -1,5 +1,5 @@
 -- Relation I/O of this run's own sessions and of dbio's connections serving the run (control,
--- monitor, wait sampler, named with the run; PostgreSQL 18: per-backend counters), so that what other
+-- monitor, wait sampler, read probe, named with the run; PostgreSQL 18: per-backend counters), so that what other
 -- client sessions did in the window is what the client backends did besides dbio's, and runs sharing
 -- a server (the parts of one run) each count only their own.
 SELECT json_build_object('sessions', count(DISTINCT a.pid),
