@@ -105,3 +105,98 @@ def test_the_target_imports_no_command_nor_the_run():
     """target sits below the commands and the run (ARCHITECTURE.md: it depends on the engines' registry)."""
     _check(_offences(lambda rel: rel == "dbio/target.py", ("dbio.commands", "dbio.run", "dbio.cli", "dbio.load")),
            "dbio/target.py imports a layer above it")
+
+
+def _module_name(rel: str) -> str:
+    parts = Path(rel).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {path.relative_to(ROOT).as_posix(): _module_name(path.relative_to(ROOT).as_posix())
+           for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _graph(imports=IMPORTS) -> dict[str, set[str]]:
+    """dbio's module import graph: an import statement points at the submodules it names (from a
+    import b, b a module) or else at the module it names, when that module is one of dbio's."""
+    names = set(MODULES.values())
+    statements: dict[tuple[str, int], list[str]] = {}
+    for rel, line, module in imports:
+        statements.setdefault((rel, line), []).append(module)
+    graph: dict[str, set[str]] = {name: set() for name in names}
+    for (rel, _), modules in statements.items():
+        source = MODULES[rel] if rel in MODULES else _module_name(rel)
+        targets = [m for m in modules[1:] if m in names] or [m for m in modules[:1] if m in names]
+        graph.setdefault(source, set()).update(t for t in targets if t != source)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One chain a -> b -> a for each strongly connected part of the graph with more than one module
+    (Tarjan's algorithm, iterative; then the shortest cycle through the part's first module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    parts: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.append(member)
+                    if member == node:
+                        break
+                if len(part) > 1:
+                    parts.append(sorted(part))
+    chains = []
+    for part in parts:
+        start, inside = part[0], set(part)
+        came_from: dict[str, str] = {}
+        frontier = [start]
+        while frontier and start not in came_from:
+            following = []
+            for node in frontier:
+                for child in sorted(graph[node] & inside):
+                    if child not in came_from:
+                        came_from[child] = node
+                        following.append(child)
+            frontier = following
+        chain = [start]
+        while chain[-1] != start or len(chain) == 1:
+            chain.append(came_from[chain[-1]])
+        chains.append(" -> ".join(reversed(chain)) + f"  ({len(part)} modules: {', '.join(part)})")
+    return chains
+
+
+def test_the_cycle_check_can_fail():
+    """A made-up import of dbio.cli from dbio.errors closes a cycle the check names as a chain."""
+    made_up = IMPORTS + [("dbio/errors.py", 1, "dbio.cli")]
+    found = _cycles(_graph(made_up))
+    assert any(chain.startswith("dbio.cli -> ") and " -> dbio.errors -> dbio.cli " in chain for chain in found), found
+
+
+def test_no_import_cycle_among_dbio_modules():
+    _check(_cycles(_graph()), "import cycles among dbio's modules (function-level imports included)")
