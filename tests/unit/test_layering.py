@@ -45,6 +45,21 @@ def _imports() -> list[tuple[str, int, str]]:
 IMPORTS = _imports()
 
 
+def _type_only() -> set[tuple[str, int]]:
+    """(file, line) of the imports under `if TYPE_CHECKING:`: names for the type checker, never run."""
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                found |= {(rel, inner.lineno) for statement in node.body for inner in ast.walk(statement)
+                          if isinstance(inner, (ast.Import, ast.ImportFrom))}
+    return found
+
+
+TYPE_ONLY = _type_only()
+
+
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
@@ -117,12 +132,14 @@ MODULES = {path.relative_to(ROOT).as_posix(): _module_name(path.relative_to(ROOT
 
 
 def _graph(imports=IMPORTS) -> dict[str, set[str]]:
-    """dbio's module import graph: an import statement points at the submodules it names (from a
-    import b, b a module) or else at the module it names, when that module is one of dbio's."""
+    """dbio's module import graph, of the imports that run (a type-only one never does): an import
+    statement points at the submodules it names (from a import b, b a module) or else at the module
+    it names, when that module is one of dbio's."""
     names = set(MODULES.values())
     statements: dict[tuple[str, int], list[str]] = {}
     for rel, line, module in imports:
-        statements.setdefault((rel, line), []).append(module)
+        if (rel, line) not in TYPE_ONLY:
+            statements.setdefault((rel, line), []).append(module)
     graph: dict[str, set[str]] = {name: set() for name in names}
     for (rel, _), modules in statements.items():
         source = MODULES[rel] if rel in MODULES else _module_name(rel)
@@ -196,6 +213,23 @@ def test_the_cycle_check_can_fail():
     made_up = IMPORTS + [("dbio/errors.py", 1, "dbio.cli")]
     found = _cycles(_graph(made_up))
     assert any(chain.startswith("dbio.cli -> ") and " -> dbio.errors -> dbio.cli " in chain for chain in found), found
+
+
+def test_type_only_imports_are_seen():
+    """registry names Config for its protocol's signatures only; config imports registry to run."""
+    assert any(rel == "dbio/engines/registry.py" and m == "dbio.config" and (rel, line) in TYPE_ONLY
+               for rel, line, m in IMPORTS)
+    assert "dbio.config" not in _graph()["dbio.engines.registry"]
+
+
+def test_engine_option_declarations_import_no_code():
+    """The option table (foundation) imports each engine's options.py by name (engine_table): those
+    modules declare only, so that reading them loads no engine code and closes no cycle."""
+    allowed = ("dbio.option",)
+    _check([f"{rel}:{line} -> {m}" for rel, line, m in IMPORTS
+            if rel.startswith("dbio/engines/") and rel.endswith("/options.py") and rel.count("/") == 3
+            and m.startswith("dbio") and not _under(m, allowed)],
+           "an engine's options.py imports more than dbio.option")
 
 
 def test_no_import_cycle_among_dbio_modules():
