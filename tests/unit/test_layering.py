@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,119 @@ def test_engine_option_declarations_import_no_code():
 
 def test_no_import_cycle_among_dbio_modules():
     _check(_cycles(_graph()), "import cycles among dbio's modules (function-level imports included)")
+
+
+# ARCHITECTURE.md's layer table, checked: where each of its layers lives under dbio/ (each path is
+# named, in backticks, in its row's modules), and what each imports against its "depends on" column.
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+LAYERS = {
+    "command line": ("cli.py", "command_help.py", "__main__.py"),
+    "commands": ("commands/", "sweep/", "command_options.py", "ops_result.py"),
+    "terminal": ("ui.py", "output.py", "metrics.py"),
+    "target": ("target.py",),
+    "run": ("run/",),
+    "load": ("load.py",),
+    "engines": ("engines/",),
+    "pure computation": ("stats/", "report/", "shapes.py", "result.py", "merge.py", "repeat_set.py",
+                         "kubernetes.py"),
+    "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
+                   "config_checks.py", "option.py", "options.py", "engine_table.py", "errors.py", "controls.py",
+                   "trust.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
+                   "members.py", "jsondoc.py", "managed/", "collect/"),
+}
+STANDARD = "standard library"
+
+
+def _table(text: str) -> dict[str, tuple[str, str]]:
+    """layer -> (its modules cell, its depends-on cell), from the table under "## Layers"."""
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split(" | ") for line in section.splitlines() if line.startswith("| ")]
+    return {cells[0].strip(): (cells[1], cells[2].strip()) for cells in rows[1:] if len(cells) == 3}
+
+
+def _depends(cell: str) -> dict[str, tuple[str, ...]]:
+    """layer -> the paths it is limited to (empty: all of it), from "a, b (`x.py`, `y/`), standard library"."""
+    items, depth, current = [], 0, ""
+    for char in cell:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    out = {}
+    for item in (i.strip() for i in items):
+        name, _, limit = item.partition(" (")
+        out[name.strip()] = tuple(re.findall(r"`([^`]+)`", limit))
+    return out
+
+
+def _within(rel: str, paths: tuple[str, ...]) -> bool:
+    inside = rel.removeprefix("dbio/")
+    return any(inside == p or (p.endswith("/") and inside.startswith(p)) for p in paths)
+
+
+def _layer_of(rel: str) -> str | None:
+    return next((name for name, paths in LAYERS.items() if _within(rel, paths)), None)
+
+
+TABLE = _table(ARCHITECTURE.read_text())
+
+
+def _layer_edges() -> list[tuple[str, str, str, str]]:
+    """(file, imported file, its layer, the imported one's layer) for each import across layers."""
+    files = {module: rel for rel, module in MODULES.items()}
+    return [(files[source], files[target], _layer_of(files[source]), _layer_of(files[target]))
+            for source, targets in sorted(_graph().items()) for target in sorted(targets)
+            if _layer_of(files[source]) != _layer_of(files[target])]
+
+
+def test_the_layer_table_names_every_module_once():
+    assert set(TABLE) == set(LAYERS), f"ARCHITECTURE.md's layers {sorted(TABLE)} are not {sorted(LAYERS)}"
+    _check([f"{rel}: in {[n for n, p in LAYERS.items() if _within(rel, p)]}" for rel in MODULES
+            if len([n for n, p in LAYERS.items() if _within(rel, p)]) != 1], "a module in no layer, or in several")
+    _check([f"{name}: `{path}`" for name, paths in LAYERS.items() for path in paths
+            if f"`{path}`" not in TABLE[name][0]], "a layer's path not named in its row of ARCHITECTURE.md")
+
+
+def test_the_depends_on_column_parses():
+    assert _depends("a, b (`x.py`, `y/`), standard library") == {"a": (), "b": ("x.py", "y/"), STANDARD: ()}
+    _check([f"{name}: {dep}" for name, (_, cell) in TABLE.items() for dep in _depends(cell)
+            if dep not in TABLE and dep != STANDARD], "a depends-on entry that is no layer")
+
+
+def _layer_offences(edges) -> list[str]:
+    offences = []
+    for rel, target, layer, other in edges:
+        allowed = _depends(TABLE[layer][1])
+        if other not in allowed or (allowed[other] and not _within(target, allowed[other])):
+            offences.append(f"{rel} ({layer}) -> {target} ({other})")
+    return offences
+
+
+def test_each_layer_imports_only_what_its_row_depends_on():
+    _check(_layer_offences(_layer_edges()), "imports ARCHITECTURE.md's depends-on column does not allow")
+
+
+def test_the_depends_on_column_claims_only_what_is_imported():
+    used: dict[str, set[str]] = {}
+    for _, target, layer, other in _layer_edges():
+        used.setdefault(layer, set()).update({other, f"{other}:{target.removeprefix('dbio/')}"})
+    offences = []
+    for layer, (_, cell) in TABLE.items():
+        for other, paths in _depends(cell).items():
+            if other != STANDARD and other not in used.get(layer, ()):
+                offences.append(f"{layer} -> {other}")
+            offences += [f"{layer} -> {other} (`{p}`)" for p in paths
+                         if not any(u.startswith(f"{other}:{p}") for u in used.get(layer, ()))]
+    _check(offences, "ARCHITECTURE.md says a layer depends on what it never imports")
+
+
+def test_the_layer_check_can_fail():
+    """Made-up imports: the foundation of a command, a target of an engine module its row does not name."""
+    made_up = [("dbio/config.py", "dbio/commands/run.py", "foundation", "commands"),
+               ("dbio/target.py", "dbio/engines/postgres/entry.py", "target", "engines"),
+               ("dbio/target.py", "dbio/engines/registry.py", "target", "engines")]
+    assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/run.py (commands)",
+                                        "dbio/target.py (target) -> dbio/engines/postgres/entry.py (engines)"]
