@@ -48,12 +48,11 @@ def warmup_of(doc: dict[str, Any]) -> float | None:
     return ((doc.get("config") or {}).get("workload") or {}).get("warmup")
 
 
-def stopped(node: dict[str, Any], warmup: float | None = None) -> str:
-    """A node whose server stopped during the run, in words (before the start or in the warm-up said so)."""
+def stopped_briefly(node: dict[str, Any], warmup: float | None = None) -> str:
+    """'node2 stopped during the warm-up (why)'."""
     info = node["stopped"]
-    covers = info.get("figures_cover_seconds")
     since = info.get("since_start")
-    if since is None:
+    if not isinstance(since, (int, float)):
         when = "during the run"
     elif since < 0:
         when = "before the start"
@@ -61,7 +60,13 @@ def stopped(node: dict[str, Any], warmup: float | None = None) -> str:
         when = "during the warm-up"
     else:
         when = f"+{since:.1f} s after the start"
-    return (f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'}): the other nodes finished "
+    return f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'})"
+
+
+def stopped(node: dict[str, Any], warmup: float | None = None) -> str:
+    """A node whose server stopped during the run, in words (before the start or in the warm-up said so)."""
+    covers = node["stopped"].get("figures_cover_seconds")
+    return (f"{stopped_briefly(node, warmup)}: the other nodes finished "
             f"the window; its figures cover {'its first ' + format(covers, '.1f') + ' s' if covers else 'none'} of "
             "it, and the run's totals are partial (they hold its work up to its last reading only)")
 
