@@ -349,23 +349,26 @@ class _Coordinator:
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that
         answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
-        window of the others ends with their work, not seconds later. Not waited for here (a live node late
-        on a loaded host is not held up by it); used only if those nodes were lost (_close_window). None
-        when every session finished (the end reading is taken after them, as always), or on a stop."""
+        window of the others ends with their work, not seconds later. Not used unless those nodes were lost
+        (_close_window). Begun again when those nodes change: a live node whose last slice's answer came late
+        (a loaded host) is first among them, then done, and the reading begun with it would not do (seen: the
+        end reading came at the frozen node's loss, a 10.57 s window for 4 s). Waits for every session (after a
+        stop, the drain does); None when there is no such reading."""
         if self.deadline_at is None or self.window_start is None:
             return None
+        early: tuple[asyncio.Task, set[str]] | None = None
         while not self.shared.stop.is_set():
             running = [(s, t) for s, t in zip(self.sessions, tasks) if not t.done()]
             if not running:
-                return None
+                return early
             quiet = {s.node for s, _ in running}
             heard = self.shared.liveness.heard
-            if time.monotonic() >= self.deadline_at and \
+            if time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
                 reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
-                return asyncio.ensure_future(reading), quiet
+                early = asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
-        return None
+        return early
 
     async def _close_window(self, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
