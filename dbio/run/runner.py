@@ -164,10 +164,10 @@ class _Coordinator:
 
     async def _phases(self) -> None:
         t_connect = time.monotonic()
-        # watched from the first call: a node frozen before the start is lost as one frozen later (calls held
-        # at its barrier on purpose count from its release: liveness.asking)
+        await self._prepare()  # its waits are bounded (a standby's for the loop: nodes.WORKLOAD_WAIT), one call long
+        # watched from here: a node frozen before the start is lost as one frozen later (calls held at its barrier
+        # on purpose count from its release: liveness.asking)
         self.watch = asyncio.create_task(self._watch_nodes())
-        await self._prepare()
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
         await self._on_nodes(lambda r: r.engine.hold_barrier(r.control, self.run_id))
