@@ -352,3 +352,21 @@ def test_a_standby_frozen_during_the_warm_up_does_not_hold_the_window(cluster):
     assert again.out.startswith("NOT VALID: the measured window lasted 0.01 s of the 4 s asked: it opened +8.3 s "
                                 "after the start, not after the 1 s warm-up; node2 stopped during the warm-up"), \
         again.out
+
+
+def test_a_run_keeps_this_dbio_s_loop_where_it_is_already(cluster):
+    """Each run on the primary dropped and made the loop again (another procedure): a standby's sessions that had
+    found the one replaced failed when the drop was replayed ("cache lookup failed for function"). The loop
+    there, this dbio's, is kept; the run over both nodes finds it on each."""
+    primary, standby = cluster
+
+    def loop_oid(conn) -> int:
+        return conn.execute("SELECT 'dbio.slice'::regproc::oid").fetchone()[0]
+
+    with primary.connect(DATABASE) as conn:
+        before = loop_oid(conn)
+    done = _run(primary, standby, "--label", "loop-kept")
+    assert done.code == 0, done.text
+    assert load_result(result_dir(done))["status"] == "complete"
+    with primary.connect(DATABASE) as conn:
+        assert loop_oid(conn) == before
