@@ -50,6 +50,10 @@ class Liveness:
             else:
                 self.waiting[node] -= 1
 
+    def answered(self, node: str) -> None:
+        """The node answered within a longer call (a step polling it from a thread)."""
+        self.heard[node] = time.monotonic()
+
     def _wait(self, node: str, calls: int) -> None:
         if not self.waiting.get(node):
             self.since[node] = time.monotonic()

@@ -26,7 +26,7 @@ from dbio.run.nodes import Node, NodeRun, in_threads, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
-from dbio.run.stopping import Stopping
+from dbio.run.stopping import ABANDONED_WAIT, Stopping
 from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
@@ -164,10 +164,11 @@ class _Coordinator:
 
     async def _phases(self) -> None:
         t_connect = time.monotonic()
-        await self._prepare()  # its waits are bounded (a standby's for the loop: nodes.WORKLOAD_WAIT), one call long
-        # watched from here: a node frozen before the start is lost as one frozen later (calls held at its barrier
-        # on purpose count from its release: liveness.asking)
+        # watched from the first call: a node frozen before the start is lost as one frozen later (calls held at
+        # its barrier on purpose count from its release: liveness.asking; a standby waiting for the loop answers
+        # each of its checks: Liveness.answered)
         self.watch = asyncio.create_task(self._watch_nodes())
+        await self._prepare()
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
         await self._on_nodes(lambda r: r.engine.hold_barrier(r.control, self.run_id))
@@ -198,7 +199,8 @@ class _Coordinator:
     async def _prepare(self) -> None:
         """Every node's control session and run row; the plans, checked on the first node."""
         params = {**self.plan.control, "client": self.ctx.client}
-        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event))
+        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event,
+                                                 answered=lambda: self.shared.liveness.answered(r.node.name)))
         scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
         self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
@@ -605,8 +607,12 @@ class _Coordinator:
         out = []
         for r in runs:
             task = tasks.get(r.node.name)
+            while task is not None and not task.done() and r.node.name not in self.lost:
+                await asyncio.wait([task], timeout=0.25)  # until it answers, or its node is lost (the watch)
+            if task is not None and not task.done():  # lost: its abandoned connection ends the call, unless it
+                await asyncio.wait([task], timeout=ABANDONED_WAIT)  # had none yet (a connect): not waited for
             try:
-                out.append(None if task is None else (await task)[0])
+                out.append(None if task is None or not task.done() else task.result()[0])
             except Exception:
                 if r.node.name not in self.lost:
                     raise
