@@ -3,14 +3,16 @@
 Usage (as root, from the repository, after the README's setup command; fio optional):
 
     .venv/bin/python bench/bench_white_paper.py [--dir /var/tmp/dbio-bench-wp] [--size 3GiB]
-                                                [--scale 256MiB] [--seconds 20]
+                                                [--scale 256MiB] [--seconds 20] [--warmup 5s]
+                                                [--wal 128MB]
 
 It makes a file-backed loop device (direct I/O on), an ext4 on it, and an embedded instance there
 (shared_buffers 32MiB, direct I/O), loads the data set and a scan table, then runs, each as its own
 result: single-block transactions of 1, 2 and 4 reads (work_unit 1, 2, 4), 1 read + 1 write per
 commit (update_pct 100, work unit 1), DSS scans with 0 and 2 parallel workers, and the maintenance
 operations: load, index, backup (to the same filesystem), recovery (first changes, and with three
-changes per block), checkpoint. For each it prints what dbio measured and what the loop device's
+changes per block; --wal of WAL before the crash: on a slow device, redo of 128 MB outlasts pg_ctl's
+120 s wait), checkpoint. For each it prints what dbio measured and what the loop device's
 /proc/diskstats counted over the same window, as a Markdown block for bench/RESULTS.md; raw
 figures go to bench/results/<date>-white-paper.json. Everything it made is removed at the end.
 """
@@ -104,6 +106,8 @@ def main() -> None:
     parser.add_argument("--size", default="3GiB")
     parser.add_argument("--scale", default="256MiB")
     parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--warmup", default="5s")
+    parser.add_argument("--wal", default="128MB", help="recovery: WAL written before the crash")
     args = parser.parse_args()
     base = fresh_directory(args.dir)
     device, mount = loop_device(base, args.size)
@@ -116,14 +120,14 @@ def main() -> None:
     try:
         dbio("setup", *common)
         for title, options in RUNS:
-            doc = result_of(dbio("run", *common, "-t", "2", "--warmup", "5s", "--run-time", f"{args.seconds}s",
+            doc = result_of(dbio("run", *common, "-t", "2", "--warmup", args.warmup, "--run-time", f"{args.seconds}s",
                                  "--update-pct", "0", *options))
             raw["runs"].append(row_of_run(title, doc, name))
             print(raw["runs"][-1], flush=True)
         target = mount / "backup"
         for title, options in (("index", ["index"]), ("backup", ["backup", "--target", str(target)]),
-                               ("recovery, first changes", ["recovery", "--wal", "128MB"]),
-                               ("recovery, 3 changes per block", ["recovery", "--wal", "128MB",
+                               ("recovery, first changes", ["recovery", "--wal", args.wal]),
+                               ("recovery, 3 changes per block", ["recovery", "--wal", args.wal,
                                                                   "--changes-per-block", "3"]),
                                ("checkpoint", ["checkpoint", "--dirty", "24MB"]), ("load", ["load"])):
             doc = result_of(dbio("ops", *options, *common))

@@ -153,16 +153,19 @@ def _ui(ctx: click.Context) -> UI:
 WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
 
 
-def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True) -> Callable[..., Any]:
+def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True,
+                check: Callable[[Config, dict[str, Any]], None] | None = None) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
     command: as typed (it decides the flags); exclusive: the command changes or measures the
     instance (or database): it holds it alone for its whole duration, and is refused at once
-    while another dbio command does."""
+    while another dbio command does; check: the command's own flags checked against the Config, before."""
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
             config = build_config(params, preset, _ui(click.get_current_context()), command)
+            if check is not None:
+                check(config, params)
             if command in WRITES_RESULTS:  # refused before the server is held, started or changed
                 from dbio import results_dir
 
@@ -269,22 +272,44 @@ BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage
                       "scratch file it writes first (and removes); needed when the server runs on another host.")
 
 
+REPEAT_HELP = ("Run N times, one after the other, each its own result, in one directory with repeat.json: each "
+               "figure's median, min and max over the runs; dbio compare judges against that spread [default: 1].")
+
+
+def _repeat_checked(config: Config, repeat: int | None) -> int:
+    from dbio.commands import repeat as repeats
+
+    return repeats.check(repeat, config)
+
+
 @cli.command()
 @click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
                                                 "sessions, and report the database's efficiency (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
-@with_config("run")
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N", help=REPEAT_HELP)
+@with_config("run", check=lambda config, params: _repeat_checked(config, params.get("repeat")))
 @click.pass_context
-def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, **_: Any) -> None:
+def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, repeat: int | None,
+        **_: Any) -> None:
     """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
     result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
     with charts, for a browser) and samples.jsonl (every interval's readings)."""
+    from dbio import metrics
     from dbio.commands import baseline as baselines
+    from dbio.commands import repeat as repeats
     from dbio.commands import run as run_command
 
+    repeat = _repeat_checked(config, repeat)
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
-    result = run_command.run(config, _ui(ctx), baseline=request)
+    with metrics.serving(config.run.metrics_port, config.run.metrics_address, _ui(ctx)):
+        if repeat > 1:
+            repeated = repeats.run(config, _ui(ctx), repeat, baseline=request)
+        else:
+            result = run_command.run(config, _ui(ctx), baseline=request)
+    if repeat > 1:
+        _finish_run(ctx, repeated, repeats.summary_lines(repeated))
+        return
     _finish_run(ctx, result, run_command.summary_lines(result))
 
 
@@ -356,8 +381,8 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
                          help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
                               "how many sessions reach it, or that it lies beyond them."),
             click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
-                         help="Capacity: the latency objective the target must meet, e.g. 'p99<2ms' (SELECT "
-                              "p50, p99, p99.9) or 'avg<500us' (average physical read)."),
+                         help="Capacity: the latency objective the target must meet, as --objective's "
+                              "(p99: SELECT)."),
             click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
                          help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
                               "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
@@ -374,6 +399,10 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
                                                                    "threads_per_schema).")
 @click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
+@click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
+              help="Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...")
+@click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
+              help="--objective's most sessions [default: 4096].")
 @click.option("--peak-gain", type=float, default=0.05, show_default=True,
               help="--until-peak stops when doubling adds less than this share of reads/s.")
 @click.option("--knee-gain", type=float, default=0.10, show_default=True,
@@ -387,12 +416,16 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
               help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
                    "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N",
+              help="Run each step N times, interleaved (round 1 of every step, then round 2, ...): each step's median "
+                   "and spread in the report [default: 1].")
 @capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
-          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], **params: Any) -> None:
+          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
+          objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
     from dbio.commands import capacity
@@ -404,6 +437,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given += ["--baseline"] if baseline or baseline_path is not None else []
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         given += ["--op"] if op else []
+        given += ["--repeat"] if repeat is not None else []
+        given += ["--objective/--max-sessions"] if objective is not None or max_sessions is not None else []
         if given:
             raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
                              "a resumed sweep runs with the settings it was started with")
@@ -414,17 +449,24 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     if base.run.start_at is not None:
         raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
                          "use --start-at with dbio run")
+    if repeat is not None and repeat < 1:
+        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
     if len(base.connection.dsns) > 1:
         raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
     say_files_read(base, _ui(ctx))
     asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
     varies = [sweep_plan.parse_vary(v) for v in vary]
+    sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                 repeat=repeat or 1, sessions=sessions, varies=varies)  # before anything runs
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    from dbio import metrics
     from dbio.commands import ops as ops_command
 
-    sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
-                        peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                        op=ops_command.sweep_op(op) if op else None)
+    with metrics.serving(base.run.metrics_port, base.run.metrics_address, _ui(ctx)):
+        sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                            peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
+                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            max_sessions=max_sessions)
 
 
 FORMATS = ["text", "md", "html", "json"]
@@ -468,6 +510,21 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
     from dbio.commands import compare as compare_command
 
     compare_command.compare(list(inputs), names.split(",") if names else None, form or format_of(out), out, _ui(ctx))
+
+
+@cli.command()
+@click.argument("directories", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
+              help=f"Output format (html: the trend page, with its chart).  {FORMAT_DEFAULT}")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@click.pass_context
+def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: Path | None) -> None:
+    """Every run and sweep under the results directories (default: ./dbio-results) in time order: what changed
+    since the run before, each configuration's changes judged against its runs' own noise, and a trend page
+    (--out trend.html). Reads the results as they are; no server is needed."""
+    from dbio.commands import history as history_command
+
+    history_command.history_of(list(directories) or [Path("dbio-results")], form or format_of(out), out, _ui(ctx))
 
 
 @cli.command()
@@ -599,20 +656,17 @@ def options_command(command: tuple[str, ...]) -> None:
     if name and name not in command_options.COMMANDS:
         raise UsageError(f"dbio options {name}: no command of that name takes options",
                          f"name one of: {', '.join(command_options.COMMANDS)}")
-    for option in OPTIONS:
-        if name and not command_options.takes(name, option):
-            continue
-        names = [f"[{option.section}] {option.key}", *command_options.flags_of(option)[:1]]
-        env = command_options.env_of(option)
-        names += [env] if env else []
+    for entry in command_options.entries(name):
+        option = entry.option
+        names = [f"[{option.section}] {option.key}", *([entry.flag] if entry.flag else []),
+                 *([entry.env] if entry.env else [])]
         slob = f" slob.conf {', '.join(option.slob)}" if option.slob else ""
         only = f"  ({option.engine} only)" if option.engine else ""
-        where = "" if option.file else "  (command line or slob.conf only)" if option.slob else "  (command line only)"
+        where = f"  ({entry.where})" if entry.where else ""
         click.echo("  ".join(names) + slob + only + where)
-        click.echo(f"    {command_options.help_text(option)}")
-        commands = [c for c in command_options.COMMANDS if command_options.takes(c, option)]
-        if command_options.flags_of(option):
-            click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in commands)}")
+        click.echo(f"    {entry.help}")
+        if entry.flag:
+            click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in entry.commands)}")
         else:
             click.echo("    no flag: set it in dbio.toml or the environment")
 

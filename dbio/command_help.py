@@ -55,7 +55,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "sweep": (
         ("dbio sweep --sessions 1,2,4,8,16 --run-time 1m", "a step per session count: the curve and its knee"),
-        ("dbio sweep --until-peak --run-time 30s", "double the sessions until reads/s stop growing"),
+        ("dbio sweep --objective 'read_p99<2ms' --max-sessions 128", "the most reads/s with single-read p99 < 2 ms"),
         ("dbio sweep --vary update_pct=0,20 --sessions 4,16", "every combination: 4 steps"),
         ("dbio sweep --sessions 1,4,16 --baseline", "fio's raw curve beside the database's"),
     ),
@@ -80,6 +80,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("dbio compare dbio-results/RUN1 dbio-results/RUN2", "side by side, deltas against the first"),
         ("dbio compare dbio-results/RUN1 dbio-results/RUN2 --names before,after --out compare.html", "as HTML"),
         ("dbio compare dbio-results/SWEEP1 dbio-results/SWEEP2", "two sweeps, step by step"),
+    ),
+    "history": (
+        ("dbio history", "every run and sweep under ./dbio-results, in time order"),
+        ("dbio history dbio-results /mnt/archive/dbio-results --out trend.html", "the trend page of both"),
     ),
     "merge": (
         ("dbio merge host1/RUN host2/RUN --out merged", "runs of two hosts started with one --start-at"),

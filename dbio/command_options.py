@@ -5,10 +5,11 @@ and DBIO_* (a configuration file serves every command). `dbio options` prints th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from dbio.option import Option, coerce
-from dbio.options import BY_KEY
+from dbio.options import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 Uses = Callable[[Option], bool]
@@ -70,7 +71,12 @@ EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--pg-setting": "pg_set
                "--allow-setting": "allow_settings", "--password": "dsn"}
 
 
+WHILE_RUNNING = ("metrics_port", "metrics_address")  # served while sessions run: by run and sweep (and their pods)
+
+
 def takes(command: str, option: Option) -> bool:
+    if option.key in WHILE_RUNNING and command not in ("run", "sweep", "kubernetes"):
+        return False
     return COMMANDS[command](option)
 
 
@@ -119,3 +125,28 @@ def default_text(option: Option, value: Any) -> str:
     if option.kind == "bool":
         return "on" if value else "off"
     return str(value)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One option as `dbio options` lists it; docs/configuration.md is made from the same entries."""
+
+    option: Option
+    flag: str | None  # its first command-line name, None when it has none
+    env: str | None  # its DBIO_* variable
+    help: str  # its help with its default
+    commands: tuple[str, ...]  # the commands that take it
+
+    @property
+    def where(self) -> str:
+        """Where it can be set, when not everywhere: '' for dbio.toml, DBIO_* and flags alike."""
+        if self.option.file:
+            return ""
+        return "command line or slob.conf only" if self.option.slob else "command line only"
+
+
+def entries(command: str = "") -> list[Entry]:
+    """Every option in the table's order, or only those the command (as typed: 'instance init') takes."""
+    return [Entry(option, (flags_of(option) or [None])[0], env_of(option), help_text(option),
+                  tuple(c for c in COMMANDS if takes(c, option)))
+            for option in OPTIONS if not command or takes(command, option)]

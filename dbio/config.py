@@ -96,6 +96,8 @@ class RunConfig:
     external_script: str | None = None  # called with pre/post as the window opens and closes (flag or slob.conf)
     nodes: str | None = None  # members of the embedded instance the run uses (None: all)
     baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
+    metrics_port: int | None = None  # /metrics served while a run or sweep goes on (0: any free port)
+    metrics_address: str = "127.0.0.1"
 
 
 @dataclass(frozen=True)

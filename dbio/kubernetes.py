@@ -77,6 +77,7 @@ class Plan:
     storage_class: str | None = None
     cpu: str = "1"
     memory: str = "512Mi"
+    metrics_port: int | None = None  # each run pod serves /metrics there (--metrics-port), annotated for scraping
 
 
 def run_manifests(plan: Plan) -> list[dict[str, Any]]:
@@ -105,14 +106,16 @@ def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     args = ["dbio", "run", "--engine", plan.engine, "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
             "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)",
             *map(literal, plan.run_args)]
+    if plan.metrics_port is not None:  # on the pod's address, for the cluster's Prometheus
+        args += ["--metrics-port", str(plan.metrics_port), "--metrics-address", "0.0.0.0"]
     env = {"DBIO_TARGET": {"value": literal(dsn)},
            "POD_INDEX": {"valueFrom": {"fieldRef": {
                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
-    return _job(plan, name, plan.pods_per_target, args, env, indexed=True)
+    return _job(plan, name, plan.pods_per_target, args, env, indexed=True, metrics_port=plan.metrics_port)
 
 
 def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, Any], *,
-         indexed: bool) -> dict[str, Any]:
+         indexed: bool, metrics_port: int | None = None) -> dict[str, Any]:
     # the root filesystem is read-only: HOME and caches (matplotlib's) go to a scratch volume
     variables = [{"name": "HOME", "value": "/tmp"}, {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
     variables += [{"name": key, **value} for key, value in env.items()]
@@ -127,10 +130,15 @@ def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, An
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                             "capabilities": {"drop": ["ALL"]}},
     }
+    pod_meta: dict[str, Any] = {"labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}}
+    if metrics_port is not None:  # the annotations Prometheus' usual pod discovery reads
+        container["ports"] = [{"name": "metrics", "containerPort": metrics_port}]
+        pod_meta["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(metrics_port),
+                                   "prometheus.io/path": "/metrics"}
     spec: dict[str, Any] = {
         "completions": pods, "parallelism": pods, "backoffLimit": 0,  # a failed run is not retried: its start passed
         "activeDeadlineSeconds": int(SETTLE_SECONDS + plan.run_seconds + 60),
-        "template": {"metadata": {"labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}},
+        "template": {"metadata": pod_meta,
                      "spec": {"restartPolicy": "Never", "containers": [container],
                               "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "fsGroup": 65532},
                               "volumes": [{"name": "results",

@@ -49,6 +49,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     begin, end = _combined(nodes, "begin"), _combined(nodes, "end")
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
+    if any("hot_rows" not in (doc.get("totals") or {}) for _, doc in inputs):
+        totals.pop("hot_rows", None)  # a result from before the hot spot's parts: the total has none
     resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
               for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
     figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms,

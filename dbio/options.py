@@ -119,6 +119,13 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "the run directory, its exit status and times in result.json. Yours or root's, writable by nobody "
            "else; from the command line or a slob.conf.",
            file=False, slob=("EXTERNAL_SCRIPT",)),
+    Option("metrics_port", "run", "int", None,
+           "Serve Prometheus/OpenMetrics text at http://ADDRESS:PORT/metrics for the whole run or sweep: the "
+           "engine's, the devices' and the host's cumulative counters and the statements' latency histograms, "
+           "so that rate() over the window gives the result's figures (0: any free port, printed).",
+           min=0, max=65535),
+    Option("metrics_address", "run", "str", "127.0.0.1",
+           "The address --metrics-port listens on (0.0.0.0: every interface, e.g. in a pod)."),
     # -- instance: where the engine's managed instance lives (each engine declares the rest) --
     Option("data_dir", "instance", "path", None,
            "Directory of the managed instance (the embedded PostgreSQL, or the mysql engine's MariaDB/MySQL); "

@@ -32,8 +32,15 @@ _IO_PROFILE = _figures_named(
 _BUCKET = obj({"bucket": text, "count": count, "pct": number}, required=("bucket", "count", "pct"))
 _STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
                                     awr_buckets=array(_BUCKET))
+# single reads' latency from the read probe (stats/single_reads.py): figures, or why there are none
+_SINGLE_READS = obj({**{name: FIGURE for name in ("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
+                                                  "fast_pct", "probe_share_pct", "rate_per_s", "nodes", "lookups",
+                                                  "single", "cached", "multi", "untimed", "blocks_read", "errors")},
+                     "why": optional(text), "partial": optional(text), "method": optional(text),
+                     "awr_buckets": optional(array(_BUCKET)), "counts": optional(obj(rest=count))})
 _LATENCY = _figures_named("avg_read_us", "avg_write_us", "avg_wal_write_us", "avg_wal_sync_us",
-                          optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY))
+                          optional_names=("avg_read_us_all_backends",), statements=obj(rest=_STATEMENT_LATENCY),
+                          single_reads=optional(_SINGLE_READS))
 _HOST_CPU = _figures_named("user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_cores",
                            optional_names=("busy_pct", "busy_seconds", "accounted_pct", "context_switches_per_s",
                                            "unsampled_pct"),
@@ -77,9 +84,14 @@ _BASELINE = obj({"version": optional(text), "place": optional(text), "files": op
                                                                           "host_cpu_us_per_write", "seconds")}})),
                      "redo_sync": optional(obj({"method": optional(text), "command": optional(array(text)),
                                                 "syncs_per_s": FIGURE, "avg_sync_us": FIGURE}))}))})
+HOTSPOT_PART = ("mean_us", "p99_us", "statements_per_s", "rows_per_s")
 _MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
                          "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
-                         "validity": optional(_validity)},
+                         "validity": optional(_validity),
+                         # a hot-spot run's parts (stats/hotspot.py), which the report words with them
+                         "hotspot": optional(obj({"hot": obj(rest=FIGURE, required=HOTSPOT_PART),
+                                                  "cold": obj(rest=FIGURE, required=HOTSPOT_PART)},
+                                                 required=("hot", "cold")))},
                         required=("load_profile", "io_profile", "latency", "cpu"))
 
 
@@ -198,8 +210,14 @@ def _step_name(value: Any, where: str) -> None:
 _STEP = obj({"index": whole, "name": _step_name, "status": text, "values": obj(rest=text),
              "headline": optional(obj({"reads_per_s": FIGURE, "avg_read_us": FIGURE})),
              "window_seconds": FIGURE, "seconds": FIGURE, "peak": flag, "error": optional(text),
-             "earlier_attempts": array(text)},
+             "earlier_attempts": array(text), "round": whole, "group": _step_name,
+             "probe": obj({"valid": flag, "value_us": FIGURE, "why": optional(text)}, required=("valid", "value_us"))},
             required=("name", "status", "values"))
+# sweep --objective: the search's request and, per combination searched, its answer
+_SEARCH = obj({"objective": text, "max_sessions": whole, "resolution": count, "gain": count,
+               "answers": array(obj({"group": text, "line": text, "best": optional(text), "reason": text},
+                                    required=("group", "line", "reason")))},
+              required=("objective", "max_sessions", "resolution", "gain", "answers"))
 
 
 def sweep(known_version: int) -> Shape:
@@ -208,15 +226,29 @@ def sweep(known_version: int) -> Shape:
                 "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
                 "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
                 "baseline": optional(obj({"path": optional(text)})), "capacity": optional(obj()),
-                "steps": array(_STEP)},
+                "steps": array(_STEP), "repeat": whole, "search": optional(_SEARCH)},
                required=("format", "format_version", "status", "base", "steps"))
+
+
+# -- repeat.json (run --repeat N) -----------------------------------------------------------------
+
+_SPREAD = obj({"n": whole, "median": number, "min": number, "max": number, "spread_pct": optional(number)},
+              required=("n", "median", "min", "max"))
+
+
+def repeat_set(known_version: int) -> Shape:
+    return obj({"format": text, "format_version": version(known_version), "status": text, "label": optional(text),
+                "created_at": optional(text), "dbio_version": optional(text), "repeat": whole,
+                "members": array(obj({"name": _step_name, "status": text}, required=("name", "status"))),
+                "spread": obj(rest=_SPREAD)},
+               required=("format", "format_version", "status", "repeat", "members"))
 
 
 # -- samples.jsonl and run.json --------------------------------------------------------------------
 
 _KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": keyed(digits, count)},
                   required=("count", "sum_us", "max_us", "hist"))
-STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY}, rest=count)
+STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY}, rest=count)
 
 SAMPLE = obj({"k": whole, "t": number, "phase": optional(text), "engine": _RAW, "nodes": optional(obj(rest=_RAW)),
               "os": optional(COUNTERS), "waits": optional(obj(rest=count)),

@@ -13,7 +13,7 @@ from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, 
 from rich.text import Text
 
 from dbio import controls
-from dbio.stats.counters import delta, get
+from dbio.stats import live
 from dbio.units import format_bytes
 
 
@@ -40,6 +40,7 @@ class UI:
         self.console = console or VisibleConsole(stderr=False, highlight=False)
         self.err = VisibleConsole(stderr=True, highlight=False)
         self.quiet = quiet
+        self.metrics: Any = None  # metrics.Endpoint while --metrics-port serves (the run's observer feeds it)
 
     def say(self, message: str) -> None:
         if not self.quiet:
@@ -59,8 +60,9 @@ class UI:
             return PlainLoadProgress(self.console)
         return LoadProgress(self.console, enabled=not self.quiet)
 
-    def run_observer(self, *, sessions: int, window: float, warmup: float) -> "RunObserver":
-        return RunObserver(self, sessions=sessions, window=window, warmup=warmup)
+    def run_observer(self, *, sessions: int, window: float, warmup: float,
+                     bounds_us: list[float] | None = None) -> "RunObserver":
+        return RunObserver(self, sessions=sessions, window=window, warmup=warmup, bounds_us=bounds_us)
 
 
 class BinarySpeedColumn(ProgressColumn):
@@ -135,26 +137,35 @@ PLAIN_EVERY = 5.0  # seconds: the least time between two plain progress lines
 
 
 class RunObserver:
-    """runner.Observer: one live line with the phase and the last second's figures."""
+    """runner.Observer: one live status line (reads/s, average read, SELECT p99, writes/s, the busiest device,
+    CPU busy and steal, time left), refreshed each interval on a terminal and printed every PLAIN_EVERY seconds
+    otherwise; a finding the window's counters show is said the moment it appears (stats/live.py)."""
 
-    def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float):
+    def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float, bounds_us: list[float] | None = None):
         self.ui = ui
         self.sessions = sessions
         self.window = window
         self.warmup = warmup
+        self.bounds = list(bounds_us or [])
         self.phase_text = "starting"
         self.last: dict[str, Any] | None = None
         self.figures = ""
         self.started = time.monotonic()
+        self.measuring_since: float | None = None
+        self.findings: live.Findings | None = None
         self.enabled = not ui.quiet and ui.console.is_terminal
         self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines instead
         self.said = 0.0
-        self.live = Live(Text(""), console=ui.console, refresh_per_second=4, transient=True)
+        # drawn when something changed (each sample, each phase), not on a timer: the live view's cost
+        self.live = Live(Text(""), console=ui.console, auto_refresh=False, transient=True)
         if self.enabled:
             self.live.start()
 
     def phase(self, message: str) -> None:
         self.phase_text = message
+        if message.startswith("measuring") and self.measuring_since is None:
+            self.measuring_since = time.monotonic()
+            self.findings = live.Findings()
         if self.plain:
             self._plain(message)
         self._refresh()
@@ -169,28 +180,33 @@ class RunObserver:
     def second(self, sample: dict[str, Any]) -> None:
         """A per-second sample whose engine counters are already normalized."""
         previous, self.last = self.last, sample
-        if previous is None or not previous.get("engine") or not sample.get("engine"):
+        if self.findings is not None:
+            for finding in self.findings.check(sample):
+                self.ui.err.print(Text("dbio: now: ", style="bold yellow") + Text(finding), soft_wrap=True)
+        if previous is None:
             return
-        seconds = sample["engine"]["t"] - previous["engine"]["t"]
-        d = delta(previous["engine"], sample["engine"])
-        reads, read_ms = get(d, "data", "reads"), get(d, "client", "read_time_ms")
-        client_reads = get(d, "client", "reads")
-        if seconds <= 0 or reads is None:
+        figures = live.line(live.interval(previous, sample, self.bounds))
+        if not figures:
             return
-        self.figures = f"{reads / seconds:,.0f} reads/s"
-        if client_reads and read_ms:
-            self.figures += f" · {1000 * read_ms / client_reads:,.0f} us/read"
+        self.figures = figures
         if self.plain and time.monotonic() - self.said >= PLAIN_EVERY:
-            self._plain(f"{self.phase_text} · {self.figures}")
+            self._plain(f"{self._status()} · {self.figures}")
         self._refresh()
+
+    def _status(self) -> str:
+        status = self.phase_text
+        if self.measuring_since is not None and self.window > 0:
+            left = max(0.0, self.window - (time.monotonic() - self.measuring_since))
+            status += f" · {left:,.0f} s left"
+        return status
 
     def _refresh(self) -> None:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.started
-        line = f"{self.phase_text} · {elapsed:,.0f} s · {self.sessions} sessions" + (
+        line = f"{self._status()} · {elapsed:,.0f} s · {self.sessions} sessions" + (
             f" · {self.figures}" if self.figures else "")
-        self.live.update(Text(controls.visible(line), style="cyan"))
+        self.live.update(Text(controls.visible(line), style="cyan"), refresh=True)
 
     def close(self) -> None:
         if self.enabled:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from dbio.errors import UsageError
-from dbio.engines.base import (Capabilities, Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
+from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
                                TableJob, TableTiming, Teardown)
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
@@ -336,7 +336,7 @@ class FakeEngine:
         updates = iterations // UPDATE_EVERY if run.control.get("update_pct") else 0
         selects = iterations - updates
         select_us, update_us = rows * READ_US, update_rows * READ_US  # every row read from storage, one by one
-        hist = np.zeros((3, len(bounds) + 1), dtype=np.int64)
+        hist = np.zeros((4, len(bounds) + 1), dtype=np.int64)  # select, update, scan, hot
         hist[0, bisect.bisect_left(bounds, select_us)] = selects
         hist[1, bisect.bisect_left(bounds, update_us)] += updates
         reads = selects * rows + updates * update_rows
@@ -345,8 +345,8 @@ class FakeEngine:
                         wal_syncs=updates)
         done = done or (run.deadline is not None and end >= run.deadline - 1e-6)
         return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=0, rows=reads,
-                           think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0],
-                           max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0],
+                           think_seconds=0.0, sum_us=[selects * select_us, updates * update_us, 0.0, 0.0],
+                           max_us=[select_us if selects else 0.0, update_us if updates else 0.0, 0.0, 0.0],
                            hist=hist, slice_end=end, done=done)
 
     async def cancel_statement(self, conn: FakeConnection, timeout: float) -> bool:
@@ -360,6 +360,17 @@ class FakeEngine:
 
     async def backend_pid(self, conn: FakeConnection) -> int:
         return conn.pid
+
+    # -- the read probe: every lookup reads one block in READ_US ------------------------------
+    read_probe_method = "fake: each lookup reads one block in READ_US"
+
+    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[FakeConnection, int]:
+        conn = await self.aconnect(conninfo, application_name="dbio:probe")
+        return conn, conn.pid
+
+    async def read_probe(self, conn: FakeConnection, schema_index: int, key: int) -> ProbeRead:
+        await self.server.answer(conn)
+        return ProbeRead(blocks_read=1, read_us=READ_US)
 
     # -- statistics ------------------------------------------------------------------------
     async def prepare_monitor(self, conn: FakeConnection) -> None:

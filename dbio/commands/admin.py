@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import trust
+from dbio import output
 from dbio.collect import cgroup, host
 from dbio.config import Config
 from dbio.engines.base import SetupRecord, Teardown
@@ -206,13 +206,4 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     if out is not None and out.exists() and out.resolve() == source.resolve():
         raise UsageError(f"--out {out} is the input itself", "give another file name")
-    if out is None:
-        ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
-        return
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {out} is a directory", "give a file path")
-    try:
-        trust.write_output(out, text)
-    except OSError as exc:
-        raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
-    ui.say(f"wrote {out}")
+    output.deliver(text, out, ui)

@@ -8,7 +8,7 @@ from typing import Any
 from dbio import controls, ops_result
 from dbio import report as reports
 from dbio import result as results
-from dbio import trust
+from dbio import output, repeat_set
 from dbio.commands.sweep import load_steps
 from dbio.errors import UsageError
 from dbio.report import compare_model, ops_model
@@ -21,7 +21,7 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         raise UsageError("compare needs two or more results or sweeps", "give their directories")
     operations = {ops_result.is_ops(p) for p in paths}
     if operations == {True}:  # maintenance operations (dbio ops) side by side
-        _write(reports.render_model(ops_model.build_compare(
+        output.deliver(reports.render_model(ops_model.build_compare(
             [(label, ops_result.read(path)) for label, path in zip(input_names(paths, names), paths)]), form), out, ui)
         return
     if len(operations) > 1:
@@ -42,19 +42,31 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
                              "compare like with like")
         model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
     else:
-        model = compare_model.build([(label, results.read(path)) for label, path in zip(labels, paths)])
-    _write(reports.render_model(model, form), out, ui)
+        model = _build_runs(labels, paths)
+    output.deliver(reports.render_model(model, form), out, ui)
 
 
-def _write(text: str, out: Path | None, ui: UI) -> None:
-    if out is None:
-        ui.console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
-        return
-    try:
-        trust.write_output(out, text)
-    except OSError as exc:
-        raise UsageError(f"--out {out} cannot be written: {exc.strerror}", "choose a writable path") from None
-    ui.say(f"wrote {out}")
+def _build_runs(labels: list[str], paths: list[Path]) -> dict[str, Any]:
+    """Results side by side; an input that is a repeat set (run --repeat N) brings all its runs, and stands
+    in the sections that show one run for its median run by reads/s."""
+    named, runs = [], {}
+    for label, path in zip(labels, paths):
+        if repeat_set.is_repeat_set(path):
+            docs = [doc for _, doc in repeat_set.members(path)]
+            complete = [doc for doc in docs if doc.get("status") == "complete"] or docs
+            named.append((label, median_run(complete)))
+            runs[label] = complete
+        else:
+            doc = results.read(path)
+            named.append((label, doc))
+            runs[label] = [doc]
+    return compare_model.build(named, runs)
+
+
+def median_run(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run whose reads/s is the median (the lower middle one of an even number)."""
+    ordered = sorted(docs, key=lambda doc: compare_model.READS.value(doc.get("figures")) or 0.0)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def input_names(paths: list[Path], names: list[str] | None) -> list[str]:

@@ -20,7 +20,7 @@ from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
 MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
-NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine"}  # set per pod by the manifests
+NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine", "metrics_port", "metrics_address"}  # per pod
 
 
 NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")  # a DNS label, with room for the objects' suffixes
@@ -44,12 +44,16 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
         problem = None if value is None else k8s.syntax_problem(value, syntax)
         if problem:
             raise UsageError(f"{flag} {value!r} is not what Kubernetes takes there", problem)
+    if config.run.metrics_port == 0:
+        raise UsageError("--metrics-port 0 picks any free port, and a pod's scrape annotation names one",
+                         "give a port, e.g. --metrics-port 9464")
     plan = k8s.Plan(name=name, image=image, targets=_targets(config), pods_per_target=pods,
                     start_at=_start_at(config), run_args=tuple(run_args(config)),
                     run_seconds=config.workload.warmup + config.workload.run_time, namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
-                    password_env=registry.entry(config.connection.engine).PASSWORD_ENV)
+                    password_env=registry.entry(config.connection.engine).PASSWORD_ENV,
+                    metrics_port=config.run.metrics_port)
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
     trust.make_private_directory(out, "the manifests")

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import faults, results_dir
+from dbio import faults, metrics, results_dir
 from dbio.collect import host
 from dbio.commands import baseline as baselines
 from dbio.commands import dataset, external_script, run_files
@@ -29,6 +29,7 @@ from dbio.run.monitor import SampleWriter
 from dbio.run import dealing
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
+from dbio.sweep.document import SWEEP_FILE
 from dbio.run.readings import ONLY_NODE, answered, normalized
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
@@ -265,8 +266,13 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
-    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup)
+    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
+                               bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
+    if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
+        step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
+        ui.metrics.begin(run_id, config.run.label, step, plan.bounds_us)
+        observer = metrics.MetricsObserver(observer, ui.metrics)
     try:
         assemble.write_manifest(directory, man)
     except OSError as exc:  # nothing ran: leave no run directory behind

@@ -28,28 +28,40 @@ from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
 from dbio.errors import ConfigErrors, DbioError, Interrupted, Terminated, UsageError
 from dbio.filesystem import write_whole
-from dbio.report import sweep_model
+from dbio.report import sweep_model, verdict
+from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue
 from dbio.stats.knee import DEFAULT_GAIN, peaked
-from dbio.sweep import document, plan
+from dbio.sweep import document, plan, search
 from dbio.ui import UI
 from dbio.units import format_duration
 
 PEAK_GAIN = 0.05  # --until-peak: doubling stops when reads/s grow by less than 5%
 MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
+MAX_SEARCH_SESSIONS = 4096  # --objective's growth bound when --max-sessions is not given
 
 
 def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
           baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None,
-          op: dict[str, Any] | None = None) -> Path:
+          op: dict[str, Any] | None = None, repeat: int = 1, objective: str | None = None,
+          max_sessions: int | None = None) -> Path:
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
+    repeat: each step run this many times, interleaved (round 1 of every step, then round 2, ...);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
     its report reads the steps for (commands/capacity.py); op: each step is this maintenance operation
-    (commands/ops.sweep_op) instead of a run."""
+    (commands/ops.sweep_op) instead of a run; objective: search the session counts for the most reads/s within
+    this latency objective (sweep/search.py), growing at most to max_sessions."""
+    find = search_request(objective, max_sessions, until_peak=until_peak, op=op is not None, repeat=repeat,
+                          sessions=sessions, varies=varies)
     if op is not None and (until_peak or baseline is not None or capacity is not None or sessions):
         raise UsageError("a sweep of an operation (--op) varies knobs with --vary only",
                          "drop --until-peak, --sessions, --baseline and the capacity options")
+    if repeat < 1:
+        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
+    if repeat > 1 and (until_peak or op is not None):
+        raise UsageError("--repeat repeats the steps given; --until-peak and --op decide or time their own",
+                         "give the steps with --vary or --sessions, or drop --repeat")
     base = load_config(sources)
     if sessions:  # their syntax, and sessions given twice, before any server is reached
         plan.session_counts(sessions)
@@ -60,28 +72,64 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
         if sessions:
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
-                      peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op)
+                      peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op, repeat=repeat, find=find)
+
+
+def search_request(objective: str | None, max_sessions: int | None, *, until_peak: bool = False, op: bool = False,
+                   repeat: int = 1, sessions: str | None = None,
+                   varies: list[plan.Vary] = ()) -> dict[str, Any] | None:
+    """--objective and --max-sessions as sweep.json keeps them, or one line (exit 2) before anything runs."""
+    if objective is None:
+        if max_sessions is not None:
+            raise UsageError("--max-sessions bounds the search of --objective", "give --objective too, e.g. "
+                                                                              "--objective 'read_p99<2ms'")
+        return None
+    try:
+        slo = capacity_math.parse_slo(objective)
+    except ValueError as exc:
+        raise UsageError(f"--objective: {exc}", "e.g. --objective 'read_p99<2ms' (single reads), "
+                                                "'avg_read<500us' or 'select_p99<5ms'") from None
+    others = [name for name, given in (("--until-peak", until_peak), ("--op", op), ("--repeat", repeat > 1),
+                                       ("--sessions N1,N2,...", sessions is not None and "," in sessions),
+                                       ("--vary threads_per_schema=...",
+                                        any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies)))
+              if given]
+    if others:
+        raise UsageError(f"--objective searches the session counts itself: it takes no {', '.join(others)}",
+                         "drop them (--sessions N or --threads-per-schema N gives the first count)")
+    if max_sessions is not None and max_sessions < 1:
+        raise UsageError(f"--max-sessions {max_sessions}: at least 1 session", "e.g. --max-sessions 256")
+    return {"objective": objective.strip(), "stat": slo.stat, "limit_us": slo.limit_us,
+            "max_sessions": max_sessions or MAX_SEARCH_SESSIONS, "resolution": search.RESOLUTION,
+            "gain": search.GAIN, "answers": []}
 
 
 def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
            peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None,
-           op: dict[str, Any] | None = None) -> Path:
-    if not varies and not until_peak:
+           op: dict[str, Any] | None = None, repeat: int = 1, find: dict[str, Any] | None = None) -> Path:
+    grows = until_peak or find is not None  # the sweep adds its own steps of more sessions
+    if not varies and not grows:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
         raise UsageError("--until-peak doubles the sessions itself", "give --sessions (or threads) one start value")
     combos = plan.steps(varies) if varies else [{}]
-    if until_peak:
+    if grows:
         combos = [{**c, "threads_per_schema": c.get("threads_per_schema", str(base.workload.threads_per_schema))}
                   for c in combos]
     base_values = option_values(base)  # what sweep.json keeps: no password
     dsn = base.connection.dsn  # what this process runs with
     configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
+    if find is not None:
+        first = max(c.workload.schemas * c.workload.threads_per_schema for c in configs)
+        if first > find["max_sessions"]:
+            raise UsageError(f"--max-sessions {find['max_sessions']} is below the first count ({first} sessions)",
+                             "give a larger --max-sessions, or fewer --sessions to start with")
+        if capacity is None or not capacity.get("latency_slo"):  # its capacity section states the objective too
+            capacity = {"target_iops": None, "prices": None, **(capacity or {}), "latency_slo": find["objective"]}
     directory = base.run.results_dir / results_dir.run_name(base.run.label, "sweep")  # or the next free name
     if any(v.layout for v in varies):
         sweep_layout.check(configs, ui)
-    steps = [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
-             for i, values in enumerate(combos)]
+    steps = rounds(combos, repeat)
     doc = {"format": document.FORMAT, "format_version": document.FORMAT_VERSION, "dbio_version": __version__,
            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "label": base.run.label,
            "status": "running", "base": base_values, "vary": [[v.key, list(v.values)] for v in varies],
@@ -93,11 +141,32 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
         doc["capacity"] = capacity
     if op is not None:
         doc["op"] = op
+    if repeat > 1:
+        doc["repeat"] = repeat
+    if find is not None:
+        doc["search"] = find
     _ensure_data(configs, ui)
     directory = results_dir.claim(directory, "the sweep")
     document.write(directory, doc)
-    ui.say(f"sweep of {len(steps)}{'+' if until_peak else ''} steps in {directory}")
+    times = f" ({len(combos)} steps, {repeat} times each, interleaved)" if repeat > 1 else ""
+    ui.say(f"sweep of {len(steps)}{'+' if grows else ''} steps{times} in {directory}")
     return _execute(directory, doc, ui, dsn, baseline)
+
+
+def rounds(combos: list[dict[str, str]], repeat: int = 1) -> list[dict[str, Any]]:
+    """The steps a sweep runs, in order (pure): each combination once, or, repeated, round 1 of every
+    combination, then round 2, ...: a storage whose speed drifts over minutes then spreads over every step
+    rather than biasing the last ones. A round is named after its step (its group) with -rN."""
+    if repeat <= 1:
+        return [{"index": i + 1, "name": plan.step_name(i + 1, values), "values": values, "status": "pending"}
+                for i, values in enumerate(combos)]
+    out: list[dict[str, Any]] = []
+    for round_ in range(1, repeat + 1):
+        for i, values in enumerate(combos):
+            group = plan.step_name(i + 1, values)
+            out.append({"index": len(out) + 1, "name": f"{group}-r{round_}", "group": group, "round": round_,
+                        "values": values, "status": "pending"})
+    return out
 
 
 def resume(directory: Path, ui: UI, cwd: Path) -> Path:
@@ -128,6 +197,8 @@ def _resume(directory: Path, doc: dict[str, Any], ui: UI, cwd: Path, dsn: str | 
         if adopted is not None:  # the step finished but the sweep did not hear of it
             step["status"], step["headline"] = "complete", _headline(adopted)
             step["window_seconds"] = catalogue.value(catalogue.figures_of(adopted), "window_seconds")
+            if doc.get("search"):
+                step["probe"] = probe_record(adopted, _objective(doc))
             continue
         if path.exists():  # keep what an interrupted step left, under another name
             kept = path.with_name(f"{path.name}.{step['status']}-{int(time.time())}")
@@ -171,6 +242,8 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
     try:
         while True:
             pending = [s for s in doc["steps"] if s["status"] == "pending"]
+            if not pending and doc.get("search") and _search_next(doc, ui, dsn):
+                continue  # resumed after a probe the sweep did not decide on
             if not pending:
                 break
             outcome = _run_step(directory, doc, pending[0], ui, dsn, durations, baseline)
@@ -180,6 +253,8 @@ def _execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
                 break
             if doc.get("until_peak"):
                 _next_doubling(doc, pending[0], ui, dsn)
+            if doc.get("search"):
+                _search_next(doc, ui, dsn)
             document.write(directory, doc)
         if doc["status"] == "running":
             doc["status"] = "complete"
@@ -209,7 +284,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     done = sum(1 for s in doc["steps"] if s["status"] == "complete")
     left = sum(1 for s in doc["steps"] if s["status"] == "pending")
     eta = f", about {format_duration(sum(durations) / len(durations) * left)} left" if durations else ""
-    ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if doc.get('until_peak') else ''}] step {step['name']}{eta}")
+    grows = doc.get("until_peak") or doc.get("search")
+    ui.say(f"[{done + 1}/{len(doc['steps'])}{'+' if grows else ''}] step {step['name']}{eta}")
     config = step_config(doc["base"], step["values"], Path.cwd(), dsn)
     t0 = time.monotonic()
     step["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -234,6 +310,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["seconds"] = round(durations[-1], 3)
     step["window_seconds"] = catalogue.value(catalogue.figures_of(outcome.document), "window_seconds")
     step["headline"] = _headline(outcome.document)
+    if doc.get("search") and outcome.status == "complete":
+        step["probe"] = probe_record(outcome.document, _objective(doc))
     ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
     return outcome
 
@@ -310,6 +388,75 @@ def _next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str |
         return
     doc["steps"].insert(position, {"index": index, "name": plan.step_name(index, values), "values": values,
                                    "status": "pending"})
+
+
+def _objective(doc: dict[str, Any]) -> capacity_math.Slo:
+    return capacity_math.parse_slo(doc["search"]["objective"])
+
+
+def probe_record(result: dict[str, Any], slo: capacity_math.Slo) -> dict[str, Any]:
+    """What the search reads of a step's result: its verdict, the objective's figure, and why either fails."""
+    verdict_ = result.get("verdict") or verdict.summary(result)
+    value = catalogue.value(catalogue.figures_of(result), slo.figure)
+    why = None
+    if not verdict_.get("valid"):
+        why = "; ".join(verdict_.get("reasons") or []) or None
+    elif value is None:
+        single = catalogue.single_reads(catalogue.figures_of(result)) or {}
+        why = single.get("why") if slo.figure.startswith("single_read") else None
+        why = why or "the step has no such figure"
+    return {"valid": bool(verdict_.get("valid")), "value_us": value, "why": why}
+
+
+def _group_of(values: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in values.items() if k != "threads_per_schema"}
+
+
+def _search_next(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
+    """--objective: for each combination whose probes are all measured and whose search has no answer yet,
+    the next probe (inserted after its last step) or its answer (recorded, and said); True when a probe was
+    added."""
+    find = doc["search"]
+    slo = _objective(doc)
+    answered = {a["group"] for a in find["answers"]}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for step in doc["steps"]:
+        label = ", ".join(f"{k}={v}" for k, v in _group_of(step["values"]).items())
+        groups.setdefault(label, []).append(step)
+    added = False
+    for label, steps in groups.items():
+        if label in answered or any(s["status"] != "complete" or "probe" not in s for s in steps):
+            continue
+        schemas = int(steps[0]["values"].get("schemas", doc["base"]["schemas"]))
+        probes = [search.Probe(s["name"], int(s["values"]["threads_per_schema"]),
+                               int(s["values"]["threads_per_schema"]) * schemas,
+                               (s.get("headline") or {}).get("reads_per_s"), s["probe"]["value_us"],
+                               s["probe"]["valid"], s["probe"]["why"]) for s in steps]
+        decision = search.decide(probes, slo, max(1, find["max_sessions"] // schemas), gain=find["gain"],
+                                 resolution=find["resolution"])
+        prefix = f"{label}: " if label else ""
+        if decision.threads is None:
+            find["answers"].append({"group": label, "line": decision.line, "best": decision.best,
+                                    "reason": decision.reason, "probes": len(probes)})
+            ui.say(f"    answer: {prefix}{decision.line}")
+            continue
+        values = {**steps[-1]["values"], "threads_per_schema": str(decision.threads)}
+        try:
+            step_config(doc["base"], values, Path.cwd(), dsn)
+        except UsageError as exc:
+            find["answers"].append({"group": label, "line": f"the search stopped: {exc}", "best": None,
+                                    "reason": "refused", "probes": len(probes)})
+            ui.say(f"    {prefix}the search stopped: {exc}")
+            continue
+        index = len(doc["steps"]) + 1
+        doc["steps"].insert(doc["steps"].index(steps[-1]) + 1, {
+            "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
+        verb = "grows to" if decision.reason == "grow" else "bisects at"
+        ui.say(f"    {prefix}{slo.text()}: {probes[-1].sessions} session{'s' if probes[-1].sessions != 1 else ''} "
+               f"{'met it' if search.met(slo, probes[-1]) else 'did not'}; the search {verb} "
+               f"{decision.threads * schemas} sessions")
+        added = True
+    return added
 
 
 def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, dsn: str | None) -> Config:

@@ -201,12 +201,22 @@ class SliceResult:
     scans: int
     rows: int
     think_seconds: float
-    sum_us: list[float]  # per kind: select, update, scan
+    sum_us: list[float]  # per kind: select, update, scan, hot (run/tally.KINDS)
     max_us: list[float]
-    hist: Any  # [kind][bucket]: a (3, buckets) array
+    hist: Any  # [kind][bucket]: a (4, buckets) array
     slice_end: float  # server clock, epoch seconds
     done: bool
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
+    hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
+
+
+@dataclass(frozen=True)
+class ProbeRead:
+    """What one read-probe lookup read (run/read_probe.py): blocks from outside the engine's cache, and
+    the engine's own timer around those reads (us; None: not timed)."""
+
+    blocks_read: int
+    read_us: float | None
 
 
 class Operations(Protocol):
@@ -323,6 +333,14 @@ class Engine(Protocol):
     # the processes that do the sessions' reads for them (PostgreSQL's I/O workers): their wait for a CPU lies
     # within the reads
     async def read_helper_pids(self, conn: Any) -> list[int]: ...
+
+    # the read probe (run/read_probe.py): one connection beside the sessions that looks up single rows by the
+    # loop's key and access path and times each read with the engine's own timer; connecting raises DbioError
+    # (why) when this engine or role cannot time single reads. Returns the connection and its server pid.
+    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[Any, int]: ...
+    async def read_probe(self, conn: Any, schema_index: int, key: int) -> ProbeRead: ...
+    # how the probe's reads are timed, for the report ("EXPLAIN (ANALYZE, BUFFERS) with track_io_timing")
+    read_probe_method: str
 
     # maintenance operations (dbio ops): raises UsageError when the engine has none
     def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,

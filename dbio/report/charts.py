@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 import matplotlib
 
 matplotlib.use("svg")
+import matplotlib.dates  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -138,7 +140,16 @@ def latency_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str
     return None if fig is None else _svg(fig)
 
 
-def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None) -> Figure | None:
+def single_read_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str | None:
+    """Single reads' latency as the engine timed each (the read probe), drawn as the statements' are."""
+    fig = histogram_figure(histograms, title="Single read latency histogram (the engine's timer, read probe)",
+                           ylabel="share of reads (log scale)")
+    return None if fig is None else _svg(fig)
+
+
+def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None, *,
+                     title: str = "Statement latency histogram",
+                     ylabel: str = "share of statements (log scale)") -> Figure | None:
     """Bars on a log scale, so the tail's few statements show beside the bulk, with where the first
     kind's (SELECT's) p50, p99 and p99.9 fall."""
     histograms = histograms or {}
@@ -165,9 +176,9 @@ def histogram_figure(histograms: dict[str, list[dict[str, Any]]] | None) -> Figu
         ax.axvline(x, color="#333333", lw=1.0, ls=styles[q], label=f"{names.get(kinds[0], kinds[0])} p{q:g}")
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
     ax.set_xticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylabel("share of statements (log scale)")
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title("Statement latency histogram", loc="left", fontsize=10)
+    ax.set_title(title, loc="left", fontsize=10)
     return fig
 
 
@@ -254,12 +265,24 @@ def sweep_iops(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], [p["iops"] for p in line["points"]], marker="o", ms=3,
                         label=line["label"])
         _raw_curve(ax, line, "raw_iops", drawn[0].get_color())
+        _error_bars(ax, line, "iops", drawn[0].get_color())
     _not_storage(ax, lines, "x", "iops")
     _sweep_x(ax, curves)
     ax.set_ylabel("reads/s")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, frameon=False)
     return _svg(fig)
+
+
+def _error_bars(ax: Any, line: dict[str, Any], key: str, color: str, value_key: str | None = None) -> None:
+    """sweep --repeat: each point's min and max over its step's rounds, as a bar through its median."""
+    points = [p for p in line["points"] if p.get(f"{key}_low") is not None and p.get(value_key or key) is not None]
+    if not points:
+        return
+    ys = [p[value_key or key] for p in points]
+    ax.errorbar([p["x"] for p in points], ys, yerr=[[y - p[f"{key}_low"] for y, p in zip(ys, points)],
+                                                      [p[f"{key}_high"] - y for y, p in zip(ys, points)]],
+                fmt="none", ecolor=color, elinewidth=1, capsize=3)
 
 
 def sweep_latency(curves: dict[str, Any] | None) -> str | None:
@@ -271,6 +294,7 @@ def sweep_latency(curves: dict[str, Any] | None) -> str | None:
         drawn = ax.plot([p["x"] for p in line["points"]], _none_nan([p["latency_us"] for p in line["points"]]),
                         marker="o", ms=3, label=line["label"])
         _raw_curve(ax, line, "raw_latency_us", drawn[0].get_color())
+        _error_bars(ax, line, "latency", drawn[0].get_color(), "latency_us")
         # the part of each read the sessions spent queued for a CPU: how much of the rise is the host's (a per-read
         # figure: not under a curve of statement latency)
         if all(p["read_latency"] for p in line["points"]):
@@ -377,4 +401,31 @@ def overlay_histogram(histograms: dict[str, list[dict[str, Any]]] | None) -> str
     ax.set_ylabel("% of SELECTs")
     ax.legend(fontsize=8, frameon=False)
     ax.set_title("SELECT latency histogram, side by side", loc="left", fontsize=10)
+    return _svg(fig)
+
+
+def history_trend(trend: dict[str, Any] | None) -> str | None:
+    """Reads/s of each configuration's runs over time; a ring marks a change beyond the runs' noise, a cross a
+    run that did not measure storage (its reads/s are not the storage's)."""
+    groups = {name: g for name, g in (trend or {}).items() if g.get("t")}
+    if not groups:
+        return None
+    fig = Figure(figsize=(WIDTH, HEIGHT + 0.6))
+    ax = fig.add_subplot()
+    for name, g in groups.items():
+        when = [datetime.fromtimestamp(t, timezone.utc) for t in g["t"]]
+        line, = ax.plot(when, _none_nan(g["reads_per_s"]), lw=1.2, marker="o", ms=3, label=name)
+        for t, v, valid, beyond in zip(when, g["reads_per_s"], g["valid"], g["beyond"]):
+            if v is None:
+                continue
+            if not valid:
+                ax.plot([t], [v], marker="x", ms=7, color="#b03a48", ls="none")
+            if beyond:
+                ax.plot([t], [v], marker="o", ms=10, mfc="none", mec=line.get_color(), mew=1.5, ls="none")
+    ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+    ax.set_ylabel("reads/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title("Physical reads/s over time, by configuration (ring: change beyond the runs' noise; "
+                 "x: not a storage result)", loc="left", fontsize=9)
     return _svg(fig)

@@ -12,7 +12,7 @@ from typing import Any
 from dbio.report import fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.report.tables import table
-from dbio.stats import catalogue, compare, series
+from dbio.stats import catalogue, compare, series, spread
 from dbio.stats.catalogue import STATEMENT_LABELS, figures_of
 from dbio.stats.counters import get
 
@@ -36,9 +36,16 @@ CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settin
 IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir", "environment.storage.data_directory.path")
 
 
-def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+Runs = dict[str, list[dict[str, Any]]]  # each input's repeated runs (run --repeat), by its name
+
+
+def build(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> dict[str, Any]:
+    """named: each input's name and its result (for a repeat set, its median run); runs: each input's runs
+    when any input is a repeat set (a single result: a list of one), judged by their run-to-run spread."""
     names = [n for n, _ in named]
-    sections = [_context(named), _figures(named), conditions_section(named), _histograms(named)]
+    runs = runs if runs and any(len(docs) > 1 for docs in runs.values()) else None
+    sections = [_context(named), *([repeats_section(named, runs)] if runs else []), _figures(named, runs),
+                conditions_section(named), _histograms(named)]
     findings = []
     differed = conditions_differ(named)
     if differed:
@@ -62,7 +69,7 @@ def build(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "title": "dbio compare: " + " vs ".join(names),
         "run": {"status": "complete", "run_id": ", ".join(str(d.get("run_id")) for _, d in named),
                 "dbio_version": named[0][1].get("dbio_version")},
-        "headline_text": _headline_text(named),
+        "headline_text": _headline_text(named, runs),
         "headline": [],
         "findings": findings,
         "sections": [s for s in sections if s.get("tables") or s.get("lines") or s.get("pairs")],
@@ -149,7 +156,9 @@ def _marked(name: str, doc: dict[str, Any]) -> str:
     return f"{name} {verdict.INVALID_MARK}" if verdict.invalid(doc) else name
 
 
-def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _figures(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> dict[str, Any]:
+    """The headline figures side by side; with repeated runs, each side's value is the median of its runs and the
+    verdict judges the difference of the medians against the runs' spread (stats/spread.py)."""
     base_name, base = named[0]
     columns, kinds = [""], ["text"]
     columns.append(_marked(base_name, base))
@@ -161,23 +170,67 @@ def _figures(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(figures_of(doc)) is not None for _, doc in named))
     at = FIGURES.index(LATENCY) + 1  # beside the latency it is part of
     shown = FIGURES[:at] + measured + FIGURES[at:]
+
+    def value(fig: catalogue.Figure, name: str, doc: dict[str, Any]) -> Any:
+        if runs is None:
+            return fig.value(figures_of(doc))
+        found = spread.spread([fig.value(figures_of(d)) for d in runs[name]])
+        return None if found is None else found.median
+
     for fig in shown + (EFFICIENCY if _all_have_baseline(doc for _, doc in named) else ()):
-        row = [fig.label, {"value": fig.value(figures_of(base)), "kind": fig.kind}]
-        for _, doc in named[1:]:
-            change = fig.change(figures_of(base), figures_of(doc))
-            judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
+        row = [fig.label, {"value": value(fig, base_name, base), "kind": fig.kind}]
+        for name, doc in named[1:]:
+            change = catalogue.Change(fig, value(fig, base_name, base), value(fig, name, doc))
+            if runs is not None:
+                judged = spread.judge(*[[fig.value(figures_of(d)) for d in runs[n]] for n in (base_name, name)]).words()
+            else:
+                judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
             row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
                     plain_pct(change.base, change.other, change.pct), judged]
         rows.append(_one_unit(row) if fig.kind == "us" else row)
-    note = (f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
-            f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when it "
-            f"does not; 'unstable' when a run's interval-to-interval variation exceeds {compare.UNSTABLE_CV:.0f}%; "
-            f"'too few samples' under {compare.MIN_INTERVALS} measured intervals.")
+    if runs is not None:
+        notes = [f"each value is the median of the input's runs (run --repeat N); verdict: '{spread.BEYOND}' when "
+                 f"the two inputs' runs do not overlap (every run of one above every run of the other), a separation "
+                 f"whose chance under no difference is given (at most {spread.MAX_CHANCE:g}); '{spread.WITHIN}' when "
+                 f"they overlap; '{spread.TOO_FEW}' when a separation could come by chance alone "
+                 f"({spread.MIN_RUNS} runs a side are the fewest that can show one)"]
+    else:
+        notes = [f"verdict: 'real' when the difference of the means exceeds twice its standard error, estimated from "
+                 f"{compare.BATCHES} batches of consecutive intervals (neighbouring intervals are alike); 'noise' when "
+                 f"it does not; 'unstable' when a run's interval-to-interval variation exceeds "
+                 f"{compare.UNSTABLE_CV:.0f}%; 'too few samples' under {compare.MIN_INTERVALS} measured intervals.",
+                 ONE_RUN_EACH]
     invalid = [name for name, doc in named if verdict.invalid(doc)]
-    notes = [note] + ([f"{verdict.not_storage(invalid)} (the engine counted the reads as physical, but storage was "
-                       "not shown to serve them; the findings say why)"] if invalid else [])
-    return {"id": "figures", "title": f"Headline figures (deltas against {base_name})",
+    notes += [f"{verdict.not_storage(invalid)} (the engine counted the reads as physical, but storage was "
+              "not shown to serve them; the findings say why)"] if invalid else []
+    medians = " (medians of repeated runs)" if runs is not None else ""
+    return {"id": "figures", "title": f"Headline figures{medians} (deltas against {base_name})",
             "tables": [table("compare_figures", "", columns, kinds, rows, notes)]}
+
+
+ONE_RUN_EACH = (f"one run each: the verdict sees each run's own interval-to-interval noise, not run-to-run noise "
+                f"(the storage's drift, the cache's state, other work between runs); repeat with "
+                f"--repeat {spread.MIN_RUNS} to judge run-to-run noise")
+
+
+def repeats_section(named: list[tuple[str, dict[str, Any]]], runs: Runs) -> dict[str, Any]:
+    """Each input's runs: the spread of each headline figure (median, min, max, how far apart), and which run
+    stands for the input in the sections that show one run (its median run by reads/s)."""
+    rows = []
+    for name in (n for n, _ in named):
+        for fig_name in ("reads_per_s", "avg_read_us"):
+            fig = catalogue.figure(fig_name)
+            found = spread.spread([fig.value(figures_of(d)) for d in runs[name]])
+            if found is None:
+                continue
+            rows.append([name, fig.label, found.n, {"value": found.median, "kind": fig.kind},
+                         {"value": found.low, "kind": fig.kind}, {"value": found.high, "kind": fig.kind},
+                         found.spread_pct])
+    lines = [f"{name}: the differences, conditions and histograms shown are those of its median run by reads/s, "
+             f"{doc.get('run_id')}" for name, doc in named if len(runs[name]) > 1]
+    return {"id": "repeats", "title": "Run-to-run spread", "lines": lines, "tables": [table(
+        "compare_repeats", "", ["", "figure", "runs", "median", "min", "max", "(max - min) / median %"],
+        ["text", "text", "count", "mixed", "mixed", "mixed", "pct"], rows)]}
 
 
 # A relative change beyond this (in %) says nothing a reader can use ("+296658.5%" for writes that went
@@ -246,7 +299,9 @@ def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     return {"lines": lines}
 
 
-def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
+def _headline_text(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> str:
+    if runs is not None:
+        return _repeated_headline(named, runs)
     base_name, base = named[0]
     parts = []
     for name, doc in named[1:]:
@@ -270,6 +325,19 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]]) -> str:
     return "; ".join(parts)
 
 
+def _repeated_headline(named: list[tuple[str, dict[str, Any]]], runs: Runs) -> str:
+    """Medians said to be medians, and the verdict of reads/s against the runs' spread."""
+    base_name = named[0][0]
+    parts = []
+    for name, doc in named[1:]:
+        judged = spread.judge(*[[READS.value(figures_of(d)) for d in runs[n]] for n in (base_name, name)])
+        counts = f"{len(runs[name])} vs {len(runs[base_name])} runs"
+        pct = judged.median_pct
+        text = f"{name} vs {base_name}: median reads/s " + (f"{pct:+.1f}%" if pct is not None else "-")
+        parts.append(f"{text} ({counts}), {judged.words()}")
+    return "; ".join(parts)
+
+
 def _all_have_baseline(docs: Any) -> bool:
     return all(EFFICIENCY_READS.value(figures_of(doc)) is not None for doc in docs)
 
@@ -289,14 +357,13 @@ def _show(value: Any) -> str:
 def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps side by side: steps matched by the values they varied."""
     names = [n for n, _, _ in named]
-    keyed = [(name, {_step_key(s): step_row(s, steps.get(s["name"])) for s in doc["steps"]})
-             for name, doc, steps in named]
+    keyed = [(name, {_step_key(r): r for r in _step_rows(doc, steps)}) for name, doc, steps in named]
     all_keys: list[str] = []
     for _, rows in keyed:
         all_keys += [k for k in rows if k not in all_keys]
     curves = []
     for name, doc, steps in named:
-        for curve in sweep_model.curves(doc, [step_row(s, steps.get(s["name"])) for s in doc["steps"]]):
+        for curve in sweep_model.curves(doc, _step_rows(doc, steps)):
             curves.append({**curve, "label": f"{name}: {curve['label']}"})
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare-sweeps",
@@ -357,6 +424,12 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
         rows.append(row)
     notes = ["efficiency: the database's reads/s / fio's at the step's sessions (sweep --baseline)"] if raw else []
     return table("compare_steps", "", columns, kinds, rows, notes)
+
+
+def _step_rows(doc: dict[str, Any], steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A sweep's rows, one per step: a repeated sweep's (--repeat N) the medians of each step's rounds."""
+    rows = [step_row(s, steps.get(s["name"])) for s in doc["steps"]]
+    return sweep_model.repeated_rows(rows) if (doc.get("repeat") or 1) > 1 else rows
 
 
 def _step_key(step: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section,
-                         shape_section, verdict, window_sections, words)
+                         shape_section, single_read_section, verdict, window_sections, words)
 from dbio.report.tables import table
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
@@ -56,6 +56,10 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
     }
+    single_reads = single_read_section.chart_data(f) if measured else {}
+    if single_reads:  # only with a read probe's reads, so results without one render as before
+        model["single_reads"] = single_reads
+        model["charts"].insert(3, ["single_read_histogram", "single_reads"])
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:  # only beside a baseline, so results without one render as before
         model["efficiency_text"] = efficiency
@@ -77,6 +81,7 @@ def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, 
     sections.append(baseline_section.section(doc))
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
+                     single_read_section.section(f, get(doc, "capabilities", "direct_io")),
                      window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
                      layout_section.section(doc, f), shape_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]

@@ -11,7 +11,8 @@ from typing import Any
 
 from dbio.report import capacity_section, verdict
 from dbio.report.tables import table
-from dbio.stats import catalogue
+from dbio.stats import capacity as capacity_math
+from dbio.stats import catalogue, spread
 from dbio.stats import knee as knee_math
 from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
@@ -35,6 +36,7 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
     resolved = {**w, **(get(doc or {}, "config", "instance") or {})}
     return {
         "step": step["name"], "status": step["status"], "values": step["values"],
+        "group": step.get("group") or step["name"], "round": step.get("round"),  # sweep --repeat: its rounds
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
         "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
@@ -43,10 +45,66 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
+SPREAD_FIGURES = ("reads_per_s", "avg_read_us")  # whose spread over a step's rounds the report shows
+
+
+def repeated_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """sweep --repeat N: one row per step from the rows of its rounds (pure), each figure the median of the
+    rounds that completed, with the spread of reads/s and the average read; the step is complete when every
+    round is, otherwise it carries the first other status of its rounds."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rounds:
+        groups.setdefault(row["group"], []).append(row)
+    out = []
+    for name, members in groups.items():
+        done = [r for r in members if r["status"] == "complete"]
+        status = next((r["status"] for r in members if r["status"] != "complete"), "complete")
+        row = {**members[0], "step": name, "status": status, "rounds": len(members), "rounds_complete": len(done),
+               "invalid": any(r["invalid"] for r in done), "caveats": next((r["caveats"] for r in done), [])}
+        for key in STEP_FIGURES:
+            found = spread.spread([r[key] for r in done])
+            row[key] = None if found is None else found.median
+        row["spread"] = {key: found.to_dict() for key in SPREAD_FIGURES
+                         if (found := spread.spread([r[key] for r in done])) is not None}
+        out.append(row)
+    return out
+
+
+def _error_bars(row: dict[str, Any]) -> dict[str, Any]:
+    """A point's min and max over its step's rounds (sweep --repeat), for the charts' error bars."""
+    reads, latency = ((row.get("spread") or {}).get(key) for key in SPREAD_FIGURES)
+    out: dict[str, Any] = {}
+    if reads and reads["n"] > 1:
+        out.update(iops_low=reads["min"], iops_high=reads["max"])
+    if latency and latency["n"] > 1 and row["avg_read_us"] is not None:
+        out.update(latency_low=latency["min"], latency_high=latency["max"])
+    return out
+
+
+def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """sweep --repeat: each step's median and spread over its rounds."""
+    if (doc.get("repeat") or 1) <= 1:
+        return None
+    table_rows = []
+    for r in rows:
+        reads, latency = ((r.get("spread") or {}).get(key) for key in SPREAD_FIGURES)
+        table_rows.append([r["step"], f"{r['rounds_complete']} of {r['rounds']}",
+                           *(reads[k] if reads else None for k in ("median", "min", "max", "spread_pct")),
+                           *(latency[k] if latency else None for k in ("median", "min", "max"))])
+    note = (f"each step ran {doc['repeat']} times, interleaved (round 1 of every step, then round 2, ...), so a "
+            "storage whose speed drifts spreads over every step rather than biasing one; the summary, curves and "
+            "knees use each step's medians; apart: (max - min) / median")
+    return {"id": "repeats", "title": "Run-to-run spread", "tables": [table(
+        "sweep_repeats", "", ["Step", "Rounds", "Reads/s median", "min", "max", "apart %", "Avg read median", "min",
+                              "max"],
+        ["text", "text", READS.kind, READS.kind, READS.kind, "pct", LATENCY.kind, LATENCY.kind, LATENCY.kind],
+        table_rows, [note])]}
+
+
 def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
     """(x knob, the knobs that tell curves apart)."""
     varied = [key for key, values in doc.get("vary") or [] if len(values) > 1]
-    if doc.get("until_peak") and "threads_per_schema" not in varied:
+    if (doc.get("until_peak") or doc.get("search")) and "threads_per_schema" not in varied:
         varied = ["threads_per_schema", *varied]
     counted = [k for k in varied if k in (doc.get("counted") or ())]  # the 1-to-N devices study
     x = "threads_per_schema" if "threads_per_schema" in varied else \
@@ -72,7 +130,8 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
                           if r["avg_read_us"] is not None else r["select_mean_us"],
                           "read_latency": r["avg_read_us"] is not None, "step": r["step"],
                           "cpu_wait_us": r["cpu_wait_in_read_us"], "invalid": r["invalid"],
-                          "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"]}
+                          "raw_iops": r["raw_reads_per_s"], "raw_latency_us": r["raw_avg_read_us"],
+                          **_error_bars(r)}
                          for r in members), key=lambda p: _order(p["x"]))
         out.append({"label": label, "points": points})
     return out
@@ -110,7 +169,8 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         from dbio.report import ops_model
 
         return ops_model.build_sweep(doc, step_docs)
-    rows = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
+    rounds = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
+    rows = repeated_rows(rounds) if (doc.get("repeat") or 1) > 1 else rounds
     curve_list = curves(doc, rows)
     x_key, _ = axes(doc)
     knee_lines = knees(doc, curve_list)
@@ -118,9 +178,11 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
     best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
                key=lambda r: r["reads_per_s"], default=None)
     sections = [
-        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rows, step_docs)},
+        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rounds, step_docs)},
+        search_section(doc),
         {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
-        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rows)},
+        repeats_section(doc, rows),
+        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rounds)},
         capacity_section.section(doc, curve_list, step_docs, capacity or doc.get("capacity"),
                                  by_sessions=x_key == "threads_per_schema"),
     ]
@@ -128,14 +190,42 @@ def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
         "format": FORMAT, "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
         "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": _headline_text(best, rows),
+        "headline_text": _search_text(doc) or _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
-        "findings": _findings(doc, rows, step_docs)[:20],
+        "findings": _findings(doc, rounds, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": _x_label(doc, x_key), "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
     }
+
+
+def _answers(doc: dict[str, Any]) -> list[str]:
+    """sweep --objective: each searched combination's answer, named when there are several."""
+    answers = (doc.get("search") or {}).get("answers") or []
+    return [f"{a['group']}: {a['line']}" if a["group"] else a["line"] for a in answers]
+
+
+def _search_text(doc: dict[str, Any]) -> str | None:
+    return "; ".join(_answers(doc)) or None
+
+
+def search_section(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """sweep --objective: the objective, each answer, and the counts probed in the order the search ran them."""
+    find = doc.get("search")
+    if not find:
+        return None
+    slo = capacity_math.parse_slo(find["objective"])
+    schemas = (doc.get("base") or {}).get("schemas") or 1
+    order = [int(s["values"].get("threads_per_schema", 1)) * int(s["values"].get("schemas", schemas))
+             for s in doc["steps"] if s["status"] == "complete"]
+    lines = [f"objective: {slo.text()} ({slo.label}), sessions doubled while it was met and reads/s grew by "
+             f"{100 * find['gain']:.0f}% or more (at most {find['max_sessions']}), then bisected to within "
+             f"{100 * find['resolution']:.0f}% (or adjacent counts); only a VALID step can meet it",
+             f"probed {len(order)} session counts in this order: {', '.join(str(n) for n in order)}"]
+    answers = _answers(doc)
+    lines += [f"answer: {line}" for line in answers] or ["no answer yet: the search did not finish"]
+    return {"id": "search", "title": "Search", "lines": lines}
 
 
 def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
@@ -176,8 +266,10 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
     base = doc.get("base") or {}
     pairs = [
         ["Status", f"{str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps complete"],
-        ["Varied", "; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
-                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "")],
+        ["Varied", ("; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
+                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "") +
+                   (f" (sessions searched for the most reads/s within {doc['search']['objective']})"
+                    if doc.get("search") else "")).strip()],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after {format_duration(base.get('warmup') or 0)}"
                   f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(step_docs))],

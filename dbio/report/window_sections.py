@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report.tables import present_sum, table
-from dbio.stats import catalogue
+from dbio.stats import catalogue, hotspot
 from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
@@ -244,6 +244,9 @@ def validity_lines(f: dict[str, Any], cache_name: str) -> list[str]:
     if per_row is not None:
         lines.append(f"{per_row:.2f} blocks read per row of the range statements: "
                      f"{min(100.0, 100 * per_row):.0f}% of those rows came from storage (one row per block)")
+    hot = hotspot.line(catalogue.hotspot(f))
+    if hot is not None:  # a SLOB hot spot: its memory part apart from the storage part
+        lines.append(hot)
     if miss is not None:
         lines.append(f"{miss:.1f}% of block requests (table and index) missed shared buffers "
                      f"({value(f, 'buffer_hit_pct'):.1f}% hits)")

@@ -170,7 +170,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     watch.see(window["end"])
     begin, end = window["begin"], without_ended_sessions(window["end"], outcome.sessions)
     node_totals = _node_tallies(outcome, [n["name"] for n in nodes])
-    figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"], reset=watch.counters())
+    figures = _figures(man, outcome.totals, begin, end, window, man["capabilities"], reset=watch.counters(),
+                       read_probe=outcome.read_probe)
     return {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
@@ -191,7 +192,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
                         outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
                         [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
-                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]))
+                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]),
+                        outcome.read_probe.get(node["name"]))
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
@@ -204,6 +206,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "normalized": {"begin": begin["engine"] if begin else None, "end": end["engine"] if end else None},
         "totals": outcome.totals.counts(),
         "histograms": outcome.totals.histograms(plan["bounds_us"]),
+        "read_probe": outcome.read_probe,  # each node's probe lookups (run/read_probe.py), its figures' source
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
         "stalls": _stalls(series, outcome.clock, outcome.window_start, window["seconds"], man["config"]["workload"]),
@@ -310,7 +313,8 @@ def _node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:
 
 def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, end: dict[str, Any] | None,
              window: dict[str, Any], caps: dict[str, Any], node: str | None = None,
-             own: tuple[set[str], set[str]] | None = None, reset: list[str] | None = None) -> dict[str, Any]:
+             own: tuple[set[str], set[str]] | None = None, reset: list[str] | None = None,
+             read_probe: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The window's figures: the run's total, or one node's (node). A node's host figures are the
     run's when it is the run's one node; of several, each has only its own processes' CPU and its
     own devices (own: its sessions' pids and its devices), the host's CPU being the run's. reset: the
@@ -332,7 +336,7 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
         "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"],
-        "reset_counters": reset or []})
+        "reset_counters": reset or [], "read_probe": read_probe or None})
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:
@@ -351,7 +355,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
           window: dict[str, Any], tally: Tally | None, series: list[dict[str, Any]] | None,
           waits: dict[str, int] | None, sessions: list[Session], start: dict[str, Any] | None,
           lost: dict[str, Any] | None = None, window_start: float | None = None,
-          reset: list[str] | None = None) -> dict[str, Any]:
+          reset: list[str] | None = None, probe: dict[str, Any] | None = None) -> dict[str, Any]:
     name = node["name"]
     own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     if lost is not None:  # its server stopped: its figures cover the window up to its last reading
@@ -365,7 +369,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
            # a recovered run of several nodes lost which session ran where: no statement figures per node
            "figures": None if tally is None else _figures({**man, "server": node["server"]}, tally, begin, end,
                                                           window, node["capabilities"], node=name, own=own,
-                                                          reset=reset)}
+                                                          reset=reset, read_probe={name: probe} if probe else None)}
     if series is not None:
         out["series"] = series
         if out["figures"] and out["figures"].get("replication"):

@@ -21,6 +21,7 @@ from dbio.run import agreed, dealing
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
 from dbio.run.monitor import NodeProbe, WaitTarget
+from dbio.run.read_probe import ReadProbe
 from dbio.run.sessions import Session
 
 
@@ -79,6 +80,7 @@ class NodeRun:
     monitor_conn: Any = None
     wait_conn: Any = None
     released_at: float | None = None  # this host's clock, when the node's barrier was opened
+    read_probe: ReadProbe | None = None  # its single reads' latency, sampled beside the sessions (read_probe.py)
 
     @property
     def engine(self) -> Engine:
@@ -148,12 +150,15 @@ class NodeRun:
         return out
 
     # -- monitoring ------------------------------------------------------------------------------
-    async def open_monitoring(self) -> Monitoring:
-        """Its monitoring and wait-sampling connections; with the server's helper processes and
-        the processes serving those connections (for the CPU accounts, when the node is local)."""
+    async def open_monitoring(self, access_path: str = "index") -> Monitoring:
+        """Its monitoring and wait-sampling connections (and its read probe's, when it has one); with the
+        server's helper processes and the processes serving those connections (for the CPU accounts, when
+        the node is local)."""
         engine, node = self.engine, self.node
         self.monitor_conn = await engine.aconnect(node.conninfo, application_name="dbio:monitor")
         self.wait_conn = await engine.aconnect(node.conninfo, application_name="dbio:waits")
+        if self.read_probe is not None:
+            await self.read_probe.open(node.conninfo, access_path)
         await engine.prepare_monitor(self.monitor_conn)
         pids = [s.pid for s in self.sessions if s.pid]
         opened = Monitoring(NodeProbe(node.name, engine, self.monitor_conn, node.info, self.run_id),
@@ -162,10 +167,13 @@ class NodeRun:
             opened.background = await engine.background_pids(self.monitor_conn, pids)
             opened.read_helpers = await engine.read_helper_pids(self.monitor_conn)
             opened.overhead = [await engine.backend_pid(c) for c in (self.monitor_conn, self.wait_conn)]
+            if self.read_probe is not None and self.read_probe.pid:
+                opened.overhead.append(self.read_probe.pid)  # dbio's own measuring, not the sessions' work
         return opened
 
     def monitoring_connections(self) -> list[Any]:
-        return [c for c in (self.monitor_conn, self.wait_conn) if c is not None]
+        probe = self.read_probe.conn if self.read_probe is not None else None
+        return [c for c in (self.monitor_conn, self.wait_conn, probe) if c is not None]
 
     async def close_monitoring(self) -> None:
         for conn in self.monitoring_connections():

@@ -24,6 +24,7 @@ from dbio.run.identity import new_run_id
 from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
+from dbio.run.read_probe import ReadProbe
 from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import ABANDONED_WAIT, Stopping
@@ -71,6 +72,7 @@ class RunOutcome:
     node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed.py)
     start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
     lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
+    read_probe: dict[str, dict[str, Any]] = field(default_factory=dict)  # per node: its probe's reads (read_probe.py)
 
 
 @dataclass
@@ -105,6 +107,10 @@ class _Coordinator:
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
                       for node in ctx.nodes]
+        for r in self.nodes:  # the schemas its sessions read, at their scale
+            r.read_probe = ReadProbe(r.engine, ctx.plan.bounds_us, [s.schema_index for s in r.sessions],
+                                     int(ctx.plan.control.get("scale") or 0), seed=self.run_id)
+        self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
         self.status, self.reason = "complete", None
@@ -207,7 +213,8 @@ class _Coordinator:
     async def _open_monitoring(self) -> None:
         opened, runs = [], []
         for r in self.nodes:
-            got = None if r.node.name in self.lost else await self._on_node(r.node.name, r.open_monitoring())
+            got = None if r.node.name in self.lost else \
+                await self._on_node(r.node.name, r.open_monitoring(self.ctx.access_path))
             if got is not None:  # None: lost meanwhile (frozen): not monitored, as a node lost later no longer is
                 opened.append(got)
                 runs.append(r)
@@ -279,6 +286,9 @@ class _Coordinator:
                                                          "phase": "warmup", **first, "waits": {}, "statements": None})
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
+        for r in self.nodes:
+            if r.node.name not in self.lost:  # a node lost before the start has no probe to run
+                self.background.append(asyncio.create_task(r.read_probe.run(lambda: self.probing, self.sampler_stop)))
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
@@ -376,6 +386,7 @@ class _Coordinator:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
+        self.probing = False
         if self.window_start is None:
             return
         reading = None if early is None else await early[0]  # bounded: each node answers, or is lost
@@ -393,10 +404,11 @@ class _Coordinator:
         self.waits.in_window = False
         boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
         last = self.plan.grid.key(boundary)
-        await asyncio.to_thread(self.ctx.samples.write, {
-            "k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
-            "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
-            **self.counts.record(last, final=True), "final": True})
+        record = {"k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
+                  "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
+                  **self.counts.record(last, final=True), "final": True}
+        self.ctx.observer.second(record)  # the window's last reading: where the figures end
+        await asyncio.to_thread(self.ctx.samples.write, record)
 
     async def _reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
         """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
@@ -441,7 +453,9 @@ class _Coordinator:
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
             node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
             released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
-            lost_nodes=self.lost)
+            lost_nodes=self.lost,
+            read_probe={r.node.name: r.read_probe.record(getattr(r.engine, "read_probe_method", "")) for r in self.nodes
+                        if r.read_probe is not None})
 
     # -- steps -------------------------------------------------------------------------
     def _on_results_error(self, exc: OSError) -> None:
@@ -584,8 +598,11 @@ class _Coordinator:
 
     def _open_window(self) -> None:
         self.in_window = True
+        self.probing = True
         self.waits.in_window = True
         self._event("window_open", "measured window opened")
+        if self.begin is not None:  # the window's first reading: its counters are where the figures start
+            self.ctx.observer.second(self.begin)
         if self.ctx.on_window is not None:
             self.ctx.on_window("open")
 

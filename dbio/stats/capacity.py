@@ -15,11 +15,23 @@ from typing import Sequence
 
 from dbio.stats import knee as knee_math
 
-# An objective's statistic -> the catalogue figure it is checked against, and how a reader names it.
+# An objective's statistic -> the catalogue figure it is checked against, and how a reader names it. The short
+# names (avg, p50, p99, p99.9) are --latency-slo's first ones; the long ones say which latency they bound.
 SLO_FIGURES = {"avg": ("avg_read_us", "avg physical read"), "p50": ("select_p50_us", "SELECT p50"),
-               "p99": ("select_p99_us", "SELECT p99"), "p99.9": ("select_p99_9_us", "SELECT p99.9")}
+               "p99": ("select_p99_us", "SELECT p99"), "p99.9": ("select_p99_9_us", "SELECT p99.9"),
+               "avg_read": ("avg_read_us", "avg physical read"),
+               "read_p50": ("single_read_p50_us", "single-read p50"),
+               "read_p90": ("single_read_p90_us", "single-read p90"),
+               "read_p99": ("single_read_p99_us", "single-read p99"),
+               "read_p99.9": ("single_read_p99_9_us", "single-read p99.9"),
+               "select_p50": ("select_p50_us", "SELECT p50"), "select_p99": ("select_p99_us", "SELECT p99"),
+               "select_p99.9": ("select_p99_9_us", "SELECT p99.9")}
 _UNITS_US = {"us": 1.0, "ms": 1000.0, "s": 1e6}
-_SLO = re.compile(r"^\s*(avg|p50|p99|p99\.9)\s*(<=|<)\s*([0-9]+(?:\.[0-9]+)?)\s*(us|ms|s)\s*$", re.IGNORECASE)
+_STATS = "|".join(re.escape(name) for name in sorted(SLO_FIGURES, key=len, reverse=True))
+_SLO = re.compile(rf"^\s*({_STATS})\s*(<=|<)\s*([0-9]+(?:\.[0-9]+)?)\s*(us|ms|s)\s*$", re.IGNORECASE)
+STATS_HELP = ("avg_read (average physical read), read_p50, read_p90, read_p99, read_p99.9 (single reads, timed by "
+              "the read probe), select_p50, select_p99, select_p99.9 (SELECT statements); avg, p50, p99, p99.9 are "
+              "avg_read and the SELECT ones")
 
 
 @dataclass(frozen=True)
@@ -46,8 +58,9 @@ def parse_slo(text: str) -> Slo:
     """'p99<2ms', 'avg<500us', 'p99.9<10ms'; ValueError saying what is wrong."""
     found = _SLO.match(text or "")
     if not found:
-        raise ValueError(f"latency objective {text!r} is not STAT<LIMIT: STAT avg, p50, p99 or p99.9, LIMIT a "
-                         "number with us, ms or s (e.g. 'p99<2ms')")
+        raise ValueError(f"latency objective {text!r} is not STAT<LIMIT: STAT avg_read, read_p99, select_p99 (or "
+                         "avg, p50, p99, p99.9, read_p50, read_p90, read_p99.9, select_p50, select_p99.9), LIMIT a "
+                         "number with us, ms or s (e.g. 'read_p99<2ms')")
     stat, _, number, unit = found.groups()
     limit = float(number) * _UNITS_US[unit.lower()]
     if limit <= 0:

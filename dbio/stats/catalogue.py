@@ -22,7 +22,8 @@ DIFFERENCE = "difference"  # other - first, in the figure's own unit (counts, si
 POINTS = "points"  # a percentage: other - first, in percentage points
 
 # How a report formats a value (report/fmt.py's kinds): rate, us, pct, count, seconds, text.
-STATEMENT_LABELS = {"select": "SELECT (range)", "update": "UPDATE+COMMIT", "scan": "scan table"}
+STATEMENT_LABELS = {"select": "SELECT (range)", "update": "UPDATE+COMMIT", "scan": "scan table",
+                    "hot": "SELECT (hot spot)"}
 
 
 class UnknownFigure(LookupError):
@@ -183,6 +184,12 @@ def _fig(name: str, path: str, label: str, unit: str, kind: str, how: str = "", 
     return Figure(name, label, unit, kind, tuple(path.split(".")), how=how, **more)
 
 
+def _hot(name: str, part: str, key: str, label: str, unit: str, kind: str, how: str = "", **more: Any) -> Figure:
+    """A figure of a hot-spot run's part: derived, being absent (None) from a run without a hot spot."""
+    return Figure(name, label, unit, kind, derive=lambda f: get(f, "hotspot", part, key), how=how, section="hotspot",
+                  **more)
+
+
 LOWER = {"higher_is_better": False}
 HIGHER = {"higher_is_better": True}
 
@@ -246,6 +253,20 @@ FIGURES: tuple[Figure, ...] = (
     _fig("select_p99_us", "latency.statements.select.p99_us", "SELECT p99", "us", "us",
          "99th percentile of the window's SELECT histogram", series="select_p99_us", **LOWER),
     _fig("select_p99_9_us", "latency.statements.select.p99_9_us", "SELECT p99.9", "us", "us", **LOWER),
+    # single reads, timed by the engine around each read of the read probe's lookups (run/read_probe.py)
+    _fig("single_read_count", "latency.single_reads.count", "Single reads timed", "reads", "count",
+         "the read probe's lookups that read exactly one block, each timed by the engine", compare=DIFFERENCE),
+    _fig("single_read_p50_us", "latency.single_reads.p50_us", "Single read p50", "us", "us",
+         "median of single reads' latency as the engine timed each (read probe)", **LOWER),
+    _fig("single_read_p90_us", "latency.single_reads.p90_us", "Single read p90", "us", "us", **LOWER),
+    _fig("single_read_p99_us", "latency.single_reads.p99_us", "Single read p99", "us", "us",
+         "99th percentile of single reads' latency as the engine timed each (read probe)", short="Read p99",
+         **LOWER),
+    _fig("single_read_p99_9_us", "latency.single_reads.p99_9_us", "Single read p99.9", "us", "us", **LOWER),
+    _fig("single_read_max_us", "latency.single_reads.max_us", "Single read max", "us", "us", **LOWER),
+    _fig("single_read_fast_pct", "latency.single_reads.fast_pct", "Single reads under 20 us", "%", "pct",
+         "reads faster than a device answers: from memory (the OS page cache) when the server reads through it",
+         compare=POINTS),
     # -- CPU
     _fig("cores", "cpu.cores", "CPUs", "CPUs", "count"),
     _fig("host_busy_pct", "cpu.host.busy_pct", "Host CPU busy", "%", "pct",
@@ -326,6 +347,21 @@ FIGURES: tuple[Figure, ...] = (
     _fig("reads_per_second_per_core", "cpu.reads_per_second_per_core", "Physical reads/s per CPU core", "reads/s",
          "rate", **HIGHER),
     # -- validity: does the window measure storage
+    # -- a hot-spot run's two parts (stats/hotspot.py): absent without a hot spot or in an older result
+    _hot("hot_share_pct", "hot", "share_pct", "Hot-spot statements", "%", "pct", "the hot spot's SELECTs / every "
+         "statement", compare=POINTS),
+    _hot("hot_statements_per_s", "hot", "statements_per_s", "Hot-spot SELECTs/s", "statements/s", "rate"),
+    _hot("hot_mean_us", "hot", "mean_us", "Hot-spot SELECT mean", "us", "us", "timed in the loop: the part meant to "
+         "be served from memory", **LOWER),
+    _hot("hot_p99_us", "hot", "p99_us", "Hot-spot SELECT p99", "us", "us", **LOWER),
+    _hot("hot_rows_per_s", "hot", "rows_per_s", "Hot-spot rows/s", "rows/s", "rate"),
+    _hot("cold_statements_per_s", "cold", "statements_per_s", "Cold statements/s", "statements/s", "rate",
+         "every statement but the hot spot's SELECTs"),
+    _hot("cold_mean_us", "cold", "mean_us", "Cold SELECT mean", "us", "us", "the range SELECTs outside the hot "
+         "spot, timed in the loop: the part storage serves", **LOWER),
+    _hot("cold_p99_us", "cold", "p99_us", "Cold SELECT p99", "us", "us", **LOWER),
+    _hot("cold_rows_per_s", "cold", "rows_per_s", "Cold rows/s", "rows/s", "rate",
+         "rows every statement but the hot spot's SELECTs touched"),
     _fig("blocks_read_per_row", "validity.blocks_read_per_row", "Blocks read per row", "blocks", "rate",
          "single-block reads of the range statements / rows they touched"),
     _fig("buffer_hit_pct", "validity.buffer_hit_pct", "Buffer hits", "%", "pct", compare=POINTS),
@@ -557,6 +593,12 @@ def statement_latency(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     return get(f or {}, "latency", "statements") or {}
 
 
+def single_reads(f: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Single reads' latency distribution from the read probe: its figures, or only why there are none
+    (stats/single_reads.py); None when the result has no probe."""
+    return get(f or {}, "latency", "single_reads")
+
+
 def histogram(f: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]] | None:
     """A statement kind's latency histogram buckets (label, count, %), when it ran."""
     return get(statement_latency(f), kind, "awr_buckets")
@@ -570,6 +612,11 @@ def by_backend(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
 def host_cpu_measured(f: Mapping[str, Any] | None) -> bool:
     """Whether the window has the host's CPU shares (two /proc/stat readings)."""
     return bool(get(f or {}, "cpu", "host"))
+
+
+def hotspot(f: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A hot-spot run's two parts, hot and cold (stats/hotspot.py); None without a hot spot."""
+    return get(f or {}, "hotspot")
 
 
 def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:

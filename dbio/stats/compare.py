@@ -80,7 +80,7 @@ def judge(a: Sample | None, b: Sample | None) -> str:
 
 def differences(named: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[str, list[Any]]]:
     """Flattened keys whose values differ between the dicts, with each dict's value."""
-    flat = [(_flatten(d)) for _, d in named]
+    flat = [flatten(d) for _, d in named]
     keys = sorted(set().union(*[f.keys() for f in flat]))
     out = []
     for key in keys:
@@ -90,10 +90,11 @@ def differences(named: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[str, 
     return out
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as one, keyed by dotted paths."""
     if isinstance(data, dict):
         out: dict[str, Any] = {}
         for key, value in data.items():
-            out.update(_flatten(value, f"{prefix}{key}."))
+            out.update(flatten(value, f"{prefix}{key}."))
         return out
     return {prefix[:-1]: data}

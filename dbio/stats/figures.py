@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.stats import histogram, host_cpu, shape
+from dbio.stats import histogram, host_cpu, hotspot, shape, single_reads
 from dbio.stats.counters import delta, get, rate, ratio
 from dbio.stats.resets import without
 
 MiB = 1 << 20
-KINDS = ("select", "update", "scan")
+KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
 
 
@@ -44,12 +44,17 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["io_profile"] = _io_profile(d, seconds)
     out["latency"] = _latency(d, window["histograms"], io_timing=window.get("io_timing", True),
                               wal_io_timing=window.get("wal_io_timing", True))
+    if window.get("read_probe") is not None:  # single reads' distribution (run/read_probe.py)
+        out["latency"]["single_reads"] = single_reads.derive(window["read_probe"], window["histograms"]["bounds_us"],
+                                                             get(d, "client", "reads"))
     out["cpu"] = _cpu(window, d, seconds)
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
     out["validity"] = _validity(window, d, out["devices"], totals)
     out["other_sessions"] = _other_sessions(d)
     out["replication"] = _replication(window["engine_end"], d, seconds)
     out["shape"] = shape.derive(d, totals, window, seconds)
+    out["hotspot"] = hotspot.derive(totals, out["latency"]["statements"], out["load_profile"]["physical_reads_per_s"],
+                                    out["latency"]["avg_read_us"], seconds)
     return out
 
 

@@ -19,9 +19,6 @@ from pathlib import Path
 import psycopg
 import pytest
 
-pytestmark = pytest.mark.integration
-
-
 def _base_dir() -> Path:
     # As root the server runs as an unprivileged user, which cannot enter pytest's 0700 temp dirs.
     base = Path(os.environ.get("DBIO_TEST_DIR", "/var/tmp" if os.geteuid() == 0 else tempfile.gettempdir()))

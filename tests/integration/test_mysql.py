@@ -92,6 +92,12 @@ def test_a_short_run(server, tmp_path, update_pct):
     assert caps["settings_shown"][0] == "innodb_buffer_pool_size"
     assert any(m["figure"] == "checkpoints" for m in caps["missing"])
     assert doc["plans"]["select"]["nodes"] == ["range on custid"]
+    # the read probe ran beside the sessions, its lookups timed by InnoDB (ANALYZE FORMAT=JSON); the service's
+    # buffer pool holds the load, so single reads are there only when it had evicted a page (else why)
+    probe = doc["read_probe"]["node1"]
+    assert probe["lookups"] > 0 and probe["errors"] == 0 and "why" not in probe, probe
+    single = doc["figures"]["latency"]["single_reads"]
+    assert single.get("count") == (probe["single"] or None) and "pages_read_time_ms" in single["method"]
     from dbio.engines import counters
 
     for when in ("begin", "end"):
@@ -106,12 +112,35 @@ def test_a_short_run(server, tmp_path, update_pct):
     assert "password" not in (result_dir(done) / "result.json").read_text().lower()
 
 
+def test_a_hot_spot_s_selects_are_timed_apart(server, tmp_path):
+    """Every 3rd statement to the hot spot, a fifth of them UPDATEs: the hot spot's SELECTs are their own kind,
+    counted in the SELECTs, their rows apart; its UPDATEs stay UPDATEs. (The service's buffer pool holds this
+    small load whole: latencies are not compared here, the embedded PostgreSQL's test does.)"""
+    assert dbio("setup", *args(tmp_path)).code == 0
+    done = dbio("run", *args(tmp_path, "-t", "2", "--update-pct", "20", "--label", "hot", "--hotspot",
+                             "--hotspot-size", "1MiB", "--hotspot-offset", "4MiB", "--hotspot-frequency", "3"))
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    doc = load_result(directory)
+    totals, statements = doc["totals"], doc["figures"]["latency"]["statements"]
+    assert statements["hot"]["count"] + statements["select"]["count"] == totals["selects"]
+    assert statements["update"]["count"] == totals["updates"]
+    assert abs(statements["hot"]["count"] / totals["selects"] - 1 / 3) < 0.05
+    assert totals["hot_rows"] == 8 * statements["hot"]["count"]
+    assert totals["rows"] == (totals["selects"] + totals["updates"]) * 8
+    _each_latency_sits_in_its_bucket(doc["histograms"])
+    parts = doc["figures"]["hotspot"]
+    assert parts["hot"]["mean_us"] == statements["hot"]["mean_us"]
+    assert parts["cold"]["rows"] == totals["rows"] - totals["hot_rows"]
+    assert "Hot spot: " in (directory / "report.txt").read_text()
+
+
 def _each_latency_sits_in_its_bucket(hists):
     """The buckets' edges bound the loop's own sum of latencies: a latency counted in a wrong bucket
     (the loop finds buckets by arithmetic, histmap.py) would push the sum outside them."""
     bounds = hists["bounds_us"]
     assert sum(hists["select"]["counts"]) > 0
-    for kind in ("select", "update"):
+    for kind in ("select", "update", "hot"):
         h = hists.get(kind)
         if not h or not sum(h["counts"]):
             continue

@@ -200,6 +200,22 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
 
 
+def test_single_reads_are_timed_by_innodb_beside_the_run(managed):
+    """The read probe on the managed MariaDB: 32 MiB of rows against an 8 MiB buffer pool read with O_DIRECT, so
+    lookups read pages, and those that read exactly one give InnoDB's own time for that read."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    done = dbio("run", *managed.args(*SMALL, "-t", "3", "--label", "probe"))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    probe = doc["read_probe"]["node1"]
+    assert probe["lookups"] > 10 and probe["errors"] == 0 and "why" not in probe, probe
+    assert probe["lookups"] == probe["single"] + probe["cached"] + probe["multi"] + probe["untimed"]
+    single = doc["figures"]["latency"]["single_reads"]
+    assert single["count"] == probe["single"] > 0, single
+    assert 0 < single["p50_us"] <= single["p99_us"] <= single["max_us"]
+    assert "Single read latency" in (result_dir(done) / "report.txt").read_text()
+
+
 def test_sessions_performance_schema_leaves_out_are_listed_as_not_measured_not_given_as_cpu_or_0_us(managed):
     """setup_actors that instrument no user (a server's administrator may keep performance_schema's
     cost off sessions): the data files' instrument and consumers are on, but no session's read is

@@ -119,6 +119,31 @@ def test_hot_spot_concentrates_reads_in_cache(instance, loaded_db):
     assert "INVALID" in report and "this measures memory" in report
 
 
+def test_a_hot_spot_s_parts_are_reported_apart(instance, loaded_db):
+    """SLOB's default hot spot (every 3rd statement to 1 MiB that stays cached): its SELECTs are timed apart
+    from the cold ones, which wait for the reads the whole run's read figures hold."""
+    directory, doc = run_ok(instance, loaded_db, "hotparts", "--hotspot", "--hotspot-size", "1MiB",
+                            "--hotspot-offset", "4MiB", "--hotspot-frequency", "3")
+    totals, statements = doc["totals"], doc["figures"]["latency"]["statements"]
+    hot, cold = statements["hot"], statements["select"]
+    assert hot["count"] + cold["count"] == totals["selects"]  # each SELECT timed once, in one part
+    assert abs(hot["count"] / totals["selects"] - 1 / 3) < 0.02
+    assert totals["hot_rows"] == 8 * hot["count"]  # every hot range holds work_unit rows
+    parts = doc["figures"]["hotspot"]
+    assert parts["hot"]["mean_us"] == hot["mean_us"] and parts["cold"]["mean_us"] == cold["mean_us"]
+    assert parts["cold"]["rows"] == totals["rows"] - totals["hot_rows"]
+    # the storage part: its reads are the run's (the hot spot's blocks stay in shared buffers), about one a row,
+    # and a cold SELECT waits for its rows' reads; the hot SELECT reads nothing and is the faster
+    reads = doc["figures"]["load_profile"]["physical_reads_per_s"] * doc["figures"]["window_seconds"]
+    assert 0.5 < reads / parts["cold"]["rows"] < 1.5
+    avg_read = doc["figures"]["latency"]["avg_read_us"]
+    assert cold["mean_us"] > 0.5 * 8 * avg_read * reads / parts["cold"]["rows"]
+    assert hot["mean_us"] < cold["mean_us"]
+    report = (directory / "report.txt").read_text()
+    assert "Hot spot: 33% of statements, avg" in report and "(memory); cold rows: avg" in report
+    assert "SELECT (hot spot)" in report
+
+
 def test_work_loop_and_think_time(instance, loaded_db):
     _, doc = run_ok(instance, loaded_db, "workloop", "-t", "2", "--run-time", "0", "--warmup", "0",
                     "--work-loop", "150", "--think-time-frequency", "50", "--think-time-min", "0.01",

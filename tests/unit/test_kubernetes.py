@@ -194,3 +194,20 @@ def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path)
     assert "/scripts/$$(PGPASSWORD).sh" in container["command"]
     target = {e["name"]: e for e in container["env"]}["DBIO_TARGET"]
     assert target["value"] == "host=db1 dbname=dbio user=a$$(PGPASSWORD)"
+
+
+def test_with_a_metrics_port_each_run_pod_serves_it_on_its_address_and_is_annotated_for_scraping(tmp_path):
+    run, merge, _ = _write(tmp_path, _config(tmp_path, metrics_port=9464))
+    for manifest in [*run, merge]:
+        kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
+    for job in run[1:]:
+        template = job["spec"]["template"]
+        (container,) = template["spec"]["containers"]
+        assert container["command"][-4:] == ["--metrics-port", "9464", "--metrics-address", "0.0.0.0"]
+        assert container["command"].count("--metrics-port") == 1
+        assert container["ports"] == [{"name": "metrics", "containerPort": 9464}]
+        assert template["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": "9464",
+                                                       "prometheus.io/path": "/metrics"}
+    assert "annotations" not in merge["spec"]["template"]["metadata"]  # the merge serves nothing
+    with pytest.raises(UsageError, match="--metrics-port 0 picks any free port"):
+        _write(tmp_path / "again", _config(tmp_path, metrics_port=0))

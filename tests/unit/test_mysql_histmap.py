@@ -46,9 +46,10 @@ def test_bounds_two_of_which_share_a_fine_bucket_are_refused():
 
 def test_counts_come_back_as_kinds_by_buckets():
     buckets = len(BOUNDS) + 1
-    cells = ["0" * histmap.COUNT_WIDTH] * (3 * buckets)
+    cells = ["0" * histmap.COUNT_WIDTH] * (4 * buckets)  # select, update, scan, hot-spot select
     cells[buckets + 5] = "12".rjust(histmap.COUNT_WIDTH, "0")
+    cells[3 * buckets + 2] = "7".rjust(histmap.COUNT_WIDTH, "0")
     counts = histmap.parse_counts("".join(cells).encode(), buckets)
-    assert counts.shape == (3, buckets) and counts[1, 5] == 12 and int(np.sum(counts)) == 12
+    assert counts.shape == (4, buckets) and counts[1, 5] == 12 and counts[3, 2] == 7 and int(np.sum(counts)) == 19
     with pytest.raises(ValueError):
         histmap.parse_counts(b"0001", buckets)

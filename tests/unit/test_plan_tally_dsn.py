@@ -29,8 +29,9 @@ def test_plan_hot_spot_in_blocks(tmp_path):
 
 
 def slice_result(**kw):
-    base = dict(iterations=10, selects=8, updates=2, scans=0, rows=80, think_seconds=0.0, sum_us=[800.0, 400.0, 0.0],
-                max_us=[150.0, 300.0, 0.0], hist=[[0, 8, 0], [0, 1, 1], [0, 0, 0]], slice_end=1.0, done=False)
+    base = dict(iterations=10, selects=8, updates=2, scans=0, rows=80, think_seconds=0.0,
+                sum_us=[800.0, 400.0, 0.0, 0.0], max_us=[150.0, 300.0, 0.0, 0.0],
+                hist=[[0, 8, 0], [0, 1, 1], [0, 0, 0], [0, 0, 0]], slice_end=1.0, done=False)
     base.update(kw)
     return SliceResult(**base)
 
@@ -38,7 +39,7 @@ def slice_result(**kw):
 def test_tally_adds_slices():
     t = Tally(3)
     t.add(slice_result())
-    t.add(slice_result(max_us=[500.0, 100.0, 0.0]))
+    t.add(slice_result(max_us=[500.0, 100.0, 0.0, 0.0]))
     assert t.counts()["iterations"] == 20 and t.rows == 160
     h = t.histograms([1.0, 2.0])
     assert h["select"]["counts"] == [0, 16, 0] and h["select"]["max_us"] == 500.0
@@ -46,7 +47,25 @@ def test_tally_adds_slices():
     sparse = t.sparse()
     assert sparse["update"]["hist"] == {"1": 2, "2": 2}
     assert dense(sparse["update"]["hist"], 3) == [0, 2, 2]
-    assert "scan" not in sparse
+    assert "scan" not in sparse and "hot" not in sparse
+
+
+def test_tally_keeps_the_hot_spot_s_selects_apart():
+    """The hot spot's SELECTs: counted in selects, timed as their own kind, their rows apart; an interval
+    record read back (from_sparse) keeps them, and one written before them reads with none."""
+    t = Tally(3)
+    t.add(slice_result(selects=8, rows=80, hot_rows=20, sum_us=[600.0, 400.0, 0.0, 4.0],
+                       max_us=[150.0, 300.0, 0.0, 2.0], hist=[[0, 6, 0], [0, 1, 1], [0, 0, 0], [1, 1, 0]]))
+    assert t.selects == 8 and t.hot_rows == 20 and t.counts()["hot_rows"] == 20
+    h = t.histograms([1.0, 2.0])
+    assert h["hot"]["counts"] == [1, 1, 0] and h["hot"]["sum_us"] == 4.0 and h["select"]["counts"] == [0, 6, 0]
+    back = Tally.from_sparse(t.sparse(), 3)
+    assert back.hot_rows == 20 and back.hist[3].tolist() == [1, 1, 0] and back.max_us[3] == 2.0
+    older = {k: v for k, v in t.sparse().items() if k not in ("hot", "hot_rows")}
+    assert Tally.from_sparse(older, 3).hot_rows == 0 and not Tally.from_sparse(older, 3).hist[3].any()
+    t.remove(slice_result(selects=8, rows=80, hot_rows=20, sum_us=[600.0, 400.0, 0.0, 4.0],
+                          hist=[[0, 6, 0], [0, 1, 1], [0, 0, 0], [1, 1, 0]]))
+    assert t.hot_rows == 0 and not t.hist.any() and t.max_us[3] == 2.0  # a statement that long ran
 
 
 @pytest.mark.parametrize("dsn", ["host=db user=u password=s3cret dbname=x", "postgresql://u:s3cret@db/x"])

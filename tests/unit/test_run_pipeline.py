@@ -728,3 +728,36 @@ def test_the_report_says_which_iterations_work_loop_counted(tmp_path):
     window = dict(outcome.document, config={**outcome.document["config"], "workload": {
         **outcome.document["config"]["workload"], "work_loop_scope": "window"}})
     assert f"work loop {WORK_LOOP} per session, in the window" in report.render(window, "text")
+
+
+def test_single_reads_are_the_probe_s_lookups_timed_by_the_engine(finished):
+    """The fake engine times every probe read at READ_US: the distribution sits there, its count is about
+    the probe's rate over the window, and the result says how it was measured."""
+    from dbio.run.read_probe import RATE_PER_S
+    from dbio.stats import catalogue
+
+    _, done = finished
+    doc = json.loads((done.directory / results.RESULT_FILE).read_text())
+    figures = catalogue.figures_of(doc)
+    single = catalogue.single_reads(figures)
+    seconds = figures["window_seconds"]
+    assert 0.5 * RATE_PER_S * seconds <= single["count"] <= 1.2 * RATE_PER_S * seconds + 2
+    for name in ("single_read_p50_us", "single_read_p99_us", "single_read_p99_9_us"):
+        assert fake_engine.READ_US * 0.875 <= catalogue.value(figures, name) <= fake_engine.READ_US, name
+    assert single["method"] == FakeEngine.read_probe_method and single["rate_per_s"] == RATE_PER_S
+    assert single["blocks_read"] == single["lookups"] == single["count"]
+    assert doc["read_probe"]["node1"]["single"] == single["count"]
+
+
+def test_each_node_s_probe_gives_its_own_single_reads_and_the_total_adds_them(tmp_path, short_start_lead):
+    engines = [FakeEngine(), FakeEngine()]
+    nodes = []
+    for name, engine in zip(("a", "b"), engines):
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    doc = _measure_within(nodes, _config(tmp_path, threads_per_schema=2, run_time=2, warmup=1), 30).document
+    per_node = {n["name"]: n["figures"]["latency"]["single_reads"] for n in doc["nodes"]}
+    total = doc["figures"]["latency"]["single_reads"]
+    assert all(s["count"] > 0 and s["nodes"] == 1 for s in per_node.values()), per_node
+    assert total["count"] == sum(s["count"] for s in per_node.values()) and total["nodes"] == 2

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 
 import pymysql
 
-from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
                                Teardown)
 from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
@@ -28,7 +28,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 class MysqlEngine:
     name = "mysql"
-    kinds = ("select", "update", "scan")
+    kinds = ("select", "update", "scan", "hot")
 
     def __init__(self) -> None:
         self.page_size = 16384  # until probe() says otherwise
@@ -212,6 +212,26 @@ class MysqlEngine:
 
     async def backend_pid(self, conn: Connection) -> int:
         return conn.os_tid or conn.thread_id
+
+    # -- the read probe ----------------------------------------------------------------
+    read_probe_method = ("MariaDB's ANALYZE FORMAT=JSON of each lookup: r_engine_stats pages_read_count and "
+                         "pages_read_time_ms, timed inside InnoDB")
+
+    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[Connection, int]:
+        from dbio.engines.mysql import read_probe
+
+        conn = await self.aconnect(conninfo, application_name=read_probe.PROBE_NAME)
+        try:
+            await _in_thread(read_probe.check, conn)
+        except BaseException:
+            await self.aclose(conn)
+            raise
+        return conn, conn.os_tid or conn.thread_id
+
+    async def read_probe(self, conn: Connection, schema_index: int, key: int) -> ProbeRead:
+        from dbio.engines.mysql import read_probe
+
+        return await _in_thread(read_probe.read_one, conn, schema_index, key)
 
     # -- statistics ----------------------------------------------------------------------
     async def prepare_monitor(self, conn: Connection) -> None:

@@ -28,7 +28,7 @@ KEYS = 8 + (TOP_EXPONENT - 2) * SUB
 MAP_WIDTH = 3      # digits of a bucket number in MAP
 BOUND_WIDTH = 24   # characters of a bound in BOUND
 COUNT_WIDTH = 8    # digits of a count per slice (a slice of about a second)
-KINDS = 3          # select, update, scan
+KINDS = 4          # select, update, scan, hot-spot select (run/tally.KINDS)
 
 
 def fine_key(v_us: float) -> int:

@@ -111,15 +111,16 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
     with conn.raw.cursor() as cur:
         cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s)",
                     (run_id, session, iterations_before, selects_before, max_iterations, think_left))
-        (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, end,
-         done, counts) = cur.fetchone()
+        (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, s4, m4, hot_rows,
+         end, done, counts) = cur.fetchone()
         hist = histmap.parse_counts(counts, buckets)
         while cur.nextset():  # the CALL's own status result
             pass
     return SliceResult(iterations=int(iterations), selects=int(selects), updates=int(updates), scans=int(scans),
-                       rows=int(rows), think_seconds=float(think_s), sum_us=[float(s1), float(s2), float(s3)],
-                       max_us=[float(m1), float(m2), float(m3)], hist=hist, slice_end=float(end), done=bool(done),
-                       think_left=float(think_owed))
+                       rows=int(rows), hot_rows=int(hot_rows), think_seconds=float(think_s),
+                       sum_us=[float(s1), float(s2), float(s3), float(s4)],
+                       max_us=[float(m1), float(m2), float(m3), float(m4)], hist=hist, slice_end=float(end),
+                       done=bool(done), think_left=float(think_owed))
 
 
 EXPECTED_KEY = "custid"

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 
 import psycopg
 
-from dbio.engines.base import (Check, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
                                Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub
@@ -233,6 +233,20 @@ class PostgresEngine:
             scan = workload.explain_scan(conn, scan_workers)
             plans["scan"] = {"nodes": workload.plan_nodes(scan), "plan": scan}
         return workload.check_access_path(plans, access_path)
+
+    # -- the read probe ----------------------------------------------------------------
+    read_probe_method = ("EXPLAIN (ANALYZE, BUFFERS) of each lookup with track_io_timing on in the probe's "
+                         "session: Shared Read Blocks and their I/O Read Time")
+
+    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[psycopg.AsyncConnection, int]:
+        from dbio.engines.postgres import read_probe
+
+        return await read_probe.connect(conninfo, access_path)
+
+    async def read_probe(self, conn: psycopg.AsyncConnection, schema_index: int, key: int) -> ProbeRead:
+        from dbio.engines.postgres import read_probe
+
+        return await read_probe.read_one(conn, schema_index, key)
 
     # -- statistics --------------------------------------------------------------------
     async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:

@@ -14,7 +14,7 @@ from dbio.engines.base import SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
 from dbio.errors import DbioError, UsageError
 
-KINDS = ("select", "update", "scan")
+KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS: the loop's kinds 1 to 4
 
 
 def install(conn: psycopg.Connection) -> None:
@@ -160,9 +160,10 @@ async def call_slice(conn: psycopg.AsyncConnection, *, run_id: int, session: int
         "selects_before": selects_before, "max_iterations": max_iterations, "think_left": think_left,
         "control": None if control is None else control_json(control)}, binary=True)
     row = await cur.fetchone()
-    (iterations, selects, updates, scans, rows, think_s, think_left, sum_us, max_us, hist, slice_end, done) = row
+    (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
+     done) = row
     return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
-                       think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
+                       hot_rows=hot_rows, think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
                        hist=np.asarray(hist, dtype=np.int64), slice_end=slice_end.timestamp(), done=bool(done),
                        think_left=think_left)
 

@@ -4,7 +4,8 @@
 -- SELECTs read a row column (COUNT(c2): every row's page is read, never only the index);
 -- exactly update_pct UPDATEs per 100 iterations, each committed (the session is in autocommit);
 -- exactly scan_pct full scans of the scan table per 100 SELECTs; every hot_every-th statement
--- goes to the hot spot, every hot_schema_every-th to schema 1's table; every think_every-th
+-- goes to the hot spot (its SELECTs counted as SELECTs, timed as a kind of their own, 4, their rows in o_hot_rows:
+-- the part meant to be served from memory, apart from the storage part), every hot_schema_every-th to schema 1's table; every think_every-th
 -- iteration ends with a think time. One procedure per schema table ({procedure} on {table}, made
 -- from this template at install): static SQL, so the loop runs no dynamic SQL and binds no user
 -- variables. The latency histogram is counted in a string, its bucket found by arithmetic on two
@@ -30,9 +31,9 @@ BEGIN
     DECLARE v_phase INT DEFAULT (p_session * 37) % 100;  -- staggers the UPDATE pattern across sessions
     DECLARE v_kind, v_b, v_pos, v_pool_span, v_buckets INT;
     DECLARE v_pool, v_fill, v_map, v_bound, v_hist MEDIUMBLOB;
-    DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows BIGINT DEFAULT 0;
+    DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows, o_hot_rows BIGINT DEFAULT 0;
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
-    DECLARE s1, s2, s3, m1, m2, m3 DOUBLE DEFAULT 0;
+    DECLARE s1, s2, s3, s4, m1, m2, m3, m4 DOUBLE DEFAULT 0;
 
     SELECT slice_seconds, started_at, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
            scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max
@@ -50,7 +51,7 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this session has no histogram map (session_init.sql)';
     END IF;
     SET v_buckets = LENGTH(v_bound) DIV {bound_width};
-    SET v_hist = REPEAT('0', 3 * v_buckets * {count_width});
+    SET v_hist = REPEAT('0', 4 * v_buckets * {count_width});
 
     -- A start agreed in advance (a run of several nodes): the barrier opens a little before it.
     SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
@@ -113,7 +114,7 @@ BEGIN
                 SELECT COUNT(c2) INTO v_n FROM dbio_cf2;
                 SET o_scans = o_scans + 1;
             ELSE
-                SET v_kind = 1;
+                SET v_kind = IF(v_iter % c_hot_every = 0, 4, 1);
                 SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
                 IF v_iter % c_hot_schema_every = 0 THEN
                     SELECT COUNT(c2) INTO v_n FROM dbio_cf1_1 FORCE INDEX (custid) WHERE custid BETWEEN v_lo AND v_hi;
@@ -138,7 +139,8 @@ BEGIN
         CASE v_kind
             WHEN 1 THEN SET s1 = s1 + v_us, m1 = GREATEST(m1, v_us);
             WHEN 2 THEN SET s2 = s2 + v_us, m2 = GREATEST(m2, v_us);
-            ELSE SET s3 = s3 + v_us, m3 = GREATEST(m3, v_us);
+            WHEN 3 THEN SET s3 = s3 + v_us, m3 = GREATEST(m3, v_us);
+            ELSE SET s4 = s4 + v_us, m4 = GREATEST(m4, v_us), o_hot_rows = o_hot_rows + v_n;
         END CASE;
         SET o_rows = o_rows + v_n;
 
@@ -154,6 +156,7 @@ BEGIN
     SET o_iterations = v_iter - p_iterations_before, o_selects = v_sel - p_selects_before - o_scans;
 
     SELECT o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3, m1, m2, m3,
+           s4, m4, o_hot_rows,
            v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
               OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist;
 END

@@ -10,7 +10,8 @@
 -- never only the index; exactly update_pct UPDATEs per 100 iterations, each committed;
 -- exactly scan_pct full scans of the scan table per 100 SELECTs (with scan_workers parallel workers
 -- each when asked); every hot_every-th statement
--- goes to the hot spot, every hot_schema_every-th to schema 1; every think_every-th iteration
+-- goes to the hot spot (its SELECTs counted in o_selects but timed as a kind of their own, 4, with their rows in
+-- o_hot_rows: the part meant to be served from memory, apart from the storage part), every hot_schema_every-th to schema 1; every think_every-th iteration
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
 -- are prepared once per session and cached.
 --
@@ -30,9 +31,10 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_updates      bigint,
     INOUT o_scans        bigint,
     INOUT o_rows         bigint,     -- rows the statements counted or updated
+    INOUT o_hot_rows     bigint,     -- of which the hot spot's SELECTs counted
     INOUT o_think_s      double precision,
     INOUT o_think_left   double precision,    -- think time cut at this slice's end, owed by the next
-    INOUT o_sum_us       double precision[],  -- per kind (select, update, scan): summed latency
+    INOUT o_sum_us       double precision[],  -- per kind (select, update, scan, hot-spot select): summed latency
     INOUT o_max_us       double precision[],  -- per kind: longest statement
     INOUT o_hist         integer[],           -- [kind][bucket]: statement latency histogram
     INOUT o_slice_end    timestamptz,
@@ -58,13 +60,14 @@ DECLARE
     v_us          double precision;
     v_b           integer;
     v_hot_schema  boolean;
+    v_hot         boolean;
     v_pool        bytea;
     v_pool_span   integer;
     v_fill        bytea;
     v_sleep       double precision;
     v_hist        integer[];
-    v_sum         double precision[] := ARRAY[0, 0, 0];
-    v_max         double precision[] := ARRAY[0, 0, 0];
+    v_sum         double precision[] := ARRAY[0, 0, 0, 0];
+    v_max         double precision[] := ARRAY[0, 0, 0, 0];
     -- A parallel scan (scan_workers > 0) is planned under these settings, set only around it.
     v_par_names   text[] := ARRAY['max_parallel_workers_per_gather', 'parallel_setup_cost', 'parallel_tuple_cost',
                                   'min_parallel_table_scan_size', 'seq_page_cost'];
@@ -103,7 +106,7 @@ BEGIN
     v_span := c.scale - greatest(c.work_unit, v_update_rows) + 1;
     v_hot_span := greatest(c.hot_rows - greatest(c.work_unit, v_update_rows) + 1, 1);
     v_pool_span := length(v_pool) - c.fill_bytes;
-    v_hist := array_fill(0, ARRAY[3, cardinality(c.bounds_us) + 1]);
+    v_hist := array_fill(0, ARRAY[4, cardinality(c.bounds_us) + 1]);
     IF coalesce(c.scan_workers, 0) > 0 THEN
         -- Up to scan_workers workers (fewer on a small table), whatever the costs: with one row per block
         -- the planner sees only I/O, which it does not expect workers to share, and would keep the scan serial.
@@ -111,7 +114,7 @@ BEGIN
         SELECT array_agg(current_setting(n) ORDER BY i) INTO v_par_off
           FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
     END IF;
-    o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_think_s := 0;
+    o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_hot_rows := 0; o_think_s := 0;
     o_think_left := 0;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
@@ -126,7 +129,8 @@ BEGIN
     WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
         v_iter := v_iter + 1;
 
-        IF v_iter % c.hot_every = 0 THEN
+        v_hot := v_iter % c.hot_every = 0;
+        IF v_hot THEN
             v_lo := c.hot_lo + floor(random() * v_hot_span)::bigint;
         ELSE
             v_lo := 1 + floor(random() * v_span)::bigint;
@@ -168,7 +172,7 @@ BEGIN
                 END IF;
                 o_scans := o_scans + 1;
             ELSE
-                v_kind := 1;
+                v_kind := CASE WHEN v_hot THEN 4 ELSE 1 END;
                 v_t0 := clock_timestamp();
                 IF v_hot_schema THEN
                     SELECT count(c2) INTO v_n FROM dbio_1.cf1 WHERE custid BETWEEN v_lo AND v_hi;
@@ -188,6 +192,9 @@ BEGIN
             v_max[v_kind] := v_us;
         END IF;
         o_rows := o_rows + v_n;
+        IF v_kind = 4 THEN
+            o_hot_rows := o_hot_rows + v_n;
+        END IF;
         o_iterations := o_iterations + 1;
 
         -- Every think_every-th iteration ends with a think time ("off" is a period never reached).

@@ -7,5 +7,5 @@ SELECT json_build_object('sessions', count(DISTINCT a.pid),
                          'extends', coalesce(sum(b.extends), 0))
   FROM pg_stat_activity a
  CROSS JOIN LATERAL pg_stat_get_backend_io(a.pid) b
- WHERE (a.application_name LIKE {sessions_like} OR a.application_name IN ('dbio:control', 'dbio:monitor', 'dbio:waits'))
+ WHERE (a.application_name LIKE {sessions_like} OR a.application_name IN ('dbio:control', 'dbio:monitor', 'dbio:waits', 'dbio:probe'))
    AND b.object = 'relation'

@@ -1,0 +1,258 @@
+"""--metrics-port: Prometheus (OpenMetrics) text at /metrics while a run or a sweep goes on.
+
+Every counter is a cumulative count as its source keeps it -- the engine's own counters (normalized:
+engines/counters.py), the kernel's diskstats and CPU times, the sessions' statements as dbio tallies them --
+never a rate dbio computed, so that Prometheus' rate() over the window gives the result's own figure. Each
+series carries the run's id, its label, the sweep step (empty for a run) and, for the engine's counters, the
+node: a run over several servers sums by node (each node is its own server: nothing is counted twice).
+
+The values are those of the latest per-second sample (run/monitor.py): a scrape between two samples sees the
+previous one, and a sample that came too late (a gap in samples.jsonl) is not shown, as it is not counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+
+from dbio.errors import UsageError
+from dbio.run.tally import KINDS
+from dbio.stats import histogram
+from dbio.ui import UI
+
+# (metric name, help, the normalized counter's group and key, scale to the metric's unit)
+ENGINE_COUNTERS = (
+    ("dbio_physical_reads", "Data-file read requests of every process of the server (the engine's count)",
+     "data", "reads", 1.0),
+    ("dbio_physical_read_bytes", "Bytes read from data files (the engine's count)", "data", "read_bytes", 1.0),
+    ("dbio_physical_writes", "Data-file write requests (the engine's count)", "data", "writes", 1.0),
+    ("dbio_physical_write_bytes", "Bytes written to data files (the engine's count)", "data", "write_bytes", 1.0),
+    ("dbio_read_wait_seconds", "Time the engine timed waiting for data-file reads", "data", "read_time_ms", 1e-3),
+    ("dbio_client_reads", "Data-file read requests of client sessions (the engine's count)", "client", "reads", 1.0),
+    ("dbio_wal_bytes", "Redo (WAL) bytes generated", "wal", "bytes", 1.0),
+    ("dbio_wal_syncs", "Redo (WAL) file syncs", "wal", "syncs", 1.0),
+    ("dbio_commits", "Transactions committed in the measured database", "database", "commits", 1.0),
+)
+DEVICE_COUNTERS = (  # /proc/diskstats fields -> metric, help, scale
+    ("reads", "dbio_device_reads", "Read requests the device completed", 1.0),
+    ("sectors_read", "dbio_device_read_bytes", "Bytes the device read", 512.0),
+    ("writes", "dbio_device_writes", "Write requests the device completed", 1.0),
+    ("sectors_written", "dbio_device_write_bytes", "Bytes the device wrote", 512.0),
+    ("io_ms", "dbio_device_busy_seconds", "Time the device had I/O in flight (utilisation: its rate)", 1e-3),
+)
+CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+PHASES = ("starting", "warm-up", "measuring", "finishing")
+
+
+@dataclass
+class RunLabels:
+    run_id: str = ""
+    label: str = ""
+    step: str = ""
+
+    def values(self) -> list[str]:
+        return [self.run_id, self.label, self.step]
+
+
+RUN_LABELS = ["run_id", "label", "step"]
+
+
+@dataclass
+class State:
+    """What a scrape reads, kept by the observer of the run in progress (one lock: the run's thread writes,
+    the HTTP server's reads)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    run: RunLabels = field(default_factory=RunLabels)
+    phase: str = "starting"
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> its normalized counters
+    os: dict[str, Any] = field(default_factory=dict)
+    statements: dict[str, dict[str, Any]] = field(default_factory=dict)  # kind -> count, sum_us, buckets
+    bounds_us: list[float] = field(default_factory=list)
+    events: int = 0
+    samples: int = 0
+    t: float | None = None  # the latest sample's time (server clock): the statements' counts are as of then
+
+
+class _Collector(Collector):
+    def __init__(self, state: State):
+        self.state = state
+
+    def collect(self) -> Iterator[Any]:
+        with self.state.lock:
+            yield from _families(self.state)
+
+
+def _families(s: State) -> Iterator[Any]:
+    run = s.run.values()
+    for name, text, group, key, scale in ENGINE_COUNTERS:
+        family = CounterMetricFamily(name, text, labels=RUN_LABELS + ["node"])
+        for node, counters in s.nodes.items():
+            value = ((counters or {}).get(group) or {}).get(key)
+            if value is not None:  # at the reading's own time (the server's clock): rate() is then exact
+                family.add_metric(run + [node], value * scale, timestamp=counters.get("t"))
+        yield family
+    disks = s.os.get("disks") or {}
+    for field_name, name, text, scale in DEVICE_COUNTERS:
+        family = CounterMetricFamily(name, text, labels=RUN_LABELS + ["device"])
+        for device, fields in disks.items():
+            if fields.get(field_name) is not None:
+                family.add_metric(run + [device], fields[field_name] * scale, timestamp=s.os.get("t"))
+        yield family
+    cpu = CounterMetricFamily("dbio_host_cpu_seconds", "The host's CPU time by mode (/proc/stat)",
+                              labels=RUN_LABELS + ["mode"])
+    for mode in CPU_MODES:
+        value = (s.os.get("stat") or {}).get(mode)
+        if value is not None:
+            cpu.add_metric(run + [mode], value, timestamp=s.os.get("t"))
+    yield cpu
+    for key, name, text in (("session_cpu_total", "dbio_sessions_cpu_seconds",
+                             "CPU time of the server processes serving dbio's sessions"),
+                            ("client_cpu", "dbio_client_cpu_seconds", "CPU time of dbio itself")):
+        family = CounterMetricFamily(name, text, labels=RUN_LABELS)
+        if s.os.get(key) is not None:
+            family.add_metric(run, s.os[key], timestamp=s.os.get("t"))
+        yield family
+    statements = CounterMetricFamily("dbio_statements", "Statements the sessions completed in the measured window",
+                                     labels=RUN_LABELS + ["kind"])
+    latency = HistogramMetricFamily("dbio_statement_latency_seconds", "Statement latency in the measured window",
+                                    labels=RUN_LABELS + ["kind"])
+    for kind, tally in s.statements.items():
+        statements.add_metric(run + [kind], tally["count"], timestamp=s.t)
+        buckets, total = [], 0
+        for bound, n in zip(s.bounds_us + [float("inf")], tally["buckets"]):
+            total += n
+            if bound == float("inf"):
+                buckets.append(("+Inf", total))
+            elif _exposed(bound):  # cumulative counts there are exact: each is an edge of dbio's own buckets
+                buckets.append((repr(bound / 1e6), total))
+        latency.add_metric(run + [kind], buckets, tally["sum_us"] / 1e6, timestamp=s.t)
+    yield statements
+    yield latency
+    phase = GaugeMetricFamily("dbio_phase", "1 for the phase the run is in", labels=RUN_LABELS + ["phase"])
+    for name in PHASES:
+        phase.add_metric(run + [name], 1.0 if s.phase == name else 0.0)
+    yield phase
+    events = CounterMetricFamily("dbio_events", "Events the run reported (a node lost, a stall, ...)",
+                                 labels=RUN_LABELS)
+    events.add_metric(run, s.events)
+    yield events
+    samples = CounterMetricFamily("dbio_samples", "Per-second samples taken on time", labels=RUN_LABELS)
+    samples.add_metric(run, s.samples)
+    yield samples
+
+
+def _exposed(bound_us: float) -> bool:
+    """The histogram's edges a scrape carries: powers of two from 8 us and AWR's edges, about 35 of dbio's 206
+    (a scrape of every edge cost 4 ms of CPU)."""
+    whole = int(bound_us)
+    return whole == bound_us and (whole in histogram.AWR_EDGES_US or (whole >= 8 and whole & (whole - 1) == 0))
+
+
+def phase_of(message: str) -> str:
+    """The runner's phase messages, in the four phases a dashboard shows."""
+    if message.startswith("warming"):
+        return "warm-up"
+    if message.startswith("measuring"):
+        return "measuring"
+    if message.startswith(("connecting", "starting", "settling")):
+        return "starting"
+    return "finishing"
+
+
+class Endpoint:
+    """The HTTP server, for the whole command (a sweep's steps share it); stopped by close()."""
+
+    def __init__(self, address: str, port: int):
+        self.state = State()
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Collector(self.state))
+        try:
+            self.server, self.thread = start_http_server(port, addr=address, registry=registry)
+        except OSError as exc:
+            raise UsageError(f"--metrics-port {port} on {address}: {exc.strerror}",
+                             "choose a free port, or another --metrics-address") from None
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    def begin(self, run_id: Any, label: str, step: str, bounds_us: list[float]) -> None:
+        """A run (or a sweep's step) begins: its series replace the last one's."""
+        with self.state.lock:
+            self.state.run = RunLabels(str(run_id), label, step)
+            self.state.phase, self.state.nodes, self.state.os = "starting", {}, {}
+            self.state.statements, self.state.events, self.state.samples = {}, 0, 0
+            self.state.bounds_us = list(bounds_us)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class MetricsObserver:
+    """runner.Observer: passes everything on, and keeps the latest sample for the endpoint."""
+
+    def __init__(self, inner: Any, endpoint: Endpoint):
+        self.inner, self.state = inner, endpoint.state
+
+    def phase(self, message: str) -> None:
+        with self.state.lock:
+            self.state.phase = phase_of(message)
+        self.inner.phase(message)
+
+    def event(self, message: str) -> None:
+        with self.state.lock:
+            self.state.events += 1
+        self.inner.event(message)
+
+    def second(self, sample: dict[str, Any]) -> None:
+        """A sample whose engine counters are normalized (each node's under "nodes")."""
+        with self.state.lock:
+            self.state.samples += 1
+            self.state.t = sample.get("t")
+            self.state.nodes = {name: counters for name, counters in (sample.get("nodes") or {}).items() if counters}
+            self.state.os = sample.get("os") or {}
+            self._add(sample.get("statements") or {})
+            for late in (sample.get("late_statements") or {}).values():  # slices that came back after their second
+                self._add(late)
+        self.inner.second(sample)
+
+    def _add(self, tally: dict[str, Any]) -> None:
+        """One interval's statements (a sparse tally: run/tally.py) added to the running totals."""
+        for kind in KINDS:
+            entry = tally.get(kind)
+            if not entry:
+                continue
+            total = self.state.statements.setdefault(
+                kind, {"count": 0, "sum_us": 0.0, "buckets": [0] * (len(self.state.bounds_us) + 1)})
+            total["count"] += entry["count"]
+            total["sum_us"] += entry["sum_us"]
+            for index, n in entry["hist"].items():
+                total["buckets"][int(index)] += n
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@contextlib.contextmanager
+def serving(port: int | None, address: str, ui: UI) -> Iterator[Endpoint | None]:
+    """The endpoint for the command's whole life when a port is given (ui.metrics: what run.measure wraps its
+    observer with), stopped when the command ends however it ends."""
+    if port is None:
+        yield None
+        return
+    endpoint = Endpoint(address, port)
+    ui.metrics = endpoint
+    ui.note(f"metrics at http://{address}:{endpoint.port}/metrics")
+    try:
+        yield endpoint
+    finally:
+        ui.metrics = None
+        endpoint.close()

@@ -1,0 +1,142 @@
+"""The read probe: single reads' latency under the run's load, timed by the engine itself.
+
+Engines keep sums of read time, not each read's (PostgreSQL's pg_stat_io), and dbio's sessions time
+whole statements of work_unit reads. So one more connection per node, no session of the run, looks up
+single rows of the loaded data set at random (the loop's table, key and access path), RATE_PER_S times a
+second while the window is open, and keeps from each lookup the blocks it read from outside the engine's
+cache and the engine's own timer around those reads. A lookup that read exactly one block gives one
+read's latency as the engine saw it (the OS page cache included when the server reads through it);
+lookups that read nothing (cached) or more than one block (index and table) are counted and left out.
+The probe's own reads are in the engine's counters of the window: it counts them, and the report says
+what share they are. Its server process's CPU is dbio's monitoring overhead, not the sessions'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from dbio.engines.base import Engine, ProbeRead
+
+RATE_PER_S = 25  # lookups a second per node: next to nothing against the sessions' thousands of reads
+GIVE_UP_AFTER = 5  # failed lookups in a row after which the probe stops (the reason is kept)
+
+
+@dataclass
+class ProbeTally:
+    """The probe's lookups in the window (pure): single-block reads' latency histogram over the run's
+    bounds, and what the other lookups were."""
+
+    buckets: int
+    counts: list[int] = field(default_factory=list)
+    lookups: int = 0  # lookups made in the window
+    single: int = 0  # read exactly one block, timed: in the histogram
+    cached: int = 0  # read nothing: the row and its index entry were in the engine's cache
+    multi: int = 0  # read more than one block: no single read's time
+    untimed: int = 0  # read, but the engine gave no time
+    blocks_read: int = 0  # every block the probe read (its share of the window's reads)
+    sum_us: float = 0.0
+    max_us: float = 0.0
+    errors: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.counts:
+            self.counts = [0] * self.buckets
+
+    def add(self, read: ProbeRead, bounds: Sequence[float]) -> None:
+        self.lookups += 1
+        self.blocks_read += read.blocks_read
+        if read.blocks_read == 0:
+            self.cached += 1
+        elif read.read_us is None:
+            self.untimed += 1
+        elif read.blocks_read > 1:
+            self.multi += 1
+        else:
+            self.single += 1
+            self.sum_us += read.read_us
+            self.max_us = max(self.max_us, read.read_us)
+            self.counts[bucket_of(read.read_us, bounds)] += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lookups": self.lookups, "single": self.single, "cached": self.cached, "multi": self.multi,
+                "untimed": self.untimed, "blocks_read": self.blocks_read, "errors": self.errors,
+                "sum_us": self.sum_us, "max_us": self.max_us,
+                "counts": {str(i): c for i, c in enumerate(self.counts) if c}}
+
+
+def bucket_of(value: float, bounds: Sequence[float]) -> int:
+    """The histogram slot of a value (stats/histogram.py: counts[i] holds [bounds[i-1], bounds[i]))."""
+    return bisect.bisect_right(bounds, value)
+
+
+class ReadProbe:
+    """One node's probe: its connection (opened with the monitoring), its lookups while measuring()."""
+
+    def __init__(self, engine: Engine, bounds: Sequence[float], schemas: Sequence[int], scale: int,
+                 rate: float = RATE_PER_S, seed: int | None = None):
+        self.engine, self.bounds = engine, list(bounds)
+        self.schemas, self.scale, self.rate = sorted(set(schemas)), scale, rate
+        self.tally = ProbeTally(len(self.bounds) + 1)
+        self.conn: Any = None
+        self.pid: int | None = None
+        self.why: str | None = None  # why it measured nothing (could not connect, time, or kept failing)
+        self.random = random.Random(seed)
+
+    async def open(self, conninfo: str, access_path: str) -> None:
+        """Connect; a probe that cannot time reads keeps why, and the run goes on without it."""
+        if not self.schemas or self.scale < 1:
+            self.why = "no session reads this node's data set"
+            return
+        if not hasattr(self.engine, "read_probe_connect"):
+            self.why = "this engine cannot time single reads"
+            return
+        try:
+            self.conn, self.pid = await self.engine.read_probe_connect(conninfo, access_path)
+        except Exception as exc:  # the run never fails for its probe
+            self.why = f"the probe could not time reads: {getattr(exc, 'message', None) or exc}"
+
+    async def run(self, measuring: Callable[[], bool], stop: asyncio.Event) -> None:
+        """Lookups on a fixed schedule (a late one is skipped, never made up in a burst) until stop."""
+        if self.conn is None:
+            return
+        period = 1.0 / self.rate
+        due = time.monotonic()
+        failures = 0
+        while not stop.is_set():
+            if measuring():
+                key = self.random.randint(1, self.scale)
+                schema = self.random.choice(self.schemas)
+                try:
+                    read = await self.engine.read_probe(self.conn, schema, key)
+                except Exception as exc:
+                    if stop.is_set():
+                        return
+                    self.tally.errors += 1
+                    failures += 1
+                    if failures >= GIVE_UP_AFTER:
+                        self.why = f"the probe stopped after {failures} failed lookups in a row: {exc}"
+                        return
+                else:
+                    failures = 0
+                    if measuring():  # a lookup the window's close overtook is not the window's
+                        self.tally.add(read, self.bounds)
+            due += period
+            delay = due - time.monotonic()
+            if delay < 0:
+                due, delay = time.monotonic(), 0.0
+            try:
+                await asyncio.wait_for(stop.wait(), delay)
+            except asyncio.TimeoutError:
+                pass
+
+    def record(self, method: str) -> dict[str, Any]:
+        """The node's probe as result.json keeps it."""
+        out: dict[str, Any] = {"rate_per_s": self.rate, "method": method, **self.tally.to_dict()}
+        if self.why is not None:
+            out["why"] = self.why
+        return out
