@@ -57,6 +57,7 @@ class FakeServer:
         self.starts: list[float] = []  # every run's start, as released
         self.unsettled = False  # an earlier run's changes still to settle (set by a test)
         self.settles = 0  # how often a run asked it to settle
+        self.last_answer_late = 0.0  # seconds a slice ending at the deadline answers after it (a loaded host)
 
     def stop(self) -> None:
         self.stopped = True
@@ -324,7 +325,10 @@ class FakeEngine:
         await asyncio.sleep(max(0.0, end - time.time()))
         await self.server.answer(conn)
         # as the engines' loops: a session that did its max_iterations is done
-        return self._slice(run, iterations, end, done=max_iterations is not None and iterations >= max_iterations)
+        result = self._slice(run, iterations, end, done=max_iterations is not None and iterations >= max_iterations)
+        if self.server.last_answer_late and run.deadline is not None and end >= run.deadline - 1e-6:
+            await asyncio.sleep(self.server.last_answer_late)  # its work counted at its end, its answer late
+        return result
 
     def _slice(self, run: _Run, iterations: int, end: float, *, done: bool = False) -> SliceResult:
         bounds, rows = run.control["bounds_us"], int(run.control["work_unit"])

@@ -64,7 +64,7 @@ def per_node(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 for theme, names in INSTANCE for fig in catalogue.figures(*names) if fig.value(f) is not None]
         notes = [_describe(node)]
         if node.get("stopped"):
-            notes.append(node_verdicts.stopped(node))
+            notes.append(node_verdicts.stopped(node, node_verdicts.warmup_of(doc)))
         if node.get("start"):
             notes.append(f"Clock offset from this host {_ms(node['start'].get('clock_offset_s'))}, start "
                          f"{_ms(node['start'].get('start_skew_s'))} from the agreed instant.")

@@ -24,7 +24,7 @@ def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], A
     out = []
     for node in nodes:
         if node.get("stopped"):
-            out.append(make("warning", "node_stopped", stopped(node), "window_seconds",
+            out.append(make("warning", "node_stopped", stopped(node, warmup_of(doc)), "window_seconds",
                             node["stopped"].get("figures_cover_seconds")))
         if not node.get("figures"):
             continue
@@ -43,13 +43,30 @@ def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], A
     return out
 
 
-def stopped(node: dict[str, Any]) -> str:
-    """A node whose server stopped during the run, in words."""
+def warmup_of(doc: dict[str, Any]) -> float | None:
+    """The warm-up the run was given (seconds), when its configuration says."""
+    return ((doc.get("config") or {}).get("workload") or {}).get("warmup")
+
+
+def stopped_briefly(node: dict[str, Any], warmup: float | None = None) -> str:
+    """'node2 stopped during the warm-up (why)'."""
     info = node["stopped"]
-    covers = info.get("figures_cover_seconds")
     since = info.get("since_start")
-    when = f"+{since:.1f} s after the start" if since is not None else "during the run"
-    return (f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'}): the other nodes finished "
+    if not isinstance(since, (int, float)):
+        when = "during the run"
+    elif since < 0:
+        when = "before the start"
+    elif warmup and since < warmup:
+        when = "during the warm-up"
+    else:
+        when = f"+{since:.1f} s after the start"
+    return f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'})"
+
+
+def stopped(node: dict[str, Any], warmup: float | None = None) -> str:
+    """A node whose server stopped during the run, in words (before the start or in the warm-up said so)."""
+    covers = node["stopped"].get("figures_cover_seconds")
+    return (f"{stopped_briefly(node, warmup)}: the other nodes finished "
             f"the window; its figures cover {'its first ' + format(covers, '.1f') + ' s' if covers else 'none'} of "
             "it, and the run's totals are partial (they hold its work up to its last reading only)")
 

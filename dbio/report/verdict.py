@@ -63,6 +63,9 @@ OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes do
 # the window.
 OTHER_CPU_LIMIT = 15.0  # % of the host's busy CPU
 OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
+# A complete run given a run time (no work_loop) whose window lasted less than this share of it measured something
+# else than the run asked: a few slices (seen: 0.014 s of 4 s, its window opened past the deadline) are no rate.
+SHORT_WINDOW_SHARE = 0.5
 
 
 def findings(doc: dict[str, Any]) -> list[Finding]:
@@ -161,6 +164,30 @@ def counters_reset(doc: dict[str, Any]) -> Finding | None:
                    f"the engine's counters went back inside the window: {'; '.join(told)}{more}: its statistics were "
                    "reset or its server restarted, so the figures built on them are absent; run again without "
                    "resetting statistics during the run", "counter_resets", len(resets))
+
+
+def short_window(doc: dict[str, Any]) -> Finding | None:
+    """A complete run whose measured window lasted far less than the run time it was given (the configuration's
+    workload.run_time, when no work_loop ends it earlier on purpose): why, when the result tells."""
+    workload = (doc.get("config") or {}).get("workload") or {}
+    asked, window = workload.get("run_time"), value(_figures(doc), "window_seconds")
+    if doc.get("status") != "complete" or workload.get("work_loop") or not _window(doc) \
+            or not isinstance(asked, (int, float)) or asked <= 0 or not isinstance(window, (int, float)) \
+            or window >= SHORT_WINDOW_SHARE * asked:
+        return None
+    why = []
+    opened = next((e.get("since_start") for e in doc.get("events") or []
+                   if isinstance(e, dict) and e.get("kind") == "window_open"), None)
+    warmup = workload.get("warmup")
+    if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
+        why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
+    for node in doc.get("nodes") or []:
+        if isinstance(node, dict) and isinstance(node.get("stopped"), dict):
+            why.append(node_verdicts.stopped_briefly(node, node_verdicts.warmup_of(doc)))
+    told = f": {'; '.join(why)}" if why else ""
+    return _found("invalid", "short_window", f"the measured window lasted {window:.2f} s of the {asked:g} s asked"
+                                             f"{told}; its figures are no rate over the run asked: run again",
+                  "window_seconds", window)
 
 
 def no_window(doc: dict[str, Any]) -> Finding | None:
@@ -629,7 +656,7 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, counters_reset, no_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache,
+    status, stalled, counters_reset, no_window, short_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache,
     shared_device, other_sessions, other_cpu,
     small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
     checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
@@ -675,8 +702,9 @@ def headline(doc: dict[str, Any]) -> str:
         if any(x.code == "counter_reset" for x in bad):  # the verdict names them: here, what it means
             return (f"{NOT_STORAGE} {INVALID_MARK}: the engine's counters went back inside the window (statistics "
                     "reset or server restarted): what they counted in it is unknown")
-        if reads is None:
-            return f"{NOT_STORAGE} {INVALID_MARK}: {bad[0].message}"
+        short = next((x for x in bad if x.code == "short_window"), None)
+        if reads is None or short is not None:
+            return f"{NOT_STORAGE} {INVALID_MARK}: {(short or bad[0]).message}"
         return (f"{NOT_STORAGE} {INVALID_MARK}: the engine counted {reads:,.0f} reads/s as physical, "
                 "but storage was not shown to serve them")
     if reads is None:

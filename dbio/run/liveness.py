@@ -29,24 +29,44 @@ class Liveness:
         self.heard: dict[str, float] = {}  # node -> monotonic time of its last answer
         self.waiting: dict[str, int] = {}  # node -> calls in flight
         self.since: dict[str, float] = {}  # node -> when its calls in flight began to wait (none before)
+        self.held: dict[str, int] = {}  # node -> calls waiting at a barrier dbio holds on purpose
+        self.released: set[str] = set()  # nodes whose barrier was opened: a call held there waits on the node
 
     @contextmanager
-    def asking(self, node: str) -> Iterator[None]:
-        """Around one call on a node: an answer (the call returned) is heard; a call that failed is not."""
-        if not self.waiting.get(node):
-            self.since[node] = time.monotonic()
-        self.waiting[node] = self.waiting.get(node, 0) + 1
+    def asking(self, node: str, held: bool = False) -> Iterator[None]:
+        """Around one call on a node: an answer (the call returned) is heard; a call that failed is not.
+        held: a call that waits at the node's start barrier, which is no silence until the barrier opens."""
+        held = held and node not in self.released
+        if held:
+            self.held[node] = self.held.get(node, 0) + 1
+        else:
+            self._wait(node, 1)
         try:
             yield
             self.heard[node] = time.monotonic()
         finally:
-            self.waiting[node] -= 1
+            if held and node not in self.released:
+                self.held[node] -= 1
+            else:
+                self.waiting[node] -= 1
+
+    def answered(self, node: str) -> None:
+        """The node answered within a longer call (a step polling it from a thread)."""
+        self.heard[node] = time.monotonic()
+
+    def _wait(self, node: str, calls: int) -> None:
+        if not self.waiting.get(node):
+            self.since[node] = time.monotonic()
+        self.waiting[node] = self.waiting.get(node, 0) + calls
 
     def restart(self, nodes: list[str]) -> None:
-        """Watching begins now: what waited before (sessions at a barrier held on purpose) is not silence."""
+        """The nodes' barriers opened: the calls held there wait on them from now (silence counts from now)."""
         now = time.monotonic()
         for node in nodes:
             self.heard[node] = now
+            if node not in self.released:
+                self.released.add(node)
+                self._wait(node, self.held.pop(node, 0))
 
     def quiet_for(self, node: str, now: float | None = None) -> float:
         """Seconds since the node last answered, or since a call began to wait on it if later."""

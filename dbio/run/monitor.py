@@ -85,8 +85,9 @@ class Monitor:
             if answer.error and not answer.refused and self.on_failure is not None and len(self.probes) > 1:
                 self.on_failure(p.name, answer.error)  # a node that answered is not one that stopped
         got = {p.name: answer.raw for p, answer in zip(asked, snapshots)}
+        # a node lost before it answered any reading (frozen before the start) has no entry: nothing to stand for it
         out: dict[str, Any] = {"nodes": {p.name: self.last.get(p.name) if p.name in self.lost else got[p.name]
-                                         for p in self.probes}}
+                                         for p in self.probes if p.name not in self.lost or p.name in self.last}}
         if self.lost:
             out["lost"] = sorted(self.lost)
         failures = [answer.error for answer in snapshots if answer.error]

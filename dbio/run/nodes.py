@@ -87,13 +87,14 @@ class NodeRun:
         return self.node.engine
 
     # -- sync steps (run in a thread) ------------------------------------------------------
-    def prepare(self, params: dict[str, Any], notify: Callable[[str], None]) -> None:
+    def prepare(self, params: dict[str, Any], notify: Callable[[str], None],
+                answered: Callable[[], None] = lambda: None) -> None:
         """Connect the control session, install the loop, write the run's row (a read-only node: wait
-        for the loop its primary installed)."""
+        for the loop its primary installed, answered() after each of its checks)."""
         engine = self.engine
         self.control = engine.connect(self.node.conninfo, application_name=helper_application_name(self.run_id, "control"))
         if self.node.read_only:
-            self._await_workload()
+            self._await_workload(answered)
             return
         engine.install_workload(self.control)
         cleaned = engine.forget_abandoned_runs(self.control, alive=client_alive)
@@ -111,9 +112,10 @@ class NodeRun:
     def waiting(self) -> int:
         return self.engine.waiting_at_barrier(self.control, self.run_id)
 
-    def _await_workload(self) -> None:
+    def _await_workload(self, answered: Callable[[], None]) -> None:
         deadline = time.monotonic() + WORKLOAD_WAIT
         while not self.engine.has_workload(self.control):
+            answered()  # the node answers: its wait is for replication, no silence
             if time.monotonic() > deadline:
                 raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop (none, "
                                 "or another dbio version's)", "run dbio setup or a dbio run on its primary with "

@@ -27,13 +27,16 @@ from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.read_probe import ReadProbe
 from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
-from dbio.run.stopping import Stopping
+from dbio.run.stopping import ABANDONED_WAIT, Stopping
 from dbio.run.tally import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
 NODE_CHECK_SECONDS = 3.0  # a node whose server does not take a new connection this fast has stopped
 AGREED_START_SLACK = 0.5  # seconds after an agreed start by which the sessions must be released
+# Past the window's planned opening, sessions whose node answered nothing since, nor for this long (not a slice's
+# end, not a reading: a live node answers several a second) are not waited for; they join if it answers again.
+WINDOW_SILENCE = 1.0
 
 
 class Observer(Protocol):
@@ -132,6 +135,9 @@ class _Coordinator:
         self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
         self.watch: asyncio.Task | None = None  # loses a node that stops answering (see _watch_nodes)
         self.deadline_at: float | None = None  # the deadline, on this host's monotonic clock
+        self.window_open_at: float | None = None  # the window's planned opening, on this host's monotonic clock
+        self.unwaited: set[str] = set()  # nodes silent at the window's opening, whose sessions were not waited for
+        self.node_calls: dict[str, set[asyncio.Task]] = {}  # each node's calls in flight that its loss cancels
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self) -> RunOutcome:
@@ -145,7 +151,8 @@ class _Coordinator:
         try:
             await self._phases()
         except _Stopped:
-            self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
+            if self.status == "complete":  # failed: every node was lost before the start
+                self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
         except (KeyboardInterrupt, asyncio.CancelledError):
             self.status, self.reason = "interrupted", self.reason or "interrupted"
         except Exception as exc:
@@ -164,6 +171,10 @@ class _Coordinator:
 
     async def _phases(self) -> None:
         t_connect = time.monotonic()
+        # watched from the first call: a node frozen before the start is lost as one frozen later (calls held at
+        # its barrier on purpose count from its release: liveness.asking; a standby waiting for the loop answers
+        # each of its checks: Liveness.answered)
+        self.watch = asyncio.create_task(self._watch_nodes())
         await self._prepare()
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
@@ -180,6 +191,9 @@ class _Coordinator:
         if not early:
             self._agree_start()
             tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
+            for session, task in zip(self.sessions, tasks):
+                if session.node in self.lost:  # lost while connecting: never started
+                    task.cancel()
         await self._start_together(tasks)
         self.start_seconds = time.monotonic() - t_connect
         await self._measure(tasks)
@@ -192,23 +206,31 @@ class _Coordinator:
     async def _prepare(self) -> None:
         """Every node's control session and run row; the plans, checked on the first node."""
         params = {**self.plan.control, "client": self.ctx.client}
-        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event))
+        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event,
+                                                 answered=lambda: self.shared.liveness.answered(r.node.name)))
         scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
         self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
     async def _open_monitoring(self) -> None:
-        opened = [await r.open_monitoring(self.ctx.access_path) for r in self.nodes]
-        local = [r.node.info.caps.local for r in self.nodes]
-        own_cpu = [r.node.info.caps.has_backend_cpu for r in self.nodes]  # a session's process or thread is its own
+        opened, runs = [], []
+        for r in self.nodes:
+            got = None if r.node.name in self.lost else \
+                await self._on_node(r.node.name, r.open_monitoring(self.ctx.access_path))
+            if got is not None:  # None: lost meanwhile (frozen): not monitored, as a node lost later no longer is
+                opened.append(got)
+                runs.append(r)
+        local = [r.node.info.caps.local for r in runs]
+        own_cpu = [r.node.info.caps.has_backend_cpu for r in runs]  # a session's process or thread is its own
         self.monitor = Monitor(
             [o.probe for o in opened], any(local),
-            [s.pid for r, mine in zip(self.nodes, own_cpu) if mine for s in r.sessions if s.pid],
+            [s.pid for r, mine in zip(runs, own_cpu) if mine for s in r.sessions if s.pid],
             [pid for o in opened for pid in o.background],
-            {d for r, is_local in zip(self.nodes, local) if is_local for d in r.node.devices},
+            {d for r, is_local in zip(runs, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for o in opened for pid in o.overhead],
             read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness)
         self.waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
                                  lost=self.monitor.lost, liveness=self.shared.liveness)
+        self.monitor.lost.update(self.lost)
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
 
@@ -217,28 +239,46 @@ class _Coordinator:
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks)
-        # from here every wait on a node is bounded: the sessions' barrier waits, held on purpose, are over
-        self.shared.liveness.restart([r.node.name for r in self.nodes])
-        self.watch = asyncio.create_task(self._watch_nodes())
-        offsets = await self._on_nodes(NodeRun.clock_offset) if len(self.nodes) > 1 else []
+        # A start agreed in advance: a node that has not answered these steps by then is lost before the start
+        # (frozen: it could not start with the others), the others start on time.
+        by = None if self.plan.start is None else \
+            time.monotonic() + self.plan.start + AGREED_START_SLACK - time.time()
+        offsets = await self._on_nodes(NodeRun.clock_offset, by=by) if len(self.nodes) > 1 else []
         asked = time.time()
-        first = await self.monitor.reading(per_process=self.plan.warmup == 0)
+        first = await self.monitor.reading(per_process=self.plan.warmup == 0,
+                                           partial_after=None if by is None else max(0.0, by - time.monotonic()))
         read_at = (asked + time.time()) / 2
+        for r in self.nodes:
+            if r.node.name not in self.lost and first["nodes"].get(r.node.name, True) is None:
+                self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
+                                ago=self.shared.liveness.quiet_for(r.node.name))
+        first = {**first, "nodes": {n: raw for n, raw in first["nodes"].items() if raw is not None or n not in self.lost}}
         if self.plan.warmup == 0:
             self.begin = first
-        start, window_open, deadline = await self._release()
+        if self.shared.stop.is_set():
+            await self._abort_start(tasks)
+            raise _Stopped()
+        released_times = await self._release(by)
+        if released_times is None:
+            await self._abort_start(tasks)
+            raise _Stopped()
+        start, window_open, deadline = released_times
+        # from here every wait on a node is bounded: the sessions' barrier waits, held on purpose, are over
+        self.shared.liveness.restart([r.node.name for r in self.nodes if r.node.name not in self.lost])
         released = time.time()
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
-        if offsets and offsets[0]:  # several nodes: the first one's, measured on a round trip of its own
-            self.offset = offsets[0][0]
+        measured = [o for o in offsets if o]
+        if measured:  # several nodes: the first one's (still there), measured on a round trip of its own
+            self.offset = measured[0][0]
         # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
         self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
         if len(self.nodes) > 1:
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self.deadline_at = None if deadline is None else time.monotonic() + deadline - (time.time() + self.offset)
+        self.window_open_at = time.monotonic() + window_open - (time.time() + self.offset)
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
         self.background.append(asyncio.create_task(self.waits.run(self.sampler_stop)))
@@ -248,7 +288,8 @@ class _Coordinator:
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
         for r in self.nodes:
-            self.background.append(asyncio.create_task(r.read_probe.run(lambda: self.probing, self.sampler_stop)))
+            if r.node.name not in self.lost:  # a node lost before the start has no probe to run
+                self.background.append(asyncio.create_task(r.read_probe.run(lambda: self.probing, self.sampler_stop)))
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
@@ -269,13 +310,14 @@ class _Coordinator:
                 for session in r.sessions:
                     session.control = control
 
-    async def _release(self) -> tuple[float, float, float | None]:
+    async def _release(self, by: float | None) -> tuple[float, float, float | None] | None:
         """One node: released now (its server's clock fixes the start). A start agreed in advance: every
-        node at once, a little before it (the loop waits until the start)."""
+        node at once, a little before it (the loop waits until the start); one that does not take it by
+        then is lost."""
         if self.plan.start is None:
             return (await self._on_nodes(lambda r: r.release(self.plan.warmup, self.plan.run_time, None)))[0]
-        times = await self._on_nodes(lambda r: r.release(self.plan.warmup, self.plan.run_time, self.plan.start))
-        return times[0]
+        times = await self._on_nodes(lambda r: r.release(self.plan.warmup, self.plan.run_time, self.plan.start), by=by)
+        return next((t for t in times if t is not None), None)  # None: every node lost meanwhile
 
     def _node_starts(self, offsets: list[tuple[float, float] | None], start: float) -> dict[str, dict[str, Any]]:
         """Each node's clock offset (measured on its control connection) and its start skew."""
@@ -293,7 +335,16 @@ class _Coordinator:
             return
         await self._wait_for_window(tasks)
         if self._window_can_open():
-            self.begin = await self._reading(per_process=True)
+            if self.unwaited:
+                self._event("window_without", f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
+                                              " (it answered nothing since its planned opening)")
+                # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
+                begin = await self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                self.begin = {**begin, "nodes": {name: raw if raw is not None or name not in self.unwaited
+                                                 else self.monitor.last.get(name)
+                                                 for name, raw in begin["nodes"].items()}}
+            else:
+                self.begin = await self._reading(per_process=True)
             self.window_start = reading_time(self.begin) or time.time() + self.offset
             self._open_window()
             self.ctx.observer.phase("measuring")
@@ -311,23 +362,26 @@ class _Coordinator:
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that
         answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
-        window of the others ends with their work, not seconds later. Not waited for here (a live node late
-        on a loaded host is not held up by it); used only if those nodes were lost (_close_window). None
-        when every session finished (the end reading is taken after them, as always), or on a stop."""
+        window of the others ends with their work, not seconds later. Not used unless those nodes were lost
+        (_close_window). Begun again when those nodes change: a live node whose last slice's answer came late
+        (a loaded host) is first among them, then done, and the reading begun with it would not do (seen: the
+        end reading came at the frozen node's loss, a 10.57 s window for 4 s). Waits for every session (after a
+        stop, the drain does); None when there is no such reading."""
         if self.deadline_at is None or self.window_start is None:
             return None
+        early: tuple[asyncio.Task, set[str]] | None = None
         while not self.shared.stop.is_set():
             running = [(s, t) for s, t in zip(self.sessions, tasks) if not t.done()]
             if not running:
-                return None
+                return early
             quiet = {s.node for s, _ in running}
             heard = self.shared.liveness.heard
-            if time.monotonic() >= self.deadline_at and \
+            if time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
                 reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
-                return asyncio.ensure_future(reading), quiet
+                early = asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
-        return None
+        return early
 
     async def _close_window(self, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
@@ -422,19 +476,26 @@ class _Coordinator:
 
         async def connect(session: Session) -> None:
             async with gate:
+                if session.node in self.lost:
+                    return
                 node = nodes[session.node]
-                session.conn, session.pid = await session.engine.connect_session(
+                got = await self._on_node(session.node, session.engine.connect_session(
                     node.conninfo, application_name=session_application_name(self.run_id, session.number),
-                    schema_index=session.schema_index, access_path=self.ctx.access_path, info=node.info)
+                    schema_index=session.schema_index, access_path=self.ctx.access_path, info=node.info))
+                if got is None:  # its node was lost (frozen) meanwhile
+                    return
+                session.conn, session.pid = got
                 session.state = "connected"
                 if start:
                     tasks[session.number] = asyncio.create_task(self._session_main(session))
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
-        failures = [r for r in results if isinstance(r, BaseException)]
+        failures = [r for s, r in zip(self.sessions, results) if isinstance(r, BaseException) and s.node not in self.lost]
         started = [tasks[s.number] for s in self.sessions if s.number in tasks]
-        if failures:
-            await self._abort_start(started)  # the connected sessions wait at the barrier: send them away
+        if failures or len(self.lost) == len(self.nodes):
+            await self._abort_start(started)
+            if not failures:
+                raise _Stopped()  # the connected sessions wait at the barrier: send them away
             first = failures[0]
             if isinstance(first, DbioError):
                 raise DbioError(f"{len(failures)} of {len(self.sessions)} sessions could not connect: {first.message}",
@@ -447,13 +508,18 @@ class _Coordinator:
         while True:
             # count the waiters on the server only once every session sent its call: with 2,048
             # sessions, each count reads a lock table of thousands of entries
-            if any(not (s.in_call or t.done()) for s, t in zip(self.sessions, tasks)):  # tasks: in session order
+            # a node lost meanwhile (frozen before the start): the others start without it
+            mine = [(s, t) for s, t in zip(self.sessions, tasks) if s.node not in self.lost]  # tasks: in session order
+            if any(not (s.in_call or t.done()) for s, t in mine):
                 waiting = 0
             else:
-                waiting = sum(await self._on_nodes(NodeRun.waiting))
-            if waiting >= len(self.sessions):
+                # a start agreed in advance: a node whose count does not come in time to start is lost (frozen)
+                by = None if self.plan.start is None else \
+                    time.monotonic() + self.plan.start - agreed.RELEASE_AHEAD / 2 - time.time()
+                waiting = sum(n or 0 for n in await self._on_nodes(NodeRun.waiting, by=by))
+            if waiting >= len(mine) and mine:
                 return
-            failed = [t for t in tasks if t.done()]
+            failed = [t for s, t in mine if t.done() and s.node not in self.lost]
             stopped = self.shared.stop.is_set()
             if failed or stopped or time.monotonic() > deadline:
                 await self._abort_start(tasks)
@@ -501,15 +567,32 @@ class _Coordinator:
             raise _Stopped()
 
     async def _wait_for_window(self, tasks: list[asyncio.Task]) -> None:
+        """Until every running session reached the window's opening; past it, not for the sessions of a node
+        silent since it (_silent_at_window_open; frozen: lost seconds later; its sessions join if it answers)."""
         while not self.shared.stop.is_set():
             running = [s for s in self.sessions if s.state == "running"]
             if self.shared.arrived >= len(running) or all(t.done() for t in tasks):
                 return
+            silent = self._silent_at_window_open()
+            waited = [s for s in running if s.node not in silent]
+            if silent and waited and all(s.arrived for s in waited):
+                self.unwaited = silent
+                return
             self.shared.arrival.clear()
             try:
-                await asyncio.wait_for(self.shared.arrival.wait(), timeout=0.5)
+                await asyncio.wait_for(self.shared.arrival.wait(), timeout=0.1 if self.window_open_at else 0.5)
             except asyncio.TimeoutError:
                 pass
+
+    def _silent_at_window_open(self) -> set[str]:
+        """Past the window's planned opening: the nodes that answered nothing (no slice, no reading) since it,
+        nor in the last WINDOW_SILENCE seconds."""
+        now = time.monotonic()
+        if self.window_open_at is None or now < self.window_open_at:
+            return set()
+        heard = self.shared.liveness.heard
+        return {r.node.name for r in self.nodes if r.node.name not in self.lost
+                and heard.get(r.node.name, float("-inf")) < min(self.window_open_at, now - WINDOW_SILENCE)}
 
     def _window_can_open(self) -> bool:
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
@@ -524,9 +607,49 @@ class _Coordinator:
         if self.ctx.on_window is not None:
             self.ctx.on_window("open")
 
-    async def _on_nodes(self, step: Callable[[NodeRun], Any], runs: list[NodeRun] | None = None) -> list[Any]:
-        """A sync step on every node (or those of runs) at once, each in a thread (nodes.in_threads)."""
-        return await in_threads(self.nodes if runs is None else runs, step, self.shared.liveness)
+    async def _on_nodes(self, step: Callable[[NodeRun], Any], runs: list[NodeRun] | None = None,
+                        by: float | None = None) -> list[Any]:
+        """A sync step on every node (or those of runs) at once, each in a thread (nodes.in_threads), in their
+        order; None for a node lost (before or during the step: its error is its loss). by (monotonic): a node
+        whose step has not answered by then is lost."""
+        runs = self.nodes if runs is None else runs
+        live = [r for r in runs if r.node.name not in self.lost]
+        tasks = {r.node.name: asyncio.ensure_future(in_threads([r], step, self.shared.liveness)) for r in live}
+        if by is not None and tasks:
+            # a step begun late (by passed) still waits a little: a node answering in milliseconds is not lost
+            await asyncio.wait(tasks.values(), timeout=max(AGREED_START_SLACK, by - time.monotonic()))
+            for r in live:
+                if not tasks[r.node.name].done() and r.node.name not in self.lost:
+                    self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
+                                    ago=self.shared.liveness.quiet_for(r.node.name))
+        out = []
+        for r in runs:
+            task = tasks.get(r.node.name)
+            while task is not None and not task.done() and r.node.name not in self.lost:
+                await asyncio.wait([task], timeout=0.25)  # until it answers, or its node is lost (the watch)
+            if task is not None and not task.done():  # lost: its abandoned connection ends the call, unless it
+                await asyncio.wait([task], timeout=ABANDONED_WAIT)  # had none yet (a connect): not waited for
+            try:
+                out.append(None if task is None or not task.done() else task.result()[0])
+            except Exception:
+                if r.node.name not in self.lost:
+                    raise
+                out.append(None)
+        return out
+
+    async def _on_node(self, node: str, call: Any) -> Any:
+        """An async call on a node, cancelled if the node is lost meanwhile (None then)."""
+        task = asyncio.ensure_future(call)
+        self.node_calls.setdefault(node, set()).add(task)
+        try:
+            with self.shared.liveness.asking(node):
+                return await task
+        except (asyncio.CancelledError, Exception):
+            if node in self.lost:
+                return None
+            raise
+        finally:
+            self.node_calls[node].discard(task)
 
     async def _stop_background(self) -> None:
         """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
@@ -589,13 +712,14 @@ class _Coordinator:
         name = run.node.name
         t = time.time() + self.offset - ago
         last = self.monitor.last.get(name) if self.monitor else None
-        since = None if self.clock.start is None else round(t - self.clock.start, 3)
+        start = self.clock.start if self.clock.start is not None else self.plan.start  # agreed in advance
+        since = None if start is None else round(t - start, 3)
         covered = None if not last else self._covered_to(float(last["t"]))
         self.lost[name] = {"t": t, "since_start": since, "reason": error, "covered_to": covered}
         if self.monitor is not None:
             self.monitor.lost.add(name)
         self._abandon_node(run)  # whatever still waits on it ends now, and no more of its work is counted
-        when = "" if since is None else f" at +{since:.1f} s"
+        when = self._when(since)
         message = f"node {name} stopped{when} ({error}): the other nodes finish the window; its " \
                   "figures end at its last reading and the totals are partial" if len(self.nodes) > 1 else \
             f"the server stopped{when} ({error}): the figures end at its last reading"
@@ -605,6 +729,14 @@ class _Coordinator:
             if self.status == "complete":
                 self.status, self.reason = "failed", "every node's server stopped" if len(self.nodes) > 1 else message
             self._stop()
+
+    def _when(self, since: float | None) -> str:
+        """When a node stopped, in words before the window (since: seconds after the start)."""
+        if since is None or since < 0:
+            return " before the start"
+        if since < self.plan.warmup:
+            return " during the warm-up"
+        return f" at +{since:.1f} s"
 
     async def _watch_nodes(self) -> None:
         """A node that answers nothing for liveness.SILENT_AFTER seconds while dbio waits on it is lost, whatever
@@ -640,6 +772,8 @@ class _Coordinator:
         conns = [s.conn for s in run.sessions if s.conn is not None]
         conns += [*run.monitoring_connections(), *([run.control] if run.control is not None else [])]
         self.stopping.abandon([(run.engine, conn) for conn in conns])
+        for task in self.node_calls.get(run.node.name, ()):  # a connection still being made: given up
+            task.cancel()
 
     async def _close_sessions(self) -> None:
         for session in self.sessions:

@@ -58,6 +58,7 @@ class Session:
     iterations: int = 0  # all slices, for the loop's exact UPDATE/scan patterns
     selects: int = 0
     in_call: bool = False
+    arrived: bool = False  # it reached the window's opening (its warm-up done), waiting for it to open
     slices: int = 0
     control: dict[str, Any] | None = None  # the run's control, carried by a read-only node's sessions
     # its measured slices no reading of its node has held yet: if the node is lost, its figures end at its
@@ -79,7 +80,7 @@ class Session:
         while not shared.stop.is_set():
             measured = clock.warmup == 0 if previous_end is None else previous_end >= clock.window_open - EPSILON
             if measured and not arrived and clock.warmup > 0:
-                arrived = True
+                arrived = self.arrived = True
                 shared.arrived += 1
                 shared.arrival.set()
                 await shared.window_opened.wait()
@@ -92,7 +93,8 @@ class Session:
                 limit = shared.work_loop - self.measured.iterations
             self.in_call = True
             try:
-                with shared.liveness.asking(self.node):
+                # the first call waits at the start barrier, held on purpose: no silence until it opens
+                with shared.liveness.asking(self.node, held=previous_end is None):
                     result: SliceResult = await self.engine.call_slice(
                         self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
                         iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,

@@ -254,3 +254,119 @@ def test_a_standby_tells_this_dbio_s_loop_from_another_s(cluster):
         wait_for(lambda: conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,)).fetchone()[0],
                  timeout=30, what="the standby to replay this dbio's loop")
         assert workload.has_workload(conn)
+
+
+def _frozen_run(primary, standby, label: str, when, *, run_time: str = "4s"):
+    """A run whose standby is frozen (every process SIGSTOPped) once when(directory) is true, and thawed only
+    after the run ended: its exit, output, run directory and the freeze's span."""
+    from dbio.run.liveness import SILENT_AFTER
+    from tests.integration.test_stall import frozen
+
+    proc = _start(primary, standby, "--run-time", run_time, "--label", label)
+    try:
+        directory = wait_for(lambda: next(iter(primary.results.glob(f"*{label}")), None), timeout=90,
+                             what="the run directory")
+        wait_for(lambda: when(directory), timeout=90, what="the instant to freeze the standby")
+        with frozen(pgdata=standby.pgdata) as freeze:
+            out, err = proc.communicate(timeout=SILENT_AFTER + 40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    with standby.connect() as conn:  # thawed, the standby answers again and its abandoned backends end
+        wait_for(lambda: conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'dbio:%' "
+                                      "AND pid <> pg_backend_pid()").fetchone()[0] == 0,
+                 timeout=15, what="the standby's dbio backends to end")
+    return proc.returncode, out, err, directory, freeze
+
+
+def _after(seconds: float):
+    """True from seconds after the first call (the run directory appeared)."""
+    import time
+
+    at: list[float] = []
+
+    def check(directory) -> bool:
+        at.append(time.monotonic())
+        return at[-1] - at[0] >= seconds
+    return check
+
+
+def test_a_standby_frozen_while_the_sessions_connect_is_lost_before_the_start(cluster):
+    """Frozen 0.3 s after the run directory appeared (its sessions connecting or at the barrier): both nodes
+    were declared stopped and dbio failed with the server's error, no result. The primary answered all along:
+    the run ends with its figures over the whole window, the standby named as lost before the start."""
+    primary, standby = cluster
+    code, out, err, directory, freeze = _frozen_run(primary, standby, "frozen-at-connect", _after(0.3))
+    assert code == 0, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    assert "stopped" not in by_node["node1"], by_node["node1"].get("stopped")
+    assert doc["cluster"]["stopped_nodes"] == ["node2"] and doc["cluster"]["partial"]
+    assert "node2 stopped before the start" in out + err, out + err
+    assert by_node["node1"]["figures"]["window_seconds"] == pytest.approx(4.0, abs=0.6), doc["events"]
+    assert by_node["node1"]["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
+    assert "measured window lasted" not in out, out  # no short window (the cache may hold part of 32 MiB)
+
+
+def _warming_up(directory) -> bool:
+    """The first sample (written at the release, RELEASE_AHEAD before the start) plus 1.3 s: in the warm-up."""
+    import time
+
+    samples = directory / "samples.jsonl"
+    if not samples.exists() or not samples.read_text().strip():
+        return False
+    from dbio.run.agreed import RELEASE_AHEAD
+
+    time.sleep(RELEASE_AHEAD + 0.3)
+    return True
+
+
+def test_a_standby_frozen_during_the_warm_up_does_not_hold_the_window(cluster):
+    """Frozen in the warm-up: the window opened only when the standby was lost, past the deadline, and the run
+    said VALID over 14 ms. Now it opens on time without the standby's sessions (its node silent since the
+    window's planned opening), the primary's figures cover about the run time, the loss is said in words."""
+    primary, standby = cluster
+    code, out, err, directory, freeze = _frozen_run(primary, standby, "frozen-in-warmup", _warming_up)
+    assert code == 0, out + err
+    doc = load_result(directory)
+    assert doc["status"] == "complete", doc["status_reason"]
+    by_node = {n["name"]: n for n in doc["nodes"]}
+    assert doc["cluster"]["stopped_nodes"] == ["node2"]
+    assert "node2 stopped during the warm-up" in out + err, out + err
+    window = by_node["node1"]["figures"]["window_seconds"]
+    assert 2.5 <= window <= 4.6, (window, doc["events"])
+    assert by_node["node1"]["figures"]["load_profile"]["physical_reads_per_s"] > 0
+    assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "node1")
+    assert "measured window lasted" not in out, out  # no short window (the cache may hold part of 32 MiB)
+    # the result as it was before (its window 0.014 s, opened at the loss): rendered again, it is NOT VALID
+    import json
+
+    doc["figures"]["window_seconds"] = by_node["node1"]["figures"]["window_seconds"] = 0.014
+    doc["events"] = [{**e, "since_start": 8.3} if e["kind"] == "window_open" else e for e in doc["events"]]
+    (directory / "result.json").write_text(json.dumps(doc))
+    again = dbio("report", str(directory))
+    assert again.code == 0, again.text
+    assert again.out.startswith("NOT VALID: the measured window lasted 0.01 s of the 4 s asked: it opened +8.3 s "
+                                "after the start, not after the 1 s warm-up; node2 stopped during the warm-up"), \
+        again.out
+
+
+def test_a_run_keeps_this_dbio_s_loop_where_it_is_already(cluster):
+    """Each run on the primary dropped and made the loop again (another procedure): a standby's sessions that had
+    found the one replaced failed when the drop was replayed ("cache lookup failed for function"). The loop
+    there, this dbio's, is kept; the run over both nodes finds it on each."""
+    primary, standby = cluster
+
+    def loop_oid(conn) -> int:
+        return conn.execute("SELECT 'dbio.slice'::regproc::oid").fetchone()[0]
+
+    with primary.connect(DATABASE) as conn:
+        before = loop_oid(conn)
+    done = _run(primary, standby, "--label", "loop-kept")
+    assert done.code == 0, done.text
+    assert load_result(result_dir(done))["status"] == "complete"
+    with primary.connect(DATABASE) as conn:
+        assert loop_oid(conn) == before

@@ -48,6 +48,31 @@ def test_a_failed_call_is_no_answer_and_watching_restarts_the_silence(clock):
     assert nodes.silent() == ["a"]
 
 
+def test_a_call_held_at_the_barrier_is_no_silence_until_its_node_is_released(clock):
+    """Sessions wait at a barrier dbio holds on purpose while the other nodes are watched (a node frozen before
+    the start is found): the held calls count only from their node's release, and a call held there that
+    returns after the release is counted once."""
+    nodes = Liveness()
+    held = nodes.asking("a", held=True)
+    held.__enter__()
+    clock[0] += 60
+    assert nodes.silent() == []  # held on purpose, nothing else waited on a
+    with nodes.asking("b"):  # b's control connection does not answer
+        clock[0] += SILENT_AFTER + 1
+        assert nodes.silent() == ["b"]
+    nodes.restart(["a"])
+    clock[0] += SILENT_AFTER - 1
+    assert nodes.silent() == []
+    clock[0] += 2
+    assert nodes.silent() == ["a"]
+    held.__exit__(None, None, None)  # its first slice answered
+    assert nodes.silent() == [] and nodes.waiting["a"] == 0 and nodes.held.get("a", 0) == 0
+    with nodes.asking("a", held=True):  # a barrier call after the release waits as any other
+        clock[0] += SILENT_AFTER + 1
+        assert nodes.silent() == ["a"]
+    assert nodes.waiting["a"] == 0
+
+
 def test_a_reading_s_time_is_a_node_still_read():
     reading = {"nodes": {"a": {"t": 100.0}, "b": {"t": 130.0}}, "lost": ["a"]}  # a's entry: its last reading
     assert reading_time(reading) == 130.0

@@ -270,3 +270,19 @@ def test_a_standby_without_this_dbio_s_loop_is_refused_with_the_fix(tmp_path, mo
                             {"data_directory": None, "wal": None})
     assert "does not have this dbio's work loop" in caught.value.message and "primary" in caught.value.hint
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").iterdir())  # nothing left
+
+
+def test_a_node_lost_before_the_start_or_in_the_warm_up_is_said_in_words():
+    """It read "node2 stopped +-1.0 s after the start" for a node frozen before the start."""
+    from dbio.report.node_verdicts import stopped, warmup_of
+
+    def node(since):
+        return {"name": "node2", "stopped": {"since_start": since, "reason": "frozen", "figures_cover_seconds": None}}
+
+    doc = {"config": {"workload": {"warmup": 2.0}}}
+    assert warmup_of(doc) == 2.0 and warmup_of({}) is None
+    assert stopped(node(-1.0), 2.0).startswith("node2 stopped before the start (frozen)")
+    assert stopped(node(0.4), 2.0).startswith("node2 stopped during the warm-up")
+    assert stopped(node(3.25), 2.0).startswith("node2 stopped +3.2 s after the start")
+    assert stopped(node(0.4), None).startswith("node2 stopped +0.4 s after the start")  # no warm-up known
+    assert stopped(node(None), 2.0).startswith("node2 stopped during the run")

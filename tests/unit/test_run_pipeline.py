@@ -609,14 +609,16 @@ def _freeze_in_window(engine: FakeEngine, starts: list[float], after: float) -> 
     return frozen
 
 
-@pytest.mark.parametrize("frozen_at", [2.0, 3.6])  # into the 4 s window: lost before its deadline, or after it
+@pytest.mark.parametrize("frozen_at, late", [(2.0, 0.0), (3.6, 0.0), (3.6, 0.3)])
 def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(tmp_path, short_start_lead,
-                                                                                  monkeypatch, frozen_at):
+                                                                                  monkeypatch, frozen_at, late):
     """A node that stops answering (every call on it waits, as on a SIGSTOPped server) inside a 4 s window:
     the run ended at its deadline plus seconds (it waited for ever), the node is named lost with why, the
     other node's figures cover the window (and no more: not until the frozen node was lost), the frozen
     one's up to its last reading, the total counts each read once, and no stall is claimed for the total
-    (the other node ran all along)."""
+    (the other node ran all along). Frozen at 3.6 s, it is lost after the deadline: the other node's end reading
+    is taken at its end, even when its last slices answer late (late: seen in CI, a 10.57 s window for 4 s, the
+    end reading begun with that node among the silent ones, then taken again at the loss)."""
     from dbio.run import liveness
 
     monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
@@ -627,6 +629,7 @@ def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(t
         conn = engine.connect("fake:", application_name="test")
         nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
         engine.close(conn)
+    engines[0].server.last_answer_late = late
     frozen = _freeze_in_window(engines[1], engines[0].server.starts, 1.0 + frozen_at)
     try:
         outcome = _measure_within(nodes, config, 30)
@@ -644,7 +647,7 @@ def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(t
     lost_at = next(e for e in doc["events"] if e["kind"] == "node_lost")["since_start"]
     assert frozen["at"] + SILENT - 0.6 < lost_at < frozen["at"] + SILENT + 2.0, (lost_at, frozen)
     window = doc["figures"]["window_seconds"]
-    assert window == pytest.approx(4.0, abs=0.4)
+    assert window == pytest.approx(4.0 + late, abs=0.4), (doc["events"], frozen)
     assert by_node["p"]["figures"]["window_seconds"] == pytest.approx(window)
     covers = stopped["figures_cover_seconds"]
     assert covers is not None and frozen["at"] - 1.0 - 1.5 <= covers <= frozen["at"] - 1.0, (covers, frozen)

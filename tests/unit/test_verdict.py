@@ -63,6 +63,40 @@ def test_no_window(doc):
     assert codes(doc)["no_window"].level == "invalid"
 
 
+@pytest.mark.parametrize("name", ["complete", "cached", "format2", "pg15", "unnamed_session", "interrupted"])
+def test_no_recorded_run_has_a_short_window(name):
+    assert "short_window" not in codes(load(name))
+
+
+def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
+    """Seen: a standby frozen in the warm-up held the window until its loss, past the deadline; the run said
+    "complete, VALID: 978 physical reads/s" over 14 ms of the 4 s asked."""
+    doc = load("format2")
+    asked = doc["config"]["workload"]["run_time"]
+    assert asked == 5.0 and not doc["config"]["workload"]["work_loop"]
+    doc["figures"]["window_seconds"] = asked * verdict.SHORT_WINDOW_SHARE  # half: short, still a rate
+    assert "short_window" not in codes(doc)
+    doc["figures"]["window_seconds"] = 0.014
+    f = codes(doc)["short_window"]
+    assert f.level == "invalid" and f.value == 0.014
+    assert f.message.startswith("the measured window lasted 0.01 s of the 5 s asked; ")
+    assert verdict.headline(doc).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
+    # why, when the result tells: the window opened late, a node was lost
+    assert [e["kind"] for e in doc["events"]].count("window_open") == 1
+    doc["events"] = [{**e, "since_start": 8.3} if e["kind"] == "window_open" else e for e in doc["events"]]
+    doc["nodes"] = [*doc["nodes"], {"name": "node2", "stopped": {"since_start": 0.4, "reason": "it answered "
+                                                                  "nothing for 8 s: frozen, or unreachable"}}]
+    message = codes(doc)["short_window"].message
+    assert "0.01 s of the 5 s asked: it opened +8.3 s after the start, not after the 2 s warm-up; node2 stopped " \
+           "during the warm-up (it answered nothing for 8 s: frozen, or unreachable); " in message, message
+    for change in ({"work_loop": 1000}, {"run_time": 0}):  # the run's end was not its run time
+        other = copy.deepcopy(doc)
+        other["config"]["workload"].update(change)
+        assert "short_window" not in codes(other)
+    doc["status"] = "interrupted"  # its status says it ended early
+    assert "short_window" not in codes(doc)
+
+
 def test_rows_from_cache(doc):
     doc["figures"]["validity"]["blocks_read_per_row"] = 0.2
     f = codes(doc)["rows_from_cache"]

@@ -30,18 +30,22 @@ def install(conn: psycopg.Connection) -> None:
         if _current(conn, setup_id):
             return
         old = conn.execute(
-            "SELECT p.oid::regprocedure::text, obj_description(p.oid, 'pg_proc') FROM pg_proc p "
+            "SELECT p.oid::regprocedure::text, obj_description(p.oid, 'pg_proc'), p.prosrc FROM pg_proc p "
             "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dbio' AND p.proname = 'slice'"
         ).fetchall()
-        for signature, comment in old:  # an older dbio's loop may have another signature
-            if catalog.tag_id(comment) == setup_id or comment == catalog.LEGACY_LOOP_TAG:
-                conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
-        conn.execute(sqlfiles.text("slice.sql"))
-        signature = conn.execute(
-            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()[0]
-        conn.execute(sql.SQL("COMMENT ON PROCEDURE {} IS {}").format(sql.SQL(signature),
-                                                                    sql.Literal(catalog.tag(setup_id))))
+        # This dbio's loop already there is kept: dropped and made again, it would be another procedure, and a
+        # standby's session that found the one replaced fails as the drop is replayed ("cache lookup failed for
+        # function", its standby sessions waiting at their barrier while the primary's run installed it again).
+        if not (len(old) == 1 and old[0][1] == catalog.tag(setup_id) and old[0][2] == loop_body()):
+            for signature, comment, _ in old:  # an older dbio's loop may have another signature
+                if catalog.tag_id(comment) == setup_id or comment == catalog.LEGACY_LOOP_TAG:
+                    conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
+            conn.execute(sqlfiles.text("slice.sql"))
+            signature = conn.execute(
+                "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()[0]
+            conn.execute(sql.SQL("COMMENT ON PROCEDURE {} IS {}").format(sql.SQL(signature),
+                                                                        sql.Literal(catalog.tag(setup_id))))
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
