@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 
 from dbio.engines.base import SliceResult, session_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed, liveness, room
+from dbio.run import agreed, room
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
