@@ -42,7 +42,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
-        raise NotMergeable(f"two inputs have the same name ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
+        raise NotMergeable(f"two inputs have the same name "
+                           f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
     first = inputs[0][1]
     seconds = statistics.fmean(lengths)
@@ -76,7 +77,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                         **({"limits": limits} if (limits := _limits(inputs)) else {})},
         "capabilities": first.get("capabilities"), "nodes": nodes,
         "plans": first.get("plans"),
-        "sessions": [{**s, "node": _session_node(name, doc, s)} for name, doc in inputs for s in doc.get("sessions") or []],
+        "sessions": [{**s, "node": _session_node(name, doc, s)} for name,
+                     doc in inputs for s in doc.get("sessions") or []],
         "events": [{"t": start, "kind": "merged",
                     "message": f"merged from {len(inputs)} runs ({', '.join(n for n, _ in inputs)}): their windows "
                                f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "

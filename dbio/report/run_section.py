@@ -35,7 +35,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Server", f"{server.get('description', '-')}{embedded}"],
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
-        *([["Scan plan", " > ".join(get(doc, "plans", "scan", "nodes"))]] if get(doc, "plans", "scan", "nodes") else []),
+        *([["Scan plan", " > ".join(get(doc, "plans", "scan", "nodes"))]] if get(doc, "plans", "scan",
+                                                                                 "nodes") else []),
         ["Host", _host(env.get("host") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
