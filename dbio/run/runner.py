@@ -110,7 +110,8 @@ class _Coordinator:
         self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
-        self.status, self.reason = "complete", None
+        self.status: str = "complete"
+        self.reason: str | None = None
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None
@@ -393,7 +394,8 @@ class _Coordinator:
         return RunOutcome(
             status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
             begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.counts.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
+            totals=self.counts.totals, waits=dict(waits.window) if waits else {},
+                          wait_samples=waits.samples if waits else 0,
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
