@@ -12,7 +12,7 @@ KEY_OPTIONS: dict[str, tuple[str, ...]] = {
     "quickstart": ("engine", "data_dir", "scale", "threads_per_schema", "run_time", "warmup", "--sessions"),
     "setup": (*_PLACE, "scale", "schemas", "load_parallel_degree", "--config", "--slob-conf"),
     "run": (*_PLACE, "threads_per_schema", "run_time", "warmup", "update_pct", "label", "results_dir",
-            "--sessions", "--config", "--slob-conf"),
+            "start_at", "part", "--sessions", "--config", "--slob-conf"),
     "sweep": (*_PLACE, "run_time", "update_pct", "label", "results_dir", "--config"),
     "baseline": (*_PLACE, "threads_per_schema", "run_time", "--sessions"),
     "ops": (*_PLACE, "label", "results_dir"),
@@ -52,6 +52,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("dbio run --sessions 16 --baseline", "fio first, then the database's efficiency against it"),
         ("dbio run --engine mysql --sessions 4 --run-time 1m", "the managed MariaDB/MySQL"),
         ("dbio run --dsn 'host=db1 dbname=bench user=dbio' --sessions 32", "an existing server"),
+        ("dbio run --dsn 'host=db1 dbname=bench user=dbio' --part 2/3 --start-at 2026-11-23T09:00:00Z",
+         "this host's part of one run of three against one server (dbio merge makes the parts one)"),
     ),
     "sweep": (
         ("dbio sweep --sessions 1,2,4,8,16 --run-time 1m", "a step per session count: the curve and its knee"),
@@ -87,6 +89,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "merge": (
         ("dbio merge host1/RUN host2/RUN --out merged", "runs of two hosts started with one --start-at"),
+        ("dbio merge app1/RUN app2/RUN app3/RUN --out merged", "the parts of one run (--part i/3): the server's "
+         "reads once, each part's own added"),
     ),
     "kubernetes": (
         ("dbio kubernetes --image registry.example/dbio:0.1 --dsn 'host=db1 dbname=bench' --pods 4 --sessions 8 "

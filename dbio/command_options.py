@@ -15,10 +15,6 @@ from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 Uses = Callable[[Option], bool]
 
 
-def _everything(option: Option) -> bool:
-    return True
-
-
 def _the_instance_place(option: Option) -> bool:
     return option.key in ("data_dir", "engine")
 
@@ -41,10 +37,17 @@ def _the_server(option: Option) -> bool:
     return option.section in ("instance", "connection") and option.key not in ("data_dirs",) + _MEMBERS
 
 
+_RUN_ONLY = ("part", "run_id")  # one run's part: a load, a sweep or a pod has none
+
+
 def _all_but_nodes(option: Option) -> bool:
     # --nodes picks the members a run uses: a load is the primary's, fio reads one server's storage,
     # and a pod of dbio kubernetes runs against the targets it is given
-    return option.key != "nodes"
+    return option.key != "nodes" and option.key not in _RUN_ONLY
+
+
+def _not_a_part(option: Option) -> bool:
+    return option.key not in _RUN_ONLY
 
 
 def _run(option: Option) -> bool:
@@ -58,7 +61,7 @@ def _an_existing_instance(option: Option) -> bool:
 
 # Command (as typed) -> the options it uses. Commands that load or run use them all.
 COMMANDS: dict[str, Uses] = {
-    "quickstart": _everything, "setup": _all_but_nodes, "run": _run, "sweep": _everything,
+    "quickstart": _not_a_part, "setup": _all_but_nodes, "run": _run, "sweep": _not_a_part,
     "baseline": _an_existing_instance, "kubernetes": _an_existing_instance, "ops": _an_existing_instance,
     "teardown": _the_server,
     "instance init": _a_new_instance, "instance start": _the_instance,

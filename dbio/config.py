@@ -98,6 +98,8 @@ class RunConfig:
     baseline_seconds: float = 0.0  # fio's synchronous seconds around a run (0: from the run's time)
     metrics_port: int | None = None  # /metrics served while a run or sweep goes on (0: any free port)
     metrics_address: str = "127.0.0.1"
+    part: str | None = None  # i/N: this process's part of one run of several processes (--part)
+    run_id: str | None = None  # the identity the parts share (--run-id); default derived (dbio/parts.py)
 
 
 @dataclass(frozen=True)

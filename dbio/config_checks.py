@@ -5,12 +5,13 @@ registry)."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import members, units
+from dbio import members, parts, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
@@ -186,7 +187,7 @@ START_AT_AHEAD = 7 * 86400  # --start-at at most a week ahead: a run waits for i
 
 
 def run_errors(config: Config) -> list[ConfigError]:
-    errors = member_errors(config)
+    errors = member_errors(config) + part_errors(config)
     start_at = config.run.start_at
     if start_at is not None and start_at - time.time() > START_AT_AHEAD:
         errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
@@ -195,6 +196,31 @@ def run_errors(config: Config) -> list[ConfigError]:
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",
                              "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def part_errors(config: Config) -> list[ConfigError]:
+    """--part i/N: well formed, with the agreed start its parts share and a server they all reach."""
+    run = config.run
+    errors = []
+    if run.run_id is not None and run.part is None:
+        errors.append(problem(config, "run_id", "names the run that parts share, but this run is not a part",
+                              "give --part i/N too, or remove --run-id"))
+    if run.run_id is not None and not re.fullmatch(r"[A-Za-z0-9._:-]{1,64}", run.run_id):
+        errors.append(problem(config, "run_id", "is not 1 to 64 letters, digits or . _ : -",
+                              "give a short name such as nightly-42"))
+    if run.part is None:
+        return errors
+    try:
+        parts.parse(run.part)
+    except ValueError as exc:
+        return errors + [problem(config, "part", str(exc), BY_KEY["part"].fix or "")]
+    if run.start_at is None:
+        errors.append(problem(config, "part", "needs the start every part agrees on",
+                              "give every part the same --start-at"))
+    if config.connection.embedded or len(config.connection.dsns) != 1:
+        errors.append(problem(config, "part", "runs against one server that every part reaches",
+                              "give one --dsn, the same server in every part"))
+    return errors
 
 
 def member_errors(config: Config) -> list[ConfigError]:

@@ -6,6 +6,12 @@ their own figures as each input computed them (host CPU included: each host's ow
 is the total: the nodes' neutral counters summed over their windows, the sessions' statements and
 histograms summed. The total is only as true as the windows are alike: inputs whose windows do not
 overlap, or whose lengths differ by more than WINDOW_LENGTH_SPREAD, are refused.
+
+Inputs may share a server (the parts of one run, --part i/N, or hosts given one --dsn): each such
+input's server-wide counters count every input's reads, so the total takes each server's counters
+once (a server is its identity, as the server gave it, not the connection string) and its sessions'
+own counts (PostgreSQL 18: per backend) from every input; the two are checked against each other.
+A part that was not given, started late or did not complete is named; the others' figures stand.
 """
 
 from __future__ import annotations
@@ -15,10 +21,15 @@ from datetime import datetime
 from typing import Any
 
 from dbio import __version__
+from dbio import parts as run_parts
 from dbio.engines.counters import combine
 from dbio.stats import figures as figure_math
 
 WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest
+# The sessions' own reads and their server's, as rates over each one's window: apart by more than
+# this share of the server's, they disagree (beyond, other clients or the server's own processes read)
+AGREEMENT_PCT = 2.0
+LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late
 
 
 class NotMergeable(ValueError):
@@ -30,6 +41,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     if len(inputs) < 2:
         raise NotMergeable("give at least two results")
     _refuse_repeats(inputs)
+    given = inputs
+    inputs, unmeasured = _measured_parts(inputs)
+    if len(inputs) < 1 or (len(inputs) < 2 and not unmeasured):
+        raise NotMergeable("give at least two results that measured a window")
     windows = [_window(name, doc) for name, doc in inputs]
     overlap = min(end for _, end in windows) - max(start for start, _ in windows)
     if overlap <= 0:
@@ -47,14 +62,18 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                            ": name them apart with --names")
     first = inputs[0][1]
     seconds = statistics.fmean(lengths)
-    begin, end = _combined(nodes, "begin"), _combined(nodes, "end")
+    chosen = _once_per_server(nodes, "end")
+    opened = _once_per_server(nodes, "begin")
+    begin, end = _combined(nodes, "begin", opened), _combined(nodes, "end", chosen)
+    counting = _counting(nodes, opened, chosen)
+    part_record = _parts(given, inputs, windows, unmeasured)
     totals = _sum_totals([doc.get("totals") or {} for _, doc in inputs])
     histograms = _sum_histograms([doc.get("histograms") or {} for _, doc in inputs])
     if any("hot_rows" not in (doc.get("totals") or {}) for _, doc in inputs):
         totals.pop("hot_rows", None)  # a result from before the hot spot's parts: the total has none
     resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
               for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
-    figures = _total_figures(first, nodes, seconds, begin, end, totals, histograms,
+    figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
                              sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}))
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
@@ -82,12 +101,17 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "events": [{"t": start, "kind": "merged",
                     "message": f"merged from {len(inputs)} runs ({', '.join(n for n, _ in inputs)}): their windows "
                                f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "
-                               "the total adds each node's counters over its own window"}],
+                               + ("the total adds each node's counters over its own window" if len(chosen) == len(nodes)
+                                  else f"the total takes each of {len(chosen)} server(s)' counters once and adds the "
+                                       "sessions' own counts of every run")},
+                   *_counting_events(start, counting), *_part_events(start, part_record)],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
         "counter_resets": resets,  # an input's counters that went back: no total is built on them either
         "series": [], "stalls": [], "waits": _sum_waits(inputs), "monitor_errors": [],
-        "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label")}
+        "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label"),
+                                            **({"part": doc["part"]} if doc.get("part") else {})}
                                            for name, doc in inputs],
+        **({"counting": counting} if counting else {}), **({"parts": part_record} if part_record else {}),
     }
 
 
@@ -115,11 +139,12 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
 
 
 # Workload options hosts may set apart: how many of the sessions each host runs.
-PER_HOST_OPTIONS = ("threads_per_schema", "sessions")
+PER_HOST_OPTIONS = run_parts.PER_PART_OPTIONS
 
 
 def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
-    """The same run given twice (or a copy of it) would count each of its reads twice."""
+    """The same run given twice (or a copy of it) would count each of its reads twice; so would the
+    same part of a run. Parts merge only with the other parts of their own run."""
     seen: dict[str, str] = {}
     for name, doc in inputs:
         run_id = str(doc.get("run_id"))
@@ -127,6 +152,165 @@ def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
             raise NotMergeable(f"{seen[run_id]} and {name} are the same run ({run_id}): each would count its reads "
                                "twice; give each host's run once")
         seen[run_id] = name
+    found = [(name, run_parts.part_of(doc)) for name, doc in inputs]
+    if not any(part for _, part in found):
+        return
+    whole = [name for name, part in found if part is None]
+    if whole:
+        first = next(name for name, part in found if part)
+        raise NotMergeable(f"{first} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
+                           "together, or whole runs together")
+    first_name, first = found[0]
+    assert first is not None
+    taken: dict[int, str] = {}
+    for name, part in found:
+        assert part is not None
+        if (part.run, part.of) != (first.run, first.of):
+            raise NotMergeable(f"{first_name} and {name} are parts of different runs ({first.run} of {first.of} parts, "
+                               f"{part.run} of {part.of}): merge the parts of one run")
+        if part.index in taken:
+            raise NotMergeable(f"{taken[part.index]} and {name} are both part {part.index}/{part.of} of run {part.run}: "
+                               "each would count its reads twice; give each part once")
+        taken[part.index] = name
+
+
+def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],
+                                                                       list[tuple[str, dict[str, Any]]]]:
+    """A run's parts that measured no window (ended before it opened) are left out, to be named; a
+    whole run without a window is refused (_window)."""
+    if not any(run_parts.part_of(doc) for _, doc in inputs):
+        return inputs, []
+    measured = [(n, d) for n, d in inputs if (d.get("timeline") or {}).get("window_start")
+                and (d.get("timeline") or {}).get("window_end")]
+    return measured, [(n, d) for n, d in inputs if (n, d) not in measured]
+
+
+def _identity(node: dict[str, Any]) -> str | None:
+    identity = (node.get("server") or {}).get("identity")
+    return identity if isinstance(identity, str) and identity else None
+
+
+def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
+    """One node per server, in the order servers first appear (a node whose server gave no identity is
+    its own): the one whose `which` reading (begin or end) the server took last. Each run flushes its
+    own sessions' statistics before its readings, another run's pending ones reach the server's
+    counters within a second or so: the last reading at each end of the window holds every run's."""
+    latest: dict[str, int] = {}
+    order: list[str] = []
+    for i, node in enumerate(nodes):
+        key = _identity(node) or f"#{i}"
+        if key not in latest:
+            order.append(key)
+            latest[key] = i
+        elif _reading_time(node, which) > _reading_time(nodes[latest[key]], which):
+            latest[key] = i
+    return [latest[key] for key in order]
+
+
+def _reading_time(node: dict[str, Any], which: str) -> float:
+    t = ((node.get("normalized") or {}).get(which) or {}).get("t")
+    return float(t) if isinstance(t, (int, float)) else float("-inf")
+
+
+def _own_reads(node: dict[str, Any]) -> float | None:
+    """The reads a node's own sessions made in its window (None where its engine cannot tell)."""
+    normalized = node.get("normalized") or {}
+    b, e = [((normalized.get(w) or {}).get("sessions") or {}).get("reads") for w in ("begin", "end")]
+    return None if b is None or e is None else float(e) - float(b)
+
+
+def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> float | None:
+    """A server's reads/s from one node's begin reading to another's end reading (one server's counters
+    and clock: any two of its readings make an interval)."""
+    b, e = [((n.get("normalized") or {}).get(w) or {}) for n, w in ((first, "begin"), (last, "end"))]
+    reads = [(r.get("data") or {}).get("reads") for r in (b, e)]
+    if None in reads or not isinstance(b.get("t"), (int, float)) or not isinstance(e.get("t"), (int, float)):
+        return None
+    seconds = float(e["t"]) - float(b["t"])
+    return (float(reads[1]) - float(reads[0])) / seconds if seconds > 0 else None
+
+
+def _node_seconds(node: dict[str, Any]) -> float | None:
+    seconds = (node.get("figures") or {}).get("window_seconds")
+    return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else None
+
+
+def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int]) -> list[dict[str, Any]]:
+    """For each server more than one input ran against: its reads/s (its counters, once, from the last
+    begin reading to the last end reading) against the sum of every input's own sessions' reads/s, each
+    over its own window, and whether they agree."""
+    out = []
+    for b, i in zip(opened, chosen):
+        identity = _identity(nodes[i])
+        group = [n for n in nodes if identity is not None and _identity(n) == identity]
+        if len(group) < 2:
+            continue
+        own = [(_own_reads(n), _node_seconds(n)) for n in group]
+        by = nodes[i]["name"] if b == i else f"{nodes[b]['name']} to {nodes[i]['name']}"
+        entry: dict[str, Any] = {"server": identity, "description": (nodes[i].get("server") or {}).get("description"),
+                                 "nodes": [n["name"] for n in group], "counted_by": by,
+                                 "server_reads_per_s": _server_rate(nodes[b], nodes[i]),
+                                 "own_reads_per_s": None, "difference_pct": None, "agree": None, "others": None}
+        if all(r is not None and s for r, s in own):
+            entry["own_reads_per_s"] = sum(r / s for r, s in own)  # type: ignore[operator]
+        if entry["own_reads_per_s"] is not None and entry["server_reads_per_s"]:
+            diff = 100.0 * (entry["server_reads_per_s"] - entry["own_reads_per_s"]) / entry["server_reads_per_s"]
+            entry["difference_pct"] = diff
+            entry["agree"] = abs(diff) <= AGREEMENT_PCT
+            entry["others"] = diff > AGREEMENT_PCT  # the server read more than the runs' sessions: others shared it
+        out.append(entry)
+    return out
+
+
+def _counting_events(t: float, counting: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    events = []
+    for c in counting:
+        where = f"{c['description'] or 'the server'} (counted once, from {c['counted_by']})"
+        if c["agree"] is None:
+            message = (f"{len(c['nodes'])} runs shared {where}: their sessions' own reads are not counted apart on "
+                       "this server, so only the server's total is known")
+        else:
+            message = (f"{len(c['nodes'])} runs shared {where}: their sessions read {c['own_reads_per_s']:,.0f}/s, "
+                       f"the server {c['server_reads_per_s']:,.0f}/s ({c['difference_pct']:+.1f}%): "
+                       + ("they agree" if c["agree"] else "other clients or the server's own processes shared the "
+                          "server" if c["others"] else "the sessions' count exceeds the server's (windows apart?)"))
+        events.append({"t": t, "kind": "counting", "message": message})
+    return events
+
+
+def _parts(given: list[tuple[str, dict[str, Any]]], measured: list[tuple[str, dict[str, Any]]],
+           windows: list[tuple[float, float]], unmeasured: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
+    """The run's parts: which were given, which not, which started late, which did not complete."""
+    found = [(name, run_parts.part_of(doc), doc) for name, doc in given]
+    if not found or any(part is None for _, part, _ in found):
+        return None
+    first = found[0][1]
+    assert first is not None
+    indices = {part.index for _, part, _ in found if part}
+    first_open = min(start for start, _ in windows)
+    late = [{"name": name, "seconds": start - first_open}
+            for (name, _), (start, _) in zip(measured, windows) if start - first_open > LATE_PART_SECONDS]
+    return {"run": first.run, "of": first.of,
+            "given": [{"name": name, "index": part.index} for name, part, _ in found if part],
+            "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late,
+            "incomplete": [{"name": name, "status": doc.get("status"), "reason": doc.get("status_reason"),
+                            "measured": (name, doc) not in unmeasured} for name, _, doc in found
+                           if doc.get("status") != "complete"]}
+
+
+def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not record:
+        return []
+    out = []
+    if record["missing"]:
+        out.append(f"part(s) {', '.join(map(str, record['missing']))} of {record['of']} of run {record['run']} were "
+                   "not given: the total is of the parts given")
+    for late in record["late"]:
+        out.append(f"part {late['name']} opened its window {late['seconds']:.1f} s after the first part's")
+    for bad in record["incomplete"]:
+        left = "" if bad["measured"] else " and measured no window: it is left out of the total"
+        out.append(f"part {bad['name']} is {bad['status']}{left} ({bad['reason']})")
+    return [{"t": t, "kind": "parts", "message": m} for m in out]
 
 
 def _refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:
@@ -174,9 +358,21 @@ def _node_name(name: str, doc: dict[str, Any], node: Any) -> str:
     return name if len(doc.get("nodes") or []) == 1 else f"{name}/{node}"
 
 
-def _combined(nodes: list[dict[str, Any]], which: str) -> dict[str, Any] | None:
+def _combined(nodes: list[dict[str, Any]], which: str, chosen: list[int] | None = None) -> dict[str, Any] | None:
+    """The total reading: each server's counters once (chosen: one node's reading per server, in the
+    order servers first appear), and the sessions' own counts of every node (each counts only its own
+    sessions)."""
+    chosen = list(range(len(nodes))) if chosen is None else chosen
     readings = [(n.get("normalized") or {}).get(which) for n in nodes]
-    return combine(readings) if readings and all(readings) else None
+    if not readings or not all(readings):
+        return None
+    total = combine([readings[i] for i in chosen])
+    if len(chosen) < len(nodes):
+        own = [r.get("sessions") for r in readings]
+        total = {k: v for k, v in total.items() if k != "sessions"}
+        if all(isinstance(o, dict) for o in own):
+            total["sessions"] = {k: _sum_or_none([o.get(k) for o in own]) for k in dict.fromkeys(k for o in own for k in o)}
+    return total
 
 
 def _sum_or_none(values: list[Any]) -> float | None:

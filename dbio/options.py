@@ -95,6 +95,15 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "
            "waits for it (at most 7 days ahead).", file=False,
            fix="give an ISO 8601 time with its zone within the next 7 days, e.g. 2026-11-22T19:00:00Z"),
+    Option("part", "run", "str", None,
+           "This process's part of one run made of several dbio processes (on one host or several) against one "
+           "server, as i/N (e.g. 2/3): every part gives the same --start-at (and workload); the server admits "
+           "the parts of one run together and refuses any other run meanwhile; dbio merge makes them one.",
+           file=False, fix="give i/N with 1 <= i <= N, e.g. --part 2/3, with --start-at and --dsn"),
+    Option("run_id", "run", "str", None,
+           "The identity the parts of one run share (with --part); default: one derived from --start-at, the "
+           "number of parts and the workload.", file=False,
+           fix="give the same short name to every part of the run, e.g. --run-id nightly-42"),
     Option("nodes", "run", "str", None,
            "Members of the embedded instance a run uses as its nodes, comma-separated (e.g. primary,standby2); "
            "default: every member, the primary and each standby (dbio instance init --standbys N).",

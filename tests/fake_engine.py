@@ -361,8 +361,9 @@ class FakeEngine:
     # -- the read probe: every lookup reads one block in READ_US ------------------------------
     read_probe_method = "fake: each lookup reads one block in READ_US"
 
-    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[FakeConnection, int]:
-        conn = await self.aconnect(conninfo, application_name="dbio:probe")
+    async def read_probe_connect(self, conninfo: str, access_path: str,
+                                 application_name: str = "dbio:probe") -> tuple[FakeConnection, int]:
+        conn = await self.aconnect(conninfo, application_name=application_name)
         return conn, conn.pid
 
     async def read_probe(self, conn: FakeConnection, schema_index: int, key: int) -> ProbeRead:

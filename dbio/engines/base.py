@@ -21,6 +21,15 @@ def application_prefix(run_id: int) -> str:
     return f"dbio:{run_id % 100000}:"
 
 
+HELPERS = ("control", "monitor", "waits", "probe")  # a run's own connections besides its sessions
+
+
+def helper_application_name(run_id: int, helper: str) -> str:
+    """A run's control, monitor or wait-sampler connection: named with the run, so that runs sharing a
+    server (the parts of one run) each count only their own."""
+    return f"dbio:{helper}:{run_id % 100000}"
+
+
 @dataclass(frozen=True)
 class Capabilities:
     engine: str
@@ -337,7 +346,9 @@ class Engine(Protocol):
     # the read probe (run/read_probe.py): one connection beside the sessions that looks up single rows by the
     # loop's key and access path and times each read with the engine's own timer; connecting raises DbioError
     # (why) when this engine or role cannot time single reads. Returns the connection and its server pid.
-    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[Any, int]: ...
+    # application_name: the probe's, named with its run (helper_application_name)
+    async def read_probe_connect(self, conninfo: str, access_path: str,
+                                 application_name: str = "dbio:probe") -> tuple[Any, int]: ...
     async def read_probe(self, conn: Any, schema_index: int, key: int) -> ProbeRead: ...
     # how the probe's reads are timed, for the report ("EXPLAIN (ANALYZE, BUFFERS) with track_io_timing")
     read_probe_method: str

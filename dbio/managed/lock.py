@@ -53,9 +53,14 @@ def describe_holder(text: str) -> str:
 
 
 @contextmanager
-def exclusive(data_dir: Path, command: str) -> Iterator[None]:
-    """Hold the instance for this command; nested holders in the same process share the lock."""
+def exclusive(data_dir: Path, command: str, *, shared: bool = False) -> Iterator[None]:
+    """Hold the instance for this command; nested holders in the same process share the lock.
+    shared: held with other shared holders (the parts of one run, reaching it through --dsn), never
+    with an exclusive one."""
     path = lock_file_for(data_dir)
+    if shared and path not in _held:
+        yield from _shared(path, data_dir, command)
+        return
     if path in _held:
         _held[path] += 1
         try:
@@ -78,7 +83,24 @@ def exclusive(data_dir: Path, command: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _open_and_lock(path: Path, data_dir: Path, attempts: int = 20) -> int:
+def _shared(path: Path, data_dir: Path, command: str) -> Iterator[None]:
+    fd = _open_and_lock(path, data_dir, mode=fcntl.LOCK_SH)
+    try:
+        if os.fstat(fd).st_size == 0:  # the first sharer's note names the holders to an exclusive command
+            note = json.dumps({"command": f"{command} (in parts)", "pid": os.getpid(), "since": time.time(),
+                               "data_dir": str(data_dir)})
+            os.pwrite(fd, note.encode(), 0)
+        yield
+    finally:
+        try:  # the last sharer removes the file, as an exclusive holder does; the others leave it
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _remove(path)
+        except BlockingIOError:
+            pass
+        os.close(fd)
+
+
+def _open_and_lock(path: Path, data_dir: Path, attempts: int = 20, mode: int = fcntl.LOCK_EX) -> int:
     """A descriptor of the lock file at path, locked: refused at once when another command holds it."""
     for _ in range(attempts):
         try:
@@ -90,7 +112,7 @@ def _open_and_lock(path: Path, data_dir: Path, attempts: int = 20) -> int:
             raise UsageError(f"cannot create dbio's lock file {path}: {exc.strerror}",
                              "run dbio with a HOME (or XDG_STATE_HOME) you can write") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = describe_holder(os.pread(fd, 4096, 0).decode(errors="replace"))
             os.close(fd)

@@ -64,7 +64,26 @@ def _merged(doc: dict[str, Any]) -> list[list[str]]:
     names = ", ".join(str(m.get("name")) for m in doc["merged_from"])
     return [["Sessions", f"{len(doc.get('sessions') or [])} over {len(doc.get('nodes') or [])} nodes (see Nodes)"],
             ["Merged", f"from {len(doc['merged_from'])} runs ({names}); their windows overlap for "
-                       f"{format_duration(timeline.get('overlap_seconds') or 0)}"]]
+                       f"{format_duration(timeline.get('overlap_seconds') or 0)}"
+                       + (f", their starts {1000 * timeline['start_skew_seconds']:.0f} ms apart"
+                          if isinstance(timeline.get("start_skew_seconds"), (int, float)) else "")],
+            *_parts(doc)]
+
+
+def _parts(doc: dict[str, Any]) -> list[list[str]]:
+    """The parts of one run (--part i/N), and how each shared server's reads were counted."""
+    out = []
+    record = doc.get("parts")
+    if isinstance(record, dict):
+        given = ", ".join(f"{g.get('index')}" for g in record.get("given") or [])
+        missing = record.get("missing") or []
+        out.append(["Parts", f"{given} of {record.get('of')} of run {record.get('run')}"
+                             + (f"; not given: {', '.join(map(str, missing))}" if missing else "")])
+    for c in doc.get("counting") or []:
+        if isinstance(c, dict) and c.get("own_reads_per_s") is not None and c.get("server_reads_per_s"):
+            out.append(["Counted once", f"{c.get('description')}: the sessions' own {c['own_reads_per_s']:,.0f} reads/s, "
+                                        f"the server's {c['server_reads_per_s']:,.0f} ({c.get('difference_pct') or 0:+.1f}%)"])
+    return out
 
 
 def _shown(doc: dict[str, Any]) -> list[str]:

@@ -79,6 +79,16 @@ def findings(doc: dict[str, Any]) -> list[Finding]:
             out.append(Finding("warning", event["kind"], event["message"]))
         if event.get("kind") == "pending_writes" and not event.get("finished"):  # written out before: nothing to say
             out.append(Finding("warning", "pending_writes", event["message"]))
+        if event.get("kind") == "parts":  # a part not given, late or without a window (dbio merge)
+            out.append(Finding("warning", "parts", event["message"]))
+    for counted in doc.get("counting") or []:  # runs that shared a server (dbio merge): did their counts agree?
+        if isinstance(counted, dict) and counted.get("agree") is False:
+            diff = counted.get("difference_pct") or 0.0
+            out.append(Finding("warning", "counting", f"on {counted.get('description')} the runs' sessions read "
+                               f"{abs(diff):.1f}% {'less' if diff > 0 else 'more'} than the server: "
+                               + ("other clients or the server's own processes shared it" if counted.get("others")
+                                  else "the sessions' count exceeds the server's (windows apart?)"),
+                               "counting_difference_pct", counted.get("difference_pct")))
     order = {"invalid": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.level])
 
@@ -339,6 +349,12 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
                                                     "(their share of the I/O is measured from PostgreSQL 18 on)")
     share = ", ".join(f"{v:.1f}% of the client sessions' {k}s" for k, v in shares.items() if v)
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
+    part = doc.get("part") if isinstance(doc.get("part"), dict) else None
+    if part:  # the run's other parts share the server by design: dbio merge counts each read once
+        return _found("info", "other_sessions", f"{who} did {share or 'no I/O'} in the window, this run's other "
+                      f"parts among them (part {part.get('index')} of {part.get('of')}): the server's figures "
+                      "include their I/O; dbio merge of the parts counts each read once", "other_read_share_pct",
+                      shares["read"])
     return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
                                            "include their I/O", "other_read_share_pct", shares["read"])
 

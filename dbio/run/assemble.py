@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from dbio import __version__
-from dbio import engines, jsondoc, shapes, trust
+from dbio import engines, jsondoc, parts, shapes, trust
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
@@ -64,11 +64,14 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
                  "window_at": None if plan.start is None else plan.start + plan.warmup},
         "server": described[0]["server"], "capabilities": described[0]["capabilities"], "nodes": described,
         "setup": setup, "storage": storage, "host": host.host_facts(),
+        "part": None if (part := parts.of_config(config.run.part, config.run.run_id, config.run.start_at,
+                                                 config.to_dict()["workload"])) is None else part.to_dict(),
     }
 
 
 def _server(info: ServerInfo) -> dict[str, Any]:
-    return {"description": info.description, "version": info.caps.server_version,
+    # identity: the server itself, however it was reached (dbio merge takes its counters once)
+    return {"description": info.description, "identity": info.identity, "version": info.caps.server_version,
             "version_num": info.caps.version_num, "settings": info.settings,
             "max_connections": info.max_connections, "cache_bytes": info.cache_bytes}
 
@@ -175,6 +178,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     return {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
+        **({"part": man["part"]} if man.get("part") else {}),  # one process's part of a run (dbio/parts.py)
         "status": outcome.status, "status_reason": outcome.reason,
         "created_at": results.iso(man["created"]),
         "timeline": _timeline(man, outcome, window),

@@ -78,8 +78,9 @@ class ReadProbe:
     """One node's probe: its connection (opened with the monitoring), its lookups while measuring()."""
 
     def __init__(self, engine: Engine, bounds: Sequence[float], schemas: Sequence[int], scale: int,
-                 rate: float = RATE_PER_S, seed: int | None = None):
+                 rate: float = RATE_PER_S, seed: int | None = None, application_name: str = "dbio:probe"):
         self.engine, self.bounds = engine, list(bounds)
+        self.application_name = application_name  # named with its run: parts sharing a server count their own
         self.schemas, self.scale, self.rate = sorted(set(schemas)), scale, rate
         self.tally = ProbeTally(len(self.bounds) + 1)
         self.conn: Any = None
@@ -96,7 +97,7 @@ class ReadProbe:
             self.why = "this engine cannot time single reads"
             return
         try:
-            self.conn, self.pid = await self.engine.read_probe_connect(conninfo, access_path)
+            self.conn, self.pid = await self.engine.read_probe_connect(conninfo, access_path, self.application_name)
         except Exception as exc:  # the run never fails for its probe
             self.why = f"the probe could not time reads: {getattr(exc, 'message', None) or exc}"
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol
 
-from dbio.engines.base import SliceResult, session_application_name
+from dbio.engines.base import SliceResult, helper_application_name, session_application_name
 from dbio.errors import DbioError
 from dbio.run import agreed, room
 from dbio.run.identity import new_run_id
@@ -106,7 +106,8 @@ class _Coordinator:
                       for node in ctx.nodes]
         for r in self.nodes:  # the schemas its sessions read, at their scale
             r.read_probe = ReadProbe(r.engine, ctx.plan.bounds_us, [s.schema_index for s in r.sessions],
-                                     int(ctx.plan.control.get("scale") or 0), seed=self.run_id)
+                                     int(ctx.plan.control.get("scale") or 0), seed=self.run_id,
+                                     application_name=helper_application_name(self.run_id, "probe"))
         self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []

@@ -74,3 +74,22 @@ def test_a_lock_directory_others_may_write_is_refused(lock_dir, tmp_path):
         with lock.exclusive(tmp_path / "instance", "run"):
             pass
     assert list(lock_dir.iterdir()) == []
+
+
+def test_the_parts_of_a_run_share_it_an_exclusive_command_is_refused_and_the_last_removes_the_file(lock_dir,
+                                                                                                   tmp_path):
+    data_dir = tmp_path / "instance"
+    path = lock.lock_file_for(data_dir)
+    first, second = lock.exclusive(data_dir, "run", shared=True), lock.exclusive(data_dir, "run", shared=True)
+    first.__enter__()
+    second.__enter__()  # a second part (its own open file, as another process's) shares it
+    with pytest.raises(UsageError, match=r"is in use by dbio run \(in parts\)"):
+        lock._open_and_lock(path, data_dir)  # an exclusive command
+    first.__exit__(None, None, None)
+    assert path.exists()  # a part still holds it
+    with pytest.raises(UsageError, match="in use"):
+        lock._open_and_lock(path, data_dir)
+    second.__exit__(None, None, None)
+    assert not path.exists()  # the last part removed it
+    with lock.exclusive(data_dir, "run"):  # free again
+        pass

@@ -96,10 +96,14 @@ def test_dbio_s_own_connections_count_as_the_run_s_not_as_other_sessions():
 
     from dbio.run import nodes
 
+    from dbio.engines.base import helper_application_name
+
     query = stats.snapshot_sql(180000, "dbio:12345:")
     source = inspect.getsource(nodes)
-    for name in ("dbio:control", "dbio:monitor", "dbio:waits"):
-        assert f"'{name}'" in query and f'application_name="{name}"' in source
+    for helper in ("control", "monitor", "waits"):
+        # each run's own: the parts of one run sharing a server count only theirs (dbio/parts.py)
+        assert f"'{helper_application_name(912345, helper)}'" in query and "'dbio:control:12346'" not in query
+        assert f'helper_application_name(self.run_id, "{helper}")' in source
     assert "LIKE 'dbio:12345:%'" in query
 
 

@@ -218,10 +218,11 @@ class MysqlEngine:
     read_probe_method = ("MariaDB's ANALYZE FORMAT=JSON of each lookup: r_engine_stats pages_read_count and "
                          "pages_read_time_ms, timed inside InnoDB")
 
-    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[Connection, int]:
+    async def read_probe_connect(self, conninfo: str, access_path: str,
+                                 application_name: str = "dbio:probe") -> tuple[Connection, int]:
         from dbio.engines.mysql import read_probe
 
-        conn = await self.aconnect(conninfo, application_name=read_probe.PROBE_NAME)
+        conn = await self.aconnect(conninfo, application_name=application_name or read_probe.PROBE_NAME)
         try:
             await _in_thread(read_probe.check, conn)
         except BaseException:

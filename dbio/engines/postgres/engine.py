@@ -239,10 +239,11 @@ class PostgresEngine:
     read_probe_method = ("EXPLAIN (ANALYZE, BUFFERS) of each lookup with track_io_timing on in the probe's "
                          "session: Shared Read Blocks and their I/O Read Time")
 
-    async def read_probe_connect(self, conninfo: str, access_path: str) -> tuple[psycopg.AsyncConnection, int]:
+    async def read_probe_connect(self, conninfo: str, access_path: str,
+                                 application_name: str = "dbio:probe") -> tuple[psycopg.AsyncConnection, int]:
         from dbio.engines.postgres import read_probe
 
-        return await read_probe.connect(conninfo, access_path)
+        return await read_probe.connect(conninfo, access_path, application_name)
 
     async def read_probe(self, conn: psycopg.AsyncConnection, schema_index: int, key: int) -> ProbeRead:
         from dbio.engines.postgres import read_probe

@@ -36,9 +36,10 @@ def parse_explain(doc: Any) -> ProbeRead:
     return ProbeRead(blocks_read=blocks, read_us=None if ms is None else float(ms) * 1000.0)
 
 
-async def connect(conninfo: str, access_path: str) -> tuple[psycopg.AsyncConnection, int]:
+async def connect(conninfo: str, access_path: str,
+                  application_name: str = PROBE_NAME) -> tuple[psycopg.AsyncConnection, int]:
     """The probe's connection and its backend's pid; DbioError (why) when it cannot time reads."""
-    conn = await server.aconnect(conninfo, application_name=PROBE_NAME)
+    conn = await server.aconnect(conninfo, application_name=application_name)
     settings = workload.session_settings(1, access_path)
     try:
         cur = await conn.execute(sqlfiles.text("read_probe_init.sql"),

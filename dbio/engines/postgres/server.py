@@ -203,6 +203,9 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), "
         "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
         # one server whichever way it is reached (socket or TCP, any database): when it started, its port
+        # (and its system identifier where this role may read it: clusters made alike differ there)
+        "coalesce(CASE WHEN has_function_privilege('pg_control_system()', 'execute') "
+        "THEN (SELECT system_identifier::text FROM pg_control_system()) END, '?') || ':' || "
         "date_part('epoch', pg_postmaster_start_time())::text || ':' || current_setting('port')").fetchone()
     database, user, pid, _, block_size, shared_buffers, max_conn, su_reserved, in_use, is_super, identity = info
     if block_size != 8192:

@@ -12,6 +12,7 @@ import re
 from functools import cache
 from typing import Any
 
+from dbio.engines.base import HELPERS
 from dbio.engines.counters import session_names
 from dbio.engines.postgres import sqlfiles
 
@@ -35,7 +36,10 @@ def snapshot_sql(version_num: int, sessions_prefix: str | None = None, standby: 
         if not re.fullmatch(r"[a-z]+:[0-9]+:", sessions_prefix):
             raise ValueError(f"unexpected session prefix {sessions_prefix!r}")
         like = "'" + sessions_prefix + "%'"
-        texts["sessions"] = _strip(sqlfiles.text("stats/sessions_io_18.sql")).replace("{sessions_like}", like)
+        short = sessions_prefix.split(":")[1]
+        helpers = ", ".join(f"'dbio:{helper}:{short}'" for helper in HELPERS)  # helper_application_name's
+        texts["sessions"] = _strip(sqlfiles.text("stats/sessions_io_18.sql")).replace(
+            "{sessions_like}", like).replace("{helpers}", helpers)
     fields = ", ".join(f"'{name}', ({text})" for name, text in texts.items())
     return ("SELECT json_build_object('t', date_part('epoch', clock_timestamp()), "
             f"'version_num', current_setting('server_version_num')::int, {fields})")

@@ -8,6 +8,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from dbio import parts
 from dbio.config import Config
 from dbio.engines.postgres.engine import PostgresEngine
 from dbio.engines.postgres.instance.embedded import EmbeddedInstance
@@ -62,12 +63,14 @@ def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> It
     from dbio.engines.postgres.instance.paths import Layout
 
     dsn = config.connection.dsn or ""
+    part = parts.of_config(config.run.part, config.run.run_id, config.run.start_at, config.to_dict()["workload"])
     with ExitStack() as held:
         # --dsn through an embedded instance's socket: that instance is held too, as its own
-        # commands hold it, so a run of its own and one through --dsn never share it
+        # commands hold it, so a run of its own and one through --dsn never share it (a run's parts
+        # share it: which run they are is the database's lock's to decide)
         for directory in socket_directories(dsn):
             instance_dir = Path(directory).resolve().parent
             if Layout(instance_dir).meta_file.exists():
-                held.enter_context(instance_exclusive(instance_dir, command))
-        held.enter_context(database_exclusive(dsn, command, notify))
+                held.enter_context(instance_exclusive(instance_dir, command, shared=part is not None))
+        held.enter_context(database_exclusive(dsn, command, notify, part))
         yield

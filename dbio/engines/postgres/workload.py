@@ -12,6 +12,7 @@ from psycopg import sql
 
 from dbio.engines.base import SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
+from dbio.engines.postgres.exclusive import INSTALL, LOCK_KEYS
 from dbio.errors import DbioError, UsageError
 
 KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS: the loop's kinds 1 to 4
@@ -20,9 +21,14 @@ KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS: the loop's kinds
 def install(conn: psycopg.Connection) -> None:
     """(Re)create the work loop procedure: a newer dbio brings its loop without a new load."""
     with conn.transaction():
+        # the parts of one run install at once: one after the other, and a loop already current is
+        # left alone (re-creating it would lock the run's control table under another part's sessions)
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_KEYS[0], INSTALL))
         setup_id = catalog.owner(conn)
         if setup_id is None:
             raise UsageError("this database holds no dbio setup", "load it first with dbio setup")
+        if _current(conn, setup_id):
+            return
         old = conn.execute(
             "SELECT p.oid::regprocedure::text, obj_description(p.oid, 'pg_proc') FROM pg_proc p "
             "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dbio' AND p.proname = 'slice'"
@@ -39,6 +45,12 @@ def install(conn: psycopg.Connection) -> None:
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
+
+
+def _current(conn: psycopg.Connection, setup_id: str) -> bool:
+    """This dbio's loop is installed for this setup, with the control table's latest column."""
+    rows = conn.execute(sqlfiles.text("loop_current.sql")).fetchall()
+    return len(rows) == 1 and rows[0][0] == loop_body() and catalog.tag_id(rows[0][1]) == setup_id and rows[0][2]
 
 
 def advisory_key(run_id: int) -> tuple[int, int]:

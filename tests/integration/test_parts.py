@@ -1,0 +1,117 @@
+"""Parts of one run: three `dbio run --part i/3` processes against one server (the embedded instance
+reached through --dsn, as three hosts would reach one server) at one --start-at. The server admits
+the three and refuses an unrelated run meanwhile; `dbio merge` adds the parts' own reads and takes the
+server's counters once, and the two agree.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from tests.integration.conftest import SMALL, Done, dbio, dbio_backends, load_result, result_dir, wait_for
+
+DB = "parts"
+PARTS = 3
+WARMUP = 1.0  # SMALL's
+LAUNCH_MARGIN = 15.0  # three interpreters starting at once on a busy machine, and the refused runs after them
+RUN = [*SMALL[:-2], "--run-time", "4s", "--allow-cached", "-t", "1"]  # a longer window: reads enough to compare
+
+
+@pytest.fixture(scope="module")
+def loaded(instance):
+    done = dbio("setup", *instance.args(DB, *RUN))
+    assert done.code == 0, done.text
+    return instance
+
+
+def _args(inst, stamp: str, *extra: str) -> list[str]:
+    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *RUN, "--start-at", stamp, *extra]
+
+
+def _launch(inst, stamp: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbio", *_args(inst, stamp, *extra)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, workdir):
+    window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN
+    stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    procs = [_launch(loaded, stamp, "--part", f"{i}/{PARTS}", "--label", f"p{i}") for i in range(1, PARTS + 1)]
+    try:
+        # all three hold the database (their lock connections): an unrelated run is refused meanwhile,
+        # and so are another run's part and this run's part 2 a second time
+        wait_for(lambda: sum("part" in (app or "") for _, app, _ in dbio_backends(loaded)) == PARTS,
+                 timeout=60, what="three parts holding the database")
+        alone = dbio(*_args(loaded, stamp))
+        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
+        other = dbio(*_args(loaded, stamp, "--part", "1/2"))
+        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
+        again = dbio(*_args(loaded, stamp, "--part", f"2/{PARTS}"))
+        assert again.code == 2 and f"part 2/{PARTS} of run" in again.err and "already runs" in again.err, again.text
+        docs, dirs = [], []
+        for proc in procs:
+            out, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0, out + err
+            dirs.append(result_dir(Done(proc.returncode, out, err)))
+            docs.append(load_result(dirs[-1]))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert [d["status"] for d in docs] == ["complete"] * PARTS
+    assert [d["part"]["index"] for d in docs] == [1, 2, 3]
+    assert len({d["part"]["run"] for d in docs}) == 1
+    identities = {n["server"]["identity"] for d in docs for n in d["nodes"]}
+    assert len(identities) == 1 and None not in identities
+    assert identities.pop().split(":")[0].isdigit()  # the system identifier: dbio's role may read it here
+
+    # merged: the server's reads once, the parts' own reads added, and the two agree (within 2%)
+    out = workdir / "parts-merged"
+    merged = dbio("merge", *map(str, dirs), "--out", str(out))
+    assert merged.code == 0, merged.text
+    doc = load_result(out)
+    server = docs[0]["nodes"][0]
+    server_reads_per_s = ((server["normalized"]["end"]["data"]["reads"] - server["normalized"]["begin"]["data"]["reads"])
+                          / server["figures"]["window_seconds"])  # pg_stat_io, as the server counted it
+    assert server_reads_per_s > 100
+    [counted] = doc["counting"]
+    assert counted["own_reads_per_s"] == pytest.approx(server_reads_per_s, rel=0.02), counted
+    assert counted["agree"] is True, counted
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(server_reads_per_s, rel=0.02)
+    assert 0 <= doc["timeline"]["start_skew_seconds"] < 1.0
+    assert doc["parts"]["missing"] == [] and doc["parts"]["incomplete"] == []
+    assert "they agree" in merged.out
+    # one part given twice is refused, in one line
+    twice = dbio("merge", str(dirs[0]), str(dirs[0]), "--out", str(workdir / "parts-twice"))
+    assert twice.code == 2 and len(twice.err.strip().splitlines()) == 1, twice.text
+
+
+def test_the_loop_is_left_alone_when_current_and_installed_again_when_not(loaded):
+    """Parts starting at once each install the loop: a current one is left as it is (re-creating it
+    would lock the run's control table under another part's sessions), another one is replaced."""
+    from pathlib import Path
+
+    from dbio.engines.postgres import workload
+
+    def loop_row(conn):
+        return conn.execute("SELECT p.oid, p.xmin::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                            "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()
+
+    with loaded.connect(DB) as conn:
+        workload.install(conn)
+        before = loop_row(conn)
+        workload.install(conn)
+        assert loop_row(conn) == before  # current: untouched
+        body = workload.loop_body()
+        text = (Path(workload.__file__).parent / "sql" / "slice.sql").read_text()
+        conn.execute(text.replace(body, body.replace("BEGIN", "BEGIN\n  -- another dbio's loop", 1)))
+        assert not workload.has_workload(conn)
+        workload.install(conn)
+        assert workload.has_workload(conn) and loop_row(conn) != before

@@ -1,0 +1,150 @@
+"""dbio merge of runs that shared one server (dbio/merge.py): the parts of one run (--part i/N), each
+read counted once: the server's counters once per server identity, the sessions' own counts from
+every part, the two checked against each other; parts given twice, of other runs or mixed with a
+whole run refused; parts missing, late or without a window named."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from dbio import merge
+
+BASE = json.loads((Path(__file__).parent.parent / "fixtures" / "result_format2.json").read_text())
+IDENTITY = "7340000000000000001:1795000000.1:5432"
+RUN_IDS = itertools.count(1)
+
+
+def _delta(node: dict, group: str) -> float:
+    n = node["normalized"]
+    return n["end"][group]["reads"] - n["begin"][group]["reads"]
+
+
+def part(index: int, share: float, *, of: int = 3, run: str = "run-abc", identity: str = IDENTITY,
+         shift: float = 0.0) -> dict:
+    """A part's result: the fixture's run against the shared server, its sessions `share` of the server's reads."""
+    doc = copy.deepcopy(BASE)
+    doc["run_id"] = f"{next(RUN_IDS):x}"
+    doc["part"] = {"index": index, "of": of, "run": run}
+    node = doc["nodes"][0]
+    node["server"]["identity"] = identity
+    n = node["normalized"]
+    n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
+    for key in ("window_start", "window_end"):
+        t = datetime.fromisoformat(doc["timeline"][key]) + timedelta(seconds=shift)
+        doc["timeline"][key] = t.isoformat()
+    return doc
+
+
+SERVER_READS_PER_S = _delta(BASE["nodes"][0], "data") / BASE["nodes"][0]["figures"]["window_seconds"]
+
+
+def test_parts_of_one_server_count_its_reads_once_and_agree_with_it():
+    doc = merge.merge([(f"p{i}", part(i, share)) for i, share in ((1, 0.33), (2, 0.33), (3, 0.335))], "m")
+    # the server's reads once, not three times
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(SERVER_READS_PER_S, rel=0.01)
+    [counted] = doc["counting"]
+    assert counted["nodes"] == ["p1", "p2", "p3"] and counted["counted_by"] == "p1"
+    assert counted["own_reads_per_s"] == pytest.approx(0.995 * SERVER_READS_PER_S, rel=1e-6)
+    assert counted["difference_pct"] == pytest.approx(0.5, abs=0.01)
+    assert counted["agree"] is True and counted["others"] is False
+    assert doc["parts"]["missing"] == [] and doc["parts"]["late"] == [] and doc["parts"]["incomplete"] == []
+    assert any("they agree" in e["message"] for e in doc["events"])
+    # the sessions' own counts add up in the total: what others did is what the server did besides them
+    assert doc["figures"]["other_sessions"]["reads"] < 0.01 * _delta(BASE["nodes"][0], "client")
+
+
+def test_a_server_that_read_more_than_the_parts_sessions_was_shared():
+    doc = merge.merge([(f"p{i}", part(i, 0.2)) for i in (1, 2, 3)], "m")
+    [counted] = doc["counting"]
+    assert counted["agree"] is False and counted["others"] is True
+    assert counted["difference_pct"] == pytest.approx(40.0, abs=0.01)
+    assert any("other clients" in e["message"] for e in doc["events"])
+
+
+def test_runs_on_distinct_servers_still_add_up():
+    docs = [(f"h{i}", part(i, 1.0, identity=f"server-{i}")) for i in (1, 2)]
+    doc = merge.merge(docs, "m")
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(2 * SERVER_READS_PER_S, rel=0.01)
+    assert "counting" not in doc
+
+
+@pytest.mark.parametrize("inputs, why", [
+    ([("a", part(1, 0.5)), ("b", part(1, 0.5))], "are both part 1/3 of run run-abc"),
+    ([("a", part(1, 0.5)), ("b", part(2, 0.5, run="run-other"))], "parts of different runs"),
+    ([("a", part(1, 0.5)), ("b", part(2, 0.5, of=4))], "parts of different runs"),
+    ([("a", part(1, 0.5)), ("b", {k: v for k, v in part(2, 0.5).items() if k != "part"})], "is a whole run"),
+])
+def test_parts_twice_of_other_runs_or_with_a_whole_run_are_refused(inputs, why):
+    with pytest.raises(merge.NotMergeable, match=why):
+        merge.merge(inputs, "m")
+
+
+def test_a_part_missing_late_or_without_a_window_is_named_and_the_others_stand():
+    dead = part(3, 0.33)
+    dead["status"], dead["status_reason"] = "failed", "the server refused its sessions"
+    dead["timeline"]["window_start"] = dead["timeline"]["window_end"] = None
+    doc = merge.merge([("p1", part(1, 0.33)), ("p2", part(2, 0.33, shift=1.5)), ("p3", dead)], "m")
+    record = doc["parts"]
+    assert [g["index"] for g in record["given"]] == [1, 2, 3] and record["missing"] == []
+    assert [(late["name"], round(late["seconds"], 1)) for late in record["late"]] == [("p2", 1.5)]
+    assert record["incomplete"] == [{"name": "p3", "status": "failed", "reason": "the server refused its sessions",
+                                     "measured": False}]
+    assert [n["name"] for n in doc["nodes"]] == ["p1", "p2"]
+    messages = " ".join(e["message"] for e in doc["events"])
+    assert "p3 is failed and measured no window" in messages and "p2 opened its window 1.5 s after" in messages
+    two = merge.merge([("p1", part(1, 0.5)), ("p2", part(2, 0.5))], "m")
+    assert two["parts"]["missing"] == [3]
+    assert "part(s) 3 of 3 of run run-abc were not given" in " ".join(e["message"] for e in two["events"])
+
+
+def test_the_report_names_the_parts_the_count_and_a_disagreement():
+    from dbio import report, result
+
+    agreed = merge.merge([(f"p{i}", part(i, 0.333)) for i in (1, 2)], "m")
+    text = report.render(result.with_nodes(agreed), "text")
+    assert "1, 2 of 3 of run run-abc; not given: 3" in text and "Counted once" in text
+    assert "part(s) 3 of 3 of run run-abc were not given" in text
+    shared = merge.merge([(f"p{i}", part(i, 0.2)) for i in (1, 2, 3)], "m")
+    text = report.render(result.with_nodes(shared), "text")
+    assert "read 40.0% less than the server: other clients" in text
+
+
+def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
+    from dbio.report import verdict
+
+    doc = part(1, 0.33)
+    finding = verdict.other_sessions(doc)
+    assert finding is not None and finding.level == "info", finding
+    assert "this run's other parts among them (part 1 of 3)" in finding.message
+    whole = {k: v for k, v in doc.items() if k != "part"}
+    assert "other parts" not in verdict.other_sessions(whole).message
+
+
+def test_the_server_is_read_from_the_last_reading_at_each_end_of_the_window():
+    """Each part flushes its own sessions' statistics before its readings; the others' reach the server's
+    counters a little later: the last end reading holds every part's reads, an earlier one misses some."""
+    early, late = part(1, 0.5), part(2, 0.5)
+    n1, n2 = early["nodes"][0]["normalized"], late["nodes"][0]["normalized"]
+    n2["begin"] = copy.deepcopy(n1["begin"])
+    n2["end"] = copy.deepcopy(n1["end"])
+    n2["end"]["t"] += 0.25
+    n2["end"]["data"]["reads"] += 1000  # what part 1's end reading had not seen yet of part 2's sessions
+    n2["end"]["sessions"]["reads"] = n1["end"]["sessions"]["reads"]
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    [counted] = doc["counting"]
+    assert counted["counted_by"] == "p1 to p2"  # begin readings at one instant: the first's
+    seconds = n2["end"]["t"] - n1["begin"]["t"]
+    expected = (n2["end"]["data"]["reads"] - n1["begin"]["data"]["reads"]) / seconds
+    assert counted["server_reads_per_s"] == pytest.approx(expected, rel=1e-9)
+    n1["begin"]["t"] -= 0.1  # part 2's begin reading is now the later one: the interval runs from it
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    assert doc["counting"][0]["counted_by"] == "p2"
+    n2["begin"]["t"] -= 0.2
+    doc = merge.merge([("p1", early), ("p2", late)], "m")
+    assert doc["counting"][0]["counted_by"] == "p1 to p2"
