@@ -81,8 +81,10 @@ def _parts(doc: dict[str, Any]) -> list[list[str]]:
                              + (f"; not given: {', '.join(map(str, missing))}" if missing else "")])
     for c in doc.get("counting") or []:
         if isinstance(c, dict) and c.get("own_reads_per_s") is not None and c.get("server_reads_per_s"):
-            out.append(["Counted once", f"{c.get('description')}: the sessions' own {c['own_reads_per_s']:,.0f} reads/s, "
-                                        f"the server's {c['server_reads_per_s']:,.0f} ({c.get('difference_pct') or 0:+.1f}%)"])
+            out.append(["Counted once", f"{c.get('description')}: the sessions' own {c['own_reads_per_s']:,.0f} "
+                                        f"reads/s, "
+                                        f"the server's {c['server_reads_per_s']:,.0f} "
+                                        f"({c.get('difference_pct') or 0:+.1f}%)"])
     return out
 
 
