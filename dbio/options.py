@@ -8,9 +8,10 @@ text and validation (option.py parses the values).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
-from dbio.engines import registry
+from dbio import engine_table
 from dbio.option import SECTIONS, Option
 
 _MiB = 1 << 20
@@ -140,9 +141,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Directory of the managed instance (the embedded PostgreSQL, or the mysql engine's MariaDB/MySQL); "
            "put it on the storage under test."),
     # -- connection: which engine, and an existing server instead of the embedded one -----
-    Option("engine", "connection", "choice", registry.DEFAULT,
-           f"Database engine under test: {' or '.join(registry.names())}. Options that dbio options marks "
-           "'(NAME only)' apply to that engine alone.", choices=registry.names()),
+    Option("engine", "connection", "choice", engine_table.DEFAULT,
+           f"Database engine under test: {' or '.join(engine_table.names())}. Options that dbio options marks "
+           "'(NAME only)' apply to that engine alone.", choices=engine_table.names()),
     Option("dsn", "connection", "strs", None,
            "Use an existing server: a libpq connection string for PostgreSQL (PG* variables fill the rest), "
            "or mysql://user@host:port/dbname with --engine mysql (MySQL, MariaDB). "
@@ -166,8 +167,8 @@ def _assemble() -> tuple[Option, ...]:
     """The common options and each engine's (marked with it), section by section; within a section
     the common ones come first."""
     declared = list(COMMON_OPTIONS)
-    for name in registry.names():
-        declared += [replace(option, engine=name) for option in registry.entry(name).OPTIONS]
+    for name, module in _DECLARED.items():
+        declared += [replace(option, engine=name) for option in module.OPTIONS]
     keys = [option.key for option in declared]
     clashes = sorted({key for key in keys if keys.count(key) > 1})
     if clashes:
@@ -175,13 +176,15 @@ def _assemble() -> tuple[Option, ...]:
     return tuple(sorted(declared, key=lambda option: SECTIONS.index(option.section)))
 
 
+# each engine's declarations (engines/<name>/options.py), by name: declarations only, never its code
+_DECLARED = {name: importlib.import_module(engine_table.options_module(name)) for name in engine_table.names()}
 OPTIONS: tuple[Option, ...] = _assemble()
 # Engine options a sweep may vary by restarting the server (each engine declares its own), and
 # the short names sweep step directories use for them.
-RESTART_KNOBS: dict[str, str] = {key: short for name in registry.names()
-                                 for key, short in registry.entry(name).RESTART_KNOBS.items()}
-LAYOUT_KNOBS: dict[str, str] = {key: short for name in registry.names()
-                                for key, short in registry.entry(name).LAYOUT_KNOBS.items()}
+RESTART_KNOBS: dict[str, str] = {key: short for module in _DECLARED.values()
+                                 for key, short in module.RESTART_KNOBS.items()}
+LAYOUT_KNOBS: dict[str, str] = {key: short for module in _DECLARED.values()
+                                for key, short in module.LAYOUT_KNOBS.items()}
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 BY_SLOB: dict[str, Option] = {name: o for o in OPTIONS for name in o.slob}
 

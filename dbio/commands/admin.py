@@ -10,8 +10,9 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import output
 from dbio.collect import cgroup, host
+from dbio.commands import dataset
 from dbio.config import Config
-from dbio.engines.base import SetupRecord, Teardown
+from dbio.engines.base import SetupRecord
 from dbio.errors import UsageError
 from dbio import report as reports
 from dbio.report import limit_findings, storage_stack
@@ -45,24 +46,14 @@ def teardown(config: Config, ui: UI, *, yes: bool = False, confirm: Callable[[st
         ui.say("nothing of dbio's was found; nothing dropped")
     for item in done.dropped:
         ui.say(f"dropped {item}")
-    report_teardown(ui, done)
+    dataset.report_teardown(ui, done)
 
 
 def _loaded_text(loaded: SetupRecord) -> str:
     """The data set a teardown would drop, as setup described it: its shape and its rows' size."""
-    from dbio.commands.dataset import describe, unfinished
-
     spec = loaded.spec
-    return f"setup {loaded.setup_id}: {describe(spec.scale, spec.schemas)}" + (
-        ", an interrupted load" if unfinished(loaded) else "")
-
-
-def report_teardown(ui: UI, done: Teardown) -> None:
-    """What a teardown took with dbio's tables and what it left: the user's own objects."""
-    for item in done.with_it:
-        ui.warn(f"dropped {item}")
-    for item in done.kept:
-        ui.warn(f"left in place: {item}")
+    return f"setup {loaded.setup_id}: {dataset.describe(spec.scale, spec.schemas)}" + (
+        ", an interrupted load" if dataset.unfinished(loaded) else "")
 
 
 def instance_init(config: Config, ui: UI) -> None:
@@ -180,7 +171,7 @@ def instance_destroy(config: Config, ui: UI, *, yes: bool, confirm: Callable[[st
 def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, Any] | None = None) -> None:
     """A result, or a sweep directory: rendered again from what was recorded; capacity: a target,
     objective and prices for a sweep (over those it was run with)."""
-    from dbio.commands.sweep import load_steps
+    from dbio.sweep.document import load_steps
     from dbio.report import sweep_model
     from dbio.sweep import document as sweeps
 

@@ -9,7 +9,7 @@ from dbio import controls, ops_result
 from dbio import report as reports
 from dbio import result as results
 from dbio import output, repeat_set
-from dbio.commands.sweep import load_steps
+from dbio.sweep.document import load_steps
 from dbio.errors import UsageError
 from dbio.report import compare_model, ops_model
 from dbio.sweep import document as sweeps

@@ -9,8 +9,9 @@ from typing import Any, Callable
 from dbio import target as targets
 from dbio.config import Config, spread_sessions
 from dbio.config_checks import validate
-from dbio.engines.base import SetupRecord
+from dbio.engines.base import SetupRecord, Teardown
 from dbio.errors import ConfigErrors
+from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
 
 # The workload options that describe what is loaded (the SetupSpec), in the user's terms.
@@ -106,3 +107,11 @@ def resumed(config: Config, notify: Callable[[str], None]) -> Config:
         return config
     record = loaded_record(config, notify)
     return adopt(config, record, notify) if unfinished(record) else config
+
+
+def report_teardown(ui: UI, done: Teardown) -> None:
+    """What a teardown took with dbio's tables and what it left: the user's own objects."""
+    for item in done.with_it:
+        ui.warn(f"dropped {item}")
+    for item in done.kept:
+        ui.warn(f"left in place: {item}")

@@ -255,14 +255,12 @@ def _load(p: Prepared, readings: Readings, config: Config, ui: UI) -> dict[str, 
     """A timed load: dbio's loaded data set (and nothing else) is dropped first, then loaded again."""
     from dbio.commands import setup as setup_command
 
-    from dbio.commands.admin import report_teardown
-
     loaded = p.engine.read_setup(p.conn)
     # the data set loaded is the one timed again, unless the options say another (as run and ops index)
     config = dataset.adopt(config, loaded, ui.note)
     if loaded is not None:
         ui.note("dropping dbio's loaded data set (and nothing else), to time loading it again")
-        report_teardown(ui, p.engine.teardown(p.conn))
+        dataset.report_teardown(ui, p.engine.teardown(p.conn))
     p.conn.close()
     record = setup_command.setup(config, ui, window=readings.window)
     return record.to_dict()

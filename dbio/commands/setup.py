@@ -9,7 +9,6 @@ from typing import Any, Callable
 
 from dbio import load, target as targets
 from dbio.commands import dataset, replicas
-from dbio.commands.admin import report_teardown
 from dbio.commands.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
@@ -170,7 +169,7 @@ def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: Set
             info = target.engine.probe(conn)
             if replace:
                 ui.note("replacing the existing load made with another configuration")
-                report_teardown(ui, target.engine.teardown(conn))
+                dataset.report_teardown(ui, target.engine.teardown(conn))
             with window() if window is not None else nullcontext():
                 return _load(target, conn, info, record, spec, config, ui)
         finally:

@@ -334,7 +334,7 @@ def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None
             unwritten: list[run_files.Unwritten] | None = None) -> Path:
     """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume, and so
     does one whose reports a full disk kept out, saying how to write them."""
-    for line in sweep_model.summary_lines(sweep_model.build(doc, load_steps(directory, doc))):
+    for line in sweep_model.summary_lines(sweep_model.build(doc, document.load_steps(directory, doc))):
         ui.say(line)
     ui.say(f"sweep: {directory / document.SWEEP_FILE}")
     unwritten = unwritten or []
@@ -534,22 +534,9 @@ def _headline(doc: dict[str, Any]) -> dict[str, Any]:
     return catalogue.values(catalogue.figures_of(doc), STEP_HEADLINE)
 
 
-def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The result of every step that wrote one, by step name."""
-    out = {}
-    for step in doc["steps"]:
-        path = directory / step["name"] / results.RESULT_FILE
-        if path.exists():
-            try:
-                out[step["name"]] = ops_result.read(path) if ops_result.is_ops(path) else results.read(path)
-            except UsageError:
-                continue
-    return out
-
-
 def _write_reports(directory: Path, doc: dict[str, Any]) -> list[run_files.Unwritten]:
     """sweep.txt and sweep.html, each whole or absent (a full disk): those that could not be written."""
-    model = sweep_model.build(doc, load_steps(directory, doc))
+    model = sweep_model.build(doc, document.load_steps(directory, doc))
     unwritten = []
     for name, form in ((document.REPORT_FILE, "text"), (document.HTML_REPORT_FILE, "html")):
         try:

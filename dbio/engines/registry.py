@@ -1,9 +1,8 @@
 """The engines dbio knows, by name, and the one door to each: its entry module.
 
-An entry module is imported only when asked for, and imports no database driver at module level:
-every engine's entry is read to assemble the option table, so choosing PostgreSQL never loads
-another engine's driver (nor the other way round). This is the only module outside an engine's
-package that names it.
+An entry module is imported only when asked for, and imports no database driver at module level, so
+choosing PostgreSQL never loads another engine's driver (nor the other way round). The names and
+packages are the foundation's table (dbio/engine_table.py), which the option table reads too.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
+from dbio import engine_table
 from dbio.errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,13 +20,7 @@ if TYPE_CHECKING:
     from dbio.errors import ConfigError
     from dbio.option import Option
 
-DEFAULT = "postgresql"
-
-# engine name -> its entry module (see EngineEntry)
-_ENTRIES = {
-    "postgresql": "dbio.engines.postgres.entry",
-    "mysql": "dbio.engines.mysql.entry",
-}
+DEFAULT = engine_table.DEFAULT
 
 
 class EngineEntry(Protocol):
@@ -97,7 +91,7 @@ class EngineEntry(Protocol):
 
 
 def names() -> tuple[str, ...]:
-    return tuple(_ENTRIES)
+    return engine_table.names()
 
 
 def owner_of_dsn(dsn: str) -> str | None:
@@ -117,12 +111,11 @@ def owners_of_instance(data_dir: Path) -> tuple[str, ...]:
 
 def find(name: Any) -> EngineEntry | None:
     """The entry of an engine named in a document; None for a name dbio does not know (a test's engine)."""
-    return entry(name) if isinstance(name, str) and name in _ENTRIES else None
+    return entry(name) if isinstance(name, str) and name in engine_table.PACKAGES else None
 
 
 def entry(name: str) -> EngineEntry:
     """The entry module of an engine, imported now if it is not yet."""
-    module = _ENTRIES.get(name)
-    if module is None:
+    if name not in engine_table.PACKAGES:
         raise UsageError(f"unknown engine {name!r}", f"use one of {', '.join(names())}")
-    return cast(EngineEntry, importlib.import_module(module))
+    return cast(EngineEntry, importlib.import_module(engine_table.entry_module(name)))

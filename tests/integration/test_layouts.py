@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from dbio.commands.sweep import load_steps
+from dbio.sweep.document import load_steps
 from dbio.report import sweep_model
 from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dbio import report
-from dbio.commands.sweep import load_steps
+from dbio.sweep.document import load_steps
 from dbio.report import sweep_model
 from dbio.stats import capacity
 from dbio.stats.capacity import Point, parse_slo

@@ -10,7 +10,7 @@ import pytest
 
 from dbio import report
 from dbio import result as results
-from dbio.commands.sweep import load_steps
+from dbio.sweep.document import load_steps
 from dbio.report import compare_model, sweep_model, verdict
 from dbio.sweep import document
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +15,7 @@ from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 from dbio.engines.postgres.instance import as_server, binaries, location, placement, processes, settings
+from dbio.engines.postgres.instance.ports import free_port
 from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.standbys import Member, Standbys, check_new as check_new_standbys
@@ -553,14 +553,3 @@ def _trusted_tool(meta: Meta, name: str) -> str:
     bin_dir = Path(meta.bin_dir)
     binaries.require_trusted(bin_dir)
     return str(bin_dir / name)
-
-
-def free_port() -> int:
-    # The socket lives in a private directory, so the port only has to be free for TCP,
-    # should the user ever enable a loopback listener. Skip the well-known ports.
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in (5432, 3306, 5433) and port < 65000:
-            return port

@@ -29,6 +29,7 @@ from dbio.engines.postgres.options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.engines.postgres.instance import as_server, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout
+from dbio.engines.postgres.instance.ports import free_port
 from dbio.engines.postgres.instance.record import MemberStatus
 from dbio.managed import location as managed_location
 from dbio.managed.server_user import ServerUser
@@ -351,8 +352,6 @@ def _sql(name: str) -> str:
 
 
 def _free_port(used: set[int]) -> int:
-    from dbio.engines.postgres.instance.embedded import free_port
-
     while True:
         port = free_port()
         if port not in used:
