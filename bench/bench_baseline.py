@@ -79,7 +79,8 @@ def main() -> None:
 def markdown(out: dict) -> str:
     lines = [heading(out["date"], f", {out['scale']}, {out['seconds']} s runs, `dbio run --baseline`"), "",
              "| sessions | dbio reads/s | fio reads/s | efficiency (min-max) | avg read db/fio | host CPU/read db/fio "
-             "| readers' own CPU/read db/fio | db / device ceiling | fio after / before (min-max) | baseline wall time / window |",
+             "| readers' own CPU/read db/fio | db / device ceiling | fio after / before (min-max) | baseline wall time "
+             "/ window |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     rows = out["rows"]
     for sessions in sorted({r["sessions"] for r in rows}):
@@ -93,12 +94,14 @@ def markdown(out: dict) -> str:
         drift = [r["raw_drift"] for r in mine if r.get("raw_drift") is not None] or [float("nan")]
         lines.append(f"| {sessions} | {med('reads_per_s'):,.0f} | {med('raw_reads_per_s'):,.0f} | "
                      f"**{med('efficiency_reads'):.2f}** ({min(eff):.2f}-{max(eff):.2f}) | "
-                     f"{med('efficiency_latency'):.2f} | {med('efficiency_cpu'):.2f} | {med('efficiency_reader_cpu'):.2f} | "
+                     f"{med('efficiency_latency'):.2f} | {med('efficiency_cpu'):.2f} | "
+                     f"{med('efficiency_reader_cpu'):.2f} | "
                      f"{med('efficiency_ceiling'):.2f} | "
                      f"{med('raw_drift'):.2f} ({min(drift):.2f}-{max(drift):.2f}) | {100 * med('added_share'):.0f}% |")
     lines += ["", f"Medians of {len(rows) // max(1, len({r['sessions'] for r in rows}))} runs per session count; "
                   "each run's fio baseline ran on the instance's own data files, half right before it and half right "
-                  "after (pooled); host CPU is busy time counted as elapsed less idle, I/O wait and steal; readers' own CPU is "
+                  "after (pooled); host CPU is busy time counted as elapsed less idle, I/O wait and steal; readers' "
+                  "own CPU is "
                   "the sessions' processes' against fio's jobs' while they read."]
     return "\n".join(lines)
 

@@ -218,7 +218,8 @@ def main() -> None:
     print()
     print("| user-space instructions per physical read | " + " | ".join(f"work unit {w}" for w in units) + " |")
     print("|---|" + "---:|" * len(units))
-    print("| blocks read (the long slice less the short one) | " + " | ".join(f"{columns[w][0]:,}" for w in units) + " |")
+    print("| blocks read (the long slice less the short one) | "
+          + " | ".join(f"{columns[w][0]:,}" for w in units) + " |")
     labels = [(label, depth) for label, _, depth in ROWS] + [
         ("the PL/pgSQL loop itself (keys, timing, histogram, loop control)", 1)]
     for label, depth in labels:

@@ -6,7 +6,8 @@
 One embedded instance; each round loads the single-schema model (one table of --size, one stream:
 COPY FREEZE needs the table's own transaction) and the multi-schema model (--schemas tables
 adding up to --size, load_parallel_degree streams) into their own databases, emptied with
-`dbio teardown` before each load, alternating which goes first. The rate is the one `dbio setup` prints for the load itself (create,
+`dbio teardown` before each load, alternating which goes first. The rate is the one `dbio setup` prints for the load
+itself (create,
 COPY FREEZE, index, ANALYZE, record: empty to ready); the whole command, with the instance's
 restarts into and out of its load profile, is given beside it.
 """

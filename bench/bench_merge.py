@@ -95,7 +95,8 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [heading(out["date"], f", 3 instances of {out['scale']}, {out['sessions']} sessions each, "
                      f"{len(rows)} round(s) of {out['seconds']} s, shared machine"), "",
              "| | value |", "|---|---:|",
-             f"| start skew across the three windows (latest - earliest window start) | {med('start_skew_s') * 1000:.1f} ms |",
+             "| start skew across the three windows (latest - earliest window start) | "
+             f"{med('start_skew_s') * 1000:.1f} ms |",
              f"| releases after the agreed instant, max | {max(late) * 1000:.1f} ms |" if late else
              "| releases after the agreed instant | - |",
              f"| overlap the merge stated (of a {med('merged_window_s'):.2f} s window) | {med('overlap_s'):.2f} s |"]
@@ -103,7 +104,8 @@ def markdown(out: dict[str, Any]) -> str:
         lines.append(f"| {h} reads/s (its own result) | {statistics.median(r['reads_per_s'][h] for r in rows):,.0f} |")
     lines += [f"| sum of the three | {med('sum_reads_per_s'):,.0f} |",
               f"| merged total reads/s | {med('merged_reads_per_s'):,.0f} |",
-              f"| merged / sum | {statistics.median(r['merged_reads_per_s'] / r['sum_reads_per_s'] for r in rows):.4f} |"]
+              f"| merged / sum | {statistics.median(r['merged_reads_per_s'] / r['sum_reads_per_s'] for r in rows):.4f} "
+              "|"]
     return "\n".join(lines)
 
 

@@ -184,7 +184,8 @@ def markdown(out: dict) -> str:
     lines = [heading(out["date"], f", {out.get('server')}, {out['scale']}, {out['seconds']} s runs"), "",
              f"Load: {out.get('setup')}", "",
              "| sessions | dbio reads/s | fio reads/s | dbio / fio (min-max) | dbio reads per host-CPU-s | "
-             "host CPU/read dbio/fio | readers' own CPU/read dbio/fio | device / engine reads | avg read dbio / fio | pages read per row | "
+             "host CPU/read dbio/fio | readers' own CPU/read dbio/fio | device / engine reads | avg read dbio / fio | "
+             "pages read per row | "
              "sysbench point selects/s | sysbench engine reads/s (per query) | sysbench engine reads per host-CPU-s | "
              "sysbench device reads/s |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

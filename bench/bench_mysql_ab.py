@@ -34,7 +34,8 @@ def dbio_of(checkout: Path, *args: str) -> subprocess.CompletedProcess:
     proc = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-m", "dbio", *args], text=True,
                           capture_output=True, cwd=checkout)
     if proc.returncode != 0:
-        raise SystemExit(f"dbio {' '.join(args)} ({checkout}) failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise SystemExit(f"dbio {' '.join(args)} ({checkout}) failed ({proc.returncode}):\n"
+                         f"{proc.stdout}\n{proc.stderr}")
     return proc
 
 

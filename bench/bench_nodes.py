@@ -81,7 +81,8 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
     print("|---|---:|---:|")
     for key, label in (("reads_per_s", "reads/s"), ("avg_read_us", "avg read (us)"),
                        ("reads_per_host_cpu_second", "reads per host-CPU-second")):
-        print(f"| {label} | {med([r['both'][key] for r in rounds]):,.0f} | {med([r['primary'][key] for r in rounds]):,.0f} |")
+        print(f"| {label} | {med([r['both'][key] for r in rounds]):,.0f} | "
+              f"{med([r['primary'][key] for r in rounds]):,.0f} |")
     print(f"| median ratio both/alone (reads/s, per pair) | {ratio:.2f} | |")
     print(f"| start skew across the nodes, median (max; recorded to 0.1 ms) | {1000 * med(skews):.1f} ms "
           f"({1000 * max(skews):.1f} ms) | - |")

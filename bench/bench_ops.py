@@ -59,7 +59,8 @@ def markdown(raw: dict) -> str:
              "|---|---:|---:|---:|---:|---:|---:|"]
     for wal in raw["wal_sizes"]:
         rows = [r for r in raw["recovery"] if r["wal"] == wal]
-        lines.append(f"| {wal} | {median(rows, 'wal_replayed_bytes') / 1e6:,.0f} | {median(rows, 'recovery_seconds'):.1f} "
+        lines.append(f"| {wal} | {median(rows, 'wal_replayed_bytes') / 1e6:,.0f} | "
+                     f"{median(rows, 'recovery_seconds'):.1f} "
                      f"| {median(rows, 'redo_seconds'):.1f} | {median(rows, 'recovery_seconds_per_gb'):,.0f} "
                      f"| {median(rows, 'redo_seconds_per_gb'):,.0f} | {len(rows)} |")
     fit = fit_line([(r["wal_replayed_bytes"] / 1e9, r["recovery_seconds"]) for r in raw["recovery"]
@@ -70,7 +71,8 @@ def markdown(raw: dict) -> str:
     b = raw["backup"]
     lines += ["", "| backup MB | seconds | backup MB/s | fio sequential MB/s | backup / sequential | rounds |",
               "|---:|---:|---:|---:|---:|---:|",
-              f"| {median(b, 'ops_bytes') / 1e6:,.0f} | {median(b, 'ops_seconds'):.2f} | {median(b, 'ops_mb_per_s'):,.0f} "
+              f"| {median(b, 'ops_bytes') / 1e6:,.0f} | {median(b, 'ops_seconds'):.2f} | "
+              f"{median(b, 'ops_mb_per_s'):,.0f} "
               f"| {median(b, 'sequential_read_mb_per_s'):,.0f} | {median(b, 'backup_share_of_sequential'):.2f} "
               f"| {len(b)} |"]
     return "\n".join(lines)

@@ -160,7 +160,8 @@ def markdown(out: dict[str, Any]) -> str:
              f"| pg_stat_io reads/s, read by the bench over the agreed window | {med('pg_stat_io_reads_per_s'):,.0f} |",
              f"| merged own / pg_stat_io | {ratio:.4f} |",
              f"| adding the three parts' results as before (each the whole server's) | "
-             f"{med('parts_added_reads_per_s'):,.0f} ({med('parts_added_reads_per_s') / med('pg_stat_io_reads_per_s'):.2f}x) |"]
+             f"{med('parts_added_reads_per_s'):,.0f} "
+             f"({med('parts_added_reads_per_s') / med('pg_stat_io_reads_per_s'):.2f}x) |"]
     return "\n".join(lines)
 
 

@@ -44,7 +44,8 @@ def main() -> None:
         print(proc.stdout, proc.stderr, sep="\n")
         if proc.returncode != 0:
             raise SystemExit(f"dbio run failed ({proc.returncode})")
-        directory = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: ")).split(": ", 1)[1]).parent
+        directory = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: ")).split(": ",
+                                                                                                        1)[1]).parent
         samples = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines() if line.strip()]
         measured = [s for s in samples if s.get("phase") == "measured" and (s.get("os") or {}).get("client_rss")]
         rss = [s["os"]["client_rss"] for s in measured]

@@ -43,7 +43,8 @@ def main() -> None:
         print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n")
         if proc.returncode != 0:
             raise SystemExit(f"dbio sweep failed ({proc.returncode})")
-        directory = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
+        directory = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: ")).split(": ",
+                                                                                                       1)[1]).parent
         doc = json.loads((directory / "sweep.json").read_text())
         measured = sum(s.get("window_seconds") or 0 for s in doc["steps"])
         setup = json.loads((directory / doc["steps"][0]["name"] / "result.json").read_text())["setup"]
@@ -57,7 +58,8 @@ def main() -> None:
         (RESULTS / f"{stamp}-sweep.txt").write_text(report)
         overhead = doc["wall_seconds"] - measured
         print(f"\n{heading(out['date'])}\n")
-        print(f"- {out['steps']} steps, {args.seconds} s measured each after {args.warmup} s of warm-up: the sweep took "
+        print(f"- {out['steps']} steps, {args.seconds} s measured each after {args.warmup} s of warm-up: the sweep "
+              "took "
               f"{doc['wall_seconds']:.0f} s for {measured:.0f} s of measured windows; overhead {overhead:.0f} s "
               f"({overhead / len(doc['steps']):.1f} s per step, of which {args.warmup} s is the warm-up); the load "
               f"before it took {setup.get('seconds', 0):.1f} s")

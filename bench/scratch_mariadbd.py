@@ -81,7 +81,8 @@ def start(base: Path, *, buffer_pool: str = "32M", page_size: str = "16k", datab
     user_args = [f"--user={SERVER_USER}"] if as_root else []
     options = [f"--datadir={data}", f"--socket={run / 'mysqld.sock'}", f"--pid-file={run / 'mysqld.pid'}",
                f"--innodb-page-size={page_size}"]
-    init = subprocess.run(["mariadb-install-db", "--no-defaults", *user_args, *options, "--auth-root-authentication-method=socket",
+    init = subprocess.run(["mariadb-install-db", "--no-defaults", *user_args, *options,
+                           "--auth-root-authentication-method=socket",
                            "--skip-test-db"], capture_output=True, text=True, timeout=300)
     if init.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)

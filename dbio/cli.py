@@ -33,7 +33,7 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
         return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
 
-    extras = {
+    extras: dict[str, dict[str, Any]] = {
         "--config": dict(param_decls=("--config", "config_file"), type=click.Path(path_type=Path),
                          help="TOML configuration file [default: ./dbio.toml when it exists]."),
         "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
@@ -154,7 +154,7 @@ WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --r
 
 
 def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True,
-                check: Callable[[Config, dict[str, Any]], None] | None = None) -> Callable[..., Any]:
+                check: Callable[[Config, dict[str, Any]], object] | None = None) -> Callable[..., Any]:
     """Build the validated Config from the command's flags before the command body runs.
 
     command: as typed (it decides the flags); exclusive: the command changes or measures the
@@ -534,7 +534,8 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
               help="A new directory for the manifests.")
 @click.option("--name", "job_name", default="dbio", show_default=True, help="Prefix of every object's name.")
 @click.option("--namespace", default=None, help="Namespace of every object (default: kubectl's).")
-@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD (MYSQL_PWD with --engine mysql).")
+@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD "
+                                                      "(MYSQL_PWD with --engine mysql).")
 @click.option("--results-size", default="1Gi", show_default=True, help="Size of the shared results volume.")
 @click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
 @click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")

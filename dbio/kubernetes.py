@@ -117,7 +117,8 @@ def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
 def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, Any], *,
          indexed: bool, metrics_port: int | None = None) -> dict[str, Any]:
     # the root filesystem is read-only: HOME and caches (matplotlib's) go to a scratch volume
-    variables = [{"name": "HOME", "value": "/tmp"}, {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
+    variables: list[dict[str, Any]] = [{"name": "HOME", "value": "/tmp"},
+                                       {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
     variables += [{"name": key, **value} for key, value in env.items()]
     if plan.password_secret:
         variables.append({"name": plan.password_env, "valueFrom": {"secretKeyRef": {"name": plan.password_secret,

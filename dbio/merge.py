@@ -57,7 +57,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
-        raise NotMergeable(f"two inputs have the same name ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
+        raise NotMergeable(f"two inputs have the same name "
+                           f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
     first = inputs[0][1]
     seconds = statistics.fmean(lengths)
@@ -95,7 +96,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                         **({"limits": limits} if (limits := _limits(inputs)) else {})},
         "capabilities": first.get("capabilities"), "nodes": nodes,
         "plans": first.get("plans"),
-        "sessions": [{**s, "node": _session_node(name, doc, s)} for name, doc in inputs for s in doc.get("sessions") or []],
+        "sessions": [{**s, "node": _session_node(name, doc, s)} for name,
+                     doc in inputs for s in doc.get("sessions") or []],
         "events": [{"t": start, "kind": "merged",
                     "message": f"merged from {len(inputs)} runs ({', '.join(n for n, _ in inputs)}): their windows "
                                f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "
@@ -155,8 +157,8 @@ def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
         return
     whole = [name for name, part in found if part is None]
     if whole:
-        first = next(name for name, part in found if part)
-        raise NotMergeable(f"{first} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
+        named = next(name for name, part in found if part)
+        raise NotMergeable(f"{named} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
                            "together, or whole runs together")
     first_name, first = found[0]
     assert first is not None
@@ -167,7 +169,8 @@ def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
             raise NotMergeable(f"{first_name} and {name} are parts of different runs ({first.run} of {first.of} parts, "
                                f"{part.run} of {part.of}): merge the parts of one run")
         if part.index in taken:
-            raise NotMergeable(f"{taken[part.index]} and {name} are both part {part.index}/{part.of} of run {part.run}: "
+            raise NotMergeable(f"{taken[part.index]} and {name} are both part {part.index}/{part.of} of run "
+                               f"{part.run}: "
                                "each would count its reads twice; give each part once")
         taken[part.index] = name
 
@@ -250,7 +253,7 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
                                  "server_reads_per_s": _server_rate(nodes[b], nodes[i]),
                                  "own_reads_per_s": None, "difference_pct": None, "agree": None, "others": None}
         if all(r is not None and s for r, s in own):
-            entry["own_reads_per_s"] = sum(r / s for r, s in own)  # type: ignore[operator]
+            entry["own_reads_per_s"] = sum(r / s for r, s in own)
         if entry["own_reads_per_s"] is not None and entry["server_reads_per_s"]:
             diff = 100.0 * (entry["server_reads_per_s"] - entry["own_reads_per_s"]) / entry["server_reads_per_s"]
             entry["difference_pct"] = diff
@@ -369,7 +372,8 @@ def _combined(nodes: list[dict[str, Any]], which: str, chosen: list[int] | None 
         own = [r.get("sessions") for r in readings]
         total = {k: v for k, v in total.items() if k != "sessions"}
         if all(isinstance(o, dict) for o in own):
-            total["sessions"] = {k: _sum_or_none([o.get(k) for o in own]) for k in dict.fromkeys(k for o in own for k in o)}
+            total["sessions"] = {k: _sum_or_none([o.get(k) for o in own])
+                                 for k in dict.fromkeys(k for o in own for k in o)}
     return total
 
 

@@ -33,7 +33,8 @@ _BUCKET = obj({"bucket": text, "count": count, "pct": number}, required=("bucket
 _STATEMENT_LATENCY = _figures_named("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
                                     awr_buckets=array(_BUCKET))
 # single reads' latency from the read probe (stats/single_reads.py): figures, or why there are none
-_SINGLE_READS = obj({**{name: FIGURE for name in ("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "max_us",
+_SINGLE_READS = obj({**{name: FIGURE for name in ("count", "mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us",
+                                                  "max_us",
                                                   "fast_pct", "probe_share_pct", "rate_per_s", "nodes", "lookups",
                                                   "single", "cached", "multi", "untimed", "blocks_read", "errors")},
                      "why": optional(text), "partial": optional(text), "method": optional(text),
@@ -80,12 +81,14 @@ _BASELINE = obj({"version": optional(text), "place": optional(text), "files": op
                  "runs": optional(obj(rest=_BASELINE_RUN)),
                  "write_side": optional(obj({
                      "writes": optional(obj({"jobs": optional(count), "options": optional(array(text)),
-                                             **{name: FIGURE for name in ("writes_per_s", "avg_write_us", "p99_write_us",
+                                             **{name: FIGURE for name in ("writes_per_s", "avg_write_us",
+                                                                          "p99_write_us",
                                                                           "host_cpu_us_per_write", "seconds")}})),
                      "redo_sync": optional(obj({"method": optional(text), "command": optional(array(text)),
                                                 "syncs_per_s": FIGURE, "avg_sync_us": FIGURE}))}))})
 HOTSPOT_PART = ("mean_us", "p99_us", "statements_per_s", "rows_per_s")
-_MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE, "io_profile": _IO_PROFILE,
+_MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=FIGURE)), "load_profile": _LOAD_PROFILE,
+                         "io_profile": _IO_PROFILE,
                          "latency": _LATENCY, "cpu": _CPU, "devices": optional(obj(rest=_DEVICE)),
                          "validity": optional(_validity),
                          # a hot-spot run's parts (stats/hotspot.py), which the report words with them

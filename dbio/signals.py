@@ -29,8 +29,8 @@ def held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)  # what waited in the mask comes to the handlers above
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        for signum in dict.fromkeys(came):  # each once, in the order they came, as the handlers before say
-            signal.raise_signal(signum)
+        for number in dict.fromkeys(came):  # each once, in the order they came, as the handlers before say
+            signal.raise_signal(number)
 
 
 @contextmanager

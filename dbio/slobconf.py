@@ -65,7 +65,8 @@ def parse_text(text: str, origin: str = "slob.conf") -> tuple[list[Entry], list[
         if option is None:
             # only a name dbio uses is worth suggesting: one it ignores would change nothing
             match = difflib.get_close_matches(name_upper, list(BY_SLOB), n=1, cutoff=0.6)
-            fix = f"did you mean {match[0]}?" if match else "remove the line (dbio options lists the slob.conf names it reads)"
+            fix = (f"did you mean {match[0]}?" if match
+                   else "remove the line (dbio options lists the slob.conf names it reads)")
             errors.append(ConfigError(f"{where}: {name}", value, "unknown slob.conf name", fix))
             continue
         if value == "" and option.default is None:  # as SLOB ships EXTERNAL_SCRIPT="": none

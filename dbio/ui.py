@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.live import Live
@@ -61,7 +61,7 @@ class UI:
         return LoadProgress(self.console, enabled=not self.quiet)
 
     def run_observer(self, *, sessions: int, window: float, warmup: float,
-                     bounds_us: list[float] | None = None) -> "RunObserver":
+                     bounds_us: Sequence[float] | None = None) -> "RunObserver":
         return RunObserver(self, sessions=sessions, window=window, warmup=warmup, bounds_us=bounds_us)
 
 
@@ -141,7 +141,8 @@ class RunObserver:
     CPU busy and steal, time left), refreshed each interval on a terminal and printed every PLAIN_EVERY seconds
     otherwise; a finding the window's counters show is said the moment it appears (stats/live.py)."""
 
-    def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float, bounds_us: list[float] | None = None):
+    def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float,
+                 bounds_us: Sequence[float] | None = None):
         self.ui = ui
         self.sessions = sessions
         self.window = window

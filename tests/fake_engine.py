@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from dbio.errors import UsageError
-from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult,
+from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec,
+                               SliceResult,
                                TableJob, TableTiming, Teardown)
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration

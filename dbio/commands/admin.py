@@ -96,7 +96,8 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"log        {status.log_file}")
     for line in member_lines(getattr(status, "members", ())):  # only PostgreSQL makes standbys
         ui.say(line)
-    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)), host.tuning()):
+    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)),
+                                           host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
     if status.running and status.pid:  # a cgroup's quota, I/O limits or an affinity the server runs under
         limits = cgroup.limits_of([status.pid])

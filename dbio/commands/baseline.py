@@ -208,7 +208,8 @@ def _measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], u
     else:
         writes = None
     ended = time.time()
-    return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where, "files": len(place.files),
+    return {"tool": "fio", "write_side": writes, "version": fio.version(tool), "place": place.where,
+            "files": len(place.files),
             "bytes": place.bytes, "scratch": place.scratch, "sessions": sessions, "started_at": started,
             "ended_at": ended, "seconds": ended - started, "after_seconds": after_s,
             "runs": {"sync": sync, "deep": deep, **({"sequential": seq} if seq else {})}}

@@ -28,7 +28,8 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         raise UsageError("compare takes runs or operations (dbio ops), not both", "compare like with like")
     kinds = {sweeps.is_sweep(p) for p in paths}
     if len(kinds) > 1:
-        raise UsageError("compare takes results or sweeps, not both", "compare results with results, sweeps with sweeps")
+        raise UsageError("compare takes results or sweeps, not both",
+                         "compare results with results, sweeps with sweeps")
     labels = input_names(paths, names)
     if kinds == {True}:
         loaded = []

@@ -4,7 +4,7 @@ when the user did not give one, so that scale and schemas need not be repeated a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 from dbio import target as targets
 from dbio.config import Config, spread_sessions
@@ -45,7 +45,7 @@ def adopt(config: Config, record: SetupRecord | None, say: Callable[[str], None]
     spec = record.spec
     loaded = {"scale": spec.scale, "schemas": spec.schemas,
               "scan_table_size": spec.scan_table_blocks * BLOCK_SIZE, "key_order": spec.key_order}
-    changes = {key: value for key, value in loaded.items()
+    changes: dict[str, Any] = {key: value for key, value in loaded.items()
                if not given(config, key) and getattr(config.workload, key) != value}
     if not changes:
         return settled(config)

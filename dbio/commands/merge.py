@@ -34,7 +34,8 @@ def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | No
             from None
     trust.make_private_directory(out, "the merged result")
     try:
-        written = run_files.write(out, document, [(key, name, lambda doc, form=form: reports.render(
+        # mypy cannot type a lambda whose default binds the loop's variable
+        written = run_files.write(out, document, [(key, name, lambda doc, form=form: reports.render(  # type: ignore[misc]
             results.with_nodes(doc), form)) for key, name, form in MERGED_REPORTS])
     except OSError as exc:
         with contextlib.suppress(OSError):

@@ -192,7 +192,8 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
             detail = _run(req, prepared, readings, config, ui)
     except (KeyboardInterrupt, Interrupted) as exc:  # the load stops on its own signal handling (Interrupted)
         signals += ["SIGTERM"] if isinstance(exc, Terminated) else []
-        status, reason = "interrupted", f"interrupted by {(signals or ['SIGINT'])[0]}; the server keeps its own settings"
+        status = "interrupted"
+        reason = f"interrupted by {(signals or ['SIGINT'])[0]}; the server keeps its own settings"
     except DbioError as exc:
         status, reason = "failed", str(exc)
     finally:

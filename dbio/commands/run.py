@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
 from dbio.run.readings import ONLY_NODE, answered, normalized
-from dbio.ui import UI
+from dbio.ui import UI, RunObserver
 from dbio.units import BLOCK_SIZE, format_bytes
 
 
@@ -229,7 +228,8 @@ def check_writable(config: Config, infos: list[ServerInfo]) -> None:
     if config.workload.update_pct and all(info.caps.read_only for info in infos):
         which = "the server is" if len(infos) == 1 else f"all {len(infos)} servers are"
         raise UsageError(f"update_pct = {config.workload.update_pct} but {which} read-only (hot standby): "
-                         "no session could UPDATE", "set update_pct = 0, or add a writable server (--dsn of the primary)")
+                         "no session could UPDATE", "set update_pct = 0, or add a writable server (--dsn of the "
+                                                    "primary)")
 
 
 def node_names(config: Config, count: int, own: list[str | None] | None = None) -> list[str]:
@@ -266,8 +266,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
-    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
-                               bounds_us=plan.bounds_us)
+    observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
+        sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
     if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
         step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
@@ -77,7 +77,7 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
 
 def search_request(objective: str | None, max_sessions: int | None, *, until_peak: bool = False, op: bool = False,
                    repeat: int = 1, sessions: str | None = None,
-                   varies: list[plan.Vary] = ()) -> dict[str, Any] | None:
+                   varies: Sequence[plan.Vary] = ()) -> dict[str, Any] | None:
     """--objective and --max-sessions as sweep.json keeps them, or one line (exit 2) before anything runs."""
     if objective is None:
         if max_sessions is not None:

@@ -106,7 +106,8 @@ def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
                      f"database's run (window {_window(doc)})")
     after = (rec.get("runs") or {}).get("sync_after") or {}
     if isinstance(after.get("started_at"), (int, float)) and isinstance(after.get("ended_at"), (int, float)):
-        lines.append(f"and again {_clock(after['started_at'])} to {_clock(after['ended_at'])} UTC, right after it: the raw "
+        lines.append(f"and again {_clock(after['started_at'])} to {_clock(after['ended_at'])} UTC, right after it: the "
+                     "raw "
                      "synchronous figures pool both runs")
     if rec.get("after_skipped"):
         lines.append(f"fio's run after the database's did not complete ({rec['after_skipped']}): the raw figures are "
@@ -118,7 +119,8 @@ def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
         lines.append(f"fio writes: fio {' '.join(side['writes'].get('options') or [])}")
     redo = side.get("redo_sync")
     if isinstance(redo, dict):
-        lines.append(f"redo log sync test: {_number(redo.get('syncs_per_s'))} syncs/s, {_number(redo.get('avg_sync_us'))} "
+        lines.append(f"redo log sync test: {_number(redo.get('syncs_per_s'))} syncs/s, "
+                     f"{_number(redo.get('avg_sync_us'))} "
                      f"us each ({redo.get('method')}, one 8 KiB write per sync): "
                      f"{' '.join(str(c) for c in redo.get('command') or [])}")
     return lines

@@ -22,7 +22,8 @@ matplotlib.rcParams.update({
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
-    "axes.prop_cycle": matplotlib.cycler(color=["#1f5fa8", "#d9822b", "#2e8b57", "#b03a48", "#6b4c9a", "#777777"]),
+    # matplotlib re-exports cycler at run time; its stubs do not declare it
+    "axes.prop_cycle": matplotlib.cycler(color=["#1f5fa8", "#d9822b", "#2e8b57", "#b03a48", "#6b4c9a", "#777777"]),  # type: ignore[attr-defined]
 })
 
 WIDTH, HEIGHT = 7.2, 2.6  # inches: fits a laptop screen and an A4 page
@@ -93,8 +94,9 @@ def iops_figure(series: dict[str, list[Any]] | None) -> Figure | None:
     ax.set_ylim(bottom=0)
     lines, labels = ax.get_legend_handles_labels()
     # under the plot, never over its lines (inside, at any corner, it covered a rate that reached it)
-    fig.legend(lines + handles, labels + [h.get_label() for h in handles], loc="outside lower center",
-               ncols=len(lines + handles), fontsize=8, frameon=False)
+    # "outside ..." is a figure legend's loc since matplotlib 3.7; the stubs' overloads do not list it
+    fig.legend(lines + handles, labels + [h.get_label() for h in handles],  # type: ignore[call-overload]
+               loc="outside lower center", ncols=len(lines + handles), fontsize=8, frameon=False)
     ax.set_title("I/O requests per second", loc="left", fontsize=10)
     return fig
 
@@ -414,14 +416,17 @@ def history_trend(trend: dict[str, Any] | None) -> str | None:
     ax = fig.add_subplot()
     for name, g in groups.items():
         when = [datetime.fromtimestamp(t, timezone.utc) for t in g["t"]]
-        line, = ax.plot(when, _none_nan(g["reads_per_s"]), lw=1.2, marker="o", ms=3, label=name)
+        # datetimes plot through matplotlib's date converter, which its stubs do not know
+        line, = ax.plot(when, _none_nan(g["reads_per_s"]),  # type: ignore[arg-type]
+                        lw=1.2, marker="o", ms=3, label=name)
         for t, v, valid, beyond in zip(when, g["reads_per_s"], g["valid"], g["beyond"]):
             if v is None:
                 continue
             if not valid:
-                ax.plot([t], [v], marker="x", ms=7, color="#b03a48", ls="none")
+                ax.plot([t], [v], marker="x", ms=7, color="#b03a48", ls="none")  # type: ignore[arg-type]
             if beyond:
-                ax.plot([t], [v], marker="o", ms=10, mfc="none", mec=line.get_color(), mew=1.5, ls="none")
+                ax.plot([t], [v], marker="o", ms=10, mfc="none",  # type: ignore[arg-type]
+                        mec=line.get_color(), mew=1.5, ls="none")
     ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
     ax.set_ylabel("reads/s")
     ax.set_ylim(bottom=0)

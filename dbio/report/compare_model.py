@@ -33,7 +33,8 @@ EFFICIENCY_READS = EFFICIENCY[1]
 # What a reader must see first: the inputs that differ.
 CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",
                 "environment.storage.data_directory")
-IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir", "environment.storage.data_directory.path")
+IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir",
+           "environment.storage.data_directory.path")
 
 
 Runs = dict[str, list[dict[str, Any]]]  # each input's repeated runs (run --repeat), by its name

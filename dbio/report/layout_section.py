@@ -53,7 +53,8 @@ def section(doc: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
     for role, facts in places(doc):
         name = facts.get("device")
         d = devices.get(name) if name else None
-        rows.append([role, str(facts.get("path") or "-"), _device_name(facts), *[c.value(d) if d else None for c in columns]])
+        rows.append([role, str(facts.get("path") or "-"), _device_name(facts),
+                     *[c.value(d) if d else None for c in columns]])
     names = [facts.get("device") for _, facts in places(doc) if facts.get("device")]
     notes = ["Each place's figures are its whole device's (/proc/diskstats): places on one device show the same "
              "figures, which are their sum."] if len(set(names)) < len(names) else []

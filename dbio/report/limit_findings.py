@@ -95,7 +95,8 @@ def baseline_outside_limits(doc: dict[str, Any]) -> Finding | None:
         return None
     return Finding("warning", "baseline_outside_limits", f"the raw-device baseline's fio ran under dbio's limits "
                    f"({fio}), not the server's ({server}): the efficiency figures compare the two under different "
-                   "limits; for a like-for-like baseline, start it from a shell in the server's cgroup (or lift the limits)")
+                   "limits; for a like-for-like baseline, start it from a shell in the server's cgroup (or lift the "
+                   "limits)")
 
 
 def summary(doc: dict[str, Any], whose: str = "limits") -> str:

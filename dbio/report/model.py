@@ -33,7 +33,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     findings = verdict.findings(doc)
     measured = catalogue.measured(f)
     intervals = series_math.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
-    model = {
+    model: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "title": f"dbio report: {doc.get('label') or doc.get('run_id')}",

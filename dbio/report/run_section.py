@@ -35,7 +35,8 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
         ["Server", f"{server.get('description', '-')}{embedded}"],
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(doc) if k in settings)],
         ["Plan", " > ".join(get(doc, "plans", "select", "nodes") or ["-"])],
-        *([["Scan plan", " > ".join(get(doc, "plans", "scan", "nodes"))]] if get(doc, "plans", "scan", "nodes") else []),
+        *([["Scan plan", " > ".join(get(doc, "plans", "scan", "nodes"))]] if get(doc, "plans", "scan",
+                                                                                 "nodes") else []),
         ["Host", _host(env.get("host") or {})],
         ["dbio", f"{doc.get('dbio_version')}, run {doc.get('run_id')}"],
     ]
@@ -80,8 +81,10 @@ def _parts(doc: dict[str, Any]) -> list[list[str]]:
                              + (f"; not given: {', '.join(map(str, missing))}" if missing else "")])
     for c in doc.get("counting") or []:
         if isinstance(c, dict) and c.get("own_reads_per_s") is not None and c.get("server_reads_per_s"):
-            out.append(["Counted once", f"{c.get('description')}: the sessions' own {c['own_reads_per_s']:,.0f} reads/s, "
-                                        f"the server's {c['server_reads_per_s']:,.0f} ({c.get('difference_pct') or 0:+.1f}%)"])
+            out.append(["Counted once", f"{c.get('description')}: the sessions' own {c['own_reads_per_s']:,.0f} "
+                                        f"reads/s, "
+                                        f"the server's {c['server_reads_per_s']:,.0f} "
+                                        f"({c.get('difference_pct') or 0:+.1f}%)"])
     return out
 
 

@@ -270,8 +270,10 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
                    (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "") +
                    (f" (sessions searched for the most reads/s within {doc['search']['objective']})"
                     if doc.get("search") else "")).strip()],
-        ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit {base.get('work_unit')}, "
-                  f"run time {format_duration(base.get('run_time') or 0)} after {format_duration(base.get('warmup') or 0)}"
+        ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit "
+                  f"{base.get('work_unit')}, "
+                  f"run time {format_duration(base.get('run_time') or 0)} after "
+                  f"{format_duration(base.get('warmup') or 0)}"
                   f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(step_docs))],
         ["Time", f"{format_duration(wall)} in all, {format_duration(measured)} of it measured: "
                  f"{format_duration(max(0.0, wall - measured))} of warm-up, starts and restarts"],

@@ -11,7 +11,8 @@ from dbio.report.verdict import summary_line as verdict_line
 
 def render(model: dict[str, Any]) -> str:
     model = controls.visible_tree(model)  # a label's or a server's escape sequence is shown, never sent
-    lines = ([verdict_line(model["verdict"])] if model.get("verdict") else []) + [model["title"], "=" * len(model["title"])]
+    lines = ([verdict_line(model["verdict"])] if model.get("verdict") else []) + [model["title"],
+                                                                                  "=" * len(model["title"])]
     for finding in model["findings"]:
         if finding["level"] in ("invalid", "warning"):
             lines.append(f"{finding['level'].upper()}: {finding['message']}")

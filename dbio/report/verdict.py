@@ -228,7 +228,8 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
     return _found("invalid", "rows_from_cache",
                   f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
                   f"(one row per block), where the hot spot (1 statement in {round(1 / hot)}, meant to be cached) "
-                  f"leaves {100 * cold:.0f}% to come from storage: the buffer cache served {100 * (1 - per_row / cold):.0f}% "
+                  f"leaves {100 * cold:.0f}% to come from storage: the buffer cache served "
+                  f"{100 * (1 - per_row / cold):.0f}% "
                   "of the cold rows too; this measures memory, not storage", "blocks_read_per_row", per_row)
 
 
@@ -254,7 +255,8 @@ def page_cache(doc: dict[str, Any]) -> Finding | None:
             "with direct I/O on, check which device the data directory is on"
         return _found("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
                                                f"device: {where}", "device_to_db_read_ratio", ratio)
-    if not value(f, "direct_io") and _read_excess(f, _page_bytes(doc)) is None:  # more reads than the engine's: shared_device
+    # more reads than the engine's: shared_device
+    if not value(f, "direct_io") and _read_excess(f, _page_bytes(doc)) is None:
         return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
                                             "reads reached the device", "device_to_db_read_ratio", ratio)
     return None
@@ -281,7 +283,8 @@ def read_only_wrote(doc: dict[str, Any]) -> Finding | None:
             f"{format_bytes(read * (1 << 20))}/s it read" + (f" ({who})" if who else ""))
     if share > READ_ONLY_WRITE_LIMIT:
         return _found("invalid", "read_only_wrote", f"{what}: not a read-only result; its reads rewrote pages "
-                      "an earlier run's updates left, or their dirty pages were written meanwhile (before a read-only run "
+                      "an earlier run's updates left, or their dirty pages were written meanwhile (before a read-only "
+                      "run "
                       "the data set is settled: see the events for what was done)", "write_mib_per_s", data)
     return _found("warning", "read_only_wrote", what, "write_mib_per_s", data)
 
@@ -597,9 +600,11 @@ def device_drift(doc: dict[str, Any]) -> Finding | None:
     if not _window(doc) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
         return None
     before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
-    low, high = value(f, "raw_reads_per_s_low") or min(before, after), value(f, "raw_reads_per_s_high") or max(before, after)
+    low = value(f, "raw_reads_per_s_low") or min(before, after)
+    high = value(f, "raw_reads_per_s_high") or max(before, after)
     more = sum(1 for name in runs if name.startswith("sync_more_"))
-    rounds = f"; in {more} more round{'s' if more != 1 else ''} after it, {low:,.0f} to {high:,.0f} in all" if more else ""
+    rounds = (f"; in {more} more round{'s' if more != 1 else ''} after it, {low:,.0f} to {high:,.0f} in all"
+              if more else "")
     return _found("warning", "device_drift", f"the device changed speed during the run: fio read {before:,.0f} "
                   f"reads/s right before it and {after:,.0f} right after (x{drift:.2f}){rounds}, so the database's "
                   f"efficiency lies between {reads / high:.2f} and {reads / low:.2f}; repeat the run to see whether "
@@ -619,7 +624,8 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     if large is not None:  # measured, where the wait samples show it as the read's I/O event
         in_read, avg = large
         if catalogue.workers_wait_alone_in_read(f):  # the sessions' own is not in it
-            of_time = f" (the sessions' own, {share:.0f}% of their time, not counted in it)" if share is not None else ""
+            of_time = (f" (the sessions' own, {share:.0f}% of their time, not counted in it)"
+                       if share is not None else "")
             return f"CPU-queued: the I/O workers doing the reads waited {in_read:,.0f} us of the {avg:,.0f} us the " \
                    f"engine timed per read for a CPU{of_time}"
         of_time = f" ({share:.0f}% of their time)" if share is not None else ""
@@ -710,8 +716,8 @@ def headline(doc: dict[str, Any]) -> str:
     if reads is None:
         return "no measured window"
     caveats, others = headline_caveats(doc, found)
-    line = ", ".join(str(fig.phrase).format(fig.value(f)) + (f" ({'; '.join(caveats[fig.name])})" if caveats.get(fig.name)
-                                                             else "")
+    line = ", ".join(str(fig.phrase).format(fig.value(f))
+                     + (f" ({'; '.join(caveats[fig.name])})" if caveats.get(fig.name) else "")
                      for fig in HEADLINE if fig.value(f) is not None)
     return line + (f" (also: {'; '.join(others)})" if others else "")
 

@@ -62,7 +62,8 @@ CPU_COST = (  # row (None: the figure's label), figure, shown only when the serv
     ("Physical reads per host CPU second", "reads_per_host_cpu_second", False),
 )
 # Read since older results were recorded, or only where the server runs on this host: no row when not measured.
-CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_throttled_periods_pct", "server_cpu_throttled_seconds", "io_worker_cpu_wait_seconds", "io_worker_cpu_wait_us_per_read",
+CPU_COST_WHEN_MEASURED = {"cpu_wait_pct", "server_cpu_throttled_periods_pct", "server_cpu_throttled_seconds",
+                          "io_worker_cpu_wait_seconds", "io_worker_cpu_wait_us_per_read",
                           "server_cpu_seconds", "kernel_cpu_seconds", "other_cpu_seconds", "other_cpu_pct"}
 
 

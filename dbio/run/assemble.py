@@ -339,7 +339,8 @@ def _figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, e
         "data_bytes": w["scale"] * w["schemas"] * (caps.get("page_bytes") or 8192),  # a row a page
         "direct_io": caps["direct_io"], "local": caps["local"],
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
-        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"], "update_work_unit": w.get("update_work_unit") or w["work_unit"],
+        "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"],
+                               "update_work_unit": w.get("update_work_unit") or w["work_unit"],
         "reset_counters": reset or [], "read_probe": read_probe or None})
 
 
@@ -379,7 +380,8 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
         if out["figures"] and out["figures"].get("replication"):
             out["figures"]["replication"] = figure_math.lag_maxima(out["figures"]["replication"], series)
     if sessions:  # which sessions ran here (a recovered run of several nodes lost it)
-        out["sessions"] = {"numbers": [s.number for s in sessions], "ranges": dealing.ranges([s.number for s in sessions]),
+        out["sessions"] = {"numbers": [s.number for s in sessions],
+                           "ranges": dealing.ranges([s.number for s in sessions]),
                            "update_capable": node["role"] != STANDBY}
     if node.get("weight") is not None:
         out["weight"] = node["weight"]

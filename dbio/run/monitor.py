@@ -276,7 +276,7 @@ class SampleWriter:
         self.lines = 0
         self.error: OSError | None = None
         self.pending: deque[dict[str, Any]] = deque(maxlen=self.MEMORY_LIMIT)
-        self.on_error: Callable[[OSError], None] | None = None
+        self.on_error: Callable[[OSError], object] | None = None
 
     def write(self, record: dict[str, Any]) -> None:
         self.lines += 1

@@ -92,7 +92,8 @@ class NodeRun:
         """Connect the control session, install the loop, write the run's row (a read-only node: wait
         for the loop its primary installed, answered() after each of its checks)."""
         engine = self.engine
-        self.control = engine.connect(self.node.conninfo, application_name=helper_application_name(self.run_id, "control"))
+        self.control = engine.connect(self.node.conninfo, application_name=helper_application_name(self.run_id,
+                                                                                                   "control"))
         if self.node.read_only:
             self._await_workload(answered)
             return
@@ -155,8 +156,10 @@ class NodeRun:
         server's helper processes and the processes serving those connections (for the CPU accounts, when
         the node is local)."""
         engine, node = self.engine, self.node
-        self.monitor_conn = await engine.aconnect(node.conninfo, application_name=helper_application_name(self.run_id, "monitor"))
-        self.wait_conn = await engine.aconnect(node.conninfo, application_name=helper_application_name(self.run_id, "waits"))
+        self.monitor_conn = await engine.aconnect(node.conninfo, application_name=helper_application_name(self.run_id,
+                                                                                                          "monitor"))
+        self.wait_conn = await engine.aconnect(node.conninfo, application_name=helper_application_name(self.run_id,
+                                                                                                       "waits"))
         if self.read_probe is not None:
             await self.read_probe.open(node.conninfo, access_path)
         await engine.prepare_monitor(self.monitor_conn)

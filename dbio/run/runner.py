@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 
 from dbio.engines.base import SliceResult, helper_application_name, session_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed, liveness, room
+from dbio.run import agreed, room
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
@@ -114,7 +114,8 @@ class _Coordinator:
         self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
-        self.status, self.reason = "complete", None
+        self.status: str = "complete"
+        self.reason: str | None = None
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None
@@ -448,7 +449,8 @@ class _Coordinator:
         return RunOutcome(
             status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
             begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.counts.totals, waits=dict(waits.window) if waits else {}, wait_samples=waits.samples if waits else 0,
+            totals=self.counts.totals, waits=dict(waits.window) if waits else {},
+                          wait_samples=waits.samples if waits else 0,
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,

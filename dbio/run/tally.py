@@ -34,7 +34,7 @@ class Tally:
     think_seconds: float = 0.0
     sum_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
     max_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
-    hist: np.ndarray = field(default=None)  # type: ignore[assignment]  # (kinds, buckets) int64
+    hist: np.ndarray = field(default=None)  # type: ignore[arg-type]  # (kinds, buckets) int64
 
     def __post_init__(self) -> None:
         if self.hist is None:

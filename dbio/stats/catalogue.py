@@ -190,8 +190,8 @@ def _hot(name: str, part: str, key: str, label: str, unit: str, kind: str, how: 
                   **more)
 
 
-LOWER = {"higher_is_better": False}
-HIGHER = {"higher_is_better": True}
+LOWER: dict[str, Any] = {"higher_is_better": False}
+HIGHER: dict[str, Any] = {"higher_is_better": True}
 
 FIGURES: tuple[Figure, ...] = (
     _fig("window_seconds", "window_seconds", "Measured window", "s", "seconds", "length of the measured window"),

@@ -133,13 +133,14 @@ def _io_profile(d: dict[str, Any], s: float) -> dict[str, Any]:
     data_reads, data_writes = get(d, "data", "reads"), get(d, "data", "writes")
     wal_writes = get(d, "wal", "writes")
     wal_write_bytes = get(d, "wal", "write_bytes")
-    profile = {
+    profile: dict[str, Any] = {
         "data_read_requests_per_s": rate(data_reads, s),
         "data_read_mib_per_s": rate(_mib(get(d, "data", "read_bytes")), s),
         "data_write_requests_per_s": rate(data_writes, s),
         "data_write_mib_per_s": rate(_mib(get(d, "data", "write_bytes")), s),
         "wal_write_requests_per_s": rate(wal_writes, s),
-        "wal_write_mib_per_s": rate(_mib(wal_write_bytes if wal_write_bytes is not None else get(d, "wal", "bytes")), s),
+        "wal_write_mib_per_s":
+            rate(_mib(wal_write_bytes if wal_write_bytes is not None else get(d, "wal", "bytes")), s),
         "wal_write_mib_is_generated": wal_write_bytes is None,
         "client_read_requests_per_s": rate(get(d, "client", "reads"), s),
     }
@@ -148,8 +149,10 @@ def _io_profile(d: dict[str, Any], s: float) -> dict[str, Any]:
     by_backend = d.get("by_backend")
     if by_backend:
         profile["by_backend"] = {
-            btype: {"read_requests_per_s": rate(v.get("reads"), s), "read_mib_per_s": rate(_mib(v.get("read_bytes")), s),
-                    "write_requests_per_s": rate(v.get("writes"), s), "write_mib_per_s": rate(_mib(v.get("write_bytes")), s),
+            btype: {"read_requests_per_s": rate(v.get("reads"), s),
+                    "read_mib_per_s": rate(_mib(v.get("read_bytes")), s),
+                    "write_requests_per_s": rate(v.get("writes"), s),
+                    "write_mib_per_s": rate(_mib(v.get("write_bytes")), s),
                     "wal_write_requests_per_s": rate(v.get("wal_writes"), s),
                     "wal_write_mib_per_s": rate(_mib(v.get("wal_write_bytes")), s)}
             for btype, v in sorted(by_backend.items())
@@ -325,7 +328,8 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
             "avg_read_us": _times_1000(ratio(d.get("read_ms"), reads)),
             "writes_per_s": rate(writes, s), "write_mib_per_s": rate(_mib(_sectors(d.get("sectors_written"))), s),
             "avg_write_us": _times_1000(ratio(d.get("write_ms"), writes)),
-            "utilization_pct": None if s <= 0 or d.get("io_ms") is None else min(100.0, 100.0 * d["io_ms"] / (s * 1000)),
+            "utilization_pct": None if s <= 0 or d.get("io_ms") is None else min(100.0,
+                                                                                 100.0 * d["io_ms"] / (s * 1000)),
             "avg_queue": None if s <= 0 or d.get("weighted_io_ms") is None else d["weighted_io_ms"] / (s * 1000),
             "reads": reads, "writes": writes, "write_bytes": _sectors(d.get("sectors_written")),
             "read_bytes": _sectors(d.get("sectors_read")),

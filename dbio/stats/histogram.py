@@ -37,7 +37,8 @@ def total(counts: Sequence[int]) -> int:
     return int(sum(counts))
 
 
-def percentile(counts: Sequence[int], bounds: Sequence[float], q: float, max_value: float | None = None) -> float | None:
+def percentile(counts: Sequence[int], bounds: Sequence[float], q: float,
+               max_value: float | None = None) -> float | None:
     """Value below which a share q (0..1) of the samples fall, interpolated inside its bucket."""
     n = total(counts)
     if n == 0:

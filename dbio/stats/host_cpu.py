@@ -3,7 +3,8 @@
 Every share is CPU time (in seconds) over the span's real elapsed time times the CPUs, not over
 the sum of what the kernel counted (unless that sum is the larger: 10 ms ticks over a second, and
 readings a little apart from their timestamps, can count more than the span had). A tickless
-kernel measures idle and I/O-wait time exactly (entering and leaving idle), but attributes busy time to user or system by sampling at its tick,
+kernel measures idle and I/O-wait time exactly (entering and leaving idle), but attributes busy time to user or system
+by sampling at its tick,
 and a CPU that serves synchronous reads runs in bursts of tens of microseconds between idle
 periods, which the tick rarely sees: on this project's 2-core VM, user + system ticks counted
 17.0 us per fio read while fio's own CPU alone was 21.0 us (bench/RESULTS.md, "How the CPU is

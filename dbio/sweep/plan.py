@@ -23,7 +23,8 @@ from dbio.options import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
 
 # Knobs a sweep may vary, with the short names step directories use.
 RUN_KNOBS = {
-    "threads_per_schema": "t", "schemas": "s", "update_pct": "upd", "work_unit": "wu", "scan_pct": "scan", "scan_workers": "sw",
+    "threads_per_schema": "t", "schemas": "s", "update_pct": "upd", "work_unit": "wu", "scan_pct": "scan",
+             "scan_workers": "sw",
     "redo_stress": "redo", "hotspot": "hot", "hotspot_size": "hotsz", "hotspot_offset": "hotoff",
     "hotspot_frequency": "hotf", "hot_schema_frequency": "hsf", "think_time_frequency": "think",
     "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",

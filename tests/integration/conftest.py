@@ -178,7 +178,8 @@ def layout_instance(workdir):
     root.mkdir()
     inst = Instance(root, root / "instance", root / "results")
     wal, dirs = root / "wal", [root / "d1", root / "d2"]
-    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--wal-dir", str(wal), "--shared-buffers", "16MiB")
+    done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--wal-dir", str(wal), "--shared-buffers",
+                "16MiB")
     assert done.code == 0, done.text
     yield inst, wal, dirs
     dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))

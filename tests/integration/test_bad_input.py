@@ -150,7 +150,8 @@ CASES = [
          ["slob.conf line 1: UPDATE_PCT", "above the maximum 100"], files={"slob.conf": "UPDATE_PCT=200\n"}),
     Case("slob.conf missing", ["setup", *NEW, "--slob-conf", "{sandbox}/none.conf"], ["file not found"]),
     # -- disk and directories ---------------------------------------------------------------------
-    Case("scale beyond free disk", ["setup", *NEW, "--scale", "1TiB"], ["free but the load needs about", "lower scale"]),
+    Case("scale beyond free disk", ["setup", *NEW, "--scale", "1TiB"], ["free but the load needs about",
+                                                                        "lower scale"]),
     Case("data dir is a file", ["setup", "--data-dir", "{sandbox}/a-file", "--results-dir", "{sandbox}/results"],
          ["is a file, not a directory"], files={"a-file": "x"}),
     Case("data dir not empty", ["setup", "--data-dir", "{sandbox}/full", "--results-dir", "{sandbox}/results"],
@@ -188,7 +189,8 @@ CASES = [
     Case("results dir is a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file", *SMALL],
          ["is not a directory", "--results-dir"], files={"a-file": "x"}),
     Case("results dir under a file", ["run", "--dsn", "{dsn_loaded}", "--results-dir", "{sandbox}/a-file/results",
-                                      *SMALL], ["a-file on the way is not one", "--results-dir"], files={"a-file": "x"}),
+                                      *SMALL], ["a-file on the way is not one", "--results-dir"],
+         files={"a-file": "x"}),
     # -- reports ----------------------------------------------------------------------------------
     Case("truncated result", ["report", "{sandbox}/result.json"], ["not valid JSON", "truncated"],
          files={"result.json": '{"format": "dbio-result", "format_version": 1, "status": "comp'}),

@@ -210,7 +210,8 @@ def test_ctrl_c_during_load_keeps_finished_tables_and_resumes(instance):
     assert "load interrupted" in err and "tables are complete and kept" in err and "dbio setup again" in err
     assert dbio_backends(instance) == []
     with instance.connect(db) as conn:
-        status, kept = conn.execute("SELECT (SELECT status FROM dbio.setup), count(*) FROM dbio.setup_tables").fetchone()
+        status, kept = conn.execute("SELECT (SELECT status FROM dbio.setup), count(*) "
+                                    "FROM dbio.setup_tables").fetchone()
     assert status == "loading" and kept == 1
     resumed = dbio("setup", *args, "--verify")
     assert resumed.code == 0, resumed.text

@@ -11,7 +11,6 @@ import time
 import urllib.parse
 import urllib.request
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 

@@ -382,7 +382,8 @@ def test_a_replica_or_a_read_only_server_is_refused_before_anything_is_written(m
         managed.query("RESET SLAVE ALL", None)
     managed.query("SET GLOBAL read_only = ON", None)
     try:
-        for command in (["setup", *managed.args(*SMALL)], ["run", *managed.args(*SMALL)], ["teardown", *managed.here()]):
+        for command in (["setup", *managed.args(*SMALL)], ["run", *managed.args(*SMALL)], ["teardown",
+                                                                                           *managed.here()]):
             done = dbio(*command)
             assert done.code == 2 and "is read-only (read_only = ON)" in done.err, (command, done.text)
     finally:

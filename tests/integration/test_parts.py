@@ -78,8 +78,8 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, 
     assert merged.code == 0, merged.text
     doc = load_result(out)
     server = docs[0]["nodes"][0]
-    server_reads_per_s = ((server["normalized"]["end"]["data"]["reads"] - server["normalized"]["begin"]["data"]["reads"])
-                          / server["figures"]["window_seconds"])  # pg_stat_io, as the server counted it
+    reads = server["normalized"]["end"]["data"]["reads"] - server["normalized"]["begin"]["data"]["reads"]
+    server_reads_per_s = reads / server["figures"]["window_seconds"]  # pg_stat_io, as the server counted it
     assert server_reads_per_s > 100
     [counted] = doc["counting"]
     assert counted["own_reads_per_s"] == pytest.approx(server_reads_per_s, rel=0.02), counted

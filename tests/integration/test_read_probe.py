@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import psycopg
 import pytest
 
 from dbio.engines.postgres import read_probe

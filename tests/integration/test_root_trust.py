@@ -89,11 +89,13 @@ def test_a_record_the_server_user_could_write_is_refused_and_nothing_of_it_runs(
     os.chown(record, user.pw_uid, user.pw_gid)
     script = f"#!/bin/sh\nid -u > {marker}\n"
     assert as_server_user("sh", "-c", f"printf '%s' '{script}' > {evil}/pg_ctl && chmod 755 {evil}/pg_ctl "
-                                      f"&& cp {evil}/pg_ctl {evil}/initdb && cp {evil}/pg_ctl {evil}/postgres").returncode == 0
+                                      f"&& cp {evil}/pg_ctl {evil}/initdb && cp {evil}/pg_ctl {evil}/postgres"
+                          ).returncode == 0
     data = json.loads(record.read_text())
     data.update(server_user="root", bin_dir=str(evil))
     tampered = json.dumps(data)
-    assert as_server_user("sh", "-c", f"printf '%s' '{tampered}' > {record}.new && mv {record}.new {record}").returncode == 0
+    assert as_server_user("sh", "-c",
+                          f"printf '%s' '{tampered}' > {record}.new && mv {record}.new {record}").returncode == 0
     assert dbio("instance", "stop", "--data-dir", str(own_instance)).code == 2  # running: refused before stopping
 
     db = ["--data-dir", str(own_instance), *ARGS]

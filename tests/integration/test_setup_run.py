@@ -275,7 +275,8 @@ RUN_SHORT = BRIEF
 
 
 def test_the_loaded_data_set_is_remembered(instance):
-    loaded = dbio("setup", *instance.args("remember", "--scale", "40MiB", "--schemas", "2", "--scan-table-size", "8MiB"))
+    loaded = dbio("setup", *instance.args("remember", "--scale", "40MiB", "--schemas", "2", "--scan-table-size",
+                                          "8MiB"))
     assert loaded.code == 0, loaded.text
     done = dbio("run", *instance.args("remember", *RUN_SHORT, "--label", "remembered"))
     assert done.code == 0, done.text

@@ -77,7 +77,8 @@ def test_init_makes_a_primary_and_two_hot_standbys(cluster):
     for m in listed:
         root, pgdata = Path(m["root"]), Path(m["data_dir"])
         assert root.stat().st_uid == os.geteuid()  # the member's directory is dbio's
-        assert stat.S_IMODE(pgdata.stat().st_mode) == 0o700 and stat.S_IMODE(Path(m["socket_dir"]).stat().st_mode) == 0o700
+        assert stat.S_IMODE(pgdata.stat().st_mode) == 0o700
+        assert stat.S_IMODE(Path(m["socket_dir"]).stat().st_mode) == 0o700
         if os.geteuid() == 0:
             assert pgdata.stat().st_uid != 0  # only its own directories are the server user's
     with cluster.connect("primary") as conn:

@@ -239,7 +239,8 @@ def test_the_write_side_never_writes_where_the_servers_user_could_plant_a_link(t
         os.lchown(server / name, OTHER, OTHER)
     info = _info(True, str(server / "data"))
     info = ServerInfo(replace(info.caps, redo_directory=str(server / "data" / "pg_wal")), *astuple_rest(info))
-    with pytest.raises(UsageError, match=f"scratch files in {server}/data: {server} is owned by uid {OTHER}.*--baseline-path"):
+    with pytest.raises(UsageError, match=f"scratch files in {server}/data: {server} is owned by uid "
+                                         f"{OTHER}.*--baseline-path"):
         baseline_writes.plan(_Files([]), info, None, 64 << 20)
     assert victim.read_text() == "precious"
     for path in (server, server / "data", server / "data" / "pg_wal"):  # the server run by the user running dbio

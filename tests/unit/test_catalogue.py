@@ -19,7 +19,8 @@ REPORT_KINDS = {"text", "count", "us", "pct", "seconds", "rate"}  # what report/
 NOT_RECORDED = {"other_read_share_pct", "other_write_share_pct", "host_unsampled_pct",  # recorded before they were
                 "cpu_wait_seconds", "cpu_wait_us_per_read", "cpu_wait_pct", "server_cpu_seconds", "kernel_cpu_seconds",
                 "other_cpu_seconds", "other_cpu_pct", "io_worker_cpu_wait_seconds", "io_worker_cpu_wait_us_per_read",
-                "server_cpu_throttled_seconds", "server_cpu_throttled_periods_pct", "device_read_bytes", "db_read_bytes",
+                "server_cpu_throttled_seconds", "server_cpu_throttled_periods_pct", "device_read_bytes",
+                "db_read_bytes",
                 *(f.name for f in catalogue.FIGURES if f.path[:1] == ("shape",))}  # and the workload's shape
 # Written beside the window's figures by a raw-device baseline (dbio run --baseline), not by figures.derive.
 BASELINE = {f.name for f in catalogue.FIGURES if f.path[:1] == ("baseline",)}

@@ -121,7 +121,8 @@ def test_an_io_limit_on_a_device_the_run_used():
     limited = {"cpu_limit": None, "cpus_allowed": 2, "cpus": 2, "io_limits": [
         {"device": "254:0", "name": "vda", "cgroup": "v1 /dbiotest", "read_iops": 1500, "read_bps": 50 << 20}]}
     found = limit_findings.io_limit(doc([limited]))
-    assert found.level == "warning" and "vda (254:0): 1,500 reads/s, 50 MiB/s read (cgroup v1 /dbiotest)" in found.message
+    assert found.level == "warning"
+    assert "vda (254:0): 1,500 reads/s, 50 MiB/s read (cgroup v1 /dbiotest)" in found.message
     assert limit_findings.io_limit(doc([limited], devices=("sdb",))) is None  # another device's limit
 
 
@@ -161,7 +162,8 @@ def test_the_storage_stack_section_lists_the_limits():
     from dbio.report import run_section
 
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
-    assert ["Limits", "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
+    assert ["Limits",
+            "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
     assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
 
 
@@ -238,7 +240,8 @@ def test_a_cgroup_outside_the_mount_s_part_of_the_hierarchy_is_not_read_as_anoth
                                  "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
     read = files({"/sys/fs/cgroup/cpu/def/x/cpu.cfs_quota_us": "10000\n",
                   "/sys/fs/cgroup/cpu/def/x/cpu.cfs_period_us": "100000\n",
-                  "/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us": "50000\n", "/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n"})
+                  "/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us": "50000\n",
+                  "/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n"})
     assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abcdef/x"}, read) is None
     assert cgroup.cpu_limit(mounts, {"cpu": "/docker/abc/x"}, read)["cpus"] == 0.5
     assert cgroup.cpu_limit(mounts, {"": "/../../system.slice/pg.service"}, read) is None

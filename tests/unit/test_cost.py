@@ -42,7 +42,8 @@ def test_the_cost_table_from_given_prices():
     assert unknown[0].iops_per_gb is None and unknown[0].monthly == pytest.approx(800.0)
 
 
-@pytest.mark.parametrize("slo, fragment", [("p99<2", "STAT<LIMIT"), ("p95<2ms", "STAT<LIMIT"), ("p99<0ms", "above zero"),
+@pytest.mark.parametrize("slo, fragment", [("p99<2", "STAT<LIMIT"), ("p95<2ms", "STAT<LIMIT"), ("p99<0ms",
+                                                                                                "above zero"),
                                           ("fast", "STAT<LIMIT")])
 def test_a_malformed_latency_objective_is_one_line(slo, fragment):
     with pytest.raises(UsageError) as caught:

@@ -20,7 +20,6 @@ from dbio.engines.postgres import stats as pg_stats
 from dbio.report import verdict
 from dbio.run.readings import normalized, refused
 from dbio.stats import figures, resets, series
-from tests import fake_engine
 from tests.fake_engine import FakeEngine
 from tests.unit.test_figures import window_of
 from tests.unit.test_run_pipeline import _run

@@ -72,7 +72,8 @@ def test_window_and_series_use_the_same_host_cpu_definition():
     end = {key: base[key] + RECORDED[key] for key in RECORDED}
     (row,) = series.per_interval([sample(3, 100.5, base), sample(4, 105.447, end)], {}, [1.0], 97.0, cores=2)
     assert row["host_busy_pct"] == pytest.approx(cpu["busy_pct"], rel=1e-3)
-    assert row["host_user_pct"] + row["host_system_pct"] + row["host_unsampled_pct"] == pytest.approx(row["host_busy_pct"])
+    parts = row["host_user_pct"] + row["host_system_pct"] + row["host_unsampled_pct"]
+    assert parts == pytest.approx(row["host_busy_pct"])
 
 
 # -- the sessions' read latency ----------------------------------------------------------------

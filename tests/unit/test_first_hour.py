@@ -64,7 +64,8 @@ def test_one_thread_is_not_plural():
 def test_a_report_written_to_a_file_named_html_is_html(tmp_path):
     # dbio report RESULT --out report.html wrote the text report into a file named .html
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "result_complete.json"
-    for name, start in (("r.html", "<!DOCTYPE html>"), ("r.md", "**VALID storage result**\n\n# dbio report"), ("r.json", "{"),
+    for name, start in (("r.html", "<!DOCTYPE html>"), ("r.md", "**VALID storage result**\n\n# dbio report"), ("r.json",
+                                                                                                               "{"),
                         ("r.txt", "VALID storage result\ndbio report")):
         done = CliRunner().invoke(cli.cli, ["report", str(fixture), "--out", str(tmp_path / name)])
         assert done.exit_code == 0, done.output
@@ -166,7 +167,8 @@ def test_run_judges_the_cache_against_the_loaded_data_set_not_a_default(tmp_path
     config = load_config(sources)  # the default scale is not judged: the load's will be
     assert config.shape_pending
     assert dataset.adopt(config, loaded(153600), lambda _: None).instance.shared_buffers == 1 << 30
-    with pytest.raises(ConfigErrors, match=r"^the setup record: scale = 4096 blocks \(32 MiB\).*fits in shared_buffers"):
+    with pytest.raises(ConfigErrors,
+                       match=r"^the setup record: scale = 4096 blocks \(32 MiB\).*fits in shared_buffers"):
         dataset.adopt(config, loaded(4096), lambda _: None)
     with pytest.raises(ConfigErrors, match=r"^scale = 131072 blocks \(1 GiB\)"):  # nothing loaded: the default is it
         dataset.adopt(config, None, lambda _: None)

@@ -67,7 +67,8 @@ def test_a_sweep_is_one_line_with_its_best_valid_step(tmp_path):
     entries, unreadable = history_command.read_all([tmp_path])
     assert unreadable == []
     (sweep,) = entries
-    steps = [json.loads(p.read_text()) for p in sorted((tmp_path / "20261121-230000-sweep-disks").glob("*/result.json"))]
+    sweep_dir = tmp_path / "20261121-230000-sweep-disks"
+    steps = [json.loads(p.read_text()) for p in sorted(sweep_dir.glob("*/result.json"))]
     valid = [s for s in steps if verdict.summary(s)["valid"]]
     best = max(valid, key=lambda s: s["figures"]["load_profile"]["physical_reads_per_s"])
     assert sweep.kind == "sweep" and sweep.steps == len(steps) and sweep.label == "disks"

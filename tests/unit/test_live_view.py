@@ -96,5 +96,6 @@ def test_plain_lines_carry_the_status_and_time_left_and_findings_go_to_stderr(ca
     observer.close()
     lines = ui.console.file.getvalue().splitlines()
     assert lines[0].endswith(": measuring")
-    assert " s left · 1,000 reads/s · 200 us/read" in lines[1] and lines[1].split(": ", 1)[1].startswith("measuring · 3")
+    assert " s left · 1,000 reads/s · 200 us/read" in lines[1] and lines[1].split(": ",
+                                                                                  1)[1].startswith("measuring · 3")
     assert "dbio: now: the device served 2% of the engine's 4,000 reads so far" in capsys.readouterr().err

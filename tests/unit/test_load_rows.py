@@ -77,4 +77,5 @@ def test_each_table_goes_to_its_place():
     assert [for_job(split, job) for job in plan_jobs(split)] == ["/a", "/b", "/a"]  # parts, then the scan table
     spread = SetupSpec(scale=100, schemas=3, scan_table_blocks=0, key_order="random", places=("/a", "/b"))
     assert [for_job(spread, job) for job in plan_jobs(spread)] == ["/a", "/b", "/a"]  # schemas in turn
-    assert for_job(SetupSpec(scale=100, schemas=1, scan_table_blocks=0, key_order="random"), plan_jobs(split)[0]) is None
+    assert for_job(SetupSpec(scale=100, schemas=1, scan_table_blocks=0, key_order="random"),
+                   plan_jobs(split)[0]) is None

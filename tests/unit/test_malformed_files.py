@@ -128,7 +128,8 @@ def test_a_result_that_is_not_utf8_is_named(tmp_path, capsys):
     assert code == 2 and f"{path} is not UTF-8 text" in err and len(err.strip().splitlines()) == 1
 
 
-SWEEP = {"format": "dbio-sweep", "format_version": 1, "dbio_version": "0.1.0", "created_at": "2026-11-21T23:00:00+00:00",
+SWEEP = {"format": "dbio-sweep", "format_version": 1, "dbio_version": "0.1.0",
+         "created_at": "2026-11-21T23:00:00+00:00",
          "label": "s", "status": "complete", "base": {"schemas": 1}, "vary": [["threads_per_schema", ["1", "2"]]],
          "until_peak": False, "peak_gain": 0.05, "knee_gain": 0.1, "wall_seconds": 10.0,
          "steps": [{"index": 1, "name": "01-threads_per_schema-1", "values": {"threads_per_schema": "1"},

@@ -65,7 +65,8 @@ def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(e
     observer.phase("measuring")
     observer.second(_sample(1000.0, 5000.0, {"0": 3, "1": 1}))
     observer.second(_sample(1001.0, 6200.0, {"1": 2, "2": 1}, late={"3": {"select": {"count": 1, "sum_us": 50.0,
-                                                                                     "max_us": 50.0, "hist": {"0": 1}}}}))
+                                                                                     "max_us": 50.0,
+                                                                                     "hist": {"0": 1}}}}))
     observer.event("node2 lost")
     families = _families(endpoint)
     (reads,) = families["dbio_physical_reads"].samples

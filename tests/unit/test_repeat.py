@@ -204,7 +204,8 @@ def _sweep(reads: dict[str, list[float]], status: str = "complete") -> tuple[dic
     docs = {}
     for step in steps:
         step["status"] = status
-        doc = _doc(reads[step["group"]][step["round"] - 1], 300.0 if step["group"] == "01-t1" else 180.0 + step["round"])
+        doc = _doc(reads[step["group"]][step["round"] - 1],
+                   300.0 if step["group"] == "01-t1" else 180.0 + step["round"])
         doc["config"]["workload"]["threads_per_schema"] = int(step["values"]["threads_per_schema"])
         doc["config"]["workload"]["sessions"] = int(step["values"]["threads_per_schema"])
         docs[step["name"]] = doc

@@ -147,7 +147,8 @@ def test_every_result_renders_with_any_field_nulled(name):
                     render(nulled)
                 except Exception as exc:  # noqa: BLE001
                     failures.append(f"{'.'.join(path)}: {type(exc).__name__}: {exc}")
-    assert tried < 10 or rendered > tried // 2, f"only {rendered} of {tried} cases were accepted: the test reaches too little"
+    assert tried < 10 or rendered > tried // 2, \
+        f"only {rendered} of {tried} cases were accepted: the test reaches too little"
     assert not failures, f"{len(failures)} of {rendered} nulled results crash the report:\n" + "\n".join(failures[:20])
 
 

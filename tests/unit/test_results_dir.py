@@ -14,7 +14,6 @@ import pytest
 
 from dbio import results_dir
 from dbio.errors import UsageError
-from dbio.ui import UI
 from tests import small_fs
 from tests.fake_engine import FakeEngine
 from tests.unit.test_run_pipeline import _config, _run

@@ -118,7 +118,8 @@ def test_status_lines_show_role_state_and_lag():
     ({"standbys": 2, "standby_data_dir": ("/a", "/a")}, "names a directory twice"),
     ({"standbys": 1, "data_dirs": ("/a",)}, "which the embedded standbys do not copy yet"),
     ({"standbys": 9}, "above the maximum 8"),
-    ({"standbys": 1, "dsn": ("host=db1",)}, "--standbys = 1: sets up dbio's own instance; an existing server (--dsn) keeps its own"),
+    ({"standbys": 1, "dsn": ("host=db1",)}, "--standbys = 1: sets up dbio's own instance; an existing server (--dsn) "
+                                            "keeps its own"),
     ({"nodes": "primary", "dsn": ("host=db1",)}, "--nodes = primary: picks members of the embedded instance"),
     ({"nodes": "primary,other"}, "'other' is not a member's name"),
 ])
@@ -134,7 +135,8 @@ def test_a_standby_whose_socket_path_would_be_too_long_is_refused_before_anythin
     with tempfile.TemporaryDirectory(dir="/tmp") as short:  # whatever pytest's own path (a worker's is longer)
         root = Path(short) / ("d" * (79 - len(short)))  # 80 bytes: the primary's socket fits, standby1's does not
         assert len(str(root / "socket" / ".s.PGSQL.65535")) <= 107 < len(str(root / "standby1/socket/.s.PGSQL.65535"))
-        with pytest.raises(UsageError, match=r"is too long for standby1: its socket .*/standby1/socket/\.s\.PGSQL\.65535"):
+        with pytest.raises(UsageError, match=r"is too long for standby1: its socket "
+                                             r".*/standby1/socket/\.s\.PGSQL\.65535"):
             check_new(root, cfg)
         assert not root.exists()
         check_new(Path(short) / "s", cfg)  # nothing to refuse

@@ -136,7 +136,8 @@ def test_the_report_states_the_answer_first_and_the_probes_in_order():
 
     steps = [{"index": i + 1, "name": name, "status": "complete", "values": {"threads_per_schema": t},
               "headline": {"reads_per_s": r}} for i, (name, t, r) in
-             enumerate([("01-t1", "1", 6100.0), ("02-t2", "2", 12000.0), ("03-t4", "4", 23500.0), ("04-t3", "3", 17800.0)])]
+             enumerate([("01-t1", "1", 6100.0), ("02-t2", "2", 12000.0), ("03-t4", "4", 23500.0), ("04-t3", "3",
+                                                                                                   17800.0)])]
     line = "17,800 reads/s at 3 sessions with single-read p99 355 us (< 360 us); 4 sessions: single-read p99 380 us"
     doc = {"status": "complete", "base": {"schemas": 1}, "vary": [], "steps": steps,
            "search": {"objective": "read_p99<360us", "max_sessions": 4096, "resolution": 0.1, "gain": 0.05,

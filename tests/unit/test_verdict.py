@@ -379,7 +379,8 @@ def test_writes_the_os_still_had_pending_when_the_window_opened_are_a_warning():
     from dbio import result as results
     from dbio.collect import host
 
-    doc = results.completed(json.loads((Path(__file__).parent.parent / "fixtures" / "result_complete.json").read_text()))
+    fixture = Path(__file__).parent.parent / "fixtures" / "result_complete.json"
+    doc = results.completed(json.loads(fixture.read_text()))
     assert host.pending_write_bytes(host.parse_meminfo("Dirty:  2048 kB\nWriteback:  1024 kB\nMemTotal: 1 kB")) \
         == 3 << 20
     late = copy.deepcopy(doc)

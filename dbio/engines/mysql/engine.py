@@ -12,7 +12,8 @@ from typing import Any, Callable, Iterator
 
 import pymysql
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
+                               TableTiming,
                                Teardown)
 from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
@@ -249,7 +250,8 @@ class MysqlEngine:
         if not ids:
             return []
         script = "session_waits.sql" if self.sees_waits else "session_states.sql"
-        rows = await _in_thread(conn.query, sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
+        rows = await _in_thread(conn.query,
+                                sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
         return stats.session_labels(rows, ids, waits_seen=self.sees_waits)
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from dbio.config import Config
     from dbio.errors import ConfigError
 
-__all__ = ["DSN_SCHEMES", "INSTANCE_RECORD", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS", "builtin_scripts", "check", "complete_manifest", "complete_result",
+__all__ = ["DSN_SCHEMES", "INSTANCE_RECORD", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS",
+           "builtin_scripts", "check", "complete_manifest", "complete_result",
            "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
            "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
 

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 CACHE_NAME = "innodb_buffer_pool_size"
-SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page_size", "innodb_flush_log_at_trx_commit",
+SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page_size",
+                  "innodb_flush_log_at_trx_commit",
                   "innodb_doublewrite", "innodb_log_file_size", "innodb_read_ahead_threshold",
                   "innodb_random_read_ahead", "innodb_io_capacity", "performance_schema", "skip_networking",
                   "innodb_buffer_pool_load_at_startup")

@@ -112,7 +112,8 @@ def load_table(conn: Connection, record: SetupRecord, job: TableJob, batches: It
     conn.query(f"ANALYZE TABLE {table}")
     t3 = time.monotonic()
     conn.execute("INSERT INTO dbio_setup_tables (table_name, kind, schema_index, `rows`, rows_per_page, page_size, "
-                 "load_seconds, index_seconds, analyze_seconds, loaded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                 "load_seconds, index_seconds, analyze_seconds, loaded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                 "%s)",
                  (name, job.kind, job.schema_index, job.rows, ROWS_PER_PAGE, page_size, t1 - t0, t2 - t1,
                   t3 - t2, datetime.now(timezone.utc).isoformat()))
     return TableTiming(load=t1 - t0, index=t2 - t1, analyze=t3 - t2)

@@ -2,7 +2,8 @@
 
 MariaDB's ANALYZE FORMAT=JSON gives each table's r_engine_stats: the pages InnoDB read from its data files
 for the statement and the time those reads took, timed inside InnoDB around each read (an older MariaDB's
-reads without a time are counted as untimed). A lookup that read exactly one page gives that read's latency as InnoDB saw it (the OS page cache
+reads without a time are counted as untimed). A lookup that read exactly one page gives that read's latency as InnoDB
+saw it (the OS page cache
 included unless innodb_flush_method reads with O_DIRECT). MySQL's EXPLAIN ANALYZE times no reads, and
 performance_schema's per-read waits need consumers turned on server-wide, which dbio would have to undo: on
 MySQL the probe says so and measures nothing.

@@ -70,7 +70,8 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
                writes=_get(s, "Innodb_data_writes"), write_bytes=_get(s, "Innodb_data_written"), hits=hits,
                fsyncs=_get(s, "Innodb_data_fsyncs"))
     if data_file:
-        data.update(read_time_ms=pfs.ms(data_file["sum_timer_read"]), write_time_ms=pfs.ms(data_file["sum_timer_write"]))
+        data.update(read_time_ms=pfs.ms(data_file["sum_timer_read"]),
+                    write_time_ms=pfs.ms(data_file["sum_timer_write"]))
     out: dict[str, Any] = {"t": float(raw["t"]), "data": data, "client": _client(raw, misses, ahead, page, hits),
                            "client_normal": _io(reads=misses, read_bytes=misses * page, writes=None, write_bytes=None,
                                                 hits=hits, fsyncs=None),

@@ -20,7 +20,8 @@ def verify(conn: Connection, record: SetupRecord) -> list[Check]:
     page_size = int(conn.one("SELECT @@innodb_page_size")[0])
     tables = catalog.dbio_tables(conn)
     for i in range(1, spec.schemas + 1):
-        checks += _verify_table(conn, tables, catalog.data_table(i), spec.scale, spec.key_order, page_size, indexed=True)
+        checks += _verify_table(conn, tables, catalog.data_table(i), spec.scale, spec.key_order, page_size,
+                                indexed=True)
     if spec.scan_table_blocks:
         checks += _verify_table(conn, tables, catalog.SCAN_TABLE, spec.scan_table_blocks, "contiguous", page_size,
                                 indexed=False)
@@ -63,7 +64,8 @@ def _pages_check(conn: Connection, name: str, rows: int, page_size: int) -> Chec
         row = conn.one("SELECT stat_value FROM mysql.innodb_index_stats WHERE database_name = DATABASE() "
                        "AND table_name = %s AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'", (name,))
     except Exception as exc:  # no SELECT on the mysql schema
-        return Check(what, False, f"cannot read mysql.innodb_index_stats ({exc.args[-1]}): grant SELECT on it to prove it")
+        return Check(what, False, f"cannot read mysql.innodb_index_stats ({exc.args[-1]}): grant SELECT on it to prove "
+                                  "it")
     leaf = int(row[0]) if row else 0
     ok = row is not None and leaf_pages_fit(rows, leaf)
     return Check(what, ok, f"{rows} rows in {leaf} leaf pages (InnoDB's statistics; each row's partner was deleted "

@@ -13,7 +13,8 @@ _SECRET_KEYS = ("password", "sslpassword")
 
 
 def parse(dsn: str) -> dict[str, str]:
-    return conninfo.conninfo_to_dict(dsn) if dsn else {}
+    # parsed from a string, every value is a string (ints come only from keyword arguments, none here)
+    return conninfo.conninfo_to_dict(dsn) if dsn else {}  # type: ignore[return-value]
 
 
 def parse_or_none(dsn: str) -> dict[str, str] | None:

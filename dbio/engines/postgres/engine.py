@@ -9,7 +9,8 @@ from typing import Any, Callable, Iterator
 
 import psycopg
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob, TableTiming,
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
+                               TableTiming,
                                Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub

@@ -63,7 +63,7 @@ def _admit_part(conn: Any, conninfo: str, part: Part) -> None:
                              {"k1": LOCK_KEYS[0], "key": part.key, "first": FIRST_RUN_KEY}).fetchone()
         if other is not None:
             raise UsageError(f"the database at {describe(conninfo)} is in use by another run's parts: "
-                             f"{_holder(other)}", f"give every part of one run the same --start-at, --part i/N and "
+                             f"{_holder(other)}", "give every part of one run the same --start-at, --part i/N and "
                              "workload (or the same --run-id); another run waits until that one ends")
         if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (part.key, part.index)).fetchone()[0]:
             raise UsageError(f"part {part.index}/{part.of} of run {part.run} already runs against "

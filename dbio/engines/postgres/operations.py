@@ -125,7 +125,8 @@ class PostgresOperations:
             conn.execute(sqlfiles.composed("data_index.sql", tag=sql.Literal(catalog.tag(record.setup_id)), **ident))
             seconds = time.monotonic() - started
         size = conn.execute(sqlfiles.text("ops/index_size.sql"), {"qualified": f'"{schema}"."{index}"'}).fetchone()[0]
-        return {"schema": schema, "table": table, "table_bytes": int(table_bytes), "index_bytes": int(size or 0), "seconds": seconds}
+        return {"schema": schema, "table": table, "table_bytes": int(table_bytes), "index_bytes": int(size or 0),
+                "seconds": seconds}
 
     # -- settings for a step -------------------------------------------------------------
     @contextmanager
@@ -160,7 +161,8 @@ class PostgresOperations:
         with self.step_settings({}, wal_level):
             meta = instance.meta()
             command = [instance.tool("pg_basebackup"), "-D", str(target), "-h", str(instance.layout.socket_dir),
-                       "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops require_auth=none",
+                       "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops "
+                                                                    "require_auth=none",
                        "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
             # The socket's directory is the server user's: whatever answers there gets no password
             # (require_auth=none) and no password file is read (root's ~/.pgpass stays unread).
@@ -234,7 +236,8 @@ class PostgresOperations:
             found = server_log.recovery(instance.log_since(offset))
         scale = record.spec.scale
         return {"changes_per_block": changes_per_block, "span_blocks": span or min(written["rows"], scale),
-                "changes_per_block_done": written["rows"] / (span or scale) if span else min(1.0, written["rows"] / scale),
+                "changes_per_block_done": written["rows"] / (span or scale) if span else min(1.0,
+                                                                                             written["rows"] / scale),
                 "wal_written_bytes": written["wal_bytes"], "rows_updated": written["rows"],
                 "checkpoints_during": _checkpoints(after) - _checkpoints(before), "start_wall_seconds": wall,
                 "log": found, "wal_replayed_bytes": server_log.replayed_bytes(found),
@@ -254,7 +257,8 @@ class PostgresOperations:
                 after, seconds = self._checkpoint(conn, window)
             finally:
                 conn.close()
-        counted = {k: (after.get(k) or 0) - (before.get(k) or 0) for k in after if isinstance(after.get(k), (int, float))}
+        counted = {k: (after.get(k) or 0) - (before.get(k) or 0) for k in after if isinstance(after.get(k), (int,
+                                                                                                             float))}
         return {"dirtied_bytes": written["rows"] * BLOCK, "rows_updated": written["rows"], "seconds": seconds,
                 "wal_bytes": written["wal_bytes"], "writers_before": before, "writers_after": after,
                 "buffers_written": counted.get("checkpoint_buffers_written"),

@@ -58,7 +58,8 @@ async def connect(conninfo: str, access_path: str,
 
 
 async def read_one(conn: psycopg.AsyncConnection, schema_index: int, key: int) -> ProbeRead:
-    query = sqlfiles.composed("read_probe.sql", table=sql.Identifier(catalog.data_schema(schema_index), catalog.DATA_TABLE),
+    query = sqlfiles.composed("read_probe.sql", table=sql.Identifier(catalog.data_schema(schema_index),
+                                                                     catalog.DATA_TABLE),
                               key=sql.Literal(int(key)))
     cur = await conn.execute(query)
     return parse_explain((await cur.fetchone())[0])

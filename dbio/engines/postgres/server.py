@@ -110,7 +110,7 @@ class SessionTarget:
 async def session_target(conninfo: str) -> SessionTarget | None:
     """None when the connection string names several hosts: each session then connects as usual."""
     params = psycopg.conninfo.conninfo_to_dict(conninfo)
-    existing = params["options"] if "options" in params else os.environ.get("PGOPTIONS", "")
+    existing = str(params["options"]) if "options" in params else os.environ.get("PGOPTIONS", "")
     try:
         attempts = await conninfo_attempts_async(params)
     except psycopg.OperationalError as exc:
@@ -132,7 +132,7 @@ async def aconnect_session(conninfo: str, target: SessionTarget | None, *, appli
     libpq options -> the session's), and its backend's pid, which libpq already knows."""
     if target is None:
         params = psycopg.conninfo.conninfo_to_dict(conninfo)
-        existing = params["options"] if "options" in params else os.environ.get("PGOPTIONS", "")
+        existing = str(params["options"]) if "options" in params else os.environ.get("PGOPTIONS", "")
         conn = await aconnect(psycopg.conninfo.make_conninfo(conninfo, options=options(existing or "")),
                               application_name=application_name)
         return conn, conn.info.backend_pid
@@ -180,7 +180,7 @@ def describe(conninfo: str) -> str:
         params = psycopg.conninfo.conninfo_to_dict(conninfo)
     except psycopg.ProgrammingError:
         return "the server (unparsable connection string)"
-    host = params.get("host") or os.environ.get("PGHOST") or "the default socket"
+    host = str(params.get("host") or os.environ.get("PGHOST") or "the default socket")
     port = params.get("port") or os.environ.get("PGPORT") or "5432"
     db = params.get("dbname") or os.environ.get("PGDATABASE")
     where = f"{host}:{port}" if not host.startswith("/") else f"socket {host} port {port}"

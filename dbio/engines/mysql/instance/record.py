@@ -34,7 +34,8 @@ class Meta:
     @classmethod
     def read(cls, path: Path) -> "Meta":
         meta = read_as(cls, path, "a dbio MySQL instance")
-        if meta.engine != "mysql" or not isinstance(meta.page_size, int) or not isinstance(meta.options, dict) or not all(
+        if meta.engine != "mysql" or not isinstance(meta.page_size, int) or not isinstance(meta.options,
+                                                                                           dict) or not all(
                 isinstance(v, str) for v in (meta.server_user, meta.server, meta.dbname, meta.client_user)):
             raise wrong_types(path)
         return meta

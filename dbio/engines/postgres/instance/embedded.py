@@ -31,7 +31,8 @@ START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a whi
 class EmbeddedInstance(ManagedInstance):
     layout_class = Layout
     record_class = Meta
-    missing = ("no dbio instance in {data_dir}", "create it with dbio instance init (or any dbio command without --dsn)")
+    missing = ("no dbio instance in {data_dir}",
+               "create it with dbio instance init (or any dbio command without --dsn)")
 
     @property
     def standbys(self) -> Standbys:
@@ -117,7 +118,8 @@ class EmbeddedInstance(ManagedInstance):
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {socket_dir}, "
                     f"port {meta.port})")
         if meta.wal_dir:
-            shared = " (the same device as the data)" if placement.same_device(Path(meta.wal_dir), self.data_dir) else ""
+            shared = " (the same device as the data)" if placement.same_device(Path(meta.wal_dir),
+                                                                               self.data_dir) else ""
             self.notify(f"its WAL lives in {meta.wal_dir} on {placement.device_of(Path(meta.wal_dir))}{shared}")
         self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir), sessions=1,
                                            purpose="run", wal_budget=self.wal_budget(), standbys=cfg.standbys))
@@ -482,7 +484,8 @@ class EmbeddedInstance(ManagedInstance):
         processes.wait_for_crashed_server(self.layout.pgdata, self._lock_file_pid(), self.notify)
         bounded = profile.as_dict().get("max_wal_size")
         if profile.wal_bounded and bounded != meta.settings.get("max_wal_size"):
-            self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of {self.wal_location()} "
+            self.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of "
+                        f"{self.wal_location()} "
                         f"({self.wal_budget() >> 20} MiB free for it)")
         trust.write_for(self.layout.settings_file, settings.render(profile), user.uid, user.gid)
         self._as_server(user, [pg_ctl, "-D", str(self.layout.pgdata), "-l", str(self.layout.log_file),

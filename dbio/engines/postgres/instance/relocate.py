@@ -69,7 +69,8 @@ def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | N
     old = Path(meta.wal_dir) if meta.wal_dir else link
     check(instance, wal_dir)
     instance.stop(quiet=True)
-    _server(instance, user, ["rm", "-rf", "--", *(f"{link}{suffix}" for suffix in STALE)], "removing an unfinished move")
+    _server(instance, user, ["rm", "-rf", "--", *(f"{link}{suffix}" for suffix in STALE)],
+            "removing an unfinished move")
     if wal_dir is not None:
         new_place = placement.make(wal_dir, placement.WAL_SUBDIR, user)
         target = new_place.path

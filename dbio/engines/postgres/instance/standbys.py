@@ -72,7 +72,8 @@ class Member:
                        data.get("place"), bool(data.get("stale", False)))
         except (KeyError, TypeError, ValueError) as exc:
             raise DbioError(f"the instance record lists a member it does not describe ({exc})",
-                            "if the instance is damaged, destroy it (dbio instance destroy) and make it again") from None
+                            "if the instance is damaged, destroy it (dbio instance destroy) and make it again"
+                            ) from None
 
 
 def planned(root: Path, cfg: InstanceConfig) -> list[tuple[str, Path, Path | None]]:
@@ -94,7 +95,8 @@ def check_new(root: Path, cfg: InstanceConfig) -> None:
         if len(os.fsencode(socket_path)) > managed_location.MAX_SOCKET_PATH:
             where = f"--standby-data-dir {chosen}" if chosen else f"--data-dir {root}"
             raise UsageError(f"{where} is too long for {name}: its socket {socket_path} would have "
-                             f"{len(os.fsencode(socket_path))} bytes, above the {managed_location.MAX_SOCKET_PATH} a unix "
+                             f"{len(os.fsencode(socket_path))} bytes, above the {managed_location.MAX_SOCKET_PATH} a "
+                             "unix "
                              "socket path may have", "choose a shorter directory path")
 
 
