@@ -662,8 +662,8 @@ def unavailable(doc: dict[str, Any]) -> Finding | None:
 
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
-    status, stalled, counters_reset, no_window, short_window, rows_from_cache, reads_beyond_rows, read_only_wrote, page_cache,
-    shared_device, other_sessions, other_cpu,
+    status, stalled, counters_reset, no_window, short_window, rows_from_cache, reads_beyond_rows, read_only_wrote,
+    page_cache, shared_device, other_sessions, other_cpu,
     small_data_set, cpu_saturated, cpu_stolen, cpu_wait_in_latency, sessions_queue_for_cpu,
     checkpoint_in_window, maintenance_in_window, device_saturated, overhead, device_drift, database_vs_device,
     unavailable)

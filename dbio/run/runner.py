@@ -253,7 +253,8 @@ class _Coordinator:
             if r.node.name not in self.lost and first["nodes"].get(r.node.name, True) is None:
                 self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
                                 ago=self.shared.liveness.quiet_for(r.node.name))
-        first = {**first, "nodes": {n: raw for n, raw in first["nodes"].items() if raw is not None or n not in self.lost}}
+        first = {**first, "nodes": {n: raw for n, raw in first["nodes"].items()
+                                    if raw is not None or n not in self.lost}}
         if self.plan.warmup == 0:
             self.begin = first
         if self.shared.stop.is_set():
@@ -337,8 +338,9 @@ class _Coordinator:
         await self._wait_for_window(tasks)
         if self._window_can_open():
             if self.unwaited:
-                self._event("window_without", f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
-                                              " (it answered nothing since its planned opening)")
+                self._event("window_without",
+                            f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
+                            " (it answered nothing since its planned opening)")
                 # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
                 begin = await self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 self.begin = {**begin, "nodes": {name: raw if raw is not None or name not in self.unwaited
@@ -492,7 +494,8 @@ class _Coordinator:
                     tasks[session.number] = asyncio.create_task(self._session_main(session))
 
         results = await asyncio.gather(*(connect(s) for s in self.sessions), return_exceptions=True)
-        failures = [r for s, r in zip(self.sessions, results) if isinstance(r, BaseException) and s.node not in self.lost]
+        failures = [r for s, r in zip(self.sessions, results)
+                    if isinstance(r, BaseException) and s.node not in self.lost]
         started = [tasks[s.number] for s in self.sessions if s.number in tasks]
         if failures or len(self.lost) == len(self.nodes):
             await self._abort_start(started)
