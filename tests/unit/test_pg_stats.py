@@ -99,7 +99,7 @@ def test_dbio_s_own_connections_count_as_the_run_s_not_as_other_sessions():
     from dbio.engines.base import helper_application_name
 
     query = stats.snapshot_sql(180000, "dbio:12345:")
-    source = inspect.getsource(nodes)
+    source = " ".join(inspect.getsource(nodes).split())  # however its lines are wrapped
     for helper in ("control", "monitor", "waits"):
         # each run's own: the parts of one run sharing a server count only theirs (dbio/parts.py)
         assert f"'{helper_application_name(912345, helper)}'" in query and "'dbio:control:12346'" not in query
