@@ -78,9 +78,6 @@ def make_primary(root: Path, scale: str = "32MiB", shared_buffers: str = "16MiB"
                 "--wal-level", "replica")
     assert done.code == 0, done.text
     inst.create_database(DATABASE)
-    with inst.connect() as conn:  # these tests are of nodes' roles: a commit waits for no disk (CI's is shared)
-        conn.execute("ALTER SYSTEM SET synchronous_commit = off")
-        conn.execute("SELECT pg_reload_conf()")
     done = dbio("setup", "--dsn", inst.conninfo(DATABASE), "--scale", scale, "--scan-table-size", "0", timeout=1800)
     assert done.code == 0, done.text
     return inst
