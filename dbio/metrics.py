@@ -238,6 +238,9 @@ class MetricsObserver:
                 total["buckets"][int(index)] += n
 
     def close(self) -> None:
+        """The run's sessions and window are over (its result and reports are being written)."""
+        with self.state.lock:
+            self.state.phase = "finishing"
         self.inner.close()
 
 

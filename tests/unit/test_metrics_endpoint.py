@@ -85,6 +85,9 @@ def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(e
     assert phases["measuring"] == 1.0 and sum(phases.values()) == 1.0
     assert families["dbio_events"].samples[0].value == 1.0
     assert inner.seen == [("phase", "measuring"), ("second", 1000.0), ("second", 1001.0), ("event", "node2 lost")]
+    observer.close()  # the window is over: a dashboard shows it while the result is written
+    phases = {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}
+    assert phases["finishing"] == 1.0 and phases["measuring"] == 0.0 and inner.seen[-1] == ("close",)
 
 
 def test_a_new_step_replaces_the_last_one_s_series(endpoint):
