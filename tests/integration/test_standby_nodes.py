@@ -78,14 +78,19 @@ def test_a_standby_reads_and_only_the_primary_updates(cluster, update_pct):
     import json
 
     samples = [json.loads(line) for line in (result_dir(done) / "samples.jsonl").read_text().splitlines()]
+    # a node that did not answer in time is left out of a sample (None: a gap of its own, on a loaded host)
     taken = [s for s in samples if not s.get("missing") and s.get("nodes")]
-    assert taken and all("replication" in s["nodes"]["node2"] and "replication" not in s["nodes"]["node1"]
-                         for s in taken)
+    standby_read = [s for s in taken if s["nodes"].get("node2") is not None]
+    primary_read = [s for s in taken if s["nodes"].get("node1") is not None]
+    assert standby_read and primary_read
+    assert all("replication" in s["nodes"]["node2"] for s in standby_read)
+    assert all("replication" not in s["nodes"]["node1"] for s in primary_read)
     replication = by_node["node2"]["figures"]["replication"]
     assert replication["wal_received_mib_per_s"] is not None and replication["replay_lag_seconds_max"] is not None
     assert by_node["node1"]["figures"]["replication"] is None
     measured = [r for r in by_node["node2"]["series"] if r.get("phase") == "measured"]
-    assert measured and all("replay_lag_mib" in r for r in measured)
+    answered = [r for r in measured if r.get("reads_per_s") is not None]
+    assert answered and all("replay_lag_mib" in r for r in answered)
     if update_pct:  # the primary's UPDATEs reach the standby as WAL
         assert replication["wal_received_mib_per_s"] > 0
     report = (result_dir(done) / "report.txt").read_text()
