@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
+from tests.unit.test_dsn_sweep_markdown import run_cli
+
 from dbio import parts
 
 WORKLOAD = {"scale": 4096, "schemas": 1, "threads_per_schema": 2, "sessions": 2, "update_pct": 0}
@@ -44,15 +46,6 @@ def test_a_results_part_is_read_back_and_a_whole_run_has_none():
     assert parts.part_of({"part": part.to_dict()}) == part
     assert parts.part_of({}) is None and parts.part_of({"part": {"index": "x"}}) is None
     assert parts.of_config(None, None, 1_800_000_000.0, WORKLOAD) is None
-
-
-def run_cli(argv, capsys):
-    from dbio import cli
-
-    with pytest.raises(SystemExit) as exc:
-        cli.main(argv)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.fixture
