@@ -26,10 +26,11 @@ from dbio.engines.counters import combine
 from dbio.stats import figures as figure_math
 
 WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest
-# The sessions' own reads and their server's, as rates over each one's window: apart by more than
-# this share of the server's, they disagree (beyond, other clients or the server's own processes read)
+# The sessions' own reads and their server's (as counts over one interval when the runs' windows opened
+# together, else as rates over each one's window): apart by more than this share of the server's, they
+# disagree (beyond, other clients or the server's own processes read)
 AGREEMENT_PCT = 2.0
-LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late
+LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late (a slice)
 
 
 class NotMergeable(ValueError):
@@ -220,15 +221,24 @@ def _own_reads(node: dict[str, Any]) -> float | None:
     return None if b is None or e is None else float(e) - float(b)
 
 
-def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> float | None:
+def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> tuple[float | None, float | None]:
     """A server's reads/s from one node's begin reading to another's end reading (one server's counters
-    and clock: any two of its readings make an interval)."""
+    and clock: any two of its readings make an interval), and that interval's seconds."""
     b, e = [((n.get("normalized") or {}).get(w) or {}) for n, w in ((first, "begin"), (last, "end"))]
     reads = [(r.get("data") or {}).get("reads") for r in (b, e)]
     if None in reads or not isinstance(b.get("t"), (int, float)) or not isinstance(e.get("t"), (int, float)):
-        return None
+        return None, None
     seconds = float(e["t"]) - float(b["t"])
-    return (float(reads[1]) - float(reads[0])) / seconds if seconds > 0 else None
+    return ((float(reads[1]) - float(reads[0])) / seconds, seconds) if seconds > 0 else (None, None)
+
+
+def _opened_together(group: list[dict[str, Any]]) -> bool:
+    """Whether the runs' begin readings came within one slice of each other: their sessions publish their
+    counts once a slice, so no run's window had published a count before the last of them was read."""
+    times = [((n.get("normalized") or {}).get("begin") or {}).get("t") for n in group]
+    if not all(isinstance(t, (int, float)) for t in times):
+        return False
+    return max(times) - min(times) < LATE_PART_SECONDS
 
 
 def _node_seconds(node: dict[str, Any]) -> float | None:
@@ -238,8 +248,9 @@ def _node_seconds(node: dict[str, Any]) -> float | None:
 
 def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int]) -> list[dict[str, Any]]:
     """For each server more than one input ran against: its reads/s (its counters, once, from the last
-    begin reading to the last end reading) against the sum of every input's own sessions' reads/s, each
-    over its own window, and whether they agree."""
+    begin reading to the last end reading) against every input's own sessions' reads, and whether they
+    agree. Inputs whose windows opened together compare counts over that one interval ("compared":
+    "counts"); others each its own sessions' rate over its own window ("rates")."""
     out = []
     for b, i in zip(opened, chosen):
         identity = _identity(nodes[i])
@@ -248,12 +259,19 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
             continue
         own = [(_own_reads(n), _node_seconds(n)) for n in group]
         by = nodes[i]["name"] if b == i else f"{nodes[b]['name']} to {nodes[i]['name']}"
+        server_rate, server_seconds = _server_rate(nodes[b], nodes[i])
         entry: dict[str, Any] = {"server": identity, "description": (nodes[i].get("server") or {}).get("description"),
                                  "nodes": [n["name"] for n in group], "counted_by": by,
-                                 "server_reads_per_s": _server_rate(nodes[b], nodes[i]),
+                                 "server_reads_per_s": server_rate, "compared": None,
                                  "own_reads_per_s": None, "difference_pct": None, "agree": None, "others": None}
-        if all(r is not None and s for r, s in own):
-            entry["own_reads_per_s"] = sum(r / s for r, s in own)
+        if all(r is not None for r, _ in own) and server_seconds and _opened_together(group):
+            # one interval holds every run's window: the counts compare as they are, whatever each run's
+            # readings' own lateness made of its window's length (a busy host delays a reading by a second)
+            entry["own_reads_per_s"] = sum(float(r) for r, _ in own if r is not None) / server_seconds
+            entry["compared"] = "counts"
+        elif all(r is not None and s for r, s in own):
+            entry["own_reads_per_s"] = sum(r / s for r, s in own if r is not None and s)
+            entry["compared"] = "rates"
         if entry["own_reads_per_s"] is not None and entry["server_reads_per_s"]:
             diff = 100.0 * (entry["server_reads_per_s"] - entry["own_reads_per_s"]) / entry["server_reads_per_s"]
             entry["difference_pct"] = diff

@@ -148,3 +148,25 @@ def test_the_server_is_read_from_the_last_reading_at_each_end_of_the_window():
     n2["begin"]["t"] -= 0.2
     doc = merge.merge([("p1", early), ("p2", late)], "m")
     assert doc["counting"][0]["counted_by"] == "p1 to p2"
+
+
+def test_parts_opened_together_compare_counts_whatever_their_readings_lateness_made_of_their_windows():
+    """A busy host reads a part's end late: its window is longer by that, though its sessions stopped at the
+    deadline like the others'. The counts over one interval still agree; rates over each window would not."""
+    parts = [part(i, 1 / 3) for i in (1, 2, 3)]
+    for doc in parts[1:]:
+        doc["nodes"][0]["normalized"]["begin"] = copy.deepcopy(parts[0]["nodes"][0]["normalized"]["begin"])
+    for doc in parts[1:]:
+        n = doc["nodes"][0]
+        n["normalized"]["end"]["t"] += 0.6  # read 0.6 s after its sessions stopped
+        n["figures"]["window_seconds"] += 0.6
+    doc = merge.merge([(f"p{i}", d) for i, d in enumerate(parts, 1)], "m")
+    [counted] = doc["counting"]
+    assert counted["compared"] == "counts"
+    assert counted["difference_pct"] == pytest.approx(0.0, abs=0.01) and counted["agree"] is True
+    # windows opened apart (a late part): its reads are outside the server's interval, rates compare instead
+    late = part(2, 1 / 3, shift=2.0)
+    late["nodes"][0]["normalized"]["begin"]["t"] += 2.0
+    late["nodes"][0]["normalized"]["end"]["t"] += 2.0
+    doc = merge.merge([("p1", part(1, 1 / 3)), ("p2", late), ("p3", part(3, 1 / 3))], "m")
+    assert doc["counting"][0]["compared"] == "rates"
