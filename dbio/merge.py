@@ -5,7 +5,8 @@ seconds) are one experiment. The merged result is format 2: its nodes are the in
 their own figures as each input computed them (host CPU included: each host's own); its top level
 is the total: the nodes' neutral counters summed over their windows, the sessions' statements and
 histograms summed. The total is only as true as the windows are alike: inputs whose windows do not
-overlap, or whose lengths differ by more than WINDOW_LENGTH_SPREAD, are refused.
+overlap, or whose lengths differ by more than WINDOW_LENGTH_SPREAD, are refused (but the parts of one
+run on one server: a part cut short is named, the server's counters hold what its sessions did).
 
 Inputs may share a server (the parts of one run, --part i/N, or hosts given one --dsn): each such
 input's server-wide counters count every input's reads, so the total takes each server's counters
@@ -26,10 +27,12 @@ from dbio.engines.counters import combine
 from dbio.stats import figures as figure_math
 
 WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest
-# The sessions' own reads and their server's (as counts over one interval when the runs' windows opened
-# together, else as rates over each one's window): apart by more than this share of the server's, they
-# disagree (beyond, other clients or the server's own processes read)
-AGREEMENT_PCT = 2.0
+# The sessions' own reads and their server's, as counts over one interval when the runs' windows opened
+# together: apart by more than the report's own limit for other sessions' share, they disagree (other
+# clients or the server's own processes read). As rates over each run's own window (windows opened
+# apart), each rate also carries its readings' lateness: a wider margin.
+AGREEMENT_PCT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT
+RATES_AGREEMENT_PCT = 2.0
 LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late (a slice)
 
 
@@ -51,9 +54,6 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     if overlap <= 0:
         raise NotMergeable("the runs' windows do not overlap: start them with one --start-at")
     lengths = [end - start for start, end in windows]
-    if max(lengths) > min(lengths) * (1 + WINDOW_LENGTH_SPREAD):
-        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: give them the same "
-                           "--run-time (and one --start-at)")
     _refuse_other_workloads(inputs)
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
@@ -62,9 +62,17 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
     first = inputs[0][1]
-    seconds = statistics.fmean(lengths)
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
+    one_server = len(chosen) == 1 and len(nodes) > 1 and _identity(nodes[chosen[0]]) is not None
+    parts_of_one_server = one_server and any(run_parts.part_of(doc) for _, doc in inputs)
+    if max(lengths) > min(lengths) * (1 + WINDOW_LENGTH_SPREAD) and not parts_of_one_server:
+        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: give them the same "
+                           "--run-time (and one --start-at)")
+    # one server's counters, once: over their own interval (the last begin reading to the last end one),
+    # which holds a part cut short as it holds the others; runs on several servers add over about one length
+    interval = _server_rate(nodes[opened[0]], nodes[chosen[0]])[1] if one_server else None
+    seconds = interval or statistics.fmean(lengths)
     begin, end = _combined(nodes, "begin", opened), _combined(nodes, "end", chosen)
     counting = _counting(nodes, opened, chosen)
     part_record = _parts(given, inputs, windows, unmeasured)
@@ -275,8 +283,9 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
         if entry["own_reads_per_s"] is not None and entry["server_reads_per_s"]:
             diff = 100.0 * (entry["server_reads_per_s"] - entry["own_reads_per_s"]) / entry["server_reads_per_s"]
             entry["difference_pct"] = diff
-            entry["agree"] = abs(diff) <= AGREEMENT_PCT
-            entry["others"] = diff > AGREEMENT_PCT  # the server read more than the runs' sessions: others shared it
+            margin = AGREEMENT_PCT if entry["compared"] == "counts" else RATES_AGREEMENT_PCT
+            entry["agree"] = abs(diff) <= margin
+            entry["others"] = diff > margin  # the server read more than the runs' sessions: others shared it
         out.append(entry)
     return out
 
@@ -309,9 +318,13 @@ def _parts(given: list[tuple[str, dict[str, Any]]], measured: list[tuple[str, di
     first_open = min(start for start, _ in windows)
     late = [{"name": name, "seconds": start - first_open}
             for (name, _), (start, _) in zip(measured, windows) if start - first_open > LATE_PART_SECONDS]
+    longest = max(end - start for start, end in windows)
+    short = [{"name": name, "seconds": end - start, "of_seconds": longest}
+             for (name, _), (start, end) in zip(measured, windows)
+             if (end - start) * (1 + WINDOW_LENGTH_SPREAD) < longest]
     return {"run": first.run, "of": first.of,
             "given": [{"name": name, "index": part.index} for name, part, _ in found if part],
-            "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late,
+            "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late, "short": short,
             "incomplete": [{"name": name, "status": doc.get("status"), "reason": doc.get("status_reason"),
                             "measured": (name, doc) not in unmeasured} for name, _, doc in found
                            if doc.get("status") != "complete"]}
@@ -326,6 +339,9 @@ def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]
                    "not given: the total is of the parts given")
     for late in record["late"]:
         out.append(f"part {late['name']} opened its window {late['seconds']:.1f} s after the first part's")
+    for short in record.get("short") or []:
+        out.append(f"part {short['name']} measured {short['seconds']:.1f} s of the {short['of_seconds']:.1f} s the "
+                   "longest part did: its window was cut short, the server's counters hold what its sessions did")
     for bad in record["incomplete"]:
         left = "" if bad["measured"] else " and measured no window: it is left out of the total"
         out.append(f"part {bad['name']} is {bad['status']}{left} ({bad['reason']})")

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from dbio.report import limit_findings, node_verdicts, shape_findings, stack_findings
 from dbio.report.finding import Finding
 from dbio.stats import catalogue
+from dbio.stats import figures as figure_math
 from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
@@ -57,7 +58,7 @@ EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came f
 DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the device changed speed meanwhile
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
-OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
+OTHER_SESSIONS_SHARE_LIMIT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT  # % of the clients' I/O not dbio's
 # The host's busy CPU used by neither the database servers, dbio nor the kernel's own interrupts and threads:
 # beyond this share, and beyond a floor in CPUs that keeps a nearly idle host's noise out, other work shared
 # the window.

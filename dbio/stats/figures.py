@@ -21,6 +21,9 @@ PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
 # seconds apart (or a tenth of the window), they are no figure of it (a lone server frozen to the end:
 # its window closed at its last answer, the host's end reading came at the run's end, 9 s later).
 OS_SPAN_SLACK = 0.5
+# Client sessions not the run's own did at most this share (%) of the client sessions' reads or writes:
+# below, noise (a catalog read); the report warns beyond it, dbio merge calls runs' counts apart beyond it.
+OTHER_SESSIONS_SHARE_LIMIT_PCT = 1.0
 
 
 def os_spans_window(window: dict[str, Any], seconds: float) -> bool:

@@ -170,3 +170,23 @@ def test_parts_opened_together_compare_counts_whatever_their_readings_lateness_m
     late["nodes"][0]["normalized"]["end"]["t"] += 2.0
     doc = merge.merge([("p1", part(1, 1 / 3)), ("p2", late), ("p3", part(3, 1 / 3))], "m")
     assert doc["counting"][0]["compared"] == "rates"
+
+
+def test_a_part_cut_short_on_the_shared_server_is_named_and_the_server_counted_over_its_interval():
+    """A part whose sessions died half way: its window is half as long. The parts of one run on one server
+    still merge (the server's counters hold what its sessions did before), the part is named, and the
+    total's rate is the server's count over the server's own interval, not over the parts' mean length."""
+    parts = [part(i, 1 / 3) for i in (1, 2, 3)]
+    cut = parts[2]
+    start = datetime.fromisoformat(cut["timeline"]["window_start"])
+    end = datetime.fromisoformat(cut["timeline"]["window_end"])
+    cut["timeline"]["window_end"] = (start + (end - start) / 2).isoformat()
+    cut["status"], cut["status_reason"] = "failed", "its sessions were terminated"
+    doc = merge.merge([(f"p{i}", d) for i, d in enumerate(parts, 1)], "m")
+    assert [s["name"] for s in doc["parts"]["short"]] == ["p3"]
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(SERVER_READS_PER_S, rel=0.01)
+    assert any("p3 measured" in e["message"] and "cut short" in e["message"] for e in doc["events"])
+    # whole runs (not parts) of such different lengths are still refused
+    wholes = [{k: v for k, v in d.items() if k != "part"} for d in parts]
+    with pytest.raises(merge.NotMergeable, match="windows last"):
+        merge.merge([(f"h{i}", d) for i, d in enumerate(wholes, 1)], "m")
