@@ -26,7 +26,8 @@ from dbio import parts as run_parts
 from dbio.engines.counters import combine
 from dbio.stats import figures as figure_math
 
-WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest
+WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest,
+READING_LATENESS_SECONDS = 1.0  # or this much: a busy host reads a window's end up to a second late
 # The sessions' own reads and their server's, as counts over one interval when the runs' windows opened
 # together: apart by more than the report's own limit for other sessions' share, they disagree (other
 # clients or the server's own processes read). As rates over each run's own window (windows opened
@@ -66,9 +67,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     opened = _once_per_server(nodes, "begin")
     one_server = len(chosen) == 1 and len(nodes) > 1 and _identity(nodes[chosen[0]]) is not None
     parts_of_one_server = one_server and any(run_parts.part_of(doc) for _, doc in inputs)
-    if max(lengths) > min(lengths) * (1 + WINDOW_LENGTH_SPREAD) and not parts_of_one_server:
-        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: give them the same "
-                           "--run-time (and one --start-at)")
+    if not _alike(max(lengths), min(lengths)) and not parts_of_one_server:
+        cut = inputs[lengths.index(min(lengths))]
+        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: {cut[0]}'s was cut "
+                           f"short ({cut[1].get('status')}); merge runs that measured their whole --run-time")
     # one server's counters, once: over their own interval (the last begin reading to the last end one),
     # which holds a part cut short as it holds the others; runs on several servers add over about one length
     interval = _server_rate(nodes[opened[0]], nodes[chosen[0]])[1] if one_server else None
@@ -321,7 +323,7 @@ def _parts(given: list[tuple[str, dict[str, Any]]], measured: list[tuple[str, di
     longest = max(end - start for start, end in windows)
     short = [{"name": name, "seconds": end - start, "of_seconds": longest}
              for (name, _), (start, end) in zip(measured, windows)
-             if (end - start) * (1 + WINDOW_LENGTH_SPREAD) < longest]
+             if not _alike(longest, end - start)]
     return {"run": first.run, "of": first.of,
             "given": [{"name": name, "index": part.index} for name, part, _ in found if part],
             "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late, "short": short,
@@ -361,6 +363,11 @@ def _refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:
             more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
             raise NotMergeable(f"{first_name} and {name} ran different workloads ({shown}{more}): runs merge only "
                                "when every workload option but the sessions is the same")
+
+
+def _alike(longer: float, shorter: float) -> bool:
+    """Whether two windows of one --run-time measured it alike (their lengths apart by their readings' lateness)."""
+    return longer <= max(shorter * (1 + WINDOW_LENGTH_SPREAD), shorter + READING_LATENESS_SECONDS)
 
 
 def _window(name: str, doc: dict[str, Any]) -> tuple[float, float]:
