@@ -235,18 +235,20 @@ def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> tuple[float | N
     """A server's reads/s from one node's begin reading to another's end reading (one server's counters
     and clock: any two of its readings make an interval), and that interval's seconds."""
     b, e = [((n.get("normalized") or {}).get(w) or {}) for n, w in ((first, "begin"), (last, "end"))]
-    reads = [(r.get("data") or {}).get("reads") for r in (b, e)]
-    if None in reads or not isinstance(b.get("t"), (int, float)) or not isinstance(e.get("t"), (int, float)):
+    began, ended = [(r.get("data") or {}).get("reads") for r in (b, e)]
+    if began is None or ended is None or not isinstance(b.get("t"), (int, float)) or \
+            not isinstance(e.get("t"), (int, float)):
         return None, None
     seconds = float(e["t"]) - float(b["t"])
-    return ((float(reads[1]) - float(reads[0])) / seconds, seconds) if seconds > 0 else (None, None)
+    return ((float(ended) - float(began)) / seconds, seconds) if seconds > 0 else (None, None)
 
 
 def _opened_together(group: list[dict[str, Any]]) -> bool:
     """Whether the runs' begin readings came within one slice of each other: their sessions publish their
     counts once a slice, so no run's window had published a count before the last of them was read."""
-    times = [((n.get("normalized") or {}).get("begin") or {}).get("t") for n in group]
-    if not all(isinstance(t, (int, float)) for t in times):
+    times = [float(t) for n in group if isinstance(t := ((n.get("normalized") or {}).get("begin") or {}).get("t"),
+                                                     (int, float))]
+    if len(times) < len(group):
         return False
     return max(times) - min(times) < LATE_PART_SECONDS
 
@@ -405,14 +407,14 @@ def _combined(nodes: list[dict[str, Any]], which: str, chosen: list[int] | None 
     order servers first appear), and the sessions' own counts of every node (each counts only its own
     sessions)."""
     chosen = list(range(len(nodes))) if chosen is None else chosen
-    readings = [(n.get("normalized") or {}).get(which) for n in nodes]
-    if not readings or not all(readings):
+    readings: list[dict[str, Any]] = [r for n in nodes if (r := (n.get("normalized") or {}).get(which))]
+    if not readings or len(readings) < len(nodes):
         return None
     total = combine([readings[i] for i in chosen])
     if len(chosen) < len(nodes):
-        own = [r.get("sessions") for r in readings]
+        own = [o for r in readings if isinstance(o := r.get("sessions"), dict)]
         total = {k: v for k, v in total.items() if k != "sessions"}
-        if all(isinstance(o, dict) for o in own):
+        if len(own) == len(readings):
             total["sessions"] = {k: _sum_or_none([o.get(k) for o in own])
                                  for k in dict.fromkeys(k for o in own for k in o)}
     return total

@@ -86,6 +86,11 @@ def lag_maxima(replication: dict[str, Any] | None, rows: list[dict[str, Any]]) -
     return out
 
 
+def _percent(part: float | None, whole: float | None) -> float | None:
+    share = ratio(part, whole)
+    return None if share is None else 100.0 * share
+
+
 def _other_sessions(d: dict[str, Any]) -> dict[str, Any] | None:
     """What client sessions other than the run's own did in the window: every client session's
     data-file I/O less the run's sessions' own (where the engine counts them apart)."""
@@ -361,8 +366,8 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     cache = window.get("cache_bytes")
     requests = None if hits is None or read_blocks is None else hits + read_blocks
     return {
-        "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
-        "buffer_miss_pct": None if not requests else 100.0 * read_blocks / requests,
+        "buffer_hit_pct": _percent(hits, requests),
+        "buffer_miss_pct": _percent(read_blocks, requests),
         # One row per block (InnoDB: per page): ~1 block read per row
         # touched means every row came from storage; more, that index blocks were read too.
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),
