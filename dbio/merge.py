@@ -84,8 +84,11 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         totals.pop("hot_rows", None)  # a result from before the hot spot's parts: the total has none
     resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
               for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
+    # each node's read probe timed its own single reads: their histograms add up (never their percentiles)
+    probes = {_node_name(name, doc, node): probe for name, doc in inputs
+              for node, probe in (doc.get("read_probe") or {}).items() if isinstance(probe, dict)}
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
-                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}))
+                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     return {
@@ -117,6 +120,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                                        "sessions' own counts of every run")},
                    *_counting_events(start, counting), *_part_events(start, part_record)],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
+        **({"read_probe": probes} if probes else {}),
         "counter_resets": resets,  # an input's counters that went back: no total is built on them either
         "series": [], "stalls": [], "waits": _sum_waits(inputs), "monitor_errors": [],
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label"),
@@ -128,7 +132,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
                    end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
-                   reset: list[str]) -> dict[str, Any]:
+                   reset: list[str], probes: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
     figures (the hosts are several: each node has its own)."""
     if not (begin and end):
@@ -146,6 +150,7 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "io_timing": all(c.get("times_data_io", True) for c in caps),
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
         "page_bytes": page, "reset_counters": reset,
+        "read_probe": probes if probes and histograms.get("bounds_us") else None,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 

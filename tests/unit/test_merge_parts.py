@@ -206,3 +206,27 @@ def test_whole_runs_whose_windows_differ_by_a_late_reading_merge_and_a_cut_short
     merge.merge([("h1", _cut(whole(1), 2.0)), ("h2", _cut(whole(2), 2.1))], "m")
     with pytest.raises(merge.NotMergeable, match="h2's was cut short"):
         merge.merge([("h1", _cut(whole(1), 5.0)), ("h2", _cut(whole(2), 2.5))], "m")
+
+
+def test_the_parts_single_reads_add_up_as_histograms():
+    """Each part's probe timed its own single reads: the merged distribution is their histograms added
+    (issue 28: latency merged as histograms, never averaged percentiles)."""
+    from dbio.engines.base import ProbeRead
+    from dbio.run.read_probe import ProbeTally
+
+    bounds = BASE["histograms"]["bounds_us"]
+
+    def probe(values):
+        tally = ProbeTally(len(bounds) + 1)
+        for v in values:
+            tally.add(ProbeRead(1, v), bounds)
+        return {"rate_per_s": 25, "method": "EXPLAIN", **tally.to_dict()}
+
+    fast, slow = part(1, 0.5), part(2, 0.5)
+    fast["read_probe"] = {fast["nodes"][0]["name"]: probe([100.0] * 99)}
+    slow["read_probe"] = {slow["nodes"][0]["name"]: probe([100.0] * 90 + [9000.0] * 10)}
+    doc = merge.merge([("p1", fast), ("p2", slow)], "m")
+    reads = doc["figures"]["latency"]["single_reads"]
+    assert reads["count"] == 199 and reads["nodes"] == 2
+    assert reads["p99_us"] > 5000.0  # the slow part's tail: 10 of 199 reads, beyond the 99th percentile's 2
+    assert set(doc["read_probe"]) == {"p1", "p2"}
