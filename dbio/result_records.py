@@ -172,7 +172,7 @@ class Result:
     part: Mapping[str, Any] | None  # one part's own record (--part i/N)
     merged_from: tuple[Mapping[str, Any], ...]
     verdict: Mapping[str, Any] | None  # the verdict as written beside the result, if it was
-    document: Mapping[str, Any]
+    document: dict[str, Any]
 
     @property
     def capabilities(self) -> Mapping[str, Any]:
@@ -210,7 +210,7 @@ def of(document: Mapping[str, Any] | Result) -> Result:
         part=d.get("part") if isinstance(d.get("part"), dict) else None,
         merged_from=tuple(m for m in d.get("merged_from") or [] if isinstance(m, dict)),
         verdict=d.get("verdict") if isinstance(d.get("verdict"), dict) else None,
-        document=d)
+        document=d if isinstance(d, dict) else dict(d))
 
 
 def load(document: Any) -> Result:
@@ -248,3 +248,6 @@ def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
                  {"nodes": {ONLY_NODE: reading.get("engine")}, "os": reading.get("os")}
                  for name, reading in (document.get("snapshots") or {}).items()}
     return {**document, "nodes": [node], "snapshots": snapshots}
+
+
+Doc = Result | Mapping[str, Any]  # what a report is handed: a Result, or a document it types with `of`
