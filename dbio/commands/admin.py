@@ -194,7 +194,7 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
         if capacity is not None:
             raise UsageError("--target-iops, --latency-slo and --price read a sweep's measured steps",
                              "give a sweep's directory (dbio sweep --sessions 1,2,4,8 makes one)")
-        text = reports.render(results.read(path), form)
+        text = reports.render(results.read_result(path), form)
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     if out is not None and out.exists() and out.resolve() == source.resolve():
         raise UsageError(f"--out {out} is the input itself", "give another file name")
