@@ -1,7 +1,10 @@
 """Which files dbio may rely on when it runs with more privilege than the server (pure checks)."""
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -25,8 +28,46 @@ def _st(uid: int, mode: int, gid: int = 0) -> os.stat_result:
     (ME, stat.S_IFDIR | 0o775, 0, None),  # root's group
 ])
 def test_entry_problem(uid, mode, gid, problem):
-    found = trust.entry_problem(_st(uid, mode, gid), frozenset({0, ME}))
+    found = trust.entry_problem(_st(uid, mode, gid), frozenset({0, ME}), frozenset({0}))
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_group_the_process_is_a_member_of_may_write_only_when_it_does_not_run_as_root():
+    kubelet = _st(0, stat.S_IFDIR | stat.S_ISGID | 0o775, 65532)  # a volume prepared for fsGroup 65532
+    assert trust.entry_problem(kubelet, frozenset({0, 65532}), frozenset({0, 65532})) is None
+    assert trust.entry_problem(kubelet, frozenset({0, 65532}), frozenset({0, 100})) == "is writable by its group"
+    assert trust.entry_problem(_st(0, stat.S_IFDIR | 0o777, 65532), frozenset({0}), frozenset({65532})) == \
+        "is writable by every user"  # the group's rule is the group's only
+    if ME == 0:
+        assert trust.trusted_gids() == frozenset({0})  # root's supplementary groups are not trusted
+    else:
+        assert trust.trusted_gids() == frozenset({0, os.getegid(), *os.getgroups()})
+
+
+@pytest.mark.skipif(ME != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
+def test_the_kubelet_s_fsgroup_volume_is_trusted_by_its_pod_s_user_and_refused_by_root(tmp_path):
+    """The pod's user (a member of fsGroup) accepts the results volume the kubelet prepared (root-owned,
+    group fsGroup, 2775); root does not, and a user outside fsGroup does not either."""
+    tmp_path.chmod(0o755)
+    volume = tmp_path / "results"
+    volume.mkdir()
+    os.chown(volume, 0, 65532)
+    volume.chmod(0o2775)
+    check = ["-c", "import sys; from pathlib import Path; from dbio import trust; "
+             "print(trust.path_problem(Path(sys.argv[1]) / 'run-1'))", str(volume)]
+
+    def as_user(*groups: int) -> str:
+        command = ["setpriv", "--reuid", "65532", "--regid", "65532", "--groups", ",".join(map(str, groups)),
+                   sys.executable, *check]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert as_user(65532) == "None"
+    assert as_user(4242) == f"{volume} is writable by its group"  # --regid 65532: the primary group is trusted
+    volume.chmod(0o2775)
+    os.chown(volume, 0, 65533)
+    assert as_user(4242) == f"{volume} is writable by its group"
+    assert as_user(65533) == "None"
+    assert trust.path_problem(volume / "run-1") == f"{volume} is writable by its group"  # as root: strict
 
 
 def test_a_path_through_a_sticky_world_writable_directory_is_trusted_only_below_a_trusted_entry(tmp_path):
