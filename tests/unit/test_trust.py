@@ -4,7 +4,8 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -45,29 +46,36 @@ def test_a_group_the_process_is_a_member_of_may_write_only_when_it_does_not_run_
 
 
 @pytest.mark.skipif(ME != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
-def test_the_kubelet_s_fsgroup_volume_is_trusted_by_its_pod_s_user_and_refused_by_root(tmp_path):
-    """The pod's user (a member of fsGroup) accepts the results volume the kubelet prepared (root-owned,
-    group fsGroup, 2775); root does not, and a user outside fsGroup does not either."""
-    tmp_path.chmod(0o755)
-    volume = tmp_path / "results"
-    volume.mkdir()
-    os.chown(volume, 0, 65532)
-    volume.chmod(0o2775)
-    check = ["-c", "import sys; from pathlib import Path; from dbio import trust; "
-             "print(trust.path_problem(Path(sys.argv[1]) / 'run-1'))", str(volume)]
+def test_the_kubelet_s_fsgroup_volume_is_trusted_by_its_pod_s_user_and_refused_by_root():
+    """The pod's user, a member of fsGroup (supplementary, as the kubelet adds it), accepts the results
+    volume the kubelet prepared (root-owned, group fsGroup, 2775); a user outside fsGroup does not, and
+    root does not either."""
+    from tests.kube_pods import pod_python
 
-    def as_user(*groups: int) -> str:
-        command = ["setpriv", "--reuid", "65532", "--regid", "65532", "--groups", ",".join(map(str, groups)),
-                   sys.executable, *check]
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+    python, paths = pod_python(65532, 65534)
+    base = Path(tempfile.mkdtemp(prefix="dbio-trust-", dir="/var/tmp"))  # pytest's tmp_path: 0700, root's
+    try:
+        base.chmod(0o755)
+        volume = base / "results"
+        volume.mkdir()
+        os.chown(volume, 0, 65532)
+        volume.chmod(0o2775)
+        script = ("import sys; from pathlib import Path; from dbio import trust; "
+                  "print(trust.path_problem(Path(sys.argv[1]) / 'run-1'))")
 
-    assert as_user(65532) == "None"
-    assert as_user(4242) == f"{volume} is writable by its group"  # --regid 65532: the primary group is trusted
-    volume.chmod(0o2775)
-    os.chown(volume, 0, 65533)
-    assert as_user(4242) == f"{volume} is writable by its group"
-    assert as_user(65533) == "None"
-    assert trust.path_problem(volume / "run-1") == f"{volume} is writable by its group"  # as root: strict
+        def as_user(group: int) -> str:
+            command = ["setpriv", "--reuid=65532", "--regid=65534", f"--groups={group}", "sh", "-c",
+                       'exec "$0" -c "$1" "$2"', python, script, str(volume)]
+            return subprocess.run(command, capture_output=True, text=True, check=True,
+                                  env={**paths, "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+        assert as_user(65532) == "None"
+        assert as_user(4242) == f"{volume} is writable by its group"
+        assert trust.path_problem(volume / "run-1") == f"{volume} is writable by its group"  # as root: strict
+        volume.chmod(0o2777)
+        assert as_user(65532) == f"{volume} is writable by every user"
+    finally:
+        shutil.rmtree(base)
 
 
 def test_a_path_through_a_sticky_world_writable_directory_is_trusted_only_below_a_trusted_entry(tmp_path):
