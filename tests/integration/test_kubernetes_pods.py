@@ -170,7 +170,7 @@ def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_server
                "pg_stat_io_reads": round(server), "own_over_pg_stat_io": round(own / server, 4),
                "merged_over_pg_stat_io": round(merged / server, 4),
                "merged_reads_per_s": round(doc["figures"]["load_profile"]["physical_reads_per_s"]),
-               "test_opened_late_ms": round((t0 - window_at) * 1000, 1)}
+               "test_opened_late_ms": round((t0 - window_at) * 1000, 1), "test_interval_s": round(t1 - t0, 3)}
     print("kubernetes pods:", json.dumps(figures))
     assert server > 100 * PODS
     assert own == pytest.approx(server, rel=0.02), figures
