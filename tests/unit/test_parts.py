@@ -99,3 +99,15 @@ def test_in_an_indexed_job_s_pod_the_part_is_its_completion_index_plus_one():
                            ("jobindex/3", {"JOB_COMPLETION_INDEX": "0"}, "is not i/N")):
         with pytest.raises(ValueError, match=why):
             parts.parse(text, env)
+
+
+@pytest.mark.parametrize("index, fragment", [(None, "JOB_COMPLETION_INDEX, which is not set"),
+                                             ("3", "names part 4 of 3")])
+def test_a_pods_part_that_its_index_cannot_give_is_refused_in_one_line(index, fragment, capsys, clean_env,
+                                                                       monkeypatch):
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    if index is not None:
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", index)
+    code, out, err = run_cli(["run", "--dsn", "host=db1 dbname=x", "--part", "job-index/3", "--start-at", AHEAD],
+                             capsys)
+    assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
