@@ -545,8 +545,9 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
 def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
                namespace: str | None, password_secret: str | None, results_size: str, storage_class: str | None,
                pod_cpu: str, pod_memory: str, **_: Any) -> None:
-    """Write manifests for many pods that each `dbio run` at one --start-at against the given --dsn
-    targets, and the Job that merges their results (plain YAML for kubectl; dbio never talks to the cluster)."""
+    """Write manifests for many pods, the parts of one run (`dbio run --part`) at one --start-at against the
+    given --dsn targets, and the Job that waits for their results and merges them (plain YAML for kubectl;
+    dbio never talks to the cluster)."""
     from dbio.commands import kubernetes as k8s_command
 
     k8s_command.write(config, _ui(ctx), image=image, pods=pods, out=out, name=job_name, namespace=namespace,

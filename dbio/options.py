@@ -99,8 +99,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("part", "run", "str", None,
            "This process's part of one run made of several dbio processes (on one host or several) against one "
            "server, as i/N (e.g. 2/3): every part gives the same --start-at (and workload); the server admits "
-           "the parts of one run together and refuses any other run meanwhile; dbio merge makes them one.",
-           file=False, fix="give i/N with 1 <= i <= N, e.g. --part 2/3, with --start-at and --dsn"),
+           "the parts of one run together and refuses any other run meanwhile; dbio merge makes them one. In a "
+           "Kubernetes Indexed Job, job-index/N takes i from the pod's JOB_COMPLETION_INDEX (0-based) plus "
+           "one, and job-index+K/N adds K (dbio kubernetes writes it).",
+           file=False, fix="give i/N with 1 <= i <= N, e.g. --part 2/3 (or job-index/N in an Indexed Job's "
+                           "pod), with --start-at and --dsn"),
     Option("run_id", "run", "str", None,
            "The identity the parts of one run share (with --part); default: one derived from --start-at, the "
            "number of parts and the workload.", file=False,
