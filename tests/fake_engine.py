@@ -21,7 +21,7 @@ import numpy as np
 
 from dbio.errors import UsageError
 from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec,
-                               SliceResult,
+                               SliceRequest, SliceResult,
                                TableJob, TableTiming, Teardown)
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
@@ -299,9 +299,9 @@ class FakeEngine:
         conn.schema_index = schema_index
         return conn.pid
 
-    async def call_slice(self, conn: FakeConnection, *, run_id: int, session: int, barrier: bool,
-                         iterations_before: int, selects_before: int, max_iterations: int | None,
-                         think_left: float, control: dict[str, Any] | None = None) -> SliceResult:
+    async def call_slice(self, conn: FakeConnection, request: SliceRequest) -> SliceResult:
+        run_id, barrier, control = request.run_id, request.barrier, request.control
+        max_iterations = request.max_iterations
         run = self.server.runs.get(run_id)
         if barrier and run is not None:
             run.waiting += 1

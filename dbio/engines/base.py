@@ -220,6 +220,21 @@ class SliceResult:
 
 
 @dataclass(frozen=True)
+class SliceRequest:
+    """One call of a session's work loop (run/sessions.py): the run and session, where the session stands,
+    and what it still owes."""
+
+    run_id: int
+    session: int
+    barrier: bool  # the session's first call: it waits at the run's start barrier
+    iterations_before: int  # the session's iterations so far (the loop's UPDATE share and hot spot follow them)
+    selects_before: int
+    max_iterations: int | None  # --work-loop: the iterations left (None: until the deadline)
+    think_left: float  # think time cut at the previous slice's end, owed now
+    control: dict[str, Any] | None = None  # a read-only node's run control, carried in every call
+
+
+@dataclass(frozen=True)
 class ProbeRead:
     """What one read-probe lookup read (run/read_probe.py): blocks from outside the engine's cache, and
     the engine's own timer around those reads (us; None: not timed)."""
@@ -325,7 +340,7 @@ class Engine(Protocol):
     # can), and its server process id
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
                               info: ServerInfo) -> tuple[Any, int]: ...
-    async def call_slice(self, conn: Any, **kwargs: Any) -> SliceResult: ...
+    async def call_slice(self, conn: Any, request: SliceRequest) -> SliceResult: ...
     async def cancel_statement(self, conn: Any, timeout: float) -> bool: ...  # True when the server took it
     async def flush_stats(self, conn: Any) -> None: ...
     def is_cancelled(self, exc: BaseException) -> bool: ...  # a statement dbio cancelled on purpose

@@ -12,9 +12,8 @@ from typing import Any, Callable, Iterator
 
 import pymysql
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
-                               TableTiming,
-                               Teardown)
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
+                               SliceResult, TableJob, TableTiming, Teardown)
 from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
@@ -196,8 +195,12 @@ class MysqlEngine:
         self.pid_to_id[pid] = conn.thread_id
         return pid
 
-    async def call_slice(self, conn: Connection, **kwargs: Any) -> SliceResult:
-        return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, **kwargs)
+    async def call_slice(self, conn: Connection, request: SliceRequest) -> SliceResult:
+        # no read-only MySQL node (replica.py refuses one): its sessions never carry the run's control
+        return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, run_id=request.run_id,
+                                session=request.session, barrier=request.barrier,
+                                iterations_before=request.iterations_before, selects_before=request.selects_before,
+                                max_iterations=request.max_iterations, think_left=request.think_left)
 
     async def cancel_statement(self, conn: Connection, timeout: float) -> bool:
         try:

@@ -9,9 +9,8 @@ from typing import Any, Callable, Iterator
 
 import psycopg
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
-                               TableTiming,
-                               Teardown, application_prefix)
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
+                               SliceResult, TableJob, TableTiming, Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub
 from dbio.errors import DbioError
@@ -202,8 +201,8 @@ class PostgresEngine:
     async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
         return await workload.init_session(conn, schema_index, access_path)
 
-    async def call_slice(self, conn: psycopg.AsyncConnection, **kwargs: Any) -> SliceResult:
-        return await workload.call_slice(conn, **kwargs)
+    async def call_slice(self, conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
+        return await workload.call_slice(conn, request)
 
     async def backend_pid(self, conn: psycopg.AsyncConnection) -> int:
         cur = await conn.execute("SELECT pg_backend_pid()")
