@@ -89,7 +89,7 @@ def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, 
         # configuration is read, so every engine's variable); nothing else ever sees it
         password = getpass.getpass("password for the server: ")
         for name in registry.names():
-            os.environ[registry.entry(name).PASSWORD_ENV] = password
+            os.environ[registry.entry(name).password_env] = password
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
     total_sessions = params.pop("total_sessions", None)
     if total_sessions is not None and cli_values.get("threads_per_schema") is not None:

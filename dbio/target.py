@@ -43,7 +43,7 @@ def options_of(config: Config) -> dict[str, Any]:
     """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
     record keeps them (JSON: settings as a table); commands/instance_options.py reads them back."""
     out: dict[str, Any] = {}
-    for key in registry.entry(config.connection.engine).REMEMBERED:
+    for key in registry.entry(config.connection.engine).remembered:
         if key not in config.given:
             continue
         value = config.given[key]
