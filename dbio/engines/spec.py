@@ -91,5 +91,6 @@ class EngineSpec:
     complete_result: Callable[[dict[str, Any]], dict[str, Any]]
     complete_manifest: Callable[[dict[str, Any]], dict[str, Any]]
 
+    title: str = ""  # what its users call it ("MySQL and MariaDB"), in help texts
     # its own repeatable command-line flags: option key (kind settings or names) -> the flag's help
     flags: dict[str, str] = field(default_factory=dict)

@@ -39,7 +39,7 @@ def builtin_scripts() -> dict[str, str]:
 
 
 SPEC = EngineSpec(
-    name="mysql", protocol=PROTOCOL_VERSION, features=FEATURES, options=OPTIONS,
+    name="mysql", title="MySQL and MariaDB", protocol=PROTOCOL_VERSION, features=FEATURES, options=OPTIONS,
     dsn_schemes=dsns.SCHEMES,
     password_env="MYSQL_PWD",  # what dsn.password() reads, as the mysql client does
     instance_record=RECORD_NAME, restart_knobs=RESTART_KNOBS, layout_knobs=LAYOUT_KNOBS, remembered=REMEMBERED,

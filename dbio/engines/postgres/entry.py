@@ -45,7 +45,7 @@ def builtin_scripts() -> dict[str, str]:
 
 
 SPEC = EngineSpec(
-    name="postgresql", protocol=PROTOCOL_VERSION, features=FEATURES, options=OPTIONS,
+    name="postgresql", title="PostgreSQL", protocol=PROTOCOL_VERSION, features=FEATURES, options=OPTIONS,
     dsn_schemes=("postgresql", "postgres"),  # libpq's URIs
     password_env="PGPASSWORD",  # libpq's
     instance_record=RECORD_NAME, restart_knobs=RESTART_KNOBS, layout_knobs=LAYOUT_KNOBS, remembered=REMEMBERED,
