@@ -14,28 +14,39 @@ from typing import Any, Protocol
 
 
 class InstanceStatus(Protocol):
-    """What dbio instance status shows (each engine's record.Status)."""
+    """What dbio instance status shows (each engine's record.Status); read-only."""
 
-    data_dir: Path
-    exists: bool
-    running: bool
-    pid: int | None
-    size_bytes: int | None
-    log_file: Path | None
-    purpose: str | None
-    wal_dir: Path | None  # where its redo log is, when known
-    members: tuple[Any, ...]  # with standbys: each member (role, state, port, lag, data_dir), the primary first
-
+    @property
+    def data_dir(self) -> Path: ...
+    @property
+    def exists(self) -> bool: ...
+    @property
+    def running(self) -> bool: ...
+    @property
+    def pid(self) -> int | None: ...
+    @property
+    def size_bytes(self) -> int | None: ...
+    @property
+    def log_file(self) -> Path | None: ...
+    @property
+    def purpose(self) -> str | None: ...
+    @property
+    def wal_dir(self) -> Path | None: ...  # where its redo log is, when known
+    @property
+    def members(self) -> tuple[Any, ...]: ...  # with standbys: each member, the primary first; else ()
     def server_line(self) -> str: ...
     def socket_line(self) -> str: ...
     def profile(self) -> str: ...
 
 
 class DestroyPlan(Protocol):
-    data_dir: Path
-    size_bytes: int
+    """What destroy will remove, checked before anything is touched."""
 
-    def leftovers(self) -> list[str]: ...
+    @property
+    def data_dir(self) -> Path: ...
+    @property
+    def size_bytes(self) -> int: ...
+    def leftovers(self) -> list[str]: ...  # what it leaves in place, each a line
 
 
 class ManagedInstance(Protocol):
