@@ -41,7 +41,7 @@ def teardown(config: Config, ui: UI, *, yes: bool = False, confirm: Callable[[st
                                  "answer y at the prompt, or pass --yes (scripts must)")
         done = target.engine.teardown(conn)
     finally:
-        conn.close()
+        target.engine.close(conn)
     if not done.dropped:
         ui.say("nothing of dbio's was found; nothing dropped")
     for item in done.dropped:
