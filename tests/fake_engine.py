@@ -1,7 +1,8 @@
 """A database engine with no database: dbio's Engine protocol over an in-process fake server.
 
 It exists to test the run pipeline itself (connect, barrier, slices, samples, assemble,
-reports) without PostgreSQL, and as the template a new engine follows. Its counters are
+reports) without PostgreSQL, and as the template a new engine follows: its SPEC (at the end)
+is what registry.register takes (tests/unit/test_engine_spec.py). Its counters are
 synthetic and exact: every session runs ITERATIONS_PER_SECOND statements a second, each reading
 work_unit blocks from storage (one row per block) at READ_US a read, so a test can check the
 figures dbio derives.
@@ -112,7 +113,7 @@ class FakeEngine:
 
     name = "fake"
     features = FEATURES
-    filler_bytes = 0
+    filler_bytes = 16  # the loader writes each row's key in its first 8 bytes
 
     def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0", read_only: bool = False,
                  clock_offset: float = 0.0):
