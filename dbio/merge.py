@@ -47,6 +47,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         raise NotMergeable("give at least two results")
     _refuse_repeats(inputs)
     given = inputs
+    _refuse_unidentified(inputs)
     inputs, unmeasured = _measured_parts(inputs)
     if len(inputs) < 1 or (len(inputs) < 2 and not unmeasured):
         raise NotMergeable("give at least two results that measured a window")
@@ -62,6 +63,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         raise NotMergeable(f"two inputs have the same name "
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
+    _refuse_same_readings(nodes)
     first = inputs[0][1]
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
@@ -176,6 +178,11 @@ def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
         named = next(name for name, part in found if part)
         raise NotMergeable(f"{named} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
                            "together, or whole runs together")
+    for name, part in found:
+        assert part is not None
+        if not (2 <= part.of <= run_parts.MAX_PARTS and 1 <= part.index <= part.of):
+            raise NotMergeable(f"{name} is not a part of a run of 2 to {run_parts.MAX_PARTS} parts (part {part.index} "
+                               f"of {part.of}): give the results dbio run --part wrote, as it wrote them")
     first_name, first = found[0]
     assert first is not None
     taken: dict[int, str] = {}
@@ -189,6 +196,33 @@ def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
                                f"{part.run}: "
                                "each would count its reads twice; give each part once")
         taken[part.index] = name
+
+
+def _refuse_unidentified(inputs: list[tuple[str, dict[str, Any]]]) -> None:
+    """A part ran on a server the other parts may share: without the server's identity its server-wide
+    counters would be taken as another server's, every part's reads once more."""
+    for name, doc in inputs:
+        if run_parts.part_of(doc) and any(_identity(node) is None for node in doc.get("nodes") or [{}]):
+            raise NotMergeable(f"{name}'s server gave no identity: its counters could not be taken once with the "
+                               "other parts' server's (each read would count again); merge results dbio run --part "
+                               "wrote")
+
+
+def _refuse_same_readings(nodes: list[dict[str, Any]]) -> None:
+    """Two runs read one server at the same instants (its clock, to the microsecond) at both ends of their
+    windows only when they are one: a copy of a result under another run id or part, whose sessions,
+    statements and latencies would count twice."""
+    seen: dict[tuple[Any, ...], str] = {}
+    for node in nodes:
+        times = [((node.get("normalized") or {}).get(w) or {}).get("t") for w in ("begin", "end")]
+        identity = _identity(node)
+        if identity is None or not all(isinstance(t, (int, float)) for t in times):
+            continue
+        key = (identity, *times)
+        if key in seen:
+            raise NotMergeable(f"{seen[key]} and {node['name']} hold the same sessions (their server read at the "
+                               "same instants): each would count its reads twice; give each run or part once")
+        seen[key] = node["name"]
 
 
 def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],
