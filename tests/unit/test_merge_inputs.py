@@ -69,3 +69,14 @@ def test_an_edited_result_is_refused_in_one_line_not_an_internal_error(tmp_path:
     path.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match=where.replace(".", r"\.")):
         result.read(path)
+
+
+def test_inputs_given_as_files_of_the_current_directory_are_named_after_it(tmp_path: Path, monkeypatch):
+    """`dbio merge result.json ../b/result.json` or `dbio merge .`: names from the directories, never empty."""
+    from dbio.commands.compare import input_names
+
+    for name in ("20261122-182718-host-a", "b"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "20261122-182718-host-a")
+    assert input_names([Path("result.json"), Path("../b/result.json")], None) == ["host-a", "b"]
+    assert input_names([Path("."), Path("../b")], None) == ["host-a", "b"]
