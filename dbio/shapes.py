@@ -159,7 +159,8 @@ _READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optiona
 _NODE_READING = both(COUNTERS, obj({"sessions": optional(obj(rest=optional(count)))}))
 _NODE = obj({"name": text, "engine": optional(text), "role": text,
              "server": optional(obj({"identity": optional(text)})),
-             "capabilities": optional(obj(_CAPABILITY_FACTS)), "normalized": optional(obj(rest=optional(_NODE_READING))),
+             "capabilities": optional(obj(_CAPABILITY_FACTS)),
+             "normalized": optional(obj(rest=optional(_NODE_READING))),
              "figures": optional(_figures), "series": optional(array(_SERIES_ROW))},
             required=("name", "role"))
 

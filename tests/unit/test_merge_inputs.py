@@ -80,3 +80,16 @@ def test_inputs_given_as_files_of_the_current_directory_are_named_after_it(tmp_p
     monkeypatch.chdir(tmp_path / "20261122-182718-host-a")
     assert input_names([Path("result.json"), Path("../b/result.json")], None) == ["host-a", "b"]
     assert input_names([Path("."), Path("../b")], None) == ["host-a", "b"]
+
+
+
+def test_a_latency_kind_one_input_lacks_is_absent_not_partial():
+    """A result that timed no scans into a histogram (edited, or of another dbio): the merged scans'
+    histogram would hold only the others' while the totals count every input's scans. It is absent,
+    whichever input lacks it; kinds every input has still add up."""
+    for lacking in (0, 1):
+        docs = [part(1, 0.5), part(2, 0.5)]
+        del docs[lacking]["histograms"]["scan"]
+        doc = merge.merge([("p1", docs[0]), ("p2", docs[1])], "m")
+        assert "scan" not in doc["histograms"]
+        assert sum(doc["histograms"]["select"]["counts"]) == sum(sum(d["histograms"]["select"]["counts"]) for d in docs)
