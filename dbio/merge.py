@@ -24,6 +24,8 @@ from typing import Any
 from dbio import __version__
 from dbio import parts as run_parts
 from dbio.engines.counters import combine
+from dbio.merge_inputs import (NotMergeable, refuse_other_workloads, refuse_repeats, refuse_same_readings,
+                               refuse_unidentified, server_identity)
 from dbio.stats import figures as figure_math
 
 WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest,
@@ -37,16 +39,13 @@ RATES_AGREEMENT_PCT = 2.0
 LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late (a slice)
 
 
-class NotMergeable(ValueError):
-    """Why the inputs cannot be one result (one line)."""
-
-
 def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any]:
     """inputs: (name, result document as result.read gives it) for each host's run."""
     if len(inputs) < 2:
         raise NotMergeable("give at least two results")
-    _refuse_repeats(inputs)
+    refuse_repeats(inputs)
     given = inputs
+    refuse_unidentified(inputs)
     inputs, unmeasured = _measured_parts(inputs)
     if len(inputs) < 1 or (len(inputs) < 2 and not unmeasured):
         raise NotMergeable("give at least two results that measured a window")
@@ -55,17 +54,18 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     if overlap <= 0:
         raise NotMergeable("the runs' windows do not overlap: start them with one --start-at")
     lengths = [end - start for start, end in windows]
-    _refuse_other_workloads(inputs)
+    refuse_other_workloads(inputs)
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
         raise NotMergeable(f"two inputs have the same name "
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
+    refuse_same_readings(nodes)
     first = inputs[0][1]
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
-    one_server = len(chosen) == 1 and len(nodes) > 1 and _identity(nodes[chosen[0]]) is not None
+    one_server = len(chosen) == 1 and len(nodes) > 1 and server_identity(nodes[chosen[0]]) is not None
     parts_of_one_server = one_server and any(run_parts.part_of(doc) for _, doc in inputs)
     if not _alike(max(lengths), min(lengths)) and not parts_of_one_server:
         cut = inputs[lengths.index(min(lengths))]
@@ -154,43 +154,6 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
 
 
-# Workload options hosts may set apart: how many of the sessions each host runs.
-PER_HOST_OPTIONS = run_parts.PER_PART_OPTIONS
-
-
-def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
-    """The same run given twice (or a copy of it) would count each of its reads twice; so would the
-    same part of a run. Parts merge only with the other parts of their own run."""
-    seen: dict[str, str] = {}
-    for name, doc in inputs:
-        run_id = str(doc.get("run_id"))
-        if run_id in seen:
-            raise NotMergeable(f"{seen[run_id]} and {name} are the same run ({run_id}): each would count its reads "
-                               "twice; give each host's run once")
-        seen[run_id] = name
-    found = [(name, run_parts.part_of(doc)) for name, doc in inputs]
-    if not any(part for _, part in found):
-        return
-    whole = [name for name, part in found if part is None]
-    if whole:
-        named = next(name for name, part in found if part)
-        raise NotMergeable(f"{named} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
-                           "together, or whole runs together")
-    first_name, first = found[0]
-    assert first is not None
-    taken: dict[int, str] = {}
-    for name, part in found:
-        assert part is not None
-        if (part.run, part.of) != (first.run, first.of):
-            raise NotMergeable(f"{first_name} and {name} are parts of different runs ({first.run} of {first.of} parts, "
-                               f"{part.run} of {part.of}): merge the parts of one run")
-        if part.index in taken:
-            raise NotMergeable(f"{taken[part.index]} and {name} are both part {part.index}/{part.of} of run "
-                               f"{part.run}: "
-                               "each would count its reads twice; give each part once")
-        taken[part.index] = name
-
-
 def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],
                                                                        list[tuple[str, dict[str, Any]]]]:
     """A run's parts that measured no window (ended before it opened) are left out, to be named; a
@@ -202,11 +165,6 @@ def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tupl
     return measured, [(n, d) for n, d in inputs if (n, d) not in measured]
 
 
-def _identity(node: dict[str, Any]) -> str | None:
-    identity = (node.get("server") or {}).get("identity")
-    return identity if isinstance(identity, str) and identity else None
-
-
 def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
     """One node per server, in the order servers first appear (a node whose server gave no identity is
     its own): the one whose `which` reading (begin or end) the server took last. Each run flushes its
@@ -215,7 +173,7 @@ def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
     latest: dict[str, int] = {}
     order: list[str] = []
     for i, node in enumerate(nodes):
-        key = _identity(node) or f"#{i}"
+        key = server_identity(node) or f"#{i}"
         if key not in latest:
             order.append(key)
             latest[key] = i
@@ -270,8 +228,8 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
     "counts"); others each its own sessions' rate over its own window ("rates")."""
     out = []
     for b, i in zip(opened, chosen):
-        identity = _identity(nodes[i])
-        group = [n for n in nodes if identity is not None and _identity(n) == identity]
+        identity = server_identity(nodes[i])
+        group = [n for n in nodes if identity is not None and server_identity(n) == identity]
         if len(group) < 2:
             continue
         own = [(_own_reads(n), _node_seconds(n)) for n in group]
@@ -357,21 +315,6 @@ def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]
     return [{"t": t, "kind": "parts", "message": m} for m in out]
 
 
-def _refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:
-    """Runs of different workloads are no one experiment: their total would be read as the first's."""
-    first_name, first = inputs[0]
-    reference = ((first.get("config") or {}).get("workload") or {})
-    for name, doc in inputs[1:]:
-        workload = (doc.get("config") or {}).get("workload") or {}
-        differ = sorted(k for k in set(reference) | set(workload)
-                        if k not in PER_HOST_OPTIONS and reference.get(k) != workload.get(k))
-        if differ:
-            shown = ", ".join(f"{k} {reference.get(k)!r} vs {workload.get(k)!r}" for k in differ[:3])
-            more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
-            raise NotMergeable(f"{first_name} and {name} ran different workloads ({shown}{more}): runs merge only "
-                               "when every workload option but the sessions is the same")
-
-
 def _alike(longer: float, shorter: float) -> bool:
     """Whether two windows of one --run-time measured it alike (their lengths apart by their readings' lateness)."""
     return longer <= max(shorter * (1 + WINDOW_LENGTH_SPREAD), shorter + READING_LATENESS_SECONDS)
@@ -439,8 +382,9 @@ def _sum_histograms(histograms: list[dict[str, Any]]) -> dict[str, Any]:
     if not bounds or any(h.get("bounds_us") != bounds for h in histograms):
         return {}
     out: dict[str, Any] = {"bounds_us": bounds}
-    for kind in (k for k in histograms[0] if k != "bounds_us"):
-        parts = [h[kind] for h in histograms if h.get(kind)]
+    # a kind one input did not time would hold only the others' reads, while the totals count every input's
+    for kind in (k for k in histograms[0] if k != "bounds_us" and all(h.get(k) for h in histograms)):
+        parts = [h[kind] for h in histograms]
         out[kind] = {"counts": [sum(c) for c in zip(*(p["counts"] for p in parts))],
                      "sum_us": sum(p.get("sum_us") or 0 for p in parts),
                      "max_us": max((p.get("max_us") or 0 for p in parts), default=0)}

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from dbio import kubernetes as k8s
+from dbio import parts
 from dbio import trust
 from dbio.config import Config
 from dbio.engines import registry
@@ -58,21 +59,29 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     cpu=cpu, memory=memory, engine=config.connection.engine,
                     password_env=registry.entry(config.connection.engine).password_env,
                     metrics_port=config.run.metrics_port)
+    total = k8s.parts(plan)
+    if total > parts.MAX_PARTS:  # every pod would refuse its --part job-index/N
+        raise UsageError(f"--pods {pods} for {len(plan.targets)} target(s) make {total} parts; a run has at most "
+                         f"{parts.MAX_PARTS} parts", f"give --pods {parts.MAX_PARTS // len(plan.targets)} or fewer")
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
     trust.make_private_directory(out, "the manifests")
     run_file, merge_file = out / f"{name}-run.yaml", out / f"{name}-merge.yaml"
     trust.write_output(run_file, yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
-    trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
     kubectl = shlex.join(["kubectl", *(["-n", namespace] if namespace else [])])  # to paste: every word quoted
-    jobs = shlex.join([*(f"job/{name}-t{i}" for i in range(len(plan.targets))), f"job/{name}-merge"])
-    total = k8s.parts(plan)
-    whole = f"the {total} parts of run {k8s.run_id(plan)}" if total > 1 else "1 pod"
-    ui.say(f"wrote {run_file} and {merge_file}: {whole}, window at {plan.start_at}; the merge Job waits for "
-           "every part's result")
+    jobs = [f"job/{name}-t{i}" for i in range(len(plan.targets))]
+    if total > 1:
+        trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
+        ui.say(f"wrote {run_file} and {merge_file}: the {total} parts of run {k8s.run_id(plan)}, window at "
+               f"{plan.start_at}; the merge Job waits for every part's result")
+        jobs.append(f"job/{name}-merge")
+    else:  # dbio merge takes two results or more: one pod's result is the run's
+        ui.say(f"wrote {run_file}: 1 pod, window at {plan.start_at}; its result is in {k8s.RESULTS}/{name}-t0-0 "
+               "on the results volume")
     ui.say(f"  {kubectl} apply -f {shlex.quote(str(run_file))}")
-    ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
-    ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {jobs}")
+    if total > 1:
+        ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
+    ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {shlex.join(jobs)}")
 
 
 def _targets(config: Config) -> tuple[str, ...]:

@@ -41,8 +41,9 @@ def _write(tmp_path: Path, config, **kw):
                "storage_class": "nfs", "cpu": "2", "memory": "1Gi", **kw}
     k8s_command.write(config, UI(quiet=True), **options)
     out = options["out"]
+    merge = out / "dbio-merge.yaml"  # none for a single pod
     return list(yaml.safe_load_all((out / "dbio-run.yaml").read_text())), yaml.safe_load(
-        (out / "dbio-merge.yaml").read_text()), out
+        merge.read_text()) if merge.exists() else None, out
 
 
 def test_the_manifests_validate_against_the_kubernetes_schemas(tmp_path):
@@ -255,3 +256,28 @@ def test_with_a_metrics_port_each_run_pod_serves_it_on_its_address_and_is_annota
     assert "annotations" not in merge["spec"]["template"]["metadata"]  # the merge serves nothing
     with pytest.raises(UsageError, match="--metrics-port 0 picks any free port"):
         _write(tmp_path / "again", _config(tmp_path, metrics_port=0))
+
+
+def test_more_parts_than_a_run_takes_are_refused_before_anything_is_written(tmp_path):
+    """Every pod would refuse --part job-index/N with N above parts.MAX_PARTS: the Job could never run."""
+    with pytest.raises(UsageError, match=f"at most {parts.MAX_PARTS} parts"):
+        _write(tmp_path, _config(tmp_path), pods=parts.MAX_PARTS // 2 + 1)  # two targets
+    assert not (tmp_path / "k8s").exists()
+    run, _, _ = _write(tmp_path, _config(tmp_path), pods=parts.MAX_PARTS // 2)
+    command = run[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert parts.parse(command[command.index("--part") + 1], {"JOB_COMPLETION_INDEX": "0"}) == (1, parts.MAX_PARTS)
+
+
+def test_a_single_pod_has_no_merge_job_that_could_only_fail(tmp_path):
+    """dbio merge takes two results or more: a merge Job over one pod's result would always fail."""
+    import io
+
+    from rich.console import Console
+
+    out, console = tmp_path / "k8s", io.StringIO()
+    k8s_command.write(_config(tmp_path, dsns=TARGETS[:1]), UI(Console(file=console, width=400)), image="dbio", pods=1,
+                      out=out, name="dbio", namespace=None, password_secret=None, results_size="1Gi",
+                      storage_class=None, cpu="1", memory="512Mi")
+    assert sorted(p.name for p in out.iterdir()) == ["dbio-run.yaml"]
+    said = console.getvalue()
+    assert "dbio-merge" not in said and "job/dbio-t0" in said and "/results/dbio-t0-0" in said

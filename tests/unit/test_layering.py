@@ -16,7 +16,8 @@ PACKAGE = ROOT / "dbio"
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
               "dbio/options.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py", "dbio/filesystem.py",
               "dbio/results_dir.py", "dbio/units.py",
-              "dbio/jsondoc.py", "dbio/shapes.py", "dbio/merge.py", "dbio/repeat_set.py", "dbio/kubernetes.py",
+              "dbio/jsondoc.py", "dbio/shapes.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
+              "dbio/kubernetes.py",
               "dbio/managed/", "dbio/collect/", "dbio/stats/", "dbio/report/")
 ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.target", "dbio.cli", "dbio.engines.postgres")
 # What opens (or can reach what opens) a connection to a server.
@@ -260,6 +261,7 @@ LAYERS = {
     "load": ("load.py",),
     "engines": ("engines/",),
     "pure computation": ("stats/", "report/", "shapes.py", "result.py", "result_records.py", "merge.py",
+                         "merge_inputs.py",
                          "repeat_set.py",
                          "kubernetes.py"),
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",

@@ -34,6 +34,8 @@ def part(index: int, share: float, *, of: int = 3, run: str = "run-abc", identit
     node = doc["nodes"][0]
     node["server"]["identity"] = identity
     n = node["normalized"]
+    for reading in (n["begin"], n["end"]):  # each part read the server at instants of its own
+        reading["t"] -= index * 1e-4
     n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
     for key in ("window_start", "window_end"):
         t = datetime.fromisoformat(doc["timeline"][key]) + timedelta(seconds=shift)
