@@ -3,10 +3,11 @@ how much of the device the database delivered, why it fell short, and whether th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
-from dbio.report.cpu_findings import large_wait_in_reads, workers_part
+from dbio.report.cpu_findings import CPU_WAIT_TIME_LIMIT, large_wait_in_reads, workers_part
 from dbio.report.finding import Finding, found as _found
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 from dbio.stats.counters import get
@@ -17,24 +18,18 @@ EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came f
 DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the device changed speed meanwhile
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
-CPU_WAIT_TIME_LIMIT = 10.0  # % of the sessions' time spent waiting for a CPU, however it falls
 
 
-def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
 
 
-
-def _window(doc: dict[str, Any]) -> bool:
-    return catalogue.measured(_figures(doc))
-
-
-def database_vs_device(doc: dict[str, Any]) -> Finding | None:
+def database_vs_device(r: Result) -> Finding | None:
     """A baseline ran: the database beside fio at the same sessions, each access pattern against its own
     raw counterpart (single-block reads against fio's random reads, scans against its sequential
     bandwidth), and why they differ."""
-    f = _figures(doc)
-    if not _window(doc):
+    f = r.figures
+    if not _window(r):
         return None
     if catalogue.scans_dominate(f):
         eff = value(f, "scan_bandwidth_share")
@@ -50,26 +45,26 @@ def database_vs_device(doc: dict[str, Any]) -> Finding | None:
         told = (f"the database delivered {eff:.2f} of the device's synchronous reads "
                 f"({value(f, 'reads_per_s'):,.0f} vs fio's {value(f, 'raw_reads_per_s'):,.0f} reads/s)")
         figure_name = "efficiency_reads"
-    return _efficiency_finding(doc, f, told, figure_name, eff)
+    return _efficiency_finding(r, f, told, figure_name, eff)
 
 
-def _efficiency_finding(doc: dict[str, Any], f: dict[str, Any], told: str, figure_name: str,
+def _efficiency_finding(r: Result, f: Mapping[str, Any], told: str, figure_name: str,
                         eff: float) -> Finding:
     if eff > EFFICIENCY_HIGH:
         return _found("warning", "beyond_device", f"{told}: more than the device, so some reads came from a cache "
                       "(the OS page cache or the storage's): a finding, not a triumph", figure_name, eff)
     if eff >= EFFICIENCY_LOW:
         return _found("info", "efficiency", told, figure_name, eff)
-    return _found("warning", "below_device", f"{told}: {_why_below(doc, f)}", figure_name, eff)
+    return _found("warning", "below_device", f"{told}: {_why_below(r, f)}", figure_name, eff)
 
 
-def device_drift(doc: dict[str, Any]) -> Finding | None:
+def device_drift(r: Result) -> Finding | None:
     """fio read at one speed before the database's run and at another after it: the efficiency figures
     compare the database with a device that did not hold still, so they carry that spread."""
-    f = _figures(doc)
+    f = r.figures
     drift, reads = value(f, "raw_drift"), value(f, "reads_per_s")
-    runs = (doc.get("baseline") or {}).get("runs") or {}
-    if not _window(doc) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
+    runs = (r.get("baseline") or {}).get("runs") or {}
+    if not _window(r) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
         return None
     before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
     low = value(f, "raw_reads_per_s_low") or min(before, after)
@@ -83,10 +78,10 @@ def device_drift(doc: dict[str, Any]) -> Finding | None:
                   "the storage settles", "raw_drift", drift)
 
 
-def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
+def _why_below(r: Result, f: Mapping[str, Any]) -> str:
     """What the CPU figures and the sessions' wait samples show about a database behind its device."""
     busy, cpu = value(f, "host_busy_pct"), value(f, "efficiency_cpu")
-    counts = get(doc, "waits", "counts") or {}
+    counts = get(r.get("waits"), "counts") or {}
     samples = sum(counts.values())
     other = {k: n for k, n in counts.items() if k != "CPU" and not k.startswith("IO:")}
     if busy is not None and busy >= CPU_BOUND_PCT:

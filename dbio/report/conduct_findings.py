@@ -4,11 +4,9 @@ background maintenance), and what the engine could not measure."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dbio.report import node_verdicts
 from dbio.report.finding import Finding, found as _found
-from dbio.result_records import Doc, Result
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
 from dbio.stats import figures as figure_math
 from dbio.stats.catalogue import value
@@ -21,43 +19,28 @@ OTHER_SESSIONS_SHARE_LIMIT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT  # % of 
 SHORT_WINDOW_SHARE = 0.5
 
 
-def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
 
 
-def _caps(doc: dict[str, Any]) -> dict[str, Any]:
-    """The facts the engine declared (the run's first node's): names and what it measures."""
-    caps = doc.get("capabilities")
-    return caps if isinstance(caps, dict) else {}
-
-
-def _window(doc: dict[str, Any]) -> bool:
-    return catalogue.measured(_figures(doc))
-
-
-def _plain(doc: Doc) -> dict[str, Any]:
-    """The document the rules read (each rule still walks its part of it by path)."""
-    return doc.document if isinstance(doc, Result) else dict(doc) if not isinstance(doc, dict) else doc
-
-
-def status(doc: dict[str, Any]) -> Finding | None:
-    state = doc.get("status")
+def status(r: Result) -> Finding | None:
+    state = r.status
     if state == "complete":
         return None
-    reason = doc.get("status_reason") or "no reason recorded"
+    reason = r.status_reason or "no reason recorded"
     covers = "" if "the figures cover" in reason else "; the figures cover the part that ran"  # a lost run's says so
     return Finding("warning", "status", f"run {str(state).upper()}: {reason}{covers}")
 
 
-def stalled(doc: dict[str, Any]) -> Finding | None:
+def stalled(r: Result) -> Finding | None:
     """The window holds stretches in which nothing was measured or nothing moved: its averages
     include them. The status stays complete (the window ran to its end); this says when and how long."""
-    stalls = [s for s in doc.get("stalls") or [] if isinstance(s, dict)
+    stalls = [s for s in r.get("stalls") or [] if isinstance(s, dict)
               and all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
-    if not _window(doc) or not stalls:
+    if not _window(r) or not stalls:
         return None
     total = sum(s["seconds"] for s in stalls)
-    window = value(_figures(doc), "window_seconds")
+    window = value(r.figures, "window_seconds")
     where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
     share = 100 * total / window
     return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
@@ -65,20 +48,20 @@ def stalled(doc: dict[str, Any]) -> Finding | None:
                                          "window's averages include it", "stalls.seconds", total)
 
 
-def counters_reset(doc: dict[str, Any]) -> Finding | None:
+def counters_reset(r: Result) -> Finding | None:
     """An engine counter went back inside the window (run/assemble, stats/resets.py): its statistics were reset or
     its server restarted. What it counted in the window is unknown, so are the figures built on it (absent)."""
-    resets = [r for r in doc.get("counter_resets") or [] if isinstance(r, dict) and isinstance(r.get("counter"), str)]
+    resets = [x for x in r.get("counter_resets") or [] if isinstance(x, dict) and isinstance(x.get("counter"), str)]
     if not resets:
         return None
-    several = len(doc.get("nodes") or []) > 1
+    several = len(r.nodes) > 1
     told = []
-    for r in resets[:3]:
-        where = f" of {r['node']}" if several and isinstance(r.get("node"), str) else ""
-        when = f" at +{r['since_start']:.1f} s" if isinstance(r.get("since_start"), (int, float)) else ""
-        values = f" ({r['before']:,.0f} to {r['after']:,.0f})" \
-            if all(isinstance(r.get(k), (int, float)) for k in ("before", "after")) else ""
-        told.append(f"{r['counter']}{where}{when}{values}")
+    for x in resets[:3]:
+        where = f" of {x['node']}" if several and isinstance(x.get("node"), str) else ""
+        when = f" at +{x['since_start']:.1f} s" if isinstance(x.get("since_start"), (int, float)) else ""
+        values = f" ({x['before']:,.0f} to {x['after']:,.0f})" \
+            if all(isinstance(x.get(k), (int, float)) for k in ("before", "after")) else ""
+        told.append(f"{x['counter']}{where}{when}{values}")
     more = f" and {len(resets) - 3} more" if len(resets) > 3 else ""
     return Finding("invalid", "counter_reset",
                    f"the engine's counters went back inside the window: {'; '.join(told)}{more}: its statistics were "
@@ -86,42 +69,41 @@ def counters_reset(doc: dict[str, Any]) -> Finding | None:
                    "resetting statistics during the run", "counter_resets", len(resets))
 
 
-def short_window(doc: dict[str, Any]) -> Finding | None:
+def short_window(r: Result) -> Finding | None:
     """A complete run whose measured window lasted far less than the run time it was given (the configuration's
     workload.run_time, when no work_loop ends it earlier on purpose): why, when the result tells."""
-    workload = (doc.get("config") or {}).get("workload") or {}
-    asked, window = workload.get("run_time"), value(_figures(doc), "window_seconds")
-    if doc.get("status") != "complete" or workload.get("work_loop") or not _window(doc) \
+    workload = r.config.workload
+    asked, window = workload.get("run_time"), value(r.figures, "window_seconds")
+    if r.status != "complete" or workload.get("work_loop") or not _window(r) \
             or not isinstance(asked, (int, float)) or asked <= 0 or not isinstance(window, (int, float)) \
             or window >= SHORT_WINDOW_SHARE * asked:
         return None
     why = []
-    opened = next((e.get("since_start") for e in doc.get("events") or []
-                   if isinstance(e, dict) and e.get("kind") == "window_open"), None)
+    opened = next((e.since_start for e in r.events if e.kind == "window_open"), None)
     warmup = workload.get("warmup")
     if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
         why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
-    for node in doc.get("nodes") or []:
-        if isinstance(node, dict) and isinstance(node.get("stopped"), dict):
-            why.append(node_verdicts.stopped_briefly(node, node_verdicts.warmup_of(doc)))
+    for node in r.nodes:
+        if isinstance(node.stopped, dict):
+            why.append(node_verdicts.stopped_briefly(dict(node.raw), r.config.warmup))
     told = f": {'; '.join(why)}" if why else ""
     return _found("invalid", "short_window", f"the measured window lasted {window:.2f} s of the {asked:g} s asked"
                                              f"{told}; its figures are no rate over the run asked: run again",
                   "window_seconds", window)
 
 
-def no_window(doc: dict[str, Any]) -> Finding | None:
-    if _window(doc):
+def no_window(r: Result) -> Finding | None:
+    if _window(r):
         return None
     return Finding("invalid", "no_window", "no measured window: nothing was measured")
 
 
-def other_sessions(doc: dict[str, Any]) -> Finding | None:
+def other_sessions(r: Result) -> Finding | None:
     """Client sessions that are not dbio's worked on the server during the window."""
-    if not _window(doc):
+    if not _window(r):
         return None
-    f = _figures(doc)
-    measured = [r for r in doc.get("series") or [] if r.get("phase") == "measured"]
+    f = r.figures
+    measured = [r for r in r.get("series") or [] if r.get("phase") == "measured"]
     active = [r for r in measured if r.get("other_sessions_active")]
     shares = {k: value(f, f"other_{k}_share_pct") for k in ("read", "write")}
     worst = max((v for v in shares.values() if v is not None), default=None)
@@ -138,7 +120,7 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
                                                     "(their share of the I/O is measured from PostgreSQL 18 on)")
     share = ", ".join(f"{v:.1f}% of the client sessions' {k}s" for k, v in shares.items() if v)
     level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
-    part = doc.get("part") if isinstance(doc.get("part"), dict) else None
+    part = r.part
     if part:  # the run's other parts share the server by design: dbio merge counts each read once
         return _found("info", "other_sessions", f"{who} did {share or 'no I/O'} in the window, this run's other "
                       f"parts among them (part {part.get('index')} of {part.get('of')}): the server's figures "
@@ -148,10 +130,10 @@ def other_sessions(doc: dict[str, Any]) -> Finding | None:
                                            "include their I/O", "other_read_share_pct", shares["read"])
 
 
-def checkpoint_in_window(doc: dict[str, Any]) -> Finding | None:
-    norm = doc.get("normalized") or {}
+def checkpoint_in_window(r: Result) -> Finding | None:
+    norm = r.get("normalized") or {}
     begin, end = get(norm, "begin", "checkpoints") or {}, get(norm, "end", "checkpoints") or {}
-    if not _window(doc) or not begin or not end:
+    if not _window(r) or not begin or not end:
         return None
     done = (end.get("done") or 0) - (begin.get("done") or 0)
     if done <= 0:
@@ -163,18 +145,18 @@ def checkpoint_in_window(doc: dict[str, Any]) -> Finding | None:
                                             "latency include them", "checkpoints.done", done)
 
 
-def maintenance_in_window(doc: dict[str, Any]) -> Finding | None:
+def maintenance_in_window(r: Result) -> Finding | None:
     """The engine's background maintenance (the process kind its capabilities name) did I/O."""
-    caps = _caps(doc)
+    caps = r.capabilities
     process, name = caps.get("maintenance_process"), caps.get("maintenance_name") or "background maintenance"
-    work = catalogue.by_backend(_figures(doc)).get(process) if process else None
-    if not _window(doc) or not work:
+    work = catalogue.by_backend(r.figures).get(process) if process else None
+    if not _window(r) or not work:
         return None
     requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, figure_name).value(work) or 0
                    for figure_name in ("read_requests_per_s", "write_requests_per_s"))
     if requests <= 0:
         return None
-    total = value(_figures(doc), "total_requests_per_s") or 0
+    total = value(r.figures, "total_requests_per_s") or 0
     share = 100.0 * requests / total if total else 100.0
     ref = f"io_profile.by_backend.{process}"
     if share < MAINTENANCE_SHARE_LIMIT:
@@ -186,13 +168,12 @@ def maintenance_in_window(doc: dict[str, Any]) -> Finding | None:
 
 def not_measured(given: Doc) -> list[dict[str, str]]:
     """The figures the engine could not give on this server, each with why (its capabilities say)."""
-    doc = _plain(given)
-    missing = get(doc, "capabilities", "missing") or []
+    missing = of(given).capabilities.get("missing") or []
     return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
 
 
-def unavailable(doc: dict[str, Any]) -> Finding | None:
-    missing = not_measured(doc)
+def unavailable(r: Result) -> Finding | None:
+    missing = not_measured(r)
     if not missing:
         return None
     names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)

@@ -3,9 +3,10 @@ sessions (and their I/O workers) waited for one, and who else used them: other w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from dbio.report.finding import Finding, found as _found
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 from dbio.stats.counters import get
@@ -27,21 +28,17 @@ OTHER_CPU_LIMIT = 15.0  # % of the host's busy CPU
 OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 
 
-def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
 
 
-def _window(doc: dict[str, Any]) -> bool:
-    return catalogue.measured(_figures(doc))
-
-
-def other_cpu(doc: dict[str, Any]) -> Finding | None:
+def other_cpu(r: Result) -> Finding | None:
     """Work outside the database server and dbio used the host's CPUs in the window: the reads' host-CPU cost
     counts it, and the sessions and the server competed with it for CPUs."""
-    f = _figures(doc)
+    f = r.figures
     share, seconds = value(f, "other_cpu_pct"), value(f, "other_cpu_seconds")
     window = value(f, "window_seconds")
-    if not _window(doc) or share is None or share < OTHER_CPU_LIMIT or not window \
+    if not _window(r) or share is None or share < OTHER_CPU_LIMIT or not window \
             or seconds / window < OTHER_CPU_MIN_CORES:
         return None
     return _found("warning", "other_cpu", f"other work used {seconds:,.1f} CPU-seconds in the window, {share:.0f}% "
@@ -50,32 +47,32 @@ def other_cpu(doc: dict[str, Any]) -> Finding | None:
                   "it for CPUs", "other_cpu_pct", share)
 
 
-def cpu_saturated(doc: dict[str, Any]) -> Finding | None:
-    busy = value(_figures(doc), "host_busy_pct")
-    if not _window(doc) or busy is None or busy <= CPU_BUSY_LIMIT or not get(doc, "capabilities", "local"):
+def cpu_saturated(r: Result) -> Finding | None:
+    busy = value(r.figures, "host_busy_pct")
+    if not _window(r) or busy is None or busy <= CPU_BUSY_LIMIT or not r.capabilities.get("local"):
         return None
     return _found("warning", "cpu_saturated", f"host CPU {busy:.0f}% busy: the result reflects CPU, not only storage",
                   "host_busy_pct", busy)
 
 
-def cpu_stolen(doc: dict[str, Any]) -> Finding | None:
+def cpu_stolen(r: Result) -> Finding | None:
     """The hypervisor ran other guests on this host's CPUs for a share of the window."""
-    steal = value(_figures(doc), "host_steal_pct")
-    if not _window(doc) or steal is None or steal <= STEAL_LIMIT or not get(doc, "capabilities", "local"):
+    steal = value(r.figures, "host_steal_pct")
+    if not _window(r) or steal is None or steal <= STEAL_LIMIT or not r.capabilities.get("local"):
         return None
     return _found("warning", "cpu_steal", f"the hypervisor took {steal:.1f}% of this host's CPU time (steal) in the "
                   "window: sessions and the server waited for CPUs other guests used; latency and CPU figures "
                   "include it", "host_steal_pct", steal)
 
 
-def large_wait_in_reads(f: dict[str, Any]) -> tuple[float, float] | None:
+def large_wait_in_reads(f: Mapping[str, Any]) -> tuple[float, float] | None:
     """(the wait for a CPU within a read, the engine's average read) when that wait is a tenth of the read or
     more: the read latency is then partly this host's CPUs."""
     in_read, avg = value(f, "cpu_wait_in_read_us"), value(f, "avg_read_us")
     return (in_read, avg) if in_read is not None and avg and in_read >= CPU_WAIT_SHARE_LIMIT * avg else None
 
 
-def workers_part(f: dict[str, Any], in_read: float) -> str:
+def workers_part(f: Mapping[str, Any], in_read: float) -> str:
     """The I/O workers' part of a read's wait for a CPU, where they did the reads (io_method = worker)."""
     placed, helpers = catalogue.cpu_wait_in_read_parts(f)
     if helpers is None or placed != in_read:
@@ -85,12 +82,12 @@ def workers_part(f: dict[str, Any], in_read: float) -> str:
     return f" ({helpers:,.0f} us of it the I/O workers' doing the reads)"
 
 
-def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
+def cpu_wait_in_latency(r: Result) -> Finding | None:
     """The measured wait for a CPU (the sessions', their I/O workers') is a large part of the sessions' time, or
     of a read's: latency and throughput are partly the host's CPUs."""
-    f = _figures(doc)
+    f = r.figures
     share, large = value(f, "cpu_wait_pct"), large_wait_in_reads(f)
-    if not _window(doc) or share is None:
+    if not _window(r) or share is None:
         return None
     if share < CPU_WAIT_TIME_LIMIT and large is None:
         return None
@@ -109,16 +106,16 @@ def cpu_wait_in_latency(doc: dict[str, Any]) -> Finding | None:
     return _found("warning", "cpu_wait", told, "cpu_wait_pct", share)
 
 
-def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
+def sessions_queue_for_cpu(r: Result) -> Finding | None:
     """On average, more sessions wanted a CPU than the host has: CPU queueing inflates latency. Sampled: a
     result with the sessions' measured wait for a CPU is judged by cpu_wait_in_latency instead."""
-    if value(_figures(doc), "cpu_wait_pct") is not None:
+    if value(r.figures, "cpu_wait_pct") is not None:
         return None
-    counts = get(doc, "waits", "counts") or {}
+    counts = get(r.get("waits"), "counts") or {}
     samples = sum(counts.values())
-    sessions = get(doc, "config", "workload", "sessions") or 0
-    cores = value(_figures(doc), "cores") or 0
-    if not _window(doc) or not samples or not cores or sessions <= cores:
+    sessions = r.config.sessions
+    cores = value(r.figures, "cores") or 0
+    if not _window(r) or not samples or not cores or sessions <= cores:
         return None
     on_cpu = sessions * counts.get("CPU", 0) / samples
     if on_cpu / cores <= RUNNABLE_LIMIT:
@@ -128,10 +125,10 @@ def sessions_queue_for_cpu(doc: dict[str, Any]) -> Finding | None:
                    "waits.counts.CPU", on_cpu)
 
 
-def overhead(doc: dict[str, Any]) -> Finding | None:
-    f = _figures(doc)
+def overhead(r: Result) -> Finding | None:
+    f = r.figures
     share = value(f, "dbio_overhead_pct")  # None without the host's busy CPU seconds
-    if not _window(doc) or share is None or not get(doc, "capabilities", "local"):
+    if not _window(r) or share is None or not r.capabilities.get("local"):
         return None
     level = "warning" if share > OVERHEAD_LIMIT else "info"
     return _found(level, "overhead", f"dbio's own measuring used {value(f, 'dbio_cpu_seconds'):.2f} CPU seconds, "

@@ -4,11 +4,12 @@ process on it); did a read-only run write; was the data set larger than the cach
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from dbio.report import stack_findings
 from dbio.report.finding import Finding, found as _found
 from dbio.report.words import cache_name
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 from dbio.stats.counters import get
@@ -40,36 +41,26 @@ PLAIN_RATIO = 10.0
 MULTI_BLOCK_READ = 1.5
 
 
-def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
 
 
-def _caps(doc: dict[str, Any]) -> dict[str, Any]:
-    """The facts the engine declared (the run's first node's): names and what it measures."""
-    caps = doc.get("capabilities")
-    return caps if isinstance(caps, dict) else {}
-
-
-def _window(doc: dict[str, Any]) -> bool:
-    return catalogue.measured(_figures(doc))
-
-
-def hotspot_share(doc: dict[str, Any]) -> float:
+def hotspot_share(r: Result) -> float:
     """The share of the statements the configuration sends to the hot spot, which is there to be
     served from the cache (SLOB's HOTSPOT_FREQUENCY: every Nth statement); 0 without one."""
-    workload = (doc.get("config") or {}).get("workload") or {}
+    workload = r.config.workload
     every = workload.get("hotspot_frequency")
     if not workload.get("hotspot") or not isinstance(every, int) or every < 1:
         return 0.0
     return 1.0 / every
 
 
-def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
+def rows_from_cache(r: Result) -> Finding | None:
     """The cache served the rows meant to come from storage: the cold ones (all of them, without a hot spot)."""
-    per_row = value(_figures(doc), "blocks_read_per_row")
-    hot = hotspot_share(doc)
+    per_row = value(r.figures, "blocks_read_per_row")
+    hot = hotspot_share(r)
     cold = 1.0 - hot
-    if not _window(doc) or per_row is None:
+    if not _window(r) or per_row is None:
         return None
     if cold <= 0:  # hotspot_frequency 1: every statement goes where the cache serves it
         return _found("invalid", "rows_from_cache",
@@ -91,22 +82,22 @@ def rows_from_cache(doc: dict[str, Any]) -> Finding | None:
                   "of the cold rows too; this measures memory, not storage", "blocks_read_per_row", per_row)
 
 
-def reads_beyond_rows(doc: dict[str, Any]) -> Finding | None:
-    per_row = value(_figures(doc), "blocks_read_per_row")
-    if not _window(doc) or per_row is None or per_row <= BLOCKS_PER_ROW_HIGH:
+def reads_beyond_rows(r: Result) -> Finding | None:
+    per_row = value(r.figures, "blocks_read_per_row")
+    if not _window(r) or per_row is None or per_row <= BLOCKS_PER_ROW_HIGH:
         return None
     return _found("warning", "reads_beyond_rows",
                   f"{per_row:.2f} blocks read per row of the range statements, not about 1: index blocks (or more "
-                  f"of the table's) were read from storage too, so reads/s is not rows/s; {cache_name(doc)} holds "
+                  f"of the table's) were read from storage too, so reads/s is not rows/s; {cache_name(r)} holds "
                   "too little of the index", "blocks_read_per_row", per_row)
 
 
-def page_cache(doc: dict[str, Any]) -> Finding | None:
-    f = _figures(doc)
+def page_cache(r: Result) -> Finding | None:
+    f = r.figures
     ratio = value(f, "device_to_db_read_ratio")
     reads = value(f, "reads_per_s")
     # some tables on a place no watched device holds: the devices saw a part (stack_findings.no_device says which)
-    if not _window(doc) or ratio is None or not reads or stack_findings.uncovered_data(doc):
+    if not _window(r) or ratio is None or not reads or stack_findings.uncovered_data(r):
         return None
     if ratio < DEVICE_SHARE_LIMIT:
         where = "the OS page cache served the rest" if not value(f, "direct_io") else \
@@ -114,18 +105,18 @@ def page_cache(doc: dict[str, Any]) -> Finding | None:
         return _found("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
                                                f"device: {where}", "device_to_db_read_ratio", ratio)
     # more reads than the engine's: shared_device
-    if not value(f, "direct_io") and read_excess(f, page_bytes(doc)) is None:
+    if not value(f, "direct_io") and read_excess(f, page_bytes(r)) is None:
         return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
                                             "reads reached the device", "device_to_db_read_ratio", ratio)
     return None
 
 
-def read_only_wrote(doc: dict[str, Any]) -> Finding | None:
+def read_only_wrote(r: Result) -> Finding | None:
     """A read-only run is judged by what it wrote: writes inside its window make it a mixed workload."""
-    workload = (doc.get("config") or {}).get("workload") or {}
-    f = _figures(doc)
+    workload = r.config.workload
+    f = r.figures
     read, data, wal = value(f, "read_mib_per_s"), value(f, "write_mib_per_s"), value(f, "wal_bytes_per_s")
-    if not _window(doc) or workload.get("update_pct") != 0 or not read or data is None:
+    if not _window(r) or workload.get("update_pct") != 0 or not read or data is None:
         return None
     written = data + (wal or 0.0) / (1 << 20)
     share = written / read
@@ -147,13 +138,13 @@ def read_only_wrote(doc: dict[str, Any]) -> Finding | None:
     return _found("warning", "read_only_wrote", what, "write_mib_per_s", data)
 
 
-def page_bytes(doc: dict[str, Any]) -> int:
+def page_bytes(r: Result) -> int:
     """The engine's read unit, what one buffer-cache miss reads."""
-    page = _caps(doc).get("page_bytes")
+    page = r.capabilities.get("page_bytes")
     return page if isinstance(page, int) and page > 0 else 8192
 
 
-def read_excess(f: dict[str, Any], page_bytes: int) -> str | None:
+def read_excess(f: Mapping[str, Any], page_bytes: int) -> str | None:
     """The device's reads beyond the engine's physical reads, when they are significant. Requests,
     as the device counts them, for single-block reads: with direct I/O each read of the engine is one
     device request (they matched within 0.1% on this project's VM); read bytes would count the
@@ -179,7 +170,7 @@ def read_excess(f: dict[str, Any], page_bytes: int) -> str | None:
             f"engine {format_bytes(engine_bytes)}: multi-block reads are judged by bytes)")
 
 
-def _write_excess(f: dict[str, Any], seconds: float) -> str | None:
+def _write_excess(f: Mapping[str, Any], seconds: float) -> str | None:
     """The device's written bytes beyond the engine's (data files, WAL, temporary files)."""
     device, engine = value(f, "device_write_bytes"), value(f, "db_write_bytes")
     if device is None or engine is None:
@@ -195,12 +186,12 @@ def _write_excess(f: dict[str, Any], seconds: float) -> str | None:
             f"{format_bytes(engine) if engine else 'nothing'} (data files, WAL and temporary files)")
 
 
-def shared_device(doc: dict[str, Any]) -> Finding | None:
+def shared_device(r: Result) -> Finding | None:
     """The device under the data directory did more I/O than the engine: someone else used it."""
-    f = _figures(doc)
-    if not _window(doc):
+    f = r.figures
+    if not _window(r):
         return None
-    reads = None if stack_findings.uncovered_data(doc) else read_excess(f, page_bytes(doc))
+    reads = None if stack_findings.uncovered_data(r) else read_excess(f, page_bytes(r))
     writes = _write_excess(f, value(f, "window_seconds"))
     if not reads and not writes:
         return None
@@ -212,16 +203,16 @@ def shared_device(doc: dict[str, Any]) -> Finding | None:
                   "so the device's figures (Device table) and the engine's disagree", ratio, value(f, ratio))
 
 
-def small_data_set(doc: dict[str, Any]) -> Finding | None:
-    f = _figures(doc)
+def small_data_set(r: Result) -> Finding | None:
+    f = r.figures
     data, cache = value(f, "data_bytes"), value(f, "cache_bytes")
-    if not _window(doc) or not data or not cache:
+    if not _window(r) or not data or not cache:
         return None
     page_cache_bytes = 0
-    if not value(f, "direct_io") and get(doc, "capabilities", "local"):
-        page_cache_bytes = get(doc, "environment", "host", "memory_available_bytes") or 0
+    if not value(f, "direct_io") and r.capabilities.get("local"):
+        page_cache_bytes = get(r.get("environment"), "host", "memory_available_bytes") or 0
     total = cache + page_cache_bytes
-    cached_by = f"{cache_name(doc)} ({format_bytes(cache)})" + (
+    cached_by = f"{cache_name(r)} ({format_bytes(cache)})" + (
         f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")
     if data <= total:
         return _found("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
@@ -233,11 +224,11 @@ def small_data_set(doc: dict[str, Any]) -> Finding | None:
     return None
 
 
-def device_saturated(doc: dict[str, Any]) -> Finding | None:
+def device_saturated(r: Result) -> Finding | None:
     utilization = catalogue.member(catalogue.DEVICE_FIGURES, "utilization_pct")
-    busy = [(name, utilization.value(d)) for name, d in catalogue.devices(_figures(doc)).items()]
+    busy = [(name, utilization.value(d)) for name, d in catalogue.devices(r.figures).items()]
     busy = [(name, util) for name, util in busy if util is not None and util >= DEVICE_BUSY_LIMIT]
-    if not _window(doc) or not busy:
+    if not _window(r) or not busy:
         return None
     name, util = max(busy, key=lambda x: x[1])
     return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "

@@ -12,10 +12,10 @@ a rule fires.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dbio.report import (baseline_findings, conduct_findings, cpu_findings, limit_findings, node_verdicts,
-                         shape_findings, stack_findings, storage_findings)
+                         shape_findings, stack_findings, storage_findings, words)
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
 from dbio.report.storage_findings import page_bytes, read_excess
@@ -30,7 +30,7 @@ def findings(doc: Doc) -> list[Finding]:
     r = of(doc)
     out: list[Finding] = []
     for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *shape_findings.RULES):
-        finding = rule(r.document)
+        finding = rule(r)
         if finding is not None:
             out.append(finding)
     # a merge of several hosts' runs: each node is its own host, so the host's rules are judged per node
@@ -54,23 +54,8 @@ def findings(doc: Doc) -> list[Finding]:
     return sorted(out, key=lambda f: order[f.level])
 
 
-def _plain(doc: Doc) -> dict[str, Any]:
-    """The document the rules read (each rule still walks its part of it by path)."""
-    return doc.document if isinstance(doc, Result) else dict(doc) if not isinstance(doc, dict) else doc
-
-
-def _figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
-
-
-def _caps(doc: dict[str, Any]) -> dict[str, Any]:
-    """The facts the engine declared (the run's first node's): names and what it measures."""
-    caps = doc.get("capabilities")
-    return caps if isinstance(caps, dict) else {}
-
-
 _c, _s, _p, _b = conduct_findings, storage_findings, cpu_findings, baseline_findings
-RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
+RULES: tuple[Callable[[Result], Finding | None], ...] = (
     _c.status, _c.stalled, _c.counters_reset, _c.no_window, _c.short_window, _s.rows_from_cache,
     _s.reads_beyond_rows, _s.read_only_wrote, _s.page_cache, _s.shared_device, _c.other_sessions, _p.other_cpu,
     _s.small_data_set, _p.cpu_saturated, _p.cpu_stolen, _p.cpu_wait_in_latency, _p.sessions_queue_for_cpu,
@@ -89,8 +74,7 @@ HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "re
 
 def invalid(given: Doc) -> list[Finding]:
     """The findings that say the result does not measure storage (the run's or a node's)."""
-    doc = _plain(given)
-    return [x for x in findings(doc) if x.level == "invalid"]
+    return [x for x in findings(given) if x.level == "invalid"]
 
 
 # How an invalid result is named wherever its figures would be quoted as storage's (headlines, tables).
@@ -108,11 +92,11 @@ def headline(given: Doc) -> str:
     says so where it stands, so that a quote of the line carries it (a warning about none of its figures
     is named at its end). An invalid result's line quotes no storage figure: it says the result is none,
     and what the engine counted, as the engine's count (or, with no count to quote, why)."""
-    doc = _plain(given)
-    f = _figures(doc)
+    r = of(given)
+    f = r.figures
     if not catalogue.measured(f):
         return "no measured window"
-    found = findings(doc)
+    found = findings(r)
     bad = [x for x in found if x.level == "invalid"]
     reads = HEADLINE[0].value(f)
     if bad:
@@ -126,7 +110,7 @@ def headline(given: Doc) -> str:
                 "but storage was not shown to serve them")
     if reads is None:
         return "no measured window"
-    caveats, others = headline_caveats(doc, found)
+    caveats, others = headline_caveats(r, found)
     line = ", ".join(str(fig.phrase).format(fig.value(f))
                      + (f" ({'; '.join(caveats[fig.name])})" if caveats.get(fig.name) else "")
                      for fig in HEADLINE if fig.value(f) is not None)
@@ -136,8 +120,7 @@ def headline(given: Doc) -> str:
 def reads_caveats(given: Doc) -> list[str]:
     """The caveats of a result's reads/s where a line quotes it alone (a sweep's best step, a comparison): the
     headline's of that figure and those of none of its figures."""
-    doc = _plain(given)
-    by_figure, others = headline_caveats(doc)
+    by_figure, others = headline_caveats(given)
     return by_figure.get(HEADLINE[0].name, []) + others
 
 
@@ -149,15 +132,15 @@ BESIDE_THE_HEADLINE = ("below_device", "device_drift")
 def headline_caveats(given: Doc, found: list[Finding] | None = None) -> tuple[dict[str, list[str]], list[str]]:
     """The headline's caveats: each warning in a few words beside the figure of the headline it qualifies
     ({figure name: [words]}), and the warnings about none of them, named (pure)."""
-    doc = _plain(given)
-    f = _figures(doc)
+    r = of(given)
+    f = r.figures
     shown = {fig.name for fig in HEADLINE if fig.value(f) is not None}
     by_figure: dict[str, list[str]] = {}
     others: list[str] = []
-    for finding in findings(doc) if found is None else found:
+    for finding in findings(r) if found is None else found:
         if finding.level != "warning" or finding.code in BESIDE_THE_HEADLINE:
             continue
-        name, words = _caveat(doc, f, finding)
+        name, words = _caveat(r, f, finding)
         if name in shown:
             by_figure.setdefault(name, []).append(words)
         else:
@@ -168,12 +151,12 @@ def headline_caveats(given: Doc, found: list[Finding] | None = None) -> tuple[di
     return by_figure, list(dict.fromkeys(others))
 
 
-def _caveat(doc: dict[str, Any], f: dict[str, Any], finding: Finding) -> tuple[str | None, str]:
+def _caveat(r: Result, f: Mapping[str, Any], finding: Finding) -> tuple[str | None, str]:
     """(the headline figure a warning qualifies, or None; the warning in a few words)."""
     code = finding.code
     if code == "shared_device":
         ratio = value(f, "device_to_db_read_ratio")
-        if read_excess(f, page_bytes(doc)) is not None and ratio is not None:
+        if read_excess(f, page_bytes(r)) is not None and ratio is not None:
             did = f"{ratio:.1f}x the engine's reads" if ratio >= 2 else f"{100 * ratio:.1f}% of the engine's reads"
             return "reads_per_s", f"the device did {did}: other work shared the device"
         wrote = value(f, "device_to_db_write_ratio")
@@ -190,9 +173,9 @@ def _caveat(doc: dict[str, Any], f: dict[str, Any], finding: Finding) -> tuple[s
         return "reads_per_s", (f"other sessions did {share:.1f}% of the client reads" if share else
                                "other sessions were active")
     if code == "status":
-        return "reads_per_s", f"run {str(doc.get('status')).upper()}: the figures cover the part that ran"
+        return "reads_per_s", f"run {str(r.status).upper()}: the figures cover the part that ran"
     if code == "node_stopped":
-        stopped = [n for n in get(doc, "cluster", "stopped_nodes") or [] if isinstance(n, str)]
+        stopped = [n for n in get(r.get("cluster"), "stopped_nodes") or [] if isinstance(n, str)]
         return "reads_per_s", f"{', '.join(stopped) or 'a node'} stopped: the totals are partial"
     if code == "stalled":
         window = value(f, "window_seconds")
@@ -201,7 +184,8 @@ def _caveat(doc: dict[str, Any], f: dict[str, Any], finding: Finding) -> tuple[s
     if code == "readings_refused":
         return "reads_per_s", "readings refused: gaps in the series"
     if code == "maintenance":
-        return "reads_per_s", f"{_caps(doc).get('maintenance_name') or 'background maintenance'} did I/O in the window"
+        name = r.capabilities.get("maintenance_name") or "background maintenance"
+        return "reads_per_s", f"{name} did I/O in the window"
     if code == "cpu_saturated" and finding.value is not None:
         return "reads_per_s", f"host CPU {finding.value:.0f}% busy"
     if code == "cpu_wait":
@@ -227,10 +211,8 @@ VALID_LINE = "VALID storage result"
 def summary(given: Doc) -> dict[str, Any]:
     """The machine-readable verdict, from the findings the report makes: valid unless one says the result
     does not measure storage; the reasons one line each, in the engine's own words."""
-    doc = _plain(given)
-    from dbio.report import words
-
-    reasons = [words.say(doc, x.message) for x in invalid(doc)]
+    r = of(given)
+    reasons = [words.say(r.document, x.message) for x in invalid(r)]
     return {"valid": not reasons, "reasons": reasons}
 
 
