@@ -56,7 +56,7 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
-                    password_env=registry.entry(config.connection.engine).PASSWORD_ENV,
+                    password_env=registry.entry(config.connection.engine).password_env,
                     metrics_port=config.run.metrics_port)
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
