@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section,
-                         shape_section, single_read_section, verdict, window_sections, words)
+from dbio.report import (baseline_section, conduct_findings, interval_sections, layout_section, node_sections,
+                         run_section, shape_section, single_read_section, verdict, window_sections, words)
 from dbio.report.tables import table
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
@@ -45,7 +45,7 @@ def build(doc: Doc) -> dict[str, Any]:
         # the verdict and what could not be measured come first, in every format
         "verdict": verdict.summary(r),
         "findings": [x.to_dict() for x in findings],
-        "not_measured": verdict.not_measured(r),
+        "not_measured": conduct_findings.not_measured(r),
         "headline_text": verdict.headline(r),
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
         "headline": _headline(f, verdict.headline_caveats(r, findings)[0])
@@ -71,11 +71,11 @@ def build(doc: Doc) -> dict[str, Any]:
 def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
               findings: list[verdict.Finding]) -> list[dict[str, Any]]:
     """The report's sections in order, those with nothing to show left out."""
-    validity = window_sections.validity_lines(f, verdict.cache_name(r))
+    validity = window_sections.validity_lines(f, words.cache_name(r))
     sections = [{"id": "verdict", "title": "Verdict and warnings",
                  "lines": [f"{x.level}: {x.message}" for x in findings
                            if x.code != "unavailable" and x.level not in ("invalid", "warning")]
-                 + [f"not measured: {m['figure']} ({m['why']})" for m in verdict.not_measured(r)] + validity},
+                 + [f"not measured: {m['figure']} ({m['why']})" for m in conduct_findings.not_measured(r)] + validity},
                 run_section.section(r), run_section.storage(r)]
     nodes = node_sections.section(r)
     if nodes:

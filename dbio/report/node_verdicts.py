@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.result_records import Doc, of
+from dbio.result_records import Doc, Result, of
 from dbio.stats.catalogue import value
 
 LAG_SECONDS_LIMIT = 1.0  # a standby whose replay fell this far behind read data older than its primary's
 LAG_MIB_LIMIT = 16.0  # WAL received and not yet replayed
 
 
-def node_findings(doc: Doc, rules: tuple[Callable[[dict[str, Any]], Any], ...],
+def node_findings(doc: Doc, rules: tuple[Callable[[Result], Any], ...],
                   make: Callable[..., Any]) -> list[Any]:
     """rules: verdict rules to run on each node's figures; make: the Finding constructor."""
     result = of(doc)
@@ -29,7 +29,7 @@ def node_findings(doc: Doc, rules: tuple[Callable[[dict[str, Any]], Any], ...],
                             "window_seconds", node.stopped.get("figures_cover_seconds")))
         if not node.figures:
             continue
-        view = result.node_view(node).document  # the node's own facts too (a merge's nodes are hosts)
+        view = result.node_view(node)  # the node's own facts too (a merge's nodes are hosts)
         for rule in rules:
             found = rule(view)
             if found is not None:

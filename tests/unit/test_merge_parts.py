@@ -118,14 +118,15 @@ def test_the_report_names_the_parts_the_count_and_a_disagreement():
 
 
 def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
-    from dbio.report import verdict
+    from dbio.report import conduct_findings
+    from dbio.result_records import of
 
     doc = part(1, 0.33)
-    finding = verdict.other_sessions(doc)
+    finding = conduct_findings.other_sessions(of(doc))
     assert finding is not None and finding.level == "info", finding
     assert "this run's other parts among them (part 1 of 3)" in finding.message
     whole = {k: v for k, v in doc.items() if k != "part"}
-    assert "other parts" not in verdict.other_sessions(whole).message
+    assert "other parts" not in conduct_findings.other_sessions(of(whole)).message
 
 
 def test_the_server_is_read_from_the_last_reading_at_each_end_of_the_window():
