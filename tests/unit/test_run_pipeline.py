@@ -547,7 +547,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
 def test_a_read_only_run_settles_what_an_earlier_run_left_and_says_so(tmp_path):
     engine = FakeEngine()
     engine.server.unsettled = True  # an earlier run's changes, still to be done
-    done = _run(tmp_path, engine, update_pct=0)
+    done = _run(tmp_path, engine, update_pct=0, run_time=1, warmup=0)  # settling comes before the window: any length
     settled = [e for e in done.document["events"] if e["kind"] == "settled"]
     assert engine.server.settles == 1 and not engine.server.unsettled
     assert len(settled) == 1 and "the fake server's pending work (0.2 s)" in settled[0]["message"]
@@ -556,10 +556,10 @@ def test_a_read_only_run_settles_what_an_earlier_run_left_and_says_so(tmp_path):
 
 def test_a_data_set_at_rest_is_settled_silently_and_an_update_run_never_settles(tmp_path):
     engine = FakeEngine()
-    at_rest = _run(tmp_path / "a", engine, update_pct=0)
+    at_rest = _run(tmp_path / "a", engine, update_pct=0, run_time=1, warmup=0)  # settling is before the window
     assert engine.server.settles == 1 and not [e for e in at_rest.document["events"] if e["kind"] == "settled"]
     engine.server.unsettled = True
-    _run(tmp_path / "b", engine, update_pct=20)
+    _run(tmp_path / "b", engine, update_pct=20, run_time=1, warmup=0)
     assert engine.server.settles == 1 and engine.server.unsettled
 
 
