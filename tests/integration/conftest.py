@@ -157,6 +157,17 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def within_seconds(seconds: float, reached: float, floor: float, run_time: float | None = None) -> bool:
+    """Whether dbio ended within seconds of a fault or signal, judged against what this host just did: within
+    `floor` seconds, or twice the time the same process took to reach the fault (`reached`, from its launch:
+    python's start, connections, warm-up; in proportion slower on a loaded host), whichever is longer; and
+    always well before the run's own window (`run_time`) would have ended it. A fixed bound alone failed on
+    a loaded 2-core host (24 s for 15 s; 18.8 s alone)."""
+    allowed = max(floor, 2.0 * reached)
+    assert run_time is None or allowed < run_time * 0.75, f"the host is too slow to tell: {reached:.1f} s to reach"
+    return seconds < allowed
+
+
 def load_result(directory: Path) -> dict:
     return json.loads((directory / "result.json").read_text())
 
