@@ -22,6 +22,7 @@ from dbio.run.plan import make_plan
 from dbio.ui import UI
 from tests import fake_engine
 from tests.fake_engine import FakeEngine
+from tests.lateness import Lateness
 from tests.fake_runs import READS_PER_S, WORK_UNIT
 from tests.fake_runs import run_config as _config
 
@@ -80,15 +81,16 @@ def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, sh
     conn = engine.connect("fake:", application_name="test")
     nodes = [Node("a", engine, "fake:", engine.probe(conn))]
     engine.close(conn)
-    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1, config.run.start_at), {}, {})
+    with Lateness() as late:  # a loaded host wakes dbio's timers late: the bounds allow for what it just did
+        outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+                                      make_plan(config.workload, 1, config.run.start_at), {}, {})
     timeline = results.read(outcome.directory)["timeline"]
     assert outcome.status == "complete"
     assert engine.server.starts == [pytest.approx(window_at - 1.0, abs=1e-6)]  # the start: warm-up before it
-    assert 0 <= timeline["released_late_seconds"] < 0.2
+    assert 0 <= timeline["released_late_seconds"] < late.allow(0.2), (timeline, late.worst)
     assert timeline["window_at"] == results.iso(window_at)
     opened = dt.datetime.fromisoformat(timeline["window_start"]).timestamp()
-    assert opened == pytest.approx(window_at, abs=0.25)
+    assert opened == pytest.approx(window_at, abs=late.allow(0.25)), late.worst
 
 
 def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, short_start_lead):
@@ -114,10 +116,11 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
                                              make_plan(config.workload, 1, config.run.start_at), {}, {})
 
     threads = [threading.Thread(target=host, args=(name, n)) for name, n in (("east", 1), ("west", 3))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    with Lateness() as late:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
     merged = merge_command.merge([outcomes["east"].directory, outcomes["west"].directory], None,
                                  tmp_path / "merged", None, UI(quiet=True))
     document = results.read(merged)
@@ -131,7 +134,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
     assert [s["node"] for s in document["sessions"]].count("west") == 3
     text = (merged / results.REPORT_FILE).read_text()
     assert "\nNodes\n" in text and "Merged    from 2 runs (east, west)" in text
-    assert 0 <= document["timeline"]["start_skew_seconds"] < 0.5
+    assert 0 <= document["timeline"]["start_skew_seconds"] < late.allow(0.5), late.worst
     assert "their starts " in document["events"][0]["message"] and " s apart" in document["events"][0]["message"]
     # the same run twice, or a copy of it, would count its reads twice
     copy = tmp_path / "copy-of-east"
