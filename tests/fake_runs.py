@@ -1,5 +1,5 @@
 """Runs on the fake engine (tests/fake_engine.py) as the pipeline tests make them: its configuration, and one
-run on a loaded fake server. Shared by tests/unit/test_run_pipeline.py and test_run_pipeline_nodes.py."""
+run on a loaded fake server. Shared by the unit tests that run the pipeline on it."""
 
 from __future__ import annotations
 
