@@ -4,6 +4,11 @@ As root, dbio starts programs (as the server user) and switches to the server us
 Whatever decides which program runs, or which identity it runs as, must be writable only by
 root or by the user running dbio: otherwise the server user (whom anyone reaching the embedded
 superuser can act as, e.g. with COPY ... TO PROGRAM) could make root run its own code.
+
+Not running as root, dbio has no more privilege than its user: it trusts root, that user and the
+group it runs as (its effective group: a pod's runAsGroup, set to the fsGroup the kubelet prepares a
+volume for). Supplementary groups are not trusted: one such as `users` holds people the user does not
+choose. As root it trusts root and its own user only (docs/trust.md).
 """
 
 from __future__ import annotations
@@ -23,6 +28,14 @@ def trusted_uids() -> frozenset[int]:
     return frozenset({0, os.geteuid()})
 
 
+def trusted_gids() -> frozenset[int]:
+    """Groups whose write access dbio accepts: root's; not running as root, also the group it runs as (the
+    user chose it: a personal group, or a pod's runAsGroup equal to its fsGroup)."""
+    if os.geteuid() == 0:
+        return frozenset({0})
+    return frozenset({0, os.getegid()})
+
+
 def _owner(uid: int) -> str:
     try:
         return f"user '{pwd.getpwuid(uid).pw_name}'"
@@ -30,13 +43,15 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def entry_problem(st: os.stat_result, uids: frozenset[int]) -> str | None:
-    """Why one file or directory could be changed by someone dbio does not trust (pure)."""
+def entry_problem(st: os.stat_result, uids: frozenset[int], gids: frozenset[int] | None = None) -> str | None:
+    """Why one file or directory could be changed by someone dbio does not trust (pure but for gids'
+    default, trusted_gids())."""
+    gids = trusted_gids() if gids is None else gids
     if st.st_uid not in uids:
         return f"is owned by {_owner(st.st_uid)}"
     if st.st_mode & stat.S_IWOTH:
         return "is writable by every user"
-    if st.st_mode & stat.S_IWGRP and st.st_gid != 0:
+    if st.st_mode & stat.S_IWGRP and st.st_gid not in gids:
         return "is writable by its group"
     return None
 

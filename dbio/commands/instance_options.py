@@ -38,7 +38,7 @@ def remembered(sources: Sources, notify: Callable[[str], None]) -> Sources:
     except OSError:  # a directory that cannot be looked into: the configuration's checks say so in one line
         return sources
     kept = instance.meta().options or {}
-    taken = {key: kept[key] for key in registry.entry(first.connection.engine).REMEMBERED  # in the options' order
+    taken = {key: kept[key] for key in registry.entry(first.connection.engine).remembered  # in the options' order
              if key in kept and _takes(key, first.origins.get(key, "default"))}
     if not taken:
         return sources

@@ -11,7 +11,9 @@ from typing import Any, Callable
 
 from dbio.report import limit_findings, node_verdicts, shape_findings, stack_findings
 from dbio.report.finding import Finding
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
+from dbio.stats import figures as figure_math
 from dbio.stats.catalogue import figure, value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
@@ -57,7 +59,7 @@ EFFICIENCY_HIGH = 1.1  # above: more than the device gives, so some reads came f
 DRIFT_LIMIT = 1.2  # fio after the run / before it (or its inverse): beyond, the device changed speed meanwhile
 CPU_BOUND_PCT = 80.0  # % host CPU busy: beyond, CPU explains a low efficiency
 OTHER_WAITS_SHARE = 0.2  # share of the sessions' samples waiting on neither I/O nor a CPU (locks and such)
-OTHER_SESSIONS_SHARE_LIMIT = 1.0  # % of the client sessions' reads or writes done by sessions not dbio's
+OTHER_SESSIONS_SHARE_LIMIT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT  # % of the clients' I/O not dbio's
 # The host's busy CPU used by neither the database servers, dbio nor the kernel's own interrupts and threads:
 # beyond this share, and beyond a floor in CPUs that keeps a nearly idle host's noise out, other work shared
 # the window.
@@ -68,32 +70,38 @@ OTHER_CPU_MIN_CORES = 0.05  # CPUs, on average over the window
 SHORT_WINDOW_SHARE = 0.5
 
 
-def findings(doc: dict[str, Any]) -> list[Finding]:
+def findings(doc: Doc) -> list[Finding]:
     """All findings, the most serious first."""
+    r = of(doc)
     out: list[Finding] = []
     for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *shape_findings.RULES):
-        finding = rule(doc)
+        finding = rule(r.document)
         if finding is not None:
             out.append(finding)
     # a merge of several hosts' runs: each node is its own host, so the host's rules are judged per node
-    out += node_verdicts.node_findings(doc, NODE_RULES + (HOST_RULES if doc.get("merged_from") else ()), Finding)
-    for event in doc.get("events") or []:
-        if event.get("kind") in ("cancelled", "session_failed", "readings_refused"):
-            out.append(Finding("warning", event["kind"], event["message"]))
-        if event.get("kind") == "pending_writes" and not event.get("finished"):  # written out before: nothing to say
-            out.append(Finding("warning", "pending_writes", event["message"]))
-        if event.get("kind") == "parts":  # a part not given, late or without a window (dbio merge)
-            out.append(Finding("warning", "parts", event["message"]))
-    for counted in doc.get("counting") or []:  # runs that shared a server (dbio merge): did their counts agree?
-        if isinstance(counted, dict) and counted.get("agree") is False:
-            diff = counted.get("difference_pct") or 0.0
-            out.append(Finding("warning", "counting", f"on {counted.get('description')} the runs' sessions read "
+    out += node_verdicts.node_findings(r, NODE_RULES + (HOST_RULES if r.merged_from else ()), Finding)
+    for event in r.events:
+        if event.kind in ("cancelled", "session_failed", "readings_refused"):
+            out.append(Finding("warning", event.kind, str(event.message)))
+        if event.kind == "pending_writes" and not event.finished:  # written out before: nothing to say
+            out.append(Finding("warning", "pending_writes", str(event.message)))
+        if event.kind == "parts":  # a part not given, late or without a window (dbio merge)
+            out.append(Finding("warning", "parts", str(event.message)))
+    for counted in r.counting:  # runs that shared a server (dbio merge): did their counts agree?
+        if counted.agree is False:
+            diff = counted.difference_pct or 0.0
+            out.append(Finding("warning", "counting", f"on {counted.description} the runs' sessions read "
                                f"{abs(diff):.1f}% {'less' if diff > 0 else 'more'} than the server: "
-                               + ("other clients or the server's own processes shared it" if counted.get("others")
+                               + ("other clients or the server's own processes shared it" if counted.others
                                   else "the sessions' count exceeds the server's (windows apart?)"),
-                               "counting_difference_pct", counted.get("difference_pct")))
+                               "counting_difference_pct", counted.difference_pct))
     order = {"invalid": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.level])
+
+
+def _plain(doc: Doc) -> dict[str, Any]:
+    """The document the rules read (each rule still walks its part of it by path)."""
+    return doc.document if isinstance(doc, Result) else dict(doc) if not isinstance(doc, dict) else doc
 
 
 def _figures(doc: dict[str, Any]) -> dict[str, Any]:
@@ -106,8 +114,9 @@ def _caps(doc: dict[str, Any]) -> dict[str, Any]:
     return caps if isinstance(caps, dict) else {}
 
 
-def cache_name(doc: dict[str, Any]) -> str:
+def cache_name(given: Doc) -> str:
     """What the engine's users call its buffer cache."""
+    doc = _plain(given)
     return _caps(doc).get("cache_name") or "the buffer cache"
 
 
@@ -647,8 +656,9 @@ def _why_below(doc: dict[str, Any], f: dict[str, Any]) -> str:
     return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
 
 
-def not_measured(doc: dict[str, Any]) -> list[dict[str, str]]:
+def not_measured(given: Doc) -> list[dict[str, str]]:
     """The figures the engine could not give on this server, each with why (its capabilities say)."""
+    doc = _plain(given)
     missing = get(doc, "capabilities", "missing") or []
     return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
 
@@ -678,8 +688,9 @@ HOST_RULES = (other_cpu, cpu_saturated, cpu_stolen, cpu_wait_in_latency)
 HEADLINE = catalogue.figures("reads_per_s", "avg_read_us", "read_mib_per_s", "reads_per_host_cpu_second")
 
 
-def invalid(doc: dict[str, Any]) -> list[Finding]:
+def invalid(given: Doc) -> list[Finding]:
     """The findings that say the result does not measure storage (the run's or a node's)."""
+    doc = _plain(given)
     return [x for x in findings(doc) if x.level == "invalid"]
 
 
@@ -693,11 +704,12 @@ def not_storage(names: list[str]) -> str:
     return f"{', '.join(names)} INVALID: " + (NOT_STORAGE if len(names) == 1 else "not storage results")
 
 
-def headline(doc: dict[str, Any]) -> str:
+def headline(given: Doc) -> str:
     """One line a user can quote, with its caveats: a figure a warning shows is partly not the storage's
     says so where it stands, so that a quote of the line carries it (a warning about none of its figures
     is named at its end). An invalid result's line quotes no storage figure: it says the result is none,
     and what the engine counted, as the engine's count (or, with no count to quote, why)."""
+    doc = _plain(given)
     f = _figures(doc)
     if not catalogue.measured(f):
         return "no measured window"
@@ -722,9 +734,10 @@ def headline(doc: dict[str, Any]) -> str:
     return line + (f" (also: {'; '.join(others)})" if others else "")
 
 
-def reads_caveats(doc: dict[str, Any]) -> list[str]:
+def reads_caveats(given: Doc) -> list[str]:
     """The caveats of a result's reads/s where a line quotes it alone (a sweep's best step, a comparison): the
     headline's of that figure and those of none of its figures."""
+    doc = _plain(given)
     by_figure, others = headline_caveats(doc)
     return by_figure.get(HEADLINE[0].name, []) + others
 
@@ -734,9 +747,10 @@ def reads_caveats(doc: dict[str, Any]) -> list[str]:
 BESIDE_THE_HEADLINE = ("below_device", "device_drift")
 
 
-def headline_caveats(doc: dict[str, Any], found: list[Finding] | None = None) -> tuple[dict[str, list[str]], list[str]]:
+def headline_caveats(given: Doc, found: list[Finding] | None = None) -> tuple[dict[str, list[str]], list[str]]:
     """The headline's caveats: each warning in a few words beside the figure of the headline it qualifies
     ({figure name: [words]}), and the warnings about none of them, named (pure)."""
+    doc = _plain(given)
     f = _figures(doc)
     shown = {fig.name for fig in HEADLINE if fig.value(f) is not None}
     by_figure: dict[str, list[str]] = {}
@@ -811,9 +825,10 @@ def _caveat(doc: dict[str, Any], f: dict[str, Any], finding: Finding) -> tuple[s
 VALID_LINE = "VALID storage result"
 
 
-def summary(doc: dict[str, Any]) -> dict[str, Any]:
+def summary(given: Doc) -> dict[str, Any]:
     """The machine-readable verdict, from the findings the report makes: valid unless one says the result
     does not measure storage; the reasons one line each, in the engine's own words."""
+    doc = _plain(given)
     from dbio.report import words
 
     reasons = [words.say(doc, x.message) for x in invalid(doc)]

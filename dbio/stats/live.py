@@ -133,6 +133,8 @@ class Findings:
         return out
 
     def _device(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
+        if self.start is None:
+            return []
         engine_start, engine_cur = self.start.get("engine"), cur.get("engine")
         disks_start = (self.start.get("os") or {}).get("disks") or {}
         disks_cur = (cur.get("os") or {}).get("disks") or {}

@@ -202,16 +202,16 @@ def test_throttling_names_the_cgroups_it_summed(tmp_path):
 
 
 def test_a_limit_set_during_the_window_is_the_result_s():
-    from dbio.run import assemble
+    from dbio.run import result_figures
 
     quota = {"pids": 9, "cpu_limit": {"cpus": 0.3, "cgroup": "v2 /db", "stat": "/sys/fs/cgroup/db/cpu.stat"},
              "io_limits": [], "cpus_allowed": 2, "cpus": 2}
     begin, end = {"os": {}}, {"os": {"server_limits": [quota]}}  # the quota was set after the window began
-    assert assemble.window_limits(begin, end, "server_limits") == [quota]
+    assert result_figures.window_limits(begin, end, "server_limits") == [quota]
     fewer = {**quota, "pids": 7}  # two sessions ended: the same limit
-    assert assemble.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
+    assert result_figures.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
                                   "server_limits") == [quota]
-    assert assemble.window_limits(None, None, "server_limits") == []
+    assert result_figures.window_limits(None, None, "server_limits") == []
 
 
 def test_a_merge_of_hosts_keeps_each_host_s_limits():
