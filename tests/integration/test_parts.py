@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.integration.conftest import SMALL, Done, dbio, dbio_backends, load_result, result_dir, wait_for
+from tests.integration.conftest import (SMALL, Done, dbio, dbio_backends, launch_margin, load_result, result_dir,
+                                       wait_for)
 
 DB = "parts"
 PARTS = 3
@@ -42,19 +43,8 @@ def _stamp(window_at: float) -> str:
     return datetime.fromtimestamp(window_at, timezone.utc).isoformat()
 
 
-def _launch_margin(inst) -> float:
-    """Seconds for three interpreters starting at once, then a fourth refused (it names the start too, so it must
-    ask before the parts' 10 s of connecting): scaled on how long this host just took to refuse a run whose
-    --start-at has passed (about a second when quiet, several on a loaded one)."""
-    t0 = time.monotonic()
-    passed = dbio(*_args(inst, _stamp(time.time() - 60)))
-    took = time.monotonic() - t0
-    assert passed.code == 2 and "passed" in passed.err, passed.text
-    return max(6.0, 4.0 * took)
-
-
 def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, workdir):
-    window_at = time.time() + WARMUP + 10 + _launch_margin(loaded)
+    window_at = time.time() + WARMUP + 10 + launch_margin(lambda stamp: _args(loaded, stamp))
     stamp = _stamp(window_at)
     later = _stamp(window_at + 60)  # a start no part has: the runs refused by the parts' hold alone ask it
     procs = [_launch(loaded, stamp, "--part", f"{i}/{PARTS}", "--label", f"p{i}") for i in range(1, PARTS + 1)]
