@@ -18,14 +18,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.integration.conftest import Done, _base_dir, dbio, load_result, result_dir, wait_for
+from tests.integration.conftest import Done, _base_dir, dbio, launch_margin, load_result, result_dir, wait_for
 from tests.integration.test_mysql_instance import Managed, _binaries_or_skip
 
 pymysql = pytest.importorskip("pymysql")
 
 PARTS = 3
 WARMUP, SECONDS = 1.0, 6
-LAUNCH_MARGIN = 15.0  # three interpreters starting at once on a busy machine, and the refused runs after them
 RUN = ["--scale", "32MiB", "--scan-table-size", "0", "--allow-cached", "-t", "1", "--warmup", f"{WARMUP:g}s",
        "--run-time", f"{SECONDS}s"]
 STATUS = ("Innodb_data_reads", "Innodb_buffer_pool_reads")
@@ -79,8 +78,9 @@ def _parts_holding(inst: Managed) -> int:
 
 
 def test_three_parts_share_one_server_and_merge_counting_each_read_once(managed, tmp_path):
-    window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN
+    window_at = time.time() + WARMUP + 10 + launch_margin(lambda stamp: _args(managed, stamp))
     stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    later = datetime.fromtimestamp(window_at + 60, timezone.utc).isoformat()  # a start no part has
     watched: dict = {}
     watcher = threading.Thread(target=_watch, args=(managed, window_at, window_at + SECONDS + 1.5, watched))
     watcher.start()
@@ -89,15 +89,16 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(managed,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "COLUMNS": "200"}) for i in range(1, PARTS + 1)]
     try:
-        # all three hold the database: an unrelated run is refused meanwhile (by the managed instance's
-        # lock, which the parts share), and so are another run's part and this run's part 2 a second time
+        # all three hold the database: this run's part 2 a second time is refused meanwhile (first: it names
+        # their start, so it must ask before they connect), and so are an unrelated run (by the managed
+        # instance's lock, which the parts share) and another run's part, both naming a later start
         wait_for(lambda: _parts_holding(managed) == PARTS, timeout=60, what="three parts holding the database")
-        alone = dbio(*_args(managed, stamp))
-        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
-        other = dbio(*_args(managed, stamp, "--part", "1/2"))
-        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
         again = dbio(*_args(managed, stamp, "--part", f"2/{PARTS}"))
         assert again.code == 2 and f"part 2/{PARTS} of run" in again.err and "already runs" in again.err, again.text
+        alone = dbio(*_args(managed, later))
+        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
+        other = dbio(*_args(managed, later, "--part", "1/2"))
+        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
         docs, dirs = [], []
         for proc in procs:
             out, err = proc.communicate(timeout=180)

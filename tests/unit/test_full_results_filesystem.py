@@ -19,7 +19,7 @@ from dbio.run import abandoned
 from dbio.ui import UI
 from tests import small_fs
 from tests.fake_engine import FakeEngine
-from tests.unit.test_run_pipeline import _run
+from tests.fake_runs import run_loaded as _run
 
 PAGE = 4096
 
