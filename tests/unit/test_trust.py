@@ -1,6 +1,7 @@
 """Which files dbio may rely on when it runs with more privilege than the server (pure checks)."""
 
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -78,8 +79,31 @@ def test_the_kubelet_s_fsgroup_volume_is_trusted_by_its_pod_s_user_and_refused_b
         assert trust.path_problem(volume / "run-1") == f"{volume} is writable by its group"  # as root: strict
         volume.chmod(0o2777)
         assert as_user(65532) == f"{volume} is writable by every user"
+        # an account whose login group others log in with too (Debian's nobody, with _apt and sync in
+        # nogroup): running as it, the group is nobody's choice, and a volume of that group is refused
+        os.chown(volume, 0, 65534)
+        volume.chmod(0o2775)
+        shared = [p.pw_name for p in pwd.getpwall() if p.pw_gid == 65534 and p.pw_uid != 65534]
+        if pwd.getpwuid(65534).pw_gid == 65534 and shared:
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
+                       'exec "$0" -c "$1" "$2"', python, script, str(volume)]
+            seen = subprocess.run(command, capture_output=True, text=True, check=True,
+                                  env={**paths, "PATH": "/usr/bin:/bin"}).stdout.strip()
+            assert seen == f"{volume} is writable by its group", shared
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("gid, login, listed, others, trusted", [
+    (65532, None, (), (), True),  # no account for the uid: the runtime set the group (a pod's runAsGroup)
+    (2000, ("alice", 1000), (), (), True),  # not the login group: chosen (sg team, newgrp)
+    (1000, ("alice", 1000), (), (), True),  # a personal login group (Debian's user private groups)
+    (1000, ("alice", 1000), ("alice",), (), True),  # listing herself changes nothing
+    (100, ("alice", 100), (), ("bob", "carol"), False),  # 'users': everyone's login group
+    (1000, ("alice", 1000), ("alice", "mallory"), (), False),  # someone else listed in it
+])
+def test_the_group_a_user_runs_as_is_trusted_when_chosen_or_personal(gid, login, listed, others, trusted):
+    assert trust.group_is_chosen_or_personal(gid, login, listed, others) is trusted
 
 
 def test_a_path_through_a_sticky_world_writable_directory_is_trusted_only_below_a_trusted_entry(tmp_path):
