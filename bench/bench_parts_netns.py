@@ -110,6 +110,21 @@ def server_reads(conninfo: str) -> tuple[float, float]:
         return float(t), float(reads)
 
 
+def device_of(path: Path) -> str:
+    """The block device (its /proc/diskstats name) a directory's filesystem is on."""
+    st = os.stat(path)
+    return Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve().name
+
+
+def device_reads(name: str) -> float:
+    """Reads completed by a block device (/proc/diskstats' fourth field), as the kernel counts them."""
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        fields = line.split()
+        if fields[2] == name:
+            return float(fields[3])
+    raise SystemExit(f"{name} is not in /proc/diskstats")
+
+
 def watch(read: Any, opens: float, closes: float, out: dict[str, Any]) -> None:
     """The server's reads at the agreed window's opening and end, read by the bench itself: read() gives
     (when, {counter: value})."""
@@ -142,7 +157,7 @@ class Postgres:
 
     def read(self) -> tuple[float, dict[str, float]]:
         t, reads = server_reads(self.conninfo)
-        return t, {"pg_stat_io": reads}
+        return t, {"pg_stat_io": reads, "device": device_reads(device_of(self.data_dir))}
 
     def stop(self, keep: bool) -> None:
         if not keep and (self.data_dir / "dbio-instance.json").exists():
@@ -195,7 +210,8 @@ class Mariadb:
             with conn.cursor() as cur:
                 t = time.time()
                 cur.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ('{marks}')")
-                return t, {str(k): float(v) for k, v in cur.fetchall()}
+                return t, {**{str(k): float(v) for k, v in cur.fetchall()},
+                           "device": device_reads(device_of(self.scratch.base))}
         finally:
             conn.close()
 
@@ -244,6 +260,8 @@ def one_round(base: Path, server: Any, sessions: int, seconds: int, rnd: int) ->
             "merged_reads_per_s": catalogue.value(catalogue.figures_of(merged), "reads_per_s"),
             "difference_pct": counting["difference_pct"], "agree": counting["agree"],
             "watched_reads": {k: r1[k] - r0[k] for k in server.counters}, "own_reads": sum(own_counts),
+            # the device under the server's data: its reads over the same instants (the page cache bypassed)
+            "device_reads": r1["device"] - r0["device"],
             # the first counter is the one the bench compares rates with (pg_stat_io, Innodb_data_reads)
             "watched_reads_per_s": (r1[server.counters[0]] - r0[server.counters[0]]) / (t1 - t0),
             "watched_seconds": t1 - t0,
@@ -266,6 +284,8 @@ def markdown(out: dict[str, Any]) -> str:
              f"| the merge's difference (server - own) | {med('difference_pct'):+.2f}% |",
              f"| {watched} reads/s, read by the bench over the agreed window | {med('watched_reads_per_s'):,.0f} |",
              f"| merged own / {watched} | {ratio:.4f} |",
+             f"| the device's reads (/proc/diskstats, same instants) / {watched} | "
+             f"{statistics.median(r['device_reads'] / r['watched_reads'][out['counters'][0]] for r in rows):.4f} |",
              f"| adding the three parts' results as before (each the whole server's) | "
              f"{med('parts_added_reads_per_s'):,.0f} "
              f"({med('parts_added_reads_per_s') / med('watched_reads_per_s'):.2f}x) |"]
@@ -290,6 +310,7 @@ def main() -> None:
         make_hosts()
         server = (Postgres if args.engine == "postgres" else Mariadb)(base, args.scale)
         out["server"] = server.server
+        out["counters"] = list(server.counters)
         print(f"loaded {args.scale}; server: {out['server']}", flush=True)
         for rnd in range(args.rounds):
             out["rounds"].append(one_round(base, server, args.sessions, args.seconds, rnd))
