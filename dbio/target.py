@@ -41,7 +41,7 @@ def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
 
 def options_of(config: Config) -> dict[str, Any]:
     """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
-    record keeps them (JSON: settings as a table); commands/instance_options.py reads them back."""
+    record keeps them (JSON: settings as a table); config_resolver.py reads them back."""
     out: dict[str, Any] = {}
     for key in registry.entry(config.connection.engine).REMEMBERED:
         if key not in config.given:
