@@ -80,7 +80,7 @@ def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, u
     """The command's one Config (config_resolver.py), the files it read said on the terminal."""
     from dbio import config_resolver
 
-    config = config_resolver.resolve(config_resolver.request(params, preset, command), command=command,
+    config = config_resolver.resolve_config(config_resolver.request(params, preset, command), command=command,
                                      shape=config_resolver.shape_of(command, params),
                                      writes_results=command in WRITES_RESULTS,
                                      notify=ui.note if ui is not None else lambda _: None)
@@ -101,7 +101,7 @@ def _ui(ctx: click.Context) -> UI:
 
 
 # Each makes its directory in --results-dir, judged before the server is held, started or changed
-# (config_resolver.resolve; a sweep's too).
+# (config_resolver.resolve_config; a sweep's too).
 WRITES_RESULTS = ("quickstart", "run", "ops", "sweep")
 
 

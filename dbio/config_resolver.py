@@ -91,7 +91,7 @@ def request(params: dict[str, Any], preset: dict[str, Any] | None = None, comman
                    preset=preset or {}, sessions=total_sessions)
 
 
-def resolve(sources: Sources, *, command: str = "", shape: str = NO_SHAPE, writes_results: bool = False,
+def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE, writes_results: bool = False,
             notify: Callable[[str], None] = lambda _: None) -> Config:
     """The command's one Config (the module's four steps). shape: what it takes of the loaded data set;
     writes_results: its results directory is judged as given, before anything."""
@@ -119,8 +119,11 @@ def read_facts(located: Config, command: str, shape: str,
     try:
         if located.connection.embedded and not targets.instance_for(located, notify).exists():
             return Facts(remembered, shape=shape), None  # nothing loaded, and nothing made to say so
-        with targets.exclusive(located, command or "dbio", notify):
-            loaded = dataset.loaded_record(located, notify)
+        if located.run.part is not None:  # its lock is named by the run's workload, this shape's among it
+            loaded = dataset.loaded_record(located, notify)  # a look: the parts share the server anyway
+        else:
+            with targets.exclusive(located, command or "dbio", notify):
+                loaded = dataset.loaded_record(located, notify)
     except Exception as exc:  # noqa: BLE001 -- a configuration's own fault is named first, by the validation
         return Facts(remembered, shape=shape), exc
     return Facts(remembered, loaded, shape), None
