@@ -22,7 +22,6 @@ In four steps:
 
 from __future__ import annotations
 
-import getpass
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +62,8 @@ class Facts:
 def request(params: dict[str, Any], preset: dict[str, Any] | None = None, command: str = "") -> Sources:
     """The command's flags (taken out of params), the files it names and the environment."""
     if params.pop("ask_password", None):
+        import getpass
+
         # each driver reads it from this process's environment (the engine is not known before the
         # configuration is read, so every engine's variable); nothing else ever sees it
         password = getpass.getpass("password for the server: ")
