@@ -256,9 +256,13 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
         raise ConfigErrors(errors)
 
     config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
-    if not check:
-        return config
-    errors.extend(validate(config))
+    return checked(config) if check else config
+
+
+def checked(config: Config) -> Config:
+    """The configuration once every rule across values holds (ConfigErrors, each rule's line, otherwise), with
+    what it sets that nothing uses in its notices."""
+    errors = validate(config)
     if errors:
         raise ConfigErrors(errors)
     return replace(config, notices=config.notices + tuple(unused_notices(config)))

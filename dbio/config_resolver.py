@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 from dbio import command_options, results_dir
 from dbio import target as targets
 from dbio.commands import dataset
-from dbio.config import LOADED_ORIGIN, SESSIONS_FLAG, Config, Sources, environment, load_config
+from dbio.config import LOADED_ORIGIN, SESSIONS_FLAG, Config, Sources, checked, environment, load_config
 from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.engines.base import SetupRecord
@@ -93,7 +93,7 @@ def request(params: dict[str, Any], preset: dict[str, Any] | None = None, comman
 
 
 def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE, writes_results: bool = False,
-            notify: Callable[[str], None] = lambda _: None) -> Config:
+                   notify: Callable[[str], None] = lambda _: None) -> Config:
     """The command's one Config (the module's four steps). shape: what it takes of the loaded data set;
     writes_results: its results directory is judged as given, before anything."""
     located = load_config(sources, check=False)  # 1: values that do not read are refused here
@@ -147,8 +147,9 @@ def settle(sources: Sources, facts: Facts, located: Config | None = None,
     """Every layer with the facts, validated once (ConfigErrors, UsageError); says what the facts changed.
     located: the request's layers alone (to say what the instance's options changed)."""
     located = located or load_config(sources, check=False)
-    config = load_config(sources, remembered=facts.remembered, loaded=_shape_layer(facts))
-    _say_remembered(located, config, facts.remembered, notify)
+    config = load_config(sources, check=False, remembered=facts.remembered, loaded=_shape_layer(facts))
+    _say_remembered(located, config, facts.remembered, notify)  # before the rules: one may refuse what it took
+    config = checked(config)  # the one validation
     _say_loaded(config, facts, notify)
     return config
 

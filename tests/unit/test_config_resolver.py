@@ -82,3 +82,16 @@ def test_a_results_directory_through_another_user_s_link_is_refused_before_it_is
     os.lchown(link, 0, 0)  # the same link, root's own: taken as given
     assert cli.build_config(dict(params), None, None, "run").run.results_dir == link
     assert not (tmp_path / "none").exists()
+
+
+def test_what_the_instance_remembers_is_said_before_a_rule_refuses_it(tmp_path):
+    # shared_buffers 2 GiB, kept from a setup with --allow-cached, makes a run of the default scale measure memory:
+    # the refusal names scale, and the line before it says where the cache came from
+    from dbio.errors import ConfigErrors
+
+    said: list[str] = []
+    sources = Sources(cli={"data_dir": str(tmp_path / "i")}, env={}, cwd=tmp_path, discover=False)
+    with pytest.raises(ConfigErrors, match="fits in shared_buffers"):
+        config_resolver.settle(sources, config_resolver.Facts(remembered={"shared_buffers": "2GiB"}),
+                               notify=said.append)
+    assert said and said[0].startswith("using the instance's shared_buffers 2 GiB, as it was last configured")
