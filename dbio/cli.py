@@ -80,10 +80,10 @@ def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, u
     """The command's one Config (config_resolver.py), the files it read said on the terminal."""
     from dbio import config_resolver
 
-    config = config_resolver.resolve_config(config_resolver.request(params, preset, command), command=command,
-                                     shape=config_resolver.shape_of(command, params),
-                                     writes_results=command in WRITES_RESULTS,
-                                     notify=ui.note if ui is not None else lambda _: None)
+    sources = config_resolver.command_sources(params, preset, command)
+    config = config_resolver.resolve_config(sources, command=command, shape=config_resolver.shape_of(command, params),
+                                            writes_results=command in WRITES_RESULTS,
+                                            notify=ui.note if ui is not None else lambda _: None)
     if ui is not None:
         say_files_read(config, ui)
     return config

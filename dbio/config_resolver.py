@@ -59,7 +59,7 @@ class Facts:
     shape: str = NO_SHAPE  # what the command takes of loaded (NO_SHAPE ... INTERRUPTED)
 
 
-def request(params: dict[str, Any], preset: dict[str, Any] | None = None, command: str = "") -> Sources:
+def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, command: str = "") -> Sources:
     """The command's flags (taken out of params), the files it names and the environment."""
     if params.pop("ask_password", None):
         import getpass

@@ -142,7 +142,8 @@ def _accepted(line: str) -> None:
     if command in command_options.COMMANDS:
         params = dict(ctx.params)
         preset = cli.QUICKSTART_PRESET if command == "quickstart" else None
-        load_config(config_resolver.request(params, preset, command))  # raises on a value the configuration refuses
+        # raises on a value the configuration refuses
+        load_config(config_resolver.command_sources(params, preset, command))
 
 
 def test_every_example_in_the_help_is_accepted_as_written():

@@ -22,7 +22,7 @@ def _config(command: str, args: list[str], tmp_path: Path):
         group = group.commands[word]
     ctx = group.commands[words[-1]].make_context(command, [*args, "--data-dir", str(tmp_path / "none")])
     params = {k: v for k, v in ctx.params.items()}
-    return load_config(config_resolver.request(params, None, command))
+    return load_config(config_resolver.command_sources(params, None, command))
 
 
 @pytest.mark.parametrize("command", ["run", "quickstart", "baseline", "instance init", "kubernetes"])
