@@ -76,14 +76,16 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
 
 
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
-                 command: str = "") -> Config:
-    """The command's one Config (config_resolver.py), the files it read said on the terminal."""
+                 command: str = "", check: Callable[[Config], object] | None = None) -> Config:
+    """The command's one Config (config_resolver.py), the files it read said on the terminal. check: the
+    command's own flags against the configuration, before any server is reached."""
     from dbio import config_resolver
 
     sources = config_resolver.command_sources(params, preset, command)
     config = config_resolver.resolve_config(sources, command=command, shape=config_resolver.shape_of(command, params),
                                             writes_results=command in WRITES_RESULTS,
-                                            notify=ui.note if ui is not None else lambda _: None)
+                                            notify=ui.note if ui is not None else lambda _: None,
+                                            request_check=check)
     if ui is not None:
         say_files_read(config, ui)
     return config
@@ -115,9 +117,8 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
-            config = build_config(params, preset, _ui(click.get_current_context()), command)
-            if check is not None:
-                check(config, params)
+            config = build_config(params, preset, _ui(click.get_current_context()), command,
+                                  (lambda located: check(located, params)) if check is not None else None)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target
@@ -392,18 +393,24 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
                              "a resumed sweep runs with the settings it was started with")
         sweep_command.resume(resume_dir, _ui(ctx), Path.cwd())
         return
-    base = build_config(params, None, _ui(ctx), "sweep")
-    if base.run.start_at is not None:
-        raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
-                         "use --start-at with dbio run")
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
-    if len(base.connection.dsns) > 1:
-        raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
-    asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
-    varies = [sweep_plan.parse_vary(v) for v in vary]
-    sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
-                                 repeat=repeat or 1, sessions=sessions, varies=varies)  # before anything runs
+    checked: dict[str, Any] = {}
+
+    def request_checked(located: Config) -> None:  # before any server is reached (a stopped one is not started)
+        if located.run.start_at is not None:
+            raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
+                             "use --start-at with dbio run")
+        if repeat is not None and repeat < 1:
+            raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
+        if len(located.connection.dsns) > 1:
+            raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
+        checked["asked"] = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(located.files))
+        checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
+        sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                     repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
+        sweep_command.grid_checked(checked["varies"], sessions)
+
+    base = build_config(params, None, _ui(ctx), "sweep", request_checked)
+    asked, varies = checked["asked"], checked["varies"]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
     from dbio.commands import ops as ops_command

@@ -10,6 +10,7 @@ In four steps:
    points: engine, server, data directory. A value that does not read is refused here, before anything.
 2. The results directory, as given (links on the way not followed yet), passes the trust rules, for the
    commands that write results: a link another user could swap is refused before anything follows it.
+   The command's own flags are checked too (a sweep's grid, --repeat), before any server is reached.
 3. The facts, each read once: the options dbio's own instance keeps in its record (the settings options
    the last command that configured it was given: `dbio instance init --shared-buffers 16MiB` need not be
    repeated), and, for a command that works on the loaded data set, the shape of what is loaded (its
@@ -93,12 +94,17 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
 
 
 def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE, writes_results: bool = False,
-                   notify: Callable[[str], None] = lambda _: None) -> Config:
+                   notify: Callable[[str], None] = lambda _: None,
+                   request_check: Callable[[Config], object] | None = None) -> Config:
     """The command's one Config (the module's four steps). shape: what it takes of the loaded data set;
-    writes_results: its results directory is judged as given, before anything."""
+    writes_results: its results directory is judged as given, before anything; request_check: the command's
+    own flags checked against where the configuration points (a sweep's grid), before a fact is read from a
+    server (which may start a stopped instance)."""
     located = load_config(sources, check=False)  # 1: values that do not read are refused here
     if writes_results:  # 2
         results_dir.check(located.run.results_dir)
+    if request_check is not None:
+        request_check(located)
     facts, unread = read_facts(located, command, shape, notify)  # 3
     config = settle(sources, facts, located, notify)  # 4
     if unread is not None:

@@ -62,15 +62,20 @@ def start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, kn
     if repeat > 1 and (until_peak or op is not None):
         raise UsageError("--repeat repeats the steps given; --until-peak and --op decide or time their own",
                          "give the steps with --vary or --sessions, or drop --repeat")
-    if sessions:  # their syntax, and sessions given twice, before any server is reached
-        plan.session_counts(sessions)
-        plan.combine([*varies, plan.Vary("threads_per_schema", ())])
+    grid_checked(varies, sessions)
     results_dir.check(base.run.results_dir)  # before the server is held, started or changed
     with targets.exclusive(base, "sweep", ui.note):
         if sessions:  # over the schemas of the base: the loaded ones where none were given (config_resolver.py)
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
         return _start(base, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
                       peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op, repeat=repeat, find=find)
+
+
+def grid_checked(varies: Sequence[plan.Vary], sessions: str | None) -> None:
+    """--sessions' syntax, and sessions given twice, before any server is reached."""
+    if sessions:
+        plan.session_counts(sessions)
+        plan.combine([*varies, plan.Vary("threads_per_schema", ())])
 
 
 def search_request(objective: str | None, max_sessions: int | None, *, until_peak: bool = False, op: bool = False,
