@@ -115,17 +115,14 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
 def read_facts(located: Config, command: str, shape: str,
                notify: Callable[[str], None]) -> tuple[Facts, Exception | None]:
     """The facts, and what kept one from being read (said once the configuration is known to be sound)."""
-    if not located.connection.embedded:
-        remembered: dict[str, Any] = {}  # no instance of dbio's to remember anything
-    elif command in CONFIGURE_NOTHING:
-        remembered = {}
-    else:
-        remembered = _kept_options(located)
+    instance = _own_instance(located)
+    # commands that configure nothing, and a --dsn's server (no instance of dbio's), take nothing remembered
+    remembered = {} if instance is None or command in CONFIGURE_NOTHING else _kept_options(located, instance)
     if shape == NO_SHAPE or all(dataset.given(located, key) for key in dataset.SHAPE):
         return Facts(remembered), None
+    if located.connection.embedded and instance is None:
+        return Facts(remembered, shape=shape), None  # nothing loaded, and nothing made to say so
     try:
-        if located.connection.embedded and not targets.instance_for(located, notify).exists():
-            return Facts(remembered, shape=shape), None  # nothing loaded, and nothing made to say so
         if located.run.part is not None:  # its lock is named by the run's workload, this shape's among it
             loaded = dataset.loaded_record(located, notify)  # a look: the parts share the server anyway
         else:
@@ -136,14 +133,19 @@ def read_facts(located: Config, command: str, shape: str,
     return Facts(remembered, loaded, shape), None
 
 
-def _kept_options(located: Config) -> dict[str, Any]:
-    """The settings options dbio's own instance keeps in its record, of its engine's REMEMBERED."""
+def _own_instance(located: Config) -> Any | None:
+    """dbio's own instance where the configuration points, when one is there (None with --dsn)."""
+    if not located.connection.embedded:
+        return None
     instance = targets.instance_for(located, lambda _: None)
     try:
-        if not instance.exists():
-            return {}
+        return instance if instance.exists() else None
     except OSError:  # a directory that cannot be looked into: the configuration's checks say so in one line
-        return {}
+        return None
+
+
+def _kept_options(located: Config, instance: Any) -> dict[str, Any]:
+    """The settings options dbio's own instance keeps in its record, of its engine's REMEMBERED."""
     kept = instance.meta().options or {}
     return {key: kept[key] for key in registry.entry(located.connection.engine).REMEMBERED if key in kept}
 

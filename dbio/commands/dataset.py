@@ -21,9 +21,8 @@ def given(config: Config, key: str) -> bool:
 
 
 def loaded_record(config: Config, notify: Callable[[str], None]) -> SetupRecord | None:
-    """The setup record of the configured server, or None when nothing (or no instance) is there."""
-    if config.connection.embedded and not targets.instance_for(config, notify).exists():
-        return None
+    """The setup record of the configured server (dbio's own instance, when it exists), None when nothing is
+    loaded there."""
     target = targets.resolve(config, purpose="any", sessions=1, notify=notify)
     conn = target.connect("dbio:setup-record")
     try:
