@@ -14,8 +14,10 @@ import click
 from dbio import __version__, command_help, command_options, controls
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import SESSIONS_FLAG, Config
+from dbio.engines import registry
 from dbio.errors import ConfigErrors, DbioError, UsageError
-from dbio.options import LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
+from dbio.option import Option
+from dbio.options import BY_KEY, LAYOUT_KNOBS, OPTIONS, RESTART_KNOBS
 from dbio.ui import UI
 
 EXIT_USAGE = 2
@@ -38,18 +40,15 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
                          help="TOML configuration file [default: ./dbio.toml when it exists]."),
         "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
                             help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        "--pg-setting": dict(param_decls=("--pg-setting", "pg_setting"), multiple=True, metavar="NAME=VALUE",
-                             help="Extra postgresql.conf setting for the embedded instance (repeatable)."),
-        "--allow-setting": dict(
-            param_decls=("--allow-setting", "allow_setting"), multiple=True, metavar="NAME",
-            help="Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, such as "
-                 "archive_command or shared_preload_libraries (repeatable; command line only)."),
+        **{option.flag: dict(param_decls=(option.flag, option.key), multiple=True, help=text,
+                             metavar="NAME=VALUE" if option.kind == "settings" else "NAME")
+           for option, text in engine_flags()},
         "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
                            help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
+    brought = {**command_options.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
     decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
-                  for flag, spec in extras.items()
-                  if command_options.EXTRA_FLAGS[flag] is None or command_options.EXTRA_FLAGS[flag] in keys]
+                  for flag, spec in extras.items() if brought[flag] is None or brought[flag] in keys]
     if command_options.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
@@ -73,6 +72,17 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
+
+
+def engine_flags() -> list[tuple[Option, str]]:
+    """Each registered engine's own repeatable flags (EngineSpec.flags: --pg-setting, --allow-setting), with their
+    help: options of kind settings or names, taken one item each time."""
+    return [(BY_KEY[key], text) for name in registry.names() for key, text in registry.entry(name).flags.items()]
+
+
+def engine_titles() -> str:
+    """Each engine's name and what its users call it: 'postgresql: PostgreSQL, mysql: MySQL and MariaDB'."""
+    return ", ".join(f"{name}: {registry.entry(name).title}" for name in registry.names())
 
 
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
@@ -487,8 +497,9 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
               help="A new directory for the manifests.")
 @click.option("--name", "job_name", default="dbio", show_default=True, help="Prefix of every object's name.")
 @click.option("--namespace", default=None, help="Namespace of every object (default: kubectl's).")
-@click.option("--password-secret", default=None, help="A Secret whose key 'password' becomes the pods' PGPASSWORD "
-                                                      "(MYSQL_PWD with --engine mysql).")
+@click.option("--password-secret", default=None,
+              help="A Secret whose key 'password' becomes the pods' " + " or ".join(
+                  f"{registry.entry(name).password_env} (--engine {name})" for name in registry.names()) + ".")
 @click.option("--results-size", default="1Gi", show_default=True, help="Size of the shared results volume.")
 @click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
 @click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")
@@ -498,8 +509,9 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
 def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
                namespace: str | None, password_secret: str | None, results_size: str, storage_class: str | None,
                pod_cpu: str, pod_memory: str, **_: Any) -> None:
-    """Write manifests for many pods that each `dbio run` at one --start-at against the given --dsn
-    targets, and the Job that merges their results (plain YAML for kubectl; dbio never talks to the cluster)."""
+    """Write manifests for many pods, the parts of one run (`dbio run --part`) at one --start-at against the
+    given --dsn targets, and the Job that waits for their results and merges them (plain YAML for kubectl;
+    dbio never talks to the cluster)."""
     from dbio.commands import kubernetes as k8s_command
 
     k8s_command.write(config, _ui(ctx), image=image, pods=pods, out=out, name=job_name, namespace=namespace,
@@ -579,11 +591,11 @@ def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) ->
 
 @cli.command()
 @click.argument("name", required=False)
-@click.option("--engine", default=None, metavar="postgresql|mysql",
-              help="The engine whose SQL to list or print (mysql: MySQL and MariaDB).  [default: postgresql]")
+@click.option("--engine", default=None, metavar="|".join(registry.names()),
+              help=f"The engine whose SQL to list or print ({engine_titles()}).  [default: {registry.DEFAULT}]")
 def sql(name: str | None, engine: str | None) -> None:
     """List the built-in SQL scripts, or print one."""
-    from dbio.engines import builtin_scripts, registry
+    from dbio.engines import builtin_scripts
 
     chosen = (engine or registry.DEFAULT).strip().lower()
     registry.entry(chosen)  # an unknown engine: one line naming the known ones

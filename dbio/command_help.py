@@ -95,7 +95,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "kubernetes": (
         ("dbio kubernetes --image registry.example/dbio:0.1 --dsn 'host=db1 dbname=bench' --pods 4 --sessions 8 "
          "--run-time 10m --start-at $(date -u -d '+15 min' +%Y-%m-%dT%H:%M:%SZ)",
-         "4 pods of 8 sessions each, their window 15 minutes from now"),
+         "4 pods of 8 sessions each, the parts of one run, their window 15 minutes from now"),
     ),
     "teardown": (
         ("dbio teardown", "drop dbio's tables from its own instance (asks first when a data set is loaded)"),

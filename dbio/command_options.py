@@ -70,8 +70,7 @@ COMMANDS: dict[str, Uses] = {
 }
 
 # The flags outside the option table, and which options' presence brings them.
-EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--pg-setting": "pg_settings",
-               "--allow-setting": "allow_settings", "--password": "dsn"}
+EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--password": "dsn"}  # and each engine's (EngineSpec.flags)
 
 
 WHILE_RUNNING = ("metrics_port", "metrics_address")  # served while sessions run: by run and sweep (and their pods)

@@ -69,7 +69,7 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
         # configuration is read, so every engine's variable); nothing else ever sees it
         password = getpass.getpass("password for the server: ")
         for name in registry.names():
-            os.environ[registry.entry(name).PASSWORD_ENV] = password
+            os.environ[registry.entry(name).password_env] = password
     cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
     total_sessions = params.pop("total_sessions", None)
     if total_sessions is not None and cli_values.get("threads_per_schema") is not None:
@@ -78,12 +78,11 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
     for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
         if option.kind == "strs" and not cli_values.get(option.key):
             cli_values[option.key] = None
-    settings = params.pop("pg_setting", ())
-    if settings:
-        cli_values["pg_settings"] = list(settings)
-    allowed = params.pop("allow_setting", ())
-    if allowed:
-        cli_values["allow_settings"] = list(allowed)
+    for name in registry.names():  # each engine's own repeatable flags (--pg-setting): () when not given
+        for key in registry.entry(name).flags:
+            items = params.pop(key, ())
+            if items:
+                cli_values[key] = list(items)
     if command in command_options.COMMANDS and not command_options.takes(command, BY_KEY["scale"]):
         # no data set: the rule that the cache must not hold one is for the commands that load or run it
         # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
@@ -145,9 +144,9 @@ def _own_instance(located: Config) -> Any | None:
 
 
 def _kept_options(located: Config, instance: Any) -> dict[str, Any]:
-    """The settings options dbio's own instance keeps in its record, of its engine's REMEMBERED."""
+    """The settings options dbio's own instance keeps in its record, of those its engine's spec remembers."""
     kept = instance.meta().options or {}
-    return {key: kept[key] for key in registry.entry(located.connection.engine).REMEMBERED if key in kept}
+    return {key: kept[key] for key in registry.entry(located.connection.engine).remembered if key in kept}
 
 
 def settle(sources: Sources, facts: Facts, located: Config | None = None,

@@ -1,19 +1,26 @@
 """Plain Kubernetes manifests: many pods measure at one agreed start, then their results merge (pure).
 
-For storage shared by many hosts (an array, a cloud volume type): every pod runs `dbio run`
-against its target with the same --start-at, so all windows measure the same seconds, and
-writes its result to a shared results volume; a second Job merges them (`dbio merge`). dbio
-writes manifests and stays out of the cluster: no client library, no cluster state.
+For storage shared by many hosts (an array, a cloud volume type): the pods are the parts of one
+agreed run (`dbio run --part`, one --run-id, one --start-at), an Indexed Job per target whose pod
+takes its part from its completion index (--part job-index+K/N), so that a server admits them all
+and each counts its own sessions' reads. Each writes its result to its own directory of a shared
+results volume; a second Job waits for every part's result (or the run's end) and merges them
+(`dbio merge`, which names a part missing). dbio writes manifests and stays out of the cluster: no
+client library, no cluster state.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 RESULTS = "/results"
-SETTLE_SECONDS = 600  # a pod may wait this long past its run for the start (image pulls, scheduling)
+SETTLE_SECONDS = 600  # past its window, what a pod may still take: late scheduling, image pulls, its reports
+MERGE_SECONDS = 600  # what the merge may take once every part is in
+POLL_SECONDS = 10  # how often the merge Job looks for the parts' results
+USER = 65532  # the pods' user and group (distroless' "nonroot"); the results volume is prepared for it (fsGroup)
 
 
 # -- Kubernetes' own syntax, so that a bad value is refused here in one line, not by the API server ------------
@@ -69,6 +76,7 @@ class Plan:
     start_at: str  # ISO 8601 with zone, as given
     run_args: tuple[str, ...]  # dbio run flags besides --dsn, --start-at, --results-dir and --label
     run_seconds: float  # warm-up + run time: how long a pod measures after the start
+    lead_seconds: float = 0.0  # from when the manifests are written to the warm-up's beginning
     namespace: str | None = None
     password_secret: str | None = None  # a Secret with key "password", never a value here
     engine: str = "postgresql"  # the engine the pods run (--engine)
@@ -81,16 +89,39 @@ class Plan:
 
 
 def run_manifests(plan: Plan) -> list[dict[str, Any]]:
-    """The results volume and one Indexed Job per target, every pod with the same --start-at."""
+    """The results volume and one Indexed Job per target, every pod a part of one run at one --start-at."""
     return [_volume(plan)] + [_run_job(plan, index, dsn) for index, dsn in enumerate(plan.targets)]
 
 
+def parts(plan: Plan) -> int:
+    """How many parts the run has: every pod of every target's Job (1: a whole run, no --part)."""
+    return plan.pods_per_target * len(plan.targets)
+
+
+def run_id(plan: Plan) -> str:
+    """The identity every part shares: the manifests' name and the start, e.g. dbio-20261127T190000Z."""
+    start = datetime.fromisoformat(plan.start_at).astimezone(timezone.utc)
+    return f"{plan.name}-{start:%Y%m%dT%H%M%SZ}"
+
+
+def deadline(plan: Plan) -> int:
+    """A run pod's activeDeadlineSeconds: counted from when the Job is applied, at the latest as the manifests
+    are written, it allows for the wait until the start, the warm-up and run, and the settle margin."""
+    return int(plan.lead_seconds + plan.run_seconds + SETTLE_SECONDS + 0.999)
+
+
 def merge_manifest(plan: Plan) -> dict[str, Any]:
-    """The Job that merges every pod's result into one (apply it once the run Jobs completed)."""
-    # "$$(" is how a manifest writes "$(" for the shell: Kubernetes reads "$(NAME)" as a variable
-    script = (f"set -e; dbio merge $$(ls -d {RESULTS}/{plan.name}-*/*/ | sort) --out {RESULTS}/merged "
-              f"--label '{plan.name}'")
-    return _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", script], {}, indexed=False)
+    """The Job that merges every pod's result into one. Applied with the run Jobs, or after them, it waits
+    until every part's result is written, or until no pod can still write one, and merges what is there:
+    `dbio merge` names the parts missing."""
+    pattern = f"{RESULTS}/{plan.name}-t*-*/*/result.json"
+    give_up = int(datetime.fromisoformat(plan.start_at).timestamp() + plan.run_seconds + SETTLE_SECONDS)
+    script = (f"set -e; until [ \"$(ls {pattern} 2>/dev/null | wc -l)\" -ge {parts(plan)} ] || "
+              f"[ \"$(date +%s)\" -ge {give_up} ]; do sleep {POLL_SECONDS}; done; "
+              f"dbio merge $(ls {pattern} | xargs -n 1 dirname | sort) --out {RESULTS}/merged --label '{plan.name}'")
+    job = _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", literal(script)], {}, indexed=False)
+    job["spec"]["activeDeadlineSeconds"] = deadline(plan) + MERGE_SECONDS
+    return job
 
 
 def _volume(plan: Plan) -> dict[str, Any]:
@@ -103,9 +134,12 @@ def _volume(plan: Plan) -> dict[str, Any]:
 
 def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     name = f"{plan.name}-t{target}"
-    args = ["dbio", "run", "--engine", plan.engine, "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at,
-            "--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)",
-            *map(literal, plan.run_args)]
+    args = ["dbio", "run", "--engine", plan.engine, "--dsn", "$(DBIO_TARGET)", "--start-at", plan.start_at]
+    if parts(plan) > 1:  # the pod's part: its completion index (0-based), after the earlier targets' pods
+        offset = f"+{target * plan.pods_per_target}" if target else ""
+        args += ["--part", f"job-index{offset}/{parts(plan)}", "--run-id", run_id(plan)]
+    args += ["--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)",
+             *map(literal, plan.run_args)]
     if plan.metrics_port is not None:  # on the pod's address, for the cluster's Prometheus
         args += ["--metrics-port", str(plan.metrics_port), "--metrics-address", "0.0.0.0"]
     env = {"DBIO_TARGET": {"value": literal(dsn)},
@@ -138,10 +172,13 @@ def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, An
                                    "prometheus.io/path": "/metrics"}
     spec: dict[str, Any] = {
         "completions": pods, "parallelism": pods, "backoffLimit": 0,  # a failed run is not retried: its start passed
-        "activeDeadlineSeconds": int(SETTLE_SECONDS + plan.run_seconds + 60),
+        "activeDeadlineSeconds": deadline(plan),
         "template": {"metadata": pod_meta,
                      "spec": {"restartPolicy": "Never", "containers": [container],
-                              "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "fsGroup": 65532},
+                              # the kubelet makes the results volume group-owned by fsGroup (2775), a group
+                              # the pod's user is a member of: dbio trusts it when not root (trust.py)
+                              "securityContext": {"runAsNonRoot": True, "runAsUser": USER, "runAsGroup": USER,
+                                                  "fsGroup": USER},
                               "volumes": [{"name": "results",
                                            "persistentVolumeClaim": {"claimName": f"{plan.name}-results"}},
                                           {"name": "scratch", "emptyDir": {}}]}},

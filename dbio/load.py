@@ -135,11 +135,11 @@ class _Streams:
                 wait(futures)
                 raise Interrupted(_interrupted_message(engine, connect, jobs), "run dbio setup again to resume") \
                     from None
-            failed = [f for f in finished if f.exception() is not None]
+            failed = [error for f in finished if (error := f.exception()) is not None]
             if failed:
                 self.halt()
                 wait(pending)
-                raise engine.load_error(failed[0].exception(), _done_count(engine, connect, jobs), len(jobs))
+                raise engine.load_error(failed[0], _done_count(engine, connect, jobs), len(jobs))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 

@@ -5,7 +5,8 @@ seconds) are one experiment. The merged result is format 2: its nodes are the in
 their own figures as each input computed them (host CPU included: each host's own); its top level
 is the total: the nodes' neutral counters summed over their windows, the sessions' statements and
 histograms summed. The total is only as true as the windows are alike: inputs whose windows do not
-overlap, or whose lengths differ by more than WINDOW_LENGTH_SPREAD, are refused.
+overlap, or whose lengths differ by more than WINDOW_LENGTH_SPREAD, are refused (but the parts of one
+run on one server: a part cut short is named, the server's counters hold what its sessions did).
 
 Inputs may share a server (the parts of one run, --part i/N, or hosts given one --dsn): each such
 input's server-wide counters count every input's reads, so the total takes each server's counters
@@ -23,26 +24,28 @@ from typing import Any
 from dbio import __version__
 from dbio import parts as run_parts
 from dbio.engines.counters import combine
+from dbio.merge_inputs import (NotMergeable, refuse_other_workloads, refuse_repeats, refuse_same_readings,
+                               refuse_unidentified, server_identity)
 from dbio.stats import figures as figure_math
 
-WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest
-# The sessions' own reads and their server's (as counts over one interval when the runs' windows opened
-# together, else as rates over each one's window): apart by more than this share of the server's, they
-# disagree (beyond, other clients or the server's own processes read)
-AGREEMENT_PCT = 2.0
+WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest,
+READING_LATENESS_SECONDS = 1.0  # or this much: a busy host reads a window's end up to a second late
+# The sessions' own reads and their server's, as counts over one interval when the runs' windows opened
+# together: apart by more than the report's own limit for other sessions' share, they disagree (other
+# clients or the server's own processes read). As rates over each run's own window (windows opened
+# apart), each rate also carries its readings' lateness: a wider margin.
+AGREEMENT_PCT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT
+RATES_AGREEMENT_PCT = 2.0
 LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first one's is named late (a slice)
-
-
-class NotMergeable(ValueError):
-    """Why the inputs cannot be one result (one line)."""
 
 
 def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any]:
     """inputs: (name, result document as result.read gives it) for each host's run."""
     if len(inputs) < 2:
         raise NotMergeable("give at least two results")
-    _refuse_repeats(inputs)
+    refuse_repeats(inputs)
     given = inputs
+    refuse_unidentified(inputs)
     inputs, unmeasured = _measured_parts(inputs)
     if len(inputs) < 1 or (len(inputs) < 2 and not unmeasured):
         raise NotMergeable("give at least two results that measured a window")
@@ -51,20 +54,27 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     if overlap <= 0:
         raise NotMergeable("the runs' windows do not overlap: start them with one --start-at")
     lengths = [end - start for start, end in windows]
-    if max(lengths) > min(lengths) * (1 + WINDOW_LENGTH_SPREAD):
-        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: give them the same "
-                           "--run-time (and one --start-at)")
-    _refuse_other_workloads(inputs)
+    refuse_other_workloads(inputs)
     nodes = [node for name, doc in inputs for node in _nodes(name, doc)]
     names = [n["name"] for n in nodes]
     if len(set(names)) != len(names):
         raise NotMergeable(f"two inputs have the same name "
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
+    refuse_same_readings(nodes)
     first = inputs[0][1]
-    seconds = statistics.fmean(lengths)
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
+    one_server = len(chosen) == 1 and len(nodes) > 1 and server_identity(nodes[chosen[0]]) is not None
+    parts_of_one_server = one_server and any(run_parts.part_of(doc) for _, doc in inputs)
+    if not _alike(max(lengths), min(lengths)) and not parts_of_one_server:
+        cut = inputs[lengths.index(min(lengths))]
+        raise NotMergeable(f"the runs' windows last {min(lengths):.1f} to {max(lengths):.1f} s: {cut[0]}'s was cut "
+                           f"short ({cut[1].get('status')}); merge runs that measured their whole --run-time")
+    # one server's counters, once: over their own interval (the last begin reading to the last end one),
+    # which holds a part cut short as it holds the others; runs on several servers add over about one length
+    interval = _server_rate(nodes[opened[0]], nodes[chosen[0]])[1] if one_server else None
+    seconds = interval or statistics.fmean(lengths)
     begin, end = _combined(nodes, "begin", opened), _combined(nodes, "end", chosen)
     counting = _counting(nodes, opened, chosen)
     part_record = _parts(given, inputs, windows, unmeasured)
@@ -74,8 +84,11 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         totals.pop("hot_rows", None)  # a result from before the hot spot's parts: the total has none
     resets = [{**r, "node": _node_name(name, doc, r.get("node"))} for name, doc in inputs
               for r in doc.get("counter_resets") or [] if isinstance(r, dict)]
+    # each node's read probe timed its own single reads: their histograms add up (never their percentiles)
+    probes = {_node_name(name, doc, node): probe for name, doc in inputs
+              for node, probe in (doc.get("read_probe") or {}).items() if isinstance(probe, dict)}
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
-                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}))
+                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     return {
@@ -107,6 +120,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                                        "sessions' own counts of every run")},
                    *_counting_events(start, counting), *_part_events(start, part_record)],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
+        **({"read_probe": probes} if probes else {}),
         "counter_resets": resets,  # an input's counters that went back: no total is built on them either
         "series": [], "stalls": [], "waits": _sum_waits(inputs), "monitor_errors": [],
         "figures": figures, "merged_from": [{"name": name, "run_id": doc.get("run_id"), "label": doc.get("label"),
@@ -118,7 +132,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
                    end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
-                   reset: list[str]) -> dict[str, Any]:
+                   reset: list[str], probes: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
     figures (the hosts are several: each node has its own)."""
     if not (begin and end):
@@ -136,44 +150,8 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "io_timing": all(c.get("times_data_io", True) for c in caps),
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
         "page_bytes": page, "reset_counters": reset,
+        "read_probe": probes if probes and histograms.get("bounds_us") else None,
         "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
-
-
-# Workload options hosts may set apart: how many of the sessions each host runs.
-PER_HOST_OPTIONS = run_parts.PER_PART_OPTIONS
-
-
-def _refuse_repeats(inputs: list[tuple[str, dict[str, Any]]]) -> None:
-    """The same run given twice (or a copy of it) would count each of its reads twice; so would the
-    same part of a run. Parts merge only with the other parts of their own run."""
-    seen: dict[str, str] = {}
-    for name, doc in inputs:
-        run_id = str(doc.get("run_id"))
-        if run_id in seen:
-            raise NotMergeable(f"{seen[run_id]} and {name} are the same run ({run_id}): each would count its reads "
-                               "twice; give each host's run once")
-        seen[run_id] = name
-    found = [(name, run_parts.part_of(doc)) for name, doc in inputs]
-    if not any(part for _, part in found):
-        return
-    whole = [name for name, part in found if part is None]
-    if whole:
-        named = next(name for name, part in found if part)
-        raise NotMergeable(f"{named} is a part of a run (--part) and {whole[0]} is a whole run: merge a run's parts "
-                           "together, or whole runs together")
-    first_name, first = found[0]
-    assert first is not None
-    taken: dict[int, str] = {}
-    for name, part in found:
-        assert part is not None
-        if (part.run, part.of) != (first.run, first.of):
-            raise NotMergeable(f"{first_name} and {name} are parts of different runs ({first.run} of {first.of} parts, "
-                               f"{part.run} of {part.of}): merge the parts of one run")
-        if part.index in taken:
-            raise NotMergeable(f"{taken[part.index]} and {name} are both part {part.index}/{part.of} of run "
-                               f"{part.run}: "
-                               "each would count its reads twice; give each part once")
-        taken[part.index] = name
 
 
 def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],
@@ -187,11 +165,6 @@ def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tupl
     return measured, [(n, d) for n, d in inputs if (n, d) not in measured]
 
 
-def _identity(node: dict[str, Any]) -> str | None:
-    identity = (node.get("server") or {}).get("identity")
-    return identity if isinstance(identity, str) and identity else None
-
-
 def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
     """One node per server, in the order servers first appear (a node whose server gave no identity is
     its own): the one whose `which` reading (begin or end) the server took last. Each run flushes its
@@ -200,7 +173,7 @@ def _once_per_server(nodes: list[dict[str, Any]], which: str) -> list[int]:
     latest: dict[str, int] = {}
     order: list[str] = []
     for i, node in enumerate(nodes):
-        key = _identity(node) or f"#{i}"
+        key = server_identity(node) or f"#{i}"
         if key not in latest:
             order.append(key)
             latest[key] = i
@@ -225,18 +198,20 @@ def _server_rate(first: dict[str, Any], last: dict[str, Any]) -> tuple[float | N
     """A server's reads/s from one node's begin reading to another's end reading (one server's counters
     and clock: any two of its readings make an interval), and that interval's seconds."""
     b, e = [((n.get("normalized") or {}).get(w) or {}) for n, w in ((first, "begin"), (last, "end"))]
-    reads = [(r.get("data") or {}).get("reads") for r in (b, e)]
-    if None in reads or not isinstance(b.get("t"), (int, float)) or not isinstance(e.get("t"), (int, float)):
+    began, ended = [(r.get("data") or {}).get("reads") for r in (b, e)]
+    if began is None or ended is None or not isinstance(b.get("t"), (int, float)) or \
+            not isinstance(e.get("t"), (int, float)):
         return None, None
     seconds = float(e["t"]) - float(b["t"])
-    return ((float(reads[1]) - float(reads[0])) / seconds, seconds) if seconds > 0 else (None, None)
+    return ((float(ended) - float(began)) / seconds, seconds) if seconds > 0 else (None, None)
 
 
 def _opened_together(group: list[dict[str, Any]]) -> bool:
     """Whether the runs' begin readings came within one slice of each other: their sessions publish their
     counts once a slice, so no run's window had published a count before the last of them was read."""
-    times = [((n.get("normalized") or {}).get("begin") or {}).get("t") for n in group]
-    if not all(isinstance(t, (int, float)) for t in times):
+    times = [float(t) for n in group if isinstance(t := ((n.get("normalized") or {}).get("begin") or {}).get("t"),
+                                                     (int, float))]
+    if len(times) < len(group):
         return False
     return max(times) - min(times) < LATE_PART_SECONDS
 
@@ -253,8 +228,8 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
     "counts"); others each its own sessions' rate over its own window ("rates")."""
     out = []
     for b, i in zip(opened, chosen):
-        identity = _identity(nodes[i])
-        group = [n for n in nodes if identity is not None and _identity(n) == identity]
+        identity = server_identity(nodes[i])
+        group = [n for n in nodes if identity is not None and server_identity(n) == identity]
         if len(group) < 2:
             continue
         own = [(_own_reads(n), _node_seconds(n)) for n in group]
@@ -275,8 +250,9 @@ def _counting(nodes: list[dict[str, Any]], opened: list[int], chosen: list[int])
         if entry["own_reads_per_s"] is not None and entry["server_reads_per_s"]:
             diff = 100.0 * (entry["server_reads_per_s"] - entry["own_reads_per_s"]) / entry["server_reads_per_s"]
             entry["difference_pct"] = diff
-            entry["agree"] = abs(diff) <= AGREEMENT_PCT
-            entry["others"] = diff > AGREEMENT_PCT  # the server read more than the runs' sessions: others shared it
+            margin = AGREEMENT_PCT if entry["compared"] == "counts" else RATES_AGREEMENT_PCT
+            entry["agree"] = abs(diff) <= margin
+            entry["others"] = diff > margin  # the server read more than the runs' sessions: others shared it
         out.append(entry)
     return out
 
@@ -309,9 +285,13 @@ def _parts(given: list[tuple[str, dict[str, Any]]], measured: list[tuple[str, di
     first_open = min(start for start, _ in windows)
     late = [{"name": name, "seconds": start - first_open}
             for (name, _), (start, _) in zip(measured, windows) if start - first_open > LATE_PART_SECONDS]
+    longest = max(end - start for start, end in windows)
+    short = [{"name": name, "seconds": end - start, "of_seconds": longest}
+             for (name, _), (start, end) in zip(measured, windows)
+             if not _alike(longest, end - start)]
     return {"run": first.run, "of": first.of,
             "given": [{"name": name, "index": part.index} for name, part, _ in found if part],
-            "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late,
+            "missing": sorted(set(range(1, first.of + 1)) - indices), "late": late, "short": short,
             "incomplete": [{"name": name, "status": doc.get("status"), "reason": doc.get("status_reason"),
                             "measured": (name, doc) not in unmeasured} for name, _, doc in found
                            if doc.get("status") != "complete"]}
@@ -326,25 +306,18 @@ def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]
                    "not given: the total is of the parts given")
     for late in record["late"]:
         out.append(f"part {late['name']} opened its window {late['seconds']:.1f} s after the first part's")
+    for short in record.get("short") or []:
+        out.append(f"part {short['name']} measured {short['seconds']:.1f} s of the {short['of_seconds']:.1f} s the "
+                   "longest part did: its window was cut short, the server's counters hold what its sessions did")
     for bad in record["incomplete"]:
         left = "" if bad["measured"] else " and measured no window: it is left out of the total"
         out.append(f"part {bad['name']} is {bad['status']}{left} ({bad['reason']})")
     return [{"t": t, "kind": "parts", "message": m} for m in out]
 
 
-def _refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:
-    """Runs of different workloads are no one experiment: their total would be read as the first's."""
-    first_name, first = inputs[0]
-    reference = ((first.get("config") or {}).get("workload") or {})
-    for name, doc in inputs[1:]:
-        workload = (doc.get("config") or {}).get("workload") or {}
-        differ = sorted(k for k in set(reference) | set(workload)
-                        if k not in PER_HOST_OPTIONS and reference.get(k) != workload.get(k))
-        if differ:
-            shown = ", ".join(f"{k} {reference.get(k)!r} vs {workload.get(k)!r}" for k in differ[:3])
-            more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
-            raise NotMergeable(f"{first_name} and {name} ran different workloads ({shown}{more}): runs merge only "
-                               "when every workload option but the sessions is the same")
+def _alike(longer: float, shorter: float) -> bool:
+    """Whether two windows of one --run-time measured it alike (their lengths apart by their readings' lateness)."""
+    return longer <= max(shorter * (1 + WINDOW_LENGTH_SPREAD), shorter + READING_LATENESS_SECONDS)
 
 
 def _window(name: str, doc: dict[str, Any]) -> tuple[float, float]:
@@ -382,14 +355,14 @@ def _combined(nodes: list[dict[str, Any]], which: str, chosen: list[int] | None 
     order servers first appear), and the sessions' own counts of every node (each counts only its own
     sessions)."""
     chosen = list(range(len(nodes))) if chosen is None else chosen
-    readings = [(n.get("normalized") or {}).get(which) for n in nodes]
-    if not readings or not all(readings):
+    readings: list[dict[str, Any]] = [r for n in nodes if (r := (n.get("normalized") or {}).get(which))]
+    if not readings or len(readings) < len(nodes):
         return None
     total = combine([readings[i] for i in chosen])
     if len(chosen) < len(nodes):
-        own = [r.get("sessions") for r in readings]
+        own = [o for r in readings if isinstance(o := r.get("sessions"), dict)]
         total = {k: v for k, v in total.items() if k != "sessions"}
-        if all(isinstance(o, dict) for o in own):
+        if len(own) == len(readings):
             total["sessions"] = {k: _sum_or_none([o.get(k) for o in own])
                                  for k in dict.fromkeys(k for o in own for k in o)}
     return total
@@ -409,8 +382,9 @@ def _sum_histograms(histograms: list[dict[str, Any]]) -> dict[str, Any]:
     if not bounds or any(h.get("bounds_us") != bounds for h in histograms):
         return {}
     out: dict[str, Any] = {"bounds_us": bounds}
-    for kind in (k for k in histograms[0] if k != "bounds_us"):
-        parts = [h[kind] for h in histograms if h.get(kind)]
+    # a kind one input did not time would hold only the others' reads, while the totals count every input's
+    for kind in (k for k in histograms[0] if k != "bounds_us" and all(h.get(k) for h in histograms)):
+        parts = [h[kind] for h in histograms]
         out[kind] = {"counts": [sum(c) for c in zip(*(p["counts"] for p in parts))],
                      "sum_us": sum(p.get("sum_us") or 0 for p in parts),
                      "max_us": max((p.get("max_us") or 0 for p in parts), default=0)}

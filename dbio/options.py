@@ -97,10 +97,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "waits for it (at most 7 days ahead).", file=False,
            fix="give an ISO 8601 time with its zone within the next 7 days, e.g. 2026-11-22T19:00:00Z"),
     Option("part", "run", "str", None,
-           "This process's part of one run made of several dbio processes (on one host or several) against one "
-           "server, as i/N (e.g. 2/3): every part gives the same --start-at (and workload); the server admits "
-           "the parts of one run together and refuses any other run meanwhile; dbio merge makes them one.",
-           file=False, fix="give i/N with 1 <= i <= N, e.g. --part 2/3, with --start-at and --dsn"),
+           "This process's part i/N (e.g. 2/3) of one run of several dbio processes against one server, each "
+           "with the same --start-at and workload: the server admits them together, refuses other runs, and "
+           "dbio merge makes them one. job-index[+K]/N: i from an Indexed Job pod's JOB_COMPLETION_INDEX.",
+           file=False, fix="give i/N with 1 <= i <= N, e.g. --part 2/3 (or job-index/N in an Indexed Job's "
+                           "pod), with --start-at and --dsn"),
     Option("run_id", "run", "str", None,
            "The identity the parts of one run share (with --part); default: one derived from --start-at, the "
            "number of parts and the workload.", file=False,

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,9 @@ PER_PART_OPTIONS = ("threads_per_schema", "sessions")
 MAX_PARTS = 1000
 # Advisory lock keys at or above this are runs' (see engines/postgres/exclusive.py); below, dbio's own.
 FIRST_RUN_KEY = 16
+# In each pod of an Indexed Job Kubernetes sets this to the pod's completion index, 0-based; --part
+# job-index[+K]/N makes it the part K + index + 1 (dbio kubernetes writes it, docs/kubernetes.md).
+JOB_INDEX = "JOB_COMPLETION_INDEX"
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,24 @@ class Part:
         return {"index": self.index, "of": self.of, "run": self.run}
 
 
-def parse(text: str) -> tuple[int, int]:
-    """'i/N' -> (i, N); ValueError with a one-line reason."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
+def parse(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """'i/N' -> (i, N); 'job-index/N' or 'job-index+K/N' -> (K + JOB_COMPLETION_INDEX + 1, N), the index
+    read from environ (default: this process's environment); ValueError with a one-line reason."""
+    m = re.fullmatch(r"\s*(?:(\d+)|job-index(?:\+(\d+))?)\s*/\s*(\d+)\s*", text or "")
     if not m:
-        raise ValueError("is not i/N (this process's part and how many parts the run has, e.g. 2/3)")
-    index, of = int(m.group(1)), int(m.group(2))
+        raise ValueError("is not i/N (this process's part and how many parts the run has, e.g. 2/3) nor "
+                         "job-index[+K]/N")
+    of = int(m.group(3))
+    if m.group(1) is not None:
+        index = int(m.group(1))
+    else:
+        found = (os.environ if environ is None else environ).get(JOB_INDEX)
+        if found is None:
+            raise ValueError(f"takes the part from {JOB_INDEX}, which is not set (Kubernetes sets it in each pod "
+                             "of an Indexed Job)")
+        if not re.fullmatch(r"\d{1,6}", found):
+            raise ValueError(f"takes the part from {JOB_INDEX}, which is {found[:20]!r}, not a completion index")
+        index = int(m.group(2) or 0) + int(found) + 1
     if of < 2 or of > MAX_PARTS:
         raise ValueError(f"N is {of}: a run in parts has 2 to {MAX_PARTS} of them")
     if not 1 <= index <= of:

@@ -14,13 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dbio import jsondoc, shapes
+from dbio import jsondoc, result_records, shapes
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
+from dbio.result_records import FORMAT, FORMAT_VERSION, ONLY_NODE, Result, completed, with_nodes
 
-FORMAT = "dbio-result"
-FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level is their total)
-ONLY_NODE = "node1"  # the name of a run's one node where a file written before nodes does not name it
+__all__ = ["FORMAT", "FORMAT_VERSION", "ONLY_NODE", "Result", "completed", "read", "read_result", "with_nodes"]
 RESULT_FILE = "result.json"
 SAMPLES_FILE = "samples.jsonl"
 REPORT_FILE = "report.txt"
@@ -59,16 +58,29 @@ def _json_default(value: Any) -> Any:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A result.json (or the directory holding one), checked against what the reports read;
-    refuses anything else with one line naming the file and what is wrong."""
+    """A result.json (or the directory holding one) as a document (read_result's, migrated and checked)."""
+    return dict(read_result(path).document)
+
+
+_HINTS = {"missing": "give a run directory or its result.json", "not_ours": "give the result.json a dbio run wrote",
+          "version": "render it with the dbio that wrote it", "malformed": "re-run, or render another result"}
+
+
+def read_result(path: Path) -> Result:
+    """A result.json (or the directory holding one), typed by result_records.load (migrated and checked
+    against what the reports read); refuses anything else with one line naming the file and what is wrong."""
     target = path / RESULT_FILE if path.is_dir() else path
     if path.is_dir() and not target.exists() and (path / RUN_MANIFEST).exists():
         raise unfinished_run(path)
-    document = load_document(target, FORMAT, FORMAT_VERSION, shapes.result(FORMAT_VERSION), kind="result",
-                             hints=("give a run directory or its result.json", "give the result.json a dbio run wrote",
-                                    "render it with the dbio that wrote it", "re-run, or render another result"),
-                             complete=completed)
-    return with_nodes(document)
+    document = load(target, _HINTS["missing"])
+    try:
+        return result_records.load(document)
+    except result_records.NotAResult:
+        raise UsageError(f"{target} is not a dbio result", _HINTS["not_ours"]) from None
+    except result_records.UnknownVersion as exc:
+        raise UsageError(f"{target} {exc}", _HINTS["version"]) from None
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{target}: {exc}", _HINTS["malformed"]) from None
 
 
 RUN_MANIFEST = "run.json"  # what a run writes first, and its result last
@@ -90,29 +102,6 @@ def unfinished_run(directory: Path) -> UsageError:
     return UsageError(f"{directory} is a run whose dbio process ended before writing its result",
                       f"the next dbio run with --results-dir {results_dir} rebuilds it from what it wrote "
                       "(marked lost); then render it")
-
-
-def completed(document: dict[str, Any]) -> dict[str, Any]:
-    """A result with the facts an older dbio did not record (capabilities, neutral counters),
-    filled in by the engine that wrote it (pure, idempotent)."""
-    from dbio import engines
-
-    return engines.complete_result(document)
-
-
-def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
-    """A result as this dbio reads it: completed, and a format-1 result as format 2 shows it: its
-    one node, named ONLY_NODE, is the run (pure; format_version stays what the file says)."""
-    document = completed(document)
-    if document.get("nodes") is not None:
-        return document
-    environment, caps = document.get("environment") or {}, document.get("capabilities") or {}
-    node = {"name": ONLY_NODE, "engine": caps.get("engine"), "role": "primary", "server": environment.get("server"),
-            "capabilities": caps, "normalized": document.get("normalized"), "figures": document.get("figures")}
-    snapshots = {name: None if reading is None else
-                 {"nodes": {ONLY_NODE: reading.get("engine")}, "os": reading.get("os")}
-                 for name, reading in (document.get("snapshots") or {}).items()}
-    return {**document, "nodes": [node], "snapshots": snapshots}
 
 
 def load_document(target: Path, form: str, version: int, shape: Any, *, kind: str, hints: tuple[str, str, str, str],

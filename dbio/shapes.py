@@ -155,8 +155,12 @@ READING = both(real_numbers, SNAPSHOT)
 COUNTER_RECORD = both(real_numbers, COUNTERS)
 # a reading: every node's raw snapshot ("engine": the one node's, before result format 2) and /proc
 _READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optional(COUNTERS)})
-_NODE = obj({"name": text, "engine": optional(text), "role": text, "server": optional(obj()),
-             "capabilities": optional(obj(_CAPABILITY_FACTS)), "normalized": optional(obj(rest=optional(COUNTERS))),
+# a node's own sessions' counts (dbio merge adds them) and its server's identity (merge takes a server once)
+_NODE_READING = both(COUNTERS, obj({"sessions": optional(obj(rest=optional(count)))}))
+_NODE = obj({"name": text, "engine": optional(text), "role": text,
+             "server": optional(obj({"identity": optional(text)})),
+             "capabilities": optional(obj(_CAPABILITY_FACTS)),
+             "normalized": optional(obj(rest=optional(_NODE_READING))),
              "figures": optional(_figures), "series": optional(array(_SERIES_ROW))},
             required=("name", "role"))
 
@@ -198,6 +202,8 @@ def result(known_version: int) -> Shape:
         "figures": _figures,
         "baseline": optional(_BASELINE),
         "nodes": optional(array(_NODE)),
+        # a part of one run (--part i/N): dbio merge relies on each of these
+        "part": optional(obj({"index": whole, "of": whole, "run": text}, required=("index", "of", "run"))),
     }, required=("format", "format_version", "status", "config", "figures"))
 
 

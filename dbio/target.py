@@ -8,11 +8,12 @@ from __future__ import annotations
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 from dbio.config import Config, each_node
 from dbio.engines import registry
 from dbio.engines.base import Engine
+from dbio.engines.instance import ManagedInstance, WithStandbys
 from dbio.errors import UsageError
 from dbio.options import BY_KEY
 
@@ -21,7 +22,7 @@ from dbio.options import BY_KEY
 class Target:
     engine: Engine
     conninfo: str
-    instance: Any | None  # the engine's embedded instance, None with --dsn
+    instance: ManagedInstance | None  # the engine's managed instance; None: no managed instance (--dsn)
     notify: Callable[[str], None] = field(default=lambda _: None)
     name: str | None = None  # a member of the embedded instance (primary, standby1, ...) when it has several
     role: str = "primary"  # primary | standby (read-only)
@@ -34,16 +35,23 @@ class Target:
         return self.instance is not None
 
 
-def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
-    """The configured engine's embedded instance, created or not."""
+def instance_for(config: Config, notify: Callable[[str], None]) -> ManagedInstance:
+    """The configured engine's managed instance, created or not."""
     return registry.entry(config.connection.engine).instance_for(config, notify)
+
+
+def with_standbys(config: Config, instance: ManagedInstance | None) -> WithStandbys | None:
+    """The instance as one with standbys, when its engine declares them (Features.standbys); else None."""
+    if instance is None or not registry.entry(config.connection.engine).features.standbys:
+        return None
+    return cast(WithStandbys, instance)
 
 
 def options_of(config: Config) -> dict[str, Any]:
     """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
     record keeps them (JSON: settings as a table); config_resolver.py reads them back."""
     out: dict[str, Any] = {}
-    for key in registry.entry(config.connection.engine).REMEMBERED:
+    for key in registry.entry(config.connection.engine).remembered:
         if key not in config.given:
             continue
         value = config.given[key]
@@ -51,7 +59,7 @@ def options_of(config: Config) -> dict[str, Any]:
     return out
 
 
-def remember(config: Config, instance: Any) -> None:
+def remember(config: Config, instance: ManagedInstance | None) -> None:
     """Keep what the user set of the remembered options in the record of the instance it configured,
     beside what earlier commands set (a sweep's steps set none: commands/sweep.py step_config)."""
     if instance is None or not instance.exists():
@@ -76,21 +84,22 @@ def resolve_nodes(config: Config, *, purpose: str, sessions: int, notify: Callab
     return members(found[0], config) if config.connection.embedded else found
 
 
-def check_members(config: Config, instance: Any) -> None:
+def check_members(config: Config, instance: ManagedInstance | None) -> None:
     """--nodes names members the embedded instance has (refused before anything starts)."""
     if config.run.nodes is None:
         return
-    if not hasattr(instance, "nodes"):
+    cluster = with_standbys(config, instance)
+    if cluster is None:
         raise UsageError(f"--nodes {config.run.nodes}: the {config.connection.engine} engine's embedded instance has "
                          "no standbys", "remove --nodes")
-    instance.nodes(config.connection.dbname, config.run.nodes)
+    cluster.nodes(config.connection.dbname, config.run.nodes)
 
 
 def members(primary: Target, config: Config) -> list[Target]:
     """The embedded instance as the run's nodes: its primary and each standby (or those --nodes names)."""
-    instance = primary.instance
-    check_members(config, instance)
-    if not hasattr(instance, "nodes") or not instance.standby_count():
+    check_members(config, primary.instance)
+    instance = with_standbys(config, primary.instance)
+    if instance is None or not instance.standby_count():
         return [primary]
     entry = registry.entry(config.connection.engine)
     return [Target(primary.engine if role == "primary" else entry.create_engine(), conninfo, instance,

@@ -4,11 +4,19 @@ As root, dbio starts programs (as the server user) and switches to the server us
 Whatever decides which program runs, or which identity it runs as, must be writable only by
 root or by the user running dbio: otherwise the server user (whom anyone reaching the embedded
 superuser can act as, e.g. with COPY ... TO PROGRAM) could make root run its own code.
+
+Not running as root, dbio has no more privilege than its user: it trusts root, that user and the
+group it runs as when that group was chosen for it (not its account's login group: `sg`, a pod's
+runAsGroup set to the fsGroup the kubelet prepares a volume for) or is the user's own (a personal
+group no one else is in). Supplementary groups, and a login group shared by everyone (`users`), are
+not trusted: they hold people the user never chose. As root it trusts root and its own user only
+(docs/trust.md).
 """
 
 from __future__ import annotations
 
 import errno
+import grp
 import os
 import pwd
 import stat
@@ -23,6 +31,41 @@ def trusted_uids() -> frozenset[int]:
     return frozenset({0, os.geteuid()})
 
 
+def trusted_gids() -> frozenset[int]:
+    """Groups whose write access dbio accepts: root's; not running as root, also the group it runs as when
+    it was chosen for this process or is the user's own (group_is_chosen_or_personal)."""
+    uid, gid = os.geteuid(), os.getegid()
+    if uid == 0:
+        return frozenset({0})
+    try:
+        account: pwd.struct_passwd | None = pwd.getpwuid(uid)
+    except KeyError:
+        account = None
+    try:
+        listed = tuple(grp.getgrgid(gid).gr_mem)
+    except KeyError:
+        listed = ()
+    login = (account.pw_name, account.pw_gid) if account is not None else None
+    others = _others_logging_in_with(gid, uid) if login is not None and login[1] == gid else ()
+    return frozenset({0, gid}) if group_is_chosen_or_personal(gid, login, listed, others) else frozenset({0})
+
+
+def group_is_chosen_or_personal(gid: int, login: tuple[str, int] | None, listed: tuple[str, ...],
+                                others: tuple[str, ...]) -> bool:
+    """Whether the group a process runs as is trusted with its files (pure): chosen for it (no account for
+    its uid, as in a container given runAsGroup; or not the account's login group: sg, newgrp) or the
+    user's own (its login group, with no one else listed in it or logging in with it). login: the
+    account's name and login group."""
+    if login is None or login[1] != gid:
+        return True
+    return not [name for name in listed if name != login[0]] and not others
+
+
+def _others_logging_in_with(gid: int, uid: int) -> tuple[str, ...]:
+    """Accounts other than uid's whose login group is gid (a shared login group, such as `users`)."""
+    return tuple(p.pw_name for p in pwd.getpwall() if p.pw_gid == gid and p.pw_uid != uid)
+
+
 def _owner(uid: int) -> str:
     try:
         return f"user '{pwd.getpwuid(uid).pw_name}'"
@@ -30,13 +73,15 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def entry_problem(st: os.stat_result, uids: frozenset[int]) -> str | None:
-    """Why one file or directory could be changed by someone dbio does not trust (pure)."""
+def entry_problem(st: os.stat_result, uids: frozenset[int], gids: frozenset[int] | None = None) -> str | None:
+    """Why one file or directory could be changed by someone dbio does not trust (pure but for gids'
+    default, trusted_gids())."""
+    gids = trusted_gids() if gids is None else gids
     if st.st_uid not in uids:
         return f"is owned by {_owner(st.st_uid)}"
     if st.st_mode & stat.S_IWOTH:
         return "is writable by every user"
-    if st.st_mode & stat.S_IWGRP and st.st_gid != 0:
+    if st.st_mode & stat.S_IWGRP and st.st_gid not in gids:
         return "is writable by its group"
     return None
 

@@ -1,7 +1,8 @@
 """A database engine with no database: dbio's Engine protocol over an in-process fake server.
 
 It exists to test the run pipeline itself (connect, barrier, slices, samples, assemble,
-reports) without PostgreSQL, and as the template a new engine follows. Its counters are
+reports) without PostgreSQL, and as the template a new engine follows: its SPEC (at the end)
+is what registry.register takes (tests/unit/test_engine_spec.py). Its counters are
 synthetic and exact: every session runs ITERATIONS_PER_SECOND statements a second, each reading
 work_unit blocks from storage (one row per block) at READ_US a read, so a test can check the
 figures dbio derives.
@@ -11,24 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import itertools
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from dbio.errors import UsageError
 from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec,
-                               SliceResult,
-                               TableJob, TableTiming, Teardown)
+                               SliceRequest, SliceResult, TableJob, TableTiming, Teardown)
+from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, Features
+from dbio.errors import ConfigError, UsageError
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
 READ_US = 250.0  # every read takes this long
 UPDATE_EVERY = 4  # with update_pct > 0, every 4th statement is an UPDATE (one block written)
 BLOCK = 8192
 CACHE_NAME = "the fake cache"  # what its capabilities call its buffer cache (reports use it)
+FEATURES = Features(read_probe=True)  # its optional groups: a read probe; no timed maintenance, no standbys
 
 
 @dataclass
@@ -108,7 +112,8 @@ class FakeEngine:
     """Implements dbio.engines.base.Engine; every method is what an engine must do, in miniature."""
 
     name = "fake"
-    filler_bytes = 0
+    features = FEATURES
+    filler_bytes = 16  # the loader writes each row's key in its first 8 bytes
 
     def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0", read_only: bool = False,
                  clock_offset: float = 0.0):
@@ -141,11 +146,6 @@ class FakeEngine:
 
     def abandon(self, conn: FakeConnection) -> None:
         self.close(conn)
-
-    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
-                   notify: Callable[[str], None]) -> Any:
-        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
-                         "run dbio ops on PostgreSQL (--engine postgresql)")
 
     def probe(self, conn: FakeConnection) -> ServerInfo:
         caps = Capabilities(engine=self.name, server_version=self.version, version_num=10000, has_io_view=True,
@@ -299,9 +299,9 @@ class FakeEngine:
         conn.schema_index = schema_index
         return conn.pid
 
-    async def call_slice(self, conn: FakeConnection, *, run_id: int, session: int, barrier: bool,
-                         iterations_before: int, selects_before: int, max_iterations: int | None,
-                         think_left: float, control: dict[str, Any] | None = None) -> SliceResult:
+    async def call_slice(self, conn: FakeConnection, request: SliceRequest) -> SliceResult:
+        run_id, barrier, control = request.run_id, request.barrier, request.control
+        max_iterations = request.max_iterations
         run = self.server.runs.get(run_id)
         if barrier and run is not None:
             run.waiting += 1
@@ -405,3 +405,46 @@ class FakeEngine:
 
     async def read_helper_pids(self, conn: FakeConnection) -> list[int]:
         return []
+
+
+# -- the fake engine's spec: what registry.register takes (tests/unit/test_engine_spec.py) --------------
+# It has no managed instance: every command names its server with --dsn fake://NAME, each NAME one fake
+# server in this process (a setup and the run after it find the same one).
+SERVERS: dict[str, FakeServer] = {}
+NO_INSTANCE = UsageError("the fake engine has no managed instance", "name its server with --dsn fake://NAME")
+
+
+def _server(conninfo: str) -> FakeServer:
+    return SERVERS.setdefault(conninfo, FakeServer())
+
+
+def _resolve(config: Any, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, None]:
+    if config.connection.embedded:
+        raise NO_INSTANCE
+    return FakeEngine(_server(config.connection.dsn)), config.connection.dsn, None
+
+
+def _no_instance(*_: Any, **__: Any) -> Any:
+    raise NO_INSTANCE
+
+
+@contextlib.contextmanager
+def _alone(config: Any, command: str, notify: Callable[[str], None]) -> Iterator[None]:
+    yield  # one process: nothing else holds a fake server
+
+
+SPEC = EngineSpec(
+    name="fake", title="the fake engine", protocol=PROTOCOL_VERSION, features=FEATURES, options=(),
+    dsn_schemes=("fake",), password_env="DBIO_FAKE_PASSWORD", instance_record="dbio-fake-instance.json",
+    restart_knobs={}, layout_knobs={}, remembered=(),
+    create_engine=FakeEngine,
+    check=lambda config: [] if config.connection.dsns else [ConfigError("dsn", "", "the fake engine has no managed "
+                                                                         "instance", "give --dsn fake://NAME")],
+    instance_config=lambda values, workload: values,
+    default_data_dir=lambda: Path("/nonexistent/dbio-fake-instance"),
+    resolve=_resolve, instance_for=_no_instance, exclusive=_alone,
+    relayout=lambda config, notify, check_only=False: None,
+    redact_dsn=lambda dsn: dsn, has_password=lambda dsn: False, same_server=lambda dsn, redacted: dsn == redacted,
+    scrub=lambda text: text, server_error_text=lambda exc: None, builtin_scripts=dict,
+    complete_result=lambda document: document, complete_manifest=lambda manifest: manifest,
+)

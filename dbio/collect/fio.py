@@ -159,7 +159,7 @@ def parse(output: str, side: str = "read") -> dict[str, Any]:
     """The read (or write) figures of fio's JSON output (one group, --group_reporting), pure."""
     start = output.find("{")  # fio may print notes before its JSON
     try:
-        doc = json.loads(output[start:]) if start >= 0 else None
+        doc = json.loads(output[start:]) if start >= 0 else {}
         read = doc["jobs"][0][side]
     except (ValueError, KeyError, IndexError, TypeError):
         raise DbioError("fio's output was not the JSON dbio asked for", "run the recorded options by hand") from None

@@ -89,7 +89,7 @@ def flush_pending_writes(before: int, limit_seconds: float) -> dict[str, Any]:
             "left_bytes": pending_writes()}
 
 
-def parse_mountinfo(text: str) -> list[dict[str, str]]:
+def parse_mountinfo(text: str) -> list[dict[str, Any]]:  # the options may be None
     mounts = []
     for line in text.splitlines():
         left, _, right = line.partition(" - ")
@@ -150,10 +150,10 @@ def storage_of(path: str | Path, sys_root: Path = block.SYS, mountinfo: str | No
     return info
 
 
-def _mount_of(resolved: str, dev: str, mounts: list[dict[str, str]]) -> dict[str, str]:
+def _mount_of(resolved: str, dev: str, mounts: list[dict[str, Any]]) -> dict[str, Any]:
     """The mount a path is under: the deepest mount point above it with its st_dev; when none has it
     (a btrfs subvolume's files have an anonymous st_dev of their own), the deepest mount point above it."""
-    def above(m: dict[str, str]) -> bool:
+    def above(m: dict[str, Any]) -> bool:
         return resolved == m["mount_point"] or resolved.startswith(m["mount_point"].rstrip("/") + "/")
     same = [m for m in mounts if m["dev"] == dev and above(m)] or [m for m in mounts if above(m)]
     return max(same, key=lambda m: len(m["mount_point"]), default=None) or {}

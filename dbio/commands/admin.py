@@ -41,7 +41,7 @@ def teardown(config: Config, ui: UI, *, yes: bool = False, confirm: Callable[[st
                                  "answer y at the prompt, or pass --yes (scripts must)")
         done = target.engine.teardown(conn)
     finally:
-        conn.close()
+        target.engine.close(conn)
     if not done.dropped:
         ui.say("nothing of dbio's was found; nothing dropped")
     for item in done.dropped:
@@ -94,9 +94,9 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"profile    {status.purpose}: {status.profile()}")
     ui.say(f"size       {format_bytes(status.size_bytes or 0)}")
     ui.say(f"log        {status.log_file}")
-    for line in member_lines(getattr(status, "members", ())):  # only PostgreSQL makes standbys
+    for line in member_lines(status.members):  # () but with standbys (Features.standbys)
         ui.say(line)
-    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, getattr(status, "wal_dir", None)),
+    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, status.wal_dir),
                                            host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
     if status.running and status.pid:  # a cgroup's quota, I/O limits or an affinity the server runs under
@@ -194,7 +194,7 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
         if capacity is not None:
             raise UsageError("--target-iops, --latency-slo and --price read a sweep's measured steps",
                              "give a sweep's directory (dbio sweep --sessions 1,2,4,8 makes one)")
-        text = reports.render(results.read(path), form)
+        text = reports.render(results.read_result(path), form)
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     if out is not None and out.exists() and out.resolve() == source.resolve():
         raise UsageError(f"--out {out} is the input itself", "give another file name")

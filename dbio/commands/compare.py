@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,8 @@ def input_names(paths: list[Path], names: list[str] | None) -> list[str]:
         return names
     out: list[str] = []
     for path in paths:
-        directory = path if path.is_dir() else path.parent
+        # as written, but whole: "result.json" or "." name the current directory, not ""
+        directory = Path(os.path.abspath(path if path.is_dir() else path.parent))
         name = directory.name
         # a run directory is <date>-<time>-<label>: the label is the useful part
         parts = name.split("-", 2)

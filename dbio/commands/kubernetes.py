@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from dbio import kubernetes as k8s
+from dbio import parts
 from dbio import trust
 from dbio.config import Config
 from dbio.engines import registry
@@ -20,7 +21,8 @@ from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
 MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
-NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine", "metrics_port", "metrics_address"}  # per pod
+NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine", "metrics_port", "metrics_address",  # per pod
+              "part", "run_id"}
 
 
 NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")  # a DNS label, with room for the objects' suffixes
@@ -47,25 +49,39 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
     if config.run.metrics_port == 0:
         raise UsageError("--metrics-port 0 picks any free port, and a pod's scrape annotation names one",
                          "give a port, e.g. --metrics-port 9464")
+    start_at, now = _start_at(config), time.time()
     plan = k8s.Plan(name=name, image=image, targets=_targets(config), pods_per_target=pods,
-                    start_at=_start_at(config), run_args=tuple(run_args(config)),
-                    run_seconds=config.workload.warmup + config.workload.run_time, namespace=namespace,
+                    start_at=start_at, run_args=tuple(run_args(config)),
+                    run_seconds=config.workload.warmup + config.workload.run_time,
+                    lead_seconds=max(0.0, (config.run.start_at or now) - config.workload.warmup - now),
+                    namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
-                    password_env=registry.entry(config.connection.engine).PASSWORD_ENV,
+                    password_env=registry.entry(config.connection.engine).password_env,
                     metrics_port=config.run.metrics_port)
+    total = k8s.parts(plan)
+    if total > parts.MAX_PARTS:  # every pod would refuse its --part job-index/N
+        raise UsageError(f"--pods {pods} for {len(plan.targets)} target(s) make {total} parts; a run has at most "
+                         f"{parts.MAX_PARTS} parts", f"give --pods {parts.MAX_PARTS // len(plan.targets)} or fewer")
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
     trust.make_private_directory(out, "the manifests")
     run_file, merge_file = out / f"{name}-run.yaml", out / f"{name}-merge.yaml"
     trust.write_output(run_file, yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
-    trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
     kubectl = shlex.join(["kubectl", *(["-n", namespace] if namespace else [])])  # to paste: every word quoted
-    jobs = shlex.join(f"job/{name}-t{i}" for i in range(len(plan.targets)))
-    ui.say(f"wrote {run_file} and {merge_file}: {pods * len(plan.targets)} pods, window at {plan.start_at}")
+    jobs = [f"job/{name}-t{i}" for i in range(len(plan.targets))]
+    if total > 1:
+        trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
+        ui.say(f"wrote {run_file} and {merge_file}: the {total} parts of run {k8s.run_id(plan)}, window at "
+               f"{plan.start_at}; the merge Job waits for every part's result")
+        jobs.append(f"job/{name}-merge")
+    else:  # dbio merge takes two results or more: one pod's result is the run's
+        ui.say(f"wrote {run_file}: 1 pod, window at {plan.start_at}; its result is in {k8s.RESULTS}/{name}-t0-0 "
+               "on the results volume")
     ui.say(f"  {kubectl} apply -f {shlex.quote(str(run_file))}")
-    ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {jobs}")
-    ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
+    if total > 1:
+        ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
+    ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {shlex.join(jobs)}")
 
 
 def _targets(config: Config) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from dbio.collect import fio, host, procfs
 from dbio.commands import dataset, ops_target, run_files
 from dbio.commands.run import run_directory
 from dbio.config import Config
+from dbio.engines.base import timed_operations
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.report import ops_model
 from dbio.stats import ops as figures
@@ -214,9 +215,12 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
 
 def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    operations = target.engine.operations(target.conninfo, target.instance, instance_config=config.instance,
-                                          sessions=config.workload.sessions, dbname=config.connection.dbname,
-                                          notify=ui.note)
+    timed = timed_operations(target.engine)
+    if timed is None:
+        raise UsageError(f"dbio ops has no maintenance operations for the {target.engine.name} engine yet",
+                         "run dbio ops on PostgreSQL (--engine postgresql)")
+    operations = timed.operations(target.conninfo, target.instance, instance_config=config.instance,
+                                  sessions=config.workload.sessions, dbname=config.connection.dbname, notify=ui.note)
     if req.operation in ("backup", "recovery"):
         operations.embedded(req.operation)
     conn = operations.connect()

@@ -12,8 +12,8 @@ from dbio.ui import UI
 
 def confirm(target: targets.Target, config: Config, record: SetupRecord, ui: UI) -> None:
     """Waits until every standby has replayed the primary's WAL, then reads the setup record on each."""
-    instance = target.instance
-    if instance is None or not getattr(instance, "standby_count", lambda: 0)():
+    instance = targets.with_standbys(config, target.instance)
+    if instance is None or not instance.standby_count():
         return
     instance.standbys.wait_caught_up(config.connection.dbname)
     engine = target.engine

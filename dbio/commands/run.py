@@ -22,14 +22,14 @@ from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.report import baseline_section, verdict, words
-from dbio.run import assemble, room, runner
+from dbio.run import abandoned, assemble, manifest, room, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
 from dbio.run import dealing
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
-from dbio.run.readings import ONLY_NODE, answered, normalized
+from dbio.run.readings import ONLY_NODE, Normalize, answered, normalized, normalizer
 from dbio.ui import UI, RunObserver
 from dbio.units import BLOCK_SIZE, format_bytes
 
@@ -264,7 +264,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
-    man = assemble.manifest(config, plan, nodes, setup, storage, run_id)
+    man = manifest.manifest(config, plan, nodes, setup, storage, run_id)
     observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
         sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
@@ -273,7 +273,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         ui.metrics.begin(run_id, config.run.label, step, plan.bounds_us)
         observer = metrics.MetricsObserver(observer, ui.metrics)
     try:
-        assemble.write_manifest(directory, man)
+        manifest.write_manifest(directory, man)
     except OSError as exc:  # nothing ran: leave no run directory behind
         shutil.rmtree(directory, ignore_errors=True)
         raise DbioError(f"{directory / results.RUN_MANIFEST} could not be written ({exc.strerror or exc})",
@@ -282,7 +282,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     settled = _settle(nodes, config, ui)
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
-    normalize = assemble.normalizer({node.name: node.engine for node in nodes})
+    normalize = normalizer({node.name: node.engine for node in nodes})
     try:
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
@@ -381,9 +381,9 @@ def engine_named(name: str | None) -> Engine:
 def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
     """Runs whose dbio process was killed: their result is rebuilt from what they wrote, marked lost."""
     recovered = []
-    for directory in assemble.abandoned(results_dir):
+    for directory in abandoned.abandoned(results_dir):
         try:
-            written = run_files.write(directory, assemble.recover(directory, engine_named), run_files.run_reports())
+            written = run_files.write(directory, abandoned.recover(directory, engine_named), run_files.run_reports())
         except OSError as exc:
             ui.warn(f"could not write the recovered result of the abandoned run in {directory}: "
                     f"{exc.strerror or exc}")
@@ -405,7 +405,7 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
 
 
 class _NormalizingObserver:
-    def __init__(self, normalize: assemble.Normalize, observer: Any):
+    def __init__(self, normalize: Normalize, observer: Any):
         self.normalize, self.observer = normalize, observer
 
     def phase(self, message: str) -> None:

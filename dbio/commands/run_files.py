@@ -24,7 +24,7 @@ from dbio import results_dir, trust
 from dbio.report import verdict
 from dbio.errors import DbioError
 from dbio.filesystem import free_bytes, write_whole
-from dbio.run import assemble
+from dbio.run import abandoned
 from dbio.run.monitor import SampleWriter
 from dbio.ui import UI
 
@@ -164,7 +164,7 @@ def _rescue(directory: Path, document: dict[str, Any], samples: SampleWriter | N
                 for record in samples.records():
                     fh.write(json.dumps(record, separators=(",", ":")) + "\n")
         written = write(rescue, document, run_reports(html))
-        write_whole(rescue / assemble.RESCUE_MARK, f"{directory}\n")  # last: a run rescued whole is not "recovered"
+        write_whole(rescue / abandoned.RESCUE_MARK, f"{directory}\n")  # last: a run rescued whole is not "recovered"
     except OSError as exc:  # nothing half rescued: the next run rebuilds the run from its own directory (lost)
         shutil.rmtree(rescue, ignore_errors=True)
         raise DbioError(f"the result could not be written to {directory} ({reason}) nor to {rescue} "
@@ -178,7 +178,7 @@ def _mark_rescued(directory: Path, rescue: Path) -> None:
     """The run directory names where its result went, as far as its full disk lets it: the file alone
     (which takes no data block) tells a later command not to rebuild the run as lost."""
     try:
-        fd = os.open(directory / assemble.RESCUED_TO, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(directory / abandoned.RESCUED_TO, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except OSError:
         return  # the rescue directory's mark still says it
     try:
@@ -190,7 +190,7 @@ def _mark_rescued(directory: Path, rescue: Path) -> None:
 
 
 def rescue_directory(name: str) -> Path:
-    bases = assemble.rescue_bases()
+    bases = abandoned.rescue_bases()
     for base in bases:
         try:
             base.mkdir(parents=True, exist_ok=True)

@@ -110,7 +110,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
                 check_free_space(where, space_needed(spec, record, engine, info.caps.page_bytes),
                                  "--data-dir" if target.embedded else "the server's data directory")
     finally:
-        conn.close()
+        engine.close(conn)
     if record is not None and not replace and record.status == "ready":
         ui.say(f"already loaded: setup {record.setup_id}, {format_bytes(record.loaded_bytes or 0)} "
                f"in {len(record.tables_done)} tables, loaded {record.finished_at}; nothing to do")
@@ -123,7 +123,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
         try:
             _print_checks(ui, engine.verify(conn, record))
         finally:
-            conn.close()
+            engine.close(conn)
     return record
 
 
@@ -134,7 +134,7 @@ def _install_loop(target: targets.Target) -> None:
     try:
         target.engine.install_workload(conn)
     finally:
-        conn.close()
+        target.engine.close(conn)
 
 
 REPLAY_WAIT = 60.0  # seconds a standby may take to replay the load its primary just finished
@@ -169,7 +169,7 @@ def _load_with_profile(target: targets.Target, config: Config, ui: UI, spec: Set
             with window() if window is not None else nullcontext():
                 return _load(target, conn, info, record, spec, config, ui)
         finally:
-            conn.close()
+            target.engine.close(conn)
     finally:
         if target.instance is not None:
             target.instance.ensure(config.instance, sessions=config.workload.sessions, purpose="run",

@@ -504,7 +504,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
             target.engine.probe(conn)
             record = target.engine.read_setup(conn)
         finally:
-            conn.close()
+            target.engine.close(conn)
     if record is None:
         ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
         setup_command.setup(biggest, ui)

@@ -33,7 +33,7 @@ def prepare(config: Config, ui: UI) -> None:
         target.engine.probe(conn)
         record = target.engine.read_setup(conn)
     finally:
-        conn.close()
+        target.engine.close(conn)
     if record is not None and record.status == "ready" and record.spec.places == wanted.places:
         return
     where = ", ".join(wanted.places) or "the data directory"

@@ -129,8 +129,8 @@ def combine(records: list[dict[str, Any]]) -> dict[str, Any]:
     total = _add(records)
     total["t"] = records[0]["t"]
     for group in OPEN_GROUPS:  # a kind one node does not list, that node did not have: the others' add up
-        maps = [r.get(group) for r in records]
-        if all(isinstance(m, dict) for m in maps):
+        maps = [m for r in records if isinstance(m := r.get(group), dict)]
+        if len(maps) == len(records):
             kinds = dict.fromkeys(k for m in maps for k in m)
             total[group] = {k: _add([m[k] for m in maps if k in m]) for k in kinds}
     return total

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dbio.result_records import Doc
 
 FORMATS = ("text", "md", "html", "json")
 
 
-def render(doc: dict[str, Any], form: str) -> str:
-    """The report of one result."""
+def render(doc: Doc, form: str) -> str:
+    """The report of one result (a Result as result.read_result gives it, or a document)."""
     from dbio.report import model as report_model
 
     return render_model(report_model.build(doc), form)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from dbio.stats.catalogue import figure
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -16,3 +18,8 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def found(level: str, code: str, message: str, name: str, at: float | None) -> Finding:
+    """A finding triggered by a catalogued figure: it names the figure as findings always have."""
+    return Finding(level, code, message, figure(name).ref, at)

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from dbio.report.finding import Finding
 from dbio.report.layout_section import places
-from dbio.stats import catalogue
+from dbio.result_records import Doc, Result, of
 from dbio.stats.catalogue import value
 from dbio.stats.counters import get
 from dbio.units import format_bytes
@@ -20,16 +20,16 @@ IO_LIMITS = (  # field, how it reads
 )
 
 
-def _limits(doc: dict[str, Any], whose: str = "limits") -> list[dict[str, Any]]:
+def _limits(r: Result, whose: str = "limits") -> list[dict[str, Any]]:
     """The server's limits ("limits"), or dbio's own ("client_limits")."""
-    return [entry for entry in get(doc, "environment", whose) or [] if isinstance(entry, dict)]
+    return [entry for entry in get(r.get("environment"), whose) or [] if isinstance(entry, dict)]
 
 
-def cpu_limit(doc: dict[str, Any]) -> Finding | None:
+def cpu_limit(r: Result) -> Finding | None:
     """A CPU quota below the host's CPUs, or an affinity to fewer of them: the server had less CPU than the host."""
-    host_cpus = get(doc, "environment", "host", "cpus")
+    host_cpus = get(r.get("environment"), "host", "cpus")
     parts: list[str] = []
-    for entry in _limits(doc):
+    for entry in _limits(r):
         cpus = entry.get("cpus") or host_cpus  # its own host's (a merge's entries are several hosts')
         on = f", on {entry['node']}" if entry.get("node") else ""
         quota = entry.get("cpu_limit") or {}
@@ -41,7 +41,7 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
             parts.append(f"may run on only {allowed} of this host's {cpus} CPUs (its CPU affinity{on})")
     if not parts:
         return None
-    used_up = value(catalogue.figures_of(doc), "server_cpu_throttled_periods_pct")
+    used_up = value(r.figures, "server_cpu_throttled_periods_pct")
     told = "the database server " + "; and ".join(dict.fromkeys(parts))
     if used_up is not None:
         told += f"; it ran out of its quota in {used_up:.0f}% of the quota's periods in the window"
@@ -50,11 +50,11 @@ def cpu_limit(doc: dict[str, Any]) -> Finding | None:
                    "the host's CPUs", "server_cpu_throttled_periods_pct", used_up)
 
 
-def _run_devices(doc: dict[str, Any]) -> set[str]:
+def _run_devices(r: Result) -> set[str]:
     """Every device under the run's places: diskstats' (a partition, a dm device) and the disks below them, on
     which alone a cgroup's I/O limit can be set (io.max and blkio.throttle refuse a partition)."""
     out: set[str] = set()
-    for _, s in places(doc):
+    for _, s in places(r.document):
         if not isinstance(s, dict):
             continue
         out.update(d for d in s.get("diskstats_devices") or [] if d)
@@ -65,11 +65,11 @@ def _run_devices(doc: dict[str, Any]) -> set[str]:
     return out
 
 
-def io_limit(doc: dict[str, Any]) -> Finding | None:
+def io_limit(r: Result) -> Finding | None:
     """A cgroup's I/O limit on a device the run used: the device could serve more than the server was let ask."""
-    used = _run_devices(doc)
+    used = _run_devices(r)
     parts: list[str] = []
-    for entry in _limits(doc):
+    for entry in _limits(r):
         for limit in entry.get("io_limits") or []:
             name = limit.get("name")
             if used and name not in used:
@@ -85,12 +85,12 @@ def io_limit(doc: dict[str, Any]) -> Finding | None:
                    "and a request's wait for the limit is in the engine's latency but not in the device's")
 
 
-def baseline_outside_limits(doc: dict[str, Any]) -> Finding | None:
+def baseline_outside_limits(r: Result) -> Finding | None:
     """A raw-device baseline whose fio (dbio's child) ran under other limits than the server: its efficiency
     compares the server held by its limits with the device held by others, or by none."""
-    if not doc.get("baseline"):
+    if not r.get("baseline"):
         return None
-    server, fio = summary(doc), summary(doc, "client_limits")
+    server, fio = summary(r), summary(r, "client_limits")
     if server == fio:
         return None
     return Finding("warning", "baseline_outside_limits", f"the raw-device baseline's fio ran under dbio's limits "
@@ -99,10 +99,10 @@ def baseline_outside_limits(doc: dict[str, Any]) -> Finding | None:
                    "limits)")
 
 
-def summary(doc: dict[str, Any], whose: str = "limits") -> str:
+def summary(doc: Doc, whose: str = "limits") -> str:
     """The limits in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
-    for entry in _limits(doc, whose):
+    for entry in _limits(of(doc), whose):
         on = f"{entry['node']}: " if entry.get("node") else ""  # a merge's: each host's
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:
@@ -115,4 +115,4 @@ def summary(doc: dict[str, Any], whose: str = "limits") -> str:
     return "; ".join(dict.fromkeys(parts)) or "none"
 
 
-RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (io_limit, cpu_limit, baseline_outside_limits)
+RULES: tuple[Callable[[Result], Finding | None], ...] = (io_limit, cpu_limit, baseline_outside_limits)

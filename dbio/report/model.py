@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import (baseline_section, interval_sections, layout_section, node_sections, run_section,
-                         shape_section, single_read_section, verdict, window_sections, words)
+from dbio.report import (baseline_section, conduct_findings, interval_sections, layout_section, node_sections,
+                         run_section, shape_section, single_read_section, verdict, window_sections, words)
 from dbio.report.tables import table
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
-from dbio.stats.counters import get
 
 FORMAT = "dbio-report"
 FORMAT_VERSION = 1
@@ -28,30 +28,32 @@ SERIES_POINTS = ("from_s", "to_s", "partial", "since_start", "phase", "reads_per
 __all__ = ["FORMAT", "FORMAT_VERSION", "HEADLINE", "KIND_LABELS", "build", "table"]
 
 
-def build(doc: dict[str, Any]) -> dict[str, Any]:
-    f = catalogue.figures_of(doc)
-    findings = verdict.findings(doc)
+def build(doc: Doc) -> dict[str, Any]:
+    """The report model of a result (a Result as result.read_result gives it, or a document typed here)."""
+    r = of(doc)
+    f = dict(r.figures)
+    findings = verdict.findings(r)
     measured = catalogue.measured(f)
-    intervals = series_math.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
+    intervals = series_math.labelled(r.get("series") or [], r.timeline.warmup_seconds or 0)
     model: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "title": f"dbio report: {doc.get('label') or doc.get('run_id')}",
-        "run": {"label": doc.get("label"), "run_id": doc.get("run_id"), "status": doc.get("status"),
-                "status_reason": doc.get("status_reason"), "window_start": get(doc, "timeline", "window_start"),
-                "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": doc.get("dbio_version")},
+        "title": f"dbio report: {r.label or r.run_id}",
+        "run": {"label": r.label, "run_id": r.run_id, "status": r.status,
+                "status_reason": r.status_reason, "window_start": r.timeline.window_start,
+                "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": r.dbio_version},
         # the verdict and what could not be measured come first, in every format
-        "verdict": verdict.summary(doc),
+        "verdict": verdict.summary(r),
         "findings": [x.to_dict() for x in findings],
-        "not_measured": verdict.not_measured(doc),
-        "headline_text": verdict.headline(doc),
+        "not_measured": conduct_findings.not_measured(r),
+        "headline_text": verdict.headline(r),
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
-        "headline": _headline(f, verdict.headline_caveats(doc, findings)[0])
+        "headline": _headline(f, verdict.headline_caveats(r, findings)[0])
         if measured and not any(x.level == "invalid" for x in findings) else [],
-        "sections": _sections(doc, f, intervals, findings),
+        "sections": _sections(r, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
-        "events": window_sections.event_shares(doc) if measured else [],
+        "events": window_sections.event_shares(r.document) if measured else [],
         # charts the HTML report draws: (chart, the model entry it draws from)
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
@@ -60,32 +62,33 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     if single_reads:  # only with a read probe's reads, so results without one render as before
         model["single_reads"] = single_reads
         model["charts"].insert(3, ["single_read_histogram", "single_reads"])
-    efficiency = baseline_section.efficiency_line(doc)
+    efficiency = baseline_section.efficiency_line(r.document)
     if efficiency is not None:  # only beside a baseline, so results without one render as before
         model["efficiency_text"] = efficiency
-    return words.in_engine_words(model, doc.get("capabilities") or {})  # InnoDB's redo log, pages, ...
+    return words.in_engine_words(model, dict(r.capabilities))  # InnoDB's redo log, pages, ...
 
 
-def _sections(doc: dict[str, Any], f: dict[str, Any], intervals: list[dict[str, Any]],
+def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
               findings: list[verdict.Finding]) -> list[dict[str, Any]]:
     """The report's sections in order, those with nothing to show left out."""
-    validity = window_sections.validity_lines(f, verdict.cache_name(doc))
+    validity = window_sections.validity_lines(f, words.cache_name(r))
     sections = [{"id": "verdict", "title": "Verdict and warnings",
                  "lines": [f"{x.level}: {x.message}" for x in findings
                            if x.code != "unavailable" and x.level not in ("invalid", "warning")]
-                 + [f"not measured: {m['figure']} ({m['why']})" for m in verdict.not_measured(doc)] + validity},
-                run_section.section(doc), run_section.storage(doc)]
-    nodes = node_sections.section(doc)
+                 + [f"not measured: {m['figure']} ({m['why']})" for m in conduct_findings.not_measured(r)] + validity},
+                run_section.section(r), run_section.storage(r)]
+    nodes = node_sections.section(r)
     if nodes:
         sections.append(nodes)
-    sections.append(baseline_section.section(doc))
+    sections.append(baseline_section.section(r.document))
     if catalogue.measured(f):
+        d = r.document  # the deep parts (environment, waits, series) the sections still read by path
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
-                     single_read_section.section(f, get(doc, "capabilities", "direct_io")),
-                     window_sections.events(doc), window_sections.cpu(f, doc), window_sections.devices(f),
-                     layout_section.section(doc, f), shape_section.section(f),
-                     interval_sections.time_series(intervals), interval_sections.stability_section(doc, intervals)]
-    sections += node_sections.per_node(doc)  # several nodes: each one's own section, as AWR's instance reports
+                     single_read_section.section(f, r.capabilities.get("direct_io")),
+                     window_sections.events(d), window_sections.cpu(f, d), window_sections.devices(f),
+                     layout_section.section(d, f), shape_section.section(f),
+                     interval_sections.time_series(intervals), interval_sections.stability_section(d, intervals)]
+    sections += node_sections.per_node(r)  # several nodes: each one's own section, as AWR's instance reports
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
 

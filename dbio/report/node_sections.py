@@ -11,6 +11,7 @@ from typing import Any
 
 from dbio.report import node_verdicts
 from dbio.report.tables import table
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
 
 COLUMNS = catalogue.figures("reads_per_s", "writes_per_s", "avg_read_us", "select_p99_us", "statements_per_s",
@@ -25,21 +26,22 @@ INSTANCE = (("Load", ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mi
 REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")
 
 
-def section(doc: dict[str, Any]) -> dict[str, Any] | None:
-    nodes = doc.get("nodes") or []
+def section(doc: Doc) -> dict[str, Any] | None:
+    r = of(doc)
+    nodes = [dict(n.raw) for n in r.nodes]
     if len(nodes) < 2:
         return None
     sessions: dict[str, int] = {}
-    for s in doc.get("sessions") or []:
+    for s in r.get("sessions") or []:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
     rows = [[n["name"], _role(n), sessions.get(n["name"]), *_values(n.get("figures")),
              _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
-    rows.append(["total", None, len(doc.get("sessions") or []) or None, *_values(catalogue.figures_of(doc)),
-                 _top_event((doc.get("waits") or {}).get("counts"))])
+    rows.append(["total", None, len(r.get("sessions") or []) or None, *_values(dict(r.figures)),
+                 _top_event((r.get("waits") or {}).get("counts"))])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
     notes += [_describe(n) for n in nodes]
-    notes += _cluster_notes(doc)
+    notes += _cluster_notes(r)
     missing = [n["name"] for n in nodes if not n.get("figures")]
     if missing:
         notes.append(f"No figures for {', '.join(missing)}: which session ran where was not recorded.")
@@ -52,24 +54,24 @@ def section(doc: dict[str, Any]) -> dict[str, Any] | None:
     return {"id": "nodes", "title": "Nodes", "tables": tables}
 
 
-def per_node(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def per_node(doc: Doc) -> list[dict[str, Any]]:
     """A section per node of a run of several: its figures by theme (those it measured), its verdicts."""
-    nodes = doc.get("nodes") or []
-    if len(nodes) < 2:
+    r = of(doc)
+    if len(r.nodes) < 2:
         return []
     out = []
-    for node in nodes:
-        f = node.get("figures") or {}
+    for node in r.nodes:
+        f = dict(node.figures or {})
         rows = [[theme, fig.label, {"value": fig.value(f), "kind": fig.kind}, fig.unit]
                 for theme, names in INSTANCE for fig in catalogue.figures(*names) if fig.value(f) is not None]
-        notes = [_describe(node)]
-        if node.get("stopped"):
-            notes.append(node_verdicts.stopped(node, node_verdicts.warmup_of(doc)))
-        if node.get("start"):
-            notes.append(f"Clock offset from this host {_ms(node['start'].get('clock_offset_s'))}, start "
-                         f"{_ms(node['start'].get('start_skew_s'))} from the agreed instant.")
-        out.append({"id": f"node-{node['name']}", "title": f"Node {node['name']} ({node.get('role') or '-'})",
-                    "tables": [table(f"node-{node['name']}", f"{node['name']}: its own counters and sessions",
+        notes = [_describe(dict(node.raw))]
+        if node.stopped:
+            notes.append(node_verdicts.stopped(dict(node.raw), r.config.warmup))
+        if node.start:
+            notes.append(f"Clock offset from this host {_ms(node.start.get('clock_offset_s'))}, start "
+                         f"{_ms(node.start.get('start_skew_s'))} from the agreed instant.")
+        out.append({"id": f"node-{node.name}", "title": f"Node {node.name} ({node.role or '-'})",
+                    "tables": [table(f"node-{node.name}", f"{node.name}: its own counters and sessions",
                                      ["Theme", "Figure", "Value", "Unit"], ["text", "text", "mixed", "text"], rows,
                                      notes)]})
     return out
@@ -88,13 +90,13 @@ def _describe(node: dict[str, Any]) -> str:
     return text
 
 
-def _cluster_notes(doc: dict[str, Any]) -> list[str]:
+def _cluster_notes(r: Result) -> list[str]:
     """How the nodes started together, and how many sessions could UPDATE."""
-    cluster, out = doc.get("cluster") or {}, []
+    cluster, out = r.get("cluster") or {}, []
     if cluster.get("read_only_nodes"):
         out.append(f"UPDATE-capable sessions: {cluster.get('update_capable_sessions')} of "
-                   f"{len(doc.get('sessions') or [])} (update_pct applies to the writable nodes' sessions only).")
-    starts = {n["name"]: n.get("start") for n in doc.get("nodes") or [] if n.get("start")}
+                   f"{len(r.get('sessions') or [])} (update_pct applies to the writable nodes' sessions only).")
+    starts = {n.name: n.start for n in r.nodes if n.start}
     if cluster.get("start_agreed") and starts:
         skew = cluster.get("start_skew_seconds")
         offsets = ", ".join(f"{name} {_ms(s.get('clock_offset_s'))}" for name, s in starts.items())

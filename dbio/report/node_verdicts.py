@@ -9,37 +9,36 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from dbio.result_records import Doc, Result, of
 from dbio.stats.catalogue import value
 
 LAG_SECONDS_LIMIT = 1.0  # a standby whose replay fell this far behind read data older than its primary's
 LAG_MIB_LIMIT = 16.0  # WAL received and not yet replayed
 
 
-def node_findings(doc: dict[str, Any], rules: tuple[Callable[[dict[str, Any]], Any], ...],
+def node_findings(doc: Doc, rules: tuple[Callable[[Result], Any], ...],
                   make: Callable[..., Any]) -> list[Any]:
     """rules: verdict rules to run on each node's figures; make: the Finding constructor."""
-    nodes = doc.get("nodes") or []
-    if len(nodes) < 2:
+    result = of(doc)
+    if len(result.nodes) < 2:
         return []
     out = []
-    for node in nodes:
-        if node.get("stopped"):
-            out.append(make("warning", "node_stopped", stopped(node, warmup_of(doc)), "window_seconds",
-                            node["stopped"].get("figures_cover_seconds")))
-        if not node.get("figures"):
+    for node in result.nodes:
+        if node.stopped:
+            out.append(make("warning", "node_stopped", stopped(dict(node.raw), result.config.warmup),
+                            "window_seconds", node.stopped.get("figures_cover_seconds")))
+        if not node.figures:
             continue
-        view = {**doc, "figures": node["figures"], "nodes": [node]}
-        if node.get("capabilities"):  # the node's own facts (on this host or not: a merge's nodes are hosts)
-            view["capabilities"] = node["capabilities"]
+        view = result.node_view(node)  # the node's own facts too (a merge's nodes are hosts)
         for rule in rules:
             found = rule(view)
             if found is not None:
-                out.append(make(found.level, f"node_{found.code}", f"{node['name']}: {found.message}",
+                out.append(make(found.level, f"node_{found.code}", f"{node.name}: {found.message}",
                                 found.figure, found.value))
-        lag = lagging(node)
+        lag = lagging(dict(node.raw))
         if lag is not None:
             out.append(make("warning", "node_lagging_standby", lag, "replication.replay_lag_seconds_max",
-                            value(node["figures"], "replay_lag_seconds_max")))
+                            value(dict(node.figures), "replay_lag_seconds_max")))
     return out
 
 

@@ -3,12 +3,12 @@ statement are not the number intended, group commit, and what bounds a DSS scan.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
-from dbio.report.finding import Finding
+from dbio.report.finding import Finding, found as _found
+from dbio.result_records import Result
 from dbio.stats import catalogue
-from dbio.stats.catalogue import figure, value
-from dbio.stats.counters import get
+from dbio.stats.catalogue import value
 
 MICRO_WORK_UNIT = 4  # range statements this narrow are micro-transactions: their exact read count is the point
 READS_PER_STATEMENT_TOLERANCE = 0.05  # measured / intended beyond 1 +- this: the statements did not do what was meant
@@ -17,17 +17,9 @@ SCAN_CPU_BOUND_PCT = 80.0  # % host CPU busy: the scans are CPU-bound
 SCAN_DEVICE_BUSY_PCT = 90.0  # % a device under the data was busy
 
 
-def _f(doc: dict[str, Any]) -> dict[str, Any]:
-    return catalogue.figures_of(doc)
-
-
-def _found(level: str, code: str, message: str, name: str, at: float | None) -> Finding:
-    return Finding(level, code, message, figure(name).ref, at)
-
-
-def reads_per_statement(doc: dict[str, Any]) -> Finding | None:
+def reads_per_statement(r: Result) -> Finding | None:
     """Micro-transactions (work_unit <= 4): reads per statement measured against intended."""
-    f = _f(doc)
+    f = r.figures
     measured, intended = value(f, "reads_per_statement"), value(f, "intended_reads_per_statement")
     if not catalogue.measured(f) or measured is None or not intended or intended > MICRO_WORK_UNIT:
         return None
@@ -42,9 +34,9 @@ def reads_per_statement(doc: dict[str, Any]) -> Finding | None:
                   "reads_per_statement_ratio", ratio)
 
 
-def group_commit(doc: dict[str, Any]) -> Finding | None:
+def group_commit(r: Result) -> Finding | None:
     """Read + write: how many WAL writes each commit cost; below 1, commits shared them."""
-    f = _f(doc)
+    f = r.figures
     per_commit = value(f, "wal_writes_per_commit")
     if not catalogue.measured(f) or per_commit is None:
         return None
@@ -57,9 +49,9 @@ def group_commit(doc: dict[str, Any]) -> Finding | None:
                   "wal_writes_per_commit", per_commit)
 
 
-def scan_bound(doc: dict[str, Any]) -> Finding | None:
+def scan_bound(r: Result) -> Finding | None:
     """DSS scans: their bandwidth against the device's sequential bandwidth, and what bounded them."""
-    f = _f(doc)
+    f = r.figures
     mib = value(f, "scan_mib_per_s")
     if not catalogue.measured(f) or mib is None:
         return None
@@ -75,7 +67,7 @@ def scan_bound(doc: dict[str, Any]) -> Finding | None:
     util = max((d.get("utilization_pct") or 0 for d in catalogue.devices(f).values()), default=None)
     if share is not None and share >= SCAN_BANDWIDTH_BOUND:
         return _found("info", "scan_bound", f"{told}: bound by the device's bandwidth", "scan_bandwidth_share", share)
-    if busy is not None and busy >= SCAN_CPU_BOUND_PCT and get(doc, "capabilities", "local"):
+    if busy is not None and busy >= SCAN_CPU_BOUND_PCT and r.capabilities.get("local"):
         return _found("info", "scan_bound", f"{told}: CPU-bound (host CPU {busy:.0f}% busy)", "scan_mib_per_s", mib)
     if util is not None and util >= SCAN_DEVICE_BUSY_PCT:
         return _found("info", "scan_bound", f"{told}: the device was busy {util:.0f}% of the window",
@@ -85,4 +77,4 @@ def scan_bound(doc: dict[str, Any]) -> Finding | None:
                                         f"(or parallel workers) could read more{hint}", "scan_mib_per_s", mib)
 
 
-RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (reads_per_statement, group_commit, scan_bound)
+RULES: tuple[Callable[[Result], Finding | None], ...] = (reads_per_statement, group_commit, scan_bound)

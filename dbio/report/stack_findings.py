@@ -9,13 +9,14 @@ from typing import Any, Callable
 from dbio.collect.block import MEMORY_FILESYSTEMS  # a result recorded before in_memory was
 from dbio.report.finding import Finding
 from dbio.report.layout_section import places
+from dbio.result_records import Result
 
 WAL = "WAL"
 
 
-def _data_places(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _data_places(r: Result) -> list[tuple[str, dict[str, Any]]]:
     """The places the tables are read from (data directory, tablespaces), with their storage facts."""
-    return [(role, s) for role, s in places(doc) if role != WAL and isinstance(s, dict)]
+    return [(role, s) for role, s in places(r.document) if role != WAL and isinstance(s, dict)]
 
 
 def _named(role: str, s: dict[str, Any]) -> str:
@@ -39,30 +40,30 @@ def unmeasured(s: dict[str, Any]) -> bool:
     return "diskstats_devices" in s and not s.get("diskstats_devices") and not s.get("error")
 
 
-def uncovered_data(doc: dict[str, Any]) -> bool:
+def uncovered_data(r: Result) -> bool:
     """Some of the tables' reads reach no device dbio watched: the devices' reads are a part of the
     engine's, so comparing the two says nothing about a page cache or another process."""
-    return any(unmeasured(s) for _, s in _data_places(doc))
+    return any(unmeasured(s) for _, s in _data_places(r))
 
 
-def in_memory(doc: dict[str, Any]) -> Finding | None:
+def in_memory(r: Result) -> Finding | None:
     """A data place in memory (tmpfs, ramfs, zram): its reads are memory's, whatever the engine calls them."""
-    found = [_named(role, s) for role, s in _data_places(doc) if _memory(s)]
+    found = [_named(role, s) for role, s in _data_places(r) if _memory(s)]
     if found:
         return Finding("invalid", "data_in_memory", f"{' and '.join(found)} is in memory, not on storage: the "
                                                     "engine's physical reads from it are reads of memory")
-    wal = next((s for role, s in places(doc) if role == WAL and isinstance(s, dict) and _memory(s)), None)
+    wal = next((s for role, s in places(r.document) if role == WAL and isinstance(s, dict) and _memory(s)), None)
     if wal:
         return Finding("warning", "wal_in_memory", f"{_named(WAL, wal)} is in memory, not on storage: its writes "
                                                    "and syncs, and the commits that wait for them, reached no device")
     return None
 
 
-def loop_page_cache(doc: dict[str, Any]) -> Finding | None:
+def loop_page_cache(r: Result) -> Finding | None:
     """A loop device without direct I/O under a data place: its reads are reads of its backing file
     through the OS page cache, which /proc/diskstats counts on the loop device as device reads."""
     found = []
-    for role, s in _data_places(doc):
+    for role, s in _data_places(r):
         for q in _stack(s):
             loop = q.get("loop") if isinstance(q.get("loop"), dict) else {}
             if loop.get("direct_io") is False:
@@ -75,14 +76,14 @@ def loop_page_cache(doc: dict[str, Any]) -> Finding | None:
                    "set the loop's direct I/O on (losetup --direct-io=on)")
 
 
-def no_device(doc: dict[str, Any]) -> Finding | None:
+def no_device(r: Result) -> Finding | None:
     """A place with no block device dbio reads (a network or FUSE filesystem, overlay, a btrfs whose
     devices were not found): its I/O is in no device figure."""
-    data = [_named(role, s) for role, s in _data_places(doc) if unmeasured(s) and not _memory(s)]
+    data = [_named(role, s) for role, s in _data_places(r) if unmeasured(s) and not _memory(s)]
     if data:
         return Finding("warning", "no_device", f"{' and '.join(data)} has no block device dbio can read: its "
                        "reads are in no device figure, so the device's reads are not compared with the engine's")
-    wal = next((s for role, s in places(doc) if role == WAL and isinstance(s, dict) and unmeasured(s)
+    wal = next((s for role, s in places(r.document) if role == WAL and isinstance(s, dict) and unmeasured(s)
                 and not _memory(s)), None)
     if wal:
         return Finding("info", "no_device", f"{_named(WAL, wal)} has no block device dbio can read: its writes "
@@ -90,4 +91,4 @@ def no_device(doc: dict[str, Any]) -> Finding | None:
     return None
 
 
-RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (in_memory, loop_page_cache, no_device)
+RULES: tuple[Callable[[Result], Finding | None], ...] = (in_memory, loop_page_cache, no_device)

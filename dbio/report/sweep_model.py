@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import capacity_section, verdict
+from dbio.report import capacity_section, verdict, words
 from dbio.report.tables import table
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue, spread
@@ -232,7 +232,7 @@ def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
     """The engine's buffer cache and direct I/O, as every step's server had them (a fact that
     varied is in the Varied line, not here)."""
     docs = list(step_docs.values())
-    caches = {(verdict.cache_name(d), catalogue.value(catalogue.figures_of(d), "cache_bytes")) for d in docs}
+    caches = {(words.cache_name(d), catalogue.value(catalogue.figures_of(d), "cache_bytes")) for d in docs}
     direct = {get(d, "capabilities", "direct_io") for d in docs}
     out = []
     if len(caches) == 1:

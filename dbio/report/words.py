@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from dbio.result_records import Doc, of
+
 DEFAULT_REDO, DEFAULT_BLOCK, DEFAULT_CACHE = "WAL", "block", "shared_buffers"
 ENGINE_SECTIONS = ("verdict", "load_profile", "io_profile", "latency", "layout", "baseline", "shape")
 DESCRIBED = ("shape",)  # sections whose rows end with how a figure is made, in words (never a fact)
@@ -38,6 +40,11 @@ def translator(caps: dict[str, Any]) -> Callable[[str], str] | None:
         return text
 
     return say
+
+
+def cache_name(doc: Doc) -> str:
+    """What the engine's users call its buffer cache."""
+    return of(doc).capabilities.get("cache_name") or "the buffer cache"
 
 
 def say(doc: dict[str, Any], text: str) -> str:

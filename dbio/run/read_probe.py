@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from dbio.engines.base import Engine, ProbeRead
+from dbio.engines.base import Engine, ProbeRead, read_probing
 
 RATE_PER_S = 25  # lookups a second per node: next to nothing against the sessions' thousands of reads
 GIVE_UP_AFTER = 5  # failed lookups in a row after which the probe stops (the reason is kept)
@@ -80,6 +80,7 @@ class ReadProbe:
     def __init__(self, engine: Engine, bounds: Sequence[float], schemas: Sequence[int], scale: int,
                  rate: float = RATE_PER_S, seed: int | None = None, application_name: str = "dbio:probe"):
         self.engine, self.bounds = engine, list(bounds)
+        self.prober = read_probing(engine)  # None: the engine declares no read probe
         self.application_name = application_name  # named with its run: parts sharing a server count their own
         self.schemas, self.scale, self.rate = sorted(set(schemas)), scale, rate
         self.tally = ProbeTally(len(self.bounds) + 1)
@@ -93,17 +94,17 @@ class ReadProbe:
         if not self.schemas or self.scale < 1:
             self.why = "no session reads this node's data set"
             return
-        if not hasattr(self.engine, "read_probe_connect"):
+        if self.prober is None:
             self.why = "this engine cannot time single reads"
             return
         try:
-            self.conn, self.pid = await self.engine.read_probe_connect(conninfo, access_path, self.application_name)
+            self.conn, self.pid = await self.prober.read_probe_connect(conninfo, access_path, self.application_name)
         except Exception as exc:  # the run never fails for its probe
             self.why = f"the probe could not time reads: {getattr(exc, 'message', None) or exc}"
 
     async def run(self, measuring: Callable[[], bool], stop: asyncio.Event) -> None:
         """Lookups on a fixed schedule (a late one is skipped, never made up in a burst) until stop."""
-        if self.conn is None:
+        if self.conn is None or self.prober is None:
             return
         period = 1.0 / self.rate
         due = time.monotonic()
@@ -113,7 +114,7 @@ class ReadProbe:
                 key = self.random.randint(1, self.scale)
                 schema = self.random.choice(self.schemas)
                 try:
-                    read = await self.engine.read_probe(self.conn, schema, key)
+                    read = await self.prober.read_probe(self.conn, schema, key)
                 except Exception as exc:
                     if stop.is_set():
                         return
@@ -134,6 +135,11 @@ class ReadProbe:
                 await asyncio.wait_for(stop.wait(), delay)
             except asyncio.TimeoutError:
                 pass
+
+    @property
+    def method(self) -> str:
+        """How the engine times the probe's reads ('' when it has no probe)."""
+        return "" if self.prober is None else self.prober.read_probe_method
 
     def record(self, method: str) -> dict[str, Any]:
         """The node's probe as result.json keeps it."""

@@ -8,11 +8,21 @@ neutral counters summed) and "nodes" each node's own neutral counters.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dbio import jsondoc, shapes
 from dbio.engines.counters import combine
 from dbio.result import ONLY_NODE
+
+if TYPE_CHECKING:
+    from dbio.engines.base import Engine
+
+Normalize = Callable[[str, dict[str, Any]], dict[str, Any]]  # (node name, raw snapshot) -> neutral counters
+
+
+def normalizer(engines: dict[str, Engine]) -> Normalize:
+    """Each node's raw snapshots normalized by that node's engine."""
+    return lambda node, raw: engines[node].normalize(raw)
 
 
 def raw_nodes(reading: dict[str, Any] | None) -> dict[str, Any]:
@@ -58,7 +68,7 @@ def reading_time(reading: dict[str, Any] | None) -> float | None:
     return max(times) if times else None
 
 
-def normalized(reading: dict[str, Any], normalize: Callable[[str, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+def normalized(reading: dict[str, Any], normalize: Normalize) -> dict[str, Any]:
     """The reading with every node's counters normalized and their total under "engine" (None
     unless every node answered: a total missing a node would read as a drop)."""
     nodes = {name: normalize(name, raw) if raw else None for name, raw in raw_nodes(reading).items()}

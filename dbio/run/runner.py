@@ -459,7 +459,7 @@ class _Coordinator:
             node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
             released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
             lost_nodes=self.lost,
-            read_probe={r.node.name: r.read_probe.record(getattr(r.engine, "read_probe_method", "")) for r in self.nodes
+            read_probe={r.node.name: r.read_probe.record(r.read_probe.method) for r in self.nodes
                         if r.read_probe is not None})
 
     # -- steps -------------------------------------------------------------------------

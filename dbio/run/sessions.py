@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbio.engines.base import Engine, SliceResult
+from dbio.engines.base import Engine, SliceRequest, SliceResult
 from dbio.run.liveness import Liveness
 from dbio.run.tally import Tally
 
@@ -95,10 +95,10 @@ class Session:
             try:
                 # the first call waits at the start barrier, held on purpose: no silence until it opens
                 with shared.liveness.asking(self.node, held=previous_end is None):
-                    result: SliceResult = await self.engine.call_slice(
-                        self.conn, run_id=shared.run_id, session=self.number, barrier=previous_end is None,
+                    result: SliceResult = await self.engine.call_slice(self.conn, SliceRequest(
+                        run_id=shared.run_id, session=self.number, barrier=previous_end is None,
                         iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
-                        think_left=think_left, **({} if self.control is None else {"control": self.control}))
+                        think_left=think_left, control=self.control))
             finally:
                 self.in_call = False
             self.slices += 1

@@ -110,6 +110,8 @@ def _target(ordered: list[Point], target: float | None, slo: Slo | None, gain: f
     if slo is not None and not any(p.slo_us is not None for p in ordered):
         return best, [f"objective {slo.text()}: not checked, the steps did not measure {slo.label}"]
     if target is None:
+        if slo is None:  # neither asked: nothing to say of them
+            return best, []
         if best_within is None:
             return best, [f"objective {slo.text()} ({slo.label}): no measured step meets it; the lowest is "
                           f"{_us(min(p.slo_us for p in ordered if p.slo_us is not None))}"]
@@ -129,6 +131,7 @@ def _target(ordered: list[Point], target: float | None, slo: Slo | None, gain: f
         return first, [text]
     if reaching:
         first = reaching[0]
+        assert slo is not None  # without an objective, every step that reaches the target meets it
         text = (f"{wanted}: not met within the measured range: the rate is reached at {first.sessions} sessions "
                 f"({_rate(first.iops)}/s) but {slo.label} there is {_us(first.slo_us)}")
         if best_within is not None:

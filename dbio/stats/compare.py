@@ -48,13 +48,14 @@ class Sample:
         return None if not self.mean else 100.0 * self.raw_stdev / abs(self.mean)
 
 
-def sample(values: Sequence[float]) -> Sample | None:
+def sample(values: Sequence[float | None]) -> Sample | None:
     """Mean, deviation and count of a run's per-interval values, as batch means: the series is cut
     into BATCHES consecutive batches, whose means are nearly independent even when neighbouring
     intervals are not, so the standard error is not understated. `cv_pct` stays the raw series'."""
-    values = [v for v in values if v is not None]
-    if not values:
+    given = [v for v in values if v is not None]  # an interval without the figure is a gap, not a zero
+    if not given:
         return None
+    values = given
     n = len(values)
     mean = sum(values) / n
     raw_stdev = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0

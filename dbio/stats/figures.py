@@ -21,6 +21,9 @@ PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99_9", 0.999))
 # seconds apart (or a tenth of the window), they are no figure of it (a lone server frozen to the end:
 # its window closed at its last answer, the host's end reading came at the run's end, 9 s later).
 OS_SPAN_SLACK = 0.5
+# Client sessions not the run's own did at most this share (%) of the client sessions' reads or writes:
+# below, noise (a catalog read); the report warns beyond it, dbio merge calls runs' counts apart beyond it.
+OTHER_SESSIONS_SHARE_LIMIT_PCT = 1.0
 
 
 def os_spans_window(window: dict[str, Any], seconds: float) -> bool:
@@ -81,6 +84,11 @@ def lag_maxima(replication: dict[str, Any] | None, rows: list[dict[str, Any]]) -
             seen.append(out[name])
         out[name] = max(seen) if seen else None
     return out
+
+
+def _percent(part: float | None, whole: float | None) -> float | None:
+    share = ratio(part, whole)
+    return None if share is None else 100.0 * share
 
 
 def _other_sessions(d: dict[str, Any]) -> dict[str, Any] | None:
@@ -358,8 +366,8 @@ def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any]
     cache = window.get("cache_bytes")
     requests = None if hits is None or read_blocks is None else hits + read_blocks
     return {
-        "buffer_hit_pct": None if not requests else 100.0 * hits / requests,
-        "buffer_miss_pct": None if not requests else 100.0 * read_blocks / requests,
+        "buffer_hit_pct": _percent(hits, requests),
+        "buffer_miss_pct": _percent(read_blocks, requests),
         # One row per block (InnoDB: per page): ~1 block read per row
         # touched means every row came from storage; more, that index blocks were read too.
         "blocks_read_per_row": ratio(random_blocks, random_rows or None),

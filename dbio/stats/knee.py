@@ -47,7 +47,8 @@ class Knee:
         """How the read latency's rise compares with that of the sessions' wait for a CPU within a read, when both
         steps measured it."""
         a, b = self.after, self.next
-        if None in (a.cpu_wait_us, b.cpu_wait_us, a.latency_us, b.latency_us) or b.latency_us <= a.latency_us:
+        if a.cpu_wait_us is None or b.cpu_wait_us is None or a.latency_us is None or b.latency_us is None \
+                or b.latency_us <= a.latency_us:
             return ""
         rise, waited = b.latency_us - a.latency_us, b.cpu_wait_us - a.cpu_wait_us
         text = f"; of the read latency's {rise:+,.0f} us, the wait for a CPU within a read was {waited:+,.0f} us"

@@ -2,7 +2,7 @@
 normalized samples, and findings the moment the window's counters so far show them -- each said once.
 
 The findings here are early warnings from the window so far, judged with the final verdict's own thresholds
-(report/verdict.py); the result's verdict, over the whole window, is what counts."""
+(report/verdict.py and its rules' modules); the result's verdict, over the whole window, is what counts."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from dbio.stats.counters import delta, get
 # (the sessions publish at slice boundaries, the device counts as it goes).
 MIN_SECONDS = 3.0
 MIN_READS = 300
-DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads below: a cache served the rest (verdict.DEVICE_SHARE_LIMIT)
-DEVICE_EXCESS_LIMIT = 0.02  # device reads beyond the engine's by this share: other work (verdict.DEVICE_EXCESS_LIMIT)
+# the final verdict's thresholds (report/storage_findings.py, report/cpu_findings.py), said early
+DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads below: a cache served the rest
+DEVICE_EXCESS_LIMIT = 0.02  # device reads beyond the engine's by this share: other work
 DEVICE_EXCESS_MIN_READS = 100
-STEAL_LIMIT = 5.0  # % of the CPU time (verdict.STEAL_LIMIT)
+STEAL_LIMIT = 5.0  # % of the CPU time
 BLOCK = 8192
 STATEMENT_KINDS = ("select", "update", "scan", "hot")
 STALL_SAMPLES = 2  # one quiet second may be a slice that came back late (its statements come in the next sample)
@@ -133,6 +134,8 @@ class Findings:
         return out
 
     def _device(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
+        if self.start is None:
+            return []
         engine_start, engine_cur = self.start.get("engine"), cur.get("engine")
         disks_start = (self.start.get("os") or {}).get("disks") or {}
         disks_cur = (cur.get("os") or {}).get("disks") or {}

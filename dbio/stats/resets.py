@@ -59,7 +59,8 @@ class Watch:
                     self.ended.add((node, path))
                 elif not any(r["node"] == node and r["counter"] == path for r in self.found):
                     t = counters.get("t")
-                    since = None if self.window_start is None or not _number(t) else round(t - self.window_start, 3)
+                    since = round(t - self.window_start, 3) if self.window_start is not None and _number(t) and \
+                        isinstance(t, (int, float)) else None
                     self.found.append({"node": node, "counter": path, "since_start": since,
                                        "before": before, "after": after})
         return sorted(set(back))

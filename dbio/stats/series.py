@@ -56,7 +56,8 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
         row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else seconds, cores))
         # every interval the row spans (a failed sample makes a row span two)
         spanned = [statements[k] for k in sorted(statements) if prev["k"] < k <= cur["k"]] \
-            if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int) else [statements.get(cur.get("k"))]
+            if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int) else \
+            [statements.get(k)] if isinstance(k := cur.get("k"), int) else []
         row.update(_statements(_combine([t for t in spanned if t]), bounds, seconds))
         waits = cur.get("waits") or {}
         if waits:

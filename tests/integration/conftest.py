@@ -157,6 +157,32 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def launch_margin(args_at) -> float:
+    """Seconds to give, besides a run's 10 s of connecting before a --start-at, for three interpreters starting at
+    once and a fourth refused that names the same start (it must ask before the 10 s): four times what this host
+    just took to refuse a run whose start has passed (itself a check), at least 6 s. args_at(stamp): the
+    run's arguments for that --start-at. About 6 s on a quiet host, 12 s at a load of 10 on 2 cores, where a
+    fixed 15 s was only waiting."""
+    from datetime import datetime, timezone
+
+    t0 = time.monotonic()
+    passed = dbio(*args_at(datetime.fromtimestamp(time.time() - 60, timezone.utc).isoformat()))
+    took = time.monotonic() - t0
+    assert passed.code == 2 and "passed" in passed.err, passed.text
+    return max(6.0, 4.0 * took)
+
+
+def within_seconds(seconds: float, reached: float, floor: float, run_time: float | None = None) -> bool:
+    """Whether dbio ended within seconds of a fault or signal, judged against what this host just did: within
+    `floor` seconds, or twice the time the same process took to reach the fault (`reached`, from its launch:
+    python's start, connections, warm-up; in proportion slower on a loaded host), whichever is longer; and
+    always well before the run's own window (`run_time`) would have ended it. A fixed bound alone failed on
+    a loaded 2-core host (24 s for 15 s; 18.8 s alone)."""
+    allowed = max(floor, 2.0 * reached)
+    assert run_time is None or allowed < run_time * 0.75, f"the host is too slow to tell: {reached:.1f} s to reach"
+    return seconds < allowed
+
+
 def load_result(directory: Path) -> dict:
     return json.loads((directory / "result.json").read_text())
 

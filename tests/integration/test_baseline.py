@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir, within_seconds
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
                                reason="fio is not installed (Debian package fio, optional: dbio baseline needs it)")
@@ -49,7 +49,8 @@ def test_dbio_baseline_reads_the_instance_files_read_only_and_writes_only_scratc
 
 @needs_fio
 def test_run_with_baseline_records_both_and_reports_efficiency(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "-t", "2", "--label", "with-baseline"), "--baseline")
+    done = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "-t", "2", "--label", "with-baseline"), "--baseline",
+                "--baseline-seconds", "2")  # 1 s before, 1 s after: what is checked holds for any length
     assert done.code == 0, done.text
     assert "Database efficiency at 2 sessions:" in done.out
     directory = result_dir(done)
@@ -139,6 +140,7 @@ def test_sigterm_during_fio_stops_fio_and_its_jobs_and_ends_at_once(instance, lo
         return [int(p) for p in found]
 
     args = instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "60s", "--baseline", "--label", "stopped")
+    launched = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -146,7 +148,8 @@ def test_sigterm_during_fio_stops_fio_and_its_jobs_and_ends_at_once(instance, lo
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
-        assert time.monotonic() - t0 < 5 and proc.returncode == 143, (out, err)
+        seconds = time.monotonic() - t0
+        assert within_seconds(seconds, t0 - launched, 5) and proc.returncode == 143, (seconds, out, err)
         assert "SIGTERM during the baseline's fio runs: fio stopped, nothing measured" in err
         time.sleep(0.3)
         assert fio_pids() == []

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.integration.conftest import SMALL, Done, Instance, dbio, load_result, result_dir
+from tests.lateness import Lateness
 
 HOSTS = {"h1": 1, "h2": 1, "h3": 2}  # name -> sessions: unequal, so a node's figures are not interchangeable
 WARMUP = 1.0  # SMALL's
@@ -60,10 +61,12 @@ def _node_reads(node: dict) -> float:
 def test_three_hosts_at_one_start_merge_into_one_result(hosts, workdir):
     window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN  # run refuses less than 10 s + warm-up ahead
     stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
-    procs = {name: _launch(inst, name, stamp) for name, inst in hosts.items()}
     directories, docs = {}, {}
+    with Lateness() as late:  # how late this host wakes a waiting process meanwhile: the bounds below allow for it
+        procs = {name: _launch(inst, name, stamp) for name, inst in hosts.items()}
+        outputs = {name: proc.communicate(timeout=RUN_TIMEOUT) for name, proc in procs.items()}
     for name, proc in procs.items():
-        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+        out, err = outputs[name]
         assert proc.returncode == 0, out + err
         directories[name] = result_dir(Done(proc.returncode, out, err))
         docs[name] = load_result(directories[name])
@@ -74,11 +77,11 @@ def test_three_hosts_at_one_start_merge_into_one_result(hosts, workdir):
     for name, doc in docs.items():
         timeline = doc["timeline"]
         assert datetime.fromisoformat(timeline["start"]).timestamp() == pytest.approx(window_at - WARMUP, abs=0.002)
-        assert 0 <= timeline["released_late_seconds"] < 0.3, (name, timeline)
+        assert 0 <= timeline["released_late_seconds"] < late.allow(0.3), (name, timeline, late.worst)
         assert abs(timeline["clock_offset_seconds"]) < 0.1  # one host: the server's clock is this host's
     opened = {n: datetime.fromisoformat(d["timeline"]["window_start"]).timestamp() for n, d in docs.items()}
-    assert max(opened.values()) - min(opened.values()) < 1.0, opened
-    assert all(abs(t - window_at) < 0.3 for t in opened.values()), (window_at, opened)
+    assert max(opened.values()) - min(opened.values()) < late.allow(1.0), (opened, late.worst)
+    assert all(abs(t - window_at) < late.allow(0.3) for t in opened.values()), (window_at, opened, late.worst)
 
     out = workdir / "many-hosts" / "merged"
     merged = dbio("merge", *(str(directories[n]) for n in HOSTS), "--out", str(out))

@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.integration.conftest import SMALL, Done, dbio, dbio_backends, load_result, result_dir, wait_for
+from tests.integration.conftest import (SMALL, Done, dbio, dbio_backends, launch_margin, load_result, result_dir,
+                                       wait_for)
 
 DB = "parts"
 PARTS = 3
 WARMUP = 1.0  # SMALL's
-LAUNCH_MARGIN = 15.0  # three interpreters starting at once on a busy machine, and the refused runs after them
 RUN = [*SMALL[:-2], "--run-time", "4s", "--allow-cached", "-t", "1"]  # a longer window: reads enough to compare
 
 
@@ -39,21 +39,27 @@ def _launch(inst, stamp: str, *extra: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
 
 
+def _stamp(window_at: float) -> str:
+    return datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+
+
 def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, workdir):
-    window_at = time.time() + WARMUP + 10 + LAUNCH_MARGIN
-    stamp = datetime.fromtimestamp(window_at, timezone.utc).isoformat()
+    window_at = time.time() + WARMUP + 10 + launch_margin(lambda stamp: _args(loaded, stamp))
+    stamp = _stamp(window_at)
+    later = _stamp(window_at + 60)  # a start no part has: the runs refused by the parts' hold alone ask it
     procs = [_launch(loaded, stamp, "--part", f"{i}/{PARTS}", "--label", f"p{i}") for i in range(1, PARTS + 1)]
     try:
-        # all three hold the database (their lock connections): an unrelated run is refused meanwhile,
-        # and so are another run's part and this run's part 2 a second time
+        # all three hold the database (their lock connections): this run's part 2 a second time is refused
+        # meanwhile (first: it names their start, so it must ask before they connect), and so are an unrelated
+        # run and another run's part
         wait_for(lambda: sum("part" in (app or "") for _, app, _ in dbio_backends(loaded)) == PARTS,
                  timeout=60, what="three parts holding the database")
-        alone = dbio(*_args(loaded, stamp))
-        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
-        other = dbio(*_args(loaded, stamp, "--part", "1/2"))
-        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
         again = dbio(*_args(loaded, stamp, "--part", f"2/{PARTS}"))
         assert again.code == 2 and f"part 2/{PARTS} of run" in again.err and "already runs" in again.err, again.text
+        alone = dbio(*_args(loaded, later))
+        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
+        other = dbio(*_args(loaded, later, "--part", "1/2"))
+        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
         docs, dirs = [], []
         for proc in procs:
             out, err = proc.communicate(timeout=180)

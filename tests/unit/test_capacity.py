@@ -165,3 +165,10 @@ def test_a_cost_table_in_dbio_toml_is_read_and_checked(tmp_path):
 
     config = load_config(Sources(config_file=toml, cwd=tmp_path, env={}))  # [cost] is no unknown section
     assert config.files == (toml,)
+
+
+def test_statements_asked_for_neither_a_target_nor_an_objective_say_only_what_was_measured():
+    """The pure function alone (the report asks it only with one of them): it once said 'within None'."""
+    lines = capacity.statements(bench_points(), None, None)
+    assert lines[0].startswith("measured: 6 step(s), 1..32 sessions")
+    assert not any("objective" in line or "target" in line or "within" in line for line in lines), lines

@@ -8,6 +8,7 @@ import pytest
 
 from dbio.collect import cgroup
 from dbio.report import limit_findings
+from dbio.result_records import of
 from dbio.stats import figures
 
 # A hybrid host (this machine kind): v1 controllers apart, an empty v2 hierarchy beside them.
@@ -104,26 +105,31 @@ def doc(limits, throttled_pct=None, devices=("vda",)):
 QUOTA = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /dbiotest"}, "io_limits": [], "cpus_allowed": 2, "cpus": 2}
 
 
+def _judged(rule, document):
+    """One of the verdict's rules on a document, typed as the verdict types it."""
+    return rule(of(document))
+
+
 def test_a_quota_that_bound_is_a_warning_and_one_that_did_not_is_noted():
-    bound = limit_findings.cpu_limit(doc([QUOTA], 83.0))
+    bound = _judged(limit_findings.cpu_limit, doc([QUOTA], 83.0))
     assert bound.level == "warning" and "at most 0.5 CPUs of this host's 2" in bound.message
     assert "83% of the quota's periods" in bound.message
-    assert limit_findings.cpu_limit(doc([QUOTA], 0.0)).level == "info"
+    assert _judged(limit_findings.cpu_limit, doc([QUOTA], 0.0)).level == "info"
 
 
 def test_an_affinity_to_fewer_cpus_than_the_host_has():
     pinned = {"cpu_limit": None, "io_limits": [], "cpus_allowed": 1, "cpus": 2}
-    assert "may run on only 1 of this host's 2 CPUs" in limit_findings.cpu_limit(doc([pinned])).message
-    assert limit_findings.cpu_limit(doc([{**pinned, "cpus_allowed": 2}])) is None
+    assert "may run on only 1 of this host's 2 CPUs" in _judged(limit_findings.cpu_limit, doc([pinned])).message
+    assert _judged(limit_findings.cpu_limit, doc([{**pinned, "cpus_allowed": 2}])) is None
 
 
 def test_an_io_limit_on_a_device_the_run_used():
     limited = {"cpu_limit": None, "cpus_allowed": 2, "cpus": 2, "io_limits": [
         {"device": "254:0", "name": "vda", "cgroup": "v1 /dbiotest", "read_iops": 1500, "read_bps": 50 << 20}]}
-    found = limit_findings.io_limit(doc([limited]))
+    found = _judged(limit_findings.io_limit, doc([limited]))
     assert found.level == "warning"
     assert "vda (254:0): 1,500 reads/s, 50 MiB/s read (cgroup v1 /dbiotest)" in found.message
-    assert limit_findings.io_limit(doc([limited], devices=("sdb",))) is None  # another device's limit
+    assert _judged(limit_findings.io_limit, doc([limited], devices=("sdb",))) is None  # another device's limit
 
 
 def test_limits_of_real_processes_here():
@@ -150,12 +156,12 @@ def test_a_baseline_run_under_other_limits_than_the_server_is_said():
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
     both = doc([limited])
     both["baseline"] = {"runs": {}}
-    found = limit_findings.baseline_outside_limits(both)
+    found = _judged(limit_findings.baseline_outside_limits, both)
     assert found.level == "warning" and "fio ran under dbio's limits (none), not the server's (CPU quota 0.5" in \
         found.message
     both["environment"]["client_limits"] = [limited]  # dbio in the server's cgroup: like for like
-    assert limit_findings.baseline_outside_limits(both) is None
-    assert limit_findings.baseline_outside_limits(doc([limited])) is None  # no baseline
+    assert _judged(limit_findings.baseline_outside_limits, both) is None
+    assert _judged(limit_findings.baseline_outside_limits, doc([limited])) is None  # no baseline
 
 
 def test_the_storage_stack_section_lists_the_limits():
@@ -173,12 +179,12 @@ def test_an_io_limit_on_the_disk_under_a_partition_or_a_dm_device():
         {"device": "254:0", "name": "vda", "cgroup": "v2 /db", "read_iops": 300}]}
     on_partition = doc([limited], devices=("vda1",))
     on_partition["environment"]["storage"]["data_directory"].update(device="vda1", disk="vda")
-    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_partition).message
+    assert "vda (254:0): 300 reads/s" in _judged(limit_findings.io_limit, on_partition).message
     on_lvm = doc([limited], devices=("dm-0",))
     on_lvm["environment"]["storage"]["data_directory"].update(
         device="dm-0", disk="dm-0", stack=[{"device": "dm-0", "disk": "dm-0"}, {"device": "vda2", "disk": "vda"}])
-    assert "vda (254:0): 300 reads/s" in limit_findings.io_limit(on_lvm).message
-    assert limit_findings.io_limit(doc([limited], devices=("sdb1",))) is None  # another disk's limit
+    assert "vda (254:0): 300 reads/s" in _judged(limit_findings.io_limit, on_lvm).message
+    assert _judged(limit_findings.io_limit, doc([limited], devices=("sdb1",))) is None  # another disk's limit
 
 
 def test_throttling_of_other_cgroups_at_the_window_s_ends_is_no_figure():
@@ -202,16 +208,16 @@ def test_throttling_names_the_cgroups_it_summed(tmp_path):
 
 
 def test_a_limit_set_during_the_window_is_the_result_s():
-    from dbio.run import assemble
+    from dbio.run import result_figures
 
     quota = {"pids": 9, "cpu_limit": {"cpus": 0.3, "cgroup": "v2 /db", "stat": "/sys/fs/cgroup/db/cpu.stat"},
              "io_limits": [], "cpus_allowed": 2, "cpus": 2}
     begin, end = {"os": {}}, {"os": {"server_limits": [quota]}}  # the quota was set after the window began
-    assert assemble.window_limits(begin, end, "server_limits") == [quota]
+    assert result_figures.window_limits(begin, end, "server_limits") == [quota]
     fewer = {**quota, "pids": 7}  # two sessions ended: the same limit
-    assert assemble.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
+    assert result_figures.window_limits({"os": {"server_limits": [quota]}}, {"os": {"server_limits": [fewer]}},
                                   "server_limits") == [quota]
-    assert assemble.window_limits(None, None, "server_limits") == []
+    assert result_figures.window_limits(None, None, "server_limits") == []
 
 
 def test_a_merge_of_hosts_keeps_each_host_s_limits():

@@ -22,7 +22,7 @@ from dbio.run.readings import normalized, refused
 from dbio.stats import figures, resets, series
 from tests.fake_engine import FakeEngine
 from tests.unit.test_figures import window_of
-from tests.unit.test_run_pipeline import _run
+from tests.fake_runs import run_loaded as _run
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

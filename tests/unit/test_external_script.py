@@ -16,7 +16,7 @@ from dbio.commands import external_script
 from dbio.errors import UsageError
 from tests.fake_engine import FakeEngine
 from dbio.ui import UI
-from tests.unit.test_run_pipeline import STATEMENTS_PER_S, _run
+from tests.fake_runs import STATEMENTS_PER_S, run_loaded as _run
 from tests.unit.test_slobconf import load_slob_conf, private_file
 
 

@@ -15,11 +15,11 @@ from dbio import result as results
 from dbio import trust
 from dbio.commands import run as run_command
 from dbio.commands import run_files
-from dbio.run import assemble
+from dbio.run import abandoned
 from dbio.ui import UI
 from tests import small_fs
 from tests.fake_engine import FakeEngine
-from tests.unit.test_run_pipeline import _run
+from tests.fake_runs import run_loaded as _run
 
 PAGE = 4096
 
@@ -39,7 +39,7 @@ def tiny(tmp_path):
 def rescues(tmp_path, monkeypatch):
     """Where rescued results go in these tests (never the user's own state directory)."""
     base = tmp_path / "rescued"
-    monkeypatch.setattr(assemble, "rescue_bases", lambda: [base])
+    monkeypatch.setattr(abandoned, "rescue_bases", lambda: [base])
     return base
 
 
@@ -102,7 +102,7 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
     small_fs.fill(tiny / "filler", room)
     written = run_files.write_result(directory, document, None, UI(quiet=True))
     # no result and no report of a result that is not there: the run's only result is the rescued one
-    assert [n for n in _whole_files(directory) if n not in ("run.json", "samples.jsonl")] == [assemble.RESCUED_TO]
+    assert [n for n in _whole_files(directory) if n not in ("run.json", "samples.jsonl")] == [abandoned.RESCUED_TO]
     (rescued,) = rescues.iterdir()
     doc = results.read(rescued)
     assert doc["status"] == "failed" and "No space left on device" in doc["status_reason"]
@@ -110,17 +110,17 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
                                                                   "text")
     assert "FAILED" in (rescued / "report.html").read_text() or "failed" in (rescued / "report.html").read_text()
     # the next run does not rebuild it as lost: not even once the rescued copy was moved away
-    assert assemble.abandoned(tiny) == []
+    assert abandoned.abandoned(tiny) == []
     assert written.directory == rescued and not written.unwritten
     shutil.rmtree(rescued)
-    assert assemble.abandoned(tiny) == []
+    assert abandoned.abandoned(tiny) == []
 
 
 def test_a_lost_run_rebuilt_on_a_full_filesystem_names_the_report_it_could_not_write(finished, tiny, tmp_path,
                                                                                      monkeypatch):
     monkeypatch.setattr(run_command, "engine_named", lambda name: FakeEngine())
     roomy = _run_dir_copy(finished, tmp_path, dead_client=True)
-    sizes = _sizes(assemble.recover(roomy, run_command.engine_named))
+    sizes = _sizes(abandoned.recover(roomy, run_command.engine_named))
     directory = _run_dir_copy(finished, tiny, dead_client=True)
     room = _pages(sizes["result"]) + _pages(sizes["text"]) + 6 * PAGE
     small_fs.fill(tiny / "filler", room)

@@ -10,7 +10,7 @@ from dbio.errors import ConfigErrors
 
 
 def record_of(engine: str) -> str:
-    return registry.entry(engine).INSTANCE_RECORD
+    return registry.entry(engine).instance_record
 
 
 def test_each_engine_names_its_own_record():

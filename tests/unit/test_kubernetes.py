@@ -3,6 +3,7 @@ runs the same agreed start against its target, and no password is ever written i
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -12,6 +13,8 @@ import yaml
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is a test dependency")
 
+from dbio import kubernetes as k8s  # noqa: E402
+from dbio import parts  # noqa: E402
 from dbio.cli import cli  # noqa: E402
 from dbio.commands import kubernetes as k8s_command  # noqa: E402
 from dbio.config import Sources, load_config  # noqa: E402
@@ -38,8 +41,9 @@ def _write(tmp_path: Path, config, **kw):
                "storage_class": "nfs", "cpu": "2", "memory": "1Gi", **kw}
     k8s_command.write(config, UI(quiet=True), **options)
     out = options["out"]
+    merge = out / "dbio-merge.yaml"  # none for a single pod
     return list(yaml.safe_load_all((out / "dbio-run.yaml").read_text())), yaml.safe_load(
-        (out / "dbio-merge.yaml").read_text()), out
+        merge.read_text()) if merge.exists() else None, out
 
 
 def test_the_manifests_validate_against_the_kubernetes_schemas(tmp_path):
@@ -74,10 +78,51 @@ def test_every_pod_runs_the_same_start_against_its_target(tmp_path):
     assert datetime.fromisoformat(starts.pop()).timestamp() == pytest.approx(config.run.start_at, abs=0.001)
 
 
-def test_the_merge_job_merges_every_pod_s_result(tmp_path):
-    _, merge, _ = _write(tmp_path, _config(tmp_path))
+def test_the_pods_are_the_parts_of_one_run_each_its_completion_index_after_the_earlier_targets(tmp_path):
+    """Two targets of 3 pods: one run of 6 parts, the second Job's pods parts 4 to 6; one --run-id."""
+    run, _, _ = _write(tmp_path, _config(tmp_path))
+    commands = [job["spec"]["template"]["spec"]["containers"][0]["command"] for job in run[1:]]
+    assert [c[c.index("--part") + 1] for c in commands] == ["job-index/6", "job-index+3/6"]
+    run_ids = {c[c.index("--run-id") + 1] for c in commands}
+    assert len(run_ids) == 1 and re.fullmatch(r"dbio-\d{8}T\d{6}Z", run_ids.pop())
+    resolved = [parts.parse(c[c.index("--part") + 1], {"JOB_COMPLETION_INDEX": str(i)})
+                for c in commands for i in range(3)]
+    assert resolved == [(n, 6) for n in range(1, 7)]
+    for job, command in zip(run[1:], commands):  # each pod its own directory of the results volume
+        assert command[command.index("--results-dir") + 1] == f"/results/{job['metadata']['name']}-$(POD_INDEX)"
+    one, _, _ = _write(tmp_path / "one", _config(tmp_path, dsns=TARGETS[:1]), pods=1)
+    command = one[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert "--part" not in command and "--run-id" not in command  # a single pod is a whole run
+
+
+@pytest.mark.parametrize("ahead", [300, 3600])
+def test_the_deadline_allows_for_the_wait_until_the_start(tmp_path, ahead):
+    """A Job applied an hour before its window is not killed before the window opens."""
+    config = _config(tmp_path, ahead=ahead, warmup=30, run_time=120)
+    run, merge, _ = _write(tmp_path, config)
+    for job in run[1:]:
+        deadline = job["spec"]["activeDeadlineSeconds"]
+        assert ahead + 120 + 60 < deadline <= ahead + 120 + k8s.SETTLE_SECONDS + 1
+    assert merge["spec"]["activeDeadlineSeconds"] > run[1]["spec"]["activeDeadlineSeconds"]
+
+
+def test_the_results_volume_is_prepared_for_the_pods_non_root_user(tmp_path):
+    run, merge, _ = _write(tmp_path, _config(tmp_path))
+    for job in [*run[1:], merge]:
+        context = job["spec"]["template"]["spec"]["securityContext"]
+        assert context["runAsNonRoot"] and context["runAsUser"] != 0 and context["fsGroup"] == context["runAsUser"]
+
+
+def test_the_merge_job_waits_for_every_part_then_merges_what_is_there(tmp_path):
+    config = _config(tmp_path)
+    _, merge, _ = _write(tmp_path, config)
     script = merge["spec"]["template"]["spec"]["containers"][0]["command"][2]
-    assert script.startswith("set -e; dbio merge $$(ls -d /results/dbio-*/*/")  # "$$(": the shell's, not a variable
+    assert "$(" not in script.replace("$$(", "")  # "$$(": the shell's, not a Kubernetes variable
+    assert '-ge 6 ]' in script  # both targets' 3 pods
+    give_up = int(re.search(r'date \+%s\)" -ge (\d+)', script).group(1))
+    end = config.run.start_at + 60  # the window's end: warm-up before the start, 60 s of run time
+    assert end < give_up <= end + config.workload.warmup + k8s.SETTLE_SECONDS
+    assert "dbio merge $$(ls /results/dbio-t*-*/*/result.json | xargs -n 1 dirname | sort)" in script
     assert "--out /results/merged" in script
 
 
@@ -181,8 +226,8 @@ def test_the_printed_kubectl_commands_quote_what_they_interpolate(tmp_path):
     commands = [shlex.split(line) for line in console.getvalue().splitlines() if line.strip().startswith("kubectl")]
     assert len(commands) == 3
     assert commands[0] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-run.yaml")]
-    assert commands[1][-2:] == ["job/dbio-t0", "job/dbio-t1"]
-    assert commands[2] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-merge.yaml")]
+    assert commands[1] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-merge.yaml")]
+    assert commands[2][-3:] == ["job/dbio-t0", "job/dbio-t1", "job/dbio-merge"]
 
 
 def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path):
@@ -211,3 +256,28 @@ def test_with_a_metrics_port_each_run_pod_serves_it_on_its_address_and_is_annota
     assert "annotations" not in merge["spec"]["template"]["metadata"]  # the merge serves nothing
     with pytest.raises(UsageError, match="--metrics-port 0 picks any free port"):
         _write(tmp_path / "again", _config(tmp_path, metrics_port=0))
+
+
+def test_more_parts_than_a_run_takes_are_refused_before_anything_is_written(tmp_path):
+    """Every pod would refuse --part job-index/N with N above parts.MAX_PARTS: the Job could never run."""
+    with pytest.raises(UsageError, match=f"at most {parts.MAX_PARTS} parts"):
+        _write(tmp_path, _config(tmp_path), pods=parts.MAX_PARTS // 2 + 1)  # two targets
+    assert not (tmp_path / "k8s").exists()
+    run, _, _ = _write(tmp_path, _config(tmp_path), pods=parts.MAX_PARTS // 2)
+    command = run[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert parts.parse(command[command.index("--part") + 1], {"JOB_COMPLETION_INDEX": "0"}) == (1, parts.MAX_PARTS)
+
+
+def test_a_single_pod_has_no_merge_job_that_could_only_fail(tmp_path):
+    """dbio merge takes two results or more: a merge Job over one pod's result would always fail."""
+    import io
+
+    from rich.console import Console
+
+    out, console = tmp_path / "k8s", io.StringIO()
+    k8s_command.write(_config(tmp_path, dsns=TARGETS[:1]), UI(Console(file=console, width=400)), image="dbio", pods=1,
+                      out=out, name="dbio", namespace=None, password_secret=None, results_size="1Gi",
+                      storage_class=None, cpu="1", memory="512Mi")
+    assert sorted(p.name for p in out.iterdir()) == ["dbio-run.yaml"]
+    said = console.getvalue()
+    assert "dbio-merge" not in said and "job/dbio-t0" in said and "/results/dbio-t0-0" in said

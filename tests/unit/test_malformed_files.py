@@ -16,7 +16,7 @@ import pytest
 
 from dbio import cli, result
 from dbio.engines.postgres.engine import PostgresEngine
-from dbio.run import assemble
+from dbio.run import abandoned
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 COMPLETE = json.loads((FIXTURES / "result_complete.json").read_text())
@@ -264,8 +264,8 @@ def test_bad_sample_lines_are_skipped_and_counted(tmp_path):
 
 
 def test_a_run_recovers_past_bad_sample_lines_and_records_how_many(tmp_path):
-    clean = assemble.recover(_abandoned_copy(tmp_path / "a"), lambda _name: PostgresEngine())
-    damaged = assemble.recover(_abandoned_copy(tmp_path / "b", BAD_LINES), lambda _name: PostgresEngine())
+    clean = abandoned.recover(_abandoned_copy(tmp_path / "a"), lambda _name: PostgresEngine())
+    damaged = abandoned.recover(_abandoned_copy(tmp_path / "b", BAD_LINES), lambda _name: PostgresEngine())
     assert damaged["figures"] == clean["figures"] and damaged["series"] == clean["series"]
     assert damaged["totals"] == clean["totals"] and damaged["totals"]["selects"] > 0
     event = [e for e in damaged["events"] if e["kind"] == "samples_skipped"]
@@ -368,7 +368,7 @@ def test_a_rescue_mark_another_user_planted_does_not_stop_roots_recovery(tmp_pat
     shared_temp.chmod(0o1777)
     monkeypatch.setattr(tempfile, "tempdir", str(shared_temp))
     run_dir = _abandoned_copy(tmp_path)
-    planted = shared_temp / "dbio-rescued" / "20261122-151220-dsn" / assemble.RESCUE_MARK
+    planted = shared_temp / "dbio-rescued" / "20261122-151220-dsn" / abandoned.RESCUE_MARK
     planted.parent.mkdir(parents=True)
     planted.write_text(f"{run_dir}\n")
     for path in (planted.parent.parent, planted.parent, planted):  # as that user would have made them
@@ -377,7 +377,7 @@ def test_a_rescue_mark_another_user_planted_does_not_stop_roots_recovery(tmp_pat
     class UI:
         warn = note = staticmethod(lambda _text: None)
 
-    assert str(run_dir) not in assemble.rescued_runs()
+    assert str(run_dir) not in abandoned.rescued_runs()
     assert recover_abandoned(run_dir.parent, UI()) == [run_dir] and (run_dir / "result.json").exists()
 
 
@@ -390,9 +390,9 @@ def test_a_rescue_mark_dbio_made_still_counts(tmp_path, monkeypatch):
     run_dir = _abandoned_copy(tmp_path)
     rescue = tmp_path / "dbio-rescued" / run_dir.name
     trust.make_private_directory(rescue, "the rescued result")
-    (rescue / assemble.RESCUE_MARK).write_text(f"{run_dir}\n")
-    assert str(run_dir) in assemble.rescued_runs()
-    assert assemble.abandoned(run_dir.parent) == []
+    (rescue / abandoned.RESCUE_MARK).write_text(f"{run_dir}\n")
+    assert str(run_dir) in abandoned.rescued_runs()
+    assert abandoned.abandoned(run_dir.parent) == []
 
 
 @pytest.mark.parametrize("start", ["yesterday", "2026-11-21T23:02:37", 1795374000, "9999-12-31T23:59:59-05:00"])

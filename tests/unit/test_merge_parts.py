@@ -34,6 +34,8 @@ def part(index: int, share: float, *, of: int = 3, run: str = "run-abc", identit
     node = doc["nodes"][0]
     node["server"]["identity"] = identity
     n = node["normalized"]
+    for reading in (n["begin"], n["end"]):  # each part read the server at instants of its own
+        reading["t"] -= index * 1e-4
     n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
     for key in ("window_start", "window_end"):
         t = datetime.fromisoformat(doc["timeline"][key]) + timedelta(seconds=shift)
@@ -116,14 +118,15 @@ def test_the_report_names_the_parts_the_count_and_a_disagreement():
 
 
 def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
-    from dbio.report import verdict
+    from dbio.report import conduct_findings
+    from dbio.result_records import of
 
     doc = part(1, 0.33)
-    finding = verdict.other_sessions(doc)
+    finding = conduct_findings.other_sessions(of(doc))
     assert finding is not None and finding.level == "info", finding
     assert "this run's other parts among them (part 1 of 3)" in finding.message
     whole = {k: v for k, v in doc.items() if k != "part"}
-    assert "other parts" not in verdict.other_sessions(whole).message
+    assert "other parts" not in conduct_findings.other_sessions(of(whole)).message
 
 
 def test_the_server_is_read_from_the_last_reading_at_each_end_of_the_window():
@@ -170,3 +173,63 @@ def test_parts_opened_together_compare_counts_whatever_their_readings_lateness_m
     late["nodes"][0]["normalized"]["end"]["t"] += 2.0
     doc = merge.merge([("p1", part(1, 1 / 3)), ("p2", late), ("p3", part(3, 1 / 3))], "m")
     assert doc["counting"][0]["compared"] == "rates"
+
+
+def test_a_part_cut_short_on_the_shared_server_is_named_and_the_server_counted_over_its_interval():
+    """A part whose sessions died half way: its window is half as long. The parts of one run on one server
+    still merge (the server's counters hold what its sessions did before), the part is named, and the
+    total's rate is the server's count over the server's own interval, not over the parts' mean length."""
+    parts = [part(i, 1 / 3) for i in (1, 2, 3)]
+    cut = parts[2]
+    start = datetime.fromisoformat(cut["timeline"]["window_start"])
+    end = datetime.fromisoformat(cut["timeline"]["window_end"])
+    cut["timeline"]["window_end"] = (start + (end - start) / 2).isoformat()
+    cut["status"], cut["status_reason"] = "failed", "its sessions were terminated"
+    doc = merge.merge([(f"p{i}", d) for i, d in enumerate(parts, 1)], "m")
+    assert [s["name"] for s in doc["parts"]["short"]] == ["p3"]
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(SERVER_READS_PER_S, rel=0.01)
+    assert any("p3 measured" in e["message"] and "cut short" in e["message"] for e in doc["events"])
+    # whole runs (not parts) of such different lengths are still refused
+    wholes = [{k: v for k, v in d.items() if k != "part"} for d in parts]
+    with pytest.raises(merge.NotMergeable, match="windows last"):
+        merge.merge([(f"h{i}", d) for i, d in enumerate(wholes, 1)], "m")
+
+
+def _cut(doc: dict, seconds: float) -> dict:
+    start = datetime.fromisoformat(doc["timeline"]["window_start"])
+    doc["timeline"]["window_end"] = (start + timedelta(seconds=seconds)).isoformat()
+    return doc
+
+
+def test_whole_runs_whose_windows_differ_by_a_late_reading_merge_and_a_cut_short_one_is_refused():
+    """Whole runs of one --run-time: a busy host reading a 2 s window's end 0.1 s late (5% of it) still merges
+    (seen refused in test_many_hosts under load); a window cut to half is refused, naming the run."""
+    def whole(i: int) -> dict:
+        return {k: v for k, v in part(i, 1.0, identity=f"server-{i}").items() if k != "part"}
+    merge.merge([("h1", _cut(whole(1), 2.0)), ("h2", _cut(whole(2), 2.1))], "m")
+    with pytest.raises(merge.NotMergeable, match="h2's was cut short"):
+        merge.merge([("h1", _cut(whole(1), 5.0)), ("h2", _cut(whole(2), 2.5))], "m")
+
+
+def test_the_parts_single_reads_add_up_as_histograms():
+    """Each part's probe timed its own single reads: the merged distribution is their histograms added
+    (issue 28: latency merged as histograms, never averaged percentiles)."""
+    from dbio.engines.base import ProbeRead
+    from dbio.run.read_probe import ProbeTally
+
+    bounds = BASE["histograms"]["bounds_us"]
+
+    def probe(values):
+        tally = ProbeTally(len(bounds) + 1)
+        for v in values:
+            tally.add(ProbeRead(1, v), bounds)
+        return {"rate_per_s": 25, "method": "EXPLAIN", **tally.to_dict()}
+
+    fast, slow = part(1, 0.5), part(2, 0.5)
+    fast["read_probe"] = {fast["nodes"][0]["name"]: probe([100.0] * 99)}
+    slow["read_probe"] = {slow["nodes"][0]["name"]: probe([100.0] * 90 + [9000.0] * 10)}
+    doc = merge.merge([("p1", fast), ("p2", slow)], "m")
+    reads = doc["figures"]["latency"]["single_reads"]
+    assert reads["count"] == 199 and reads["nodes"] == 2
+    assert reads["p99_us"] > 5000.0  # the slow part's tail: 10 of 199 reads, beyond the 99th percentile's 2
+    assert set(doc["read_probe"]) == {"p1", "p2"}

@@ -156,7 +156,8 @@ def test_reports_speak_innodbs_words_and_leave_the_kernels_alone():
 
 def test_the_page_cleaners_flushing_inside_the_window_is_named():
     from dbio.engines.mysql import facts
-    from dbio.report import verdict
+    from dbio.report import conduct_findings
+    from dbio.result_records import of
 
     window = _window(16384, 8000, 1000)
     end = stats.normalize({**_raw(), "status": {**_raw()["status"], "innodb_buffer_pool_pages_flushed":
@@ -165,11 +166,11 @@ def test_the_page_cleaners_flushing_inside_the_window_is_named():
     f = figures.derive(window)
     assert f["io_profile"]["by_backend"]["page cleaner"]["write_requests_per_s"] == pytest.approx(500.0)
     caps = facts.capability_facts({}, local=True)
-    found = verdict.maintenance_in_window({"figures": f, "capabilities": caps})
+    found = conduct_findings.maintenance_in_window(of({"figures": f, "capabilities": caps}))
     assert found is not None and found.level == "warning"
     assert found.message.startswith("InnoDB's page cleaner (flushing dirty pages) worked inside the window")
     quiet = figures.derive(_window(16384, 8000, 1000))  # nothing flushed: nothing said
-    assert verdict.maintenance_in_window({"figures": quiet, "capabilities": caps}) is None
+    assert conduct_findings.maintenance_in_window(of({"figures": quiet, "capabilities": caps})) is None
 
 
 def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():

@@ -13,7 +13,7 @@ from dbio import engines
 from dbio import result as results
 from dbio.engines.postgres import facts
 from dbio.engines.postgres.engine import PostgresEngine
-from dbio.run import assemble
+from dbio.run import abandoned
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SCENARIOS = ("complete", "interrupted", "cached", "pg15")
@@ -69,7 +69,7 @@ def test_an_abandoned_run_of_an_older_dbio_recovers_with_its_facts(tmp_path):
     assert "shared_buffers_bytes" in manifest["server"] and "cache_name" not in manifest["capabilities"]
     manifest["client"] = f"{socket.gethostname()}:999999999"  # a dbio process that no longer runs
     (directory / "run.json").write_text(json.dumps(manifest))
-    doc = assemble.recover(directory, lambda _name: PostgresEngine())
+    doc = abandoned.recover(directory, lambda _name: PostgresEngine())
     assert doc["figures"]["validity"]["cache_bytes"] == manifest["server"]["shared_buffers_bytes"]
     assert doc["capabilities"]["cache_name"] == "shared_buffers"
     timed = manifest["server"]["settings"]["track_io_timing"]["setting"] == "on"

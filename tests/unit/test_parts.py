@@ -79,8 +79,36 @@ def test_a_part_badly_given_is_refused_in_one_line_before_anything(argv, fragmen
     assert fragment in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_mysql_runs_no_parts_yet_refused_before_connecting(capsys, clean_env):
+def test_mysql_takes_parts_and_goes_on_to_its_server(capsys, clean_env):
+    """--part on the mysql engine passes the checks: what stops it here is the server it cannot reach."""
     code, out, err = run_cli(["run", "--engine", "mysql", "--dsn", "mysql://dbio@db1.invalid/x", "--part", "1/2",
                               "--start-at", AHEAD], capsys)
-    assert "mysql engine runs no run in parts yet" in err
+    assert "cannot connect to MySQL at db1.invalid" in err and "part" not in err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_in_an_indexed_job_s_pod_the_part_is_its_completion_index_plus_one():
+    """Kubernetes numbers an Indexed Job's pods from 0 (JOB_COMPLETION_INDEX); parts are numbered from 1."""
+    assert parts.parse("job-index/3", {"JOB_COMPLETION_INDEX": "0"}) == (1, 3)
+    assert parts.parse("job-index/3", {"JOB_COMPLETION_INDEX": "2"}) == (3, 3)
+    assert parts.parse("job-index+3/6", {"JOB_COMPLETION_INDEX": "1"}) == (5, 6)  # a second target's Job
+    for text, env, why in (("job-index/3", {}, "JOB_COMPLETION_INDEX, which is not set"),
+                           ("job-index/3", {"JOB_COMPLETION_INDEX": "3"}, "part 4 of 3"),
+                           ("job-index/3", {"JOB_COMPLETION_INDEX": "-1"}, "not a completion index"),
+                           ("job-index/3", {"JOB_COMPLETION_INDEX": "x"}, "not a completion index"),
+                           ("job-index+3/6", {"JOB_COMPLETION_INDEX": "3"}, "part 7 of 6"),
+                           ("jobindex/3", {"JOB_COMPLETION_INDEX": "0"}, "is not i/N")):
+        with pytest.raises(ValueError, match=why):
+            parts.parse(text, env)
+
+
+@pytest.mark.parametrize("index, fragment", [(None, "JOB_COMPLETION_INDEX, which is not set"),
+                                             ("3", "names part 4 of 3")])
+def test_a_pods_part_that_its_index_cannot_give_is_refused_in_one_line(index, fragment, capsys, clean_env,
+                                                                       monkeypatch):
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    if index is not None:
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", index)
+    code, out, err = run_cli(["run", "--dsn", "host=db1 dbname=x", "--part", "job-index/3", "--start-at", AHEAD],
+                             capsys)
+    assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, err

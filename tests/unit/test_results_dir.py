@@ -16,7 +16,7 @@ from dbio import results_dir
 from dbio.errors import UsageError
 from tests import small_fs
 from tests.fake_engine import FakeEngine
-from tests.unit.test_run_pipeline import _config, _run
+from tests.fake_runs import run_config as _config, run_loaded as _run
 
 
 def _claim(name: Path, start, out) -> None:

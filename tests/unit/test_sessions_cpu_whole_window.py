@@ -2,7 +2,7 @@
 reads into the window's count but not its CPU (a PostgreSQL backend that ended is gone from the end's reading),
 or left a thread that went on counting another client's work (MariaDB's thread cache keeps it)."""
 
-from dbio.run import assemble
+from dbio.run import result_figures
 from dbio.run.sessions import Session
 from dbio.stats import figures
 from dbio.stats.counters import delta
@@ -35,12 +35,12 @@ def test_a_session_that_failed_before_the_end_reading_is_left_out_of_it():
     end = {"engine": {}, "os": {"t": 100.0, "session_cpu": {"11": 5.0, "12": 9.0},
                                 "session_run_delay": {"11": 0.1, "12": 0.2}, "stat": {"user": 1}}}
     # 12 failed at 95 s; its thread (MariaDB's thread cache) still answers to its id at 100 s
-    trimmed = assemble.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 95.0)])
+    trimmed = result_figures.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 95.0)])
     assert trimmed["os"]["session_cpu"] == {"11": 5.0} and trimmed["os"]["session_run_delay"] == {"11": 0.1}
     assert trimmed["os"]["stat"] == {"user": 1} and end["os"]["session_cpu"] == {"11": 5.0, "12": 9.0}
     # one that failed after the window's end reading was whole in it
-    assert assemble.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 101.0)]) is end
-    assert assemble.without_ended_sessions(None, [session(2, 12, "failed", 95.0)]) is None
+    assert result_figures.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 101.0)]) is end
+    assert result_figures.without_ended_sessions(None, [session(2, 12, "failed", 95.0)]) is None
 
 
 def test_the_engines_count_of_the_runs_own_io_is_left_out_once_a_session_of_its_node_failed():
@@ -50,11 +50,11 @@ def test_the_engines_count_of_the_runs_own_io_is_left_out_once_a_session_of_its_
     other = {"t": 100.0, "client": {"reads": 50.0}, "sessions": {"reads": 50.0}}
     end = {"engine": {**node, "client": {"reads": 950.0}, "sessions": {"reads": 350.0}},
            "nodes": {"only": node, "two": other}, "os": None}
-    trimmed = assemble.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 95.0)])
+    trimmed = result_figures.without_ended_sessions(end, [session(1, 11), session(2, 12, "failed", 95.0)])
     assert "sessions" not in trimmed["engine"] and trimmed["engine"]["client"] == {"reads": 950.0}
     assert "sessions" not in trimmed["nodes"]["only"] and trimmed["nodes"]["two"] is other
     assert figures._other_sessions(delta({"client": {"reads": 0.0}, "sessions": {"reads": 0.0}},
                                          trimmed["engine"])) is None
     assert end["engine"]["sessions"] == {"reads": 350.0}  # the reading itself is left as it was
     # failed after the end reading (server clock): its reads are in it
-    assert assemble.without_ended_sessions(end, [session(2, 12, "failed", 101.0)]) is end
+    assert result_figures.without_ended_sessions(end, [session(2, 12, "failed", 101.0)]) is end

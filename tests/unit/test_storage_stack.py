@@ -11,7 +11,7 @@ import pytest
 from dbio import report
 from dbio import result as results
 from dbio.collect import host
-from dbio.report import storage_stack, verdict
+from dbio.report import cpu_findings, storage_stack, verdict
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -129,7 +129,7 @@ def _with_steal(pct):
 
 def test_steal_beyond_five_percent_of_the_window_is_a_warning():
     assert "cpu_steal" not in _with_steal(0.3)
-    assert "cpu_steal" not in _with_steal(verdict.STEAL_LIMIT)
+    assert "cpu_steal" not in _with_steal(cpu_findings.STEAL_LIMIT)
     found = _with_steal(38.5)["cpu_steal"]
     assert found.level == "warning" and found.value == 38.5 and found.figure == "cpu.host.steal_pct"
     assert "38.5% of this host's CPU time" in found.message

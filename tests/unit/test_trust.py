@@ -1,7 +1,12 @@
 """Which files dbio may rely on when it runs with more privilege than the server (pure checks)."""
 
 import os
+import pwd
+import shutil
 import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -25,8 +30,80 @@ def _st(uid: int, mode: int, gid: int = 0) -> os.stat_result:
     (ME, stat.S_IFDIR | 0o775, 0, None),  # root's group
 ])
 def test_entry_problem(uid, mode, gid, problem):
-    found = trust.entry_problem(_st(uid, mode, gid), frozenset({0, ME}))
+    found = trust.entry_problem(_st(uid, mode, gid), frozenset({0, ME}), frozenset({0}))
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_group_the_process_is_a_member_of_may_write_only_when_it_does_not_run_as_root():
+    kubelet = _st(0, stat.S_IFDIR | stat.S_ISGID | 0o775, 65532)  # a volume prepared for fsGroup 65532
+    assert trust.entry_problem(kubelet, frozenset({0, 65532}), frozenset({0, 65532})) is None
+    assert trust.entry_problem(kubelet, frozenset({0, 65532}), frozenset({0, 100})) == "is writable by its group"
+    assert trust.entry_problem(_st(0, stat.S_IFDIR | 0o777, 65532), frozenset({0}), frozenset({65532})) == \
+        "is writable by every user"  # the group's rule is the group's only
+    if ME == 0:
+        assert trust.trusted_gids() == frozenset({0})  # root's supplementary groups are not trusted
+    else:
+        assert trust.trusted_gids() == frozenset({0, os.getegid()})  # not its supplementary groups
+
+
+@pytest.mark.skipif(ME != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
+def test_the_kubelet_s_fsgroup_volume_is_trusted_by_its_pod_s_user_and_refused_by_root():
+    """The pod's user, running as fsGroup (the manifests set runAsGroup to it), accepts the results volume
+    the kubelet prepared (root-owned, group fsGroup, 2775); with fsGroup only a supplementary group (as
+    `users` is on a shared machine) it does not, nor does a user outside it, nor root."""
+    from tests.kube_pods import pod_python
+
+    try:
+        python, paths = pod_python(65532, 65534)
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    base = Path(tempfile.mkdtemp(prefix="dbio-trust-", dir="/var/tmp"))  # pytest's tmp_path: 0700, root's
+    try:
+        base.chmod(0o755)
+        volume = base / "results"
+        volume.mkdir()
+        os.chown(volume, 0, 65532)
+        volume.chmod(0o2775)
+        script = ("import sys; from pathlib import Path; from dbio import trust; "
+                  "print(trust.path_problem(Path(sys.argv[1]) / 'run-1'))")
+
+        def as_user(group: int, supplementary: int = 65534) -> str:
+            command = ["setpriv", "--reuid=65532", f"--regid={group}", f"--groups={supplementary}", "sh", "-c",
+                       'exec "$0" -c "$1" "$2"', python, script, str(volume)]
+            return subprocess.run(command, capture_output=True, text=True, check=True,
+                                  env={**paths, "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+        assert as_user(65532) == "None"
+        assert as_user(65534, supplementary=65532) == f"{volume} is writable by its group"
+        assert as_user(4242) == f"{volume} is writable by its group"
+        assert trust.path_problem(volume / "run-1") == f"{volume} is writable by its group"  # as root: strict
+        volume.chmod(0o2777)
+        assert as_user(65532) == f"{volume} is writable by every user"
+        # an account whose login group others log in with too (Debian's nobody, with _apt and sync in
+        # nogroup): running as it, the group is nobody's choice, and a volume of that group is refused
+        os.chown(volume, 0, 65534)
+        volume.chmod(0o2775)
+        shared = [p.pw_name for p in pwd.getpwall() if p.pw_gid == 65534 and p.pw_uid != 65534]
+        if pwd.getpwuid(65534).pw_gid == 65534 and shared:
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
+                       'exec "$0" -c "$1" "$2"', python, script, str(volume)]
+            seen = subprocess.run(command, capture_output=True, text=True, check=True,
+                                  env={**paths, "PATH": "/usr/bin:/bin"}).stdout.strip()
+            assert seen == f"{volume} is writable by its group", shared
+    finally:
+        shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("gid, login, listed, others, trusted", [
+    (65532, None, (), (), True),  # no account for the uid: the runtime set the group (a pod's runAsGroup)
+    (2000, ("alice", 1000), (), (), True),  # not the login group: chosen (sg team, newgrp)
+    (1000, ("alice", 1000), (), (), True),  # a personal login group (Debian's user private groups)
+    (1000, ("alice", 1000), ("alice",), (), True),  # listing herself changes nothing
+    (100, ("alice", 100), (), ("bob", "carol"), False),  # 'users': everyone's login group
+    (1000, ("alice", 1000), ("alice", "mallory"), (), False),  # someone else listed in it
+])
+def test_the_group_a_user_runs_as_is_trusted_when_chosen_or_personal(gid, login, listed, others, trusted):
+    assert trust.group_is_chosen_or_personal(gid, login, listed, others) is trusted
 
 
 def test_a_path_through_a_sticky_world_writable_directory_is_trusted_only_below_a_trusted_entry(tmp_path):

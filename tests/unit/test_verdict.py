@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio.report import verdict
+from dbio.report import conduct_findings, verdict
 from dbio.stats import catalogue
 from dbio import result as results
 
@@ -74,7 +74,7 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     doc = load("format2")
     asked = doc["config"]["workload"]["run_time"]
     assert asked == 5.0 and not doc["config"]["workload"]["work_loop"]
-    doc["figures"]["window_seconds"] = asked * verdict.SHORT_WINDOW_SHARE  # half: short, still a rate
+    doc["figures"]["window_seconds"] = asked * conduct_findings.SHORT_WINDOW_SHARE  # half: short, still a rate
     assert "short_window" not in codes(doc)
     doc["figures"]["window_seconds"] = 0.014
     f = codes(doc)["short_window"]

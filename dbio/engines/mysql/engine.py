@@ -8,17 +8,20 @@ from __future__ import annotations
 import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pymysql
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
-                               TableTiming,
-                               Teardown)
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
+                               SliceResult, TableJob, TableTiming, Teardown)
 from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
 from dbio.engines.mysql.connection import Connection
-from dbio.errors import DbioError, UsageError
+from dbio.engines.mysql.facts import FEATURES
+from dbio.errors import DbioError
 from dbio.stats import histogram
+
+if TYPE_CHECKING:
+    from dbio.engines.base import Engine, ReadProbing
 
 _POOL = ThreadPoolExecutor(max_workers=512, thread_name_prefix="dbio-mysql")
 
@@ -29,6 +32,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 class MysqlEngine:
     name = "mysql"
+    features = FEATURES  # no timed maintenance (dbio ops refuses), no standbys
     kinds = ("select", "update", "scan", "hot")
 
     def __init__(self) -> None:
@@ -63,11 +67,6 @@ class MysqlEngine:
 
     def abandon(self, conn: Connection) -> None:
         connection.abandon(conn)
-
-    def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
-                   notify: Callable[[str], None]) -> Any:
-        raise UsageError(f"dbio ops has no maintenance operations for the {self.name} engine yet",
-                         "run dbio ops on PostgreSQL (--engine postgresql)")
 
     def probe(self, conn: Connection) -> ServerInfo:
         info = server.probe(conn)
@@ -196,8 +195,12 @@ class MysqlEngine:
         self.pid_to_id[pid] = conn.thread_id
         return pid
 
-    async def call_slice(self, conn: Connection, **kwargs: Any) -> SliceResult:
-        return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, **kwargs)
+    async def call_slice(self, conn: Connection, request: SliceRequest) -> SliceResult:
+        # no read-only MySQL node (replica.py refuses one): its sessions never carry the run's control
+        return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, run_id=request.run_id,
+                                session=request.session, barrier=request.barrier,
+                                iterations_before=request.iterations_before, selects_before=request.selects_before,
+                                max_iterations=request.max_iterations, think_left=request.think_left)
 
     async def cancel_statement(self, conn: Connection, timeout: float) -> bool:
         try:
@@ -259,3 +262,8 @@ class MysqlEngine:
 
     async def read_helper_pids(self, conn: Connection) -> list[int]:
         return []  # InnoDB reads a buffer-pool miss in the session's own thread
+
+
+if TYPE_CHECKING:  # mypy checks every member's signature against the protocol and the groups FEATURES declares
+    _ENGINE: Engine[Connection, Connection] = MysqlEngine()
+    _PROBE: ReadProbing[Connection] = MysqlEngine()

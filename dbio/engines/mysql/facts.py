@@ -6,6 +6,10 @@ import os
 import re
 from typing import Any
 
+from dbio.engines.spec import Features
+
+# its optional groups (engines/spec.Features): a read probe; no timed maintenance, no standbys
+FEATURES = Features(read_probe=True)
 CACHE_NAME = "innodb_buffer_pool_size"
 SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page_size",
                   "innodb_flush_log_at_trx_commit",

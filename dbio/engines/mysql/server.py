@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pymysql
+
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.mysql import catalog, facts, pfs, replica
+from dbio.engines.mysql import catalog, facts, pfs, replica, sqlfiles
 from dbio.engines.mysql.connection import ONE_THREAD_EACH, Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
@@ -89,13 +91,33 @@ def probe(conn: Connection) -> ServerInfo:
         local=local, direct_io=facts.direct_io(settings), missing=tuple(missing),
         **facts.capability_facts(settings, local=local, data_io_timed=seen.data_io, redo_io_timed=seen.redo_io))
     max_connections = int(facts.setting(settings, "max_connections") or 151)
-    identity = ":".join(str(facts.setting(settings, k)) for k in ("hostname", "port", "socket", "datadir"))
+    identity = server_identity(conn, settings)
     return ServerInfo(caps=caps, settings=settings, database=database or conn.dsn.database, user=user,
                       description=f"{name} {short} at {where}",
                       cache_bytes=int(facts.setting(settings, "innodb_buffer_pool_size") or 0),
                       max_connections=max_connections, reserved_connections=1,  # one more for SUPER
                       connections_in_use=int(counted.get("Threads_connected") or 0),
                       backend_pid=conn.os_tid or conn.thread_id, identity=identity)
+
+
+def server_identity(conn: Connection, settings: dict[str, dict[str, object]]) -> str:
+    """The server itself, the same from any client host and any database: its generated id (MySQL's
+    server_uuid, unique to its data directory; MariaDB's server_uid, a hash of a MAC address and the
+    port, alike for instances of one host), when it started, its host name, port and data directory."""
+    ids = dict(conn.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('server_uuid', 'server_uid')"))
+    generated = ids.get("server_uuid") or ids.get("server_uid") or "?"
+    started = "?"
+    statement = sqlfiles.statement("server_started.sql")
+    for table in ("information_schema.GLOBAL_STATUS", "performance_schema.global_status"):
+        try:
+            row = conn.one(statement.replace("information_schema.GLOBAL_STATUS", table))
+        except pymysql.err.MySQLError:
+            continue
+        if row and row[0] is not None:
+            started = str(int(row[0]))
+            break
+    where = ":".join(str(facts.setting(settings, k)) for k in ("hostname", "port", "datadir"))
+    return f"{generated}:{started}:{where}"
 
 
 def _missing(seen: pfs.Instrumented, local: bool, counted: dict[str, str], server: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dbio.engines.base import SliceResult
-from dbio.engines.mysql import catalog, histmap, sqlfiles
+from dbio.engines.mysql import catalog, exclusive, histmap, sqlfiles
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
 
@@ -20,25 +20,63 @@ def barrier_lock(conn: Connection, run_id: int) -> str:
 
 
 def install(conn: Connection) -> None:
-    """(Re)create the work loop, one procedure per schema table: a newer dbio brings its loop without a new load."""
+    """(Re)create the work loop, one procedure per schema table: a newer dbio brings its loop without a new load.
+    The parts of one run install at once: one after the other (a named lock), and a loop already current
+    is left alone (dropping it would fail the CALLs of another part's sessions already running)."""
+    name = exclusive.install_name(conn.dsn.database)
+    got, = conn.one("SELECT GET_LOCK(%s, %s)", (name, exclusive.INSTALL_WAIT))
+    if got != 1:
+        raise DbioError("another dbio has been installing the work loop in this database for "
+                        f"{exclusive.INSTALL_WAIT} s", "check the other dbio processes on this database, then "
+                        "run again")
+    try:
+        _install(conn)
+    finally:
+        conn.one("SELECT RELEASE_LOCK(%s)", (name,))
+
+
+def _install(conn: Connection) -> None:
     record = catalog.read_setup(conn)
     if record is None:
         raise UsageError("this database holds no dbio setup", "load it first with dbio setup")
     routines = catalog.dbio_routines(conn)
+    template = loop_template(catalog.literal(conn, catalog.tag(record.setup_id)))
+    wanted = {catalog.procedure(i): template.replace("{procedure}", sqlfiles.ident(catalog.procedure(i)))
+              .replace("{table}", sqlfiles.ident(catalog.data_table(i))) for i in range(1, record.spec.schemas + 1)}
+    if _current(conn, record.setup_id, routines, wanted):
+        return
     for name in catalog.loop_procedures(record.spec.schemas):
         if name in routines:
             if catalog.tag_id(routines[name]) != record.setup_id:
                 raise catalog.foreign_procedure(name)
             conn.execute(f"DROP PROCEDURE {sqlfiles.ident(name)}")
-    template = loop_template(catalog.literal(conn, catalog.tag(record.setup_id)))
-    for index in range(1, record.spec.schemas + 1):
-        conn.execute(template.replace("{procedure}", sqlfiles.ident(catalog.procedure(index)))
-                     .replace("{table}", sqlfiles.ident(catalog.data_table(index))))
+    for statement in wanted.values():
+        conn.execute(statement)
     # a load made before UPDATEs had their own range (MySQL 8 has no ADD COLUMN IF NOT EXISTS)
+    if not _has_update_work_unit(conn):
+        conn.execute("ALTER TABLE dbio_run_control ADD COLUMN update_work_unit INT AFTER work_unit")
+
+
+def _has_update_work_unit(conn: Connection) -> bool:
     has, = conn.one("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
                     "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
-    if not has:
-        conn.execute("ALTER TABLE dbio_run_control ADD COLUMN update_work_unit INT AFTER work_unit")
+    return bool(has)
+
+
+def _current(conn: Connection, setup_id: str, routines: dict[str, str], wanted: dict[str, str]) -> bool:
+    """This dbio's loop is installed for this setup (each procedure's body as this dbio makes it, no older
+    dbio's procedure beside them) with the control table's latest column."""
+    if set(routines) & set(catalog.loop_procedures(len(wanted))) != set(wanted):
+        return False
+    if any(catalog.tag_id(routines[name]) != setup_id for name in wanted):
+        return False
+    bodies = dict(conn.query(sqlfiles.statement("loop_bodies.sql")))
+    return all(bodies.get(name) == _body(text) for name, text in wanted.items()) and _has_update_work_unit(conn)
+
+
+def _body(statement: str) -> str:
+    """A CREATE PROCEDURE's body as information_schema.ROUTINES keeps it (ROUTINE_DEFINITION)."""
+    return statement[statement.index("\nBEGIN") + 1:]
 
 
 def loop_template(tag_literal: str) -> str:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import psycopg
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceResult, TableJob,
-                               TableTiming,
-                               Teardown, application_prefix)
+from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
+                               SliceResult, TableJob, TableTiming, Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub
+from dbio.engines.postgres.facts import FEATURES
 from dbio.errors import DbioError
+
+if TYPE_CHECKING:
+    from dbio.engines.base import Engine, ReadProbing, TimedOperations
 
 
 def _first_line(exc: BaseException) -> str:
@@ -24,6 +27,7 @@ def _first_line(exc: BaseException) -> str:
 
 class PostgresEngine:
     name = "postgresql"
+    features = FEATURES
     filler_bytes = loader.FILLER_BYTES
     kinds = workload.KINDS
 
@@ -202,8 +206,8 @@ class PostgresEngine:
     async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
         return await workload.init_session(conn, schema_index, access_path)
 
-    async def call_slice(self, conn: psycopg.AsyncConnection, **kwargs: Any) -> SliceResult:
-        return await workload.call_slice(conn, **kwargs)
+    async def call_slice(self, conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
+        return await workload.call_slice(conn, request)
 
     async def backend_pid(self, conn: psycopg.AsyncConnection) -> int:
         cur = await conn.execute("SELECT pg_backend_pid()")
@@ -276,3 +280,9 @@ class PostgresEngine:
     async def read_helper_pids(self, conn: psycopg.AsyncConnection) -> list[int]:
         cur = await conn.execute(sqlfiles.text("stats/io_workers.sql"))  # none unless io_method = worker
         return [pid for (pid,) in await cur.fetchall()]
+
+
+if TYPE_CHECKING:  # mypy checks every member's signature against the protocol and the groups FEATURES declares
+    _ENGINE: Engine[psycopg.Connection, psycopg.AsyncConnection] = PostgresEngine()
+    _PROBE: ReadProbing[psycopg.AsyncConnection] = PostgresEngine()
+    _OPERATIONS: TimedOperations = PostgresEngine()

@@ -1,53 +1,25 @@
-"""The PostgreSQL engine as the registry sees it (registry.EngineEntry).
+"""The PostgreSQL engine as the registry sees it: its spec (engines/spec.EngineSpec).
 
 Imported whichever engine runs (its options are part of the option table), so it imports
-psycopg, and anything that does, only inside the functions that need it."""
+psycopg, and anything that does, only inside the functions that need it: the spec's factories
+are lazy, each imported at its first call."""
 
 from __future__ import annotations
 
 import sys
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
+from dbio.engines.postgres.facts import FEATURES
 from dbio.engines.postgres.instance.paths import RECORD_NAME
-from dbio.engines.postgres.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
+from dbio.engines.postgres.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, io_method_for
 from dbio.engines.postgres.redact import scrub
-
-if TYPE_CHECKING:
-    from dbio.config import Config
-    from dbio.errors import ConfigError
-
-__all__ = ["DSN_SCHEMES", "INSTANCE_RECORD", "PASSWORD_ENV", "LAYOUT_KNOBS", "OPTIONS", "REMEMBERED", "RESTART_KNOBS",
-           "builtin_scripts", "check", "complete_manifest", "complete_result",
-           "create_engine", "default_data_dir", "exclusive", "has_password", "instance_config", "instance_for",
-           "redact_dsn", "relayout", "resolve", "same_server", "scrub", "server_error_text"]
-
-DSN_SCHEMES = ("postgresql", "postgres")  # libpq's URIs
-PASSWORD_ENV = "PGPASSWORD"  # libpq's
-INSTANCE_RECORD = RECORD_NAME
+from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, lazy
 
 
-def check(config: Config) -> list[ConfigError]:
-    from dbio.engines.postgres.checks import check as postgres_check
+def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> Any:
+    from pathlib import Path
 
-    return postgres_check(config)
-
-
-def create_engine() -> Any:
-    from dbio.engines.postgres.engine import PostgresEngine
-
-    return PostgresEngine()
-
-
-def default_data_dir() -> Path:
-    from dbio.engines.postgres.instance.paths import default_data_dir as instance_dir
-
-    return instance_dir()
-
-
-def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
-    from dbio.engines.postgres.options import io_method_for
+    from dbio.engines.postgres.options import InstanceConfig
 
     values["io_method"] = io_method_for(values["io_method"], workload["access_path"])
     # the layout's directories, absolute as the data directory is (relative to where dbio runs)
@@ -56,48 +28,6 @@ def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> Instanc
     return InstanceConfig(**values, wal_dir=Path(wal_dir).expanduser().resolve() if wal_dir else None,
                           data_dirs=tuple(Path(d).expanduser().resolve() for d in data_dirs),
                           standby_data_dir=tuple(Path(d).expanduser().resolve() for d in standby_dirs))
-
-
-def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> tuple[Any, str, Any]:
-    from dbio.engines.postgres import target
-
-    return target.resolve(config, purpose=purpose, sessions=sessions, notify=notify)
-
-
-def relayout(config: Config, notify: Callable[[str], None], *, check_only: bool = False) -> None:
-    from dbio.engines.postgres import target
-
-    target.relayout(config, notify, check_only=check_only)
-
-
-def instance_for(config: Config, notify: Callable[[str], None]) -> Any:
-    from dbio.engines.postgres import target
-
-    return target.instance_for(config, notify)
-
-
-def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> AbstractContextManager[None]:
-    from dbio.engines.postgres import target
-
-    return target.exclusive(config, command, notify)
-
-
-def redact_dsn(dsn: str) -> str:
-    from dbio.engines.postgres import dsn as dsns
-
-    return dsns.redact_dsn(dsn)
-
-
-def has_password(dsn: str) -> bool:
-    from dbio.engines.postgres import dsn as dsns
-
-    return dsns.dsn_has_password(dsn)
-
-
-def same_server(dsn: str, redacted: str) -> bool:
-    from dbio.engines.postgres import dsn as dsns
-
-    return dsns.same_server(dsn, redacted)
 
 
 def server_error_text(exc: BaseException) -> str | None:
@@ -114,13 +44,28 @@ def builtin_scripts() -> dict[str, str]:
     return {name: sqlfiles.text(name) for name in sqlfiles.names()}
 
 
-def complete_result(document: dict[str, Any]) -> dict[str, Any]:
-    from dbio.engines.postgres import legacy
-
-    return legacy.complete_result(document)
-
-
-def complete_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
-    from dbio.engines.postgres import legacy
-
-    return legacy.complete_manifest(manifest)
+SPEC = EngineSpec(
+    name="postgresql", title="PostgreSQL", protocol=PROTOCOL_VERSION, features=FEATURES, options=OPTIONS,
+    dsn_schemes=("postgresql", "postgres"),  # libpq's URIs
+    password_env="PGPASSWORD",  # libpq's
+    instance_record=RECORD_NAME, restart_knobs=RESTART_KNOBS, layout_knobs=LAYOUT_KNOBS, remembered=REMEMBERED,
+    create_engine=lazy("dbio.engines.postgres.engine:PostgresEngine"),
+    check=lazy("dbio.engines.postgres.checks:check"),
+    instance_config=instance_config,
+    default_data_dir=lazy("dbio.engines.postgres.instance.paths:default_data_dir"),
+    resolve=lazy("dbio.engines.postgres.target:resolve"),
+    instance_for=lazy("dbio.engines.postgres.target:instance_for"),
+    exclusive=lazy("dbio.engines.postgres.target:exclusive"),
+    relayout=lazy("dbio.engines.postgres.target:relayout"),
+    redact_dsn=lazy("dbio.engines.postgres.dsn:redact_dsn"),
+    has_password=lazy("dbio.engines.postgres.dsn:dsn_has_password"),
+    same_server=lazy("dbio.engines.postgres.dsn:same_server"),
+    scrub=scrub,
+    server_error_text=server_error_text,
+    builtin_scripts=builtin_scripts,
+    complete_result=lazy("dbio.engines.postgres.legacy:complete_result"),
+    complete_manifest=lazy("dbio.engines.postgres.legacy:complete_manifest"),
+    flags={"pg_settings": "Extra postgresql.conf setting for the embedded instance (repeatable).",
+           "allow_settings": "Allow a --pg-setting (or [instance.pg_settings]) that runs a program or loads code, "
+                             "such as archive_command or shared_preload_libraries (repeatable; command line only)."},
+)

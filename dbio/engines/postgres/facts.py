@@ -9,6 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dbio.engines.spec import Features
+
+# its optional groups (engines/spec.Features): the entry's spec and the engine both say these
+FEATURES = Features(read_probe=True, operations=True, standbys=True)
 CACHE_NAME = "shared_buffers"
 SETTINGS_SHOWN = ("shared_buffers", "debug_io_direct", "io_method", "wal_level", "data_checksums", "track_io_timing",
                   "synchronous_commit", "full_page_writes", "checkpoint_timeout", "max_wal_size")

@@ -10,7 +10,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from dbio.engines.base import SliceResult, application_prefix
+from dbio.engines.base import SliceRequest, SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
 from dbio.engines.postgres.exclusive import INSTALL, LOCK_KEYS
 from dbio.errors import DbioError, UsageError
@@ -163,14 +163,13 @@ def init_session_sync(conn: psycopg.Connection, schema_index: int, access_path: 
     return int(row[-1])
 
 
-async def call_slice(conn: psycopg.AsyncConnection, *, run_id: int, session: int, barrier: bool,
-                     iterations_before: int, selects_before: int, max_iterations: int | None,
-                     think_left: float, control: dict[str, Any] | None = None) -> SliceResult:
+async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
     # binary results: the histogram arrays arrive without text parsing (64 sessions call every second)
     cur = await conn.execute(sqlfiles.text("slice_call.sql"), {
-        "run_id": run_id, "session": session, "barrier": barrier, "iterations_before": iterations_before,
-        "selects_before": selects_before, "max_iterations": max_iterations, "think_left": think_left,
-        "control": None if control is None else control_json(control)}, binary=True)
+        "run_id": request.run_id, "session": request.session, "barrier": request.barrier,
+        "iterations_before": request.iterations_before, "selects_before": request.selects_before,
+        "max_iterations": request.max_iterations, "think_left": request.think_left,
+        "control": None if request.control is None else control_json(request.control)}, binary=True)
     row = await cur.fetchone()
     (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
      done) = row

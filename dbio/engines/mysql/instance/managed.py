@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from dbio.collect.host import supports_direct_io
@@ -285,3 +286,9 @@ def _inside_other(path: Path) -> str | None:
         if (candidate / "PG_VERSION").exists() and (candidate / "global").is_dir():
             return "PostgreSQL"
     return None
+
+
+if TYPE_CHECKING:  # mypy checks it against the interface dbio asks of a managed instance
+    from dbio.engines import instance as declared
+
+    _DECLARED: declared.ManagedInstance = MysqlInstance(Path())

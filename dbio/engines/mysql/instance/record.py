@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dbio.managed.record import read_as, write_record, wrong_types
 
@@ -58,6 +59,7 @@ class Status:
     socket: Path | None = None
     purpose: str = "run"
     wal_dir: Path | None = None  # the redo log lives in the data directory
+    members: tuple[Any, ...] = ()  # no standbys (engines/instance.InstanceStatus)
 
     def server_line(self) -> str:
         return f"{self.version}, run by user {self.server_user}"

@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbio import trust
 from dbio.collect.host import supports_direct_io
@@ -553,3 +553,9 @@ def _trusted_tool(meta: Meta, name: str) -> str:
     bin_dir = Path(meta.bin_dir)
     binaries.require_trusted(bin_dir)
     return str(bin_dir / name)
+
+
+if TYPE_CHECKING:  # mypy checks it against the interface dbio asks of a managed instance, standbys included
+    from dbio.engines import instance as declared
+
+    _DECLARED: declared.WithStandbys = EmbeddedInstance(Path())

@@ -1,0 +1,180 @@
+"""The verdict's rules on the run's conduct (pure): how it ended, whether its window opened and lasted, stalled
+or saw its counters go back, who else worked on the server in it (other sessions, the engine's checkpoints and
+background maintenance), and what the engine could not measure."""
+
+from __future__ import annotations
+
+from dbio.report import node_verdicts
+from dbio.report.finding import Finding, found as _found
+from dbio.result_records import Doc, Result, of
+from dbio.stats import catalogue
+from dbio.stats import figures as figure_math
+from dbio.stats.catalogue import value
+from dbio.stats.counters import get
+
+MAINTENANCE_SHARE_LIMIT = 1.0  # % of the window's I/O requests; below, routine checks of the catalog are noise
+OTHER_SESSIONS_SHARE_LIMIT = figure_math.OTHER_SESSIONS_SHARE_LIMIT_PCT  # % of the clients' I/O not dbio's
+# A complete run given a run time (no work_loop) whose window lasted less than this share of it measured something
+# else than the run asked: a few slices (seen: 0.014 s of 4 s, its window opened past the deadline) are no rate.
+SHORT_WINDOW_SHARE = 0.5
+
+
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
+
+
+def status(r: Result) -> Finding | None:
+    state = r.status
+    if state == "complete":
+        return None
+    reason = r.status_reason or "no reason recorded"
+    covers = "" if "the figures cover" in reason else "; the figures cover the part that ran"  # a lost run's says so
+    return Finding("warning", "status", f"run {str(state).upper()}: {reason}{covers}")
+
+
+def stalled(r: Result) -> Finding | None:
+    """The window holds stretches in which nothing was measured or nothing moved: its averages
+    include them. The status stays complete (the window ran to its end); this says when and how long."""
+    stalls = [s for s in r.get("stalls") or [] if isinstance(s, dict)
+              and all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
+    if not _window(r) or not stalls:
+        return None
+    total = sum(s["seconds"] for s in stalls)
+    window = value(r.figures, "window_seconds")
+    where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
+    share = 100 * total / window
+    return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
+                                         "could be taken or no statement finished and no counter moved; the "
+                                         "window's averages include it", "stalls.seconds", total)
+
+
+def counters_reset(r: Result) -> Finding | None:
+    """An engine counter went back inside the window (run/assemble, stats/resets.py): its statistics were reset or
+    its server restarted. What it counted in the window is unknown, so are the figures built on it (absent)."""
+    resets = [x for x in r.get("counter_resets") or [] if isinstance(x, dict) and isinstance(x.get("counter"), str)]
+    if not resets:
+        return None
+    several = len(r.nodes) > 1
+    told = []
+    for x in resets[:3]:
+        where = f" of {x['node']}" if several and isinstance(x.get("node"), str) else ""
+        when = f" at +{x['since_start']:.1f} s" if isinstance(x.get("since_start"), (int, float)) else ""
+        values = f" ({x['before']:,.0f} to {x['after']:,.0f})" \
+            if all(isinstance(x.get(k), (int, float)) for k in ("before", "after")) else ""
+        told.append(f"{x['counter']}{where}{when}{values}")
+    more = f" and {len(resets) - 3} more" if len(resets) > 3 else ""
+    return Finding("invalid", "counter_reset",
+                   f"the engine's counters went back inside the window: {'; '.join(told)}{more}: its statistics were "
+                   "reset or its server restarted, so the figures built on them are absent; run again without "
+                   "resetting statistics during the run", "counter_resets", len(resets))
+
+
+def short_window(r: Result) -> Finding | None:
+    """A complete run whose measured window lasted far less than the run time it was given (the configuration's
+    workload.run_time, when no work_loop ends it earlier on purpose): why, when the result tells."""
+    workload = r.config.workload
+    asked, window = workload.get("run_time"), value(r.figures, "window_seconds")
+    if r.status != "complete" or workload.get("work_loop") or not _window(r) \
+            or not isinstance(asked, (int, float)) or asked <= 0 or not isinstance(window, (int, float)) \
+            or window >= SHORT_WINDOW_SHARE * asked:
+        return None
+    why = []
+    opened = next((e.since_start for e in r.events if e.kind == "window_open"), None)
+    warmup = workload.get("warmup")
+    if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
+        why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
+    for node in r.nodes:
+        if isinstance(node.stopped, dict):
+            why.append(node_verdicts.stopped_briefly(dict(node.raw), r.config.warmup))
+    told = f": {'; '.join(why)}" if why else ""
+    return _found("invalid", "short_window", f"the measured window lasted {window:.2f} s of the {asked:g} s asked"
+                                             f"{told}; its figures are no rate over the run asked: run again",
+                  "window_seconds", window)
+
+
+def no_window(r: Result) -> Finding | None:
+    if _window(r):
+        return None
+    return Finding("invalid", "no_window", "no measured window: nothing was measured")
+
+
+def other_sessions(r: Result) -> Finding | None:
+    """Client sessions that are not dbio's worked on the server during the window."""
+    if not _window(r):
+        return None
+    f = r.figures
+    measured = [r for r in r.get("series") or [] if r.get("phase") == "measured"]
+    active = [r for r in measured if r.get("other_sessions_active")]
+    shares = {k: value(f, f"other_{k}_share_pct") for k in ("read", "write")}
+    worst = max((v for v in shares.values() if v is not None), default=None)
+    if not active and not worst:
+        return None
+    # a server's NULL (a connection still authenticating) is in results written before names were made safe
+    names = sorted({n if isinstance(n, str) else "(no name yet)" for r in active
+                    for n in r.get("other_session_names") or []})
+    who = (f"{max(r['other_sessions_active'] for r in active):.0f} other session(s)"
+           + (f" ({', '.join(names[:5])})" if names else "")
+           + f" active in {len(active)} of {len(measured)} intervals") if active else "other sessions"
+    if worst is None:
+        return Finding("warning", "other_sessions", f"{who} of the window: they shared the server and its storage "
+                                                    "(their share of the I/O is measured from PostgreSQL 18 on)")
+    share = ", ".join(f"{v:.1f}% of the client sessions' {k}s" for k, v in shares.items() if v)
+    level = "warning" if worst >= OTHER_SESSIONS_SHARE_LIMIT else "info"
+    part = r.part
+    if part:  # the run's other parts share the server by design: dbio merge counts each read once
+        return _found("info", "other_sessions", f"{who} did {share or 'no I/O'} in the window, this run's other "
+                      f"parts among them (part {part.get('index')} of {part.get('of')}): the server's figures "
+                      "include their I/O; dbio merge of the parts counts each read once", "other_read_share_pct",
+                      shares["read"])
+    return _found(level, "other_sessions", f"{who} did {share or 'no I/O'} in the window: the engine's figures "
+                                           "include their I/O", "other_read_share_pct", shares["read"])
+
+
+def checkpoint_in_window(r: Result) -> Finding | None:
+    norm = r.get("normalized") or {}
+    begin, end = get(norm, "begin", "checkpoints") or {}, get(norm, "end", "checkpoints") or {}
+    if not _window(r) or not begin or not end:
+        return None
+    done = (end.get("done") or 0) - (begin.get("done") or 0)
+    if done <= 0:
+        return None
+    wrote = ""
+    if end.get("buffers_written") is not None and begin.get("buffers_written") is not None:
+        wrote = f" and wrote {end['buffers_written'] - begin['buffers_written']:,.0f} buffers"
+    return Finding("warning", "checkpoint", f"{done:.0f} checkpoint(s) ran inside the window{wrote}: writes and "
+                                            "latency include them", "checkpoints.done", done)
+
+
+def maintenance_in_window(r: Result) -> Finding | None:
+    """The engine's background maintenance (the process kind its capabilities name) did I/O."""
+    caps = r.capabilities
+    process, name = caps.get("maintenance_process"), caps.get("maintenance_name") or "background maintenance"
+    work = catalogue.by_backend(r.figures).get(process) if process else None
+    if not _window(r) or not work:
+        return None
+    requests = sum(catalogue.member(catalogue.BACKEND_FIGURES, figure_name).value(work) or 0
+                   for figure_name in ("read_requests_per_s", "write_requests_per_s"))
+    if requests <= 0:
+        return None
+    total = value(r.figures, "total_requests_per_s") or 0
+    share = 100.0 * requests / total if total else 100.0
+    ref = f"io_profile.by_backend.{process}"
+    if share < MAINTENANCE_SHARE_LIMIT:
+        return Finding("info", "maintenance", f"{name} did {requests:,.1f} I/O requests/s inside the window, "
+                       f"{share:.2g}% of all: too little to matter", ref, requests)
+    return Finding("warning", "maintenance", f"{name} worked inside the window ({requests:,.1f} I/O requests/s, "
+                   f"{share:.1f}% of all I/O requests)", ref, requests)
+
+
+def not_measured(given: Doc) -> list[dict[str, str]]:
+    """The figures the engine could not give on this server, each with why (its capabilities say)."""
+    missing = of(given).capabilities.get("missing") or []
+    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
+
+
+def unavailable(r: Result) -> Finding | None:
+    missing = not_measured(r)
+    if not missing:
+        return None
+    names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
+    return Finding("info", "unavailable", f"not measured: {names}")

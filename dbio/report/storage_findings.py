@@ -1,0 +1,235 @@
+"""The verdict's rules on the storage's truth (pure): did the device serve the engine's physical reads,
+or did a cache (the engine's, the OS page cache) serve them; did the device do more than the engine (another
+process on it); did a read-only run write; was the data set larger than the caches; was the device busy."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from dbio.report import stack_findings
+from dbio.report.finding import Finding, found as _found
+from dbio.report.words import cache_name
+from dbio.result_records import Result
+from dbio.stats import catalogue
+from dbio.stats.catalogue import value
+from dbio.stats.counters import get
+from dbio.units import format_bytes
+
+ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
+# Beyond this, a row cost more than one block read: the index's blocks (or more of the table's) came
+# from storage too, so reads/s counts more than the rows' own blocks (a cache too small for the index)
+BLOCKS_PER_ROW_HIGH = 1.2
+DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
+CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
+DEVICE_BUSY_LIMIT = 95.0  # % device utilization
+# The device did more than the engine: beyond this share, and beyond a floor that keeps noise out.
+DEVICE_EXCESS_LIMIT = 0.02  # 2% more reads (requests) or writes (bytes) than the engine's
+DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful during any window
+# The filesystem's journal (ext4 commits a few KiB per WAL sync) and dbio's own samples file, fsynced
+# every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
+# tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
+DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
+# A run with no UPDATE: bytes written (data files and WAL, every process) per byte read. Beyond the
+# limit it measured writes too (its reads rewrote pages an earlier run's updates left, or their dirty
+# pages were flushed meanwhile) and is no read-only result; beyond the note it is said.
+READ_ONLY_WRITE_LIMIT = 0.01
+READ_ONLY_WRITE_NOTE = 0.001
+# Beyond this ratio of the device's I/O to the engine's, a finding states both amounts, not a percentage.
+PLAIN_RATIO = 10.0
+# The engine's average read beyond this many blocks: its reads are multi-block (scans), and the device
+# check compares bytes, not requests.
+MULTI_BLOCK_READ = 1.5
+
+
+def _window(r: Result) -> bool:
+    return catalogue.measured(r.figures)
+
+
+def hotspot_share(r: Result) -> float:
+    """The share of the statements the configuration sends to the hot spot, which is there to be
+    served from the cache (SLOB's HOTSPOT_FREQUENCY: every Nth statement); 0 without one."""
+    workload = r.config.workload
+    every = workload.get("hotspot_frequency")
+    if not workload.get("hotspot") or not isinstance(every, int) or every < 1:
+        return 0.0
+    return 1.0 / every
+
+
+def rows_from_cache(r: Result) -> Finding | None:
+    """The cache served the rows meant to come from storage: the cold ones (all of them, without a hot spot)."""
+    per_row = value(r.figures, "blocks_read_per_row")
+    hot = hotspot_share(r)
+    cold = 1.0 - hot
+    if not _window(r) or per_row is None:
+        return None
+    if cold <= 0:  # hotspot_frequency 1: every statement goes where the cache serves it
+        return _found("invalid", "rows_from_cache",
+                      f"every statement goes to the hot spot (hotspot_frequency 1), which is there to be served from "
+                      f"the cache ({100 * per_row:.0f}% of the rows were read from storage): this measures memory, "
+                      "not storage", "blocks_read_per_row", per_row)
+    if per_row / cold >= ROWS_FROM_STORAGE_LIMIT:
+        return None
+    if not hot:
+        return _found("invalid", "rows_from_cache",
+                      f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
+                      f"(one row per block): the buffer cache served {100 * (1 - per_row):.0f}%; this measures "
+                      "memory, not storage", "blocks_read_per_row", per_row)
+    return _found("invalid", "rows_from_cache",
+                  f"only {100 * per_row:.0f}% of the rows the range statements touched were read from storage "
+                  f"(one row per block), where the hot spot (1 statement in {round(1 / hot)}, meant to be cached) "
+                  f"leaves {100 * cold:.0f}% to come from storage: the buffer cache served "
+                  f"{100 * (1 - per_row / cold):.0f}% "
+                  "of the cold rows too; this measures memory, not storage", "blocks_read_per_row", per_row)
+
+
+def reads_beyond_rows(r: Result) -> Finding | None:
+    per_row = value(r.figures, "blocks_read_per_row")
+    if not _window(r) or per_row is None or per_row <= BLOCKS_PER_ROW_HIGH:
+        return None
+    return _found("warning", "reads_beyond_rows",
+                  f"{per_row:.2f} blocks read per row of the range statements, not about 1: index blocks (or more "
+                  f"of the table's) were read from storage too, so reads/s is not rows/s; {cache_name(r)} holds "
+                  "too little of the index", "blocks_read_per_row", per_row)
+
+
+def page_cache(r: Result) -> Finding | None:
+    f = r.figures
+    ratio = value(f, "device_to_db_read_ratio")
+    reads = value(f, "reads_per_s")
+    # some tables on a place no watched device holds: the devices saw a part (stack_findings.no_device says which)
+    if not _window(r) or ratio is None or not reads or stack_findings.uncovered_data(r):
+        return None
+    if ratio < DEVICE_SHARE_LIMIT:
+        where = "the OS page cache served the rest" if not value(f, "direct_io") else \
+            "with direct I/O on, check which device the data directory is on"
+        return _found("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
+                                               f"device: {where}", "device_to_db_read_ratio", ratio)
+    # more reads than the engine's: shared_device
+    if not value(f, "direct_io") and read_excess(f, page_bytes(r)) is None:
+        return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
+                                            "reads reached the device", "device_to_db_read_ratio", ratio)
+    return None
+
+
+def read_only_wrote(r: Result) -> Finding | None:
+    """A read-only run is judged by what it wrote: writes inside its window make it a mixed workload."""
+    workload = r.config.workload
+    f = r.figures
+    read, data, wal = value(f, "read_mib_per_s"), value(f, "write_mib_per_s"), value(f, "wal_bytes_per_s")
+    if not _window(r) or workload.get("update_pct") != 0 or not read or data is None:
+        return None
+    written = data + (wal or 0.0) / (1 << 20)
+    share = written / read
+    if share <= READ_ONLY_WRITE_NOTE:
+        return None
+    writers = {kind: (row.get("write_mib_per_s") or 0.0) + (row.get("wal_write_mib_per_s") or 0.0)
+               for kind, row in catalogue.by_backend(f).items() if isinstance(row, dict)}
+    total = sum(writers.values())
+    who = ", ".join(f"{kind} {100 * mib / total:.0f}%" for kind, mib in sorted(writers.items(), key=lambda kv: -kv[1])
+                    if mib > 0.005 * total) if total else ""
+    what = (f"this run has no UPDATE, yet it wrote {format_bytes(data * (1 << 20))}/s of data pages and "
+            f"{format_bytes(wal or 0.0)}/s of WAL, {100 * share:.1f}% of the "
+            f"{format_bytes(read * (1 << 20))}/s it read" + (f" ({who})" if who else ""))
+    if share > READ_ONLY_WRITE_LIMIT:
+        return _found("invalid", "read_only_wrote", f"{what}: not a read-only result; its reads rewrote pages "
+                      "an earlier run's updates left, or their dirty pages were written meanwhile (before a read-only "
+                      "run "
+                      "the data set is settled: see the events for what was done)", "write_mib_per_s", data)
+    return _found("warning", "read_only_wrote", what, "write_mib_per_s", data)
+
+
+def page_bytes(r: Result) -> int:
+    """The engine's read unit, what one buffer-cache miss reads."""
+    page = r.capabilities.get("page_bytes")
+    return page if isinstance(page, int) and page > 0 else 8192
+
+
+def read_excess(f: Mapping[str, Any], page_bytes: int) -> str | None:
+    """The device's reads beyond the engine's physical reads, when they are significant. Requests,
+    as the device counts them, for single-block reads: with direct I/O each read of the engine is one
+    device request (they matched within 0.1% on this project's VM); read bytes would count the
+    kernel's read-ahead. Bytes for multi-block reads (scans): the block layer splits a 128 KiB read
+    that crosses a file extent into several requests (+6% requests, the same bytes)."""
+    device, engine = value(f, "device_reads"), value(f, "db_reads")
+    if device is None or engine is None:
+        return None
+    excess = device - engine
+    if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
+        return None
+    if engine and device <= PLAIN_RATIO * engine:
+        said = (f"the device did {100 * device / engine:.1f}% of the engine's physical reads (device {device:,.0f}, "
+                f"engine {engine:,.0f} read requests)")
+    else:  # a ratio in the thousands of % says nothing: the counts do
+        said = f"the device did {device:,.0f} read requests while the engine did {engine:,.0f}"
+    device_bytes, engine_bytes = value(f, "device_read_bytes"), value(f, "db_read_bytes")
+    if device_bytes is None or not engine or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
+        return said
+    if device_bytes - engine_bytes <= DEVICE_EXCESS_LIMIT * engine_bytes:
+        return None  # multi-block reads split into more requests on their way down: the same bytes
+    return (f"{said} and {100 * device_bytes / engine_bytes:.1f}% of its bytes (device {format_bytes(device_bytes)}, "
+            f"engine {format_bytes(engine_bytes)}: multi-block reads are judged by bytes)")
+
+
+def _write_excess(f: Mapping[str, Any], seconds: float) -> str | None:
+    """The device's written bytes beyond the engine's (data files, WAL, temporary files)."""
+    device, engine = value(f, "device_write_bytes"), value(f, "db_write_bytes")
+    if device is None or engine is None:
+        return None
+    excess = device - engine
+    if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S * max(1.0, seconds):
+        return None
+    if engine and device <= PLAIN_RATIO * engine:
+        return (f"the device wrote {100 * device / engine:.1f}% of the bytes the engine wrote (device "
+                f"{format_bytes(device)}, engine {format_bytes(engine)} of data files, WAL and temporary files)")
+    # a ratio in the thousands of % says nothing: the amounts do
+    return (f"the device wrote {format_bytes(device)} while the engine wrote "
+            f"{format_bytes(engine) if engine else 'nothing'} (data files, WAL and temporary files)")
+
+
+def shared_device(r: Result) -> Finding | None:
+    """The device under the data directory did more I/O than the engine: someone else used it."""
+    f = r.figures
+    if not _window(r):
+        return None
+    reads = None if stack_findings.uncovered_data(r) else read_excess(f, page_bytes(r))
+    writes = _write_excess(f, value(f, "window_seconds"))
+    if not reads and not writes:
+        return None
+    ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
+        if reads and not value(f, "direct_io") else ""
+    ratio = "device_to_db_read_ratio" if reads else "device_to_db_write_ratio"
+    return _found("warning", "shared_device",
+                  "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
+                  "so the device's figures (Device table) and the engine's disagree", ratio, value(f, ratio))
+
+
+def small_data_set(r: Result) -> Finding | None:
+    f = r.figures
+    data, cache = value(f, "data_bytes"), value(f, "cache_bytes")
+    if not _window(r) or not data or not cache:
+        return None
+    page_cache_bytes = 0
+    if not value(f, "direct_io") and r.capabilities.get("local"):
+        page_cache_bytes = get(r.get("environment"), "host", "memory_available_bytes") or 0
+    total = cache + page_cache_bytes
+    cached_by = f"{cache_name(r)} ({format_bytes(cache)})" + (
+        f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")
+    if data <= total:
+        return _found("invalid", "small_data_set", f"the data set ({format_bytes(data)}) fits in {cached_by}",
+                      "data_to_cache_ratio", data / total)
+    if data < CACHE_RATIO_WARNING * total:
+        return _found("warning", "small_data_set", f"the data set ({format_bytes(data)}) is only {data / total:.1f}x "
+                                                   f"{cached_by}: many reads may be cache hits",
+                      "data_to_cache_ratio", data / total)
+    return None
+
+
+def device_saturated(r: Result) -> Finding | None:
+    utilization = catalogue.member(catalogue.DEVICE_FIGURES, "utilization_pct")
+    busy = [(name, utilization.value(d)) for name, d in catalogue.devices(r.figures).items()]
+    busy = [(name, util) for name, util in busy if util is not None and util >= DEVICE_BUSY_LIMIT]
+    if not _window(r) or not busy:
+        return None
+    name, util = max(busy, key=lambda x: x[1])
+    return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "
+                                          "device", f"devices.{name}.{utilization.ref}", util)

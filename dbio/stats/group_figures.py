@@ -1,0 +1,83 @@
+"""Figures kept per member of a group (pure): per statement kind, per server process kind, per
+block device and per place of a layout; each member carries the same figures. Also where a window's
+figures keep each group.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from dbio.stats.counters import get
+from dbio.stats.figure_record import DIFFERENCE, LOWER, POINTS, Figure
+
+# How reports name each statement kind (run/tally.KINDS).
+STATEMENT_LABELS = {"select": "SELECT (range)", "update": "UPDATE+COMMIT", "scan": "scan table",
+                    "hot": "SELECT (hot spot)"}
+
+
+def _member(name: str, label: str, unit: str, kind: str, **more: Any) -> Figure:
+    return Figure(name, label, unit, kind, (name,), **more)
+
+
+STATEMENT_FIGURES = (
+    _member("count", "Count", "statements", "count", compare=DIFFERENCE),
+    _member("mean_us", "Mean", "us", "us", **LOWER),
+    _member("p50_us", "p50", "us", "us", **LOWER),
+    _member("p90_us", "p90", "us", "us", **LOWER),
+    _member("p99_us", "p99", "us", "us", **LOWER),
+    _member("p99_9_us", "p99.9", "us", "us", **LOWER),
+    _member("max_us", "Max", "us", "us", **LOWER),
+)
+BACKEND_FIGURES = (
+    _member("read_requests_per_s", "Read req/s", "requests/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("write_requests_per_s", "Write req/s", "requests/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("wal_write_requests_per_s", "WAL write req/s", "requests/s", "rate"),
+    _member("wal_write_mib_per_s", "WAL write MiB/s", "MiB/s", "rate"),
+)
+DEVICE_FIGURES = (
+    _member("reads_per_s", "Reads/s", "reads/s", "rate"),
+    _member("read_mib_per_s", "Read MiB/s", "MiB/s", "rate"),
+    _member("avg_read_us", "Avg read", "us", "us", **LOWER),
+    _member("writes_per_s", "Writes/s", "writes/s", "rate"),
+    _member("write_mib_per_s", "Write MiB/s", "MiB/s", "rate"),
+    _member("avg_write_us", "Avg write", "us", "us", **LOWER),
+    _member("utilization_pct", "Util", "%", "pct", compare=POINTS),
+    _member("avg_queue", "Queue", "requests", "rate"),
+)
+
+
+def _avg_write_kib(d: Mapping[str, Any]) -> float | None:
+    mib, writes = d.get("write_mib_per_s"), d.get("writes_per_s")
+    return None if mib is None or not writes else 1024.0 * mib / writes
+
+
+# The figures of one place of a layout (data, WAL, a tablespace): its device's, and the WAL's
+# average write size (group commit and full-page images make it grow).
+LAYOUT_FIGURES = (
+    *DEVICE_FIGURES[:5],
+    Figure("avg_write_kib", "Avg write size", "KiB", "rate", derive=_avg_write_kib,
+           how="the device's write MiB/s / its writes/s (/proc/diskstats)"),
+    *DEVICE_FIGURES[5:],
+)
+
+
+def statement_latency(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per statement kind (select, update, scan): count, mean, percentiles, max (us), histogram."""
+    return get(f or {}, "latency", "statements") or {}
+
+
+def histogram(f: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]] | None:
+    """A statement kind's latency histogram buckets (label, count, %), when it ran."""
+    return get(statement_latency(f), kind, "awr_buckets")
+
+
+def by_backend(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """I/O rates per server process kind, when the engine counts them."""
+    return get(f or {}, "io_profile", "by_backend") or {}
+
+
+def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """/proc/diskstats figures per block device under the data directory."""
+    return dict((f or {}).get("devices") or {})

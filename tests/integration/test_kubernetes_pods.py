@@ -1,0 +1,178 @@
+"""dbio kubernetes' manifests, run: the generated YAML's pods started as a kubelet would start them
+(tests/kube_pods.py: the container's command with the pod's environment, as its user with fsGroup, on
+a volume prepared for fsGroup, each pod in a network namespace of its own) against an embedded
+PostgreSQL 18 listening on the namespaces' bridge. The 3 pods are the parts of one run; the merge
+Job's pod, started with them, waits for their results and merges them; the merged reads agree with
+pg_stat_io as this test reads it over the agreed window.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import psycopg
+import pytest
+import yaml
+
+from tests import kube_pods
+from tests.integration.conftest import SMALL, Instance, dbio, load_result
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is a test dependency")
+
+PODS = 3
+DB = "k8s"
+RUN_TIME, WARMUP = 4.0, 1.0
+AHEAD = 25.0  # four interpreters starting at once on a busy machine; dbio run wants 10 s + warm-up
+WORKLOAD = {"scale": "32MiB", "scan_table_size": "8MiB", "warmup": f"{WARMUP:g}s", "run_time": f"{RUN_TIME:g}s",
+            "allow_cached": True, "threads_per_schema": 1}
+SETUP = [*SMALL[:-2], "--run-time", f"{RUN_TIME:g}s", "--allow-cached", "-t", "1"]
+WAIT = 300
+SETTLED = 1.5  # after the window: every session stopped and published its counts (PostgreSQL: within a second)
+
+
+@pytest.fixture(scope="module")
+def network():
+    why = kube_pods.missing_tools()
+    if why:
+        pytest.skip(f"the pod harness {why}")
+    with kube_pods.Network(PODS + 1, f"dk{os.getpid() % 10000}") as net:
+        yield net
+
+
+@pytest.fixture(scope="module")
+def server(workdir, network):
+    """An instance of its own listening on the bridge, trusting the pods' addresses, loaded; destroyed at the end."""
+    root = workdir / "k8s-pods"
+    root.mkdir()
+    inst = Instance(root, root / "instance", root / "results")
+    try:
+        done = dbio("instance", "init", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
+        assert done.code == 0, done.text
+        with inst.connect() as conn:
+            conn.execute(f"ALTER SYSTEM SET listen_addresses = '{network.server}'")
+        assert dbio("instance", "stop", "--data-dir", str(inst.data_dir)).code == 0
+        done = dbio("instance", "start", "--data-dir", str(inst.data_dir), "--shared-buffers", "16MiB")
+        assert done.code == 0, done.text
+        hba = inst.data_dir / "pgdata" / "pg_hba.conf"
+        hba.write_text(f"host all dbio {network.prefix}.0/24 trust\n" + hba.read_text())
+        with inst.connect() as conn:
+            conn.execute("SELECT pg_reload_conf()")
+        done = dbio("setup", *inst.args(DB, *SETUP))
+        assert done.code == 0, done.text
+        yield inst
+    finally:
+        dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
+        assert not inst.data_dir.exists()
+
+
+def _manifests(out: Path, dsn: str, start_at: float, monkeypatch) -> tuple[list[dict], dict]:
+    """dbio kubernetes' own files, as a user writes them (only its lead is shortened: pods here start in
+    seconds, where a cluster schedules them and pulls an image)."""
+    from dbio.commands import kubernetes as k8s_command
+    from dbio.config import Sources, load_config
+    from dbio.ui import UI
+
+    monkeypatch.setattr(k8s_command, "LEAD_SECONDS", 5)
+    stamp = datetime.fromtimestamp(start_at, timezone.utc).isoformat()
+    config = load_config(Sources(cli={"dsn": [dsn], "start_at": stamp, **WORKLOAD}, cwd=out.parent, discover=False))
+    k8s_command.write(config, UI(quiet=True), image="dbio", pods=PODS, out=out, name="dbio", namespace=None,
+                      password_secret=None, results_size="1Gi", storage_class=None, cpu="1", memory="512Mi")
+    run = list(yaml.safe_load_all((out / "dbio-run.yaml").read_text()))
+    merge = yaml.safe_load((out / "dbio-merge.yaml").read_text())
+    for manifest in [*run, merge]:
+        kubernetes_validate.validate(manifest, "1.30.0", strict=True)
+    return run, merge
+
+
+def _server_reads(conn: psycopg.Connection) -> tuple[float, float]:
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    t, reads = conn.execute("SELECT date_part('epoch', clock_timestamp()), sum(reads) FROM pg_stat_io "
+                            "WHERE object = 'relation'").fetchone()
+    return float(t), float(reads)
+
+
+def _watch(conninfo: str, opens: float, closes: float, out: dict) -> None:
+    """pg_stat_io at the agreed window's opening, and once every part's sessions stopped and published their
+    counts, read by the test on its own (connected beforehand: a connection takes tens of ms to open)."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("SET stats_fetch_consistency = snapshot")
+        time.sleep(max(0.0, opens - time.time()))
+        out["begin"] = _server_reads(conn)
+        time.sleep(max(0.0, closes + SETTLED - time.time()))
+        out["end"] = _server_reads(conn)
+
+
+def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_servers_count(server, network, workdir,
+                                                                                          monkeypatch):
+    base = workdir / "k8s-pods"
+    port = server.meta["port"]
+    dsn = f"host={network.server} port={port} user=dbio dbname={DB} connect_timeout=10"
+    window_at = time.time() + AHEAD
+    run, merge = _manifests(base / "manifests", dsn, window_at, monkeypatch)
+    (claim,), jobs = [m for m in run if m["kind"] == "PersistentVolumeClaim"], [m for m in run if m["kind"] == "Job"]
+    (job,) = jobs
+    fs_group = job["spec"]["template"]["spec"]["securityContext"]["fsGroup"]
+    volume = kube_pods.prepare_volume(base / "volume", fs_group, 0o2775)
+    shim = kube_pods.make_shim(base / "bin", job["spec"]["template"]["spec"]["securityContext"]["runAsUser"],
+                               fs_group)
+    volumes = {claim["metadata"]["name"]: volume}
+    pods = kube_pods.pods_of(job, volumes, shim, base / "scratch")
+    (merger,) = kube_pods.pods_of(merge, volumes, shim, base / "scratch")
+    assert [p.env["JOB_COMPLETION_INDEX"] for p in pods] == ["0", "1", "2"]
+
+    watched: dict = {}
+    watcher = threading.Thread(target=_watch, args=(server.conninfo(DB), window_at, window_at + RUN_TIME, watched))
+    watcher.start()
+    logs = base / "logs"
+    logs.mkdir()
+    procs = [kube_pods.start(pod, ns, logs / f"{pod.name}.log") for pod, ns in zip([*pods, merger],
+                                                                                  network.namespaces)]
+    try:
+        for pod, proc in zip(pods, procs):
+            assert proc.wait(timeout=WAIT) == 0, (logs / f"{pod.name}.log").read_text()
+        assert procs[-1].wait(timeout=WAIT) == 0, (logs / f"{merger.name}.log").read_text()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        watcher.join()
+
+    # each pod wrote as its user into its own directory of the volume, which stayed as the kubelet left it
+    st = os.stat(volume)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, fs_group, 0o2775)
+    parts = []
+    for n in range(PODS):
+        (directory,) = (volume / f"dbio-t0-{n}").iterdir()
+        assert directory.stat().st_uid == pods[n].uid
+        parts.append(load_result(directory))
+    assert [(d["status"], d["part"]["index"], d["part"]["of"]) for d in parts] == \
+        [("complete", n, PODS) for n in range(1, PODS + 1)]
+    assert len({d["part"]["run"] for d in parts}) == 1 and parts[0]["part"]["run"].startswith("dbio-")
+
+    doc = load_result(volume / "merged")
+    assert doc["parts"]["missing"] == [] and doc["parts"]["incomplete"] == []
+    [counted] = doc["counting"]
+    assert counted["agree"] is True, counted
+    (t0, r0), (t1, r1) = watched["begin"], watched["end"]
+    server = r1 - r0  # pg_stat_io's reads as this test read it, from the window's opening to after its end
+    own = sum(n["end"]["sessions"]["reads"] - n["begin"]["sessions"]["reads"]
+              for d in parts for n in [d["nodes"][0]["normalized"]])
+    merged = doc["figures"]["load_profile"]["physical_reads_per_s"] * doc["figures"]["window_seconds"]
+    skew = doc["timeline"]["start_skew_seconds"]
+    figures = {"start_skew_ms": round(skew * 1000, 1), "parts_own_reads": round(own), "merged_reads": round(merged),
+               "pg_stat_io_reads": round(server), "own_over_pg_stat_io": round(own / server, 4),
+               "merged_over_pg_stat_io": round(merged / server, 4),
+               "merged_reads_per_s": round(doc["figures"]["load_profile"]["physical_reads_per_s"]),
+               "test_opened_late_ms": round((t0 - window_at) * 1000, 1), "test_interval_s": round(t1 - t0, 3)}
+    print("kubernetes pods:", json.dumps(figures))
+    assert server > 100 * PODS
+    assert own == pytest.approx(server, rel=0.02), figures
+    assert merged == pytest.approx(server, rel=0.02), figures
+    assert 0 <= skew < 1.0, figures
