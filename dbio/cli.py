@@ -13,7 +13,7 @@ import click
 
 from dbio import __version__, command_help, command_options, controls
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
-from dbio.config import SESSIONS_FLAG, Config, Sources, environment, load_config
+from dbio.config import SESSIONS_FLAG, Config
 from dbio.engines import registry
 from dbio.errors import ConfigErrors, DbioError, UsageError
 from dbio.option import Option
@@ -85,64 +85,20 @@ def engine_titles() -> str:
     return ", ".join(f"{name}: {registry.entry(name).title}" for name in registry.names())
 
 
-# Commands that take the data set's shape from the load where none is given (commands/dataset.py).
-SHAPE_FROM_LOAD = ("run", "sweep")
-
-
-def build_sources(params: dict[str, Any], preset: dict[str, Any] | None = None, command: str = "") -> Sources:
-    if params.pop("ask_password", None):
-        import getpass
-
-        # each driver reads it from this process's environment (the engine is not known before the
-        # configuration is read, so every engine's variable); nothing else ever sees it
-        password = getpass.getpass("password for the server: ")
-        for name in registry.names():
-            os.environ[registry.entry(name).password_env] = password
-    cli_values = {o.key: params.pop(o.key, None) for o in OPTIONS if o.cli}
-    total_sessions = params.pop("total_sessions", None)
-    if total_sessions is not None and cli_values.get("threads_per_schema") is not None:
-        raise UsageError(f"{SESSIONS_FLAG} and --threads-per-schema both set the sessions",
-                         "give one: --sessions N is the total, --threads-per-schema N each schema's")
-    for option in OPTIONS:  # a repeatable flag not given at all arrives as ()
-        if option.kind == "strs" and not cli_values.get(option.key):
-            cli_values[option.key] = None
-    for option, _ in engine_flags():  # a repeatable flag not given at all arrives as ()
-        items = params.pop(option.key, ())
-        if items:
-            cli_values[option.key] = list(items)
-    return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
-                   env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
-                   preset=preset or {}, shape_from_load=command in SHAPE_FROM_LOAD, sessions=total_sessions)
-
-
-# Commands that configure no instance take nothing of what it remembers: they work on it as it is, and its
-# settings (shared_buffers 1 GiB after a setup with --allow-cached, an allowed archive_command) would be judged
-# against a workload they neither have nor take flags for, refusing to stop, show or destroy it.
-CONFIGURE_NOTHING = ("instance stop", "instance status", "instance destroy", "teardown", "kubernetes")
-
-
 def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
-                 command: str = "") -> Config:
-    if command in command_options.COMMANDS and not command_options.takes(command, BY_KEY["scale"]):
-        # no data set: the rule that the cache must not hold one is for the commands that load or run it
-        # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
-        preset = {"allow_cached": True, **(preset or {})}
-    if command in CONFIGURE_NOTHING:
-        config = load_config(build_sources(params, preset, command))
-    else:
-        config = load_config(remembered_sources(params, preset, ui, command))
+                 command: str = "", check: Callable[[Config], object] | None = None) -> Config:
+    """The command's one Config (config_resolver.py), the files it read said on the terminal. check: the
+    command's own flags against the configuration, before any server is reached."""
+    from dbio import config_resolver
+
+    sources = config_resolver.command_sources(params, preset, command)
+    config = config_resolver.resolve_config(sources, command=command, shape=config_resolver.shape_of(command, params),
+                                            writes_results=command in WRITES_RESULTS,
+                                            notify=ui.note if ui is not None else lambda _: None,
+                                            request_check=check)
     if ui is not None:
         say_files_read(config, ui)
     return config
-
-
-def remembered_sources(params: dict[str, Any], preset: dict[str, Any] | None, ui: UI | None,
-                       command: str = "") -> Sources:
-    """The sources, with what dbio's own instance remembers of how it was last configured."""
-    from dbio.commands import instance_options
-
-    return instance_options.remembered(build_sources(params, preset, command),
-                                       ui.note if ui is not None else lambda _: None)
 
 
 def say_files_read(config: Config, ui: UI) -> None:
@@ -156,7 +112,9 @@ def _ui(ctx: click.Context) -> UI:
     return ctx.obj["ui"]
 
 
-WRITES_RESULTS = ("quickstart", "run", "ops")  # each makes its directory in --results-dir (sweep checks its own)
+# Each makes its directory in --results-dir, judged before the server is held, started or changed
+# (config_resolver.resolve_config; a sweep's too).
+WRITES_RESULTS = ("quickstart", "run", "ops", "sweep")
 
 
 def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True,
@@ -169,13 +127,8 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def inner(*args: Any, **params: Any) -> Any:
-            config = build_config(params, preset, _ui(click.get_current_context()), command)
-            if check is not None:
-                check(config, params)
-            if command in WRITES_RESULTS:  # refused before the server is held, started or changed
-                from dbio import results_dir
-
-                results_dir.check(config.run.results_dir)
+            config = build_config(params, preset, _ui(click.get_current_context()), command,
+                                  (lambda located: check(located, params)) if check is not None else None)
             if not exclusive:
                 return func(*args, config=config, **params)
             from dbio import target
@@ -271,7 +224,7 @@ def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: A
     from dbio.config import each_node
 
     for node in each_node(config):  # several --dsn: every server is loaded, one after the other
-        setup_command.setup(node, _ui(ctx), verify=verify, reload=reload, finish_interrupted=True)
+        setup_command.setup(node, _ui(ctx), verify=verify, reload=reload)
 
 
 BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage under test, where fio reads a "
@@ -450,26 +403,30 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
                              "a resumed sweep runs with the settings it was started with")
         sweep_command.resume(resume_dir, _ui(ctx), Path.cwd())
         return
-    sources = remembered_sources(params, None, _ui(ctx), "sweep")
-    base = load_config(sources)
-    if base.run.start_at is not None:
-        raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
-                         "use --start-at with dbio run")
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
-    if len(base.connection.dsns) > 1:
-        raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
-    say_files_read(base, _ui(ctx))
-    asked = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(base.files))
-    varies = [sweep_plan.parse_vary(v) for v in vary]
-    sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
-                                 repeat=repeat or 1, sessions=sessions, varies=varies)  # before anything runs
+    checked: dict[str, Any] = {}
+
+    def request_checked(located: Config) -> None:  # before any server is reached (a stopped one is not started)
+        if located.run.start_at is not None:
+            raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
+                             "use --start-at with dbio run")
+        if repeat is not None and repeat < 1:
+            raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
+        if len(located.connection.dsns) > 1:
+            raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
+        checked["asked"] = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(located.files))
+        checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
+        sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                     repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
+        sweep_command.grid_checked(checked["varies"], sessions)
+
+    base = build_config(params, None, _ui(ctx), "sweep", request_checked)
+    asked, varies = checked["asked"], checked["varies"]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
     from dbio.commands import ops as ops_command
 
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, _ui(ctx)):
-        sweep_command.start(sources, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
+        sweep_command.start(base, varies, _ui(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
                             op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
                             max_sessions=max_sessions)

@@ -1,4 +1,6 @@
-"""Configuration: defaults < dbio.toml < slob.conf < DBIO_* environment < command line.
+"""Configuration's layers, read and made one Config: LAYERS, lowest first, each option taken from the
+highest layer that sets it. config_resolver.py reads the facts of the middle layers (what the instance
+remembers, the loaded data set's shape) and calls load_config once with them.
 
 The result is one frozen, validated Config. Every error names where the value came
 from, the bad value and the fix, one line each.
@@ -20,6 +22,12 @@ from dbio.option import coerce
 from dbio.options import BY_KEY, OPTIONS
 
 DEFAULT_CONFIG_FILE = "dbio.toml"
+
+# The layers, lowest first. The instance's remembered options enter as defaults (a value the user did not
+# set); the loaded data set's shape is named as the setup record where it changes what is below it.
+LAYERS = ("defaults", "the command's preset", "what the instance remembers", "the loaded data set's shape",
+          "dbio.toml", "slob.conf", "DBIO_* environment", "flags")
+LOADED_ORIGIN = "the setup record"
 
 # Connections dbio opens besides the sessions: control, sampler, plan check.
 RESERVED_CONNECTIONS = 5
@@ -140,20 +148,9 @@ class Config:
     # Options of another engine the user set: no record of this engine's holds them, and the refusal
     # (config_checks.foreign_option_errors) names what the user gave.
     foreign: Mapping[str, Any] = field(default_factory=dict, compare=False)
-    # The values the user set (a file, the environment, a flag) as read, before an engine resolves them
-    # (io_method auto): what dbio's own instance remembers of them (commands/instance_options.py).
+    # The values set above the defaults (a file, the environment, a flag; the loaded shape) as read, before an
+    # engine resolves them (io_method auto): what dbio's own instance remembers of them (target.remember).
     given: Mapping[str, Any] = field(default_factory=dict, compare=False)
-    # run and sweep take the data set's shape from the load where the user gave none
-    # (commands/dataset.py): until then the rules that read it wait (shape_pending), then apply.
-    shape_from_load: bool = field(default=False, compare=False)
-    # --sessions N: the total the user asked for, spread again over the schemas a load brings
-    sessions_asked: int | None = field(default=None, compare=False)
-
-    @property
-    def shape_pending(self) -> bool:
-        """The data set's shape (scale, schemas) is still to be taken from the load: a default is not it."""
-        return self.shape_from_load and any(self.origins.get(key, "default") == "default"
-                                            for key in ("scale", "schemas"))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
@@ -182,7 +179,6 @@ class Sources:
     cwd: Path = field(default_factory=Path.cwd)
     preset: Mapping[str, Any] = field(default_factory=dict)  # a command's own defaults (quickstart)
     discover: bool = True  # read ./dbio.toml when no config file is named
-    shape_from_load: bool = False  # the command takes the data set's shape from the load (Config.shape_from_load)
     sessions: int | None = None  # --sessions N: total sessions, made threads_per_schema (spread_sessions)
 
 
@@ -200,10 +196,18 @@ def spread_sessions(total: int, schemas: int, whose: str = "") -> int:
     return total // schemas
 
 
-def load_config(sources: Sources, *, check: bool = True) -> Config:
-    """check: apply the rules across values (validate); False only to read where the configuration points."""
+def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str, Any] | None = None,
+                loaded: Mapping[str, Any] | None = None) -> Config:
+    """The LAYERS made one Config. remembered: the instance's kept options (ignored whole when one does not
+    read: another version's record); loaded: the loaded data set's shape (option key -> value).
+    check: apply the rules across values (validate); False only to read where the configuration points."""
     raw: dict[str, tuple[Any, str]] = {o.key: (o.default, "default") for o in OPTIONS}
     raw.update({key: (value, "default") for key, value in sources.preset.items()})
+    if remembered and _readable(remembered):
+        raw.update({key: (value, "default") for key, value in remembered.items()})
+    for key, value in (loaded or {}).items():  # named where it changes what the layers below gave
+        if _coerced(key, raw[key][0]) != value:
+            raw[key] = (value, LOADED_ORIGIN)
     errors: list[ConfigError] = []
     notices: list[str] = []
 
@@ -251,19 +255,21 @@ def load_config(sources: Sources, *, check: bool = True) -> Config:
     if errors:
         raise ConfigErrors(errors)
 
-    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices),
-                     shape_from_load=sources.shape_from_load, sessions_asked=sources.sessions)
-    if not check:
-        return config
-    errors.extend(validate(config))
+    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
+    return checked(config) if check else config
+
+
+def checked(config: Config) -> Config:
+    """The configuration once every rule across values holds (ConfigErrors, each rule's line, otherwise), with
+    what it sets that nothing uses in its notices."""
+    errors = validate(config)
     if errors:
         raise ConfigErrors(errors)
     return replace(config, notices=config.notices + tuple(unused_notices(config)))
 
 
 def _threads_for(sources: Sources, raw: dict[str, tuple[Any, str]]) -> int:
-    """--sessions over the schemas as given; a schema count that is only a default, where the load will
-    bring its own (shape_from_load), is spread again then (commands/dataset.adopt)."""
+    """--sessions over the schemas as given, or as loaded."""
     assert sources.sessions is not None
     flag = sources.cli.get("schemas")
     value, origin = (flag, "--schemas") if flag is not None else raw["schemas"]
@@ -271,9 +277,24 @@ def _threads_for(sources: Sources, raw: dict[str, tuple[Any, str]]) -> int:
         schemas = coerce(BY_KEY["schemas"], value)
     except ValueError:
         schemas = 1  # the bad value is reported when it is coerced
-    if sources.shape_from_load and origin == "default":
-        return sources.sessions  # one schema until the load says otherwise
-    return spread_sessions(sources.sessions, schemas)
+    return spread_sessions(sources.sessions, schemas, " (the loaded data set's)" if origin == LOADED_ORIGIN else "")
+
+
+def _coerced(key: str, value: Any) -> Any:
+    try:
+        return coerce(BY_KEY[key], value)
+    except ValueError:
+        return None  # the bad value is reported when it is coerced
+
+
+def _readable(remembered: Mapping[str, Any]) -> bool:
+    """Every remembered value reads as its option's (a record of another dbio version's may not)."""
+    try:
+        for key, value in remembered.items():
+            coerce(BY_KEY[key], value)
+    except ValueError:
+        return False
+    return True
 
 
 def option_values(config: Config) -> dict[str, Any]:
@@ -308,7 +329,8 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
     data_dir = instance.get("data_dir")
     instance["data_dir"] = (cwd / Path(data_dir).expanduser()).resolve() if data_dir else engine.default_data_dir()
     run = section("run")
-    run["results_dir"] = (cwd / Path(run["results_dir"]).expanduser()).resolve()
+    # as given, links kept: the trust check judges a link on the way before anything follows it (results_dir.check)
+    run["results_dir"] = Path(os.path.abspath(cwd / Path(run["results_dir"]).expanduser()))
     return Config(
         workload=WorkloadConfig(**workload),
         instance=engine.instance_config(instance, workload),

@@ -101,8 +101,9 @@ def value_error(option: Option, origin: str, value: Any, problem: str) -> Config
 def cached_data_errors(config: Config, data_bytes: int, cache_name: str, cache_bytes: int,
                        pages: str = "") -> list[ConfigError]:
     """dbio's own instance's buffer cache would hold the data set: its run would measure memory. Refused before a
-    server restarts with that cache; not while the shape is still to come from the load (Config.shape_pending)."""
-    if config.workload.allow_cached or config.shape_pending or data_bytes > cache_bytes:
+    server restarts with that cache. The shape judged is the one the command works on: the loaded data set's
+    where the command takes it from the load (config_resolver.py), never a default it will not use."""
+    if config.workload.allow_cached or data_bytes > cache_bytes:
         return []
     return [problem(config, "scale", f"makes a data set of {units.format_bytes(data_bytes)}{pages}, which fits in "
                     f"{cache_name} ({units.format_bytes(cache_bytes)}): the run would measure memory, not storage",

@@ -49,7 +49,7 @@ def with_standbys(config: Config, instance: ManagedInstance | None) -> WithStand
 
 def options_of(config: Config) -> dict[str, Any]:
     """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
-    record keeps them (JSON: settings as a table); commands/instance_options.py reads them back."""
+    record keeps them (JSON: settings as a table); config_resolver.py reads them back."""
     out: dict[str, Any] = {}
     for key in registry.entry(config.connection.engine).remembered:
         if key not in config.given:

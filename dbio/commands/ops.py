@@ -259,9 +259,9 @@ def _load(p: Prepared, readings: Readings, config: Config, ui: UI) -> dict[str, 
     """A timed load: dbio's loaded data set (and nothing else) is dropped first, then loaded again."""
     from dbio.commands import setup as setup_command
 
+    # the data set loaded is the one timed again, unless the options say another (as run and ops index): the
+    # configuration has its shape already (config_resolver.py)
     loaded = p.engine.read_setup(p.conn)
-    # the data set loaded is the one timed again, unless the options say another (as run and ops index)
-    config = dataset.adopt(config, loaded, ui.note)
     if loaded is not None:
         ui.note("dropping dbio's loaded data set (and nothing else), to time loading it again")
         dataset.report_teardown(ui, p.engine.teardown(p.conn))

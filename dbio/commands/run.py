@@ -14,7 +14,7 @@ from dbio import target as targets
 from dbio import faults, metrics, results_dir
 from dbio.collect import host
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset, external_script, run_files
+from dbio.commands import external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.options import BY_KEY
@@ -130,9 +130,8 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         results_dir.check(config.run.results_dir)
     else:
         results_dir.check_new(directory)
-    check_start_at(make_plan(config.workload, config.run.interval, config.run.start_at))
-    config = dataset.remembered(config, ui.note)
     plan = make_plan(config.workload, config.run.interval, config.run.start_at)
+    check_start_at(plan)
     unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
         instance = targets.instance_for(config, ui.note)

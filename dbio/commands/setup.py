@@ -72,16 +72,12 @@ def as_configured(info: ServerInfo, instance: Any) -> ServerInfo:
 
 
 def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
-          command: str = "dbio setup", finish_interrupted: bool = False, window: Window | None = None) -> SetupRecord:
-    """command: how the user asked for it (quickstart loads too), for the fix a refusal names;
-    finish_interrupted: an interrupted load's shape serves where the user gave none, so that `dbio setup`
-    again finishes it, as its interruption said (dbio setup's own; quickstart, ops and sweeps load their shape);
+          command: str = "dbio setup", window: Window | None = None) -> SetupRecord:
+    """The data set config describes (dbio setup's takes an interrupted load's shape where the user gave none,
+    so that `dbio setup` again finishes it, and --verify the loaded one's: config_resolver.shape_of).
+    command: how the user asked for it (quickstart loads too), for the fix a refusal names;
     window: entered around the timed load alone (dbio ops load reads the devices there), the seconds the
     record states: not around the server's restarts into and out of its load profile."""
-    if verify and not reload:  # verify what is loaded, unless told what it should be
-        config = dataset.remembered(config, ui.note, resume=True)
-    elif finish_interrupted and not reload:
-        config = dataset.resumed(config, ui.note)
     spec = spec_of(config)
     if config.connection.embedded:
         preflight_embedded(config, spec)

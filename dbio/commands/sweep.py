@@ -18,7 +18,7 @@ from dbio import __version__, ops_result, report, result as results
 from dbio import target as targets
 from dbio import results_dir, trust
 from dbio.commands import baseline as baselines
-from dbio.commands import dataset, run_files
+from dbio.commands import run_files
 from dbio.commands import run as run_command
 from dbio.commands import setup as setup_command
 from dbio.commands import sweep_layout
@@ -41,7 +41,7 @@ MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 MAX_SEARCH_SESSIONS = 4096  # --objective's growth bound when --max-sessions is not given
 
 
-def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
+def start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float = DEFAULT_GAIN,
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
           baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None,
           op: dict[str, Any] | None = None, repeat: int = 1, objective: str | None = None,
@@ -62,17 +62,20 @@ def start(sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool
     if repeat > 1 and (until_peak or op is not None):
         raise UsageError("--repeat repeats the steps given; --until-peak and --op decide or time their own",
                          "give the steps with --vary or --sessions, or drop --repeat")
-    base = load_config(sources)
-    if sessions:  # their syntax, and sessions given twice, before any server is reached
-        plan.session_counts(sessions)
-        plan.combine([*varies, plan.Vary("threads_per_schema", ())])
+    grid_checked(varies, sessions)
     results_dir.check(base.run.results_dir)  # before the server is held, started or changed
     with targets.exclusive(base, "sweep", ui.note):
-        base = dataset.remembered(base, ui.note)
-        if sessions:
+        if sessions:  # over the schemas of the base: the loaded ones where none were given (config_resolver.py)
             varies = [*varies, plan.sessions_vary(sessions, base.workload.schemas)]
-        return _start(base, sources, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
+        return _start(base, plan.combine(varies), ui, until_peak=until_peak, knee_gain=knee_gain,
                       peak_gain=peak_gain, baseline=baseline, capacity=capacity, op=op, repeat=repeat, find=find)
+
+
+def grid_checked(varies: Sequence[plan.Vary], sessions: str | None) -> None:
+    """--sessions' syntax, and sessions given twice, before any server is reached."""
+    if sessions:
+        plan.session_counts(sessions)
+        plan.combine([*varies, plan.Vary("threads_per_schema", ())])
 
 
 def search_request(objective: str | None, max_sessions: int | None, *, until_peak: bool = False, op: bool = False,
@@ -104,7 +107,7 @@ def search_request(objective: str | None, max_sessions: int | None, *, until_pea
             "gain": search.GAIN, "answers": []}
 
 
-def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
+def _start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
            peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None,
            op: dict[str, Any] | None = None, repeat: int = 1, find: dict[str, Any] | None = None) -> Path:
     grows = until_peak or find is not None  # the sweep adds its own steps of more sessions
@@ -118,7 +121,7 @@ def _start(base: Config, sources: Sources, varies: list[plan.Vary], ui: UI, *, u
                   for c in combos]
     base_values = option_values(base)  # what sweep.json keeps: no password
     dsn = base.connection.dsn  # what this process runs with
-    configs = [step_config(base_values, values, sources.cwd, dsn) for values in combos]
+    configs = [step_config(base_values, values, Path.cwd(), dsn) for values in combos]
     if find is not None:
         first = max(c.workload.schemas * c.workload.threads_per_schema for c in configs)
         if first > find["max_sessions"]:

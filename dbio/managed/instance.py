@@ -42,7 +42,7 @@ class ManagedInstance:
         return meta
 
     def remember(self, options: dict[str, Any]) -> None:
-        """Keep the options of the command that configured it in its record (commands/instance_options.py)."""
+        """Keep the options of the command that configured it in its record (config_resolver.py)."""
         meta = self.meta()
         if meta.options != options:
             meta.options = options

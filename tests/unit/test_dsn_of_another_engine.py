@@ -69,10 +69,10 @@ def test_a_password_asked_for_reaches_every_engine_s_driver(monkeypatch):
     import getpass
     import os
 
-    from dbio import cli
+    from dbio import config_resolver
 
     for name in ("PGPASSWORD", "MYSQL_PWD"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(getpass, "getpass", lambda prompt: "typed-pw")
-    cli.build_sources({"ask_password": True})
+    config_resolver.command_sources({"ask_password": True})
     assert os.environ["PGPASSWORD"] == "typed-pw" and os.environ["MYSQL_PWD"] == "typed-pw"

@@ -148,29 +148,31 @@ def test_commands_without_a_data_set_take_a_large_cache(tmp_path):
         assert config.instance.shared_buffers == 2 << 30, command
     with pytest.raises(ConfigErrors, match="fits in shared_buffers"):  # setup loads the scale it is given
         cli.build_config(params(), None, None, "setup")
-    # run judges the data set it will run on: the load's, once known (dataset.settled), not a default
-    assert cli.build_config(params(), None, None, "run").shape_pending
+    # run judges the data set it will run on: the load's when one is loaded (config_resolver), else the default
+    with pytest.raises(ConfigErrors, match="fits in shared_buffers"):  # nothing loaded in tmp_path/instance
+        cli.build_config(params(), None, None, "run")
 
 
 def test_run_judges_the_cache_against_the_loaded_data_set_not_a_default(tmp_path):
     # dbio run --shared-buffers 1GiB on a 1.2 GiB load was refused: "scale = 131072 blocks (1 GiB) ... fits in
     # shared_buffers (1 GiB)", the default scale the run would never use (it takes the load's)
-    from dbio.commands import dataset
+    from dbio import config_resolver
     from dbio.engines.base import SetupRecord, SetupSpec
     from dbio.errors import ConfigErrors
 
     def loaded(scale):
         return SetupRecord(setup_id="s1", spec=SetupSpec(scale, 1, 8192, "random"), status="ready", started_at="")
 
+    def settled(record):
+        return config_resolver.settle(sources, config_resolver.Facts(loaded=record, shape=config_resolver.LOADED))
+
     sources = Sources(cli={"shared_buffers": "1GiB", "data_dir": str(tmp_path / "i")}, env={}, cwd=tmp_path,
-                      discover=False, shape_from_load=True)
-    config = load_config(sources)  # the default scale is not judged: the load's will be
-    assert config.shape_pending
-    assert dataset.adopt(config, loaded(153600), lambda _: None).instance.shared_buffers == 1 << 30
+                      discover=False)
+    assert settled(loaded(153600)).instance.shared_buffers == 1 << 30  # the default scale is not judged
     with pytest.raises(ConfigErrors,
                        match=r"^the setup record: scale = 4096 blocks \(32 MiB\).*fits in shared_buffers"):
-        dataset.adopt(config, loaded(4096), lambda _: None)
+        settled(loaded(4096))
     with pytest.raises(ConfigErrors, match=r"^scale = 131072 blocks \(1 GiB\)"):  # nothing loaded: the default is it
-        dataset.adopt(config, None, lambda _: None)
+        settled(None)
     with pytest.raises(ConfigErrors, match=r"^--scale = 65536 blocks"):  # given: judged at once
         load_config(dataclasses.replace(sources, cli={**sources.cli, "scale": "512MiB", "schemas": 1}))

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from dbio import cli
+from dbio import cli, config_resolver
 from dbio.config_files import read_env
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dbio"
@@ -142,7 +142,8 @@ def _accepted(line: str) -> None:
     if command in command_options.COMMANDS:
         params = dict(ctx.params)
         preset = cli.QUICKSTART_PRESET if command == "quickstart" else None
-        load_config(cli.build_sources(params, preset, command))  # raises on a value the configuration refuses
+        # raises on a value the configuration refuses
+        load_config(config_resolver.command_sources(params, preset, command))
 
 
 def test_every_example_in_the_help_is_accepted_as_written():

@@ -1,5 +1,6 @@
-"""What dbio's own instance remembers of how it was last configured (commands/instance_options.py):
-the settings options the user set, as given, never a default nor a sweep step's value."""
+"""What dbio's own instance remembers of how it was last configured (target.remember keeps it,
+config_resolver.py reads it back): the settings options the user set, as given, never a default nor a
+sweep step's value."""
 
 from dbio import target as targets
 from dbio.config import Sources, load_config, option_values

@@ -254,7 +254,7 @@ def test_no_import_cycle_among_dbio_modules():
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS = {
     "command line": ("cli.py", "command_help.py", "__main__.py"),
-    "commands": ("commands/", "sweep/", "command_options.py", "ops_result.py"),
+    "commands": ("commands/", "sweep/", "command_options.py", "config_resolver.py", "ops_result.py"),
     "terminal": ("ui.py", "output.py", "metrics.py"),
     "target": ("target.py",),
     "run": ("run/",),

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dbio import cli
-from dbio.commands import dataset
+from dbio import cli, config_resolver
 from dbio.config import Sources, load_config
 from dbio.engines.base import SetupRecord, SetupSpec
 from dbio.errors import UsageError
@@ -23,7 +22,7 @@ def _config(command: str, args: list[str], tmp_path: Path):
         group = group.commands[word]
     ctx = group.commands[words[-1]].make_context(command, [*args, "--data-dir", str(tmp_path / "none")])
     params = {k: v for k, v in ctx.params.items()}
-    return load_config(cli.build_sources(params, None, command))
+    return load_config(config_resolver.command_sources(params, None, command))
 
 
 @pytest.mark.parametrize("command", ["run", "quickstart", "baseline", "instance init", "kubernetes"])
@@ -54,14 +53,16 @@ def test_run_spreads_sessions_over_the_schemas_of_the_load(tmp_path):
         return SetupRecord(setup_id="s1", spec=SetupSpec(131072, schemas, 8192, "random"), status="ready",
                            started_at="")
 
-    sources = Sources(cli={"data_dir": str(tmp_path / "i")}, env={}, cwd=tmp_path, discover=False,
-                      shape_from_load=True, sessions=8)
-    config = load_config(sources)
-    adopted = dataset.adopt(config, loaded(4), lambda _: None)
+    sources = Sources(cli={"data_dir": str(tmp_path / "i")}, env={}, cwd=tmp_path, discover=False, sessions=8)
+
+    def settled(record):
+        return config_resolver.settle(sources, config_resolver.Facts(loaded=record, shape=config_resolver.LOADED))
+
+    adopted = settled(loaded(4))
     assert (adopted.workload.schemas, adopted.workload.threads_per_schema) == (4, 2)
-    assert dataset.adopt(config, loaded(1), lambda _: None).workload.threads_per_schema == 8
+    assert settled(loaded(1)).workload.threads_per_schema == 8
     with pytest.raises(UsageError, match=r"^--sessions 8 cannot be spread evenly over 3 schemas \(the loaded"):
-        dataset.adopt(config, loaded(3), lambda _: None)
+        settled(loaded(3))
 
 
 def test_a_sweep_keeps_its_own_sessions_list():

@@ -34,7 +34,7 @@ def check(config: Config) -> list[ConfigError]:
 def cache_errors(config: Config) -> list[ConfigError]:
     """The managed instance's buffer pool cannot hold the data set, as PostgreSQL's shared_buffers: refused
     before the server restarts with it (run --buffer-pool 4GiB restarted it, and remembered it, then refused)."""
-    if config.workload.allow_cached or config.shape_pending:  # no data set judged: the record is not read
+    if config.workload.allow_cached:  # no data set judged: the record is not read
         return []
     page_bytes = _page_bytes(config.instance)
     return cached_data_errors(config, config.workload.table_bytes(page_bytes), "innodb_buffer_pool_size",

@@ -26,7 +26,7 @@ OPTIONS: tuple[Option, ...] = (
 # A sweep may vary the buffer pool: the managed server restarts with it.
 RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}
 LAYOUT_KNOBS: dict[str, str] = {}  # no layout options yet
-# Remembered by the instance's record for later commands (commands/instance_options.py); the page size
+# Remembered by the instance's record for later commands (config_resolver.py); the page size
 # is fixed when the instance is made.
 REMEMBERED = tuple(RESTART_KNOBS)
 

@@ -37,7 +37,7 @@ RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow",
 # value is set before its steps, the WAL moved or the tables loaded again (commands/sweep_layout.py).
 LAYOUT_KNOBS = {"wal_dir": "wald", "data_dirs": "dirs"}
 # The options the instance's record remembers from the last command that configured it, which later
-# commands take where the user gives none (commands/instance_options.py); a layout is the record's own.
+# commands take where the user gives none (config_resolver.py); a layout is the record's own.
 REMEMBERED = (*RESTART_KNOBS, "pg_settings")
 
 

@@ -28,7 +28,7 @@ class Meta:
     preexisting_mode: int | None = None
     engine: str = "mysql"
     # The options (REMEMBERED) of the last command that configured it, taken by later commands where the
-    # user gives none (commands/instance_options.py); empty in a record made before they were kept.
+    # user gives none (config_resolver.py); empty in a record made before they were kept.
     options: dict = field(default_factory=dict)
     format_version: int = META_VERSION
 

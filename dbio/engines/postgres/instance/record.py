@@ -35,7 +35,7 @@ class Meta:
     # empty in a record made before standbys (its one member is the primary, described above).
     members: list[dict] = field(default_factory=list)
     # The options (REMEMBERED) of the last command that configured it, which later commands take where the
-    # user gives none (commands/instance_options.py); empty in a record made before they were kept.
+    # user gives none (config_resolver.py); empty in a record made before they were kept.
     options: dict = field(default_factory=dict)
     format_version: int = META_VERSION
 
