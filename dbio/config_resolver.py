@@ -104,11 +104,23 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
         results_dir.check(located.run.results_dir)
     if request_check is not None:
         request_check(located)
+    stopped = _stopped_instance(located)
     facts, unread = read_facts(located, command, shape, notify)  # 3
-    config = settle(sources, facts, located, notify)  # 4
+    try:
+        config = settle(sources, facts, located, notify)  # 4
+    except UsageError:
+        # refused: the instance is left as the command found it (started only to read its setup record)
+        if stopped is not None and stopped.is_running():
+            stopped.stop(quiet=True)
+        raise
     if unread is not None:
         raise unread
     return config
+
+
+def _stopped_instance(located: Config) -> Any | None:
+    instance = _own_instance(located)
+    return instance if instance is not None and not instance.is_running() else None
 
 
 def read_facts(located: Config, command: str, shape: str,
@@ -121,15 +133,29 @@ def read_facts(located: Config, command: str, shape: str,
         return Facts(remembered), None
     if located.connection.embedded and instance is None:
         return Facts(remembered, shape=shape), None  # nothing loaded, and nothing made to say so
+    reader = _as_last_configured(located, remembered) if instance is not None else located
     try:
         if located.run.part is not None:  # its lock is named by the run's workload, this shape's among it
-            loaded = dataset.loaded_record(located, notify)  # a look: the parts share the server anyway
+            loaded = dataset.loaded_record(reader, notify)  # a look: the parts share the server anyway
         else:
             with targets.exclusive(located, command or "dbio", notify):
-                loaded = dataset.loaded_record(located, notify)
+                loaded = dataset.loaded_record(reader, notify)
     except Exception as exc:  # noqa: BLE001 -- a configuration's own fault is named first, by the validation
         return Facts(remembered, shape=shape), exc
     return Facts(remembered, loaded, shape), None
+
+
+# What places dbio's own instance and its database: the request's, even to read the instance as it was.
+LOCATING = ("engine", "data_dir", "wal_dir", "data_dirs", "standby_data_dir", "dbname")
+
+
+def _as_last_configured(located: Config, remembered: Mapping[str, Any]) -> Config:
+    """Where the request points, with the instance's settings as it was last configured (what it keeps):
+    a stopped instance is started to read its setup record as it was, never with the request's settings,
+    which are not validated yet (an --pg-setting archive_command without --allow-setting must not reach
+    the server), nor is it restarted for them."""
+    given = {key: located.given[key] for key in LOCATING if key in located.given}
+    return load_config(Sources(cli=given, cwd=Path.cwd(), discover=False), check=False, remembered=remembered)
 
 
 def _own_instance(located: Config) -> Any | None:

@@ -280,3 +280,29 @@ def test_bad_input(case: Case, instance: Instance, servers: dict):
         assert fragment in lines[0], lines[0]
     assert PASSWORD not in done.text and "hunter2" not in done.text
     assert before == after, "something was created or changed"
+
+
+def test_a_refused_run_on_a_stopped_instance_leaves_it_stopped_and_as_it_was(workdir):
+    """The resolver reads the loaded data set's shape from the instance before its one validation, which
+    starts a stopped instance: it must start it as it was last configured, never with the request's
+    settings (an archive_command not allowed reached the server's dbio.conf), and stop it again when
+    the request is refused."""
+    data_dir = workdir / "stopped-instance"
+    results = workdir / "stopped-results"
+    common = ["--data-dir", str(data_dir), "--results-dir", str(results)]
+    done = dbio("setup", *common, "--shared-buffers", "16MiB", *SMALL)
+    assert done.code == 0, done.text
+    try:
+        assert dbio("instance", "stop", "--data-dir", str(data_dir)).code == 0
+        brief = SMALL[4:]  # no shape given: the loaded one's is read from the instance, before the validation
+        refused = dbio("run", *common, *brief, "--pg-setting", "archive_command=true")
+        assert refused.code == 2 and "--allow-setting archive_command" in refused.err, refused.text
+        assert len(refused.err.strip().splitlines()) == 1, refused.err
+        status = dbio("instance", "status", "--data-dir", str(data_dir))
+        assert "stopped" in status.out, status.text
+        conf = (data_dir / "pgdata" / "dbio.conf").read_text()
+        assert "archive_command" not in conf
+        ran = dbio("run", *common, *brief)  # the shape still comes from the loaded data set
+        assert ran.code == 0 and "using the loaded data set" in ran.out + ran.err, ran.text
+    finally:
+        dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
