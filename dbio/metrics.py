@@ -22,7 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from dbio.errors import UsageError
-from dbio.run.tally import KINDS
+from dbio.run.slice_totals import KINDS
 from dbio.stats import histogram
 from dbio.ui import UI
 
@@ -225,7 +225,7 @@ class MetricsObserver:
         self.inner.second(sample)
 
     def _add(self, tally: dict[str, Any]) -> None:
-        """One interval's statements (a sparse tally: run/tally.py) added to the running totals."""
+        """One interval's statements (a sparse tally: run/slice_totals.py) added to the running totals."""
         for kind in KINDS:
             entry = tally.get(kind)
             if not entry:

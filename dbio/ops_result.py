@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dbio import result as results
-from dbio import shapes
+from dbio import file_formats
 from dbio.errors import UsageError
 
 FORMAT = "dbio-ops"
@@ -31,7 +31,8 @@ def is_ops(path: Path) -> bool:
 def read(path: Path) -> dict[str, Any]:
     """An operation's result.json (or its directory), checked; one line naming what is wrong otherwise."""
     target = path / results.RESULT_FILE if path.is_dir() else path
-    return results.load_document(target, FORMAT, FORMAT_VERSION, shapes.ops(FORMAT_VERSION), kind="operation result",
+    return results.load_document(target, FORMAT, FORMAT_VERSION, file_formats.ops(FORMAT_VERSION),
+                                 kind="operation result",
                                  hints=("give a dbio ops directory or its result.json",
                                         "give the result.json dbio ops wrote", "render it with the dbio that wrote it",
                                         "run the operation again"))

@@ -54,11 +54,11 @@ def is_repeat_set(path: Path) -> bool:
 
 
 def read(path: Path) -> dict[str, Any]:
-    from dbio import shapes
+    from dbio import file_formats
 
     target = path / REPEAT_FILE if path.is_dir() else path
     given = "give the directory dbio run --repeat wrote"
-    return results.load_document(target, FORMAT, FORMAT_VERSION, shapes.repeat_set(FORMAT_VERSION),
+    return results.load_document(target, FORMAT, FORMAT_VERSION, file_formats.repeat_set(FORMAT_VERSION),
                                  kind="repeat set", hints=(given, given, "use the dbio that wrote it",
                                                            "restore the repeat.json dbio wrote"))
 

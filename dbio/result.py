@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dbio import jsondoc, result_records, shapes
+from dbio import jsondoc, result_records, file_formats
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 from dbio.result_records import FORMAT, FORMAT_VERSION, ONLY_NODE, Result, completed, with_nodes
@@ -116,7 +116,7 @@ def load_document(target: Path, form: str, version: int, shape: Any, *, kind: st
     if not isinstance(document, dict) or document.get("format") != form:
         raise UsageError(f"{target} is not a dbio {kind}", not_ours)
     try:
-        jsondoc.check(document.get("format_version"), shapes.version(version))
+        jsondoc.check(document.get("format_version"), file_formats.version(version))
     except jsondoc.Malformed as exc:
         raise UsageError(f"{target} {exc}", other_version) from None
     if complete is not None:
@@ -182,7 +182,7 @@ def iter_samples(path: Path, skipped: list[str] | None = None) -> Iterator[dict[
             for number, raw in enumerate(fh, 1):
                 try:
                     record = jsondoc.loads(raw.decode("utf-8"))
-                    jsondoc.check(record, shapes.SAMPLE)
+                    jsondoc.check(record, file_formats.SAMPLE)
                 except UnicodeDecodeError:
                     problem = "is not UTF-8 text"
                 except jsondoc.Malformed as exc:

@@ -2,7 +2,7 @@
 
 `load` is the one way a document becomes a `Result`: its format and version checked, an older
 document migrated (the facts its engine did not record filled in, a format-1 result shown as a
-run of one node), its shape checked (shapes.result), then typed. `of` types a document as it is,
+run of one node), its shape checked (file_formats.result), then typed. `of` types a document as it is,
 for one this dbio has just built (a run's, a merge's) or a report given a plain dict.
 
 Only the top level is typed; the figures (driven by stats/catalogue.py), the series, the
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from dbio import jsondoc, shapes
+from dbio import jsondoc, file_formats
 
 FORMAT = "dbio-result"
 FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level is their total)
@@ -219,11 +219,11 @@ def load(document: Any) -> Result:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise NotAResult("is not a dbio result")
     try:
-        jsondoc.check(document.get("format_version"), shapes.version(FORMAT_VERSION))
+        jsondoc.check(document.get("format_version"), file_formats.version(FORMAT_VERSION))
     except jsondoc.Malformed as exc:
         raise UnknownVersion(str(exc)) from None
     document = completed(document)
-    jsondoc.check(document, shapes.result(FORMAT_VERSION))
+    jsondoc.check(document, file_formats.result(FORMAT_VERSION))
     return of(with_nodes(document))
 
 

@@ -22,10 +22,10 @@ from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.report import baseline_section, verdict, words
-from dbio.run import abandoned, assemble, manifest, room, runner
+from dbio.run import abandoned, assemble, manifest, disk_guard, runner
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
-from dbio.run import dealing
+from dbio.run import session_placement
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
@@ -152,7 +152,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
     weights = node_weights(config, len(found))
-    share = max(dealing.shares(weights, config.workload.sessions))  # the most sessions one node gets
+    share = max(session_placement.shares(weights, config.workload.sessions))  # the most sessions one node gets
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
     check_writable(config, [info for info, _ in probed])
@@ -173,8 +173,8 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
              for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
     room_paths = written_paths(storages) if config.workload.update_pct else ()
     step, setting = max((info.caps.growth_step_bytes, info.caps.growth_step_setting or "") for info, _ in probed)
-    room_floor = room.floor_of(step)
-    short = room.too_little_to_start(room_paths, room_floor)
+    room_floor = disk_guard.floor_of(step)
+    short = disk_guard.too_little_to_start(room_paths, room_floor)
     if short is not None:
         grows = f" ({setting} lets the server grow a file by {step >> 20} MiB at once)" if step else ""
         raise UsageError(f"an update run needs room to write: {short}{grows}, and it would be stopped at once before "
@@ -260,7 +260,7 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
             baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = room.FLOOR, unique: bool = True) -> RunResult:
+            room_floor: int = disk_guard.FLOOR, unique: bool = True) -> RunResult:
     """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import (baseline_section, conduct_findings, interval_sections, layout_section, node_sections,
-                         run_section, shape_section, single_read_section, verdict, window_sections, words)
+                         run_section, access_section, single_read_section, verdict, window_sections, words)
 from dbio.report.tables import table
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
@@ -86,7 +86,7 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      single_read_section.section(f, r.capabilities.get("direct_io")),
                      window_sections.events(d), window_sections.cpu(f, d), window_sections.devices(f),
-                     layout_section.section(d, f), shape_section.section(f),
+                     layout_section.section(d, f), access_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(d, intervals)]
     sections += node_sections.per_node(r)  # several nodes: each one's own section, as AWR's instance reports
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]

@@ -4,7 +4,7 @@ the headline a user can quote with its caveats, and the machine-readable summary
 The rules live by what they judge: the storage stack under the run's places (stack_findings), the limits
 the server ran under (limit_findings), the run's conduct (conduct_findings), the storage's truth: device
 against engine, caches (storage_findings), the host's CPUs (cpu_findings), the database beside its raw
-device (baseline_findings) and the workload's shape (shape_findings). Every rule returns at most one
+device (baseline_findings) and the workload's shape (access_findings). Every rule returns at most one
 Finding; levels are invalid (the result does not measure what it claims), warning (read it with this in
 mind) and info. Thresholds are named constants in each rule's module, so a reader can see exactly when
 a rule fires.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from dbio.report import (baseline_findings, conduct_findings, cpu_findings, limit_findings, node_verdicts,
-                         shape_findings, stack_findings, storage_findings, words)
+                         access_findings, stack_findings, storage_findings, words)
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
 from dbio.report.storage_findings import page_bytes, read_excess
@@ -29,7 +29,7 @@ def findings(doc: Doc) -> list[Finding]:
     """All findings, the most serious first."""
     r = of(doc)
     out: list[Finding] = []
-    for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *shape_findings.RULES):
+    for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *access_findings.RULES):
         finding = rule(r)
         if finding is not None:
             out.append(finding)

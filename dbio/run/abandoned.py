@@ -21,7 +21,7 @@ from dbio.run.readings import answered, normalizer, raw_nodes, reading_time
 from dbio.run.result_events import samples_skipped
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
-from dbio.run.tally import Tally
+from dbio.run.slice_totals import Tally
 
 RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
 RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went

@@ -11,13 +11,13 @@ from typing import Any, Callable, Iterable
 from dbio import __version__
 from dbio import result as results
 from dbio.collect import host
-from dbio.run import agreed, dealing, result_events, result_figures
+from dbio.run import agreed_start, session_placement, result_events, result_figures
 from dbio.run.manifest import manifest_nodes
 from dbio.run.nodes import STANDBY
 from dbio.run.readings import Normalize, normalized
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Session
-from dbio.run.tally import Tally
+from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import resets
 
@@ -137,7 +137,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
             out["figures"]["replication"] = figure_math.lag_maxima(out["figures"]["replication"], series)
     if sessions:  # which sessions ran here (a recovered run of several nodes lost it)
         out["sessions"] = {"numbers": [s.number for s in sessions],
-                           "ranges": dealing.ranges([s.number for s in sessions]),
+                           "ranges": session_placement.ranges([s.number for s in sessions]),
                            "update_capable": node["role"] != STANDBY}
     if node.get("weight") is not None:
         out["weight"] = node["weight"]
@@ -164,7 +164,7 @@ def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any
     read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
     # a recovered run lost which session ran where: unknown, not none
     capable = sum(1 for s in outcome.sessions if s.node not in read_only) if outcome.sessions else None
-    spread = agreed.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
+    spread = agreed_start.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
     lost = sorted(outcome.lost_nodes)
     return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
             "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dbio import __version__
-from dbio import engines, jsondoc, parts, shapes
+from dbio import engines, jsondoc, parts, file_formats
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
@@ -71,7 +71,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     man = results.load(path, "the run cannot be recovered; remove its directory")
     man = engines.complete_manifest(man)  # one an older dbio wrote lacks facts this one reads
     try:
-        jsondoc.check(man, shapes.MANIFEST)
+        jsondoc.check(man, file_formats.MANIFEST)
     except jsondoc.Malformed as exc:
         raise UsageError(f"{path}: {exc}", "the run cannot be recovered; remove its directory") from None
     return man

@@ -4,7 +4,7 @@ A run has one node or several (issue: many nodes). Each node has its engine, its
 string and what probing it told; during the run, its control connection (run row, barrier),
 its monitoring and wait-sampling connections, and its share of the sessions. The barrier and
 the deadline are common to all nodes: with one node its release fixes the start; with several the
-start is agreed in advance (agreed.py) and every node is released at it. A read-only node (a hot
+start is agreed in advance (agreed_start.py) and every node is released at it. A read-only node (a hot
 standby) gets no control row and no loop from dbio: its sessions carry the run's control.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo, helper_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed, dealing
+from dbio.run import agreed_start, session_placement
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
 from dbio.run.monitor import NodeProbe, WaitTarget
@@ -52,7 +52,7 @@ def role_of(info: ServerInfo) -> str:
 
 def spread(nodes: list[Node], schema_of: tuple[int, ...]) -> list[Session]:
     """The run's sessions dealt to the nodes: in turn (SLOB's rotor over its instances), or by weight."""
-    where = dealing.deal([n.weight for n in nodes], len(schema_of))
+    where = session_placement.deal([n.weight for n in nodes], len(schema_of))
     return [Session(i + 1, schema, nodes[where[i]].engine, nodes[where[i]].name)
             for i, schema in enumerate(schema_of)]
 
@@ -124,13 +124,13 @@ class NodeRun:
             time.sleep(0.2)
 
     def clock_offset(self) -> tuple[float, float] | None:
-        """Its server's clock against this host's: (offset, uncertainty) in seconds (agreed.clock_offset)."""
+        """Its server's clock against this host's: (offset, uncertainty) in seconds (agreed_start.clock_offset)."""
         samples = []
-        for _ in range(agreed.OFFSET_TRIES):
+        for _ in range(agreed_start.OFFSET_TRIES):
             asked = time.time()
             server = self.engine.server_clock(self.control)
             samples.append((asked, server, time.time()))
-        return agreed.clock_offset(samples)
+        return agreed_start.clock_offset(samples)
 
     def forget(self) -> None:
         if self.node.read_only:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from dbio import jsondoc, shapes
+from dbio import jsondoc, file_formats
 from dbio.engines.counters import combine
 from dbio.result import ONLY_NODE
 
@@ -40,8 +40,8 @@ def refused(raw: Any, normalize: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     that is NaN, infinite or negative (a server may answer anything), or counters its engine cannot make
     of it. Such a snapshot is refused where it is read, so that no result holds what its readers refuse."""
     try:
-        jsondoc.check(raw, shapes.READING)
-        jsondoc.check(normalize(raw), shapes.COUNTER_RECORD)
+        jsondoc.check(raw, file_formats.READING)
+        jsondoc.check(normalize(raw), file_formats.COUNTER_RECORD)
     except jsondoc.Malformed as exc:
         return str(exc)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:

@@ -14,7 +14,7 @@ from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import Normalize, answered, normalized, raw_nodes, reading_time
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock, Session
-from dbio.run.tally import Tally
+from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import resets
 from dbio.stats import series as series_math

@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 
 from dbio.engines.base import SliceResult, helper_application_name, session_application_name
 from dbio.errors import DbioError
-from dbio.run import agreed, room
+from dbio.run import agreed_start, disk_guard
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, SampleWriter, WaitSampler, sample_on_grid
 from dbio.run.nodes import Node, NodeRun, in_threads, spread
@@ -28,7 +28,7 @@ from dbio.run.read_probe import ReadProbe
 from dbio.run.readings import reading_time
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import ABANDONED_WAIT, Stopping
-from dbio.run.tally import IntervalCounts, Tally
+from dbio.run.slice_totals import IntervalCounts, Tally
 
 CONNECT_CONCURRENCY = 64  # sessions connecting at once: fast, without a connection storm
 BARRIER_TIMEOUT = 120.0
@@ -69,7 +69,7 @@ class RunOutcome:
     node_waits: dict[str, dict[str, int]] = field(default_factory=dict)  # the window's wait samples, per node
     clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
-    node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed.py)
+    node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed_start)
     start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
     lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
     read_probe: dict[str, dict[str, Any]] = field(default_factory=dict)  # per node: its probe's reads (read_probe.py)
@@ -87,7 +87,7 @@ class RunContext:
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
     # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
     room_paths: tuple[str, ...] = ()
-    room_floor: int = room.FLOOR  # bytes kept free there (room.floor_of the servers' growth step)
+    room_floor: int = disk_guard.FLOOR  # bytes kept free there (disk_guard.floor_of the servers' growth step)
     # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
     on_window: Callable[[str], None] | None = None
 
@@ -303,11 +303,11 @@ class _Coordinator:
         if self.plan.start is not None:
             self.start_agreed = "start_at"
         elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
-            self.plan = replace(self.plan, start=time.time() + agreed.start_lead(len(self.sessions)))
+            self.plan = replace(self.plan, start=time.time() + agreed_start.start_lead(len(self.sessions)))
             self.start_agreed = "nodes"
         for r in self.nodes:
             if r.node.read_only:
-                control = agreed.read_only_control(self.plan.control, self.run_id, start=self.plan.start,
+                control = agreed_start.read_only_control(self.plan.control, self.run_id, start=self.plan.start,
                                                    warmup=self.plan.warmup, run_time=self.plan.run_time)
                 for session in r.sessions:
                     session.control = control
@@ -326,7 +326,8 @@ class _Coordinator:
         out = {}
         for r, measured in zip(self.nodes, offsets):
             offset, uncertainty = measured if measured else (None, None)
-            out[r.node.name] = {**agreed.node_start(start, offset, r.released_at), "clock_uncertainty_s": uncertainty}
+            out[r.node.name] = {**agreed_start.node_start(start, offset, r.released_at),
+                                "clock_uncertainty_s": uncertainty}
         return out
 
     async def _measure(self, tasks: list[asyncio.Task]) -> None:
@@ -520,7 +521,7 @@ class _Coordinator:
             else:
                 # a start agreed in advance: a node whose count does not come in time to start is lost (frozen)
                 by = None if self.plan.start is None else \
-                    time.monotonic() + self.plan.start - agreed.RELEASE_AHEAD / 2 - time.time()
+                    time.monotonic() + self.plan.start - agreed_start.RELEASE_AHEAD / 2 - time.time()
                 waiting = sum(n or 0 for n in await self._on_nodes(NodeRun.waiting, by=by))
             if waiting >= len(mine) and mine:
                 return
@@ -553,7 +554,7 @@ class _Coordinator:
     async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
         """--start-at: every session waits at the barrier until the start agreed in advance (a signal
         ends the wait); a start that passed while connecting is refused, nothing having run."""
-        delay = self.plan.start - agreed.RELEASE_AHEAD - time.time()
+        delay = self.plan.start - agreed_start.RELEASE_AHEAD - time.time()
         if delay > 0:
             try:
                 await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
@@ -792,15 +793,15 @@ class _Coordinator:
         """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
         history: list[tuple[float, int]] = []
         while not self.sampler_stop.is_set():
-            found = room.tightest(self.ctx.room_paths)
+            found = disk_guard.tightest(self.ctx.room_paths)
             if found is not None:
                 free, where = found
-                history = [*history[-(int(2 * room.SPAN / room.INTERVAL)):], (time.monotonic(), free)]
-                if room.runs_out(history, self.ctx.room_floor):
+                history = [*history[-(int(2 * disk_guard.SPAN / disk_guard.INTERVAL)):], (time.monotonic(), free)]
+                if disk_guard.runs_out(history, self.ctx.room_floor):
                     # why now, with room still left: a server's growth step seen as a rate stops a run early
                     message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
                                f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
-                               f"it was using {room.rate(history) / (1 << 20):,.0f} MiB/s)")
+                               f"it was using {disk_guard.rate(history) / (1 << 20):,.0f} MiB/s)")
                     if self.status == "complete":
                         self.status, self.reason = "failed", message
                     self._event("disk_full", message)
@@ -817,7 +818,7 @@ class _Coordinator:
                                                  "counts, while the engine counted its I/O")
                     return
             try:
-                await asyncio.wait_for(self.sampler_stop.wait(), room.INTERVAL)
+                await asyncio.wait_for(self.sampler_stop.wait(), disk_guard.INTERVAL)
             except asyncio.TimeoutError:
                 pass
 

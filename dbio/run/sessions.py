@@ -10,7 +10,7 @@ from typing import Any
 
 from dbio.engines.base import Engine, SliceRequest, SliceResult
 from dbio.run.liveness import Liveness
-from dbio.run.tally import Tally
+from dbio.run.slice_totals import Tally
 
 EPSILON = 1e-6
 RECENT_SLICES = 16  # measured slices a session keeps until a reading of its node holds their work

@@ -350,7 +350,7 @@ FIGURES: tuple[Figure, ...] = (
            **LOWER),
     Figure("efficiency_ceiling", "Database reads/s / device ceiling", "ratio", "rate",
            derive=_efficiency("reads_per_s", "raw_ceiling_reads_per_s"), section="efficiency", **HIGHER),
-    # -- the workload's shape (stats/shape.py): micro-transactions, read + write, DSS scans
+    # -- the workload's shape (stats/access_profile.py): micro-transactions, read + write, DSS scans
     _fig("reads_per_statement", "shape.reads_per_statement", "Physical reads per statement", "reads", "rate",
          "the sessions' single-block reads / their range SELECTs and UPDATEs (scans apart)", short="Reads/stmt"),
     _fig("intended_reads_per_statement", "shape.intended_reads_per_statement", "Intended reads per statement",

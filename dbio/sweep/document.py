@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbio import ops_result, result, shapes
+from dbio import ops_result, result, file_formats
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 
@@ -29,7 +29,7 @@ def read(directory: Path, *, trusted: bool = False) -> dict[str, Any]:
     the configuration it holds)."""
     path = directory / SWEEP_FILE if directory.is_dir() else directory
     given = "give the directory a dbio sweep wrote"
-    return result.load_document(path, FORMAT, FORMAT_VERSION, shapes.sweep(FORMAT_VERSION), kind="sweep",
+    return result.load_document(path, FORMAT, FORMAT_VERSION, file_formats.sweep(FORMAT_VERSION), kind="sweep",
                                 hints=(given, given, "use the dbio that wrote it",
                                        "restore the sweep.json dbio wrote, or start a new sweep"), trusted=trusted)
 

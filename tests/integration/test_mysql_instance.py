@@ -485,15 +485,15 @@ def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keep
     cancelled (1 MiB left, or "preallocating ... for file ./ibdata1 failed with error 28"). The floor keeps that
     second growth free, and the guard cancels the statements at once: in the warm-up nothing was cancelled until
     the sessions had ended their slices, 1.0-1.1 s after the stop."""
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     inst, mount, run = small_managed
-    _leave_free(mount, room.floor_of(64 << 20) + room.START_MARGIN + (2 << 20))
+    _leave_free(mount, disk_guard.floor_of(64 << 20) + disk_guard.START_MARGIN + (2 << 20))
     ran = dbio("run", *run, "--update-pct", "100", "-t", "8")  # undo as fast as this host makes it
     assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
     log = (inst.data_dir / "log" / "error.log").read_text()
     assert "is full" not in log and "error 28" not in log, log[-2000:]
-    assert shutil.disk_usage(mount).free >= room.FLOOR, f"{shutil.disk_usage(mount).free >> 20} MiB left"
+    assert shutil.disk_usage(mount).free >= disk_guard.FLOOR, f"{shutil.disk_usage(mount).free >> 20} MiB left"
 
 
 def test_a_read_only_run_after_updates_settles_purge_and_dirty_pages_first(managed):

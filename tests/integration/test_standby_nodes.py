@@ -323,7 +323,7 @@ def _warming_up(directory) -> bool:
     samples = directory / "samples.jsonl"
     if not samples.exists() or not samples.read_text().strip():
         return False
-    from dbio.run.agreed import RELEASE_AHEAD
+    from dbio.run.agreed_start import RELEASE_AHEAD
 
     time.sleep(RELEASE_AHEAD + 0.3)
     return True

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import jsondoc, report, shapes
+from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.collect import fio
 from dbio.commands import baseline as baselines
@@ -104,11 +104,12 @@ def test_efficiency_figures_from_recorded_numbers(complete):
 
 def test_the_report_opens_with_efficiency_and_has_a_baseline_section(complete):
     doc = with_baseline(complete, baseline_record())
-    jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))  # the result with its baseline has the declared shape
+    # the result with its baseline has the declared shape
+    jsondoc.check(doc, file_formats.result(results.FORMAT_VERSION))
     broken = copy.deepcopy(doc)
     broken["baseline"]["runs"]["sync"]["reads_per_s"] = "fast"
     with pytest.raises(jsondoc.Malformed):
-        jsondoc.check(broken, shapes.result(results.FORMAT_VERSION))
+        jsondoc.check(broken, file_formats.result(results.FORMAT_VERSION))
     text = report.render(doc, "text")
     eff = catalogue.value(catalogue.figures_of(doc), "efficiency_reads")
     first = text.splitlines()[:6]
@@ -373,7 +374,7 @@ Compare file sync methods using two 8kB writes:
 
 
 def test_the_redo_sync_rate_is_pg_test_fsyncs_first_comparison():
-    from dbio.engines.postgres.sync_test import parse_first_block
+    from dbio.engines.postgres.wal_sync_rate import parse_first_block
 
     methods = parse_first_block(PG_TEST_FSYNC.splitlines())
     assert methods["fdatasync"] == {"syncs_per_s": 7913.596, "avg_sync_us": 126.0}  # not the two-write figure
@@ -387,7 +388,7 @@ def test_the_write_side_shows_beside_the_database(complete):
                             "redo_sync": {"tool": "pg_test_fsync", "method": "fdatasync", "command": ["pg_test_fsync"],
                                           "syncs_per_s": 5000.0, "avg_sync_us": 200.0}}
     doc = with_baseline(complete, record)
-    jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))
+    jsondoc.check(doc, file_formats.result(results.FORMAT_VERSION))
     f = catalogue.figures_of(doc)
     assert catalogue.value(f, "raw_avg_write_us") == 150.0 and catalogue.value(f, "raw_wal_syncs_per_s") == 5000.0
     model = report.model.build(doc)

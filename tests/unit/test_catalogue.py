@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import shapes
+from dbio import file_formats
 from dbio.stats import catalogue, figures
 from dbio import result as results
 from tests.fixtures.rederive import window_of
@@ -135,7 +135,7 @@ def test_declarations_are_consistent():
         assert bool(fig.path) != bool(fig.derive), f"{fig.name}: a path or a derivation, not both"
         assert fig.unit != "%" or fig.compare == catalogue.POINTS, f"{fig.name}: a percentage compares in points"
         if fig.series:
-            assert fig.series in shapes._SERIES_FIGURES, f"{fig.name}: the series rows carry no {fig.series}"
+            assert fig.series in file_formats._SERIES_FIGURES, f"{fig.name}: the series rows carry no {fig.series}"
             assert catalogue.by_series(fig.series) is fig
         assert not fig.noise or fig.series, f"{fig.name}: noise is judged on a series"
         if fig.phrase:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import shapes
+from dbio import file_formats
 from dbio.jsondoc import Malformed
 from dbio.stats import catalogue, hotspot
 
@@ -50,9 +50,9 @@ def test_the_catalogue_reads_the_parts_and_the_shape_checks_them():
     assert catalogue.value({}, "cold_mean_us") is None  # no hot spot: absent
     recorded = json.loads((Path(__file__).parent.parent / "fixtures" / "result_complete.json").read_text())
     figures = {**{k: v for k, v in recorded["figures"].items() if k != "validity"}, **f}
-    shapes._figures(figures, "figures")
+    file_formats._figures(figures, "figures")
     with pytest.raises(Malformed):
-        shapes._figures({**figures, "hotspot": {"hot": {"mean_us": "fast"}, "cold": {}}}, "figures")
+        file_formats._figures({**figures, "hotspot": {"hot": {"mean_us": "fast"}, "cold": {}}}, "figures")
 
 
 def _with_hot_spot(doc):

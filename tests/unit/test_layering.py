@@ -16,7 +16,7 @@ PACKAGE = ROOT / "dbio"
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
               "dbio/options.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py", "dbio/filesystem.py",
               "dbio/results_dir.py", "dbio/units.py",
-              "dbio/jsondoc.py", "dbio/shapes.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
+              "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
               "dbio/kubernetes.py",
               "dbio/managed/", "dbio/collect/", "dbio/stats/", "dbio/report/")
 ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.target", "dbio.cli", "dbio.engines.postgres")
@@ -260,7 +260,7 @@ LAYERS = {
     "run": ("run/",),
     "load": ("load.py",),
     "engines": ("engines/",),
-    "pure computation": ("stats/", "report/", "shapes.py", "result.py", "result_records.py", "merge.py",
+    "pure computation": ("stats/", "report/", "file_formats.py", "result.py", "result_records.py", "merge.py",
                          "merge_inputs.py",
                          "repeat_set.py",
                          "kubernetes.py"),

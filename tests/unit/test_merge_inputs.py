@@ -1,4 +1,4 @@
-"""dbio merge given what cannot be one run's parts (dbio/merge.py, dbio/shapes.py): a part record out of
+"""dbio merge given what cannot be one run's parts (dbio/merge.py, dbio/file_formats.py): a part record out of
 its range, a part whose server gave no identity (its counters would be taken once per part), the same
 sessions given twice under another run id, and an edited result whose counts are not numbers. Each is
 refused in one line, never merged into a total that counts reads twice, never an internal error."""

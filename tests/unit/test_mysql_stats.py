@@ -200,13 +200,13 @@ def test_a_finding_printed_by_run_is_in_the_engines_words():
 
 
 def test_the_workload_shape_says_how_its_figures_are_made_in_the_engines_words():
-    from dbio.report import shape_section
+    from dbio.report import access_section
 
     doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
     figures = {"shape": {"reads_per_statement": 8.5, "intended_reads_per_statement": 8.0,
                          "reads_per_statement_ratio": 1.06, "data_writes_per_commit": 8.7,
                          "wal_writes_per_commit": 1.03}}
-    model = words.in_engine_words({"sections": [shape_section.section(figures)]}, doc["capabilities"])
+    model = words.in_engine_words({"sections": [access_section.section(figures)]}, doc["capabilities"])
     rows = model["sections"][0]["tables"][0]["rows"]
     text = " ".join(str(cell) for row in rows for cell in row)
     assert "WAL" not in text and "block" not in text

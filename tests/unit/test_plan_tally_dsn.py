@@ -4,7 +4,7 @@ from dbio.config import Sources, load_config
 from dbio.engines.base import SliceResult
 from dbio.engines.postgres.dsn import dsn_has_password, redact_dsn, scrub
 from dbio.run import plan as run_plan
-from dbio.run.tally import Tally, dense
+from dbio.run.slice_totals import Tally, dense
 
 
 def workload(tmp_path, **cli):

@@ -14,7 +14,7 @@ from dbio.commands import run as run_command
 from dbio.config import Sources, load_config
 from dbio.engines.postgres.workload import control_json
 from dbio.errors import ConfigErrors, UsageError
-from dbio.run import agreed, dealing
+from dbio.run import agreed_start, session_placement
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import make_plan
 from dbio.ui import UI
@@ -30,50 +30,51 @@ def _config(tmp_path: Path, **cli):
 
 # -- dealing (pure) --------------------------------------------------------------------------------
 def test_equal_weights_deal_sessions_in_turn_like_slob_s_rotor():
-    assert dealing.deal([1, 1, 1], 7) == [0, 1, 2, 0, 1, 2, 0]
-    assert dealing.deal([2, 2], 3) == [0, 1, 0]
+    assert session_placement.deal([1, 1, 1], 7) == [0, 1, 2, 0, 1, 2, 0]
+    assert session_placement.deal([2, 2], 3) == [0, 1, 0]
 
 
 def test_weights_give_each_node_its_share_by_largest_remainder():
-    assert dealing.shares([3, 1], 8) == [6, 2]
-    assert dealing.shares([1, 1, 1], 4) == [2, 1, 1]  # ties go to the earlier node
-    assert dealing.shares([2, 1], 5) == [3, 2]  # 3.33 / 1.67: the larger remainder gets the last one
-    where = dealing.deal([3, 1], 8)
+    assert session_placement.shares([3, 1], 8) == [6, 2]
+    assert session_placement.shares([1, 1, 1], 4) == [2, 1, 1]  # ties go to the earlier node
+    assert session_placement.shares([2, 1], 5) == [3, 2]  # 3.33 / 1.67: the larger remainder gets the last one
+    where = session_placement.deal([3, 1], 8)
     assert where.count(0) == 6 and where.count(1) == 2
     assert where[:4] == [0, 0, 1, 0]  # spread over the rotation, not all of one node first
 
 
 def test_session_ranges_read_as_people_write_them():
-    assert dealing.ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
-    assert dealing.ranges([4]) == "4"
-    assert dealing.ranges([]) == ""
+    assert session_placement.ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
+    assert session_placement.ranges([4]) == "4"
+    assert session_placement.ranges([]) == ""
 
 
 # -- agreed start (pure) ---------------------------------------------------------------------------
 def test_a_read_only_node_s_control_has_no_update_and_the_agreed_instants():
-    control = agreed.read_only_control({"update_pct": 20, "work_unit": 8}, 7, start=100.0, warmup=2.0, run_time=5.0)
+    control = agreed_start.read_only_control({"update_pct": 20, "work_unit": 8}, 7, start=100.0, warmup=2.0,
+                                             run_time=5.0)
     assert control == {"update_pct": 0, "work_unit": 8, "run_id": 7, "started_at": 100.0, "window_open": 102.0,
                        "deadline": 107.0}
-    assert agreed.read_only_control({}, 7, start=100.0, warmup=0.0, run_time=0)["deadline"] is None
+    assert agreed_start.read_only_control({}, 7, start=100.0, warmup=0.0, run_time=0)["deadline"] is None
     row = json.loads(control_json(control))  # as the PL/pgSQL loop reads it into a run_control row
     assert row["started_at"] == "1970-01-01T00:01:40+00:00" and row["deadline"] == "1970-01-01T00:01:47+00:00"
     assert row["update_pct"] == 0
 
 
 def test_a_clock_offset_comes_from_the_shortest_round_trip():
-    offset, uncertainty = agreed.clock_offset([(10.0, 10.6, 11.0), (20.0, 20.3, 20.2)])
+    offset, uncertainty = agreed_start.clock_offset([(10.0, 10.6, 11.0), (20.0, 20.3, 20.2)])
     assert offset == pytest.approx(0.2) and uncertainty == pytest.approx(0.1)
-    assert agreed.clock_offset([]) is None
+    assert agreed_start.clock_offset([]) is None
 
 
 def test_a_node_starts_at_the_agreed_instant_on_its_own_clock_unless_released_late():
-    ahead = agreed.node_start(100.0, 0.002, released=99.0)  # its clock 2 ms ahead: it starts 2 ms early
+    ahead = agreed_start.node_start(100.0, 0.002, released=99.0)  # its clock 2 ms ahead: it starts 2 ms early
     assert ahead["start_skew_s"] == pytest.approx(-0.002) and ahead["released_s"] == pytest.approx(-1.0)
-    late = agreed.node_start(100.0, 0.0, released=100.3)
+    late = agreed_start.node_start(100.0, 0.0, released=100.3)
     assert late["start_skew_s"] == pytest.approx(0.3)
-    assert agreed.node_start(100.0, None, released=99.0)["start_skew_s"] is None
-    assert agreed.skew_spread([ahead, late]) == pytest.approx(0.302)
-    assert agreed.skew_spread([ahead, {"start_skew_s": None}]) is None
+    assert agreed_start.node_start(100.0, None, released=99.0)["start_skew_s"] is None
+    assert agreed_start.skew_spread([ahead, late]) == pytest.approx(0.302)
+    assert agreed_start.skew_spread([ahead, {"start_skew_s": None}]) is None
 
 
 # -- configuration -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from dbio import jsondoc, report, shapes
+from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.report import model as report_model
 
@@ -93,7 +93,7 @@ def cases(doc: dict[str, Any]) -> Iterator[tuple[Path_, list[Path_]]]:
 
 def accepted(doc: dict[str, Any]) -> bool:
     try:
-        jsondoc.check(doc, shapes.result(results.FORMAT_VERSION))
+        jsondoc.check(doc, file_formats.result(results.FORMAT_VERSION))
     except jsondoc.Malformed:
         return False
     return True

@@ -238,11 +238,11 @@ def test_setup_asks_for_the_space_of_a_page_a_row():
 
 def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
     """The servers' filesystem loses room fast: the run stops at once, failed, with what ran kept."""
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     left = iter([900 << 20, 900 << 20, 800 << 20, 700 << 20, 20 << 20])  # the check before the start, then the run's
     monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
-    monkeypatch.setattr(room, "tightest", lambda paths: (next(left, 20 << 20), str(tmp_path)))
+    monkeypatch.setattr(disk_guard, "tightest", lambda paths: (next(left, 20 << 20), str(tmp_path)))
     outcome = _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
     doc = outcome.document
     assert doc["status"] == "failed"
@@ -255,10 +255,10 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
 
 
 def test_an_update_run_with_no_room_to_write_is_refused_before_it_starts(tmp_path, monkeypatch):
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
-    monkeypatch.setattr(room, "tightest", lambda paths: (19 << 20, str(tmp_path)))
+    monkeypatch.setattr(disk_guard, "tightest", lambda paths: (19 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"an update run needs room to write: 19 MiB free where {tmp_path} is"):
         _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
     assert not list((tmp_path / "results").glob("*/result.json"))  # nothing ran
@@ -268,19 +268,19 @@ def test_an_update_run_with_no_room_to_write_is_refused_before_it_starts(tmp_pat
 def test_the_servers_growth_step_is_kept_free_besides_the_floor(tmp_path, monkeypatch):
     """A server that grows a file 64 MiB at once (InnoDB's autoextend increment) needs twice 64 MiB more to start,
     and the guard stops its run that much earlier."""
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     engine = FakeEngine()
     probe = engine.probe
     monkeypatch.setattr(engine, "probe", lambda conn: dataclasses.replace(probe(conn), caps=dataclasses.replace(
         probe(conn).caps, growth_step_bytes=64 << 20, growth_step_setting="innodb_autoextend_increment")))
     monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
-    monkeypatch.setattr(room, "tightest", lambda paths: (180 << 20, str(tmp_path)))
+    monkeypatch.setattr(disk_guard, "tightest", lambda paths: (180 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"180 MiB free where {tmp_path} is, under the 192 MiB it starts with "
                                          "\\(innodb_autoextend_increment lets the server grow a file by 64 MiB"):
         _run(tmp_path, engine, update_pct=25, run_time=10, warmup=0)
     left = iter([300 << 20, 300 << 20, 300 << 20, 150 << 20])  # 150 MiB: room for the 32 MiB floor and one step
-    monkeypatch.setattr(room, "tightest", lambda paths: (next(left, 150 << 20), str(tmp_path)))
+    monkeypatch.setattr(disk_guard, "tightest", lambda paths: (next(left, 150 << 20), str(tmp_path)))
     doc = _run(tmp_path, engine, update_pct=25, run_time=10, warmup=0).document
     assert doc["status"] == "failed" and doc["status_reason"].startswith("stopped before the disk filled: 150 MiB left")
 
@@ -291,7 +291,7 @@ def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_
     for InnoDB to grow ibdata1 by 64 MiB twice more): the guard cancels them itself."""
     import time
 
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     engine = FakeEngine()
     cancels: list[float] = []
@@ -310,7 +310,7 @@ def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_
             stopped.append(time.monotonic())
         return free, str(tmp_path)
 
-    monkeypatch.setattr(room, "tightest", tightest)
+    monkeypatch.setattr(disk_guard, "tightest", tightest)
     with Lateness() as late:
         doc = _run(tmp_path, engine, update_pct=25, run_time=10, warmup=5).document
     assert doc["status_reason"].startswith("stopped before the disk filled: 40 MiB left")
@@ -318,17 +318,17 @@ def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_
 
 
 def test_room_runs_out_when_half_a_second_more_at_the_last_second_s_rate_would_use_the_floor():
-    from dbio.run import room
+    from dbio.run import disk_guard
 
     mib = 1 << 20
-    assert not room.runs_out([(0.0, 100 * mib)])  # the first check: room enough
-    assert room.runs_out([(0.0, 20 * mib)])  # under the floor
+    assert not disk_guard.runs_out([(0.0, 100 * mib)])  # the first check: room enough
+    assert disk_guard.runs_out([(0.0, 20 * mib)])  # under the floor
     steady = [(t / 10, (200 - 6 * t) * mib) for t in range(11)]  # 60 MiB/s, 140 MiB left: 30 more leave 110
-    assert not room.runs_out(steady)
-    assert room.runs_out([*steady, (1.1, 55 * mib)])  # 85 MiB in a second: 42 more leave 13 MiB, under 32
+    assert not disk_guard.runs_out(steady)
+    assert disk_guard.runs_out([*steady, (1.1, 55 * mib)])  # 85 MiB in a second: 42 more leave 13 MiB, under 32
     burst = [(0.0, 100 * mib), (0.9, 100 * mib), (1.0, 68 * mib)]  # a 32 MiB segment at once, over a second
-    assert not room.runs_out(burst)  # 32 MiB/s: 16 more leave 52 MiB
-    assert not room.runs_out([(0.0, 60 * mib), (1.0, 100 * mib)])  # room freed (a checkpoint removed WAL)
+    assert not disk_guard.runs_out(burst)  # 32 MiB/s: 16 more leave 52 MiB
+    assert not disk_guard.runs_out([(0.0, 60 * mib), (1.0, 100 * mib)])  # room freed (a checkpoint removed WAL)
 
 
 def test_the_places_an_update_run_guards_are_where_the_servers_write():

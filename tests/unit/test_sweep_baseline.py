@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import jsondoc, report, shapes
+from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.commands import sweep as sweep_command
 from dbio.report import compare_model, sweep_model
@@ -61,7 +61,7 @@ def test_a_sweep_without_baseline_has_no_raw_columns(complete):
 def test_sweep_json_keeps_the_baseline_request_and_resume_finds_fio_again(complete, monkeypatch, tmp_path):
     doc, _ = sweep_of(complete)
     doc["baseline"] = {"path": "/srv/scratch"}
-    jsondoc.check(doc, shapes.sweep(1))
+    jsondoc.check(doc, file_formats.sweep(1))
     monkeypatch.setenv("PATH", str(tmp_path))  # no fio: resume says so before anything runs
     with pytest.raises(Exception, match="fio"):
         sweep_command.baseline_request(doc)
@@ -118,7 +118,7 @@ def test_a_failed_sweep_says_which_step_failed_and_why(complete, tmp_path):
     doc["steps"][0].update(status="failed", error="stopped before the disk filled: 40 MiB left on the filesystem "
                            "of /srv/db, where the server writes")
     doc["steps"][1]["status"] = "pending"
-    jsondoc.check(doc, shapes.sweep(1))
+    jsondoc.check(doc, file_formats.sweep(1))
     from dbio.errors import DbioError
     from dbio.ui import UI
 

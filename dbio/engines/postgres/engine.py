@@ -82,10 +82,10 @@ class PostgresEngine:
         return catalog.read_setup(conn)
 
     def redo_sync_rate(self, info: ServerInfo, directory: str, seconds: int) -> dict[str, Any]:
-        from dbio.engines.postgres import sync_test
+        from dbio.engines.postgres import wal_sync_rate
 
         method = (info.settings.get("wal_sync_method") or {}).get("setting") or "fdatasync"
-        return sync_test.redo_sync_rate(directory, seconds, method)
+        return wal_sync_rate.redo_sync_rate(directory, seconds, method)
 
     def data_files(self, conn: psycopg.Connection, info: ServerInfo) -> list[str]:
         from dbio.engines.postgres import files
