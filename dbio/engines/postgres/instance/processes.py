@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from dbio import trust
 from dbio.errors import DbioError
 
 OLD_SERVER_WAIT = 15.0  # seconds for a crashed server's processes to go before starting again
@@ -39,6 +40,14 @@ def wait_for_crashed_server(pgdata: Path, old_pid: int | None, notify: Callable[
             raise DbioError(f"processes of an earlier server are still running in {pgdata} "
                             f"(pid {', '.join(map(str, backends))})", "stop them (kill) and start again")
         time.sleep(0.2)
+
+
+def lock_file_pid(pgdata: Path) -> int | None:
+    """The pid postmaster.pid names, whatever that process is now (None: no readable lock file)."""
+    try:
+        return int(trust.read_no_follow(pgdata / "postmaster.pid").splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def process_state(pid: int) -> str | None:
