@@ -16,7 +16,6 @@ STILL_OVER = {
     "dbio/run/runner.py",  # the phases of a run
     "dbio/cli.py",  # flags, the error funnel and each command's wiring
     "dbio/engines/postgres/instance/embedded.py",  # the embedded PostgreSQL's lifecycle
-    "dbio/commands/sweep.py",  # dbio sweep
 }
 
 
