@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import cli, config_resolver
+from dbio import cli_config, config_resolver
 from dbio.config import LAYERS, LOADED_ORIGIN, Sources
 from dbio.engines.base import SetupRecord, SetupSpec
 from dbio.errors import UsageError
@@ -78,9 +78,9 @@ def test_a_results_directory_through_another_user_s_link_is_refused_before_it_is
     os.lchown(link, 65534, 65534)
     params = {"results_dir": str(link), "data_dir": str(tmp_path / "none")}
     with pytest.raises(UsageError, match=rf"^results_dir {link}: {link} is a link owned by "):
-        cli.build_config(dict(params), None, None, "run")
+        cli_config.build_config(dict(params), None, None, "run")
     os.lchown(link, 0, 0)  # the same link, root's own: taken as given
-    assert cli.build_config(dict(params), None, None, "run").run.results_dir == link
+    assert cli_config.build_config(dict(params), None, None, "run").run.results_dir == link
     assert not (tmp_path / "none").exists()
 
 

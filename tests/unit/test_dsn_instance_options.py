@@ -61,23 +61,23 @@ def test_the_command_line_refuses_it_in_one_line_before_anything_is_made(clean_e
 
 
 def test_a_sweep_over_a_dsn_passes_the_unused_defaults_on_and_refuses_a_step_that_varies_one(clean_env):
-    from dbio.commands import sweep
+    from dbio.commands import sweep_step_config
 
     base = load_config(Sources(cli={"dsn": (PG_DSN,), "data_dir": None}, cwd=clean_env, discover=False))
     stored = option_values(base)
     assert stored["shared_buffers"] == 128 << 20 and stored["data_dir"]  # every option's value is stored
-    step = sweep.step_config(stored, {"threads_per_schema": "2"}, clean_env, base.connection.dsn)
+    step = sweep_step_config.step_config(stored, {"threads_per_schema": "2"}, clean_env, base.connection.dsn)
     assert step.workload.threads_per_schema == 2 and not step.connection.embedded
     with pytest.raises(UsageError, match=r"sweep step shared_buffers=256MiB: --shared-buffers = 256 MiB: sets up"):
-        sweep.step_config(stored, {"shared_buffers": "256MiB"}, clean_env, base.connection.dsn)
+        sweep_step_config.step_config(stored, {"shared_buffers": "256MiB"}, clean_env, base.connection.dsn)
 
 
 def test_a_sweep_on_the_embedded_instance_keeps_its_instance_options(clean_env):
-    from dbio.commands import sweep
+    from dbio.commands import sweep_step_config
 
     base = load_config(Sources(cli={"shared_buffers": "32MiB", "io_method": "worker"}, cwd=clean_env,
                                discover=False))
-    step = sweep.step_config(option_values(base), {"threads_per_schema": "2"}, clean_env, None)
+    step = sweep_step_config.step_config(option_values(base), {"threads_per_schema": "2"}, clean_env, None)
     assert step.instance.shared_buffers == 32 << 20 and step.instance.io_method == "worker"
     assert step.connection.embedded
 

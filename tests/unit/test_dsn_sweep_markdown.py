@@ -54,14 +54,14 @@ def test_a_malformed_dsn_in_the_environment_names_it_and_hides_the_password(clea
 # -- sweep with a password in DBIO_DSN ---------------------------------------------------------
 
 def test_sweep_steps_take_the_password_from_dbio_dsn_and_keep_it_out_of_what_is_stored(clean_env, monkeypatch):
-    from dbio.commands import sweep
+    from dbio.commands import sweep_step_config
     from dbio.config import Sources, environment, load_config, option_values
 
     monkeypatch.setenv("DBIO_DSN", f"host=db.example port=5433 dbname=dbio user=u password={SECRET}")
     base = load_config(Sources(env=environment(), cwd=clean_env))
     stored = option_values(base)
     assert SECRET not in json.dumps(stored)
-    step = sweep.step_config(stored, {"threads_per_schema": "2"}, clean_env, base.connection.dsn)
+    step = sweep_step_config.step_config(stored, {"threads_per_schema": "2"}, clean_env, base.connection.dsn)
     assert SECRET in step.connection.dsn and step.workload.threads_per_schema == 2
     assert SECRET not in json.dumps(step.to_dict())
 
@@ -81,13 +81,13 @@ def test_sweep_accepts_a_password_in_dbio_dsn_as_run_does(clean_env, capsys, mon
     (None, None),  # PGPASSWORD or ~/.pgpass, as libpq finds them
 ])
 def test_a_resumed_sweep_gets_the_password_from_dbio_dsn_again(clean_env, monkeypatch, env_dsn, expected_password):
-    from dbio.commands import sweep
+    from dbio.commands import sweep_step_config
     from dbio.engines.postgres.dsn import parse
 
     stored = {"dsn": "host=db.example port=5433 dbname=dbio user=u"}
     if env_dsn:
         monkeypatch.setenv("DBIO_DSN", env_dsn)
-    live = sweep.live_dsn(stored["dsn"])
+    live = sweep_step_config.live_dsn(stored["dsn"])
     assert parse(live).get("password") == expected_password
     assert {k: v for k, v in parse(live).items() if k != "password"} == parse(stored["dsn"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dbio import cli
+from dbio import cli, cli_config
 from dbio.collect import host
 from dbio.commands import run as run_command
 from dbio.config import Sources, load_config
@@ -144,13 +144,13 @@ def test_commands_without_a_data_set_take_a_large_cache(tmp_path):
         return {"shared_buffers": "2GiB", "data_dir": str(tmp_path / "instance")}
 
     for command in ("instance init", "instance start", "teardown"):
-        config = cli.build_config(params(), None, None, command)
+        config = cli_config.build_config(params(), None, None, command)
         assert config.instance.shared_buffers == 2 << 30, command
     with pytest.raises(ConfigErrors, match="fits in shared_buffers"):  # setup loads the scale it is given
-        cli.build_config(params(), None, None, "setup")
+        cli_config.build_config(params(), None, None, "setup")
     # run judges the data set it will run on: the load's when one is loaded (config_resolver), else the default
     with pytest.raises(ConfigErrors, match="fits in shared_buffers"):  # nothing loaded in tmp_path/instance
-        cli.build_config(params(), None, None, "run")
+        cli_config.build_config(params(), None, None, "run")
 
 
 def test_run_judges_the_cache_against_the_loaded_data_set_not_a_default(tmp_path):

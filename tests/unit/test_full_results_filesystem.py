@@ -143,7 +143,7 @@ def test_an_output_file_that_does_not_fit_keeps_what_it_held(tiny):
 
 
 def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(tiny):
-    from dbio.commands import sweep as sweep_command
+    from dbio.commands import sweep_steps
     from dbio.errors import DbioError
     from dbio.sweep import document
 
@@ -151,12 +151,12 @@ def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(ti
     shutil.copytree(Path(__file__).parent.parent / "fixtures" / "sweep_capacity", directory)
     doc = document.read(directory)
     small_fs.fill(tiny / "filler", 2 * PAGE)  # the text report fits, the HTML does not
-    unwritten = sweep_command._write_reports(directory, doc)
+    unwritten = sweep_steps._write_reports(directory, doc)
     assert [(u.path.name, u.reason) for u in unwritten] == [("sweep.html", "No space left on device")]
     assert "sweep.html" not in _whole_files(directory) and (directory / "sweep.txt").read_text().endswith("\n")
     with pytest.raises(DbioError, match="the sweep is complete, but 1 of its reports could not be written "
                                         r"\(No space left on device\)"):
-        sweep_command._finish(directory, doc, UI(quiet=True), None, unwritten)
+        sweep_steps._finish(directory, doc, UI(quiet=True), None, unwritten)
 
 
 def test_the_room_goes_to_the_result_first_then_to_the_reports_in_their_order():

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from dbio import cli, config_resolver
+from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config_files import read_env
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dbio"
@@ -141,7 +142,7 @@ def _accepted(line: str) -> None:
     ctx = group.make_context(command, args)  # raises on a flag or value the command does not take
     if command in command_options.COMMANDS:
         params = dict(ctx.params)
-        preset = cli.QUICKSTART_PRESET if command == "quickstart" else None
+        preset = QUICKSTART_PRESET if command == "quickstart" else None
         # raises on a value the configuration refuses
         load_config(config_resolver.command_sources(params, preset, command))
 

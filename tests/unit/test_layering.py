@@ -122,7 +122,8 @@ def test_reports_and_statistics_open_no_connection():
            "report/ or stats/ import something that opens a connection")
 
 
-@pytest.mark.parametrize("rule", ["cli", "config"])
+@pytest.mark.parametrize("rule", ["cli", "cli_group", "cli_config", "cli_run_commands", "cli_offline_commands",
+                                  "cli_admin_commands", "config"])
 def test_the_command_line_and_the_configuration_name_no_engine(rule):
     rel = f"dbio/{rule}.py"
     _check(_offences(lambda r: r == rel, ("dbio.engines.postgres", "psycopg")),
@@ -253,7 +254,8 @@ def test_no_import_cycle_among_dbio_modules():
 # named, in backticks, in its row's modules), and what each imports against its "depends on" column.
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS = {
-    "command line": ("cli.py", "command_help.py", "__main__.py"),
+    "command line": ("cli.py", "cli_group.py", "cli_config.py", "cli_run_commands.py", "cli_offline_commands.py",
+                     "cli_admin_commands.py", "command_help.py", "__main__.py"),
     "commands": ("commands/", "sweep/", "command_options.py", "config_resolver.py", "ops_result.py"),
     "terminal": ("ui.py", "output.py", "metrics.py"),
     "target": ("target.py",),

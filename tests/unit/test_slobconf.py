@@ -99,7 +99,7 @@ SQLNET_SERVICE_MAX=4
 
 
 def test_pgio_conf_keys_are_used_or_named_on_stderr_without_their_values(tmp_path):
-    from dbio import cli
+    from dbio import cli_config
     from dbio.config import Sources, load_config
 
     conf = tmp_path / "pgio.conf"
@@ -116,7 +116,7 @@ def test_pgio_conf_keys_are_used_or_named_on_stderr_without_their_values(tmp_pat
     with err.open("w") as fh:
         ui = UI(quiet=True)
         ui.err = Console(file=fh, width=400)
-        cli.say_files_read(config, ui)
+        cli_config.say_files_read(config, ui)
     lines = err.read_text().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dbio: pgio.conf: not used: ")
     for name in ("CONNECT_STRING", "CREATE_BASE_TABLE", "SYSDBA_PASSWD", "SQLNET_SERVICE_MAX"):

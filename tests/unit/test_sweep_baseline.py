@@ -10,6 +10,7 @@ import pytest
 from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.commands import sweep as sweep_command
+from dbio.commands import sweep_steps
 from dbio.report import compare_model, sweep_model
 from dbio.stats import catalogue
 from tests.unit.test_baseline import baseline_record, with_baseline
@@ -124,4 +125,4 @@ def test_a_failed_sweep_says_which_step_failed_and_why(complete, tmp_path):
 
     with pytest.raises(DbioError, match="^sweep failed after 0 of 2 steps: step 01-t1 stopped before the disk "
                                         "filled: 40 MiB left on the filesystem of /srv/db"):
-        sweep_command._finish(tmp_path, doc, UI(quiet=True), None)
+        sweep_steps._finish(tmp_path, doc, UI(quiet=True), None)

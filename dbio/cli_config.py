@@ -1,0 +1,148 @@
+"""A command's flags, made from the option table (and the configuration files, the engines' own flags, the
+capacity options), and its one Config, built from them before the command's body runs (`with_config`)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from dbio import command_help, command_options
+from dbio.cli_group import ui_of
+from dbio.config import SESSIONS_FLAG, Config
+from dbio.engines import registry
+from dbio.option import Option
+from dbio.options import BY_KEY, OPTIONS
+from dbio.ui import UI
+
+SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
+
+
+
+def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = None,
+                   command: str = "run") -> Callable[..., Any]:
+    """The options the command uses (command_options.COMMANDS), plus the configuration files, as
+    command-line flags; preset: the command's own defaults, shown in its help."""
+    used = [option for option in OPTIONS if command_options.takes(command, option)]
+    keys = {option.key for option in used}
+    def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
+        return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
+
+    extras: dict[str, dict[str, Any]] = {
+        "--config": dict(param_decls=("--config", "config_file"), type=click.Path(path_type=Path),
+                         help="TOML configuration file [default: ./dbio.toml when it exists]."),
+        "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
+                            help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
+        **{option.flag: dict(param_decls=(option.flag, option.key), multiple=True, help=text,
+                             metavar="NAME=VALUE" if option.kind == "settings" else "NAME")
+           for option, text in engine_flags()},
+        "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
+                           help="Ask for the server's password (it is never shown, stored or written anywhere)."),
+    }
+    brought = {**command_options.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
+    decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
+                  for flag, spec in extras.items() if brought[flag] is None or brought[flag] in keys]
+    if command_options.takes_sessions(command):
+        decorators.append(click.option(
+            SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
+            hidden=hidden(SESSIONS_FLAG),
+            help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
+                 "several, a multiple of them). Instead of --threads-per-schema."))
+    for option in used:
+        names = command_options.flags_of(option)
+        if not names or option.kind in ("settings", "names"):
+            continue
+        title = SECTION_TITLES[option.section]
+        text = f"({title}) {command_options.help_text(option, preset)}"
+        if option.kind == "bool":
+            flag = f"{option.flag}/--no-{option.flag[2:]}"
+            decorators.append(click.option(flag, option.key, default=None, help=text, hidden=hidden(option.key)))
+        else:
+            metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
+                       "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
+            decorators.append(click.option(*names, option.key, default=None, metavar=metavar, hidden=hidden(option.key),
+                                           multiple=option.kind == "strs", help=text))
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def engine_flags() -> list[tuple[Option, str]]:
+    """Each registered engine's own repeatable flags (EngineSpec.flags: --pg-setting, --allow-setting), with their
+    help: options of kind settings or names, taken one item each time."""
+    return [(BY_KEY[key], text) for name in registry.names() for key, text in registry.entry(name).flags.items()]
+
+
+def engine_titles() -> str:
+    """Each engine's name and what its users call it: 'postgresql: PostgreSQL, mysql: MySQL and MariaDB'."""
+    return ", ".join(f"{name}: {registry.entry(name).title}" for name in registry.names())
+
+
+def build_config(params: dict[str, Any], preset: dict[str, Any] | None = None, ui: UI | None = None,
+                 command: str = "", check: Callable[[Config], object] | None = None) -> Config:
+    """The command's one Config (config_resolver.py), the files it read said on the terminal. check: the
+    command's own flags against the configuration, before any server is reached."""
+    from dbio import config_resolver
+
+    sources = config_resolver.command_sources(params, preset, command)
+    config = config_resolver.resolve_config(sources, command=command, shape=config_resolver.shape_of(command, params),
+                                            writes_results=command in WRITES_RESULTS,
+                                            notify=ui.note if ui is not None else lambda _: None,
+                                            request_check=check)
+    if ui is not None:
+        say_files_read(config, ui)
+    return config
+
+
+def say_files_read(config: Config, ui: UI) -> None:
+    for path in config.files:
+        ui.note(f"configuration read from {path}")
+    for notice in config.notices:
+        ui.err.print(f"dbio: {notice}", markup=False, highlight=False, soft_wrap=True)
+
+
+# Each makes its directory in --results-dir, judged before the server is held, started or changed
+# (config_resolver.resolve_config; a sweep's too).
+WRITES_RESULTS = ("quickstart", "run", "ops", "sweep")
+
+
+def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive: bool = True,
+                check: Callable[[Config, dict[str, Any]], object] | None = None) -> Callable[..., Any]:
+    """Build the validated Config from the command's flags before the command body runs.
+
+    command: as typed (it decides the flags); exclusive: the command changes or measures the
+    instance (or database): it holds it alone for its whole duration, and is refused at once
+    while another dbio command does; check: the command's own flags checked against the Config, before."""
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def inner(*args: Any, **params: Any) -> Any:
+            config = build_config(params, preset, ui_of(click.get_current_context()), command,
+                                  (lambda located: check(located, params)) if check is not None else None)
+            if not exclusive:
+                return func(*args, config=config, **params)
+            from dbio import target
+
+            with target.exclusive(config, command, ui_of(click.get_current_context()).note):
+                return func(*args, config=config, **params)
+
+        return config_options(inner, preset, command)
+    return wrap
+
+
+def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--target-iops, --latency-slo, --price: a sweep's capacity statements and cost table."""
+    for decorator in reversed((
+            click.option("--target-iops", "target_iops", type=float, default=None, metavar="N",
+                         help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
+                              "how many sessions reach it, or that it lies beyond them."),
+            click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
+                         help="Capacity: the latency objective the target must meet, as --objective's "
+                              "(p99: SELECT)."),
+            click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
+                         help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
+                              "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
+        func = decorator(func)
+    return func
+

@@ -1,0 +1,236 @@
+"""The commands that load the data set and measure on the server: quickstart, setup, run, baseline, ops and
+sweep; how a run's end becomes the exit code."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dbio.cli_config import build_config, capacity_options, config_options, with_config
+from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, ui_of
+from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
+from dbio.config import Config
+from dbio.errors import UsageError
+from dbio.options import LAYOUT_KNOBS, RESTART_KNOBS
+
+@click.command("quickstart")
+@click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
+@with_config("quickstart", preset=QUICKSTART_PRESET)
+@click.pass_context
+def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: Any) -> None:
+    """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
+    from dbio.commands import quickstart as qs
+    from dbio.commands.run import summary_lines
+
+    result = qs.quickstart(config, ui_of(ctx), reload=reload)
+    _finish_run(ctx, result, summary_lines(result) + qs.closing_lines(config))
+
+
+@click.command()
+@click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
+@click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
+@with_config("setup")
+@click.pass_context
+def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
+    """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
+    from dbio.commands import setup as setup_command
+    from dbio.config import each_node
+
+    for node in each_node(config):  # several --dsn: every server is loaded, one after the other
+        setup_command.setup(node, ui_of(ctx), verify=verify, reload=reload)
+
+
+BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage under test, where fio reads a "
+                      "scratch file it writes first (and removes); needed when the server runs on another host.")
+
+
+REPEAT_HELP = ("Run N times, one after the other, each its own result, in one directory with repeat.json: each "
+               "figure's median, min and max over the runs; dbio compare judges against that spread [default: 1].")
+
+
+def _repeat_checked(config: Config, repeat: int | None) -> int:
+    from dbio.commands import repeat as repeats
+
+    return repeats.check(repeat, config)
+
+
+@click.command()
+@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
+                                                "sessions, and report the database's efficiency (needs fio).")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N", help=REPEAT_HELP)
+@with_config("run", check=lambda config, params: _repeat_checked(config, params.get("repeat")))
+@click.pass_context
+def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, repeat: int | None,
+        **_: Any) -> None:
+    """Run the workload and write its result in a new directory under --results-dir (dbio-results/DATE-TIME-LABEL):
+    result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
+    with charts, for a browser) and samples.jsonl (every interval's readings)."""
+    from dbio import metrics
+    from dbio.commands import baseline as baselines
+    from dbio.commands import repeat as repeats
+    from dbio.commands import run as run_command
+
+    repeat = _repeat_checked(config, repeat)
+    request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    with metrics.serving(config.run.metrics_port, config.run.metrics_address, ui_of(ctx)):
+        if repeat > 1:
+            repeated = repeats.run(config, ui_of(ctx), repeat, baseline=request)
+        else:
+            result = run_command.run(config, ui_of(ctx), baseline=request)
+    if repeat > 1:
+        _finish_run(ctx, repeated, repeats.summary_lines(repeated))
+        return
+    _finish_run(ctx, result, run_command.summary_lines(result))
+
+
+@click.command("baseline")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the baseline's record "
+                                                                           "(JSON) here.")
+@with_config("baseline")
+@click.pass_context
+def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | None, out: Path | None,
+                     **_: Any) -> None:
+    """fio alone on the storage under test: 8 KiB O_DIRECT random reads of the instance's own data files, one
+    synchronous job per session, then a deep asynchronous queue for the device's ceiling (needs fio)."""
+    from dbio.commands import baseline as baselines
+
+    baselines.baseline(config, ui_of(ctx), baseline_path, out)
+
+
+@click.command("ops")
+@click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
+@click.option("--target", type=click.Path(path_type=Path), default=None,
+              help="backup: an empty or new directory for the base backup (checked before anything starts).")
+@click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
+                                                          "[default: 256MB].")
+@click.option("--changes-per-block", "changes", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="recovery: change each block N times after the checkpoint, over a span of blocks four times "
+                   "the buffer cache or more, so that redo reads back the blocks it evicted (random reads, as the "
+                   "white paper's recovery test) [default: 1: each block once, redo replays full-page images and "
+                   "reads only WAL].")
+@click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
+                                                            "at most 90% of shared_buffers [default: 64MB].")
+@click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
+                                                "MB/s is given against that rate (needs fio).")
+@click.option("--cold", is_flag=True, help="backup: stop the instance and copy its files (a cold backup) instead of "
+                                            "pg_basebackup's online one.")
+@with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
+@click.pass_context
+def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
+                dirty: str | None, baseline: bool, cold: bool, changes: int | None = None, **_: Any) -> None:
+    """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
+    write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
+    (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
+    from dbio.commands import ops as ops_run
+
+    document = ops_run.ops(config, ui_of(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold, changes))
+    for line in ops_run.summary_lines(document):
+        ui_of(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if document["status"] == "interrupted":
+        ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
+    if document["status"] != "complete" or document["unwritten"]:
+        ctx.exit(1)
+
+
+def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
+    ui = ui_of(ctx)
+    for line in lines:
+        ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if result.status == "interrupted" or result.signal:  # a signal may also stop the baseline after a whole run
+        ctx.exit(EXIT_TERMINATED if result.signal == "SIGTERM" else EXIT_INTERRUPTED)
+    if result.status != "complete" or result.unwritten:  # a report a full disk kept out: said above, with why
+        ctx.exit(1)
+
+
+@click.command()
+@click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
+              help="A knob and its values (repeatable): any run knob, or "
+                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance), or "
+                   f"{', '.join(LAYOUT_KNOBS)} (layouts: places joined with ':', 'none' for the data directory; "
+                   "each layout moves the WAL or reloads the tables).")
+@click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
+                                                                   "threads_per_schema).")
+@click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
+@click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
+              help="Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...")
+@click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
+              help="--objective's most sessions [default: 4096].")
+@click.option("--peak-gain", type=float, default=0.05, show_default=True,
+              help="--until-peak stops when doubling adds less than this share of reads/s.")
+@click.option("--knee-gain", type=float, default=0.10, show_default=True,
+              help="The knee is where more sessions add less than this share of reads/s while latency rises.")
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
+              help="Finish an interrupted sweep (its directory).")
+@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before each step, at the "
+                                                "step's sessions: the raw curve beside the database's (needs fio).")
+@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help=BASELINE_PATH_HELP)
+@click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
+              help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
+                   "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
+@click.option("--repeat", "repeat", type=int, default=None, metavar="N",
+              help="Run each step N times, interleaved (round 1 of every step, then round 2, ...): each step's median "
+                   "and spread in the report [default: 1].")
+@capacity_options
+@functools.partial(config_options, command="sweep")
+@click.pass_context
+def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
+          knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
+          target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
+          objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
+    """Run a step per combination of knob values, each a normal result, and report them together."""
+    from dbio.commands import baseline as baselines
+    from dbio.commands import capacity
+    from dbio.commands import sweep as sweep_command
+    from dbio.sweep import plan as sweep_plan
+
+    if resume_dir is not None:
+        given = [k for k, v in params.items() if v not in (None, ())] + (["--vary"] if vary else [])
+        given += ["--baseline"] if baseline or baseline_path is not None else []
+        given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
+        given += ["--op"] if op else []
+        given += ["--repeat"] if repeat is not None else []
+        given += ["--objective/--max-sessions"] if objective is not None or max_sessions is not None else []
+        if given:
+            raise UsageError(f"--resume takes no other options (got {', '.join(given)})",
+                             "a resumed sweep runs with the settings it was started with")
+        sweep_command.resume(resume_dir, ui_of(ctx), Path.cwd())
+        return
+    checked: dict[str, Any] = {}
+
+    def request_checked(located: Config) -> None:  # before any server is reached (a stopped one is not started)
+        if located.run.start_at is not None:
+            raise UsageError("--start-at opens one run's window at an agreed instant; a sweep runs many windows",
+                             "use --start-at with dbio run")
+        if repeat is not None and repeat < 1:
+            raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
+        if len(located.connection.dsns) > 1:
+            raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
+        checked["asked"] = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(located.files))
+        checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
+        sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
+                                     repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
+        sweep_command.grid_checked(checked["varies"], sessions)
+
+    base = build_config(params, None, ui_of(ctx), "sweep", request_checked)
+    asked, varies = checked["asked"], checked["varies"]
+    request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
+    from dbio import metrics
+    from dbio.commands import ops as ops_command
+
+    with metrics.serving(base.run.metrics_port, base.run.metrics_address, ui_of(ctx)):
+        sweep_command.start(base, varies, ui_of(ctx), until_peak=until_peak, knee_gain=knee_gain,
+                            peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
+                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            max_sessions=max_sessions)
+
+
+
+COMMANDS = (quickstart_command, setup, run, baseline_command, ops_command, sweep)

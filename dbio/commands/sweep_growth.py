@@ -1,0 +1,118 @@
+"""The steps a sweep adds itself, after each measured one: --until-peak's next doubling of the sessions,
+and --objective's next probe or its answer (sweep/search.py decides; this records it in sweep.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbio.commands.sweep_step_config import step_config
+from dbio.errors import UsageError
+from dbio.report import verdict
+from dbio.stats import capacity as capacity_math
+from dbio.stats import catalogue
+from dbio.stats.knee import peaked
+from dbio.sweep import plan, search
+from dbio.ui import UI
+
+PEAK_GAIN = 0.05  # --until-peak: doubling stops when reads/s grow by less than 5%
+MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
+
+
+def next_doubling(doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None) -> None:
+    """--until-peak: after a step, the same combination with twice the sessions, unless it peaked."""
+    group = {k: v for k, v in step["values"].items() if k != "threads_per_schema"}
+    same = [s for s in doc["steps"] if s["status"] == "complete" and
+            {k: v for k, v in s["values"].items() if k != "threads_per_schema"} == group]
+    reads = [s["headline"].get("reads_per_s") or 0.0 for s in same]
+    best_before = max(reads[:-1], default=0.0)
+    threads = int(step["values"]["threads_per_schema"])
+    schemas = int(step["values"].get("schemas", doc["base"]["schemas"]))
+    if len(same) > 1 and peaked(best_before, reads[-1], doc.get("peak_gain", PEAK_GAIN)):
+        best = max(same, key=lambda s: s["headline"].get("reads_per_s") or 0.0)
+        best["peak"] = True  # the best step of the combination: the last doubling did not add enough
+        ui.say(f"    peak at {best['name']}: {threads * schemas} sessions add less than "
+               f"{100 * doc.get('peak_gain', PEAK_GAIN):.0f}% of reads/s; this combination stops here")
+        return
+    if len(same) >= MAX_PEAK_STEPS or threads * 2 * schemas > 4096:
+        return
+    values = {**step["values"], "threads_per_schema": str(threads * 2)}
+    index = len(doc["steps"]) + 1
+    position = doc["steps"].index(step) + 1
+    try:
+        step_config(doc["base"], values, Path.cwd(), dsn)
+    except UsageError as exc:
+        ui.say(f"    no further doubling: {exc}")
+        return
+    doc["steps"].insert(position, {"index": index, "name": plan.step_name(index, values), "values": values,
+                                   "status": "pending"})
+
+
+def objective_of(doc: dict[str, Any]) -> capacity_math.Slo:
+    return capacity_math.parse_slo(doc["search"]["objective"])
+
+
+def probe_record(result: dict[str, Any], slo: capacity_math.Slo) -> dict[str, Any]:
+    """What the search reads of a step's result: its verdict, the objective's figure, and why either fails."""
+    verdict_ = result.get("verdict") or verdict.summary(result)
+    value = catalogue.value(catalogue.figures_of(result), slo.figure)
+    why = None
+    if not verdict_.get("valid"):
+        why = "; ".join(verdict_.get("reasons") or []) or None
+    elif value is None:
+        single = catalogue.single_reads(catalogue.figures_of(result)) or {}
+        why = single.get("why") if slo.figure.startswith("single_read") else None
+        why = why or "the step has no such figure"
+    return {"valid": bool(verdict_.get("valid")), "value_us": value, "why": why}
+
+
+def _group_of(values: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in values.items() if k != "threads_per_schema"}
+
+
+def search_next(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
+    """--objective: for each combination whose probes are all measured and whose search has no answer yet,
+    the next probe (inserted after its last step) or its answer (recorded, and said); True when a probe was
+    added."""
+    find = doc["search"]
+    slo = objective_of(doc)
+    answered = {a["group"] for a in find["answers"]}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for step in doc["steps"]:
+        label = ", ".join(f"{k}={v}" for k, v in _group_of(step["values"]).items())
+        groups.setdefault(label, []).append(step)
+    added = False
+    for label, steps in groups.items():
+        if label in answered or any(s["status"] != "complete" or "probe" not in s for s in steps):
+            continue
+        schemas = int(steps[0]["values"].get("schemas", doc["base"]["schemas"]))
+        probes = [search.Probe(s["name"], int(s["values"]["threads_per_schema"]),
+                               int(s["values"]["threads_per_schema"]) * schemas,
+                               (s.get("headline") or {}).get("reads_per_s"), s["probe"]["value_us"],
+                               s["probe"]["valid"], s["probe"]["why"]) for s in steps]
+        decision = search.decide(probes, slo, max(1, find["max_sessions"] // schemas), gain=find["gain"],
+                                 resolution=find["resolution"])
+        prefix = f"{label}: " if label else ""
+        if decision.threads is None:
+            find["answers"].append({"group": label, "line": decision.line, "best": decision.best,
+                                    "reason": decision.reason, "probes": len(probes)})
+            ui.say(f"    answer: {prefix}{decision.line}")
+            continue
+        values = {**steps[-1]["values"], "threads_per_schema": str(decision.threads)}
+        try:
+            step_config(doc["base"], values, Path.cwd(), dsn)
+        except UsageError as exc:
+            find["answers"].append({"group": label, "line": f"the search stopped: {exc}", "best": None,
+                                    "reason": "refused", "probes": len(probes)})
+            ui.say(f"    {prefix}the search stopped: {exc}")
+            continue
+        index = len(doc["steps"]) + 1
+        doc["steps"].insert(doc["steps"].index(steps[-1]) + 1, {
+            "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
+        verb = "grows to" if decision.reason == "grow" else "bisects at"
+        ui.say(f"    {prefix}{slo.text()}: {probes[-1].sessions} session{'s' if probes[-1].sessions != 1 else ''} "
+               f"{'met it' if search.met(slo, probes[-1]) else 'did not'}; the search {verb} "
+               f"{decision.threads * schemas} sessions")
+        added = True
+    return added
+
