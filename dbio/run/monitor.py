@@ -58,7 +58,7 @@ class Monitor:
     # process or thread has since (Linux reuses them) is refused, so that its figure is absent, not another's
     tasks: dict[int, procfs.Task] = field(default_factory=dict)
     server_pids: list[int] | None = None  # the server processes the sessions belong to, found at the first end
-    # Nodes whose server stopped during a run of several (the runner decides, see runner._lose_node): no
+    # Nodes whose server stopped during a run of several (the runner decides, see node_loss._lose_node): no
     # longer asked; each reading holds their last snapshot, so that the total stays one of every node
     # and counts their work up to that snapshot (totals then partial), never a drop.
     lost: set[str] = field(default_factory=set)
