@@ -146,7 +146,9 @@ def read_facts(located: Config, command: str, shape: str,
 
 
 # What places dbio's own instance and its database: the request's, even to read the instance as it was.
-LOCATING = ("engine", "data_dir", "wal_dir", "data_dirs", "standby_data_dir", "dbname")
+# Not the WAL's or the tablespaces' directories: the instance keeps its own, and the request's would be
+# made (tablespace directories) or checked before the validation has judged them.
+LOCATING = ("engine", "data_dir", "standby_data_dir", "dbname")
 
 
 def _as_last_configured(located: Config, remembered: Mapping[str, Any]) -> Config:
