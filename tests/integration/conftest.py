@@ -15,6 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import psycopg
 import pytest
@@ -211,3 +212,34 @@ def layout_instance(workdir):
     dbio("instance", "destroy", "--yes", "--data-dir", str(inst.data_dir))
     assert not inst.data_dir.exists()
     shutil.rmtree(root, ignore_errors=True)
+
+
+def assert_other_runs_refused(args: Callable[..., list[str]], stamp: str, later: str, parts: int) -> None:
+    """While a run's parts hold the database: its part 2 a second time is refused (first: it names their start,
+    so it must ask before they connect), and so are an unrelated run and another run's part (at a later start).
+    args(stamp, *extra): a run's arguments."""
+    again = dbio(*args(stamp, "--part", f"2/{parts}"))
+    assert again.code == 2 and f"part 2/{parts} of run" in again.err and "already runs" in again.err, again.text
+    alone = dbio(*args(later))
+    assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
+    other = dbio(*args(later, "--part", "1/2"))
+    assert other.code == 2 and "in use by another run's parts" in other.err, other.text
+
+
+def finished_parts(procs: list[subprocess.Popen]) -> tuple[list[dict], list[Path]]:
+    """Each part's result document and directory, once every part ended well."""
+    docs, dirs = [], []
+    for proc in procs:
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, out + err
+        dirs.append(result_dir(Done(proc.returncode, out, err)))
+        docs.append(load_result(dirs[-1]))
+    return docs, dirs
+
+
+def kill_left(procs: list[subprocess.Popen]) -> None:
+    """Whatever a failed test left running of the processes it started."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

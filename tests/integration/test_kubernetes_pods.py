@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests import kube_pods
-from tests.integration.conftest import SMALL, Instance, dbio, load_result
+from tests.integration.conftest import SMALL, Instance, dbio, kill_left, load_result
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is a test dependency")
 
@@ -138,10 +138,7 @@ def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_server
             assert proc.wait(timeout=WAIT) == 0, (logs / f"{pod.name}.log").read_text()
         assert procs[-1].wait(timeout=WAIT) == 0, (logs / f"{merger.name}.log").read_text()
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        kill_left(procs)
         watcher.join()
 
     # each pod wrote as its user into its own directory of the volume, which stayed as the kubelet left it

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.integration.conftest import (SMALL, Done, dbio, dbio_backends, launch_margin, load_result, result_dir,
-                                       wait_for)
+from tests.integration.conftest import (SMALL, assert_other_runs_refused, dbio, dbio_backends, finished_parts,
+                                       kill_left, launch_margin, load_result, wait_for)
 
 DB = "parts"
 PARTS = 3
@@ -54,23 +54,10 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(loaded, 
         # run and another run's part
         wait_for(lambda: sum("part" in (app or "") for _, app, _ in dbio_backends(loaded)) == PARTS,
                  timeout=60, what="three parts holding the database")
-        again = dbio(*_args(loaded, stamp, "--part", f"2/{PARTS}"))
-        assert again.code == 2 and f"part 2/{PARTS} of run" in again.err and "already runs" in again.err, again.text
-        alone = dbio(*_args(loaded, later))
-        assert alone.code == 2 and "is in use by dbio run" in alone.err and "part" in alone.err, alone.text
-        other = dbio(*_args(loaded, later, "--part", "1/2"))
-        assert other.code == 2 and "in use by another run's parts" in other.err, other.text
-        docs, dirs = [], []
-        for proc in procs:
-            out, err = proc.communicate(timeout=180)
-            assert proc.returncode == 0, out + err
-            dirs.append(result_dir(Done(proc.returncode, out, err)))
-            docs.append(load_result(dirs[-1]))
+        assert_other_runs_refused(lambda *given: _args(loaded, *given), stamp, later, PARTS)
+        docs, dirs = finished_parts(procs)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        kill_left(procs)
     assert [d["status"] for d in docs] == ["complete"] * PARTS
     assert [d["part"]["index"] for d in docs] == [1, 2, 3]
     assert len({d["part"]["run"] for d in docs}) == 1
