@@ -104,8 +104,9 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
         results_dir.check(located.run.results_dir)
     if request_check is not None:
         request_check(located)
-    stopped = _stopped_instance(located)
-    facts, unread = read_facts(located, command, shape, notify)  # 3
+    instance = _own_instance(located)
+    stopped = instance if instance is not None and not instance.is_running() else None
+    facts, unread = read_facts(located, instance, command, shape, notify)  # 3
     try:
         config = settle(sources, facts, located, notify)  # 4
     except UsageError:
@@ -118,15 +119,10 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
     return config
 
 
-def _stopped_instance(located: Config) -> Any | None:
-    instance = _own_instance(located)
-    return instance if instance is not None and not instance.is_running() else None
-
-
-def read_facts(located: Config, command: str, shape: str,
+def read_facts(located: Config, instance: Any | None, command: str, shape: str,
                notify: Callable[[str], None]) -> tuple[Facts, Exception | None]:
-    """The facts, and what kept one from being read (said once the configuration is known to be sound)."""
-    instance = _own_instance(located)
+    """The facts, and what kept one from being read (said once the configuration is known to be sound).
+    instance: dbio's own instance where the configuration points (_own_instance)."""
     # commands that configure nothing, and a --dsn's server (no instance of dbio's), take nothing remembered
     remembered = {} if instance is None or command in CONFIGURE_NOTHING else _kept_options(located, instance)
     if shape == NO_SHAPE or all(dataset.given(located, key) for key in dataset.SHAPE):
