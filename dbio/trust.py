@@ -16,6 +16,7 @@ not trusted: they hold people the user never chose. As root it trusts root and i
 from __future__ import annotations
 
 import errno
+import functools
 import grp
 import os
 import pwd
@@ -34,7 +35,13 @@ def trusted_uids() -> frozenset[int]:
 def trusted_gids() -> frozenset[int]:
     """Groups whose write access dbio accepts: root's; not running as root, also the group it runs as when
     it was chosen for this process or is the user's own (group_is_chosen_or_personal)."""
-    uid, gid = os.geteuid(), os.getegid()
+    return _trusted_gids_of(os.geteuid(), os.getegid())
+
+
+@functools.lru_cache(maxsize=8)
+def _trusted_gids_of(uid: int, gid: int) -> frozenset[int]:
+    """trusted_gids for an identity: read once (every component of every path checked asks it, and the account
+    database may be a directory service)."""
     if uid == 0:
         return frozenset({0})
     try:
