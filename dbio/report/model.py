@@ -105,4 +105,6 @@ def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _histograms(f: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    return {kind: catalogue.histogram(f, kind) for kind in catalogue.statement_latency(f)}
+    """Each statement kind's buckets; a kind recorded without them has no bars to draw."""
+    return {kind: buckets for kind in catalogue.statement_latency(f)
+            if (buckets := catalogue.histogram(f, kind)) is not None}

@@ -62,8 +62,8 @@ def loop_page_cache(r: Result) -> Finding | None:
     found = []
     for role, s in _data_places(r):
         for q in _stack(s):
-            loop = q.get("loop") if isinstance(q.get("loop"), dict) else {}
-            if loop.get("direct_io") is False:
+            loop = q.get("loop")
+            if isinstance(loop, dict) and loop.get("direct_io") is False:
                 found.append(f"{_named(role, s)} is on {q.get('disk') or q.get('device')}, a loop device over the "
                              f"file {loop.get('backing_file') or '-'} without direct I/O")
     if not found:

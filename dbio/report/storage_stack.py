@@ -9,6 +9,9 @@ from typing import Any, Mapping
 from dbio.result_context import Storage
 
 KIB = 1024
+ROTATION: dict[Any, str] = {True: "rotational", False: "non-rotational"}  # a device's, unknown: not said
+LOOP_DIRECT_IO: dict[Any, str] = {True: "direct I/O",
+                                  False: "no direct I/O: its reads can be the page cache's of that file"}
 
 
 def pairs(storage: Storage, host: Mapping[str, Any]) -> list[list[str]]:
@@ -78,7 +81,7 @@ def _queue(q: Mapping[str, Any]) -> str:
     parts = [f"scheduler {q['scheduler']}" if q.get("scheduler") else None,
              f"nr_requests {q['nr_requests']}" if q.get("nr_requests") is not None else None,
              f"read-ahead {_kib(q['read_ahead_kb'])}" if q.get("read_ahead_kb") is not None else None,
-             {True: "rotational", False: "non-rotational"}.get(q.get("rotational")),
+             ROTATION.get(q.get("rotational")),
              _blocks(q),
              f"max request {_kib(q['max_sectors_kb'])}" if q.get("max_sectors_kb") else None]
     return f"{q.get('disk')}{_what(q)}: " + ", ".join(p for p in parts if p)
@@ -93,8 +96,7 @@ def _what(q: Mapping[str, Any]) -> str:
         return ""
     backing = loop.get("backing") or {}
     on = backing.get("device") or backing.get("fs_type")
-    dio = {True: "direct I/O", False: "no direct I/O: its reads can be the page cache's of that file"}.get(
-        loop.get("direct_io"), "direct I/O unknown")
+    dio = LOOP_DIRECT_IO.get(loop.get("direct_io"), "direct I/O unknown")
     return f" (loop over {loop.get('backing_file') or 'an unknown file'}" + (f" on {on}" if on else "") + f", {dio})"
 
 
