@@ -14,7 +14,7 @@ from dbio.cli_group import ui_of
 from dbio.config import SESSIONS_FLAG, Config
 from dbio.engines import registry
 from dbio.option import Option
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
 
 SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}

@@ -14,7 +14,7 @@ from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, ui_of
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config
 from dbio.errors import UsageError
-from dbio.options import LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
 @click.command("quickstart")
 @click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")

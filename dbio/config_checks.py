@@ -15,7 +15,7 @@ from dbio import members, parts, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 
 if TYPE_CHECKING:
     from dbio.config import Config

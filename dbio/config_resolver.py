@@ -36,7 +36,7 @@ from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.engines.base import SetupRecord
 from dbio.errors import UsageError
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE
 
 # What a command takes of the loaded data set's shape where the user gives none.

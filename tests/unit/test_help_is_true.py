@@ -176,7 +176,7 @@ def test_each_command_s_help_is_short_with_examples_and_points_to_dbio_options()
 
 def test_the_key_options_a_help_lists_are_the_command_s_own():
     from dbio import command_help
-    from dbio.options import BY_KEY
+    from dbio.option_table import BY_KEY
 
     for name, keys in command_help.KEY_OPTIONS.items():
         command = _command(name)

@@ -12,7 +12,7 @@ from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.instance.record import Meta
 from dbio.engines.mysql.options import PAGE_SIZES
 from dbio.errors import ConfigError, DbioError
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 
 # Databases every MySQL server keeps for itself: dbio loads into a database of its own.
 SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")
