@@ -256,7 +256,7 @@ ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS = {
     "command line": ("cli.py", "cli_group.py", "cli_config.py", "cli_run_commands.py", "cli_offline_commands.py",
                      "cli_admin_commands.py", "command_help.py", "__main__.py"),
-    "commands": ("commands/", "sweep/", "command_options.py", "config_resolver.py", "ops_result.py"),
+    "commands": ("commands/", "sweep/", "command_flags.py", "config_resolver.py", "ops_result.py"),
     "terminal": ("ui.py", "output.py", "metrics.py"),
     "target": ("target.py",),
     "run": ("run/",),

@@ -243,7 +243,7 @@ def test_work_loop_from_a_slob_conf_has_slob_s_meaning(tmp_path, conf, cli, scop
 
 
 def test_the_help_says_which_meaning_of_work_loop_applies():
-    from dbio.command_options import help_text
+    from dbio.command_flags import help_text
     from dbio.option_table import BY_KEY
 
     text = help_text(BY_KEY["work_loop"]) + " " + help_text(BY_KEY["work_loop_scope"])
