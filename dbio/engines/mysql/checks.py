@@ -10,7 +10,7 @@ from dbio.config_checks import cached_data_errors, display_key
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.instance.record import Meta
-from dbio.engines.mysql.options import PAGE_SIZES
+from dbio.engines.mysql.engine_options import PAGE_SIZES
 from dbio.errors import ConfigError, DbioError
 from dbio.option_table import BY_KEY
 

@@ -6,7 +6,7 @@ import os
 
 from dbio.config import RESERVED_CONNECTIONS, Config, each_node
 from dbio.config_checks import cached_data_errors, display_key, problem
-from dbio.engines.postgres.options import runs_code
+from dbio.engines.postgres.engine_options import runs_code
 from dbio.errors import ConfigError
 from dbio.option_table import BY_KEY
 

@@ -25,7 +25,7 @@ from dbio.engines.base import TableJob
 from dbio.engines.postgres import catalog, server, server_log, sqlfiles, tablespaces
 from dbio.engines.postgres.instance.embedded import SUPERUSER, EmbeddedInstance
 from dbio.engines.postgres.instance.settings import max_wal_mb
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 
 Window = Callable[[], AbstractContextManager[None]]

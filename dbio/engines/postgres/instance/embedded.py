@@ -18,7 +18,7 @@ from dbio.engines.postgres.instance.paths import Layout
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.removal import DestroyPlan
 from dbio.engines.postgres.instance.standbys import Standbys
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.filesystem import tree_bytes
 from dbio.managed.instance import ManagedInstance
 from dbio.managed.server_user import ServerUser
