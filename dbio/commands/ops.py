@@ -24,7 +24,7 @@ from dbio import report as reports
 from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import dataset, ops_target, run_files
+from dbio.commands import backup_destination, dataset, run_files
 from dbio.commands.run import run_directory
 from dbio.config import Config
 from dbio.engines.base import timed_operations
@@ -74,7 +74,7 @@ def request(operation: str, target: Path | None, wal: str | None, dirty: str | N
         fio.find()  # one line naming the package when it is missing, before anything runs
     if operation == "backup" and target is None:
         raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
-    return Request(operation, ops_target.check_shape(target) if target is not None else None,
+    return Request(operation, backup_destination.check_shape(target) if target is not None else None,
                    _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
                    _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
                    changes or 1)
@@ -229,7 +229,8 @@ def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
         record = operations.loaded(conn) if req.operation != "load" else None
         places = operations.places(conn, info.caps.data_directory if info.caps.local else None)
         if req.operation == "backup":
-            ops_target.check_room(req.target, operations.dataset_bytes(conn), [p for ps in places.values() for p in ps])
+            backup_destination.check_room(req.target, operations.dataset_bytes(conn),
+                                          [p for ps in places.values() for p in ps])
             places["target"] = [str(req.target)]
         elif req.operation == "recovery":
             operations.check_wal_room(req.wal_bytes)
