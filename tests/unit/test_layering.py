@@ -272,7 +272,7 @@ LAYERS = {
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
                    "config_checks.py", "option.py", "option_table.py", "engine_table.py", "errors.py", "controls.py",
                    "trust.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 

@@ -72,7 +72,7 @@ class EmbeddedInstance(ManagedInstance):
 
     def nodes(self, dbname: str, wanted: str | None) -> list[tuple[str, str, str]]:
         """(name, role, connection string) of the members a run uses: all, or those --nodes names."""
-        from dbio import members as member_names
+        from dbio import cluster_members as member_names
 
         listed = self.standbys.members()
         chosen = member_names.choose([m.name for m in listed], wanted)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import members as names
+from dbio import cluster_members as names
 from dbio import trust
 from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import DbioError, UsageError
