@@ -235,7 +235,8 @@ def sweep(known_version: int) -> Shape:
                 "base": obj(), "vary": array(array(either(text, array(text), expected="a key or its values"))),
                 "until_peak": flag, "peak_gain": count, "knee_gain": count, "wall_seconds": optional(count),
                 "baseline": optional(obj({"path": optional(text)})), "capacity": optional(obj()),
-                "steps": array(_STEP), "repeat": whole, "search": optional(_SEARCH)},
+                "steps": array(_STEP), "repeat": whole, "search": optional(_SEARCH), "counted": optional(array(text)),
+                "op": optional(obj({"operation": text}, required=("operation",)))},
                required=("format", "format_version", "status", "base", "steps"))
 
 

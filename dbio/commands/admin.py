@@ -188,8 +188,8 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     elif sweeps.is_sweep(path):
         directory = path if path.is_dir() else path.parent
-        doc = sweeps.read(directory)
-        text = reports.render_model(sweep_model.build(doc, load_steps(directory, doc), capacity), form)
+        sweep = sweeps.read_sweep(directory)
+        text = reports.render_model(sweep_model.build(sweep, load_steps(directory, sweep), capacity), form)
         source = directory / sweeps.SWEEP_FILE
     else:
         if capacity is not None:

@@ -36,9 +36,9 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         loaded = []
         for label, path in zip(labels, paths):
             directory = path if path.is_dir() else path.parent
-            doc = sweeps.read(directory)
-            loaded.append((label, doc, load_steps(directory, doc)))
-        ops_sweeps = {bool(doc.get("op")) for _, doc, _ in loaded}
+            sweep = sweeps.read_sweep(directory)
+            loaded.append((label, sweep, load_steps(directory, sweep)))
+        ops_sweeps = {bool(sweep.operation) for _, sweep, _ in loaded}
         if len(ops_sweeps) > 1:
             raise UsageError("compare takes sweeps of runs or sweeps of an operation (--op), not both",
                              "compare like with like")

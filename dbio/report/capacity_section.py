@@ -10,7 +10,7 @@ from typing import Any
 from dbio.report.tables import table
 from dbio.stats import capacity, catalogue, cost
 from dbio.stats.counters import get
-from dbio.stats.knee import DEFAULT_GAIN
+from dbio.sweep_records import Sweep
 
 
 def requested(request: dict[str, Any] | None) -> bool:
@@ -24,7 +24,7 @@ def storage_points(curve: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in curve["points"] if not p.get("invalid")]
 
 
-def section(doc: dict[str, Any], curves: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]],
+def section(sweep: Sweep, curves: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]],
             request: dict[str, Any] | None, by_sessions: bool) -> dict[str, Any] | None:
     """None when nothing was asked; the request was checked when it was given (sweep, report)."""
     if not requested(request):
@@ -34,7 +34,7 @@ def section(doc: dict[str, Any], curves: list[dict[str, Any]], step_docs: dict[s
         return {"id": "capacity", "title": "Capacity and queueing",
                 "lines": ["capacity is read off a curve over sessions: this sweep does not vary them"]}
     slo = capacity.parse_slo(request["latency_slo"]) if request.get("latency_slo") else None
-    gain = doc.get("knee_gain", DEFAULT_GAIN)
+    gain = sweep.knee_gain
     lines, tables = [], []
     for curve in curves:
         points = [_point(p["step"], step_docs.get(p["step"]) or {}, slo) for p in storage_points(curve)]

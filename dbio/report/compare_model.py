@@ -7,10 +7,12 @@ then the latency histograms and the per-second series overlaid.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from dbio import sweep_records
 from dbio.report import fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
+from dbio.sweep_records import Sweep
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare, series, spread
 from dbio.stats.catalogue import STATEMENT_LABELS, figures_of
@@ -355,22 +357,23 @@ def _show(value: Any) -> str:
 
 # -- sweeps ----------------------------------------------------------------------------------
 
-def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+def build_sweeps(given: Sequence[tuple[str, sweep_records.Doc, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps side by side: steps matched by the values they varied."""
+    named = [(name, sweep_records.of(doc), steps) for name, doc, steps in given]
     names = [n for n, _, _ in named]
-    keyed = [(name, {_step_key(r): r for r in _step_rows(doc, steps)}) for name, doc, steps in named]
+    keyed = [(name, {_step_key(r): r for r in _step_rows(sweep, steps)}) for name, sweep, steps in named]
     all_keys: list[str] = []
     for _, rows in keyed:
         all_keys += [k for k in rows if k not in all_keys]
     curves = []
-    for name, doc, steps in named:
-        for curve in sweep_model.curves(doc, _step_rows(doc, steps)):
+    for name, sweep, steps in named:
+        for curve in sweep_model.curves(sweep, _step_rows(sweep, steps)):
             curves.append({**curve, "label": f"{name}: {curve['label']}"})
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare-sweeps",
         "title": "dbio compare: " + " vs ".join(names),
-        "run": {"status": "complete", "run_id": ", ".join(str(d.get("created_at")) for _, d, _ in named),
-                "dbio_version": named[0][1].get("dbio_version")},
+        "run": {"status": "complete", "run_id": ", ".join(str(s.created_at) for _, s, _ in named),
+                "dbio_version": named[0][1].dbio_version},
         "headline_text": f"{len(all_keys)} steps matched by their varied values",
         "headline": [], "findings": _sweep_status_findings(named),
         "sections": [{"id": "steps", "title": f"Steps (deltas against {names[0]})",
@@ -380,15 +383,14 @@ def build_sweeps(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]
     }
 
 
-def _sweep_status_findings(named: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+def _sweep_status_findings(named: list[tuple[str, Sweep, dict[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
     """A sweep that did not finish, named first: its steps' figures are not all there, or not whole."""
     findings = []
-    for name, doc, _ in named:
-        if doc.get("status") != "complete":
-            done = sum(1 for s in doc["steps"] if s.get("status") == "complete")
+    for name, sweep, _ in named:
+        if sweep.status != "complete":
             findings.append({"level": "warning", "code": "status", "message":
-                             f"{name}: sweep {str(doc.get('status')).upper()}: {done} of {len(doc['steps'])} steps "
-                             "complete; a step marked in the table covers only the part that ran"})
+                             f"{name}: sweep {str(sweep.status).upper()}: {sweep.complete()} of {len(sweep.steps)} "
+                             "steps complete; a step marked in the table covers only the part that ran"})
     return findings
 
 
@@ -427,10 +429,10 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
     return table("compare_steps", "", columns, kinds, rows, notes)
 
 
-def _step_rows(doc: dict[str, Any], steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _step_rows(sweep: Sweep, steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """A sweep's rows, one per step: a repeated sweep's (--repeat N) the medians of each step's rounds."""
-    rows = [step_row(s, steps.get(s["name"])) for s in doc["steps"]]
-    return sweep_model.repeated_rows(rows) if (doc.get("repeat") or 1) > 1 else rows
+    rows = [step_row(s, steps.get(s.name)) for s in sweep.steps]
+    return sweep_model.repeated_rows(rows) if sweep.repeat > 1 else rows
 
 
 def _step_key(step: dict[str, Any]) -> str:

@@ -3,8 +3,9 @@ models every renderer shows (pure; figures read through the catalogue's OPS_FIGU
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from dbio import sweep_records
 from dbio.report import fmt
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare
@@ -177,22 +178,23 @@ def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
 
 # -- a sweep whose steps are an operation (dbio sweep --op) ----------------------------------------
 
-def build_sweep(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build_sweep(doc: sweep_records.Doc, step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One row per step: the knobs it varied, its status and the operation's figures."""
-    operation = doc["op"]["operation"]
+    sweep = sweep_records.of(doc)
+    operation = _operation_of(sweep)
     shown = catalogue.ops_figures(operation)
-    keys = sorted({k for step in doc["steps"] for k in step.get("values") or {}})
+    keys = sorted({k for step in sweep.steps for k in step.values})
     rows = []
-    for step in doc["steps"]:
-        f = (step_docs.get(step["name"]) or {}).get("figures") or {}
-        rows.append([step["name"], *[(step.get("values") or {}).get(k) for k in keys], step.get("status"),
+    for step in sweep.steps:
+        f = (step_docs.get(step.name) or {}).get("figures") or {}
+        rows.append([step.name, *[step.values.get(k) for k in keys], step.status,
                      *[_mixed(x, f) for x in shown]])
     done = [d for d in step_docs.values() if d.get("status") == "complete"]
     return {
         "format": "dbio-report", "format_version": 1, "kind": "sweep",
-        "title": f"dbio sweep of {TITLES.get(operation, operation)}: {doc.get('label') or doc.get('created_at')}",
-        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": f"{len(done)} of {len(doc['steps'])} steps complete",
+        "title": f"dbio sweep of {TITLES.get(operation, operation)}: {sweep.label or sweep.created_at}",
+        "run": {"status": sweep.status, "run_id": sweep.created_at, "dbio_version": sweep.dbio_version},
+        "headline_text": f"{len(done)} of {len(sweep.steps)} steps complete",
         "headline": [], "findings": [], "not_measured": [], "charts": [], "knees": [],
         "sections": [{"id": "summary", "title": "Summary", "tables": [table(
             "summary", "", ["Step", *keys, "Status", *[x.label for x in shown]],
@@ -200,10 +202,18 @@ def build_sweep(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]]) -> di
     }
 
 
-def build_compare_sweeps(loaded: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+def _operation_of(sweep: sweep_records.Sweep) -> str:
+    """The operation a sweep --op timed (a sweep without one is not an operation's)."""
+    if sweep.operation is None:
+        raise ValueError("not a sweep of an operation (sweep --op)")
+    return sweep.operation
+
+
+def build_compare_sweeps(loaded: Sequence[tuple[str, sweep_records.Doc, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps of one operation side by side: each step (matched by name) and figure, with the delta
     against the first sweep."""
-    operations = {doc["op"]["operation"] for _, doc, _ in loaded}
+    sweeps = [sweep_records.of(doc) for _, doc, _ in loaded]
+    operations = {_operation_of(sweep) for sweep in sweeps}
     shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
     names = [name for name, _, _ in loaded]
     columns, kinds = ["Step", "Figure", names[0]], ["text", "text", "mixed"]
@@ -211,16 +221,16 @@ def build_compare_sweeps(loaded: list[tuple[str, dict[str, Any], dict[str, dict[
         columns += [name, "delta %"]
         kinds += ["mixed", "delta_pct"]
     rows = []
-    for step in loaded[0][1]["steps"]:
-        figures = [((docs.get(step["name"]) or {}).get("figures") or {}) for _, _, docs in loaded]
+    for step in sweeps[0].steps:
+        figures = [((docs.get(step.name) or {}).get("figures") or {}) for _, _, docs in loaded]
         for x in shown:
-            row: list[Any] = [step["name"], x.label, _mixed(x, figures[0])]
+            row: list[Any] = [step.name, x.label, _mixed(x, figures[0])]
             for other in figures[1:]:
                 row += [_mixed(x, other), compare.Delta(x.value(figures[0]), x.value(other)).pct]
             rows.append(row)
     return {"format": "dbio-compare", "format_version": 1, "kind": "compare",
             "title": "dbio compare (sweeps of an operation): " + " vs ".join(names),
-            "run": {"status": "complete", "dbio_version": loaded[0][1].get("dbio_version")},
-            "headline_text": f"{len(loaded[0][1]['steps'])} steps of {', '.join(sorted(operations))}, matched by name",
+            "run": {"status": "complete", "dbio_version": sweeps[0].dbio_version},
+            "headline_text": f"{len(sweeps[0].steps)} steps of {', '.join(sorted(operations))}, matched by name",
             "headline": [], "findings": [], "not_measured": [], "charts": [],
             "sections": [{"id": "steps", "title": "Steps", "tables": [table("steps", "", columns, kinds, rows)]}]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report import capacity_section, verdict, words
+from dbio.sweep_records import Doc as SweepDoc, Step, Sweep, of as sweep_of
 from dbio.report.tables import table
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue, spread
@@ -30,14 +31,14 @@ RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's 
 CPU_WAIT = catalogue.figure("cpu_wait_in_read_us")
 
 
-def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
+def step_row(step: Step, doc: dict[str, Any] | None) -> dict[str, Any]:
     """The figures of one step a sweep compares (pure)."""
     w = get(doc or {}, "config", "workload") or {}
     resolved = {**w, **(get(doc or {}, "config", "instance") or {})}
     return {
-        "step": step["name"], "status": step["status"], "values": step["values"],
-        "group": step.get("group") or step["name"], "round": step.get("round"),  # sweep --repeat: its rounds
-        "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
+        "step": step.name, "status": step.status, "values": step.values,
+        "group": step.group, "round": step.round,  # sweep --repeat: its rounds
+        "resolved": {k: resolved.get(k) for k in step.values},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
         "invalid": bool(verdict.invalid(doc)) if doc else False,  # its reads not shown to be storage's
         "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
@@ -81,9 +82,10 @@ def _error_bars(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def repeats_section(doc: SweepDoc, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """sweep --repeat: each step's median and spread over its rounds."""
-    if (doc.get("repeat") or 1) <= 1:
+    sweep = sweep_of(doc)
+    if sweep.repeat <= 1:
         return None
     table_rows = []
     for r in rows:
@@ -91,7 +93,7 @@ def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str
         table_rows.append([r["step"], f"{r['rounds_complete']} of {r['rounds']}",
                            *(reads[k] if reads else None for k in ("median", "min", "max", "spread_pct")),
                            *(latency[k] if latency else None for k in ("median", "min", "max"))])
-    note = (f"each step ran {doc['repeat']} times, interleaved (round 1 of every step, then round 2, ...), so a "
+    note = (f"each step ran {sweep.repeat} times, interleaved (round 1 of every step, then round 2, ...), so a "
             "storage whose speed drifts spreads over every step rather than biasing one; the summary, curves and "
             "knees use each step's medians; apart: (max - min) / median")
     return {"id": "repeats", "title": "Run-to-run spread", "tables": [table(
@@ -101,19 +103,21 @@ def repeats_section(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str
         table_rows, [note])]}
 
 
-def axes(doc: dict[str, Any]) -> tuple[str, list[str]]:
+def axes(doc: SweepDoc) -> tuple[str, list[str]]:
     """(x knob, the knobs that tell curves apart)."""
-    varied = [key for key, values in doc.get("vary") or [] if len(values) > 1]
-    if (doc.get("until_peak") or doc.get("search")) and "threads_per_schema" not in varied:
+    sweep = sweep_of(doc)
+    varied = sweep.varied
+    if (sweep.until_peak or sweep.search) and "threads_per_schema" not in varied:
         varied = ["threads_per_schema", *varied]
-    counted = [k for k in varied if k in (doc.get("counted") or ())]  # the 1-to-N devices study
+    counted = [k for k in varied if k in sweep.counted]  # the 1-to-N devices study
     x = "threads_per_schema" if "threads_per_schema" in varied else \
         (counted or varied or ["threads_per_schema"])[0]
     return x, [k for k in varied if k != x]
 
 
-def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    x_key, group_keys = axes(doc)
+def curves(doc: SweepDoc, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    sweep = sweep_of(doc)
+    x_key, group_keys = axes(sweep)
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for row in rows:
         if row["status"] != "complete" or row["reads_per_s"] is None:
@@ -123,7 +127,7 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
     out = []
     for key, members in groups.items():
         label = ", ".join(f"{k}={v}" for k, v in key) or "all steps"
-        counted = x_key in (doc.get("counted") or ())
+        counted = x_key in sweep.counted
         x_of = (lambda r: r["sessions"]) if x_key == "threads_per_schema" else \
             (lambda r: _places(r, x_key)) if counted else (lambda r: _x_value(r, x_key))
         points = sorted(({"x": x_of(r), "iops": r["reads_per_s"], "latency_us": r["avg_read_us"]
@@ -137,11 +141,12 @@ def curves(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
-def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
-    x_key, _ = axes(doc)
+def knees(doc: SweepDoc, curve_list: list[dict[str, Any]]) -> list[str]:
+    sweep = sweep_of(doc)
+    x_key, _ = axes(sweep)
     if x_key != "threads_per_schema":
         return []
-    gain = doc.get("knee_gain", knee_math.DEFAULT_GAIN)
+    gain = sweep.knee_gain
     lines = []
     for curve in curve_list:
         points = [knee_math.Point(p["x"], p["iops"], p["latency_us"], p["cpu_wait_us"])
@@ -162,68 +167,70 @@ def knees(doc: dict[str, Any], curve_list: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build(doc: dict[str, Any], step_docs: dict[str, dict[str, Any]],
+def build(doc: SweepDoc, step_docs: dict[str, dict[str, Any]],
           capacity: dict[str, Any] | None = None) -> dict[str, Any]:
     """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
-    if doc.get("op"):  # each step a maintenance operation (sweep --op): its own figures
+    sweep = sweep_of(doc)
+    if sweep.operation:  # each step a maintenance operation (sweep --op): its own figures
         from dbio.report import ops_model
 
-        return ops_model.build_sweep(doc, step_docs)
-    rounds = [step_row(step, step_docs.get(step["name"])) for step in doc["steps"]]
-    rows = repeated_rows(rounds) if (doc.get("repeat") or 1) > 1 else rounds
-    curve_list = curves(doc, rows)
-    x_key, _ = axes(doc)
-    knee_lines = knees(doc, curve_list)
+        return ops_model.build_sweep(sweep, step_docs)
+    rounds = [step_row(step, step_docs.get(step.name)) for step in sweep.steps]
+    rows = repeated_rows(rounds) if sweep.repeat > 1 else rounds
+    curve_list = curves(sweep, rows)
+    x_key, _ = axes(sweep)
+    knee_lines = knees(sweep, curve_list)
     # a step cut short is no candidate: its curves leave it out too (curves())
     best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
                key=lambda r: r["reads_per_s"], default=None)
     sections = [
-        {"id": "sweep", "title": "Sweep", "pairs": _about(doc, rounds, step_docs)},
-        search_section(doc),
-        {"id": "summary", "title": "Summary", "tables": [_summary(doc, rows)]},
-        repeats_section(doc, rows),
-        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(doc, rounds)},
-        capacity_section.section(doc, curve_list, step_docs, capacity or doc.get("capacity"),
+        {"id": "sweep", "title": "Sweep", "pairs": _about(sweep, rounds, step_docs)},
+        search_section(sweep),
+        {"id": "summary", "title": "Summary", "tables": [_summary(sweep, rows)]},
+        repeats_section(sweep, rows),
+        {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(sweep, rounds)},
+        capacity_section.section(sweep, curve_list, step_docs, capacity or sweep.capacity,
                                  by_sessions=x_key == "threads_per_schema"),
     ]
     return {
         "format": FORMAT, "format_version": 1, "kind": "sweep",
-        "title": f"dbio sweep: {doc.get('label') or doc.get('created_at')}",
-        "run": {"status": doc.get("status"), "run_id": doc.get("created_at"), "dbio_version": doc.get("dbio_version")},
-        "headline_text": _search_text(doc) or _headline_text(best, rows),
+        "title": f"dbio sweep: {sweep.label or sweep.created_at}",
+        "run": {"status": sweep.status, "run_id": sweep.created_at, "dbio_version": sweep.dbio_version},
+        "headline_text": _search_text(sweep) or _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
-        "findings": _findings(doc, rounds, step_docs)[:20],
+        "findings": _findings(sweep, rounds, step_docs)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
-        "curves": {"x": _x_label(doc, x_key), "lines": curve_list},
+        "curves": {"x": _x_label(sweep, x_key), "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
     }
 
 
-def _answers(doc: dict[str, Any]) -> list[str]:
+def _answers(sweep: Sweep) -> list[str]:
     """sweep --objective: each searched combination's answer, named when there are several."""
-    answers = (doc.get("search") or {}).get("answers") or []
-    return [f"{a['group']}: {a['line']}" if a["group"] else a["line"] for a in answers]
+    answers = sweep.search.answers if sweep.search else ()
+    return [f"{a.group}: {a.line}" if a.group else a.line for a in answers]
 
 
-def _search_text(doc: dict[str, Any]) -> str | None:
-    return "; ".join(_answers(doc)) or None
+def _search_text(sweep: Sweep) -> str | None:
+    return "; ".join(_answers(sweep)) or None
 
 
-def search_section(doc: dict[str, Any]) -> dict[str, Any] | None:
+def search_section(doc: SweepDoc) -> dict[str, Any] | None:
     """sweep --objective: the objective, each answer, and the counts probed in the order the search ran them."""
-    find = doc.get("search")
+    sweep = sweep_of(doc)
+    find = sweep.search
     if not find:
         return None
-    slo = capacity_math.parse_slo(find["objective"])
-    schemas = (doc.get("base") or {}).get("schemas") or 1
-    order = [int(s["values"].get("threads_per_schema", 1)) * int(s["values"].get("schemas", schemas))
-             for s in doc["steps"] if s["status"] == "complete"]
+    slo = capacity_math.parse_slo(find.objective)
+    schemas = sweep.base.get("schemas") or 1
+    order = [int(s.values.get("threads_per_schema", 1)) * int(s.values.get("schemas", schemas))
+             for s in sweep.steps if s.status == "complete"]
     lines = [f"objective: {slo.text()} ({slo.label}), sessions doubled while it was met and reads/s grew by "
-             f"{100 * find['gain']:.0f}% or more (at most {find['max_sessions']}), then bisected to within "
-             f"{100 * find['resolution']:.0f}% (or adjacent counts); only a VALID step can meet it",
+             f"{100 * find.gain:.0f}% or more (at most {find.max_sessions}), then bisected to within "
+             f"{100 * find.resolution:.0f}% (or adjacent counts); only a VALID step can meet it",
              f"probed {len(order)} session counts in this order: {', '.join(str(n) for n in order)}"]
-    answers = _answers(doc)
+    answers = _answers(sweep)
     lines += [f"answer: {line}" for line in answers] or ["no answer yet: the search did not finish"]
     return {"id": "search", "title": "Search", "lines": lines}
 
@@ -259,17 +266,17 @@ def _complete(rows: list[dict[str, Any]]) -> int:
     return sum(1 for r in rows if r["status"] == "complete")
 
 
-def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]]) -> list[list[str]]:
+def _about(sweep: Sweep, rows: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]]) -> list[list[str]]:
     """The Sweep section: status, what varied and what stayed, where the time went, where it ran."""
     measured = sum(r["window_seconds"] or 0 for r in rows)
-    wall = doc.get("wall_seconds") or 0.0
-    base = doc.get("base") or {}
+    wall = sweep.wall_seconds
+    base = sweep.base
     pairs = [
-        ["Status", f"{str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps complete"],
-        ["Varied", ("; ".join(f"{k} = {', '.join(v)}" for k, v in doc.get("vary") or []) +
-                   (" (sessions doubled until reads/s stopped growing)" if doc.get("until_peak") else "") +
-                   (f" (sessions searched for the most reads/s within {doc['search']['objective']})"
-                    if doc.get("search") else "")).strip()],
+        ["Status", f"{str(sweep.status).upper()}: {_complete(rows)} of {len(rows)} steps complete"],
+        ["Varied", ("; ".join(f"{k} = {', '.join(v)}" for k, v in sweep.vary) +
+                   (" (sessions doubled until reads/s stopped growing)" if sweep.until_peak else "") +
+                   (f" (sessions searched for the most reads/s within {sweep.search.objective})"
+                    if sweep.search else "")).strip()],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit "
                   f"{base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after "
@@ -287,9 +294,9 @@ def _about(doc: dict[str, Any], rows: list[dict[str, Any]], step_docs: dict[str,
     return pairs
 
 
-def _summary(doc: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(sweep: Sweep, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One row per step: the knobs it varied (sessions apart), its sessions and its summary figures."""
-    knob_cols = [key for key, _ in doc.get("vary") or [] if key != "threads_per_schema"]
+    knob_cols = [key for key, _ in sweep.vary if key != "threads_per_schema"]
     raw = any(r["raw_reads_per_s"] is not None for r in rows)
     shown = SUMMARY + (RAW if raw else ())
     notes = ["Raw reads/s: fio's synchronous 8 KiB random reads of the same files right before the step, one job "
@@ -317,14 +324,14 @@ def _heading(fig: catalogue.Figure) -> str:
     return "Raw reads/s" if fig.name == "raw_reads_per_s" else fig.short or fig.label
 
 
-def _peak_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def _peak_lines(sweep: Sweep, rows: list[dict[str, Any]]) -> list[str]:
     return [f"peak: {r['step']}{' ' + verdict.INVALID_MARK if r['invalid'] else ''}, {r['reads_per_s']:,.0f} "
             f"reads/s at {r['sessions']} sessions: doubling the sessions added less than "
-            f"{100 * doc.get('peak_gain', 0.05):.0f}% of reads/s"
-            for step, r in zip(doc["steps"], rows) if step.get("peak") and r["reads_per_s"] is not None]
+            f"{100 * sweep.peak_gain:.0f}% of reads/s"
+            for step, r in zip(sweep.steps, rows) if step.peak and r["reads_per_s"] is not None]
 
 
-def _findings(doc: dict[str, Any], rows: list[dict[str, Any]],
+def _findings(sweep: Sweep, rows: list[dict[str, Any]],
               step_docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The steps' invalid results and warnings (dbio's own overhead apart), each kind said once with the
     steps it applies to (a sweep's page opened with sixteen boxes before any chart), the status first."""
@@ -342,9 +349,9 @@ def _findings(doc: dict[str, Any], rows: list[dict[str, Any]],
         also = "" if len(steps) == 1 else f" (as {steps[0]} said it; the others alike)"
         findings.append({"level": level, "code": code, "message": f"{where}: {found[0][1]}{also}"})
     findings.sort(key=lambda f: f["level"] != "invalid")
-    if doc.get("status") != "complete":
+    if sweep.status != "complete":
         findings.insert(0, {"level": "warning", "code": "status", "message":
-                            f"sweep {str(doc.get('status')).upper()}: {_complete(rows)} of {len(rows)} steps "
+                            f"sweep {str(sweep.status).upper()}: {_complete(rows)} of {len(rows)} steps "
                             "complete; finish it with dbio sweep --resume DIR"})
     return findings
 
@@ -361,10 +368,10 @@ def summary_lines(model: dict[str, Any]) -> list[str]:
     return [f"{model['run']['status']}: {model['headline_text']}", *model["knees"], *capacity]
 
 
-def _x_label(doc: dict[str, Any], key: str) -> str:
+def _x_label(sweep: Sweep, key: str) -> str:
     if key == "threads_per_schema":
         return "sessions"
-    return f"{key} (directories)" if key in (doc.get("counted") or ()) else key
+    return f"{key} (directories)" if key in sweep.counted else key
 
 
 def _places(row: dict[str, Any], key: str) -> int:

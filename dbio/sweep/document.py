@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbio import ops_result, result, file_formats
+from dbio import jsondoc, ops_result, result, sweep_records
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
+from dbio.sweep_records import FORMAT, FORMAT_VERSION, Sweep
 
-
-FORMAT = "dbio-sweep"
-FORMAT_VERSION = 1
+__all__ = ["FORMAT", "FORMAT_VERSION", "Sweep", "read", "read_sweep", "is_sweep", "load_steps", "write"]
 SWEEP_FILE = "sweep.json"
 REPORT_FILE = "sweep.txt"
 HTML_REPORT_FILE = "sweep.html"
@@ -24,28 +23,41 @@ def write(directory: Path, doc: dict[str, Any]) -> None:
 
 
 def read(directory: Path, *, trusted: bool = False) -> dict[str, Any]:
-    """sweep.json, checked against what resume and the reports read; one line naming the file and
-    what is wrong otherwise. trusted: only a file of the user running dbio, or root (a resume runs
-    the configuration it holds)."""
+    """sweep.json as a document (read_sweep's, checked), for the commands that resume and rewrite it."""
+    return read_sweep(directory, trusted=trusted).document
+
+
+_GIVEN = "give the directory a dbio sweep wrote"
+
+
+def read_sweep(directory: Path, *, trusted: bool = False) -> Sweep:
+    """sweep.json, typed by sweep_records.load (checked against what resume and the reports read); one
+    line naming the file and what is wrong otherwise. trusted: only a file of the user running dbio, or
+    root (a resume runs the configuration it holds)."""
     path = directory / SWEEP_FILE if directory.is_dir() else directory
-    given = "give the directory a dbio sweep wrote"
-    return result.load_document(path, FORMAT, FORMAT_VERSION, file_formats.sweep(FORMAT_VERSION), kind="sweep",
-                                hints=(given, given, "use the dbio that wrote it",
-                                       "restore the sweep.json dbio wrote, or start a new sweep"), trusted=trusted)
+    document = result.load(path, _GIVEN, trusted=trusted)
+    try:
+        return sweep_records.load(document)
+    except sweep_records.NotASweep:
+        raise UsageError(f"{path} is not a dbio sweep", _GIVEN) from None
+    except sweep_records.UnknownVersion as exc:
+        raise UsageError(f"{path} {exc}", "use the dbio that wrote it") from None
+    except jsondoc.Malformed as exc:
+        raise UsageError(f"{path}: {exc}", "restore the sweep.json dbio wrote, or start a new sweep") from None
 
 
 def is_sweep(path: Path) -> bool:
     return (path / SWEEP_FILE).exists() if path.is_dir() else path.name == SWEEP_FILE
 
 
-def load_steps(directory: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def load_steps(directory: Path, doc: sweep_records.Doc) -> dict[str, dict[str, Any]]:
     """The result of every step that wrote one, by step name."""
     out = {}
-    for step in doc["steps"]:
-        path = directory / step["name"] / result.RESULT_FILE
+    for step in sweep_records.of(doc).steps:
+        path = directory / step.name / result.RESULT_FILE
         if path.exists():
             try:
-                out[step["name"]] = ops_result.read(path) if ops_result.is_ops(path) else result.read(path)
+                out[step.name] = ops_result.read(path) if ops_result.is_ops(path) else result.read(path)
             except UsageError:
                 continue
     return out

@@ -235,11 +235,13 @@ def test_a_repeated_sweep_shows_each_step_s_median_and_spread():
 
 
 def test_a_step_whose_round_did_not_complete_says_so():
+    from dbio import sweep_records
     from dbio.report import sweep_model
 
     sweep, docs = _sweep({"01-t1": SAME_A, "02-t4": MORE_SESSIONS})
     sweep["steps"][-1]["status"] = "interrupted"
-    rows = sweep_model.repeated_rows([sweep_model.step_row(s, docs.get(s["name"])) for s in sweep["steps"]])
+    steps = sweep_records.of(sweep).steps
+    rows = sweep_model.repeated_rows([sweep_model.step_row(s, docs.get(s.name)) for s in steps])
     assert [(r["step"], r["status"], r["rounds_complete"]) for r in rows] == \
         [("01-t1", "complete", 3), ("02-t4", "interrupted", 2)]
     assert rows[1]["reads_per_s"] == (6120.0 + 5874.0) / 2  # the median of the rounds that completed

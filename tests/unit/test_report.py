@@ -183,6 +183,7 @@ def test_unknown_format_is_refused():
 
 
 def test_sweep_curves_order_values_with_units_by_size():
+    from dbio import sweep_records
     from dbio.report import sweep_model
 
     doc = {"vary": [["scale", ["100000", "1GiB", "4096"]]], "steps": [], "until_peak": False}
@@ -193,7 +194,7 @@ def test_sweep_curves_order_values_with_units_by_size():
         step_docs[name] = {"config": {"workload": {"scale": blocks, "sessions": 1}, "instance": {}},
                            "figures": {"window_seconds": 5, "load_profile": {"physical_reads_per_s": 1000.0 + i},
                                        "latency": {"avg_read_us": 100.0}}}
-    rows = [sweep_model.step_row(s, step_docs[s["name"]]) for s in doc["steps"]]
+    rows = [sweep_model.step_row(s, step_docs[s.name]) for s in sweep_records.of(doc).steps]
     (curve,) = sweep_model.curves(doc, rows)
     assert [p["x"] for p in curve["points"]] == [4096, 100000, 131072]  # by size, not as text
 
