@@ -59,11 +59,13 @@ class Config:
     workload: Mapping[str, Any]
     run: Mapping[str, Any]
     connection: Mapping[str, Any]
+    instance: Mapping[str, Any]  # the engine's own record of its [instance] options (a sweep's layout knobs)
 
     @classmethod
     def of(cls, value: Any) -> Config:
         c = _mapping(value)
-        return cls(_mapping(c.get("workload")), _mapping(c.get("run")), _mapping(c.get("connection")))
+        return cls(_mapping(c.get("workload")), _mapping(c.get("run")), _mapping(c.get("connection")),
+                   _mapping(c.get("instance")))
 
     @property
     def sessions(self) -> int:

@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from dbio.report.tables import table
 from dbio.stats import capacity, catalogue, cost
-from dbio.stats.counters import get
+from dbio.result_records import Result
 from dbio.sweep_records import Sweep
 
 
@@ -24,7 +24,7 @@ def storage_points(curve: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in curve["points"] if not p.get("invalid")]
 
 
-def section(sweep: Sweep, curves: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]],
+def section(sweep: Sweep, curves: list[dict[str, Any]], results: Mapping[str, Result],
             request: dict[str, Any] | None, by_sessions: bool) -> dict[str, Any] | None:
     """None when nothing was asked; the request was checked when it was given (sweep, report)."""
     if not requested(request):
@@ -37,17 +37,17 @@ def section(sweep: Sweep, curves: list[dict[str, Any]], step_docs: dict[str, dic
     gain = sweep.knee_gain
     lines, tables = [], []
     for curve in curves:
-        points = [_point(p["step"], step_docs.get(p["step"]) or {}, slo) for p in storage_points(curve)]
+        points = [_point(p["step"], results.get(p["step"]), slo) for p in storage_points(curve)]
         prefix = f"{curve['label']}: " if curve["label"] != "all steps" else ""
         if request.get("target_iops") or slo is not None:
             lines += [prefix + line for line in capacity.statements(points, request.get("target_iops"), slo, gain)]
         if request.get("prices"):
-            tables.append(_cost_table(curve["label"], points, step_docs, cost.Prices(**request["prices"])))
+            tables.append(_cost_table(curve["label"], points, results, cost.Prices(**request["prices"])))
     return {"id": "capacity", "title": "Capacity and queueing", "lines": lines, "tables": tables}
 
 
-def _point(step: str, doc: dict[str, Any], slo: capacity.Slo | None) -> capacity.Point:
-    f = catalogue.figures_of(doc)
+def _point(step: str, result: Result | None, slo: capacity.Slo | None) -> capacity.Point:
+    f = dict(result.figures) if result else {}
     iops = catalogue.value(f, "total_requests_per_s")
     if iops is None:
         iops = catalogue.value(f, "reads_per_s") or 0.0
@@ -56,17 +56,17 @@ def _point(step: str, doc: dict[str, Any], slo: capacity.Slo | None) -> capacity
     device = devices.get(name) or {} if name else {}
     completions = [device.get("reads_per_s"), device.get("writes_per_s")]
     return capacity.Point(
-        step=step, sessions=get(doc, "config", "workload", "sessions") or 0, iops=iops,
+        step=step, sessions=result.config.sessions if result else 0, iops=iops,
         read_us=catalogue.value(f, "avg_read_us"), slo_us=catalogue.value(f, slo.figure) if slo else None,
         device=name, device_iops=sum(c for c in completions if c is not None) if name else None,
         busy_pct=device.get("utilization_pct"), device_queue=device.get("avg_queue"),
         reads_per_s=catalogue.value(f, "reads_per_s"))
 
 
-def _cost_table(label: str, points: list[capacity.Point], step_docs: dict[str, dict[str, Any]],
+def _cost_table(label: str, points: list[capacity.Point], results: Mapping[str, Result],
                 prices: cost.Prices) -> dict[str, Any]:
-    data_bytes = next((get(step_docs.get(p.step) or {}, "setup", "loaded_bytes") for p in points
-                       if get(step_docs.get(p.step) or {}, "setup", "loaded_bytes")), None)
+    loaded = (result.setup.loaded_bytes for p in points if (result := results.get(p.step)))
+    data_bytes = next((size for size in loaded if size), None)
     rows = cost.rows(((p.step, p.sessions, p.iops) for p in sorted(points, key=lambda p: p.sessions)), data_bytes,
                      prices)
     money = f"cost/month ({prices.currency})" if prices.currency else "cost/month"

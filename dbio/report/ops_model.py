@@ -3,7 +3,7 @@ models every renderer shows (pure; figures read through the catalogue's OPS_FIGU
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from dbio import sweep_records
 from dbio.report import fmt
@@ -178,7 +178,7 @@ def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
 
 # -- a sweep whose steps are an operation (dbio sweep --op) ----------------------------------------
 
-def build_sweep(doc: sweep_records.Doc, step_docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """One row per step: the knobs it varied, its status and the operation's figures."""
     sweep = sweep_records.of(doc)
     operation = _operation_of(sweep)

@@ -7,15 +7,16 @@ varied knobs is one curve.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
+from dbio import result_records
 from dbio.report import capacity_section, verdict, words
+from dbio.result_records import Result
 from dbio.sweep_records import Doc as SweepDoc, Step, Sweep, of as sweep_of
 from dbio.report.tables import table
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue, spread
 from dbio.stats import knee as knee_math
-from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
 FORMAT = "dbio-sweep-report"
@@ -31,18 +32,19 @@ RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's 
 CPU_WAIT = catalogue.figure("cpu_wait_in_read_us")
 
 
-def step_row(step: Step, doc: dict[str, Any] | None) -> dict[str, Any]:
-    """The figures of one step a sweep compares (pure)."""
-    w = get(doc or {}, "config", "workload") or {}
-    resolved = {**w, **(get(doc or {}, "config", "instance") or {})}
+def step_row(step: Step, doc: result_records.Doc | None) -> dict[str, Any]:
+    """The figures of one step a sweep compares (pure); doc: its result, when it wrote one."""
+    r = result_records.of(doc) if doc else None
+    w = r.config.workload if r else {}
+    resolved = {**w, **(r.config.instance if r else {})}
     return {
         "step": step.name, "status": step.status, "values": step.values,
         "group": step.group, "round": step.round,  # sweep --repeat: its rounds
         "resolved": {k: resolved.get(k) for k in step.values},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
-        "invalid": bool(verdict.invalid(doc)) if doc else False,  # its reads not shown to be storage's
-        "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
-        **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
+        "invalid": bool(verdict.invalid(r)) if r else False,  # its reads not shown to be storage's
+        "caveats": verdict.reads_caveats(r) if r else [],  # what its reads/s is besides the storage's
+        **catalogue.values(dict(r.figures) if r else {}, STEP_FIGURES),
     }
 
 
@@ -167,15 +169,16 @@ def knees(doc: SweepDoc, curve_list: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build(doc: SweepDoc, step_docs: dict[str, dict[str, Any]],
-          capacity: dict[str, Any] | None = None) -> dict[str, Any]:
-    """capacity: a target, objective and prices (report --target-iops ...) over those the sweep was run with."""
+def build(doc: SweepDoc, step_docs: Mapping[str, Any], capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """step_docs: each step's result by its name (an operation's, dbio-ops, in a sweep --op); capacity: a
+    target, objective and prices (report --target-iops ...) over those the sweep was run with."""
     sweep = sweep_of(doc)
     if sweep.operation:  # each step a maintenance operation (sweep --op): its own figures
         from dbio.report import ops_model
 
         return ops_model.build_sweep(sweep, step_docs)
-    rounds = [step_row(step, step_docs.get(step.name)) for step in sweep.steps]
+    results = {name: result_records.of(d) for name, d in step_docs.items() if d}  # typed once, each read often
+    rounds = [step_row(step, results.get(step.name)) for step in sweep.steps]
     rows = repeated_rows(rounds) if sweep.repeat > 1 else rounds
     curve_list = curves(sweep, rows)
     x_key, _ = axes(sweep)
@@ -184,12 +187,12 @@ def build(doc: SweepDoc, step_docs: dict[str, dict[str, Any]],
     best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
                key=lambda r: r["reads_per_s"], default=None)
     sections = [
-        {"id": "sweep", "title": "Sweep", "pairs": _about(sweep, rounds, step_docs)},
+        {"id": "sweep", "title": "Sweep", "pairs": _about(sweep, rounds, results)},
         search_section(sweep),
         {"id": "summary", "title": "Summary", "tables": [_summary(sweep, rows)]},
         repeats_section(sweep, rows),
         {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(sweep, rounds)},
-        capacity_section.section(sweep, curve_list, step_docs, capacity or sweep.capacity,
+        capacity_section.section(sweep, curve_list, results, capacity or sweep.capacity,
                                  by_sessions=x_key == "threads_per_schema"),
     ]
     return {
@@ -198,7 +201,7 @@ def build(doc: SweepDoc, step_docs: dict[str, dict[str, Any]],
         "run": {"status": sweep.status, "run_id": sweep.created_at, "dbio_version": sweep.dbio_version},
         "headline_text": _search_text(sweep) or _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
-        "findings": _findings(sweep, rounds, step_docs)[:20],
+        "findings": _findings(sweep, rounds, results)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": _x_label(sweep, x_key), "lines": curve_list},
         "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
@@ -235,12 +238,11 @@ def search_section(doc: SweepDoc) -> dict[str, Any] | None:
     return {"id": "search", "title": "Search", "lines": lines}
 
 
-def _server_facts(step_docs: dict[str, dict[str, Any]]) -> list[str]:
+def _server_facts(results: Mapping[str, Result]) -> list[str]:
     """The engine's buffer cache and direct I/O, as every step's server had them (a fact that
     varied is in the Varied line, not here)."""
-    docs = list(step_docs.values())
-    caches = {(words.cache_name(d), catalogue.value(catalogue.figures_of(d), "cache_bytes")) for d in docs}
-    direct = {get(d, "capabilities", "direct_io") for d in docs}
+    caches = {(words.cache_name(r), catalogue.value(r.figures, "cache_bytes")) for r in results.values()}
+    direct = {r.capabilities.get("direct_io") for r in results.values()}
     out = []
     if len(caches) == 1:
         name, cache = next(iter(caches))
@@ -266,7 +268,7 @@ def _complete(rows: list[dict[str, Any]]) -> int:
     return sum(1 for r in rows if r["status"] == "complete")
 
 
-def _about(sweep: Sweep, rows: list[dict[str, Any]], step_docs: dict[str, dict[str, Any]]) -> list[list[str]]:
+def _about(sweep: Sweep, rows: list[dict[str, Any]], results: Mapping[str, Result]) -> list[list[str]]:
     """The Sweep section: status, what varied and what stayed, where the time went, where it ran."""
     measured = sum(r["window_seconds"] or 0 for r in rows)
     wall = sweep.wall_seconds
@@ -281,16 +283,15 @@ def _about(sweep: Sweep, rows: list[dict[str, Any]], step_docs: dict[str, dict[s
                   f"{base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after "
                   f"{format_duration(base.get('warmup') or 0)}"
-                  f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(step_docs))],
+                  f" of warm-up" + "".join(f", {fact}" for fact in _server_facts(results))],
         ["Time", f"{format_duration(wall)} in all, {format_duration(measured)} of it measured: "
                  f"{format_duration(max(0.0, wall - measured))} of warm-up, starts and restarts"],
     ]
-    first_doc = next((step_docs[r["step"]] for r in rows if r["step"] in step_docs), None)
-    if first_doc:
-        env = first_doc.get("environment") or {}
-        pairs.append(["Server", get(env, "server", "description") or "-"])
-        host = env.get("host") or {}
-        pairs.append(["Host", f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs"])
+    first = next((results[r["step"]] for r in rows if r["step"] in results), None)
+    if first:
+        env = first.environment
+        pairs.append(["Server", env.server.get("description") or "-"])
+        pairs.append(["Host", f"{env.host.get('cpu_model', '-')}, {env.host.get('cpus', '-')} CPUs"])
     return pairs
 
 
@@ -332,14 +333,14 @@ def _peak_lines(sweep: Sweep, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _findings(sweep: Sweep, rows: list[dict[str, Any]],
-              step_docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+              results: Mapping[str, Result]) -> list[dict[str, Any]]:
     """The steps' invalid results and warnings (dbio's own overhead apart), each kind said once with the
     steps it applies to (a sweep's page opened with sixteen boxes before any chart), the status first."""
     grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for r in rows:
-        step_doc = step_docs.get(r["step"])
-        if step_doc:
-            for f in verdict.findings(step_doc):
+        step_result = results.get(r["step"])
+        if step_result:
+            for f in verdict.findings(step_result):
                 if f.level in ("invalid", "warning") and f.code != "overhead":
                     grouped.setdefault((f.level, f.code), []).append((r["step"], f.message))
     findings = []
