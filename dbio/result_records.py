@@ -118,6 +118,22 @@ class Histograms:
 
 
 @dataclass(frozen=True)
+class Stopped:
+    """A node whose server stopped during the run (lost): when, why, and how much of the window its figures cover."""
+    since_start: float | None  # seconds after the start (negative: before it)
+    reason: str | None
+    figures_cover_seconds: float | None
+
+    @classmethod
+    def of(cls, value: Any) -> Stopped | None:
+        """None for a node that did not stop (nothing, or an empty record, written)."""
+        s = _mapping(value)
+        if not s:
+            return None
+        return cls(_number(s.get("since_start")), s.get("reason"), _number(s.get("figures_cover_seconds")))
+
+
+@dataclass(frozen=True)
 class Node:
     """One server of the run: its own figures, and whether it stopped (`stopped`: when and why)."""
     name: str
@@ -125,7 +141,7 @@ class Node:
     engine: str | None
     figures: Mapping[str, Any] | None
     capabilities: Mapping[str, Any] | None
-    stopped: Mapping[str, Any] | None
+    stopped: Stopped | None
     start: Mapping[str, Any] | None
     server: Mapping[str, Any]  # its server as probed: description, identity
     sessions: Mapping[str, Any]  # which of the run's sessions it had (ranges, update_capable)
@@ -137,9 +153,14 @@ class Node:
     def of(cls, value: Mapping[str, Any]) -> Node:
         return cls(name=value["name"], role=value.get("role"), engine=value.get("engine"),
                    figures=value.get("figures"), capabilities=value.get("capabilities"),
-                   stopped=value.get("stopped"), start=value.get("start"), server=_mapping(value.get("server")),
-                   sessions=_mapping(value.get("sessions")), weight=_number(value.get("weight")),
-                   waits=Waits.of(value.get("waits")), raw=value)
+                   stopped=Stopped.of(value.get("stopped")), start=value.get("start"),
+                   server=_mapping(value.get("server")), sessions=_mapping(value.get("sessions")),
+                   weight=_number(value.get("weight")), waits=Waits.of(value.get("waits")), raw=value)
+
+    @property
+    def replication(self) -> Mapping[str, Any]:
+        """A standby's WAL received and replay lag, as it saw itself (empty for a primary)."""
+        return _mapping(_mapping(self.figures).get("replication"))
 
 
 @dataclass(frozen=True)

@@ -83,8 +83,8 @@ def short_window(r: Result) -> Finding | None:
     if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
         why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
     for node in r.nodes:
-        if isinstance(node.stopped, dict):
-            why.append(node_verdicts.stopped_briefly(dict(node.raw), r.config.warmup))
+        if node.stopped:
+            why.append(node_verdicts.stopped_briefly(node, r.config.warmup))
     told = f": {'; '.join(why)}" if why else ""
     return _found("invalid", "short_window", f"the measured window lasted {window:.2f} s of the {asked:g} s asked"
                                              f"{told}; its figures are no rate over the run asked: run again",

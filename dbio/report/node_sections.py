@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from dbio.report import node_verdicts
 from dbio.report.tables import table
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Doc, Node, Result, of
 from dbio.stats import catalogue
 
 COLUMNS = catalogue.figures("reads_per_s", "writes_per_s", "avg_read_us", "select_p99_us", "statements_per_s",
@@ -28,21 +28,21 @@ REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", 
 
 def section(doc: Doc) -> dict[str, Any] | None:
     r = of(doc)
-    nodes = [dict(n.raw) for n in r.nodes]
+    nodes = r.nodes
     if len(nodes) < 2:
         return None
     sessions: dict[Any, int] = {}
     for s in r.sessions:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
-    rows = [[n["name"], _role(n), sessions.get(n["name"]), *_values(n.get("figures")),
-             _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
+    rows = [[n.name, _role(n), sessions.get(n.name), *_values(n.figures), _top_event(n.waits.counts)]
+            for n in nodes]
     rows.append(["total", None, len(r.sessions) or None, *_values(dict(r.figures)),
                  _top_event(r.waits.counts)])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
     notes += [_describe(n) for n in nodes]
     notes += _cluster_notes(r)
-    missing = [n["name"] for n in nodes if not n.get("figures")]
+    missing = [n.name for n in nodes if not n.figures]
     if missing:
         notes.append(f"No figures for {', '.join(missing)}: which session ran where was not recorded.")
     tables = [table("nodes", f"{len(nodes)} nodes",
@@ -64,9 +64,9 @@ def per_node(doc: Doc) -> list[dict[str, Any]]:
         f = dict(node.figures or {})
         rows = [[theme, fig.label, {"value": fig.value(f), "kind": fig.kind}, fig.unit]
                 for theme, names in INSTANCE for fig in catalogue.figures(*names) if fig.value(f) is not None]
-        notes = [_describe(dict(node.raw))]
+        notes = [_describe(node)]
         if node.stopped:
-            notes.append(node_verdicts.stopped(dict(node.raw), r.config.warmup))
+            notes.append(node_verdicts.stopped(node, r.config.warmup))
         if node.start:
             notes.append(f"Clock offset from this host {_ms(node.start.get('clock_offset_s'))}, start "
                          f"{_ms(node.start.get('start_skew_s'))} from the agreed instant.")
@@ -77,14 +77,14 @@ def per_node(doc: Doc) -> list[dict[str, Any]]:
     return out
 
 
-def _describe(node: dict[str, Any]) -> str:
+def _describe(node: Node) -> str:
     """A node's server, and which sessions ran there (with its weight when it had one that mattered)."""
-    text = f"{node['name']}: {(node.get('server') or {}).get('description') or '-'}"
-    sessions = node.get("sessions") or {}
+    text = f"{node.name}: {node.server.get('description') or '-'}"
+    sessions = node.sessions
     if sessions.get("ranges"):
         text += f"; sessions {sessions['ranges']}"
-    if node.get("weight") not in (None, 1.0):
-        text += f" (weight {node['weight']:g})"
+    if node.weight not in (None, 1.0):
+        text += f" (weight {node.weight:g})"
     if sessions.get("update_capable") is False:
         text += "; read-only: its sessions ran the loop without UPDATEs"
     return text
@@ -109,12 +109,12 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{1000 * seconds:+.1f} ms"
 
 
-def _replication(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _replication(nodes: tuple[Node, ...]) -> dict[str, Any] | None:
     """Each standby's WAL received and how far its replay lagged (read on the standby)."""
-    standbys = [n for n in nodes if (n.get("figures") or {}).get("replication")]
+    standbys = [n for n in nodes if n.replication]
     if not standbys:
         return None
-    rows = [[n["name"], *[c.value(n["figures"]) for c in REPLICATION], node_verdicts.lagging(n) and "lagging"
+    rows = [[n.name, *[c.value(n.figures) for c in REPLICATION], node_verdicts.lagging(n) and "lagging"
              or "kept up"] for n in standbys]
     return table("replication", "Replication (each standby, as it saw itself)",
                  ["Node", *[f"{c.label} ({c.unit})" for c in REPLICATION], "Verdict"],
@@ -124,15 +124,14 @@ def _replication(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
                   f"or {node_verdicts.LAG_MIB_LIMIT:g} MiB."])
 
 
-def _role(node: dict[str, Any]) -> str | None:
-    stopped = node.get("stopped")
-    if not stopped:
-        return node.get("role")
-    since = stopped.get("since_start")
-    return f"{node.get('role')}, stopped" + (f" +{since:.1f} s" if since is not None else "")
+def _role(node: Node) -> str | None:
+    if not node.stopped:
+        return node.role
+    since = node.stopped.since_start
+    return f"{node.role}, stopped" + (f" +{since:.1f} s" if since is not None else "")
 
 
-def _values(figures: dict[str, Any] | None) -> list[Any]:
+def _values(figures: Mapping[str, Any] | None) -> list[Any]:
     return [c.value(figures) if figures else None for c in COLUMNS]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Doc, Node, Result, of
 from dbio.stats.catalogue import value
 
 LAG_SECONDS_LIMIT = 1.0  # a standby whose replay fell this far behind read data older than its primary's
@@ -25,8 +25,8 @@ def node_findings(doc: Doc, rules: tuple[Callable[[Result], Any], ...],
     out = []
     for node in result.nodes:
         if node.stopped:
-            out.append(make("warning", "node_stopped", stopped(dict(node.raw), result.config.warmup),
-                            "window_seconds", node.stopped.get("figures_cover_seconds")))
+            out.append(make("warning", "node_stopped", stopped(node, result.config.warmup),
+                            "window_seconds", node.stopped.figures_cover_seconds))
         if not node.figures:
             continue
         view = result.node_view(node)  # the node's own facts too (a merge's nodes are hosts)
@@ -35,23 +35,17 @@ def node_findings(doc: Doc, rules: tuple[Callable[[Result], Any], ...],
             if found is not None:
                 out.append(make(found.level, f"node_{found.code}", f"{node.name}: {found.message}",
                                 found.figure, found.value))
-        lag = lagging(dict(node.raw))
+        lag = lagging(node)
         if lag is not None:
             out.append(make("warning", "node_lagging_standby", lag, "replication.replay_lag_seconds_max",
                             value(dict(node.figures), "replay_lag_seconds_max")))
     return out
 
 
-def warmup_of(doc: dict[str, Any]) -> float | None:
-    """The warm-up the run was given (seconds), when its configuration says."""
-    return ((doc.get("config") or {}).get("workload") or {}).get("warmup")
-
-
-def stopped_briefly(node: dict[str, Any], warmup: float | None = None) -> str:
-    """'node2 stopped during the warm-up (why)'."""
-    info = node["stopped"]
-    since = info.get("since_start")
-    if not isinstance(since, (int, float)):
+def stopped_briefly(node: Node, warmup: float | None = None) -> str:
+    """'node2 stopped during the warm-up (why)' (a node that did not stop: 'during the run')."""
+    since = node.stopped.since_start if node.stopped else None
+    if since is None:
         when = "during the run"
     elif since < 0:
         when = "before the start"
@@ -59,23 +53,24 @@ def stopped_briefly(node: dict[str, Any], warmup: float | None = None) -> str:
         when = "during the warm-up"
     else:
         when = f"+{since:.1f} s after the start"
-    return f"{node['name']} stopped {when} ({info.get('reason') or 'no reason recorded'})"
+    reason = node.stopped.reason if node.stopped else None
+    return f"{node.name} stopped {when} ({reason or 'no reason recorded'})"
 
 
-def stopped(node: dict[str, Any], warmup: float | None = None) -> str:
+def stopped(node: Node, warmup: float | None = None) -> str:
     """A node whose server stopped during the run, in words (before the start or in the warm-up said so)."""
-    covers = node["stopped"].get("figures_cover_seconds")
+    covers = node.stopped.figures_cover_seconds if node.stopped else None
     return (f"{stopped_briefly(node, warmup)}: the other nodes finished "
             f"the window; its figures cover {'its first ' + format(covers, '.1f') + ' s' if covers else 'none'} of "
             "it, and the run's totals are partial (they hold its work up to its last reading only)")
 
 
-def lagging(node: dict[str, Any]) -> str | None:
+def lagging(node: Node) -> str | None:
     """A standby whose replay fell behind in the window, in words; None when it kept up."""
-    f = node.get("figures")
+    f = node.figures
     seconds, mib = value(f, "replay_lag_seconds_max"), value(f, "replay_lag_mib_max")
     if (seconds is None or seconds <= LAG_SECONDS_LIMIT) and (mib is None or mib <= LAG_MIB_LIMIT):
         return None
     parts = [f"{seconds:.1f} s" if seconds is not None else None, f"{mib:,.1f} MiB of WAL" if mib is not None else None]
-    return (f"{node['name']} (standby) fell behind its primary by up to {' and '.join(p for p in parts if p)}: its "
+    return (f"{node.name} (standby) fell behind its primary by up to {' and '.join(p for p in parts if p)}: its "
             "sessions read older data than the primary's, and replay shared its device and CPU with them")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import report
+from dbio import report, result_records
 from dbio import result as results
 from dbio.commands import run as run_command
 from dbio.config import Sources, load_config
@@ -201,7 +201,7 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
     assert "s (standby) fell behind its primary by up to 3.5 s and 2.0 MiB" in found["node_lagging_standby"].message
     assert not any(f.message.startswith("p:") for f in found.values())
     kept_up = _two_nodes({"replication": {"replay_lag_mib_max": 0.5, "replay_lag_seconds_max": 0.2}})
-    assert node_verdicts.lagging(kept_up["nodes"][1]) is None
+    assert node_verdicts.lagging(result_records.Node.of(kept_up["nodes"][1])) is None
     section = node_sections.section(doc)
     notes = " ".join(section["tables"][0]["notes"])
     assert "s: - ; sessions 2" not in notes and "sessions 2 (weight 2); read-only" in notes
@@ -275,13 +275,14 @@ def test_a_standby_without_this_dbio_s_loop_is_refused_with_the_fix(tmp_path, mo
 
 def test_a_node_lost_before_the_start_or_in_the_warm_up_is_said_in_words():
     """It read "node2 stopped +-1.0 s after the start" for a node frozen before the start."""
-    from dbio.report.node_verdicts import stopped, warmup_of
+    from dbio.report.node_verdicts import stopped
 
     def node(since):
-        return {"name": "node2", "stopped": {"since_start": since, "reason": "frozen", "figures_cover_seconds": None}}
+        return result_records.Node.of({"name": "node2", "stopped": {"since_start": since, "reason": "frozen",
+                                                                    "figures_cover_seconds": None}})
 
-    doc = {"config": {"workload": {"warmup": 2.0}}}
-    assert warmup_of(doc) == 2.0 and warmup_of({}) is None
+    assert result_records.of({"config": {"workload": {"warmup": 2.0}}}).config.warmup == 2.0
+    assert result_records.of({}).config.warmup is None
     assert stopped(node(-1.0), 2.0).startswith("node2 stopped before the start (frozen)")
     assert stopped(node(0.4), 2.0).startswith("node2 stopped during the warm-up")
     assert stopped(node(3.25), 2.0).startswith("node2 stopped +3.2 s after the start")

@@ -189,3 +189,18 @@ def test_a_storage_of_the_data_directory_alone_has_no_layout_of_its_own():
 def test_a_result_without_a_baseline_has_none():
     assert of({"format": "dbio-result"}).baseline is None
     assert of({"format": "dbio-result", "baseline": ["fio"]}).baseline is None
+
+
+def test_a_node_is_typed_leniently_where_its_reports_were():
+    from dbio.result_records import Node
+
+    stopped = Node.of({"name": "n2", "role": "standby", "stopped": {"since_start": 3.5, "reason": "frozen",
+                                                                     "figures_cover_seconds": "x"},
+                       "figures": {"replication": {"replay_lag_seconds_max": 2.0}}, "weight": True})
+    assert stopped.stopped is not None
+    assert (stopped.stopped.since_start, stopped.stopped.reason, stopped.stopped.figures_cover_seconds) == \
+        (3.5, "frozen", None)
+    assert stopped.replication == {"replay_lag_seconds_max": 2.0} and stopped.weight is None
+    for nothing in ({}, None, "stopped"):  # nothing written, or no record of a stop: the node did not stop
+        kept = Node.of({"name": "n1", "role": "primary", "stopped": nothing, "figures": {"replication": 5}})
+        assert kept.stopped is None and kept.replication == {}
