@@ -14,7 +14,7 @@ from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, ui_of
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config
 from dbio.errors import UsageError
-from dbio.options import LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
 @click.command("quickstart")
 @click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
@@ -106,7 +106,7 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
 
 @click.command("ops")
 @click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
-@click.option("--target", type=click.Path(path_type=Path), default=None,
+@click.option("--target", "destination", type=click.Path(path_type=Path), default=None,
               help="backup: an empty or new directory for the base backup (checked before anything starts).")
 @click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
                                                           "[default: 256MB].")
@@ -123,14 +123,15 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                                             "pg_basebackup's online one.")
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
-def ops_command(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
+def ops_command(ctx: click.Context, config: Config, operation: str, destination: Path | None, wal: str | None,
                 dirty: str | None, baseline: bool, cold: bool, changes: int | None = None, **_: Any) -> None:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
     from dbio.commands import ops as ops_run
 
-    document = ops_run.ops(config, ui_of(ctx), ops_run.request(operation, target, wal, dirty, baseline, cold, changes))
+    document = ops_run.ops(config, ui_of(ctx), ops_run.request(operation, destination, wal, dirty, baseline, cold,
+                                                                  changes))
     for line in ops_run.summary_lines(document):
         ui_of(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":

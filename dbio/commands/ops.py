@@ -1,6 +1,6 @@
 """dbio ops OPERATION: maintenance work timed as a workload (the white paper's load, index creation,
 backup and crash recovery, and a checkpoint), each with the figures of every device that holds its
-source or its target and the host's CPU, written as a result (ops_result.py) that dbio report and
+source or its destination and the host's CPU, written as a result (ops_result.py) that dbio report and
 dbio compare read.
 
 Everything an operation needs is checked before anything is created or changed; the engine does
@@ -24,7 +24,7 @@ from dbio import report as reports
 from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import dataset, ops_target, run_files
+from dbio.commands import backup_destination, dataset, run_files
 from dbio.commands.run import run_directory
 from dbio.config import Config
 from dbio.engines.base import timed_operations
@@ -45,7 +45,7 @@ class Request:
     """What was asked on the command line, checked (sizes in bytes)."""
 
     operation: str
-    target: Path | None = None
+    destination: Path | None = None  # backup: where it is written (--target)
     wal_bytes: int | None = None
     dirty_bytes: int | None = None
     baseline: bool = False
@@ -53,15 +53,15 @@ class Request:
     changes_per_block: int = 1  # recovery: 1, first changes (full-page images); more, redo reads blocks back
 
     def asked(self) -> dict[str, Any]:
-        return {"target": None if self.target is None else str(self.target), "wal_bytes": self.wal_bytes,
+        return {"target": None if self.destination is None else str(self.destination), "wal_bytes": self.wal_bytes,
                 "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None,
                 "changes_per_block": self.changes_per_block if self.operation == "recovery" else None}
 
 
-def request(operation: str, target: Path | None, wal: str | None, dirty: str | None, baseline: bool,
+def request(operation: str, destination: Path | None, wal: str | None, dirty: str | None, baseline: bool,
             cold: bool = False, changes: int | None = None) -> Request:
     """The options of one operation, each refused in one line when it does not belong or is wrong."""
-    given = {"--target": target is not None, "--wal": wal is not None, "--dirty": dirty is not None,
+    given = {"--target": destination is not None, "--wal": wal is not None, "--dirty": dirty is not None,
              "--baseline": baseline, "--cold": cold, "--changes-per-block": changes is not None}
     belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal", "--changes-per-block"},
                "checkpoint": {"--dirty"}}
@@ -72,9 +72,9 @@ def request(operation: str, target: Path | None, wal: str | None, dirty: str | N
                          "--dirty for checkpoint")
     if baseline:
         fio.find()  # one line naming the package when it is missing, before anything runs
-    if operation == "backup" and target is None:
+    if operation == "backup" and destination is None:
         raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
-    return Request(operation, ops_target.check_shape(target) if target is not None else None,
+    return Request(operation, backup_destination.check_shape(destination) if destination is not None else None,
                    _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
                    _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
                    changes or 1)
@@ -92,7 +92,7 @@ def _size(flag: str, text: str | None, default: int) -> int:
     return value
 
 
-SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's target is one directory, a load replaces the data set
+SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's destination is one directory, a load replaces the data set
 
 
 def sweep_op(text: str) -> dict[str, Any]:
@@ -229,8 +229,9 @@ def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
         record = operations.loaded(conn) if req.operation != "load" else None
         places = operations.places(conn, info.caps.data_directory if info.caps.local else None)
         if req.operation == "backup":
-            ops_target.check_room(req.target, operations.dataset_bytes(conn), [p for ps in places.values() for p in ps])
-            places["target"] = [str(req.target)]
+            backup_destination.check_room(req.destination, operations.dataset_bytes(conn),
+                                          [p for ps in places.values() for p in ps])
+            places["target"] = [str(req.destination)]  # the result's word for it
         elif req.operation == "recovery":
             operations.check_wal_room(req.wal_bytes)
         elif req.operation == "checkpoint":
@@ -249,7 +250,7 @@ def _run(req: Request, p: Prepared, readings: Readings, config: Config, ui: UI) 
         return _load(p, readings, config, ui)
     p.conn.close()  # the others stop, restart or reconnect the server themselves
     if req.operation == "backup":
-        return p.operations.backup(req.target, readings.window, cold=req.cold)
+        return p.operations.backup(req.destination, readings.window, cold=req.cold)
     if req.operation == "recovery":
         return p.operations.recovery(p.record, req.wal_bytes, readings.window, req.changes_per_block)
     return p.operations.checkpoint(p.record, req.dirty_bytes, readings.window)
@@ -282,7 +283,8 @@ def _sequential(p: Prepared, ui: UI) -> float:
 
 
 def _roles(places: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Block device -> what it holds of the operation (data, wal, tablespace, target)."""
+    """Block device -> what it holds of the operation (data, wal, tablespace, target: the backup's
+    destination, the result's word for it)."""
     out: dict[str, list[str]] = {}
     for role, paths in places.items():
         for path in paths:

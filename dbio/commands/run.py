@@ -17,7 +17,7 @@ from dbio.commands import baseline as baselines
 from dbio.commands import external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
