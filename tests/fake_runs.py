@@ -29,7 +29,8 @@ def run_config(tmp_path: Path, **cli):
 
 
 def run_loaded(tmp_path: Path, engine: FakeEngine, **cli) -> run_command.RunResult:
-    """A run on engine's fake server, loaded first (a load there is only its record)."""
+    """A run on engine's fake server, loaded first (a load there is only its record), in its server's time (virtual
+    for a FakeEngine(time=VirtualTime()): the run takes no wall time)."""
     config = run_config(tmp_path, **cli)
     conn = engine.connect("fake:", application_name="test")
     record = engine.begin_setup(conn, SetupSpec(2000, 1, 0, config.workload.key_order), setup_id="s1",
@@ -38,4 +39,5 @@ def run_loaded(tmp_path: Path, engine: FakeEngine, **cli) -> run_command.RunResu
     engine.close(conn)
     directory = run_command.run_directory(config)
     target = Target(engine, "fake:", None)
-    return run_command.run_on([target], config, UI(quiet=True), directory, make_plan(config.workload, 1))
+    return run_command.run_on([target], config, UI(quiet=True), directory, make_plan(config.workload, 1),
+                              clock=engine.time)

@@ -23,6 +23,7 @@ from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
 from dbio.report import baseline_section, verdict, words
 from dbio.run import abandoned, assemble, manifest, disk_guard, runner
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
 from dbio.run import session_placement
@@ -145,9 +146,11 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
 
 
 def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan, *,
-           baseline: baselines.Request | None = None, unique: bool = True) -> RunResult:
+           baseline: baselines.Request | None = None, unique: bool = True,
+           clock: TimeSource = REAL_TIME) -> RunResult:
     """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports.
-    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it."""
+    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it. clock: as
+    in measure."""
     if baseline is not None and len(found) > 1:
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
@@ -184,7 +187,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
                    baseline=None if raw is None else raw[1],
                    baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=room_paths, room_floor=room_floor, unique=unique)
+                   room_paths=room_paths, room_floor=room_floor, unique=unique, clock=clock)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -260,11 +263,12 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
             baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = disk_guard.FLOOR, unique: bool = True) -> RunResult:
-    """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports."""
+            room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME) -> RunResult:
+    """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports.
+    clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
-    man = manifest.manifest(config, plan, nodes, setup, storage, run_id)
+    man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
     observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
         sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
@@ -288,7 +292,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
             run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-            on_window=hook.window if script is not None else None))
+            on_window=hook.window if script is not None else None, time=clock))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()

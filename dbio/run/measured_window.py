@@ -6,7 +6,6 @@ run's last sample.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from dbio.run.monitor import SAMPLE_LATE_LIMIT
@@ -39,7 +38,7 @@ class MeasuredWindow(RunState):
                                                  for name, raw in begin["nodes"].items()}}
             else:
                 self.begin = await self._reading(per_process=True)
-            self.window_start = reading_time(self.begin) or time.time() + self.offset
+            self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
             self._open_window()
             self.ctx.observer.phase("measuring")
         elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
@@ -74,7 +73,7 @@ class MeasuredWindow(RunState):
     def _silent_at_window_open(self) -> set[str]:
         """Past the window's planned opening: the nodes that answered nothing (no slice, no reading) since it,
         nor in the last WINDOW_SILENCE seconds."""
-        now = time.monotonic()
+        now = self.time.monotonic()
         if self.window_open_at is None or now < self.window_open_at:
             return set()
         heard = self.shared.liveness.heard
@@ -111,7 +110,7 @@ class MeasuredWindow(RunState):
                 return early
             quiet = {s.node for s, _ in running}
             heard = self.shared.liveness.heard
-            if time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
+            if self.time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
                 reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 early = asyncio.ensure_future(reading), quiet
@@ -131,7 +130,7 @@ class MeasuredWindow(RunState):
                                              for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
         else:
             self.end = await self._reading(per_process=True)
-        self.window_end = reading_time(self.end) or time.time() + self.offset
+        self.window_end = reading_time(self.end) or self.time.wall() + self.offset
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
             self.window_end = max(covered)

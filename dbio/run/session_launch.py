@@ -7,7 +7,6 @@ aborted before any session runs.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -51,9 +50,10 @@ class SessionLaunch(StopAndCleanUp):
             [pid for o in opened for pid in o.background],
             {d for r, is_local in zip(runs, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for o in opened for pid in o.overhead],
-            read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness)
+            read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness,
+            time=self.time)
         self.waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
-                                 lost=self.monitor.lost, liveness=self.shared.liveness)
+                                 lost=self.monitor.lost, liveness=self.shared.liveness, time=self.time)
         self.monitor.lost.update(self.lost)
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
@@ -105,7 +105,7 @@ class SessionLaunch(StopAndCleanUp):
                                               or session.number in self.stopping.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
-            session.fail(exc, self.offset)
+            session.fail(exc, self.time.wall() + self.offset)
             if session.node in self.lost or await self._node_stopped(session.node, session.error):
                 return  # its node's server stopped: the other nodes go on (see _lose_node)
             elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
@@ -119,7 +119,7 @@ class SessionLaunch(StopAndCleanUp):
             self._stop()
 
     async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:
-        deadline = time.monotonic() + BARRIER_TIMEOUT
+        deadline = self.time.monotonic() + BARRIER_TIMEOUT
         while True:
             # count the waiters on the server only once every session sent its call: with 2,048
             # sessions, each count reads a lock table of thousands of entries
@@ -130,13 +130,13 @@ class SessionLaunch(StopAndCleanUp):
             else:
                 # a start agreed in advance: a node whose count does not come in time to start is lost (frozen)
                 by = None if self.plan.start is None else \
-                    time.monotonic() + self.plan.start - agreed_start.RELEASE_AHEAD / 2 - time.time()
+                    self.time.monotonic() + self.plan.start - agreed_start.RELEASE_AHEAD / 2 - self.time.wall()
                 waiting = sum(n or 0 for n in await self._on_nodes(NodeRun.waiting, by=by))
             if waiting >= len(mine) and mine:
                 return
             failed = [t for s, t in mine if t.done() and s.node not in self.lost]
             stopped = self.shared.stop.is_set()
-            if failed or stopped or time.monotonic() > deadline:
+            if failed or stopped or self.time.monotonic() > deadline:
                 await self._abort_start(tasks)
                 error = self._first_error()
                 # a signal while sessions connect ends those already at the barrier without an error: stopped
@@ -163,13 +163,13 @@ class SessionLaunch(StopAndCleanUp):
     async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
         """--start-at: every session waits at the barrier until the start agreed in advance (a signal
         ends the wait); a start that passed while connecting is refused, nothing having run."""
-        delay = self.plan.start - agreed_start.RELEASE_AHEAD - time.time()
+        delay = self.plan.start - agreed_start.RELEASE_AHEAD - self.time.wall()
         if delay > 0:
             try:
                 await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
             except asyncio.TimeoutError:
                 pass
-        late = time.time() - self.plan.start
+        late = self.time.wall() - self.plan.start
         if self.shared.stop.is_set() or late > AGREED_START_SLACK:
             if self.start_agreed == "nodes" and not self.shared.stop.is_set():
                 await self._abort_start(tasks)
@@ -187,7 +187,7 @@ class SessionLaunch(StopAndCleanUp):
         if self.plan.start is not None:
             self.start_agreed = "start_at"
         elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
-            self.plan = replace(self.plan, start=time.time() + agreed_start.start_lead(len(self.sessions)))
+            self.plan = replace(self.plan, start=self.time.wall() + agreed_start.start_lead(len(self.sessions)))
             self.start_agreed = "nodes"
         for r in self.nodes:
             if r.node.read_only:
@@ -222,12 +222,12 @@ class SessionLaunch(StopAndCleanUp):
         # A start agreed in advance: a node that has not answered these steps by then is lost before the start
         # (frozen: it could not start with the others), the others start on time.
         by = None if self.plan.start is None else \
-            time.monotonic() + self.plan.start + AGREED_START_SLACK - time.time()
+            self.time.monotonic() + self.plan.start + AGREED_START_SLACK - self.time.wall()
         offsets = await self._on_nodes(NodeRun.clock_offset, by=by) if len(self.nodes) > 1 else []
-        asked = time.time()
+        asked = self.time.wall()
         first = await self.monitor.reading(per_process=self.plan.warmup == 0,
-                                           partial_after=None if by is None else max(0.0, by - time.monotonic()))
-        read_at = (asked + time.time()) / 2
+                                           partial_after=None if by is None else max(0.0, by - self.time.monotonic()))
+        read_at = (asked + self.time.wall()) / 2
         for r in self.nodes:
             if r.node.name not in self.lost and first["nodes"].get(r.node.name, True) is None:
                 self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
@@ -246,7 +246,7 @@ class SessionLaunch(StopAndCleanUp):
         start, window_open, deadline = released_times
         # from here every wait on a node is bounded: the sessions' barrier waits, held on purpose, are over
         self.shared.liveness.restart([r.node.name for r in self.nodes if r.node.name not in self.lost])
-        released = time.time()
+        released = self.time.wall()
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
@@ -258,8 +258,9 @@ class SessionLaunch(StopAndCleanUp):
         if len(self.nodes) > 1:
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
-        self.deadline_at = None if deadline is None else time.monotonic() + deadline - (time.time() + self.offset)
-        self.window_open_at = time.monotonic() + window_open - (time.time() + self.offset)
+        to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
+        self.deadline_at = None if deadline is None else deadline + to_monotonic
+        self.window_open_at = window_open + to_monotonic
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
         self.background.append(asyncio.create_task(self.waits.run(self.sampler_stop)))
@@ -274,4 +275,4 @@ class SessionLaunch(StopAndCleanUp):
         self.background.append(asyncio.create_task(sample_on_grid(
             self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
             phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
-            published=lambda: self.counts.published_to, on_sample=self._on_sample)))
+            published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,7 +132,8 @@ class Session:
                 self.measured.remove(out[-1])
         return out
 
-    def fail(self, error: BaseException, offset: float) -> None:
+    def fail(self, error: BaseException, at: float) -> None:
+        """It failed at `at` (server epoch)."""
         self.state = "failed"
         self.error = " ".join(str(error).split()) or type(error).__name__
-        self.failed_at = time.time() + offset
+        self.failed_at = at

@@ -19,6 +19,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import make_plan
 from dbio.ui import UI
 from tests import fake_engine
+from dbio.run.clock import VirtualTime
 from tests.fake_engine import FakeEngine
 
 
@@ -124,11 +125,13 @@ def test_updates_with_only_read_only_nodes_are_refused_before_anything(tmp_path)
 
 def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=6, update_pct=25)
-    primary, standby = FakeEngine(), FakeEngine(read_only=True, clock_offset=0.004)
+    clock = VirtualTime()  # its timeline exact, in milliseconds of wall time (dbio/run/clock.py)
+    primary, standby = FakeEngine(time=clock), FakeEngine(read_only=True, clock_offset=0.004, time=clock)
     nodes = [_node("p", primary, weight=2), _node("s", standby, weight=1)]
     assert [n.role for n in nodes] == ["primary", "standby"]
     outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
+                                  clock=clock)
     doc = results.read(outcome.directory)
     assert doc["status"] == "complete", doc["status_reason"]
     sessions = {n["name"]: n["sessions"] for n in doc["nodes"]}
@@ -213,23 +216,15 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
 
 # -- a node whose server stops mid-run (fake engine) ----------------------------------------------------
 def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(tmp_path, short_start_lead):
-    import threading
-
     config = _config(tmp_path, threads_per_schema=4, run_time=4)
-    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    clock = VirtualTime()
+    engines = [FakeEngine(time=clock), FakeEngine(read_only=True, time=clock)]
     nodes = [_node("p", engines[0]), _node("s", engines[1])]
-    import time
-
-    def stop_in_the_window():  # 2 s into the 4 s window: the start (the primary's release) + 1 s warm-up + 2 s
-        while not engines[0].server.starts:
-            time.sleep(0.01)
-        time.sleep(max(0.0, engines[0].server.starts[0] + 3.0 - time.time()))
-        engines[1].server.stop()
-
-    stopper = threading.Thread(target=stop_in_the_window, daemon=True)
-    stopper.start()
+    starts = engines[0].server.starts  # 2 s into the 4 s window: the start (the primary's release) + 1 s warm-up + 2 s
+    engines[1].server.stop(at=lambda: starts[0] + 3.0 if starts else None)
     outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
+                                  clock=clock)
     doc = results.read(outcome.directory)
     assert doc["status"] == "complete", doc["status_reason"]
     by_node = {n["name"]: n for n in doc["nodes"]}
@@ -261,7 +256,7 @@ def test_a_standby_without_this_dbio_s_loop_is_refused_with_the_fix(tmp_path, mo
     from dbio.errors import DbioError
     from dbio.run import nodes as node_module
 
-    monkeypatch.setattr(node_module, "WORKLOAD_WAIT", 0.3)
+    monkeypatch.setattr(node_module, "WORKLOAD_WAIT", 0.3)  # on the machine's clock: this file's run in real time
     config = _config(tmp_path)
     standby = FakeEngine(read_only=True)
     standby.server.workload_replicated = False

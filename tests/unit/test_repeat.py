@@ -22,6 +22,7 @@ from dbio.stats import spread
 from dbio.target import Target
 from dbio.ui import UI
 from tests import fake_engine
+from dbio.run.clock import VirtualTime
 from tests.fake_engine import FakeEngine
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -122,14 +123,14 @@ def _loaded(engine: FakeEngine, config) -> None:
 @pytest.fixture(scope="module")
 def repeated(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("repeat")
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())  # three runs one after the other, in virtual time (dbio/run/clock.py)
     config = _config(tmp_path)
     _loaded(engine, config)
     plan = make_plan(config.workload, 1)
 
     def run_one(directory: Path) -> run_command.RunResult:
         return run_command.run_on([Target(engine, "fake:", None)], config, UI(quiet=True), directory, plan,
-                                  unique=False)
+                                  unique=False, clock=engine.time)
 
     return repeats.run(config, UI(quiet=True), 3, run_one=run_one)
 
