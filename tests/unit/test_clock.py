@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from dbio.run.clock import REAL_TIME, VirtualTime
+from dbio.run.clock import REAL_TIME
+from tests.virtual_time import VirtualTime
 
 
 def test_virtual_time_jumps_to_each_timer_in_order_and_takes_no_wall_time():

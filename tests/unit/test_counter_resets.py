@@ -19,7 +19,7 @@ from dbio.engines.postgres import stats as pg_stats
 from dbio.report import verdict
 from dbio.run.readings import normalized, refused
 from dbio.stats import figures, resets, series
-from dbio.run.clock import VirtualTime
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 from tests.unit.test_figures import window_of
 from tests.fake_runs import run_loaded as _run

@@ -19,7 +19,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import make_plan
 from dbio.ui import UI
 from tests import fake_engine
-from dbio.run.clock import VirtualTime
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 
 

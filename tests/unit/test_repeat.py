@@ -22,7 +22,7 @@ from dbio.stats import spread
 from dbio.target import Target
 from dbio.ui import UI
 from tests import fake_engine
-from dbio.run.clock import VirtualTime
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

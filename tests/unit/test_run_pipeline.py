@@ -26,7 +26,7 @@ from dbio.run.plan import make_plan
 from dbio.target import Target
 from dbio.ui import UI
 from tests import fake_engine
-from dbio.run.clock import VirtualTime
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 from tests.lateness import Lateness
 from tests.fake_runs import READS_PER_S, SESSIONS, STATEMENTS_PER_S, WORK_UNIT

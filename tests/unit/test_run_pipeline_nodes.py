@@ -17,7 +17,7 @@ from dbio import report
 from dbio import result as results
 from dbio.commands import run as run_command
 from dbio.errors import UsageError
-from dbio.run.clock import VirtualTime
+from tests.virtual_time import VirtualTime
 from dbio.run.nodes import Node
 from dbio.run.plan import make_plan
 from dbio.ui import UI
