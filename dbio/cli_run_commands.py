@@ -187,7 +187,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
           objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.commands import baseline as baselines
-    from dbio.commands import capacity
+    from dbio.jobs import capacity
     from dbio.commands import sweep as sweep_command
     from dbio.sweep import plan as sweep_plan
 

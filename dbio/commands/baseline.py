@@ -18,7 +18,7 @@ from typing import Any, Callable
 from dbio import signals as stopping
 from dbio import target as targets
 from dbio.collect import fio
-from dbio.commands import baseline_writes
+from dbio.jobs import baseline_writes
 from dbio.config import Config
 from dbio.engines.base import Engine, ServerInfo
 from dbio.errors import DbioError, Interrupted, Terminated, UsageError

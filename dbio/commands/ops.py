@@ -24,7 +24,7 @@ from dbio import report as reports
 from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.commands import dataset, ops_target, run_files
+from dbio.jobs import dataset, ops_target, run_files
 from dbio.commands.run import run_directory
 from dbio.config import Config
 from dbio.engines.base import timed_operations

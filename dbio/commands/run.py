@@ -14,7 +14,7 @@ from dbio import target as targets
 from dbio import faults, metrics, results_dir
 from dbio.collect import host
 from dbio.commands import baseline as baselines
-from dbio.commands import external_script, run_files
+from dbio.jobs import external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.options import BY_KEY

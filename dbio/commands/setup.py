@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
 from dbio import load, target as targets
-from dbio.commands import dataset, replicas
+from dbio.jobs import dataset, replicas
 from dbio.commands.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config

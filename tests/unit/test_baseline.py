@@ -226,7 +226,7 @@ def test_a_data_file_that_is_not_a_regular_file_is_refused_before_fio_reads_it(t
 def test_the_write_side_never_writes_where_the_servers_user_could_plant_a_link(tmp_path):
     """The scratch files of fio and pg_test_fsync (root's, opened by name, following a link) never go in a
     directory the server's user owns: a link planted there would make root overwrite the file it names."""
-    from dbio.commands import baseline_writes
+    from dbio.jobs import baseline_writes
 
     tmp_path.chmod(0o755)
     victim = tmp_path / "victim"

@@ -14,7 +14,7 @@ from dbio import report
 from dbio import result as results
 from dbio import trust
 from dbio.commands import run as run_command
-from dbio.commands import run_files
+from dbio.jobs import run_files
 from dbio.run import abandoned
 from dbio.ui import UI
 from tests import small_fs
@@ -143,7 +143,7 @@ def test_an_output_file_that_does_not_fit_keeps_what_it_held(tiny):
 
 
 def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(tiny):
-    from dbio.commands import sweep_steps
+    from dbio.sweep import steps as sweep_steps
     from dbio.errors import DbioError
     from dbio.sweep import document
 

@@ -13,7 +13,7 @@ import pytest
 from dbio import ops_result
 from dbio import report as reports
 from dbio.commands import ops as ops_command
-from dbio.commands import ops_target
+from dbio.jobs import ops_target
 from dbio.errors import UsageError
 from dbio.report import ops_model
 from dbio.stats import catalogue

@@ -10,11 +10,11 @@ from typing import Any
 
 from dbio import report
 from dbio.commands import baseline as baselines
-from dbio.commands import run_files
+from dbio.jobs import run_files
 from dbio.commands import run as run_command
-from dbio.commands import sweep_layout
-from dbio.commands.sweep_growth import next_doubling, objective_of, probe_record, search_next
-from dbio.commands.sweep_step_config import step_config
+from dbio.sweep import layout as sweep_layout
+from dbio.sweep.growth import next_doubling, objective_of, probe_record, search_next
+from dbio.sweep.step_config import step_config
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated
 from dbio.filesystem import write_whole
