@@ -17,8 +17,8 @@ from typing import Any, Sequence
 from dbio import __version__, ops_result, result as results
 from dbio import target as targets
 from dbio import results_dir, trust
-from dbio.commands import baseline as baselines
-from dbio.commands import setup as setup_command
+from dbio.jobs import baseline as baselines
+from dbio.jobs import setup as setup_job
 from dbio.sweep import layout as sweep_layout
 from dbio.sweep.growth import PEAK_GAIN, objective_of, probe_record
 from dbio.sweep.step_config import live_dsn, step_config
@@ -247,7 +247,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
             target.engine.close(conn)
     if record is None:
         ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
-        setup_command.setup(biggest, ui)
+        setup_job.setup(biggest, ui)
         return
     if record.status != "ready":  # resumed as it was: dbio setup takes the interrupted load's shape
         raise UsageError("the load was interrupted", "run dbio setup again to finish it, then the sweep")

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from dbio import load, target as targets
 from dbio.jobs import dataset, replicas
-from dbio.commands.run import check_not_cached
+from dbio.jobs.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Check, ServerInfo, SetupRecord, SetupSpec
