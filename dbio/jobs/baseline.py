@@ -275,15 +275,20 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
     fio's own CPU summed over the reads, p99 the higher of the runs' (percentiles do not pool)."""
     reads = sum(r.get("reads") or 0 for r in runs)
     seconds = sum(r.get("seconds") or 0.0 for r in runs)
-    busy = [r.get("host_busy_seconds") for r in runs]
-    own = [r.get("process_cpu_seconds") for r in runs]  # None in a record made before fio's own CPU was kept
+    busy = _total([r.get("host_busy_seconds") for r in runs])
+    own = _total([r.get("process_cpu_seconds") for r in runs])  # None in a record made before fio's own CPU was kept
     p99s = [r["p99_read_us"] for r in runs if r.get("p99_read_us") is not None]
     return {"reads": reads, "seconds": seconds, "reads_per_s": reads / seconds if seconds else 0.0,
             "avg_read_us": sum((r.get("avg_read_us") or 0.0) * (r.get("reads") or 0) for r in runs) / reads
             if reads else 0.0,
             "p99_read_us": max(p99s) if p99s else None,
-            "host_cpu_us_per_read": sum(busy) * 1e6 / reads if reads and None not in busy else None,
-            "process_cpu_us_per_read": sum(own) * 1e6 / reads if reads and None not in own else None}
+            "host_cpu_us_per_read": busy * 1e6 / reads if reads and busy is not None else None,
+            "process_cpu_us_per_read": own * 1e6 / reads if reads and own is not None else None}
+
+
+def _total(values: list[float | None]) -> float | None:
+    """Their sum, or None when a run lacks the value."""
+    return None if None in values else sum(v for v in values if v is not None)
 
 
 def drift(record: dict[str, Any]) -> float | None:
