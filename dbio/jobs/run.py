@@ -156,35 +156,35 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
     check_writable(config, [info for info, _ in probed])
-    probed = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
-    for info, _ in probed:
+    checked = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
+    for info, _ in checked:
         check_server(info, config, share)
-    record = probed[0][1]
-    for info, other in probed[1:]:
+    record = checked[0][1]
+    for info, other in checked[1:]:
         if other.spec != record.spec:
             differences = ", ".join(record.spec.differences(other.spec))
             raise UsageError(f"{info.description} holds another data set ({differences})",
                              "load every node with the same options (dbio setup with every --dsn)")
     recover_abandoned(config.run.results_dir, ui)
-    storages = [_storage(info, record.spec.places) for info, _ in probed]  # each node's, read once
+    storages = [_storage(info, record.spec.places) for info, _ in checked]  # each node's, read once
     names = node_names(config, len(found), [target.name for target in found])
     nodes = [Node(name, target.engine, target.conninfo, info, role=role_of(info), devices=_devices(storage),
                   weight=weight)
-             for name, weight, target, (info, _), storage in zip(names, weights, found, probed, storages)]
+             for name, weight, target, (info, _), storage in zip(names, weights, found, checked, storages)]
     room_paths = written_paths(storages) if config.workload.update_pct else ()
-    step, setting = max((info.caps.growth_step_bytes, info.caps.growth_step_setting or "") for info, _ in probed)
+    step, setting = max((info.caps.growth_step_bytes, info.caps.growth_step_setting or "") for info, _ in checked)
     room_floor = disk_guard.floor_of(step)
     short = disk_guard.too_little_to_start(room_paths, room_floor)
     if short is not None:
         grows = f" ({setting} lets the server grow a file by {step >> 20} MiB at once)" if step else ""
         raise UsageError(f"an update run needs room to write: {short}{grows}, and it would be stopped at once before "
                          f"the disk filled", "free some space there, or run without updates (--update-pct 0)")
-    # around the database's run, at its concurrency: the same storage, before and after the window
-    raw = None if baseline is None else _baseline(baseline, found[0], probed[0][0], config, plan, ui)
-    return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0],
-                   baseline=None if raw is None else raw[1],
-                   baseline_after=None if raw is None else _after(baseline.tool, raw[0], raw[1], ui),
-                   room_paths=room_paths, room_floor=room_floor, unique=unique)
+    raw, after = None, None
+    if baseline is not None:  # around the database's run, at its concurrency: the same storage, before and after
+        place, raw = _baseline(baseline, found[0], checked[0][0], config, plan, ui)
+        after = _after(baseline.tool, place, raw, ui)
+    return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0], baseline=raw,
+                   baseline_after=after, room_paths=room_paths, room_floor=room_floor, unique=unique)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:
