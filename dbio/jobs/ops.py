@@ -156,7 +156,7 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
         raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "
                         f"({exc.strerror or exc}); it was {status}", "free some space there") from None
     document = written.document
-    document["directory"], document["signal"] = str(directory), (signals or [None])[0]
+    document["directory"], document["signal"] = str(directory), signals[0] if signals else None
     document["unwritten"] = [run_files.unwritten_line(item) for item in written.unwritten]
     return document
 
@@ -177,11 +177,15 @@ def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
         record = operations.loaded(conn) if req.operation != "load" else None
         places = operations.places(conn, info.caps.data_directory if info.caps.local else None)
         if req.operation == "backup":
+            assert req.target is not None  # request() refuses a backup without --target
             ops_target.check_room(req.target, operations.dataset_bytes(conn), [p for ps in places.values() for p in ps])
             places["target"] = [str(req.target)]
         elif req.operation == "recovery":
+            assert req.wal_bytes is not None  # request() sizes a recovery's WAL, sweep --op's too (in sweep.json)
             operations.check_wal_room(req.wal_bytes)
         elif req.operation == "checkpoint":
+            # request() sizes a checkpoint's dirty data, sweep --op's too; loaded() refused an empty database
+            assert req.dirty_bytes is not None and record is not None
             operations.check_dirty(req.dirty_bytes, info.cache_bytes, record.loaded_bytes or 0)
     except BaseException:
         conn.close()
