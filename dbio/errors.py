@@ -17,6 +17,10 @@ class DbioError(Exception):
         return f"{self.message}; {self.hint}" if self.hint else self.message
 
 
+class NoDatabase(DbioError):
+    """A look at dbio's own instance found no database of that name (a look creates none)."""
+
+
 class UsageError(DbioError):
     """Bad input (configuration, arguments, preconditions): nothing was created or changed."""
 

@@ -70,10 +70,11 @@ def remember(config: Config, instance: ManagedInstance | None) -> None:
 
 
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> Target:
-    """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
+    """purpose: 'load' (fast buffered load), 'run' (as configured), 'any' (as it is, started if needed) or
+    'look' (as 'any', creating nothing: NoDatabase when dbio's own instance has no such database)."""
     engine, conninfo, instance = registry.entry(config.connection.engine).resolve(
         config, purpose=purpose, sessions=sessions, notify=notify)
-    if purpose != "any":  # configured as the command asked: later commands take its settings where none is given
+    if purpose in ("load", "run"):  # configured as asked: later commands take its settings where none is given
         remember(config, instance)
     return Target(engine, conninfo, instance, notify)
 

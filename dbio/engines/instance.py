@@ -65,7 +65,7 @@ class ManagedInstance(Protocol):
     def check_host(self, cfg: Any, memory_bytes: int) -> None: ...  # its cache fits this host
     def check_redo_room(self, cfg: Any) -> None: ...  # an UPDATE run's redo log has room
     def init(self, cfg: Any, *, sessions: int, dbname: str) -> None: ...
-    # started in the profile a purpose needs (load, run, any); its connection string
+    # started in the profile a purpose needs (load, run, any, look: creates nothing); its connection string
     def ensure(self, cfg: Any, *, sessions: int, purpose: str, dbname: str) -> str: ...
     def stop(self, *, quiet: bool = False) -> bool: ...  # False: it was not running
     def destroy_plan(self) -> DestroyPlan: ...  # checked before anything is touched

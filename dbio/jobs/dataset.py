@@ -8,6 +8,7 @@ from typing import Callable
 from dbio import target as targets
 from dbio.config import Config
 from dbio.engines.base import SetupRecord, Teardown
+from dbio.errors import NoDatabase
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
 
@@ -22,8 +23,11 @@ def given(config: Config, key: str) -> bool:
 
 def loaded_record(config: Config, notify: Callable[[str], None]) -> SetupRecord | None:
     """The setup record of the configured server (dbio's own instance, when it exists), None when nothing is
-    loaded there."""
-    target = targets.resolve(config, purpose="any", sessions=1, notify=notify)
+    loaded there. A look: on dbio's own instance, a database not there is not made."""
+    try:
+        target = targets.resolve(config, purpose="look", sessions=1, notify=notify)
+    except NoDatabase:
+        return None
     conn = target.connect("dbio:setup-record")
     try:
         target.engine.probe(conn)

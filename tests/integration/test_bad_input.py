@@ -9,7 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import psycopg
 
+from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 from tests.integration.conftest import PASSWORD, SMALL, Instance, dbio
 
 
@@ -302,6 +304,13 @@ def test_a_refused_run_on_a_stopped_instance_leaves_it_stopped_and_as_it_was(wor
         assert "stopped" in status.out, status.text
         conf = (data_dir / "pgdata" / "dbio.conf").read_text()
         assert "archive_command" not in conf
+        # the refused request named a database not there: reading what is loaded looks, it makes none
+        refused = dbio("run", *common, *brief, "--dbname", "named_by_refused", "--pg-setting", "archive_command=true")
+        assert refused.code == 2 and "--allow-setting archive_command" in refused.err, refused.text
+        assert dbio("instance", "start", "--data-dir", str(data_dir)).code == 0
+        with psycopg.connect(EmbeddedInstance(data_dir).conninfo("postgres")) as conn:
+            assert conn.execute("SELECT datname FROM pg_database WHERE datname = 'named_by_refused'").fetchall() == []
+        assert dbio("instance", "stop", "--data-dir", str(data_dir)).code == 0
         ran = dbio("run", *common, *brief)  # the shape still comes from the loaded data set
         assert ran.code == 0 and "using the loaded data set" in ran.out + ran.err, ran.text
     finally:

@@ -20,7 +20,7 @@ def instance_for(config: Config, notify: Callable[[str], None]) -> EmbeddedInsta
 
 def resolve(config: Config, *, purpose: str, sessions: int,
             notify: Callable[[str], None]) -> tuple[PostgresEngine, str, EmbeddedInstance | None]:
-    """purpose: 'load' (fast buffered load), 'run' (as configured) or 'any' (as it is, started if needed)."""
+    """purpose: 'load' (fast buffered load), 'run' (as configured), 'any' or 'look' (dbio.target.resolve)."""
     engine = PostgresEngine()
     if not config.connection.embedded:
         return engine, config.connection.dsn or "", None
@@ -32,7 +32,7 @@ def resolve(config: Config, *, purpose: str, sessions: int,
     workers = sessions * w.scan_workers if w.scan_pct else 0  # the run's scans' parallel workers, all at once
     conninfo = instance.ensure(config.instance, sessions=sessions, purpose=purpose, dbname=config.connection.dbname,
                                parallel_workers=workers)
-    if config.instance.data_dirs:
+    if config.instance.data_dirs and purpose != "look":
         instance.tablespace_dirs(config.instance)  # the server's directory in each, made before the load
     return engine, conninfo, instance
 

@@ -20,7 +20,7 @@ from dbio.engines.mysql.instance import binaries, process, settings
 from dbio.engines.mysql.instance.layout import Layout
 from dbio.engines.mysql.instance.record import Meta, Status
 from dbio.engines.mysql.options import PAGE_SIZES, InstanceConfig
-from dbio.errors import DbioError, UsageError
+from dbio.errors import DbioError, NoDatabase, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 from dbio.managed import location
 from dbio.managed.paths import running_as_root
@@ -162,7 +162,11 @@ class MysqlInstance(ManagedInstance):
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
         """Create and start the instance as needed; returns its connection string. purpose 'any': a
-        running server is used as it is; otherwise it restarts when its settings differ."""
+        running server is used as it is; 'look': so too, and nothing is created (NoDatabase when the
+        instance or the database is not there); otherwise it restarts when its settings differ."""
+        look = purpose == "look"
+        if not self.exists() and look:
+            raise NoDatabase(f"no dbio instance in {self.data_dir}")
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
         meta = self.meta()
@@ -170,13 +174,13 @@ class MysqlInstance(ManagedInstance):
         wanted = settings.profile(cfg, meta.page_size, sessions=sessions)
         if not self.is_running():
             self._start(wanted)
-        elif purpose != "any":
+        elif purpose not in ("any", "look"):
             changed = settings.restart_needed(meta.settings, wanted)
             if changed:
                 self.notify("restarting the managed server for " + ", ".join(f"{k} = {wanted[k]}" for k in changed))
                 self.stop(quiet=True)
                 self._start(wanted)
-        self._create_database(dbname)
+        self._create_database(dbname, look=look)
         return self.conninfo(dbname)
 
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
@@ -244,11 +248,16 @@ class MysqlInstance(ManagedInstance):
                                 f"see {self.layout.log_file}")
             time.sleep(0.2)
 
-    def _create_database(self, dbname: str) -> None:
+    def _create_database(self, dbname: str, *, look: bool = False) -> None:
+        """The database made if it is not there; look: made by no one (NoDatabase when it is not there)."""
         from dbio.engines.mysql.connection import connect
 
         conn = connect(self.conninfo(dbname), application_name="dbio:init", database=False)
         try:
+            if look:
+                if conn.one("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (dbname,)) is None:
+                    raise NoDatabase(f"no database {dbname!r} in {self.data_dir}")
+                return
             conn.execute(f"CREATE DATABASE IF NOT EXISTS `{dbname.replace('`', '``')}`")
         finally:
             conn.close()

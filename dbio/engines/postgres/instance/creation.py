@@ -17,7 +17,7 @@ from dbio.engines.postgres.instance.ports import free_port
 from dbio.engines.postgres.instance.record import Meta
 from dbio.engines.postgres.instance.standbys import Member
 from dbio.engines.postgres.options import InstanceConfig
-from dbio.errors import UsageError
+from dbio.errors import NoDatabase, UsageError
 from dbio.managed.location import claim_directory
 from dbio.managed.server_user import ServerUser, ensure_server_user
 
@@ -108,11 +108,14 @@ def settle_catalogs(instance: EmbeddedInstance) -> None:
             conn.execute("SELECT 1")
 
 
-def create_database(instance: EmbeddedInstance, dbname: str) -> None:
+def create_database(instance: EmbeddedInstance, dbname: str, *, look: bool = False) -> None:
+    """The database made if it is not there; look: made by no one (NoDatabase when it is not there)."""
     import psycopg
     from psycopg import sql
 
     with psycopg.connect(instance.conninfo("postgres"), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if not exists and look:
+            raise NoDatabase(f"no database {dbname!r} in {instance.data_dir}")
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))

@@ -19,6 +19,7 @@ from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.removal import DestroyPlan
 from dbio.engines.postgres.instance.standbys import Standbys
 from dbio.engines.postgres.options import InstanceConfig
+from dbio.errors import NoDatabase
 from dbio.filesystem import tree_bytes
 from dbio.managed.instance import ManagedInstance
 from dbio.managed.server_user import ServerUser
@@ -155,10 +156,14 @@ class EmbeddedInstance(ManagedInstance):
                parallel_workers: int = 0) -> str:
         """Create and start the instance as needed, in the profile the purpose needs; returns its conninfo.
 
-        purpose: 'run' (as configured), 'load' (buffered I/O for a fast load), or 'any' (a running
-        instance is used as it is; a stopped one starts in the run profile). parallel_workers: the
-        parallel query workers the run's scans may use at once (its worker limits are raised for them).
+        purpose: 'run' (as configured), 'load' (buffered I/O for a fast load), 'any' (a running
+        instance is used as it is; a stopped one starts in the run profile) or 'look' (as 'any', but
+        nothing is created: NoDatabase when the instance or the database is not there). parallel_workers:
+        the parallel query workers the run's scans may use at once (its worker limits are raised for them).
         """
+        look = purpose == "look"
+        if not self.exists() and look:
+            raise NoDatabase(f"no dbio instance in {self.data_dir}")
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
         else:
@@ -166,7 +171,7 @@ class EmbeddedInstance(ManagedInstance):
             preflight.check_data_dirs(self, cfg)
             self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
-        keep_as_is = purpose == "any"
+        keep_as_is = purpose in ("any", "look")
         profile = self._profile(cfg, sessions, "run" if keep_as_is else purpose, parallel_workers)
         if self.standby_count() and not settings.streams_to_standbys(cfg, profile.purpose, self.standby_count()):
             self._retire_standbys(cfg, sessions)
@@ -181,7 +186,7 @@ class EmbeddedInstance(ManagedInstance):
                 start_stop.start(self, profile)
         else:
             start_stop.start(self, profile)
-        creation.create_database(self, dbname)
+        creation.create_database(self, dbname, look=look)
         self._run_standbys()
         return self.conninfo(dbname)
 
