@@ -37,7 +37,7 @@ from dbio.collect.procfs import CLK_TCK
 from dbio.engines.mysql.connection import connect
 from dbio.engines.mysql.instance import settings
 from dbio.engines.mysql.instance.managed import MysqlInstance
-from dbio.engines.mysql.options import InstanceConfig
+from dbio.engines.mysql.engine_options import InstanceConfig
 from dbio.stats import catalogue
 from dbio.units import parse_size
 

@@ -9,12 +9,12 @@ from typing import Any, Callable
 
 import click
 
-from dbio import command_help, command_options
+from dbio import command_flags, command_help
 from dbio.cli_group import ui_of
 from dbio.config import SESSIONS_FLAG, Config
 from dbio.engines import registry
 from dbio.option import Option
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
 
 SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run": "results", "connection": "server"}
@@ -23,9 +23,9 @@ SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run"
 
 def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = None,
                    command: str = "run") -> Callable[..., Any]:
-    """The options the command uses (command_options.COMMANDS), plus the configuration files, as
+    """The options the command uses (command_flags.COMMANDS), plus the configuration files, as
     command-line flags; preset: the command's own defaults, shown in its help."""
-    used = [option for option in OPTIONS if command_options.takes(command, option)]
+    used = [option for option in OPTIONS if command_flags.takes(command, option)]
     keys = {option.key for option in used}
     def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
         return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
@@ -41,21 +41,21 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
                            help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    brought = {**command_options.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
+    brought = {**command_flags.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
     decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
                   for flag, spec in extras.items() if brought[flag] is None or brought[flag] in keys]
-    if command_options.takes_sessions(command):
+    if command_flags.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
             hidden=hidden(SESSIONS_FLAG),
             help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
                  "several, a multiple of them). Instead of --threads-per-schema."))
     for option in used:
-        names = command_options.flags_of(option)
+        names = command_flags.flags_of(option)
         if not names or option.kind in ("settings", "names"):
             continue
         title = SECTION_TITLES[option.section]
-        text = f"({title}) {command_options.help_text(option, preset)}"
+        text = f"({title}) {command_flags.help_text(option, preset)}"
         if option.kind == "bool":
             flag = f"{option.flag}/--no-{option.flag[2:]}"
             decorators.append(click.option(flag, option.key, default=None, help=text, hidden=hidden(option.key)))

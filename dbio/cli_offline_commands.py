@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from dbio import command_options
+from dbio import command_flags
 from dbio.cli_config import capacity_options, engine_titles, with_config
 from dbio.cli_group import ui_of
 from dbio.config import Config
@@ -147,10 +147,10 @@ def options_command(command: tuple[str, ...]) -> None:
     commands that take its flag, and the engine it belongs to when only one engine has it; with a command
     (dbio options run, dbio options instance init), the options it takes."""
     name = " ".join(command)
-    if name and name not in command_options.COMMANDS:
+    if name and name not in command_flags.COMMANDS:
         raise UsageError(f"dbio options {name}: no command of that name takes options",
-                         f"name one of: {', '.join(command_options.COMMANDS)}")
-    for entry in command_options.entries(name):
+                         f"name one of: {', '.join(command_flags.COMMANDS)}")
+    for entry in command_flags.entries(name):
         option = entry.option
         names = [f"[{option.section}] {option.key}", *([entry.flag] if entry.flag else []),
                  *([entry.env] if entry.env else [])]

@@ -14,7 +14,7 @@ from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, ui_of
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config
 from dbio.errors import UsageError
-from dbio.options import LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
 @click.command("quickstart")
 @click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
@@ -100,14 +100,14 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                      **_: Any) -> None:
     """fio alone on the storage under test: 8 KiB O_DIRECT random reads of the instance's own data files, one
     synchronous job per session, then a deep asynchronous queue for the device's ceiling (needs fio)."""
-    from dbio.commands import baseline as baseline_command
+    from dbio.commands import baseline as baseline_verb
 
-    baseline_command.baseline(config, ui_of(ctx), baseline_path, out)
+    baseline_verb.baseline(config, ui_of(ctx), baseline_path, out)
 
 
 @click.command("ops")
 @click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
-@click.option("--target", type=click.Path(path_type=Path), default=None,
+@click.option("--target", "destination", type=click.Path(path_type=Path), default=None,
               help="backup: an empty or new directory for the base backup (checked before anything starts).")
 @click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
                                                           "[default: 256MB].")
@@ -124,17 +124,17 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                                             "pg_basebackup's online one.")
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
-def ops_job(ctx: click.Context, config: Config, operation: str, target: Path | None, wal: str | None,
+def ops_command(ctx: click.Context, config: Config, operation: str, destination: Path | None, wal: str | None,
                 dirty: str | None, baseline: bool, cold: bool, changes: int | None = None, **_: Any) -> None:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
-    from dbio.commands import ops as ops_command
+    from dbio.commands import ops as ops_verb
     from dbio.jobs import ops as ops_job
 
-    document = ops_job.ops(config, ui_of(ctx), ops_command.request(operation, target, wal, dirty, baseline, cold,
-                                                                   changes))
-    for line in ops_command.summary_lines(document):
+    document = ops_job.ops(config, ui_of(ctx), ops_verb.request(operation, destination, wal, dirty, baseline, cold,
+                                                                changes))
+    for line in ops_verb.summary_lines(document):
         ui_of(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
@@ -226,14 +226,14 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked, varies = checked["asked"], checked["varies"]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
-    from dbio.commands import ops as ops_command
+    from dbio.commands import ops as ops_verb
 
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, ui_of(ctx)):
         sweep_command.start(base, varies, ui_of(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            op=ops_verb.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
                             max_sessions=max_sessions)
 
 
 
-COMMANDS = (quickstart_command, setup, run, baseline_command, ops_job, sweep)
+COMMANDS = (quickstart_command, setup, run, baseline_command, ops_command, sweep)

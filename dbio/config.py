@@ -19,7 +19,7 @@ from dbio.config_files import read_env, read_file, read_slob_conf, read_toml
 from dbio.engines import registry
 from dbio.errors import ConfigError, ConfigErrors, UsageError
 from dbio.option import coerce
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 
 DEFAULT_CONFIG_FILE = "dbio.toml"
 

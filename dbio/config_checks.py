@@ -11,11 +11,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import members, parts, units
+from dbio import cluster_members, parts, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 
 if TYPE_CHECKING:
     from dbio.config import Config
@@ -229,7 +229,7 @@ def member_errors(config: Config) -> list[ConfigError]:
     if config.run.nodes is None:
         return []
     try:
-        members.parse(config.run.nodes)
+        cluster_members.parse(config.run.nodes)
     except ValueError as exc:
         return [problem(config, "nodes", str(exc), BY_KEY["nodes"].fix or "")]
     if not config.connection.embedded:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from dbio import slob_services, slobconf, trust
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import SECTIONS, Option, coerce, slob_value
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 
 
 COST_TABLE = "cost"  # [cost]: prices for a sweep's cost table, not options

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from dbio import command_options, results_dir
+from dbio import command_flags, results_dir
 from dbio import target as targets
 from dbio.jobs import dataset
 from dbio.config import LOADED_ORIGIN, SESSIONS_FLAG, Config, Sources, checked, environment, load_config
@@ -36,7 +36,7 @@ from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.engines.base import SetupRecord
 from dbio.errors import UsageError
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE
 
 # What a command takes of the loaded data set's shape where the user gives none.
@@ -83,7 +83,7 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
             items = params.pop(key, ())
             if items:
                 cli_values[key] = list(items)
-    if command in command_options.COMMANDS and not command_options.takes(command, BY_KEY["scale"]):
+    if command in command_flags.COMMANDS and not command_flags.takes(command, BY_KEY["scale"]):
         # no data set: the rule that the cache must not hold one is for the commands that load or run it
         # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
         preset = {"allow_cached": True, **(preset or {})}

@@ -2,9 +2,9 @@
 strings, so that the option table and the registry read the same names without the foundation
 importing an engine's code.
 
-An engine's package holds `entry.py` (what the registry imports by name) and `options.py` (its
+An engine's package holds `entry.py` (what the registry imports by name) and `engine_options.py` (its
 options as declarations: standard library and dbio.option only, which tests/unit/test_layering.py
-checks), which the option table reads to list every engine's options.
+checks), which the option table (option_table.py) reads to list every engine's options.
 """
 
 from __future__ import annotations
@@ -26,5 +26,5 @@ def entry_module(name: str) -> str:
     return f"{PACKAGES[name]}.entry"
 
 
-def options_module(name: str) -> str:
-    return f"{PACKAGES[name]}.options"
+def engine_options_module(name: str) -> str:
+    return f"{PACKAGES[name]}.engine_options"

@@ -1,7 +1,7 @@
 """One option: how it is declared, named and parsed.
 
-The option table itself (options.py) holds the options of every engine and the engine-specific
-ones each engine declares (engines/<name>/options.py). Values are normalized on the way in:
+The option table itself (option_table.py) holds the options of every engine and the engine-specific
+ones each engine declares (engines/<name>/engine_options.py). Values are normalized on the way in:
 sizes to bytes, block counts to 8 KiB blocks, durations to seconds.
 """
 

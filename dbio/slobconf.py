@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import Option
-from dbio.options import BY_SLOB, SLOB_IGNORED
+from dbio.option_table import BY_SLOB, SLOB_IGNORED
 
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _EXPORT_ONLY = re.compile(r"^export(\s+[A-Za-z_][A-Za-z0-9_]*)+\s*$")

@@ -15,7 +15,7 @@ from dbio.engines import registry
 from dbio.engines.base import Engine
 from dbio.engines.instance import ManagedInstance, WithStandbys
 from dbio.errors import UsageError
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 
 
 @dataclass

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dbio import command_options
+from dbio import command_flags
 from dbio.option import SECTIONS
 from dbio.stats import catalogue
 from dbio.stats.catalogue import Figure
@@ -43,9 +43,9 @@ def _table(heading: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
 
 
 def configuration() -> str:
-    """Every option, section by section, as `dbio options` lists it (command_options.entries)."""
+    """Every option, section by section, as `dbio options` lists it (command_flags.entries)."""
     lines: list[str] = []
-    entries = command_options.entries()
+    entries = command_flags.entries()
     for section in SECTIONS:
         listed = [e for e in entries if e.option.section == section]
         if not listed:
@@ -54,7 +54,7 @@ def configuration() -> str:
         rows = []
         for e in listed:
             o = e.option
-            names = ", ".join(_code(n) for n in command_options.flags_of(o))
+            names = ", ".join(_code(n) for n in command_flags.flags_of(o))
             notes = [f"({o.engine} only)"] if o.engine else []
             notes += [f"({e.where})"] if e.where else []
             taken = ", ".join(e.commands) if e.flag else "none: set it in dbio.toml or the environment"

@@ -111,7 +111,7 @@ def absent_lines(config: Config, data_dir: Path) -> list[str]:
     engines' default places, and how to name another."""
     from dbio.config_checks import display_key
     from dbio.engines import registry
-    from dbio.options import BY_KEY
+    from dbio.option_table import BY_KEY
 
     engine = config.connection.engine
     origin = config.origins.get("data_dir", "default")

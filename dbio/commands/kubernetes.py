@@ -16,7 +16,7 @@ from dbio import trust
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.errors import UsageError
-from dbio.options import OPTIONS
+from dbio.option_table import OPTIONS
 from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start

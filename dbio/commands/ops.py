@@ -8,7 +8,7 @@ from typing import Any
 
 from dbio.collect import fio
 from dbio.errors import UsageError
-from dbio.jobs import ops_target
+from dbio.jobs import backup_destination
 from dbio.jobs.ops import Request
 from dbio.report import ops_model
 from dbio.units import UnitError, parse_size
@@ -17,10 +17,10 @@ DEFAULT_WAL = 256 << 20
 DEFAULT_DIRTY = 64 << 20
 
 
-def request(operation: str, target: Path | None, wal: str | None, dirty: str | None, baseline: bool,
+def request(operation: str, destination: Path | None, wal: str | None, dirty: str | None, baseline: bool,
             cold: bool = False, changes: int | None = None) -> Request:
     """The options of one operation, each refused in one line when it does not belong or is wrong."""
-    given = {"--target": target is not None, "--wal": wal is not None, "--dirty": dirty is not None,
+    given = {"--target": destination is not None, "--wal": wal is not None, "--dirty": dirty is not None,
              "--baseline": baseline, "--cold": cold, "--changes-per-block": changes is not None}
     belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal", "--changes-per-block"},
                "checkpoint": {"--dirty"}}
@@ -31,9 +31,9 @@ def request(operation: str, target: Path | None, wal: str | None, dirty: str | N
                          "--dirty for checkpoint")
     if baseline:
         fio.find()  # one line naming the package when it is missing, before anything runs
-    if operation == "backup" and target is None:
+    if operation == "backup" and destination is None:
         raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
-    return Request(operation, ops_target.check_shape(target) if target is not None else None,
+    return Request(operation, backup_destination.check_shape(destination) if destination is not None else None,
                    _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
                    _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
                    changes or 1)
@@ -51,7 +51,7 @@ def _size(flag: str, text: str | None, default: int) -> int:
     return value
 
 
-SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's target is one directory, a load replaces the data set
+SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's destination is one directory, a load replaces the data set
 
 
 def sweep_op(text: str) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class EngineSpec:
     name: str  # what --engine takes; also Capabilities.engine in its results
     protocol: int  # the PROTOCOL_VERSION it implements
     features: Features
-    options: tuple[Option, ...]  # the options only this engine has (its options.py marks them with it)
+    options: tuple[Option, ...]  # the options only this engine has (its engine_options.py marks them with it)
     dsn_schemes: tuple[str, ...]  # the URI schemes its connection strings begin with (scheme://)
     password_env: str  # the environment variable its driver takes a password from (PGPASSWORD, MYSQL_PWD)
     instance_record: str  # the name of dbio's record in its managed instance's directory

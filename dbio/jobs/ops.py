@@ -1,6 +1,6 @@
 """dbio ops OPERATION (and each step of sweep --op): maintenance work timed as a workload (the white
 paper's load, index creation, backup and crash recovery, and a checkpoint), each with the figures of every
-device that holds its source or its target and the host's CPU, written as a result (ops_result.py) that
+device that holds its source or its destination and the host's CPU, written as a result (ops_result.py) that
 dbio report and dbio compare read.
 
 Everything an operation needs is checked before anything is created or changed; the engine does
@@ -24,7 +24,7 @@ from dbio import report as reports
 from dbio import result as results
 from dbio import target as targets
 from dbio.collect import fio, host, procfs
-from dbio.jobs import dataset, ops_target, run_files
+from dbio.jobs import backup_destination, dataset, run_files
 from dbio.jobs.run import run_directory
 from dbio.config import Config
 from dbio.engines.base import timed_operations
@@ -42,7 +42,7 @@ class Request:
     """What was asked on the command line, checked (sizes in bytes)."""
 
     operation: str
-    target: Path | None = None
+    destination: Path | None = None  # backup: where it is written (--target)
     wal_bytes: int | None = None
     dirty_bytes: int | None = None
     baseline: bool = False
@@ -50,7 +50,7 @@ class Request:
     changes_per_block: int = 1  # recovery: 1, first changes (full-page images); more, redo reads blocks back
 
     def asked(self) -> dict[str, Any]:
-        return {"target": None if self.target is None else str(self.target), "wal_bytes": self.wal_bytes,
+        return {"target": None if self.destination is None else str(self.destination), "wal_bytes": self.wal_bytes,
                 "dirty_bytes": self.dirty_bytes, "baseline": self.baseline or None, "cold": self.cold or None,
                 "changes_per_block": self.changes_per_block if self.operation == "recovery" else None}
 
@@ -177,9 +177,10 @@ def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
         record = operations.loaded(conn) if req.operation != "load" else None
         places = operations.places(conn, info.caps.data_directory if info.caps.local else None)
         if req.operation == "backup":
-            assert req.target is not None  # request() refuses a backup without --target
-            ops_target.check_room(req.target, operations.dataset_bytes(conn), [p for ps in places.values() for p in ps])
-            places["target"] = [str(req.target)]
+            assert req.destination is not None  # request() refuses a backup without --target
+            backup_destination.check_room(req.destination, operations.dataset_bytes(conn),
+                                          [p for ps in places.values() for p in ps])
+            places["target"] = [str(req.destination)]  # the result's word for it
         elif req.operation == "recovery":
             assert req.wal_bytes is not None  # request() sizes a recovery's WAL, sweep --op's too (in sweep.json)
             operations.check_wal_room(req.wal_bytes)
@@ -201,7 +202,7 @@ def _run(req: Request, p: Prepared, readings: Readings, config: Config, ui: UI) 
         return _load(p, readings, config, ui)
     p.conn.close()  # the others stop, restart or reconnect the server themselves
     if req.operation == "backup":
-        return p.operations.backup(req.target, readings.window, cold=req.cold)
+        return p.operations.backup(req.destination, readings.window, cold=req.cold)
     if req.operation == "recovery":
         return p.operations.recovery(p.record, req.wal_bytes, readings.window, req.changes_per_block)
     return p.operations.checkpoint(p.record, req.dirty_bytes, readings.window)
@@ -234,7 +235,8 @@ def _sequential(p: Prepared, ui: UI) -> float:
 
 
 def _roles(places: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Block device -> what it holds of the operation (data, wal, tablespace, target)."""
+    """Block device -> what it holds of the operation (data, wal, tablespace, target: the backup's
+    destination, the result's word for it)."""
     out: dict[str, list[str]] = {}
     for role, paths in places.items():
         for path in paths:

@@ -18,7 +18,7 @@ from dbio.jobs import baseline as baselines
 from dbio.jobs import external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
 from dbio import load, target as targets
-from dbio.jobs import dataset, replicas
+from dbio.jobs import dataset, standby_setup
 from dbio.jobs.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
@@ -117,7 +117,7 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
     else:
         record = _load_with_profile(target, config, ui, spec, None if replace else record, replace, window)
     _install_loop(target)
-    replicas.confirm(target, config, record, ui)
+    standby_setup.confirm(target, config, record, ui)
     if verify:
         conn = target.connect("dbio:verify")
         try:

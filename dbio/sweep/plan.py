@@ -19,7 +19,7 @@ from typing import Any
 
 from dbio.errors import UsageError
 from dbio.option import coerce
-from dbio.options import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.option_table import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
 
 # Knobs a sweep may vary, with the short names step directories use.
 RUN_KNOBS = {

@@ -11,7 +11,7 @@ from typing import Any
 from dbio.config import Config, Sources, load_config
 from dbio.engines import registry
 from dbio.errors import ConfigErrors, UsageError
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 from dbio.sweep import plan
 
 

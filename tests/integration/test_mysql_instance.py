@@ -396,7 +396,7 @@ def _restart_with(managed, **changed: str) -> None:
     """The managed server restarted with its own profile and these settings changed (its start, as dbio's)."""
     from dbio.engines.mysql.instance import settings
     from dbio.engines.mysql.instance.managed import MysqlInstance
-    from dbio.engines.mysql.options import InstanceConfig
+    from dbio.engines.mysql.engine_options import InstanceConfig
 
     instance = MysqlInstance(managed.data_dir)
     meta = instance.meta()

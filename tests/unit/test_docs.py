@@ -163,7 +163,7 @@ def test_a_generated_page_out_of_date_is_found(tmp_path):
 
 
 def test_generated_pages_hold_every_option_and_figure():
-    from dbio.options import OPTIONS
+    from dbio.option_table import OPTIONS
     from dbio.stats import catalogue
 
     options = (DOCS / "configuration.md").read_text()

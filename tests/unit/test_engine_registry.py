@@ -11,7 +11,7 @@ from dbio.config import Sources, load_config
 from dbio.config_checks import foreign_option_errors
 from dbio.engines import registry
 from dbio.errors import ConfigErrors, UsageError
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 
 
 def run(argv, capsys):

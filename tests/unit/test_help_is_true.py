@@ -127,7 +127,7 @@ def _accepted(line: str) -> None:
     and its configuration valid."""
     import subprocess
 
-    from dbio import command_options
+    from dbio import command_flags
     from dbio.config import load_config
 
     words = subprocess.run(["sh", "-c", f"printf '%s\\0' {line}"], capture_output=True, text=True,
@@ -140,7 +140,7 @@ def _accepted(line: str) -> None:
     command = " ".join(path)
     assert not isinstance(group, click.Group), line
     ctx = group.make_context(command, args)  # raises on a flag or value the command does not take
-    if command in command_options.COMMANDS:
+    if command in command_flags.COMMANDS:
         params = dict(ctx.params)
         preset = QUICKSTART_PRESET if command == "quickstart" else None
         # raises on a value the configuration refuses
@@ -158,7 +158,7 @@ def test_every_example_in_the_help_is_accepted_as_written():
 
 def test_each_command_s_help_is_short_with_examples_and_points_to_dbio_options():
     # each command's help ran 210-270 lines of options with no example; run's omitted report.html
-    from dbio import command_options
+    from dbio import command_flags
 
     for name, command in _leaves():
         if name in ("sql", "options"):
@@ -166,7 +166,7 @@ def test_each_command_s_help_is_short_with_examples_and_points_to_dbio_options()
         text = CliRunner().invoke(cli.cli, [*name.split(), "--help"], terminal_width=80).output
         assert len(text.splitlines()) <= 100, f"dbio {name} --help: {len(text.splitlines())} lines"
         assert "Examples:" in text and f"  dbio {name}" in text, name
-        if name in command_options.COMMANDS:
+        if name in command_flags.COMMANDS:
             assert f"dbio options {name} lists every one it takes" in " ".join(text.split()), name
             hidden = {o for param in command.params if getattr(param, "hidden", False) for o in param.opts}
             assert not hidden & {"--debug", "-q"}, name
@@ -176,7 +176,7 @@ def test_each_command_s_help_is_short_with_examples_and_points_to_dbio_options()
 
 def test_the_key_options_a_help_lists_are_the_command_s_own():
     from dbio import command_help
-    from dbio.options import BY_KEY
+    from dbio.option_table import BY_KEY
 
     for name, keys in command_help.KEY_OPTIONS.items():
         command = _command(name)

@@ -29,7 +29,7 @@ def test_a_sweep_step_sets_nothing_the_instance_remembers(tmp_path):
 
 def test_settings_are_shown_name_by_name_and_a_rule_s_own_text_as_it_is():
     from dbio.config_checks import show_value
-    from dbio.options import BY_KEY
+    from dbio.option_table import BY_KEY
 
     option = BY_KEY["pg_settings"]
     assert show_value(option, (("work_mem", "8MB"), ("temp_buffers", "16MB"))) == "work_mem=8MB, temp_buffers=16MB"

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.engines.postgres.instance import settings
 
 

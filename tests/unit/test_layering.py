@@ -14,7 +14,7 @@ PACKAGE = ROOT / "dbio"
 
 # Modules below the commands and the run: they describe, read or compute, and never reach a server.
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
-              "dbio/options.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py", "dbio/filesystem.py",
+              "dbio/option_table.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py", "dbio/filesystem.py",
               "dbio/results_dir.py", "dbio/units.py",
               "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
               "dbio/kubernetes.py",
@@ -238,13 +238,16 @@ def test_type_only_imports_are_seen():
 
 
 def test_engine_option_declarations_import_no_code():
-    """The option table (foundation) imports each engine's options.py by name (engine_table): those
+    """The option table (foundation) imports each engine's engine_options.py by name (engine_table): those
     modules declare only, so that reading them loads no engine code and closes no cycle."""
+    from dbio import engine_table
+    declared = {f"{engine_table.engine_options_module(name).replace('.', '/')}.py" for name in engine_table.names()}
+    # the rule below reads these files: each engine's must be there, or a rename would leave it checking none
+    assert declared and all((ROOT / rel).is_file() for rel in declared), declared
     allowed = ("dbio.option",)
     _check([f"{rel}:{line} -> {m}" for rel, line, m in IMPORTS
-            if rel.startswith("dbio/engines/") and rel.endswith("/options.py") and rel.count("/") == 3
-            and m.startswith("dbio") and not _under(m, allowed)],
-           "an engine's options.py imports more than dbio.option")
+            if rel in declared and m.startswith("dbio") and not _under(m, allowed)],
+           "an engine's engine_options.py imports more than dbio.option")
 
 
 def test_no_import_cycle_among_dbio_modules():
@@ -281,7 +284,7 @@ ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS = {
     "command line": ("cli.py", "cli_group.py", "cli_config.py", "cli_run_commands.py", "cli_offline_commands.py",
                      "cli_admin_commands.py", "command_help.py", "__main__.py"),
-    "commands": ("commands/", "command_options.py", "config_resolver.py"),
+    "commands": ("commands/", "command_flags.py", "config_resolver.py"),
     "jobs": ("jobs/", "sweep/", "ops_result.py"),
     "terminal": ("ui.py", "output.py", "metrics.py"),
     "target": ("target.py",),
@@ -293,9 +296,9 @@ LAYERS = {
                          "repeat_set.py",
                          "kubernetes.py"),
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
-                   "config_checks.py", "option.py", "options.py", "engine_table.py", "errors.py", "controls.py",
+                   "config_checks.py", "option.py", "option_table.py", "engine_table.py", "errors.py", "controls.py",
                    "trust.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 

@@ -10,7 +10,7 @@ from dbio.engines.mysql import dsn
 from dbio.engines.mysql.instance import binaries, settings
 from dbio.engines.mysql.instance.layout import Layout
 from dbio.engines.mysql.instance.managed import _product
-from dbio.engines.mysql.options import InstanceConfig
+from dbio.engines.mysql.engine_options import InstanceConfig
 from dbio.errors import ConfigErrors
 
 MiB = 1 << 20

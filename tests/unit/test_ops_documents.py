@@ -13,8 +13,8 @@ import pytest
 from dbio import ops_result
 from dbio import report as reports
 from dbio.commands import ops as ops_command
+from dbio.jobs import backup_destination
 from dbio.jobs import ops as ops_job
-from dbio.jobs import ops_target
 from dbio.errors import UsageError
 from dbio.report import ops_model
 from dbio.stats import catalogue
@@ -91,15 +91,15 @@ def test_targets_refused_before_anything(tmp_path):
     full.mkdir()
     (full / "a").write_text("a")
     with pytest.raises(UsageError, match="is not empty"):
-        ops_target.check_shape(full)
+        backup_destination.check_shape(full)
     with pytest.raises(UsageError, match="is a file"):
-        ops_target.check_shape(full / "a")
-    new = ops_target.check_shape(tmp_path / "new" / "backup")
+        backup_destination.check_shape(full / "a")
+    new = backup_destination.check_shape(tmp_path / "new" / "backup")
     assert not new.exists() and not (tmp_path / "new").exists()
     with pytest.raises(UsageError, match="free but the backup needs"):
-        ops_target.check_room(new, 1 << 60, [])  # more than any filesystem here has
+        backup_destination.check_room(new, 1 << 60, [])  # more than any filesystem here has
     with pytest.raises(UsageError, match="inside"):
-        ops_target.check_room(full / "b", 1, [str(full)])
+        backup_destination.check_room(full / "b", 1, [str(full)])
     assert not (tmp_path / "new").exists() and sorted(p.name for p in full.iterdir()) == ["a"]
 
 

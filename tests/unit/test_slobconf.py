@@ -191,7 +191,7 @@ SLOB_USED = {
 
 @pytest.mark.parametrize("key", sorted(SLOB_KEYS))
 def test_every_key_of_slob_s_own_slob_conf_is_used_or_named_as_not_used(key):
-    from dbio.options import BY_SLOB
+    from dbio.option_table import BY_SLOB
 
     entries, ignored = slobconf.parse_text(f"{key}={SLOB_KEYS[key]}\n")
     if key in SLOB_USED:
@@ -243,8 +243,8 @@ def test_work_loop_from_a_slob_conf_has_slob_s_meaning(tmp_path, conf, cli, scop
 
 
 def test_the_help_says_which_meaning_of_work_loop_applies():
-    from dbio.command_options import help_text
-    from dbio.options import BY_KEY
+    from dbio.command_flags import help_text
+    from dbio.option_table import BY_KEY
 
     text = help_text(BY_KEY["work_loop"]) + " " + help_text(BY_KEY["work_loop_scope"])
     assert "work_loop_scope" in text and "slob.conf" in text and "warm-up" in text

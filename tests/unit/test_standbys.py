@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import members
+from dbio import cluster_members
 from dbio.commands.admin import member_lines
 from dbio.config import Sources, load_config
 from dbio.engines.postgres.instance import settings
@@ -22,9 +22,9 @@ def config(tmp_path: Path, **cli):
 
 
 def test_members_are_named_primary_then_each_standby():
-    assert members.names(0) == ["primary"]
-    assert members.names(2) == ["primary", "standby1", "standby2"]
-    assert [members.role_of(n) for n in members.names(2)] == ["primary", "standby", "standby"]
+    assert cluster_members.names(0) == ["primary"]
+    assert cluster_members.names(2) == ["primary", "standby1", "standby2"]
+    assert [cluster_members.role_of(n) for n in cluster_members.names(2)] == ["primary", "standby", "standby"]
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -33,16 +33,16 @@ def test_members_are_named_primary_then_each_standby():
 ])
 def test_nodes_that_name_no_member_are_refused(text, problem):
     with pytest.raises(ValueError, match=problem):
-        members.parse(text)
+        cluster_members.parse(text)
 
 
 def test_nodes_choose_in_the_cluster_order():
-    available = members.names(2)
-    assert members.choose(available, None) == available
-    assert members.choose(available, "standby2, primary") == ["primary", "standby2"]
-    assert members.choose(available, "standby1") == ["standby1"]
+    available = cluster_members.names(2)
+    assert cluster_members.choose(available, None) == available
+    assert cluster_members.choose(available, "standby2, primary") == ["primary", "standby2"]
+    assert cluster_members.choose(available, "standby1") == ["standby1"]
     with pytest.raises(UsageError, match="has no member standby3 .it has primary, standby1, standby2."):
-        members.choose(available, "primary,standby3")
+        cluster_members.choose(available, "primary,standby3")
 
 
 def test_standbys_live_inside_the_instance_or_in_their_own_directory(tmp_path):

@@ -10,9 +10,9 @@ from dbio.config_checks import cached_data_errors, display_key
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.instance.record import Meta
-from dbio.engines.mysql.options import PAGE_SIZES
+from dbio.engines.mysql.engine_options import PAGE_SIZES
 from dbio.errors import ConfigError, DbioError
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 
 # Databases every MySQL server keeps for itself: dbio loads into a database of its own.
 SYSTEM_DATABASES = ("mysql", "information_schema", "performance_schema", "sys")

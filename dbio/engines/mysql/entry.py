@@ -12,7 +12,7 @@ from typing import Any
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql.facts import FEATURES
 from dbio.engines.mysql.instance.layout import RECORD_NAME
-from dbio.engines.mysql.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
+from dbio.engines.mysql.engine_options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, InstanceConfig
 from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, lazy
 
 

@@ -6,9 +6,9 @@ import os
 
 from dbio.config import RESERVED_CONNECTIONS, Config, each_node
 from dbio.config_checks import cached_data_errors, display_key, problem
-from dbio.engines.postgres.options import runs_code
+from dbio.engines.postgres.engine_options import runs_code
 from dbio.errors import ConfigError
-from dbio.options import BY_KEY
+from dbio.option_table import BY_KEY
 
 # Databases every PostgreSQL server has for its own use: dbio loads into a database of its own.
 SYSTEM_DATABASES = ("template0", "template1", "postgres")

@@ -11,7 +11,7 @@ from typing import Any
 
 from dbio.engines.postgres.facts import FEATURES
 from dbio.engines.postgres.instance.paths import RECORD_NAME
-from dbio.engines.postgres.options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, io_method_for
+from dbio.engines.postgres.engine_options import LAYOUT_KNOBS, OPTIONS, REMEMBERED, RESTART_KNOBS, io_method_for
 from dbio.engines.postgres.redact import scrub
 from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, lazy
 
@@ -19,7 +19,7 @@ from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, lazy
 def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> Any:
     from pathlib import Path
 
-    from dbio.engines.postgres.options import InstanceConfig
+    from dbio.engines.postgres.engine_options import InstanceConfig
 
     values["io_method"] = io_method_for(values["io_method"], workload["access_path"])
     # the layout's directories, absolute as the data directory is (relative to where dbio runs)

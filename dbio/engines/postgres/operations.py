@@ -25,7 +25,7 @@ from dbio.engines.base import TableJob
 from dbio.engines.postgres import catalog, server, server_log, sqlfiles, tablespaces
 from dbio.engines.postgres.instance.embedded import SUPERUSER, EmbeddedInstance
 from dbio.engines.postgres.instance.settings import max_wal_mb
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 
 Window = Callable[[], AbstractContextManager[None]]
@@ -150,62 +150,62 @@ class PostgresOperations:
         return {"checkpoint_timeout": NO_TIMED_CHECKPOINT, "max_wal_size": f"{wanted}MB"}
 
     # -- backup -------------------------------------------------------------------------
-    def backup(self, target: Path, window: Window, cold: bool = False) -> dict[str, Any]:
+    def backup(self, destination: Path, window: Window, cold: bool = False) -> dict[str, Any]:
         """An online base backup with the bundled pg_basebackup (tar format, WAL streamed beside it,
-        a fast checkpoint first) into target, which the command checked and pg_basebackup creates;
+        a fast checkpoint first) into destination, which the command checked and pg_basebackup creates;
         cold: the instance stopped (a clean shutdown) and its files copied."""
         instance = self.embedded("backup")
         if cold:
-            return self._cold_backup(instance, target, window)
+            return self._cold_backup(instance, destination, window)
         wal_level = "replica" if self.cfg.wal_level == "minimal" else None  # minimal allows no base backup
         with self.step_settings({}, wal_level):
             meta = instance.meta()
-            command = [instance.tool("pg_basebackup"), "-D", str(target), "-h", str(instance.layout.socket_dir),
+            command = [instance.tool("pg_basebackup"), "-D", str(destination), "-h", str(instance.layout.socket_dir),
                        "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops "
                                                                     "require_auth=none",
                        "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
             # The socket's directory is the server user's: whatever answers there gets no password
             # (require_auth=none) and no password file is read (root's ~/.pgpass stays unread).
             env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC", "PGPASSFILE": "/dev/null"}
-            existed = target.exists()
+            existed = destination.exists()
             started = time.monotonic()
             try:
                 with window():
                     done = subprocess.run(command, env=env, capture_output=True, text=True)
             except BaseException:  # interrupted: no half backup is left where the user will look for one
-                _remove_partial(target, existed)
+                _remove_partial(destination, existed)
                 raise
             seconds = time.monotonic() - started
         if done.returncode != 0:
-            _remove_partial(target, existed)
+            _remove_partial(destination, existed)
             lines = (done.stderr or done.stdout).strip().splitlines()
             raise DbioError(f"pg_basebackup failed: {lines[-1] if lines else f'exit status {done.returncode}'}",
                             "read the server log; what it had written to the target was removed")
-        files = [p for p in target.rglob("*") if p.is_file()]
+        files = [p for p in destination.rglob("*") if p.is_file()]
         return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
                 "format": "tar", "wal": "stream", "command": [Path(command[0]).name, *command[1:]],
-                "target": str(target)}
+                "target": str(destination)}
 
-    def _cold_backup(self, instance: EmbeddedInstance, target: Path, window: Window) -> dict[str, Any]:
+    def _cold_backup(self, instance: EmbeddedInstance, destination: Path, window: Window) -> dict[str, Any]:
         from dbio.engines.postgres import cold_copy
 
-        existed = target.exists()
+        existed = destination.exists()
         instance.stop(quiet=True)
         self.notify("stopped the embedded server for a cold backup; it starts again after the copy")
         try:
             started = time.monotonic()
             with window():
-                cold_copy.copy(instance.layout.pgdata, target, [str(p["path"]) for p in instance.meta().places])
+                cold_copy.copy(instance.layout.pgdata, destination, [str(p["path"]) for p in instance.meta().places])
             seconds = time.monotonic() - started
         except BaseException:
-            _remove_partial(target, existed)
+            _remove_partial(destination, existed)
             raise
         finally:
             instance.ensure(self.cfg, sessions=self.sessions, purpose="run", dbname=self.dbname)
-        files = [p for p in target.rglob("*") if p.is_file()]
+        files = [p for p in destination.rglob("*") if p.is_file()]
         return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
                 "format": "cold copy", "command": ["copy (each file synced)", str(instance.layout.pgdata)],
-                "target": str(target)}
+                "target": str(destination)}
 
     # -- crash recovery ------------------------------------------------------------------
     def recovery(self, record: Any, wal_bytes: int, window: Window, changes_per_block: int = 1) -> dict[str, Any]:
@@ -326,16 +326,16 @@ class PostgresOperations:
         return {"rows": done, "wal_bytes": wal}
 
 
-def _remove_partial(target: Path, existed: bool) -> None:
-    """What a failed or interrupted pg_basebackup wrote: the target (checked empty or new before,
+def _remove_partial(destination: Path, existed: bool) -> None:
+    """What a failed or interrupted pg_basebackup wrote: the destination (checked empty or new before,
     writable only by us) back as it was."""
-    if not target.is_dir() or target.is_symlink():
+    if not destination.is_dir() or destination.is_symlink():
         return
     if existed:
-        for entry in target.iterdir():
+        for entry in destination.iterdir():
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     else:
-        shutil.rmtree(target)
+        shutil.rmtree(destination)
 
 
 def _checkpoints(writers: dict[str, Any]) -> int:

@@ -19,7 +19,7 @@ from dbio.collect.host import supports_direct_io
 from dbio.engines.mysql.instance import binaries, process, settings
 from dbio.engines.mysql.instance.layout import Layout
 from dbio.engines.mysql.instance.record import Meta, Status
-from dbio.engines.mysql.options import PAGE_SIZES, InstanceConfig
+from dbio.engines.mysql.engine_options import PAGE_SIZES, InstanceConfig
 from dbio.errors import DbioError, NoDatabase, UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 from dbio.managed import location

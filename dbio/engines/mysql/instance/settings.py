@@ -4,7 +4,7 @@ nothing on the machine (/etc/mysql, ~/.my.cnf) changes what dbio measures."""
 from __future__ import annotations
 
 from dbio.engines.mysql.instance.layout import Layout
-from dbio.engines.mysql.options import InstanceConfig
+from dbio.engines.mysql.engine_options import InstanceConfig
 
 EXTRA_CONNECTIONS = 20  # the control, monitor, cancel and lock connections, and a few to spare
 MIN_CONNECTIONS = 151  # the server's default: fewer sessions never restart it for a lower limit

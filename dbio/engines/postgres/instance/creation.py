@@ -16,7 +16,7 @@ from dbio.engines.postgres.instance.paths import running_as_root
 from dbio.engines.postgres.instance.ports import free_port
 from dbio.engines.postgres.instance.record import Meta
 from dbio.engines.postgres.instance.standbys import Member
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import NoDatabase, UsageError
 from dbio.managed.location import claim_directory
 from dbio.managed.server_user import ServerUser, ensure_server_user

@@ -18,7 +18,7 @@ from dbio.engines.postgres.instance.paths import Layout
 from dbio.engines.postgres.instance.record import Meta, Status
 from dbio.engines.postgres.instance.removal import DestroyPlan
 from dbio.engines.postgres.instance.standbys import Standbys
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import NoDatabase
 from dbio.filesystem import tree_bytes
 from dbio.managed.instance import ManagedInstance
@@ -73,7 +73,7 @@ class EmbeddedInstance(ManagedInstance):
 
     def nodes(self, dbname: str, wanted: str | None) -> list[tuple[str, str, str]]:
         """(name, role, connection string) of the members a run uses: all, or those --nodes names."""
-        from dbio import members as member_names
+        from dbio import cluster_members as member_names
 
         listed = self.standbys.members()
         chosen = member_names.choose([m.name for m in listed], wanted)

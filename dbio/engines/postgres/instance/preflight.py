@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dbio.collect.host import supports_direct_io
 from dbio.engines.postgres.instance import binaries, location, placement, settings
 from dbio.engines.postgres.instance.standbys import check_new as check_new_standbys
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import UsageError
 from dbio.filesystem import free_bytes, tree_bytes
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dbio.config import RESERVED_CONNECTIONS
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.units import format_bytes
 
 # What each dbio-chosen setting is for; written into dbio.conf next to the value.

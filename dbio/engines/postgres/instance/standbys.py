@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import members as names
+from dbio import cluster_members as names
 from dbio import trust
-from dbio.engines.postgres.options import InstanceConfig
+from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import DbioError, UsageError
 from dbio.engines.postgres.instance import as_server, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout

@@ -1,5 +1,5 @@
 """Every knob dbio has, declared once: the options of every engine here, each engine's own in
-engines/<name>/options.py, assembled into one table.
+engines/<name>/engine_options.py, assembled into one table.
 
 Each declaration feeds the config file (TOML section and key), the command line
 (--key-with-dashes), the environment (DBIO_KEY), SLOB's slob.conf name, the help
@@ -177,8 +177,8 @@ def _assemble() -> tuple[Option, ...]:
     return tuple(sorted(declared, key=lambda option: SECTIONS.index(option.section)))
 
 
-# each engine's declarations (engines/<name>/options.py), by name: declarations only, never its code
-_DECLARED = {name: importlib.import_module(engine_table.options_module(name)) for name in engine_table.names()}
+# each engine's declarations (engines/<name>/engine_options.py), by name: declarations only, never its code
+_DECLARED = {name: importlib.import_module(engine_table.engine_options_module(name)) for name in engine_table.names()}
 OPTIONS: tuple[Option, ...] = _assemble()
 # Engine options a sweep may vary by restarting the server (each engine declares its own), and
 # the short names sweep step directories use for them.

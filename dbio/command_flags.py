@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dbio.option import Option, coerce
-from dbio.options import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 Uses = Callable[[Option], bool]
