@@ -5,10 +5,11 @@ document migrated (the facts its engine did not record filled in, a format-1 res
 run of one node), its shape checked (file_formats.result), then typed. `of` types a document as it is,
 for one this dbio has just built (a run's, a merge's) or a report given a plain dict.
 
-Only the top level is typed; the figures (driven by stats/catalogue.py), the series, the
-environment and the snapshots stay mappings, read through `Result.document` and the catalogue.
-A field a report reads defensively (a merge's `parts` and `counting`, an event) is typed
-leniently: what is not of its shape is left out, as the reports skipped it before.
+The top level is typed, and what the reports read below it: the environment, the baseline and the
+setup (result_context.py), the waits and the whole histograms. The figures stay a mapping read through
+stats/catalogue.py; what is a mapping by nature (each interval of the series, each session, the
+cluster's facts, the snapshots) stays one, reached through a named property, not a path. Every field
+is typed leniently, as the reports read it: what is not of its shape is left out or read as absent.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from dbio import jsondoc, file_formats
+from dbio.result_context import Baseline, Environment, Setup, mapping as _mapping, number as _number, objects, words
 
 FORMAT = "dbio-result"
 FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level is their total)
 ONLY_NODE = "node1"  # the name of a run's one node where a file written before nodes does not name it
-_EMPTY: Mapping[str, Any] = {}
 
 
 class NotAResult(jsondoc.Malformed):
@@ -30,14 +31,6 @@ class NotAResult(jsondoc.Malformed):
 
 class UnknownVersion(jsondoc.Malformed):
     """format_version is not one this dbio reads."""
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else _EMPTY
-
-
-def _number(value: Any) -> float | None:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -87,6 +80,42 @@ class Config:
 
 
 @dataclass(frozen=True)
+class Waits:
+    """The sessions' states, sampled through the window: how often each was seen (its wait event, CPU, Client)."""
+    counts: Mapping[str, float]  # samples per state
+    samples: float | None  # of all sessions
+    interval_seconds: float | None  # between two samples
+
+    @classmethod
+    def of(cls, value: Any) -> Waits:
+        w = _mapping(value)
+        return cls(_mapping(w.get("counts")), _number(w.get("samples")), _number(w.get("interval_seconds")))
+
+    def shares(self) -> list[tuple[str, float, float]]:
+        """(state, samples, % of all) for every state, the most seen first; none without a sample."""
+        total = sum(self.counts.values())
+        if not total:
+            return []
+        return [(state, n, 100.0 * n / total) for state, n in sorted(self.counts.items(), key=lambda kv: -kv[1])]
+
+
+@dataclass(frozen=True)
+class Histograms:
+    """The run's whole statement latency histograms (not the figures' buckets): each statement kind's
+    counts over the bounds they share."""
+    bounds_us: tuple[float, ...]
+    counts: Mapping[str, tuple[int, ...]]  # by statement kind (select, update, scan, ...)
+
+    @classmethod
+    def of(cls, value: Any) -> Histograms:
+        h = _mapping(value)
+        bounds = h.get("bounds_us")
+        return cls(tuple(bounds) if isinstance(bounds, list) else (),
+                   {kind: tuple(counts) for kind, one in h.items() if kind != "bounds_us"
+                    and isinstance(counts := _mapping(one).get("counts"), list)})
+
+
+@dataclass(frozen=True)
 class Node:
     """One server of the run: its own figures, and whether it stopped (`stopped`: when and why)."""
     name: str
@@ -96,13 +125,19 @@ class Node:
     capabilities: Mapping[str, Any] | None
     stopped: Mapping[str, Any] | None
     start: Mapping[str, Any] | None
-    raw: Mapping[str, Any]  # the node as written (its server, counters, series, waits)
+    server: Mapping[str, Any]  # its server as probed: description, identity
+    sessions: Mapping[str, Any]  # which of the run's sessions it had (ranges, update_capable)
+    weight: float | None
+    waits: Waits
+    raw: Mapping[str, Any]  # the node as written (its counters, series)
 
     @classmethod
     def of(cls, value: Mapping[str, Any]) -> Node:
         return cls(name=value["name"], role=value.get("role"), engine=value.get("engine"),
                    figures=value.get("figures"), capabilities=value.get("capabilities"),
-                   stopped=value.get("stopped"), start=value.get("start"), raw=value)
+                   stopped=value.get("stopped"), start=value.get("start"), server=_mapping(value.get("server")),
+                   sessions=_mapping(value.get("sessions")), weight=_number(value.get("weight")),
+                   waits=Waits.of(value.get("waits")), raw=value)
 
 
 @dataclass(frozen=True)
@@ -172,6 +207,12 @@ class Result:
     part: Mapping[str, Any] | None  # one part's own record (--part i/N)
     merged_from: tuple[Mapping[str, Any], ...]
     verdict: Mapping[str, Any] | None  # the verdict as written beside the result, if it was
+    environment: Environment
+    baseline: Baseline | None  # fio's, beside the run (dbio baseline, run --baseline)
+    setup: Setup
+    waits: Waits
+    histograms: Histograms
+    plans: Mapping[str, tuple[str, ...]]  # the statement kind's plan, its nodes outermost first
     document: dict[str, Any]
 
     @property
@@ -179,9 +220,35 @@ class Result:
         """The facts the engine declared (the run's first node's, or a node view's own)."""
         return _mapping(self.document.get("capabilities"))
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """A top-level entry that stays a mapping (environment, waits, series, ...)."""
-        return self.document.get(key, default)
+    @property
+    def series(self) -> list[dict[str, Any]]:
+        """The intervals' rows, in order (stats/series.py reads them)."""
+        return [row for row in self.document.get("series") or [] if isinstance(row, dict)]
+
+    @property
+    def sessions(self) -> list[Mapping[str, Any]]:
+        """The run's sessions, each with the node it ran on."""
+        return list(objects(self.document.get("sessions")))
+
+    @property
+    def cluster(self) -> Mapping[str, Any]:
+        """A run of several nodes: read-only nodes, UPDATE-capable sessions, the start's skew, stopped nodes."""
+        return _mapping(self.document.get("cluster"))
+
+    @property
+    def stalls(self) -> list[Mapping[str, Any]]:
+        """Intervals in which the sessions completed nothing."""
+        return list(objects(self.document.get("stalls")))
+
+    @property
+    def counter_resets(self) -> list[Mapping[str, Any]]:
+        """Engine counters that went back inside the window (stats/resets.py)."""
+        return list(objects(self.document.get("counter_resets")))
+
+    @property
+    def normalized(self) -> Mapping[str, Any]:
+        """The neutral counters at the window's ends (begin, end), as engines/counters.py fills them."""
+        return _mapping(self.document.get("normalized"))
 
     def node_view(self, node: Node) -> Result:
         """The run as one of its nodes saw it: its figures, and its own facts where it has them."""
@@ -210,6 +277,9 @@ def of(document: Mapping[str, Any] | Result) -> Result:
         part=d.get("part") if isinstance(d.get("part"), dict) else None,
         merged_from=tuple(m for m in d.get("merged_from") or [] if isinstance(m, dict)),
         verdict=d.get("verdict") if isinstance(d.get("verdict"), dict) else None,
+        environment=Environment.of(d.get("environment")), baseline=Baseline.of(d.get("baseline")),
+        setup=Setup.of(d.get("setup")), waits=Waits.of(d.get("waits")), histograms=Histograms.of(d.get("histograms")),
+        plans={kind: words(_mapping(plan).get("nodes")) for kind, plan in _mapping(d.get("plans")).items()},
         document=d if isinstance(d, dict) else dict(d))
 
 

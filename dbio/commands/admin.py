@@ -16,6 +16,7 @@ from dbio.engines.base import SetupRecord
 from dbio.errors import UsageError
 from dbio import report as reports
 from dbio.report import limit_findings, storage_stack
+from dbio.result_context import Storage
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -96,7 +97,7 @@ def instance_status(config: Config, ui: UI) -> int:
     ui.say(f"log        {status.log_file}")
     for line in member_lines(status.members):  # () but with standbys (Features.standbys)
         ui.say(line)
-    for label, text in storage_stack.pairs(host.storage_under(status.data_dir, status.wal_dir),
+    for label, text in storage_stack.pairs(Storage.of(host.storage_under(status.data_dir, status.wal_dir)),
                                            host.tuning()):
         ui.say(f"{label.lower():<10} {text}")
     if status.running and status.pid:  # a cgroup's quota, I/O limits or an affinity the server runs under

@@ -10,7 +10,6 @@ from dbio.report.finding import Finding, found as _found
 from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 
 # The database beside the raw device at the same sessions (a baseline): reads/s as a share of fio's.
 EFFICIENCY_LOW = 0.8  # below: the database leaves much of the device unused
@@ -63,10 +62,12 @@ def device_drift(r: Result) -> Finding | None:
     compare the database with a device that did not hold still, so they carry that spread."""
     f = r.figures
     drift, reads = value(f, "raw_drift"), value(f, "reads_per_s")
-    runs = (r.get("baseline") or {}).get("runs") or {}
+    runs = r.baseline.runs if r.baseline else {}
+    before, after = (run.reads_per_s if run else None for run in (runs.get("sync"), runs.get("sync_after")))
     if not _window(r) or drift is None or not reads or 1 / DRIFT_LIMIT <= drift <= DRIFT_LIMIT:
         return None
-    before, after = runs["sync"]["reads_per_s"], runs["sync_after"]["reads_per_s"]
+    if before is None or after is None:  # the drift without fio's two runs it is made of: nothing to say of them
+        return None
     low = value(f, "raw_reads_per_s_low") or min(before, after)
     high = value(f, "raw_reads_per_s_high") or max(before, after)
     more = sum(1 for name in runs if name.startswith("sync_more_"))
@@ -81,7 +82,7 @@ def device_drift(r: Result) -> Finding | None:
 def _why_below(r: Result, f: Mapping[str, Any]) -> str:
     """What the CPU figures and the sessions' wait samples show about a database behind its device."""
     busy, cpu = value(f, "host_busy_pct"), value(f, "efficiency_cpu")
-    counts = get(r.get("waits"), "counts") or {}
+    counts = r.waits.counts
     samples = sum(counts.values())
     other = {k: n for k, n in counts.items() if k != "CPU" and not k.startswith("IO:")}
     if busy is not None and busy >= CPU_BOUND_PCT:

@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from dbio.report.tables import table
+from dbio.result_context import Baseline, FioRun
+from dbio.result_records import Doc, Result, Timeline, of
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 
@@ -25,15 +27,10 @@ WRITE_SIDE = (  # row, the database's figure, the raw one (a run with updates)
 )
 
 
-def record(doc: dict[str, Any]) -> dict[str, Any] | None:
-    found = doc.get("baseline")
-    return found if isinstance(found, dict) else None
-
-
-def efficiency_line(doc: dict[str, Any]) -> str | None:
+def efficiency_line(doc: Doc) -> str | None:
     """'database efficiency at 4 sessions: 0.88 of the device's synchronous reads, ...'; None
     without a baseline beside a measured window."""
-    f = catalogue.figures_of(doc)
+    f = dict(of(doc).figures)
     phrases = [str(fig.phrase).format(fig.value(f)) for fig in EFFICIENCY if fig.value(f) is not None]
     low, high = value(f, "efficiency_reads_low"), value(f, "efficiency_reads_high")
     if phrases and value(f, "efficiency_reads") is not None and low is not None and high is not None:
@@ -54,11 +51,11 @@ def efficiency_line(doc: dict[str, Any]) -> str | None:
     return f"Database efficiency{at}: {', '.join(phrases)}{tail}"
 
 
-def section(doc: dict[str, Any]) -> dict[str, Any]:
-    rec = record(doc)
+def section(r: Result) -> dict[str, Any]:
+    rec = r.baseline
     if rec is None:
         return {"id": "baseline", "title": "Baseline"}
-    f = catalogue.figures_of(doc)
+    f = dict(r.figures)
     rows = [[label, value(f, db), value(f, raw), value(f, ratio)] for label, db, raw, ratio in SIDE_BY_SIDE]
     rows += [[label, value(f, db), value(f, raw), _ratio(value(f, db), value(f, raw))]
              for label, db, raw in WRITE_SIDE if value(f, raw) is not None]
@@ -70,59 +67,53 @@ def section(doc: dict[str, Any]) -> dict[str, Any]:
                       "while the two disagreed by over 1.2x), host CPU from /proc/stat "
                       "over its runs; readers' own CPU: the sessions' processes against fio's jobs while they read, "
                       "which other work on the host does not move."])
-    runs = [_run_row(name, run) for name, run in (rec.get("runs") or {}).items()]
-    writes = (rec.get("write_side") or {}).get("writes")
-    if isinstance(writes, dict):
-        runs.append(["random writes (scratch file)", f"{writes.get('jobs')} x 1", writes.get("writes_per_s"),
-                     writes.get("avg_write_us"), writes.get("p99_write_us"), writes.get("host_cpu_us_per_write"),
-                     writes.get("process_cpu_us_per_write"), writes.get("seconds")])
+    runs = [_run_row(name, run) for name, run in rec.runs.items()]
+    writes = rec.writes
+    if writes is not None:
+        runs.append(["random writes (scratch file)", f"{writes.jobs} x 1", writes.writes_per_s, writes.avg_write_us,
+                     writes.p99_write_us, writes.host_cpu_us_per_write, writes.process_cpu_us_per_write,
+                     writes.seconds])
     fio_runs = table("baseline_runs", "fio's runs", ["Run", "Jobs x depth", "Reads/s", "Avg read", "p99 read",
                                                       "Host CPU/read", "fio's CPU/read", "Seconds"],
                      ["text", "text", "rate", "us", "us", "us", "us", "seconds"], runs)
     return {"id": "baseline", "title": "Baseline (raw device, fio)", "tables": [compared, fio_runs],
-            "lines": _lines(rec, doc)}
+            "lines": _lines(rec, r.timeline)}
 
 
 def _ratio(database: float | None, raw: float | None) -> float | None:
     return database / raw if database is not None and raw else None
 
 
-def _run_row(name: str, run: dict[str, Any]) -> list[Any]:
+def _run_row(name: str, run: FioRun) -> list[Any]:
     label = {"sync": "synchronous (psync), before", "sync_after": "synchronous (psync), after",
-             "deep": f"ceiling ({run.get('engine')})",
-             "sequential": f"sequential 1 MiB ({run.get('engine')})"}.get(name, name)
+             "deep": f"ceiling ({run.engine})", "sequential": f"sequential 1 MiB ({run.engine})"}.get(name, name)
     if name.startswith("sync_more_"):  # a further round: the device had changed speed meanwhile
         label = f"synchronous (psync), after, round {int(name.rsplit('_', 1)[1]) + 1}"
-    return [label, f"{run.get('jobs')} x {run.get('iodepth')}", run.get("reads_per_s"), run.get("avg_read_us"),
-            run.get("p99_read_us"), run.get("host_cpu_us_per_read"), run.get("process_cpu_us_per_read"),
-            run.get("seconds")]
+    return [label, f"{run.jobs} x {run.iodepth}", run.reads_per_s, run.avg_read_us, run.p99_read_us,
+            run.host_cpu_us_per_read, run.process_cpu_us_per_read, run.seconds]
 
 
-def _lines(rec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
-    lines = [f"{rec.get('version') or 'fio'} read {rec.get('place')} ({rec.get('files')} file(s))"]
-    started, ended = rec.get("started_at"), rec.get("ended_at")
-    if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
+def _lines(rec: Baseline, timeline: Timeline) -> list[str]:
+    lines = [f"{rec.version or 'fio'} read {rec.place} ({rec.files} file(s))"]
+    started, ended = rec.started_at, rec.ended_at
+    if started is not None and ended is not None:
         lines.append(f"fio ran {_clock(started)} to {_clock(ended)} UTC ({ended - started:.1f} s), right before the "
-                     f"database's run (window {_window(doc)})")
-    after = (rec.get("runs") or {}).get("sync_after") or {}
-    if isinstance(after.get("started_at"), (int, float)) and isinstance(after.get("ended_at"), (int, float)):
-        lines.append(f"and again {_clock(after['started_at'])} to {_clock(after['ended_at'])} UTC, right after it: the "
-                     "raw "
+                     f"database's run (window {_window(timeline)})")
+    after = rec.runs.get("sync_after")
+    if after is not None and after.started_at is not None and after.ended_at is not None:
+        lines.append(f"and again {_clock(after.started_at)} to {_clock(after.ended_at)} UTC, right after it: the raw "
                      "synchronous figures pool both runs")
-    if rec.get("after_skipped"):
-        lines.append(f"fio's run after the database's did not complete ({rec['after_skipped']}): the raw figures are "
+    if rec.after_skipped:
+        lines.append(f"fio's run after the database's did not complete ({rec.after_skipped}): the raw figures are "
                      "from the run before it only")
-    for name, run in (rec.get("runs") or {}).items():
-        lines.append(f"fio {name}: fio {' '.join(run.get('options') or [])}")
-    side = rec.get("write_side") or {}
-    if isinstance(side.get("writes"), dict):
-        lines.append(f"fio writes: fio {' '.join(side['writes'].get('options') or [])}")
-    redo = side.get("redo_sync")
-    if isinstance(redo, dict):
-        lines.append(f"redo log sync test: {_number(redo.get('syncs_per_s'))} syncs/s, "
-                     f"{_number(redo.get('avg_sync_us'))} "
-                     f"us each ({redo.get('method')}, one 8 KiB write per sync): "
-                     f"{' '.join(str(c) for c in redo.get('command') or [])}")
+    for name, run in rec.runs.items():
+        lines.append(f"fio {name}: fio {' '.join(run.options)}")
+    if rec.writes is not None:
+        lines.append(f"fio writes: fio {' '.join(rec.writes.options)}")
+    redo = rec.redo_sync
+    if redo is not None:
+        lines.append(f"redo log sync test: {_number(redo.syncs_per_s)} syncs/s, {_number(redo.avg_sync_us)} "
+                     f"us each ({redo.method}, one 8 KiB write per sync): {' '.join(redo.command)}")
     return lines
 
 
@@ -134,9 +125,8 @@ def _clock(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%H:%M:%S")
 
 
-def _window(doc: dict[str, Any]) -> str:
-    timeline = doc.get("timeline") or {}
-    start, end = timeline.get("window_start"), timeline.get("window_end")
+def _window(timeline: Timeline) -> str:
+    start, end = timeline.window_start, timeline.window_end
     if isinstance(start, str) and isinstance(end, str):
         return f"{start[11:19]} to {end[11:19]} UTC"
     return "not measured"

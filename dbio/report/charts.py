@@ -260,7 +260,7 @@ def _curve_axes(title: str, curves: dict[str, Any] | None) -> tuple[Figure, Any,
 
 def sweep_iops(curves: dict[str, Any] | None) -> str | None:
     made = _curve_axes("Physical reads/s", curves)
-    if made is None:
+    if made is None or curves is None:
         return None
     fig, ax, lines = made
     for line in lines:
@@ -289,7 +289,7 @@ def _error_bars(ax: Any, line: dict[str, Any], key: str, color: str, value_key: 
 
 def sweep_latency(curves: dict[str, Any] | None) -> str | None:
     made = _curve_axes("Average physical read latency", curves)
-    if made is None:
+    if made is None or curves is None:
         return None
     fig, ax, lines = made
     for line in lines:

@@ -126,7 +126,7 @@ def conditions_differ(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
     out = []
     values = [(name, _condition_values(doc)) for name, doc in named]
     for key, how, tolerance in CONDITIONS:
-        seen = [(name, v[key]) for name, v in values if isinstance(v[key], (int, float))]
+        seen = [(name, x) for name, v in values if isinstance(x := v[key], (int, float))]
         if len(seen) < 2:
             continue
         low, high = min(v for _, v in seen), max(v for _, v in seen)
@@ -271,8 +271,8 @@ def _measured(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     tables = []
     for kind in ("select", "update"):
-        per = [(name, catalogue.histogram(figures_of(doc), kind)) for name, doc in named]
-        if not all(buckets for _, buckets in per):
+        per = [(name, buckets) for name, doc in named if (buckets := catalogue.histogram(figures_of(doc), kind))]
+        if len(per) < len(named):  # a run without this kind's buckets: nothing to set beside the others
             continue
         labels = [b["bucket"] for b in per[0][1]]
         used = [i for i in range(len(labels)) if any(buckets[i]["count"] for _, buckets in per)]
@@ -296,7 +296,7 @@ def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         if not rows:
             continue
         lines.append({"label": name, "t": [r["to_s"] for r in rows],
-                      **{str(fig.series): [r.get(fig.series) for r in rows] for fig in (READS, LATENCY)}})
+                      **{str(fig.series): [r.get(str(fig.series)) for r in rows] for fig in (READS, LATENCY)}})
     return {"lines": lines}
 
 

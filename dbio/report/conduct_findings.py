@@ -35,8 +35,7 @@ def status(r: Result) -> Finding | None:
 def stalled(r: Result) -> Finding | None:
     """The window holds stretches in which nothing was measured or nothing moved: its averages
     include them. The status stays complete (the window ran to its end); this says when and how long."""
-    stalls = [s for s in r.get("stalls") or [] if isinstance(s, dict)
-              and all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
+    stalls = [s for s in r.stalls if all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
     if not _window(r) or not stalls:
         return None
     total = sum(s["seconds"] for s in stalls)
@@ -51,7 +50,7 @@ def stalled(r: Result) -> Finding | None:
 def counters_reset(r: Result) -> Finding | None:
     """An engine counter went back inside the window (run/assemble, stats/resets.py): its statistics were reset or
     its server restarted. What it counted in the window is unknown, so are the figures built on it (absent)."""
-    resets = [x for x in r.get("counter_resets") or [] if isinstance(x, dict) and isinstance(x.get("counter"), str)]
+    resets = [x for x in r.counter_resets if isinstance(x.get("counter"), str)]
     if not resets:
         return None
     several = len(r.nodes) > 1
@@ -103,16 +102,16 @@ def other_sessions(r: Result) -> Finding | None:
     if not _window(r):
         return None
     f = r.figures
-    measured = [r for r in r.get("series") or [] if r.get("phase") == "measured"]
-    active = [r for r in measured if r.get("other_sessions_active")]
+    measured = [row for row in r.series if row.get("phase") == "measured"]
+    active = [row for row in measured if row.get("other_sessions_active")]
     shares = {k: value(f, f"other_{k}_share_pct") for k in ("read", "write")}
     worst = max((v for v in shares.values() if v is not None), default=None)
     if not active and not worst:
         return None
     # a server's NULL (a connection still authenticating) is in results written before names were made safe
-    names = sorted({n if isinstance(n, str) else "(no name yet)" for r in active
-                    for n in r.get("other_session_names") or []})
-    who = (f"{max(r['other_sessions_active'] for r in active):.0f} other session(s)"
+    names = sorted({n if isinstance(n, str) else "(no name yet)" for row in active
+                    for n in row.get("other_session_names") or []})
+    who = (f"{max(row['other_sessions_active'] for row in active):.0f} other session(s)"
            + (f" ({', '.join(names[:5])})" if names else "")
            + f" active in {len(active)} of {len(measured)} intervals") if active else "other sessions"
     if worst is None:
@@ -131,7 +130,7 @@ def other_sessions(r: Result) -> Finding | None:
 
 
 def checkpoint_in_window(r: Result) -> Finding | None:
-    norm = r.get("normalized") or {}
+    norm = r.normalized
     begin, end = get(norm, "begin", "checkpoints") or {}, get(norm, "end", "checkpoints") or {}
     if not _window(r) or not begin or not end:
         return None

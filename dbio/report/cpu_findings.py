@@ -9,7 +9,6 @@ from dbio.report.finding import Finding, found as _found
 from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 
 CPU_BUSY_LIMIT = 90.0  # % host CPU
 # % of the window's CPU time the hypervisor gave to other guests: beyond, latency includes waiting
@@ -111,7 +110,7 @@ def sessions_queue_for_cpu(r: Result) -> Finding | None:
     result with the sessions' measured wait for a CPU is judged by cpu_wait_in_latency instead."""
     if value(r.figures, "cpu_wait_pct") is not None:
         return None
-    counts = get(r.get("waits"), "counts") or {}
+    counts = r.waits.counts
     samples = sum(counts.values())
     sessions = r.config.sessions
     cores = value(r.figures, "cores") or 0

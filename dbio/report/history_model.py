@@ -19,10 +19,10 @@ TREND_GROUPS = 6  # configurations drawn in the trend chart (those with most run
 
 def build(entries: Sequence[Entry], where: Sequence[str], unreadable: Sequence[str]) -> dict[str, Any]:
     ordered = history.group(list(entries))
-    beyond = [e for e in ordered if e.change and e.change["judged"] == "beyond noise"]
+    beyond = [(e, change) for e in ordered if (change := e.change) and change["judged"] == "beyond noise"]
     findings = [{"level": "warning", "code": "change_beyond_noise",
-                 "message": f"{_when(e.when)} {Path(e.path).name}: reads/s {e.change['pct']:+.1f}% against "
-                            f"{e.change['against']}: beyond the runs' noise"} for e in beyond]
+                 "message": f"{_when(e.when)} {Path(e.path).name}: reads/s {change['pct']:+.1f}% against "
+                            f"{change['against']}: beyond the runs' noise"} for e, change in beyond]
     if unreadable:
         shown = "; ".join(unreadable[:5]) + (f"; and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
         findings.append({"level": "warning", "code": "unreadable", "message": f"not listed: {shown}"})

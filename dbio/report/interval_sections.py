@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report.tables import table
+from dbio.result_records import Histograms, Result
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
 from dbio.stats import stability
-from dbio.stats.counters import get
 
 TIME_SERIES = catalogue.figures("reads_per_s", "writes_per_s", "read_mib_per_s", "write_mib_per_s", "avg_read_us",
                                 "statements_per_s", "select_p99_us", "host_busy_pct")
@@ -59,18 +59,18 @@ def _partial_note(intervals: list[dict[str, Any]]) -> str:
             "interval at the end of the run).")
 
 
-def stability_section(doc: dict[str, Any], intervals: list[dict[str, Any]]) -> dict[str, Any]:
+def stability_section(r: Result, intervals: list[dict[str, Any]]) -> dict[str, Any]:
     rows_in = series_math.measured(intervals)
     if len(rows_in) < 3:
         return {"id": "stability", "title": "Stability"}
-    interval = get(doc, "timeline", "interval_seconds") or 1
+    interval = r.timeline.interval_seconds or 1
     rows = [row for row in (_stability_row(fig, rows_in) for fig in STABILITY) if row]
     return {"id": "stability", "title": f"Stability ({len(rows_in)} intervals of {interval:g} s)", "tables": [table(
         "stability", "", ["", "Mean", "CV", "Worst interval", "in", "p99 / p1 of intervals", "Drift"],
         ["text", "mixed", "pct", "mixed", "text", "mixed", "pct"], rows,
         ["Worst interval: the lowest throughput or the highest latency; p99 of the intervals for latencies, "
          "p1 for throughput (the level the run stays above 99% of the time); drift from the start of the window "
-         "to its end."])], "lines": _drift_lines(rows_in) + _slow_lines(doc)}
+         "to its end."])], "lines": _drift_lines(rows_in) + _slow_lines(r.histograms)}
 
 
 def _stability_row(fig: catalogue.Figure, rows_in: list[dict[str, Any]]) -> list[Any] | None:
@@ -96,13 +96,12 @@ def _drift_lines(rows_in: list[dict[str, Any]]) -> list[str]:
             + (f" ({drift['change_pct']:+.1f}%)" if drift["change_pct"] is not None else "")]
 
 
-def _slow_lines(doc: dict[str, Any]) -> list[str]:
+def _slow_lines(histograms: Histograms) -> list[str]:
     """The share of slow statements, from the run's whole histograms (not the figures' buckets)."""
-    hists = doc.get("histograms") or {}
-    bounds = hists.get("bounds_us")
+    bounds = histograms.bounds_us
     lines = []
     for kind in ("select", "update"):
-        counts = (hists.get(kind) or {}).get("counts")
+        counts = histograms.counts.get(kind)
         if bounds and counts and sum(counts):
             share = stability.share_at_or_above(counts, bounds, SLOW_US)
             lines.append(f"{share:.2f}% of {catalogue.STATEMENT_LABELS[kind]} statements took 1 ms or longer")

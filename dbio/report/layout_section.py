@@ -6,59 +6,43 @@ in tablespaces), so results of the default layout render as before."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from dbio.collect.block import MEMORY_FILESYSTEMS
 from dbio.report.tables import table
+from dbio.result_context import Storage
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.counters import get
 
 
-def places(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(role, storage facts) of each place the run wrote to: data, WAL, each tablespace."""
-    storage = get(doc, "environment", "storage") or {}
-    out = []
-    if storage.get("data_directory"):
-        out.append(("data directory", storage["data_directory"]))
-    out += [(f"tablespace {n}", s) for n, s in enumerate(storage.get("tablespaces") or [], start=1) if s]
-    if storage.get("wal"):
-        out.append(("WAL", storage["wal"]))
-    return out
-
-
-def has_layout(doc: dict[str, Any]) -> bool:
-    """Whether the run's WAL or tables were placed outside the data directory."""
-    storage = get(doc, "environment", "storage") or {}
-    data = str((storage.get("data_directory") or {}).get("path") or "")
-    wal = str((storage.get("wal") or {}).get("path") or "")
-    return bool(storage.get("tablespaces")) or bool(data and wal and not wal.startswith(data.rstrip("/") + "/"))
-
-
-def wal_line(doc: dict[str, Any]) -> str | None:
+def wal_line(storage: Storage) -> str | None:
     """'WAL in DIR on vdb (its own device)': where the WAL lives, for the Run section."""
-    wal = get(doc, "environment", "storage", "wal")
-    if not wal or not has_layout(doc):
+    wal = storage.wal
+    if not wal or not storage.has_layout:
         return None
     device = wal.get("device") or wal.get("source") or "-"
     shared = "the same device as the data" if wal.get("same_device_as_data") else "a device of its own"
     return f"{wal.get('path')} on {device} ({wal.get('fs_type') or '-'} at {wal.get('mount_point') or '-'}), {shared}"
 
 
-def section(doc: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
-    if not has_layout(doc):
+def section(r: Result) -> dict[str, Any]:
+    storage = r.environment.storage
+    if not storage.has_layout:
         return {"id": "layout", "title": "Layout"}
+    f = dict(r.figures)
     devices = catalogue.devices(f)
     columns = catalogue.LAYOUT_FIGURES
     rows = []
-    for role, facts in places(doc):
+    for role, facts in storage.places():
         name = facts.get("device")
         d = devices.get(name) if name else None
         rows.append([role, str(facts.get("path") or "-"), _device_name(facts),
                      *[c.value(d) if d else None for c in columns]])
-    names = [facts.get("device") for _, facts in places(doc) if facts.get("device")]
+    names = [facts.get("device") for _, facts in storage.places() if facts.get("device")]
     notes = ["Each place's figures are its whole device's (/proc/diskstats): places on one device show the same "
              "figures, which are their sum."] if len(set(names)) < len(names) else []
-    if any(facts.get("members") for _, facts in places(doc)):
+    if any(facts.get("members") for _, facts in storage.places()):
         # a btrfs over several devices: latency, busy time and queue of several devices do not add up
         notes.append("A place on several devices (a btrfs's members) has each device's figures in the Device table.")
     return {"id": "layout", "title": "Layout (where the data and the WAL live)",
@@ -67,7 +51,7 @@ def section(doc: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
             "lines": _commit_lines(f)}
 
 
-def _device_name(facts: dict[str, Any]) -> str:
+def _device_name(facts: Mapping[str, Any]) -> str:
     """The place's device, a multi-device filesystem's members, or 'memory' (tmpfs)."""
     if facts.get("device"):
         return str(facts["device"])

@@ -5,13 +5,11 @@ measured under such a limit are the limit's, not the platform's: the report says
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dbio.report.finding import Finding
-from dbio.report.layout_section import places
 from dbio.result_records import Doc, Result, of
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 from dbio.units import format_bytes
 
 IO_LIMITS = (  # field, how it reads
@@ -20,14 +18,14 @@ IO_LIMITS = (  # field, how it reads
 )
 
 
-def _limits(r: Result, whose: str = "limits") -> list[dict[str, Any]]:
-    """The server's limits ("limits"), or dbio's own ("client_limits")."""
-    return [entry for entry in get(r.get("environment"), whose) or [] if isinstance(entry, dict)]
+def _limits(r: Result, client: bool = False) -> tuple[Mapping[str, Any], ...]:
+    """The server's limits, or dbio's own (client)."""
+    return r.environment.client_limits if client else r.environment.limits
 
 
 def cpu_limit(r: Result) -> Finding | None:
     """A CPU quota below the host's CPUs, or an affinity to fewer of them: the server had less CPU than the host."""
-    host_cpus = get(r.get("environment"), "host", "cpus")
+    host_cpus = r.environment.host.get("cpus")
     parts: list[str] = []
     for entry in _limits(r):
         cpus = entry.get("cpus") or host_cpus  # its own host's (a merge's entries are several hosts')
@@ -54,9 +52,7 @@ def _run_devices(r: Result) -> set[str]:
     """Every device under the run's places: diskstats' (a partition, a dm device) and the disks below them, on
     which alone a cgroup's I/O limit can be set (io.max and blkio.throttle refuse a partition)."""
     out: set[str] = set()
-    for _, s in places(r.document):
-        if not isinstance(s, dict):
-            continue
+    for _, s in r.environment.storage.places():
         out.update(d for d in s.get("diskstats_devices") or [] if d)
         out.update(d for d in (s.get("disk"), s.get("device")) if d)
         for q in s.get("stack") or []:
@@ -88,9 +84,9 @@ def io_limit(r: Result) -> Finding | None:
 def baseline_outside_limits(r: Result) -> Finding | None:
     """A raw-device baseline whose fio (dbio's child) ran under other limits than the server: its efficiency
     compares the server held by its limits with the device held by others, or by none."""
-    if not r.get("baseline"):
+    if r.baseline is None:
         return None
-    server, fio = summary(r), summary(r, "client_limits")
+    server, fio = summary(r), summary(r, client=True)
     if server == fio:
         return None
     return Finding("warning", "baseline_outside_limits", f"the raw-device baseline's fio ran under dbio's limits "
@@ -99,10 +95,10 @@ def baseline_outside_limits(r: Result) -> Finding | None:
                    "limits)")
 
 
-def summary(doc: Doc, whose: str = "limits") -> str:
-    """The limits in a few words, for a comparison's context ("none" without any)."""
+def summary(doc: Doc, client: bool = False) -> str:
+    """The server's limits (or dbio's own: client) in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
-    for entry in _limits(of(doc), whose):
+    for entry in _limits(of(doc), client):
         on = f"{entry['node']}: " if entry.get("node") else ""  # a merge's: each host's
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:

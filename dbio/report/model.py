@@ -34,7 +34,7 @@ def build(doc: Doc) -> dict[str, Any]:
     f = dict(r.figures)
     findings = verdict.findings(r)
     measured = catalogue.measured(f)
-    intervals = series_math.labelled(r.get("series") or [], r.timeline.warmup_seconds or 0)
+    intervals = series_math.labelled(r.series, r.timeline.warmup_seconds or 0)
     model: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -53,7 +53,7 @@ def build(doc: Doc) -> dict[str, Any]:
         "sections": _sections(r, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
         "histograms": _histograms(f) if measured else {},
-        "events": window_sections.event_shares(r.document) if measured else [],
+        "events": window_sections.event_shares(r.waits) if measured else [],
         # charts the HTML report draws: (chart, the model entry it draws from)
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
@@ -62,7 +62,7 @@ def build(doc: Doc) -> dict[str, Any]:
     if single_reads:  # only with a read probe's reads, so results without one render as before
         model["single_reads"] = single_reads
         model["charts"].insert(3, ["single_read_histogram", "single_reads"])
-    efficiency = baseline_section.efficiency_line(r.document)
+    efficiency = baseline_section.efficiency_line(r)
     if efficiency is not None:  # only beside a baseline, so results without one render as before
         model["efficiency_text"] = efficiency
     return words.in_engine_words(model, dict(r.capabilities))  # InnoDB's redo log, pages, ...
@@ -80,14 +80,13 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
     nodes = node_sections.section(r)
     if nodes:
         sections.append(nodes)
-    sections.append(baseline_section.section(r.document))
+    sections.append(baseline_section.section(r))
     if catalogue.measured(f):
-        d = r.document  # the deep parts (environment, waits, series) the sections still read by path
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
                      single_read_section.section(f, r.capabilities.get("direct_io")),
-                     window_sections.events(d), window_sections.cpu(f, d), window_sections.devices(f),
-                     layout_section.section(d, f), access_section.section(f),
-                     interval_sections.time_series(intervals), interval_sections.stability_section(d, intervals)]
+                     window_sections.events(r), window_sections.cpu(f, r.capabilities.get("local")),
+                     window_sections.devices(f), layout_section.section(r), access_section.section(f),
+                     interval_sections.time_series(intervals), interval_sections.stability_section(r, intervals)]
     sections += node_sections.per_node(r)  # several nodes: each one's own section, as AWR's instance reports
     return [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")]
 
@@ -106,4 +105,6 @@ def _series_points(intervals: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _histograms(f: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    return {kind: catalogue.histogram(f, kind) for kind in catalogue.statement_latency(f)}
+    """Each statement kind's buckets; a kind recorded without them has no bars to draw."""
+    return {kind: buckets for kind in catalogue.statement_latency(f)
+            if (buckets := catalogue.histogram(f, kind)) is not None}

@@ -7,7 +7,7 @@ has no such section: its node is the run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from dbio.report import node_verdicts
 from dbio.report.tables import table
@@ -31,13 +31,13 @@ def section(doc: Doc) -> dict[str, Any] | None:
     nodes = [dict(n.raw) for n in r.nodes]
     if len(nodes) < 2:
         return None
-    sessions: dict[str, int] = {}
-    for s in r.get("sessions") or []:
+    sessions: dict[Any, int] = {}
+    for s in r.sessions:
         sessions[s.get("node")] = sessions.get(s.get("node"), 0) + 1
     rows = [[n["name"], _role(n), sessions.get(n["name"]), *_values(n.get("figures")),
              _top_event((n.get("waits") or {}).get("counts"))] for n in nodes]
-    rows.append(["total", None, len(r.get("sessions") or []) or None, *_values(dict(r.figures)),
-                 _top_event((r.get("waits") or {}).get("counts"))])
+    rows.append(["total", None, len(r.sessions) or None, *_values(dict(r.figures)),
+                 _top_event(r.waits.counts)])
     notes = ["Each node's figures come from its own counters and its own sessions' statements; the total's "
              "are the run's (host CPU figures belong to the whole host, so they are in the total only)."]
     notes += [_describe(n) for n in nodes]
@@ -92,10 +92,10 @@ def _describe(node: dict[str, Any]) -> str:
 
 def _cluster_notes(r: Result) -> list[str]:
     """How the nodes started together, and how many sessions could UPDATE."""
-    cluster, out = r.get("cluster") or {}, []
+    cluster, out = r.cluster, []
     if cluster.get("read_only_nodes"):
         out.append(f"UPDATE-capable sessions: {cluster.get('update_capable_sessions')} of "
-                   f"{len(r.get('sessions') or [])} (update_pct applies to the writable nodes' sessions only).")
+                   f"{len(r.sessions)} (update_pct applies to the writable nodes' sessions only).")
     starts = {n.name: n.start for n in r.nodes if n.start}
     if cluster.get("start_agreed") and starts:
         skew = cluster.get("start_skew_seconds")
@@ -136,7 +136,7 @@ def _values(figures: dict[str, Any] | None) -> list[Any]:
     return [c.value(figures) if figures else None for c in COLUMNS]
 
 
-def _top_event(counts: dict[str, int] | None) -> str | None:
+def _top_event(counts: Mapping[str, float] | None) -> str | None:
     """The state the node's sessions were most often seen in, with its share of the samples."""
     if not counts:
         return None

@@ -5,18 +5,17 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from dbio.report import layout_section, limit_findings, storage_stack
+from dbio.result_context import Setup
 from dbio.result_records import Doc, Result, of
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 from dbio.units import format_bytes, format_duration
 
 
 def section(doc: Doc) -> dict[str, Any]:
     r = of(doc)
     w = r.config.workload
-    env = r.get("environment") or {}
-    server = env.get("server") or {}
-    settings = server.get("settings") or {}
+    env = r.environment
+    server, settings = env.server, env.settings
     timeline = r.timeline
     status = ("?" if r.status is None else str(r.status)).upper() + (f" ({r.status_reason})" if r.status_reason
                                                                        else "")
@@ -36,13 +35,12 @@ def section(doc: Doc) -> dict[str, Any]:
         ["Data set", _data_set(r, w, schemas)],
         ["Server", f"{server.get('description', '-')}{embedded}"],
         ["Settings", ", ".join(f"{k} {_setting(settings, k)}" for k in _shown(r) if k in settings)],
-        ["Plan", " > ".join(get(r.document, "plans", "select", "nodes") or ["-"])],
-        *([["Scan plan", " > ".join(get(r.document, "plans", "scan", "nodes"))]]
-          if get(r.document, "plans", "scan", "nodes") else []),
-        ["Host", _host(env.get("host") or {})],
+        ["Plan", " > ".join(r.plans.get("select") or ["-"])],
+        *([["Scan plan", " > ".join(r.plans["scan"])]] if r.plans.get("scan") else []),
+        ["Host", _host(env.host)],
         ["dbio", f"{r.dbio_version}, run {r.run_id}"],
     ]
-    wal = layout_section.wal_line(r.document)
+    wal = layout_section.wal_line(env.storage)
     if wal:  # a WAL placed apart from the data (wal_dir)
         pairs.insert(pairs.index(["dbio", pairs[-1][1]]), ["WAL", wal])
     if r.merged_from:
@@ -53,11 +51,11 @@ def section(doc: Doc) -> dict[str, Any]:
 def storage(doc: Doc) -> dict[str, Any]:
     """The storage stack under the data and WAL directories and the host's CPU and memory tuning."""
     r = of(doc)
-    env = r.get("environment") or {}
-    pairs = storage_stack.pairs(env.get("storage") or {}, env.get("host") or {})
-    if env.get("limits") or env.get("client_limits"):  # a cgroup's or an affinity's, where any
-        pairs.append(["Limits", f"database server: {limit_findings.summary(dict(r.document))}; dbio: "
-                                f"{limit_findings.summary(dict(r.document), 'client_limits')}"])
+    env = r.environment
+    pairs = storage_stack.pairs(env.storage, env.host)
+    if env.limits or env.client_limits:  # a cgroup's or an affinity's, where any
+        pairs.append(["Limits", f"database server: {limit_findings.summary(r)}; dbio: "
+                                f"{limit_findings.summary(r, client=True)}"])
     return {"id": "storage", "title": "Storage stack", "pairs": pairs}
 
 
@@ -65,7 +63,7 @@ def _merged(r: Result) -> list[list[str]]:
     """A result merged from several hosts' runs (dbio merge): its sessions and where it came from."""
     timeline = r.timeline
     names = ", ".join(str(m.get("name")) for m in r.merged_from)
-    return [["Sessions", f"{len(r.get('sessions') or [])} over {len(r.nodes)} nodes (see Nodes)"],
+    return [["Sessions", f"{len(r.sessions)} over {len(r.nodes)} nodes (see Nodes)"],
             ["Merged", f"from {len(r.merged_from)} runs ({names}); their windows overlap for "
                        f"{format_duration(timeline.overlap_seconds or 0)}"
                        + (f", their starts {1000 * timeline.start_skew_seconds:.0f} ms apart"
@@ -120,23 +118,23 @@ def _data_set(r: Result, w: Mapping[str, Any], schemas: int) -> str:
     page = total / (rows * schemas) if rows else 8192
     pages = f", {rows:,} rows of a {format_bytes(page)} page each" if page != 8192 else ""
     return (f"{format_bytes(total / schemas)} per schema x {schemas} = {format_bytes(total)}{pages}"
-            f"{_loaded(r.get('setup') or {})}")
+            f"{_loaded(r.setup)}")
 
 
-def _loaded(setup: dict[str, Any]) -> str:
-    if not (setup.get("seconds") and setup.get("loaded_bytes")):
+def _loaded(setup: Setup) -> str:
+    if not (setup.seconds and setup.loaded_bytes):
         return ""
-    return (f" (setup {setup.get('setup_id')}: {format_bytes(setup['loaded_bytes'])} loaded in "
-            f"{setup['seconds']:.1f} s, {format_bytes(setup['loaded_bytes'] / setup['seconds'])}/s)")
+    return (f" (setup {setup.setup_id}: {format_bytes(setup.loaded_bytes)} loaded in "
+            f"{setup.seconds:.1f} s, {format_bytes(setup.loaded_bytes / setup.seconds)}/s)")
 
 
-def _host(host: dict[str, Any]) -> str:
+def _host(host: Mapping[str, Any]) -> str:
     return (f"{host.get('cpu_model', '-')}, {host.get('cpus', '-')} CPUs, "
             f"{format_bytes(host['memory_bytes']) if host.get('memory_bytes') else '-'} memory, "
             f"{host.get('os', '')}, kernel {host.get('kernel', '-')}")
 
 
-def _setting(settings: dict[str, Any], name: str) -> str:
+def _setting(settings: Mapping[str, Any], name: str) -> str:
     entry = settings.get(name) or {}
     value, unit = entry.get("setting"), entry.get("unit")
     if value is None:

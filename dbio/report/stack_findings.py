@@ -4,37 +4,34 @@ Each says which place, so that a figure the device did not give is not read as t
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dbio.collect.block import MEMORY_FILESYSTEMS  # a result recorded before in_memory was
 from dbio.report.finding import Finding
-from dbio.report.layout_section import places
 from dbio.result_records import Result
 
 WAL = "WAL"
 
 
-def _data_places(r: Result) -> list[tuple[str, dict[str, Any]]]:
+def _data_places(r: Result) -> list[tuple[str, Mapping[str, Any]]]:
     """The places the tables are read from (data directory, tablespaces), with their storage facts."""
-    return [(role, s) for role, s in places(r.document) if role != WAL and isinstance(s, dict)]
+    return [(role, s) for role, s in r.environment.storage.places() if role != WAL]
 
 
-def _named(role: str, s: dict[str, Any]) -> str:
+def _named(role: str, s: Mapping[str, Any]) -> str:
     return f"the {role} {s.get('path') or '-'} ({s.get('fs_type') or '-'})"
 
 
-
-
-def _memory(s: dict[str, Any]) -> bool:
+def _memory(s: Mapping[str, Any]) -> bool:
     return (bool(s.get("in_memory")) or s.get("fs_type") in MEMORY_FILESYSTEMS
             or any(q.get("in_memory") for q in _stack(s)))
 
 
-def _stack(s: dict[str, Any]) -> list[dict[str, Any]]:
+def _stack(s: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [q for q in s.get("stack") or [] if isinstance(q, dict)]
 
 
-def unmeasured(s: dict[str, Any]) -> bool:
+def unmeasured(s: Mapping[str, Any]) -> bool:
     """A place recorded with no device /proc/diskstats counts its I/O on (an older result, which did
     not record diskstats_devices, is not judged)."""
     return "diskstats_devices" in s and not s.get("diskstats_devices") and not s.get("error")
@@ -52,8 +49,8 @@ def in_memory(r: Result) -> Finding | None:
     if found:
         return Finding("invalid", "data_in_memory", f"{' and '.join(found)} is in memory, not on storage: the "
                                                     "engine's physical reads from it are reads of memory")
-    wal = next((s for role, s in places(r.document) if role == WAL and isinstance(s, dict) and _memory(s)), None)
-    if wal:
+    wal = r.environment.storage.wal
+    if wal and _memory(wal):
         return Finding("warning", "wal_in_memory", f"{_named(WAL, wal)} is in memory, not on storage: its writes "
                                                    "and syncs, and the commits that wait for them, reached no device")
     return None
@@ -65,8 +62,8 @@ def loop_page_cache(r: Result) -> Finding | None:
     found = []
     for role, s in _data_places(r):
         for q in _stack(s):
-            loop = q.get("loop") if isinstance(q.get("loop"), dict) else {}
-            if loop.get("direct_io") is False:
+            loop = q.get("loop")
+            if isinstance(loop, dict) and loop.get("direct_io") is False:
                 found.append(f"{_named(role, s)} is on {q.get('disk') or q.get('device')}, a loop device over the "
                              f"file {loop.get('backing_file') or '-'} without direct I/O")
     if not found:
@@ -83,9 +80,8 @@ def no_device(r: Result) -> Finding | None:
     if data:
         return Finding("warning", "no_device", f"{' and '.join(data)} has no block device dbio can read: its "
                        "reads are in no device figure, so the device's reads are not compared with the engine's")
-    wal = next((s for role, s in places(r.document) if role == WAL and isinstance(s, dict) and unmeasured(s)
-                and not _memory(s)), None)
-    if wal:
+    wal = r.environment.storage.wal
+    if wal and unmeasured(wal) and not _memory(wal):
         return Finding("info", "no_device", f"{_named(WAL, wal)} has no block device dbio can read: its writes "
                                             "are in no device figure")
     return None

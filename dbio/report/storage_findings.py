@@ -12,7 +12,6 @@ from dbio.report.words import cache_name
 from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 from dbio.units import format_bytes
 
 ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
@@ -210,7 +209,7 @@ def small_data_set(r: Result) -> Finding | None:
         return None
     page_cache_bytes = 0
     if not value(f, "direct_io") and r.capabilities.get("local"):
-        page_cache_bytes = get(r.get("environment"), "host", "memory_available_bytes") or 0
+        page_cache_bytes = r.environment.host.get("memory_available_bytes") or 0
     total = cache + page_cache_bytes
     cached_by = f"{cache_name(r)} ({format_bytes(cache)})" + (
         f" plus the available page cache ({format_bytes(page_cache_bytes)})" if page_cache_bytes else "")

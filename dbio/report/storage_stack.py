@@ -4,22 +4,26 @@ transparent huge pages. Shared by the report and `dbio instance status`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
+
+from dbio.result_context import Storage
 
 KIB = 1024
+ROTATION: dict[Any, str] = {True: "rotational", False: "non-rotational"}  # a device's, unknown: not said
+LOOP_DIRECT_IO: dict[Any, str] = {True: "direct I/O",
+                                  False: "no direct I/O: its reads can be the page cache's of that file"}
 
 
-def pairs(storage: dict[str, Any], host: dict[str, Any]) -> list[list[str]]:
+def pairs(storage: Storage, host: Mapping[str, Any]) -> list[list[str]]:
     """[label, text] rows; a result recorded before these facts existed shows what it has."""
-    data, wal = storage.get("data_directory") or {}, storage.get("wal") or {}
-    spaces = [s for s in storage.get("tablespaces") or [] if isinstance(s, dict)]
+    data, wal, spaces = storage.data_directory, storage.wal, storage.tablespaces
     rows = [["Data", _where(data, "data directory")]]
     # the tables' own places (data_dirs): each may be on another stack than the data directory
     rows += [[f"Tablespace {n}", _where(s, "directory")] for n, s in enumerate(spaces, start=1)]
     if wal:
         same = wal.get("same_device_as_data") or (wal.get("dev") and wal.get("dev") == data.get("dev"))
         rows.append(["WAL", f"same device as data, {wal.get('path')}" if same else _where(wal, "WAL directory")])
-    queues: list[dict[str, Any]] = []
+    queues: list[Mapping[str, Any]] = []
     for place in (data, *spaces, wal):
         queues += [q for q in _queues(place) if q not in queues]
     if queues:
@@ -30,7 +34,7 @@ def pairs(storage: dict[str, Any], host: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _where(s: dict[str, Any], what: str) -> str:
+def _where(s: Mapping[str, Any], what: str) -> str:
     if s.get("error"):
         return f"{s.get('path')}: {s['error']}"
     options = ", ".join(o for o in (s.get("mount_options"), _fs_only(s)) if o)
@@ -39,7 +43,7 @@ def _where(s: dict[str, Any], what: str) -> str:
             + (f" ({options})" if options else "") + f", {what} {s.get('path') or '-'}" + _below(s))
 
 
-def _below(s: dict[str, Any]) -> str:
+def _below(s: Mapping[str, Any]) -> str:
     """What holds a place's blocks when it is not one device: memory, a multi-device filesystem's
     members, or nothing dbio can read (a result recorded before these facts were says nothing)."""
     if s.get("in_memory"):
@@ -53,12 +57,12 @@ def _below(s: dict[str, Any]) -> str:
     return ""
 
 
-def _fs_only(s: dict[str, Any]) -> str:
+def _fs_only(s: Mapping[str, Any]) -> str:
     """The filesystem's own options, without the read-write flag the mount options already give."""
     return ",".join(o for o in (s.get("fs_options") or "").split(",") if o and o not in ("rw", "ro"))
 
 
-def _queues(s: dict[str, Any]) -> list[dict[str, Any]]:
+def _queues(s: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if s.get("stack"):
         return [q for q in s["stack"] if isinstance(q, dict)]
     if not s.get("device"):
@@ -73,17 +77,17 @@ def _chosen(scheduler: Any) -> str | None:
     return next((w[1:-1] for w in words if w.startswith("[")), words[0] if len(words) == 1 else None)
 
 
-def _queue(q: dict[str, Any]) -> str:
+def _queue(q: Mapping[str, Any]) -> str:
     parts = [f"scheduler {q['scheduler']}" if q.get("scheduler") else None,
              f"nr_requests {q['nr_requests']}" if q.get("nr_requests") is not None else None,
              f"read-ahead {_kib(q['read_ahead_kb'])}" if q.get("read_ahead_kb") is not None else None,
-             {True: "rotational", False: "non-rotational"}.get(q.get("rotational")),
+             ROTATION.get(q.get("rotational")),
              _blocks(q),
              f"max request {_kib(q['max_sectors_kb'])}" if q.get("max_sectors_kb") else None]
     return f"{q.get('disk')}{_what(q)}: " + ", ".join(p for p in parts if p)
 
 
-def _what(q: dict[str, Any]) -> str:
+def _what(q: Mapping[str, Any]) -> str:
     """' (in memory)', ' (loop over FILE on DEVICE, ...)': what a device's reads really reach."""
     if q.get("in_memory"):
         return " (in memory)"
@@ -92,8 +96,7 @@ def _what(q: dict[str, Any]) -> str:
         return ""
     backing = loop.get("backing") or {}
     on = backing.get("device") or backing.get("fs_type")
-    dio = {True: "direct I/O", False: "no direct I/O: its reads can be the page cache's of that file"}.get(
-        loop.get("direct_io"), "direct I/O unknown")
+    dio = LOOP_DIRECT_IO.get(loop.get("direct_io"), "direct I/O unknown")
     return f" (loop over {loop.get('backing_file') or 'an unknown file'}" + (f" on {on}" if on else "") + f", {dio})"
 
 
@@ -102,14 +105,14 @@ def _kib(kib: int) -> str:
     return f"{kib // KIB} MiB" if kib and kib % KIB == 0 else f"{kib} KiB"
 
 
-def _blocks(q: dict[str, Any]) -> str | None:
+def _blocks(q: Mapping[str, Any]) -> str | None:
     logical, physical = q.get("logical_block_size"), q.get("physical_block_size")
     if not logical:
         return None
     return f"blocks {logical} B" + (f" logical, {physical} B physical" if physical else "")
 
 
-def _tuning(host: dict[str, Any]) -> str:
+def _tuning(host: Mapping[str, Any]) -> str:
     if not any(k in host for k in ("cpu_governor", "transparent_hugepages")):
         return ""  # recorded before dbio read them
     thp = host.get("transparent_hugepages")

@@ -39,7 +39,7 @@ def step_row(step: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]
         "group": step.get("group") or step["name"], "round": step.get("round"),  # sweep --repeat: its rounds
         "resolved": {k: resolved.get(k) for k in step["values"]},  # normalized: blocks, bytes, seconds
         "sessions": w.get("sessions"),
-        "invalid": bool(doc) and bool(verdict.invalid(doc)),  # its reads not shown to be storage's
+        "invalid": bool(verdict.invalid(doc)) if doc else False,  # its reads not shown to be storage's
         "caveats": verdict.reads_caveats(doc) if doc else [],  # what its reads/s is besides the storage's
         **catalogue.values(catalogue.figures_of(doc), STEP_FIGURES),
     }

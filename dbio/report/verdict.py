@@ -22,7 +22,6 @@ from dbio.report.storage_findings import page_bytes, read_excess
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
-from dbio.stats.counters import get
 
 
 def findings(doc: Doc) -> list[Finding]:
@@ -175,7 +174,7 @@ def _caveat(r: Result, f: Mapping[str, Any], finding: Finding) -> tuple[str | No
     if code == "status":
         return "reads_per_s", f"run {str(r.status).upper()}: the figures cover the part that ran"
     if code == "node_stopped":
-        stopped = [n for n in get(r.get("cluster"), "stopped_nodes") or [] if isinstance(n, str)]
+        stopped = [n for n in r.cluster.get("stopped_nodes") or [] if isinstance(n, str)]
         return "reads_per_s", f"{', '.join(stopped) or 'a node'} stopped: the totals are partial"
     if code == "stalled":
         window = value(f, "window_seconds")
@@ -212,7 +211,7 @@ def summary(given: Doc) -> dict[str, Any]:
     """The machine-readable verdict, from the findings the report makes: valid unless one says the result
     does not measure storage; the reasons one line each, in the engine's own words."""
     r = of(given)
-    reasons = [words.say(r.document, x.message) for x in invalid(r)]
+    reasons = [words.say(r, x.message) for x in invalid(r)]
     return {"valid": not reasons, "reasons": reasons}
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.report.tables import present_sum, table
+from dbio.result_records import Result, Waits
 from dbio.stats import catalogue, hotspot
 from dbio.stats.catalogue import figure, value
-from dbio.stats.counters import get
 from dbio.units import format_bytes
 
 LOAD_PROFILE = (  # row, figure
@@ -160,18 +160,18 @@ def _histogram_table(kind: str, buckets: list[dict[str, Any]]) -> dict[str, Any]
                  ["Bucket", "Statements", "%", "Cum %"], ["text", "count", "pct", "pct"], rows)
 
 
-def events(doc: dict[str, Any]) -> dict[str, Any]:
-    shares = event_shares(doc)
+def events(r: Result) -> dict[str, Any]:
+    shares = event_shares(r.waits)
     if not shares:
         return {"id": "events", "title": "Top Events"}
-    interval = get(doc, "waits", "interval_seconds") or get(doc, "config", "run", "wait_sample_interval")
-    samples = get(doc, "waits", "samples")
+    interval = r.waits.interval_seconds or r.config.run.get("wait_sample_interval")
+    samples = r.waits.samples
     rows = [[event, count, pct] for event, count, pct in shares[:12]]
     counted = f" ({samples:,} samples of all sessions)" if samples else ""
     note = (f"Each session's state sampled every {interval:g} s{counted}; "
             "CPU means running or waiting to run, Client means between two slices of the loop.") if interval else ""
     notes = [note]
-    waited = value(catalogue.figures_of(doc), "cpu_wait_pct")
+    waited = value(r.figures, "cpu_wait_pct")
     if waited is not None:  # measured: the samples cannot show it (see the Latency table)
         notes.append(f"The sessions waited for a CPU {waited:.1f}% of their time (/proc schedstat). A session woken "
                      "by its read's completion keeps the read's wait event until it runs again, so the I/O events "
@@ -181,16 +181,17 @@ def events(doc: dict[str, Any]) -> dict[str, Any]:
         "charts": ["events"]}
 
 
-def event_shares(doc: dict[str, Any]) -> list[list[Any]]:
-    counts = get(doc, "waits", "counts") or {}
-    total = sum(counts.values())
+def event_shares(waits: Waits) -> list[list[Any]]:
+    """[state, samples, % of all] for every state the sessions were seen in, the most seen first."""
+    total = sum(waits.counts.values())
     if not total:
         return []
-    return [[event, count, 100.0 * count / total] for event, count in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return [[event, count, 100.0 * count / total]
+            for event, count in sorted(waits.counts.items(), key=lambda kv: -kv[1])]
 
 
-def cpu(f: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
-    local = get(doc, "capabilities", "local")
+def cpu(f: dict[str, Any], local: bool | None) -> dict[str, Any]:
+    """local: whether the server runs on this host (its capabilities say), so that dbio's CPU is the host's."""
     tables = []
     if catalogue.host_cpu_measured(f):
         title = "Host CPU" if local else "dbio's host CPU (the server runs elsewhere)"

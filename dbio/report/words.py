@@ -47,10 +47,9 @@ def cache_name(doc: Doc) -> str:
     return of(doc).capabilities.get("cache_name") or "the buffer cache"
 
 
-def say(doc: dict[str, Any], text: str) -> str:
+def say(doc: Doc, text: str) -> str:
     """One text of a result (a finding's message) in its engine's words."""
-    caps = doc.get("capabilities")
-    rewrite = translator(caps if isinstance(caps, dict) else {})
+    rewrite = translator(dict(of(doc).capabilities))
     return rewrite(text) if rewrite else text
 
 

@@ -347,6 +347,12 @@ def test_verdict_a_device_that_changed_speed_during_the_run(complete):
     assert not [x for x in verdict.findings(with_baseline(complete, baseline_record())) if x.code == "device_drift"]
     text = report.render(doc, "text")
     assert "synchronous (psync), after" in text and "right after it" in text
+    # the drift recorded without one of fio's two runs it came from (a null reads/s): no finding, no crash
+    del doc["baseline"]["runs"]["sync_after"]
+    assert not [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    doc = drifted(db_reads, db_reads * 1.5)
+    doc["baseline"]["runs"]["sync"]["reads_per_s"] = None
+    assert not [x for x in verdict.findings(doc) if x.code == "device_drift"] and report.render(doc, "text")
 
 
 def test_a_relation_is_its_first_file_and_then_its_segments():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dbio import result as results
 from dbio.report import layout_section, model, run_section
-from dbio.stats import catalogue
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -30,8 +30,8 @@ def _with_layout(doc):
 
 def test_the_default_layout_adds_nothing():
     doc = _doc()
-    assert not layout_section.has_layout(doc)
-    assert "tables" not in layout_section.section(doc, catalogue.figures_of(doc))
+    assert not of(doc).environment.storage.has_layout
+    assert "tables" not in layout_section.section(of(doc))
     assert all(pair[0] != "WAL" for pair in run_section.section(doc)["pairs"])
 
 
@@ -39,7 +39,7 @@ def test_a_wal_of_its_own_is_named_and_measured_on_its_device():
     doc = _with_layout(_doc())
     pairs = dict(run_section.section(doc)["pairs"])
     assert pairs["WAL"].startswith("/mnt/wal/dbio-wal on vdb") and "a device of its own" in pairs["WAL"]
-    found = layout_section.section(doc, catalogue.figures_of(doc))
+    found = layout_section.section(of(doc))
     rows = {row[0]: row for row in found["tables"][0]["rows"]}
     assert list(rows) == ["data directory", "tablespace 1", "WAL"]
     columns = found["tables"][0]["columns"]

@@ -196,3 +196,13 @@ def test_sweep_curves_order_values_with_units_by_size():
     rows = [sweep_model.step_row(s, step_docs[s["name"]]) for s in doc["steps"]]
     (curve,) = sweep_model.curves(doc, rows)
     assert [p["x"] for p in curve["points"]] == [4096, 100000, 131072]  # by size, not as text
+
+
+def test_a_statement_kind_without_buckets_has_no_histogram_to_draw():
+    """A document this dbio built (typed as it is, unchecked) whose statement kind has no buckets: the
+    model leaves the kind out of its histograms, and the HTML report draws the others."""
+    doc = load("complete")
+    doc["figures"]["latency"]["statements"]["select"]["awr_buckets"] = None
+    model = report_model.build(doc)
+    assert "select" not in model["histograms"] and "update" in model["histograms"]
+    assert "<svg" in report.render_model(model, "html")

@@ -139,3 +139,53 @@ def test_a_node_view_is_the_run_as_that_node_saw_it():
     assert view.capabilities["engine"] == "mysql"  # a merge's node is a host: its own facts
     assert r.node_view(r.nodes[0]).capabilities == r.capabilities
     assert view.config == r.config and view.status == r.status
+
+
+def test_what_surrounded_the_run_is_typed_leniently():
+    """The environment, fio's baseline, the setup, the waits and the whole histograms: a value not of its
+    shape is left out or absent, as the report sections skipped it when they read the document by path."""
+    r = of({
+        "format": "dbio-result",
+        "environment": {"server": "pg", "host": {"cpus": 4}, "limits": [{"cpus_allowed": 2}, None, "x"],
+                        "storage": {"data_directory": {"path": "/d"}, "wal": {"path": "/w"},
+                                    "tablespaces": [{"path": "/t1"}, None, {}, {"path": "/t2"}]}},
+        "baseline": {"version": "fio-3.36", "started_at": "soon", "runs": {"sync": {"reads_per_s": 900, "jobs": 4,
+                                                                                   "options": ["--rw", 8]},
+                                                                          "deep": "not a run"},
+                     "write_side": {"writes": None, "redo_sync": {"syncs_per_s": "many", "command": ["fio"]}}},
+        "setup": {"setup_id": "s1", "loaded_bytes": 1 << 30, "seconds": True},
+        "waits": {"counts": {"CPU": 3, "IO:DataFileRead": 9}, "samples": "12"},
+        "histograms": {"bounds_us": [10, 100], "select": {"counts": [1, 2, 3]}, "update": {"counts": None}},
+        "plans": {"select": {"nodes": ["Index Scan", 7]}, "scan": "none"},
+        "series": [{"k": 1}, None], "sessions": "s", "cluster": [], "stalls": [{"offset": 1}, 2],
+    })
+    env = r.environment
+    assert env.server == {} and env.host == {"cpus": 4} and env.limits == ({"cpus_allowed": 2},)
+    assert env.client_limits == () and env.settings == {}
+    # each place in order, an empty one left out; tablespaces count as places outside the data directory
+    assert [role for role, _ in env.storage.places()] == ["data directory", "tablespace 1", "tablespace 3", "WAL"]
+    assert env.storage.has_layout
+    assert r.baseline is not None and list(r.baseline.runs) == ["sync"]  # "deep" is no run
+    sync = r.baseline.runs["sync"]
+    assert (sync.reads_per_s, sync.jobs, sync.options, sync.avg_read_us) == (900, 4, ("--rw", "8"), None)
+    assert r.baseline.started_at is None and r.baseline.writes is None
+    assert r.baseline.redo_sync is not None and r.baseline.redo_sync.syncs_per_s is None
+    assert (r.setup.setup_id, r.setup.loaded_bytes, r.setup.seconds) == ("s1", 1 << 30, None)
+    assert dict(r.waits.counts) == {"CPU": 3, "IO:DataFileRead": 9} and r.waits.samples is None
+    assert r.histograms.bounds_us == (10, 100) and dict(r.histograms.counts) == {"select": (1, 2, 3)}
+    assert r.plans == {"select": ("Index Scan", "7"), "scan": ()}
+    assert r.series == [{"k": 1}] and r.sessions == [] and r.cluster == {} and r.stalls == [{"offset": 1}]
+
+
+def test_a_storage_of_the_data_directory_alone_has_no_layout_of_its_own():
+    from dbio.result_context import Storage
+
+    inside = Storage.of({"data_directory": {"path": "/d/"}, "wal": {"path": "/d/pg_wal"}})
+    assert not inside.has_layout and [role for role, _ in inside.places()] == ["data directory", "WAL"]
+    assert Storage.of({"data_directory": {"path": "/d"}, "wal": {"path": "/dw"}}).has_layout  # /dw is not in /d
+    assert Storage.of(None).places() == [] and not Storage.of("x").has_layout
+
+
+def test_a_result_without_a_baseline_has_none():
+    assert of({"format": "dbio-result"}).baseline is None
+    assert of({"format": "dbio-result", "baseline": ["fio"]}).baseline is None

@@ -12,6 +12,7 @@ from dbio import report
 from dbio import result as results
 from dbio.collect import host
 from dbio.report import cpu_findings, storage_stack, verdict
+from dbio.result_context import Storage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -91,7 +92,7 @@ def test_one_short_block_shows_the_stack(sysfs):
     sys, data, mountinfo = sysfs
     storage = {"data_directory": host.storage_of(data, sys_root=sys, mountinfo=mountinfo),
                "wal": {**host.storage_of(data, sys_root=sys, mountinfo=mountinfo), "same_device_as_data": True}}
-    rows = dict(storage_stack.pairs(storage, host.tuning(sys)))
+    rows = dict(storage_stack.pairs(Storage.of(storage), host.tuning(sys)))
     assert rows["Data"] == (f"/dev/mapper/vg-data (xfs) mounted at {data.parent} (rw,noatime, attr2,inode64,"
                             f"logbsize=256k,noquota), data directory {data}")
     assert rows["WAL"] == f"same device as data, {data}"
@@ -116,7 +117,7 @@ def test_the_report_shows_the_block_in_every_format(sysfs):
 
 def test_a_result_recorded_before_the_stack_shows_what_it_has():
     doc = results.read(FIXTURES / "result_complete.json")
-    rows = dict(storage_stack.pairs(doc["environment"]["storage"], doc["environment"]["host"]))
+    rows = dict(storage_stack.pairs(Storage.of(doc["environment"]["storage"]), doc["environment"]["host"]))
     assert rows["Devices"] == "vda: scheduler mq-deadline, rotational, blocks 512 B"  # "none [mq-deadline] ..."
     assert "Host" not in rows
 

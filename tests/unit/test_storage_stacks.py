@@ -13,6 +13,8 @@ from dbio import report
 from dbio import result as results
 from dbio.collect import host
 from dbio.report import storage_stack, verdict
+from dbio.result_context import Storage
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 RECORDED = json.loads((FIXTURES / "stacks/sysfs_loop_btrfs.json").read_text())
@@ -85,7 +87,7 @@ def test_btrfs_is_found_by_path_and_its_reads_counted_on_its_member_devices(sys_
     assert s["btrfs_profiles"] == {"data": ["raid0"], "metadata": ["raid1"]}
     assert [q["disk"] for q in s["stack"]][:2] == ["loop2", "loop3"]
     assert "devices loop2, loop3 (data raid0, metadata raid1)" in dict(storage_stack.pairs(
-        {"data_directory": s}, {}))["Data"]
+        Storage.of({"data_directory": s}), {}))["Data"]
 
 
 def test_tmpfs_is_recorded_in_memory(sys_tree, tmp_path):
@@ -113,7 +115,7 @@ def test_a_loop_device_without_direct_io_under_the_data_is_invalid(sys_tree, tmp
     found = _codes(_doc({"data_directory": s, "wal": None}))["loop_page_cache"]
     assert found.level == "invalid" and "loop1" in found.message and "/var/tmp/stk/b.img" in found.message
     assert verdict.headline(_doc({"data_directory": s, "wal": None})).startswith("not a storage result (INVALID)")
-    assert "loop over /var/tmp/stk/b.img" in dict(storage_stack.pairs({"data_directory": s}, {}))["Devices"]
+    assert "loop over /var/tmp/stk/b.img" in dict(storage_stack.pairs(Storage.of({"data_directory": s}), {}))["Devices"]
 
 
 def test_a_loop_device_with_direct_io_is_no_finding(sys_tree, tmp_path):
@@ -147,7 +149,7 @@ def test_the_recorded_tablespace_run_names_the_place_without_a_device_not_a_page
     assert found["no_device"].level == "warning" and "/var/tmp/stk/mnt/btrfs/ts2" in found["no_device"].message
     # the WAL was on a tmpfs: its syncs reached no device
     assert found["wal_in_memory"].level == "warning"
-    rows = dict(storage_stack.pairs(doc["environment"]["storage"], {}))
+    rows = dict(storage_stack.pairs(Storage.of(doc["environment"]["storage"]), {}))
     assert rows["Tablespace 1"].startswith("/dev/loop1 (ext4)") and "/var/tmp/stk/mnt/btrfs/ts2" in rows["Tablespace 2"]
     assert "loop1" in rows["Devices"]
 
@@ -164,7 +166,7 @@ def test_the_layout_names_a_btrfs_place_s_members_and_a_place_in_memory():
     storage["tablespaces"][1].update(members=["loop2", "loop3"], diskstats_devices=["loop2", "loop3"])
     doc = _doc(storage, TABLESPACES["validity"])
     doc["figures"]["devices"] = copy.deepcopy(TABLESPACES["devices"])
-    section = layout_section.section(doc, doc["figures"])
+    section = layout_section.section(of(doc))
     rows = {row[0]: row for row in section["tables"][0]["rows"]}
     assert rows["tablespace 1"][2] == "loop1" and rows["tablespace 1"][3] is not None
     assert rows["tablespace 2"][2] == "loop2+loop3" and rows["WAL"][2] == "memory"
