@@ -18,7 +18,7 @@ import pytest
 
 from dbio import report
 from dbio import result as results
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.config import Sources, load_config
 from dbio.errors import UsageError
 from dbio.report import verdict
@@ -117,7 +117,7 @@ def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
     conn = engine.connect("fake:", application_name="test")
     info = dataclasses.replace(engine.probe(conn), cache_bytes=1 << 30)
     with pytest.raises(UsageError, match=f"fits in {fake_engine.CACHE_NAME} \\(1 GiB\\)"):
-        run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
+        run_job.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
 
 
 def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(finished):
@@ -153,10 +153,10 @@ def test_an_agreed_start_too_near_is_refused_before_anything_runs():
 
     plan = RunPlan(1, (1,), 5.0, 10.0, 0, {}, (), 1, start=1000.0)
     with pytest.raises(UsageError, match="needs 10 s to connect and 5 s of warm-up"):
-        run_command.check_start_at(plan, now=995.0)
+        run_job.check_start_at(plan, now=995.0)
     with pytest.raises(UsageError, match="passed"):
-        run_command.check_start_at(plan, now=1010.0)
-    run_command.check_start_at(plan, now=980.0)
+        run_job.check_start_at(plan, now=1010.0)
+    run_job.check_start_at(plan, now=980.0)
 
 
 def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp_path):
@@ -216,14 +216,14 @@ def test_the_data_set_is_the_engine_s_pages_a_row_each(tmp_path):
     outcome = _run(tmp_path, engine, run_time=1, warmup=0)  # only the data set's size is checked
     assert outcome.document["figures"]["validity"]["data_bytes"] == 2000 * 16384
     info = dataclasses.replace(engine.probe(engine.connect("fake:", application_name="test")), cache_bytes=400 << 20)
-    run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
+    run_job.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
     eight = dataclasses.replace(info, caps=dataclasses.replace(info.caps, page_bytes=8192))
     with pytest.raises(UsageError, match="the data set \\(312"):
-        run_command.check_server(eight, _config(tmp_path, scale=40000, allow_cached=False))
+        run_job.check_server(eight, _config(tmp_path, scale=40000, allow_cached=False))
 
 
 def test_setup_asks_for_the_space_of_a_page_a_row():
-    from dbio.commands.setup import space_needed
+    from dbio.jobs.setup import space_needed
     from dbio.engines.base import SetupSpec
 
     spec = SetupSpec(40000, 2, 1000, "random")
@@ -235,7 +235,7 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
     from dbio.run import disk_guard
 
     left = iter([900 << 20, 900 << 20, 800 << 20, 700 << 20, 20 << 20])  # the check before the start, then the run's
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (next(left, 20 << 20), str(tmp_path)))
     outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), update_pct=25, run_time=10, warmup=0)
     doc = outcome.document
@@ -251,7 +251,7 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
 def test_an_update_run_with_no_room_to_write_is_refused_before_it_starts(tmp_path, monkeypatch):
     from dbio.run import disk_guard
 
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (19 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"an update run needs room to write: 19 MiB free where {tmp_path} is"):
         _run(tmp_path, FakeEngine(time=VirtualTime()), update_pct=25, run_time=10, warmup=0)
@@ -268,7 +268,7 @@ def test_the_servers_growth_step_is_kept_free_besides_the_floor(tmp_path, monkey
     probe = engine.probe
     monkeypatch.setattr(engine, "probe", lambda conn: dataclasses.replace(probe(conn), caps=dataclasses.replace(
         probe(conn).caps, growth_step_bytes=64 << 20, growth_step_setting="innodb_autoextend_increment")))
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (180 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"180 MiB free where {tmp_path} is, under the 192 MiB it starts with "
                                          "\\(innodb_autoextend_increment lets the server grow a file by 64 MiB"):
@@ -296,7 +296,7 @@ def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_
         return True
 
     monkeypatch.setattr(engine, "cancel_statement", cancel)
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     left, stopped = iter([300 << 20, 300 << 20]), []  # the start check's, the guard's first; then 40 MiB
 
     def tightest(paths):
@@ -329,7 +329,7 @@ def test_room_runs_out_when_half_a_second_more_at_the_last_second_s_rate_would_u
 def test_the_places_an_update_run_guards_are_where_the_servers_write():
     storages = [{"data_directory": {"path": "/d"}, "wal": {"path": "/w"}, "tablespaces": [{"path": "/t"}]},
                 {"data_directory": {"path": "/d2", "error": "unreadable"}, "wal": None}, {"data_directory": None}]
-    assert run_command.written_paths(storages) == ("/d", "/t", "/w")
+    assert run_job.written_paths(storages) == ("/d", "/t", "/w")
 
 
 def test_one_session_is_not_plural_in_the_progress(tmp_path):
@@ -347,7 +347,7 @@ def test_one_session_is_not_plural_in_the_progress(tmp_path):
     engine.finish_setup(conn, record)
     engine.close(conn)
     ui = UI(Console(file=io.StringIO(), force_terminal=False, width=200))
-    run_command.run_on([Target(engine, "fake:", None)], config, ui, run_command.run_directory(config),
+    run_job.run_on([Target(engine, "fake:", None)], config, ui, run_job.run_directory(config),
                        make_plan(config.workload, 1), clock=engine.time)
     out = ui.console.file.getvalue()
     assert "connecting 1 session\n" in out, out
@@ -359,7 +359,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
     from rich.console import Console
 
     from dbio.commands import quickstart
-    from dbio.commands import setup as setup_command
+    from dbio.jobs import setup as setup_job
 
     class Stop(Exception):
         pass
@@ -367,7 +367,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
     def no_setup(*_, **__):
         raise Stop  # only quickstart's first line matters: nothing is created
 
-    monkeypatch.setattr(setup_command, "setup", no_setup)
+    monkeypatch.setattr(setup_job, "setup", no_setup)
     config = load_config(Sources(env={}, cli={"scale": "256MiB", "threads_per_schema": 1,
                                               "data_dir": str(tmp_path / "instance")}, cwd=tmp_path))
     ui = UI(Console(file=io.StringIO(), width=200))

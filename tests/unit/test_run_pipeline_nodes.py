@@ -15,7 +15,7 @@ import pytest
 
 from dbio import report
 from dbio import result as results
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.errors import UsageError
 from tests.virtual_time import VirtualTime
 from dbio.run.nodes import Node
@@ -36,7 +36,7 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, 
         conn = engine.connect("fake:", application_name="test")
         nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
         engine.close(conn)
-    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                   make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
                                   clock=clock)
     document = results.read(outcome.directory)
@@ -85,7 +85,7 @@ def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, sh
     nodes = [Node("a", engine, "fake:", engine.probe(conn))]
     engine.close(conn)
     with Lateness() as late:  # a loaded host wakes dbio's timers late: the bounds allow for what it just did
-        outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+        outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                       make_plan(config.workload, 1, config.run.start_at), {}, {})
     timeline = results.read(outcome.directory)["timeline"]
     assert outcome.status == "complete"
@@ -115,7 +115,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
         conn = engine.connect("fake:", application_name="test")
         node = Node("node1", engine, "fake:", engine.probe(conn))
         engine.close(conn)
-        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
+        outcomes[name] = run_job.measure([node], config, UI(quiet=True), run_job.run_directory(config),
                                              make_plan(config.workload, 1, config.run.start_at), {}, {},
                                              clock=engine.time)
 
@@ -164,7 +164,7 @@ def test_runs_of_different_workloads_are_not_merged(tmp_path, short_start_lead):
         conn = engine.connect("fake:", application_name="test")
         node = Node("node1", engine, "fake:", engine.probe(conn))
         engine.close(conn)
-        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
+        outcomes[name] = run_job.measure([node], config, UI(quiet=True), run_job.run_directory(config),
                                              make_plan(config.workload, 1, config.run.start_at), {}, {},
                                              clock=engine.time)
 
@@ -192,7 +192,7 @@ def _measure_within(nodes: list[Node], config, seconds: float) -> Any:
 
     def measure() -> None:
         try:
-            done["outcome"] = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+            done["outcome"] = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                                   make_plan(config.workload, 1), {},
                                                   {"data_directory": None, "wal": None}, clock=nodes[0].engine.time)
         except BaseException as exc:  # noqa: BLE001 - the test reports it

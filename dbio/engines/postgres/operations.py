@@ -2,7 +2,7 @@
 the bundled pg_basebackup, crash recovery after a chosen amount of WAL, and a checkpoint after a
 chosen amount of dirty data.
 
-The command (dbio/commands/ops.py) takes the host's readings around what each operation times
+dbio ops (dbio/jobs/ops.py) takes the host's readings around what each operation times
 (`window`), so that device and CPU figures cover that part only. Settings an operation needs
 (no timed checkpoint while WAL accumulates, wal_level for a base backup) are set for it on the
 embedded instance and restored after, also when it is interrupted."""
