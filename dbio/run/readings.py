@@ -73,7 +73,8 @@ def normalized(reading: dict[str, Any], normalize: Normalize) -> dict[str, Any]:
     unless every node answered: a total missing a node would read as a drop)."""
     nodes = {name: normalize(name, raw) if raw else None for name, raw in raw_nodes(reading).items()}
     rest = {k: v for k, v in reading.items() if k not in ("engine", "nodes")}
-    total = combine(list(nodes.values())) if nodes and all(nodes.values()) else None
+    answering = [counters for counters in nodes.values() if counters]
+    total = combine(answering) if nodes and len(answering) == len(nodes) else None
     if total is not None and len(nodes) > 1:
         total = {**total, "t": reading_time(reading)}  # a lost first node's is of its last reading
     return {**rest, "engine": total, "nodes": nodes}
