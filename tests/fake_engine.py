@@ -70,6 +70,7 @@ class FakeServer:
         self.unsettled = False  # an earlier run's changes still to settle (set by a test)
         self.settles = 0  # how often a run asked it to settle
         self.last_answer_late = 0.0  # seconds a slice ending at the deadline answers after it (a loaded host)
+        self.release_answer_late = 0.0  # seconds the release's answer comes after the sessions were let go
 
     def stop(self, at: Callable[[], float | None] = lambda: float("-inf")) -> None:
         """It goes away: now, or at the instant at() gives (a test's run, at a point of its timeline)."""
@@ -280,6 +281,8 @@ class FakeEngine:
         run.window_open = run.start + warmup
         run.deadline = run.start + warmup + run_time if run_time > 0 else None
         run.released.set()
+        if self.server.release_answer_late:
+            self.time.sleep_blocking(self.server.release_answer_late)
         return run.start, run.window_open, run.deadline
 
     def forget_run(self, conn: FakeConnection, run_id: int) -> None:

@@ -258,6 +258,7 @@ class SessionLaunch(StopAndCleanUp):
         if len(self.nodes) > 1:
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
+        self.shared.released.set()
         to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
         self.deadline_at = None if deadline is None else deadline + to_monotonic
         self.window_open_at = window_open + to_monotonic

@@ -449,3 +449,21 @@ def test_single_reads_are_the_probe_s_lookups_timed_by_the_engine(finished):
     assert single["method"] == FakeEngine.read_probe_method and single["rate_per_s"] == RATE_PER_S
     assert single["blocks_read"] == single["lookups"] == single["count"]
     assert doc["read_probe"]["node1"]["single"] == single["count"]
+
+
+
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_a_release_answered_late_waits_for_it_and_counts_every_measured_slice_once(tmp_path, warmup):
+    """The server lets the sessions go, but its answer to dbio's release comes 1.5 s later (a loaded host or
+    network): the sessions' first slices come back before dbio knows the start (they once failed on the
+    window's unknown opening), wait for it, and the window's statements are those its sessions counted."""
+    engine = FakeEngine(time=VirtualTime())
+    engine.server.release_answer_late = 1.5
+    outcome = _run(tmp_path, engine, warmup=warmup)
+    document = outcome.document
+    assert outcome.status == "complete", document["status_reason"]
+    assert [s["state"] for s in document["sessions"]] == ["done"] * SESSIONS
+    figures = document["figures"]
+    counted = sum(s["iterations"] for s in document["sessions"])
+    assert figures["load_profile"]["statements_per_s"] * figures["window_seconds"] == pytest.approx(counted)
+    assert not engine.server.connections and not engine.server.runs
