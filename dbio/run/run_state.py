@@ -24,6 +24,15 @@ from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts, Tally
 
 
+@dataclass(frozen=True)
+class Watching:
+    """The run's monitoring, as _open_monitoring (session_launch.py) opened it: the steps from the common start
+    on take it, the clean-up and a node's loss (which may come before) RunState's monitor and waits."""
+
+    monitor: Monitor
+    waits: WaitSampler
+
+
 class Observer(Protocol):
     def phase(self, message: str) -> None: ...
     def second(self, sample: dict[str, Any]) -> None: ...

@@ -79,14 +79,14 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         self.ctx.observer.phase(f"connecting {len(self.sessions)} session{'s' if len(self.sessions) != 1 else ''}")
         tasks = await self._connect_all(start=early)
         self.connect_seconds = self.time.monotonic() - t_connect
-        await self._open_monitoring()
+        watching = await self._open_monitoring()
         if not early:
             self._agree_start()
             tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
             for session, task in zip(self.sessions, tasks):
                 if session.node in self.lost:  # lost while connecting: never started
                     task.cancel()
-        await self._start_together(tasks)
+        await self._start_together(tasks, watching)
         self.start_seconds = self.time.monotonic() - t_connect
         await self._measure(tasks)
         early_end = await self._end_of_answering_nodes(tasks)
