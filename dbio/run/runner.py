@@ -88,11 +88,11 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
                     task.cancel()
         await self._start_together(tasks, watching)
         self.start_seconds = self.time.monotonic() - t_connect
-        await self._measure(tasks)
-        early_end = await self._end_of_answering_nodes(tasks)
+        await self._measure(tasks, watching)
+        early_end = await self._end_of_answering_nodes(tasks, watching)
         await self.stopping.drain(tasks)
         await self._stop_background()
-        await self._close_window(early_end)
+        await self._close_window(watching, early_end)
         self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
 
     def _outcome(self) -> RunOutcome:
