@@ -8,7 +8,7 @@ neutral counters summed) and "nodes" each node's own neutral counters.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeGuard
 
 from dbio import jsondoc, file_formats
 from dbio.engines.counters import combine
@@ -49,8 +49,8 @@ def refused(raw: Any, normalize: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     return None
 
 
-def answered(reading: dict[str, Any] | None) -> bool:
-    """Every node of the reading gave its counters."""
+def answered(reading: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    """Every node of the reading gave its counters (so it is one)."""
     nodes = raw_nodes(reading)
     return bool(nodes) and all(nodes.values())
 
