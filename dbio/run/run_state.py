@@ -52,7 +52,7 @@ class RunOutcome:
     window_end: float | None
     totals: Tally  # each interval's own counts are in the samples file, not in memory
     waits: dict[str, int]
-    wait_samples: int
+    wait_samples: int | None  # None: not known (a run rebuilt from its samples file: abandoned.py)
     plans: dict[str, Any]  # the first node's
     connect_seconds: float
     start_seconds: float  # from the first connection to the common start
