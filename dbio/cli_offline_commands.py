@@ -39,7 +39,8 @@ def report(ctx: click.Context, result: Path, form: str, out: Path | None, target
            latency_slo: str | None, prices: tuple[str, ...]) -> None:
     """Render a result (a run directory or its result.json) again, as text, Markdown, HTML or JSON; for a sweep's
     directory, --target-iops, --latency-slo and --price add capacity and cost from its measured steps."""
-    from dbio.commands import admin, capacity
+    from dbio.commands import admin
+    from dbio.jobs import capacity
 
     asked = capacity.request(target_iops, latency_slo, prices)
     admin.report(result, out, form or format_of(out), ui_of(ctx), capacity=asked)

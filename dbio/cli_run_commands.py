@@ -36,11 +36,11 @@ def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: An
 @click.pass_context
 def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
     """Load the data set (resumes an interrupted load; does nothing when it is already loaded)."""
-    from dbio.commands import setup as setup_command
+    from dbio.jobs import setup as setup_job
     from dbio.config import each_node
 
     for node in each_node(config):  # several --dsn: every server is loaded, one after the other
-        setup_command.setup(node, ui_of(ctx), verify=verify, reload=reload)
+        setup_job.setup(node, ui_of(ctx), verify=verify, reload=reload)
 
 
 BASELINE_PATH_HELP = ("For the baseline: a directory on this host on the storage under test, where fio reads a "
@@ -71,9 +71,10 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
     result.json (every figure, for dbio report and dbio compare), report.txt (AWR style), report.html (the same
     with charts, for a browser) and samples.jsonl (every interval's readings)."""
     from dbio import metrics
-    from dbio.commands import baseline as baselines
+    from dbio.jobs import baseline as baselines
     from dbio.commands import repeat as repeats
     from dbio.commands import run as run_command
+    from dbio.jobs import run as run_job
 
     repeat = _repeat_checked(config, repeat)
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
@@ -81,7 +82,7 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
         if repeat > 1:
             repeated = repeats.run(config, ui_of(ctx), repeat, baseline=request)
         else:
-            result = run_command.run(config, ui_of(ctx), baseline=request)
+            result = run_job.run(config, ui_of(ctx), baseline=request)
     if repeat > 1:
         _finish_run(ctx, repeated, repeats.summary_lines(repeated))
         return
@@ -99,9 +100,9 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                      **_: Any) -> None:
     """fio alone on the storage under test: 8 KiB O_DIRECT random reads of the instance's own data files, one
     synchronous job per session, then a deep asynchronous queue for the device's ceiling (needs fio)."""
-    from dbio.commands import baseline as baselines
+    from dbio.commands import baseline as baseline_verb
 
-    baselines.baseline(config, ui_of(ctx), baseline_path, out)
+    baseline_verb.baseline(config, ui_of(ctx), baseline_path, out)
 
 
 @click.command("ops")
@@ -128,11 +129,12 @@ def ops_command(ctx: click.Context, config: Config, operation: str, destination:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
-    from dbio.commands import ops as ops_run
+    from dbio.commands import ops as ops_verb
+    from dbio.jobs import ops as ops_job
 
-    document = ops_run.ops(config, ui_of(ctx), ops_run.request(operation, destination, wal, dirty, baseline, cold,
-                                                                  changes))
-    for line in ops_run.summary_lines(document):
+    document = ops_job.ops(config, ui_of(ctx), ops_verb.request(operation, destination, wal, dirty, baseline, cold,
+                                                                changes))
+    for line in ops_verb.summary_lines(document):
         ui_of(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
@@ -187,8 +189,8 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
           objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
-    from dbio.commands import baseline as baselines
-    from dbio.commands import capacity
+    from dbio.jobs import baseline as baselines
+    from dbio.jobs import capacity
     from dbio.commands import sweep as sweep_command
     from dbio.sweep import plan as sweep_plan
 
@@ -224,12 +226,12 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked, varies = checked["asked"], checked["varies"]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
-    from dbio.commands import ops as ops_command
+    from dbio.commands import ops as ops_verb
 
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, ui_of(ctx)):
         sweep_command.start(base, varies, ui_of(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                            op=ops_command.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            op=ops_verb.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
                             max_sessions=max_sessions)
 
 

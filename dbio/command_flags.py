@@ -149,6 +149,6 @@ class Entry:
 
 def entries(command: str = "") -> list[Entry]:
     """Every option in the table's order, or only those the command (as typed: 'instance init') takes."""
-    return [Entry(option, (flags_of(option) or [None])[0], env_of(option), help_text(option),
+    return [Entry(option, next(iter(flags_of(option)), None), env_of(option), help_text(option),
                   tuple(c for c in COMMANDS if takes(c, option)))
             for option in OPTIONS if not command or takes(command, option)]

@@ -106,7 +106,7 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
         elif name == NODES_TABLE and isinstance(value, list) and all(isinstance(e, dict) for e in value):
             out.update(_nodes_table(origin, value, errors))
         elif name == COST_TABLE and isinstance(value, dict):
-            continue  # prices: read and checked by commands/capacity.py for the commands that use them
+            continue  # prices: read and checked by jobs/capacity.py for the commands that use them
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well

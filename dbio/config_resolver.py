@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 
 from dbio import command_flags, results_dir
 from dbio import target as targets
-from dbio.commands import dataset
+from dbio.jobs import dataset
 from dbio.config import LOADED_ORIGIN, SESSIONS_FLAG, Config, Sources, checked, environment, load_config
 from dbio.config_checks import show_value
 from dbio.engines import registry

@@ -71,7 +71,7 @@ def _validity(value: Any, where: str) -> None:
             number(value.get(name), f"{where}.{name}")
 
 
-# a raw-device baseline beside the run (commands/baseline.py): fio's runs, and their figures in figures.baseline
+# a raw-device baseline beside the run (jobs/baseline.py): fio's runs, and their figures in figures.baseline
 _BASELINE_RUN = obj({"jobs": optional(count), "iodepth": optional(count), "engine": optional(text),
                      "options": optional(array(text)),
                      **{name: FIGURE for name in ("reads_per_s", "avg_read_us", "p99_read_us", "host_cpu_us_per_read",

@@ -61,7 +61,7 @@ def options_of(config: Config) -> dict[str, Any]:
 
 def remember(config: Config, instance: ManagedInstance | None) -> None:
     """Keep what the user set of the remembered options in the record of the instance it configured,
-    beside what earlier commands set (a sweep's steps set none: commands/sweep_step_config.py)."""
+    beside what earlier commands set (a sweep's steps set none: sweep/step_config.py)."""
     if instance is None or not instance.exists():
         return
     given = options_of(config)

@@ -5,7 +5,9 @@ reports) without PostgreSQL, and as the template a new engine follows: its SPEC 
 is what registry.register takes (tests/unit/test_engine_spec.py). Its counters are
 synthetic and exact: every session runs ITERATIONS_PER_SECOND statements a second, each reading
 work_unit blocks from storage (one row per block) at READ_US a read, so a test can check the
-figures dbio derives.
+figures dbio derives. Its time is its server's (FakeServer.time): the machine's, or a test's virtual time
+(dbio/run/clock.py), which the run then runs on too (tests/fake_runs.py); its asyncio waits are on the run's loop,
+and so in that time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from dbio.engines.base import (Capabilities, Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec,
                                SliceRequest, SliceResult, TableJob, TableTiming, Teardown)
 from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, Features
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.errors import ConfigError, UsageError
 
 ITERATIONS_PER_SECOND = 400  # per session: one statement per iteration
@@ -46,9 +49,11 @@ class _Run:
 
 
 class FakeServer:
-    """The shared state of the fake engine's 'server': runs, barrier, cumulative counters."""
+    """The shared state of the fake engine's 'server': runs, barrier, cumulative counters, and its time (the
+    run's: a test on virtual time gives the server the same, run/clock.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, time: TimeSource = REAL_TIME) -> None:
+        self.time = time
         self.lock = threading.Lock()
         self.runs: dict[int, _Run] = {}
         self.pids = itertools.count(900001)
@@ -56,22 +61,39 @@ class FakeServer:
                          "wal_bytes": 0.0, "wal_writes": 0.0, "wal_syncs": 0.0}
         self.connections: set["FakeConnection"] = set()
         self.setup: SetupRecord | None = None
-        self.stopped = False  # stop(): the fake server went away (every call fails, no new connection)
-        self.frozen = False  # freeze(): it runs no more (every call waits, as on a SIGSTOPped server) until thaw()
+        # when it goes away (stop: every call fails, no new connection) and when it runs no more (freeze: every call
+        # waits, as on a SIGSTOPped server, until thaw): each an instant on its time once known, None before
+        self._stops: Callable[[], float | None] | None = None
+        self._freezes: Callable[[], float | None] | None = None
         self.workload_replicated = True
         self.starts: list[float] = []  # every run's start, as released
         self.unsettled = False  # an earlier run's changes still to settle (set by a test)
         self.settles = 0  # how often a run asked it to settle
         self.last_answer_late = 0.0  # seconds a slice ending at the deadline answers after it (a loaded host)
+        self.release_answer_late = 0.0  # seconds the release's answer comes after the sessions were let go
 
-    def stop(self) -> None:
-        self.stopped = True
+    def stop(self, at: Callable[[], float | None] = lambda: float("-inf")) -> None:
+        """It goes away: now, or at the instant at() gives (a test's run, at a point of its timeline)."""
+        self._stops = at
 
-    def freeze(self) -> None:
-        self.frozen = True
+    def freeze(self, at: Callable[[], float | None] = lambda: float("-inf")) -> None:
+        """It runs no more: now, or at the instant at() gives, until thaw()."""
+        self._freezes = at
 
     def thaw(self) -> None:
-        self.frozen = False
+        self._freezes = None
+
+    @property
+    def stopped(self) -> bool:
+        return self._reached(self._stops)
+
+    @property
+    def frozen(self) -> bool:
+        return self._reached(self._freezes)
+
+    def _reached(self, at: Callable[[], float | None] | None) -> bool:
+        instant = None if at is None else at()
+        return instant is not None and self.time.wall() >= instant
 
     def check(self) -> None:
         if self.stopped:
@@ -90,7 +112,7 @@ class FakeServer:
         while self.frozen:
             if conn.closed:
                 raise ConnectionError("the connection was abandoned")
-            time.sleep(0.01)
+            self.time.sleep_blocking(0.01)
         self.check()
 
     def add(self, **amounts: float) -> None:
@@ -116,8 +138,9 @@ class FakeEngine:
     filler_bytes = 16  # the loader writes each row's key in its first 8 bytes
 
     def __init__(self, server: FakeServer | None = None, *, version: str = "Fake 1.0", read_only: bool = False,
-                 clock_offset: float = 0.0):
-        self.server = server or FakeServer()
+                 clock_offset: float = 0.0, time: TimeSource | None = None):
+        self.server = server or FakeServer(time or REAL_TIME)
+        self.time = self.server.time
         self.version = version
         self.read_only = read_only  # a fake hot standby: no control row, its sessions carry the control
         self.clock_offset = clock_offset  # its clock against the host's (server_clock)
@@ -193,13 +216,13 @@ class FakeEngine:
 
     def load_table(self, conn: FakeConnection, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
                    on_rows: Callable[[int], None], should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
-        began = time.monotonic()
+        began = self.time.monotonic()
         for batch in batches:
             if should_stop():
                 break
             on_rows(len(batch))
         record.tables_done.append({"schema": job.schema_index, "kind": job.kind, "rows": job.rows})
-        return TableTiming(load=time.monotonic() - began, index=0.0, analyze=0.0)
+        return TableTiming(load=self.time.monotonic() - began, index=0.0, analyze=0.0)
 
     def cancel(self, conn: FakeConnection) -> None:
         return None
@@ -253,11 +276,13 @@ class FakeEngine:
                 start: float | None = None) -> tuple[float, float, float | None]:
         self.server.answer_sync(conn)
         run = self.server.runs[run_id]
-        run.start = time.time() if start is None else start
+        run.start = self.time.wall() if start is None else start
         self.server.starts.append(run.start)
         run.window_open = run.start + warmup
         run.deadline = run.start + warmup + run_time if run_time > 0 else None
         run.released.set()
+        if self.server.release_answer_late:
+            self.time.sleep_blocking(self.server.release_answer_late)
         return run.start, run.window_open, run.deadline
 
     def forget_run(self, conn: FakeConnection, run_id: int) -> None:
@@ -271,7 +296,7 @@ class FakeEngine:
 
     def server_clock(self, conn: FakeConnection) -> float:
         self.server.answer_sync(conn)
-        return time.time() + self.clock_offset
+        return self.time.wall() + self.clock_offset
 
     def release_barrier(self, conn: FakeConnection, run_id: int) -> None:
         self.server.answer_sync(conn)
@@ -312,18 +337,18 @@ class FakeEngine:
             run = _Run(control, start=control["started_at"], window_open=control["window_open"],
                        deadline=control["deadline"])
         if barrier and run is not None and run.start is not None:  # a start agreed in advance: wait for it
-            await asyncio.sleep(max(0.0, run.start - time.time()))
+            await asyncio.sleep(max(0.0, run.start - self.time.wall()))
         if run is None or run.start is None:
             raise RuntimeError(f"run {run_id} is gone")
         slice_seconds = float(run.control["slice_seconds"])
-        began = time.time()
+        began = self.time.wall()
         end = run.start + slice_seconds * (int((began - run.start) / slice_seconds) + 1)
         if run.deadline is not None:
             end = min(end, run.deadline)
         iterations = max(0, round((end - began) * ITERATIONS_PER_SECOND))
         if max_iterations is not None:
             iterations = min(iterations, max_iterations)
-        await asyncio.sleep(max(0.0, end - time.time()))
+        await asyncio.sleep(max(0.0, end - self.time.wall()))
         await self.server.answer(conn)
         # as the engines' loops: a session that did its max_iterations is done
         result = self._slice(run, iterations, end, done=max_iterations is not None and iterations >= max_iterations)
@@ -381,7 +406,7 @@ class FakeEngine:
     async def snapshot(self, conn: FakeConnection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
         await self.server.answer(conn)
         with self.server.lock:
-            return {"t": time.time(), **self.server.counters}
+            return {"t": self.time.wall(), **self.server.counters}
 
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
         reads, writes = raw["reads"], raw["writes"]

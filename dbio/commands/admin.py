@@ -10,7 +10,7 @@ from dbio import result as results
 from dbio import target as targets
 from dbio import output
 from dbio.collect import cgroup, host
-from dbio.commands import dataset
+from dbio.jobs import dataset
 from dbio.config import Config
 from dbio.engines.base import SetupRecord
 from dbio.errors import UsageError

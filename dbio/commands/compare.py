@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from dbio import controls, ops_result
+from dbio import ops_result
 from dbio import report as reports
 from dbio import result as results
 from dbio import output, repeat_set
 from dbio.sweep.document import load_steps
 from dbio.errors import UsageError
+from dbio.jobs.inputs import input_names
 from dbio.report import compare_model, ops_model
 from dbio.sweep import document as sweeps
 from dbio.ui import UI
@@ -69,37 +69,6 @@ def median_run(docs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run whose reads/s is the median (the lower middle one of an even number)."""
     ordered = sorted(docs, key=lambda doc: compare_model.READS.value(doc.get("figures")) or 0.0)
     return ordered[(len(ordered) - 1) // 2]
-
-
-def input_names(paths: list[Path], names: list[str] | None) -> list[str]:
-    """One name per input: the given ones, or each run's label (its directory name without the date)."""
-    if names:
-        if len(names) != len(paths):
-            raise UsageError(f"--names gives {len(names)} names for {len(paths)} inputs", "give one name per input")
-        for name in names:
-            printable("--names", name)
-        return names
-    out: list[str] = []
-    for path in paths:
-        # as written, but whole: "result.json" or "." name the current directory, not ""
-        directory = Path(os.path.abspath(path if path.is_dir() else path.parent))
-        name = directory.name
-        # a run directory is <date>-<time>-<label>: the label is the useful part
-        parts = name.split("-", 2)
-        label = parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
-        candidate, n = label, 2
-        while candidate in out:
-            candidate, n = f"{label}#{n}", n + 1
-        out.append(candidate)
-    return out
-
-
-def printable(flag: str, text: str) -> str:
-    """Free text given on the command line, refused when it holds a control character (controls.py)."""
-    problem = controls.problem(text)
-    if problem:
-        raise UsageError(f"{flag} {text!r} {problem}", "use printable characters")
-    return text
 
 
 __all__: list[Any] = ["compare"]

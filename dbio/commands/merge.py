@@ -9,8 +9,8 @@ from dbio import merge as merging
 from dbio import report as reports
 from dbio import result as results
 from dbio import trust
-from dbio.commands import run_files
-from dbio.commands.compare import input_names, printable
+from dbio.jobs import run_files
+from dbio.jobs.inputs import input_names, printable
 from dbio.errors import DbioError, UsageError
 from dbio.report import verdict
 from dbio.ui import UI

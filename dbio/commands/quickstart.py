@@ -6,7 +6,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dbio.commands.run import RunResult
+    from dbio.jobs.run import RunResult
     from dbio.config import Config
     from dbio.ui import UI
 
@@ -15,15 +15,15 @@ PRESET = {"scale": "1GiB", "threads_per_schema": 4, "run_time": "30s", "warmup":
 
 
 def quickstart(config: "Config", ui: "UI", *, reload: bool = False) -> "RunResult":
-    from dbio.commands import run as run_command
-    from dbio.commands import setup as setup_command
+    from dbio.jobs import run as run_job
+    from dbio.jobs import setup as setup_job
 
     from dbio.units import format_bytes
 
     ui.say(f"dbio quickstart: {config.workload.sessions} session{'s' if config.workload.sessions != 1 else ''}, "
            f"{format_bytes(config.workload.data_bytes)} data set, instance in {config.instance.data_dir}")
-    setup_command.setup(config, ui, reload=reload, command="dbio quickstart")
-    return run_command.run(config, ui)
+    setup_job.setup(config, ui, reload=reload, command="dbio quickstart")
+    return run_job.run(config, ui)
 
 
 def closing_lines(config: "Config") -> list[str]:

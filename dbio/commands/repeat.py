@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dbio import __version__, repeat_set, results_dir
-from dbio.commands import baseline as baselines
-from dbio.commands import run as run_command
+from dbio.jobs import baseline as baselines
+from dbio.jobs import run as run_job
 from dbio.config import Config
 from dbio.errors import Interrupted, UsageError
 from dbio.report import fmt, verdict
@@ -39,7 +39,7 @@ def check(repeat: int | None, config: Config) -> int:
 class RepeatResult:
     directory: Path
     document: dict[str, Any]  # repeat.json
-    runs: tuple[run_command.RunResult, ...]
+    runs: tuple[run_job.RunResult, ...]
 
     @property
     def status(self) -> str:
@@ -54,15 +54,15 @@ class RepeatResult:
         return tuple(item for r in self.runs for item in r.unwritten)
 
 
-RunOne = Callable[[Path], run_command.RunResult]  # one run, into the directory given
+RunOne = Callable[[Path], run_job.RunResult]  # one run, into the directory given
 
 
 def run(config: Config, ui: UI, repeat: int, *, baseline: baselines.Request | None = None,
         run_one: RunOne | None = None) -> RepeatResult:
-    """run_one: how each run is made (by default run_command.run on the configured target)."""
+    """run_one: how each run is made (by default run_job.run on the configured target)."""
     if run_one is None:
-        def run_one(member: Path) -> run_command.RunResult:
-            return run_command.run(config, ui, directory=member, baseline=baseline)
+        def run_one(member: Path) -> run_job.RunResult:
+            return run_job.run(config, ui, directory=member, baseline=baseline)
     results_dir.check(config.run.results_dir)
     directory = results_dir.claim(config.run.results_dir / results_dir.run_name(config.run.label, "repeat"),
                                   "the repeat set")
@@ -70,7 +70,7 @@ def run(config: Config, ui: UI, repeat: int, *, baseline: baselines.Request | No
                               datetime.now(timezone.utc).isoformat(timespec="seconds"), __version__)
     repeat_set.write(directory, doc)
     ui.say(f"{repeat} runs, one after the other, in {directory}")
-    runs: list[run_command.RunResult] = []
+    runs: list[run_job.RunResult] = []
     try:
         for member in doc["members"]:
             ui.say(f"[{len(runs) + 1}/{repeat}] run {member['name']}")

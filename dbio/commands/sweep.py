@@ -3,8 +3,8 @@
 Every step's configuration is validated before the first one runs. The loaded data serves all
 steps (it is loaded first when nothing is). sweep.json is rewritten after each step, so an
 interrupted sweep keeps its completed steps and `dbio sweep --resume DIR` finishes it. This module
-starts a sweep or resumes one; its steps run in `sweep_steps.py`, the steps it adds itself (--until-peak,
---objective) come from `sweep_growth.py`, and each step's configuration from `sweep_step_config.py`.
+starts a sweep or resumes one; its steps run in `sweep/steps.py`, the steps it adds itself (--until-peak,
+--objective) come from `sweep/growth.py`, and each step's configuration from `sweep/step_config.py`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any, Sequence
 from dbio import __version__, ops_result, result as results
 from dbio import target as targets
 from dbio import results_dir, trust
-from dbio.commands import baseline as baselines
-from dbio.commands import setup as setup_command
-from dbio.commands import sweep_layout
-from dbio.commands.sweep_growth import PEAK_GAIN, objective_of, probe_record
-from dbio.commands.sweep_step_config import live_dsn, step_config
-from dbio.commands.sweep_steps import execute, step_headline
+from dbio.jobs import baseline as baselines
+from dbio.jobs import setup as setup_job
+from dbio.sweep import layout as sweep_layout
+from dbio.sweep.growth import PEAK_GAIN, objective_of, probe_record
+from dbio.sweep.step_config import live_dsn, step_config
+from dbio.sweep.steps import execute, step_headline
 from dbio.config import Config, option_values
 from dbio.engines import registry
 from dbio.run.identity import client_alive, client_id
@@ -45,7 +45,7 @@ def start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, kn
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
     repeat: each step run this many times, interleaved (round 1 of every step, then round 2, ...);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
-    its report reads the steps for (commands/capacity.py); op: each step is this maintenance operation
+    its report reads the steps for (jobs/capacity.py); op: each step is this maintenance operation
     (commands/ops.sweep_op) instead of a run; objective: search the session counts for the most reads/s within
     this latency objective (sweep/search.py), growing at most to max_sessions."""
     find = search_request(objective, max_sessions, until_peak=until_peak, op=op is not None, repeat=repeat,
@@ -247,7 +247,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
             target.engine.close(conn)
     if record is None:
         ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
-        setup_command.setup(biggest, ui)
+        setup_job.setup(biggest, ui)
         return
     if record.status != "ready":  # resumed as it was: dbio setup takes the interrupted load's shape
         raise UsageError("the load was interrupted", "run dbio setup again to finish it, then the sweep")

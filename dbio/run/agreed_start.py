@@ -52,6 +52,7 @@ def node_start(start: float, clock_offset: float | None, released: float | None)
 def skew_spread(starts: list[dict[str, Any]]) -> float | None:
     """The start skew across nodes: latest start minus earliest (None when one is unknown)."""
     skews = [s.get("start_skew_s") for s in starts]
-    if not skews or any(s is None for s in skews):
+    known = [s for s in skews if s is not None]
+    if not known or len(known) < len(skews):
         return None
-    return max(skews) - min(skews)
+    return max(known) - min(known)

@@ -118,7 +118,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
           lost: dict[str, Any] | None = None, window_start: float | None = None,
           reset: list[str] | None = None, probe: dict[str, Any] | None = None) -> dict[str, Any]:
     name = node["name"]
-    own = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
+    own: tuple[set[str], set[str]] | None = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     if lost is not None:  # its server stopped: its figures cover the window up to its last reading
         window = {**window, "seconds": _covered(window_start, lost.get("covered_to"), window["seconds"])}
         own = None  # /proc figures of the whole window would be divided by its shorter part: none

@@ -10,9 +10,10 @@ abandons its connections, which ends every wait on it at once.
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from typing import Iterator
+
+from dbio.run.clock import REAL_TIME, TimeSource
 
 # A live server answers dbio several times a second during a run (the wait sampler asks twice a second by
 # default, the monitor each second, each session at each slice's end), and its statistics views answer from memory
@@ -25,7 +26,8 @@ SILENT_AFTER = 8.0
 class Liveness:
     """When each node last answered, and since when calls have been waiting on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, time: TimeSource = REAL_TIME) -> None:
+        self.time = time  # the run's (clock.py)
         self.heard: dict[str, float] = {}  # node -> monotonic time of its last answer
         self.waiting: dict[str, int] = {}  # node -> calls in flight
         self.since: dict[str, float] = {}  # node -> when its calls in flight began to wait (none before)
@@ -43,7 +45,7 @@ class Liveness:
             self._wait(node, 1)
         try:
             yield
-            self.heard[node] = time.monotonic()
+            self.heard[node] = self.time.monotonic()
         finally:
             if held and node not in self.released:
                 self.held[node] -= 1
@@ -52,16 +54,16 @@ class Liveness:
 
     def answered(self, node: str) -> None:
         """The node answered within a longer call (a step polling it from a thread)."""
-        self.heard[node] = time.monotonic()
+        self.heard[node] = self.time.monotonic()
 
     def _wait(self, node: str, calls: int) -> None:
         if not self.waiting.get(node):
-            self.since[node] = time.monotonic()
+            self.since[node] = self.time.monotonic()
         self.waiting[node] = self.waiting.get(node, 0) + calls
 
     def restart(self, nodes: list[str]) -> None:
         """The nodes' barriers opened: the calls held there wait on them from now (silence counts from now)."""
-        now = time.monotonic()
+        now = self.time.monotonic()
         for node in nodes:
             self.heard[node] = now
             if node not in self.released:
@@ -70,10 +72,10 @@ class Liveness:
 
     def quiet_for(self, node: str, now: float | None = None) -> float:
         """Seconds since the node last answered, or since a call began to wait on it if later."""
-        now = time.monotonic() if now is None else now
+        now = self.time.monotonic() if now is None else now
         return now - max(self.heard.get(node, float("-inf")), self.since.get(node, now))
 
     def silent(self, now: float | None = None) -> list[str]:
         """The nodes that have had a call waiting, and answered nothing, for SILENT_AFTER seconds."""
-        now = time.monotonic() if now is None else now
+        now = self.time.monotonic() if now is None else now
         return [node for node, count in self.waiting.items() if count > 0 and self.quiet_for(node, now) > SILENT_AFTER]

@@ -5,7 +5,6 @@ configuration, the plan, every node's server and capabilities, the setup, the st
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from dbio.config import Config, option_values
 from dbio.engines.base import ServerInfo
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import client_id
 from dbio.run.nodes import Node
 from dbio.run.plan import RunPlan
@@ -26,7 +26,7 @@ MANIFEST_FILE = results.RUN_MANIFEST
 
 
 def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, Any], storage: dict[str, Any],
-             run_id: int) -> dict[str, Any]:
+             run_id: int, time: TimeSource = REAL_TIME) -> dict[str, Any]:
     """run.json: what a run's result is built from besides its outcome. "server" and "capabilities"
     are the first node's (what format-1 readers read); "nodes" has every node's."""
     described = [{"name": n.name, "engine": n.engine.name, "role": n.role, "server": _server(n.info),
@@ -34,7 +34,7 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
                  for n in nodes]
     return {
         "format": "dbio-run-manifest", "format_version": 2, "dbio_version": __version__,
-        "run_id": run_id, "created": time.time(), "client": client_id(),
+        "run_id": run_id, "created": time.wall(), "client": client_id(),
         "config": config.to_dict(), "options": option_values(config),
         "plan": {"warmup": plan.warmup, "run_time": plan.run_time, "interval": plan.interval,
                  "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us),

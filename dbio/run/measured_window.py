@@ -6,13 +6,12 @@ run's last sample.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
-from dbio.run.monitor import SAMPLE_LATE_LIMIT
+from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, WaitSampler
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import reading_time
-from dbio.run.run_state import RunState
+from dbio.run.run_state import RunState, Watching
 
 # Past the window's planned opening, sessions whose node answered nothing since, nor for this long (not a slice's
 # end, not a reading: a live node answers several a second) are not waited for; they join if it answers again.
@@ -20,11 +19,11 @@ WINDOW_SILENCE = 1.0
 
 
 class MeasuredWindow(RunState):
-    async def _measure(self, tasks: list[asyncio.Task]) -> None:
+    async def _measure(self, tasks: list[asyncio.Task], watching: Watching) -> None:
         """Open the measured window: at the start, or once every session ended its warm-up."""
         if self.plan.warmup == 0:
             self.window_start = self.clock.start
-            self._open_window()
+            self._open_window(watching.waits)
             return
         await self._wait_for_window(tasks)
         if self._window_can_open():
@@ -33,14 +32,14 @@ class MeasuredWindow(RunState):
                             f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
                             " (it answered nothing since its planned opening)")
                 # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
-                begin = await self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                begin = await self._reading(watching.monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 self.begin = {**begin, "nodes": {name: raw if raw is not None or name not in self.unwaited
-                                                 else self.monitor.last.get(name)
+                                                 else watching.monitor.last.get(name)
                                                  for name, raw in begin["nodes"].items()}}
             else:
-                self.begin = await self._reading(per_process=True)
-            self.window_start = reading_time(self.begin) or time.time() + self.offset
-            self._open_window()
+                self.begin = await self._reading(watching.monitor, per_process=True)
+            self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
+            self._open_window(watching.waits)
             self.ctx.observer.phase("measuring")
         elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
             self.status, self.reason = "failed", self._ended_in_warmup()
@@ -74,7 +73,7 @@ class MeasuredWindow(RunState):
     def _silent_at_window_open(self) -> set[str]:
         """Past the window's planned opening: the nodes that answered nothing (no slice, no reading) since it,
         nor in the last WINDOW_SILENCE seconds."""
-        now = time.monotonic()
+        now = self.time.monotonic()
         if self.window_open_at is None or now < self.window_open_at:
             return set()
         heard = self.shared.liveness.heard
@@ -84,17 +83,18 @@ class MeasuredWindow(RunState):
     def _window_can_open(self) -> bool:
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
 
-    def _open_window(self) -> None:
+    def _open_window(self, waits: WaitSampler) -> None:
         self.in_window = True
         self.probing = True
-        self.waits.in_window = True
+        waits.in_window = True
         self._event("window_open", "measured window opened")
         if self.begin is not None:  # the window's first reading: its counters are where the figures start
             self.ctx.observer.second(self.begin)
         if self.ctx.on_window is not None:
             self.ctx.on_window("open")
 
-    async def _end_of_answering_nodes(self, tasks: list[asyncio.Task]) -> tuple[asyncio.Task, set[str]] | None:
+    async def _end_of_answering_nodes(self, tasks: list[asyncio.Task],
+                                      watching: Watching) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that
         answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
         window of the others ends with their work, not seconds later. Not used unless those nodes were lost
@@ -111,43 +111,50 @@ class MeasuredWindow(RunState):
                 return early
             quiet = {s.node for s, _ in running}
             heard = self.shared.liveness.heard
-            if time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
+            if self.time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
-                reading = self._reading(per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                reading = self._reading(watching.monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 early = asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
         return early
 
-    async def _close_window(self, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
+    async def _close_window(self, watching: Watching, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
         self.probing = False
-        if self.window_start is None:
+        start = self.clock.start
+        if self.window_start is None or start is None:  # no window opened (it opens at the start or after)
             return
-        reading = None if early is None else await early[0]  # bounded: each node answers, or is lost
-        if reading is not None and early[1] <= set(self.lost):
-            self.end = {**reading, "nodes": {name: self.monitor.last.get(name) if name in self.lost else raw
-                                             for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
-        else:
-            self.end = await self._reading(per_process=True)
-        self.window_end = reading_time(self.end) or time.time() + self.offset
+        monitor, waits = watching.monitor, watching.waits
+        end = None
+        if early is not None:
+            reading, quiet = await early[0], early[1]  # bounded: each node answers, or is lost
+            if reading is not None and quiet <= set(self.lost):
+                end = {**reading, "nodes": {name: monitor.last.get(name) if name in self.lost else raw
+                                            for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
+        if end is None:
+            end = await self._reading(monitor, per_process=True)
+        self.end = end
+        window_end = reading_time(end) or self.time.wall() + self.offset
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
-            self.window_end = max(covered)
+            window_end = max(covered)
+        self.window_end = window_end
         if self.ctx.on_window is not None:
             self.ctx.on_window("close")
-        self.waits.in_window = False
-        boundary = int(round(self.window_end - self.clock.start))  # the last second any session published
+        waits.in_window = False
+        boundary = int(round(window_end - start))  # the last second any session published
         last = self.plan.grid.key(boundary)
-        record = {"k": last, "covers_to": boundary, "t": self.window_end, "published_to": self.counts.published_to,
-                  "phase": self._phase_at(self.window_end - SLICE_SECONDS / 2), **self.end, "waits": self.waits.take(),
+        record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": self.counts.published_to,
+                  "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
                   **self.counts.record(last, final=True), "final": True}
         self.ctx.observer.second(record)  # the window's last reading: where the figures end
         await asyncio.to_thread(self.ctx.samples.write, record)
 
-    async def _reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
+    async def _reading(self, monitor: Monitor, *, per_process: bool,
+                       partial_after: float | None = None) -> dict[str, Any]:
         """A reading of every node, bounded after a signal; {"nodes": {}} when none came."""
         conns = [(r.engine, r.monitor_conn) for r in self.nodes]
-        return await self.stopping.bounded(self.monitor.reading(per_process=per_process, partial_after=partial_after),
+        return await self.stopping.bounded(monitor.reading(per_process=per_process, partial_after=partial_after),
                                            conns) or {"nodes": {}}

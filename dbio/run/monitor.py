@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.liveness import Liveness
 from dbio.run.readings import reading_time, refused
 
@@ -68,6 +68,7 @@ class Monitor:
     liveness: Liveness = field(default_factory=Liveness)  # the run's: when each node last answered
     # a node's snapshot asked for an earlier reading and not answered yet: not asked again until it answers
     pending: dict[str, asyncio.Task] = field(default_factory=dict)
+    time: TimeSource = REAL_TIME  # the run's (clock.py): when its /proc readings were taken
 
     async def reading(self, *, per_process: bool, partial_after: float | None = None) -> dict[str, Any]:
         """Every node's snapshot and the OS counters; per-process CPU in detail only when asked
@@ -121,7 +122,8 @@ class Monitor:
         return Answer(raw)
 
     def os_reading(self, *, per_process: bool) -> dict[str, Any]:
-        reading: dict[str, Any] = {"t": time.time(), "client_cpu": procfs.self_cpu(), "client_rss": procfs.self_rss()}
+        reading: dict[str, Any] = {"t": self.time.wall(), "client_cpu": procfs.self_cpu(),
+                                   "client_rss": procfs.self_rss()}
         try:
             reading["stat"] = procfs.read_stat()
             if self.local:
@@ -209,6 +211,7 @@ class WaitSampler:
     errors: int = 0
     lost: set[str] = field(default_factory=set)  # nodes whose server stopped (Monitor.lost): not asked
     liveness: Liveness = field(default_factory=Liveness)  # the run's: when each node last answered
+    time: TimeSource = REAL_TIME  # the run's (clock.py)
 
     def live(self) -> list[WaitTarget]:
         return [t for t in self.targets if t.node not in self.lost]
@@ -217,16 +220,16 @@ class WaitSampler:
         # Its own cost is dbio's (ten samples a second at one session): one waiter on the stop event
         # for the whole run, and no task per sample when there is one node.
         stopped = asyncio.ensure_future(stop.wait())
-        next_at = time.monotonic()
+        next_at = self.time.monotonic()
         try:
             while not stop.is_set():
                 targets = self.live()
                 self._count(targets, await self._ask(targets))
                 self.samples += 1
                 next_at += self.interval
-                delay = next_at - time.monotonic()
+                delay = next_at - self.time.monotonic()
                 if delay < 0:
-                    next_at = time.monotonic()
+                    next_at = self.time.monotonic()
                     delay = 0
                 if self.errors > 50:
                     return
@@ -313,7 +316,7 @@ SAMPLE_LATE_LIMIT = 0.5  # seconds after its due time: later, the reading may ho
 async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
                          counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
-                         on_sample: Callable[[dict[str, Any]], None]) -> None:
+                         on_sample: Callable[[dict[str, Any]], None], time: TimeSource = REAL_TIME) -> None:
     """Sample k (an interval's end, in seconds since the start) is due at t_start + k + 0.5: half a
     second after every session published its counters for the second ending at k. Every record
     carries when the sampler asked and when the answer came (server clock), and the latest slice end
@@ -324,19 +327,19 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         if stop.is_set():
             return
         due = t_start + k + 0.5
-        delay = due - clock_offset - time.time()
+        delay = due - clock_offset - time.wall()
         if delay > 0:
             try:
                 await asyncio.wait_for(stop.wait(), timeout=delay)
                 return
             except asyncio.TimeoutError:
                 pass
-        asked, published_to = time.time() + clock_offset, published()
+        asked, published_to = time.wall() + clock_offset, published()
         reading: dict[str, Any] = {}
         if asked - due <= SAMPLE_LATE_LIMIT:
             # a node that does not answer in half the time left is left out of it (the other half: /proc, the record)
             reading = await monitor.reading(per_process=False, partial_after=due + SAMPLE_LATE_LIMIT / 2 - asked)
-        answered = time.time() + clock_offset
+        answered = time.wall() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
         record = {"k": k, "phase": phase(t_start + k - 0.5), "due": due, "asked": asked, "answered": answered,
                   "published_to": published_to}

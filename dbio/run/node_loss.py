@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from typing import Any, Callable
 
 from dbio.run.nodes import NodeRun, in_threads
@@ -32,7 +31,7 @@ class NodeLoss(RunState):
         tasks = {r.node.name: asyncio.ensure_future(in_threads([r], step, self.shared.liveness)) for r in live}
         if by is not None and tasks:
             # a step begun late (by passed) still waits a little: a node answering in milliseconds is not lost
-            await asyncio.wait(tasks.values(), timeout=max(AGREED_START_SLACK, by - time.monotonic()))
+            await asyncio.wait(tasks.values(), timeout=max(AGREED_START_SLACK, by - self.time.monotonic()))
             for r in live:
                 if not tasks[r.node.name].done() and r.node.name not in self.lost:
                     self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
@@ -95,7 +94,7 @@ class NodeLoss(RunState):
         of it (each reading keeps its last, so its figures end there and the totals are partial), its
         sessions are over; the other nodes finish the window."""
         name = run.node.name
-        t = time.time() + self.offset - ago
+        t = self.time.wall() + self.offset - ago
         last = self.monitor.last.get(name) if self.monitor else None
         start = self.clock.start if self.clock.start is not None else self.plan.start  # agreed in advance
         since = None if start is None else round(t - start, 3)

@@ -11,13 +11,13 @@ standby) gets no control row and no loop from dbio: its sessions carry the run's
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo, helper_application_name
 from dbio.errors import DbioError
 from dbio.run import agreed_start, session_placement
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
 from dbio.run.monitor import NodeProbe, WaitTarget
@@ -81,6 +81,7 @@ class NodeRun:
     wait_conn: Any = None
     released_at: float | None = None  # this host's clock, when the node's barrier was opened
     read_probe: ReadProbe | None = None  # its single reads' latency, sampled beside the sessions (read_probe.py)
+    time: TimeSource = REAL_TIME  # the run's (clock.py)
 
     @property
     def engine(self) -> Engine:
@@ -114,22 +115,22 @@ class NodeRun:
         return self.engine.waiting_at_barrier(self.control, self.run_id)
 
     def _await_workload(self, answered: Callable[[], None]) -> None:
-        deadline = time.monotonic() + WORKLOAD_WAIT
+        deadline = self.time.monotonic() + WORKLOAD_WAIT
         while not self.engine.has_workload(self.control):
             answered()  # the node answers: its wait is for replication, no silence
-            if time.monotonic() > deadline:
+            if self.time.monotonic() > deadline:
                 raise DbioError(f"{self._on()}this read-only server does not have this dbio's work loop (none, "
                                 "or another dbio version's)", "run dbio setup or a dbio run on its primary with "
                                 "this dbio first (the loop replicates from there)")
-            time.sleep(0.2)
+            self.time.sleep_blocking(0.2)
 
     def clock_offset(self) -> tuple[float, float] | None:
         """Its server's clock against this host's: (offset, uncertainty) in seconds (agreed_start.clock_offset)."""
         samples = []
         for _ in range(agreed_start.OFFSET_TRIES):
-            asked = time.time()
+            asked = self.time.wall()
             server = self.engine.server_clock(self.control)
-            samples.append((asked, server, time.time()))
+            samples.append((asked, server, self.time.wall()))
         return agreed_start.clock_offset(samples)
 
     def forget(self) -> None:
@@ -144,10 +145,10 @@ class NodeRun:
         if self.node.read_only:
             assert start is not None
             self.engine.release_barrier(self.control, self.run_id)
-            self.released_at = time.time()
+            self.released_at = self.time.wall()
             return start, start + warmup, start + warmup + run_time if run_time > 0 else None
         out = self.engine.release(self.control, self.run_id, warmup=warmup, run_time=run_time, start=start)
-        self.released_at = time.time()
+        self.released_at = self.time.wall()
         return out
 
     # -- monitoring ------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import bisect
 import random
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from dbio.engines.base import Engine, ProbeRead, read_probing
+from dbio.run.clock import REAL_TIME, TimeSource
 
 RATE_PER_S = 25  # lookups a second per node: next to nothing against the sessions' thousands of reads
 GIVE_UP_AFTER = 5  # failed lookups in a row after which the probe stops (the reason is kept)
@@ -78,8 +78,9 @@ class ReadProbe:
     """One node's probe: its connection (opened with the monitoring), its lookups while measuring()."""
 
     def __init__(self, engine: Engine, bounds: Sequence[float], schemas: Sequence[int], scale: int,
-                 rate: float = RATE_PER_S, seed: int | None = None, application_name: str = "dbio:probe"):
-        self.engine, self.bounds = engine, list(bounds)
+                 rate: float = RATE_PER_S, seed: int | None = None, application_name: str = "dbio:probe",
+                 time: TimeSource = REAL_TIME):
+        self.engine, self.bounds, self.time = engine, list(bounds), time
         self.prober = read_probing(engine)  # None: the engine declares no read probe
         self.application_name = application_name  # named with its run: parts sharing a server count their own
         self.schemas, self.scale, self.rate = sorted(set(schemas)), scale, rate
@@ -107,7 +108,7 @@ class ReadProbe:
         if self.conn is None or self.prober is None:
             return
         period = 1.0 / self.rate
-        due = time.monotonic()
+        due = self.time.monotonic()
         failures = 0
         while not stop.is_set():
             if measuring():
@@ -128,9 +129,9 @@ class ReadProbe:
                     if measuring():  # a lookup the window's close overtook is not the window's
                         self.tally.add(read, self.bounds)
             due += period
-            delay = due - time.monotonic()
+            delay = due - self.time.monotonic()
             if delay < 0:
-                due, delay = time.monotonic(), 0.0
+                due, delay = self.time.monotonic(), 0.0
             try:
                 await asyncio.wait_for(stop.wait(), delay)
             except asyncio.TimeoutError:

@@ -8,7 +8,7 @@ neutral counters summed) and "nodes" each node's own neutral counters.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeGuard
 
 from dbio import jsondoc, file_formats
 from dbio.engines.counters import combine
@@ -49,8 +49,8 @@ def refused(raw: Any, normalize: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     return None
 
 
-def answered(reading: dict[str, Any] | None) -> bool:
-    """Every node of the reading gave its counters."""
+def answered(reading: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    """Every node of the reading gave its counters (so it is one)."""
     nodes = raw_nodes(reading)
     return bool(nodes) and all(nodes.values())
 
@@ -73,7 +73,8 @@ def normalized(reading: dict[str, Any], normalize: Normalize) -> dict[str, Any]:
     unless every node answered: a total missing a node would read as a drop)."""
     nodes = {name: normalize(name, raw) if raw else None for name, raw in raw_nodes(reading).items()}
     rest = {k: v for k, v in reading.items() if k not in ("engine", "nodes")}
-    total = combine(list(nodes.values())) if nodes and all(nodes.values()) else None
+    answering = [counters for counters in nodes.values() if counters]
+    total = combine(answering) if nodes and len(answering) == len(nodes) else None
     if total is not None and len(nodes) > 1:
         total = {**total, "t": reading_time(reading)}  # a lost first node's is of its last reading
     return {**rest, "engine": total, "nodes": nodes}

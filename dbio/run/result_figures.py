@@ -45,8 +45,10 @@ def window_figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | N
     run's when it is the run's one node; of several, each has only its own processes' CPU and its
     own devices (own: its sessions' pids and its devices), the host's CPU being the run's. reset: the
     counters that went back inside the window (stats/resets.py), on which no figure is built."""
-    engine_begin = (begin or {}).get("engine") if node is None else ((begin or {}).get("nodes") or {}).get(node)
-    engine_end = (end or {}).get("engine") if node is None else ((end or {}).get("nodes") or {}).get(node)
+    if begin is None or end is None:
+        return {"window_seconds": None}
+    engine_begin = begin.get("engine") if node is None else (begin.get("nodes") or {}).get(node)
+    engine_end = end.get("engine") if node is None else (end.get("nodes") or {}).get(node)
     if not (window["seconds"] and engine_begin and engine_end):
         return {"window_seconds": None}
     with_host = node is None or len(manifest_nodes(man)) == 1

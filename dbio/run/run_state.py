@@ -7,20 +7,30 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from dbio.engines.base import SliceResult, helper_application_name
 from dbio.run import disk_guard
+from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler
 from dbio.run.nodes import Node, NodeRun, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.read_probe import ReadProbe
+from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts, Tally
+
+
+@dataclass(frozen=True)
+class Watching:
+    """The run's monitoring, as _open_monitoring (session_launch.py) opened it: the steps from the common start
+    on take it, the clean-up and a node's loss (which may come before) RunState's monitor and waits."""
+
+    monitor: Monitor
+    waits: WaitSampler
 
 
 class Observer(Protocol):
@@ -42,7 +52,7 @@ class RunOutcome:
     window_end: float | None
     totals: Tally  # each interval's own counts are in the samples file, not in memory
     waits: dict[str, int]
-    wait_samples: int
+    wait_samples: int | None  # None: not known (a run rebuilt from its samples file: abandoned.py)
     plans: dict[str, Any]  # the first node's
     connect_seconds: float
     start_seconds: float  # from the first connection to the common start
@@ -74,6 +84,7 @@ class RunContext:
     room_floor: int = disk_guard.FLOOR  # bytes kept free there (disk_guard.floor_of the servers' growth step)
     # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
     on_window: Callable[[str], None] | None = None
+    time: TimeSource = REAL_TIME  # every time read and wait of the run (the fake engine's tests: virtual time)
 
 
 class RunState:
@@ -84,16 +95,17 @@ class RunState:
         self.ctx = ctx
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
+        self.time = ctx.time
         self.clock = Clock(warmup=ctx.plan.warmup)
         self.shared = Shared(self.run_id, ctx.plan.work_loop, self.clock, on_slice=self._on_slice,
-                             work_loop_counts_warmup=ctx.plan.work_loop_scope == "session")
+                             work_loop_counts_warmup=ctx.plan.work_loop_scope == "session", liveness=Liveness(ctx.time))
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
-        self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name])
+        self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name], time=ctx.time)
                       for node in ctx.nodes]
         for r in self.nodes:  # the schemas its sessions read, at their scale
             r.read_probe = ReadProbe(r.engine, ctx.plan.bounds_us, [s.schema_index for s in r.sessions],
                                      int(ctx.plan.control.get("scale") or 0), seed=self.run_id,
-                                     application_name=helper_application_name(self.run_id, "probe"))
+                                     application_name=helper_application_name(self.run_id, "probe"), time=ctx.time)
         self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
@@ -103,7 +115,7 @@ class RunState:
         self.in_window = False
         self.monitor: Monitor | None = None
         self.waits: WaitSampler | None = None
-        self.stopping = Stopping(self.shared, self.sessions, self._event)
+        self.stopping = Stopping(self.shared, self.sessions, self._event, ctx.time)
         self.begin: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
         self.window_start: float | None = None
@@ -144,7 +156,7 @@ class RunState:
         return "measured"
 
     def _event(self, kind: str, message: str) -> None:
-        t = time.time() + self.offset
+        t = self.time.wall() + self.offset
         since = None if self.clock.start is None else round(t - self.clock.start, 3)
         self.events.append({"t": t, "since_start": since, "kind": kind, "message": message})
 

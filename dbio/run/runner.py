@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-import time
 
 from dbio.run.measured_window import MeasuredWindow
 from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
@@ -27,7 +26,7 @@ __all__ = ["Observer", "RunContext", "RunOutcome", "run"]
 
 
 def run(ctx: RunContext) -> RunOutcome:
-    return asyncio.run(_Coordinator(ctx).execute())
+    return ctx.time.run(_Coordinator(ctx).execute())
 
 
 class _Coordinator(SessionLaunch, MeasuredWindow):
@@ -63,7 +62,7 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         return self._outcome()
 
     async def _phases(self) -> None:
-        t_connect = time.monotonic()
+        t_connect = self.time.monotonic()
         # watched from the first call: a node frozen before the start is lost as one frozen later (calls held at
         # its barrier on purpose count from its release: liveness.asking; a standby waiting for the loop answers
         # each of its checks: Liveness.answered)
@@ -79,21 +78,21 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             self._agree_start()
         self.ctx.observer.phase(f"connecting {len(self.sessions)} session{'s' if len(self.sessions) != 1 else ''}")
         tasks = await self._connect_all(start=early)
-        self.connect_seconds = time.monotonic() - t_connect
-        await self._open_monitoring()
+        self.connect_seconds = self.time.monotonic() - t_connect
+        watching = await self._open_monitoring()
         if not early:
             self._agree_start()
             tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
             for session, task in zip(self.sessions, tasks):
                 if session.node in self.lost:  # lost while connecting: never started
                     task.cancel()
-        await self._start_together(tasks)
-        self.start_seconds = time.monotonic() - t_connect
-        await self._measure(tasks)
-        early_end = await self._end_of_answering_nodes(tasks)
+        await self._start_together(tasks, watching)
+        self.start_seconds = self.time.monotonic() - t_connect
+        await self._measure(tasks, watching)
+        early_end = await self._end_of_answering_nodes(tasks, watching)
         await self.stopping.drain(tasks)
         await self._stop_background()
-        await self._close_window(early_end)
+        await self._close_window(watching, early_end)
         self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
 
     def _outcome(self) -> RunOutcome:

@@ -7,7 +7,6 @@ aborted before any session runs.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +17,7 @@ from dbio.run.monitor import Monitor, WaitSampler, sample_on_grid
 from dbio.run.node_loss import AGREED_START_SLACK
 from dbio.run.nodes import NodeRun
 from dbio.run.readings import reading_time
-from dbio.run.run_state import StoppedBeforeStart
+from dbio.run.run_state import StoppedBeforeStart, Watching
 from dbio.run.sessions import Session
 from dbio.run.stop_and_clean_up import StopAndCleanUp
 
@@ -35,7 +34,7 @@ class SessionLaunch(StopAndCleanUp):
         scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
         self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
-    async def _open_monitoring(self) -> None:
+    async def _open_monitoring(self) -> Watching:
         opened, runs = [], []
         for r in self.nodes:
             got = None if r.node.name in self.lost else \
@@ -45,18 +44,20 @@ class SessionLaunch(StopAndCleanUp):
                 runs.append(r)
         local = [r.node.info.caps.local for r in runs]
         own_cpu = [r.node.info.caps.has_backend_cpu for r in runs]  # a session's process or thread is its own
-        self.monitor = Monitor(
+        self.monitor = monitor = Monitor(
             [o.probe for o in opened], any(local),
             [s.pid for r, mine in zip(runs, own_cpu) if mine for s in r.sessions if s.pid],
             [pid for o in opened for pid in o.background],
             {d for r, is_local in zip(runs, local) if is_local for d in r.node.devices},
             overhead_pids=[pid for o in opened for pid in o.overhead],
-            read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness)
-        self.waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
-                                 lost=self.monitor.lost, liveness=self.shared.liveness)
-        self.monitor.lost.update(self.lost)
+            read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness,
+            time=self.time)
+        self.waits = waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
+                                         lost=monitor.lost, liveness=self.shared.liveness, time=self.time)
+        monitor.lost.update(self.lost)
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
-            self.monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
+            monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
+        return Watching(monitor, waits)
 
     async def _connect_all(self, *, start: bool) -> list[asyncio.Task]:
         """Connect every session and, with start, start it (it waits at the barrier); the sessions'
@@ -105,10 +106,11 @@ class SessionLaunch(StopAndCleanUp):
                                               or session.number in self.stopping.abandoned):
                 session.state = "stopped"  # stopped on purpose, or sent away from a start that never came
                 return
-            session.fail(exc, self.offset)
+            failed_at = self.time.wall() + self.offset
+            session.fail(exc, failed_at)
             if session.node in self.lost or await self._node_stopped(session.node, session.error):
                 return  # its node's server stopped: the other nodes go on (see _lose_node)
-            elapsed = "" if self.clock.start is None else f" at +{session.failed_at - self.clock.start:.1f} s"
+            elapsed = "" if self.clock.start is None else f" at +{failed_at - self.clock.start:.1f} s"
             where = f"pid {session.pid}, schema {session.schema_index}" + (
                 f", node {session.node}" if len(self.nodes) > 1 else "")
             message = f"session {session.number} ({where}) ended{elapsed}: {session.error}"
@@ -119,7 +121,7 @@ class SessionLaunch(StopAndCleanUp):
             self._stop()
 
     async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:
-        deadline = time.monotonic() + BARRIER_TIMEOUT
+        deadline = self.time.monotonic() + BARRIER_TIMEOUT
         while True:
             # count the waiters on the server only once every session sent its call: with 2,048
             # sessions, each count reads a lock table of thousands of entries
@@ -130,13 +132,13 @@ class SessionLaunch(StopAndCleanUp):
             else:
                 # a start agreed in advance: a node whose count does not come in time to start is lost (frozen)
                 by = None if self.plan.start is None else \
-                    time.monotonic() + self.plan.start - agreed_start.RELEASE_AHEAD / 2 - time.time()
+                    self.time.monotonic() + self.plan.start - agreed_start.RELEASE_AHEAD / 2 - self.time.wall()
                 waiting = sum(n or 0 for n in await self._on_nodes(NodeRun.waiting, by=by))
             if waiting >= len(mine) and mine:
                 return
             failed = [t for s, t in mine if t.done() and s.node not in self.lost]
             stopped = self.shared.stop.is_set()
-            if failed or stopped or time.monotonic() > deadline:
+            if failed or stopped or self.time.monotonic() > deadline:
                 await self._abort_start(tasks)
                 error = self._first_error()
                 # a signal while sessions connect ends those already at the barrier without an error: stopped
@@ -160,16 +162,16 @@ class SessionLaunch(StopAndCleanUp):
                 task.cancel()
             await asyncio.wait(pending, timeout=5)
 
-    async def _until_agreed_start(self, tasks: list[asyncio.Task]) -> None:
+    async def _until_agreed_start(self, tasks: list[asyncio.Task], start: float) -> None:
         """--start-at: every session waits at the barrier until the start agreed in advance (a signal
         ends the wait); a start that passed while connecting is refused, nothing having run."""
-        delay = self.plan.start - agreed_start.RELEASE_AHEAD - time.time()
+        delay = start - agreed_start.RELEASE_AHEAD - self.time.wall()
         if delay > 0:
             try:
                 await asyncio.wait_for(self.shared.stop.wait(), timeout=delay)
             except asyncio.TimeoutError:
                 pass
-        late = time.time() - self.plan.start
+        late = self.time.wall() - start
         if self.shared.stop.is_set() or late > AGREED_START_SLACK:
             if self.start_agreed == "nodes" and not self.shared.stop.is_set():
                 await self._abort_start(tasks)
@@ -184,15 +186,19 @@ class SessionLaunch(StopAndCleanUp):
     def _agree_start(self) -> None:
         """Several nodes (or a read-only one) start at an instant chosen before any session calls (read-only
         nodes get it in each call); --start-at has chosen it already."""
-        if self.plan.start is not None:
+        start = self.plan.start
+        if start is not None:
             self.start_agreed = "start_at"
         elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
-            self.plan = replace(self.plan, start=time.time() + agreed_start.start_lead(len(self.sessions)))
+            start = self.time.wall() + agreed_start.start_lead(len(self.sessions))
+            self.plan = replace(self.plan, start=start)
             self.start_agreed = "nodes"
+        if start is None:  # one node, not read-only: its release fixes the start
+            return
         for r in self.nodes:
             if r.node.read_only:
-                control = agreed_start.read_only_control(self.plan.control, self.run_id, start=self.plan.start,
-                                                   warmup=self.plan.warmup, run_time=self.plan.run_time)
+                control = agreed_start.read_only_control(self.plan.control, self.run_id, start=start,
+                                                         warmup=self.plan.warmup, run_time=self.plan.run_time)
                 for session in r.sessions:
                     session.control = control
 
@@ -214,20 +220,20 @@ class SessionLaunch(StopAndCleanUp):
                                 "clock_uncertainty_s": uncertainty}
         return out
 
-    async def _start_together(self, tasks: list[asyncio.Task]) -> None:
+    async def _start_together(self, tasks: list[asyncio.Task], watching: Watching) -> None:
         """Let every session reach the barrier every node holds, release them at one start."""
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
-            await self._until_agreed_start(tasks)
+            await self._until_agreed_start(tasks, self.plan.start)
         # A start agreed in advance: a node that has not answered these steps by then is lost before the start
         # (frozen: it could not start with the others), the others start on time.
         by = None if self.plan.start is None else \
-            time.monotonic() + self.plan.start + AGREED_START_SLACK - time.time()
+            self.time.monotonic() + self.plan.start + AGREED_START_SLACK - self.time.wall()
         offsets = await self._on_nodes(NodeRun.clock_offset, by=by) if len(self.nodes) > 1 else []
-        asked = time.time()
-        first = await self.monitor.reading(per_process=self.plan.warmup == 0,
-                                           partial_after=None if by is None else max(0.0, by - time.monotonic()))
-        read_at = (asked + time.time()) / 2
+        asked = self.time.wall()
+        partial_after = None if by is None else max(0.0, by - self.time.monotonic())
+        first = await watching.monitor.reading(per_process=self.plan.warmup == 0, partial_after=partial_after)
+        read_at = (asked + self.time.wall()) / 2
         for r in self.nodes:
             if r.node.name not in self.lost and first["nodes"].get(r.node.name, True) is None:
                 self._lose_node(r, "it did not answer before the agreed start: frozen, or unreachable",
@@ -246,7 +252,7 @@ class SessionLaunch(StopAndCleanUp):
         start, window_open, deadline = released_times
         # from here every wait on a node is bounded: the sessions' barrier waits, held on purpose, are over
         self.shared.liveness.restart([r.node.name for r in self.nodes if r.node.name not in self.lost])
-        released = time.time()
+        released = self.time.wall()
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
         self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
@@ -254,24 +260,28 @@ class SessionLaunch(StopAndCleanUp):
         if measured:  # several nodes: the first one's (still there), measured on a round trip of its own
             self.offset = measured[0][0]
         # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
-        self.released_late = None if self.start_agreed != "start_at" else max(0.0, released - self.plan.start)
+        self.released_late = None if self.start_agreed != "start_at" or self.plan.start is None else \
+            max(0.0, released - self.plan.start)
         if len(self.nodes) > 1:
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
-        self.deadline_at = None if deadline is None else time.monotonic() + deadline - (time.time() + self.offset)
-        self.window_open_at = time.monotonic() + window_open - (time.time() + self.offset)
+        self.shared.released.set()
+        to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
+        self.deadline_at = None if deadline is None else deadline + to_monotonic
+        self.window_open_at = window_open + to_monotonic
         self._event("start", f"{len(self.sessions)} sessions started together")
         self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
-        self.background.append(asyncio.create_task(self.waits.run(self.sampler_stop)))
+        self.background.append(asyncio.create_task(watching.waits.run(self.sampler_stop)))
         # The reading taken just before the start is the series' first point (nothing ran since).
         await asyncio.to_thread(self.ctx.samples.write, {"k": 0, "t": start, "published_to": start,
                                                          "phase": "warmup", **first, "waits": {}, "statements": None})
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
         for r in self.nodes:
-            if r.node.name not in self.lost:  # a node lost before the start has no probe to run
+            # a node lost before the start has no probe to run (nor one of an engine without it)
+            if r.node.name not in self.lost and r.read_probe is not None:
                 self.background.append(asyncio.create_task(r.read_probe.run(lambda: self.probing, self.sampler_stop)))
         self.background.append(asyncio.create_task(sample_on_grid(
-            self.monitor, self.waits, self.ctx.samples, t_start=start, clock_offset=self.offset, grid=self.plan.grid,
-            phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
-            published=lambda: self.counts.published_to, on_sample=self._on_sample)))
+            watching.monitor, watching.waits, self.ctx.samples, t_start=start, clock_offset=self.offset,
+            grid=self.plan.grid, phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
+            published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ class Shared:
     work_loop: int
     clock: Clock
     stop: asyncio.Event = field(default_factory=asyncio.Event)  # no new slices
+    released: asyncio.Event = field(default_factory=asyncio.Event)  # the clock set: the release's answer came
     window_opened: asyncio.Event = field(default_factory=asyncio.Event)  # begin snapshot taken
     arrived: int = 0  # sessions that reached the window's start
     arrival: asyncio.Event = field(default_factory=asyncio.Event)
@@ -78,7 +78,11 @@ class Session:
         think_left = 0.0
         arrived = False
         while not shared.stop.is_set():
-            measured = clock.warmup == 0 if previous_end is None else previous_end >= clock.window_open - EPSILON
+            if previous_end is None:
+                measured = clock.warmup == 0
+            else:
+                assert clock.window_open is not None  # set before its first slice was placed (_until_released)
+                measured = previous_end >= clock.window_open - EPSILON
             if measured and not arrived and clock.warmup > 0:
                 arrived = self.arrived = True
                 shared.arrived += 1
@@ -109,6 +113,10 @@ class Session:
                 self.recent.append(result)
             else:
                 self.warmup_iterations += result.iterations
+            if previous_end is None and not shared.released.is_set():
+                # the sessions go as the server releases them, and dbio learns the start from the release's
+                # answer, which a loaded host may deliver after their first slice: it waits for it
+                await _until_released(shared)
             if shared.on_slice is not None:
                 shared.on_slice(self, result, measured)
             previous_end = result.slice_end
@@ -133,7 +141,18 @@ class Session:
                 self.measured.remove(out[-1])
         return out
 
-    def fail(self, error: BaseException, offset: float) -> None:
+    def fail(self, error: BaseException, at: float) -> None:
+        """It failed at `at` (server epoch)."""
         self.state = "failed"
         self.error = " ".join(str(error).split()) or type(error).__name__
-        self.failed_at = time.time() + offset
+        self.failed_at = at
+
+
+async def _until_released(shared: Shared) -> None:
+    """Until the coordinator has set the run's clock, or the run stops (a start aborted)."""
+    waits = [asyncio.ensure_future(event.wait()) for event in (shared.released, shared.stop)]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()

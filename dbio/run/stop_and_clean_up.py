@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 
 from dbio.run import disk_guard
 from dbio.run.nodes import NodeRun
@@ -41,7 +40,7 @@ class StopAndCleanUp(NodeLoss):
             found = disk_guard.tightest(self.ctx.room_paths)
             if found is not None:
                 free, where = found
-                history = [*history[-(int(2 * disk_guard.SPAN / disk_guard.INTERVAL)):], (time.monotonic(), free)]
+                history = [*history[-(int(2 * disk_guard.SPAN / disk_guard.INTERVAL)):], (self.time.monotonic(), free)]
                 if disk_guard.runs_out(history, self.ctx.room_floor):
                     # why now, with room still left: a server's growth step seen as a rate stops a run early
                     message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
@@ -87,7 +86,7 @@ class StopAndCleanUp(NodeLoss):
         leftover = self.counts.record(None, final=True)  # slices of a run that ended early
         if leftover.get("late_statements"):
             try:
-                await asyncio.to_thread(self.ctx.samples.write, {"t": time.time() + self.offset, "phase": "late",
+                await asyncio.to_thread(self.ctx.samples.write, {"t": self.time.wall() + self.offset, "phase": "late",
                                                                  **leftover})
             except Exception:
                 pass

@@ -10,10 +10,10 @@ shut, so whatever waits on it ends at once and its backend ends when it reads).
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Callable
 
 from dbio.engines.base import Engine
+from dbio.run.clock import TimeSource
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.sessions import Session, Shared
 
@@ -30,8 +30,8 @@ Connections = list[tuple[Engine, Any]]  # each connection with the engine it bel
 class Stopping:
     """The run's stop state (a stop, the first signal, the time left) and the bounded waits."""
 
-    def __init__(self, shared: Shared, sessions: list[Session], event: Callable[[str, str], None]):
-        self.shared, self.sessions, self.event = shared, sessions, event
+    def __init__(self, shared: Shared, sessions: list[Session], event: Callable[[str, str], None], time: TimeSource):
+        self.shared, self.sessions, self.event, self.time = shared, sessions, event, time
         self.force = asyncio.Event()  # cancel now (a second signal)
         self.signal: str | None = None  # the first signal received
         self.exit_by: float | None = None  # monotonic time by which a signalled run has ended
@@ -42,13 +42,13 @@ class Stopping:
     def stop(self, offset: float) -> None:
         """No new slices (offset: server clock - client clock, for when the stop came)."""
         if not self.shared.stop.is_set():
-            self.stopped_at = time.time() + offset
+            self.stopped_at = self.time.wall() + offset
         self.shared.stop.set()
 
     def signal_received(self, name: str) -> bool:
         """Note a signal; True when the run was already stopping (the signal means: cancel now)."""
         if self.signal is None:
-            self.signal, self.exit_by = name, time.monotonic() + SIGNAL_BUDGET
+            self.signal, self.exit_by = name, self.time.monotonic() + SIGNAL_BUDGET
             self.signalled.set()
         if self.shared.stop.is_set():
             self.force.set()
@@ -57,7 +57,7 @@ class Stopping:
 
     def remaining(self) -> float | None:
         """Seconds left before a signalled run must end; None when no signal came."""
-        return None if self.exit_by is None else max(0.05, self.exit_by - time.monotonic())
+        return None if self.exit_by is None else max(0.05, self.exit_by - self.time.monotonic())
 
     @staticmethod
     def abandon(conns: Connections) -> None:
@@ -93,7 +93,7 @@ class Stopping:
             if not self.shared.stop.is_set():
                 continue
             self.shared.window_opened.set()
-            now = time.monotonic()
+            now = self.time.monotonic()
             if stop_seen_at is None:
                 stop_seen_at = now
             grace = SIGNAL_GRACE if self.signal else STOP_GRACE + SLICE_SECONDS
@@ -123,7 +123,7 @@ class Stopping:
         self.abandon([(s.engine, s.conn) for s in stuck])
         self.event("abandoned", f"{len(stuck)} session(s) neither finished nor took a cancel: their connections "
                                 "were abandoned (the server did not answer)")
-        self.exit_by = time.monotonic()  # a server that does not answer a cancel is given no more time
+        self.exit_by = self.time.monotonic()  # a server that does not answer a cancel is given no more time
         await asyncio.wait(pending, timeout=ABANDONED_WAIT)
 
     async def cancel_running(self) -> int:

@@ -277,3 +277,16 @@ def test_a_socket_no_server_listens_on_is_named_in_one_line(tmp_path):
     assert done.code == 2 and len(done.err.strip().splitlines()) == 1, done.text
     assert f"socket {tmp_path}/none.sock" in done.err and "check the socket" in done.err
     assert "host and port" not in done.err
+
+
+def test_a_statement_that_always_returns_a_row_and_returned_none_is_named(server):
+    from dbio.engines.mysql.connection import connect
+    from dbio.errors import DbioError
+
+    conn = connect(DSN, application_name="dbio:test")
+    try:
+        assert conn.one_row("SELECT 1, %s", ("two",)) == (1, "two")
+        with pytest.raises(DbioError, match=r"always returns one: SELECT 1 FROM DUAL WHERE 1 = 0$"):
+            conn.one_row("SELECT 1\n  FROM DUAL WHERE 1 = 0")
+    finally:
+        conn.close()

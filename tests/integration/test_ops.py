@@ -169,6 +169,7 @@ def test_bad_targets_and_requests_are_refused_before_anything(ops_instance, tmp_
         (["backup"], "needs --target"),
         (["index", "--wal", "8MB"], "takes no --wal"),
         (["recovery", "--wal", "lots"], "--wal lots"),
+        (["recovery", "--wal", "100TiB"], "for WAL but the filesystem of"),  # named: the instance's WAL directory
         (["checkpoint", "--dirty", "1GB"], "90% of shared_buffers"),
     ]
     for args, expected in cases:

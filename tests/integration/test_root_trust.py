@@ -157,7 +157,7 @@ def _as_nobody_in_process(home: Path, argv: list[str]) -> tuple[int, str]:
 
     import dbio.cli
     import dbio.commands.admin  # noqa: F401
-    import dbio.commands.run  # noqa: F401
+    import dbio.jobs.run  # noqa: F401
     import dbio.managed.lock  # noqa: F401
     import dbio.engines.postgres.target  # noqa: F401
     import dbio.target  # noqa: F401

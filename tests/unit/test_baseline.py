@@ -14,7 +14,8 @@ import pytest
 from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.collect import fio
-from dbio.commands import baseline as baselines
+from dbio.commands import baseline as baseline_command
+from dbio.jobs import baseline as baselines
 from dbio.engines.base import Capabilities, ServerInfo
 from dbio.errors import DbioError, UsageError
 from dbio.report import baseline_section, verdict
@@ -226,7 +227,7 @@ def test_a_data_file_that_is_not_a_regular_file_is_refused_before_fio_reads_it(t
 def test_the_write_side_never_writes_where_the_servers_user_could_plant_a_link(tmp_path):
     """The scratch files of fio and pg_test_fsync (root's, opened by name, following a link) never go in a
     directory the server's user owns: a link planted there would make root overwrite the file it names."""
-    from dbio.commands import baseline_writes
+    from dbio.jobs import baseline_writes
 
     tmp_path.chmod(0o755)
     victim = tmp_path / "victim"
@@ -416,7 +417,7 @@ def test_baselines_out_is_never_written_through_a_planted_link(tmp_path, monkeyp
 
     scratch = tmp_path / "storage"
     scratch.mkdir()
-    monkeypatch.setattr(baselines, "place_for", lambda config, path, ui: baselines.scratch_place(path, 8 << 20))
+    monkeypatch.setattr(baseline_command, "place_for", lambda config, path, ui: baselines.scratch_place(path, 8 << 20))
     config = load_config(Sources(cli={"run_time": "1s", "scale": "8MiB", "allow_cached": True}, cwd=tmp_path,
                                  discover=False))
     victim = tmp_path / "victim"
@@ -424,10 +425,10 @@ def test_baselines_out_is_never_written_through_a_planted_link(tmp_path, monkeyp
     out = tmp_path / "b.json"
     out.symlink_to(victim)
     with pytest.raises(UsageError, match=f"--out {out} cannot be written"):
-        baselines.baseline(config, UI(quiet=True), scratch, out)
+        baseline_command.baseline(config, UI(quiet=True), scratch, out)
     assert victim.read_text() == "precious" and out.is_symlink()
     out.unlink()
-    record = baselines.baseline(config, UI(quiet=True), scratch, out)
+    record = baseline_command.baseline(config, UI(quiet=True), scratch, out)
     assert json.loads(out.read_text())["runs"]["sync"]["reads"] == record["runs"]["sync"]["reads"] > 0
 
 
@@ -476,9 +477,10 @@ def test_dbio_baseline_alone_runs_for_seconds_not_a_runs_five_minutes(tmp_path):
     from dbio.config import Sources, load_config
 
     default = load_config(Sources(env={}, cli={}, cwd=tmp_path))
-    assert baselines.alone_seconds(default) == baselines.ALONE_SECONDS and sum(baselines.ALONE_SECONDS) <= 60
+    alone = baseline_command.ALONE_SECONDS
+    assert baseline_command.alone_seconds(default) == alone and sum(alone) <= 60
     given = load_config(Sources(env={}, cli={"run_time": 120}, cwd=tmp_path))
-    assert baselines.alone_seconds(given) == (120, 30)
+    assert baseline_command.alone_seconds(given) == (120, 30)
 
 
 def test_baseline_seconds_sets_fios_synchronous_seconds():

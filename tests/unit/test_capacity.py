@@ -150,7 +150,7 @@ def test_report_of_one_result_refuses_capacity_flags():
 
 
 def test_a_cost_table_in_dbio_toml_is_read_and_checked(tmp_path):
-    from dbio.commands import capacity as capacity_command
+    from dbio.jobs import capacity as capacity_command
 
     toml = tmp_path / "dbio.toml"
     toml.write_text('[workload]\nscale = "1GiB"\n[cost]\ninstance = "300/month"\nvolume = 0.08\n')

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbio.commands import capacity as capacity_command
+from dbio.jobs import capacity as capacity_command
 from dbio.errors import UsageError
 from dbio.stats import cost
 

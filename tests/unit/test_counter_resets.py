@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from dbio.engines.postgres import stats as pg_stats
 from dbio.report import verdict
 from dbio.run.readings import normalized, refused
 from dbio.stats import figures, resets, series
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 from tests.unit.test_figures import window_of
 from tests.fake_runs import run_loaded as _run
@@ -110,21 +110,22 @@ def test_a_snapshot_no_counter_can_be_is_refused_at_reading(change, fragment):
 
 
 class _Hostile(FakeEngine):
-    """The fake engine whose statistics are reset 1.2 s into the window, and which answers NaN once."""
+    """The fake engine whose statistics are reset 1.2 s into the window, and which answers NaN once (in virtual
+    time: dbio/run/clock.py)."""
 
     def __init__(self):
-        super().__init__()
+        super().__init__(time=VirtualTime())
         self.reset_done = self.nan_done = False
 
     async def snapshot(self, conn, info, run_id=None):
         run = next(iter(self.server.runs.values()), None)
         opened = run.window_open if run is not None else None
-        if opened is not None and not self.reset_done and time.time() > opened + 1.2:
+        if opened is not None and not self.reset_done and self.time.wall() > opened + 1.2:
             with self.server.lock:  # pg_stat_reset(): every counter from zero
                 self.server.counters = {k: 0.0 for k in self.server.counters}
             self.reset_done = True
         raw = await super().snapshot(conn, info, run_id)
-        if opened is not None and self.reset_done and not self.nan_done and time.time() > opened + 2.2:
+        if opened is not None and self.reset_done and not self.nan_done and self.time.wall() > opened + 2.2:
             self.nan_done = True
             return {**raw, "reads": float("nan")}
         return raw

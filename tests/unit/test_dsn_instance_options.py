@@ -61,7 +61,7 @@ def test_the_command_line_refuses_it_in_one_line_before_anything_is_made(clean_e
 
 
 def test_a_sweep_over_a_dsn_passes_the_unused_defaults_on_and_refuses_a_step_that_varies_one(clean_env):
-    from dbio.commands import sweep_step_config
+    from dbio.sweep import step_config as sweep_step_config
 
     base = load_config(Sources(cli={"dsn": (PG_DSN,), "data_dir": None}, cwd=clean_env, discover=False))
     stored = option_values(base)
@@ -73,7 +73,7 @@ def test_a_sweep_over_a_dsn_passes_the_unused_defaults_on_and_refuses_a_step_tha
 
 
 def test_a_sweep_on_the_embedded_instance_keeps_its_instance_options(clean_env):
-    from dbio.commands import sweep_step_config
+    from dbio.sweep import step_config as sweep_step_config
 
     base = load_config(Sources(cli={"shared_buffers": "32MiB", "io_method": "worker"}, cwd=clean_env,
                                discover=False))

@@ -54,7 +54,7 @@ def test_a_malformed_dsn_in_the_environment_names_it_and_hides_the_password(clea
 # -- sweep with a password in DBIO_DSN ---------------------------------------------------------
 
 def test_sweep_steps_take_the_password_from_dbio_dsn_and_keep_it_out_of_what_is_stored(clean_env, monkeypatch):
-    from dbio.commands import sweep_step_config
+    from dbio.sweep import step_config as sweep_step_config
     from dbio.config import Sources, environment, load_config, option_values
 
     monkeypatch.setenv("DBIO_DSN", f"host=db.example port=5433 dbname=dbio user=u password={SECRET}")
@@ -81,7 +81,7 @@ def test_sweep_accepts_a_password_in_dbio_dsn_as_run_does(clean_env, capsys, mon
     (None, None),  # PGPASSWORD or ~/.pgpass, as libpq finds them
 ])
 def test_a_resumed_sweep_gets_the_password_from_dbio_dsn_again(clean_env, monkeypatch, env_dsn, expected_password):
-    from dbio.commands import sweep_step_config
+    from dbio.sweep import step_config as sweep_step_config
     from dbio.engines.postgres.dsn import parse
 
     stored = {"dsn": "host=db.example port=5433 dbname=dbio user=u"}

@@ -16,8 +16,8 @@ import pytest
 from dbio import engines
 from dbio import target as targets
 from dbio.commands import admin
-from dbio.commands import run as run_command
-from dbio.commands import setup as setup_command
+from dbio.jobs import run as run_job
+from dbio.jobs import setup as setup_job
 from dbio.config import Sources, load_config
 from dbio.engines import base, registry
 from dbio.engines.base import ProbeRead, SetupSpec, Teardown
@@ -130,9 +130,9 @@ def test_an_engine_without_a_managed_instance_says_so_in_one_line(called, tmp_pa
 def test_the_pipeline_through_the_registry_calls_every_member(called, tmp_path):
     ui = UI(quiet=True)
     config = _config(tmp_path, update_pct=25)
-    record = setup_command.setup(config, ui)
+    record = setup_job.setup(config, ui)
     assert record.status == "ready" and record.spec.scale == 2000
-    outcome = run_command.run(config, ui)
+    outcome = run_job.run(config, ui)
     assert outcome.status == "complete", outcome.document["status_reason"]
     assert outcome.document["capabilities"]["engine"] == "fake"
     assert outcome.document["figures"]["load_profile"]["updates_per_s"] > 0

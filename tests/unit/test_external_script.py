@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbio import result as results
-from dbio.commands import external_script
+from dbio.jobs import external_script
 from dbio.errors import UsageError
 from tests.fake_engine import FakeEngine
 from dbio.ui import UI

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from dbio import cli, cli_config
 from dbio.collect import host
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.config import Sources, load_config
 from dbio.engines.postgres.instance import settings
 from dbio.engines.postgres.instance.record import Status
@@ -48,7 +48,7 @@ def test_the_refusal_and_the_report_name_the_same_page_cache(tmp_path, monkeypat
     info = dataclasses.replace(info, caps=dataclasses.replace(info.caps, direct_io=False, local=True))
     config = load_config(Sources(cli={"scale": "2GiB", "allow_cached": False}, cwd=tmp_path, discover=False))
     with pytest.raises(UsageError) as refused:
-        run_command.check_not_cached(info, config.workload.data_bytes)
+        run_job.check_not_cached(info, config.workload.data_bytes)
     assert "plus the available page cache (3 GiB;" in str(refused.value)
 
 
@@ -130,7 +130,7 @@ def test_a_scale_larger_than_the_load_is_named_where_it_was_set():
                           (Sources(cli={}, env={"DBIO_SCALE": "1GiB"}, discover=False), "DBIO_SCALE")):
         config = load_config(dataclasses.replace(sources, cwd=Path("/")))
         with pytest.raises(UsageError) as refused:
-            run_command.check_setup(record, config, "the server")
+            run_job.check_setup(record, config, "the server")
         assert str(refused.value).startswith(f"{name} = 131072 blocks (1 GiB): larger than the 32,768 rows "
                                              "loaded (256 MiB); lower scale")
 

@@ -13,8 +13,8 @@ import pytest
 from dbio import report
 from dbio import result as results
 from dbio import trust
-from dbio.commands import run as run_command
-from dbio.commands import run_files
+from dbio.jobs import run as run_job
+from dbio.jobs import run_files
 from dbio.run import abandoned
 from dbio.ui import UI
 from tests import small_fs
@@ -118,13 +118,13 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
 
 def test_a_lost_run_rebuilt_on_a_full_filesystem_names_the_report_it_could_not_write(finished, tiny, tmp_path,
                                                                                      monkeypatch):
-    monkeypatch.setattr(run_command, "engine_named", lambda name: FakeEngine())
+    monkeypatch.setattr(run_job, "engine_named", lambda name: FakeEngine())
     roomy = _run_dir_copy(finished, tmp_path, dead_client=True)
-    sizes = _sizes(abandoned.recover(roomy, run_command.engine_named))
+    sizes = _sizes(abandoned.recover(roomy, run_job.engine_named))
     directory = _run_dir_copy(finished, tiny, dead_client=True)
     room = _pages(sizes["result"]) + _pages(sizes["text"]) + 6 * PAGE
     small_fs.fill(tiny / "filler", room)
-    assert run_command.recover_abandoned(tiny, UI(quiet=True)) == [directory]
+    assert run_job.recover_abandoned(tiny, UI(quiet=True)) == [directory]
     assert _whole_files(directory) == ["report.txt", "result.json", "run.json", "samples.jsonl"]
     doc = results.read(directory)
     assert doc["status"] == "lost" and doc["files"]["html"] is None
@@ -143,7 +143,7 @@ def test_an_output_file_that_does_not_fit_keeps_what_it_held(tiny):
 
 
 def test_a_sweep_s_reports_that_do_not_fit_are_named_and_never_left_cut_short(tiny):
-    from dbio.commands import sweep_steps
+    from dbio.sweep import steps as sweep_steps
     from dbio.errors import DbioError
     from dbio.sweep import document
 

@@ -20,7 +20,7 @@ def test_the_options_the_user_set_are_kept_as_given(tmp_path):
 
 
 def test_a_sweep_step_sets_nothing_the_instance_remembers(tmp_path):
-    from dbio.commands import sweep_step_config
+    from dbio.sweep import step_config as sweep_step_config
 
     base = load_config(Sources(cli={"shared_buffers": "32MiB"}, cwd=tmp_path, discover=False))
     step = sweep_step_config.step_config(option_values(base), {"shared_buffers": "64MiB"}, tmp_path, None)

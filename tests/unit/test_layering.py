@@ -19,10 +19,10 @@ FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py",
               "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
               "dbio/kubernetes.py",
               "dbio/managed/", "dbio/collect/", "dbio/stats/", "dbio/report/")
-ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.target", "dbio.cli", "dbio.engines.postgres")
+ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.jobs", "dbio.target", "dbio.cli", "dbio.engines.postgres")
 # What opens (or can reach what opens) a connection to a server.
 CONNECTING = ("psycopg", "dbio.engines.postgres", "dbio.engines.registry", "dbio.target", "dbio.load",
-              "dbio.run", "dbio.commands", "dbio.cli")
+              "dbio.run", "dbio.commands", "dbio.jobs", "dbio.cli")
 
 
 def _imports() -> list[tuple[str, int, str]]:
@@ -132,7 +132,8 @@ def test_the_command_line_and_the_configuration_name_no_engine(rule):
 
 def test_the_target_imports_no_command_nor_the_run():
     """target sits below the commands and the run (ARCHITECTURE.md: it depends on the engines' registry)."""
-    _check(_offences(lambda rel: rel == "dbio/target.py", ("dbio.commands", "dbio.run", "dbio.cli", "dbio.load")),
+    _check(_offences(lambda rel: rel == "dbio/target.py", ("dbio.commands", "dbio.jobs", "dbio.run", "dbio.cli",
+                                                           "dbio.load")),
            "dbio/target.py imports a layer above it")
 
 
@@ -253,13 +254,38 @@ def test_no_import_cycle_among_dbio_modules():
     _check(_cycles(_graph()), "import cycles among dbio's modules (function-level imports included)")
 
 
+
+VERBS = "dbio/commands/"  # one module per verb: what is its own, the rest composed of dbio/jobs/
+
+
+def _verb_offences(imports=IMPORTS) -> list[str]:
+    """file:line -> module for each import of a command's module by another (type-only ones too: a verb
+    knows no other verb; what two verbs share lives in dbio/jobs/)."""
+    worst: dict[tuple[str, int], str] = {}
+    for rel, line, module in imports:
+        if rel.startswith(VERBS) and _under(module, ("dbio.commands",)):
+            worst[rel, line] = max(module, worst.get((rel, line), ""), key=len)
+    return [f"{rel}:{line} -> {module}" for (rel, line), module in worst.items()]
+
+
+def test_the_verb_check_can_fail():
+    """A made-up import of the run verb by quickstart, as `from dbio.commands import run` records it."""
+    made_up = IMPORTS + [("dbio/commands/quickstart.py", 1, "dbio.commands"),
+                         ("dbio/commands/quickstart.py", 1, "dbio.commands.run")]
+    assert _verb_offences(made_up) == ["dbio/commands/quickstart.py:1 -> dbio.commands.run"]
+
+
+def test_no_verb_imports_another():
+    _check(_verb_offences(), "a command's module imports another's (move what they share to dbio/jobs/)")
+
 # ARCHITECTURE.md's layer table, checked: where each of its layers lives under dbio/ (each path is
 # named, in backticks, in its row's modules), and what each imports against its "depends on" column.
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS = {
     "command line": ("cli.py", "cli_group.py", "cli_config.py", "cli_run_commands.py", "cli_offline_commands.py",
                      "cli_admin_commands.py", "command_help.py", "__main__.py"),
-    "commands": ("commands/", "sweep/", "command_flags.py", "config_resolver.py", "ops_result.py"),
+    "commands": ("commands/", "command_flags.py", "config_resolver.py"),
+    "jobs": ("jobs/", "sweep/", "ops_result.py"),
     "terminal": ("ui.py", "output.py", "metrics.py"),
     "target": ("target.py",),
     "run": ("run/",),

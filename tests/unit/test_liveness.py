@@ -3,20 +3,24 @@ SILENT_AFTER seconds; a reading's time is that of a node still read."""
 
 import pytest
 
-from dbio.run import liveness
 from dbio.run.liveness import SILENT_AFTER, Liveness
 from dbio.run.readings import normalized, reading_time
 
 
+class _Hand(list):
+    """A clock moved by hand (clock[0] += seconds): the liveness's time (run/clock.py) reads only monotonic."""
+
+    def monotonic(self) -> float:
+        return self[0]
+
+
 @pytest.fixture
-def clock(monkeypatch):
-    now = [1000.0]
-    monkeypatch.setattr(liveness.time, "monotonic", lambda: now[0])
-    return now
+def clock():
+    return _Hand([1000.0])
 
 
 def test_a_node_is_silent_only_while_a_call_waits_on_it_unanswered(clock):
-    nodes = Liveness()
+    nodes = Liveness(clock)
     with nodes.asking("a"):
         clock[0] += 0.01
     clock[0] += 60  # idle for a minute: nothing waited on it, no silence
@@ -33,7 +37,7 @@ def test_a_node_is_silent_only_while_a_call_waits_on_it_unanswered(clock):
 
 
 def test_a_failed_call_is_no_answer_and_watching_restarts_the_silence(clock):
-    nodes = Liveness()
+    nodes = Liveness(clock)
     with pytest.raises(ConnectionError), nodes.asking("a"):
         raise ConnectionError("server closed the connection")
     assert "a" not in nodes.heard
@@ -52,7 +56,7 @@ def test_a_call_held_at_the_barrier_is_no_silence_until_its_node_is_released(clo
     """Sessions wait at a barrier dbio holds on purpose while the other nodes are watched (a node frozen before
     the start is found): the held calls count only from their node's release, and a call held there that
     returns after the release is counted once."""
-    nodes = Liveness()
+    nodes = Liveness(clock)
     held = nodes.asking("a", held=True)
     held.__enter__()
     clock[0] += 60

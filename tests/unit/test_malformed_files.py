@@ -280,7 +280,7 @@ def test_a_run_recovers_past_bad_sample_lines_and_records_how_many(tmp_path):
     ("{not json", "is not valid JSON"),
 ])
 def test_a_damaged_manifest_is_named_and_does_not_block_the_next_recovery(tmp_path, manifest, fragment):
-    from dbio.commands.run import recover_abandoned
+    from dbio.jobs.run import recover_abandoned
 
     good = _abandoned_copy(tmp_path)
     bad = good.with_name("20261122-151000-damaged")
@@ -311,7 +311,7 @@ def test_every_recorded_result_passes_the_check(name):
 def test_an_abandoned_run_in_a_directory_another_user_may_change_is_not_recovered(tmp_path):
     """A run directory another user owns (a manifest is easily copied, and dbio run recovers what it finds in
     --results-dir) would have root write result.json and the reports through the links they put there."""
-    from dbio.commands.run import recover_abandoned
+    from dbio.jobs.run import recover_abandoned
 
     tmp_path.chmod(0o755)
     good = _abandoned_copy(tmp_path)
@@ -360,7 +360,7 @@ def test_a_rescue_mark_another_user_planted_does_not_stop_roots_recovery(tmp_pat
     root's run made root skip rebuilding it."""
     import tempfile
 
-    from dbio.commands.run import recover_abandoned
+    from dbio.jobs.run import recover_abandoned
 
     tmp_path.chmod(0o755)
     shared_temp = tmp_path / "tmp"

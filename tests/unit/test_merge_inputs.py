@@ -73,7 +73,7 @@ def test_an_edited_result_is_refused_in_one_line_not_an_internal_error(tmp_path:
 
 def test_inputs_given_as_files_of_the_current_directory_are_named_after_it(tmp_path: Path, monkeypatch):
     """`dbio merge result.json ../b/result.json` or `dbio merge .`: names from the directories, never empty."""
-    from dbio.commands.compare import input_names
+    from dbio.jobs.inputs import input_names
 
     for name in ("20261122-182718-host-a", "b"):
         (tmp_path / name).mkdir()

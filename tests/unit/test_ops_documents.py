@@ -13,7 +13,8 @@ import pytest
 from dbio import ops_result
 from dbio import report as reports
 from dbio.commands import ops as ops_command
-from dbio.commands import backup_destination
+from dbio.jobs import backup_destination
+from dbio.jobs import ops as ops_job
 from dbio.errors import UsageError
 from dbio.report import ops_model
 from dbio.stats import catalogue
@@ -154,7 +155,7 @@ def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refu
     shared.chmod(0o1777)
     config = load_config(Sources(cli={"results_dir": str(shared / "opsres")}, cwd=tmp_path, discover=False))
     req = ops_command.request("checkpoint", None, None, None, False)
-    directory = ops_command.run_directory(config)
+    directory = ops_job.run_directory(config)
     results_dir.check(config.run.results_dir)  # what ops() checks first: nothing is on the way yet
     taken = shared / "opsres"
 
@@ -169,11 +170,11 @@ def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refu
     def prepare(config, ui, req):  # the seconds of preparation, during which the other user makes the directory
         taken.mkdir(mode=0o777)
         os.chown(taken, 4242, 4242)
-        return ops_command.Prepared(None, None, conn, None, None, {})
+        return ops_job.Prepared(None, None, conn, None, None, {})
 
-    monkeypatch.setattr(ops_command, "_prepare", prepare)
-    monkeypatch.setattr(ops_command, "_run", lambda *args: pytest.fail("the operation ran with its result exposed"))
+    monkeypatch.setattr(ops_job, "_prepare", prepare)
+    monkeypatch.setattr(ops_job, "_run", lambda *args: pytest.fail("the operation ran with its result exposed"))
     with pytest.raises(UsageError, match=f"refusing to write the operation's result in {directory}: {taken} is "
                                          "owned by uid 4242"):
-        ops_command._hold_and_run(config, UI(quiet=True), req, directory)
+        ops_job._hold_and_run(config, UI(quiet=True), req, directory)
     assert conn.closed

@@ -10,7 +10,7 @@ import pytest
 
 from dbio import report, result_records
 from dbio import result as results
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.config import Sources, load_config
 from dbio.engines.postgres.workload import control_json
 from dbio.errors import ConfigErrors, UsageError
@@ -19,6 +19,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import make_plan
 from dbio.ui import UI
 from tests import fake_engine
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 
 
@@ -84,16 +85,16 @@ def test_nodes_in_dbio_toml_give_dsns_names_and_weights(tmp_path):
     config = load_config(Sources(env={}, cli={}, cwd=tmp_path))
     assert config.connection.dsns == ("host=a", "host=b")
     assert config.connection.node_names == ("east", "west")
-    assert run_command.node_weights(config, 2) == [3.0, 1.0]
-    assert run_command.node_names(config, 2) == ["east", "west"]
+    assert run_job.node_weights(config, 2) == [3.0, 1.0]
+    assert run_job.node_names(config, 2) == ["east", "west"]
 
 
 def test_weights_on_the_command_line_are_one_per_dsn(tmp_path):
     config = load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2,1"]}, cwd=tmp_path))
-    assert run_command.node_weights(config, 2) == [2.0, 1.0]
-    assert run_command.node_names(config, 2) == ["node1", "node2"]
-    assert run_command.node_names(config, 2, ["primary", "standby1"]) == ["primary", "standby1"]  # members' own
-    assert run_command.node_names(config, 2, ["primary", None]) == ["node1", "node2"]
+    assert run_job.node_weights(config, 2) == [2.0, 1.0]
+    assert run_job.node_names(config, 2) == ["node1", "node2"]
+    assert run_job.node_names(config, 2, ["primary", "standby1"]) == ["primary", "standby1"]  # members' own
+    assert run_job.node_names(config, 2, ["primary", None]) == ["node1", "node2"]
     with pytest.raises(ConfigErrors) as caught:
         load_config(Sources(env={}, cli={"dsn": ["host=a", "host=b"], "weights": ["2"]}, cwd=tmp_path))
     assert "gives 1 values for 2 --dsn node(s)" in str(caught.value)
@@ -116,19 +117,21 @@ def test_updates_with_only_read_only_nodes_are_refused_before_anything(tmp_path)
     config = _config(tmp_path, update_pct=20)
     info = _node("s", FakeEngine(read_only=True)).info
     with pytest.raises(UsageError) as caught:
-        run_command.check_writable(config, [info, info])
+        run_job.check_writable(config, [info, info])
     assert "all 2 servers are read-only" in caught.value.message and "update_pct = 0" in caught.value.hint
-    run_command.check_writable(_config(tmp_path, update_pct=0), [info])  # reading only: fine
-    run_command.check_writable(config, [info, _node("p", FakeEngine()).info])  # one writable node: fine
+    run_job.check_writable(_config(tmp_path, update_pct=0), [info])  # reading only: fine
+    run_job.check_writable(config, [info, _node("p", FakeEngine()).info])  # one writable node: fine
 
 
 def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=6, update_pct=25)
-    primary, standby = FakeEngine(), FakeEngine(read_only=True, clock_offset=0.004)
+    clock = VirtualTime()  # its timeline exact, in milliseconds of wall time (dbio/run/clock.py)
+    primary, standby = FakeEngine(time=clock), FakeEngine(read_only=True, clock_offset=0.004, time=clock)
     nodes = [_node("p", primary, weight=2), _node("s", standby, weight=1)]
     assert [n.role for n in nodes] == ["primary", "standby"]
-    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
+                                  clock=clock)
     doc = results.read(outcome.directory)
     assert doc["status"] == "complete", doc["status_reason"]
     sessions = {n["name"]: n["sessions"] for n in doc["nodes"]}
@@ -213,23 +216,15 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
 
 # -- a node whose server stops mid-run (fake engine) ----------------------------------------------------
 def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(tmp_path, short_start_lead):
-    import threading
-
     config = _config(tmp_path, threads_per_schema=4, run_time=4)
-    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    clock = VirtualTime()
+    engines = [FakeEngine(time=clock), FakeEngine(read_only=True, time=clock)]
     nodes = [_node("p", engines[0]), _node("s", engines[1])]
-    import time
-
-    def stop_in_the_window():  # 2 s into the 4 s window: the start (the primary's release) + 1 s warm-up + 2 s
-        while not engines[0].server.starts:
-            time.sleep(0.01)
-        time.sleep(max(0.0, engines[0].server.starts[0] + 3.0 - time.time()))
-        engines[1].server.stop()
-
-    stopper = threading.Thread(target=stop_in_the_window, daemon=True)
-    stopper.start()
-    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    starts = engines[0].server.starts  # 2 s into the 4 s window: the start (the primary's release) + 1 s warm-up + 2 s
+    engines[1].server.stop(at=lambda: starts[0] + 3.0 if starts else None)
+    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
+                                  clock=clock)
     doc = results.read(outcome.directory)
     assert doc["status"] == "complete", doc["status_reason"]
     by_node = {n["name"]: n for n in doc["nodes"]}
@@ -261,13 +256,13 @@ def test_a_standby_without_this_dbio_s_loop_is_refused_with_the_fix(tmp_path, mo
     from dbio.errors import DbioError
     from dbio.run import nodes as node_module
 
-    monkeypatch.setattr(node_module, "WORKLOAD_WAIT", 0.3)
+    monkeypatch.setattr(node_module, "WORKLOAD_WAIT", 0.3)  # on the machine's clock: this file's run in real time
     config = _config(tmp_path)
     standby = FakeEngine(read_only=True)
     standby.server.workload_replicated = False
     with pytest.raises(DbioError) as caught:
-        run_command.measure([_node("p", FakeEngine()), _node("s", standby)], config, UI(quiet=True),
-                            run_command.run_directory(config), make_plan(config.workload, 1), {},
+        run_job.measure([_node("p", FakeEngine()), _node("s", standby)], config, UI(quiet=True),
+                            run_job.run_directory(config), make_plan(config.workload, 1), {},
                             {"data_directory": None, "wal": None})
     assert "does not have this dbio's work loop" in caught.value.message and "primary" in caught.value.hint
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").iterdir())  # nothing left

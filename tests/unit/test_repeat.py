@@ -13,7 +13,7 @@ from dbio import repeat_set
 from dbio import result as results
 from dbio.commands import compare as compare_command
 from dbio.commands import repeat as repeats
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.config import Sources, load_config
 from dbio.errors import UsageError
 from dbio.report import compare_model
@@ -22,6 +22,7 @@ from dbio.stats import spread
 from dbio.target import Target
 from dbio.ui import UI
 from tests import fake_engine
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -122,14 +123,14 @@ def _loaded(engine: FakeEngine, config) -> None:
 @pytest.fixture(scope="module")
 def repeated(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("repeat")
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())  # three runs one after the other, in virtual time (dbio/run/clock.py)
     config = _config(tmp_path)
     _loaded(engine, config)
     plan = make_plan(config.workload, 1)
 
-    def run_one(directory: Path) -> run_command.RunResult:
-        return run_command.run_on([Target(engine, "fake:", None)], config, UI(quiet=True), directory, plan,
-                                  unique=False)
+    def run_one(directory: Path) -> run_job.RunResult:
+        return run_job.run_on([Target(engine, "fake:", None)], config, UI(quiet=True), directory, plan,
+                                  unique=False, clock=engine.time)
 
     return repeats.run(config, UI(quiet=True), 3, run_one=run_one)
 
@@ -175,7 +176,7 @@ def test_a_repeat_set_whose_first_run_is_refused_leaves_nothing(tmp_path):
     config = _config(tmp_path)
     (tmp_path / "results").mkdir()
 
-    def refused(directory: Path) -> run_command.RunResult:
+    def refused(directory: Path) -> run_job.RunResult:
         raise UsageError("nothing is loaded")
 
     with pytest.raises(UsageError):

@@ -3,7 +3,8 @@
 connect -> barrier -> slices -> samples -> assemble -> result.json -> reports in every format.
 The fake engine's counters are exact (every session runs fake_engine.ITERATIONS_PER_SECOND
 statements a second, each reading work_unit blocks at READ_US a read), so the figures dbio
-derives can be checked, not only their presence.
+derives can be checked, not only their presence. The runs are in virtual time (dbio/run/clock.py: the
+timeline exact, milliseconds of wall time each), but the disk guard's cancel, timed on the machine's clock.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from dbio import report
 from dbio import result as results
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.config import Sources, load_config
 from dbio.errors import UsageError
 from dbio.report import verdict
@@ -25,6 +26,7 @@ from dbio.run.plan import make_plan
 from dbio.target import Target
 from dbio.ui import UI
 from tests import fake_engine
+from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 from tests.lateness import Lateness
 from tests.fake_runs import READS_PER_S, SESSIONS, STATEMENTS_PER_S, WORK_UNIT
@@ -33,18 +35,10 @@ from tests.fake_runs import run_config as _config, run_loaded as _run
 FIXTURES_FORMAT2 = Path(__file__).parent.parent / "fixtures" / "result_format2.json"
 
 @pytest.fixture(scope="module")
-def timed(tmp_path_factory):
-    """The shared run, and how late this host ran it (for the bounds on its window's length)."""
-    engine = FakeEngine()
-    with Lateness() as late:
-        outcome = _run(tmp_path_factory.mktemp("fake"), engine, update_pct=25)
-    return engine, outcome, late
-
-
-@pytest.fixture(scope="module")
-def finished(timed):
-    engine, outcome, _ = timed
-    return engine, outcome
+def finished(tmp_path_factory):
+    """The shared run, in virtual time (dbio/run/clock.py): its timeline exact, in milliseconds of wall time."""
+    engine = FakeEngine(time=VirtualTime())
+    return engine, _run(tmp_path_factory.mktemp("fake"), engine, update_pct=25)
 
 
 def test_a_run_on_the_fake_engine_completes_and_leaves_no_connection(finished):
@@ -54,10 +48,10 @@ def test_a_run_on_the_fake_engine_completes_and_leaves_no_connection(finished):
     assert not engine.server.runs
 
 
-def test_window_figures_are_the_engine_s_rates(timed):
-    _, outcome, late = timed
+def test_window_figures_are_the_engine_s_rates(finished):
+    _, outcome = finished
     figures = outcome.document["figures"]
-    assert figures["window_seconds"] == pytest.approx(3.0, abs=late.allow(0.3)), late.worst
+    assert figures["window_seconds"] == pytest.approx(3.0, abs=0.3)
     assert figures["load_profile"]["physical_reads_per_s"] == pytest.approx(READS_PER_S, rel=0.1)
     assert figures["load_profile"]["statements_per_s"] == pytest.approx(STATEMENTS_PER_S, rel=0.1)
     assert figures["load_profile"]["updates_per_s"] == pytest.approx(STATEMENTS_PER_S / fake_engine.UPDATE_EVERY,
@@ -123,7 +117,7 @@ def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
     conn = engine.connect("fake:", application_name="test")
     info = dataclasses.replace(engine.probe(conn), cache_bytes=1 << 30)
     with pytest.raises(UsageError, match=f"fits in {fake_engine.CACHE_NAME} \\(1 GiB\\)"):
-        run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
+        run_job.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))
 
 
 def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(finished):
@@ -159,10 +153,10 @@ def test_an_agreed_start_too_near_is_refused_before_anything_runs():
 
     plan = RunPlan(1, (1,), 5.0, 10.0, 0, {}, (), 1, start=1000.0)
     with pytest.raises(UsageError, match="needs 10 s to connect and 5 s of warm-up"):
-        run_command.check_start_at(plan, now=995.0)
+        run_job.check_start_at(plan, now=995.0)
     with pytest.raises(UsageError, match="passed"):
-        run_command.check_start_at(plan, now=1010.0)
-    run_command.check_start_at(plan, now=980.0)
+        run_job.check_start_at(plan, now=1010.0)
+    run_job.check_start_at(plan, now=980.0)
 
 
 def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp_path):
@@ -177,7 +171,7 @@ def test_runs_that_did_not_measure_the_same_seconds_are_not_merged(finished, tmp
 
 def test_updates_with_their_own_range_are_priced_row_for_row(tmp_path):
     """update_work_unit: the UPDATEs' rows count as theirs in the rows-per-block check."""
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     outcome = _run(tmp_path, engine, update_pct=25, update_work_unit=2, run_time=1, warmup=0)  # exact rates: any length
     f = outcome.document["figures"]
     assert f["validity"]["blocks_read_per_row"] == pytest.approx(1.0)
@@ -199,7 +193,7 @@ class _LastSessionRefused(FakeEngine):
 
 
 def test_a_session_that_cannot_connect_sends_the_waiting_ones_away_and_leaves_nothing(tmp_path):
-    engine = _LastSessionRefused()
+    engine = _LastSessionRefused(time=VirtualTime())
     with pytest.raises(Exception) as caught:
         _run(tmp_path, engine)
     assert f"1 of {SESSIONS} sessions could not connect: cannot connect to the fake server" in str(caught.value)
@@ -218,18 +212,18 @@ class _SixteenKiBPages(FakeEngine):
 def test_the_data_set_is_the_engine_s_pages_a_row_each(tmp_path):
     """--scale counts 8 KiB rows; with a row a 16 KiB page the table, and so the data set the result
     records and the cache check weighs, is twice that."""
-    engine = _SixteenKiBPages()
+    engine = _SixteenKiBPages(time=VirtualTime())
     outcome = _run(tmp_path, engine, run_time=1, warmup=0)  # only the data set's size is checked
     assert outcome.document["figures"]["validity"]["data_bytes"] == 2000 * 16384
     info = dataclasses.replace(engine.probe(engine.connect("fake:", application_name="test")), cache_bytes=400 << 20)
-    run_command.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
+    run_job.check_server(info, _config(tmp_path, scale=40000, allow_cached=False))  # 625 MiB of pages
     eight = dataclasses.replace(info, caps=dataclasses.replace(info.caps, page_bytes=8192))
     with pytest.raises(UsageError, match="the data set \\(312"):
-        run_command.check_server(eight, _config(tmp_path, scale=40000, allow_cached=False))
+        run_job.check_server(eight, _config(tmp_path, scale=40000, allow_cached=False))
 
 
 def test_setup_asks_for_the_space_of_a_page_a_row():
-    from dbio.commands.setup import space_needed
+    from dbio.jobs.setup import space_needed
     from dbio.engines.base import SetupSpec
 
     spec = SetupSpec(40000, 2, 1000, "random")
@@ -241,9 +235,9 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
     from dbio.run import disk_guard
 
     left = iter([900 << 20, 900 << 20, 800 << 20, 700 << 20, 20 << 20])  # the check before the start, then the run's
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (next(left, 20 << 20), str(tmp_path)))
-    outcome = _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
+    outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), update_pct=25, run_time=10, warmup=0)
     doc = outcome.document
     assert doc["status"] == "failed"
     # with why it stopped with room left: the floor kept there, and the rate half a second more would use
@@ -257,12 +251,12 @@ def test_an_update_run_stops_before_the_disk_fills(tmp_path, monkeypatch):
 def test_an_update_run_with_no_room_to_write_is_refused_before_it_starts(tmp_path, monkeypatch):
     from dbio.run import disk_guard
 
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (19 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"an update run needs room to write: 19 MiB free where {tmp_path} is"):
-        _run(tmp_path, FakeEngine(), update_pct=25, run_time=10, warmup=0)
+        _run(tmp_path, FakeEngine(time=VirtualTime()), update_pct=25, run_time=10, warmup=0)
     assert not list((tmp_path / "results").glob("*/result.json"))  # nothing ran
-    _run(tmp_path, FakeEngine(), update_pct=0, run_time=1, warmup=0)  # reads only: no room needed
+    _run(tmp_path, FakeEngine(time=VirtualTime()), update_pct=0, run_time=1, warmup=0)  # reads only: no room needed
 
 
 def test_the_servers_growth_step_is_kept_free_besides_the_floor(tmp_path, monkeypatch):
@@ -270,11 +264,11 @@ def test_the_servers_growth_step_is_kept_free_besides_the_floor(tmp_path, monkey
     and the guard stops its run that much earlier."""
     from dbio.run import disk_guard
 
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     probe = engine.probe
     monkeypatch.setattr(engine, "probe", lambda conn: dataclasses.replace(probe(conn), caps=dataclasses.replace(
         probe(conn).caps, growth_step_bytes=64 << 20, growth_step_setting="innodb_autoextend_increment")))
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     monkeypatch.setattr(disk_guard, "tightest", lambda paths: (180 << 20, str(tmp_path)))
     with pytest.raises(UsageError, match=f"180 MiB free where {tmp_path} is, under the 192 MiB it starts with "
                                          "\\(innodb_autoextend_increment lets the server grow a file by 64 MiB"):
@@ -288,7 +282,8 @@ def test_the_servers_growth_step_is_kept_free_besides_the_floor(tmp_path, monkey
 def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_up(tmp_path, monkeypatch):
     """The guard's stop only set the flag the drain reads, and in the warm-up the drain came to it once the
     sessions had ended their slices (1.0-1.1 s after the stop on a managed MariaDB with 8 sessions updating, time
-    for InnoDB to grow ibdata1 by 64 MiB twice more): the guard cancels them itself."""
+    for InnoDB to grow ibdata1 by 64 MiB twice more): the guard cancels them itself. On the machine's clock: this
+    file's run in real time."""
     import time
 
     from dbio.run import disk_guard
@@ -301,7 +296,7 @@ def test_the_disk_guard_cancels_the_running_statements_at_once_even_in_the_warm_
         return True
 
     monkeypatch.setattr(engine, "cancel_statement", cancel)
-    monkeypatch.setattr(run_command, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
     left, stopped = iter([300 << 20, 300 << 20]), []  # the start check's, the guard's first; then 40 MiB
 
     def tightest(paths):
@@ -334,7 +329,7 @@ def test_room_runs_out_when_half_a_second_more_at_the_last_second_s_rate_would_u
 def test_the_places_an_update_run_guards_are_where_the_servers_write():
     storages = [{"data_directory": {"path": "/d"}, "wal": {"path": "/w"}, "tablespaces": [{"path": "/t"}]},
                 {"data_directory": {"path": "/d2", "error": "unreadable"}, "wal": None}, {"data_directory": None}]
-    assert run_command.written_paths(storages) == ("/d", "/t", "/w")
+    assert run_job.written_paths(storages) == ("/d", "/t", "/w")
 
 
 def test_one_session_is_not_plural_in_the_progress(tmp_path):
@@ -342,7 +337,7 @@ def test_one_session_is_not_plural_in_the_progress(tmp_path):
 
     from rich.console import Console
 
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     config = _config(tmp_path, threads_per_schema=1, run_time=1, warmup=0)
     conn = engine.connect("fake:", application_name="test")
     from dbio.engines.base import SetupSpec
@@ -352,8 +347,8 @@ def test_one_session_is_not_plural_in_the_progress(tmp_path):
     engine.finish_setup(conn, record)
     engine.close(conn)
     ui = UI(Console(file=io.StringIO(), force_terminal=False, width=200))
-    run_command.run_on([Target(engine, "fake:", None)], config, ui, run_command.run_directory(config),
-                       make_plan(config.workload, 1))
+    run_job.run_on([Target(engine, "fake:", None)], config, ui, run_job.run_directory(config),
+                       make_plan(config.workload, 1), clock=engine.time)
     out = ui.console.file.getvalue()
     assert "connecting 1 session\n" in out, out
 
@@ -364,7 +359,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
     from rich.console import Console
 
     from dbio.commands import quickstart
-    from dbio.commands import setup as setup_command
+    from dbio.jobs import setup as setup_job
 
     class Stop(Exception):
         pass
@@ -372,7 +367,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
     def no_setup(*_, **__):
         raise Stop  # only quickstart's first line matters: nothing is created
 
-    monkeypatch.setattr(setup_command, "setup", no_setup)
+    monkeypatch.setattr(setup_job, "setup", no_setup)
     config = load_config(Sources(env={}, cli={"scale": "256MiB", "threads_per_schema": 1,
                                               "data_dir": str(tmp_path / "instance")}, cwd=tmp_path))
     ui = UI(Console(file=io.StringIO(), width=200))
@@ -383,7 +378,7 @@ def test_quickstart_says_its_data_set_in_the_units_reports_use(tmp_path, monkeyp
 
 
 def test_a_read_only_run_settles_what_an_earlier_run_left_and_says_so(tmp_path):
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     engine.server.unsettled = True  # an earlier run's changes, still to be done
     done = _run(tmp_path, engine, update_pct=0, run_time=1, warmup=0)  # settling comes before the window: any length
     settled = [e for e in done.document["events"] if e["kind"] == "settled"]
@@ -393,7 +388,7 @@ def test_a_read_only_run_settles_what_an_earlier_run_left_and_says_so(tmp_path):
 
 
 def test_a_data_set_at_rest_is_settled_silently_and_an_update_run_never_settles(tmp_path):
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     at_rest = _run(tmp_path / "a", engine, update_pct=0, run_time=1, warmup=0)  # settling is before the window
     assert engine.server.settles == 1 and not [e for e in at_rest.document["events"] if e["kind"] == "settled"]
     engine.server.unsettled = True
@@ -409,7 +404,8 @@ WORK_LOOP = 1000
 def test_work_loop_bounds_each_session_s_total_or_its_window_s_iterations(tmp_path, scope):
     """SLOB's WORK_LOOP bounds each session's whole work, warm-up included (scope session); dbio's own
     meaning (window) bounds the measured part, after the warm-up."""
-    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope=scope)
+    outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), run_time=0, warmup=1, work_loop=WORK_LOOP,
+                   work_loop_scope=scope)
     assert outcome.status == "complete", outcome.document["status_reason"]
     assert outcome.document["config"]["workload"]["work_loop_scope"] == scope
     sessions = outcome.document["sessions"]
@@ -420,14 +416,16 @@ def test_work_loop_bounds_each_session_s_total_or_its_window_s_iterations(tmp_pa
 
 
 def test_a_work_loop_the_warm_up_uses_up_is_a_failed_run_that_says_why(tmp_path):
-    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=2, work_loop=100, work_loop_scope="session")
+    outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), run_time=0, warmup=2, work_loop=100,
+                   work_loop_scope="session")
     assert outcome.status == "failed"
     reason = outcome.document["status_reason"]
     assert "during the 2 s warm-up" in reason and "work_loop_scope" in reason, reason
 
 
 def test_the_report_says_which_iterations_work_loop_counted(tmp_path):
-    outcome = _run(tmp_path, FakeEngine(), run_time=0, warmup=1, work_loop=WORK_LOOP, work_loop_scope="session")
+    outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), run_time=0, warmup=1, work_loop=WORK_LOOP,
+                   work_loop_scope="session")
     assert f"work loop {WORK_LOOP} per session, warm-up included" in report.render(outcome.document, "text")
     window = dict(outcome.document, config={**outcome.document["config"], "workload": {
         **outcome.document["config"]["workload"], "work_loop_scope": "window"}})
@@ -451,3 +449,21 @@ def test_single_reads_are_the_probe_s_lookups_timed_by_the_engine(finished):
     assert single["method"] == FakeEngine.read_probe_method and single["rate_per_s"] == RATE_PER_S
     assert single["blocks_read"] == single["lookups"] == single["count"]
     assert doc["read_probe"]["node1"]["single"] == single["count"]
+
+
+
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_a_release_answered_late_waits_for_it_and_counts_every_measured_slice_once(tmp_path, warmup):
+    """The server lets the sessions go, but its answer to dbio's release comes 1.5 s later (a loaded host or
+    network): the sessions' first slices come back before dbio knows the start (they once failed on the
+    window's unknown opening), wait for it, and the window's statements are those its sessions counted."""
+    engine = FakeEngine(time=VirtualTime())
+    engine.server.release_answer_late = 1.5
+    outcome = _run(tmp_path, engine, warmup=warmup)
+    document = outcome.document
+    assert outcome.status == "complete", document["status_reason"]
+    assert [s["state"] for s in document["sessions"]] == ["done"] * SESSIONS
+    figures = document["figures"]
+    counted = sum(s["iterations"] for s in document["sessions"])
+    assert figures["load_profile"]["statements_per_s"] * figures["window_seconds"] == pytest.approx(counted)
+    assert not engine.server.connections and not engine.server.runs

@@ -1,8 +1,8 @@
 """The run pipeline on fake engines (tests/fake_engine.py) over several nodes or hosts: each node's figures and
 their total, a start agreed in advance, runs of several hosts merged, a node that stops answering.
 
-Apart from tests/unit/test_run_pipeline.py (one node) so that the two, each tens of seconds of runs in wall
-time, go to two pytest workers.
+Apart from tests/unit/test_run_pipeline.py (one node). The runs are in virtual time (dbio/run/clock.py: their
+timelines exact, in milliseconds of wall time) but the start agreed in advance, timed on the machine's clock.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import pytest
 
 from dbio import report
 from dbio import result as results
-from dbio.commands import run as run_command
+from dbio.jobs import run as run_job
 from dbio.errors import UsageError
+from tests.virtual_time import VirtualTime
 from dbio.run.nodes import Node
 from dbio.run.plan import make_plan
 from dbio.ui import UI
@@ -29,14 +30,15 @@ from tests.fake_runs import run_config as _config
 
 def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
     config = _config(tmp_path, threads_per_schema=4)
-    nodes = []
+    nodes, clock = [], VirtualTime()
     for name in ("a", "b"):
-        engine = FakeEngine(version=f"Fake 1.0 {name}")
+        engine = FakeEngine(version=f"Fake 1.0 {name}", time=clock)
         conn = engine.connect("fake:", application_name="test")
         nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
         engine.close(conn)
-    outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
-                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None})
+    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
+                                  make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
+                                  clock=clock)
     document = results.read(outcome.directory)
     assert document["status"] == "complete", document["status_reason"]
     assert document["format_version"] == results.FORMAT_VERSION
@@ -69,7 +71,8 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, 
 
 
 def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, short_start_lead):
-    """--start-at: runs launched on several hosts each open their window at the same instant."""
+    """--start-at: runs launched on several hosts each open their window at the same instant. On the machine's
+    clock: the release's lateness is real time's."""
     import datetime as dt
     import time as clock
 
@@ -82,7 +85,7 @@ def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, sh
     nodes = [Node("a", engine, "fake:", engine.probe(conn))]
     engine.close(conn)
     with Lateness() as late:  # a loaded host wakes dbio's timers late: the bounds allow for what it just did
-        outcome = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+        outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                       make_plan(config.workload, 1, config.run.start_at), {}, {})
     timeline = results.read(outcome.directory)["timeline"]
     assert outcome.status == "complete"
@@ -106,21 +109,21 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
     iso = dt.datetime.fromtimestamp(window_at, dt.timezone.utc).isoformat()
     outcomes: dict[str, Any] = {}
 
-    def host(name: str, sessions: int) -> None:
+    def host(name: str, sessions: int) -> None:  # each host its own time, as two machines' clocks
         config = _config(tmp_path / name, start_at=iso, threads_per_schema=sessions, label=name)
-        engine = FakeEngine(version=f"Fake 1.0 {name}")
+        engine = FakeEngine(version=f"Fake 1.0 {name}", time=VirtualTime())
         conn = engine.connect("fake:", application_name="test")
         node = Node("node1", engine, "fake:", engine.probe(conn))
         engine.close(conn)
-        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
-                                             make_plan(config.workload, 1, config.run.start_at), {}, {})
+        outcomes[name] = run_job.measure([node], config, UI(quiet=True), run_job.run_directory(config),
+                                             make_plan(config.workload, 1, config.run.start_at), {}, {},
+                                             clock=engine.time)
 
     threads = [threading.Thread(target=host, args=(name, n)) for name, n in (("east", 1), ("west", 3))]
-    with Lateness() as late:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
     merged = merge_command.merge([outcomes["east"].directory, outcomes["west"].directory], None,
                                  tmp_path / "merged", None, UI(quiet=True))
     document = results.read(merged)
@@ -134,7 +137,7 @@ def test_runs_of_two_hosts_at_one_agreed_start_merge_into_one_result(tmp_path, s
     assert [s["node"] for s in document["sessions"]].count("west") == 3
     text = (merged / results.REPORT_FILE).read_text()
     assert "\nNodes\n" in text and "Merged    from 2 runs (east, west)" in text
-    assert 0 <= document["timeline"]["start_skew_seconds"] < late.allow(0.5), late.worst
+    assert 0 <= document["timeline"]["start_skew_seconds"] < 0.5
     assert "their starts " in document["events"][0]["message"] and " s apart" in document["events"][0]["message"]
     # the same run twice, or a copy of it, would count its reads twice
     copy = tmp_path / "copy-of-east"
@@ -157,12 +160,13 @@ def test_runs_of_different_workloads_are_not_merged(tmp_path, short_start_lead):
 
     def host(name: str, update_pct: int) -> None:
         config = _config(tmp_path / name, start_at=iso, update_pct=update_pct, label=name)
-        engine = FakeEngine()
+        engine = FakeEngine(time=VirtualTime())
         conn = engine.connect("fake:", application_name="test")
         node = Node("node1", engine, "fake:", engine.probe(conn))
         engine.close(conn)
-        outcomes[name] = run_command.measure([node], config, UI(quiet=True), run_command.run_directory(config),
-                                             make_plan(config.workload, 1, config.run.start_at), {}, {})
+        outcomes[name] = run_job.measure([node], config, UI(quiet=True), run_job.run_directory(config),
+                                             make_plan(config.workload, 1, config.run.start_at), {}, {},
+                                             clock=engine.time)
 
     threads = [threading.Thread(target=host, args=args) for args in (("east", 20), ("west", 100))]
     for t in threads:
@@ -180,16 +184,17 @@ SILENT = 1.5  # liveness.SILENT_AFTER here: the fake answers in milliseconds, so
 
 
 def _measure_within(nodes: list[Node], config, seconds: float) -> Any:
-    """measure() in a thread given `seconds`: a run that would hang for ever fails the test instead."""
+    """measure() in a thread given `seconds` of wall time, in its nodes' time: a run that would hang for ever fails
+    the test instead."""
     import threading
 
     done: dict[str, Any] = {}
 
     def measure() -> None:
         try:
-            done["outcome"] = run_command.measure(nodes, config, UI(quiet=True), run_command.run_directory(config),
+            done["outcome"] = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                                   make_plan(config.workload, 1), {},
-                                                  {"data_directory": None, "wal": None})
+                                                  {"data_directory": None, "wal": None}, clock=nodes[0].engine.time)
         except BaseException as exc:  # noqa: BLE001 - the test reports it
             done["error"] = exc
 
@@ -203,22 +208,10 @@ def _measure_within(nodes: list[Node], config, seconds: float) -> Any:
 
 
 def _freeze_in_window(engine: FakeEngine, starts: list[float], after: float) -> dict[str, float]:
-    """Freezes engine's server `after` seconds past the run's start (the first node's release), from a thread;
-    the dict it returns then holds when it did ("at", seconds since the start: a loaded host's sleep is late)."""
-    import threading
-    import time
-
-    frozen: dict[str, float] = {}
-
-    def freeze() -> None:
-        while not starts:
-            time.sleep(0.01)
-        time.sleep(max(0.0, starts[0] + after - time.time()))
-        engine.server.freeze()
-        frozen["at"] = time.time() - starts[0]
-
-    threading.Thread(target=freeze, daemon=True).start()
-    return frozen
+    """Freezes engine's server `after` seconds past the run's start (the first node's release), at that instant of
+    its (virtual) time; the dict it returns holds when ("at", seconds since the start)."""
+    engine.server.freeze(at=lambda: starts[0] + after if starts else None)
+    return {"at": after}
 
 
 @pytest.mark.parametrize("frozen_at, late", [(2.0, 0.0), (3.6, 0.0), (3.6, 0.3)])
@@ -235,7 +228,8 @@ def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(t
 
     monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
     config = _config(tmp_path, threads_per_schema=4, run_time=4, warmup=1)
-    engines = [FakeEngine(), FakeEngine(read_only=True)]
+    clock = VirtualTime()
+    engines = [FakeEngine(time=clock), FakeEngine(read_only=True, time=clock)]
     nodes = []
     for name, engine in zip(("p", "s"), engines):
         conn = engine.connect("fake:", application_name="test")
@@ -286,7 +280,7 @@ def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tm
 
     monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
     config = _config(tmp_path, run_time=4, warmup=1)
-    engine = FakeEngine()
+    engine = FakeEngine(time=VirtualTime())
     conn = engine.connect("fake:", application_name="test")
     nodes = [Node("a", engine, "fake:", engine.probe(conn))]
     engine.close(conn)
@@ -310,7 +304,8 @@ def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tm
 
 
 def test_each_node_s_probe_gives_its_own_single_reads_and_the_total_adds_them(tmp_path, short_start_lead):
-    engines = [FakeEngine(), FakeEngine()]
+    clock = VirtualTime()
+    engines = [FakeEngine(time=clock), FakeEngine(time=clock)]
     nodes = []
     for name, engine in zip(("a", "b"), engines):
         conn = engine.connect("fake:", application_name="test")

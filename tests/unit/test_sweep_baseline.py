@@ -10,7 +10,7 @@ import pytest
 from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.commands import sweep as sweep_command
-from dbio.commands import sweep_steps
+from dbio.sweep import steps as sweep_steps
 from dbio.report import compare_model, sweep_model
 from dbio.stats import catalogue
 from tests.unit.test_baseline import baseline_record, with_baseline

@@ -142,7 +142,7 @@ SETUP_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "A
 def held_privileges(conn: Connection) -> set[str] | None:
     """The privileges the account holds on this database, global ones included; None when a role is
     active, which may give more: the views list an account's own grants only."""
-    user, role = conn.one("SELECT CURRENT_USER(), CURRENT_ROLE()")
+    user, role = conn.one_row("SELECT CURRENT_USER(), CURRENT_ROLE()")
     if role not in (None, "NONE"):
         return None
     name, _, host = str(user).rpartition("@")
@@ -162,7 +162,7 @@ def missing_privileges(conn: Connection) -> list[str]:
 def check_privileges(conn: Connection) -> None:
     lacking = missing_privileges(conn)
     if lacking:
-        user, database = conn.one("SELECT CURRENT_USER(), DATABASE()")
+        user, database = conn.one_row("SELECT CURRENT_USER(), DATABASE()")
         raise UsageError(f"user {user} lacks {', '.join(lacking)} on database {database}, which dbio setup needs "
                          "(its tables and the work loop's procedures)",
                          f"GRANT {', '.join(SETUP_PRIVILEGES)} ON `{database}`.* TO the user, or use another account")

@@ -12,9 +12,10 @@ from typing import Any
 import pymysql
 
 from dbio.engines.mysql import dsn as dsns
-from dbio.errors import UsageError
+from dbio.errors import DbioError, UsageError
 
 CONNECT_TIMEOUT = 10
+_SHOWN = 100  # characters of a statement in a message
 
 
 @dataclass(eq=False)
@@ -35,6 +36,15 @@ class Connection:
     def one(self, sql: str, args: Any = None) -> tuple | None:
         rows = self.query(sql, args)
         return rows[0] if rows else None
+
+    def one_row(self, sql: str, args: Any = None) -> tuple:
+        """The row of a statement that always returns one (a function's value, a variable, an aggregate)."""
+        row = self.one(sql, args)
+        if row is None:
+            shown = " ".join(sql.split())
+            raise DbioError("the server returned no row for a statement that always returns one: "
+                            + (shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."))
+        return row
 
     def execute(self, sql: str, args: Any = None) -> int:
         with self.raw.cursor() as cur:
@@ -102,7 +112,8 @@ def connection_error(dsn: dsns.Dsn, exc: BaseException) -> UsageError:
              2003: "is the server running and listening there? check host and port"}
     if dsn.via_socket and code == 2003:  # PyMySQL reports a socket it cannot reach as 2003, as for TCP
         code = 2002
-    hint = hints.get(code, "check --dsn (mysql://user@host:port/dbname) and MYSQL_PWD or ~/.my.cnf")
+    default = "check --dsn (mysql://user@host:port/dbname) and MYSQL_PWD or ~/.my.cnf"
+    hint = default if code is None else hints.get(code, default)
     return UsageError(f"cannot connect to {dsns.describe(dsn)}: {reason}", hint)
 
 

@@ -43,6 +43,12 @@ class Dsn:
         return self.host is None
 
 
+def _first(query: dict[str, list[str]], name: str) -> str | None:
+    """A parameter's first value, None when it is not given."""
+    values = query.get(name)
+    return values[0] if values else None
+
+
 def parse(text: str) -> Dsn:
     """The parts of a mysql:// connection string; raises DsnError saying what is wrong."""
     try:
@@ -56,13 +62,13 @@ def parse(text: str) -> Dsn:
     unknown = sorted(set(query) - set(_PARAMS) - {"password"})
     if unknown:
         raise DsnError(f"unknown parameter {unknown[0]!r} (the only ones are unix_socket and auth)")
-    auth = (query.get("auth") or [None])[0]
+    auth = _first(query, "auth")
     if auth not in (None, "socket"):
         raise DsnError(f"auth={auth!r}: the only value is auth=socket (no password, the socket's peer)")
     database = unquote(parts.path.lstrip("/"))
     if not database or "/" in database:
         raise DsnError("it names no database (mysql://user@host/dbname)")
-    unix_socket = (query.get("unix_socket") or [None])[0] or None
+    unix_socket = _first(query, "unix_socket") or None
     host = unquote(parts.hostname or "") or "localhost"
     if unix_socket is None and host == "localhost" and port is None:
         host_or_none = None  # as the mysql client does: localhost is the local socket

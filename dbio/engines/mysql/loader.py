@@ -82,7 +82,7 @@ def load_table(conn: Connection, record: SetupRecord, job: TableJob, batches: It
     conn.execute(sqlfiles.statement("data_table.sql").replace("{table}", table)
                  .replace("{filler_bytes}", str(filler))
                  .replace("{tag}", catalog.literal(conn, catalog.tag(record.setup_id))))
-    max_packet = int(conn.one("SELECT @@max_allowed_packet")[0])
+    max_packet = int(conn.one_row("SELECT @@max_allowed_packet")[0])
     per_statement = statement_rows(max_packet, filler)
     conn.execute("SET SESSION unique_checks = 0")
     next_id = kept = 1  # kept: the first partner not deleted yet

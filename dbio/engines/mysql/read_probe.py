@@ -48,7 +48,7 @@ def _engine_stats(node: Any) -> list[dict[str, Any]]:
 
 def check(conn: Connection) -> None:
     """DbioError (why) when this server's ANALYZE times no page reads."""
-    version = str(conn.one("SELECT VERSION()")[0])
+    version = str(conn.one_row("SELECT VERSION()")[0])
     if server.product(version) != "MariaDB":
         raise DbioError("MySQL times no single read without performance_schema consumers turned on server-wide "
                         "(EXPLAIN ANALYZE gives no read time), which dbio does not change")
@@ -56,4 +56,4 @@ def check(conn: Connection) -> None:
 
 def read_one(conn: Connection, schema_index: int, key: int) -> ProbeRead:
     query = sqlfiles.statement("read_probe.sql").replace("{table}", sqlfiles.ident(catalog.data_table(schema_index)))
-    return parse_analyze(conn.one(query, {"key": int(key)})[0])
+    return parse_analyze(conn.one_row(query, {"key": int(key)})[0])

@@ -52,7 +52,7 @@ def status(conn: Connection, names: tuple[str, ...]) -> dict[str, str]:
 
 def probe(conn: Connection) -> ServerInfo:
     """Version, settings and capabilities; refuses servers dbio does not support."""
-    version, database, user = conn.one("SELECT VERSION(), DATABASE(), CURRENT_USER()")
+    version, database, user = conn.one_row("SELECT VERSION(), DATABASE(), CURRENT_USER()")
     check_version(version)
     settings = read_settings(conn)
     page_size = int(facts.setting(settings, "innodb_page_size") or 16384)

@@ -31,7 +31,7 @@ def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str
     """One reading: the server clock, global status, the other sessions at work (a gauge), and with
     file_io performance_schema's file I/O summaries."""
     marks = ", ".join(["%s"] * len(STATUS))
-    t = float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
+    t = float(conn.one_row("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
     status = dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", STATUS))
     others = [(i, user) for i, user, _ in conn.query(sqlfiles.statement("others.sql")) if int(i) not in own_ids]
     out = {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},

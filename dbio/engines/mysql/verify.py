@@ -17,7 +17,7 @@ def verify(conn: Connection, record: SetupRecord) -> list[Check]:
     spec = record.spec
     if record.status != "ready":
         checks.append(Check("setup complete", False, f"status is {record.status}: the load was interrupted"))
-    page_size = int(conn.one("SELECT @@innodb_page_size")[0])
+    page_size = int(conn.one_row("SELECT @@innodb_page_size")[0])
     tables = catalog.dbio_tables(conn)
     for i in range(1, spec.schemas + 1):
         checks += _verify_table(conn, tables, catalog.data_table(i), spec.scale, spec.key_order, page_size,
@@ -33,17 +33,18 @@ def _verify_table(conn: Connection, tables: dict[str, str], name: str, expected:
     if name not in tables:
         return [Check(f"{name} exists", False, "missing: run dbio setup")]
     table = sqlfiles.ident(name)
-    rows, lo, hi, distinct = conn.one(f"SELECT COUNT(*), MIN(custid), MAX(custid), COUNT(DISTINCT custid) FROM {table}")
+    rows, lo, hi, distinct = conn.one_row(
+        f"SELECT COUNT(*), MIN(custid), MAX(custid), COUNT(DISTINCT custid) FROM {table}")
     checks = [Check(f"{name} rows", rows == expected, f"{rows} rows (expected {expected})"),
               Check(f"{name} keys 1..{expected}", lo == 1 and hi == expected and distinct == rows,
                     f"keys {lo}..{hi}, {distinct} distinct")]
     checks.append(_pages_check(conn, name, rows, page_size))
-    sample = conn.one(f"SELECT COUNT(*), COUNT(DISTINCT MD5(filler)), MIN(LENGTH(filler)) FROM "
-                      f"(SELECT filler FROM {table} LIMIT 1000) s")
+    sample = conn.one_row(f"SELECT COUNT(*), COUNT(DISTINCT MD5(filler)), MIN(LENGTH(filler)) FROM "
+                          f"(SELECT filler FROM {table} LIMIT 1000) s")
     checks.append(Check(f"{name} rows varied", sample[0] == sample[1],
                         f"{sample[1]} distinct fillers of {sample[2]} bytes in {sample[0]} sampled rows"))
     if indexed:
-        entries = conn.one(f"SELECT COUNT(*) FROM {table} FORCE INDEX (custid) WHERE custid >= 1")[0]
+        entries = conn.one_row(f"SELECT COUNT(*) FROM {table} FORCE INDEX (custid) WHERE custid >= 1")[0]
         checks.append(Check(f"{name} index", entries == rows, f"{entries} entries for {rows} rows"))
         corr = _key_correlation(conn, table)
         if key_order == "random":

@@ -24,7 +24,7 @@ def install(conn: Connection) -> None:
     The parts of one run install at once: one after the other (a named lock), and a loop already current
     is left alone (dropping it would fail the CALLs of another part's sessions already running)."""
     name = exclusive.install_name(conn.dsn.database)
-    got, = conn.one("SELECT GET_LOCK(%s, %s)", (name, exclusive.INSTALL_WAIT))
+    got, = conn.one_row("SELECT GET_LOCK(%s, %s)", (name, exclusive.INSTALL_WAIT))
     if got != 1:
         raise DbioError("another dbio has been installing the work loop in this database for "
                         f"{exclusive.INSTALL_WAIT} s", "check the other dbio processes on this database, then "
@@ -58,8 +58,8 @@ def _install(conn: Connection) -> None:
 
 
 def _has_update_work_unit(conn: Connection) -> bool:
-    has, = conn.one("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
-                    "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
+    has, = conn.one_row("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
+                        "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
     return bool(has)
 
 
@@ -94,7 +94,7 @@ def prepare_run(conn: Connection, run_id: int, params: dict[str, Any]) -> None:
 
 
 def hold_barrier(conn: Connection, run_id: int) -> None:
-    got, = conn.one("SELECT GET_LOCK(%s, 10)", (barrier_lock(conn, run_id),))
+    got, = conn.one_row("SELECT GET_LOCK(%s, 10)", (barrier_lock(conn, run_id),))
     if got != 1:
         raise DbioError("could not take the run's start barrier (a lock of the same name is held)",
                         "make sure no other dbio runs on this database")
@@ -102,13 +102,13 @@ def hold_barrier(conn: Connection, run_id: int) -> None:
 
 def waiting_at_barrier(conn: Connection, run_id: int) -> int:
     pattern = "%" + barrier_lock(conn, run_id) + "%"
-    return int(conn.one(sqlfiles.statement("barrier_waiting.sql"), {"pattern": pattern})[0])
+    return int(conn.one_row(sqlfiles.statement("barrier_waiting.sql"), {"pattern": pattern})[0])
 
 
 def release(conn: Connection, run_id: int, *, warmup: float, run_time: float,
             start: float | None = None) -> tuple[float, float, float | None]:
     if start is None:
-        start = float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
+        start = float(conn.one_row("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
     conn.execute(sqlfiles.statement("release.sql"),
                  {"run_id": run_id, "start": start, "warmup": warmup, "run_time": run_time})
     conn.one("SELECT RELEASE_LOCK(%s)", (barrier_lock(conn, run_id),))
@@ -196,4 +196,4 @@ def _plain(value: Any) -> Any:
 
 
 def server_clock(conn: Connection) -> float:
-    return float(conn.one("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
+    return float(conn.one_row("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])

@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 from dbio import __version__
 from dbio.engines.base import Check, SetupRecord, SetupSpec, TableJob, Teardown
 from dbio.engines.postgres import sqlfiles
+from dbio.engines.postgres.rows import one_row
 from dbio.errors import UsageError
 
 CONTROL_SCHEMA = "dbio"
@@ -128,9 +129,9 @@ def read_setup(conn: psycopg.Connection) -> SetupRecord | None:
         if row is None:
             return None
         tables = cur.execute("SELECT * FROM dbio.setup_tables ORDER BY schema_name, table_name").fetchall()
-    return SetupRecord(
+    return SetupRecord(  # started_at: NOT NULL in dbio.setup
         setup_id=row["setup_id"], spec=SetupSpec.from_dict(row["spec"]), status=row["status"],
-        started_at=_iso(row["started_at"]), finished_at=_iso(row["finished_at"]), seconds=row["seconds"],
+        started_at=row["started_at"].isoformat(), finished_at=_iso(row["finished_at"]), seconds=row["seconds"],
         loaded_bytes=row["loaded_bytes"], streams=row["streams"], steps=row["steps"] or {},
         dbio_version=row["dbio_version"], server_version=row["server_version"],
         tables_done=[{k: (_iso(v) if isinstance(v, datetime) else v) for k, v in t.items()} for t in tables])
@@ -160,13 +161,12 @@ def check_namespace(conn: psycopg.Connection, spec: SetupSpec) -> None:
                              "another database (dbname=... in --dsn)")
     if exists:
         for table in ("setup_tables", "run_control", "pool"):
-            comment = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')",
-                                   (f"dbio.{table}",)).fetchone()[0]
-            present = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"dbio.{table}",)).fetchone()[0]
+            comment = one_row(conn, "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"dbio.{table}",))[0]
+            present = one_row(conn, "SELECT to_regclass(%s) IS NOT NULL", (f"dbio.{table}",))[0]
             if present and tag_id(comment) != setup_id:
                 raise UsageError(f"table dbio.{table} exists in dbio's schema and was not created by dbio",
                                  "move it elsewhere or drop it yourself; dbio will not touch it")
-    can_create = conn.execute("SELECT has_database_privilege(current_database(), 'CREATE')").fetchone()[0]
+    can_create = one_row(conn, "SELECT has_database_privilege(current_database(), 'CREATE')")[0]
     if not can_create:
         raise UsageError(f"role {conn.info.user} may not create schemas in database {conn.info.dbname}",
                          f"GRANT CREATE ON DATABASE {conn.info.dbname} TO {conn.info.user}, or connect as another role")
@@ -227,10 +227,10 @@ def finish_setup(conn: psycopg.Connection, record: SetupRecord) -> SetupRecord:
 
 def drop_table_if_ours(conn: psycopg.Connection, schema: str, table: str, setup_id: str) -> None:
     qualified = f"{_q(schema)}.{_q(table)}"
-    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0]
+    exists = one_row(conn, "SELECT to_regclass(%s) IS NOT NULL", (qualified,))[0]
     if not exists:
         return
-    comment = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (qualified,)).fetchone()[0]
+    comment = one_row(conn, "SELECT obj_description(to_regclass(%s), 'pg_class')", (qualified,))[0]
     if tag_id(comment) != setup_id:
         raise UsageError(f"table {schema}.{table} exists and was not created by this dbio setup",
                          "remove or rename it yourself, or use another database; dbio will not touch it")
@@ -240,7 +240,7 @@ def drop_table_if_ours(conn: psycopg.Connection, schema: str, table: str, setup_
 def default_schema_clash(conn: psycopg.Connection) -> str | None:
     """The schema of dbio's that "$user" in this session's search_path names, if any: objects the
     role creates without naming a schema would land in it."""
-    user, search_path = conn.execute("SELECT current_user, current_setting('search_path')").fetchone()
+    user, search_path = one_row(conn, "SELECT current_user, current_setting('search_path')")
     return user if is_dbio_schema_name(user) and reaches_user_schema(search_path, user) else None
 
 
@@ -273,8 +273,8 @@ def teardown(conn: psycopg.Connection) -> Teardown:
         ours = [name for name, comment in rows if setup_id is not None and tag_id(comment) == setup_id]
         done.kept += [f"schema {name} (not created by dbio, or left from a load dbio no longer records)"
                       for name, _ in rows if name not in ours]
-        kept_data = [schema for schema in ours if not _drop_schema(conn, schema, setup_id, done)]
-        if setup_id is not None:
+        if setup_id is not None:  # else none is ours: nothing of dbio's to drop
+            kept_data = [schema for schema in ours if not _drop_schema(conn, schema, setup_id, done)]
             _drop_control(conn, setup_id, kept_data, done)
     finally:
         conn.execute("RESET search_path")
@@ -375,13 +375,13 @@ def _verify_table(conn: psycopg.Connection, schema: str, table: str, rows_expect
                   *, indexed: bool, first_key: int = 1) -> list[Check]:
     qualified = f"{_q(schema)}.{_q(table)}"
     name = f"{schema}.{table}"
-    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0]:
+    if not one_row(conn, "SELECT to_regclass(%s) IS NOT NULL", (qualified,))[0]:
         return [Check(f"{name} exists", False, "missing: run dbio setup")]
     ident = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
-    rows, blocks_with_rows, lo, hi, distinct_keys = conn.execute(sql.SQL(
+    rows, blocks_with_rows, lo, hi, distinct_keys = one_row(conn, sql.SQL(
         "SELECT count(*), count(DISTINCT (ctid::text::point)[0]), min(custid), max(custid), count(DISTINCT custid) "
-        "FROM {}").format(ident)).fetchone()
-    blocks = conn.execute("SELECT pg_relation_size(%s::regclass) / 8192", (qualified,)).fetchone()[0]
+        "FROM {}").format(ident))
+    blocks = one_row(conn, "SELECT pg_relation_size(%s::regclass) / 8192", (qualified,))[0]
     last_key = first_key + rows_expected - 1
     checks = [
         Check(f"{name} rows", rows == rows_expected, f"{rows} rows (expected {rows_expected})"),
@@ -391,19 +391,19 @@ def _verify_table(conn: psycopg.Connection, schema: str, table: str, rows_expect
         Check(f"{name} keys {first_key}..{last_key}", lo == first_key and hi == last_key and distinct_keys == rows,
               f"keys {lo}..{hi}, {distinct_keys} distinct"),
     ]
-    sample = conn.execute(sql.SQL(
+    sample = one_row(conn, sql.SQL(
         "SELECT count(*), count(DISTINCT md5(filler)), min(length(filler)) FROM "
-        "(SELECT filler FROM {} LIMIT 1000) s").format(ident)).fetchone()
+        "(SELECT filler FROM {} LIMIT 1000) s").format(ident))
     checks.append(Check(f"{name} rows varied", sample[0] == sample[1],
                         f"{sample[1]} distinct fillers of {sample[2]} bytes in {sample[0]} sampled rows"))
     if indexed:
-        valid = conn.execute(
-            "SELECT bool_and(i.indisvalid) FROM pg_index i WHERE i.indrelid = %s::regclass", (qualified,)).fetchone()[0]
+        valid = one_row(
+            conn, "SELECT bool_and(i.indisvalid) FROM pg_index i WHERE i.indrelid = %s::regclass", (qualified,))[0]
         with conn.transaction():
             conn.execute("SET LOCAL enable_seqscan = off")
             conn.execute("SET LOCAL enable_bitmapscan = off")
-            entries = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE custid >= %s").format(ident),
-                                   (first_key,)).fetchone()[0]
+            entries = one_row(conn, sql.SQL("SELECT count(*) FROM {} WHERE custid >= %s").format(ident),
+                              (first_key,))[0]
         checks.append(Check(f"{name} index", bool(valid) and entries == rows,
                             f"{'valid' if valid else 'INVALID'}, {entries} entries for {rows} rows"))
         corr = conn.execute(

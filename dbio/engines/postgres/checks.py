@@ -75,6 +75,7 @@ def layout_errors(config: Config) -> list[ConfigError]:
 
 def database_errors(config: Config) -> list[ConfigError]:
     """The load database must be one dbio may fill and drop objects in."""
+    name: str | None
     if config.connection.embedded:
         name, key = config.connection.dbname, "dbname"
     else:

@@ -14,6 +14,7 @@ from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupReco
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres.dsn import scrub
 from dbio.engines.postgres.facts import FEATURES
+from dbio.engines.postgres.rows import one_row, one_row_async
 from dbio.errors import DbioError
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class PostgresEngine:
         return workload.has_workload(conn)
 
     def server_clock(self, conn: psycopg.Connection) -> float:
-        return float(conn.execute("SELECT date_part('epoch', clock_timestamp())").fetchone()[0])
+        return float(one_row(conn, "SELECT date_part('epoch', clock_timestamp())")[0])
 
     def release_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
         workload.release_barrier(conn, run_id)
@@ -210,8 +211,7 @@ class PostgresEngine:
         return await workload.call_slice(conn, request)
 
     async def backend_pid(self, conn: psycopg.AsyncConnection) -> int:
-        cur = await conn.execute("SELECT pg_backend_pid()")
-        return int((await cur.fetchone())[0])
+        return int((await one_row_async(conn, "SELECT pg_backend_pid()"))[0])
 
     async def cancel_statement(self, conn: psycopg.AsyncConnection, timeout: float) -> bool:
         try:
@@ -263,8 +263,7 @@ class PostgresEngine:
                        run_id: int | None = None) -> dict[str, Any]:
         query = stats.snapshot_sql(info.caps.version_num, None if run_id is None else application_prefix(run_id),
                                    info.caps.read_only)
-        cur = await conn.execute(query)
-        return (await cur.fetchone())[0]
+        return (await one_row_async(conn, query))[0]
 
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
         return stats.normalize(raw)

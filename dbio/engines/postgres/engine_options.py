@@ -34,7 +34,7 @@ MANAGED_SETTINGS = {
 RESTART_KNOBS = {"shared_buffers": "sb", "io_method": "io", "io_workers": "iow", "direct_io": "dio",
                  "wal_level": "wal", "max_connections": "maxconn"}
 # The options placing the embedded instance's files that a sweep may vary (outermost of all): each
-# value is set before its steps, the WAL moved or the tables loaded again (commands/sweep_layout.py).
+# value is set before its steps, the WAL moved or the tables loaded again (sweep/layout.py).
 LAYOUT_KNOBS = {"wal_dir": "wald", "data_dirs": "dirs"}
 # The options the instance's record remembers from the last command that configured it, which later
 # commands take where the user gives none (config_resolver.py); a layout is the record's own.

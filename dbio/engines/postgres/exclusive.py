@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from dbio.engines.postgres import sqlfiles
+from dbio.engines.postgres.rows import one_row
 from dbio.engines.postgres.server import connect, describe
 from dbio.errors import UsageError
 from dbio.parts import FIRST_RUN_KEY, Part
@@ -37,7 +38,7 @@ def exclusive(conninfo: str, command: str, notify: Callable[[str], None], part: 
             _admit_part(conn, conninfo, part)
             yield
             return
-        got = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", LOCK_KEYS).fetchone()[0]
+        got = one_row(conn, "SELECT pg_try_advisory_lock(%s, %s)", LOCK_KEYS)[0]
         if not got:
             row = conn.execute(sqlfiles.text("lock_holder.sql"), LOCK_KEYS).fetchone()
             holder = _holder(row)
@@ -55,7 +56,7 @@ def _admit_part(conn: Any, conninfo: str, part: Part) -> None:
     taken here stay until the connection closes)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_KEYS[0], GATE))
-        if not conn.execute("SELECT pg_try_advisory_lock_shared(%s, %s)", LOCK_KEYS).fetchone()[0]:
+        if not one_row(conn, "SELECT pg_try_advisory_lock_shared(%s, %s)", LOCK_KEYS)[0]:
             holder = _holder(conn.execute(sqlfiles.text("lock_holder.sql"), LOCK_KEYS).fetchone())
             raise UsageError(f"the database at {describe(conninfo)} is in use by {holder}",
                              "wait for it to finish, or stop it; only the parts of one run share a database")
@@ -65,7 +66,7 @@ def _admit_part(conn: Any, conninfo: str, part: Part) -> None:
             raise UsageError(f"the database at {describe(conninfo)} is in use by another run's parts: "
                              f"{_holder(other)}", "give every part of one run the same --start-at, --part i/N and "
                              "workload (or the same --run-id); another run waits until that one ends")
-        if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (part.key, part.index)).fetchone()[0]:
+        if not one_row(conn, "SELECT pg_try_advisory_lock(%s, %s)", (part.key, part.index))[0]:
             raise UsageError(f"part {part.index}/{part.of} of run {part.run} already runs against "
                              f"{describe(conninfo)}", "give each process its own part: --part 1/N to N/N")
         conn.execute("SELECT pg_advisory_lock_shared(%s, %s)", (LOCK_KEYS[0], part.key))

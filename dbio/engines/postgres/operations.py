@@ -2,7 +2,7 @@
 the bundled pg_basebackup, crash recovery after a chosen amount of WAL, and a checkpoint after a
 chosen amount of dirty data.
 
-The command (dbio/commands/ops.py) takes the host's readings around what each operation times
+dbio ops (dbio/jobs/ops.py) takes the host's readings around what each operation times
 (`window`), so that device and CPU figures cover that part only. Settings an operation needs
 (no timed checkpoint while WAL accumulates, wal_level for a base backup) are set for it on the
 embedded instance and restored after, also when it is interrupted."""
@@ -26,6 +26,7 @@ from dbio.engines.postgres import catalog, server, server_log, sqlfiles, tablesp
 from dbio.engines.postgres.instance.embedded import SUPERUSER, EmbeddedInstance
 from dbio.engines.postgres.instance.settings import max_wal_mb
 from dbio.engines.postgres.engine_options import InstanceConfig
+from dbio.engines.postgres.rows import one_row
 from dbio.errors import DbioError, UsageError
 
 Window = Callable[[], AbstractContextManager[None]]
@@ -63,7 +64,7 @@ class PostgresOperations:
         return out
 
     def dataset_bytes(self, conn: psycopg.Connection) -> int:
-        return int(conn.execute(sqlfiles.text("ops/dataset_bytes.sql")).fetchone()[0])
+        return int(one_row(conn, sqlfiles.text("ops/dataset_bytes.sql"))[0])
 
     def loaded(self, conn: psycopg.Connection) -> Any:
         record = catalog.read_setup(conn)
@@ -80,10 +81,11 @@ class PostgresOperations:
     def check_wal_room(self, wal_bytes: int) -> None:
         """Before anything: the WAL the step keeps fits the WAL's filesystem."""
         needed = WAL_ROOM_FACTOR * wal_bytes + (64 << 20)
-        budget = self.embedded("recovery").wal_budget()
+        instance = self.embedded("recovery")
+        budget = instance.wal_budget()
         if budget < needed:
             raise UsageError(f"--wal {wal_bytes >> 20} MiB needs about {needed >> 20} MiB for WAL but the filesystem "
-                             f"of {self.instance.wal_location()} can give {budget >> 20} MiB",
+                             f"of {instance.wal_location()} can give {budget >> 20} MiB",
                              "ask for less WAL, or free some space")
 
     def check_dirty(self, dirty_bytes: int, cache_bytes: int, data_bytes: int) -> None:
@@ -111,7 +113,7 @@ class PostgresOperations:
                 done.append(self._rebuild_one(conn, record, schema, table, index, table_bytes))
         return {"indexes": done, "table_bytes": sum(d["table_bytes"] for d in done),
                 "index_bytes": sum(d["index_bytes"] for d in done), "seconds": time.monotonic() - started,
-                "maintenance_work_mem": conn.execute(sqlfiles.text("ops/server_facts.sql")).fetchone()[1]}
+                "maintenance_work_mem": one_row(conn, sqlfiles.text("ops/server_facts.sql"))[1]}
 
     def _rebuild_one(self, conn: psycopg.Connection, record: Any, schema: str, table: str, index: str,
                      table_bytes: int) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class PostgresOperations:
             started = time.monotonic()
             conn.execute(sqlfiles.composed("data_index.sql", tag=sql.Literal(catalog.tag(record.setup_id)), **ident))
             seconds = time.monotonic() - started
-        size = conn.execute(sqlfiles.text("ops/index_size.sql"), {"qualified": f'"{schema}"."{index}"'}).fetchone()[0]
+        size = one_row(conn, sqlfiles.text("ops/index_size.sql"), {"qualified": f'"{schema}"."{index}"'})[0]
         return {"schema": schema, "table": table, "table_bytes": int(table_bytes), "index_bytes": int(size or 0),
                 "seconds": seconds}
 
@@ -281,10 +283,10 @@ class PostgresOperations:
             time.sleep(0.05)
 
     def _writers(self, conn: psycopg.Connection) -> dict[str, Any]:
-        version = conn.execute(sqlfiles.text("ops/server_facts.sql")).fetchone()[0]
+        version = one_row(conn, sqlfiles.text("ops/server_facts.sql"))[0]
         name = "stats/writers_17.sql" if version >= 170000 else "stats/writers_15.sql"
         conn.execute(sqlfiles.text("ops/writers_fresh.sql"))
-        return dict(conn.execute(sqlfiles.text(name)).fetchone()[0])
+        return dict(one_row(conn, sqlfiles.text(name))[0])
 
     def _span(self, conn: psycopg.Connection, record: Any, wal_bytes: int, changes: int) -> int:
         """Blocks to cycle over so that wal_bytes of WAL change each about `changes` times: a first
@@ -295,11 +297,11 @@ class PostgresOperations:
                                       table=sql.Identifier(catalog.DATA_TABLE))
         costs = []
         for _ in range(2):
-            start = conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0]
+            start = one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0]
             conn.execute(statement, {"low": 1, "high": UPDATE_ROWS})
-            costs.append(int(conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0] - start) / UPDATE_ROWS)
+            costs.append(int(one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0] - start) / UPDATE_ROWS)
         first, later = costs
-        cache_blocks = int(conn.execute(sqlfiles.text("ops/cache_blocks.sql")).fetchone()[0])
+        cache_blocks = int(one_row(conn, sqlfiles.text("ops/cache_blocks.sql"))[0])
         wanted = int(wal_bytes / (first + (changes - 1) * later))
         return min(record.spec.scale, max(REVISIT_SPAN * cache_blocks, wanted))
 
@@ -311,7 +313,7 @@ class PostgresOperations:
         scale = span or record.spec.scale
         ident = {"schema": sql.Identifier(catalog.data_schema(1)), "table": sql.Identifier(catalog.DATA_TABLE)}
         statement = sqlfiles.composed("ops/update_range.sql", **ident)
-        start = conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0]
+        start = one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0]
         done, key, wal, told = 0, 1, 0, 0
         limit = min(rows, scale) if rows is not None else None
         while (limit is None or done < limit) and (until_wal is None or wal < until_wal):
@@ -319,7 +321,7 @@ class PostgresOperations:
             conn.execute(statement, {"low": key, "high": min(high, scale)})
             done += min(high, scale) - key + 1
             key = 1 if high >= scale else high + 1
-            wal = int(conn.execute(sqlfiles.text("ops/wal_position.sql")).fetchone()[0] - start)
+            wal = int(one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0] - start)
             if until_wal and wal * 4 // until_wal > told:
                 told = wal * 4 // until_wal
                 self.notify(f"{min(wal, until_wal) / 1e6:,.0f} of {until_wal / 1e6:,.0f} MB of WAL written")

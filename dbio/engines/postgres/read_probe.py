@@ -15,6 +15,7 @@ from psycopg import sql
 
 from dbio.engines.base import ProbeRead
 from dbio.engines.postgres import catalog, server, sqlfiles, workload
+from dbio.engines.postgres.rows import one_row_async
 from dbio.errors import DbioError
 
 PROBE_NAME = "dbio:probe"  # its application_name: dbio's own connection, not one of the run's sessions
@@ -42,9 +43,8 @@ async def connect(conninfo: str, access_path: str,
     conn = await server.aconnect(conninfo, application_name=application_name)
     settings = workload.session_settings(1, access_path)
     try:
-        cur = await conn.execute(sqlfiles.text("read_probe_init.sql"),
-                                 {k: v for k, v in settings.items() if k != "search_path"})
-        *_, timed, pid = await cur.fetchone()
+        *_, timed, pid = await one_row_async(conn, sqlfiles.text("read_probe_init.sql"),
+                                             {k: v for k, v in settings.items() if k != "search_path"})
         if not timed:  # off server-wide: on in this session, where the role may
             await conn.execute(sqlfiles.text("read_probe_timing.sql"))
     except psycopg.errors.InsufficientPrivilege:
@@ -61,5 +61,4 @@ async def read_one(conn: psycopg.AsyncConnection, schema_index: int, key: int) -
     query = sqlfiles.composed("read_probe.sql", table=sql.Identifier(catalog.data_schema(schema_index),
                                                                      catalog.DATA_TABLE),
                               key=sql.Literal(int(key)))
-    cur = await conn.execute(query)
-    return parse_explain((await cur.fetchone())[0])
+    return parse_explain((await one_row_async(conn, query))[0])

@@ -18,6 +18,7 @@ from psycopg.rows import dict_row
 from dbio.engines.base import Capabilities, ServerInfo
 from dbio.engines.postgres import facts, sqlfiles
 from dbio.engines.postgres.dsn import redact_dsn, scrub
+from dbio.engines.postgres.rows import one_row
 from dbio.errors import DbioError, UsageError
 
 MIN_VERSION_NUM = 150000  # pg_stat_force_next_flush(), shared-memory statistics
@@ -189,14 +190,14 @@ def describe(conninfo: str) -> str:
 
 def probe(conn: psycopg.Connection) -> ServerInfo:
     """Version, settings and capabilities; refuses servers dbio does not support."""
-    version_num = int(conn.execute("SHOW server_version_num").fetchone()[0])
-    version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
+    version_num = int(one_row(conn, "SHOW server_version_num")[0])
+    version = one_row(conn, "SHOW server_version")[0].split()[0]
     check_version(version_num, version)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sqlfiles.text("stats/settings.sql")).fetchall()
     settings = {r["name"]: {"setting": r["setting"], "unit": r["unit"], "source": r["source"]} for r in rows}
-    info = conn.execute(
-        "SELECT current_database(), current_user, pg_backend_pid(), "
+    info = one_row(
+        conn, "SELECT current_database(), current_user, pg_backend_pid(), "
         "current_setting('shared_buffers'), current_setting('block_size')::int, "
         "pg_size_bytes(current_setting('shared_buffers')), current_setting('max_connections')::int, "
         "current_setting('superuser_reserved_connections')::int, "
@@ -206,14 +207,14 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         # (and its system identifier where this role may read it: clusters made alike differ there)
         "coalesce(CASE WHEN has_function_privilege('pg_control_system()', 'execute') "
         "THEN (SELECT system_identifier::text FROM pg_control_system()) END, '?') || ':' || "
-        "date_part('epoch', pg_postmaster_start_time())::text || ':' || current_setting('port')").fetchone()
+        "date_part('epoch', pg_postmaster_start_time())::text || ':' || current_setting('port')")
     database, user, pid, _, block_size, shared_buffers, max_conn, su_reserved, in_use, is_super, identity = info
     if block_size != 8192:
         raise UsageError(f"the server uses {block_size}-byte blocks; dbio's one-row-per-block tables need 8192",
                          "use a server built with the default 8 KiB block size")
     reserved = su_reserved
     if version_num >= 160000:
-        reserved += int(conn.execute("SHOW reserved_connections").fetchone()[0])
+        reserved += int(one_row(conn, "SHOW reserved_connections")[0])
     local = _is_local(conn, pid)
     data_directory = settings.get("data_directory", {}).get("setting")
     if data_directory is None and local:
@@ -240,7 +241,7 @@ def probe(conn: psycopg.Connection) -> ServerInfo:
         has_io_view=version_num >= 160000, io_view_has_wal=version_num >= 180000,
         has_backend_cpu=local, can_see_waits=True, data_directory=data_directory, local=local,
         direct_io=direct, missing=tuple(missing),
-        read_only=bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]),
+        read_only=bool(one_row(conn, "SELECT pg_is_in_recovery()")[0]),
         **facts.capability_facts(settings, data_directory=data_directory, local=local))
     return ServerInfo(caps=caps, settings=settings, database=database, user=user,
                       description=describe_connection(conn, version), cache_bytes=int(shared_buffers),

@@ -44,10 +44,10 @@ def recovery(lines: list[str]) -> dict[str, Any]:
             out["started_at"] = when
         elif "automatic recovery in progress" in message:
             out["crash_recovery"] = True
-        elif _REDO_START.search(message):
-            out["redo_start_lsn"], out["redo_started_at"] = _REDO_START.search(message).group(1), when
-        elif _REDO_DONE.search(message):
-            out["redo_done_lsn"], out["redo_done_at"] = _REDO_DONE.search(message).group(1), when
+        elif redo_start := _REDO_START.search(message):
+            out["redo_start_lsn"], out["redo_started_at"] = redo_start.group(1), when
+        elif redo_done := _REDO_DONE.search(message):
+            out["redo_done_lsn"], out["redo_done_at"] = redo_done.group(1), when
             elapsed = _ELAPSED.search(message)
             out["redo_seconds"] = float(elapsed.group(1)) if elapsed else None
         elif "ready to accept connections" in message:

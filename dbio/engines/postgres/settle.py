@@ -15,6 +15,7 @@ import psycopg
 from psycopg import sql
 
 from dbio.engines.postgres import sqlfiles
+from dbio.engines.postgres.rows import one_row
 from dbio.units import format_bytes
 
 # WAL a VACUUM of a data set at rest writes for its own bookkeeping (the tables' statistics in
@@ -28,10 +29,10 @@ def settle(conn: psycopg.Connection) -> dict[str, Any] | None:
     data set was at rest."""
     tables = conn.execute(sqlfiles.text("settle/data_tables.sql")).fetchall()
     started = time.monotonic()
-    before = conn.execute(sqlfiles.text("settle/wal_position.sql")).fetchone()[0]
+    before = one_row(conn, sqlfiles.text("settle/wal_position.sql"))[0]
     for schema, table in tables:
         conn.execute(sqlfiles.composed("settle/vacuum.sql", table=sql.Identifier(schema, table)))
-    vacuum_wal = int(conn.execute(sqlfiles.text("settle/wal_since.sql"), (before,)).fetchone()[0])
+    vacuum_wal = int(one_row(conn, sqlfiles.text("settle/wal_since.sql"), (before,))[0])
     if vacuum_wal < AT_REST_WAL_BYTES:
         return None
     checkpoint = "done"

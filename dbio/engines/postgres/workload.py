@@ -13,6 +13,7 @@ from psycopg import sql
 from dbio.engines.base import SliceRequest, SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
 from dbio.engines.postgres.exclusive import INSTALL, LOCK_KEYS
+from dbio.engines.postgres.rows import one_row, one_row_async
 from dbio.errors import DbioError, UsageError
 
 KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS: the loop's kinds 1 to 4
@@ -41,9 +42,9 @@ def install(conn: psycopg.Connection) -> None:
                 if catalog.tag_id(comment) == setup_id or comment == catalog.LEGACY_LOOP_TAG:
                     conn.execute(sql.SQL("DROP PROCEDURE {}").format(sql.SQL(signature)))
             conn.execute(sqlfiles.text("slice.sql"))
-            signature = conn.execute(
-                "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-                "WHERE n.nspname = 'dbio' AND p.proname = 'slice'").fetchone()[0]
+            signature = one_row(
+                conn, "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = 'dbio' AND p.proname = 'slice'")[0]
             conn.execute(sql.SQL("COMMENT ON PROCEDURE {} IS {}").format(sql.SQL(signature),
                                                                         sql.Literal(catalog.tag(setup_id))))
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
@@ -72,7 +73,7 @@ def hold_barrier(conn: psycopg.Connection, run_id: int) -> None:
 
 def waiting_at_barrier(conn: psycopg.Connection, run_id: int) -> int:
     classid, objid = advisory_key(run_id)
-    return int(conn.execute(sqlfiles.text("barrier_waiting.sql"), {"classid": classid, "objid": objid}).fetchone()[0])
+    return int(one_row(conn, sqlfiles.text("barrier_waiting.sql"), {"classid": classid, "objid": objid})[0])
 
 
 def release(conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float,
@@ -82,6 +83,9 @@ def release(conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: f
     row = conn.execute(sqlfiles.text("release.sql"),
                        {"run_id": run_id, "warmup": warmup, "run_time": run_time, "start": start}).fetchone()
     conn.execute("SELECT pg_advisory_unlock(%s::bigint)", (run_id,))
+    if row is None:  # its control row, made by prepare_run, was deleted since: the sessions have no start
+        raise DbioError(f"run {run_id} cannot start: its row in dbio.run_control was removed after it was made",
+                        "something else changed dbio's control tables while the run started; run it again")
     return float(row[0]), float(row[1]), None if row[2] is None else float(row[2])
 
 
@@ -153,24 +157,22 @@ def _escape_option(value: str) -> str:
 
 
 async def init_session(conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
-    cur = await conn.execute(sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path))
-    row = await cur.fetchone()
+    row = await one_row_async(conn, sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path))
     return int(row[-1])
 
 
 def init_session_sync(conn: psycopg.Connection, schema_index: int, access_path: str) -> int:
-    row = conn.execute(sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path)).fetchone()
+    row = one_row(conn, sqlfiles.text("session_init.sql"), session_settings(schema_index, access_path))
     return int(row[-1])
 
 
 async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
     # binary results: the histogram arrays arrive without text parsing (64 sessions call every second)
-    cur = await conn.execute(sqlfiles.text("slice_call.sql"), {
+    row = await one_row_async(conn, sqlfiles.text("slice_call.sql"), {
         "run_id": request.run_id, "session": request.session, "barrier": request.barrier,
         "iterations_before": request.iterations_before, "selects_before": request.selects_before,
         "max_iterations": request.max_iterations, "think_left": request.think_left,
         "control": None if request.control is None else control_json(request.control)}, binary=True)
-    row = await cur.fetchone()
     (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
      done) = row
     return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
@@ -197,7 +199,7 @@ def explain(conn: psycopg.Connection, *, update: bool) -> list[dict[str, Any]]:
     conn.execute(sqlfiles.text("explain_update.sql" if update else "explain_select.sql"))
     try:
         args = "(1, 8, '\\x00'::bytea)" if update else "(1, 8)"
-        row = conn.execute(f"EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE {name}{args}").fetchone()
+        row = one_row(conn, f"EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE {name}{args}")
     finally:
         conn.execute(sql.SQL("DEALLOCATE {}").format(sql.Identifier(name)))
     plan = row[0]
@@ -210,8 +212,7 @@ def explain_scan(conn: psycopg.Connection, workers: int) -> list[dict[str, Any]]
     with conn.transaction():
         if workers > 0:
             conn.execute(sqlfiles.text("parallel_scan_settings.sql"), {"workers": str(workers)})
-        row = conn.execute(sqlfiles.composed("explain_scan.sql", schema=sql.Identifier(catalog.data_schema(1)))
-                           ).fetchone()
+        row = one_row(conn, sqlfiles.composed("explain_scan.sql", schema=sql.Identifier(catalog.data_schema(1))))
     plan = row[0]
     return json.loads(plan) if isinstance(plan, str) else plan
 

@@ -7,7 +7,7 @@ progress lines show it), unless the loaded one already lies there."""
 from __future__ import annotations
 
 from dbio import target as targets
-from dbio.commands import setup as setup_command
+from dbio.jobs import setup as setup_job
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.ui import UI
@@ -26,7 +26,7 @@ def relayout(config: Config, ui: UI) -> None:
 
 def prepare(config: Config, ui: UI) -> None:
     relayout(config, ui)
-    wanted = setup_command.spec_of(config)
+    wanted = setup_job.spec_of(config)
     target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
     conn = target.connect("dbio:sweep")
     try:
@@ -38,4 +38,4 @@ def prepare(config: Config, ui: UI) -> None:
         return
     where = ", ".join(wanted.places) or "the data directory"
     ui.say(f"    layout: loading the tables again over {len(wanted.places) or 1} place(s): {where}")
-    setup_command.setup(config, ui, reload=True)
+    setup_job.setup(config, ui, reload=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio.commands.sweep_step_config import step_config
+from dbio.sweep.step_config import step_config
 from dbio.errors import UsageError
 from dbio.report import verdict
 from dbio.stats import capacity as capacity_math

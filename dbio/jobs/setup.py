@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
 from dbio import load, target as targets
-from dbio.commands import dataset, standby_setup
-from dbio.commands.run import check_not_cached
+from dbio.jobs import dataset, standby_setup
+from dbio.jobs.run import check_not_cached
 from dbio.collect import host
 from dbio.config import Config
 from dbio.engines.base import Check, ServerInfo, SetupRecord, SetupSpec
@@ -88,16 +88,16 @@ def setup(config: Config, ui: UI, *, verify: bool = False, reload: bool = False,
     try:
         info = engine.probe(conn)
         if info.caps.read_only:  # a hot standby: its load is its primary's, replayed
-            record = _replayed_load(engine, conn, spec, info.description, command)
-            ui.say(f"{info.description} is a read-only server (hot standby): it holds setup {record.setup_id}, "
+            replayed = _replayed_load(engine, conn, spec, info.description, command)
+            ui.say(f"{info.description} is a read-only server (hot standby): it holds setup {replayed.setup_id}, "
                    "replicated from its primary; nothing to load")
             if verify:
-                _print_checks(ui, engine.verify(conn, record))
-            return record
+                _print_checks(ui, engine.verify(conn, replayed))
+            return replayed
         _keep_default_schema_out(target, conn, ui)
         record = engine.read_setup(conn)
         replace = record is not None and record.spec != spec
-        if replace and not reload:
+        if record is not None and replace and not reload:  # replace implies a record; mypy needs it said
             raise UsageError(f"this database holds a different load ({', '.join(record.spec.differences(spec))})",
                              f"run dbio teardown first, or {command} --reload to replace it")
         if replace or record is None or record.status != "ready":
@@ -193,12 +193,13 @@ def _load(target: targets.Target, conn, info, record: SetupRecord | None, spec: 
                         page_bytes=info.caps.page_bytes)
     record = outcome.record
     record.steps["create"] = round(record.steps.get("create", 0.0) + create_seconds, 3)
-    record.seconds = previous + (time.monotonic() - started)
+    seconds = previous + (time.monotonic() - started)
+    record.seconds = seconds
     record = engine.finish_setup(conn, record)
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in record.steps.items())
     ui.say(f"loaded {format_bytes(record.loaded_bytes or 0)} ({spec.schemas} schema{'s' if spec.schemas > 1 else ''} "
            f"x {spec.scale:,} rows{', scan table' if spec.scan_table_blocks else ''}) in "
-           f"{format_duration(record.seconds)}: {format_bytes((record.loaded_bytes or 0) / record.seconds)}/s with "
+           f"{format_duration(seconds)}: {format_bytes((record.loaded_bytes or 0) / seconds)}/s with "
            f"{record.streams} "
            f"stream{'s' if record.streams != 1 else ''} ({steps}; summed over streams)")
     return record

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from dbio import report
-from dbio.commands import baseline as baselines
-from dbio.commands import run_files
-from dbio.commands import run as run_command
-from dbio.commands import sweep_layout
-from dbio.commands.sweep_growth import next_doubling, objective_of, probe_record, search_next
-from dbio.commands.sweep_step_config import step_config
+from dbio.jobs import baseline as baselines
+from dbio.jobs import run_files
+from dbio.jobs import run as run_job
+from dbio.sweep import layout as sweep_layout
+from dbio.sweep.growth import next_doubling, objective_of, probe_record, search_next
+from dbio.sweep.step_config import step_config
 from dbio.config import Config
 from dbio.errors import DbioError, Interrupted, Terminated
 from dbio.filesystem import write_whole
@@ -75,7 +75,7 @@ def execute(directory: Path, doc: dict[str, Any], ui: UI, dsn: str | None,
 
 
 def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, dsn: str | None,
-              durations: list[float], baseline: baselines.Request | None) -> run_command.RunResult:
+              durations: list[float], baseline: baselines.Request | None) -> run_job.RunResult:
     """One step: its own run directory inside the sweep's; the step's record updated as it goes."""
     done = sum(1 for s in doc["steps"] if s["status"] == "complete")
     left = sum(1 for s in doc["steps"] if s["status"] == "pending")
@@ -92,7 +92,7 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
             sweep_layout.prepare(config, ui)
         if doc.get("op"):
             return _op_step(directory, doc, step, ui, config, durations, t0)
-        outcome = run_command.run(config, ui, directory=directory / step["name"], baseline=baseline)
+        outcome = run_job.run(config, ui, directory=directory / step["name"], baseline=baseline)
     except Interrupted:
         step["status"] = "interrupted"
         raise
@@ -115,10 +115,10 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
 def _op_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI, config: Config,
              durations: list[float], t0: float) -> Any:
     """A step of a sweep of a maintenance operation (dbio ops), recorded as a run's step is."""
-    from dbio.commands import ops as ops_command
+    from dbio.jobs import ops as ops_job
     from dbio.report import ops_model
 
-    outcome = ops_command.step(config, ui, doc["op"], directory / step["name"])
+    outcome = ops_job.step(config, ui, doc["op"], directory / step["name"])
     durations.append(time.monotonic() - t0)
     step.update(status=outcome.status, seconds=round(durations[-1], 3),
                 window_seconds=outcome.document["figures"].get("window_seconds"))
