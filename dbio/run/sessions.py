@@ -77,9 +77,11 @@ class Session:
         previous_end: float | None = None
         think_left = 0.0
         arrived = False
+        # slices done before the release's answer told dbio the start, handed over once it has (no warm-up)
+        unplaced: list[SliceResult] = []
         while not shared.stop.is_set():
-            if previous_end is None:
-                measured = clock.warmup == 0
+            if previous_end is None or clock.warmup == 0:
+                measured = clock.warmup == 0  # without warm-up, every slice is measured: no need of the start
             else:
                 assert clock.window_open is not None  # set before its first slice was placed (_until_released)
                 measured = previous_end >= clock.window_open - EPSILON
@@ -113,18 +115,30 @@ class Session:
                 self.recent.append(result)
             else:
                 self.warmup_iterations += result.iterations
-            if previous_end is None and not shared.released.is_set():
-                # the sessions go as the server releases them, and dbio learns the start from the release's
-                # answer, which a loaded host may deliver after their first slice: it waits for it
+            # The sessions go as the server releases them, and dbio learns the start from the release's answer,
+            # which a loaded host may deliver after their first slices. A warm-up's end needs the start to be
+            # known: the session waits for it (inside the warm-up). Without warm-up it goes on working, and its
+            # slices are placed on the run's timeline once the start is known (idling would lower the rate).
+            if not shared.released.is_set() and (clock.warmup > 0 or result.done):
                 await _until_released(shared)
-            if shared.on_slice is not None:
-                shared.on_slice(self, result, measured)
+            if shared.released.is_set():
+                self._place(shared, [*unplaced, result], measured)
+                unplaced.clear()
+            else:
+                unplaced.append(result)
             previous_end = result.slice_end
             think_left = result.think_left
             if result.done:
                 self.state = "done"
                 return
+        if unplaced and shared.released.is_set():  # stopped before the next slice was placed
+            self._place(shared, unplaced, True)
         self.state = "stopped"
+
+    def _place(self, shared: Shared, results: list[SliceResult], measured: bool) -> None:
+        if shared.on_slice is not None:
+            for result in results:
+                shared.on_slice(self, result, measured)
 
     def settle(self, covered_to: float) -> None:
         """A reading of its node holds the work of the slices that ended by covered_to."""

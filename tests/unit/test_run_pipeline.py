@@ -466,4 +466,9 @@ def test_a_release_answered_late_waits_for_it_and_counts_every_measured_slice_on
     figures = document["figures"]
     counted = sum(s["iterations"] for s in document["sessions"])
     assert figures["load_profile"]["statements_per_s"] * figures["window_seconds"] == pytest.approx(counted)
+    # the sessions never sat idle for it: with no warm-up they worked on, with one they waited inside it
+    assert figures["load_profile"]["statements_per_s"] == pytest.approx(STATEMENTS_PER_S, rel=0.02)
+    # the start the late answer carried was not "now" on its arrival (that made the server's clock 1.5 s
+    # behind this host's): the clocks' offset is measured apart; the fake server's clock is this host's
+    assert document["timeline"]["clock_offset_seconds"] == pytest.approx(0.0, abs=0.01)
     assert not engine.server.connections and not engine.server.runs
