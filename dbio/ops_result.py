@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio import result as results
+from dbio import ops_records, result as results
 from dbio import file_formats
 from dbio.errors import UsageError
+from dbio.ops_records import Operation
 
 FORMAT = "dbio-ops"
 FORMAT_VERSION = 1
@@ -36,6 +37,11 @@ def read(path: Path) -> dict[str, Any]:
                                  hints=("give a dbio ops directory or its result.json",
                                         "give the result.json dbio ops wrote", "render it with the dbio that wrote it",
                                         "run the operation again"))
+
+
+def read_operation(path: Path) -> Operation:
+    """An operation's result.json (or its directory), checked as read() does, as its reports read it."""
+    return ops_records.of(read(path))
 
 
 def write(directory: Path, document: dict[str, Any]) -> Path:

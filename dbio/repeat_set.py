@@ -13,6 +13,7 @@ from typing import Any
 from dbio import result as results
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
+from dbio.result_records import Result
 from dbio.stats import catalogue, spread
 
 FORMAT = "dbio-repeat"
@@ -63,7 +64,7 @@ def read(path: Path) -> dict[str, Any]:
                                                            "restore the repeat.json dbio wrote"))
 
 
-def members(path: Path) -> list[tuple[str, dict[str, Any]]]:
+def members(path: Path) -> list[tuple[str, Result]]:
     """The members that wrote a result, by name, in their order; one line when none did."""
     directory = path if path.is_dir() else path.parent
     doc = read(directory)
@@ -71,7 +72,7 @@ def members(path: Path) -> list[tuple[str, dict[str, Any]]]:
     for member in doc["members"]:
         target = directory / member["name"] / results.RESULT_FILE
         if target.exists():
-            out.append((member["name"], results.read(target)))
+            out.append((member["name"], results.read_result(target)))
     if not out:
         raise UsageError(f"{directory}: none of its {len(doc['members'])} runs wrote a result",
                          "run it again (dbio run --repeat N)")

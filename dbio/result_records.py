@@ -40,6 +40,7 @@ class Timeline:
     warmup_seconds: float | None = None
     interval_seconds: float | None = None
     start_seconds: float | None = None
+    start: str | None = None  # the instant the run started (its window may never have opened)
     window_start: str | None = None
     window_end: str | None = None
     overlap_seconds: float | None = None  # a merge's: how long its runs' windows overlap
@@ -50,7 +51,8 @@ class Timeline:
         t = _mapping(value)
         return cls(**{name: _number(t.get(name)) for name in (
             "window_seconds", "warmup_seconds", "interval_seconds", "start_seconds", "overlap_seconds",
-            "start_skew_seconds")}, window_start=t.get("window_start"), window_end=t.get("window_end"))
+            "start_skew_seconds")}, start=t.get("start"), window_start=t.get("window_start"),
+                   window_end=t.get("window_end"))
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ def report(path: Path, out: Path | None, form: str, ui: UI, capacity: dict[str, 
         if capacity is not None:
             raise UsageError("--target-iops, --latency-slo and --price read a sweep's measured steps",
                              "give a sweep's directory")
-        text = reports.render_model(ops_model.build(ops_result.read(path)), form)
+        text = reports.render_model(ops_model.build(ops_result.read_operation(path)), form)
         source = (path / results.RESULT_FILE) if path.is_dir() else path
     elif sweeps.is_sweep(path):
         directory = path if path.is_dir() else path.parent

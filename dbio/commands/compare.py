@@ -13,6 +13,7 @@ from dbio.sweep.document import load_steps
 from dbio.errors import UsageError
 from dbio.jobs.inputs import input_names
 from dbio.report import compare_model, ops_model
+from dbio.result_records import Result
 from dbio.sweep import document as sweeps
 from dbio.ui import UI
 
@@ -22,8 +23,8 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         raise UsageError("compare needs two or more results or sweeps", "give their directories")
     operations = {ops_result.is_ops(p) for p in paths}
     if operations == {True}:  # maintenance operations (dbio ops) side by side
-        output.deliver(reports.render_model(ops_model.build_compare(
-            [(label, ops_result.read(path)) for label, path in zip(input_names(paths, names), paths)]), form), out, ui)
+        named = [(label, ops_result.read_operation(path)) for label, path in zip(input_names(paths, names), paths)]
+        output.deliver(reports.render_model(ops_model.build_compare(named), form), out, ui)
         return
     if len(operations) > 1:
         raise UsageError("compare takes runs or operations (dbio ops), not both", "compare like with like")
@@ -51,23 +52,24 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
 def _build_runs(labels: list[str], paths: list[Path]) -> dict[str, Any]:
     """Results side by side; an input that is a repeat set (run --repeat N) brings all its runs, and stands
     in the sections that show one run for its median run by reads/s."""
-    named, runs = [], {}
+    named: list[tuple[str, Result]] = []
+    runs: dict[str, list[Result]] = {}
     for label, path in zip(labels, paths):
         if repeat_set.is_repeat_set(path):
-            docs = [doc for _, doc in repeat_set.members(path)]
-            complete = [doc for doc in docs if doc.get("status") == "complete"] or docs
+            found = [result for _, result in repeat_set.members(path)]
+            complete = [result for result in found if result.status == "complete"] or found
             named.append((label, median_run(complete)))
             runs[label] = complete
         else:
-            doc = results.read(path)
-            named.append((label, doc))
-            runs[label] = [doc]
+            result = results.read_result(path)
+            named.append((label, result))
+            runs[label] = [result]
     return compare_model.build(named, runs)
 
 
-def median_run(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def median_run(found: list[Result]) -> Result:
     """The run whose reads/s is the median (the lower middle one of an even number)."""
-    ordered = sorted(docs, key=lambda doc: compare_model.READS.value(doc.get("figures")) or 0.0)
+    ordered = sorted(found, key=lambda result: compare_model.READS.value(result.figures) or 0.0)
     return ordered[(len(ordered) - 1) // 2]
 
 

@@ -40,12 +40,12 @@ def read_all(directories: list[Path]) -> tuple[list[history.Entry], list[str]]:
         if ops_result.is_ops(path):
             continue  # a maintenance operation's timing: no reads/s to trend
         try:
-            doc = results.read(path)
+            result = results.read_result(path)
         except UsageError as exc:
             unreadable.append(str(exc.args[0]) if exc.args else str(path))
             continue
         run_dir = path.parent
-        found = history.entry(doc, str(run_dir), doc.get("verdict") or verdict.summary(doc))
+        found = history.entry(result, str(run_dir), result.verdict or verdict.summary(result))
         sweep = run_dir.parent
         if (sweep / SWEEP_FILE).is_file():
             steps.setdefault(sweep, []).append(found)

@@ -7,16 +7,16 @@ then the latency histograms and the per-second series overlaid.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from dbio import sweep_records
 from dbio.report import fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.sweep_records import Sweep
 from dbio.report.tables import table
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue, compare, series, spread
-from dbio.stats.catalogue import STATEMENT_LABELS, figures_of
-from dbio.stats.counters import get
+from dbio.stats.catalogue import STATEMENT_LABELS
 
 # The headline figures compared, in this order (the catalogue says how each compares and whether
 # its per-interval series judges noise).
@@ -32,21 +32,24 @@ MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read", "io_worker_cpu_wait_u
 EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
                                "efficiency_reader_cpu")
 EFFICIENCY_READS = EFFICIENCY[1]
-# What a reader must see first: the inputs that differ.
+# What a reader must see first: the inputs that differ (each named by its place in result.json).
 CONTEXT_KEYS = ("config.workload", "config.instance", "environment.server.settings", "environment.host",
                 "environment.storage.data_directory")
 IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir",
            "environment.storage.data_directory.path")
 
 
-Runs = dict[str, list[dict[str, Any]]]  # each input's repeated runs (run --repeat), by its name
+Runs = Mapping[str, Sequence[Doc]]  # each input's repeated runs (run --repeat), by its name
+Named = list[tuple[str, Result]]  # each input's name and its result
 
 
-def build(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> dict[str, Any]:
-    """named: each input's name and its result (for a repeat set, its median run); runs: each input's runs
+def build(given: Sequence[tuple[str, Doc]], given_runs: Runs | None = None) -> dict[str, Any]:
+    """given: each input's name and its result (for a repeat set, its median run); given_runs: each input's runs
     when any input is a repeat set (a single result: a list of one), judged by their run-to-run spread."""
+    named = [(name, of(doc)) for name, doc in given]
     names = [n for n, _ in named]
-    runs = runs if runs and any(len(docs) > 1 for docs in runs.values()) else None
+    runs = {name: [of(d) for d in docs] for name, docs in given_runs.items()} \
+        if given_runs and any(len(docs) > 1 for docs in given_runs.values()) else None
     sections = [_context(named), *([repeats_section(named, runs)] if runs else []), _figures(named, runs),
                 conditions_section(named), _histograms(named)]
     findings = []
@@ -56,7 +59,7 @@ def build(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> 
                          "message": "besides their settings, the runs' conditions differed: " + "; ".join(differed)
                                     + ": a difference in their figures may come from these, not from the settings"})
     for name, doc in named:
-        say = words.translator(doc.get("capabilities") or {}) or str  # each result in its engine's words
+        say = words.translator(doc.capabilities) or str  # each result in its engine's words
         for f in verdict.findings(doc):
             if f.level in ("invalid", "warning") and f.code != "overhead":
                 findings.append({"level": f.level, "code": f.code, "message": f"{name}: {say(f.message)}"})
@@ -70,30 +73,31 @@ def build(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> 
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare",
         "title": "dbio compare: " + " vs ".join(names),
-        "run": {"status": "complete", "run_id": ", ".join(str(d.get("run_id")) for _, d in named),
-                "dbio_version": named[0][1].get("dbio_version")},
+        "run": {"status": "complete", "run_id": ", ".join(str(d.run_id) for _, d in named),
+                "dbio_version": named[0][1].dbio_version},
         "headline_text": _headline_text(named, runs),
         "headline": [],
         "findings": findings,
         "sections": [s for s in sections if s.get("tables") or s.get("lines") or s.get("pairs")],
         "overlay": _overlay(named),
-        "histogram_overlay": {name: catalogue.histogram(figures_of(doc), "select") or [] for name, doc in named},
+        "histogram_overlay": {name: catalogue.histogram(doc.figures, "select") or [] for name, doc in named},
         "charts": [["overlay_iops", "overlay"], ["overlay_latency", "overlay"],
                    ["overlay_histogram", "histogram_overlay"]],
     }
 
 
-def busy_method(doc: dict[str, Any]) -> str | None:
+def busy_method(doc: Result) -> str | None:
     """How the result counted the host's busy CPU (stats/host_cpu.py): results before it was kept summed ticks;
     None without host CPU figures."""
-    host = (figures_of(doc).get("cpu") or {}).get("host") or {}
+    host = (doc.figures.get("cpu") or {}).get("host") or {}
     return str(host.get("busy_method") or "ticks") if host else None
 
 
-def _context(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _context(named: Named) -> dict[str, Any]:
+    inputs = [(name, _inputs(doc)) for name, doc in named]
     rows = []
     for prefix in CONTEXT_KEYS:
-        parts = [(name, _pick(doc, prefix)) for name, doc in named]
+        parts = [(name, dict(each[prefix])) for name, each in inputs]
         for key, values in compare.differences(parts):
             full = f"{prefix}.{key}"
             if any(full.startswith(i) for i in IGNORED):
@@ -118,12 +122,11 @@ CONDITIONS: tuple[tuple[str, str, float], ...] = (
 )
 
 
-def _condition_values(doc: dict[str, Any]) -> dict[str, float | None]:
-    f = figures_of(doc)
-    return {name: catalogue.figure(name).value(f) for name, _, _ in CONDITIONS}
+def _condition_values(doc: Result) -> dict[str, float | None]:
+    return {name: catalogue.figure(name).value(doc.figures) for name, _, _ in CONDITIONS}
 
 
-def conditions_differ(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def conditions_differ(named: Named) -> list[str]:
     """Each condition that differed between the runs beyond its tolerance, in words (pure)."""
     out = []
     values = [(name, _condition_values(doc)) for name, doc in named]
@@ -142,7 +145,7 @@ def conditions_differ(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return out
 
 
-def conditions_section(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def conditions_section(named: Named) -> dict[str, Any]:
     """The runs' conditions side by side: what they shared the window with, besides their settings."""
     values = [_condition_values(doc) for _, doc in named]
     rows = [[catalogue.figure(key).label, *[{"value": v[key], "kind": catalogue.figure(key).kind} for v in values]]
@@ -154,12 +157,12 @@ def conditions_section(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any
         if rows else []}
 
 
-def _marked(name: str, doc: dict[str, Any]) -> str:
+def _marked(name: str, doc: Result) -> str:
     """A result's name where its figures are quoted, marked when it is not a storage result."""
     return f"{name} {verdict.INVALID_MARK}" if verdict.invalid(doc) else name
 
 
-def _figures(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> dict[str, Any]:
+def _figures(named: Named, runs: dict[str, list[Result]] | None = None) -> dict[str, Any]:
     """The headline figures side by side; with repeated runs, each side's value is the median of its runs and the
     verdict judges the difference of the medians against the runs' spread (stats/spread.py)."""
     base_name, base = named[0]
@@ -170,14 +173,14 @@ def _figures(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) 
         columns += [_marked(name, doc), "delta", "delta %", "verdict"]
         kinds += ["mixed", "mixed", "delta_pct", "text"]
     rows = []
-    measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(figures_of(doc)) is not None for _, doc in named))
+    measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(doc.figures) is not None for _, doc in named))
     at = FIGURES.index(LATENCY) + 1  # beside the latency it is part of
     shown = FIGURES[:at] + measured + FIGURES[at:]
 
-    def value(fig: catalogue.Figure, name: str, doc: dict[str, Any]) -> Any:
+    def value(fig: catalogue.Figure, name: str, doc: Result) -> Any:
         if runs is None:
-            return fig.value(figures_of(doc))
-        found = spread.spread([fig.value(figures_of(d)) for d in runs[name]])
+            return fig.value(doc.figures)
+        found = spread.spread([fig.value(d.figures) for d in runs[name]])
         return None if found is None else found.median
 
     for fig in shown + (EFFICIENCY if _all_have_baseline(doc for _, doc in named) else ()):
@@ -185,7 +188,7 @@ def _figures(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) 
         for name, doc in named[1:]:
             change = catalogue.Change(fig, value(fig, base_name, base), value(fig, name, doc))
             if runs is not None:
-                judged = spread.judge(*[[fig.value(figures_of(d)) for d in runs[n]] for n in (base_name, name)]).words()
+                judged = spread.judge(*[[fig.value(d.figures) for d in runs[n]] for n in (base_name, name)]).words()
             else:
                 judged = _judge(base, doc, str(fig.series)) if fig.noise else ""
             row += [{"value": change.other, "kind": fig.kind}, {"value": change.absolute, "kind": change.absolute_kind},
@@ -216,21 +219,21 @@ ONE_RUN_EACH = (f"one run each: the verdict sees each run's own interval-to-inte
                 f"--repeat {spread.MIN_RUNS} to judge run-to-run noise")
 
 
-def repeats_section(named: list[tuple[str, dict[str, Any]]], runs: Runs) -> dict[str, Any]:
+def repeats_section(named: Named, runs: dict[str, list[Result]]) -> dict[str, Any]:
     """Each input's runs: the spread of each headline figure (median, min, max, how far apart), and which run
     stands for the input in the sections that show one run (its median run by reads/s)."""
     rows = []
     for name in (n for n, _ in named):
         for fig_name in ("reads_per_s", "avg_read_us"):
             fig = catalogue.figure(fig_name)
-            found = spread.spread([fig.value(figures_of(d)) for d in runs[name]])
+            found = spread.spread([fig.value(d.figures) for d in runs[name]])
             if found is None:
                 continue
             rows.append([name, fig.label, found.n, {"value": found.median, "kind": fig.kind},
                          {"value": found.low, "kind": fig.kind}, {"value": found.high, "kind": fig.kind},
                          found.spread_pct])
     lines = [f"{name}: the differences, conditions and histograms shown are those of its median run by reads/s, "
-             f"{doc.get('run_id')}" for name, doc in named if len(runs[name]) > 1]
+             f"{doc.run_id}" for name, doc in named if len(runs[name]) > 1]
     return {"id": "repeats", "title": "Run-to-run spread", "lines": lines, "tables": [table(
         "compare_repeats", "", ["", "figure", "runs", "median", "min", "max", "(max - min) / median %"],
         ["text", "text", "count", "mixed", "mixed", "mixed", "pct"], rows)]}
@@ -257,23 +260,22 @@ def _one_unit(row: list[Any]) -> list[Any]:
     return row
 
 
-def _judge(a: dict[str, Any], b: dict[str, Any], key: str) -> str:
-    def sample(doc: dict[str, Any]) -> compare.Sample | None:
+def _judge(a: Result, b: Result, key: str) -> str:
+    def sample(doc: Result) -> compare.Sample | None:
         return compare.sample([r.get(key) for r in _measured(doc)])
 
     return compare.judge(sample(a), sample(b))
 
 
-def _measured(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _measured(doc: Result) -> list[dict[str, Any]]:
     """The run's whole measured intervals, labelled in seconds after the end of warm-up."""
-    rows = series.labelled(doc.get("series") or [], get(doc, "timeline", "warmup_seconds") or 0)
-    return series.measured(rows)
+    return series.measured(series.labelled(doc.series, doc.timeline.warmup_seconds or 0))
 
 
-def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _histograms(named: Named) -> dict[str, Any]:
     tables = []
     for kind in ("select", "update"):
-        per = [(name, buckets) for name, doc in named if (buckets := catalogue.histogram(figures_of(doc), kind))]
+        per = [(name, buckets) for name, doc in named if (buckets := catalogue.histogram(doc.figures, kind))]
         if len(per) < len(named):  # a run without this kind's buckets: nothing to set beside the others
             continue
         labels = [b["bucket"] for b in per[0][1]]
@@ -291,7 +293,7 @@ def _histograms(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     return {"id": "histograms", "title": "Latency histograms", "tables": tables}
 
 
-def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _overlay(named: Named) -> dict[str, Any]:
     lines = []
     for name, doc in named:
         rows = _measured(doc)
@@ -302,19 +304,19 @@ def _overlay(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     return {"lines": lines}
 
 
-def _headline_text(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = None) -> str:
+def _headline_text(named: Named, runs: dict[str, list[Result]] | None = None) -> str:
     if runs is not None:
         return _repeated_headline(named, runs)
     base_name, base = named[0]
     parts = []
     for name, doc in named[1:]:
-        reads = READS.change(figures_of(base), figures_of(doc)).pct
-        latency = LATENCY.change(figures_of(base), figures_of(doc)).pct
+        reads = READS.change(base.figures, doc.figures).pct
+        latency = LATENCY.change(base.figures, doc.figures).pct
         text = f"{name} vs {base_name}:"
         text += f" reads/s {reads:+.1f}%" if reads is not None else " reads/s -"
         if latency is not None:
             text += f", avg read latency {latency:+.1f}%"
-        efficiency = EFFICIENCY_READS.change(figures_of(base), figures_of(doc))
+        efficiency = EFFICIENCY_READS.change(base.figures, doc.figures)
         if efficiency.base is not None and efficiency.other is not None:
             text += f", efficiency {efficiency.base:.2f} -> {efficiency.other:.2f} of the raw reads/s"
         invalid = [n for n, d in ((name, doc), (base_name, base)) if verdict.invalid(d)]
@@ -328,12 +330,12 @@ def _headline_text(named: list[tuple[str, dict[str, Any]]], runs: Runs | None = 
     return "; ".join(parts)
 
 
-def _repeated_headline(named: list[tuple[str, dict[str, Any]]], runs: Runs) -> str:
+def _repeated_headline(named: Named, runs: dict[str, list[Result]]) -> str:
     """Medians said to be medians, and the verdict of reads/s against the runs' spread."""
     base_name = named[0][0]
     parts = []
     for name, doc in named[1:]:
-        judged = spread.judge(*[[READS.value(figures_of(d)) for d in runs[n]] for n in (base_name, name)])
+        judged = spread.judge(*[[READS.value(d.figures) for d in runs[n]] for n in (base_name, name)])
         counts = f"{len(runs[name])} vs {len(runs[base_name])} runs"
         pct = judged.median_pct
         text = f"{name} vs {base_name}: median reads/s " + (f"{pct:+.1f}%" if pct is not None else "-")
@@ -341,12 +343,14 @@ def _repeated_headline(named: list[tuple[str, dict[str, Any]]], runs: Runs) -> s
     return "; ".join(parts)
 
 
-def _all_have_baseline(docs: Any) -> bool:
-    return all(EFFICIENCY_READS.value(figures_of(doc)) is not None for doc in docs)
+def _all_have_baseline(docs: Iterable[Result]) -> bool:
+    return all(EFFICIENCY_READS.value(doc.figures) is not None for doc in docs)
 
 
-def _pick(doc: dict[str, Any], dotted: str) -> Any:
-    return get(doc, *dotted.split(".")) or {}
+def _inputs(doc: Result) -> dict[str, Mapping[str, Any]]:
+    """What a comparison names first when it differs, by CONTEXT_KEYS' names."""
+    return dict(zip(CONTEXT_KEYS, (doc.config.workload, doc.config.instance, doc.environment.settings,
+                                   doc.environment.host, doc.environment.storage.data_directory)))
 
 
 def _show(value: Any) -> str:

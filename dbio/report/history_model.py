@@ -19,10 +19,10 @@ TREND_GROUPS = 6  # configurations drawn in the trend chart (those with most run
 
 def build(entries: Sequence[Entry], where: Sequence[str], unreadable: Sequence[str]) -> dict[str, Any]:
     ordered = history.group(list(entries))
-    beyond = [(e, change) for e in ordered if (change := e.change) and change["judged"] == "beyond noise"]
+    beyond = [(e, change) for e in ordered if (change := e.change) and change.beyond_noise]
     findings = [{"level": "warning", "code": "change_beyond_noise",
-                 "message": f"{_when(e.when)} {Path(e.path).name}: reads/s {change['pct']:+.1f}% against "
-                            f"{change['against']}: beyond the runs' noise"} for e, change in beyond]
+                 "message": f"{_when(e.when)} {Path(e.path).name}: reads/s {change.pct:+.1f}% against "
+                            f"{change.against}: beyond the runs' noise"} for e, change in beyond]
     if unreadable:
         shown = "; ".join(unreadable[:5]) + (f"; and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
         findings.append({"level": "warning", "code": "unreadable", "message": f"not listed: {shown}"})
@@ -65,7 +65,7 @@ def _verdict(e: Entry) -> str:
 def _change(e: Entry) -> Any:
     if e.change is None:
         return None
-    return f"{e.change['pct']:+.1f}% ({e.change['judged']})"
+    return f"{e.change.pct:+.1f}% ({e.change.judged})"
 
 
 def _changed(e: Entry) -> str:
@@ -113,5 +113,5 @@ def _trend(ordered: list[Entry]) -> dict[str, Any]:
     return {g: {"t": [datetime.fromisoformat(e.when).timestamp() for e in by_group[g] if e.when],
                 "reads_per_s": [e.reads_per_s for e in by_group[g]],
                 "valid": [e.valid is not False for e in by_group[g]],
-                "beyond": [bool(e.change and e.change["judged"] == "beyond noise") for e in by_group[g]]}
+                "beyond": [bool(e.change and e.change.beyond_noise) for e in by_group[g]]}
             for g in kept}

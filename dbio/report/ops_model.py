@@ -5,90 +5,95 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from dbio import sweep_records
+from dbio import ops_records, sweep_records
+from dbio.ops_records import Doc, Operation, of
 from dbio.report import fmt
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare
-from dbio.stats.counters import get
 
 DEVICE_COLUMNS = ("reads_per_s", "read_mib_per_s", "avg_read_us", "writes_per_s", "write_mib_per_s", "avg_write_us",
                   "utilization_pct", "avg_queue")
 TITLES = {"load": "load", "index": "index creation", "backup": "base backup", "recovery": "crash recovery",
           "checkpoint": "checkpoint"}
+SECONDS, BYTES, MB_PER_S = (catalogue.ops_figure(n) for n in ("ops_seconds", "ops_bytes", "ops_mb_per_s"))
+PER_GB, SHARE, CHECKPOINTS, REPLAYED = (catalogue.ops_figure(n) for n in (
+    "recovery_seconds_per_gb", "backup_share_of_sequential", "checkpoints_during", "wal_replayed_bytes"))
 
 
-def build(doc: dict[str, Any]) -> dict[str, Any]:
-    f, operation = doc["figures"], doc["operation"]
+def build(doc: Doc) -> dict[str, Any]:
+    op = of(doc)
+    f, operation = op.figures, op.operation
     shown = catalogue.ops_figures(operation)
-    sections = [_operation(doc), {"id": "figures", "title": "Figures", "tables": [table(
+    sections = [_operation(op), {"id": "figures", "title": "Figures", "tables": [table(
         "figures", "", ["Figure", "Value", "Unit", "How"], ["text", "mixed", "text", "text"],
-        [[x.label, _mixed(x, f), x.unit, x.how] for x in shown])]}, _devices(f), _cpu(f), _log(doc)]
+        [[x.label, _mixed(x, f), x.unit, x.how] for x in shown])]}, _devices(op), _cpu(op), _log(op)]
     return {
         "format": "dbio-report", "format_version": 1, "kind": "ops",
-        "title": f"dbio ops {operation}: {doc.get('label') or TITLES.get(operation, operation)}",
-        "run": {"label": doc.get("label"), "status": doc.get("status"), "status_reason": doc.get("status_reason"),
-                "dbio_version": doc.get("dbio_version")},
-        "findings": findings(doc), "not_measured": [], "headline_text": headline(doc),
+        "title": f"dbio ops {operation}: {op.label or TITLES.get(operation, operation)}",
+        "run": {"label": op.label, "status": op.status, "status_reason": op.status_reason,
+                "dbio_version": op.dbio_version},
+        "findings": findings(op), "not_measured": [], "headline_text": headline(op),
         "headline": [{"label": x.label, "value": x.value(f), "kind": x.kind} for x in shown[:3]],
         "sections": [s for s in sections if s.get("tables") or s.get("pairs") or s.get("lines")],
         "series": {}, "histograms": {}, "events": [], "charts": [],
     }
 
 
-def headline(doc: dict[str, Any]) -> str:
+def headline(doc: Doc) -> str:
     """One line: what was done, how long it took, at what rate (and per GB of WAL for a recovery)."""
-    f, operation = doc["figures"], doc["operation"]
-    title = "cold backup" if get(doc, "detail", "format") == "cold copy" else TITLES.get(operation, operation)
-    text = (f"{title}: {fmt.smart(f.get('seconds'))} s, "
-            f"{_mb(f.get('bytes'))} at {fmt.smart(f.get('mb_per_s'))} MB/s")
-    per_gb = get(f, "recovery", "seconds_per_gb")
+    op = of(doc)
+    f, operation = op.figures, op.operation
+    title = "cold backup" if op.detail.format == "cold copy" else TITLES.get(operation, operation)
+    text = (f"{title}: {fmt.smart(SECONDS.value(f))} s, "
+            f"{_mb(BYTES.value(f))} at {fmt.smart(MB_PER_S.value(f))} MB/s")
+    per_gb = PER_GB.value(f)
     if operation == "recovery":
         text += f", {fmt.smart(per_gb)} s per GB of WAL replayed" if per_gb is not None else \
-            (", no redo in the log" if doc.get("status") == "complete" else "")
-        text += f" ({recovery_kind(doc)})"
-    share = get(f, "backup", "share_of_sequential")
+            (", no redo in the log" if op.status == "complete" else "")
+        text += f" ({recovery_kind(op)})"
+    share = SHARE.value(f)
     if share is not None:
         text += f", {share:.2f} x the device's sequential read rate"
-    if doc.get("status") != "complete":
-        text += f" ({doc.get('status')}: figures cover the part that ran)"
+    if op.status != "complete":
+        text += f" ({op.status}: figures cover the part that ran)"
     return text
 
 
-def recovery_kind(doc: dict[str, Any]) -> str:
+def recovery_kind(doc: Doc) -> str:
     """What a recovery measured: replaying first changes (full-page images, WAL reads only), or redo
     that reads back the blocks it changes again (random reads, as the white paper's test)."""
-    detail = doc.get("detail") or {}
-    asked, done, span = detail.get("changes_per_block"), detail.get("changes_per_block_done"), detail.get("span_blocks")
-    if not isinstance(asked, int) or asked <= 1 or not isinstance(done, (int, float)) or not span:
+    detail = of(doc).detail
+    asked, done, span = detail.changes_per_block, detail.changes_per_block_done, detail.span_blocks
+    if asked is None or asked <= 1 or done is None or not span:
         return ("each block changed once after the checkpoint: redo restored it from its full-page image and "
                 "read only WAL")
     return (f"each of {span:,} blocks changed {done:.1f} times after the checkpoint, over four times the buffer "
             "cache or more: redo read back the blocks it had evicted, as random reads")
 
 
-def findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def findings(doc: Doc) -> list[dict[str, Any]]:
+    op = of(doc)
     out = []
-    if doc.get("status") != "complete":
+    if op.status != "complete":
         out.append({"level": "warning", "code": "status",
-                    "message": f"the operation {doc.get('status')}: {doc.get('status_reason') or 'see the log'}"})
-    if (get(doc, "figures", "recovery", "checkpoints_during") or 0) > 0:
+                    "message": f"the operation {op.status}: {op.status_reason or 'see the log'}"})
+    if (CHECKPOINTS.value(op.figures) or 0) > 0:
         out.append({"level": "warning", "code": "checkpoint",
                     "message": "a checkpoint ran while WAL accumulated: recovery replayed only the WAL after it"})
-    other = _other_reads(doc)
+    other = _other_reads(op)
     if other is not None:
         out.append({"level": "warning", "code": "other_io", "message": other})
-    if doc.get("operation") == "recovery" and get(doc, "figures", "recovery", "wal_replayed_bytes") is None \
-            and doc.get("status") == "complete":
+    if op.operation == "recovery" and REPLAYED.value(op.figures) is None and op.status == "complete":
         out.append({"level": "warning", "code": "redo", "message": "the server log shows no redo for this start"})
     return out
 
 
-def _other_reads(doc: dict[str, Any]) -> str | None:
+def _other_reads(op: Operation) -> str | None:
     """A checkpoint only writes: a device that read more than a tenth of what it wrote served
     another process too, and its figures are not the checkpoint's alone."""
-    if doc.get("operation") != "checkpoint":
+    if op.operation != "checkpoint":
         return None
-    for name, device in sorted((get(doc, "figures", "devices") or {}).items()):
+    for name, device in sorted(op.devices.items()):
         read, written = device.get("read_bytes"), device.get("write_bytes")
         if read is not None and written is not None and read > max(0.1 * written, 1 << 20):
             return (f"{name} read {read / 1e6:,.1f} MB while the checkpoint wrote {written / 1e6:,.1f} MB: another "
@@ -96,7 +101,7 @@ def _other_reads(doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _mixed(x: catalogue.Figure, f: dict[str, Any]) -> dict[str, Any]:
+def _mixed(x: catalogue.Figure, f: Mapping[str, Any]) -> dict[str, Any]:
     return {"value": x.value(f), "kind": x.kind}
 
 
@@ -104,22 +109,22 @@ def _mb(nbytes: Any) -> str:
     return "-" if nbytes is None else f"{nbytes / 1e6:,.1f} MB"
 
 
-def _operation(doc: dict[str, Any]) -> dict[str, Any]:
-    pairs = [("Operation", doc.get("operation")), ("Status", doc.get("status")), ("Started", doc.get("created_at")),
-             ("Server", get(doc, "environment", "server", "description") or "-")]
-    for role, paths in (doc.get("places") or {}).items():
+def _operation(op: Operation) -> dict[str, Any]:
+    pairs = [("Operation", op.operation), ("Status", op.status), ("Started", op.created_at),
+             ("Server", op.environment.server.get("description") or "-")]
+    for role, paths in op.places.items():
         pairs.append((f"Place ({role})", ", ".join(paths)))
-    for key, value in (get(doc, "config", "ops") or {}).items():
+    for key, value in op.asked.items():
         if value is not None:
             pairs.append((f"Asked: {key}", str(value)))
-    command = get(doc, "detail", "command")
+    command = op.detail.command
     if command:
         pairs.append(("Command", " ".join(command)))
     return {"id": "operation", "title": "Operation", "pairs": [(k, str(v)) for k, v in pairs]}
 
 
-def _devices(f: dict[str, Any]) -> dict[str, Any]:
-    devices = f.get("devices") or {}
+def _devices(op: Operation) -> dict[str, Any]:
+    devices = op.devices
     members = [catalogue.member(catalogue.DEVICE_FIGURES, n) for n in DEVICE_COLUMNS]
     rows = [[name, ", ".join(d.get("roles") or []) or "-", *[m.value(d) for m in members]]
             for name, d in sorted(devices.items())]
@@ -129,8 +134,8 @@ def _devices(f: dict[str, Any]) -> dict[str, Any]:
         rows, notes)] if rows else []}
 
 
-def _cpu(f: dict[str, Any]) -> dict[str, Any]:
-    host = get(f, "cpu", "host")
+def _cpu(op: Operation) -> dict[str, Any]:
+    host = op.host_cpu
     if not host:
         return {"id": "cpu", "title": "Host CPU"}
     return {"id": "cpu", "title": "Host CPU (over the timed part)", "pairs": [
@@ -139,34 +144,34 @@ def _cpu(f: dict[str, Any]) -> dict[str, Any]:
         ("Busy CPUs", fmt.smart(host.get("busy_cores")))]}
 
 
-def _log(doc: dict[str, Any]) -> dict[str, Any]:
-    lines = get(doc, "detail", "log", "lines") or []
-    return {"id": "log", "title": "Server log of the recovery", "lines": list(lines)}
+def _log(op: Operation) -> dict[str, Any]:
+    return {"id": "log", "title": "Server log of the recovery", "lines": list(op.detail.log_lines)}
 
 
 # -- several operations side by side ------------------------------------------------------------
 
-def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def build_compare(given: Sequence[tuple[str, Doc]]) -> dict[str, Any]:
     """Operations' figures side by side with deltas against the first (one operation kind)."""
-    operations = {doc["operation"] for _, doc in named}
+    named = [(name, of(doc)) for name, doc in given]
+    operations = {op.operation for _, op in named}
     shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
     columns, kinds = ["Figure", named[0][0]], ["text", "mixed"]
     for name, _ in named[1:]:
         columns += [name, "delta %"]
         kinds += ["mixed", "delta_pct"]
     rows = []
-    base = named[0][1]["figures"]
+    base = named[0][1].figures
     for x in shown:
         row: list[Any] = [x.label, _mixed(x, base)]
-        for _, doc in named[1:]:
-            row += [_mixed(x, doc["figures"]), compare.Delta(x.value(base), x.value(doc["figures"])).pct]
+        for _, op in named[1:]:
+            row += [_mixed(x, op.figures), compare.Delta(x.value(base), x.value(op.figures)).pct]
         rows.append(row)
     names = [n for n, _ in named]
     lines = [] if len(operations) == 1 else [f"different operations: {', '.join(sorted(operations))}"]
     return {
         "format": "dbio-compare", "format_version": 1, "kind": "compare",
         "title": "dbio compare (operations): " + " vs ".join(names),
-        "run": {"status": "complete", "dbio_version": named[0][1].get("dbio_version")},
+        "run": {"status": "complete", "dbio_version": named[0][1].dbio_version},
         "headline_text": "; ".join(f"{n}: {headline(d)}" for n, d in named),
         "headline": [], "findings": [{**x, "message": f"{n}: {x['message']}"} for n, d in named for x in findings(d)],
         "not_measured": [],
@@ -178,7 +183,7 @@ def build_compare(named: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
 
 # -- a sweep whose steps are an operation (dbio sweep --op) ----------------------------------------
 
-def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, ops_records.Doc]) -> dict[str, Any]:
     """One row per step: the knobs it varied, its status and the operation's figures."""
     sweep = sweep_records.of(doc)
     operation = _operation_of(sweep)
@@ -186,10 +191,10 @@ def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, Mapping[str, Any
     keys = sorted({k for step in sweep.steps for k in step.values})
     rows = []
     for step in sweep.steps:
-        f = (step_docs.get(step.name) or {}).get("figures") or {}
+        f = _step_figures(step_docs, step.name)
         rows.append([step.name, *[step.values.get(k) for k in keys], step.status,
                      *[_mixed(x, f) for x in shown]])
-    done = [d for d in step_docs.values() if d.get("status") == "complete"]
+    done = [d for d in step_docs.values() if of(d).status == "complete"]
     return {
         "format": "dbio-report", "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep of {TITLES.get(operation, operation)}: {sweep.label or sweep.created_at}",
@@ -202,6 +207,12 @@ def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, Mapping[str, Any
     }
 
 
+def _step_figures(step_docs: Mapping[str, ops_records.Doc], name: str) -> Mapping[str, Any]:
+    """The figures of a step's operation; none when the step wrote no result."""
+    found = step_docs.get(name)
+    return of(found).figures if found else {}
+
+
 def _operation_of(sweep: sweep_records.Sweep) -> str:
     """The operation a sweep --op timed (a sweep without one is not an operation's)."""
     if sweep.operation is None:
@@ -209,7 +220,8 @@ def _operation_of(sweep: sweep_records.Sweep) -> str:
     return sweep.operation
 
 
-def build_compare_sweeps(loaded: Sequence[tuple[str, sweep_records.Doc, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+def build_compare_sweeps(loaded: Sequence[tuple[str, sweep_records.Doc, Mapping[str, ops_records.Doc]]]) \
+        -> dict[str, Any]:
     """Sweeps of one operation side by side: each step (matched by name) and figure, with the delta
     against the first sweep."""
     sweeps = [sweep_records.of(doc) for _, doc, _ in loaded]
@@ -222,7 +234,7 @@ def build_compare_sweeps(loaded: Sequence[tuple[str, sweep_records.Doc, dict[str
         kinds += ["mixed", "delta_pct"]
     rows = []
     for step in sweeps[0].steps:
-        figures = [((docs.get(step.name) or {}).get("figures") or {}) for _, _, docs in loaded]
+        figures = [_step_figures(docs, step.name) for _, _, docs in loaded]
         for x in shown:
             row: list[Any] = [step.name, x.label, _mixed(x, figures[0])]
             for other in figures[1:]:

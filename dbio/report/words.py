@@ -6,7 +6,7 @@ storage stack or devices, whose "blocks" are the kernel's, nor numbers, paths an
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dbio.result_records import Doc, of
 
@@ -15,7 +15,7 @@ ENGINE_SECTIONS = ("verdict", "load_profile", "io_profile", "latency", "layout",
 DESCRIBED = ("shape",)  # sections whose rows end with how a figure is made, in words (never a fact)
 
 
-def translator(caps: dict[str, Any]) -> Callable[[str], str] | None:
+def translator(caps: Mapping[str, Any]) -> Callable[[str], str] | None:
     """The rewriting for an engine's capabilities; None when they are PostgreSQL's words."""
     redo = caps.get("redo_name") or DEFAULT_REDO
     block = caps.get("block_name") or DEFAULT_BLOCK

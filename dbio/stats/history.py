@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
+from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue, compare, series
-from dbio.stats.catalogue import figures_of
-from dbio.stats.counters import get
 
-# The settings that make two runs the same experiment: a change in any of them starts another group.
+# The settings that make two runs the same experiment: a change in any of them starts another group (each
+# named by its place in result.json).
 CONFIGURATION_KEYS = ("config.workload", "config.instance", "environment.server.settings")
 # Never part of a configuration: where the run was kept, or what it was called.
 NOT_CONFIGURATION = ("config.instance.data_dir", "config.workload.label", "config.run",
@@ -27,6 +27,21 @@ SETTING_DETAILS = (".unit", ".source")
 MIN_RUNS_FOR_SPREAD = 3  # earlier runs of a configuration before its run-to-run spread is used
 SPREAD_FACTOR = 3.0  # a change beyond this many robust standard deviations of the earlier runs is not noise
 MAD_TO_SD = 1.4826  # the median absolute deviation of normal data, as a standard deviation
+
+
+BEYOND_NOISE = "beyond noise"
+
+
+@dataclass(frozen=True)
+class ReadsChange:
+    """A run's reads/s against its configuration's earlier runs, judged."""
+    pct: float  # the change, in % of what it is judged against
+    judged: str  # BEYOND_NOISE, 'noise' or 'cannot judge'
+    against: str  # what it was judged against, in words
+
+    @property
+    def beyond_noise(self) -> bool:
+        return self.judged == BEYOND_NOISE
 
 
 @dataclass
@@ -48,33 +63,36 @@ class Entry:
     steps: int = 0  # a sweep's steps
     group: str = ""  # set by group()
     changed: list[str] = field(default_factory=list)  # settings that differ from the run before (any group)
-    change: dict[str, Any] | None = None  # the reads/s change since the group's previous run, judged
+    change: ReadsChange | None = None  # the reads/s change since the group's previous run, judged
 
 
-READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")
+READS, LATENCY, WRITES = catalogue.figures("reads_per_s", "avg_read_us", "writes_per_s")
 
 
-def entry(doc: dict[str, Any], path: str, verdict: dict[str, Any] | None) -> Entry:
+def _configuration_parts(r: Result) -> tuple[Mapping[str, Any], ...]:
+    """What CONFIGURATION_KEYS name, in their order."""
+    return r.config.workload, r.config.instance, r.environment.settings
+
+
+def entry(doc: Doc, path: str, verdict: Mapping[str, Any] | None) -> Entry:
     """A run's line from its result.json and its verdict ({"valid", "reasons"}: the one it recorded, or one
     made now for a result written before results carried one)."""
-    f = figures_of(doc)
-    timeline = doc.get("timeline") or {}
+    r = of(doc)
+    f = r.figures
     verdict = verdict or {}
-    load = f.get("load_profile") or {}
     configuration: dict[str, Any] = {}
-    for prefix in CONFIGURATION_KEYS:
-        for key, value in compare.flatten(get(doc, *prefix.split(".")) or {}).items():
+    for prefix, part in zip(CONFIGURATION_KEYS, _configuration_parts(r)):
+        for key, value in compare.flatten(dict(part)).items():
             full = f"{prefix}.{key}"
             if any(full.startswith(skip) for skip in NOT_CONFIGURATION) or full.endswith(SETTING_DETAILS):
                 continue
             name = full.replace("config.", "").replace("environment.server.", "")
             configuration[name.removesuffix(".setting")] = value
-    rows = series.measured(series.labelled(doc.get("series") or [], timeline.get("warmup_seconds") or 0))
+    rows = series.measured(series.labelled(r.series, r.timeline.warmup_seconds or 0))
     return Entry(
-        path=path, when=timeline.get("window_start") or timeline.get("start"),
-        label=str(doc.get("label") or ""), engine=str(get(doc, "capabilities", "engine") or "?"),
-        kind="run", reads_per_s=READS.value(f), avg_read_us=LATENCY.value(f),
-        writes_per_s=load.get("physical_writes_per_s"),
+        path=path, when=r.timeline.window_start or r.timeline.start,
+        label=str(r.label or ""), engine=str(r.capabilities.get("engine") or "?"),
+        kind="run", reads_per_s=READS.value(f), avg_read_us=LATENCY.value(f), writes_per_s=WRITES.value(f),
         valid=verdict.get("valid") if isinstance(verdict.get("valid"), bool) else None,
         reasons=[str(r) for r in verdict.get("reasons") or []], configuration=configuration,
         reads_sample=compare.sample([r.get("reads_per_s") for r in rows]))
@@ -125,10 +143,10 @@ def _group_name(e: Entry, number: int) -> str:
     return f"{e.label or 'unlabelled'} ({e.engine}, configuration {number})"
 
 
-def judge_change(before: Sequence[Entry], e: Entry) -> dict[str, Any] | None:
+def judge_change(before: Sequence[Entry], e: Entry) -> ReadsChange | None:
     """e's reads/s against its configuration's earlier runs: against their median and spread once there are
     MIN_RUNS_FOR_SPREAD of them, otherwise against the previous run and the two runs' own interval noise.
-    pct: the change; judged: 'beyond noise', 'noise' or 'cannot judge'; against: what it was judged by."""
+    None when there is nothing to judge it against."""
     values = [b.reads_per_s for b in before if b.reads_per_s is not None and b.valid is not False]
     if e.reads_per_s is None or not values:
         return None
@@ -137,15 +155,15 @@ def judge_change(before: Sequence[Entry], e: Entry) -> dict[str, Any] | None:
         sd = MAD_TO_SD * statistics.median(abs(v - centre) for v in values)
         if centre and sd > 0:
             beyond = abs(e.reads_per_s - centre) > SPREAD_FACTOR * sd
-            return {"pct": 100.0 * (e.reads_per_s - centre) / centre, "judged": "beyond noise" if beyond else "noise",
-                    "against": f"the median and spread of its {len(values)} earlier valid runs "
-                               f"({100 * sd / centre:.1f}%)"}
+            return ReadsChange(100.0 * (e.reads_per_s - centre) / centre, BEYOND_NOISE if beyond else "noise",
+                               f"the median and spread of its {len(values)} earlier valid runs "
+                               f"({100 * sd / centre:.1f}%)")
     last = next(b for b in reversed(before) if b.reads_per_s is not None and b.valid is not False)
     if not last.reads_per_s:
         return None
     judged = compare.judge(last.reads_sample, e.reads_sample)
-    said = {"real": "beyond noise", "noise": "noise"}.get(judged, "cannot judge")
+    said = {"real": BEYOND_NOISE, "noise": "noise"}.get(judged, "cannot judge")
     why = "its previous valid run and the two runs' own interval noise (run-to-run noise unseen)"
     if said == "cannot judge":
         why = f"its previous valid run ({judged}; too few runs of this configuration to know its run-to-run noise)"
-    return {"pct": 100.0 * (e.reads_per_s - last.reads_per_s) / last.reads_per_s, "judged": said, "against": why}
+    return ReadsChange(100.0 * (e.reads_per_s - last.reads_per_s) / last.reads_per_s, said, why)

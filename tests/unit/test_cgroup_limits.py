@@ -141,13 +141,14 @@ def test_limits_of_real_processes_here():
 
 
 def test_a_comparison_says_when_the_limits_differ():
+    from dbio import result_records
     from dbio.report import compare_model
 
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2,
                "io_limits": [{"device": "254:0", "name": "vda", "read_iops": 1500}]}
     assert limit_findings.summary(doc([limited])) == "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s"
     assert limit_findings.summary(doc([])) == "none"
-    context = compare_model._context([("a", doc([limited])), ("b", doc([]))])
+    context = compare_model._context([("a", result_records.of(doc([limited]))), ("b", result_records.of(doc([])))])
     rows = context["tables"][0]["rows"]
     assert ["limits (cgroup, CPU affinity)", "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s", "none"] in rows
 

@@ -42,16 +42,16 @@ def test_a_change_beyond_the_spread_of_earlier_runs_is_marked_and_one_within_it_
     assert ordered[0].change is None  # the first of its configuration: nothing to compare with
     dropped, back = ordered[4].change, ordered[5].change
     # against the median of the four before it (10,025), judged by their spread
-    assert dropped["judged"] == "beyond noise" and dropped["pct"] == pytest.approx(-30.17, abs=0.01)
-    assert "median and spread of its 4 earlier valid runs" in dropped["against"]
-    assert back["judged"] == "noise" and back["pct"] == pytest.approx(0.2) and "its 5 earlier" in back["against"]
+    assert dropped.judged == "beyond noise" and dropped.pct == pytest.approx(-30.17, abs=0.01)
+    assert "median and spread of its 4 earlier valid runs" in dropped.against
+    assert back.judged == "noise" and back.pct == pytest.approx(0.2) and "its 5 earlier" in back.against
 
 
 def test_with_few_runs_a_change_is_judged_on_the_runs_own_noise_and_says_it_cannot_see_run_to_run_noise():
     ordered = history.group(_entries([_run(0, 10_000), _run(1, 10_300)]))
     change = ordered[1].change
     # the fixture has 4 measured intervals: too few to judge even the runs' own noise
-    assert change["judged"] == "cannot judge" and "too few runs of this configuration" in change["against"]
+    assert change.judged == "cannot judge" and "too few runs of this configuration" in change.against
 
 
 def test_another_configuration_is_another_group_and_what_changed_is_named():
@@ -59,7 +59,7 @@ def test_another_configuration_is_another_group_and_what_changed_is_named():
     assert ordered[0].group == ordered[2].group != ordered[1].group
     assert ordered[1].changed == ["workload.update_pct"] and ordered[2].changed == ["workload.update_pct"]
     assert ordered[1].change is None  # never compared with a run of another configuration
-    assert ordered[2].change["pct"] == pytest.approx(1.0)
+    assert ordered[2].change.pct == pytest.approx(1.0)
 
 
 def test_a_sweep_is_one_line_with_its_best_valid_step(tmp_path):

@@ -292,7 +292,7 @@ LAYERS = {
     "load": ("load.py",),
     "engines": ("engines/",),
     "pure computation": ("stats/", "report/", "file_formats.py", "result.py", "result_records.py",
-                         "result_context.py", "sweep_records.py", "merge.py",
+                         "result_context.py", "sweep_records.py", "ops_records.py", "merge.py",
                          "merge_inputs.py",
                          "repeat_set.py",
                          "kubernetes.py"),

@@ -178,3 +178,30 @@ def test_an_operations_result_directory_another_user_took_over_meanwhile_is_refu
                                          "owned by uid 4242"):
         ops_job._hold_and_run(config, UI(quiet=True), req, directory)
     assert conn.closed
+
+
+@pytest.mark.parametrize("name", ["backup", "recovery", "recovery_interrupted"])
+def test_an_operation_renders_with_any_field_nulled(name):
+    """As a run's result (test_reports_survive_nulls.py): each field an ops result may hold nulled, as far as
+    the reader accepts it, renders and compares. Recorded before the typed records: a null in a backup's
+    command crashed its report."""
+    from dbio import file_formats, jsondoc
+    from tests.unit.test_reports_survive_nulls import _nulled, cases
+
+    doc = json.loads((FIXTURES / f"ops_{name}.json").read_text())
+    rendered, failures = 0, []
+    for _, group in cases(doc):
+        for paths in [group] + ([[p] for p in group] if len(group) > 1 else []):
+            nulled = _nulled(doc, paths)
+            try:
+                jsondoc.check(nulled, file_formats.ops(ops_result.FORMAT_VERSION))
+            except jsondoc.Malformed:
+                continue
+            rendered += 1
+            try:
+                reports.render_model(ops_model.build(nulled), "text")
+                reports.render_model(ops_model.build_compare([("a", nulled), ("b", doc)]), "md")
+            except Exception as exc:  # noqa: BLE001 - any crash is the finding
+                failures.append(f"{'; '.join('.'.join(p) for p in paths)}: {type(exc).__name__}: {exc}")
+    assert rendered > 100
+    assert not failures, "\n".join(failures[:20])
