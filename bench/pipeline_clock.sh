@@ -1,5 +1,5 @@
 #!/bin/sh
-# The run pipeline's unit tests, timed before and after a change (bench/RESULTS.md, 2026-11-28: virtual time):
+# The run pipeline's unit tests, timed before and after a change (bench/RESULTS.md, 2026-11-27: virtual time):
 # each tree's files in one pytest, -n 0, alternating the two trees ROUNDS times; prints each run's wall seconds.
 # usage: bench/pipeline_clock.sh BEFORE_TREE AFTER_TREE [ROUNDS]   (the venv of the tree this script is in)
 set -eu
