@@ -472,3 +472,18 @@ def test_a_release_answered_late_waits_for_it_and_counts_every_measured_slice_on
     # behind this host's): the clocks' offset is measured apart; the fake server's clock is this host's
     assert document["timeline"]["clock_offset_seconds"] == pytest.approx(0.0, abs=0.01)
     assert not engine.server.connections and not engine.server.runs
+
+
+def test_a_release_answered_late_leaves_each_interval_at_its_rate(tmp_path):
+    """No warm-up, the release's answer 1.5 s late: the sessions worked on, and their first slices ended (their
+    counters published) before dbio knew the start. The interval those slices cover is read at the rate they
+    ran, not over the 1.5 s the answer took (it read 2/3 of it: its slices were not yet placed when sampled)."""
+    engine = FakeEngine(time=VirtualTime())
+    engine.server.release_answer_late = 1.5
+    document = _run(tmp_path, engine, warmup=0).document
+    rows = document["series"]
+    assert rows, "no interval in the series"
+    for row in rows:
+        assert row["seconds"] == pytest.approx(1.0, abs=0.01), row["k"]
+        assert row["statements_per_s"] == pytest.approx(STATEMENTS_PER_S, rel=0.02), row["k"]
+        assert row["reads_per_s"] == pytest.approx(READS_PER_S, rel=0.02), row["k"]
