@@ -274,6 +274,8 @@ class SessionLaunch(StopAndCleanUp):
             self.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self.shared.released.set()
+        for session in self.sessions:  # their slices done meanwhile, placed before the first sample reads them
+            session.place_unplaced(self.shared)
         to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
         self.deadline_at = None if deadline is None else deadline + to_monotonic
         self.window_open_at = window_open + to_monotonic

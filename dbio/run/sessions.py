@@ -64,6 +64,8 @@ class Session:
     # its measured slices no reading of its node has held yet: if the node is lost, its figures end at its
     # last reading, and these are taken back out (uncount_after)
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_SLICES))
+    # slices done before the release's answer told dbio the start (no warm-up): placed once it has (place_unplaced)
+    unplaced: list[SliceResult] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         counts = self.measured.counts() if self.measured else {}
@@ -77,8 +79,6 @@ class Session:
         previous_end: float | None = None
         think_left = 0.0
         arrived = False
-        # slices done before the release's answer told dbio the start, handed over once it has (no warm-up)
-        unplaced: list[SliceResult] = []
         while not shared.stop.is_set():
             if previous_end is None or clock.warmup == 0:
                 measured = clock.warmup == 0  # without warm-up, every slice is measured: no need of the start
@@ -122,18 +122,25 @@ class Session:
             if not shared.released.is_set() and (clock.warmup > 0 or result.done):
                 await _until_released(shared)
             if shared.released.is_set():
-                self._place(shared, [*unplaced, result], measured)
-                unplaced.clear()
+                self.place_unplaced(shared)
+                self._place(shared, [result], measured)
             else:
-                unplaced.append(result)
+                self.unplaced.append(result)
             previous_end = result.slice_end
             think_left = result.think_left
             if result.done:
                 self.state = "done"
                 return
-        if unplaced and shared.released.is_set():  # stopped before the next slice was placed
-            self._place(shared, unplaced, True)
+        if shared.released.is_set():  # stopped before the next slice was placed
+            self.place_unplaced(shared)
         self.state = "stopped"
+
+    def place_unplaced(self, shared: Shared) -> None:
+        """The slices done before the start was known, on the run's timeline now that it is (measured: without
+        warm-up every slice is): the coordinator places them as it learns the start, before the next sample
+        reads their interval, which would otherwise be read over the time the answer took."""
+        results, self.unplaced = self.unplaced, []
+        self._place(shared, results, True)
 
     def _place(self, shared: Shared, results: list[SliceResult], measured: bool) -> None:
         if shared.on_slice is not None:
