@@ -14,7 +14,7 @@ from dbio.config import Config, each_node
 from dbio.engines import registry
 from dbio.engines.base import Engine
 from dbio.engines.instance import ManagedInstance, WithStandbys
-from dbio.errors import UsageError
+from dbio.errors import NoDatabase, UsageError
 from dbio.option_table import BY_KEY
 
 
@@ -77,6 +77,16 @@ def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[st
     if purpose in ("load", "run"):  # configured as asked: later commands take its settings where none is given
         remember(config, instance)
     return Target(engine, conninfo, instance, notify)
+
+
+def resolve_existing(config: Config, notify: Callable[[str], None], fix: str) -> Target:
+    """The server as it is, for a command that works on what is there (teardown, baseline, an operation
+    on the data set): on dbio's own instance nothing is made first, and an instance or database not there
+    is refused in one line (fix: what to run instead)."""
+    try:
+        return resolve(config, purpose="look", sessions=1, notify=notify)
+    except NoDatabase as exc:
+        raise UsageError(str(exc), fix) from None
 
 
 def resolve_nodes(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> list[Target]:

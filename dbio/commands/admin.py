@@ -26,7 +26,7 @@ def teardown(config: Config, ui: UI, *, yes: bool = False, confirm: Callable[[st
     as dbio instance destroy asks before it removes an instance."""
     if config.connection.embedded and not targets.instance_for(config, ui.note).exists():
         raise UsageError(f"no dbio instance in {config.instance.data_dir}", "nothing to tear down")
-    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
+    target = targets.resolve_existing(config, ui.note, "nothing to tear down")
     conn = target.connect("dbio:teardown")
     try:
         info = target.engine.probe(conn)

@@ -56,7 +56,7 @@ def _cpu(run: dict[str, Any]) -> str:
 def place_for(config: Config, path: Path | None, ui: UI) -> Place:
     """Where `dbio baseline` reads (and, with update_pct > 0, writes): --baseline-path, or the
     configured server's data files."""
-    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
+    target = targets.resolve_existing(config, ui.note, "run dbio setup first")
     conn = target.connect("dbio:baseline")
     try:
         return place_on(Request("", path), target.engine, conn, target.engine.probe(conn),

@@ -162,6 +162,8 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
 
 
 def _prepare(config: Config, ui: UI, req: Request) -> Prepared:
+    if req.operation != "load":  # it times work on a loaded data set: an instance or database not there is made by none
+        targets.resolve_existing(config, ui.note, "run dbio setup first")
     target = targets.resolve(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
     timed = timed_operations(target.engine)
     if timed is None:

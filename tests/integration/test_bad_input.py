@@ -315,3 +315,18 @@ def test_a_refused_run_on_a_stopped_instance_leaves_it_stopped_and_as_it_was(wor
         assert ran.code == 0 and "using the loaded data set" in ran.out + ran.err, ran.text
     finally:
         dbio("instance", "destroy", "--yes", "--data-dir", str(data_dir))
+
+
+def test_commands_on_what_is_there_make_nothing_first(instance, workdir):
+    """teardown, ops checkpoint and baseline work on what is loaded: a database or an instance not there is
+    refused in one line, and not made first (each made the database, or a whole instance, then refused)."""
+    for args in (["teardown", "--yes"], ["ops", "checkpoint"], ["baseline"]):
+        done = dbio(*args, "--data-dir", str(instance.data_dir), "--dbname", "not_there_yet")
+        assert done.code == 2 and "no database 'not_there_yet'" in done.err, (args, done.text)
+        assert len(done.err.strip().splitlines()) == 1, done.err
+    with instance.connect() as conn:
+        assert conn.execute("SELECT datname FROM pg_database WHERE datname = 'not_there_yet'").fetchall() == []
+    empty = workdir / "no-instance-here"
+    done = dbio("baseline", "--data-dir", str(empty))
+    assert done.code == 2 and "no dbio instance in" in done.err and "run dbio setup first" in done.err, done.text
+    assert not empty.exists() or not any(empty.iterdir())
