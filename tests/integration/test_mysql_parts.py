@@ -121,10 +121,13 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(managed,
     interval = last["end"]["t"] - first["begin"]["t"]
     assert counted["own_reads_per_s"] * interval == pytest.approx(own_reads, rel=1e-6), counted
     # the server's own counters, read by this test at the agreed window's opening and after its end: the
-    # sessions stop at the deadline, so only the opening reading's lateness (a busy host) can move them
-    (_, begin), (_, end) = watched["begin"], watched["end"]
+    # sessions stop at the deadline, so only the opening reading's lateness (a busy host) can move them: the
+    # reads of those late seconds are the sessions' but not in this count (0.5 s late: 3.7% at a load of 4)
+    (read_at, begin), (_, end) = watched["begin"], watched["end"]
+    missed = own_reads / SECONDS * max(0.0, read_at - window_at)
     for name in STATUS:
-        assert own_reads == pytest.approx(end[name] - begin[name], rel=0.02), (name, own_reads, begin, end)
+        counted = end[name] - begin[name]
+        assert counted / 1.02 <= own_reads <= (counted + missed) * 1.02, (name, own_reads, missed, begin, end)
     assert 0 <= doc["timeline"]["start_skew_seconds"] < 1.0
     assert doc["parts"]["missing"] == [] and doc["parts"]["incomplete"] == []
     assert "they agree" in merged.out
