@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dbio.jsondoc import (Malformed, Shape, anything, array, both, count, digits, either, flag, instant, keyed,
+from dbio.jsondoc import (Malformed, Shape, anything, array, both, check, count, digits, either, flag, instant, keyed,
                           number, obj, optional, real_numbers, text, tree, whole)
 
 FIGURE = optional(number)
@@ -129,6 +129,26 @@ def _setup(value: Any, where: str) -> None:
     obj({name: optional(count) for name in ("loaded_bytes", "seconds", "mb_per_s")})(value, where)
     if value.get("seconds") and value.get("loaded_bytes"):  # the report quotes the load rate with them
         count(value.get("mb_per_s"), f"{where}.mb_per_s")
+
+
+class OtherKind(Malformed):
+    """The document is another kind (its `format` is not the one asked for)."""
+
+
+class UnknownVersion(Malformed):
+    """format_version is not one this dbio reads."""
+
+
+def check_header(document: Any, form: str, known_version: int, kind: str,
+                 other: type[OtherKind] = OtherKind) -> None:
+    """A versioned document of dbio's: its format (else `other`, "is not a dbio KIND") and its version
+    (else UnknownVersion, saying which), checked before its shape is."""
+    if not isinstance(document, dict) or document.get("format") != form:
+        raise other(f"is not a dbio {kind}")
+    try:
+        check(document.get("format_version"), version(known_version))
+    except Malformed as exc:
+        raise UnknownVersion(str(exc)) from None
 
 
 def version(known: int) -> Shape:

@@ -113,11 +113,11 @@ def load_document(target: Path, form: str, version: int, shape: Any, *, kind: st
     complete: what fills in an older document's missing facts, before its shape is checked."""
     missing, not_ours, other_version, malformed = hints
     document = load(target, missing, trusted=trusted)
-    if not isinstance(document, dict) or document.get("format") != form:
-        raise UsageError(f"{target} is not a dbio {kind}", not_ours)
     try:
-        jsondoc.check(document.get("format_version"), file_formats.version(version))
-    except jsondoc.Malformed as exc:
+        file_formats.check_header(document, form, version, kind)
+    except file_formats.OtherKind:
+        raise UsageError(f"{target} is not a dbio {kind}", not_ours) from None
+    except file_formats.UnknownVersion as exc:
         raise UsageError(f"{target} {exc}", other_version) from None
     if complete is not None:
         document = complete(document)

@@ -25,12 +25,11 @@ FORMAT_VERSION = 2  # 2: nodes (each node's snapshots and figures; the top level
 ONLY_NODE = "node1"  # the name of a run's one node where a file written before nodes does not name it
 
 
-class NotAResult(jsondoc.Malformed):
+class NotAResult(file_formats.OtherKind):
     """The document is another kind (its `format` is not dbio-result)."""
 
 
-class UnknownVersion(jsondoc.Malformed):
-    """format_version is not one this dbio reads."""
+UnknownVersion = file_formats.UnknownVersion
 
 
 @dataclass(frozen=True)
@@ -311,12 +310,7 @@ def of(document: Mapping[str, Any] | Result) -> Result:
 def load(document: Any) -> Result:
     """A document read from a file: format and version checked, migrated to this dbio's format,
     its shape checked, typed. Raises NotAResult, UnknownVersion or jsondoc.Malformed (one line)."""
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise NotAResult("is not a dbio result")
-    try:
-        jsondoc.check(document.get("format_version"), file_formats.version(FORMAT_VERSION))
-    except jsondoc.Malformed as exc:
-        raise UnknownVersion(str(exc)) from None
+    file_formats.check_header(document, FORMAT, FORMAT_VERSION, "result", NotAResult)
     document = completed(document)
     jsondoc.check(document, file_formats.result(FORMAT_VERSION))
     return of(with_nodes(document))

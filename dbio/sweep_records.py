@@ -26,12 +26,11 @@ FORMAT_VERSION = 1
 PEAK_GAIN = 0.05  # what --until-peak's doublings must add, where an older sweep.json does not say
 
 
-class NotASweep(jsondoc.Malformed):
+class NotASweep(file_formats.OtherKind):
     """The document is another kind (its `format` is not dbio-sweep)."""
 
 
-class UnknownVersion(jsondoc.Malformed):
-    """format_version is not one this dbio reads."""
+UnknownVersion = file_formats.UnknownVersion
 
 
 @dataclass(frozen=True)
@@ -148,12 +147,7 @@ def _gain(value: Any, default: float) -> float:
 def load(document: Any) -> Sweep:
     """A document read from a file: format and version checked, its shape checked, typed. Raises
     NotASweep, UnknownVersion or jsondoc.Malformed (one line)."""
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise NotASweep("is not a dbio sweep")
-    try:
-        jsondoc.check(document.get("format_version"), file_formats.version(FORMAT_VERSION))
-    except jsondoc.Malformed as exc:
-        raise UnknownVersion(str(exc)) from None
+    file_formats.check_header(document, FORMAT, FORMAT_VERSION, "sweep", NotASweep)
     jsondoc.check(document, file_formats.sweep(FORMAT_VERSION))
     return of(document)
 
