@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from dbio import __version__, ops_result, result as results
 from dbio import target as targets
 from dbio import results_dir, trust
-from dbio.jobs import baseline as baselines
+from dbio.jobs import baseline as baselines, dataset
 from dbio.jobs import setup as setup_job
 from dbio.sweep import layout as sweep_layout
 from dbio.sweep.growth import PEAK_GAIN, objective_of, probe_record
@@ -235,16 +235,7 @@ def _ensure_data(configs: list[Config], ui: UI) -> None:
         return
     biggest = max(configs, key=lambda c: (c.workload.schemas, c.workload.scale, c.workload.scan_table_size))
     sweep_layout.relayout(biggest, ui)  # its WAL where it says, before the server starts with it
-    target = targets.resolve(biggest, purpose="any", sessions=1, notify=ui.note) \
-        if not biggest.connection.embedded or targets.instance_for(biggest, ui.note).exists() else None
-    record = None
-    if target is not None:
-        conn = target.connect("dbio:sweep")
-        try:
-            target.engine.probe(conn)
-            record = target.engine.read_setup(conn)
-        finally:
-            target.engine.close(conn)
+    record = dataset.loaded_record(biggest, ui.note)  # None: no instance, database or data set there yet
     if record is None:
         ui.say("nothing is loaded yet: loading what the sweep's largest step needs")
         setup_job.setup(biggest, ui)

@@ -6,8 +6,7 @@ progress lines show it), unless the loaded one already lies there."""
 
 from __future__ import annotations
 
-from dbio import target as targets
-from dbio.jobs import setup as setup_job
+from dbio.jobs import dataset, setup as setup_job
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.ui import UI
@@ -27,13 +26,7 @@ def relayout(config: Config, ui: UI) -> None:
 def prepare(config: Config, ui: UI) -> None:
     relayout(config, ui)
     wanted = setup_job.spec_of(config)
-    target = targets.resolve(config, purpose="any", sessions=1, notify=ui.note)
-    conn = target.connect("dbio:sweep")
-    try:
-        target.engine.probe(conn)
-        record = target.engine.read_setup(conn)
-    finally:
-        target.engine.close(conn)
+    record = dataset.loaded_record(config, ui.note)
     if record is not None and record.status == "ready" and record.spec.places == wanted.places:
         return
     where = ", ".join(wanted.places) or "the data directory"
