@@ -17,6 +17,7 @@ from dbio.engines.base import Engine
 from dbio.run.assemble import build, interval_statements
 from dbio.run.identity import client_alive
 from dbio.run.manifest import MANIFEST_FILE, manifest_nodes, read_manifest
+from dbio.run.phase import Phase
 from dbio.run.readings import answered, normalizer, raw_nodes, reading_time
 from dbio.run.result_events import samples_skipped
 from dbio.run.runner import RunOutcome
@@ -97,7 +98,7 @@ def recover(directory: Path, engine_named: Callable[[str], Engine]) -> dict[str,
             continue
         if sample.get("k") == int(warmup):
             begin = sample
-        if sample.get("phase") != "measured":
+        if sample.get("phase") != Phase.WINDOW.label:
             continue
         end = sample
         for event, count in (sample.get("waits") or {}).items():

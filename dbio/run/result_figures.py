@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from dbio.run import result_events
 from dbio.run.manifest import manifest_nodes
+from dbio.run.phase import Phase
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import Normalize, answered, normalized, raw_nodes, reading_time
 from dbio.run.runner import RunOutcome
@@ -108,7 +109,7 @@ def interval_series(man: dict[str, Any], outcome: RunOutcome, normalize: Normali
         for s in samples():
             if answered(s):
                 reading = normalized(s, normalize)
-                if s.get("phase") == "measured":
+                if s.get("phase") == Phase.WINDOW.label:
                     last_measured = s
                     if watch is not None:
                         reading["reset_counters"] = watch.see(reading)

@@ -6,7 +6,6 @@ events, the status and why, and the few steps every phase takes (an event noted,
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -16,7 +15,8 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler
 from dbio.run.nodes import Node, NodeRun, spread
-from dbio.run.plan import SLICE_SECONDS, RunPlan
+from dbio.run.phase import phase_at
+from dbio.run.plan import RunPlan
 from dbio.run.read_probe import ReadProbe
 from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
@@ -142,18 +142,8 @@ class RunState:
         self.stopping.stop(self.offset)
 
     def _phase_at(self, t: float) -> str:
-        """The phase of the instant t (server clock): the slice in progress at a stop is still measured."""
-        clock = self.clock
-        if clock.window_open is None or t < clock.window_open:
-            return "warmup"
-        if clock.deadline is not None and t > clock.deadline:
-            return "drain"
-        stopped_at = self.stopping.stopped_at
-        if stopped_at is not None and clock.start is not None:
-            last_boundary = clock.start + math.ceil((stopped_at - clock.start) / SLICE_SECONDS) * SLICE_SECONDS
-            if t > last_boundary:
-                return "drain"
-        return "measured"
+        """The label of the instant t (server clock) in the samples (phase.phase_at)."""
+        return phase_at(t, self.clock, self.stopping.stopped_at).label
 
     def _event(self, kind: str, message: str) -> None:
         t = self.time.wall() + self.offset

@@ -16,6 +16,7 @@ from dbio.run import agreed_start
 from dbio.run.monitor import Monitor, WaitSampler, sample_on_grid
 from dbio.run.node_loss import AGREED_START_SLACK
 from dbio.run.nodes import NodeRun
+from dbio.run.phase import Phase
 from dbio.run.readings import reading_time
 from dbio.run.run_state import StoppedBeforeStart, Watching
 from dbio.run.sessions import Session
@@ -284,7 +285,8 @@ class SessionLaunch(StopAndCleanUp):
         self.background.append(asyncio.create_task(watching.waits.run(self.sampler_stop)))
         # The reading taken just before the start is the series' first point (nothing ran since).
         await asyncio.to_thread(self.ctx.samples.write, {"k": 0, "t": start, "published_to": start,
-                                                         "phase": "warmup", **first, "waits": {}, "statements": None})
+                                                         "phase": Phase.WARMUP.label, **first, "waits": {},
+                                                         "statements": None})
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
         for r in self.nodes:

@@ -10,6 +10,7 @@ import signal
 
 from dbio.run import disk_guard
 from dbio.run.nodes import NodeRun
+from dbio.run.phase import Phase
 from dbio.run.node_loss import NodeLoss
 
 
@@ -86,7 +87,8 @@ class StopAndCleanUp(NodeLoss):
         leftover = self.counts.record(None, final=True)  # slices of a run that ended early
         if leftover.get("late_statements"):
             try:
-                await asyncio.to_thread(self.ctx.samples.write, {"t": self.time.wall() + self.offset, "phase": "late",
+                await asyncio.to_thread(self.ctx.samples.write, {"t": self.time.wall() + self.offset,
+                                                                 "phase": Phase.CLEAN_UP.label,
                                                                  **leftover})
             except Exception:
                 pass
