@@ -11,6 +11,7 @@ from typing import Any
 from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, WaitSampler
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import reading_time
+from dbio.run.run_status import Status
 from dbio.run.run_state import RunState, Watching
 
 # Past the window's planned opening, sessions whose node answered nothing since, nor for this long (not a slice's
@@ -41,8 +42,8 @@ class MeasuredWindow(RunState):
             self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
             self._open_window(watching.waits)
             self.ctx.observer.phase("measuring")
-        elif not self.shared.stop.is_set() and self.status == "complete":  # every session done before the window
-            self.status, self.reason = "failed", self._ended_in_warmup()
+        elif not self.shared.stop.is_set():  # every session done before the window
+            self.status.end(Status.FAILED, self._ended_in_warmup())
         self.shared.window_opened.set()
 
     def _ended_in_warmup(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from dbio.run.nodes import NodeRun, in_threads
 from dbio.run.plan import SLICE_SECONDS
+from dbio.run.run_status import Status
 from dbio.run.run_state import RunState
 from dbio.run.stopping import ABANDONED_WAIT
 
@@ -110,8 +111,7 @@ class NodeLoss(RunState):
         self._event("node_lost", message)
         self.ctx.observer.event(message)
         if len(self.lost) == len(self.nodes):
-            if self.status == "complete":
-                self.status, self.reason = "failed", "every node's server stopped" if len(self.nodes) > 1 else message
+            self.status.end(Status.FAILED, "every node's server stopped" if len(self.nodes) > 1 else message)
             self._stop()
 
     def _when(self, since: float | None) -> str:

@@ -18,6 +18,7 @@ from dbio.run.nodes import Node, NodeRun, spread
 from dbio.run.phase import phase_at
 from dbio.run.plan import RunPlan
 from dbio.run.read_probe import ReadProbe
+from dbio.run.run_status import RunStatus
 from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import Stopping
@@ -109,8 +110,7 @@ class RunState:
         self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
-        self.status: str = "complete"
-        self.reason: str | None = None
+        self.status = RunStatus()  # what became of the run, and why: changed only by its end()
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None

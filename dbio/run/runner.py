@@ -19,6 +19,7 @@ import signal
 import threading
 
 from dbio.run.measured_window import MeasuredWindow
+from dbio.run.run_status import Status
 from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
 from dbio.run.session_launch import SessionLaunch
 
@@ -42,18 +43,17 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         self.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
         try:
             await self._phases()
-        except StoppedBeforeStart:
-            if self.status == "complete":  # failed: every node was lost before the start
-                self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
+        except StoppedBeforeStart:  # a signal, or every node lost before the start (failed then, saying why)
+            self.status.end(Status.INTERRUPTED, "interrupted before the start")
         except (KeyboardInterrupt, asyncio.CancelledError):
-            self.status, self.reason = "interrupted", self.reason or "interrupted"
+            self.status.end(Status.INTERRUPTED, "interrupted")
         except Exception as exc:
             if self.clock.start is None:
                 raise  # nothing ran yet: the caller reports the error, no result is written
             # After the start, whatever failed, the result is kept and marked.
-            self.status = "failed"
-            self.reason = self.reason or f"{type(exc).__name__}: {exc}"
-            self._event("error", self.reason)
+            error = f"{type(exc).__name__}: {exc}"
+            self.status.end(Status.FAILED, error)
+            self._event("error", error)
         finally:
             await self._clean_up()
             for sig in signals:
@@ -93,12 +93,13 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         await self.stopping.drain(tasks)
         await self._stop_background()
         await self._close_window(watching, early_end)
-        self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
+        self._event("end", "all sessions finished" if self.status.complete else f"run {self.status.status.value}")
 
     def _outcome(self) -> RunOutcome:
         waits = self.waits
         return RunOutcome(
-            status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
+            status=self.status.status.value, reason=self.status.reason, run_id=self.run_id, clock=self.clock,
+            sessions=self.sessions,
             begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
             totals=self.counts.totals, waits=dict(waits.window) if waits else {},
                           wait_samples=waits.samples if waits else 0,

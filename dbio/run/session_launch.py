@@ -18,6 +18,7 @@ from dbio.run.node_loss import AGREED_START_SLACK
 from dbio.run.nodes import NodeRun
 from dbio.run.phase import Phase
 from dbio.run.readings import reading_time
+from dbio.run.run_status import Status
 from dbio.run.run_state import StoppedBeforeStart, Watching
 from dbio.run.sessions import Session
 from dbio.run.stop_and_clean_up import StopAndCleanUp
@@ -120,8 +121,7 @@ class SessionLaunch(StopAndCleanUp):
             message = f"session {session.number} ({where}) ended{elapsed}: {session.error}"
             self._event("session_failed", message)
             self.ctx.observer.event(message)
-            if self.status == "complete":
-                self.status, self.reason = "failed", message
+            self.status.end(Status.FAILED, message)
             self._stop()
 
     async def _wait_at_barrier(self, tasks: list[asyncio.Task]) -> None:

@@ -12,6 +12,7 @@ from dbio.run import disk_guard
 from dbio.run.nodes import NodeRun
 from dbio.run.phase import Phase
 from dbio.run.node_loss import NodeLoss
+from dbio.run.run_status import Status
 
 
 class StopAndCleanUp(NodeLoss):
@@ -20,16 +21,14 @@ class StopAndCleanUp(NodeLoss):
         if self.stopping.signal_received(name):
             self.ctx.observer.event(f"{name} again: cancelling the sessions now")
             return
-        if self.status == "complete":
-            self.status, self.reason = "interrupted", f"{name} received"
+        self.status.end(Status.INTERRUPTED, f"{name} received")
         self._event("interrupt", f"{name} received")
         self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
     def _on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"
-        if self.status == "complete":
-            self.status, self.reason = "failed", message
+        self.status.end(Status.FAILED, message)
         self._event("results_unwritable", message)
         self.ctx.observer.event(message)
         self._stop()
@@ -47,8 +46,7 @@ class StopAndCleanUp(NodeLoss):
                     message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
                                f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
                                f"it was using {disk_guard.rate(history) / (1 << 20):,.0f} MiB/s)")
-                    if self.status == "complete":
-                        self.status, self.reason = "failed", message
+                    self.status.end(Status.FAILED, message)
                     self._event("disk_full", message)
                     self.ctx.observer.event(message)
                     self._stop()

@@ -1,11 +1,12 @@
 """The run's phases (dbio/run/phase.py): their order, the words samples hold, and the phase of an instant on a
-run's timeline, on recorded clocks (pure)."""
+run's timeline, on recorded clocks (pure); and its status (dbio/run/run_status.py), whose first cause wins."""
 
 from __future__ import annotations
 
 import pytest
 
 from dbio.run.phase import Phase, phase_at
+from dbio.run.run_status import RunStatus, Status
 from dbio.run.sessions import Clock
 
 # a run released at 1000.0, its window open from 1002.0 (2 s of warm-up) to its deadline at 1012.0
@@ -45,3 +46,13 @@ def test_a_stop_ends_the_window_at_the_end_of_the_slice_then_in_progress():
 def test_a_run_without_deadline_is_in_its_window_until_stopped():
     clock = Clock(start=1000.0, window_open=1000.0, deadline=None, warmup=0.0)  # run_time 0: a work loop's end
     assert phase_at(90000.0, clock, stopped_at=None) is Phase.WINDOW
+
+
+def test_the_first_cause_that_ends_a_run_is_its_status_and_reason():
+    status = RunStatus()
+    assert status.complete and status.reason is None
+    assert status.end(Status.INTERRUPTED, "SIGINT received")
+    # what the stop then brings (a session cancelled, an error on the way out) does not change it
+    assert not status.end(Status.FAILED, "session 2 (pid 7, schema 1) ended: canceling statement")
+    assert (status.status, status.reason) == (Status.INTERRUPTED, "SIGINT received")
+    assert not status.complete and status.status.value == "interrupted"
