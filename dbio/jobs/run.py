@@ -25,6 +25,7 @@ from dbio.errors import DbioError, UsageError
 from dbio.run import abandoned, assemble, manifest, disk_guard, runner
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
+from dbio.run.listeners import Listener
 from dbio.run.monitor import SampleWriter
 from dbio.run import session_placement
 from dbio.run.nodes import Node, role_of
@@ -292,7 +293,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
             run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-            on_window=hook.window if script is not None else None, time=clock))
+            on_window=hook.window if script is not None else None, time=clock, listeners=window_listeners()))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()
@@ -324,6 +325,12 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     faults.point("run.results")  # a test fills the results filesystem here
     written = run_files.write_result(directory, document, samples, ui, html=html)
     return RunResult(written.directory, written.document, signal, written.unwritten)
+
+
+def window_listeners() -> list[Listener]:
+    """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
+    a new one is a module of its own and a line here."""
+    return []
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -63,7 +63,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     node_totals = result_figures.node_tallies(outcome, [n["name"] for n in nodes])
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
                                             reset=watch.counters(), read_probe=outcome.read_probe)
-    return {
+    document = {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
         **({"part": man["part"]} if man.get("part") else {}),  # one process's part of a run (dbio/parts.py)
@@ -110,6 +110,11 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
     }
+    for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
+        if key in document:
+            raise ValueError(f"a listener's record would replace the result's own {key!r}")
+        document[key] = record
+    return document
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,

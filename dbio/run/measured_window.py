@@ -20,16 +20,16 @@ WINDOW_SILENCE = 1.0
 
 
 class MeasuredWindow(RunState):
-    async def _measure(self, tasks: list[asyncio.Task], watching: Watching) -> None:
-        """Open the measured window: at the start, or once every session ended its warm-up."""
+    async def _measure(self, tasks: list[asyncio.Task], watching: Watching) -> bool:
+        """Open the measured window: at the start, or once every session ended its warm-up; whether it opened."""
         if self.plan.warmup == 0:
             self.window_start = self.clock.start
             self._open_window(watching.waits)
-            return
+            return True
         await self._wait_for_window(tasks)
         if self._window_can_open():
             if self.unwaited:
-                self._event("window_without",
+                self.event("window_without",
                             f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
                             " (it answered nothing since its planned opening)")
                 # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
@@ -41,10 +41,10 @@ class MeasuredWindow(RunState):
                 self.begin = await self._reading(watching.monitor, per_process=True)
             self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
             self._open_window(watching.waits)
-            self.ctx.observer.phase("measuring")
-        elif not self.shared.stop.is_set():  # every session done before the window
+            return True
+        if not self.shared.stop.is_set():  # every session done before the window
             self.status.end(Status.FAILED, self._ended_in_warmup())
-        self.shared.window_opened.set()
+        return False
 
     def _ended_in_warmup(self) -> str:
         why = f"every session ended during the {self.plan.warmup:g} s warm-up: nothing was measured"
@@ -88,7 +88,7 @@ class MeasuredWindow(RunState):
         self.in_window = True
         self.probing = True
         waits.in_window = True
-        self._event("window_open", "measured window opened")
+        self.event("window_open", "measured window opened")
         if self.begin is not None:  # the window's first reading: its counters are where the figures start
             self.ctx.observer.second(self.begin)
         if self.ctx.on_window is not None:
@@ -151,7 +151,7 @@ class MeasuredWindow(RunState):
                   "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
                   **self.counts.record(last, final=True), "final": True}
         self.ctx.observer.second(record)  # the window's last reading: where the figures end
-        await asyncio.to_thread(self.ctx.samples.write, record)
+        await self.write_sample(record)
 
     async def _reading(self, monitor: Monitor, *, per_process: bool,
                        partial_after: float | None = None) -> dict[str, Any]:

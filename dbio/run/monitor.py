@@ -12,7 +12,7 @@ import os
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 
 from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
@@ -313,7 +313,8 @@ class SampleWriter:
 SAMPLE_LATE_LIMIT = 0.5  # seconds after its due time: later, the reading may hold the next second's counters
 
 
-async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
+async def sample_on_grid(monitor: Monitor, waits: WaitSampler, write: Callable[[dict[str, Any]], Awaitable[None]], *,
+                         t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
                          counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
                          on_sample: Callable[[dict[str, Any]], None], time: TimeSource = REAL_TIME) -> None:
@@ -350,6 +351,6 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         else:
             record.update(t=due, missing=True)
         record.update(waits=waits.take(), **counts(k))
-        await asyncio.to_thread(writer.write, record)  # fsync: off the sessions' event loop
+        await write(record)  # fsync: off the sessions' event loop
         if not record.get("missing"):
             on_sample(record)

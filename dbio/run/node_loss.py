@@ -108,7 +108,7 @@ class NodeLoss(RunState):
         message = f"node {name} stopped{when} ({error}): the other nodes finish the window; its " \
                   "figures end at its last reading and the totals are partial" if len(self.nodes) > 1 else \
             f"the server stopped{when} ({error}): the figures end at its last reading"
-        self._event("node_lost", message)
+        self.event("node_lost", message)
         self.ctx.observer.event(message)
         if len(self.lost) == len(self.nodes):
             self.status.end(Status.FAILED, "every node's server stopped" if len(self.nodes) > 1 else message)

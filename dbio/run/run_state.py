@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Coroutine, Protocol
 
 from dbio.engines.base import SliceResult, helper_application_name
 from dbio.run import disk_guard
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
+from dbio.run.listeners import Listener, Listeners
 from dbio.run.monitor import Monitor, SampleWriter, WaitSampler
-from dbio.run.nodes import Node, NodeRun, spread
-from dbio.run.phase import phase_at
+from dbio.run.nodes import Monitoring, Node, NodeRun, spread
+from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
 from dbio.run.read_probe import ReadProbe
-from dbio.run.run_status import RunStatus
+from dbio.run.run_status import RunStatus, Status
 from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import Stopping
@@ -68,6 +69,7 @@ class RunOutcome:
     start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
     lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
     read_probe: dict[str, dict[str, Any]] = field(default_factory=dict)  # per node: its probe's reads (read_probe.py)
+    records: dict[str, Any] = field(default_factory=dict)  # each listener's record, by its key (listeners.py)
 
 
 @dataclass
@@ -86,14 +88,17 @@ class RunContext:
     # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
     on_window: Callable[[str], None] | None = None
     time: TimeSource = REAL_TIME  # every time read and wait of the run (the fake engine's tests: virtual time)
+    listeners: list[Listener] = field(default_factory=list)  # told of every phase and sample (listeners.py)
 
 
 class RunState:
     """The coordinator's state; the phases (session_launch, measured_window, node_loss, stop_and_clean_up)
-    are its methods."""
+    are its methods. What its listeners see of it (listeners.RunView)."""
 
     def __init__(self, ctx: RunContext):
         self.ctx = ctx
+        self.phase: Phase | None = None  # the phase the run is in (advance), None before it begins
+        self.listeners = Listeners(ctx.listeners, self._listener_failed)
         self.plan = ctx.plan
         self.run_id = ctx.run_id or new_run_id()
         self.time = ctx.time
@@ -114,14 +119,15 @@ class RunState:
         self.offset = 0.0  # server clock - client clock
         self.in_window = False
         self.monitor: Monitor | None = None
+        self.monitoring: list[Monitoring] = []  # each monitored node's, as _open_monitoring opened it
         self.waits: WaitSampler | None = None
-        self.stopping = Stopping(self.shared, self.sessions, self._event, ctx.time)
+        self.stopping = Stopping(self.shared, self.sessions, self.event, ctx.time)
         self.begin: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
         self.window_start: float | None = None
         self.window_end: float | None = None
         self.plans: dict[str, Any] = {}
-        self.sampler_stop = asyncio.Event()
+        self.background_stop = asyncio.Event()
         self.background: list[asyncio.Task] = []
         self.connect_seconds = self.start_seconds = 0.0
         self.released_late: float | None = None  # seconds after an agreed start the release came
@@ -141,11 +147,80 @@ class RunState:
     def _stop(self) -> None:
         self.stopping.stop(self.offset)
 
+    def advance(self, phase: Phase) -> None:
+        """The run enters phase, only ever forwards (a run that ends early goes on from where it was to CLEAN_UP):
+        the one place its phase changes. The user is told in words, every listener is told."""
+        assert self.phase is None or phase.order > self.phase.order, (self.phase, phase)
+        self.phase = phase
+        words = self._words(phase)
+        if words is not None:
+            self.ctx.observer.phase(words)
+        self.listeners.phase(phase, self)
+
+    def _words(self, phase: Phase) -> str | None:
+        """What the user is told as the run enters phase (the live line's status), if anything."""
+        if phase is Phase.CONNECT:
+            count = len(self.sessions)
+            return f"connecting {count} session{'s' if count != 1 else ''}"
+        if phase is Phase.WARMUP:
+            return "warming up" if self.plan.warmup else "measuring"
+        if phase is Phase.WINDOW and self.plan.warmup:  # without warm-up, said as the sessions started
+            return "measuring"
+        return None
+
+    async def write_sample(self, record: dict[str, Any]) -> None:
+        """A record appended to samples.jsonl (fsync: in a thread, off the sessions' loop), then told the
+        listeners."""
+        await asyncio.to_thread(self.ctx.samples.write, record)
+        self.listeners.sample(record)
+
+    # -- what a listener may do (listeners.RunView) ------------------------------------------------------------------
+    @property
+    def liveness(self) -> Liveness:
+        return self.shared.liveness
+
+    def spawn(self, owner: Listener, work: Coroutine[Any, Any, None]) -> None:
+        if self.phase is Phase.DONE:
+            work.close()
+            raise RuntimeError("the run is done: no task can be bound to it any more")
+        self.background.append(asyncio.create_task(self.listeners.guarded(owner, work)))
+
+    def tell(self, message: str) -> None:
+        self.ctx.observer.event(message)
+
+    async def stop_run(self, kind: str, message: str, *, at_once: bool = False) -> None:
+        self.status.end(Status.FAILED, message)
+        self.event(kind, message)
+        self.tell(message)
+        self._stop()
+        if not at_once:
+            return
+        self.stopping.force.set()  # no slice may finish
+        # cancelled now: the drain comes to it only at its next check, and in the warm-up only once the sessions
+        # have ended their slices
+        cancelled = await self.stopping.cancel_running()
+        if cancelled:
+            self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the statements of "
+                                    "that last slice are missing from the session counts, while the engine "
+                                    "counted its I/O")
+
+    def _listener_failed(self, listener: Listener, exc: Exception) -> None:
+        """A listener raised: recorded and told; the run goes on without it, unless it is vital (then it fails)."""
+        error = f"{type(exc).__name__}: {exc}"
+        if listener.vital:
+            message = f"{listener.title} failed ({error}): the run stops"
+            self.status.end(Status.FAILED, message)
+            self._stop()
+        else:
+            message = f"{listener.title} failed ({error}): the run goes on without it"
+        self.event("listener_failed", message)
+        self.tell(message)
+
     def _phase_at(self, t: float) -> str:
         """The label of the instant t (server clock) in the samples (phase.phase_at)."""
         return phase_at(t, self.clock, self.stopping.stopped_at).label
 
-    def _event(self, kind: str, message: str) -> None:
+    def event(self, kind: str, message: str) -> None:
         t = self.time.wall() + self.offset
         since = None if self.clock.start is None else round(t - self.clock.start, 3)
         self.events.append({"t": t, "since_start": since, "kind": kind, "message": message})

@@ -19,6 +19,7 @@ import signal
 import threading
 
 from dbio.run.measured_window import MeasuredWindow
+from dbio.run.phase import Phase
 from dbio.run.run_status import Status
 from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
 from dbio.run.session_launch import SessionLaunch
@@ -53,12 +54,13 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             # After the start, whatever failed, the result is kept and marked.
             error = f"{type(exc).__name__}: {exc}"
             self.status.end(Status.FAILED, error)
-            self._event("error", error)
+            self.event("error", error)
         finally:
             await self._clean_up()
             for sig in signals:
                 loop.remove_signal_handler(sig)
         self._uncount_lost()
+        self.advance(Phase.DONE)
         return self._outcome()
 
     async def _phases(self) -> None:
@@ -67,7 +69,9 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         # its barrier on purpose count from its release: liveness.asking; a standby waiting for the loop answers
         # each of its checks: Liveness.answered)
         self.watch = asyncio.create_task(self._watch_nodes())
+        self.advance(Phase.PREPARE)
         await self._prepare()
+        self.advance(Phase.CONNECT)
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
         await self._on_nodes(lambda r: r.engine.hold_barrier(r.control, self.run_id))
@@ -76,7 +80,6 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
         if early:
             self._agree_start()
-        self.ctx.observer.phase(f"connecting {len(self.sessions)} session{'s' if len(self.sessions) != 1 else ''}")
         tasks = await self._connect_all(start=early)
         self.connect_seconds = self.time.monotonic() - t_connect
         watching = await self._open_monitoring()
@@ -86,14 +89,20 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             for session, task in zip(self.sessions, tasks):
                 if session.node in self.lost:  # lost while connecting: never started
                     task.cancel()
-        await self._start_together(tasks, watching)
+        self.advance(Phase.START)
+        first = await self._start_together(tasks, watching)
         self.start_seconds = self.time.monotonic() - t_connect
-        await self._measure(tasks, watching)
+        self.advance(Phase.WARMUP)
+        await self._begin_sampling(first, watching)
+        if await self._measure(tasks, watching):
+            self.advance(Phase.WINDOW)
+        self.shared.window_opened.set()  # the sessions waiting at its opening go on (into it, or to their end)
         early_end = await self._end_of_answering_nodes(tasks, watching)
+        self.advance(Phase.DRAIN)
         await self.stopping.drain(tasks)
         await self._stop_background()
         await self._close_window(watching, early_end)
-        self._event("end", "all sessions finished" if self.status.complete else f"run {self.status.status.value}")
+        self.event("end", "all sessions finished" if self.status.complete else f"run {self.status.status.value}")
 
     def _outcome(self) -> RunOutcome:
         waits = self.waits
@@ -110,4 +119,5 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
             lost_nodes=self.lost,
             read_probe={r.node.name: r.read_probe.record(r.read_probe.method) for r in self.nodes
-                        if r.read_probe is not None})
+                        if r.read_probe is not None},
+            records=self.listeners.records())

@@ -60,6 +60,7 @@ class SessionLaunch(StopAndCleanUp):
         self.waits = waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
                                          lost=monitor.lost, liveness=self.shared.liveness, time=self.time)
         monitor.lost.update(self.lost)
+        self.monitoring = opened
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
         return Watching(monitor, waits)
@@ -119,7 +120,7 @@ class SessionLaunch(StopAndCleanUp):
             where = f"pid {session.pid}, schema {session.schema_index}" + (
                 f", node {session.node}" if len(self.nodes) > 1 else "")
             message = f"session {session.number} ({where}) ended{elapsed}: {session.error}"
-            self._event("session_failed", message)
+            self.event("session_failed", message)
             self.ctx.observer.event(message)
             self.status.end(Status.FAILED, message)
             self._stop()
@@ -224,8 +225,9 @@ class SessionLaunch(StopAndCleanUp):
                                 "clock_uncertainty_s": uncertainty}
         return out
 
-    async def _start_together(self, tasks: list[asyncio.Task], watching: Watching) -> None:
-        """Let every session reach the barrier every node holds, release them at one start."""
+    async def _start_together(self, tasks: list[asyncio.Task], watching: Watching) -> dict[str, Any]:
+        """Let every session reach the barrier every node holds, release them at one start; the reading taken
+        just before it."""
         await self._wait_at_barrier(tasks)
         if self.plan.start is not None:
             await self._until_agreed_start(tasks, self.plan.start)
@@ -280,20 +282,25 @@ class SessionLaunch(StopAndCleanUp):
         to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
         self.deadline_at = None if deadline is None else deadline + to_monotonic
         self.window_open_at = window_open + to_monotonic
-        self._event("start", f"{len(self.sessions)} sessions started together")
-        self.ctx.observer.phase("warming up" if self.plan.warmup else "measuring")
-        self.background.append(asyncio.create_task(watching.waits.run(self.sampler_stop)))
-        # The reading taken just before the start is the series' first point (nothing ran since).
-        await asyncio.to_thread(self.ctx.samples.write, {"k": 0, "t": start, "published_to": start,
-                                                         "phase": Phase.WARMUP.label, **first, "waits": {},
-                                                         "statements": None})
+        self.event("start", f"{len(self.sessions)} sessions started together")
+        return first
+
+    async def _begin_sampling(self, first: dict[str, Any], watching: Watching) -> None:
+        """The run's background begun: the wait sampler, the disk guard, the read probes and a sample each interval,
+        the series' first point being the reading taken just before the start (nothing ran since)."""
+        start = self.clock.start
+        assert start is not None  # released
+        self.background.append(asyncio.create_task(watching.waits.run(self.background_stop)))
+        await self.write_sample({"k": 0, "t": start, "published_to": start, "phase": Phase.WARMUP.label, **first,
+                                 "waits": {}, "statements": None})
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
         for r in self.nodes:
             # a node lost before the start has no probe to run (nor one of an engine without it)
             if r.node.name not in self.lost and r.read_probe is not None:
-                self.background.append(asyncio.create_task(r.read_probe.run(lambda: self.probing, self.sampler_stop)))
+                probing = r.read_probe.run(lambda: self.probing, self.background_stop)
+                self.background.append(asyncio.create_task(probing))
         self.background.append(asyncio.create_task(sample_on_grid(
-            watching.monitor, watching.waits, self.ctx.samples, t_start=start, clock_offset=self.offset,
-            grid=self.plan.grid, phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
+            watching.monitor, watching.waits, self.write_sample, t_start=start, clock_offset=self.offset,
+            grid=self.plan.grid, phase=self._phase_at, stop=self.background_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time)))

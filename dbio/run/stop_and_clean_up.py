@@ -22,21 +22,21 @@ class StopAndCleanUp(NodeLoss):
             self.ctx.observer.event(f"{name} again: cancelling the sessions now")
             return
         self.status.end(Status.INTERRUPTED, f"{name} received")
-        self._event("interrupt", f"{name} received")
+        self.event("interrupt", f"{name} received")
         self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
     def _on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"
         self.status.end(Status.FAILED, message)
-        self._event("results_unwritable", message)
+        self.event("results_unwritable", message)
         self.ctx.observer.event(message)
         self._stop()
 
     async def _guard_room(self) -> None:
         """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
         history: list[tuple[float, int]] = []
-        while not self.sampler_stop.is_set():
+        while not self.background_stop.is_set():
             found = disk_guard.tightest(self.ctx.room_paths)
             if found is not None:
                 free, where = found
@@ -47,7 +47,7 @@ class StopAndCleanUp(NodeLoss):
                                f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
                                f"it was using {disk_guard.rate(history) / (1 << 20):,.0f} MiB/s)")
                     self.status.end(Status.FAILED, message)
-                    self._event("disk_full", message)
+                    self.event("disk_full", message)
                     self.ctx.observer.event(message)
                     self._stop()
                     self.stopping.force.set()  # no slice may finish: it could write the last megabytes
@@ -56,18 +56,18 @@ class StopAndCleanUp(NodeLoss):
                     # to grow ibdata1 by 64 MiB twice more)
                     cancelled = await self.stopping.cancel_running()
                     if cancelled:
-                        self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
+                        self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
                                                  "statements of that last slice are missing from the session "
                                                  "counts, while the engine counted its I/O")
                     return
             try:
-                await asyncio.wait_for(self.sampler_stop.wait(), disk_guard.INTERVAL)
+                await asyncio.wait_for(self.background_stop.wait(), disk_guard.INTERVAL)
             except asyncio.TimeoutError:
                 pass
 
     async def _stop_background(self) -> None:
         """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
-        self.sampler_stop.set()
+        self.background_stop.set()
         await self.stopping.stop_tasks(self.background,
                                        [(r.engine, c) for r in self.nodes for c in r.monitoring_connections()])
 
@@ -80,14 +80,14 @@ class StopAndCleanUp(NodeLoss):
                     pass
 
     async def _clean_up(self) -> None:
+        self.advance(Phase.CLEAN_UP)
         await self._stop_background()
         await self._close_sessions()
         leftover = self.counts.record(None, final=True)  # slices of a run that ended early
         if leftover.get("late_statements"):
             try:
-                await asyncio.to_thread(self.ctx.samples.write, {"t": self.time.wall() + self.offset,
-                                                                 "phase": Phase.CLEAN_UP.label,
-                                                                 **leftover})
+                await self.write_sample({"t": self.time.wall() + self.offset, "phase": Phase.CLEAN_UP.label,
+                                         **leftover})
             except Exception:
                 pass
         for r in self.nodes:
