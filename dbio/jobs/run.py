@@ -27,7 +27,7 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener
 from dbio.run.monitor import SampleWriter
-from dbio.run import session_placement
+from dbio.run import session_placement, wait_sampling
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
@@ -291,9 +291,9 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     try:
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
-            wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
+            observer=_NormalizingObserver(normalize, observer),
             run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-            on_window=hook.window if script is not None else None, time=clock, listeners=window_listeners()))
+            on_window=hook.window if script is not None else None, time=clock, listeners=window_listeners(config)))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()
@@ -327,10 +327,12 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
-def window_listeners() -> list[Listener]:
+def window_listeners(config: Config) -> list[Listener]:
     """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
     a new one is a module of its own and a line here."""
-    return []
+    return [
+        wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
+    ]
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from dbio.run.result_events import samples_skipped
 from dbio.run.runner import RunOutcome
 from dbio.run.sessions import Clock
 from dbio.run.slice_totals import Tally
+from dbio.run import wait_sampling
 
 RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
 RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
@@ -116,7 +117,7 @@ def recover(directory: Path, engine_named: Callable[[str], Engine]) -> dict[str,
         status="lost", reason=reason, run_id=int(man["run_id"]), clock=clock,
         sessions=[], begin=_reading(begin), end=_reading(end),
         window_start=reading_time(begin), window_end=reading_time(end),
-        totals=totals, waits=waits, wait_samples=None, plans={},
+        totals=totals, plans={}, records={wait_sampling.KEY: wait_sampling.WaitCounts(waits, None)},
         connect_seconds=0.0, start_seconds=0.0,
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 from dbio import __version__
 from dbio import result as results
 from dbio.collect import host
-from dbio.run import agreed_start, session_placement, result_events, result_figures
+from dbio.run import agreed_start, session_placement, result_events, result_figures, wait_sampling
 from dbio.run.manifest import manifest_nodes
 from dbio.run.nodes import STANDBY
 from dbio.run.readings import Normalize, normalized
@@ -61,6 +61,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     watch.see(window["end"])
     begin, end = window["begin"], result_figures.without_ended_sessions(window["end"], outcome.sessions)
     node_totals = result_figures.node_tallies(outcome, [n["name"] for n in nodes])
+    waits: wait_sampling.WaitCounts = outcome.records.get(wait_sampling.KEY) or wait_sampling.WaitCounts()
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
                                             reset=watch.counters(), read_probe=outcome.read_probe)
     document = {
@@ -83,7 +84,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
-                        outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
+                        waits.by_node.get(node["name"]) if len(nodes) > 1 else None,
                         [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
                         outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]),
                         outcome.read_probe.get(node["name"]))
@@ -104,17 +105,22 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "series": series,
         "stalls": result_figures.stalls(series, outcome.clock, outcome.window_start, window["seconds"],
                                         man["config"]["workload"]),
-        "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
+        "waits": {"samples": waits.samples, "counts": waits.counts,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
     }
     for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
+        if key in PLACED:
+            continue
         if key in document:
             raise ValueError(f"a listener's record would replace the result's own {key!r}")
         document[key] = record
     return document
+
+
+PLACED = (wait_sampling.KEY,)  # the listeners' records the document holds in places of their own
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor, WaitSampler
+from dbio.run.monitor import SAMPLE_LATE_LIMIT, Monitor
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import reading_time
 from dbio.run.run_status import Status
-from dbio.run.run_state import RunState, Watching
+from dbio.run.run_state import RunState
 
 # Past the window's planned opening, sessions whose node answered nothing since, nor for this long (not a slice's
 # end, not a reading: a live node answers several a second) are not waited for; they join if it answers again.
@@ -20,11 +20,11 @@ WINDOW_SILENCE = 1.0
 
 
 class MeasuredWindow(RunState):
-    async def _measure(self, tasks: list[asyncio.Task], watching: Watching) -> bool:
+    async def _measure(self, tasks: list[asyncio.Task], monitor: Monitor) -> bool:
         """Open the measured window: at the start, or once every session ended its warm-up; whether it opened."""
         if self.plan.warmup == 0:
             self.window_start = self.clock.start
-            self._open_window(watching.waits)
+            self._open_window()
             return True
         await self._wait_for_window(tasks)
         if self._window_can_open():
@@ -33,14 +33,14 @@ class MeasuredWindow(RunState):
                             f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
                             " (it answered nothing since its planned opening)")
                 # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
-                begin = await self._reading(watching.monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                begin = await self._reading(monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 self.begin = {**begin, "nodes": {name: raw if raw is not None or name not in self.unwaited
-                                                 else watching.monitor.last.get(name)
+                                                 else monitor.last.get(name)
                                                  for name, raw in begin["nodes"].items()}}
             else:
-                self.begin = await self._reading(watching.monitor, per_process=True)
+                self.begin = await self._reading(monitor, per_process=True)
             self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
-            self._open_window(watching.waits)
+            self._open_window()
             return True
         if not self.shared.stop.is_set():  # every session done before the window
             self.status.end(Status.FAILED, self._ended_in_warmup())
@@ -84,10 +84,8 @@ class MeasuredWindow(RunState):
     def _window_can_open(self) -> bool:
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
 
-    def _open_window(self, waits: WaitSampler) -> None:
-        self.in_window = True
+    def _open_window(self) -> None:
         self.probing = True
-        waits.in_window = True
         self.event("window_open", "measured window opened")
         if self.begin is not None:  # the window's first reading: its counters are where the figures start
             self.ctx.observer.second(self.begin)
@@ -95,7 +93,7 @@ class MeasuredWindow(RunState):
             self.ctx.on_window("open")
 
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task],
-                                      watching: Watching) -> tuple[asyncio.Task, set[str]] | None:
+                                      monitor: Monitor) -> tuple[asyncio.Task, set[str]] | None:
         """An end reading begun when, past the deadline, the only sessions still running are on nodes that
         answered nothing since it (frozen, such a node is lost within seconds), and those nodes: so that the
         window of the others ends with their work, not seconds later. Not used unless those nodes were lost
@@ -114,12 +112,12 @@ class MeasuredWindow(RunState):
             heard = self.shared.liveness.heard
             if self.time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
                     all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
-                reading = self._reading(watching.monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
+                reading = self._reading(monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 early = asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
         return early
 
-    async def _close_window(self, watching: Watching, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
+    async def _close_window(self, monitor: Monitor, early: tuple[asyncio.Task, set[str]] | None = None) -> None:
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
@@ -127,7 +125,6 @@ class MeasuredWindow(RunState):
         start = self.clock.start
         if self.window_start is None or start is None:  # no window opened (it opens at the start or after)
             return
-        monitor, waits = watching.monitor, watching.waits
         end = None
         if early is not None:
             reading, quiet = await early[0], early[1]  # bounded: each node answers, or is lost
@@ -144,11 +141,10 @@ class MeasuredWindow(RunState):
         self.window_end = window_end
         if self.ctx.on_window is not None:
             self.ctx.on_window("close")
-        waits.in_window = False
         boundary = int(round(window_end - start))  # the last second any session published
         last = self.plan.grid.key(boundary)
         record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": self.counts.published_to,
-                  "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
+                  "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, **self.listeners.fields(),
                   **self.counts.record(last, final=True), "final": True}
         self.ctx.observer.second(record)  # the window's last reading: where the figures end
         await self.write_sample(record)

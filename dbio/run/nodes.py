@@ -20,9 +20,10 @@ from dbio.run import agreed_start, session_placement
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
-from dbio.run.monitor import NodeProbe, WaitTarget
+from dbio.run.monitor import NodeProbe
 from dbio.run.read_probe import ReadProbe
 from dbio.run.sessions import Session
+from dbio.run.wait_sampling import WaitTarget
 
 
 @dataclass

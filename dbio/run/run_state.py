@@ -14,7 +14,7 @@ from dbio.run import disk_guard
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener, Listeners
-from dbio.run.monitor import Monitor, SampleWriter, WaitSampler
+from dbio.run.monitor import Monitor, SampleWriter
 from dbio.run.nodes import Monitoring, Node, NodeRun, spread
 from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
@@ -24,15 +24,6 @@ from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts, Tally
-
-
-@dataclass(frozen=True)
-class Watching:
-    """The run's monitoring, as _open_monitoring (session_launch.py) opened it: the steps from the common start
-    on take it, the clean-up and a node's loss (which may come before) RunState's monitor and waits."""
-
-    monitor: Monitor
-    waits: WaitSampler
 
 
 class Observer(Protocol):
@@ -53,8 +44,6 @@ class RunOutcome:
     window_start: float | None  # server epoch of the begin snapshot
     window_end: float | None
     totals: Tally  # each interval's own counts are in the samples file, not in memory
-    waits: dict[str, int]
-    wait_samples: int | None  # None: not known (a run rebuilt from its samples file: abandoned.py)
     plans: dict[str, Any]  # the first node's
     connect_seconds: float
     start_seconds: float  # from the first connection to the common start
@@ -62,7 +51,6 @@ class RunOutcome:
     monitor_errors: list[str] = field(default_factory=list)
     samples_written: int = 0
     signal: str | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
-    node_waits: dict[str, dict[str, int]] = field(default_factory=dict)  # the window's wait samples, per node
     clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
     released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
     node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed_start)
@@ -78,7 +66,6 @@ class RunContext:
     plan: RunPlan
     access_path: str
     samples: SampleWriter
-    wait_interval: float
     observer: Observer
     run_id: int = 0  # 0: the runner picks one
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
@@ -117,10 +104,8 @@ class RunState:
         self.events: list[dict[str, Any]] = []
         self.status = RunStatus()  # what became of the run, and why: changed only by its end()
         self.offset = 0.0  # server clock - client clock
-        self.in_window = False
         self.monitor: Monitor | None = None
         self.monitoring: list[Monitoring] = []  # each monitored node's, as _open_monitoring opened it
-        self.waits: WaitSampler | None = None
         self.stopping = Stopping(self.shared, self.sessions, self.event, ctx.time)
         self.begin: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None

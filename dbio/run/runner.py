@@ -82,7 +82,7 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             self._agree_start()
         tasks = await self._connect_all(start=early)
         self.connect_seconds = self.time.monotonic() - t_connect
-        watching = await self._open_monitoring()
+        monitor = await self._open_monitoring()
         if not early:
             self._agree_start()
             tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
@@ -90,32 +90,29 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
                 if session.node in self.lost:  # lost while connecting: never started
                     task.cancel()
         self.advance(Phase.START)
-        first = await self._start_together(tasks, watching)
+        first = await self._start_together(tasks, monitor)
         self.start_seconds = self.time.monotonic() - t_connect
         self.advance(Phase.WARMUP)
-        await self._begin_sampling(first, watching)
-        if await self._measure(tasks, watching):
+        await self._begin_sampling(first, monitor)
+        if await self._measure(tasks, monitor):
             self.advance(Phase.WINDOW)
         self.shared.window_opened.set()  # the sessions waiting at its opening go on (into it, or to their end)
-        early_end = await self._end_of_answering_nodes(tasks, watching)
+        early_end = await self._end_of_answering_nodes(tasks, monitor)
         self.advance(Phase.DRAIN)
         await self.stopping.drain(tasks)
         await self._stop_background()
-        await self._close_window(watching, early_end)
+        await self._close_window(monitor, early_end)
         self.event("end", "all sessions finished" if self.status.complete else f"run {self.status.status.value}")
 
     def _outcome(self) -> RunOutcome:
-        waits = self.waits
         return RunOutcome(
             status=self.status.status.value, reason=self.status.reason, run_id=self.run_id, clock=self.clock,
             sessions=self.sessions,
             begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.counts.totals, waits=dict(waits.window) if waits else {},
-                          wait_samples=waits.samples if waits else 0,
+            totals=self.counts.totals,
             plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
             events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
-            node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
             released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
             lost_nodes=self.lost,
             read_probe={r.node.name: r.read_probe.record(r.read_probe.method) for r in self.nodes

@@ -13,13 +13,13 @@ from typing import Any
 from dbio.engines.base import session_application_name
 from dbio.errors import DbioError
 from dbio.run import agreed_start
-from dbio.run.monitor import Monitor, WaitSampler, sample_on_grid
+from dbio.run.monitor import Monitor, sample_on_grid
 from dbio.run.node_loss import AGREED_START_SLACK
 from dbio.run.nodes import NodeRun
 from dbio.run.phase import Phase
 from dbio.run.readings import reading_time
 from dbio.run.run_status import Status
-from dbio.run.run_state import StoppedBeforeStart, Watching
+from dbio.run.run_state import StoppedBeforeStart
 from dbio.run.sessions import Session
 from dbio.run.stop_and_clean_up import StopAndCleanUp
 
@@ -39,7 +39,7 @@ class SessionLaunch(StopAndCleanUp):
         scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
         self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
 
-    async def _open_monitoring(self) -> Watching:
+    async def _open_monitoring(self) -> Monitor:
         opened, runs = [], []
         for r in self.nodes:
             got = None if r.node.name in self.lost else \
@@ -57,13 +57,11 @@ class SessionLaunch(StopAndCleanUp):
             overhead_pids=[pid for o in opened for pid in o.overhead],
             read_helper_pids=[pid for o in opened for pid in o.read_helpers], liveness=self.shared.liveness,
             time=self.time)
-        self.waits = waits = WaitSampler([o.wait_target for o in opened], self.ctx.wait_interval,
-                                         lost=monitor.lost, liveness=self.shared.liveness, time=self.time)
         monitor.lost.update(self.lost)
         self.monitoring = opened
         if len(self.nodes) > 1:  # a node that stops mid-run ends only its own part of the run
             monitor.on_failure = lambda node, error: self._node_may_have_stopped(node, error)
-        return Watching(monitor, waits)
+        return monitor
 
     async def _connect_all(self, *, start: bool) -> list[asyncio.Task]:
         """Connect every session and, with start, start it (it waits at the barrier); the sessions'
@@ -225,7 +223,7 @@ class SessionLaunch(StopAndCleanUp):
                                 "clock_uncertainty_s": uncertainty}
         return out
 
-    async def _start_together(self, tasks: list[asyncio.Task], watching: Watching) -> dict[str, Any]:
+    async def _start_together(self, tasks: list[asyncio.Task], monitor: Monitor) -> dict[str, Any]:
         """Let every session reach the barrier every node holds, release them at one start; the reading taken
         just before it."""
         await self._wait_at_barrier(tasks)
@@ -238,7 +236,7 @@ class SessionLaunch(StopAndCleanUp):
         offsets = await self._on_nodes(NodeRun.clock_offset, by=by) if len(self.nodes) > 1 else []
         asked = self.time.wall()
         partial_after = None if by is None else max(0.0, by - self.time.monotonic())
-        first = await watching.monitor.reading(per_process=self.plan.warmup == 0, partial_after=partial_after)
+        first = await monitor.reading(per_process=self.plan.warmup == 0, partial_after=partial_after)
         read_at = (asked + self.time.wall()) / 2
         for r in self.nodes:
             if r.node.name not in self.lost and first["nodes"].get(r.node.name, True) is None:
@@ -285,14 +283,13 @@ class SessionLaunch(StopAndCleanUp):
         self.event("start", f"{len(self.sessions)} sessions started together")
         return first
 
-    async def _begin_sampling(self, first: dict[str, Any], watching: Watching) -> None:
-        """The run's background begun: the wait sampler, the disk guard, the read probes and a sample each interval,
-        the series' first point being the reading taken just before the start (nothing ran since)."""
+    async def _begin_sampling(self, first: dict[str, Any], monitor: Monitor) -> None:
+        """The run's background begun: the disk guard, the read probes and a sample each interval, the series' first
+        point being the reading taken just before the start (nothing ran since)."""
         start = self.clock.start
         assert start is not None  # released
-        self.background.append(asyncio.create_task(watching.waits.run(self.background_stop)))
         await self.write_sample({"k": 0, "t": start, "published_to": start, "phase": Phase.WARMUP.label, **first,
-                                 "waits": {}, "statements": None})
+                                 **self.listeners.fields(), "statements": None})
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
         for r in self.nodes:
@@ -301,6 +298,6 @@ class SessionLaunch(StopAndCleanUp):
                 probing = r.read_probe.run(lambda: self.probing, self.background_stop)
                 self.background.append(asyncio.create_task(probing))
         self.background.append(asyncio.create_task(sample_on_grid(
-            watching.monitor, watching.waits, self.write_sample, t_start=start, clock_offset=self.offset,
+            monitor, self.listeners.fields, self.write_sample, t_start=start, clock_offset=self.offset,
             grid=self.plan.grid, phase=self._phase_at, stop=self.background_stop, counts=self.counts.record,
             published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time)))
