@@ -27,7 +27,7 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener
 from dbio.run.monitor import SampleWriter
-from dbio.run import session_placement, wait_sampling
+from dbio.run import read_probe, session_placement, wait_sampling
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
@@ -332,6 +332,7 @@ def window_listeners(config: Config) -> list[Listener]:
     a new one is a module of its own and a line here."""
     return [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
+        read_probe.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
     ]
 
 

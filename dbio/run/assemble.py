@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 from dbio import __version__
 from dbio import result as results
 from dbio.collect import host
-from dbio.run import agreed_start, session_placement, result_events, result_figures, wait_sampling
+from dbio.run import agreed_start, read_probe, session_placement, result_events, result_figures, wait_sampling
 from dbio.run.manifest import manifest_nodes
 from dbio.run.nodes import STANDBY
 from dbio.run.readings import Normalize, normalized
@@ -62,8 +62,9 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     begin, end = window["begin"], result_figures.without_ended_sessions(window["end"], outcome.sessions)
     node_totals = result_figures.node_tallies(outcome, [n["name"] for n in nodes])
     waits: wait_sampling.WaitCounts = outcome.records.get(wait_sampling.KEY) or wait_sampling.WaitCounts()
+    probes: dict[str, dict[str, Any]] = outcome.records.get(read_probe.KEY) or {}
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
-                                            reset=watch.counters(), read_probe=outcome.read_probe)
+                                            reset=watch.counters(), read_probe=probes)
     document = {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
@@ -87,7 +88,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
                         waits.by_node.get(node["name"]) if len(nodes) > 1 else None,
                         [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
                         outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]),
-                        outcome.read_probe.get(node["name"]))
+                        probes.get(node["name"]))
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
@@ -100,7 +101,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "normalized": {"begin": begin["engine"] if begin else None, "end": end["engine"] if end else None},
         "totals": outcome.totals.counts(),
         "histograms": outcome.totals.histograms(plan["bounds_us"]),
-        "read_probe": outcome.read_probe,  # each node's probe lookups (run/read_probe.py), its figures' source
+        "read_probe": probes,  # each node's probe lookups (run/read_probe.py), its figures' source
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
         "stalls": result_figures.stalls(series, outcome.clock, outcome.window_start, window["seconds"],
@@ -120,7 +121,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     return document
 
 
-PLACED = (wait_sampling.KEY,)  # the listeners' records the document holds in places of their own
+PLACED = (wait_sampling.KEY, read_probe.KEY)  # the listeners' records the document holds in places of their own
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,

@@ -85,7 +85,6 @@ class MeasuredWindow(RunState):
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
 
     def _open_window(self) -> None:
-        self.probing = True
         self.event("window_open", "measured window opened")
         if self.begin is not None:  # the window's first reading: its counters are where the figures start
             self.ctx.observer.second(self.begin)
@@ -121,7 +120,6 @@ class MeasuredWindow(RunState):
         """The end reading, which is also the last per-second sample: it holds the final second's flush. Taken
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
-        self.probing = False
         start = self.clock.start
         if self.window_start is None or start is None:  # no window opened (it opens at the start or after)
             return

@@ -81,7 +81,8 @@ class NodeRun:
     monitor_conn: Any = None
     wait_conn: Any = None
     released_at: float | None = None  # this host's clock, when the node's barrier was opened
-    read_probe: ReadProbe | None = None  # its single reads' latency, sampled beside the sessions (read_probe.py)
+    # its single reads' latency, sampled beside the sessions: set by the read probe's listener (read_probe.py)
+    read_probe: ReadProbe | None = None
     time: TimeSource = REAL_TIME  # the run's (clock.py)
 
     @property

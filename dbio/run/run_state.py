@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine, Protocol
 
-from dbio.engines.base import SliceResult, helper_application_name
+from dbio.engines.base import SliceResult
 from dbio.run import disk_guard
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
@@ -18,7 +18,6 @@ from dbio.run.monitor import Monitor, SampleWriter
 from dbio.run.nodes import Monitoring, Node, NodeRun, spread
 from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
-from dbio.run.read_probe import ReadProbe
 from dbio.run.run_status import RunStatus, Status
 from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
@@ -56,7 +55,6 @@ class RunOutcome:
     node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed_start)
     start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
     lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
-    read_probe: dict[str, dict[str, Any]] = field(default_factory=dict)  # per node: its probe's reads (read_probe.py)
     records: dict[str, Any] = field(default_factory=dict)  # each listener's record, by its key (listeners.py)
 
 
@@ -95,11 +93,6 @@ class RunState:
         self.sessions = spread(ctx.nodes, ctx.plan.schema_of)
         self.nodes = [NodeRun(node, self.run_id, [s for s in self.sessions if s.node == node.name], time=ctx.time)
                       for node in ctx.nodes]
-        for r in self.nodes:  # the schemas its sessions read, at their scale
-            r.read_probe = ReadProbe(r.engine, ctx.plan.bounds_us, [s.schema_index for s in r.sessions],
-                                     int(ctx.plan.control.get("scale") or 0), seed=self.run_id,
-                                     application_name=helper_application_name(self.run_id, "probe"), time=ctx.time)
-        self.probing = False  # the read probes count their lookups while the window is open
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
         self.status = RunStatus()  # what became of the run, and why: changed only by its end()

@@ -90,10 +90,10 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
                 if session.node in self.lost:  # lost while connecting: never started
                     task.cancel()
         self.advance(Phase.START)
-        first = await self._start_together(tasks, monitor)
+        await self._first_sample(await self._start_together(tasks, monitor))
         self.start_seconds = self.time.monotonic() - t_connect
         self.advance(Phase.WARMUP)
-        await self._begin_sampling(first, monitor)
+        self._begin_sampling(monitor)
         if await self._measure(tasks, monitor):
             self.advance(Phase.WINDOW)
         self.shared.window_opened.set()  # the sessions waiting at its opening go on (into it, or to their end)
@@ -115,6 +115,4 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
             samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
             released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
             lost_nodes=self.lost,
-            read_probe={r.node.name: r.read_probe.record(r.read_probe.method) for r in self.nodes
-                        if r.read_probe is not None},
             records=self.listeners.records())

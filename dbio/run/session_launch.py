@@ -283,20 +283,19 @@ class SessionLaunch(StopAndCleanUp):
         self.event("start", f"{len(self.sessions)} sessions started together")
         return first
 
-    async def _begin_sampling(self, first: dict[str, Any], monitor: Monitor) -> None:
-        """The run's background begun: the disk guard, the read probes and a sample each interval, the series' first
-        point being the reading taken just before the start (nothing ran since)."""
+    async def _first_sample(self, first: dict[str, Any]) -> None:
+        """The reading taken just before the start is the series' first point (nothing ran since)."""
         start = self.clock.start
         assert start is not None  # released
         await self.write_sample({"k": 0, "t": start, "published_to": start, "phase": Phase.WARMUP.label, **first,
                                  **self.listeners.fields(), "statements": None})
+
+    def _begin_sampling(self, monitor: Monitor) -> None:
+        """The run's background begun: the disk guard and a sample each interval."""
+        start = self.clock.start
+        assert start is not None  # released
         if self.ctx.room_paths:
             self.background.append(asyncio.create_task(self._guard_room()))
-        for r in self.nodes:
-            # a node lost before the start has no probe to run (nor one of an engine without it)
-            if r.node.name not in self.lost and r.read_probe is not None:
-                probing = r.read_probe.run(lambda: self.probing, self.background_stop)
-                self.background.append(asyncio.create_task(probing))
         self.background.append(asyncio.create_task(sample_on_grid(
             monitor, self.listeners.fields, self.write_sample, t_start=start, clock_offset=self.offset,
             grid=self.plan.grid, phase=self._phase_at, stop=self.background_stop, counts=self.counts.record,
