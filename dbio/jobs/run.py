@@ -292,8 +292,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-            on_window=hook.window if script is not None else None, time=clock, listeners=window_listeners(config)))
+            run_id=run_id, client=man["client"], on_window=hook.window if script is not None else None, time=clock,
+            listeners=window_listeners(config, room_paths, room_floor)))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()
@@ -327,13 +327,16 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
-def window_listeners(config: Config) -> list[Listener]:
+def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int) -> list[Listener]:
     """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
-    a new one is a module of its own and a line here."""
-    return [
+    a new one is a module of its own and a line here. room_paths: where an update run's servers write on this host,
+    room_floor the bytes kept free there."""
+    listeners: list[Listener | None] = [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
+        disk_guard.DiskGuard(room_paths, room_floor) if room_paths else None,  # the run stopped before a disk fills
         read_probe.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
     ]
+    return [listener for listener in listeners if listener is not None]
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine, Protocol
 
 from dbio.engines.base import SliceResult
-from dbio.run import disk_guard
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener, Listeners
@@ -67,9 +66,6 @@ class RunContext:
     observer: Observer
     run_id: int = 0  # 0: the runner picks one
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
-    # where the servers on this host write (an update run's data and WAL): the run stops before they fill up
-    room_paths: tuple[str, ...] = ()
-    room_floor: int = disk_guard.FLOOR  # bytes kept free there (disk_guard.floor_of the servers' growth step)
     # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
     on_window: Callable[[str], None] | None = None
     time: TimeSource = REAL_TIME  # every time read and wait of the run (the fake engine's tests: virtual time)

@@ -291,11 +291,9 @@ class SessionLaunch(StopAndCleanUp):
                                  **self.listeners.fields(), "statements": None})
 
     def _begin_sampling(self, monitor: Monitor) -> None:
-        """The run's background begun: the disk guard and a sample each interval."""
+        """A sample each interval, from the start until the background stops."""
         start = self.clock.start
         assert start is not None  # released
-        if self.ctx.room_paths:
-            self.background.append(asyncio.create_task(self._guard_room()))
         self.background.append(asyncio.create_task(sample_on_grid(
             monitor, self.listeners.fields, self.write_sample, t_start=start, clock_offset=self.offset,
             grid=self.plan.grid, phase=self._phase_at, stop=self.background_stop, counts=self.counts.record,

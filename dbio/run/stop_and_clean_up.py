@@ -1,14 +1,12 @@
-"""What stops a run besides its deadline (a signal, a results directory that cannot be written, a disk about
-to fill), the background tasks stopped, and the clean-up every run ends with, whatever happened. How a
+"""What stops a run besides its deadline (a signal, a results directory that cannot be written), the background
+tasks stopped, and the clean-up every run ends with, whatever happened. How a
 stop is carried out within bounded time is in stopping.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import signal
 
-from dbio.run import disk_guard
 from dbio.run.nodes import NodeRun
 from dbio.run.phase import Phase
 from dbio.run.node_loss import NodeLoss
@@ -32,38 +30,6 @@ class StopAndCleanUp(NodeLoss):
         self.event("results_unwritable", message)
         self.ctx.observer.event(message)
         self._stop()
-
-    async def _guard_room(self) -> None:
-        """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
-        history: list[tuple[float, int]] = []
-        while not self.background_stop.is_set():
-            found = disk_guard.tightest(self.ctx.room_paths)
-            if found is not None:
-                free, where = found
-                history = [*history[-(int(2 * disk_guard.SPAN / disk_guard.INTERVAL)):], (self.time.monotonic(), free)]
-                if disk_guard.runs_out(history, self.ctx.room_floor):
-                    # why now, with room still left: a server's growth step seen as a rate stops a run early
-                    message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
-                               f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
-                               f"it was using {disk_guard.rate(history) / (1 << 20):,.0f} MiB/s)")
-                    self.status.end(Status.FAILED, message)
-                    self.event("disk_full", message)
-                    self.ctx.observer.event(message)
-                    self._stop()
-                    self.stopping.force.set()  # no slice may finish: it could write the last megabytes
-                    # cancelled now: the drain comes to it only at its next check, and in the warm-up only once
-                    # the sessions have ended their slices (seen: 1.0-1.1 s after the stop, time enough for InnoDB
-                    # to grow ibdata1 by 64 MiB twice more)
-                    cancelled = await self.stopping.cancel_running()
-                    if cancelled:
-                        self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
-                                                 "statements of that last slice are missing from the session "
-                                                 "counts, while the engine counted its I/O")
-                    return
-            try:
-                await asyncio.wait_for(self.background_stop.wait(), disk_guard.INTERVAL)
-            except asyncio.TimeoutError:
-                pass
 
     async def _stop_background(self) -> None:
         """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
