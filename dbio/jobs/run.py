@@ -292,8 +292,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
         outcome = runner.run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], on_window=hook.window if script is not None else None, time=clock,
-            listeners=window_listeners(config, room_paths, room_floor)))
+            run_id=run_id, client=man["client"], time=clock,
+            listeners=window_listeners(config, room_paths, room_floor, hook)))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()
@@ -303,8 +303,6 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     finally:
         observer.close()
         samples.close()
-    if hook.started("pre"):  # a window that opened and did not close (a failure): its post all the same
-        hook.start("post")
     signal = outcome.signal
     if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
         signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
@@ -327,14 +325,16 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
-def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int) -> list[Listener]:
+def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int,
+                     hook: external_script.Hook) -> list[Listener]:
     """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
     a new one is a module of its own and a line here. room_paths: where an update run's servers write on this host,
-    room_floor the bytes kept free there."""
+    room_floor the bytes kept free there; hook: --external-script's calls (its tail is measure's)."""
     listeners: list[Listener | None] = [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
         disk_guard.DiskGuard(room_paths, room_floor) if room_paths else None,  # the run stopped before a disk fills
         read_probe.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
+        hook if hook.path is not None else None,  # the user's program, called as the window opens and closes
     ]
     return [listener for listener in listeners if listener is not None]
 

@@ -88,8 +88,6 @@ class MeasuredWindow(RunState):
         self.event("window_open", "measured window opened")
         if self.begin is not None:  # the window's first reading: its counters are where the figures start
             self.ctx.observer.second(self.begin)
-        if self.ctx.on_window is not None:
-            self.ctx.on_window("open")
 
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task],
                                       monitor: Monitor) -> tuple[asyncio.Task, set[str]] | None:
@@ -137,8 +135,6 @@ class MeasuredWindow(RunState):
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
             window_end = max(covered)
         self.window_end = window_end
-        if self.ctx.on_window is not None:
-            self.ctx.on_window("close")
         boundary = int(round(window_end - start))  # the last second any session published
         last = self.plan.grid.key(boundary)
         record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": self.counts.published_to,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Coroutine, Protocol
+from typing import Any, Coroutine, Protocol
 
 from dbio.engines.base import SliceResult
 from dbio.run.clock import REAL_TIME, TimeSource
@@ -66,8 +66,6 @@ class RunContext:
     observer: Observer
     run_id: int = 0  # 0: the runner picks one
     client: str = ""  # host:pid of this dbio process, recorded with the run on the server
-    # told "open" and "close" as the window opens and closes (an external script's calls): it must return at once
-    on_window: Callable[[str], None] | None = None
     time: TimeSource = REAL_TIME  # every time read and wait of the run (the fake engine's tests: virtual time)
     listeners: list[Listener] = field(default_factory=list)  # told of every phase and sample (listeners.py)
 
