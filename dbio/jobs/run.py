@@ -32,7 +32,7 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
 from dbio.run.readings import ONLY_NODE, Normalize, answered, normalized, normalizer
-from dbio.ui import UI, RunObserver
+from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
 
 
@@ -270,13 +270,12 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
-    observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
-        sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us)
+    observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
+                               bounds_us=plan.bounds_us)
     directory = results_dir.claim(directory, "the run's result", unique=unique)
     if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
         step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
         ui.metrics.begin(run_id, config.run.label, step, plan.bounds_us)
-        observer = metrics.MetricsObserver(observer, ui.metrics)
     try:
         manifest.write_manifest(directory, man)
     except OSError as exc:  # nothing ran: leave no run directory behind
@@ -293,7 +292,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             observer=_NormalizingObserver(normalize, observer),
             run_id=run_id, client=man["client"], time=clock,
-            listeners=window_listeners(config, room_paths, room_floor, hook)))
+            listeners=window_listeners(config, room_paths, room_floor, hook, ui.metrics, normalize)))
     except BaseException:
         hook.finish(interrupted=True)
         samples.close()
@@ -325,16 +324,18 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     return RunResult(written.directory, written.document, signal, written.unwritten)
 
 
-def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int,
-                     hook: external_script.Hook) -> list[Listener]:
+def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int, hook: external_script.Hook,
+                     endpoint: metrics.Endpoint | None, normalize: Normalize) -> list[Listener]:
     """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
     a new one is a module of its own and a line here. room_paths: where an update run's servers write on this host,
-    room_floor the bytes kept free there; hook: --external-script's calls (its tail is measure's)."""
+    room_floor the bytes kept free there; hook: --external-script's calls (its tail is measure's); endpoint:
+    --metrics-port's, if it serves."""
     listeners: list[Listener | None] = [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
         disk_guard.DiskGuard(room_paths, room_floor) if room_paths else None,  # the run stopped before a disk fills
         read_probe.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
         hook if hook.path is not None else None,  # the user's program, called as the window opens and closes
+        metrics.MetricsListener(endpoint, normalize) if endpoint is not None else None,  # the latest sample, served
     ]
     return [listener for listener in listeners if listener is not None]
 

@@ -1,7 +1,8 @@
 """The run's listeners: each concern around the window (the sessions' waits sampled, the read probe, the disk
 guard, the external script, the metrics endpoint, ...) is one Listener, told of every phase the run enters
-(phase.py) and of every sample it writes, in the order of the one list the run is given (RunContext.listeners,
-assembled by jobs/run.window_listeners: what needs a higher layer, the script and the endpoint, is made there).
+(phase.py), of every sample it writes and of what it tells the user, in the order of the one list the run is
+given (RunContext.listeners, assembled by jobs/run.window_listeners: what needs a higher layer, the script and
+the endpoint, is made there).
 
 A listener reads the run through the RunView it is given (its clock, the window's readings, its nodes) and acts
 on it only through the view: a background task bound to the run (stopped, bounded, before the window's end
@@ -121,6 +122,9 @@ class Listener:
         """A record the run wrote to samples.jsonl, from the reading before the start to the late slices' record
         (a sample too late to be one is there too, marked "missing")."""
 
+    def told(self, message: str) -> None:
+        """The run told the user this (a node lost, a session failed, a signal, ...)."""
+
     def record(self) -> Any:
         """What it adds to the outcome, under its key, when the run is done (JSON data, for result.json)."""
         return None
@@ -154,6 +158,10 @@ class Listeners:
     def sample(self, record: Mapping[str, Any]) -> None:
         for listener in list(self.active):
             self._call(listener, listener.sample, record)
+
+    def told(self, message: str) -> None:
+        for listener in list(self.active):
+            self._call(listener, listener.told, message)
 
     def records(self) -> dict[str, Any]:
         """Each listener's record by its key (one that failed gives what it had, if it can)."""

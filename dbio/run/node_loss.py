@@ -109,7 +109,7 @@ class NodeLoss(RunState):
                   "figures end at its last reading and the totals are partial" if len(self.nodes) > 1 else \
             f"the server stopped{when} ({error}): the figures end at its last reading"
         self.event("node_lost", message)
-        self.ctx.observer.event(message)
+        self.tell(message)
         if len(self.lost) == len(self.nodes):
             self.status.end(Status.FAILED, "every node's server stopped" if len(self.nodes) > 1 else message)
             self._stop()

@@ -159,6 +159,7 @@ class RunState:
 
     def tell(self, message: str) -> None:
         self.ctx.observer.event(message)
+        self.listeners.told(message)
 
     async def stop_run(self, kind: str, message: str, *, at_once: bool = False) -> None:
         self.status.end(Status.FAILED, message)

@@ -34,7 +34,11 @@ class SessionLaunch(StopAndCleanUp):
     async def _prepare(self) -> None:
         """Every node's control session and run row; the plans, checked on the first node."""
         params = {**self.plan.control, "client": self.ctx.client}
-        await self._on_nodes(lambda r: r.prepare(params, self.ctx.observer.event,
+        loop = asyncio.get_running_loop()
+
+        def notify(message: str) -> None:  # from the step's thread
+            loop.call_soon_threadsafe(self.tell, message)
+        await self._on_nodes(lambda r: r.prepare(params, notify,
                                                  answered=lambda: self.shared.liveness.answered(r.node.name)))
         scans = self.plan.control["scan_workers"] if self.plan.control["scan_pct"] else None
         self.plans = await asyncio.to_thread(self.nodes[0].plans, self.ctx.access_path, scans)
@@ -119,7 +123,7 @@ class SessionLaunch(StopAndCleanUp):
                 f", node {session.node}" if len(self.nodes) > 1 else "")
             message = f"session {session.number} ({where}) ended{elapsed}: {session.error}"
             self.event("session_failed", message)
-            self.ctx.observer.event(message)
+            self.tell(message)
             self.status.end(Status.FAILED, message)
             self._stop()
 

@@ -17,18 +17,18 @@ class StopAndCleanUp(NodeLoss):
     def _on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name
         if self.stopping.signal_received(name):
-            self.ctx.observer.event(f"{name} again: cancelling the sessions now")
+            self.tell(f"{name} again: cancelling the sessions now")
             return
         self.status.end(Status.INTERRUPTED, f"{name} received")
         self.event("interrupt", f"{name} received")
-        self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
+        self.tell(f"{name}: stopping after the current second (again to cancel now)")
         self._stop()
 
     def _on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"
         self.status.end(Status.FAILED, message)
         self.event("results_unwritable", message)
-        self.ctx.observer.event(message)
+        self.tell(message)
         self._stop()
 
     async def _stop_background(self) -> None:
