@@ -204,8 +204,8 @@ class MetricsListener(Listener):
     def phase(self, phase: Phase, run: RunView) -> None:
         with self.state.lock:
             self.state.phase = SHOWN[phase]
-        if phase is Phase.WINDOW and run.begin is not None:  # the window's first reading: where its counters start
-            self._second(run.begin)
+        if phase is Phase.WINDOW and run.window.begin is not None:  # the window's first reading: its counters' start
+            self._second(run.window.begin)
 
     def told(self, message: str) -> None:
         with self.state.lock:

@@ -71,7 +71,7 @@ class Hook(Listener):
         if phase is Phase.WINDOW:
             self.window("open")
         elif phase is Phase.CLEAN_UP:
-            if run.window_end is not None:
+            if run.window.closed is not None:
                 self.window("close")
             elif self.started("pre"):  # its post all the same
                 self.start("post")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dbio.run.clock import TimeSource
     from dbio.run.liveness import Liveness
     from dbio.run.nodes import Monitoring, NodeRun
+    from dbio.run.outcome import StartFacts, WindowReadings
     from dbio.run.plan import RunPlan
     from dbio.run.sessions import Clock
 
@@ -51,18 +52,15 @@ class RunView(Protocol):
         ...
 
     @property
-    def offset(self) -> float:
-        """The first node's clock - this host's, measured at the start (0.0 before it)."""
+    def start(self) -> StartFacts:
+        """How the sessions were released: the first node's clock against this host's (offset) as it enters
+        WARMUP."""
         ...
 
     @property
-    def begin(self) -> dict[str, Any] | None:
-        """The window's first reading, as it enters WINDOW."""
-        ...
-
-    @property
-    def window_end(self) -> float | None:
-        """When its end reading closed the window (server clock): set before CLEAN_UP, None if it never closed."""
+    def window(self) -> WindowReadings:
+        """The window's first reading as it enters WINDOW; its end, and when it closed, before CLEAN_UP (closed
+        None: it never closed)."""
         ...
 
     @property

@@ -23,23 +23,23 @@ class MeasuredWindow(RunState):
     async def _measure(self, tasks: list[asyncio.Task], monitor: Monitor) -> bool:
         """Open the measured window: at the start, or once every session ended its warm-up; whether it opened."""
         if self.plan.warmup == 0:
-            self.window_start = self.clock.start
+            self.window.opened = self.clock.start
             self._open_window()
             return True
-        await self._wait_for_window(tasks)
+        unwaited = await self._wait_for_window(tasks)
         if self._window_can_open():
-            if self.unwaited:
+            if unwaited:
                 self.event("window_without",
-                            f"the window opened without the sessions of {', '.join(sorted(self.unwaited))}"
-                            " (it answered nothing since its planned opening)")
+                           f"the window opened without the sessions of {', '.join(sorted(unwaited))}"
+                           " (it answered nothing since its planned opening)")
                 # their counters: the last reading they answered (silent since: nothing to add), unless they answer now
                 begin = await self._reading(monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
-                self.begin = {**begin, "nodes": {name: raw if raw is not None or name not in self.unwaited
-                                                 else monitor.last.get(name)
-                                                 for name, raw in begin["nodes"].items()}}
+                self.window.begin = {**begin, "nodes": {name: raw if raw is not None or name not in unwaited
+                                                        else monitor.last.get(name)
+                                                        for name, raw in begin["nodes"].items()}}
             else:
-                self.begin = await self._reading(monitor, per_process=True)
-            self.window_start = reading_time(self.begin) or self.time.wall() + self.offset
+                self.window.begin = await self._reading(monitor, per_process=True)
+            self.window.opened = reading_time(self.window.begin) or self.time.wall() + self.offset
             self._open_window()
             return True
         if not self.shared.stop.is_set():  # every session done before the window
@@ -53,41 +53,42 @@ class MeasuredWindow(RunState):
                     "session); give a larger work_loop, a shorter warmup, or work_loop_scope = window")
         return why
 
-    async def _wait_for_window(self, tasks: list[asyncio.Task]) -> None:
+    async def _wait_for_window(self, tasks: list[asyncio.Task]) -> set[str]:
         """Until every running session reached the window's opening; past it, not for the sessions of a node
-        silent since it (_silent_at_window_open; frozen: lost seconds later; its sessions join if it answers)."""
+        silent since it (_silent_at_window_open; frozen: lost seconds later; its sessions join if it answers):
+        those nodes, whose sessions were not waited for."""
         while not self.shared.stop.is_set():
             running = [s for s in self.sessions if s.state == "running"]
             if self.shared.arrived >= len(running) or all(t.done() for t in tasks):
-                return
+                return set()
             silent = self._silent_at_window_open()
             waited = [s for s in running if s.node not in silent]
             if silent and waited and all(s.arrived for s in waited):
-                self.unwaited = silent
-                return
+                return silent
             self.shared.arrival.clear()
             try:
-                await asyncio.wait_for(self.shared.arrival.wait(), timeout=0.1 if self.window_open_at else 0.5)
+                await asyncio.wait_for(self.shared.arrival.wait(), timeout=0.1 if self.start.window_open_at else 0.5)
             except asyncio.TimeoutError:
                 pass
+        return set()
 
     def _silent_at_window_open(self) -> set[str]:
         """Past the window's planned opening: the nodes that answered nothing (no slice, no reading) since it,
         nor in the last WINDOW_SILENCE seconds."""
         now = self.time.monotonic()
-        if self.window_open_at is None or now < self.window_open_at:
+        if self.start.window_open_at is None or now < self.start.window_open_at:
             return set()
         heard = self.shared.liveness.heard
         return {r.node.name for r in self.nodes if r.node.name not in self.lost
-                and heard.get(r.node.name, float("-inf")) < min(self.window_open_at, now - WINDOW_SILENCE)}
+                and heard.get(r.node.name, float("-inf")) < min(self.start.window_open_at, now - WINDOW_SILENCE)}
 
     def _window_can_open(self) -> bool:
         return not self.shared.stop.is_set() and any(s.state == "running" for s in self.sessions)
 
     def _open_window(self) -> None:
         self.event("window_open", "measured window opened")
-        if self.begin is not None:  # the window's first reading: its counters are where the figures start
-            self.ctx.observer.second(self.begin)
+        if self.window.begin is not None:  # the window's first reading: its counters are where the figures start
+            self.ctx.observer.second(self.window.begin)
 
     async def _end_of_answering_nodes(self, tasks: list[asyncio.Task],
                                       monitor: Monitor) -> tuple[asyncio.Task, set[str]] | None:
@@ -98,7 +99,7 @@ class MeasuredWindow(RunState):
         (a loaded host) is first among them, then done, and the reading begun with it would not do (seen: the
         end reading came at the frozen node's loss, a 10.57 s window for 4 s). Waits for every session (after a
         stop, the drain does); None when there is no such reading."""
-        if self.deadline_at is None or self.window_start is None:
+        if self.start.deadline_at is None or self.window.opened is None:
             return None
         early: tuple[asyncio.Task, set[str]] | None = None
         while not self.shared.stop.is_set():
@@ -107,8 +108,8 @@ class MeasuredWindow(RunState):
                 return early
             quiet = {s.node for s, _ in running}
             heard = self.shared.liveness.heard
-            if self.time.monotonic() >= self.deadline_at and (early is None or early[1] != quiet) and \
-                    all(heard.get(node, float("-inf")) < self.deadline_at for node in quiet):
+            if self.time.monotonic() >= self.start.deadline_at and (early is None or early[1] != quiet) and \
+                    all(heard.get(node, float("-inf")) < self.start.deadline_at for node in quiet):
                 reading = self._reading(monitor, per_process=True, partial_after=SAMPLE_LATE_LIMIT / 2)
                 early = asyncio.ensure_future(reading), quiet
             await asyncio.wait([t for _, t in running], timeout=0.05)
@@ -119,7 +120,7 @@ class MeasuredWindow(RunState):
         early (_end_of_answering_nodes) when the nodes whose sessions outlasted the deadline were lost since:
         their entries are then their last readings, as in every reading after a node's loss."""
         start = self.clock.start
-        if self.window_start is None or start is None:  # no window opened (it opens at the start or after)
+        if self.window.opened is None or start is None:  # no window opened (it opens at the start or after)
             return
         end = None
         if early is not None:
@@ -129,12 +130,12 @@ class MeasuredWindow(RunState):
                                             for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
         if end is None:
             end = await self._reading(monitor, per_process=True)
-        self.end = end
+        self.window.end = end
         window_end = reading_time(end) or self.time.wall() + self.offset
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
         if len(self.lost) == len(self.nodes) and covered:  # no node left: the figures end where the nodes' did
             window_end = max(covered)
-        self.window_end = window_end
+        self.window.closed = window_end
         boundary = int(round(window_end - start))  # the last second any session published
         last = self.plan.grid.key(boundary)
         record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": self.counts.published_to,

@@ -15,46 +15,20 @@ from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener, Listeners
 from dbio.run.monitor import Monitor, SampleWriter
 from dbio.run.nodes import Monitoring, Node, NodeRun, spread
+from dbio.run.outcome import StartFacts, WindowReadings
 from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
 from dbio.run.run_status import RunStatus, Status
 from dbio.run.liveness import Liveness
 from dbio.run.sessions import Clock, Session, Shared
 from dbio.run.stopping import Stopping
-from dbio.run.slice_totals import IntervalCounts, Tally
+from dbio.run.slice_totals import IntervalCounts
 
 
 class Observer(Protocol):
     def phase(self, message: str) -> None: ...
     def second(self, sample: dict[str, Any]) -> None: ...
     def event(self, message: str) -> None: ...
-
-
-@dataclass
-class RunOutcome:
-    status: str  # complete | interrupted | failed
-    reason: str | None
-    run_id: int
-    clock: Clock
-    sessions: list[Session]
-    begin: dict[str, Any] | None  # reading at window open (see readings.py)
-    end: dict[str, Any] | None  # reading at window close
-    window_start: float | None  # server epoch of the begin snapshot
-    window_end: float | None
-    totals: Tally  # each interval's own counts are in the samples file, not in memory
-    plans: dict[str, Any]  # the first node's
-    connect_seconds: float
-    start_seconds: float  # from the first connection to the common start
-    events: list[dict[str, Any]] = field(default_factory=list)
-    monitor_errors: list[str] = field(default_factory=list)
-    samples_written: int = 0
-    signal: str | None = None  # the signal that interrupted the run (SIGINT, SIGTERM)
-    clock_offset: float | None = None  # the first node's clock - this host's, as measured (None: not)
-    released_late: float | None = None  # seconds after an agreed start (--start-at) the release came
-    node_starts: dict[str, dict[str, Any]] = field(default_factory=dict)  # several nodes: offset, skew (agreed_start)
-    start_agreed: str | None = None  # "start_at" (--start-at), "nodes" (chosen in advance for several nodes)
-    lost_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodes whose server stopped (see _lose_node)
-    records: dict[str, Any] = field(default_factory=dict)  # each listener's record, by its key (listeners.py)
 
 
 @dataclass
@@ -90,27 +64,17 @@ class RunState:
         self.counts = IntervalCounts(len(ctx.plan.bounds_us) + 1, ctx.plan.grid)
         self.events: list[dict[str, Any]] = []
         self.status = RunStatus()  # what became of the run, and why: changed only by its end()
-        self.offset = 0.0  # server clock - client clock
         self.monitor: Monitor | None = None
         self.monitoring: list[Monitoring] = []  # each monitored node's, as _open_monitoring opened it
         self.stopping = Stopping(self.shared, self.sessions, self.event, ctx.time)
-        self.begin: dict[str, Any] | None = None
-        self.end: dict[str, Any] | None = None
-        self.window_start: float | None = None
-        self.window_end: float | None = None
+        self.start = StartFacts()  # how the sessions were connected and released together
+        self.window = WindowReadings()  # its two readings, and when
         self.plans: dict[str, Any] = {}
         self.background_stop = asyncio.Event()
         self.background: list[asyncio.Task] = []
-        self.connect_seconds = self.start_seconds = 0.0
-        self.released_late: float | None = None  # seconds after an agreed start the release came
-        self.start_agreed: str | None = None  # start_at | nodes (agreed in advance), None: at the release
-        self.node_starts: dict[str, dict[str, Any]] = {}
         self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
         self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
         self.watch: asyncio.Task | None = None  # loses a node that stops answering (see _watch_nodes)
-        self.deadline_at: float | None = None  # the deadline, on this host's monotonic clock
-        self.window_open_at: float | None = None  # the window's planned opening, on this host's monotonic clock
-        self.unwaited: set[str] = set()  # nodes silent at the window's opening, whose sessions were not waited for
         self.node_calls: dict[str, set[asyncio.Task]] = {}  # each node's calls in flight that its loss cancels
 
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
@@ -147,6 +111,11 @@ class RunState:
         self.listeners.sample(record)
 
     # -- what a listener may do (listeners.RunView) ------------------------------------------------------------------
+    @property
+    def offset(self) -> float:
+        """server clock - this host's (StartFacts.offset)."""
+        return self.start.offset
+
     @property
     def liveness(self) -> Liveness:
         return self.shared.liveness

@@ -21,7 +21,8 @@ import threading
 from dbio.run.measured_window import MeasuredWindow
 from dbio.run.phase import Phase
 from dbio.run.run_status import Status
-from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
+from dbio.run.outcome import RunOutcome
+from dbio.run.run_state import Observer, RunContext, StoppedBeforeStart
 from dbio.run.session_launch import SessionLaunch
 
 __all__ = ["Observer", "RunContext", "RunOutcome", "run"]
@@ -81,7 +82,7 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
         if early:
             self._agree_start()
         tasks = await self._connect_all(start=early)
-        self.connect_seconds = self.time.monotonic() - t_connect
+        self.start.connect_seconds = self.time.monotonic() - t_connect
         monitor = await self._open_monitoring()
         if not early:
             self._agree_start()
@@ -91,7 +92,7 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
                     task.cancel()
         self.advance(Phase.START)
         await self._first_sample(await self._start_together(tasks, monitor))
-        self.start_seconds = self.time.monotonic() - t_connect
+        self.start.start_seconds = self.time.monotonic() - t_connect
         self.advance(Phase.WARMUP)
         self._begin_sampling(monitor)
         if await self._measure(tasks, monitor):
@@ -106,13 +107,7 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
 
     def _outcome(self) -> RunOutcome:
         return RunOutcome(
-            status=self.status.status.value, reason=self.status.reason, run_id=self.run_id, clock=self.clock,
-            sessions=self.sessions,
-            begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.counts.totals,
-            plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
-            events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
-            samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
-            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
-            lost_nodes=self.lost,
-            records=self.listeners.records())
+            status=self.status, run_id=self.run_id, clock=self.clock, start=self.start, window=self.window,
+            sessions=self.sessions, totals=self.counts.totals, plans=self.plans, events=self.events,
+            lost_nodes=self.lost, monitor_errors=list(self.monitor.errors) if self.monitor else [],
+            samples_written=self.ctx.samples.lines, signal=self.stopping.signal, records=self.listeners.records())

@@ -180,7 +180,7 @@ class SessionLaunch(StopAndCleanUp):
                 pass
         late = self.time.wall() - start
         if self.shared.stop.is_set() or late > AGREED_START_SLACK:
-            if self.start_agreed == "nodes" and not self.shared.stop.is_set():
+            if self.start.start_agreed == "nodes" and not self.shared.stop.is_set():
                 await self._abort_start(tasks)
                 raise DbioError(f"the sessions were not all at their barriers {late:.1f} s after the start "
                                 "chosen for the nodes", "check the servers' load, or give fewer sessions")
@@ -195,11 +195,11 @@ class SessionLaunch(StopAndCleanUp):
         nodes get it in each call); --start-at has chosen it already."""
         start = self.plan.start
         if start is not None:
-            self.start_agreed = "start_at"
+            self.start.start_agreed = "start_at"
         elif len(self.nodes) > 1 or any(r.node.read_only for r in self.nodes):
             start = self.time.wall() + agreed_start.start_lead(len(self.sessions))
             self.plan = replace(self.plan, start=start)
-            self.start_agreed = "nodes"
+            self.start.start_agreed = "nodes"
         if start is None:  # one node, not read-only: its release fixes the start
             return
         for r in self.nodes:
@@ -249,7 +249,7 @@ class SessionLaunch(StopAndCleanUp):
         first = {**first, "nodes": {n: raw for n, raw in first["nodes"].items()
                                     if raw is not None or n not in self.lost}}
         if self.plan.warmup == 0:
-            self.begin = first
+            self.window.begin = first
         if self.shared.stop.is_set():
             await self._abort_start(tasks)
             raise StoppedBeforeStart()
@@ -264,26 +264,26 @@ class SessionLaunch(StopAndCleanUp):
         released = self.time.wall()
         # server clock - client clock: from the release's own clock, or (a start agreed in advance) the
         # first reading's, against the middle of its round trip
-        self.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
+        self.start.offset = start - released if self.plan.start is None else (reading_time(first) or read_at) - read_at
         if self.plan.start is None and not offsets and released - releasing > RELEASE_ANSWER_TRUSTED:
             # the answer came late (a loaded host or network): the start it carries is not "now" on arrival,
             # so the offset is measured on round trips of its own (the sessions have been let go meanwhile)
             offsets = await self._on_nodes(NodeRun.clock_offset)
         measured = [o for o in offsets if o]
         if measured:  # several nodes: the first one's (still there), measured on a round trip of its own
-            self.offset = measured[0][0]
+            self.start.offset = measured[0][0]
         # barriers open ahead of an agreed start (the loop waits for it): late is only what came after it
-        self.released_late = None if self.start_agreed != "start_at" or self.plan.start is None else \
+        self.start.released_late = None if self.start.start_agreed != "start_at" or self.plan.start is None else \
             max(0.0, released - self.plan.start)
         if len(self.nodes) > 1:
-            self.node_starts = self._node_starts(offsets, start)
+            self.start.node_starts = self._node_starts(offsets, start)
         self.clock.start, self.clock.window_open, self.clock.deadline = start, window_open, deadline
         self.shared.released.set()
         for session in self.sessions:  # their slices done meanwhile, placed before the first sample reads them
             session.place_unplaced(self.shared)
         to_monotonic = self.time.monotonic() - (self.time.wall() + self.offset)  # server clock -> this host's monotonic
-        self.deadline_at = None if deadline is None else deadline + to_monotonic
-        self.window_open_at = window_open + to_monotonic
+        self.start.deadline_at = None if deadline is None else deadline + to_monotonic
+        self.start.window_open_at = window_open + to_monotonic
         self.event("start", f"{len(self.sessions)} sessions started together")
         return first
 

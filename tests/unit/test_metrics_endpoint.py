@@ -32,6 +32,11 @@ def _sample(t: float, reads: float, hist: dict[str, int], late: dict | None = No
     return sample
 
 
+def _view(begin: dict | None = None) -> SimpleNamespace:
+    """What the listener reads of the run (run/listeners.RunView): the window's first reading."""
+    return SimpleNamespace(window=SimpleNamespace(begin=begin))
+
+
 def _listener(endpoint: metrics.Endpoint) -> metrics.MetricsListener:
     return metrics.MetricsListener(endpoint, lambda node, raw: raw)
 
@@ -51,11 +56,11 @@ def endpoint():
 
 def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(endpoint):
     listener = _listener(endpoint)
-    listener.phase(Phase.WARMUP, SimpleNamespace(begin=None))
+    listener.phase(Phase.WARMUP, _view())
     phases = {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}
     assert phases["warm-up"] == 1.0 and sum(phases.values()) == 1.0
     listener.sample(_sample(999.0, 4000.0, {"0": 9}, k=0))  # the reading before the start: not shown
-    listener.phase(Phase.WINDOW, SimpleNamespace(begin=_sample(1000.0, 5000.0, {"0": 3, "1": 1})))
+    listener.phase(Phase.WINDOW, _view(_sample(1000.0, 5000.0, {"0": 3, "1": 1})))
     listener.sample(_sample(1001.0, 6200.0, {"1": 2, "2": 1}, late={"3": {"select": {"count": 1, "sum_us": 50.0,
                                                                                       "max_us": 50.0,
                                                                                       "hist": {"0": 1}}}}))
@@ -78,9 +83,9 @@ def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(e
     phases = {s.labels["phase"]: s.value for s in families["dbio_phase"].samples}
     assert phases["measuring"] == 1.0 and sum(phases.values()) == 1.0
     assert families["dbio_events"].samples[0].value == 1.0
-    listener.phase(Phase.DRAIN, SimpleNamespace(begin=None))  # measured until the end reading
+    listener.phase(Phase.DRAIN, _view())  # measured until the end reading
     assert {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}["measuring"] == 1.0
-    listener.phase(Phase.CLEAN_UP, SimpleNamespace(begin=None))  # the window is over: shown while the result is written
+    listener.phase(Phase.CLEAN_UP, _view())  # the window is over: shown while the result is written
     phases = {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}
     assert phases["finishing"] == 1.0 and phases["measuring"] == 0.0
 

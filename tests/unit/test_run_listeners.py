@@ -34,8 +34,8 @@ class Recorder(Listener):
     def phase(self, phase: Phase, run: RunView) -> None:
         self.phases.append(phase)
         self.seen[phase] = {"start": run.clock.start, "window_open": run.clock.window_open,
-                            "deadline": run.clock.deadline, "begin": run.begin is not None,
-                            "window_end": run.window_end, "offset": run.offset}
+                            "deadline": run.clock.deadline, "begin": run.window.begin is not None,
+                            "closed": run.window.closed, "offset": run.start.offset}
         if phase is Phase.WARMUP:
             run.spawn(self, self._tick(run))
 
@@ -72,8 +72,8 @@ def test_a_listener_sees_every_phase_in_order_and_every_sample_as_written(tmp_pa
     assert warmup["window_open"] - warmup["start"] == pytest.approx(1.0)  # 1 s of warm-up
     assert warmup["deadline"] - warmup["window_open"] == pytest.approx(3.0)  # 3 s of window
     assert recorder.seen[Phase.WINDOW]["begin"] and not recorder.seen[Phase.WARMUP]["begin"]
-    assert recorder.seen[Phase.DRAIN]["window_end"] is None
-    assert recorder.seen[Phase.CLEAN_UP]["window_end"] == pytest.approx(warmup["deadline"], abs=0.6)
+    assert recorder.seen[Phase.DRAIN]["closed"] is None
+    assert recorder.seen[Phase.CLEAN_UP]["closed"] == pytest.approx(warmup["deadline"], abs=0.6)
     assert recorder.seen[Phase.WARMUP]["offset"] == pytest.approx(0.0, abs=0.01)
     assert 6 <= recorder.ticks <= 10  # its task ran beside the sessions, half a second apart, until the end reading
     assert done.document["recorder"] == {"phases": [p.value for p in Phase], "samples": len(written)}
