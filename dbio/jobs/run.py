@@ -27,7 +27,7 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener
 from dbio.run.monitor import SampleWriter
-from dbio.run import read_probe, session_placement, wait_sampling
+from dbio.run import read_probing, session_placement, wait_sampling
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
@@ -333,7 +333,7 @@ def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: in
     listeners: list[Listener | None] = [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
         disk_guard.DiskGuard(room_paths, room_floor) if room_paths else None,  # the run stopped before a disk fills
-        read_probe.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
+        read_probing.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
         hook if hook.path is not None else None,  # the user's program, called as the window opens and closes
         metrics.MetricsListener(endpoint, normalize) if endpoint is not None else None,  # the latest sample, served
     ]

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 from dbio import __version__
 from dbio import result as results
 from dbio.collect import host
-from dbio.run import agreed_start, read_probe, session_placement, result_events, result_figures, wait_sampling
+from dbio.run import agreed_start, read_probing, session_placement, result_events, result_figures, wait_sampling
 from dbio.run.manifest import manifest_nodes
 from dbio.run.nodes import STANDBY
 from dbio.run.readings import Normalize, normalized
@@ -62,7 +62,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     begin, end = window["begin"], result_figures.without_ended_sessions(window["end"], outcome.sessions)
     node_totals = result_figures.node_tallies(outcome, [n["name"] for n in nodes])
     waits: wait_sampling.WaitCounts = outcome.records.get(wait_sampling.KEY) or wait_sampling.WaitCounts()
-    probes: dict[str, dict[str, Any]] = outcome.records.get(read_probe.KEY) or {}
+    probes: dict[str, dict[str, Any]] = outcome.records.get(read_probing.KEY) or {}
     node_starts = outcome.start.node_starts if outcome.start is not None else {}
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
                                             reset=watch.counters(), read_probe=probes)
@@ -122,7 +122,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     return document
 
 
-PLACED = (wait_sampling.KEY, read_probe.KEY)  # the listeners' records the document holds in places of their own
+PLACED = (wait_sampling.KEY, read_probing.KEY)  # the listeners' records the document holds in places of their own
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo, helper_application_name
 from dbio.errors import DbioError
@@ -21,9 +21,10 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
 from dbio.run.monitor import NodeProbe
-from dbio.run.read_probe import ReadProbe
 from dbio.run.sessions import Session
-from dbio.run.wait_sampling import WaitTarget
+
+if TYPE_CHECKING:
+    from dbio.run.read_probe import ReadProbe  # set by the read probe's listener, which makes it
 
 
 @dataclass
@@ -56,6 +57,16 @@ def spread(nodes: list[Node], schema_of: tuple[int, ...]) -> list[Session]:
     where = session_placement.deal([n.weight for n in nodes], len(schema_of))
     return [Session(i + 1, schema, nodes[where[i]].engine, nodes[where[i]].name)
             for i, schema in enumerate(schema_of)]
+
+
+@dataclass
+class WaitTarget:
+    """One node's sessions, as the wait sampler asks about them (wait_sampling.py)."""
+
+    engine: Engine
+    conn: Any  # a connection of its own
+    pids: list[int]
+    node: str = ""
 
 
 @dataclass

@@ -10,9 +10,8 @@ lookups that read nothing (cached) or more than one block (index and table) are 
 The probe's own reads are in the engine's counters of the window: it counts them, and the report says
 what share they are. Its server process's CPU is dbio's monitoring overhead, not the sessions'.
 
-A listener of the run (ReadProbing): a probe for each node as the run prepares, its connection opened, given up
-and closed with the node's monitoring (nodes.py), its lookups from the start, counted while the window is open;
-its record, each node's, is the outcome's "read_probe".
+The run's listener of it, which makes a probe for each node and counts their lookups while the window is open,
+is read_probing.py.
 """
 
 from __future__ import annotations
@@ -23,14 +22,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from dbio.engines.base import Engine, ProbeRead, helper_application_name, read_probing
+from dbio.engines.base import Engine, ProbeRead, read_probing
 from dbio.run.clock import REAL_TIME, TimeSource
-from dbio.run.listeners import Listener, RunView
-from dbio.run.phase import Phase
 
 RATE_PER_S = 25  # lookups a second per node: next to nothing against the sessions' thousands of reads
 GIVE_UP_AFTER = 5  # failed lookups in a row after which the probe stops (the reason is kept)
-KEY = "read_probe"  # its record in the outcome and result.json (each node's probe: ReadProbe.record)
 
 
 @dataclass
@@ -155,33 +151,3 @@ class ReadProbe:
         if self.why is not None:
             out["why"] = self.why
         return out
-
-
-class ReadProbing(Listener):
-    """The read probes of one run: one per node, counting their lookups while the window is open."""
-
-    key = KEY
-    title = "the read probe"
-
-    def __init__(self) -> None:
-        self.probes: dict[str, ReadProbe] = {}
-        self.measuring = False  # the window is open (its close ends the probes' count before the end reading)
-
-    def phase(self, phase: Phase, run: RunView) -> None:
-        if phase is Phase.PREPARE:
-            scale = int(run.plan.control.get("scale") or 0)
-            for r in run.nodes:  # the schemas its sessions read, at their scale; opened with its monitoring
-                r.read_probe = self.probes[r.node.name] = ReadProbe(
-                    r.engine, run.plan.bounds_us, [s.schema_index for s in r.sessions], scale, seed=run.run_id,
-                    application_name=helper_application_name(run.run_id, "probe"), time=run.time)
-        elif phase is Phase.WARMUP:
-            for name, probe in self.probes.items():
-                if name not in run.lost:  # a node lost before the start has no probe to run
-                    run.spawn(self, probe.run(lambda: self.measuring, run.background_stop))
-        elif phase is Phase.WINDOW:
-            self.measuring = True
-        elif phase is Phase.CLEAN_UP:
-            self.measuring = False
-
-    def record(self) -> dict[str, dict[str, Any]]:
-        return {name: probe.record(probe.method) for name, probe in self.probes.items()}

@@ -1,6 +1,8 @@
-"""What the phases of a run share: its context (RunContext), its outcome (RunOutcome), the observer that
-follows it, and the coordinator's state (RunState): the sessions and nodes, the clock, the counts, the
-events, the status and why, and the few steps every phase takes (an event noted, the run stopped).
+"""What the steps of a run share: its context (RunContext), the observer that follows it, and its state
+(RunState): the sessions and nodes, the clock, the counts, and the records its outcome is made of (the status
+and why, the start's facts, the window's readings, the nodes lost, the events), with the few steps every part
+takes (the phase advanced, an event noted, a line told, a sample written, the run stopped). RunState is also
+what the run's listeners see of it (listeners.RunView).
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ class RunContext:
 
 
 class RunState:
-    """The coordinator's state; the phases (session_launch, measured_window, node_loss, stop_and_clean_up)
-    are its methods. What its listeners see of it (listeners.RunView)."""
+    """One run's state, shared by the coordinator (runner.py) and its collaborators (session_launch,
+    measured_window, node_loss, stop_and_clean_up), each given it."""
 
     def __init__(self, ctx: RunContext):
         self.ctx = ctx
@@ -65,7 +67,7 @@ class RunState:
         self.events: list[dict[str, Any]] = []
         self.status = RunStatus()  # what became of the run, and why: changed only by its end()
         self.monitor: Monitor | None = None
-        self.monitoring: list[Monitoring] = []  # each monitored node's, as _open_monitoring opened it
+        self.monitoring: list[Monitoring] = []  # each monitored node's, as SessionLaunch.open_monitoring opened it
         self.stopping = Stopping(self.shared, self.sessions, self.event, ctx.time)
         self.start = StartFacts()  # how the sessions were connected and released together
         self.window = WindowReadings()  # its two readings, and when
@@ -73,14 +75,12 @@ class RunState:
         self.background_stop = asyncio.Event()
         self.background: list[asyncio.Task] = []
         self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
-        self.checks: dict[str, asyncio.Task] = {}  # one check per node that may have stopped
-        self.watch: asyncio.Task | None = None  # loses a node that stops answering (see _watch_nodes)
-        self.node_calls: dict[str, set[asyncio.Task]] = {}  # each node's calls in flight that its loss cancels
 
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
 
-    def _stop(self) -> None:
+    def stop(self) -> None:
+        """No new slices: each session ends the one it is in (stopping.py)."""
         self.stopping.stop(self.offset)
 
     def advance(self, phase: Phase) -> None:
@@ -134,7 +134,7 @@ class RunState:
         self.status.end(Status.FAILED, message)
         self.event(kind, message)
         self.tell(message)
-        self._stop()
+        self.stop()
         if not at_once:
             return
         self.stopping.force.set()  # no slice may finish
@@ -152,13 +152,13 @@ class RunState:
         if listener.vital:
             message = f"{listener.title} failed ({error}): the run stops"
             self.status.end(Status.FAILED, message)
-            self._stop()
+            self.stop()
         else:
             message = f"{listener.title} failed ({error}): the run goes on without it"
         self.event("listener_failed", message)
         self.tell(message)
 
-    def _phase_at(self, t: float) -> str:
+    def sample_label(self, t: float) -> str:
         """The label of the instant t (server clock) in the samples (phase.phase_at)."""
         return phase_at(t, self.clock, self.stopping.stopped_at).label
 
@@ -167,7 +167,7 @@ class RunState:
         since = None if self.clock.start is None else round(t - self.clock.start, 3)
         self.events.append({"t": t, "since_start": since, "kind": kind, "message": message})
 
-    def _first_error(self) -> str | None:
+    def first_error(self) -> str | None:
         return next((s.error for s in self.sessions if s.error), None)
 
 

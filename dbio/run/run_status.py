@@ -8,7 +8,7 @@ import enum
 from dataclasses import dataclass
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     COMPLETE = "complete"  # it ran to its end
     INTERRUPTED = "interrupted"  # a signal, or a stop before its start
     FAILED = "failed"  # a session, the servers, the results directory, the disk or a vital listener

@@ -11,23 +11,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Container, Mapping
 
-from dbio.engines.base import Engine
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.listeners import Listener, RunView
 from dbio.run.liveness import Liveness
+from dbio.run.nodes import WaitTarget
 from dbio.run.phase import Phase
 
 KEY = "waits"  # its record in the outcome (result.json's "waits" and each node's are assemble.py's)
-
-
-@dataclass
-class WaitTarget:
-    """One node's sessions, as the wait sampler asks about them."""
-
-    engine: Engine
-    conn: Any  # a connection of its own
-    pids: list[int]
-    node: str = ""
 
 
 @dataclass
