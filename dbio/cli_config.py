@@ -41,9 +41,8 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
                            help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    brought = {**command_flags.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
     decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
-                  for flag, spec in extras.items() if brought[flag] is None or brought[flag] in keys]
+                  for flag, spec in extras.items() if command_flags.takes_extra(command, flag, keys)]
     if command_flags.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",

@@ -233,3 +233,40 @@ def test_the_parts_single_reads_add_up_as_histograms():
     assert reads["count"] == 199 and reads["nodes"] == 2
     assert reads["p99_us"] > 5000.0  # the slow part's tail: 10 of 199 reads, beyond the 99th percentile's 2
     assert set(doc["read_probe"]) == {"p1", "p2"}
+
+
+def test_one_part_alone_merges_naming_the_missing_ones():
+    """A merge Job where only one pod wrote: dbio merge took two results or more, so it merged nothing and
+    said nothing of the parts missing."""
+    doc = merge.merge([("p2", part(2, 0.33))], "m")
+    assert [g["index"] for g in doc["parts"]["given"]] == [2] and doc["parts"]["missing"] == [1, 3]
+    assert doc["figures"]["window_seconds"] == pytest.approx(BASE["nodes"][0]["figures"]["window_seconds"], rel=0.01)
+    assert [e["kind"] for e in doc["events"]] == ["merged", "parts_missing"]
+    assert "part(s) 1, 3 of 3 of run run-abc were not given" in doc["events"][1]["message"]
+    whole = {k: v for k, v in part(1, 0.5).items() if k != "part"}
+    with pytest.raises(merge.NotMergeable, match="give at least two results"):
+        merge.merge([("a", whole)], "m")  # a whole run alone is no merge
+    dead = part(1, 0.5)
+    dead["status"], dead["status_reason"] = "failed", "the server refused its sessions"
+    dead["timeline"]["window_start"] = dead["timeline"]["window_end"] = None
+    with pytest.raises(merge.NotMergeable, match="no result given measured a window .p1: the server refused"):
+        merge.merge([("p1", dead)], "m")
+
+
+@pytest.mark.parametrize("given", [(1,), (1, 2)])
+def test_a_merge_with_parts_missing_marks_its_figure_as_not_the_whole_runs(given):
+    """Its reads/s stood in the headline (and in a comparison, a history) as the run's, the missing parts
+    named only at the end as "(also: parts)"."""
+    from dbio import report, result
+    from dbio.report import verdict
+
+    doc = merge.merge([(f"p{i}", part(i, 0.33)) for i in given], "m")
+    missing = [i for i in (1, 2, 3) if i not in given]
+    mark = f"part{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} of 3 missing: not the whole run's"
+    by_figure, _ = verdict.headline_caveats(doc)
+    assert mark in by_figure["reads_per_s"]
+    assert mark in verdict.reads_caveats(doc)  # what a comparison or a sweep's table quotes beside it
+    text = report.render(result.with_nodes(doc), "text")
+    assert f"not given: {', '.join(map(str, missing))}" in text
+    whole = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
+    assert not any("missing" in c for c in verdict.headline_caveats(whole)[0].get("reads_per_s", []))
