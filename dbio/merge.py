@@ -65,7 +65,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         raise NotMergeable(f"two inputs have the same name "
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
-    refuse_same_readings(nodes)
+    refuse_same_readings(nodes, _session_pids(inputs))
     first = inputs[0][1]
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
@@ -348,6 +348,17 @@ def _nodes(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     own = doc.get("nodes") or []
     host = (doc.get("environment") or {}).get("host")
     return [{**n, "name": name if len(own) == 1 else f"{name}/{n['name']}", "host": host} for n in own]
+
+
+def _session_pids(inputs: list[tuple[str, dict[str, Any]]]) -> dict[str, frozenset[int]]:
+    """Each node's sessions' process ids (as the server gave them), by the node's name in the merged result."""
+    found: dict[str, set[int]] = {}
+    for name, doc in inputs:
+        for session in doc.get("sessions") or []:
+            pid = session.get("pid") if isinstance(session, dict) else None
+            if isinstance(pid, int) and not isinstance(pid, bool):
+                found.setdefault(_session_node(name, doc, session), set()).add(pid)
+    return {node: frozenset(pids) for node, pids in found.items()}
 
 
 def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

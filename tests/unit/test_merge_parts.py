@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dbio import merge
+from dbio import merge, result
 
-BASE = json.loads((Path(__file__).parent.parent / "fixtures" / "result_format2.json").read_text())
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+BASE = json.loads((FIXTURES / "result_format2.json").read_text())
 IDENTITY = "7340000000000000001:1795000000.1:5432"
 RUN_IDS = itertools.count(1)
 
@@ -25,18 +26,42 @@ def _delta(node: dict, group: str) -> float:
     return n["end"][group]["reads"] - n["begin"][group]["reads"]
 
 
+def moved(doc: dict, onto: dict) -> dict:
+    """doc's run as if it had run in onto's window (its times, its server's clock, moved by one delta): another
+    host's run at the same start. Its counters stay as recorded."""
+    doc = copy.deepcopy(doc)
+    delta = (datetime.fromisoformat(onto["timeline"]["window_start"])
+             - datetime.fromisoformat(doc["timeline"]["window_start"])).total_seconds()
+    for key, value in doc["timeline"].items():
+        if isinstance(value, str) and key in ("start", "window_open", "deadline", "window_start", "window_end"):
+            doc["timeline"][key] = (datetime.fromisoformat(value) + timedelta(seconds=delta)).isoformat()
+    for node in doc["nodes"]:
+        for reading in node["normalized"].values():
+            reading["t"] += delta
+    return doc
+
+
+# The fixture's workload recorded by another dbio on another instance (result format 1): another server's
+# counters, in BASE's window.
+OTHER_SERVER = moved(result.read(FIXTURES / "result_complete.json"), onto=BASE)
+
+
 def part(index: int, share: float, *, of: int = 3, run: str = "run-abc", identity: str = IDENTITY,
-         shift: float = 0.0) -> dict:
-    """A part's result: the fixture's run against the shared server, its sessions `share` of the server's reads."""
-    doc = copy.deepcopy(BASE)
+         shift: float = 0.0, base: dict = BASE) -> dict:
+    """A part's result: the fixture's run against the shared server, its sessions `share` of the server's reads
+    (base=OTHER_SERVER: another server's run at the same start)."""
+    doc = copy.deepcopy(base)
     doc["run_id"] = f"{next(RUN_IDS):x}"
     doc["part"] = {"index": index, "of": of, "run": run}
+    for session in doc["sessions"]:  # its own backends: one server's at one time never share a process id
+        session["pid"] += 1000 * index
     node = doc["nodes"][0]
     node["server"]["identity"] = identity
     n = node["normalized"]
     for reading in (n["begin"], n["end"]):  # each part read the server at instants of its own
         reading["t"] -= index * 1e-4
-    n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
+    if "sessions" in n["end"]:
+        n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
     for key in ("window_start", "window_end"):
         t = datetime.fromisoformat(doc["timeline"][key]) + timedelta(seconds=shift)
         doc["timeline"][key] = t.isoformat()
@@ -69,10 +94,17 @@ def test_a_server_that_read_more_than_the_parts_sessions_was_shared():
     assert any("other clients" in e["message"] for e in doc["events"])
 
 
+def on_server(i: int) -> dict:
+    """Part i on server i of two (each its identity): server 1's counters the fixture's, server 2's the other's."""
+    return part(i, 1.0, identity=f"server-{i}", base=BASE if i == 1 else OTHER_SERVER)
+
+
 def test_runs_on_distinct_servers_still_add_up():
-    docs = [(f"h{i}", part(i, 1.0, identity=f"server-{i}")) for i in (1, 2)]
-    doc = merge.merge(docs, "m")
-    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(2 * SERVER_READS_PER_S, rel=0.01)
+    docs = [on_server(1), on_server(2)]
+    doc = merge.merge([(f"h{i}", d) for i, d in enumerate(docs, 1)], "m")
+    each = sum(n["figures"]["load_profile"]["physical_reads_per_s"] for n in doc["nodes"])
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(each, rel=0.02)
+    assert each > 1.5 * SERVER_READS_PER_S  # the two servers' reads, not one's
     assert "counting" not in doc
 
 
@@ -205,7 +237,7 @@ def test_whole_runs_whose_windows_differ_by_a_late_reading_merge_and_a_cut_short
     """Whole runs of one --run-time: a busy host reading a 2 s window's end 0.1 s late (5% of it) still merges
     (seen refused in test_many_hosts under load); a window cut to half is refused, naming the run."""
     def whole(i: int) -> dict:
-        return {k: v for k, v in part(i, 1.0, identity=f"server-{i}").items() if k != "part"}
+        return {k: v for k, v in on_server(i).items() if k != "part"}
     merge.merge([("h1", _cut(whole(1), 2.0)), ("h2", _cut(whole(2), 2.1))], "m")
     with pytest.raises(merge.NotMergeable, match="h2's was cut short"):
         merge.merge([("h1", _cut(whole(1), 5.0)), ("h2", _cut(whole(2), 2.5))], "m")
