@@ -45,7 +45,8 @@ class Repeatable(click.Option):
                  **kwargs: Any):
         if (item_key is None) == (not adds_up):
             raise AssertionError(f"{args}: a repeatable flag has an item_key or adds up, one of them")
-        super().__init__(*args, multiple=True, **kwargs)
+        kwargs["multiple"] = True
+        super().__init__(*args, **kwargs)
         self.item_key = item_key
 
 
@@ -60,10 +61,11 @@ def _refuse_repeats(ctx: click.Context, order: list[click.Parameter], opts: dict
             raise click.UsageError(f"{'/'.join(param.opts + param.secondary_opts)} is given twice; give it once",
                                    ctx)
         seen.add(param.name)
-    for param in {p.name: p for p in order if isinstance(p, Repeatable) and p.item_key is not None}.values():
+    keyed = {p.name: (p, p.item_key) for p in order if isinstance(p, Repeatable) and p.item_key is not None}
+    for name, (param, key_of) in keyed.items():
         keys: set[str] = set()
-        for item in opts.get(param.name or "") or ():
-            key = param.item_key(str(item)) if param.item_key is not None else ""
+        for item in opts.get(name or "") or ():
+            key = key_of(str(item))
             if key in keys:
                 what = (param.metavar or "NAME").split("=")[0]
                 raise click.UsageError(f"{param.opts[0]} {key} is given twice; give each {what} once", ctx)
