@@ -154,3 +154,21 @@ def test_the_global_options_before_and_after_a_command_are_one_each():
     assert _parse("", ["-q", "run", "-q"]).params["quiet"] is True
     with pytest.raises(click.UsageError, match="--quiet/-q is given twice"):
         _parse("run", ["-q", "--quiet"])
+
+
+def test_a_command_or_a_repeatable_flag_that_does_not_say_how_cannot_join():
+    # the guard that keeps a later flag (--event) from taking the last value: checked as a command is added
+    from dbio.cli_group import Commands, Repeatable, command
+
+    group = Commands("g")
+    with pytest.raises(AssertionError, match="made with cli_group.command"):
+        group.add_command(click.Command("plain"))
+    loose = command("loose")(click.option("--event", multiple=True)(lambda event: None))
+    with pytest.raises(AssertionError, match=r"--event repeat without saying how"):
+        group.add_command(loose)
+    with pytest.raises(AssertionError, match="an item_key or adds up"):
+        Repeatable(["--event"])
+    keyed = command("keyed")(click.option("--event", cls=Repeatable, item_key=str.lower)(lambda event: None))
+    group.add_command(keyed)
+    with pytest.raises(click.UsageError, match="--event a is given twice"):
+        keyed.make_context("keyed", ["--event", "a", "--event", "A"])
