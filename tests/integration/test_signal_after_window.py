@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio_backends, load_result, wait_for, within_seconds
+from tests.integration.conftest import BRIEF, SMALL, dbio_backends, load_result, over, wait_for, within_seconds
 
 CODES = {"SIGINT": 130, "SIGTERM": 143}
 WAIT_AND_STOP = 5 + 2  # the post call's SIGNAL_WAIT_SECONDS, then SIGTERM to SIGKILL of its process group
@@ -60,7 +60,7 @@ def signalled(proc: subprocess.Popen, name: str) -> tuple[int, str, str, float, 
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
 def test_a_signal_while_the_post_call_hangs_keeps_the_run_s_result(instance, loaded_db, workdir, name):
     script, marker = hanging_post(workdir / f"post-{name}")
-    proc = launch("run", *instance.args(loaded_db, *SMALL, *BRIEF, "-t", "2", "--label", f"post{name}",
+    proc = launch("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "-t", "2", "--label", f"post{name}",
                                         "--external-script", str(script)))
     wait_for(marker.exists, what="the post call")
     time.sleep(0.5)
@@ -81,7 +81,7 @@ def test_a_signal_while_the_post_call_hangs_keeps_the_run_s_result(instance, loa
 
 def test_a_sweep_step_whose_window_was_whole_keeps_its_result(instance, loaded_db, workdir):
     script, marker = hanging_post(workdir / "post-sweep")
-    proc = launch("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "postsweep",
+    proc = launch("sweep", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "postsweep",
                                           "--external-script", str(script)), "--sessions", "1,2")
     wait_for(marker.exists, what="the first step's post call")
     time.sleep(0.5)
@@ -109,7 +109,7 @@ def test_a_signal_during_fio_after_the_run_keeps_the_run_s_result(instance, load
                                capture_output=True, text=True).stdout.split()
         return [int(p) for p in found]
 
-    proc = launch("run", *instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "2s", "--baseline",
+    proc = launch("run", *instance.args(loaded_db, *SMALL, "-t", "2", "--baseline",
                                         "--baseline-seconds", "20", "--label", "fioafter"))
     try:
         wait_for(lambda: after_pids(), timeout=120, what="fio's run after the database's")
