@@ -8,21 +8,21 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import faults, metrics, results_dir
+from dbio import metrics, results_dir, signals
 from dbio.collect import host
 from dbio.jobs import baseline as baselines
-from dbio.jobs import external_script, run_files
+from dbio.jobs import after_window, external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.option_table import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
-from dbio.errors import DbioError, UsageError
-from dbio.run import abandoned, assemble, manifest, disk_guard, runner
+from dbio.errors import DbioError, Terminated, UsageError
+from dbio.run import abandoned, manifest, disk_guard, runner
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.listeners import Listener
@@ -40,7 +40,7 @@ from dbio.units import BLOCK_SIZE, format_bytes
 class RunResult:
     directory: Path
     document: dict[str, Any]
-    signal: str | None = None  # the signal that interrupted the run
+    signal: str | None = None  # the first signal that came: in the run's window, or after it (after_window.py)
     unwritten: tuple[run_files.Unwritten, ...] = ()  # reports a full disk kept out (named in the result)
 
     @property
@@ -212,8 +212,8 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
     return place, baselines.measure(baseline.tool, place, plan.sessions, seconds, ui, after=True)
 
 
-def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> Callable[[], str | None]:
-    return lambda: baselines.measure_after(tool, place, record, ui)
+def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> after_window.BaselineAfter:
+    return lambda came: baselines.measure_after(tool, place, record, ui, came)
 
 
 def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
@@ -263,7 +263,7 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
-            baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
+            baseline_after: after_window.BaselineAfter | None = None, room_paths: tuple[str, ...] = (),
             room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME) -> RunResult:
     """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports.
     clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
@@ -287,53 +287,42 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = normalizer({node.name: node.engine for node in nodes})
-    try:
-        outcome = runner.run(runner.RunContext(
-            nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
-            observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], time=clock,
-            listeners=window_listeners(config, room_paths, room_floor, hook, ui.metrics, normalize)))
-    except BaseException:
-        hook.finish(interrupted=True)
-        samples.close()
-        if samples.lines == 0:  # nothing ran: leave no run directory behind
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    finally:
-        observer.close()
-        samples.close()
-    signal = outcome.signal
-    if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
-        signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
-    hook.finish(interrupted=signal is not None)
-    document = assemble.build(man, outcome, normalize, samples.records, directory.name)
-    document["events"] += settled
-    if flushed is not None:
-        document["events"].append(flushed)
-    if baseline is not None:
-        baselines.attach(document, baseline)
-    called = hook.record()
-    if called is not None:
-        document["external_script"] = called
-    # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
-    html = signal is None
-    if not html:
-        document["files"]["html"] = None
-    faults.point("run.results")  # a test fills the results filesystem here
-    written = run_files.write_result(directory, document, samples, ui, html=html)
-    return RunResult(written.directory, written.document, signal, written.unwritten)
+    with signals.received() as came:
+        try:
+            outcome = runner.run(runner.RunContext(
+                nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
+                observer=_NormalizingObserver(normalize, observer), run_id=run_id, client=man["client"], time=clock,
+                listeners=window_listeners(config, room_paths, room_floor, hook, ui.metrics, normalize, came)))
+        except BaseException as exc:
+            hook.finish(interrupted=True)
+            samples.close()
+            if samples.lines == 0:  # nothing ran: leave no run directory behind
+                shutil.rmtree(directory, ignore_errors=True)
+            if isinstance(exc, KeyboardInterrupt) and came.first == "SIGTERM":  # 143, as SIGTERM ends a process
+                raise Terminated("SIGTERM before the run's window opened: nothing measured") from None
+            raise
+        finally:
+            observer.close()
+            samples.close()
+        came.shield()  # the run has ended: what follows is its result's (after_window.py)
+        written = after_window.finish(came, outcome, man, normalize, samples, directory, hook, ui,
+                                      events=settled + ([flushed] if flushed is not None else []),
+                                      baseline=baseline, baseline_after=baseline_after)
+    return RunResult(written.directory, written.document, came.first, written.unwritten)
 
 
 def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: int, hook: external_script.Hook,
-                     endpoint: metrics.Endpoint | None, normalize: Normalize) -> list[Listener]:
+                     endpoint: metrics.Endpoint | None, normalize: Normalize,
+                     came: signals.Received) -> list[Listener]:
     """The run's concerns around its window, each told of every phase and sample, in this order (run/listeners.py):
     a new one is a module of its own and a line here. room_paths: where an update run's servers write on this host,
     room_floor the bytes kept free there; hook: --external-script's calls (its tail is measure's); endpoint:
-    --metrics-port's, if it serves."""
+    --metrics-port's, if it serves; came: the signals the run's caller notes."""
     listeners: list[Listener | None] = [
         wait_sampling.WaitSampling(config.run.wait_sample_interval),  # what the sessions wait on, many times a second
         disk_guard.DiskGuard(room_paths, room_floor) if room_paths else None,  # the run stopped before a disk fills
         read_probing.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
+        after_window.Shield(came),  # from the window's opening, no signal may cost the run its result
         hook if hook.path is not None else None,  # the user's program, called as the window opens and closes
         metrics.MetricsListener(endpoint, normalize) if endpoint is not None else None,  # the latest sample, served
     ]

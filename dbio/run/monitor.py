@@ -127,7 +127,7 @@ class Monitor:
         try:
             reading["stat"] = procfs.read_stat()
             if self.local:
-                reading["disks"] = procfs.read_diskstats(self.devices)
+                reading.update(procfs.disk_reading(self.devices))
                 # no pids to read (a server whose threads are not its sessions' own): no figure, not a zero
                 if self.session_pids:
                     sessions = procfs.read_pid_cpu(self.session_pids, self.tasks)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import threading
 
+from dbio import signals
 from dbio.run.measured_window import MeasuredWindow
 from dbio.run.node_loss import NodeLoss
 from dbio.run.outcome import RunOutcome
@@ -48,29 +48,35 @@ class Run:
     async def execute(self) -> RunOutcome:
         state = self.state
         loop = asyncio.get_running_loop()
-        # signals reach the main thread only: a run embedded in another thread is stopped by its caller
-        signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
-        for sig in signals:
-            loop.add_signal_handler(sig, self.ending.on_signal, sig)
         # the sample file is written from a thread (fsync must not stall the sessions' loop)
         state.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self.ending.on_results_error, exc)
-        try:
-            await self._phases()
-        except StoppedBeforeStart:  # a signal, or every node lost before the start (failed then, saying why)
-            state.status.end(Status.INTERRUPTED, "interrupted before the start")
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            state.status.end(Status.INTERRUPTED, "interrupted")
-        except Exception as exc:
-            if state.clock.start is None:
-                raise  # nothing ran yet: the caller reports the error, no result is written
-            # After the start, whatever failed, the result is kept and marked.
-            error = f"{type(exc).__name__}: {exc}"
-            state.status.end(Status.FAILED, error)
-            state.event("error", error)
-        finally:
-            await self.ending.clean_up()
-            for sig in signals:
-                loop.remove_signal_handler(sig)
+        # The run's signals are its own until it ends, then its caller's handlers have them again at once (a
+        # run's caller notes those that come after its window, which no signal may cost: jobs/after_window.py).
+        # Signals reach the main thread only: a run embedded in another thread is stopped by its caller.
+        arrived: list[int] = []
+
+        def route(signum: int) -> None:
+            arrived.append(signum)
+            loop.call_soon_threadsafe(self.ending.on_signal, signum)
+
+        with signals.routed(route):
+            try:
+                await self._phases()
+            except StoppedBeforeStart:  # a signal, or every node lost before the start (failed then, saying why)
+                state.status.end(Status.INTERRUPTED, "interrupted before the start")
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                state.status.end(Status.INTERRUPTED, "interrupted")
+            except Exception as exc:
+                if state.clock.start is None:
+                    raise  # nothing ran yet: the caller reports the error, no result is written
+                # After the start, whatever failed, the result is kept and marked.
+                error = f"{type(exc).__name__}: {exc}"
+                state.status.end(Status.FAILED, error)
+                state.event("error", error)
+            finally:
+                await self.ending.clean_up()
+        if arrived and state.stopping.signal is None:  # it came as the run ended, too late for the loop to see
+            state.stopping.signal = signal.Signals(arrived[0]).name
         self.node_loss.uncount_lost()
         state.advance(Phase.DONE)
         return self._outcome()
