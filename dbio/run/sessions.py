@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from dbio.engines.base import Engine, SliceRequest, SliceResult
 from dbio.run.liveness import Liveness
@@ -60,6 +60,7 @@ class Session:
     in_call: bool = False
     arrived: bool = False  # it reached the window's opening (its warm-up done), waiting for it to open
     slices: int = 0
+    published_to: float | None = None  # its latest slice's end: its server's counters hold its work up to there
     control: dict[str, Any] | None = None  # the run's control, carried by a read-only node's sessions
     # its measured slices no reading of its node has held yet: if the node is lost, its figures end at its
     # last reading, and these are taken back out (uncount_after)
@@ -108,6 +109,7 @@ class Session:
             finally:
                 self.in_call = False
             self.slices += 1
+            self.published_to = result.slice_end
             self.iterations += result.iterations
             self.selects += result.selects + result.scans
             if measured:
@@ -167,6 +169,18 @@ class Session:
         self.state = "failed"
         self.error = " ".join(str(error).split()) or type(error).__name__
         self.failed_at = at
+
+
+def published_by_all(sessions: Iterable[Session], start: float | None, now: float) -> float | None:
+    """The instant (server clock) up to which every session's work is in its server's counters: a session
+    publishes them as each slice ends (PostgreSQL a backend's only as it goes idle), so the earliest of the
+    running sessions' latest slice ends (the start for one with none yet), or `now` when none is running (every
+    one's work is in); None before the start. The devices' counters move as they read: only those read by then
+    cover the same work as the server's (stats/live.py)."""
+    if start is None:
+        return None
+    ends = [start if s.published_to is None else s.published_to for s in sessions if s.state == "running"]
+    return min(ends) if ends else now
 
 
 async def _until_released(shared: Shared) -> None:
