@@ -138,9 +138,10 @@ class RunState:
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
 
-    def published_by_all(self, now: float) -> float | None:
-        """The instant up to which every session's work is in its server's counters (sessions.published_by_all)."""
-        return published_by_all(self.sessions, self.clock.start, now)
+    def published_by_all(self, now: float) -> float:
+        """The instant (this host's clock) before which every session's work is in its server's counters
+        (sessions.published_by_all); now: this host's clock."""
+        return published_by_all(self.sessions, now)
 
     def _stop(self) -> None:
         self.stopping.stop(self.offset)

@@ -146,7 +146,7 @@ def _time(us: float) -> str:
 class _DeviceReading:
     """The devices' read counters of one sample, since the window's first, and when they were read."""
 
-    read_by: float  # server clock: the sample's answer came by then, its /proc read before it
+    read_by: float  # the sample's "answered": its /proc was read before it
     reads: float
     read_bytes: float
 
@@ -247,9 +247,10 @@ class Findings:
     def _other_work(self, cur: dict[str, Any], reads: float, read_bytes: float | None,
                     multi: bool) -> list[tuple[str, str]]:
         """Other work read from the devices: they read more than the engine. The devices' counters run ahead of
-        the engine's by the work the sessions have not published, so they are taken from the latest sample read
-        by the time every session had published (cur's published_by_all): the engine's counters now hold all the
-        sessions' work up to then, and some after it; reading more than that is other work for certain."""
+        the engine's by the work the sessions have not published, so they are taken from the latest sample whose
+        devices were read before any session's call still in progress was sent (cur's published_by_all, on the
+        clock of the samples' "answered"): the engine's counters of cur hold all the sessions' work until then,
+        and some after it; reading more than that is other work for certain."""
         by_all = cur.get("published_by_all")
         covered = None
         while self.device_readings and by_all is not None and self.device_readings[0].read_by <= by_all:
@@ -300,8 +301,8 @@ def _device_reads(before: dict[str, Any], after: dict[str, Any]) -> tuple[float,
 
 
 def _read_by(sample: dict[str, Any]) -> float | None:
-    """When a sample's device counters had been read (server clock): its answer's time (the devices are read
-    last); None for a reading that does not say."""
+    """By when a sample's device counters had been read: its answer's time (the devices are read last, after
+    the engine's counters); None for a reading that does not say."""
     answered = sample.get("answered")
     return float(answered) if isinstance(answered, (int, float)) else None
 

@@ -192,17 +192,24 @@ def test_other_work_of_multi_block_reads_is_said_in_bytes_and_with_read_ahead_wh
                                     "I/O being off, the kernel read ahead more than the engine asked)"]
 
 
-def test_devices_that_hold_a_part_of_the_data_say_nothing():
-    """A tablespace on a place no device dbio reads holds: the devices see a part of the reads (the verdict's
-    uncovered_data), so neither a cache nor other work can be told."""
+def test_devices_that_hold_a_part_of_the_reads_say_nothing():
+    """A tablespace on a place no device dbio reads holds (the verdict's uncovered_data), or a node on another
+    host: the devices see a part of the reads, so neither a cache nor other work can be told."""
     findings = live.Findings(live.RunFacts(devices_hold_data=False))
     findings.check(_sample(0.0, reads=0, read_ms=0))
     assert findings.check(_sample(4.0, reads=4000, read_ms=1, device_reads=200, selects=ONE)) == []
-    facts = live_facts({"page_bytes": 16384, "direct_io": True, "local": True},
-                       {"data_directory": {"path": "/d", "diskstats_devices": ["vda"]}, "wal": None,
-                        "tablespaces": [{"path": "/t", "diskstats_devices": []}]})
-    assert facts == live.RunFacts(page_bytes=16384, direct_io=True, devices_hold_data=False, local=True)
-    assert live_facts({}, {"data_directory": None, "wal": None}) == live.RunFacts(direct_io=False, local=False)
+    caps = {"page_bytes": 16384, "direct_io": True, "local": True}
+    data = {"path": "/d", "diskstats_devices": ["vda"]}
+    one = {"capabilities": caps, "storage": {"data_directory": data, "wal": None}}
+    assert live_facts(one) == live.RunFacts(page_bytes=16384, direct_io=True, devices_hold_data=True, local=True)
+    tablespace = {**one, "storage": {**one["storage"], "tablespaces": [{"path": "/t", "diskstats_devices": []}]}}
+    assert live_facts(tablespace) == live.RunFacts(page_bytes=16384, devices_hold_data=False)
+    # a second node elsewhere: this host's devices hold none of its reads, nor is its steal this host's
+    remote = {**caps, "local": False}
+    nodes = {**one, "nodes": [{"name": "a", "capabilities": caps}, {"name": "b", "capabilities": remote}]}
+    assert live_facts(nodes) == live.RunFacts(page_bytes=16384, devices_hold_data=False, local=False)
+    unknown = {"capabilities": {}, "storage": None, "nodes": [{"name": "a", "capabilities": {}}]}
+    assert live_facts(unknown) == live.RunFacts(direct_io=False, devices_hold_data=False, local=False)
 
 
 def test_the_early_findings_use_the_verdict_s_thresholds():
