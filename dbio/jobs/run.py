@@ -32,6 +32,9 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
 from dbio.run.readings import ONLY_NODE, Normalize, answered, normalized, normalizer
+from dbio.report import stack_findings
+from dbio.result_context import Storage
+from dbio.stats import live
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
 
@@ -271,7 +274,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     script = external_script.check(config.run.external_script)
     man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
-                               bounds_us=plan.bounds_us)
+                               bounds_us=plan.bounds_us, facts=live_facts(man))
     directory = results_dir.claim(directory, "the run's result", unique=unique)
     if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
         step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
@@ -327,6 +330,20 @@ def window_listeners(config: Config, room_paths: tuple[str, ...], room_floor: in
         metrics.MetricsListener(endpoint, normalize) if endpoint is not None else None,  # the latest sample, served
     ]
     return [listener for listener in listeners if listener is not None]
+
+
+def live_facts(man: dict[str, Any]) -> live.RunFacts:
+    """What the live view's findings know of the run besides its samples, as the verdict's rules know it (from
+    its manifest): the engine's read unit, direct I/O, whether the devices dbio reads hold every read the engine
+    counts (every node on this host, every data place on a device dbio reads), every server on this host."""
+    caps = man["capabilities"]
+    page = caps.get("page_bytes")
+    local = all(node["capabilities"].get("local") for node in man.get("nodes") or [{"capabilities": caps}])
+    places = Storage.of(man.get("storage"))
+    measured = not any(stack_findings.unmeasured(place) for place in (places.data_directory, *places.tablespaces)
+                       if place)
+    return live.RunFacts(page_bytes=page if isinstance(page, int) and page > 0 else live.RunFacts.page_bytes,
+                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local)
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -140,6 +140,8 @@ class MeasuredWindow:
                                             for name, raw in reading["nodes"].items()}, "lost": sorted(lost)}
         if end is None:
             end = await self._reading(monitor, per_process=True)
+        here = state.time.wall()  # its /proc (the devices) read by then, every session drained
+        answered, by_all = here + state.offset, state.published_by_all(here) + state.offset
         state.window.end = end
         window_end = reading_time(end) or state.time.wall() + state.offset
         covered = [node["covered_to"] for node in lost.values() if node["covered_to"] is not None]
@@ -149,6 +151,7 @@ class MeasuredWindow:
         boundary = int(round(window_end - start))  # the last second any session published
         last = state.plan.grid.key(boundary)
         record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": state.counts.published_to,
+                  "answered": answered, "published_by_all": by_all,
                   "phase": state.sample_label(window_end - SLICE_SECONDS / 2), **end, **state.listeners.fields(),
                   **state.counts.record(last, final=True), "final": True}
         state.ctx.observer.second(record)  # the window's last reading: where the figures end

@@ -22,7 +22,7 @@ from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
 from dbio.run.run_status import RunStatus, Status
 from dbio.run.liveness import Liveness
-from dbio.run.sessions import Clock, Session, Shared
+from dbio.run.sessions import Clock, Session, Shared, published_by_all
 from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts
 
@@ -78,6 +78,11 @@ class RunState:
 
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
+
+    def published_by_all(self, now: float) -> float:
+        """The instant (this host's clock) before which every session's work is in its server's counters
+        (sessions.published_by_all); now: this host's clock."""
+        return published_by_all(self.sessions, now)
 
     def stop(self) -> None:
         """No new slices: each session ends the one it is in (stopping.py)."""
