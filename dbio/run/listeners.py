@@ -1,7 +1,7 @@
 """The run's listeners: each concern around the window (the sessions' waits sampled, the read probe, the disk
 guard, the external script, the metrics endpoint, ...) is one Listener, told of every phase the run enters
 (phase.py), of every sample it writes and of what it tells the user, in the order of the one list the run is
-given (RunContext.listeners, assembled by jobs/run.window_listeners: what needs a higher layer, the script and
+given (RunContext.listeners, assembled by jobs/run_listeners.py: what needs a higher layer, the script and
 the endpoint, is made there).
 
 A listener reads the run through the RunView it is given (its clock, the window's readings, its nodes) and acts

@@ -1,5 +1,5 @@
 """The run's listeners (dbio/run/listeners.py), on the fake engine in virtual time: a concern registered as one
-more line of the list (jobs/run.window_listeners) is told every phase in order and every sample as written, may
+more line of the list (jobs/run_listeners.py) is told every phase in order and every sample as written, may
 run a task bound to the run, adds its record to the result; one that fails is recorded and the run goes on,
 unless it is vital."""
 
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from dbio import result as results
-from dbio.jobs import run as run_job
+from dbio.jobs import run_listeners
 from dbio.run.listeners import Listener, RunView
 from dbio.run.phase import Phase
 from tests.fake_engine import FakeEngine
@@ -52,9 +52,9 @@ class Recorder(Listener):
 
 
 def _with(monkeypatch, *extra: Listener) -> None:
-    """extra, each one more line at the end of the run's list."""
-    listed = run_job.window_listeners
-    monkeypatch.setattr(run_job, "window_listeners", lambda *args, **kwargs: [*listed(*args, **kwargs), *extra])
+    """extra, each one more line at the end of the run's list (jobs/run_listeners.py)."""
+    listed = run_listeners.listeners
+    monkeypatch.setattr(run_listeners, "listeners", lambda around: [*listed(around), *extra])
 
 
 def test_a_listener_sees_every_phase_in_order_and_every_sample_as_written(tmp_path, monkeypatch):
