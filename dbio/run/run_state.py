@@ -145,11 +145,7 @@ class RunState:
         self.stopping.force.set()  # no slice may finish
         # cancelled now: the drain comes to it only at its next check, and in the warm-up only once the sessions
         # have ended their slices
-        cancelled = await self.stopping.cancel_running()
-        if cancelled:
-            self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the statements of "
-                                    "that last slice are missing from the session counts, while the engine "
-                                    "counted its I/O")
+        await self.stopping.cancel_now()
 
     def _listener_failed(self, listener: Listener, exc: Exception) -> None:
         """A listener raised: recorded and told; the run goes on without it, unless it is vital (then it fails)."""
