@@ -32,7 +32,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 class MysqlEngine:
     name = "mysql"
-    features = FEATURES  # no timed maintenance (dbio ops refuses), no standbys
+    features = FEATURES  # no timed maintenance (dbio ops refuses); members: a Galera cluster's nodes
     kinds = ("select", "update", "scan", "hot")
 
     def __init__(self) -> None:
