@@ -1,0 +1,100 @@
+"""A MariaDB Galera node as the MySQL engine sees it (wsrep on): what it is, and what dbio keeps local.
+
+Every node of a Galera cluster takes writes, and every node applies every write-set: a run's
+sessions UPDATE on each. What dbio itself writes to steer a run (its control row, the barrier's
+locks, the work loop's procedures) belongs to each node alone, as it would on separate servers:
+the control connection turns replication off for its own session (wsrep_on is a session
+variable), so that the nodes' rows of one run never meet in certification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbio.errors import UsageError
+
+SYNCED = "Synced"
+SETTING = "galera_node"  # not a server variable: the node's NodeState, kept among the probed settings
+# Galera's own counters (SHOW GLOBAL STATUS), read with the rest of the status at every sample.
+STATUS = ("wsrep_replicated", "wsrep_replicated_bytes", "wsrep_received", "wsrep_received_bytes",
+          "wsrep_local_cert_failures", "wsrep_local_bf_aborts", "wsrep_local_replays", "wsrep_flow_control_paused_ns",
+          "wsrep_flow_control_sent", "wsrep_flow_control_recv", "wsrep_local_send_queue", "wsrep_local_recv_queue",
+          "wsrep_last_committed", "wsrep_local_commits", "wsrep_cluster_size", "wsrep_cluster_status",
+          "wsrep_local_state_comment", "wsrep_cluster_state_uuid", "wsrep_ready", "wsrep_evs_repl_latency",
+          "wsrep_local_index")
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What a Galera node says of itself and its cluster."""
+
+    node: str  # its wsrep_node_name
+    state: str  # wsrep_local_state_comment: Synced, Donor/Desynced, Joining, ...
+    cluster: str  # wsrep_cluster_state_uuid: the same on every node of one cluster
+    size: int  # wsrep_cluster_size: the nodes in its primary component
+    status: str  # wsrep_cluster_status: Primary (has quorum) or non-Primary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "state": self.state, "cluster": self.cluster, "size": self.size,
+                "status": self.status}
+
+
+def state_of(variables: dict[str, str], status: dict[str, str]) -> NodeState | None:
+    """The node's state from its variables and status (pure); None when wsrep is off (not a Galera node)."""
+    if str(variables.get("wsrep_on", "OFF")).upper() != "ON":
+        return None
+    try:
+        size = int(status.get("wsrep_cluster_size") or 0)
+    except ValueError:
+        size = 0
+    return NodeState(str(variables.get("wsrep_node_name") or ""), str(status.get("wsrep_local_state_comment") or ""),
+                     str(status.get("wsrep_cluster_state_uuid") or ""), size,
+                     str(status.get("wsrep_cluster_status") or ""))
+
+
+def read_state(conn: Any) -> NodeState | None:
+    variables = dict(conn.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_node_name')"))
+    if str(variables.get("wsrep_on", "OFF")).upper() != "ON":
+        return None
+    status = dict(conn.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', "
+                             "'wsrep_cluster_state_uuid', 'wsrep_cluster_size', 'wsrep_cluster_status')"))
+    return state_of(variables, status)
+
+
+def check_ready(state: NodeState | None, where: str) -> None:
+    """A node that is not Synced in a primary component is refused before a run: its figures would be
+    a transfer's or a partition's, not the cluster's."""
+    if state is None:
+        return
+    if state.status != "Primary":
+        raise UsageError(f"{where} is a Galera node without quorum (wsrep_cluster_status {state.status or 'unknown'})",
+                         "start the cluster's other nodes, or bootstrap it again from the most advanced node")
+    if state.state != SYNCED:
+        raise UsageError(f"{where} is a Galera node in state {state.state or 'unknown'}, not Synced",
+                         "wait until it is Synced (SHOW STATUS LIKE 'wsrep_local_state_comment') and run again")
+
+
+def one_cluster(states: list[tuple[str, NodeState | None]]) -> str | None:
+    """Why the nodes of a run are not one Galera cluster (pure), or None when they are, or none is Galera.
+    A run of Galera nodes takes them all from one cluster: a mix would add unrelated write-sets."""
+    galera = [(where, s) for where, s in states if s is not None]
+    if not galera:
+        return None
+    if len(galera) != len(states):
+        plain = next(where for where, s in states if s is None)
+        return f"{plain} is not a Galera node, but {galera[0][0]} is"
+    first_where, first = galera[0]
+    for where, s in galera[1:]:
+        if s.cluster != first.cluster:
+            return f"{where} belongs to Galera cluster {s.cluster}, {first_where} to {first.cluster}"
+    return None
+
+
+def keep_local(conn: Any) -> bool:
+    """On a Galera node, this session's writes stay on it (the run's control row and loop); True when
+    it is one. Setting wsrep_on needs the privilege to set session variables that replicate (SUPER)."""
+    rows = dict(conn.query("SHOW GLOBAL VARIABLES WHERE Variable_name = 'wsrep_on'"))
+    if str(rows.get("wsrep_on", "OFF")).upper() != "ON":
+        return False
+    conn.execute("SET SESSION wsrep_on = OFF")
+    return True
