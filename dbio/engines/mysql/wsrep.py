@@ -74,20 +74,29 @@ def check_ready(state: NodeState | None, where: str) -> None:
                          "wait until it is Synced (SHOW STATUS LIKE 'wsrep_local_state_comment') and run again")
 
 
-def one_cluster(states: list[tuple[str, NodeState | None]]) -> str | None:
-    """Why the nodes of a run are not one Galera cluster (pure), or None when they are, or none is Galera.
-    A run of Galera nodes takes them all from one cluster: a mix would add unrelated write-sets."""
-    galera = [(where, s) for where, s in states if s is not None]
-    if not galera:
+# the neutral writesets counters (engines/counters.py) and the status each is
+WRITESETS = {"replicated": "wsrep_replicated", "replicated_bytes": "wsrep_replicated_bytes",
+             "received": "wsrep_received", "received_bytes": "wsrep_received_bytes",
+             "cert_failures": "wsrep_local_cert_failures", "bf_aborts": "wsrep_local_bf_aborts",
+             "replays": "wsrep_local_replays", "flow_control_paused_ns": "wsrep_flow_control_paused_ns",
+             "flow_control_sent": "wsrep_flow_control_sent", "flow_control_recv": "wsrep_flow_control_recv",
+             "last_committed": "wsrep_last_committed"}
+GAUGES = {"recv_queue": "wsrep_local_recv_queue", "send_queue": "wsrep_local_send_queue",
+          "cluster_size": "wsrep_cluster_size"}
+
+
+def writesets(status: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, float]] | None:
+    """(the cumulative write-set counters, the queue and size gauges) of one reading of a Galera node's
+    status, lower-cased as stats.read keeps it (pure); None when it is no Galera node's."""
+    def number(name: str) -> float | None:
+        value = status.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    if number("wsrep_replicated") is None:
         return None
-    if len(galera) != len(states):
-        plain = next(where for where, s in states if s is None)
-        return f"{plain} is not a Galera node, but {galera[0][0]} is"
-    first_where, first = galera[0]
-    for where, s in galera[1:]:
-        if s.cluster != first.cluster:
-            return f"{where} belongs to Galera cluster {s.cluster}, {first_where} to {first.cluster}"
-    return None
+    # "nodes": one, so that the counters of a cluster's nodes added up (counters.combine) say how many they are
+    return ({key: number(name) for key, name in WRITESETS.items()} | {"nodes": 1.0},
+            {key: value for key, name in GAUGES.items() if (value := number(name)) is not None})
 
 
 def keep_local(conn: Any) -> bool:
