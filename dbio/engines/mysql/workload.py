@@ -86,7 +86,8 @@ def loop_template(tag_literal: str) -> str:
     """slice.sql with the histogram's constants and the tag; {procedure} and {table} are left per schema."""
     text = sqlfiles.statement("slice.sql").replace("{tag}", tag_literal)
     for key, value in {"sub": histmap.SUB, "last_key": histmap.KEYS - 1, "map_width": histmap.MAP_WIDTH,
-                       "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH}.items():
+                       "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH,
+                       "nonprimary_seconds": wsrep.NONPRIMARY_SECONDS}.items():
         text = text.replace("{" + key + "}", str(value))
     return text
 

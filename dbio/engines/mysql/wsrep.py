@@ -14,6 +14,9 @@ from typing import Any
 from dbio.errors import UsageError
 
 SYNCED = "Synced"
+# How long the loop waits for its node to be in a primary component again before an UPDATE (a node lost, the
+# others forming the cluster again: Galera's evs.suspect_timeout is 5 s); past it the session ends, naming quorum
+NONPRIMARY_SECONDS = 30
 SETTING = "galera_node"  # not a server variable: the node's NodeState, kept among the probed settings
 # Galera's own counters (SHOW GLOBAL STATUS), read with the rest of the status at every sample.
 STATUS = ("wsrep_replicated", "wsrep_replicated_bytes", "wsrep_received", "wsrep_received_bytes",
@@ -97,6 +100,12 @@ def writesets(status: dict[str, Any]) -> tuple[dict[str, float | None], dict[str
     # "nodes": one, so that the counters of a cluster's nodes added up (counters.combine) say how many they are
     return ({key: number(name) for key, name in WRITESETS.items()} | {"nodes": 1.0},
             {key: value for key, name in GAUGES.items() if (value := number(name)) is not None})
+
+
+def read_anyway(conn: Any) -> None:
+    """A session of a Galera node reads while the node is outside a primary component (a node lost, the
+    cluster forming again): its SELECTs read the node's own pages, which is what dbio measures."""
+    conn.execute("SET SESSION wsrep_dirty_reads = ON")
 
 
 def keep_local(conn: Any) -> bool:
