@@ -11,8 +11,11 @@ Three ext4 loop devices (direct I/O on, images under --dir) hold one node each (
 the cluster is loaded with 3 schemas of --scale rows (16 KiB pages, buffer pool 16 MiB) and then:
   A  2 sessions per node, 20% UPDATEs;
   B  the same with 50% UPDATEs and --hot-schema-frequency 1 (every statement on schema 1's rows);
-  C  node1 alone (--nodes node1, its 2 sessions), 20% UPDATEs: CPU per read against A's node1;
-  D  A again, node3 SIGKILLed 8 s into the window.
+  C  node1 as the run's only node (--nodes node1: all 6 sessions there), 20% UPDATEs; the others still
+     apply its write-sets, on the same CPUs;
+  D  A again, node3 SIGKILLed 8 s into the window;
+  E  a single MariaDB server (no Galera) on a fourth loop device, the same data set, 2 sessions
+     (--schemas 2 --threads-per-schema 1), 20% UPDATEs: its CPU per read against A's node1 (2 sessions).
 It prints a Markdown block for bench/RESULTS.md and writes the raw figures to <dir>/bench-galera.json.
 The cluster, the mounts, the loop devices and --dir are removed at the end.
 """
@@ -82,7 +85,9 @@ def node_checks(doc: dict, devices: dict[str, str]) -> list[dict]:
     """Per node: its sessions' reads against its InnoDB's data reads and its own device's reads."""
     out = []
     for node in doc["nodes"]:
-        f, counters = node.get("figures") or {}, node["normalized"]
+        f, counters = node.get("figures") or doc["figures"], node.get("normalized") or doc["normalized"]
+        if node["name"] not in devices:  # a run of one node calls it node1 whatever its server
+            continue
         seconds = f["window_seconds"]
         reads = f["load_profile"]["physical_reads_per_s"] * seconds
         data_reads = counters["end"]["data"]["reads"] - counters["begin"]["data"]["reads"]
@@ -126,8 +131,10 @@ def main() -> None:
     instance = base / "cluster"
     here = ["--engine", "mysql", "--data-dir", str(instance)]
     out: dict = {"date": now(), "scale": args.scale, "seconds": args.seconds}
+    single: list[str] = []
     try:
-        places = loop_devices(base, 3, args.image_gib, undo)
+        places = loop_devices(base, 4, args.image_gib, undo)
+        single_place, places = places[3], places[:3]
         devices = {f"node{k}": dev for k, (_, dev) in enumerate(places, 1)}
         init = ["instance", "init", *here, "--galera", "3", "--buffer-pool", "16MiB",
                 *[a for mount, _ in places for a in ("--galera-data-dir", str(mount))]]
@@ -155,12 +162,27 @@ def main() -> None:
                          "writesets": doc["figures"].get("writesets"),
                          "cpu_us_per_read": doc["figures"]["cpu"].get("db_cpu_us_per_read")}
         out["D"]["stderr_lost"] = [ln for ln in d["_stderr"].splitlines() if "stopped" in ln]
+        dbio("instance", "destroy", "--yes", *here, timeout=600)  # its CPUs to the single server alone
+        out["mariadbd_left"] = mariadbds_of(base)
+        single = ["--engine", "mysql", "--data-dir", str(single_place[0] / "single")]
+        shape = ["--buffer-pool", "16MiB", "--results-dir", str(base / "results"), "--scale", args.scale,
+                 "--scan-table-size", "1MiB"]
+        done = dbio("setup", *single, *shape, "--schemas", "3", timeout=3600)
+        if done.code != 0:
+            raise SystemExit(done.text)
+        e = run([*single, *shape, "--warmup", "3s", "--run-time", f"{args.seconds}s"], "--schemas", "2",
+                "--threads-per-schema", "1", "--update-pct", "20", "--label", "E")
+        out["E"] = {"nodes": node_checks(e, {"node1": single_place[1]}), "totals": e["totals"], "status": e["status"],
+                    "events": [ev.get("kind") for ev in e.get("events", [])],
+                    "cpu_us_per_read": e["figures"]["cpu"].get("db_cpu_us_per_read")}
         compare = dbio("compare", c["_dir"], a["_dir"])
         out["compare_head"] = compare.out.splitlines()[:12]
     finally:
         done = dbio("instance", "destroy", "--yes", *here, timeout=600)
         out["destroy"] = done.text.strip().splitlines()[-1:] if done.text else []
-        out["mariadbd_left"] = mariadbds_of(base)
+        if single:
+            dbio("instance", "destroy", "--yes", *single, timeout=600)
+        out["mariadbd_left"] = out.get("mariadbd_left", []) + mariadbds_of(base)
         for cmd in reversed(undo):
             subprocess.run(cmd, capture_output=True)
     report(out)
@@ -174,7 +196,7 @@ def report(out: dict) -> None:
     print(heading(out["date"], f", scale {out['scale']} x 3 schemas, {out['seconds']} s windows"))
     print()
     print(f"init of 3 nodes: {out['init_seconds']:.1f} s; no mariadbd left after destroy: {out['mariadbd_left'] == []}")
-    for name in ("A", "B", "C", "D"):
+    for name in ("A", "B", "C", "D", "E"):
         run_ = out.get(name)
         if not run_:
             continue

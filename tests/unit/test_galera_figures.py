@@ -101,3 +101,18 @@ def test_the_nodes_of_a_run_are_one_clusters_or_none_is():
         check_one_cluster([info("a", "u1"), info("b", "u2")])
     with pytest.raises(UsageError, match="b is not a node of the cluster a belongs to"):
         check_one_cluster([info("a", "u1"), info("b", None)])
+
+
+# SHOW GLOBAL STATUS of Debian's MariaDB 10.11 without a provider (wsrep built in, not a node): its wsrep part
+NOT_A_NODE = {"wsrep_cluster_size": "0", "wsrep_cluster_state_uuid": "", "wsrep_cluster_status": "Disconnected",
+              "wsrep_local_bf_aborts": "0", "wsrep_local_index": "18446744073709551615", "wsrep_ready": "OFF",
+              "wsrep_local_state_comment": "", "Innodb_data_reads": "120", "Innodb_page_size": "16384"}
+
+
+def test_a_server_built_with_wsrep_but_no_node_gives_readings_a_run_takes():
+    from dbio.run.readings import refused
+
+    shown = {k: v for k, v in NOT_A_NODE.items() if k in stats.STATUS}  # what SHOW ... WHERE IN (STATUS) returns
+    raw = {"t": 1.0, "status": {k.lower(): stats._number(v) for k, v in shown.items()}, "others": {"active": 0}}
+    assert refused(raw, stats.normalize) is None
+    assert "writesets" not in stats.normalize(raw)

@@ -18,13 +18,6 @@ SYNCED = "Synced"
 # others forming the cluster again: Galera's evs.suspect_timeout is 5 s); past it the session ends, naming quorum
 NONPRIMARY_SECONDS = 30
 SETTING = "galera_node"  # not a server variable: the node's NodeState, kept among the probed settings
-# Galera's own counters (SHOW GLOBAL STATUS), read with the rest of the status at every sample.
-STATUS = ("wsrep_replicated", "wsrep_replicated_bytes", "wsrep_received", "wsrep_received_bytes",
-          "wsrep_local_cert_failures", "wsrep_local_bf_aborts", "wsrep_local_replays", "wsrep_flow_control_paused_ns",
-          "wsrep_flow_control_sent", "wsrep_flow_control_recv", "wsrep_local_send_queue", "wsrep_local_recv_queue",
-          "wsrep_last_committed", "wsrep_local_commits", "wsrep_cluster_size", "wsrep_cluster_status",
-          "wsrep_local_state_comment", "wsrep_cluster_state_uuid", "wsrep_ready", "wsrep_evs_repl_latency",
-          "wsrep_local_index")
 
 
 @dataclass(frozen=True)
@@ -86,6 +79,10 @@ WRITESETS = {"replicated": "wsrep_replicated", "replicated_bytes": "wsrep_replic
              "last_committed": "wsrep_last_committed"}
 GAUGES = {"recv_queue": "wsrep_local_recv_queue", "send_queue": "wsrep_local_send_queue",
           "cluster_size": "wsrep_cluster_size"}
+# Galera's status read with the rest at every sample: only what the counters use. A server built with wsrep but
+# not a node shows some of them too, with values no reading takes (wsrep_local_index 2^64 - 1, refused as out of
+# any real figure's range: run/readings.refused), so nothing else of wsrep's is read.
+STATUS = tuple(WRITESETS.values()) + tuple(GAUGES.values())
 
 
 def writesets(status: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, float]] | None:
