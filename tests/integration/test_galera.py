@@ -132,6 +132,11 @@ def test_loaded_through_one_node_held_by_every_node_then_updated_on_every_node(c
     report = (result_dir(done) / "report.txt").read_text()
     assert "Write-sets (each node of the multi-writer cluster, and the cluster)" in report
     assert "every node applies every one" in report
+    # a read-only run after the UPDATEs: each node settles (InnoDB's purge, dbio's tables flushed) first
+    done = dbio("run", *cluster.args(*SMALL, "--allow-cached", "--update-pct", "0", "--warmup", "1s", "--run-time",
+                                     "3s"), timeout=300)
+    assert done.code == 0, done.text
+    assert load_result(result_dir(done))["status"] == "complete"
 
 
 def test_the_nodes_as_an_existing_cluster_and_a_node_not_synced_refused(cluster):
