@@ -14,6 +14,7 @@ from typing import Any
 from dbio.errors import UsageError
 
 SYNCED = "Synced"
+ACCESS_DENIED = 1227  # ER_SPECIFIC_ACCESS_DENIED_ERROR
 # How long the loop waits for its node to be in a primary component again before an UPDATE (a node lost, the
 # others forming the cluster again: Galera's evs.suspect_timeout is 5 s); past it the session ends, naming quorum
 NONPRIMARY_SECONDS = 30
@@ -108,8 +109,17 @@ def read_anyway(conn: Any) -> None:
 def keep_local(conn: Any) -> bool:
     """On a Galera node, this session's writes stay on it (the run's control row and loop); True when
     it is one. Setting wsrep_on needs the privilege to set session variables that replicate (SUPER)."""
+    import pymysql
+
     rows = dict(conn.query("SHOW GLOBAL VARIABLES WHERE Variable_name = 'wsrep_on'"))
     if str(rows.get("wsrep_on", "OFF")).upper() != "ON":
         return False
-    conn.execute("SET SESSION wsrep_on = OFF")
+    try:
+        conn.execute("SET SESSION wsrep_on = OFF")
+    except pymysql.err.OperationalError as exc:
+        if exc.args and exc.args[0] == ACCESS_DENIED:
+            raise UsageError(f"the user {conn.dsn.user or '(default)'} may not set wsrep_on for its own session, which "
+                             "dbio needs on a Galera node to keep each node's run control to itself",
+                             "GRANT SUPER ON *.* TO that user (MariaDB), or run as a user that has it") from None
+        raise
     return True
