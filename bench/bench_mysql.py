@@ -78,11 +78,11 @@ class Sysbench:
         """sysbench's own rate, the engine's and the device's reads and the host's CPU over its run."""
         subprocess.run(self.base + [f"--threads={threads}", "--time=3", "run"], capture_output=True)  # warm-up
         engine = self.data_reads()
-        disks, cpu, began = procfs.read_diskstats(self.devices), procfs.HostBusy(), time.time()
+        disks, cpu, began = procfs.read_diskstats(self.devices).counters, procfs.HostBusy(), time.time()
         done = subprocess.run(self.base + [f"--threads={threads}", f"--time={self.seconds}", "run"],
                               capture_output=True, text=True)
         elapsed = time.time() - began
-        disks_end, busy = procfs.read_diskstats(self.devices), cpu.seconds()
+        disks_end, busy = procfs.read_diskstats(self.devices).counters, cpu.seconds()
         engine = self.data_reads() - engine
         if done.returncode != 0:
             raise SystemExit(f"sysbench run failed: {done.stderr.strip() or done.stdout.strip()}")

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from dbio.cli_config import with_config
-from dbio.cli_group import Commands, ui_of
+from dbio.cli_group import Commands, command, ui_of
 from dbio.config import Config
 
 
@@ -18,7 +18,7 @@ def _confirm(question: str) -> bool:
     return sys.stdin.isatty() and click.confirm(question, default=False)
 
 
-@click.command()
+@command()
 @click.option("--yes", is_flag=True, help="Do not ask before dropping a loaded data set (scripts must pass it).")
 @with_config("teardown")
 @click.pass_context
@@ -39,20 +39,20 @@ def instance() -> None:
 
 
 def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> click.Command:
-    @click.command(name, help=doc)
+    @command(name, help=doc)
     @with_config(f"instance {name}", exclusive=exclusive)
     @click.pass_context
-    def command(ctx: click.Context, config: Config, **_: Any) -> None:
+    def instance_action(ctx: click.Context, config: Config, **_: Any) -> None:
         from dbio.commands import admin
 
         code = getattr(admin, f"instance_{name}")(config, ui_of(ctx))
         if isinstance(code, int) and code:
             ctx.exit(code)
 
-    return command
+    return instance_action
 
 
-@click.command("destroy")
+@command("destroy")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (scripts must pass it).")
 @with_config("instance destroy")
 @click.pass_context

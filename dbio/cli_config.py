@@ -10,10 +10,10 @@ from typing import Any, Callable
 import click
 
 from dbio import command_flags, command_help
-from dbio.cli_group import ui_of
+from dbio.cli_group import Repeatable, ui_of
 from dbio.config import SESSIONS_FLAG, Config
 from dbio.engines import registry
-from dbio.option import Option
+from dbio.option import Option, item_name
 from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
 
@@ -35,15 +35,14 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
                          help="TOML configuration file [default: ./dbio.toml when it exists]."),
         "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
                             help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        **{option.flag: dict(param_decls=(option.flag, option.key), multiple=True, help=text,
+        **{option.flag: dict(param_decls=(option.flag, option.key), cls=Repeatable, item_key=item_name, help=text,
                              metavar="NAME=VALUE" if option.kind == "settings" else "NAME")
            for option, text in engine_flags()},
         "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
                            help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    brought = {**command_flags.EXTRA_FLAGS, **{option.flag: option.key for option, _ in engine_flags()}}
     decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
-                  for flag, spec in extras.items() if brought[flag] is None or brought[flag] in keys]
+                  for flag, spec in extras.items() if command_flags.takes_extra(command, flag, keys)]
     if command_flags.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
@@ -62,8 +61,10 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         else:
             metavar = {"blocks": "BLOCKS|SIZE", "size": "SIZE", "duration": "DURATION", "int": "N", "pct": "PCT",
                        "choice": "|".join(option.choices), "path": "PATH"}.get(option.kind, "TEXT")
+            # a list (--dsn, --data-dirs): each flag one more item, in order; its own checks judge the whole
+            repeats: dict[str, Any] = dict(cls=Repeatable, adds_up=True) if option.kind == "strs" else {}
             decorators.append(click.option(*names, option.key, default=None, metavar=metavar, hidden=hidden(option.key),
-                                           multiple=option.kind == "strs", help=text))
+                                           help=text, **repeats))
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
@@ -140,8 +141,8 @@ def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
                          help="Capacity: the latency objective the target must meet, as --objective's "
                               "(p99: SELECT)."),
-            click.option("--price", "prices", multiple=True, metavar="NAME=AMOUNT/UNIT",
-                         help="Cost (repeatable): instance=.../month, volume=.../GB-month, "
+            click.option("--price", "prices", cls=Repeatable, item_key=item_name, metavar="NAME=AMOUNT/UNIT",
+                         help="Cost (repeatable, each price once): instance=.../month, volume=.../GB-month, "
                               "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
         func = decorator(func)
     return func

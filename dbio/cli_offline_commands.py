@@ -11,7 +11,7 @@ import click
 
 from dbio import command_flags
 from dbio.cli_config import capacity_options, engine_titles, with_config
-from dbio.cli_group import ui_of
+from dbio.cli_group import command, ui_of
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.errors import UsageError
@@ -27,7 +27,7 @@ def format_of(out: Path | None) -> str:
     return SUFFIX_FORMATS.get(out.suffix.lower(), "text") if out is not None else "text"
 
 
-@click.command()
+@command()
 @click.argument("result", type=click.Path(path_type=Path))
 @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
               help="text (AWR style), md (Markdown), html (self-contained, with charts), json (the report's "
@@ -46,7 +46,7 @@ def report(ctx: click.Context, result: Path, form: str, out: Path | None, target
     admin.report(result, out, form or format_of(out), ui_of(ctx), capacity=asked)
 
 
-@click.command()
+@command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
 @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
@@ -60,7 +60,7 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
     compare_command.compare(list(inputs), names.split(",") if names else None, form or format_of(out), out, ui_of(ctx))
 
 
-@click.command()
+@command()
 @click.argument("directories", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
               help=f"Output format (html: the trend page, with its chart).  {FORMAT_DEFAULT}")
@@ -75,7 +75,7 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
     history_command.history_of(list(directories) or [Path("dbio-results")], form or format_of(out), out, ui_of(ctx))
 
 
-@click.command()
+@command()
 @click.option("--image", required=True, help="Container image that has dbio in it (each pod runs `dbio run`).")
 @click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,
@@ -104,7 +104,7 @@ def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: P
                       cpu=pod_cpu, memory=pod_memory)
 
 
-@click.command()
+@command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="A new directory for the merged result.")
 @click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
@@ -117,7 +117,7 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
     merge_command.merge(list(inputs), names.split(",") if names else None, out, label, ui_of(ctx))
 
 
-@click.command()
+@command()
 @click.argument("name", required=False)
 @click.option("--engine", default=None, metavar="|".join(registry.names()),
               help=f"The engine whose SQL to list or print ({engine_titles()}).  [default: {registry.DEFAULT}]")
@@ -140,7 +140,7 @@ def sql(name: str | None, engine: str | None) -> None:
     click.echo(scripts[name], nl=False)
 
 
-@click.command("options")
+@command("options")
 @click.argument("command", nargs=-1)
 def options_command(command: tuple[str, ...]) -> None:
     """Every option: TOML key, command-line flag, environment variable, slob.conf name, default, the

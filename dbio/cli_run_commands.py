@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from dbio.cli_config import build_config, capacity_options, config_options, with_config
-from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, ui_of
+from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, Repeatable, command, ui_of
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config
 from dbio.errors import UsageError
+from dbio.option import item_name
 from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
-@click.command("quickstart")
+@command("quickstart")
 @click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
 @with_config("quickstart", preset=QUICKSTART_PRESET)
 @click.pass_context
@@ -29,7 +30,7 @@ def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: An
     _finish_run(ctx, result, summary_lines(result) + qs.closing_lines(config))
 
 
-@click.command()
+@command()
 @click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
 @click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
 @with_config("setup")
@@ -57,7 +58,7 @@ def _repeat_checked(config: Config, repeat: int | None) -> int:
     return repeats.check(repeat, config)
 
 
-@click.command()
+@command()
 @click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
                                                 "sessions, and report the database's efficiency (needs fio).")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
@@ -89,7 +90,7 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
     _finish_run(ctx, result, run_command.summary_lines(result))
 
 
-@click.command("baseline")
+@command("baseline")
 @click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
               help=BASELINE_PATH_HELP)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the baseline's record "
@@ -105,7 +106,7 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
     baseline_verb.baseline(config, ui_of(ctx), baseline_path, out)
 
 
-@click.command("ops")
+@command("ops")
 @click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
 @click.option("--target", "destination", type=click.Path(path_type=Path), default=None,
               help="backup: an empty or new directory for the base backup (checked before anything starts).")
@@ -152,9 +153,9 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
         ctx.exit(1)
 
 
-@click.command()
-@click.option("--vary", "vary", multiple=True, metavar="KEY=V1,V2,...",
-              help="A knob and its values (repeatable): any run knob, or "
+@command()
+@click.option("--vary", "vary", cls=Repeatable, item_key=item_name, metavar="KEY=V1,V2,...",
+              help="A knob and its values (repeatable, each knob once): any run knob, or "
                    f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance), or "
                    f"{', '.join(LAYOUT_KNOBS)} (layouts: places joined with ':', 'none' for the data directory; "
                    "each layout moves the WAL or reloads the tables).")

@@ -59,10 +59,16 @@ def _an_existing_instance(option: Option) -> bool:
     return option.key not in _MEMBERS and _all_but_nodes(option)
 
 
+def _the_pods(option: Option) -> bool:
+    # dbio kubernetes' pods run against its --dsn targets: dbio's own instance has nothing there to set (what
+    # becomes of each option it takes: commands/kubernetes.py)
+    return option.section != "instance" and _an_existing_instance(option)
+
+
 # Command (as typed) -> the options it uses. Commands that load or run use them all.
 COMMANDS: dict[str, Uses] = {
     "quickstart": _not_a_part, "setup": _all_but_nodes, "run": _run, "sweep": _not_a_part,
-    "baseline": _an_existing_instance, "kubernetes": _an_existing_instance, "ops": _an_existing_instance,
+    "baseline": _an_existing_instance, "kubernetes": _the_pods, "ops": _an_existing_instance,
     "teardown": _the_server,
     "instance init": _a_new_instance, "instance start": _the_instance,
     "instance stop": _the_instance_place, "instance status": _the_instance_place,
@@ -71,6 +77,14 @@ COMMANDS: dict[str, Uses] = {
 
 # The flags outside the option table, and which options' presence brings them.
 EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--password": "dsn"}  # and each engine's (EngineSpec.flags)
+# ...but the pods of dbio kubernetes read their password from a Secret (--password-secret), never this terminal
+EXTRA_NOT_TAKEN = {"kubernetes": ("--password",)}
+
+
+def takes_extra(command: str, flag: str, keys: set[str]) -> bool:
+    """Whether the command takes an extra flag (EXTRA_FLAGS, an engine's), given the options it takes (keys)."""
+    brought = EXTRA_FLAGS.get(flag, next((o.key for o in OPTIONS if o.flag == flag), None))
+    return (brought is None or brought in keys) and flag not in EXTRA_NOT_TAKEN.get(command, ())
 
 
 WHILE_RUNNING = ("metrics_port", "metrics_address")  # served while sessions run: by run and sweep (and their pods)

@@ -91,6 +91,16 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
         return {}
     origin = path.name
     out: dict[str, tuple[Any, str]] = {}
+    written: dict[str, str] = {}  # option key -> where the file sets it: a second place is refused
+
+    def put(key: str, value: Any, where: str) -> None:
+        if key in written:  # TOML refuses a key twice in one table; dbio's own spellings of one option too
+            errors.append(ConfigError(where, value, f"sets {key} again ({written[key]} sets it too)",
+                                      "keep one of them: dbio does not take either silently"))
+            return
+        written[key] = where.removeprefix(f"{origin}: ")
+        out[key] = (value, origin)
+
     for name, value in data.items():
         if name in SECTIONS and isinstance(value, dict):
             for key, item in value.items():
@@ -102,16 +112,17 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
                     errors.append(_command_line_only(f"{origin}: {name}.{key}", item))
                     continue
                 errors.extend(_empty_settings(f"{origin}: {name}.{key}", option, item))
-                out[key] = (item, origin)
+                put(key, item, f"{origin}: {name}.{key}")
         elif name == NODES_TABLE and isinstance(value, list) and all(isinstance(e, dict) for e in value):
-            out.update(_nodes_table(origin, value, errors))
+            for key, (item, _) in _nodes_table(origin, value, errors).items():
+                put(key, item, f"{origin}: [[{NODES_TABLE}]]")
         elif name == COST_TABLE and isinstance(value, dict):
             continue  # prices: read and checked by jobs/capacity.py for the commands that use them
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well
             errors.extend(_empty_settings(f"{origin}: {name}", BY_KEY[name], value))
-            out[name] = (value, origin)
+            put(name, value, f"{origin}: {name}")
         else:
             errors.append(_unknown_key(f"{origin}: {name}", name, value))
     return out

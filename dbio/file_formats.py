@@ -224,6 +224,8 @@ def result(known_version: int) -> Shape:
         "nodes": optional(array(_NODE)),
         # a part of one run (--part i/N): dbio merge relies on each of these
         "part": optional(obj({"index": whole, "of": whole, "run": text}, required=("index", "of", "run"))),
+        # the signals that came once the window had opened (jobs/after_window.py)
+        "signal": optional(obj({"name": text, "count": whole, "during": optional(text)}, required=("name", "count"))),
     }, required=("format", "format_version", "status", "config", "figures"))
 
 

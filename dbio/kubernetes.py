@@ -3,15 +3,18 @@
 For storage shared by many hosts (an array, a cloud volume type): the pods are the parts of one
 agreed run (`dbio run --part`, one --run-id, one --start-at), an Indexed Job per target whose pod
 takes its part from its completion index (--part job-index+K/N), so that a server admits them all
-and each counts its own sessions' reads. Each writes its result to its own directory of a shared
-results volume; a second Job waits for every part's result (or the run's end) and merges them
-(`dbio merge`, which names a part missing). dbio writes manifests and stays out of the cluster: no
-client library, no cluster state.
+and each counts its own sessions' reads. Everything a run writes on the shared results volume is
+under a directory named by its run id: each pod's result in a directory of its own there, and the
+merged result beside them; a second Job waits for every part's result there (or the run's end) and
+merges what is there (`dbio merge`, which names each part missing), so that another run on the
+same volume is never read. dbio writes manifests and stays out of the cluster: no client library,
+no cluster state.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -86,6 +89,9 @@ class Plan:
     cpu: str = "1"
     memory: str = "512Mi"
     metrics_port: int | None = None  # each run pod serves /metrics there (--metrics-port), annotated for scraping
+    metrics_address: str = "0.0.0.0"  # where it listens: the pod's own addresses, for the cluster's Prometheus
+    label: str = ""  # the run's label (--label): the merged result's, and each part's with its target and index
+    node_names: tuple[str, ...] = ()  # one per target (--node-names): the node each of its pods' results names
 
 
 def run_manifests(plan: Plan) -> list[dict[str, Any]]:
@@ -104,6 +110,21 @@ def run_id(plan: Plan) -> str:
     return f"{plan.name}-{start:%Y%m%dT%H%M%SZ}"
 
 
+def run_directory(plan: Plan) -> str:
+    """Where the run writes on the results volume, named by its run id: its parts' directories and the merged
+    result. A later run on the same volume has another start, so another directory: no run reads another's."""
+    return f"{RESULTS}/{run_id(plan)}"
+
+
+def part_directory(plan: Plan, target: int) -> str:
+    """A pod's --results-dir: target's, and the pod's completion index (expanded by Kubernetes)."""
+    return f"{run_directory(plan)}/t{target}-$(POD_INDEX)"
+
+
+def merged_directory(plan: Plan) -> str:
+    return f"{run_directory(plan)}/merged"
+
+
 def deadline(plan: Plan) -> int:
     """A run pod's activeDeadlineSeconds: counted from when the Job is applied, at the latest as the manifests
     are written, it allows for the wait until the start, the warm-up and run, and the settle margin."""
@@ -111,14 +132,22 @@ def deadline(plan: Plan) -> int:
 
 
 def merge_manifest(plan: Plan) -> dict[str, Any]:
-    """The Job that merges every pod's result into one. Applied with the run Jobs, or after them, it waits
-    until every part's result is written, or until no pod can still write one, and merges what is there:
-    `dbio merge` names the parts missing."""
-    pattern = f"{RESULTS}/{plan.name}-t*-*/*/result.json"
+    """The Job that merges the run's parts into one result. Applied with the run Jobs, or after them, it waits
+    until every part's result is written in the run's directory, or until no pod can still write one, and
+    merges what is there: `dbio merge` names the parts that wrote none (one part alone is merged too, its
+    figure marked as not the run's total); with none, it says so and fails."""
+    results = f"{run_directory(plan)}/t[0-9]*-[0-9]*/*/result.json"  # this run's parts only
     give_up = int(datetime.fromisoformat(plan.start_at).timestamp() + plan.run_seconds + SETTLE_SECONDS)
-    script = (f"set -e; until [ \"$(ls {pattern} 2>/dev/null | wc -l)\" -ge {parts(plan)} ] || "
-              f"[ \"$(date +%s)\" -ge {give_up} ]; do sleep {POLL_SECONDS}; done; "
-              f"dbio merge $(ls {pattern} | xargs -n 1 dirname | sort) --out {RESULTS}/merged --label '{plan.name}'")
+    label = shlex.quote(plan.label or plan.name)
+    by = datetime.fromtimestamp(give_up, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # the shell's own globbing (sorted), no other program: a name the glob did not match is left out
+    script = (f"found() {{ n=0; for f in {results}; do [ -e \"$f\" ] && n=$((n + 1)); done; echo $n; }}; "
+              f"until [ \"$(found)\" -ge {parts(plan)} ] || [ \"$(date +%s)\" -ge {give_up} ]; do "
+              f"sleep {POLL_SECONDS}; done; "
+              f"set --; for f in {results}; do [ -e \"$f\" ] && set -- \"$@\" \"${{f%/result.json}}\"; done; "
+              f"if [ $# -eq 0 ]; then echo \"dbio: no part of run {run_id(plan)} wrote a result in "
+              f"{run_directory(plan)} by {by}: nothing to merge\" >&2; exit 1; fi; "
+              f"exec dbio merge \"$@\" --out {merged_directory(plan)} --label {label}")
     job = _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", literal(script)], {}, indexed=False)
     job["spec"]["activeDeadlineSeconds"] = deadline(plan) + MERGE_SECONDS
     return job
@@ -138,10 +167,13 @@ def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     if parts(plan) > 1:  # the pod's part: its completion index (0-based), after the earlier targets' pods
         offset = f"+{target * plan.pods_per_target}" if target else ""
         args += ["--part", f"job-index{offset}/{parts(plan)}", "--run-id", run_id(plan)]
-    args += ["--results-dir", f"{RESULTS}/{name}-$(POD_INDEX)", "--label", f"{name}-$(POD_INDEX)",
-             *map(literal, plan.run_args)]
+    args += ["--results-dir", part_directory(plan, target),
+             "--label", f"{literal(plan.label or plan.name)}-t{target}-$(POD_INDEX)"]
+    if plan.node_names:
+        args += ["--node-names", literal(plan.node_names[target])]
+    args += [*map(literal, plan.run_args)]
     if plan.metrics_port is not None:  # on the pod's address, for the cluster's Prometheus
-        args += ["--metrics-port", str(plan.metrics_port), "--metrics-address", "0.0.0.0"]
+        args += ["--metrics-port", str(plan.metrics_port), "--metrics-address", literal(plan.metrics_address)]
     env = {"DBIO_TARGET": {"value": literal(dsn)},
            "POD_INDEX": {"valueFrom": {"fieldRef": {
                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}

@@ -41,13 +41,17 @@ LATE_PART_SECONDS = 1.0  # a part whose window opened this much after the first 
 
 def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any]:
     """inputs: (name, result document as result.read gives it) for each host's run."""
-    if len(inputs) < 2:
-        raise NotMergeable("give at least two results")
+    # a run's parts merge however few of them wrote (one alone, the others named missing); whole runs, two or more
+    if len(inputs) < 2 and not (inputs and run_parts.part_of(inputs[0][1])):
+        raise NotMergeable("give at least two results (or the parts of one run that wrote a result)")
     refuse_repeats(inputs)
     given = inputs
     refuse_unidentified(inputs)
     inputs, unmeasured = _measured_parts(inputs)
-    if len(inputs) < 1 or (len(inputs) < 2 and not unmeasured):
+    if not inputs:
+        raise NotMergeable(f"no result given measured a window ({_reason(unmeasured)})" if unmeasured else
+                           "give at least two results")
+    if len(inputs) < 2 and not run_parts.part_of(inputs[0][1]):
         raise NotMergeable("give at least two results that measured a window")
     windows = [_window(name, doc) for name, doc in inputs]
     overlap = min(end for _, end in windows) - max(start for start, _ in windows)
@@ -61,7 +65,7 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         raise NotMergeable(f"two inputs have the same name "
                            f"({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
                            ": name them apart with --names")
-    refuse_same_readings(nodes)
+    refuse_same_readings(nodes, _session_pids(inputs))
     first = inputs[0][1]
     chosen = _once_per_server(nodes, "end")
     opened = _once_per_server(nodes, "begin")
@@ -112,12 +116,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
         "plans": first.get("plans"),
         "sessions": [{**s, "node": _session_node(name, doc, s)} for name,
                      doc in inputs for s in doc.get("sessions") or []],
-        "events": [{"t": start, "kind": "merged",
-                    "message": f"merged from {len(inputs)} runs ({', '.join(n for n, _ in inputs)}): their windows "
-                               f"overlap for {overlap:.1f} s of {seconds:.1f} s (their starts {skew:.3f} s apart); "
-                               + ("the total adds each node's counters over its own window" if len(chosen) == len(nodes)
-                                  else f"the total takes each of {len(chosen)} server(s)' counters once and adds the "
-                                       "sessions' own counts of every run")},
+        "events": [{"t": start, "kind": "merged", "message": _merged_message(inputs, overlap, seconds, skew,
+                                                                              len(chosen) == len(nodes), len(chosen))},
                    *_counting_events(start, counting), *_part_events(start, part_record)],
         "normalized": {"begin": begin, "end": end}, "totals": totals, "histograms": histograms,
         **({"read_probe": probes} if probes else {}),
@@ -297,13 +297,28 @@ def _parts(given: list[tuple[str, dict[str, Any]]], measured: list[tuple[str, di
                            if doc.get("status") != "complete"]}
 
 
+def _merged_message(inputs: list[tuple[str, dict[str, Any]]], overlap: float, seconds: float, skew: float,
+                    each_own: bool, servers: int) -> str:
+    names = ", ".join(n for n, _ in inputs)
+    if len(inputs) == 1:  # one part of a run alone: the parts missing are named after it
+        return f"merged from 1 run ({names}), the only part given: its window lasted {seconds:.1f} s"
+    return (f"merged from {len(inputs)} runs ({names}): their windows overlap for {overlap:.1f} s of {seconds:.1f} s "
+            f"(their starts {skew:.3f} s apart); "
+            + ("the total adds each node's counters over its own window" if each_own
+               else f"the total takes each of {servers} server(s)' counters once and adds the sessions' own counts "
+                    "of every run"))
+
+
 def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not record:
         return []
-    out = []
+    missing = []  # a kind of its own: the headline marks the total's figures as not the whole run's
     if record["missing"]:
-        out.append(f"part(s) {', '.join(map(str, record['missing']))} of {record['of']} of run {record['run']} were "
-                   "not given: the total is of the parts given")
+        missing.append({"t": t, "kind": "parts_missing", "message":
+                        f"part(s) {', '.join(map(str, record['missing']))} of {record['of']} of run {record['run']} "
+                        "were not given: the total is of the parts given, not the whole "
+                        "run's"})
+    out = []
     for late in record["late"]:
         out.append(f"part {late['name']} opened its window {late['seconds']:.1f} s after the first part's")
     for short in record.get("short") or []:
@@ -312,7 +327,7 @@ def _part_events(t: float, record: dict[str, Any] | None) -> list[dict[str, Any]
     for bad in record["incomplete"]:
         left = "" if bad["measured"] else " and measured no window: it is left out of the total"
         out.append(f"part {bad['name']} is {bad['status']}{left} ({bad['reason']})")
-    return [{"t": t, "kind": "parts", "message": m} for m in out]
+    return missing + [{"t": t, "kind": "parts", "message": m} for m in out]
 
 
 def _alike(longer: float, shorter: float) -> bool:
@@ -333,6 +348,17 @@ def _nodes(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     own = doc.get("nodes") or []
     host = (doc.get("environment") or {}).get("host")
     return [{**n, "name": name if len(own) == 1 else f"{name}/{n['name']}", "host": host} for n in own]
+
+
+def _session_pids(inputs: list[tuple[str, dict[str, Any]]]) -> dict[str, frozenset[int]]:
+    """Each node's sessions' process ids (as the server gave them), by the node's name in the merged result."""
+    found: dict[str, set[int]] = {}
+    for name, doc in inputs:
+        for session in doc.get("sessions") or []:
+            pid = session.get("pid") if isinstance(session, dict) else None
+            if isinstance(pid, int) and not isinstance(pid, bool):
+                found.setdefault(_session_node(name, doc, session), set()).add(pid)
+    return {node: frozenset(pids) for node, pids in found.items()}
 
 
 def _limits(inputs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -1,11 +1,13 @@
 """What dbio merge refuses to add up (pure): the same run or part twice, parts out of their run or whose
-server gave no identity, parts mixed with whole runs, other workloads. Each is refused in one line
-(NotMergeable): merged, it would count reads twice or read as another run's total."""
+server gave no identity, parts mixed with whole runs, one reading found twice (a copy under whatever run id,
+part or identity, a merged result's run again) or one server under two identities, other workloads. Each is
+refused in one line (NotMergeable): merged, it would count reads twice or read as another run's total."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dbio import merge_readings as readings
 from dbio import parts as run_parts
 
 
@@ -70,21 +72,31 @@ def refuse_unidentified(inputs: list[tuple[str, dict[str, Any]]]) -> None:
                                "wrote")
 
 
-def refuse_same_readings(nodes: list[dict[str, Any]]) -> None:
-    """Two runs read one server at the same instants (its clock, to the microsecond) at both ends of their
-    windows only when they are one: a copy of a result under another run id or part, whose sessions,
-    statements and latencies would count twice."""
-    seen: dict[tuple[Any, ...], str] = {}
-    for node in nodes:
-        times = [((node.get("normalized") or {}).get(w) or {}).get("t") for w in ("begin", "end")]
-        identity = server_identity(node)
-        if identity is None or not all(isinstance(t, (int, float)) for t in times):
-            continue
-        key = (identity, *times)
-        if key in seen:
-            raise NotMergeable(f"{seen[key]} and {node['name']} hold the same sessions (their server read at the "
-                               "same instants): each would count its reads twice; give each run or part once")
-        seen[key] = node["name"]
+def refuse_same_readings(nodes: list[dict[str, Any]], pids: dict[str, frozenset[int]]) -> None:
+    """No reading counts twice (merge_readings: the evidence). Two nodes read one server when they name its
+    identity or when their readings of it agree, whatever identity either names; on it, readings at the same
+    instants or of the same sessions (pids: each node's sessions' process ids) are one reading found twice,
+    whose sessions, statements and latencies would count twice; and one server under two identities would
+    have its counters counted twice. Parts of one run on one server read it at instants of their own, each
+    with its own sessions: they pass."""
+    found = [readings.Readings.of(node, server_identity(node), pids.get(node["name"], frozenset())) for node in nodes]
+    for i, j in readings.candidates(found):
+        a, b = found[i], found[j]
+        same_identity = a.identity is not None and a.identity == b.identity
+        alike = [] if same_identity else readings.alike_at(a, b)
+        if not same_identity and not alike:
+            continue  # two servers, as far as anything tells
+        copy = ("their server read at the same instants" if readings.same_instants(a, b)
+                else "their sessions are the same processes of one server" if readings.same_sessions(a, b) else None)
+        if copy:
+            raise NotMergeable(f"{a.name} and {b.name} hold the same sessions ({copy}): each would count its reads "
+                               "twice; give each run or part once")
+        if not same_identity:
+            named = (f"{b.name if b.identity is None else a.name}'s result names no identity for it"
+                     if None in (a.identity, b.identity) else "their results name two identities for it")
+            raise NotMergeable(f"{a.name} and {b.name} read one server (their counters at the window's {alike[0]} "
+                               f"agree, as two servers' never do), but {named}: its counters would count twice; "
+                               "merge the results as dbio wrote them")
 
 
 def refuse_other_workloads(inputs: list[tuple[str, dict[str, Any]]]) -> None:

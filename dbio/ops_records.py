@@ -60,6 +60,11 @@ class Operation:
         return _mapping(self.figures.get("devices"))
 
     @property
+    def devices_unread(self) -> Mapping[str, Any]:
+        """The devices watched whose figures are absent, by name, and why (a /proc/diskstats line not read)."""
+        return _mapping(self.figures.get("devices_unread"))
+
+    @property
     def host_cpu(self) -> Mapping[str, Any]:
         """The host's CPU over the timed part (busy, user, system, iowait, busy CPUs)."""
         return _mapping(_mapping(self.figures.get("cpu")).get("host"))

@@ -33,6 +33,7 @@ class Option:
     aliases: tuple[str, ...] = ()  # more command-line names
     engine: str | None = None  # the engine it belongs to; None: every engine
     managed: tuple[tuple[str, str], ...] = ()  # settings kind: names dbio sets itself, and why
+    distinct: str = ""  # strs kind: what each item is, when one given twice is refused (each --dsn a server)
 
     @property
     def flag(self) -> str:
@@ -59,6 +60,13 @@ class Option:
         """What to do about a value it cannot take: its own fix, its range, or where to read about it."""
         rng = self.describe_range()
         return self.fix or (f"use {rng}" if rng else f"see {self.flag} in dbio options")
+
+
+def item_name(text: str) -> str:
+    """The name an item NAME=VALUE (or NAME alone) sets, as dbio compares names: WORK_MEM=1MB sets
+    work_mem, update-pct=0,20 update_pct. Two items of one name in one place are refused, whatever the
+    place (a flag given twice, a file's table)."""
+    return text.partition("=")[0].strip().lower().replace("-", "_")
 
 
 def _fmt(kind: str, v: float) -> str:
@@ -102,6 +110,8 @@ def coerce(option: Option, value: Any) -> Any:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)) or not items or not all(isinstance(v, str) for v in items):
             raise ValueError("expected a string or a list of strings")
+        if option.distinct and len(set(items)) < len(items):
+            raise ValueError(f"the same {option.distinct} is given twice")
         return tuple(_printable(item) for item in items)
     if kind in ("path", "str"):
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
@@ -113,6 +123,7 @@ def coerce(option: Option, value: Any) -> Any:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) and v for v in items):
             raise ValueError("expected setting names")
+        _once([item_name(v) for v in items])
         return tuple(sorted({_printable(v).strip().lower() for v in items}))
     raise AssertionError(f"unknown option kind {kind}")
 
@@ -145,7 +156,15 @@ def _coerce_settings(value: Any, managed: dict[str, str]) -> tuple[tuple[str, st
         if controls.problem(text):
             raise ValueError(f"the value of '{name}' {controls.problem(text)}")
         out.append((name.lower(), text))
+    _once([name for name, _ in out])
     return tuple(sorted(out))
+
+
+def _once(names: list[str]) -> None:
+    """Each name once: a table or list that sets one twice (WORK_MEM and work_mem) would keep only one of them."""
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"'{twice[0]}' is given twice: give each setting once")
 
 
 def _printable(text: str) -> str:

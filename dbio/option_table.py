@@ -149,7 +149,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Use an existing server: a libpq connection string for PostgreSQL (PG* variables fill the rest), "
            "or mysql://user@host:port/dbname with --engine mysql (MySQL, MariaDB). "
            "Repeat it (a list in dbio.toml) to spread the sessions over several servers, one node each. "
-           "Passwords belong in PGPASSWORD or ~/.pgpass (MYSQL_PWD or ~/.my.cnf), never here."),
+           "Passwords belong in PGPASSWORD or ~/.pgpass (MYSQL_PWD or ~/.my.cnf), never here.",
+           distinct="connection string"),  # one server twice would count its I/O twice
     Option("node_names", "connection", "strs", None,
            "Names of the --dsn nodes, in their order (--node-names a,b; node1, node2, ... by default). In dbio.toml "
            "a [[nodes]] table per node (dsn, name, weight) sets dsn, node_names and weights at once."),

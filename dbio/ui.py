@@ -61,8 +61,8 @@ class UI:
         return LoadProgress(self.console, enabled=not self.quiet)
 
     def run_observer(self, *, sessions: int, window: float, warmup: float,
-                     bounds_us: Sequence[float] | None = None) -> "RunObserver":
-        return RunObserver(self, sessions=sessions, window=window, warmup=warmup, bounds_us=bounds_us)
+                     bounds_us: Sequence[float] | None = None, facts: live.RunFacts | None = None) -> "RunObserver":
+        return RunObserver(self, sessions=sessions, window=window, warmup=warmup, bounds_us=bounds_us, facts=facts)
 
 
 class BinarySpeedColumn(ProgressColumn):
@@ -142,8 +142,9 @@ class RunObserver:
     otherwise; a finding the window's counters show is said the moment it appears (stats/live.py)."""
 
     def __init__(self, ui: UI, *, sessions: int, window: float, warmup: float,
-                 bounds_us: Sequence[float] | None = None):
+                 bounds_us: Sequence[float] | None = None, facts: live.RunFacts | None = None):
         self.ui = ui
+        self.facts = facts or live.RunFacts()  # what the findings know of the run besides its samples
         self.sessions = sessions
         self.window = window
         self.warmup = warmup
@@ -166,7 +167,7 @@ class RunObserver:
         self.phase_text = message
         if message.startswith("measuring") and self.measuring_since is None:
             self.measuring_since = time.monotonic()
-            self.findings = live.Findings()
+            self.findings = live.Findings(self.facts)
         if self.plain:
             self._plain(message)
         self._refresh()

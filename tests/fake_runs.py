@@ -28,15 +28,20 @@ def run_config(tmp_path: Path, **cli):
     return load_config(Sources(env={}, cli=options, cwd=tmp_path))
 
 
-def run_loaded(tmp_path: Path, engine: FakeEngine, **cli) -> run_job.RunResult:
-    """A run on engine's fake server, loaded first (a load there is only its record), in its server's time (virtual
-    for a FakeEngine(time=VirtualTime()): the run takes no wall time)."""
-    config = run_config(tmp_path, **cli)
+def load(engine: FakeEngine, config) -> None:
+    """engine's fake server loaded for config's runs (a load there is only its record)."""
     conn = engine.connect("fake:", application_name="test")
     record = engine.begin_setup(conn, SetupSpec(2000, 1, 0, config.workload.key_order), setup_id="s1",
                                 server_version=engine.version)
     engine.finish_setup(conn, record)
     engine.close(conn)
+
+
+def run_loaded(tmp_path: Path, engine: FakeEngine, **cli) -> run_job.RunResult:
+    """A run on engine's fake server, loaded first (a load there is only its record), in its server's time (virtual
+    for a FakeEngine(time=VirtualTime()): the run takes no wall time)."""
+    config = run_config(tmp_path, **cli)
+    load(engine, config)
     directory = run_job.run_directory(config)
     target = Target(engine, "fake:", None)
     return run_job.run_on([target], config, UI(quiet=True), directory, make_plan(config.workload, 1),

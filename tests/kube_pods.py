@@ -81,6 +81,13 @@ def prepare_volume(path: Path, fs_group: int, mode: int) -> Path:
     return path
 
 
+def mounted(text: str, mounts: dict[str, Path]) -> str:
+    """text with each mountPath in it replaced by the host directory that stands for it."""
+    for mount, where in mounts.items():
+        text = re.sub(rf"(?<![\w/]){re.escape(mount)}(?=/|\b|$)", str(where), text)
+    return text
+
+
 @dataclass
 class Pod:
     name: str
@@ -118,9 +125,7 @@ def pods_of(job: dict[str, Any], volumes: dict[str, Path], shim: Path, scratch: 
             mounts[mount] = where
 
         def on_host(text: str) -> str:
-            for mount, where in mounts.items():
-                text = re.sub(rf"(?<![\w/]){re.escape(mount)}(?=/|\b|$)", str(where), text)
-            return text
+            return mounted(text, mounts)
 
         env: dict[str, str] = {"PATH": f"{shim}:/usr/bin:/bin"}
         if spec.get("completionMode") == "Indexed":  # the Job controller adds it to each pod

@@ -1,5 +1,6 @@
 """Write the generated parts of docs/: the options (docs/configuration.md) from the option table, as
-`dbio options` lists them, and the figures (docs/result-reference.md) from the figure catalogue.
+`dbio options` lists them, the figures (docs/result-reference.md) from the figure catalogue, and what
+dbio kubernetes does with each option it takes (docs/kubernetes.md) from its classes.
 
 Usage (from the repository, after the README's test command):
     .venv/bin/python tools/make_docs.py           # rewrite the generated parts
@@ -112,9 +113,24 @@ def result_reference() -> str:
     return "\n".join(lines).lstrip("\n")
 
 
+def kubernetes_options() -> str:
+    """Each option dbio kubernetes takes, by what becomes of it (commands/kubernetes.py's classes)."""
+    from dbio.commands import kubernetes
+
+    taken = [e for e in command_flags.entries("kubernetes")]
+    pods = ", ".join(_code(e.flag) for e in taken if e.option.key in kubernetes.TO_THE_PODS)
+    rows = [[_code(e.flag or e.env), "the manifests", kubernetes.IN_THE_MANIFESTS[e.option.key]]
+            for e in taken if e.option.key in kubernetes.IN_THE_MANIFESTS]
+    rows += [[_code(e.flag or e.env), "not used", kubernetes.NOT_USED[e.option.key][0]]
+             for e in taken if e.option.key in kubernetes.NOT_USED]
+    return "\n".join([f"Passed to every run pod as its own flag, when set (by a flag, `DBIO_*`, dbio.toml or a "
+                      f"slob.conf): {pods}.", "", *_table(["option", "used by", "how, or why not"], rows)])
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "docs/configuration.md": configuration,
     "docs/result-reference.md": result_reference,
+    "docs/kubernetes.md": kubernetes_options,
 }
 
 

@@ -11,10 +11,10 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from dbio.collect import procfs
-from dbio.errors import DbioError, UsageError
+from dbio.errors import DbioError, Interrupted, UsageError
 
 PACKAGE = "fio"  # Debian's (and most distributions') package that provides it
 BLOCK_BYTES = 8192  # the engine's block: one data-file read (PostgreSQL's; Job.block gives another engine's)
@@ -90,13 +90,18 @@ def _escaped(path: str) -> str:
     return path.replace(":", "\\:")  # fio separates file names with ':'
 
 
-def run(path: str, job: Job) -> dict[str, Any]:
+class Stopped(Interrupted):
+    """fio was stopped before its end because `stop` said so (a signal came)."""
+
+
+def run(path: str, job: Job, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Run one job: its figures, fio's own CPU while its jobs read (what a database's sessions are
     compared with), the host's busy CPU seconds over its run less fio's own starting and stopping
-    (at a few tenths of a CPU second, a large share of a run of seconds), and its exact options."""
+    (at a few tenths of a CPU second, a large share of a run of seconds), and its exact options.
+    stop: asked while fio runs; once true, fio and its jobs are stopped and Stopped is raised."""
     options = job.options()
     host, started = procfs.HostBusy(), time.time()
-    code, out, err, fio_cpu = run_counting_cpu([path, *options], job.seconds + EXTRA_SECONDS, job.name)
+    code, out, err, fio_cpu = run_counting_cpu([path, *options], job.seconds + EXTRA_SECONDS, job.name, stop)
     busy, ended = host.seconds(), time.time()
     if code != 0:
         first = (err.strip() or out.strip() or "no message").splitlines()[0]
@@ -114,9 +119,10 @@ def run(path: str, job: Job) -> dict[str, Any]:
             f"process_cpu_us_per_{side}": reading * 1e6 / done_ios if done_ios else None}
 
 
-def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, str, str, float]:
+def run_counting_cpu(argv: list[str], timeout: float, name: str,
+                     stop: Callable[[], bool] | None = None) -> tuple[int, str, str, float]:
     """Run argv to its end: exit code, output, error output, and the CPU seconds it and the children it
-    reaped used (fio forks a process per job and waits for each: wait4 counts them all)."""
+    reaped used (fio forks a process per job and waits for each: wait4 counts them all). stop: as in run."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         # in a process group of its own: fio and the job processes it forks are stopped together
         proc = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
@@ -130,8 +136,10 @@ def run_counting_cpu(argv: list[str], timeout: float, name: str) -> tuple[int, s
                 if time.monotonic() > deadline:
                     raise DbioError(f"fio ({name}) did not finish within {timeout:.0f} s",
                                     "check the storage under test (it may be stalled)")
+                if stop is not None and stop():
+                    raise Stopped(f"fio ({name}) stopped before its end")
                 time.sleep(0.05)
-        except BaseException:  # a timeout, or Ctrl-C: neither fio nor its jobs may outlive dbio's command
+        except BaseException:  # a timeout, a stop, or Ctrl-C: neither fio nor its jobs may outlive dbio's command
             if proc.returncode is None:
                 _stop_group(proc)
             raise

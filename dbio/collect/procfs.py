@@ -6,7 +6,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -39,6 +39,18 @@ def busy_seconds(stat_delta: dict[str, Any], elapsed: float, cores: int) -> floa
 
 DISK_FIELDS = ("reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged", "sectors_written",
                "write_ms", "in_flight", "io_ms", "weighted_io_ms")
+# The widths of a /proc/diskstats line (Documentation/admin-guide/iostats.rst): major, minor, name and the 11
+# fields above until 4.17; 4.18 appended 4 discard fields, 5.5 2 flush fields. The 11 come first in each; a line
+# of another width (2.6's 7-field partitions, a kernel's next layout) is read as none of them, never shifted.
+DISKSTATS_WIDTHS = {14: "before 4.18", 18: "4.18 and later", 20: "5.5 and later"}
+UNREAD = "disks_unread"  # a reading's devices whose line could not be read, and why: a named gap, not a figure
+
+
+class Diskstats(NamedTuple):
+    """The devices' counters (DISK_FIELDS) and the devices asked for whose figures are absent, with why."""
+
+    counters: dict[str, dict[str, float]]
+    unread: dict[str, str]
 
 
 def parse_stat(text: str) -> dict[str, float]:
@@ -54,17 +66,27 @@ def parse_stat(text: str) -> dict[str, float]:
     return out
 
 
-def parse_diskstats(text: str, devices: set[str] | None = None) -> dict[str, dict[str, float]]:
+def parse_diskstats(text: str, devices: set[str] | None = None) -> Diskstats:
+    """Each device's counters from /proc/diskstats (pure; devices: only those). A line of a width no kernel
+    writes, or with a field that is not a counter, gives its device no counters but a reason, as does a device
+    asked for that the file does not list."""
     out: dict[str, dict[str, float]] = {}
+    unread: dict[str, str] = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) < 14:
+        if len(parts) < 3 or (devices is not None and parts[2] not in devices):
             continue
-        name = parts[2]
-        if devices is not None and name not in devices:
-            continue
-        out[name] = {field: float(v) for field, v in zip(DISK_FIELDS, parts[3:14])}
-    return out
+        name, fields = parts[2], parts[3:]
+        if len(parts) not in DISKSTATS_WIDTHS:
+            unread[name] = (f"its /proc/diskstats line has {len(parts)} fields, a layout dbio does not know "
+                            f"({', '.join(f'{n}: {k}' for n, k in DISKSTATS_WIDTHS.items())})")
+        elif not all(field.isascii() and field.isdigit() for field in fields):  # counters: unsigned decimals
+            unread[name] = "its /proc/diskstats line has a field that is not a counter (a whole number)"
+        else:
+            out[name] = {field: float(v) for field, v in zip(DISK_FIELDS, fields)}
+    for name in (devices or set()) - set(out) - set(unread):
+        unread[name] = "not listed in /proc/diskstats"
+    return Diskstats(out, unread)
 
 
 def parse_pid_stat(text: str) -> tuple[float, float]:
@@ -150,10 +172,29 @@ class HostBusy:
         return busy_seconds({k: end.get(k, 0.0) - v for k, v in self._stat.items()}, elapsed, os.cpu_count() or 1)
 
 
-def read_diskstats(devices: set[str]) -> dict[str, dict[str, float]]:
+def unread_over(begin: dict[str, Any] | None, end: dict[str, Any] | None) -> dict[str, str]:
+    """The devices with no figure over the span between two readings, and why (pure): those either reading could
+    not read (UNREAD), and those only one of them has (counts since boot are not the span's)."""
+    out: dict[str, str] = {}
+    for reading, at in ((begin, "start"), (end, "end")):
+        for name, why in ((reading or {}).get(UNREAD) or {}).items():
+            out.setdefault(str(name), f"at the {at}, {why}")
+    first, last = (begin or {}).get("disks") or {}, (end or {}).get("disks") or {}
+    for name in sorted(set(first) ^ set(last)):
+        out.setdefault(name, f"read at the {'start' if name in first else 'end'} only")
+    return out
+
+
+def read_diskstats(devices: set[str]) -> Diskstats:
     if not devices:
-        return {}
+        return Diskstats({}, {})
     return parse_diskstats(Path("/proc/diskstats").read_text(), devices)
+
+
+def disk_reading(devices: set[str]) -> dict[str, Any]:
+    """A reading's part for the devices: "disks" (their counters) and, where some could not be read, UNREAD."""
+    read = read_diskstats(devices)
+    return {"disks": read.counters, **({UNREAD: read.unread} if read.unread else {})}
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,52 @@ import yaml
 
 from dbio import kubernetes as k8s
 from dbio import parts
+from dbio import command_flags
 from dbio import trust
 from dbio.config import Config
+from dbio.config_checks import display_key
 from dbio.engines import registry
 from dbio.errors import UsageError
-from dbio.option_table import OPTIONS
+from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
 MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
-NOT_PASSED = {"dsn", "results_dir", "label", "start_at", "engine", "metrics_port", "metrics_address",  # per pod
-              "part", "run_id"}
+
+# What dbio kubernetes does with each option it takes (command_flags: `dbio options kubernetes`): every one is
+# in exactly one of these, so that none is dropped unsaid (tests/unit/test_kubernetes_options.py fails on one in
+# none; docs/kubernetes.md lists them, tools/make_docs.py).
+TO_THE_PODS = frozenset({  # each run pod's own flag, when it is set here (a flag, the environment, a file)
+    "scale", "schemas", "threads_per_schema", "run_time", "work_loop", "work_loop_scope", "warmup", "update_pct",
+    "scan_pct", "scan_table_size", "work_unit", "update_work_unit", "redo_stress", "hotspot", "hotspot_size",
+    "hotspot_offset", "hotspot_frequency", "hot_schema_frequency", "think_time_frequency", "think_time_min",
+    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval"})
+IN_THE_MANIFESTS = {  # used by the manifests themselves, as said
+    "dsn": "a target each, its Job's pods' --dsn",
+    "engine": "every pod's --engine, and the variable its password goes to",
+    "start_at": "every pod's --start-at, the run's id and directory, the deadlines",
+    "label": "the merged result's label, and each part's with its target and index",
+    "node_names": "one per target, its pods' --node-names",
+    "metrics_port": "each run pod's --metrics-port, its container port and scrape annotations",
+    "metrics_address": "where each run pod's metrics listen (default: every address of the pod)",
+}
+NOT_USED = {  # why, and the fix: given as a flag, refused in one line; from a file or the environment, a note
+    "results_dir": ("the pods write on the results volume, under /results/RUN-ID",
+                    "remove --results-dir (the volume is --results-size, --storage-class)"),
+    "external_script": ("it names a program on this machine, which the pods' image does not hold",
+                        "remove --external-script, and bracket the window from outside the pods"),
+    "baseline_seconds": ("fio's baseline (dbio run --baseline) reads the disk of its own host, and a pod runs on "
+                         "none of the targets", "remove --baseline-seconds, and run dbio baseline on a target's host"),
+    "load_parallel_degree": ("the pods run against the loaded data set; loading it is dbio setup's",
+                             "give it to dbio setup"),
+    "weights": ("each pod runs against one target: all of its sessions go there",
+                "remove --weights; --pods and --sessions size each target's share"),
+    "dbname": ("it names the database of dbio's own instance; a pod's is its --dsn's",
+               "name the database in --dsn (dbname=...)"),
+    "password_in_config": ("a manifest never holds a password: the pods read it from --password-secret's Secret",
+                           "remove it"),
+}
+UNCLASSIFIED = ("dbio kubernetes does not pass it to the pods", "remove it")  # none: the test keeps it so
 
 
 NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")  # a DNS label, with room for the objects' suffixes
@@ -46,6 +81,7 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
         problem = None if value is None else k8s.syntax_problem(value, syntax)
         if problem:
             raise UsageError(f"{flag} {value!r} is not what Kubernetes takes there", problem)
+    notes = _unused(config)
     if config.run.metrics_port == 0:
         raise UsageError("--metrics-port 0 picks any free port, and a pod's scrape annotation names one",
                          "give a port, e.g. --metrics-port 9464")
@@ -58,13 +94,16 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
                     password_env=registry.entry(config.connection.engine).password_env,
-                    metrics_port=config.run.metrics_port)
+                    metrics_port=config.run.metrics_port, metrics_address=_metrics_address(config),
+                    label=config.run.label, node_names=config.connection.node_names)
     total = k8s.parts(plan)
     if total > parts.MAX_PARTS:  # every pod would refuse its --part job-index/N
         raise UsageError(f"--pods {pods} for {len(plan.targets)} target(s) make {total} parts; a run has at most "
                          f"{parts.MAX_PARTS} parts", f"give --pods {parts.MAX_PARTS // len(plan.targets)} or fewer")
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the manifests")
+    for note in notes:
+        ui.warn(note)
     trust.make_private_directory(out, "the manifests")
     run_file, merge_file = out / f"{name}-run.yaml", out / f"{name}-merge.yaml"
     trust.write_output(run_file, yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
@@ -73,11 +112,12 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
     if total > 1:
         trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
         ui.say(f"wrote {run_file} and {merge_file}: the {total} parts of run {k8s.run_id(plan)}, window at "
-               f"{plan.start_at}; the merge Job waits for every part's result")
+               f"{plan.start_at}; the merge Job waits for every part's result in {k8s.run_directory(plan)} and "
+               f"merges them into {k8s.merged_directory(plan)} on the results volume")
         jobs.append(f"job/{name}-merge")
-    else:  # dbio merge takes two results or more: one pod's result is the run's
-        ui.say(f"wrote {run_file}: 1 pod, window at {plan.start_at}; its result is in {k8s.RESULTS}/{name}-t0-0 "
-               "on the results volume")
+    else:  # a single pod is a whole run (no --part): its result is the run's, with nothing to merge
+        ui.say(f"wrote {run_file}: 1 pod, window at {plan.start_at}; its result is in "
+               f"{k8s.part_directory(plan, 0).replace('$(POD_INDEX)', '0')} on the results volume")
     ui.say(f"  {kubectl} apply -f {shlex.quote(str(run_file))}")
     if total > 1:
         ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
@@ -111,16 +151,47 @@ def _start_at(config: Config, now: float | None = None) -> str:
 
 
 def run_args(config: Config) -> list[str]:
-    """The run's options that were set (by flag, environment or file here), as flags for the pods."""
+    """The run's options the pods take as they are (TO_THE_PODS) that were set (by flag, environment or file
+    here), as flags for the pods."""
+    passed = {key for key in TO_THE_PODS if config.origins.get(key, "default") != "default"}
+    if "work_loop" in passed:  # its scope follows where work_loop came from (a slob.conf: session): say it
+        passed.add("work_loop_scope")
     args: list[str] = []
     for option in OPTIONS:
-        if option.section not in ("workload", "run") or option.key in NOT_PASSED or not option.cli:
-            continue
-        if config.origins.get(option.key, "default") == "default":
-            continue
-        value = getattr(getattr(config, option.section), option.key)
-        args += _flag(option.flag, option.kind, value)
+        if option.key in passed:
+            value = getattr(getattr(config, option.section), option.key)
+            args += _flag(option.flag, option.kind, value)
     return args
+
+
+def _unused(config: Config) -> list[str]:
+    """The options set that the pods would not use: one given as a flag refused in one line (exit 2), before
+    anything is written; one a file or the environment set (which may serve other commands) named in a note."""
+    notes = []
+    for option in OPTIONS:
+        origin = config.origins.get(option.key, "default")
+        if origin == "default" or not command_flags.takes("kubernetes", option) or option.key in TO_THE_PODS \
+                or option.key in IN_THE_MANIFESTS:
+            continue
+        why, fix = NOT_USED.get(option.key, UNCLASSIFIED)
+        if origin.startswith("--"):
+            raise UsageError(f"{origin} is not used by dbio kubernetes: {why}", fix)
+        notes.append(f"{display_key(option, origin)}: not used by dbio kubernetes: {why}")
+    if config.run.metrics_port is None and config.origins.get("metrics_address", "default") != "default":
+        origin = config.origins["metrics_address"]
+        if origin.startswith("--"):
+            raise UsageError("--metrics-address without --metrics-port: no pod would listen on it",
+                             "give --metrics-port too, or remove --metrics-address")
+        notes.append(f"{display_key(BY_KEY['metrics_address'], origin)}: not used by dbio kubernetes without "
+                     "--metrics-port")
+    return notes
+
+
+def _metrics_address(config: Config) -> str:
+    """Where the pods' metrics listen: as given, or every address of the pod (this machine's default,
+    127.0.0.1, would be the pod's own loopback, which the cluster's Prometheus cannot reach)."""
+    given = config.origins.get("metrics_address", "default") != "default"
+    return config.run.metrics_address if given else "0.0.0.0"
 
 
 def _flag(flag: str, kind: str, value: Any) -> list[str]:

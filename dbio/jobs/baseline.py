@@ -201,61 +201,64 @@ def _measure(tool: str, place: Place, sessions: int, seconds: tuple[int, int], u
             "runs": {"sync": sync, "deep": deep, **({"sequential": seq} if seq else {})}}
 
 
-def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI) -> str | None:
+def measure_after(tool: str, place: Place, record: dict[str, Any], ui: UI, came: stopping.Received) -> None:
     """The second half of the synchronous reads, right after the database's run, into the record: with the
     first, it brackets the window, and their difference says whether the device changed speed meanwhile.
-    The database's result must not be lost to it: a signal or a fio failure leaves the record without it
-    (`after_skipped` says why). Returns the signal that stopped it, if one did."""
+    The database's result must not be lost to it: a signal (came: those noted since the window; fio is
+    stopped as one comes) or a fio failure leaves the record without it, and `after_skipped` says why."""
     after_s = int(record.get("after_seconds") or 0)
     if not after_s or not brackets(place):
-        return None
+        return
+    if came.first:
+        record["after_skipped"] = f"not run: {came.first} came before it"
+        ui.note(f"baseline: fio's run after the database's {record['after_skipped']}: the result keeps the run "
+                "before it only")
+        return
     ui.note(f"baseline: fio reads {place.where} again: {record['sessions']} synchronous job(s) for {after_s} s")
+
+    def signalled() -> bool:
+        return came.first is not None
+
     try:
-        with stopping.sigterm_as_interrupt() as seen:
-            run = fio.run(tool, fio.Job("dbio-sync-after", place.files, record["sessions"], after_s, block=place.block))
-    except KeyboardInterrupt:
-        name = (seen or ["SIGINT"])[0]
-        record["after_skipped"] = f"{name} during fio's run after the database's"
-        ui.note(f"baseline: {record['after_skipped']}: the result keeps the run before it only")
-        return name
+        run = fio.run(tool, fio.Job("dbio-sync-after", place.files, record["sessions"], after_s, block=place.block),
+                      signalled)
+    except fio.Stopped:
+        record["after_skipped"] = f"{came.first} during fio's run after the database's"
+        ui.note(f"baseline: {record['after_skipped']}: fio stopped, the result keeps the run before it only")
+        return
     except DbioError as exc:
         record["after_skipped"] = str(exc)
         ui.note(f"baseline: fio after the run failed ({exc}): the result keeps the run before it only")
-        return None
+        return
     record["runs"]["sync_after"] = run
     record["seconds"] += run["ended_at"] - run["started_at"]
-    return _until_they_agree(tool, place, record, after_s, ui)
 
-
-def _until_they_agree(tool: str, place: Place, record: dict[str, Any], seconds: int, ui: UI) -> str | None:
-    """More synchronous rounds after the run while the last disagrees with the one before it (the
-    device changing speed): their spread is the efficiency's. Returns the signal that stopped them."""
     def another() -> dict[str, Any]:
-        return fio.run(tool, fio.Job("dbio-sync-more", place.files, record["sessions"], seconds, block=place.block))
+        return fio.run(tool, fio.Job("dbio-sync-more", place.files, record["sessions"], after_s, block=place.block),
+                       signalled)
 
-    return more_rounds(record, another, seconds, ui.note)
+    more_rounds(record, another, after_s, ui.note)
 
 
 def more_rounds(record: dict[str, Any], another: Callable[[], dict[str, Any]], seconds: int,
-                note: Callable[[str], None]) -> str | None:
+                note: Callable[[str], None]) -> None:
     """Rounds of `another` (a synchronous fio run) into the record's runs (sync_more_1, ...) while the
-    last round disagrees with the one before it, up to EXTRA_ROUNDS; the signal that stopped them, if one did."""
+    last round disagrees with the one before it, up to EXTRA_ROUNDS; one a signal stopped (fio.Stopped) ends them."""
     rounds = sync_rounds(record)
     while len(rounds) - 2 < EXTRA_ROUNDS and _disagree(rounds[-2], rounds[-1]):
         note(f"baseline: fio read {rounds[-2]['reads_per_s']:,.0f} and then {rounds[-1]['reads_per_s']:,.0f} "
              f"reads/s: the device changed speed, so fio reads {seconds} s more")
         try:
-            with stopping.sigterm_as_interrupt() as seen:
-                run = another()
-        except KeyboardInterrupt:
-            return (seen or ["SIGINT"])[0]
+            run = another()
+        except fio.Stopped:
+            note("baseline: fio's further round stopped by a signal: the result keeps the rounds before it")
+            return
         except DbioError as exc:
             note(f"baseline: fio's further round failed ({exc}): the result keeps the rounds before it")
-            return None
+            return
         record["runs"][f"{MORE}{len(rounds) - 1}"] = run
         rounds.append(run)
         record["seconds"] += run["ended_at"] - run["started_at"]
-    return None
 
 
 def _disagree(first: dict[str, Any], second: dict[str, Any]) -> bool:

@@ -4,10 +4,11 @@ e.g. to take the storage array's own statistics for the same seconds.
 
 Each call runs in a thread of its own, so the sessions run on while it runs and a slow script delays
 neither the window's end nor anything else; the run waits for it at its very end, up to TIMEOUT_SECONDS
-from its start (seconds only after a signal). It gets the phase and the run directory; its output goes
-to external-<phase>.log there, its exit status and times (and their offset from the window's opening or
-closing) into result.json. dbio runs it only when it is trusted as a configuration file is: owned by the
-user running dbio or root, and changeable by nobody else, all the way up."""
+from its start, SIGNAL_WAIT_SECONDS after a signal and not at all after a second one: then it is stopped,
+its record says why, and the window's result is written all the same (after_window.py). It gets the phase
+and the run directory; its output goes to external-<phase>.log there, its exit status and times (and their
+offset from the window's opening or closing) into result.json. dbio runs it only when it is trusted as a
+configuration file is: owned by the user running dbio or root, and changeable by nobody else, all the way up."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from dbio import trust
+from dbio import signals, trust
 from dbio.errors import UsageError
 from dbio.ui import UI
 
@@ -105,17 +106,28 @@ class Hook:
             _stop(process)
         self._running.pop(call["phase"], None)
 
-    def finish(self, *, interrupted: bool = False) -> None:
-        """Wait for every call to end (each within TIMEOUT_SECONDS of its start; after a signal, within
-        SIGNAL_WAIT_SECONDS, then it is stopped), and say which did not succeed."""
+    def finish(self, came: signals.Received | None = None, *, interrupted: bool = False) -> None:
+        """Wait for every call to end, each within TIMEOUT_SECONDS of its start. After a signal (one came noted,
+        before or while waiting; or interrupted: the run was), within SIGNAL_WAIT_SECONDS of it, and at a second
+        one at once: then it is stopped. Every wait is bounded."""
+        began = time.monotonic()
         try:
-            deadline = time.monotonic() + SIGNAL_WAIT_SECONDS if interrupted else None
-            for thread in self._threads:
-                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            while any(thread.is_alive() for thread in self._threads):
+                until = _wait_until(came, began if interrupted else None)
+                if until is not None and time.monotonic() >= until:
+                    break
+                if came is None:
+                    next(t for t in self._threads if t.is_alive()).join(signals.POLL_SECONDS)
+                else:
+                    came.wait(signals.POLL_SECONDS if until is None else min(signals.POLL_SECONDS,
+                                                                              until - time.monotonic()))
         finally:  # a signal, or a second Ctrl-C while waiting: no script outlives the run
             for phase, process in list(self._running.items()):
                 if process.poll() is None:
-                    next(c for c in self.calls if c["phase"] == phase)["stopped"] = "the run was interrupted"
+                    call = next(c for c in self.calls if c["phase"] == phase)
+                    call["stopped"] = _why_stopped(came)
+                    if came is not None and came.first:
+                        call["signal"] = came.first
                     _stop(process)
             for thread in self._threads:
                 thread.join(STOP_SECONDS + 1)
@@ -143,6 +155,23 @@ class Hook:
                   else round(call["started"] - self._window_at[call["phase"]], 3)}
                  for call in self.calls]
         return {"path": str(self.path), "calls": calls}
+
+
+def _wait_until(came: signals.Received | None, interrupted_at: float | None) -> float | None:
+    """When a call still running is stopped (monotonic), None while no signal came: SIGNAL_WAIT_SECONDS after
+    the first signal (or the run's interruption), at once after a second."""
+    if came is not None and len(came.names) > 1:
+        return 0.0
+    at = came.first_at if came is not None and came.first_at is not None else interrupted_at
+    return None if at is None else at + SIGNAL_WAIT_SECONDS
+
+
+def _why_stopped(came: signals.Received | None) -> str:
+    if came is None or not came.first:
+        return "the run was interrupted"
+    if len(came.names) > 1:
+        return f"{came.names[1]} came after {came.first}: stopped at once"
+    return f"still running {SIGNAL_WAIT_SECONDS:g} s after {came.first}"
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -89,7 +89,7 @@ class Readings:
             self.end = self._reading()
 
     def _reading(self) -> dict[str, Any]:
-        return {"t": time.time(), "stat": procfs.read_stat(), "disks": procfs.read_diskstats(self.devices)}
+        return {"t": time.time(), "stat": procfs.read_stat(), **procfs.disk_reading(self.devices)}
 
 
 @dataclass

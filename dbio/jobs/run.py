@@ -8,21 +8,21 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import faults, metrics, results_dir
+from dbio import metrics, results_dir, signals
 from dbio.collect import host
 from dbio.jobs import baseline as baselines
-from dbio.jobs import external_script, run_files
+from dbio.jobs import after_window, external_script, run_files
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.option_table import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
-from dbio.errors import DbioError, UsageError
-from dbio.run import abandoned, assemble, manifest, disk_guard, runner
+from dbio.errors import DbioError, Terminated, UsageError
+from dbio.run import abandoned, manifest, disk_guard, runner
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import new_run_id
 from dbio.run.monitor import SampleWriter
@@ -31,6 +31,9 @@ from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
 from dbio.sweep.document import SWEEP_FILE
 from dbio.run.readings import ONLY_NODE, Normalize, answered, normalized, normalizer
+from dbio.report import stack_findings
+from dbio.result_context import Storage
+from dbio.stats import live
 from dbio.ui import UI, RunObserver
 from dbio.units import BLOCK_SIZE, format_bytes
 
@@ -39,7 +42,7 @@ from dbio.units import BLOCK_SIZE, format_bytes
 class RunResult:
     directory: Path
     document: dict[str, Any]
-    signal: str | None = None  # the signal that interrupted the run
+    signal: str | None = None  # the first signal that came: in the run's window, or after it (after_window.py)
     unwritten: tuple[run_files.Unwritten, ...] = ()  # reports a full disk kept out (named in the result)
 
     @property
@@ -212,8 +215,8 @@ def _baseline(baseline: baselines.Request, target: targets.Target, info: ServerI
     return place, baselines.measure(baseline.tool, place, plan.sessions, seconds, ui, after=True)
 
 
-def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> Callable[[], str | None]:
-    return lambda: baselines.measure_after(tool, place, record, ui)
+def _after(tool: str, place: baselines.Place, record: dict[str, Any], ui: UI) -> after_window.BaselineAfter:
+    return lambda came: baselines.measure_after(tool, place, record, ui, came)
 
 
 def _probe(target: targets.Target) -> tuple[ServerInfo, SetupRecord | None]:
@@ -280,7 +283,7 @@ def check_distinct(infos: list[ServerInfo]) -> None:
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
-            baseline_after: Callable[[], str | None] | None = None, room_paths: tuple[str, ...] = (),
+            baseline_after: after_window.BaselineAfter | None = None, room_paths: tuple[str, ...] = (),
             room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME) -> RunResult:
     """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports.
     clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
@@ -288,7 +291,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     script = external_script.check(config.run.external_script)
     man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
     observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
-        sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us)
+        sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us,
+        facts=live_facts(man))
     directory = results_dir.claim(directory, "the run's result", unique=unique)
     if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
         step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
@@ -305,43 +309,48 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     flushed = _flush_pending_writes(nodes, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = normalizer({node.name: node.engine for node in nodes})
-    try:
-        outcome = runner.run(runner.RunContext(
-            nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
-            wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-            run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-            on_window=hook.window if script is not None else None, time=clock))
-    except BaseException:
-        hook.finish(interrupted=True)
-        samples.close()
-        if samples.lines == 0:  # nothing ran: leave no run directory behind
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    finally:
-        observer.close()
-        samples.close()
-    if hook.started("pre"):  # a window that opened and did not close (a failure): its post all the same
-        hook.start("post")
-    signal = outcome.signal
-    if baseline_after is not None and signal is None:  # an interrupted run ends now, without it
-        signal = baseline_after()  # a signal during it: the run's result is written at once, without HTML
-    hook.finish(interrupted=signal is not None)
-    document = assemble.build(man, outcome, normalize, samples.records, directory.name)
-    document["events"] += settled
-    if flushed is not None:
-        document["events"].append(flushed)
-    if baseline is not None:
-        baselines.attach(document, baseline)
-    called = hook.record()
-    if called is not None:
-        document["external_script"] = called
-    # After a signal dbio ends within seconds: the HTML report (its charts take seconds) is left to `dbio report`.
-    html = signal is None
-    if not html:
-        document["files"]["html"] = None
-    faults.point("run.results")  # a test fills the results filesystem here
-    written = run_files.write_result(directory, document, samples, ui, html=html)
-    return RunResult(written.directory, written.document, signal, written.unwritten)
+    with signals.received() as came:
+        def on_window(event: str) -> None:
+            came.shield()  # the window opened: from now on the run has a result to keep, which no signal may cost
+            came.step("run")
+            hook.window(event)
+
+        try:
+            outcome = runner.run(runner.RunContext(
+                nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
+                wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
+                run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
+                on_window=on_window, time=clock))
+        except BaseException as exc:
+            hook.finish(interrupted=True)
+            samples.close()
+            if samples.lines == 0:  # nothing ran: leave no run directory behind
+                shutil.rmtree(directory, ignore_errors=True)
+            if isinstance(exc, KeyboardInterrupt) and came.first == "SIGTERM":  # 143, as SIGTERM ends a process
+                raise Terminated("SIGTERM before the run's window opened: nothing measured") from None
+            raise
+        finally:
+            observer.close()
+            samples.close()
+        came.shield()  # the run has ended: what follows is its result's (after_window.py)
+        written = after_window.finish(came, outcome, man, normalize, samples, directory, hook, ui,
+                                      events=settled + ([flushed] if flushed is not None else []),
+                                      baseline=baseline, baseline_after=baseline_after)
+    return RunResult(written.directory, written.document, came.first, written.unwritten)
+
+
+def live_facts(man: dict[str, Any]) -> live.RunFacts:
+    """What the live view's findings know of the run besides its samples, as the verdict's rules know it (from
+    its manifest): the engine's read unit, direct I/O, whether the devices dbio reads hold every read the engine
+    counts (every node on this host, every data place on a device dbio reads), every server on this host."""
+    caps = man["capabilities"]
+    page = caps.get("page_bytes")
+    local = all(node["capabilities"].get("local") for node in man.get("nodes") or [{"capabilities": caps}])
+    places = Storage.of(man.get("storage"))
+    measured = not any(stack_findings.unmeasured(place) for place in (places.data_directory, *places.tablespaces)
+                       if place)
+    return live.RunFacts(page_bytes=page if isinstance(page, int) and page > 0 else live.RunFacts.page_bytes,
+                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local)
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

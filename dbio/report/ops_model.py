@@ -128,7 +128,10 @@ def _devices(op: Operation) -> dict[str, Any]:
     members = [catalogue.member(catalogue.DEVICE_FIGURES, n) for n in DEVICE_COLUMNS]
     rows = [[name, ", ".join(d.get("roles") or []) or "-", *[m.value(d) for m in members]]
             for name, d in sorted(devices.items())]
-    notes = ["each device's figures are the whole device's: another process's I/O on it counts too"]
+    unread = op.devices_unread
+    rows += [[name, "-", *[None for _ in members]] for name in sorted(unread)]  # named, its figures absent
+    notes = ["each device's figures are the whole device's: another process's I/O on it counts too",
+             *[f"{name}: no figures, {why}" for name, why in sorted(unread.items())]]
     return {"id": "devices", "title": "Devices (/proc/diskstats over the timed part)", "tables": [table(
         "devices", "", ["Device", "Holds", *[m.label for m in members]], ["text", "text", *[m.kind for m in members]],
         rows, notes)] if rows else []}

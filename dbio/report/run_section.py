@@ -63,11 +63,15 @@ def _merged(r: Result) -> list[list[str]]:
     """A result merged from several hosts' runs (dbio merge): its sessions and where it came from."""
     timeline = r.timeline
     names = ", ".join(str(m.get("name")) for m in r.merged_from)
-    return [["Sessions", f"{len(r.sessions)} over {len(r.nodes)} nodes (see Nodes)"],
-            ["Merged", f"from {len(r.merged_from)} runs ({names}); their windows overlap for "
-                       f"{format_duration(timeline.overlap_seconds or 0)}"
-                       + (f", their starts {1000 * timeline.start_skew_seconds:.0f} ms apart"
-                          if timeline.start_skew_seconds is not None else "")],
+    if len(r.merged_from) == 1:  # one part of a run alone (the others wrote no result): the Parts line names them
+        merged = f"from 1 run ({names}), the only part given"
+    else:
+        merged = (f"from {len(r.merged_from)} runs ({names}); their windows overlap for "
+                  f"{format_duration(timeline.overlap_seconds or 0)}"
+                  + (f", their starts {1000 * timeline.start_skew_seconds:.0f} ms apart"
+                     if timeline.start_skew_seconds is not None else ""))
+    return [["Sessions", f"{len(r.sessions)} over {len(r.nodes)} node{'s' if len(r.nodes) != 1 else ''} (see Nodes)"],
+            ["Merged", merged],
             *_parts(r)]
 
 

@@ -39,8 +39,8 @@ def findings(doc: Doc) -> list[Finding]:
             out.append(Finding("warning", event.kind, str(event.message)))
         if event.kind == "pending_writes" and not event.finished:  # written out before: nothing to say
             out.append(Finding("warning", "pending_writes", str(event.message)))
-        if event.kind == "parts":  # a part not given, late or without a window (dbio merge)
-            out.append(Finding("warning", "parts", str(event.message)))
+        if event.kind in ("parts", "parts_missing"):  # a part late, without a window or not given (dbio merge)
+            out.append(Finding("warning", event.kind, str(event.message)))
     for counted in r.counting:  # runs that shared a server (dbio merge): did their counts agree?
         if counted.agree is False:
             diff = counted.difference_pct or 0.0
@@ -173,6 +173,10 @@ def _caveat(r: Result, f: Mapping[str, Any], finding: Finding) -> tuple[str | No
                                "other sessions were active")
     if code == "status":
         return "reads_per_s", f"run {str(r.status).upper()}: the figures cover the part that ran"
+    if code == "parts_missing" and r.parts is not None:  # dbio cannot vouch for it as the run's: it says so
+        missing = ", ".join(map(str, r.parts.missing))
+        return "reads_per_s", f"part{'s' if len(r.parts.missing) > 1 else ''} {missing} of {r.parts.of} missing: " \
+                              "not the whole run's"
     if code == "node_stopped":
         stopped = [n for n in r.cluster.get("stopped_nodes") or [] if isinstance(n, str)]
         return "reads_per_s", f"{', '.join(stopped) or 'a node'} stopped: the totals are partial"

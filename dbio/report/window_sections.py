@@ -229,12 +229,16 @@ def _host_cpu_note(f: dict[str, Any]) -> str:
 def devices(f: dict[str, Any]) -> dict[str, Any]:
     columns = catalogue.DEVICE_FIGURES
     rows = [[name, *[c.value(d) for c in columns]] for name, d in catalogue.devices(f).items()]
+    unread = catalogue.devices_unread(f)
+    rows += [[name, *[None for _ in columns]] for name in sorted(unread)]  # named, its figures absent
     if not rows:
         return {"id": "devices", "title": "Device"}
     return {"id": "devices", "title": "Device (/proc/diskstats)", "tables": [table(
         "devices", "", ["Device", *[c.label for c in columns]], ["text", *[c.kind for c in columns]], rows,
         ["The block devices under the data directory and every other place the server wrote to (a btrfs: its "
-         "member devices), whatever else used them."])]}
+         "member devices), whatever else used them.",
+         *[f"{name}: no figures, {why}; the devices' sums against the engine's are absent too."
+           for name, why in sorted(unread.items())]])]}
 
 
 def validity_lines(f: dict[str, Any], cache_name: str) -> list[str]:

@@ -135,6 +135,8 @@ class MeasuredWindow(RunState):
                                             for name, raw in reading["nodes"].items()}, "lost": sorted(self.lost)}
         if end is None:
             end = await self._reading(monitor, per_process=True)
+        here = self.time.wall()  # its /proc (the devices) read by then, every session drained
+        answered, by_all = here + self.offset, self.published_by_all(here) + self.offset
         self.end = end
         window_end = reading_time(end) or self.time.wall() + self.offset
         covered = [lost["covered_to"] for lost in self.lost.values() if lost["covered_to"] is not None]
@@ -147,6 +149,7 @@ class MeasuredWindow(RunState):
         boundary = int(round(window_end - start))  # the last second any session published
         last = self.plan.grid.key(boundary)
         record = {"k": last, "covers_to": boundary, "t": window_end, "published_to": self.counts.published_to,
+                  "answered": answered, "published_by_all": by_all,
                   "phase": self._phase_at(window_end - SLICE_SECONDS / 2), **end, "waits": waits.take(),
                   **self.counts.record(last, final=True), "final": True}
         self.ctx.observer.second(record)  # the window's last reading: where the figures end

@@ -127,7 +127,7 @@ class Monitor:
         try:
             reading["stat"] = procfs.read_stat()
             if self.local:
-                reading["disks"] = procfs.read_diskstats(self.devices)
+                reading.update(procfs.disk_reading(self.devices))
                 # no pids to read (a server whose threads are not its sessions' own): no figure, not a zero
                 if self.session_pids:
                     sessions = procfs.read_pid_cpu(self.session_pids, self.tasks)
@@ -316,11 +316,14 @@ SAMPLE_LATE_LIMIT = 0.5  # seconds after its due time: later, the reading may ho
 async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
                          counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
+                         published_by_all: Callable[[float], float],
                          on_sample: Callable[[dict[str, Any]], None], time: TimeSource = REAL_TIME) -> None:
     """Sample k (an interval's end, in seconds since the start) is due at t_start + k + 0.5: half a
     second after every session published its counters for the second ending at k. Every record
     carries when the sampler asked and when the answer came (server clock), and the latest slice end
-    the sessions had reported when it asked ("published_to": the work its counters hold ends there).
+    the sessions had reported when it asked ("published_to": the work its counters hold ends there) and the
+    instant before which every session's work was in them ("published_by_all", from this host's clock as
+    "answered" is: sessions.published_by_all).
     A reading that cannot be asked or answered on time is no sample of k: its record is a gap
     ("missing"), so that no late reading is labelled with the nominal time."""
     for k in grid.points():
@@ -334,7 +337,10 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
                 return
             except asyncio.TimeoutError:
                 pass
-        asked, published_to = time.wall() + clock_offset, published()
+        asked_here, published_to = time.wall(), published()
+        asked = asked_here + clock_offset
+        # on the clock the record's times are on (this host's plus the offset): compared with "answered" only
+        by_all = published_by_all(asked_here) + clock_offset
         reading: dict[str, Any] = {}
         if asked - due <= SAMPLE_LATE_LIMIT:
             # a node that does not answer in half the time left is left out of it (the other half: /proc, the record)
@@ -342,7 +348,7 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
         answered = time.wall() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
         record = {"k": k, "phase": phase(t_start + k - 0.5), "due": due, "asked": asked, "answered": answered,
-                  "published_to": published_to}
+                  "published_to": published_to, "published_by_all": by_all}
         # On time: answered before the next second's counters could be in it, and holding no slice
         # that ended after its due time (a late reading would show the next interval's work as k's).
         if answered - due <= SAMPLE_LATE_LIMIT and (published_to is None or published_to <= due):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Iterator
 
+from dbio.collect.procfs import UNREAD
 from dbio.run import result_events
 from dbio.run.manifest import manifest_nodes
 from dbio.run.plan import SLICE_SECONDS
@@ -77,7 +78,8 @@ def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | No
             "session_cpu": {pid: v for pid, v in (reading.get("session_cpu") or {}).items() if pid in pids} or None,
             "session_run_delay": {pid: v for pid, v in (reading.get("session_run_delay") or {}).items()
                                   if pid in pids} or None,
-            "disks": {d: v for d, v in (reading.get("disks") or {}).items() if d in devices} or None}
+            "disks": {d: v for d, v in (reading.get("disks") or {}).items() if d in devices} or None,
+            UNREAD: {d: why for d, why in (reading.get(UNREAD) or {}).items() if d in devices} or None}
 
 
 def node_tallies(outcome: RunOutcome, names: list[str]) -> dict[str, Tally]:

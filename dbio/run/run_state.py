@@ -19,7 +19,7 @@ from dbio.run.nodes import Node, NodeRun, spread
 from dbio.run.plan import SLICE_SECONDS, RunPlan
 from dbio.run.read_probe import ReadProbe
 from dbio.run.liveness import Liveness
-from dbio.run.sessions import Clock, Session, Shared
+from dbio.run.sessions import Clock, Session, Shared, published_by_all
 from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts, Tally
 
@@ -137,6 +137,11 @@ class RunState:
 
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
+
+    def published_by_all(self, now: float) -> float:
+        """The instant (this host's clock) before which every session's work is in its server's counters
+        (sessions.published_by_all); now: this host's clock."""
+        return published_by_all(self.sessions, now)
 
     def _stop(self) -> None:
         self.stopping.stop(self.offset)

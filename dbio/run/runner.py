@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import threading
 
+from dbio import signals
 from dbio.run.measured_window import MeasuredWindow
 from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
 from dbio.run.session_launch import SessionLaunch
@@ -34,30 +34,36 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
 
     async def execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
-        # signals reach the main thread only: a run embedded in another thread is stopped by its caller
-        signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
-        for sig in signals:
-            loop.add_signal_handler(sig, self._on_signal, sig)
         # the sample file is written from a thread (fsync must not stall the sessions' loop)
         self.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
-        try:
-            await self._phases()
-        except StoppedBeforeStart:
-            if self.status == "complete":  # failed: every node was lost before the start
-                self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            self.status, self.reason = "interrupted", self.reason or "interrupted"
-        except Exception as exc:
-            if self.clock.start is None:
-                raise  # nothing ran yet: the caller reports the error, no result is written
-            # After the start, whatever failed, the result is kept and marked.
-            self.status = "failed"
-            self.reason = self.reason or f"{type(exc).__name__}: {exc}"
-            self._event("error", self.reason)
-        finally:
-            await self._clean_up()
-            for sig in signals:
-                loop.remove_signal_handler(sig)
+        # The run's signals are its own until it ends, then its caller's handlers have them again at once (a
+        # run's caller notes those that come after its window, which no signal may cost: jobs/after_window.py).
+        # Signals reach the main thread only: a run embedded in another thread is stopped by its caller.
+        arrived: list[int] = []
+
+        def route(signum: int) -> None:
+            arrived.append(signum)
+            loop.call_soon_threadsafe(self._on_signal, signum)
+
+        with signals.routed(route):
+            try:
+                await self._phases()
+            except StoppedBeforeStart:
+                if self.status == "complete":  # failed: every node was lost before the start
+                    self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                self.status, self.reason = "interrupted", self.reason or "interrupted"
+            except Exception as exc:
+                if self.clock.start is None:
+                    raise  # nothing ran yet: the caller reports the error, no result is written
+                # After the start, whatever failed, the result is kept and marked.
+                self.status = "failed"
+                self.reason = self.reason or f"{type(exc).__name__}: {exc}"
+                self._event("error", self.reason)
+            finally:
+                await self._clean_up()
+        if arrived and self.stopping.signal is None:  # it came as the run ended, too late for the loop to see
+            self.stopping.signal = signal.Signals(arrived[0]).name
         self._uncount_lost()
         return self._outcome()
 

@@ -294,4 +294,5 @@ class SessionLaunch(StopAndCleanUp):
         self.background.append(asyncio.create_task(sample_on_grid(
             watching.monitor, watching.waits, self.ctx.samples, t_start=start, clock_offset=self.offset,
             grid=self.plan.grid, phase=self._phase_at, stop=self.sampler_stop, counts=self.counts.record,
-            published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time)))
+            published=lambda: self.counts.published_to, on_sample=self._on_sample, time=self.time,
+            published_by_all=self.published_by_all)))

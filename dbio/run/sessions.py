@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from dbio.engines.base import Engine, SliceRequest, SliceResult
 from dbio.run.liveness import Liveness
@@ -60,6 +60,9 @@ class Session:
     in_call: bool = False
     arrived: bool = False  # it reached the window's opening (its warm-up done), waiting for it to open
     slices: int = 0
+    # since when (this host's clock) its work is not all in its server's counters: set as a call is sent, cleared
+    # as its result comes (the server publishes a slice's counters before it answers) or a flush after a cancel
+    unpublished_since: float | None = None
     control: dict[str, Any] | None = None  # the run's control, carried by a read-only node's sessions
     # its measured slices no reading of its node has held yet: if the node is lost, its figures end at its
     # last reading, and these are taken back out (uncount_after)
@@ -98,6 +101,8 @@ class Session:
             elif shared.work_loop and measured:
                 limit = shared.work_loop - self.measured.iterations
             self.in_call = True
+            if self.unpublished_since is None:  # a cancelled call's work stays unpublished until a flush
+                self.unpublished_since = shared.liveness.time.wall()
             try:
                 # the first call waits at the start barrier, held on purpose: no silence until it opens
                 with shared.liveness.asking(self.node, held=previous_end is None):
@@ -108,6 +113,7 @@ class Session:
             finally:
                 self.in_call = False
             self.slices += 1
+            self.unpublished_since = None
             self.iterations += result.iterations
             self.selects += result.selects + result.scans
             if measured:
@@ -167,6 +173,17 @@ class Session:
         self.state = "failed"
         self.error = " ".join(str(error).split()) or type(error).__name__
         self.failed_at = at
+
+
+def published_by_all(sessions: Iterable[Session], now: float) -> float:
+    """The instant (this host's clock) before which every session's work is in its server's counters. A
+    session's calls follow one another and the server publishes a slice's counters before it answers
+    (PostgreSQL a backend's as it goes idle, pg_stat_force_next_flush making it whole; a parallel worker's as it
+    exits, within its leader's statement): all a session did before its call in progress was sent is in them.
+    The earliest such sending (or a cancelled call's, until its flush), `now` when no work is unpublished. On
+    this host's clock, as the devices' readings are: the two compare whatever the server's clock offset."""
+    since = [s.unpublished_since for s in sessions if s.unpublished_since is not None]
+    return min(since) if since else now
 
 
 async def _until_released(shared: Shared) -> None:

@@ -115,6 +115,7 @@ class Stopping:
     async def _flush(self, session: Session) -> None:
         with self.shared.liveness.asking(session.node):
             await session.engine.flush_stats(session.conn)
+        session.unpublished_since = None  # its cancelled slice's counters are in now
 
     async def _abandon_sessions(self, pending: set[asyncio.Task]) -> None:
         """Sessions still inside a slice after their cancel: their connections are given up."""

@@ -69,9 +69,15 @@ def prices(items: Iterable[str] = (), table: Mapping[str, Any] | None = None) ->
     for name, amount in (table or {}).items():
         if str(name).lower() not in UNITS:
             raise ValueError(f"[cost] {name}: not a price dbio knows (one of {', '.join(UNITS)})")
+        if str(name).lower() in found:  # TOML's keys are case-sensitive, dbio's price names are not
+            raise ValueError(f"[cost] {name}: {str(name).lower()} is priced twice; give each price once")
         found[str(name).lower()] = _amount(str(name).lower(), amount, f"{name} = {amount}")
-    for item in items:
+    given: set[str] = set()
+    for item in items:  # each over the table's price of its name, but once each (the command line refuses two)
         name, amount, currency = parse_price(item)
+        if name in given:
+            raise ValueError(f"{name} is priced twice; give each price once")
+        given.add(name)
         found[name] = (amount, currency)
     if not found:
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.collect import procfs
 from dbio.stats import histogram, host_cpu, hotspot, access_profile, single_reads, writesets
 from dbio.stats.counters import delta, get, rate, ratio
 from dbio.stats.resets import without
@@ -52,7 +53,10 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
                                                              get(d, "client", "reads"))
     out["cpu"] = _cpu(window, d, seconds)
     out["devices"] = _devices(window.get("os_begin"), window.get("os_end"), seconds)
-    out["validity"] = _validity(window, d, out["devices"], totals)
+    unread = procfs.unread_over(window.get("os_begin"), window.get("os_end"))
+    if unread:  # named, so that the report says which device's figures are absent, and why
+        out["devices_unread"] = unread
+    out["validity"] = _validity(window, d, out["devices"], totals, whole=not unread)
     out["other_sessions"] = _other_sessions(d)
     out["replication"] = _replication(window["engine_end"], d, seconds)
     out["writesets"] = writesets.derive(window["engine_end"], d, seconds, totals)
@@ -328,7 +332,9 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
         return {}
     out = {}
     for name, end in oe["disks"].items():
-        d = delta(ob["disks"].get(name), end)
+        if name not in ob["disks"]:  # unread at the start: its counts since boot are no figure of the window
+            continue
+        d = delta(ob["disks"][name], end)
         if d is None:
             continue
         reads, writes = d.get("reads"), d.get("writes")
@@ -347,7 +353,10 @@ def _devices(ob: dict[str, Any] | None, oe: dict[str, Any] | None, s: float) -> 
 
 
 def _validity(window: dict[str, Any], d: dict[str, Any], devices: dict[str, Any],
-              totals: dict[str, Any]) -> dict[str, Any]:
+              totals: dict[str, Any], whole: bool = True) -> dict[str, Any]:
+    """whole: every device was read at both ends; else the devices' sums are a part, and no figure."""
+    if not whole:
+        devices = {}
     reads = get(d, "data", "reads")
     # Rows of the random-range statements (a SELECT touches work_unit rows, an UPDATE
     # update_work_unit) against the single-block reads that served them; the scan table's

@@ -81,3 +81,8 @@ def by_backend(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
 def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """/proc/diskstats figures per block device under the data directory."""
     return dict((f or {}).get("devices") or {})
+
+
+def devices_unread(f: Mapping[str, Any] | None) -> dict[str, str]:
+    """The devices watched whose figures are absent, and why (a /proc/diskstats line dbio could not read)."""
+    return {str(name): str(why) for name, why in ((f or {}).get("devices_unread") or {}).items()}

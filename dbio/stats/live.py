@@ -2,40 +2,68 @@
 normalized samples, and findings the moment the window's counters so far show them -- each said once.
 
 The findings here are early warnings from the window so far, judged with the final verdict's own thresholds
-(report/verdict.py and its rules' modules); the result's verdict, over the whole window, is what counts."""
+(report/verdict.py and its rules' modules); the result's verdict, over the whole window, is what counts.
+
+A finding said early compares counters that cover the same work. Two kinds of counter move differently: the
+device's (diskstats), the host's CPU times and the sessions' processes' CPU move as the work goes on, while the
+sessions publish their statements and, on PostgreSQL, the server's I/O counters only as each slice ends (a
+backend's pg_stat_io reaches the view as it goes idle; a parallel worker's as it exits, within its leader's
+statement). A slice lasts a second, or as long as its last statement: a scan of a large table, several. So
+between the window's ends, where every session is at rest, a reading's device counters are ahead of its
+engine counters by the work in progress. Each finding says below which counters it compares and how they are
+made to cover the same work."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from dbio.stats import histogram
 from dbio.stats.counters import delta, get
+from dbio.units import format_bytes
 
-# The window so far must hold this much before a device finding is said: a second's counters are noisy
-# (the sessions publish at slice boundaries, the device counts as it goes).
+# The window so far must hold this much before a device finding is said: a few reads say nothing.
 MIN_SECONDS = 3.0
 MIN_READS = 300
 # the final verdict's thresholds (report/storage_findings.py, report/cpu_findings.py), said early
 DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads below: a cache served the rest
 DEVICE_EXCESS_LIMIT = 0.02  # device reads beyond the engine's by this share: other work
 DEVICE_EXCESS_MIN_READS = 100
+MULTI_BLOCK_READ = 1.5  # the engine's average read beyond this many pages: multi-block reads, judged by bytes
 STEAL_LIMIT = 5.0  # % of the CPU time
-BLOCK = 8192
 STATEMENT_KINDS = ("select", "update", "scan", "hot")
 STALL_SAMPLES = 2  # one quiet second may be a slice that came back late (its statements come in the next sample)
-MULTI_BLOCK_BYTES = 1.5 * 16384  # beyond any engine's page: multi-block reads, judged by bytes (verdict too)
+# A quiet second's floor of the sessions' processes' CPU, per second: a session in a long statement (a scan)
+# uses far more (about 0.3 s a second reading 2 GiB at 240 MiB/s), one blocked (a lock, a hung device) none.
+SESSIONS_WORKING_CPU = 0.05
+ENGINE_MOVING = (("data", "reads"), ("data", "writes"), ("wal", "bytes"))  # stats/stalls.py's MOVING, as counters
+DEVICE_READINGS_KEPT = 3600  # per-second device readings awaiting the sessions' counters (an hour's slice)
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
 IDLE_FIELDS = ("idle", "iowait")
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What the findings know of the run besides its samples (its manifest's), as the verdict's rules do."""
+
+    page_bytes: int = 8192  # the engine's read unit (InnoDB's page is 16 KiB)
+    direct_io: bool = True  # off: the kernel may read ahead more than the engine asked
+    devices_hold_data: bool = True  # every data place is on a device dbio reads: else they see a part of the reads
+    local: bool = True  # the server runs on this host: this host's steal is the server's
+
+
 def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float]) -> dict[str, Any]:
     """The interval between two samples: reads/s, average read, SELECT p99, writes/s, the busiest device's
-    utilisation, the host's busy CPU and steal (None where a sample lacks what it takes)."""
+    utilisation, the host's busy CPU and steal (None where a sample lacks what it takes).
+
+    The engine's rates divide the work its counters gained by the span of the slices they hold (published_span),
+    as the result's series does; where no slice ended in the interval they hold none of its work and are left
+    out (the device's and the CPU's, read as they move, are over the readings' own times)."""
     out: dict[str, Any] = {}
     engine_prev, engine_cur = prev.get("engine"), cur.get("engine")
-    seconds = (engine_cur or {}).get("t", 0) - (engine_prev or {}).get("t", 0) if engine_prev and engine_cur else 0
-    if seconds > 0:
+    seconds = published_span(prev, cur) if engine_prev and engine_cur else None
+    if seconds:
         d = delta(engine_prev, engine_cur)
         reads, writes = get(d, "data", "reads"), get(d, "data", "writes")
         client_reads, read_ms = get(d, "client", "reads"), get(d, "client", "read_time_ms")
@@ -56,6 +84,22 @@ def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float]) -> 
         if cpu is not None:
             out["cpu_busy_pct"], out["steal_pct"] = cpu
     return out
+
+
+def published_span(prev: dict[str, Any], cur: dict[str, Any]) -> float | None:
+    """The seconds of work the engine's counters gained between two readings: from the latest slice end the
+    first had seen (or, for the window's first reading, taken with every session at rest, its own time) to the
+    second's ("published_to", server clock). None when no slice ended in between, or none had before the first
+    (its span is unknown); the readings' own times for records that do not say (an older dbio's)."""
+    if "published_to" not in cur:
+        return _positive(((cur.get("engine") or {}).get("t") or 0) - ((prev.get("engine") or {}).get("t") or 0))
+    since = prev.get("published_to") if "published_to" in prev else (prev.get("engine") or {}).get("t")
+    to = cur.get("published_to")
+    return None if since is None or to is None else _positive(to - since)
+
+
+def _positive(seconds: float) -> float | None:
+    return seconds if seconds > 0 else None
 
 
 def _p99(statements: dict[str, Any] | None, bounds: list[float]) -> float | None:
@@ -98,34 +142,40 @@ def _time(us: float) -> str:
     return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:,.0f} us"
 
 
+@dataclass(frozen=True)
+class _DeviceReading:
+    """The devices' read counters of one sample, since the window's first, and when they were read."""
+
+    read_by: float  # the sample's "answered": its /proc was read before it
+    reads: float
+    read_bytes: float
+
+
 @dataclass
 class Findings:
     """The window so far against the verdict's thresholds; check() returns what it shows that was not said."""
 
-    start: dict[str, Any] | None = None  # the window's first sample (its begin reading)
+    facts: RunFacts = field(default_factory=RunFacts)
+    start: dict[str, Any] | None = None  # the window's first sample (its begin reading, every session at rest)
     said: set[str] = field(default_factory=set)
-    quiet: int = 0  # per-second samples in a row in which no statement finished
+    quiet: int = 0  # per-second samples in a row in which nothing showed the sessions working
+    last: dict[str, Any] | None = None  # the previous sample
+    # the devices' readings the sessions' published counters do not cover yet, oldest first (see _other_work)
+    device_readings: deque = field(default_factory=lambda: deque(maxlen=DEVICE_READINGS_KEPT))
 
     def check(self, cur: dict[str, Any]) -> list[str]:
         if self.start is None:
-            self.start = cur
+            self.start = self.last = cur
             return []
-        found = []
-        finished = [cur.get("statements") or {}, *(cur.get("late_statements") or {}).values()]
-        if "k" in cur:  # a per-second sample (the window's own readings carry no interval of their own)
-            if any(tally.get(kind, {}).get("count") for tally in finished for kind in STATEMENT_KINDS):
-                self.quiet = 0
-            else:
-                self.quiet += 1
-        if self.quiet >= STALL_SAMPLES:
-            found.append(("stall", f"no statement finished in the last {self.quiet} seconds: a stall (the report "
-                                   "will say how long and what the samples show)"))
+        found = self._stall(cur)
         found += self._device(cur)
         span = _window(self.start, cur)
         cpu = _cpu((self.start.get("os") or {}).get("stat") or {}, (cur.get("os") or {}).get("stat") or {})
-        if span >= MIN_SECONDS and cpu is not None and cpu[1] > STEAL_LIMIT:
+        # steal: /proc/stat's steal against its own busy and idle times, over the same seconds
+        if self.facts.local and span >= MIN_SECONDS and cpu is not None and cpu[1] > STEAL_LIMIT:
             found.append(("steal", f"the hypervisor took {cpu[1]:.0f}% of the CPU time so far: latency includes "
                                    "waiting for a CPU"))
+        self.last = cur
         out = []
         for code, message in found:
             if code not in self.said:
@@ -133,32 +183,128 @@ class Findings:
                 out.append(message)
         return out
 
-    def _device(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
-        if self.start is None:
+    def _stall(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
+        """No statement finished for STALL_SAMPLES per-second samples in a row. The statements come with their
+        slices' ends, which a long statement holds back for seconds: a second is quiet only when, besides, the
+        engine's counters did not move (the verdict's rule, stats/stalls.py) and neither did what moves at once
+        as the sessions work, where it is read: their processes' CPU and the devices' reads."""
+        if "k" not in cur:  # the window's own readings carry no interval of their own
             return []
+        finished = [cur.get("statements") or {}, *(cur.get("late_statements") or {}).values()]
+        if any(tally.get(kind, {}).get("count") for tally in finished for kind in STATEMENT_KINDS) or \
+                _working(self.last or self.start or {}, cur):
+            self.quiet = 0
+        else:
+            self.quiet += 1
+        if self.quiet < STALL_SAMPLES:
+            return []
+        return [("stall", f"no statement finished in the last {self.quiet} seconds: a stall (the report will say "
+                          "how long and what the samples show)")]
+
+    def _device(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
+        """The devices' reads against the engine's since the window's first reading (taken with every session at
+        rest), with the verdict's thresholds (report/storage_findings.py): requests for single-block reads, bytes
+        for multi-block ones (a scan's large reads, which the block layer splits or merges into other requests)."""
+        assert self.start is not None
         engine_start, engine_cur = self.start.get("engine"), cur.get("engine")
         disks_start = (self.start.get("os") or {}).get("disks") or {}
         disks_cur = (cur.get("os") or {}).get("disks") or {}
-        if not engine_start or not engine_cur or not disks_cur or _window(self.start, cur) < MIN_SECONDS:
+        if not engine_start or not engine_cur or not disks_cur or not self.facts.devices_hold_data:
+            return []
+        read_by = _read_by(cur)
+        device = _DeviceReading(read_by or 0.0, *_device_reads(disks_start, disks_cur))
+        if read_by is not None:  # a reading that says when it was read: one the sessions' counters may cover
+            self.device_readings.append(device)
+        if _window(self.start, cur) < MIN_SECONDS:
             return []
         d = delta(engine_start, engine_cur)
-        engine_reads, engine_bytes = get(d, "data", "reads"), get(d, "data", "read_bytes")
-        if engine_reads is None or engine_reads < MIN_READS:
+        reads, read_bytes = get(d, "data", "reads"), get(d, "data", "read_bytes")
+        if reads is None or reads < MIN_READS:
             return []
-        device_reads = sum(fields.get("reads", 0) - disks_start.get(dev, {}).get("reads", 0)
-                           for dev, fields in disks_cur.items() if dev in disks_start)
-        if engine_bytes and engine_bytes / engine_reads > MULTI_BLOCK_BYTES:  # scans: the block layer splits
-            device_bytes = 512 * sum(fields.get("sectors_read", 0) - disks_start.get(dev, {}).get("sectors_read", 0)
-                                     for dev, fields in disks_cur.items() if dev in disks_start)
-            engine_reads, device_reads = engine_bytes / BLOCK, device_bytes / BLOCK  # in 8 KiB units
-        share = device_reads / engine_reads
+        multi = bool(read_bytes) and read_bytes / reads > MULTI_BLOCK_READ * self.facts.page_bytes
+        cache = self._cache(device, reads, read_bytes, multi)
+        other_work = self._other_work(cur, reads, read_bytes, multi)  # each sample: its readings move on
+        return cache or other_work
+
+    def _cache(self, device: _DeviceReading, reads: float, read_bytes: float | None,
+               multi: bool) -> list[tuple[str, str]]:
+        """A cache served some of the engine's reads: the devices read less than the engine counted. Compared
+        within one sample, whose devices are read after its engine counters: they hold every read the engine's
+        counted, and those of work not published yet; fewer is a cache whatever the sessions hold back."""
+        if multi and read_bytes:
+            share = device.read_bytes / read_bytes
+            if share < DEVICE_SHARE_LIMIT:
+                return [("cache", f"the device read {100 * share:.0f}% of the {format_bytes(read_bytes)} the engine "
+                                  "read so far (multi-block reads, judged by bytes): a cache serves the rest, so "
+                                  "reads/s is not the storage's alone")]
+            return []
+        share = device.reads / reads
         if share < DEVICE_SHARE_LIMIT:
-            return [("cache", f"the device served {100 * share:.0f}% of the engine's {engine_reads:,.0f} reads so "
-                              "far: a cache serves the rest, so reads/s is not the storage's alone")]
-        if device_reads - engine_reads > max(DEVICE_EXCESS_MIN_READS, DEVICE_EXCESS_LIMIT * engine_reads):
-            return [("other_work", f"the device read {device_reads - engine_reads:,.0f} more than the engine's "
-                                   f"{engine_reads:,.0f} reads so far: other work shares the device")]
+            return [("cache", f"the device served {100 * share:.0f}% of the engine's {reads:,.0f} reads so far: a "
+                              "cache serves the rest, so reads/s is not the storage's alone")]
         return []
+
+    def _other_work(self, cur: dict[str, Any], reads: float, read_bytes: float | None,
+                    multi: bool) -> list[tuple[str, str]]:
+        """Other work read from the devices: they read more than the engine. The devices' counters run ahead of
+        the engine's by the work the sessions have not published, so they are taken from the latest sample whose
+        devices were read before any session's call still in progress was sent (cur's published_by_all, on the
+        clock of the samples' "answered"): the engine's counters of cur hold all the sessions' work until then,
+        and some after it; reading more than that is other work for certain."""
+        by_all = cur.get("published_by_all")
+        covered = None
+        while self.device_readings and by_all is not None and self.device_readings[0].read_by <= by_all:
+            covered = self.device_readings.popleft()
+        if covered is None:
+            return []
+        self.device_readings.appendleft(covered)  # the latest covered: the next sample may cover no later one
+        ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
+            if not self.facts.direct_io else ""
+        if multi and read_bytes:
+            excess_bytes = covered.read_bytes - read_bytes
+            if excess_bytes <= max(DEVICE_EXCESS_MIN_READS * self.facts.page_bytes, DEVICE_EXCESS_LIMIT * read_bytes):
+                return []
+            return [("other_work", f"the device read at least {format_bytes(excess_bytes)} more than the engine's "
+                                   f"{format_bytes(read_bytes)} so far (multi-block reads, judged by bytes): other "
+                                   f"work shares the device{ahead}")]
+        excess = covered.reads - reads
+        if excess <= max(DEVICE_EXCESS_MIN_READS, DEVICE_EXCESS_LIMIT * reads):
+            return []
+        return [("other_work", f"the device read at least {excess:,.0f} more than the engine's {reads:,.0f} reads "
+                               f"so far: other work shares the device{ahead}")]
+
+
+def _working(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
+    """Whether anything between two samples shows the sessions working: the engine's reads, writes or WAL, the
+    sessions' processes' CPU beyond SESSIONS_WORKING_CPU a second, a read the devices completed."""
+    engine_prev, engine_cur = prev.get("engine"), cur.get("engine")
+    if engine_prev and engine_cur:
+        d = delta(engine_prev, engine_cur)
+        if any(get(d, group, key) for group, key in ENGINE_MOVING):
+            return True
+    os_prev, os_cur = prev.get("os") or {}, cur.get("os") or {}
+    seconds = (os_cur.get("t") or 0) - (os_prev.get("t") or 0)
+    cpu_prev, cpu_cur = os_prev.get("session_cpu_total"), os_cur.get("session_cpu_total")
+    if seconds > 0 and cpu_prev is not None and cpu_cur is not None and \
+            cpu_cur - cpu_prev >= SESSIONS_WORKING_CPU * seconds:
+        return True
+    disks_prev, disks_cur = os_prev.get("disks") or {}, os_cur.get("disks") or {}
+    return bool(disks_prev) and bool(disks_cur) and _device_reads(disks_prev, disks_cur)[0] > 0
+
+
+def _device_reads(before: dict[str, Any], after: dict[str, Any]) -> tuple[float, float]:
+    """Read requests and bytes the devices completed between two diskstats readings."""
+    common = [dev for dev in after if dev in before]
+    reads = sum(after[dev].get("reads", 0) - before[dev].get("reads", 0) for dev in common)
+    sectors = sum(after[dev].get("sectors_read", 0) - before[dev].get("sectors_read", 0) for dev in common)
+    return reads, 512 * sectors
+
+
+def _read_by(sample: dict[str, Any]) -> float | None:
+    """By when a sample's device counters had been read: its answer's time (the devices are read last, after
+    the engine's counters); None for a reading that does not say."""
+    answered = sample.get("answered")
+    return float(answered) if isinstance(answered, (int, float)) else None
 
 
 def _window(start: dict[str, Any], cur: dict[str, Any]) -> float:

@@ -1,6 +1,7 @@
 """The figures of a timed maintenance operation (dbio ops), from its recorded readings (pure).
 
-A reading is {"t": epoch, "stat": /proc/stat CPU seconds, "disks": /proc/diskstats per device};
+A reading is {"t": epoch, "stat": /proc/stat CPU seconds, "disks": /proc/diskstats per device, and
+"disks_unread": the devices it could not read, with why};
 the operation's window is the span between its begin and end readings, and every rate divides
 by that real elapsed time. A figure that was not measured is None, never 0."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbio.collect import procfs
 from dbio.stats import host_cpu
 from dbio.stats.counters import delta, rate, ratio
 
@@ -47,8 +49,11 @@ def devices(begin: dict[str, Any], end: dict[str, Any], roles: dict[str, list[st
     and MB read and written, average latency and utilisation over the window."""
     seconds = elapsed(begin, end) or 0.0
     out: dict[str, dict[str, Any]] = {}
+    first = begin.get("disks") or {}
     for name, last in (end.get("disks") or {}).items():
-        d = delta((begin.get("disks") or {}).get(name), last)
+        if name not in first:  # unread at the start: its counts since boot are no figure of the timed part
+            continue
+        d = delta(first[name], last)
         if d is None or seconds <= 0:
             continue
         read_bytes = None if d.get("sectors_read") is None else d["sectors_read"] * SECTOR
@@ -75,7 +80,8 @@ def window(begin: dict[str, Any] | None, end: dict[str, Any] | None, roles: dict
     if not begin or not end:
         return {"seconds": None, "devices": {}, "cpu": {"host": None}}
     seconds = elapsed(begin, end)
-    return {"seconds": seconds, "devices": devices(begin, end, roles),
+    unread = procfs.unread_over(begin, end)  # named: the report says which device's figures are absent, and why
+    return {"seconds": seconds, "devices": devices(begin, end, roles), **({"devices_unread": unread} if unread else {}),
             "cpu": {"host": host_cpu.shares(delta(begin.get("stat"), end.get("stat")), seconds, cores)}}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from dbio.collect import procfs
 from dbio.stats import histogram, host_cpu
 from dbio.stats.counters import delta, get, ratio
 from dbio.stats.resets import without
@@ -105,7 +106,7 @@ def _os(prev: dict[str, Any], cur: dict[str, Any], seconds: float, cores: int | 
         if cpu:
             out.update({f"host_{k}": cpu[k] for k in ("busy_pct", "user_pct", "system_pct", "unsampled_pct",
                                                        "iowait_pct", "steal_pct")})
-    if prev.get("disks") and cur.get("disks"):
+    if prev.get("disks") and cur.get("disks") and not procfs.unread_over(prev, cur):  # a part's sum is no figure
         reads = sum((delta(prev["disks"].get(n), v) or {}).get("reads") or 0 for n, v in cur["disks"].items())
         out["device_reads_per_s"] = reads / seconds
     if prev.get("session_cpu_total") is not None and cur.get("session_cpu_total") is not None:

@@ -82,6 +82,24 @@ SMALL = ["--scale", "32MiB", "--scan-table-size", "8MiB", "--warmup", "1s", "--r
 BRIEF = ["--warmup", "0", "--run-time", "1s"]
 
 
+def over(base: list[str], *given: str) -> list[str]:
+    """base's options (flag-value pairs: SMALL) less those given, then the given: over(SMALL, *BRIEF) is SMALL's
+    scale with BRIEF's window. A command line gives each option once: dbio refuses one given twice (an alias
+    too: --duration is --run-time)."""
+    assert len(base) % 2 == 0 and all(flag.startswith("--") for flag in base[::2]), base
+    named = {_option_of(word) for word in given if word.startswith("-")}
+    return [word for flag, value in zip(base[::2], base[1::2]) if _option_of(flag) not in named
+            for word in (flag, value)] + list(given)
+
+
+def _option_of(flag: str) -> str:
+    """The option a command-line name sets (its key), or the name itself for a flag outside the table."""
+    from dbio.command_flags import flags_of
+    from dbio.option_table import OPTIONS
+
+    return next((option.key for option in OPTIONS if flag in flags_of(option)), flag)
+
+
 @pytest.fixture(scope="session")
 def workdir():
     path = _base_dir()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir, within_seconds
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir, within_seconds
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
                                reason="fio is not installed (Debian package fio, optional: dbio baseline needs it)")
@@ -22,7 +22,7 @@ def test_dbio_baseline_reads_the_instance_files_read_only_and_writes_only_scratc
     files = sorted(p for p in (instance.data_dir / "pgdata" / "base").rglob("*") if p.is_file())
     before = {p: p.stat().st_mtime_ns for p in files}
     out = tmp_path / "baseline.json"
-    done = dbio("baseline", *instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "2s", "--update-pct", "20"),
+    done = dbio("baseline", *instance.args(loaded_db, *SMALL, "-t", "2", "--update-pct", "20"),
                 "--out", str(out))
     assert done.code == 0, done.text
     assert "synchronous job(s)" in done.out and "device ceiling" in done.out
@@ -49,8 +49,8 @@ def test_dbio_baseline_reads_the_instance_files_read_only_and_writes_only_scratc
 
 @needs_fio
 def test_run_with_baseline_records_both_and_reports_efficiency(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "-t", "2", "--label", "with-baseline"), "--baseline",
-                "--baseline-seconds", "2")  # 1 s before, 1 s after: what is checked holds for any length
+    done = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "-t", "2", "--label", "with-baseline"),
+                "--baseline", "--baseline-seconds", "2")  # 1 s before, 1 s after: what is checked holds for any length
     assert done.code == 0, done.text
     assert "Database efficiency at 2 sessions:" in done.out
     directory = result_dir(done)
@@ -93,7 +93,7 @@ def test_without_fio_one_line_names_the_package_and_nothing_runs(instance, loade
 
 @needs_fio
 def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loaded_db):
-    done = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-curve"),
+    done = dbio("sweep", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "raw-curve"),
                 "--sessions", "1,2", "--baseline", "--baseline-seconds", "2", "--target-iops", "100000000",
                 "--latency-slo", "p99<1s",
                 "--price", "instance=100/month")
@@ -112,7 +112,7 @@ def test_sweep_with_baseline_measures_fio_at_each_steps_sessions(instance, loade
     rerendered = dbio("report", str(directory), "--target-iops", "1")
     assert rerendered.code == 0 and "met at 1 session," in rerendered.out
     assert (directory / "sweep.html").read_text().count("raw (fio)") >= 2  # beside reads/s and latency
-    other = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "raw-again"),
+    other = dbio("sweep", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "raw-again"),
                  "--sessions", "1", "--baseline", "--baseline-seconds", "2")  # one step is enough to compare with
     assert other.code == 0, other.text
     again = Path(next(ln for ln in other.out.splitlines() if ln.startswith("sweep: ")).split(": ", 1)[1]).parent
@@ -139,7 +139,7 @@ def test_sigterm_during_fio_stops_fio_and_its_jobs_and_ends_at_once(instance, lo
                                text=True).stdout.split()
         return [int(p) for p in found]
 
-    args = instance.args(loaded_db, *SMALL, "-t", "2", "--run-time", "60s", "--baseline", "--label", "stopped")
+    args = instance.args(loaded_db, *over(SMALL, "--run-time", "60s"), "-t", "2", "--baseline", "--label", "stopped")
     launched = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

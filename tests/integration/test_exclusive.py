@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir, wait_for
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -23,7 +23,7 @@ def _measuring(proc: subprocess.Popen, instance, db: str) -> bool:
 
 def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance, loaded_db):
     db = loaded_db
-    first = _start("run", *instance.args(db, *SMALL, "--run-time", "30s", "--label", "first"))
+    first = _start("run", *instance.args(db, *over(SMALL, "--run-time", "30s"), "--label", "first"))
     try:
         wait_for(lambda: _measuring(first, instance, db), timeout=60, what="the first run to start")
         for command in (["run", *instance.args(db, *SMALL)], ["setup", "--reload", *instance.args(db, *SMALL)],
@@ -44,7 +44,7 @@ def test_a_second_command_on_a_busy_instance_is_refused_at_once(instance, loaded
         first.terminate()
         first.communicate(timeout=60)
     assert instance.data_dir.exists()
-    assert dbio("run", *instance.args(db, *SMALL, *BRIEF, "--label", "after")).code == 0  # free again
+    assert dbio("run", *instance.args(db, *over(SMALL, *BRIEF), "--label", "after")).code == 0  # free again
 
 
 def test_a_second_run_on_one_database_of_a_server_is_refused(instance):
@@ -62,7 +62,7 @@ def test_a_second_run_on_one_database_of_a_server_is_refused(instance):
     assert done.code == 2, done.text
     assert f"is in use by dbio sweep pid {os.getpid()} since " in done.err, done.err
     assert len(done.err.strip().splitlines()) == 1
-    assert dbio("run", *common, *BRIEF).code == 0  # released with its session
+    assert dbio("run", *over(common, *BRIEF)).code == 0  # released with its session
 
 
 def test_destroy_asks_first_and_keeps_a_directory_it_did_not_create(workdir):

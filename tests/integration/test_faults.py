@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import (BRIEF, SMALL, dbio, dbio_backends, load_result, result_dir, wait_for,
-                                       within_seconds)
+from tests.integration.conftest import (BRIEF, SMALL, dbio, dbio_backends, load_result, over, result_dir, wait_for,
+                                        within_seconds)
 from tests import small_fs
 from tests.small_fs import fill
 
 
 
 def start(instance, command, db, *extra, env=None):
-    args = [sys.executable, "-m", "dbio", command, *instance.args(db, *SMALL, *extra)]
+    args = [sys.executable, "-m", "dbio", command, *instance.args(db, *over(SMALL, *extra))]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200", **(env or {})})
     proc.launched = time.monotonic()  # when it began: how slow this host is, for within_seconds
@@ -77,7 +77,8 @@ def test_server_killed_and_restarted_mid_run(instance, loaded_db):
     assert doc["figures"]["window_seconds"] > 0  # the window is cut at the last sample the server answered
     assert any(e["kind"] == "window_cut" for e in doc["events"])
     assert "FAILED" in (directory / "report.txt").read_text()
-    again = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "after-kill"))  # starts the server again
+    # starts the server again
+    again = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "after-kill"))
     assert again.code == 0, again.text
     no_dbio_backends(instance)
     amcheck(instance, loaded_db)
@@ -93,7 +94,7 @@ def test_server_stopped_fast_mid_run(instance, loaded_db):
     assert within_seconds(seconds, reached, 15, run_time=60) and code == 1, (seconds, reached, out + err)
     doc = load_result(directory)
     assert doc["status"] == "failed" and doc["figures"]["window_seconds"] > 0
-    assert dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "after-stop")).code == 0
+    assert dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "after-stop")).code == 0
     no_dbio_backends(instance)
     amcheck(instance, loaded_db)
 
@@ -107,7 +108,7 @@ def test_client_killed_then_the_next_command_recovers_its_result(instance, loade
     proc.communicate(timeout=10)
     no_dbio_backends(instance)  # the sessions end at their next slice boundary
     assert not (directory / "result.json").exists()
-    nxt = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "next"))
+    nxt = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "next"))
     assert nxt.code == 0, nxt.text
     assert f"recovered the result of a run whose dbio process ended early: {directory}" in nxt.text
     doc = load_result(directory)
@@ -225,8 +226,8 @@ def results_filesystem(workdir):
 
 
 def test_results_directory_becoming_unwritable_mid_run(instance, loaded_db, results_filesystem):
-    args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *SMALL, "--run-time", "60s"),
-            "--results-dir", str(results_filesystem), "--label", "rofs"]
+    where = over(instance.args(loaded_db, *over(SMALL, "--run-time", "60s")), "--results-dir", str(results_filesystem))
+    args = [sys.executable, "-m", "dbio", "run", *where, "--label", "rofs"]
     launched = time.monotonic()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
@@ -247,7 +248,7 @@ def test_results_directory_becoming_unwritable_mid_run(instance, loaded_db, resu
 
 def test_a_full_results_filesystem_leaves_one_result_that_names_the_report_it_could_not_write(
         instance, loaded_db, results_filesystem, workdir):
-    args = [*instance.args(loaded_db, *SMALL, *BRIEF), "--results-dir", str(results_filesystem)]
+    args = over(instance.args(loaded_db, *over(SMALL, *BRIEF)), "--results-dir", str(results_filesystem))
     sizes = result_dir(dbio("run", *args, "--label", "roomy"))
     # room for the result and the text report (and a quarter more), not for the HTML
     room = sum(3 * 4096 + (sizes / name).stat().st_size * 5 // 4 for name in ("result.json", "report.txt"))

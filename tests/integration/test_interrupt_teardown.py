@@ -10,12 +10,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.integration.conftest import (BRIEF, SMALL, dbio, dbio_backends, load_result, result_dir, wait_for,
-                                       within_seconds)
+from tests.integration.conftest import (BRIEF, SMALL, dbio, dbio_backends, load_result, over, result_dir,
+                                       wait_for, within_seconds)
 
 
 def start_run(instance, db, label, *extra):
-    args = [sys.executable, "-m", "dbio", "run", *instance.args(db, *SMALL, "--label", label, "--run-time", "60s",
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(db, *over(SMALL, "--run-time", "60s"), "--label", label,
                                                                 *extra)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
@@ -149,7 +149,7 @@ def test_existing_server_through_dsn(instance):
     common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL]
     done = dbio("setup", *common)
     assert done.code == 0, done.text
-    run = dbio("run", *common, *BRIEF, "--label", "dsn")
+    run = dbio("run", *over(common, *BRIEF), "--label", "dsn")
     assert run.code == 0, run.text
     doc = load_result(result_dir(run))
     assert doc["config"]["connection"]["embedded"] is False
@@ -176,10 +176,10 @@ def test_server_without_pg_stat_io_reports_what_is_missing(instance):
     if version >= 160000:
         pytest.skip("the local server has pg_stat_io")
     try:
-        common = ["--dsn", admin.replace("dbname=postgres", f"dbname={OLD_SERVER_DB}"),
-                  "--results-dir", str(instance.results), *SMALL, "--allow-cached"]
-        assert dbio("setup", *common).code == 0
-        run = dbio("run", *common, *BRIEF, "--label", "pg15")
+        place = ["--dsn", admin.replace("dbname=postgres", f"dbname={OLD_SERVER_DB}"),
+                 "--results-dir", str(instance.results)]
+        assert dbio("setup", *place, *SMALL, "--allow-cached").code == 0
+        run = dbio("run", *place, *over(SMALL, *BRIEF), "--allow-cached", "--label", "pg15")
         assert run.code == 0, run.text
         doc = load_result(result_dir(run))
         missing = {m["figure"] for m in doc["capabilities"]["missing"]}

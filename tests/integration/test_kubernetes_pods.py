@@ -3,7 +3,8 @@
 a volume prepared for fsGroup, each pod in a network namespace of its own) against an embedded
 PostgreSQL 18 listening on the namespaces' bridge. The 3 pods are the parts of one run; the merge
 Job's pod, started with them, waits for their results and merges them; the merged reads agree with
-pg_stat_io as this test reads it over the agreed window.
+pg_stat_io as this test reads it over the agreed window. An earlier run's parts and merged result are
+on the volume, as a second run's manifests for the same claim find them: they are never read.
 """
 
 from __future__ import annotations
@@ -71,6 +72,26 @@ def server(workdir, network):
         assert not inst.data_dir.exists()
 
 
+def _earlier_run(volume: Path, dsn: str, start_at: float) -> Path:
+    """An earlier run's parts and its merge, where that run's pods and merge Job wrote them (their manifests'
+    --results-dir and --out): complete results, of that run, which a later run's merge must not take."""
+    from dbio import kubernetes as k8s
+    from tests.unit.test_merge_parts import part
+
+    plan = k8s.Plan(name="dbio", image="dbio", targets=(dsn,), pods_per_target=PODS, run_args=(),
+                    start_at=datetime.fromtimestamp(start_at, timezone.utc).isoformat(), run_seconds=RUN_TIME)
+    (job,) = k8s.run_manifests(plan)[1:]
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    for n in range(PODS):
+        given = kube_pods.expand(command[command.index("--results-dir") + 1], {"POD_INDEX": str(n)})
+        directory = Path(kube_pods.mounted(given, {k8s.RESULTS: volume})) / f"20261127-185830-dbio-t0-{n}"
+        directory.mkdir(parents=True)
+        (directory / "result.json").write_text(json.dumps(part(n + 1, 0.33, of=PODS, run=k8s.run_id(plan))))
+    merged = Path(kube_pods.mounted(k8s.merged_directory(plan), {k8s.RESULTS: volume}))
+    merged.mkdir()
+    return volume / k8s.run_id(plan)
+
+
 def _manifests(out: Path, dsn: str, start_at: float, monkeypatch) -> tuple[list[dict], dict]:
     """dbio kubernetes' own files, as a user writes them (only its lead is shortened: pods here start in
     seconds, where a cluster schedules them and pulls an image)."""
@@ -119,6 +140,8 @@ def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_server
     (job,) = jobs
     fs_group = job["spec"]["template"]["spec"]["securityContext"]["fsGroup"]
     volume = kube_pods.prepare_volume(base / "volume", fs_group, 0o2775)
+    earlier = _earlier_run(volume, dsn, window_at - 3600)
+    earlier_files = sorted((p, p.stat().st_mtime_ns) for p in earlier.rglob("*"))
     shim = kube_pods.make_shim(base / "bin", job["spec"]["template"]["spec"]["securityContext"]["runAsUser"],
                                fs_group)
     volumes = {claim["metadata"]["name"]: volume}
@@ -144,17 +167,22 @@ def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_server
     # each pod wrote as its user into its own directory of the volume, which stayed as the kubelet left it
     st = os.stat(volume)
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, fs_group, 0o2775)
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    run_id = command[command.index("--run-id") + 1]
+    assert sorted(p.name for p in volume.iterdir()) == sorted([earlier.name, run_id])  # all of it in its run's
     parts = []
     for n in range(PODS):
-        (directory,) = (volume / f"dbio-t0-{n}").iterdir()
+        (directory,) = (volume / run_id / f"t0-{n}").iterdir()
         assert directory.stat().st_uid == pods[n].uid
         parts.append(load_result(directory))
     assert [(d["status"], d["part"]["index"], d["part"]["of"]) for d in parts] == \
         [("complete", n, PODS) for n in range(1, PODS + 1)]
-    assert len({d["part"]["run"] for d in parts}) == 1 and parts[0]["part"]["run"].startswith("dbio-")
+    assert {d["part"]["run"] for d in parts} == {run_id} and run_id.startswith("dbio-")
 
-    doc = load_result(volume / "merged")
+    doc = load_result(volume / run_id / "merged")
+    assert doc["parts"]["run"] == run_id and [g["index"] for g in doc["parts"]["given"]] == [1, 2, 3]
     assert doc["parts"]["missing"] == [] and doc["parts"]["incomplete"] == []
+    assert sorted((p, p.stat().st_mtime_ns) for p in earlier.rglob("*")) == earlier_files  # untouched
     [counted] = doc["counting"]
     assert counted["agree"] is True, counted
     (t0, r0), (t1, r1) = watched["begin"], watched["end"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dbio.sweep.document import load_steps
 from dbio.report import sweep_model
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
 
 
 def _two_dirs(dirs):
@@ -68,7 +68,8 @@ def test_data_dirs_need_a_schema_each_and_the_embedded_instance(layout_instance,
 
 def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance):
     inst, wal, dirs = layout_instance
-    args = [*inst.args("layout", *SMALL, "--schemas", "2", "--update-pct", "50"), *_two_dirs(dirs)]
+    place = [*_two_dirs(dirs), "--schemas", "2", "--update-pct", "50"]
+    args = inst.args("layout", *SMALL, *place)
     done = dbio("setup", *args)
     assert done.code == 0, done.text
     with inst.connect("layout") as conn:
@@ -77,7 +78,7 @@ def test_schemas_spread_over_tablespaces_with_per_place_figures(layout_instance)
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'cf1'").fetchall())
     assert placed == {"dbio_1": str(dirs[0] / "dbio-tablespace"), "dbio_2": str(dirs[1] / "dbio-tablespace")}
 
-    run = dbio("run", *args, *BRIEF)
+    run = dbio("run", *inst.args("layout", *over(SMALL, *BRIEF), *place))
     assert run.code == 0, run.text
     directory = result_dir(run)
     doc = load_result(directory)
@@ -168,8 +169,8 @@ def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance
     report places the data_dirs steps by how many directories they name."""
     inst, _, dirs = layout_instance
     wal2 = workdir / "layout" / "wal2"
-    done = dbio("sweep", *inst.args("layout", *SMALL, *BRIEF, "--sessions", "1"), "--vary", f"wal_dir=none,{wal2}",
-                "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
+    done = dbio("sweep", *inst.args("layout", *over(SMALL, *BRIEF), "--sessions", "1"),
+                "--vary", f"wal_dir=none,{wal2}", "--vary", f"data_dirs={dirs[0]},{dirs[0]}:{dirs[1]}", timeout=900)
     assert done.code == 0, done.text
     assert "moved the WAL to" in done.text and "loading the tables again over 2 place(s)" in done.text, done.text
     sweep_dir = next(Path(line.split(": ", 1)[1]).parent for line in done.out.splitlines()

@@ -147,7 +147,7 @@ def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
     """init --shared-buffers 16MiB need not be repeated: later commands take the instance's settings where the
     user gives none (before, setup refused a 32 MiB data set as fitting the default 128 MiB and a run restarted
     the instance at it); what the user gives replaces them, for later commands too; a sweep's steps do not."""
-    from tests.integration.conftest import BRIEF, SMALL, load_result, result_dir
+    from tests.integration.conftest import BRIEF, SMALL, load_result, over, result_dir
 
     data_dir, results = workdir / "remembers", workdir / "remembers-results"
     where = ["--data-dir", str(data_dir), "--results-dir", str(results)]
@@ -161,9 +161,9 @@ def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
         assert done.code == 0, done.text
         assert "using the instance's shared_buffers 16 MiB, pg_settings work_mem=8MB, as it was last configured; " \
                "give --shared-buffers, --pg-setting NAME=VALUE (NAME= drops one) to change them" in done.text
-        done = dbio("run", *where, *SMALL, *BRIEF, "--io-method", "worker")  # given: remembered from now on
+        done = dbio("run", *where, *over(SMALL, *BRIEF), "--io-method", "worker")  # given: remembered from now on
         assert done.code == 0, done.text
-        done = dbio("run", *where, *SMALL, *BRIEF)
+        done = dbio("run", *where, *over(SMALL, *BRIEF))
         assert done.code == 0 and "restarting" not in done.text, done.text  # as it was: nothing to change
         assert "shared_buffers 16 MiB, io_method worker, pg_settings work_mem=8MB, as it" in done.text
         doc = load_result(result_dir(done))
@@ -171,19 +171,19 @@ def test_the_instance_remembers_the_settings_it_was_last_given(workdir):
         assert (settings["shared_buffers"]["setting"], settings["io_method"]["setting"]) == ("2048", "worker")
         assert doc["config"]["instance"]["pg_settings"] == {"work_mem": "8MB"}
         # --pg-setting adds to the remembered settings name by name, and NAME= drops one
-        done = dbio("run", *where, *SMALL, *BRIEF, "--pg-setting", "temp_buffers=16MB")
+        done = dbio("run", *where, *over(SMALL, *BRIEF), "--pg-setting", "temp_buffers=16MB")
         assert done.code == 0 and "pg_settings work_mem=8MB, as it" in done.text, done.text
         assert load_result(result_dir(done))["config"]["instance"]["pg_settings"] == {"work_mem": "8MB",
                                                                                       "temp_buffers": "16MB"}
-        done = dbio("run", *where, *SMALL, *BRIEF, "--pg-setting", "work_mem=")
+        done = dbio("run", *where, *over(SMALL, *BRIEF), "--pg-setting", "work_mem=")
         assert done.code == 0, done.text
         assert load_result(result_dir(done))["config"]["instance"]["pg_settings"] == {"temp_buffers": "16MB"}
         assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["pg_settings"] == {
             "temp_buffers": "16MB"}
-        done = dbio("sweep", *where, *SMALL, *BRIEF, "--vary", "shared_buffers=24MiB")
+        done = dbio("sweep", *where, *over(SMALL, *BRIEF), "--vary", "shared_buffers=24MiB")
         assert done.code == 0, done.text
         assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["shared_buffers"] == 16 << 20
-        done = dbio("run", *where, *SMALL, *BRIEF, "--shared-buffers", "24MiB")
+        done = dbio("run", *where, *over(SMALL, *BRIEF), "--shared-buffers", "24MiB")
         assert done.code == 0 and "using the instance's shared_buffers" not in done.text, done.text
         assert json.loads((data_dir / "dbio-instance.json").read_text())["options"]["shared_buffers"] == 24 << 20
     finally:

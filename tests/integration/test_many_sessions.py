@@ -2,14 +2,14 @@
 barrier, start together and each runs its work loop to the end. No timing is asserted: the
 time to start is measured by bench/bench_sessions.py."""
 
-from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
 
 SESSIONS = 300
 
 
 def test_hundreds_of_sessions_all_start_and_all_run(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL, "--label", "many", "-t", str(SESSIONS), "--run-time", "0",
-                                      "--warmup", "0", "--work-loop", "3"), timeout=600)
+    done = dbio("run", *instance.args(loaded_db, *over(SMALL, "--run-time", "0", "--warmup", "0"), "--label", "many",
+                                      "-t", str(SESSIONS), "--work-loop", "3"), timeout=600)
     assert done.code == 0, done.text
     doc = load_result(result_dir(done))
     assert doc["status"] == "complete"

@@ -258,8 +258,8 @@ def _measuring(managed, label: str) -> Path:
 def _long_run_measuring(managed, label: str):
     """A 2-session, 60 s run started in the background on the loaded instance, once its window is measuring."""
     assert dbio("setup", *managed.args(*SMALL)).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "2", "--run-time", "60s",
-                                                                                "--label", label)],
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL[:-2], "-t", "2", "--run-time",
+                                                                                "60s", "--label", label)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
     return proc, _measuring(managed, label)
@@ -283,7 +283,7 @@ def test_sigterm_while_sessions_connect_is_an_interrupt_not_a_failure(managed):
     """SIGTERM as soon as the sessions begin to connect: the ones already at the start barrier end
     without an error, and the run is interrupted (exit 143), not failed with "unknown error"."""
     assert dbio("setup", *managed.args(*SMALL)).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL, "-t", "16", "--run-time",
+    proc = subprocess.Popen([sys.executable, "-m", "dbio", "run", *managed.args(*SMALL[:-2], "-t", "16", "--run-time",
                                                                                 "60s", "--label", "early")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "COLUMNS": "200"})

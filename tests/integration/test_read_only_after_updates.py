@@ -9,7 +9,7 @@ import pytest
 from dbio import result as results
 from dbio.report import verdict
 
-from tests.integration.conftest import SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
 
 READ_ONLY_WRITE_LIMIT = 0.01  # of the bytes read, the bound
 
@@ -28,9 +28,9 @@ def changed_db(instance):
 
 
 def test_a_read_only_run_after_updates_settles_first_and_writes_under_1_percent(instance, changed_db):
-    updates = dbio("run", *instance.args(changed_db, *SMALL, "-t", "2", "--update-pct", "50", "--run-time", "3s"))
+    updates = dbio("run", *instance.args(changed_db, *over(SMALL, "--run-time", "3s"), "-t", "2", "--update-pct", "50"))
     assert updates.code == 0, updates.text
-    reads = dbio("run", *instance.args(changed_db, *SMALL, "-t", "2", "--update-pct", "0", "--run-time", "3s"))
+    reads = dbio("run", *instance.args(changed_db, *over(SMALL, "--run-time", "3s"), "-t", "2", "--update-pct", "0"))
     assert reads.code == 0, reads.text
     doc = load_result(result_dir(reads))
     settled = [e for e in doc["events"] if e["kind"] == "settled"]
@@ -40,7 +40,7 @@ def test_a_read_only_run_after_updates_settles_first_and_writes_under_1_percent(
     assert _written_share(doc) < READ_ONLY_WRITE_LIMIT, doc["figures"]["io_profile"]
     assert "read_only_wrote" not in {f.code for f in verdict.findings(results.completed(doc))}
 
-    again = dbio("run", *instance.args(changed_db, *SMALL, "-t", "2", "--update-pct", "0", "--run-time", "2s"))
+    again = dbio("run", *instance.args(changed_db, *SMALL, "-t", "2", "--update-pct", "0"))
     assert again.code == 0, again.text
     assert not [e for e in load_result(result_dir(again))["events"] if e["kind"] == "settled"], \
         "a data set at rest was settled again, and said so"

@@ -6,7 +6,7 @@ import signal
 import psycopg
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, wait_for
+from tests.integration.conftest import BRIEF, SMALL, dbio, over, wait_for
 
 
 def _refuses_connections(conninfo: str) -> bool:
@@ -53,7 +53,7 @@ def test_an_extension_the_superuser_creates_stays_out_of_dbios_schema(instance):
     with instance.connect(db) as conn:
         conn.execute("CREATE EXTENSION amcheck")  # no schema named: the superuser's default one
         assert _extension_schema(conn, "amcheck") == "public"
-    reload = dbio("setup", *instance.args(db, *SMALL, "--scale", "40MiB"), "--reload")
+    reload = dbio("setup", *instance.args(db, *over(SMALL, "--scale", "40MiB")), "--reload")
     assert reload.code == 0, reload.text
     down = dbio("teardown", "--yes", *instance.server_args(db))
     assert down.code == 0, down.text
@@ -92,7 +92,7 @@ def _guests(instance, db):
         conn.execute("CREATE TABLE dbio_1.scratch (x int)")
         conn.execute("COMMENT ON TABLE dbio_1.scratch IS "
                      "'dbio: created by dbio for my tests; dbio teardown removes it'")
-    reload = dbio("setup", *common, "--scale", "40MiB", "--reload")
+    reload = dbio("setup", *over(common, "--scale", "40MiB"), "--reload")
     assert reload.code == 0, reload.text
     with instance.connect(db) as conn:
         conn.execute("CREATE INDEX users_c2 ON dbio_1.cf1 (c2)")
@@ -124,7 +124,7 @@ def test_a_load_and_run_of_the_previous_version_are_torn_down(instance):
     """The previous version tagged its objects for their setup already, but its work loop with a fixed comment."""
     db = "previous"
     assert dbio("setup", *instance.args(db, *SMALL)).code == 0
-    assert dbio("run", *instance.args(db, *SMALL, *BRIEF, "--label", "previous")).code == 0
+    assert dbio("run", *instance.args(db, *over(SMALL, *BRIEF), "--label", "previous")).code == 0
     with instance.connect(db) as conn:
         signature = conn.execute("SELECT 'dbio.slice'::regproc::regprocedure::text").fetchone()[0]
         conn.execute(f"COMMENT ON PROCEDURE {signature} IS "

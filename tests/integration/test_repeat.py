@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over
 
 
 def _set_dir(done) -> Path:
@@ -12,7 +12,7 @@ def _set_dir(done) -> Path:
 
 
 def test_run_repeat_writes_ordinary_runs_and_their_spread(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "rep"), "--repeat", "3")
+    done = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "rep"), "--repeat", "3")
     assert done.code == 0, done.text
     directory = _set_dir(done)
     assert directory.name.endswith("-repeat-rep")
@@ -35,7 +35,7 @@ def test_run_repeat_writes_ordinary_runs_and_their_spread(instance, loaded_db):
 
 
 def test_sweep_repeat_runs_its_steps_interleaved(instance, loaded_db):
-    done = dbio("sweep", *instance.args(loaded_db, *SMALL, *BRIEF, "--label", "srep"), "--sessions", "1,2",
+    done = dbio("sweep", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "srep"), "--sessions", "1,2",
                 "--repeat", "2")
     assert done.code == 0, done.text
     line = next(ln for ln in done.out.splitlines() if ln.startswith("sweep: "))

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.integration.conftest import BRIEF, PASSWORD, SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, PASSWORD, SMALL, dbio, load_result, over, result_dir
 
 FAST = BRIEF  # what these tests check holds for any window length
 
@@ -46,7 +46,7 @@ def test_a_password_appears_in_no_output_file_log_or_process_title(instance, rol
     try:
         for command in (["setup", "--verify"], ["run", "--label", "secure", "-t", "2"]):
             proc = subprocess.run([sys.executable, "-m", "dbio", *command, "--dsn", base, "--results-dir", str(results),
-                                   *SMALL, *FAST], capture_output=True, text=True, env=env)
+                                   *over(SMALL, *FAST)], capture_output=True, text=True, env=env)
             assert proc.returncode == 0, proc.stdout + proc.stderr
             outputs += [proc.stdout, proc.stderr]
         wrong = subprocess.run([sys.executable, "-m", "dbio", "run", "--dsn", base, *SMALL],
@@ -99,7 +99,7 @@ def test_a_role_with_only_the_documented_privileges_runs_everything(instance, ro
         member = conn.execute("SELECT pg_has_role(%s, 'pg_monitor', 'MEMBER')", (roles["plain"],)).fetchone()[0]
     assert not member
     dsn = f"host={instance.data_dir / 'socket'} port={instance.meta['port']} user={roles['plain']} dbname={db}"
-    common = ["--dsn", dsn, "--results-dir", str(instance.results), *SMALL, *FAST]
+    common = ["--dsn", dsn, "--results-dir", str(instance.results), *over(SMALL, *FAST)]
     assert dbio("setup", *common, "--verify").code == 0
     run = dbio("run", *common, "--label", "limited", "-t", "2")
     assert run.code == 0, run.text

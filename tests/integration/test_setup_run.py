@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
 
 
 def setup_ok(instance, db, *extra):
-    done = dbio("setup", *instance.args(db, *SMALL, *extra), "--verify")
+    done = dbio("setup", *instance.args(db, *over(SMALL, *extra)), "--verify")
     assert done.code == 0, done.text
     assert "verified: all" in done.out
     return done
 
 
 def run_ok(instance, db, label, *extra):
-    done = dbio("run", *instance.args(db, *SMALL, "--label", label, *extra))
+    done = dbio("run", *instance.args(db, *over(SMALL, "--label", label, *extra)))
     assert done.code == 0, done.text
     directory = result_dir(done)
     return directory, load_result(directory)
@@ -187,7 +187,7 @@ def test_setup_with_another_configuration_explains_and_reloads(instance):
     assert "different load (scale 4096 -> 5120)" in other.err and "--reload" in other.err
     reloaded = dbio("setup", *instance.args("change", "--scale", "40MiB", "--scan-table-size", "8MiB", "--reload"))
     assert reloaded.code == 0, reloaded.text
-    bigger = dbio("run", *instance.args("change", *SMALL, "--scale", "48MiB", "--label", "toobig"))
+    bigger = dbio("run", *instance.args("change", *over(SMALL, "--scale", "48MiB"), "--label", "toobig"))
     assert bigger.code == 2 and "--scale = 6144 blocks (48 MiB): larger than the 5,120 rows loaded" in bigger.err
 
 
@@ -307,11 +307,11 @@ def test_setup_refuses_a_data_set_the_cache_holds_before_loading(instance):
 
 
 def test_quickstart_reloads_when_told_and_says_the_server_runs_on(instance):
-    first = dbio("quickstart", *instance.args("quick", *SMALL, *BRIEF))
+    first = dbio("quickstart", *instance.args("quick", *over(SMALL, *BRIEF)))
     assert first.code == 0, first.text
     assert f"the embedded server is still running in {instance.data_dir}" in first.out
     assert f"dbio instance stop --data-dir {instance.data_dir}" in first.out
-    other = dbio("quickstart", *instance.args("quick", *SMALL, "--scale", "40MiB"))
+    other = dbio("quickstart", *instance.args("quick", *over(SMALL, "--scale", "40MiB")))
     assert other.code == 2 and "dbio quickstart --reload" in other.err
-    again = dbio("quickstart", *instance.args("quick", *SMALL, *BRIEF, "--scale", "40MiB"), "--reload")
+    again = dbio("quickstart", *instance.args("quick", *over(SMALL, *BRIEF, "--scale", "40MiB")), "--reload")
     assert again.code == 0, again.text

@@ -10,9 +10,9 @@ import pytest
 
 from dbio.report import verdict
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
 
-SHAPES = [*SMALL, "--scale", "64MiB", "--scan-table-size", "16MiB"]
+SHAPES = over(SMALL, "--scale", "64MiB", "--scan-table-size", "16MiB")
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def _finding(doc, code):
 
 
 def test_micro_transactions_report_reads_per_statement_against_intended(loaded):
-    run = dbio("run", *loaded.args("shapes", *SHAPES, *BRIEF, "--work-unit", "2"))
+    run = dbio("run", *loaded.args("shapes", *over(SHAPES, *BRIEF), "--work-unit", "2"))
     assert run.code == 0, run.text
     directory = result_dir(run)
     doc = load_result(directory)
@@ -41,7 +41,8 @@ def test_micro_transactions_report_reads_per_statement_against_intended(loaded):
 
 
 def test_read_and_write_shows_wal_writes_per_commit(loaded):
-    run = dbio("run", *loaded.args("shapes", *SHAPES, *BRIEF, "--work-unit", "1", "--update-pct", "100", "-t", "2"))
+    run = dbio("run", *loaded.args("shapes", *over(SHAPES, *BRIEF), "--work-unit", "1", "--update-pct", "100",
+                                   "-t", "2"))
     assert run.code == 0, run.text
     doc = load_result(result_dir(run))
     shape = doc["figures"]["shape"]

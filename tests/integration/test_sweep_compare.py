@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.integration.conftest import BRIEF, SMALL, dbio, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, over, result_dir
 
 FAST = BRIEF  # steps and runs whose assertions hold for any window length
 
@@ -19,7 +19,7 @@ def sweep_dir(done) -> Path:
 
 
 def test_sweep_two_knobs_restart_settings_outermost(instance):
-    done = dbio("sweep", *instance.args("sweep", *SMALL, *FAST, "--label", "knobs"), "--sessions", "1,2",
+    done = dbio("sweep", *instance.args("sweep", *over(SMALL, *FAST), "--label", "knobs"), "--sessions", "1,2",
                 "--vary", "shared_buffers=16MiB,20MiB")
     assert done.code == 0, done.text
     directory = sweep_dir(done)
@@ -40,7 +40,7 @@ def test_sweep_two_knobs_restart_settings_outermost(instance):
 def _sweep_reaching(instance, label: str, sessions: str, run_time: str, step: str, measured: int):
     """A sweep started in the background, and its directory once the step has written samples (with at least
     `measured` of its window's); None when it does not within 90 s."""
-    args = instance.args("sweep", *SMALL, "--run-time", run_time, "--warmup", "1s", "--label", label)
+    args = instance.args("sweep", *over(SMALL, "--run-time", run_time, "--warmup", "1s"), "--label", label)
     proc = subprocess.Popen([sys.executable, "-m", "dbio", "sweep", *args, "--sessions", sessions],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
@@ -77,7 +77,7 @@ def test_interrupted_sweep_keeps_its_steps_and_resumes(instance):
 
 
 def test_until_peak_doubles_sessions_until_reads_stop_growing(instance):
-    done = dbio("sweep", *instance.args("sweep", *SMALL, *FAST, "--label", "peak"), "--until-peak",
+    done = dbio("sweep", *instance.args("sweep", *over(SMALL, *FAST), "--label", "peak"), "--until-peak",
                 "--peak-gain", "100")  # a step must double reads/s to count: the second step is the peak
     assert done.code == 0, done.text
     doc = json.loads((sweep_dir(done) / "sweep.json").read_text())
@@ -90,8 +90,8 @@ def test_until_peak_doubles_sessions_until_reads_stop_growing(instance):
 
 def test_compare_two_results(instance):
     assert dbio("setup", *instance.args("sweep", *SMALL)).code == 0  # the sweeps' load, if they have not made it
-    first = dbio("run", *instance.args("sweep", *SMALL, *FAST, "--label", "one-session"))
-    second = dbio("run", *instance.args("sweep", *SMALL, *FAST, "-t", "2", "--label", "two-sessions"))
+    first = dbio("run", *instance.args("sweep", *over(SMALL, *FAST), "--label", "one-session"))
+    second = dbio("run", *instance.args("sweep", *over(SMALL, *FAST), "-t", "2", "--label", "two-sessions"))
     assert first.code == 0 and second.code == 0
     out = instance.root / "compare.html"
     done = dbio("compare", str(result_dir(first)), str(result_dir(second)), "--format", "html", "--out", str(out))

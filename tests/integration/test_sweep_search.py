@@ -7,7 +7,7 @@ import json
 from dbio.stats.capacity import parse_slo
 from dbio.sweep import search
 
-from tests.integration.conftest import SMALL, dbio
+from tests.integration.conftest import SMALL, dbio, over
 from tests.integration.test_sweep_compare import sweep_dir
 
 OBJECTIVE = "read_p99<2ms"
@@ -22,7 +22,7 @@ def _probes(doc: dict) -> list[search.Probe]:
 def test_search_runs_to_its_answer_each_probe_a_step(instance):
     # a loaded host moves single reads' p99 around: whatever it measured, the search must have followed its
     # own rule on those figures, stopped, and said its answer with the evidence of the steps it quotes
-    done = dbio("sweep", *instance.args("search", *SMALL, "--warmup", "0", "--run-time", "2s", "--label", "search"),
+    done = dbio("sweep", *instance.args("search", *over(SMALL, "--warmup", "0"), "--label", "search"),
                 "--objective", OBJECTIVE, "--max-sessions", "8", timeout=120)
     assert done.code == 0, done.text
     directory = sweep_dir(done)

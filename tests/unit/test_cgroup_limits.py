@@ -226,10 +226,10 @@ def test_a_merge_of_hosts_keeps_each_host_s_limits():
 
     from dbio import merge, result as results
     from dbio.report import verdict
+    from tests.unit.test_merge_parts import OTHER_SERVER
 
     first = results.read(Path(__file__).parent.parent / "fixtures" / "result_format2.json")
-    second = copy.deepcopy(first)
-    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
+    second = copy.deepcopy(OTHER_SERVER)  # another host's run on its own server, at the same start
     second["environment"]["limits"] = [{"pids": 3, "cpu_limit": {"cpus": 0.5, "cgroup": "v2 /db", "stat": "/x"},
                                         "cpus_allowed": 4, "cpus": 4, "io_limits": [
                                             {"device": "8:0", "name": "sda", "cgroup": "v2 /db", "read_iops": 300}]}]

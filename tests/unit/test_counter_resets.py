@@ -170,9 +170,10 @@ def test_the_result_file_never_holds_what_its_reader_refuses(tmp_path):
 def test_a_merge_keeps_an_input_s_reset_and_builds_no_total_on_it():
     from dbio import merge
 
+    from tests.unit.test_merge_parts import OTHER_SERVER
+
     first = results.read(FIXTURES / "result_format2.json")
-    second = copy.deepcopy(first)
-    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
+    second = copy.deepcopy(OTHER_SERVER)  # another host's run on its own server, at the same start
     second["counter_resets"] = [{"node": "node1", "counter": "data.reads", "since_start": 1.0, "before": 9e5,
                                  "after": 10.0}]
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")

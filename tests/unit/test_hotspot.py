@@ -71,13 +71,13 @@ def _with_hot_spot(doc):
 
 def test_a_merge_has_the_parts_only_when_every_input_has_them():
     from dbio import merge, result as results
+    from tests.unit.test_merge_parts import OTHER_SERVER  # another host's run on its own server, at the same start
 
     first = _with_hot_spot(results.read(FIXTURES / "result_format2.json"))
-    second = {**first, "run_id": "the-second-host-s-run"}
+    second = _with_hot_spot(OTHER_SERVER)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
-    assert merged["totals"]["hot_rows"] == 2 * first["totals"]["hot_rows"]
+    assert merged["totals"]["hot_rows"] == first["totals"]["hot_rows"] + second["totals"]["hot_rows"]
     assert merged["figures"]["hotspot"]["hot"]["rows"] == merged["totals"]["hot_rows"]
-    older = results.read(FIXTURES / "result_format2.json")  # made before the hot kind
-    older["run_id"] = "an-older-dbio-s-run"
+    older = OTHER_SERVER  # made before the hot kind
     mixed = merge.merge([("app1", first), ("app2", older)], "two hosts")
     assert "hot_rows" not in mixed["totals"] and mixed["figures"]["hotspot"] is None

@@ -88,8 +88,9 @@ def test_the_pods_are_the_parts_of_one_run_each_its_completion_index_after_the_e
     resolved = [parts.parse(c[c.index("--part") + 1], {"JOB_COMPLETION_INDEX": str(i)})
                 for c in commands for i in range(3)]
     assert resolved == [(n, 6) for n in range(1, 7)]
-    for job, command in zip(run[1:], commands):  # each pod its own directory of the results volume
-        assert command[command.index("--results-dir") + 1] == f"/results/{job['metadata']['name']}-$(POD_INDEX)"
+    (run_id,) = {c[c.index("--run-id") + 1] for c in commands}
+    for target, command in enumerate(commands):  # each pod its own directory of the results volume, in the run's
+        assert command[command.index("--results-dir") + 1] == f"/results/{run_id}/t{target}-$(POD_INDEX)"
     one, _, _ = _write(tmp_path / "one", _config(tmp_path, dsns=TARGETS[:1]), pods=1)
     command = one[1]["spec"]["template"]["spec"]["containers"][0]["command"]
     assert "--part" not in command and "--run-id" not in command  # a single pod is a whole run
@@ -113,17 +114,21 @@ def test_the_results_volume_is_prepared_for_the_pods_non_root_user(tmp_path):
         assert context["runAsNonRoot"] and context["runAsUser"] != 0 and context["fsGroup"] == context["runAsUser"]
 
 
-def test_the_merge_job_waits_for_every_part_then_merges_what_is_there(tmp_path):
+def test_the_merge_job_waits_for_every_part_of_its_run_then_merges_what_is_there(tmp_path):
+    """Its wait and its inputs are the run's own directory's (tests/unit/test_kubernetes_merge_job.py runs it)."""
     config = _config(tmp_path)
-    _, merge, _ = _write(tmp_path, config)
+    run, merge, _ = _write(tmp_path, config)
     script = merge["spec"]["template"]["spec"]["containers"][0]["command"][2]
     assert "$(" not in script.replace("$$(", "")  # "$$(": the shell's, not a Kubernetes variable
     assert '-ge 6 ]' in script  # both targets' 3 pods
     give_up = int(re.search(r'date \+%s\)" -ge (\d+)', script).group(1))
     end = config.run.start_at + 60  # the window's end: warm-up before the start, 60 s of run time
     assert end < give_up <= end + config.workload.warmup + k8s.SETTLE_SECONDS
-    assert "dbio merge $$(ls /results/dbio-t*-*/*/result.json | xargs -n 1 dirname | sort)" in script
-    assert "--out /results/merged" in script
+    command = run[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    run_id = command[command.index("--run-id") + 1]
+    assert f"for f in /results/{run_id}/t[0-9]*-[0-9]*/*/result.json;" in script
+    assert script.count("/results/") == script.count(f"/results/{run_id}")  # nothing of another run's
+    assert f"--out /results/{run_id}/merged" in script
 
 
 def test_no_password_reaches_a_manifest(tmp_path):
@@ -232,13 +237,15 @@ def test_the_printed_kubectl_commands_quote_what_they_interpolate(tmp_path):
 
 def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path):
     """Kubernetes expands $(NAME) in a command and an env value: $(PGPASSWORD) would be the Secret's password."""
-    config = _config(tmp_path, dsns=("host=db1 dbname=dbio user=a$(PGPASSWORD)",),
-                     external_script="/scripts/$(PGPASSWORD).sh")
-    run, _, _ = _write(tmp_path, config)
+    config = _config(tmp_path, dsns=("host=db1 dbname=dbio user=a$(PGPASSWORD)",), label="$(PGPASSWORD) it's")
+    run, merge, _ = _write(tmp_path, config)
     container = run[1]["spec"]["template"]["spec"]["containers"][0]
-    assert "/scripts/$$(PGPASSWORD).sh" in container["command"]
+    command = container["command"]
+    assert command[command.index("--label") + 1] == "$$(PGPASSWORD) it's-t0-$(POD_INDEX)"
     target = {e["name"]: e for e in container["env"]}["DBIO_TARGET"]
     assert target["value"] == "host=db1 dbname=dbio user=a$$(PGPASSWORD)"
+    script = merge["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    assert script.endswith("--label '$$(PGPASSWORD) it'\"'\"'s'")  # one word for the shell, as given
 
 
 def test_with_a_metrics_port_each_run_pod_serves_it_on_its_address_and_is_annotated_for_scraping(tmp_path):
@@ -275,9 +282,13 @@ def test_a_single_pod_has_no_merge_job_that_could_only_fail(tmp_path):
     from rich.console import Console
 
     out, console = tmp_path / "k8s", io.StringIO()
-    k8s_command.write(_config(tmp_path, dsns=TARGETS[:1]), UI(Console(file=console, width=400)), image="dbio", pods=1,
+    config = _config(tmp_path, dsns=TARGETS[:1])
+    k8s_command.write(config, UI(Console(file=console, width=400)), image="dbio", pods=1,
                       out=out, name="dbio", namespace=None, password_secret=None, results_size="1Gi",
                       storage_class=None, cpu="1", memory="512Mi")
     assert sorted(p.name for p in out.iterdir()) == ["dbio-run.yaml"]
     said = console.getvalue()
-    assert "dbio-merge" not in said and "job/dbio-t0" in said and "/results/dbio-t0-0" in said
+    run_id = k8s.run_id(k8s.Plan(name="dbio", image="dbio", targets=(), pods_per_target=1, run_args=(),
+                                 start_at=datetime.fromtimestamp(config.run.start_at, timezone.utc).isoformat(),
+                                 run_seconds=0))
+    assert "dbio-merge" not in said and "job/dbio-t0" in said and f"/results/{run_id}/t0-0 " in said

@@ -16,7 +16,8 @@ PACKAGE = ROOT / "dbio"
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
               "dbio/option_table.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py", "dbio/filesystem.py",
               "dbio/results_dir.py", "dbio/units.py",
-              "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py", "dbio/repeat_set.py",
+              "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py",
+              "dbio/merge_readings.py", "dbio/repeat_set.py",
               "dbio/kubernetes.py",
               "dbio/managed/", "dbio/collect/", "dbio/stats/", "dbio/report/")
 ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.jobs", "dbio.target", "dbio.cli", "dbio.engines.postgres")
@@ -293,7 +294,7 @@ LAYERS = {
     "engines": ("engines/",),
     "pure computation": ("stats/", "report/", "file_formats.py", "result.py", "result_records.py",
                          "result_context.py", "sweep_records.py", "ops_records.py", "merge.py",
-                         "merge_inputs.py",
+                         "merge_inputs.py", "merge_readings.py",
                          "repeat_set.py",
                          "kubernetes.py"),
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",

@@ -13,7 +13,7 @@ import pytest
 
 from dbio import merge, result
 from dbio.errors import UsageError
-from tests.unit.test_merge_parts import part
+from tests.unit.test_merge_parts import on_server, part
 
 
 @pytest.mark.parametrize("index, of", [(4, 3), (0, 3), (-1, 3), (1, 1), (2, 1)])
@@ -52,7 +52,10 @@ def test_the_same_sessions_given_twice_under_another_run_id_are_refused():
 
 
 def test_runs_on_distinct_servers_may_have_sessions_of_the_same_pids():
-    docs = [part(i, 1.0, identity=f"server-{i}") for i in (1, 2)]
+    """Process ids are one server's: two servers' sessions may have the same (their hosts' pid spaces)."""
+    docs = [on_server(1), on_server(2)]
+    for session, other in zip(docs[1]["sessions"], docs[0]["sessions"]):
+        session["pid"] = other["pid"]
     assert merge.merge([(f"h{i}", d) for i, d in enumerate(docs, 1)], "m")["figures"]["load_profile"]
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dbio import merge
+from dbio import merge, result
 
-BASE = json.loads((Path(__file__).parent.parent / "fixtures" / "result_format2.json").read_text())
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+BASE = json.loads((FIXTURES / "result_format2.json").read_text())
 IDENTITY = "7340000000000000001:1795000000.1:5432"
 RUN_IDS = itertools.count(1)
 
@@ -25,18 +26,42 @@ def _delta(node: dict, group: str) -> float:
     return n["end"][group]["reads"] - n["begin"][group]["reads"]
 
 
+def moved(doc: dict, onto: dict) -> dict:
+    """doc's run as if it had run in onto's window (its times, its server's clock, moved by one delta): another
+    host's run at the same start. Its counters stay as recorded."""
+    doc = copy.deepcopy(doc)
+    delta = (datetime.fromisoformat(onto["timeline"]["window_start"])
+             - datetime.fromisoformat(doc["timeline"]["window_start"])).total_seconds()
+    for key, value in doc["timeline"].items():
+        if isinstance(value, str) and key in ("start", "window_open", "deadline", "window_start", "window_end"):
+            doc["timeline"][key] = (datetime.fromisoformat(value) + timedelta(seconds=delta)).isoformat()
+    for node in doc["nodes"]:
+        for reading in node["normalized"].values():
+            reading["t"] += delta
+    return doc
+
+
+# The fixture's workload recorded by another dbio on another instance (result format 1): another server's
+# counters, in BASE's window.
+OTHER_SERVER = moved(result.read(FIXTURES / "result_complete.json"), onto=BASE)
+
+
 def part(index: int, share: float, *, of: int = 3, run: str = "run-abc", identity: str = IDENTITY,
-         shift: float = 0.0) -> dict:
-    """A part's result: the fixture's run against the shared server, its sessions `share` of the server's reads."""
-    doc = copy.deepcopy(BASE)
+         shift: float = 0.0, base: dict = BASE) -> dict:
+    """A part's result: the fixture's run against the shared server, its sessions `share` of the server's reads
+    (base=OTHER_SERVER: another server's run at the same start)."""
+    doc = copy.deepcopy(base)
     doc["run_id"] = f"{next(RUN_IDS):x}"
     doc["part"] = {"index": index, "of": of, "run": run}
+    for session in doc["sessions"]:  # its own backends: one server's at one time never share a process id
+        session["pid"] += 1000 * index
     node = doc["nodes"][0]
     node["server"]["identity"] = identity
     n = node["normalized"]
     for reading in (n["begin"], n["end"]):  # each part read the server at instants of its own
         reading["t"] -= index * 1e-4
-    n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
+    if "sessions" in n["end"]:
+        n["end"]["sessions"]["reads"] = n["begin"]["sessions"]["reads"] + share * _delta(node, "data")
     for key in ("window_start", "window_end"):
         t = datetime.fromisoformat(doc["timeline"][key]) + timedelta(seconds=shift)
         doc["timeline"][key] = t.isoformat()
@@ -69,10 +94,17 @@ def test_a_server_that_read_more_than_the_parts_sessions_was_shared():
     assert any("other clients" in e["message"] for e in doc["events"])
 
 
+def on_server(i: int) -> dict:
+    """Part i on server i of two (each its identity): server 1's counters the fixture's, server 2's the other's."""
+    return part(i, 1.0, identity=f"server-{i}", base=BASE if i == 1 else OTHER_SERVER)
+
+
 def test_runs_on_distinct_servers_still_add_up():
-    docs = [(f"h{i}", part(i, 1.0, identity=f"server-{i}")) for i in (1, 2)]
-    doc = merge.merge(docs, "m")
-    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(2 * SERVER_READS_PER_S, rel=0.01)
+    docs = [on_server(1), on_server(2)]
+    doc = merge.merge([(f"h{i}", d) for i, d in enumerate(docs, 1)], "m")
+    each = sum(n["figures"]["load_profile"]["physical_reads_per_s"] for n in doc["nodes"])
+    assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(each, rel=0.02)
+    assert each > 1.5 * SERVER_READS_PER_S  # the two servers' reads, not one's
     assert "counting" not in doc
 
 
@@ -205,7 +237,7 @@ def test_whole_runs_whose_windows_differ_by_a_late_reading_merge_and_a_cut_short
     """Whole runs of one --run-time: a busy host reading a 2 s window's end 0.1 s late (5% of it) still merges
     (seen refused in test_many_hosts under load); a window cut to half is refused, naming the run."""
     def whole(i: int) -> dict:
-        return {k: v for k, v in part(i, 1.0, identity=f"server-{i}").items() if k != "part"}
+        return {k: v for k, v in on_server(i).items() if k != "part"}
     merge.merge([("h1", _cut(whole(1), 2.0)), ("h2", _cut(whole(2), 2.1))], "m")
     with pytest.raises(merge.NotMergeable, match="h2's was cut short"):
         merge.merge([("h1", _cut(whole(1), 5.0)), ("h2", _cut(whole(2), 2.5))], "m")
@@ -233,3 +265,40 @@ def test_the_parts_single_reads_add_up_as_histograms():
     assert reads["count"] == 199 and reads["nodes"] == 2
     assert reads["p99_us"] > 5000.0  # the slow part's tail: 10 of 199 reads, beyond the 99th percentile's 2
     assert set(doc["read_probe"]) == {"p1", "p2"}
+
+
+def test_one_part_alone_merges_naming_the_missing_ones():
+    """A merge Job where only one pod wrote: dbio merge took two results or more, so it merged nothing and
+    said nothing of the parts missing."""
+    doc = merge.merge([("p2", part(2, 0.33))], "m")
+    assert [g["index"] for g in doc["parts"]["given"]] == [2] and doc["parts"]["missing"] == [1, 3]
+    assert doc["figures"]["window_seconds"] == pytest.approx(BASE["nodes"][0]["figures"]["window_seconds"], rel=0.01)
+    assert [e["kind"] for e in doc["events"]] == ["merged", "parts_missing"]
+    assert "part(s) 1, 3 of 3 of run run-abc were not given" in doc["events"][1]["message"]
+    whole = {k: v for k, v in part(1, 0.5).items() if k != "part"}
+    with pytest.raises(merge.NotMergeable, match="give at least two results"):
+        merge.merge([("a", whole)], "m")  # a whole run alone is no merge
+    dead = part(1, 0.5)
+    dead["status"], dead["status_reason"] = "failed", "the server refused its sessions"
+    dead["timeline"]["window_start"] = dead["timeline"]["window_end"] = None
+    with pytest.raises(merge.NotMergeable, match="no result given measured a window .p1: the server refused"):
+        merge.merge([("p1", dead)], "m")
+
+
+@pytest.mark.parametrize("given", [(1,), (1, 2)])
+def test_a_merge_with_parts_missing_marks_its_figure_as_not_the_whole_runs(given):
+    """Its reads/s stood in the headline (and in a comparison, a history) as the run's, the missing parts
+    named only at the end as "(also: parts)"."""
+    from dbio import report, result
+    from dbio.report import verdict
+
+    doc = merge.merge([(f"p{i}", part(i, 0.33)) for i in given], "m")
+    missing = [i for i in (1, 2, 3) if i not in given]
+    mark = f"part{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} of 3 missing: not the whole run's"
+    by_figure, _ = verdict.headline_caveats(doc)
+    assert mark in by_figure["reads_per_s"]
+    assert mark in verdict.reads_caveats(doc)  # what a comparison or a sweep's table quotes beside it
+    text = report.render(result.with_nodes(doc), "text")
+    assert f"not given: {', '.join(map(str, missing))}" in text
+    whole = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
+    assert not any("missing" in c for c in verdict.headline_caveats(whole)[0].get("reads_per_s", []))

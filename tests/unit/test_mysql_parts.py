@@ -39,6 +39,8 @@ def test_without_performance_schema_a_merge_of_parts_knows_only_the_servers_tota
         doc = json.loads(json.dumps(base))
         doc["run_id"] = f"{index:x}"
         doc["part"] = {"index": index, "of": 3, "run": "run-abc"}
+        for session in doc["sessions"]:  # its own threads: one server's at one time never share an id
+            session["pid"] += 1000 * index
         node = doc["nodes"][0]
         node["server"]["identity"] = "uid:1795000000:host:3306:/var/lib/mysql/"
         for reading in ("begin", "end"):

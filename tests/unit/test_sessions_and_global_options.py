@@ -20,7 +20,9 @@ def _config(command: str, args: list[str], tmp_path: Path):
     group = cli.cli
     for word in words[:-1]:
         group = group.commands[word]
-    ctx = group.commands[words[-1]].make_context(command, [*args, "--data-dir", str(tmp_path / "none")])
+    # dbio kubernetes' pods run against --dsn targets: it takes no option of dbio's own instance
+    place = [] if command == "kubernetes" else ["--data-dir", str(tmp_path / "none")]
+    ctx = group.commands[words[-1]].make_context(command, [*args, *place])
     params = {k: v for k, v in ctx.params.items()}
     return load_config(config_resolver.command_sources(params, None, command))
 

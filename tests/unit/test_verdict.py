@@ -405,10 +405,10 @@ def test_the_headline_says_where_a_figure_is_partly_not_the_storage_s(doc):
 def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
     """Several hosts' runs merged: the total has no host figures, each node has its host's."""
     from dbio import merge
+    from tests.unit.test_merge_parts import OTHER_SERVER
 
     first = results.read(FIXTURES / "result_format2.json")
-    second = copy.deepcopy(first)
-    second["run_id"] = "the-second-host-s-run"  # another host's run, not a copy of the first
+    second = copy.deepcopy(OTHER_SERVER)  # another host's run on its own server, at the same start
     window = second["figures"]["window_seconds"]
     second["nodes"][0]["figures"]["cpu"].update(other_cpu_seconds=0.8 * window, other_cpu_pct=45.0)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
