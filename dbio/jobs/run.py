@@ -142,6 +142,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     share = max(session_placement.shares(weights, config.workload.sessions))  # the most sessions one node gets
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
+    check_one_cluster([info for info, _ in probed])
     check_writable(config, [info for info, _ in probed])
     checked = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
     for info, _ in checked:
@@ -231,6 +232,23 @@ def node_names(config: Config, count: int, own: list[str | None] | None = None) 
 def node_weights(config: Config, count: int) -> list[float]:
     """Each node's weight (weights, checked against the nodes when the config was read); equal: the rotor."""
     return [float(w) for w in config.connection.weights] if config.connection.weights else [1.0] * count
+
+
+def check_one_cluster(infos: list[ServerInfo]) -> None:
+    """Nodes of a multi-writer cluster (ServerInfo.cluster) are one cluster's: a run of two clusters' nodes, or of
+    a cluster's node and another server, would add up unrelated write-sets as if each node applied every one."""
+    clustered = [info for info in infos if info.cluster is not None]
+    if not clustered:
+        return
+    alone = next((info for info in infos if info.cluster is None), None)
+    if alone is not None:
+        raise UsageError(f"{alone.description} is not a node of the cluster {clustered[0].description} belongs to",
+                         "give only the nodes of one cluster (a --dsn each)")
+    other = next((info for info in clustered if info.cluster != clustered[0].cluster), None)
+    if other is not None:
+        raise UsageError(f"{other.description} and {clustered[0].description} are nodes of different clusters "
+                         f"({other.cluster}, {clustered[0].cluster})", "give only the nodes of one cluster (a --dsn "
+                                                                        "each)")
 
 
 def check_distinct(infos: list[ServerInfo]) -> None:
