@@ -133,3 +133,25 @@ def test_two_listeners_cannot_keep_their_records_under_one_key():
 
     with pytest.raises(ValueError, match="under one key"):
         Listeners([Recorder(), Recorder()], lambda listener, exc: None)
+
+
+def test_a_disk_guard_whose_check_fails_stops_the_run_it_no_longer_guards(tmp_path, monkeypatch):
+    """The disk guard is vital: a check that raises (not an OSError, which it reads as no room known) stops an
+    update run at once, failed and saying why. Its task used to die unseen and the run went on unguarded."""
+    from dbio.jobs import run as run_job
+    from dbio.run import disk_guard
+
+    checks = []
+
+    def tightest(paths):
+        checks.append(paths)
+        if len(checks) > 3:  # the check before the start, then the guard's first two
+            raise RuntimeError("statvfs broke")
+        return 900 << 20, str(tmp_path)
+
+    monkeypatch.setattr(run_job, "written_paths", lambda storages: (str(tmp_path),))
+    monkeypatch.setattr(disk_guard, "tightest", tightest)
+    done = run_loaded(tmp_path, FakeEngine(time=VirtualTime()), update_pct=25, run_time=5, warmup=0)
+    assert done.status == "failed"
+    assert done.document["status_reason"] == "the disk guard failed (RuntimeError: statvfs broke): the run stops"
+    assert done.document["timeline"]["window_seconds"] < 2  # stopped within a second of its failure, not after 5 s
