@@ -16,11 +16,13 @@ there the pod to read the results by then runs `dbio report` on the merged resul
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import secrets
 import stat
 import subprocess
+import tarfile
 import threading
 import time
 from datetime import datetime, timezone
@@ -267,8 +269,9 @@ def test_the_generated_jobs_pods_run_as_parts_of_one_run_and_merge_to_the_server
 
 
 def _read_in_the_image(reader: dict, volumes: dict, base: Path, image: str, network, run_id: str, doc: dict) -> None:
-    """The pod to read the results by, in the image, and `kubectl exec ... dbio report` in it, as the command
-    says: the merged result's report, from the volume it mounts read-only."""
+    """The pod to read the results by, in the image, and `kubectl exec ... dbio report` and `kubectl cp` in it,
+    as the command says: the merged result's report and the run's directory, from the volume it mounts
+    read-only."""
     (pod,) = kube_pods.pods_of(reader, volumes, base / "bin", base / "scratch")
     name = f"{network.tag}-{pod.name}"
     log = base / "logs" / f"{pod.name}.log"
@@ -280,6 +283,12 @@ def _read_in_the_image(reader: dict, volumes: dict, base: Path, image: str, netw
         assert done.returncode == 0, done.stdout + done.stderr
         assert run_id in done.stdout and str(round(doc["figures"]["load_profile"]["physical_reads_per_s"])) in \
             done.stdout.replace(",", "")
+        # kubectl cp runs tar in the container: the run's directory, as an archive on its standard output
+        copied = subprocess.run(["podman", "exec", name, "tar", "cf", "-", "-C", k8s.RESULTS, run_id],
+                                capture_output=True, timeout=120, env=kube_pods.podman_env())
+        assert copied.returncode == 0, copied.stderr
+        with tarfile.open(fileobj=io.BytesIO(copied.stdout)) as archive:
+            assert f"{run_id}/merged/result.json" in archive.getnames()
         wrote = subprocess.run(["podman", "exec", name, "touch", f"{k8s.RESULTS}/{run_id}/x"], capture_output=True,
                                text=True, env=kube_pods.podman_env())
         assert wrote.returncode != 0 and "Read-only file system" in wrote.stderr  # it reads, never writes
