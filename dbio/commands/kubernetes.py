@@ -173,7 +173,10 @@ def _say_what_next(ui: UI, plan: k8s.Plan, files: dict[str, Path]) -> None:
            "results volume too):")
     ui.say(f"  {kubectl} apply -f {files_of['read']}")
     ui.say(f"  {kubectl} wait --for=condition=Ready pod/{reader}")
-    ui.say(f"  {kubectl} exec {reader} -- dbio report {result}")
+    if "merge" in files:
+        ui.say(f"  {kubectl} exec {reader} -- dbio report {result}")
+    else:  # the pod's result is in the directory dbio run made in its --results-dir, named when it ran
+        ui.say(f"  {kubectl} exec {reader} -- sh -c {shlex.quote(f'dbio report {result}/*/')}")
     ui.say(f"  {kubectl} cp {reader}:{k8s.run_directory(plan)} {k8s.run_id(plan)}")
     ui.say(f"  {kubectl} delete {' '.join('-f ' + files_of[key] for key in ('read', 'merge', 'run') if key in files)}")
 

@@ -304,4 +304,4 @@ def test_a_single_pod_has_no_merge_job_that_could_only_fail(tmp_path):
                                  start_at=datetime.fromtimestamp(config.run.start_at, timezone.utc).isoformat(),
                                  run_seconds=0))
     assert "dbio-merge" not in said and "job/dbio-t0" in said and f"/results/{run_id}/t0-0 " in said
-    assert "kubectl logs job/dbio-t0\n" in said and f"dbio report /results/{run_id}/t0-0\n" in said
+    assert "kubectl logs job/dbio-t0\n" in said and f"-- sh -c 'dbio report /results/{run_id}/t0-0/*/'\n" in said
