@@ -11,7 +11,7 @@ import click
 
 from dbio import command_flags
 from dbio.cli_config import capacity_options, engine_titles, with_config
-from dbio.cli_group import command, ui_of
+from dbio.cli_group import Repeatable, command, ui_of
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.errors import UsageError
@@ -76,7 +76,9 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
 
 
 @command()
-@click.option("--image", required=True, help="Container image that has dbio in it (each pod runs `dbio run`).")
+@click.option("--image", required=True,
+              help="Container image that has dbio in it (each pod runs `dbio run`): build it from the repository's "
+                   "Containerfile and push it where the cluster pulls from (docs/kubernetes.md).")
 @click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,
               help="A new directory for the manifests.")
@@ -89,11 +91,26 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
 @click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
 @click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")
 @click.option("--pod-memory", default="512Mi", show_default=True, help="Memory each pod requests (and its limit).")
+# where the pods run, as what, and how long their Jobs stay: the options of kubectl cnpg pgbench and its kind
+@click.option("--node-selector", cls=Repeatable, item_key=lambda item: item.split("=", 1)[0], metavar="KEY=VALUE",
+              help="A label every pod's node must have, e.g. disk=nvme (repeat it: all of them).")
+@click.option("--tolerate", cls=Repeatable, adds_up=True, metavar="KEY[=VALUE][:EFFECT]",
+              help="A taint the pods' nodes may have, as kubectl taint writes it, e.g. dedicated=storage:NoSchedule "
+                   "(without =VALUE: any value; without :EFFECT: every effect; repeatable).")
+@click.option("--ttl", default=None, metavar="DURATION",
+              help="Delete each finished Job and its pods (their logs) this long after, e.g. 600s "
+                   "(ttlSecondsAfterFinished); the results volume stays.  [default: kept]")
+@click.option("--service-account", default=None,
+              help="The pods' ServiceAccount (default: the namespace's); no API token is mounted in them.")
+@click.option("--cnpg-cluster", default=None, metavar="NAME",
+              help="The target: CloudNativePG cluster NAME, each pod reading host, port, username, password and "
+                   "dbname from its Secret NAME-app (instead of --dsn and --password-secret).")
 @with_config("kubernetes", exclusive=False)
 @click.pass_context
 def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
                namespace: str | None, password_secret: str | None, results_size: str, storage_class: str | None,
-               pod_cpu: str, pod_memory: str, **_: Any) -> None:
+               pod_cpu: str, pod_memory: str, node_selector: tuple[str, ...], tolerate: tuple[str, ...],
+               ttl: str | None, service_account: str | None, cnpg_cluster: str | None, **_: Any) -> None:
     """Write manifests for many pods, the parts of one run (`dbio run --part`) at one --start-at against the
     given --dsn targets, and the Job that waits for their results and merges them (plain YAML for kubectl;
     dbio never talks to the cluster)."""
@@ -101,7 +118,8 @@ def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: P
 
     k8s_command.write(config, ui_of(ctx), image=image, pods=pods, out=out, name=job_name, namespace=namespace,
                       password_secret=password_secret, results_size=results_size, storage_class=storage_class,
-                      cpu=pod_cpu, memory=pod_memory)
+                      cpu=pod_cpu, memory=pod_memory, node_selector=node_selector, tolerate=tolerate, ttl=ttl,
+                      service_account=service_account, cnpg_cluster=cnpg_cluster)
 
 
 @command()

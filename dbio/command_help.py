@@ -96,6 +96,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("dbio kubernetes --image registry.example/dbio:0.1 --dsn 'host=db1 dbname=bench' --pods 4 --sessions 8 "
          "--run-time 10m --start-at $(date -u -d '+15 min' +%Y-%m-%dT%H:%M:%SZ)",
          "4 pods of 8 sessions each, the parts of one run, their window 15 minutes from now"),
+        ("dbio kubernetes --image registry.example/dbio:0.1 --cnpg-cluster pg1 --namespace db --pods 3 "
+         "--node-selector disk=nvme --ttl 1h --start-at $(date -u -d '+10 min' +%Y-%m-%dT%H:%M:%SZ)",
+         "against CloudNativePG cluster pg1 (its Secret pg1-app), on nodes labelled disk=nvme, the Jobs deleted "
+         "an hour after they finish"),
     ),
     "teardown": (
         ("dbio teardown", "drop dbio's tables from its own instance (asks first when a data set is loaded)"),

@@ -23,7 +23,14 @@ RESULTS = "/results"
 SETTLE_SECONDS = 600  # past its window, what a pod may still take: late scheduling, image pulls, its reports
 MERGE_SECONDS = 600  # what the merge may take once every part is in
 POLL_SECONDS = 10  # how often the merge Job looks for the parts' results
+READ_SECONDS = 3600  # how long the Pod to read the results by waits for kubectl exec and cp
 USER = 65532  # the pods' user and group (distroless' "nonroot"); the results volume is prepared for it (fsGroup)
+INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"  # set by the Job controller
+# CloudNativePG's application Secret of cluster NAME (NAME-app): each libpq variable a pod reads, from its key
+CNPG_SECRET_KEYS = (("PGHOST", "host"), ("PGPORT", "port"), ("PGUSER", "username"), ("PGDATABASE", "dbname"),
+                    ("PGPASSWORD", "password"))
+CNPG_TARGET = "host=$(PGHOST) port=$(PGPORT)"  # the node's connection string, the service's own; the rest: libpq's
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 # -- Kubernetes' own syntax, so that a bad value is refused here in one line, not by the API server ------------
@@ -32,6 +39,8 @@ USER = 65532  # the pods' user and group (distroless' "nonroot"); the results vo
 _DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
 # resource.Quantity: a number (no sign: a request is positive) and a binary, decimal or exponent suffix
 _QUANTITY = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[eE][+-]?[0-9]+|[mkMGTPE])?"
+# a label's name (a node selector's key, a taint's, without its prefix) and value: at most 63 characters
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 # an image reference (the distribution grammar): [registry[:port]/]path[:tag][@digest]
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _DOMAIN_COMPONENT = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
@@ -47,6 +56,12 @@ SYNTAX = {  # what a value must be: its pattern, its most characters, what that 
                       "most 253 characters"),
     "quantity": (re.compile(_QUANTITY), 64, "a positive Kubernetes quantity: a number and an optional suffix "
                                             "(m, k, M, G, Ki, Mi, Gi, ...), e.g. 500m, 2, 512Mi, 1Gi"),
+    "label-key": (re.compile(rf"(?:{_DNS_LABEL}(?:\.{_DNS_LABEL})*/)?{_LABEL_NAME}", re.ASCII), 317,
+                  "a label key: a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a "
+                  "letter or digit, after an optional DNS subdomain prefix and '/' (e.g. disk, example.com/disk)"),
+    "label-value": (re.compile(rf"(?:{_LABEL_NAME})?", re.ASCII), 63,
+                    "a label value: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending with "
+                    "a letter or digit"),
     "image": (re.compile(_IMAGE, re.ASCII), 512, "an image reference [registry[:port]/]path[:tag][@digest], e.g. "
                                                  "registry.example:5000/team/dbio:0.1 (the path in lowercase)"),
 }
@@ -56,11 +71,58 @@ def syntax_problem(value: str, syntax: str) -> str | None:
     """What Kubernetes would refuse in value, as that syntax allows it (None: nothing)."""
     pattern, longest, allowed = SYNTAX[syntax]
     match = pattern.fullmatch(value) if len(value) <= longest else None
-    if match is None or (syntax == "image" and len(match.group("name")) > 255):
+    if match is None or (syntax == "image" and len(match.group("name")) > 255) or (
+            syntax == "label-key" and "/" in value and len(value.split("/")[0]) > 253):
         return f"must be {allowed}"
     if syntax == "quantity" and float(re.match(r"[0-9.]*", value).group() or 0) == 0:  # type: ignore[union-attr]
         return f"must be {allowed}"
     return None
+
+
+def selector_entry(item: str) -> tuple[str, str]:
+    """--node-selector's KEY=VALUE, as a node label is written (ValueError: what it must be)."""
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise ValueError("must be KEY=VALUE, a node label's key and value (e.g. disk=nvme)")
+    for part, syntax, what in ((key, "label-key", "its key"), (value, "label-value", "its value")):
+        problem = syntax_problem(part, syntax)
+        if problem:
+            raise ValueError(f"{what} {problem}")
+    return key, value
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod's toleration of a node's taint: KEY=VALUE (operator Equal) or KEY alone (Exists: any value), for
+    one effect or, with none, for every effect."""
+
+    key: str
+    value: str | None = None
+    effect: str | None = None
+
+    def manifest(self) -> dict[str, str]:
+        out = {"key": self.key, "operator": "Exists" if self.value is None else "Equal"}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.effect is not None:
+            out["effect"] = self.effect
+        return out
+
+
+def toleration(text: str) -> Toleration:
+    """--tolerate's KEY[=VALUE][:EFFECT], as `kubectl taint` writes a taint (ValueError: what it must be).
+    Neither a key nor a value holds ':', so the last one starts the effect."""
+    rest, colon, effect = text.rpartition(":")
+    if not colon:
+        rest, effect = text, ""
+    elif effect not in TAINT_EFFECTS:
+        raise ValueError(f"its effect must be one of {', '.join(TAINT_EFFECTS)} (or none: every effect)")
+    key, equals, value = rest.partition("=")
+    for part, syntax, what in ((key, "label-key", "its key"), (value, "label-value", "its value")):
+        problem = syntax_problem(part, syntax)
+        if problem:
+            raise ValueError(f"{what} {problem}; write KEY[=VALUE][:EFFECT], e.g. dedicated=storage:NoSchedule")
+    return Toleration(key, value if equals else None, effect or None)
 
 
 def literal(text: str) -> str:
@@ -92,6 +154,11 @@ class Plan:
     metrics_address: str = "0.0.0.0"  # where it listens: the pod's own addresses, for the cluster's Prometheus
     label: str = ""  # the run's label (--label): the merged result's, and each part's with its target and index
     node_names: tuple[str, ...] = ()  # one per target (--node-names): the node each of its pods' results names
+    node_selector: tuple[tuple[str, str], ...] = ()  # the labels a pod's node must have (--node-selector)
+    tolerations: tuple[Toleration, ...] = ()  # the taints a pod's node may have (--tolerate)
+    ttl_seconds: int | None = None  # a finished Job and its pods deleted this long after (--ttl); the volume stays
+    service_account: str | None = None  # the pods' ServiceAccount (--service-account); its token is not mounted
+    cnpg_cluster: str | None = None  # the one target: a CloudNativePG cluster, reached from its NAME-app Secret
 
 
 def run_manifests(plan: Plan) -> list[dict[str, Any]]:
@@ -148,7 +215,7 @@ def merge_manifest(plan: Plan) -> dict[str, Any]:
               f"if [ $# -eq 0 ]; then echo \"dbio: no part of run {run_id(plan)} wrote a result in "
               f"{run_directory(plan)} by {by}: nothing to merge\" >&2; exit 1; fi; "
               f"exec dbio merge \"$@\" --out {merged_directory(plan)} --label {label}")
-    job = _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", literal(script)], {}, indexed=False)
+    job = _job(plan, f"{plan.name}-merge", 1, ["sh", "-c", literal(script)], [], indexed=False)  # no password
     job["spec"]["activeDeadlineSeconds"] = deadline(plan) + MERGE_SECONDS
     return job
 
@@ -174,30 +241,30 @@ def _run_job(plan: Plan, target: int, dsn: str) -> dict[str, Any]:
     args += [*map(literal, plan.run_args)]
     if plan.metrics_port is not None:  # on the pod's address, for the cluster's Prometheus
         args += ["--metrics-port", str(plan.metrics_port), "--metrics-address", literal(plan.metrics_address)]
-    env = {"DBIO_TARGET": {"value": literal(dsn)},
-           "POD_INDEX": {"valueFrom": {"fieldRef": {
-               "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
-    return _job(plan, name, plan.pods_per_target, args, env, indexed=True, metrics_port=plan.metrics_port)
+    return _job(plan, name, plan.pods_per_target, args, _connection_env(plan, dsn) + [
+        {"name": "POD_INDEX", "valueFrom": {"fieldRef": {"fieldPath": INDEX_FIELD}}}],
+        indexed=True, metrics_port=plan.metrics_port)
 
 
-def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, Any], *,
-         indexed: bool, metrics_port: int | None = None) -> dict[str, Any]:
-    # the root filesystem is read-only: HOME and caches (matplotlib's) go to a scratch volume
-    variables: list[dict[str, Any]] = [{"name": "HOME", "value": "/tmp"},
-                                       {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}]
-    variables += [{"name": key, **value} for key, value in env.items()]
+def _connection_env(plan: Plan, dsn: str) -> list[dict[str, Any]]:
+    """How a run pod reaches its target, its password always from a Secret. A CloudNativePG cluster's pods read
+    everything from its application Secret as libpq's variables (as `kubectl cnpg pgbench` does), their
+    connection string naming the service (Kubernetes expands $(PGHOST): defined before it)."""
+    if plan.cnpg_cluster:
+        secret = f"{plan.cnpg_cluster}-app"
+        return [{"name": variable, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+                for variable, key in CNPG_SECRET_KEYS] + [{"name": "DBIO_TARGET", "value": CNPG_TARGET}]
+    env: list[dict[str, Any]] = [{"name": "DBIO_TARGET", "value": literal(dsn)}]
     if plan.password_secret:
-        variables.append({"name": plan.password_env, "valueFrom": {"secretKeyRef": {"name": plan.password_secret,
-                                                                                    "key": "password"}}})
-    container = {
-        "name": "dbio", "image": plan.image, "command": command, "env": variables,
-        "resources": {"requests": {"cpu": plan.cpu, "memory": plan.memory},
-                      "limits": {"memory": plan.memory}},
-        "volumeMounts": [{"name": "results", "mountPath": RESULTS}, {"name": "scratch", "mountPath": "/tmp"}],
-        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                            "capabilities": {"drop": ["ALL"]}},
-    }
-    pod_meta: dict[str, Any] = {"labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}}
+        env.append({"name": plan.password_env,
+                    "valueFrom": {"secretKeyRef": {"name": plan.password_secret, "key": "password"}}})
+    return env
+
+
+def _job(plan: Plan, name: str, pods: int, command: list[str], env: list[dict[str, Any]], *,
+         indexed: bool, metrics_port: int | None = None) -> dict[str, Any]:
+    container = _container(plan, command, env)
+    pod_meta: dict[str, Any] = {"labels": _labels(plan)}
     if metrics_port is not None:  # the annotations Prometheus' usual pod discovery reads
         container["ports"] = [{"name": "metrics", "containerPort": metrics_port}]
         pod_meta["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(metrics_port),
@@ -205,23 +272,67 @@ def _job(plan: Plan, name: str, pods: int, command: list[str], env: dict[str, An
     spec: dict[str, Any] = {
         "completions": pods, "parallelism": pods, "backoffLimit": 0,  # a failed run is not retried: its start passed
         "activeDeadlineSeconds": deadline(plan),
-        "template": {"metadata": pod_meta,
-                     "spec": {"restartPolicy": "Never", "containers": [container],
-                              # the kubelet makes the results volume group-owned by fsGroup (2775), a group
-                              # the pod's user is a member of: dbio trusts it when not root (trust.py)
-                              "securityContext": {"runAsNonRoot": True, "runAsUser": USER, "runAsGroup": USER,
-                                                  "fsGroup": USER},
-                              "volumes": [{"name": "results",
-                                           "persistentVolumeClaim": {"claimName": f"{plan.name}-results"}},
-                                          {"name": "scratch", "emptyDir": {}}]}},
+        "template": {"metadata": pod_meta, "spec": _pod_spec(plan, container)},
     }
     if indexed:
         spec["completionMode"] = "Indexed"
+    if plan.ttl_seconds is not None:  # the Job and its pods (their logs) go; what they wrote stays on the volume
+        spec["ttlSecondsAfterFinished"] = plan.ttl_seconds
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(plan, name), "spec": spec}
 
 
+def read_manifest(plan: Plan) -> dict[str, Any]:
+    """A Pod to read the results by, once the run is over: it mounts the volume read-only and waits (an hour at
+    most), for `kubectl exec ... dbio report` and `kubectl cp`; deleting it leaves the volume as it was."""
+    container = _container(plan, ["sleep", str(READ_SECONDS)], [])
+    container["volumeMounts"][0]["readOnly"] = True
+    spec = {**_pod_spec(plan, container), "activeDeadlineSeconds": READ_SECONDS}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(plan, read_pod(plan)), "spec": spec}
+
+
+def read_pod(plan: Plan) -> str:
+    return f"{plan.name}-read"
+
+
+def _container(plan: Plan, command: list[str], env: list[dict[str, Any]]) -> dict[str, Any]:
+    # the root filesystem is read-only: HOME and caches (matplotlib's) go to a scratch volume
+    variables: list[dict[str, Any]] = [{"name": "HOME", "value": "/tmp"},
+                                       {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"}, *env]
+    return {
+        "name": "dbio", "image": plan.image, "command": command, "env": variables,
+        "resources": {"requests": {"cpu": plan.cpu, "memory": plan.memory},
+                      "limits": {"memory": plan.memory}},
+        "volumeMounts": [{"name": "results", "mountPath": RESULTS}, {"name": "scratch", "mountPath": "/tmp"}],
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "capabilities": {"drop": ["ALL"]}},
+    }
+
+
+def _pod_spec(plan: Plan, container: dict[str, Any]) -> dict[str, Any]:
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never", "containers": [container],
+        # dbio never talks to the cluster: no API token in the pod, whatever its service account
+        "automountServiceAccountToken": False,
+        # the kubelet makes the results volume group-owned by fsGroup (2775), a group the pod's user is a member
+        # of: dbio trusts it when not root (trust.py)
+        "securityContext": {"runAsNonRoot": True, "runAsUser": USER, "runAsGroup": USER, "fsGroup": USER},
+        "volumes": [{"name": "results", "persistentVolumeClaim": {"claimName": f"{plan.name}-results"}},
+                    {"name": "scratch", "emptyDir": {}}]}
+    if plan.service_account:
+        pod["serviceAccountName"] = plan.service_account
+    if plan.node_selector:  # every pod, the merge's too: it mounts the same volume, from the nodes chosen
+        pod["nodeSelector"] = dict(plan.node_selector)
+    if plan.tolerations:
+        pod["tolerations"] = [t.manifest() for t in plan.tolerations]
+    return pod
+
+
+def _labels(plan: Plan) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}
+
+
 def _meta(plan: Plan, name: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": "dbio", "dbio/run": plan.name}}
+    meta: dict[str, Any] = {"name": name, "labels": _labels(plan)}
     if plan.namespace:
         meta["namespace"] = plan.namespace
     return meta

@@ -123,7 +123,9 @@ def kubernetes_options() -> str:
             for e in taken if e.option.key in kubernetes.IN_THE_MANIFESTS]
     rows += [[_code(e.flag or e.env), "not used", kubernetes.NOT_USED[e.option.key][0]]
              for e in taken if e.option.key in kubernetes.NOT_USED]
-    return "\n".join([f"Passed to every run pod as its own flag, when set (by a flag, `DBIO_*`, dbio.toml or a "
+    own = [[_code(flag), what] for flag, what in kubernetes.OWN.items()]
+    return "\n".join(["The command's own flags:", "", *_table(["flag", "in the manifests"], own), "",
+                      f"Passed to every run pod as its own flag, when set (by a flag, `DBIO_*`, dbio.toml or a "
                       f"slob.conf): {pods}.", "", *_table(["option", "used by", "how, or why not"], rows)])
 
 

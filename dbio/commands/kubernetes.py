@@ -6,7 +6,7 @@ import re
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import yaml
 
@@ -14,6 +14,7 @@ from dbio import kubernetes as k8s
 from dbio import parts
 from dbio import command_flags
 from dbio import trust
+from dbio import units
 from dbio.config import Config
 from dbio.config_checks import display_key
 from dbio.engines import registry
@@ -23,6 +24,8 @@ from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
 MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
+MAX_TTL = 2**31 - 1  # ttlSecondsAfterFinished is an int32
+T = TypeVar("T")
 
 # What dbio kubernetes does with each option it takes (command_flags: `dbio options kubernetes`): every one is
 # in exactly one of these, so that none is dropped unsaid (tests/unit/test_kubernetes_options.py fails on one in
@@ -57,6 +60,24 @@ NOT_USED = {  # why, and the fix: given as a flag, refused in one line; from a f
     "password_in_config": ("a manifest never holds a password: the pods read it from --password-secret's Secret",
                            "remove it"),
 }
+OWN = {  # the command's own flags (cli_offline_commands.py), each making the manifests as said
+    "--image": "every pod's image (the repository's Containerfile builds one)",
+    "--pods": "each target's Job: its completions and parallelism",
+    "--out": "the new directory the manifests are written in",
+    "--name": "the prefix of every object's name and of the run's id",
+    "--namespace": "every object's namespace (default: kubectl's)",
+    "--password-secret": "the Secret (key password) of every run pod's PGPASSWORD or MYSQL_PWD",
+    "--results-size": "the results volume's size",
+    "--storage-class": "the results volume's storage class (ReadWriteMany)",
+    "--pod-cpu": "each pod's CPU request",
+    "--pod-memory": "each pod's memory request and limit",
+    "--node-selector": "every pod's nodeSelector, the merge's too",
+    "--tolerate": "every pod's tolerations, the merge's too",
+    "--ttl": "every Job's ttlSecondsAfterFinished: the Job and its pods deleted then, the volume kept",
+    "--service-account": "every pod's serviceAccountName (no pod mounts an API token)",
+    "--cnpg-cluster": "the one target: every run pod's PGHOST, PGPORT, PGUSER, PGDATABASE and PGPASSWORD from "
+                      "Secret NAME-app's keys host, port, username, dbname and password",
+}
 UNCLASSIFIED = ("dbio kubernetes does not pass it to the pods", "remove it")  # none: the test keeps it so
 
 
@@ -64,7 +85,9 @@ NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")  # a DNS label, with room 
 
 
 def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str, namespace: str | None,
-          password_secret: str | None, results_size: str, storage_class: str | None, cpu: str, memory: str) -> None:
+          password_secret: str | None, results_size: str, storage_class: str | None, cpu: str, memory: str,
+          node_selector: tuple[str, ...] = (), tolerate: tuple[str, ...] = (), ttl: str | None = None,
+          service_account: str | None = None, cnpg_cluster: str | None = None) -> None:
     if not NAME.fullmatch(name):
         raise UsageError(f"--name {name!r} is not a Kubernetes name", "use lowercase letters, digits and '-' "
                                                                      "(at most 40, starting with a letter)")
@@ -77,16 +100,20 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                                 ("--password-secret", password_secret, "dns-subdomain"),
                                 ("--storage-class", storage_class, "dns-subdomain"),
                                 ("--results-size", results_size, "quantity"), ("--pod-cpu", cpu, "quantity"),
-                                ("--pod-memory", memory, "quantity")):
+                                ("--pod-memory", memory, "quantity"),
+                                ("--service-account", service_account, "dns-subdomain"),
+                                ("--cnpg-cluster", cnpg_cluster, "dns-label")):
         problem = None if value is None else k8s.syntax_problem(value, syntax)
         if problem:
             raise UsageError(f"{flag} {value!r} is not what Kubernetes takes there", problem)
+    scheduling = _scheduling(node_selector, tolerate, ttl)
     notes = _unused(config)
     if config.run.metrics_port == 0:
         raise UsageError("--metrics-port 0 picks any free port, and a pod's scrape annotation names one",
                          "give a port, e.g. --metrics-port 9464")
     start_at, now = _start_at(config), time.time()
-    plan = k8s.Plan(name=name, image=image, targets=_targets(config), pods_per_target=pods,
+    plan = k8s.Plan(name=name, image=image, targets=_targets(config, cnpg_cluster, password_secret),
+                    pods_per_target=pods,
                     start_at=start_at, run_args=tuple(run_args(config)),
                     run_seconds=config.workload.warmup + config.workload.run_time,
                     lead_seconds=max(0.0, (config.run.start_at or now) - config.workload.warmup - now),
@@ -95,7 +122,8 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     cpu=cpu, memory=memory, engine=config.connection.engine,
                     password_env=registry.entry(config.connection.engine).password_env,
                     metrics_port=config.run.metrics_port, metrics_address=_metrics_address(config),
-                    label=config.run.label, node_names=config.connection.node_names)
+                    label=config.run.label, node_names=config.connection.node_names, **scheduling,
+                    service_account=service_account, cnpg_cluster=cnpg_cluster)
     total = k8s.parts(plan)
     if total > parts.MAX_PARTS:  # every pod would refuse its --part job-index/N
         raise UsageError(f"--pods {pods} for {len(plan.targets)} target(s) make {total} parts; a run has at most "
@@ -105,29 +133,103 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
     for note in notes:
         ui.warn(note)
     trust.make_private_directory(out, "the manifests")
-    run_file, merge_file = out / f"{name}-run.yaml", out / f"{name}-merge.yaml"
-    trust.write_output(run_file, yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
-    kubectl = shlex.join(["kubectl", *(["-n", namespace] if namespace else [])])  # to paste: every word quoted
-    jobs = [f"job/{name}-t{i}" for i in range(len(plan.targets))]
+    files = {"run": out / f"{name}-run.yaml", "merge": out / f"{name}-merge.yaml", "read": out / f"{name}-read.yaml"}
+    trust.write_output(files["run"], yaml.safe_dump_all(k8s.run_manifests(plan), sort_keys=False))
     if total > 1:
-        trust.write_output(merge_file, yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
-        ui.say(f"wrote {run_file} and {merge_file}: the {total} parts of run {k8s.run_id(plan)}, window at "
-               f"{plan.start_at}; the merge Job waits for every part's result in {k8s.run_directory(plan)} and "
-               f"merges them into {k8s.merged_directory(plan)} on the results volume")
-        jobs.append(f"job/{name}-merge")
+        trust.write_output(files["merge"], yaml.safe_dump(k8s.merge_manifest(plan), sort_keys=False))
     else:  # a single pod is a whole run (no --part): its result is the run's, with nothing to merge
-        ui.say(f"wrote {run_file}: 1 pod, window at {plan.start_at}; its result is in "
-               f"{k8s.part_directory(plan, 0).replace('$(POD_INDEX)', '0')} on the results volume")
-    ui.say(f"  {kubectl} apply -f {shlex.quote(str(run_file))}")
-    if total > 1:
-        ui.say(f"  {kubectl} apply -f {shlex.quote(str(merge_file))}")
+        del files["merge"]
+    trust.write_output(files["read"], yaml.safe_dump(k8s.read_manifest(plan), sort_keys=False))
+    _say_what_next(ui, plan, files)
+
+
+def _say_what_next(ui: UI, plan: k8s.Plan, files: dict[str, Path]) -> None:
+    """What was written, and the kubectl commands that run it and read it, with the user's names, to paste."""
+    kubectl = shlex.join(["kubectl", *(["-n", plan.namespace] if plan.namespace else [])])  # every word quoted
+    jobs = [f"job/{plan.name}-t{i}" for i in range(len(plan.targets))]
+    if "merge" in files:
+        ui.say(f"wrote {files['run']} and {files['merge']}: the {k8s.parts(plan)} parts of run {k8s.run_id(plan)}, "
+               f"window at {plan.start_at}; the merge Job waits for every part's result in {k8s.run_directory(plan)} "
+               f"and merges them into {k8s.merged_directory(plan)} on the results volume")
+        jobs.append(f"job/{plan.name}-merge")
+        result = k8s.merged_directory(plan)
+    else:
+        result = k8s.part_directory(plan, 0).replace("$(POD_INDEX)", "0")
+        ui.say(f"wrote {files['run']}: 1 pod, window at {plan.start_at}; its result is in {result} on the results "
+               "volume")
+    if plan.cnpg_cluster:
+        ui.say(f"the run pods connect with Secret {plan.cnpg_cluster}-app (CloudNativePG's: host, port, username, "
+               "password, dbname), in the cluster's namespace")
+    if plan.ttl_seconds is not None:
+        ui.say(f"each Job and its pods are deleted {plan.ttl_seconds} s after it finishes: read its logs before")
+    files_of = {key: shlex.quote(str(path)) for key, path in files.items()}
+    reader = k8s.read_pod(plan)
+    ui.say(f"  {kubectl} apply -f {files_of['run']}")
+    if "merge" in files:
+        ui.say(f"  {kubectl} apply -f {files_of['merge']}")
     ui.say(f"  {kubectl} wait --for=condition=complete --timeout=-1s {shlex.join(jobs)}")
+    ui.say(f"  {kubectl} logs {jobs[-1]}")
+    ui.say(f"then read the results from {files['read'].name}'s pod (an hour), and delete what was applied (the "
+           "results volume too):")
+    ui.say(f"  {kubectl} apply -f {files_of['read']}")
+    ui.say(f"  {kubectl} wait --for=condition=Ready pod/{reader}")
+    if "merge" in files:
+        ui.say(f"  {kubectl} exec {reader} -- dbio report {result}")
+    else:  # the pod's result is in the directory dbio run made in its --results-dir, named when it ran
+        ui.say(f"  {kubectl} exec {reader} -- sh -c {shlex.quote(f'dbio report {result}/*/')}")
+    ui.say(f"  {kubectl} cp {reader}:{k8s.run_directory(plan)} {k8s.run_id(plan)}")
+    ui.say(f"  {kubectl} delete {' '.join('-f ' + files_of[key] for key in ('read', 'merge', 'run') if key in files)}")
 
 
-def _targets(config: Config) -> tuple[str, ...]:
-    """Every --dsn, each a target of its own Job; a password goes to a Secret, never a manifest."""
+def _scheduling(node_selector: tuple[str, ...], tolerate: tuple[str, ...], ttl: str | None) -> dict[str, Any]:
+    """Where the pods may run and how long their Jobs stay once finished, each checked as Kubernetes reads it."""
+    selector = _each("--node-selector", node_selector, k8s.selector_entry)
+    tolerations = _each("--tolerate", tolerate, k8s.toleration)
+    for n, toleration in enumerate(tolerations):
+        if any((t.key, t.effect) == (toleration.key, toleration.effect) for t in tolerations[:n]):
+            raise UsageError(f"--tolerate {toleration.key}{':' + toleration.effect if toleration.effect else ''} "
+                             "is given twice", "give each key and effect once")
+    return {"node_selector": tuple(selector), "tolerations": tuple(tolerations),
+            "ttl_seconds": None if ttl is None else _ttl(ttl)}
+
+
+def _each(flag: str, items: tuple[str, ...], parse: Callable[[str], T]) -> list[T]:
+    parsed = []
+    for item in items:
+        try:
+            parsed.append(parse(item))
+        except ValueError as exc:
+            raise UsageError(f"{flag} {item!r} is not what Kubernetes takes there", str(exc)) from None
+    return parsed
+
+
+def _ttl(ttl: str) -> int:
+    """--ttl as ttlSecondsAfterFinished: whole seconds, an int32."""
+    try:
+        seconds = units.parse_duration(ttl)
+    except units.UnitError as exc:
+        raise UsageError(f"--ttl {ttl!r}: {exc}", "give how long a finished Job stays, e.g. --ttl 600s") from None
+    if not seconds.is_integer() or seconds > MAX_TTL:
+        raise UsageError(f"--ttl {ttl!r}: ttlSecondsAfterFinished is whole seconds, at most {MAX_TTL}",
+                         "give whole seconds, e.g. --ttl 600s or --ttl 1h")
+    return int(seconds)
+
+
+def _targets(config: Config, cnpg_cluster: str | None, password_secret: str | None) -> tuple[str, ...]:
+    """Every --dsn, each a target of its own Job; a password goes to a Secret, never a manifest. A CloudNativePG
+    cluster is the one target, its connection and password all in its application Secret."""
+    if cnpg_cluster is not None:
+        for given, why in ((config.connection.dsns, "--dsn"), (password_secret, "--password-secret")):
+            if given:
+                raise UsageError(f"--cnpg-cluster and {why}: the pods read the connection and its password from "
+                                 f"Secret {cnpg_cluster}-app", f"remove {why}, or --cnpg-cluster")
+        if config.connection.engine != "postgresql":
+            raise UsageError(f"--cnpg-cluster with --engine {config.connection.engine}: a CloudNativePG cluster "
+                             "is PostgreSQL", "remove --engine, or give the target's --dsn")
+        return (k8s.CNPG_TARGET,)
     if not config.connection.dsns:
-        raise UsageError("the pods need a server to run against", "give --dsn (repeat it for several targets)")
+        raise UsageError("the pods need a server to run against", "give --dsn (repeat it for several targets) "
+                         "or --cnpg-cluster NAME")
     entry = registry.entry(config.connection.engine)
     for dsn in config.connection.dsns:
         if entry.has_password(dsn):

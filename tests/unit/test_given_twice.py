@@ -40,9 +40,10 @@ ONE_PER_NAME = {
     "--vary": ("update_pct=0,20", "update-pct=50"),  # a knob varied once: the grid is its values' product
     "--pg-setting": ("work_mem=1MB", "WORK_MEM=2MB"),  # postgresql.conf takes the last: dbio refuses the pair
     "--allow-setting": ("archive_command", "ARCHIVE_COMMAND"),
+    "--node-selector": ("disk=nvme", "disk=ssd"),  # a node label has one value (its keys are case-sensitive)
 }
 OTHER_NAME = {"--price": "volume=0.08/GB-month", "--vary": "scan_pct=0,5", "--pg-setting": "temp_buffers=8MB",
-              "--allow-setting": "shared_preload_libraries"}
+              "--allow-setting": "shared_preload_libraries", "--node-selector": "Disk=ssd"}
 ADDS_UP = {  # each one more: a node, a node's name or weight, a directory (their own checks judge the whole list)
     "--dsn": ("host=a", "host=b"),
     "--node-names": ("a", "b"),
@@ -50,6 +51,7 @@ ADDS_UP = {  # each one more: a node, a node's name or weight, a directory (thei
     "--data-dirs": ("/a", "/b"),
     "--standby-data-dir": ("/a", "/b"),
     "--galera-data-dir": ("/a", "/b"),  # one per Galera node, in order
+    "--tolerate": ("dedicated=a:NoSchedule", "dedicated=a:NoExecute"),  # one more each (dbio kubernetes judges)
 }
 
 

@@ -229,10 +229,22 @@ def test_the_printed_kubectl_commands_quote_what_they_interpolate(tmp_path):
                       name="dbio", namespace="storage-test", password_secret=None, results_size="1Gi",
                       storage_class=None, cpu="1", memory="512Mi")
     commands = [shlex.split(line) for line in console.getvalue().splitlines() if line.strip().startswith("kubectl")]
-    assert len(commands) == 3
-    assert commands[0] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-run.yaml")]
-    assert commands[1] == ["kubectl", "-n", "storage-test", "apply", "-f", str(out / "dbio-merge.yaml")]
-    assert commands[2][-3:] == ["job/dbio-t0", "job/dbio-t1", "job/dbio-merge"]
+    kubectl, run_id = ["kubectl", "-n", "storage-test"], _run_id(out / "dbio-run.yaml")
+    assert commands == [
+        [*kubectl, "apply", "-f", str(out / "dbio-run.yaml")], [*kubectl, "apply", "-f", str(out / "dbio-merge.yaml")],
+        [*kubectl, "wait", "--for=condition=complete", "--timeout=-1s", "job/dbio-t0", "job/dbio-t1", "job/dbio-merge"],
+        [*kubectl, "logs", "job/dbio-merge"],  # then to read and clean up:
+        [*kubectl, "apply", "-f", str(out / "dbio-read.yaml")], [*kubectl, "wait", "--for=condition=Ready",
+                                                                  "pod/dbio-read"],
+        [*kubectl, "exec", "dbio-read", "--", "dbio", "report", f"/results/{run_id}/merged"],
+        [*kubectl, "cp", f"dbio-read:/results/{run_id}", run_id],
+        [*kubectl, "delete", *(word for kind in ("read", "merge", "run")
+                               for word in ("-f", str(out / f"dbio-{kind}.yaml")))]]
+
+
+def _run_id(run_file: Path) -> str:
+    command = list(yaml.safe_load_all(run_file.read_text()))[1]["spec"]["template"]["spec"]["containers"][0]["command"]
+    return command[command.index("--run-id") + 1]
 
 
 def test_a_dollar_in_a_run_option_or_a_target_stays_itself_in_the_pods(tmp_path):
@@ -286,9 +298,10 @@ def test_a_single_pod_has_no_merge_job_that_could_only_fail(tmp_path):
     k8s_command.write(config, UI(Console(file=console, width=400)), image="dbio", pods=1,
                       out=out, name="dbio", namespace=None, password_secret=None, results_size="1Gi",
                       storage_class=None, cpu="1", memory="512Mi")
-    assert sorted(p.name for p in out.iterdir()) == ["dbio-run.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == ["dbio-read.yaml", "dbio-run.yaml"]
     said = console.getvalue()
     run_id = k8s.run_id(k8s.Plan(name="dbio", image="dbio", targets=(), pods_per_target=1, run_args=(),
                                  start_at=datetime.fromtimestamp(config.run.start_at, timezone.utc).isoformat(),
                                  run_seconds=0))
     assert "dbio-merge" not in said and "job/dbio-t0" in said and f"/results/{run_id}/t0-0 " in said
+    assert "kubectl logs job/dbio-t0\n" in said and f"-- sh -c 'dbio report /results/{run_id}/t0-0/*/'\n" in said
