@@ -3,11 +3,12 @@
 A run of the real pipeline (jobs/run.measure: sessions, samples, samples.jsonl, run/assemble, result.json) on
 fake engines in virtual time (tests/fake_engine.py, tests/virtual_time.py), made as large as a real run makes
 them: each sample carries as many bytes as a recorded PostgreSQL 18 snapshot (tests/fixtures/pg18_snapshot.json,
-pg_stat_io's rows) beside the fake's counters, and every slice spreads its statements over 100 SELECT, 60 UPDATE and 30 scan
-latency buckets (a recorded run of two sessions fills 48, 23 and 8 of them an interval). Then:
+pg_stat_io's rows) beside the fake's counters, and every slice spreads its statements over 100 SELECT, 60
+UPDATE and 30 scan latency buckets (a recorded run of two sessions fills 48, 23 and 8 of them an interval).
+Then:
 
-- the sessions' share, apart: the same run for 10 s with few sessions and with MAX_SESSIONS (4096), and what
-  /proc adds for that many real sessions (the fake's have no process to read);
+- the sessions' share, apart: the same run for 10 s with one session a node and with 512, per session, taken
+  to MAX_SESSIONS (4096), and what /proc adds for that many real sessions (the fake's have no process);
 - a merged result: dbio merge's own code (merge.merge) over two such results (the second as another host's);
 - sweep.json of --steps steps and repeat.json of --repeat members, as their writers lay them out;
 - what reading each costs: dbio report (a result), dbio history (a directory of one) as programs, their

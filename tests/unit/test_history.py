@@ -150,7 +150,7 @@ def test_history_passes_over_planted_files_each_named_in_one_line_and_lists_the_
 def test_history_looks_at_a_bounded_number_of_directory_entries_and_says_where_it_stopped(tmp_path, monkeypatch):
     """A directory of millions of entries is neither listed whole in memory nor walked to its end (today: os.walk
     lists every directory it enters whole, and enters all of them)."""
-    monkeypatch.setattr(history_command, "MAX_ENTRIES", 40)
+    monkeypatch.setattr(history_command, "MAX_ENTRIES", 40, raising=False)
     top = _results(tmp_path, [_run(0, 10_000)])
     crowded = top / "crowded"
     crowded.mkdir()

@@ -92,18 +92,24 @@ def test_a_sparse_file_just_over_its_kind_s_limit_is_refused_in_one_line_naming_
 
 
 @pytest.mark.parametrize("plant", ["fifo", "device"])
-@pytest.mark.parametrize("reader", sorted(CALLS))
+@pytest.mark.parametrize("reader", [*sorted(CALLS), "report"])
 def test_a_fifo_or_a_device_is_refused_without_blocking(tmp_path, reader, plant):
-    """Today samples.jsonl, run.json (for a run's recovery, and in looking for abandoned runs), an instance
-    record and ~/.my.cnf are opened blocking and read without limit: a FIFO there hangs dbio for ever, a link
-    to /dev/zero reads until memory runs out."""
-    name = {"samples": "samples.jsonl", "manifest": "run.json", "abandoned": "run.json",
+    """Today samples.jsonl, run.json (in a run's recovery, in looking for abandoned runs, and when `dbio report`
+    says a directory holds a run with no result yet), an instance record and ~/.my.cnf are opened blocking or
+    read without limit: a FIFO there hangs dbio for ever, a link to /dev/zero reads until memory runs out."""
+    name = {"samples": "samples.jsonl", "manifest": "run.json", "abandoned": "run.json", "report": "run.json",
             "instance record": "dbio-instance.json", "option file": ".my.cnf"}[reader]
     planted = _run_dir(tmp_path) / name
     if plant == "fifo":
         os.mkfifo(planted)
     else:
         planted.symlink_to("/dev/zero")
+    if reader == "report":
+        code, out, err, peak = run_program(CLI, "report", str(planted.parent), timeout=30)
+        assert code == 2 and peak < PEAK_MIB, (err, peak)
+        (line,) = err.strip().splitlines()
+        assert "is a run whose dbio process ended before writing its result" in line, line  # no client it can name
+        return
     code, out, err, peak = run_program(_caught(CALLS[reader]), str(planted), timeout=30)
     assert code == 0 and peak < PEAK_MIB, (err, peak)
     (line,) = out.strip().splitlines()
@@ -140,7 +146,7 @@ def _sample(k: int, pad: int = 0) -> str:
 def test_a_sample_line_longer_than_any_dbio_writes_is_passed_over_unread_and_the_others_are_read(tmp_path,
                                                                                                 monkeypatch):
     """Today every line is read whole, however long (a sparse samples.jsonl of terabytes is one line)."""
-    monkeypatch.setattr(readback, "SAMPLES", Kind("sample file", max_bytes=10_000, max_line=200))
+    monkeypatch.setattr(readback, "SAMPLES", Kind("sample file", "samples.jsonl", max_bytes=10_000, max_line=200))
     path = tmp_path / "samples.jsonl"
     path.write_text("\n".join([_sample(1), _sample(2, pad=500), _sample(3)]) + "\n")
     skipped: list[str] = []
@@ -150,7 +156,7 @@ def test_a_sample_line_longer_than_any_dbio_writes_is_passed_over_unread_and_the
 
 def test_what_a_sample_file_holds_beyond_its_limit_is_not_read(tmp_path):
     """A file that grows past its kind's limit once opened (its writer goes on) is read only to the limit."""
-    kind = Kind("sample file", max_bytes=100, max_line=80)
+    kind = Kind("sample file", "samples.jsonl", max_bytes=100, max_line=80)
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(f"{i:039d}\n" for i in range(2)))  # lines of 40 bytes
     skipped: list[str] = []
