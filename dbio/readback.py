@@ -40,16 +40,23 @@ class Kind:
     made_by: str = "dbio writes"  # whose files of the kind the limit is above: "any result dbio writes"
 
 
-# Measured on 2026-12-01 (bench/bench_reader_limits.py --hours 8 --nodes 4 --sessions 32): a run of 8 hours
-# sampled each second over 4 nodes, every reading holding a PostgreSQL 18 snapshot, each interval's
-# latencies spread over 190 buckets; plus what 4,096 sessions add. The margin: 4 times that (a run twice
-# as long over twice the nodes), so that no file dbio writes for a real run is refused.
+# The largest of each kind, measured (bench/bench_reader_limits.py --hours 8 --nodes 4 --sessions 32, 2026-12-02;
+# bench/RESULTS.md "What dbio reads back"): a run of 8 hours sampled each second over 4 nodes, each reading as
+# large as a PostgreSQL 18 snapshot, each interval's latencies in 190 buckets, with 4,096 sessions: result.json
+# 164,385,311 bytes and 7,845,643 values (reading it takes 760 MB, reporting it 2.4 GB), samples.jsonl
+# 1,048,253,268 bytes, its longest line 319,090 (the window's end, each session's /proc figures); two such
+# runs merged 100,797,019 bytes; run.json 13,466 bytes (a PostgreSQL node's settings add 4 KiB); sweep.json of
+# 2,000 steps 773,532 bytes and 28,109 values; repeat.json of 1,000 runs 117,199 bytes.
+# The margins: a document read whole, twice the largest (a run of 16 hours, or of 8 over 14 nodes), so that a
+# planted one takes no more memory than the largest real one does; and never less than 4 MiB and 200,000 values,
+# which cost little however they are made. samples.jsonl, read a line at a time, 4 times (its size costs time,
+# not memory), a line 6 times.
 RESULT = Kind("result", "result.json: a run's, a merged one, an operation's, a sweep step's, a repeat set member's",
-              max_bytes=512 * MiB, max_values=24_000_000)
-SAMPLES = Kind("sample file", "samples.jsonl (read a line at a time)", max_bytes=16 * 1024 * MiB, max_line=8 * MiB)
-MANIFEST = Kind("run manifest", "run.json", max_bytes=16 * MiB, max_values=400_000)
-SWEEP = Kind("sweep", "sweep.json", max_bytes=64 * MiB, max_values=2_000_000)
-REPEAT = Kind("repeat set", "repeat.json", max_bytes=16 * MiB, max_values=500_000)
+              max_bytes=320 * MiB, max_values=16_000_000)
+SAMPLES = Kind("sample file", "samples.jsonl (read a line at a time)", max_bytes=4 * 1024 * MiB, max_line=2 * MiB)
+MANIFEST = Kind("run manifest", "run.json", max_bytes=4 * MiB, max_values=200_000)
+SWEEP = Kind("sweep", "sweep.json", max_bytes=4 * MiB, max_values=200_000)
+REPEAT = Kind("repeat set", "repeat.json", max_bytes=4 * MiB, max_values=200_000)
 # Written by dbio or by hand, a few KiB each: far more is no such file.
 INSTANCE_RECORD = Kind("instance record", "dbio-instance.json, dbio-mysql-instance.json", max_bytes=1 * MiB,
                        max_values=50_000)
@@ -109,7 +116,9 @@ def load_json(path: Path, kind: Kind, data: bytes | None = None, *, follow: bool
     if kind.max_values is not None and (found := value_bound(data)) > kind.max_values:
         raise Refused(f"{path} holds more values than any {kind.name} {kind.made_by} (up to {found:,}, at most "
                       f"{kind.max_values:,})")
-    return jsondoc.loads(data.decode("utf-8"))
+    text = data.decode("utf-8")
+    del data  # the caller passes its only reference: the bytes are not held while the text is parsed
+    return jsondoc.loads(text)
 
 
 def value_bound(data: bytes) -> int:

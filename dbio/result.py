@@ -134,8 +134,8 @@ def load(target: Path, what: str, limits: readback.Kind, *, follow: bool, truste
     from dbio import trust
 
     try:
-        data = trust.read_trusted(target, limits) if trusted else readback.read_bytes(target, limits, follow=follow)
-        return readback.load_json(target, limits, data)
+        return readback.load_json(target, limits, trust.read_trusted(target, limits) if trusted else None,
+                                  follow=follow)
     except trust.UntrustedFile as exc:
         raise UsageError(f"refusing to use {target}: it {exc.problem}", "use only a file of your own (chown, "
                                                                           "chmod go-w)") from None

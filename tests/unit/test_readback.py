@@ -94,9 +94,11 @@ def test_a_sparse_file_just_over_its_kind_s_limit_is_refused_in_one_line_naming_
 @pytest.mark.parametrize("plant", ["fifo", "device"])
 @pytest.mark.parametrize("reader", [*sorted(CALLS), "report"])
 def test_a_fifo_or_a_device_is_refused_without_blocking(tmp_path, reader, plant):
-    """Today samples.jsonl, run.json (in a run's recovery, in looking for abandoned runs, and when `dbio report`
-    says a directory holds a run with no result yet), an instance record and ~/.my.cnf are opened blocking or
-    read without limit: a FIFO there hangs dbio for ever, a link to /dev/zero reads until memory runs out."""
+    """Today samples.jsonl, run.json where dbio looks for abandoned runs and where `dbio report` says a directory
+    holds a run with no result yet, an instance record and ~/.my.cnf are opened blocking and read without limit:
+    a FIFO there hangs dbio for ever, a link to /dev/zero reads until memory runs out. (The run.json a recovery
+    reads was refused already, a link to a device followed to be found no plain file: kept, so that every reader
+    of run.json is.)"""
     name = {"samples": "samples.jsonl", "manifest": "run.json", "abandoned": "run.json", "report": "run.json",
             "instance record": "dbio-instance.json", "option file": ".my.cnf"}[reader]
     planted = _run_dir(tmp_path) / name
