@@ -81,8 +81,8 @@ def opened(path: Path, kind: Kind, *, follow: bool = True) -> Iterator[tuple[Bin
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
-            raise Refused(f"{path} is a link, not a plain file (dbio does not follow a link in a directory "
-                          "it reads)") from None
+            raise Refused(f"{path} is a link, not a plain file (a link found in a directory is never "
+                          "followed)") from None
         raise exc
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fd)

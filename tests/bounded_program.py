@@ -4,6 +4,7 @@ reader neither blocks nor takes the machine's memory, where today's reading whol
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -32,9 +33,11 @@ def run_program(code: str, *args: str, timeout: float = 60) -> tuple[int, str, s
     def bounded() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
+    # not what another test left in this process's environment (a password typed: MYSQL_PWD), nor dbio's options
+    env = {k: v for k, v in os.environ.items() if k not in ("MYSQL_PWD", "PGPASSWORD") and not k.startswith("DBIO_")}
     try:
         done = subprocess.run([sys.executable, "-c", WRAPPER, code, *args], capture_output=True, text=True,
-                              timeout=timeout, preexec_fn=bounded, cwd=Path(__file__).parents[1])
+                              timeout=timeout, preexec_fn=bounded, cwd=Path(__file__).parents[1], env=env)
     except subprocess.TimeoutExpired:
         pytest.fail(f"still reading after {timeout} s: {code.splitlines()[-1]}")
     *out, last = done.stdout.splitlines() or ["peak 0"]
