@@ -128,9 +128,10 @@ def file_figures(path: Path) -> dict[str, Any]:
 
 def merged(directory: Path, out: Path) -> Path:
     """The run's result merged with itself as another host's (another run id, each node another server, its
-    readings a millisecond apart), by merge.merge: what dbio merge writes for two such hosts."""
+    readings a millisecond apart and its counters its own), by merge.merge: what dbio merge writes for two such
+    hosts. The fake's nodes count alike; real servers' counters never do (merge_readings tells them apart so)."""
     inputs = []
-    for host in ("host1", "host2"):
+    for h, host in enumerate(("host1", "host2")):
         doc = results.read(directory)
         doc["run_id"] = f"{doc['run_id']}{host}"
         for i, node in enumerate(doc["nodes"]):
@@ -138,11 +139,21 @@ def merged(directory: Path, out: Path) -> Path:
             for which in ("begin", "end"):
                 reading = (node.get("normalized") or {}).get(which)
                 if reading:
+                    _own_counters(reading, 1 + 10 * h + i)
                     reading["t"] += 0.001 * i
         inputs.append((host, doc))
     document = merge.merge(inputs, "bench merge")
     out.mkdir(parents=True, exist_ok=True)
     return results.write(out, document)
+
+
+def _own_counters(reading: dict[str, Any], offset: int) -> None:
+    """Each counter of a reading moved by offset, as another server's would differ (pure but for its argument)."""
+    for key, value in reading.items():
+        if isinstance(value, dict):
+            _own_counters(value, offset)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and key != "t":
+            reading[key] = value + offset
 
 
 def per_process_maps(sessions: int) -> dict[str, int]:
