@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from dbio import slob_services, slobconf, trust
+from dbio import readback, slob_services, slobconf, trust
 from dbio.errors import ConfigError, ConfigErrors
 from dbio.option import SECTIONS, Option, coerce, slob_value
 from dbio.option_table import BY_KEY, OPTIONS
@@ -22,7 +22,7 @@ def read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, fo
     """A configuration file's text. It can make dbio run commands (archive_command), so it is read
     only when the user running dbio, or root, owns it and nobody else may write it."""
     try:
-        return trust.read_trusted(path).decode()
+        return trust.read_trusted(path, readback.CONFIGURATION).decode()
     except FileNotFoundError:
         errors.append(ConfigError(flag, str(path), "file not found", f"give the path of an existing {kind}"))
     except trust.UntrustedFile as exc:
@@ -33,6 +33,10 @@ def read_file(path: Path, flag: str, kind: str, errors: list[ConfigError], *, fo
     except UnicodeDecodeError as exc:
         errors.append(ConfigError(str(path), "(file)", f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
                                   "save it as UTF-8"))
+    except readback.Refused as exc:
+        errors.append(ConfigError(flag, str(path), str(exc).removeprefix(f"{path} "),
+                                  f"give a {kind} dbio can read (a plain file of at most "
+                                  f"{readback.CONFIGURATION.max_bytes:,} bytes)"))
     except OSError as exc:
         errors.append(ConfigError(flag, str(path), f"cannot be read ({exc.strerror})",
                                   "check the path and permissions"))

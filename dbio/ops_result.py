@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio import ops_records, result as results
+from dbio import ops_records, readback, result as results
 from dbio import file_formats
-from dbio.errors import UsageError
 from dbio.ops_records import Operation
 
 FORMAT = "dbio-ops"
@@ -23,17 +22,18 @@ def is_ops(path: Path) -> bool:
     read() checks it properly)."""
     target = path / results.RESULT_FILE if path.is_dir() else path
     try:
-        head = results.read_plain(target, "", head=4096).decode("utf-8", errors="replace")
-    except (OSError, UsageError):  # read() says what is wrong with it
+        head = readback.read_bytes(target, readback.RESULT, follow=not path.is_dir(), head=4096)
+    except (OSError, readback.Refused):  # read() says what is wrong with it
         return False
-    return f'"format": "{FORMAT}"' in head or f'"format":"{FORMAT}"' in head
+    return f'"format": "{FORMAT}"'.encode() in head or f'"format":"{FORMAT}"'.encode() in head
+
 
 
 def read(path: Path) -> dict[str, Any]:
     """An operation's result.json (or its directory), checked; one line naming what is wrong otherwise."""
     target = path / results.RESULT_FILE if path.is_dir() else path
     return results.load_document(target, FORMAT, FORMAT_VERSION, file_formats.ops(FORMAT_VERSION),
-                                 kind="operation result",
+                                 kind="operation result", limits=readback.RESULT, follow=not path.is_dir(),
                                  hints=("give a dbio ops directory or its result.json",
                                         "give the result.json dbio ops wrote", "render it with the dbio that wrote it",
                                         "run the operation again"))

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbio import result as results
+from dbio import readback, result as results
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 from dbio.result_records import Result
@@ -60,8 +60,9 @@ def read(path: Path) -> dict[str, Any]:
     target = path / REPEAT_FILE if path.is_dir() else path
     given = "give the directory dbio run --repeat wrote"
     return results.load_document(target, FORMAT, FORMAT_VERSION, file_formats.repeat_set(FORMAT_VERSION),
-                                 kind="repeat set", hints=(given, given, "use the dbio that wrote it",
-                                                           "restore the repeat.json dbio wrote"))
+                                 kind="repeat set", limits=readback.REPEAT, follow=not path.is_dir(),
+                                 hints=(given, given, "use the dbio that wrote it",
+                                        "restore the repeat.json dbio wrote"))
 
 
 def members(path: Path) -> list[tuple[str, Result]]:
@@ -70,9 +71,8 @@ def members(path: Path) -> list[tuple[str, Result]]:
     doc = read(directory)
     out = []
     for member in doc["members"]:
-        target = directory / member["name"] / results.RESULT_FILE
-        if target.exists():
-            out.append((member["name"], results.read_result(target)))
+        if (directory / member["name"] / results.RESULT_FILE).exists():  # its directory: a link there is not followed
+            out.append((member["name"], results.read_result(directory / member["name"])))
     if not out:
         raise UsageError(f"{directory}: none of its {len(doc['members'])} runs wrote a result",
                          "run it again (dbio run --repeat N)")

@@ -8,13 +8,11 @@ of this document, so a newer dbio can render an older result again.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dbio import jsondoc, result_records, file_formats
+from dbio import jsondoc, readback, result_records, file_formats
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 from dbio.result_records import FORMAT, FORMAT_VERSION, ONLY_NODE, Result, completed, with_nodes
@@ -24,8 +22,6 @@ RESULT_FILE = "result.json"
 SAMPLES_FILE = "samples.jsonl"
 REPORT_FILE = "report.txt"
 HTML_REPORT_FILE = "report.html"
-# Far above any result: an 8-hour run sampled each second is tens of MiB.
-MAX_DOCUMENT_BYTES = 1024 ** 3
 
 
 def iso(epoch: float | None) -> str | None:
@@ -68,11 +64,12 @@ _HINTS = {"missing": "give a run directory or its result.json", "not_ours": "giv
 
 def read_result(path: Path) -> Result:
     """A result.json (or the directory holding one), typed by result_records.load (migrated and checked
-    against what the reports read); refuses anything else with one line naming the file and what is wrong."""
+    against what the reports read); refuses anything else with one line naming the file and what is wrong.
+    A result.json found in a directory is read only when it is no link (readback.opened)."""
     target = path / RESULT_FILE if path.is_dir() else path
     if path.is_dir() and not target.exists() and (path / RUN_MANIFEST).exists():
         raise unfinished_run(path)
-    document = load(target, _HINTS["missing"])
+    document = load(target, _HINTS["missing"], readback.RESULT, follow=not path.is_dir())
     try:
         return result_records.load(document)
     except result_records.NotAResult:
@@ -91,8 +88,8 @@ def unfinished_run(directory: Path) -> UsageError:
     from dbio.run.identity import client_alive
 
     try:
-        client = jsondoc.loads((directory / RUN_MANIFEST).read_bytes().decode()).get("client")
-    except (OSError, ValueError, AttributeError):
+        client = readback.load_json(directory / RUN_MANIFEST, readback.MANIFEST, follow=False).get("client")
+    except (OSError, ValueError, AttributeError):  # readback.Refused and jsondoc.Malformed are ValueErrors
         client = None
     if isinstance(client, str) and client_alive(client):
         return UsageError(f"{directory} is a run still going (dbio process {client}): it has no result yet",
@@ -105,14 +102,15 @@ def unfinished_run(directory: Path) -> UsageError:
 
 
 def load_document(target: Path, form: str, version: int, shape: Any, *, kind: str, hints: tuple[str, str, str, str],
-                  trusted: bool = False,
+                  limits: readback.Kind, follow: bool, trusted: bool = False,
                   complete: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
     """A versioned document of dbio's (a result, a sweep): loaded strictly, then its format, its
     version and its shape checked, each refusal one line. hints: what to do when the file cannot
     be loaded, is not this kind of document, has a version this dbio does not read, is malformed.
-    complete: what fills in an older document's missing facts, before its shape is checked."""
+    limits, follow: as load's. complete: what fills in an older document's missing facts, before its
+    shape is checked."""
     missing, not_ours, other_version, malformed = hints
-    document = load(target, missing, trusted=trusted)
+    document = load(target, missing, limits, follow=follow, trusted=trusted)
     try:
         file_formats.check_header(document, form, version, kind)
     except file_formats.OtherKind:
@@ -128,45 +126,31 @@ def load_document(target: Path, form: str, version: int, shape: Any, *, kind: st
     return document
 
 
-def load(target: Path, what: str, *, trusted: bool = False) -> Any:
-    """One of dbio's JSON files, parsed strictly (jsondoc.loads), or one line saying why not.
-    trusted: read only a file of the user running dbio or root (see trust.read_trusted)."""
+def load(target: Path, what: str, limits: readback.Kind, *, follow: bool, trusted: bool = False) -> Any:
+    """One of dbio's JSON files, parsed strictly (jsondoc.loads), or one line saying why not. limits: the
+    file's kind, what bounds its reading (readback.py); follow: whether a link at target is followed (the
+    file the user named), or refused (one found in a directory). trusted: read only a file of the user
+    running dbio or root (see trust.read_trusted)."""
     from dbio import trust
 
     try:
-        data = trust.read_trusted(target) if trusted else read_plain(target, what)
+        return readback.load_json(target, limits, trust.read_trusted(target, limits) if trusted else None,
+                                  follow=follow)
     except trust.UntrustedFile as exc:
         raise UsageError(f"refusing to use {target}: it {exc.problem}", "use only a file of your own (chown, "
                                                                           "chmod go-w)") from None
+    except readback.Refused as exc:
+        raise UsageError(str(exc), what) from None
     except FileNotFoundError:
         raise UsageError(f"{target} does not exist", what) from None
     except IsADirectoryError:
         raise UsageError(f"{target} is a directory without the file dbio looks for", what) from None
     except OSError as exc:
         raise UsageError(f"{target} cannot be read: {exc.strerror}", "check the path and its permissions") from None
-    try:
-        return jsondoc.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UsageError(f"{target} is not UTF-8 text (byte {exc.start})", what) from None
     except jsondoc.Malformed as exc:
         raise UsageError(f"{target} {exc}", what) from None
-
-
-def read_plain(target: Path, what: str, head: int | None = None) -> bytes:
-    """A document's bytes (its first head bytes), only from a plain file of a believable size: a FIFO
-    or a device (a link another user planted) would block or never end, a sparse file of terabytes
-    would fill memory. what: how to fix it, for the one line."""
-    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(target)
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{target} is not a plain file (a FIFO, a device or a socket)", what)
-        if st.st_size > MAX_DOCUMENT_BYTES:
-            raise UsageError(f"{target} is larger than any document dbio writes "
-                             f"({st.st_size:,} bytes, at most {MAX_DOCUMENT_BYTES:,})", what)
-        return fh.read(MAX_DOCUMENT_BYTES + 1 if head is None else head)
 
 
 def read_samples(path: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
@@ -175,22 +159,24 @@ def read_samples(path: Path, skipped: list[str] | None = None) -> list[dict[str,
 
 
 def iter_samples(path: Path, skipped: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """samples.jsonl one record at a time (a sustained run's file can be large). A line that is not
-    a sample (cut short by a crash, damaged, not UTF-8) is skipped; `skipped` gets one line for each."""
+    """samples.jsonl one record at a time (a sustained run's file can be large), read as readback.lines reads
+    a file of its kind (readback.SAMPLES: no link, a bounded line at a time, at most its limit in all). A line
+    that is not a sample (cut short by a crash, damaged, not UTF-8, too long) is skipped; `skipped` gets one
+    line for each. A file that is no plain file, or larger than any samples.jsonl, is refused
+    (readback.Refused)."""
     try:
-        with path.open("rb") as fh:
-            for number, raw in enumerate(fh, 1):
-                try:
-                    record = jsondoc.loads(raw.decode("utf-8"))
-                    jsondoc.check(record, file_formats.SAMPLE)
-                except UnicodeDecodeError:
-                    problem = "is not UTF-8 text"
-                except jsondoc.Malformed as exc:
-                    problem = str(exc)
-                else:
-                    yield record
-                    continue
-                if skipped is not None:
-                    skipped.append(f"line {number} {problem}")
+        for number, raw in readback.lines(path, readback.SAMPLES, skipped, follow=False):
+            try:
+                record = jsondoc.loads(raw.decode("utf-8"))
+                jsondoc.check(record, file_formats.SAMPLE)
+            except UnicodeDecodeError:
+                problem = "is not UTF-8 text"
+            except jsondoc.Malformed as exc:
+                problem = str(exc)
+            else:
+                yield record
+                continue
+            if skipped is not None:
+                skipped.append(f"line {number} {problem}")
     except FileNotFoundError:
         return

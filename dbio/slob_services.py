@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from dbio import trust
+from dbio import readback, trust
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$", re.MULTILINE)
 # One service per RAC instance: far more than any cluster has, few enough to list.
@@ -49,11 +49,11 @@ def as_nodes(base: str, count: str, files: list[Path] | None = None) -> tuple[li
     defined: set[str] = set()
     for path in files if files is not None else service_files():
         try:  # a service names the server, user and options libpq uses: only a file nobody else may write
-            defined |= sections(trust.read_trusted(path).decode())
+            defined |= sections(trust.read_trusted(path, readback.CONFIGURATION).decode())
         except trust.UntrustedFile as exc:
             return None, (f"Oracle SQL*Net services, and the libpq service file {path} {exc}, so dbio does not use "
                           "its services: make it yours and writable by you alone, or give --dsn once per node")
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, readback.Refused):
             continue
     missing = [n for n in names if n not in defined]
     if missing:

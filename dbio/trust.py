@@ -23,6 +23,7 @@ import pwd
 import stat
 from pathlib import Path
 
+from dbio import readback
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 
@@ -160,9 +161,10 @@ class UntrustedFile(Exception):
         self.problem = problem
 
 
-def read_trusted(path: Path) -> bytes:
+def read_trusted(path: Path, kind: readback.Kind) -> bytes:
     """A file that decides what dbio does (configuration, a sweep to resume), read only when the user
-    running dbio or root owns it and nobody else may write it.
+    running dbio or root owns it and nobody else may write it, and no larger than its kind's limit
+    (readback.Refused: one line).
 
     The check is made on the open file and the same file is read, so it cannot be swapped between
     the two. A link is followed only inside a directory nobody else may change; elsewhere someone
@@ -181,7 +183,9 @@ def read_trusted(path: Path) -> bytes:
         problem = entry_problem(st, trusted_uids())
         if problem:
             raise UntrustedFile(f"{problem}, not only by you or root")
-        return fh.read()
+        if st.st_size > kind.max_bytes:
+            raise readback.too_large(path, kind, f"{st.st_size:,} bytes")
+        return readback.bounded(fh, path, kind)
 
 
 def require_trusted(path: Path, what: str, fix: str, *, tree: bool = False) -> None:

@@ -1,6 +1,7 @@
 """Write the generated parts of docs/: the options (docs/configuration.md) from the option table, as
-`dbio options` lists them, the figures (docs/result-reference.md) from the figure catalogue, and what
-dbio kubernetes does with each option it takes (docs/kubernetes.md) from its classes.
+`dbio options` lists them, the figures (docs/result-reference.md) from the figure catalogue, what
+dbio kubernetes does with each option it takes (docs/kubernetes.md) from its classes, and the most
+dbio reads back of each kind of file (docs/trust.md) from dbio/readback.py.
 
 Usage (from the repository, after the README's test command):
     .venv/bin/python tools/make_docs.py           # rewrite the generated parts
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dbio import command_flags
+from dbio import command_flags, readback
 from dbio.option import SECTIONS
 from dbio.stats import catalogue
 from dbio.stats.catalogue import Figure
@@ -129,10 +130,26 @@ def kubernetes_options() -> str:
                       f"slob.conf): {pods}.", "", *_table(["option", "used by", "how, or why not"], rows)])
 
 
+def read_limits() -> str:
+    """What dbio reads back of each kind of file at most (dbio/readback.py's kinds)."""
+    def size(n: int | None) -> str:
+        if n is None:
+            return ""
+        for unit, step in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+            if n >= step and n % step == 0:
+                return f"{n // step:,} {unit}"
+        return f"{n:,} bytes"
+
+    rows = [[k.name, k.files, size(k.max_bytes), "" if k.max_values is None else f"{k.max_values:,}",
+             size(k.max_line)] for k in readback.KINDS]
+    return "\n".join(_table(["kind", "files", "at most", "values at most", "a line at most"], rows))
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "docs/configuration.md": configuration,
     "docs/result-reference.md": result_reference,
     "docs/kubernetes.md": kubernetes_options,
+    "docs/trust.md": read_limits,
 }
 
 

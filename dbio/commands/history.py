@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 from dbio import ops_result, output
 from dbio import report as reports
@@ -16,6 +17,9 @@ from dbio.sweep.document import SWEEP_FILE
 from dbio.ui import UI
 
 MAX_DEPTH = 3  # results/run, results/sweep/step, and one directory of results directories above them
+# Directory entries looked at in all: a results directory holds about 7 a run (its entry, its files), so this
+# is some 140,000 runs, found in about a second; far more is no results directory.
+MAX_ENTRIES = 1_000_000
 
 
 def history_of(directories: list[Path], form: str, out: Path | None, ui: UI) -> None:
@@ -36,15 +40,15 @@ def read_all(directories: list[Path]) -> tuple[list[history.Entry], list[str]]:
     runs: list[history.Entry] = []
     steps: dict[Path, list[history.Entry]] = {}
     unreadable: list[str] = []
-    for path in _result_files(directories):
-        if ops_result.is_ops(path):
+    for path in _result_files(directories, unreadable):
+        run_dir = path.parent  # read as a directory's: a link at its result.json is not followed
+        if ops_result.is_ops(run_dir):
             continue  # a maintenance operation's timing: no reads/s to trend
         try:
-            result = results.read_result(path)
+            result = results.read_result(run_dir)
         except UsageError as exc:
             unreadable.append(str(exc.args[0]) if exc.args else str(path))
             continue
-        run_dir = path.parent
         found = history.entry(result, str(run_dir), result.verdict or verdict.summary(result))
         sweep = run_dir.parent
         if (sweep / SWEEP_FILE).is_file():
@@ -57,16 +61,48 @@ def read_all(directories: list[Path]) -> tuple[list[history.Entry], list[str]]:
     return runs, unreadable
 
 
-def _result_files(directories: list[Path]) -> list[Path]:
+class _Budget:
+    """The directory entries history may still look at (MAX_ENTRIES in all)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_ENTRIES
+
+
+def _result_files(directories: list[Path], unreadable: list[str]) -> list[Path]:
     """Every result.json at most MAX_DEPTH directories down, links not followed (a results directory may hold
-    links to anywhere)."""
+    links to anywhere). Each directory is read an entry at a time, and at most MAX_ENTRIES entries in all: one
+    of millions of entries (another user's, say) is neither listed whole in memory nor walked to its end;
+    unreadable then says where the looking stopped."""
     found: set[Path] = set()
+    budget = _Budget()
     for top in directories:
-        top_depth = len(top.resolve().parts)
-        for root, dirs, files in os.walk(top.resolve(), followlinks=False):
-            here = Path(root)
-            if len(here.parts) - top_depth >= MAX_DEPTH:
-                dirs[:] = []
-            if results.RESULT_FILE in files and not (here / results.RESULT_FILE).is_symlink():
-                found.add(here / results.RESULT_FILE)
+        try:
+            found.update(Path(p) for p in _walk(str(top.resolve()), 0, budget))
+        except _Exhausted as exc:
+            unreadable.append(f"{top}: the looking stopped after {MAX_ENTRIES:,} directory entries (in {exc}); give "
+                              "the results directories themselves")
+            break
     return sorted(found)
+
+
+class _Exhausted(Exception):
+    """history's budget of directory entries is spent (where: the directory it was reading)."""
+
+
+def _walk(here: str, depth: int, budget: _Budget) -> Iterator[str]:
+    try:
+        entries = os.scandir(here)
+    except OSError:
+        return  # as os.walk: a directory that cannot be read holds nothing to list
+    with entries:
+        for entry in entries:
+            budget.left -= 1
+            if budget.left < 0:
+                raise _Exhausted(here)
+            try:
+                if entry.name == results.RESULT_FILE and not entry.is_symlink():
+                    yield entry.path  # a FIFO or a device too: its reading says what it is
+                elif depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                    yield from _walk(entry.path, depth + 1, budget)
+            except OSError:
+                continue

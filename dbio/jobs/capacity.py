@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from dbio import config_files, trust
+from dbio import config_files, readback, trust
 from dbio.errors import UsageError
 from dbio.stats import capacity, cost
 
@@ -39,8 +39,8 @@ def cost_table(files: Iterable[Path]) -> dict[str, Any] | None:
     """The [cost] table of the configuration file dbio read (its other sections are config.py's)."""
     for path in files:
         try:
-            data = config_files.parse_toml(trust.read_trusted(path).decode())
-        except (OSError, UnicodeDecodeError, config_files.BadToml, trust.UntrustedFile):
+            data = config_files.parse_toml(trust.read_trusted(path, readback.CONFIGURATION).decode())
+        except (OSError, UnicodeDecodeError, config_files.BadToml, trust.UntrustedFile, readback.Refused):
             continue  # config.py has said what is wrong with it, or it is a slob.conf
         table = data.get("cost")
         if isinstance(table, dict):

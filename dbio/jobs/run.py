@@ -10,7 +10,7 @@ from typing import Any
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import results_dir
+from dbio import readback, results_dir
 from dbio.collect import host
 from dbio.jobs import baseline as baselines
 from dbio.jobs import after_window, run_files
@@ -277,7 +277,7 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
             ui.warn(f"could not write the recovered result of the abandoned run in {directory}: "
                     f"{exc.strerror or exc}")
             continue
-        except DbioError as exc:  # a damaged leftover must not stop the new run
+        except (DbioError, readback.Refused) as exc:  # a damaged leftover must not stop the new run
             ui.warn(f"could not recover the abandoned run in {directory}: {exc}")
             continue
         except Exception as exc:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dbio import jsondoc
+from dbio import readback
 from dbio.errors import DbioError
 
 T = TypeVar("T")
@@ -21,8 +21,8 @@ DAMAGED = "if the instance is damaged, remove its directory yourself after check
 def read_record(path: Path) -> dict[str, Any]:
     """The record's fields (format_version dropped); one line naming the file when it is unreadable."""
     try:
-        data = jsondoc.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        data = readback.load_json(path, readback.INSTANCE_RECORD)
+    except (OSError, ValueError) as exc:  # readback.Refused, jsondoc.Malformed and UnicodeDecodeError are ValueErrors
         raise DbioError(f"cannot read the instance record {path}: {exc}", DAMAGED) from None
     if not isinstance(data, dict):
         raise DbioError(f"the instance record {path} is not a JSON object", DAMAGED)

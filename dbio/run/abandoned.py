@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from dbio import jsondoc, trust
+from dbio import readback, trust
 from dbio import result as results
 from dbio.engines.base import Engine
 from dbio.run.assemble import build, interval_statements
@@ -48,8 +48,8 @@ def rescued_runs() -> set[str]:
             if trust.path_problem(mark.parent):
                 continue
             try:
-                origins.add(trust.read_trusted(mark).decode(errors="replace").strip())
-            except (OSError, trust.UntrustedFile):
+                origins.add(trust.read_trusted(mark, readback.MARK).decode(errors="replace").strip())
+            except (OSError, trust.UntrustedFile, readback.Refused):
                 continue
     return origins
 
@@ -69,8 +69,8 @@ def abandoned(results_dir: Path) -> list[Path]:
         if trust.path_problem(directory):  # its result would be written through links another user put there
             continue
         try:
-            man = jsondoc.loads(manifest_path.read_bytes().decode())
-        except (OSError, ValueError):
+            man = readback.load_json(manifest_path, readback.MANIFEST, follow=False)
+        except (OSError, ValueError):  # readback.Refused and jsondoc.Malformed are ValueErrors
             continue  # not yet written whole, or unreadable: nothing to recover from
         client = man.get("client") if isinstance(man, dict) else None
         if not isinstance(client, str) or not client_alive(client):  # recover() says what is wrong

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dbio import __version__
-from dbio import engines, jsondoc, parts, file_formats
+from dbio import engines, jsondoc, parts, file_formats, readback
 from dbio import result as results
 from dbio.collect import host
 from dbio.config import Config, option_values
@@ -68,7 +68,7 @@ def write_manifest(directory: Path, data: dict[str, Any]) -> None:
 def read_manifest(directory: Path) -> dict[str, Any]:
     """run.json, checked against what `build` reads (UsageError naming the file otherwise)."""
     path = directory / MANIFEST_FILE
-    man = results.load(path, "the run cannot be recovered; remove its directory")
+    man = results.load(path, "the run cannot be recovered; remove its directory", readback.MANIFEST, follow=False)
     man = engines.complete_manifest(man)  # one an older dbio wrote lacks facts this one reads
     try:
         jsondoc.check(man, file_formats.MANIFEST)

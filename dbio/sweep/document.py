@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbio import jsondoc, ops_result, result, sweep_records
+from dbio import jsondoc, ops_result, readback, result, sweep_records
 from dbio.errors import UsageError
 from dbio.filesystem import write_whole
 from dbio.sweep_records import FORMAT, FORMAT_VERSION, Sweep
@@ -35,7 +35,7 @@ def read_sweep(directory: Path, *, trusted: bool = False) -> Sweep:
     line naming the file and what is wrong otherwise. trusted: only a file of the user running dbio, or
     root (a resume runs the configuration it holds)."""
     path = directory / SWEEP_FILE if directory.is_dir() else directory
-    document = result.load(path, _GIVEN, trusted=trusted)
+    document = result.load(path, _GIVEN, readback.SWEEP, follow=not directory.is_dir(), trusted=trusted)
     try:
         return sweep_records.load(document)
     except sweep_records.NotASweep:
@@ -54,8 +54,8 @@ def load_steps(directory: Path, doc: sweep_records.Doc) -> dict[str, dict[str, A
     """The result of every step that wrote one, by step name."""
     out = {}
     for step in sweep_records.of(doc).steps:
-        path = directory / step.name / result.RESULT_FILE
-        if path.exists():
+        path = directory / step.name  # its directory: a link at its result.json is not followed
+        if (path / result.RESULT_FILE).exists():
             try:
                 out[step.name] = ops_result.read(path) if ops_result.is_ops(path) else result.read(path)
             except UsageError:

@@ -119,3 +119,45 @@ def test_bad_directories_are_refused_in_one_line(tmp_path, args, message, capsys
         cli.main([str(tmp_path / "empty") if a == "EMPTY" else a for a in args])
     err = capsys.readouterr().err
     assert exited.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_history_passes_over_planted_files_each_named_in_one_line_and_lists_the_rest(tmp_path):
+    """Another user's directory, read as root: a sparse result.json just over the limit (today read whole: 1.28 GB
+    of memory and 4 s for 600 MiB), a FIFO and a link to a device. History names the first two, never follows the
+    link, and lists the two real runs; its memory stays what reading them takes."""
+    import os
+
+    from dbio import readback
+    from tests.bounded_program import CLI, PEAK_MIB, run_program
+
+    top = _results(tmp_path, [_run(0, 10_000), _run(1, 10_100)])
+    for name in ("huge", "fifo", "device"):
+        (top / name).mkdir()
+    with (top / "huge" / "result.json").open("wb") as fh:
+        fh.truncate(readback.RESULT.max_bytes + 1)
+    os.mkfifo(top / "fifo" / "result.json")
+    (top / "device" / "result.json").symlink_to("/dev/zero")
+    code, out, err, peak = run_program(CLI, "history", str(top), timeout=60)
+    assert code == 0, err
+    assert "2 runs and 0 sweeps in 1 configuration" in out
+    (warning,) = [line for line in out.splitlines() if "not listed:" in line]
+    assert f"{top / 'huge' / 'result.json'} is larger than any result dbio writes" in warning, warning
+    assert f"{top / 'fifo' / 'result.json'} is not a plain file" in warning
+    assert str(top / "device") not in out
+    assert peak < PEAK_MIB, f"{peak:.0f} MiB"
+
+
+def test_history_looks_at_a_bounded_number_of_directory_entries_and_says_where_it_stopped(tmp_path, monkeypatch):
+    """A directory of millions of entries is neither listed whole in memory nor walked to its end (today: os.walk
+    lists every directory it enters whole, and enters all of them)."""
+    monkeypatch.setattr(history_command, "MAX_ENTRIES", 40, raising=False)
+    top = _results(tmp_path, [_run(0, 10_000)])
+    crowded = top / "crowded"
+    crowded.mkdir()
+    for i in range(100):
+        (crowded / f"entry{i}").mkdir()
+    entries, unreadable = history_command.read_all([top])
+    assert len(unreadable) == 1 and unreadable[0].startswith(f"{top}: the looking stopped after 40 directory entries")
+    assert f"(in {crowded})" in unreadable[0]
+    assert len(entries) <= 1
+

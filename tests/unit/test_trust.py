@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbio import trust
+from dbio import readback, trust
 from dbio.managed.lock import describe_holder
 
 ME = os.geteuid()
@@ -170,13 +170,13 @@ def test_a_configuration_file_is_followed_through_a_link_only_in_a_directory_nob
     mine = tmp_path / "mine.toml"
     mine.write_text("[workload]\nupdate_pct = 5\n")
     (tmp_path / "link.toml").symlink_to(mine)
-    assert trust.read_trusted(tmp_path / "link.toml") == mine.read_bytes()
+    assert trust.read_trusted(tmp_path / "link.toml", readback.CONFIGURATION) == mine.read_bytes()
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)  # like /tmp: another user could point the link anywhere, or swap it
     (shared / "dbio.toml").symlink_to(mine)
     with pytest.raises(trust.UntrustedFile, match="is a link in a directory other users may change"):
-        trust.read_trusted(shared / "dbio.toml")
+        trust.read_trusted(shared / "dbio.toml", readback.CONFIGURATION)
 
 
 def test_results_go_only_where_nobody_else_may_change_the_path(tmp_path):

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from dbio import readback
+
 SCHEMES = ("mysql", "mariadb")
 DEFAULT_PORT = 3306
 # Where Debian, Red Hat and upstream builds put the server's socket, in the order looked at.
@@ -153,8 +155,8 @@ def password(option_file: Path | None = None) -> str | None:
     path = option_file or Path.home() / ".my.cnf"
     parser = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
     try:
-        parser.read_string(path.read_text())
-    except (OSError, configparser.Error, UnicodeDecodeError):
+        parser.read_string(readback.read_bytes(path, readback.OPTION_FILE).decode())
+    except (OSError, configparser.Error, UnicodeDecodeError, readback.Refused):
         return None
     for group in ("client", "mysql"):
         if parser.has_option(group, "password"):
