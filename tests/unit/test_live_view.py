@@ -15,9 +15,9 @@ import pytest
 
 from rich.console import Console
 
-from dbio.jobs.run import live_facts
-from dbio.report import cpu_findings, storage_findings
-from dbio.stats import histogram, live
+from dbio.jobs.measure import live_facts
+from dbio.report import cpu_findings
+from dbio.stats import device_reads, histogram, live
 from dbio.stats import stalls as stall_math
 from dbio.ui import UI
 
@@ -213,10 +213,10 @@ def test_devices_that_hold_a_part_of_the_reads_say_nothing():
 
 
 def test_the_early_findings_use_the_verdict_s_thresholds():
-    assert live.DEVICE_SHARE_LIMIT == storage_findings.DEVICE_SHARE_LIMIT
-    assert live.DEVICE_EXCESS_LIMIT == storage_findings.DEVICE_EXCESS_LIMIT
-    assert live.DEVICE_EXCESS_MIN_READS == storage_findings.DEVICE_EXCESS_MIN_READS
-    assert live.MULTI_BLOCK_READ == storage_findings.MULTI_BLOCK_READ
+    assert live.DEVICE_SHARE_LIMIT == device_reads.DEVICE_SHARE_LIMIT
+    assert live.DEVICE_EXCESS_LIMIT == device_reads.DEVICE_EXCESS_LIMIT
+    assert live.DEVICE_EXCESS_MIN_READS == device_reads.DEVICE_EXCESS_MIN_READS
+    assert live.MULTI_BLOCK_READ == device_reads.MULTI_BLOCK_READ
     assert live.STEAL_LIMIT == cpu_findings.STEAL_LIMIT
     assert {"reads_per_s", "writes_per_s", "wal_mib_per_s"} <= set(stall_math.MOVING)
     assert [group for group, _ in live.ENGINE_MOVING] == ["data", "data", "wal"]
