@@ -1,7 +1,9 @@
-"""The members of an embedded cluster (a primary and its standbys) and which of them a run uses (pure).
+"""The members of an embedded cluster (a primary and its standbys, or a multi-writer cluster's nodes)
+and which of them a run uses (pure).
 
 Names are fixed: the primary is `primary`, the standbys `standby1`, `standby2`, ... in the order
-they were made. `--nodes` picks some of them, in the cluster's order whatever order it lists them."""
+they were made; a Galera cluster's nodes are `node1`, `node2`, ...
+`--nodes` picks some of them, in the cluster's order whatever order it lists them."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 from dbio.errors import UsageError
 
 PRIMARY = "primary"
-_NAME = re.compile(r"primary|standby[1-9][0-9]*")
+_NAME = re.compile(r"primary|standby[1-9][0-9]*|node[1-9][0-9]*")
 
 
 def names(standbys: int) -> list[str]:

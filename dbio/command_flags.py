@@ -26,7 +26,7 @@ def _the_instance(option: Option) -> bool:
         or option.key in ("engine", "dbname", "schemas", "threads_per_schema")
 
 
-_MEMBERS = ("standbys", "standby_data_dir")  # fixed when the instance is made
+_MEMBERS = ("standbys", "standby_data_dir", "galera", "galera_data_dir")  # fixed when the instance is made
 
 
 def _a_new_instance(option: Option) -> bool:

@@ -144,7 +144,7 @@ def read_facts(located: Config, instance: Any | None, command: str, shape: str,
 # What places dbio's own instance and its database: the request's, even to read the instance as it was.
 # Not the WAL's or the tablespaces' directories: the instance keeps its own, and the request's would be
 # made (tablespace directories) or checked before the validation has judged them.
-LOCATING = ("engine", "data_dir", "standby_data_dir", "dbname")
+LOCATING = ("engine", "data_dir", "standby_data_dir", "galera_data_dir", "dbname")
 
 
 def _as_last_configured(located: Config, remembered: Mapping[str, Any]) -> Config:

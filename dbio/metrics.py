@@ -15,13 +15,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from dbio.errors import UsageError
+from dbio.run.listeners import Listener, RunView
+from dbio.run.phase import Phase
+from dbio.run.readings import Normalize, answered, normalized
 from dbio.run.slice_totals import KINDS
 from dbio.stats import histogram
 from dbio.ui import UI
@@ -48,6 +51,9 @@ DEVICE_COUNTERS = (  # /proc/diskstats fields -> metric, help, scale
 )
 CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 PHASES = ("starting", "warm-up", "measuring", "finishing")
+# the run's phases as a dashboard shows them: the window is measured until its end reading (after the drain)
+SHOWN = {Phase.PREPARE: "starting", Phase.CONNECT: "starting", Phase.START: "starting", Phase.WARMUP: "warm-up",
+         Phase.WINDOW: "measuring", Phase.DRAIN: "measuring", Phase.CLEAN_UP: "finishing", Phase.DONE: "finishing"}
 
 
 @dataclass
@@ -65,7 +71,7 @@ RUN_LABELS = ["run_id", "label", "step"]
 
 @dataclass
 class State:
-    """What a scrape reads, kept by the observer of the run in progress (one lock: the run's thread writes,
+    """What a scrape reads, kept by the listener of the run in progress (one lock: the run's thread writes,
     the HTTP server's reads)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -155,17 +161,6 @@ def _exposed(bound_us: float) -> bool:
     return whole == bound_us and (whole in histogram.AWR_EDGES_US or (whole >= 8 and whole & (whole - 1) == 0))
 
 
-def phase_of(message: str) -> str:
-    """The runner's phase messages, in the four phases a dashboard shows."""
-    if message.startswith("warming"):
-        return "warm-up"
-    if message.startswith("measuring"):
-        return "measuring"
-    if message.startswith(("connecting", "starting", "settling")):
-        return "starting"
-    return "finishing"
-
-
 class Endpoint:
     """The HTTP server, for the whole command (a sweep's steps share it); stopped by close()."""
 
@@ -196,33 +191,43 @@ class Endpoint:
         self.server.server_close()
 
 
-class MetricsObserver:
-    """runner.Observer: passes everything on, and keeps the latest sample for the endpoint."""
+class MetricsListener(Listener):
+    """A listener of the run (run/listeners.py) that keeps, for the endpoint, its phase, the lines it told the user
+    (its events) and its latest sample: the samples the live view shows, normalized (the warm-up's, the window's
+    first reading, each on time, its last)."""
 
-    def __init__(self, inner: Any, endpoint: Endpoint):
-        self.inner, self.state = inner, endpoint.state
+    title = "the metrics endpoint"
 
-    def phase(self, message: str) -> None:
+    def __init__(self, endpoint: Endpoint, normalize: Normalize):
+        self.state, self.normalize = endpoint.state, normalize
+
+    def phase(self, phase: Phase, run: RunView) -> None:
         with self.state.lock:
-            self.state.phase = phase_of(message)
-        self.inner.phase(message)
+            self.state.phase = SHOWN[phase]
+        if phase is Phase.WINDOW and run.window.begin is not None:  # the window's first reading: its counters' start
+            self._second(run.window.begin)
 
-    def event(self, message: str) -> None:
+    def told(self, message: str) -> None:
         with self.state.lock:
             self.state.events += 1
-        self.inner.event(message)
 
-    def second(self, sample: dict[str, Any]) -> None:
-        """A sample whose engine counters are normalized (each node's under "nodes")."""
+    def sample(self, record: Mapping[str, Any]) -> None:
+        # the reading before the start (k 0) is not shown: a window's first reading is (with no warm-up, it is that)
+        if record.get("k") != 0:
+            self._second(record)
+
+    def _second(self, sample: Mapping[str, Any]) -> None:
+        if not answered(dict(sample)):  # a gap, or a reading some node did not answer: not counted, not shown
+            return
+        shown = normalized(dict(sample), self.normalize)
         with self.state.lock:
             self.state.samples += 1
-            self.state.t = sample.get("t")
-            self.state.nodes = {name: counters for name, counters in (sample.get("nodes") or {}).items() if counters}
-            self.state.os = sample.get("os") or {}
-            self._add(sample.get("statements") or {})
-            for late in (sample.get("late_statements") or {}).values():  # slices that came back after their second
+            self.state.t = shown.get("t")
+            self.state.nodes = {name: counters for name, counters in (shown.get("nodes") or {}).items() if counters}
+            self.state.os = shown.get("os") or {}
+            self._add(shown.get("statements") or {})
+            for late in (shown.get("late_statements") or {}).values():  # slices that came back after their second
                 self._add(late)
-        self.inner.second(sample)
 
     def _add(self, tally: dict[str, Any]) -> None:
         """One interval's statements (a sparse tally: run/slice_totals.py) added to the running totals."""
@@ -237,17 +242,11 @@ class MetricsObserver:
             for index, n in entry["hist"].items():
                 total["buckets"][int(index)] += n
 
-    def close(self) -> None:
-        """The run's sessions and window are over (its result and reports are being written)."""
-        with self.state.lock:
-            self.state.phase = "finishing"
-        self.inner.close()
-
 
 @contextlib.contextmanager
 def serving(port: int | None, address: str, ui: UI) -> Iterator[Endpoint | None]:
-    """The endpoint for the command's whole life when a port is given (ui.metrics: what run.measure wraps its
-    observer with), stopped when the command ends however it ends."""
+    """The endpoint for the command's whole life when a port is given (ui.metrics: what run.measure's listener of
+    it feeds), stopped when the command ends however it ends."""
     if port is None:
         yield None
         return

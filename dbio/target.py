@@ -113,9 +113,9 @@ def members(primary: Target, config: Config) -> list[Target]:
     if instance is None or not instance.standby_count():
         return [primary]
     entry = registry.entry(config.connection.engine)
-    return [Target(primary.engine if role == "primary" else entry.create_engine(), conninfo, instance,
-                   primary.notify, name, role)
-            for name, role, conninfo in instance.nodes(config.connection.dbname, config.run.nodes)]
+    # each member a server of its own, with its engine object (a multi-writer cluster has several primaries)
+    return [Target(primary.engine if k == 0 else entry.create_engine(), conninfo, instance, primary.notify, name, role)
+            for k, (name, role, conninfo) in enumerate(instance.nodes(config.connection.dbname, config.run.nodes))]
 
 
 @contextmanager

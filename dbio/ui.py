@@ -40,7 +40,7 @@ class UI:
         self.console = console or VisibleConsole(stderr=False, highlight=False)
         self.err = VisibleConsole(stderr=True, highlight=False)
         self.quiet = quiet
-        self.metrics: Any = None  # metrics.Endpoint while --metrics-port serves (the run's observer feeds it)
+        self.metrics: Any = None  # metrics.Endpoint while --metrics-port serves (the run's listener of it feeds it)
 
     def say(self, message: str) -> None:
         if not self.quiet:

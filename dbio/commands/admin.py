@@ -138,7 +138,7 @@ def member_lines(members: tuple[Any, ...]) -> list[str]:
         return []
     lines = [f"{'member':<10} {'role':<8} {'state':<8} {'port':>5}  {'replay lag':<20} data directory"]
     for m in members:
-        if m.role == "primary":
+        if m.role != "standby":  # a primary, or a node of a multi-writer cluster: nothing to replay behind
             lag = ""
         elif m.lag_bytes is None:
             lag = "-"

@@ -85,6 +85,9 @@ class ServerInfo:
     connections_in_use: int
     backend_pid: int
     identity: str | None = None  # the same for two connections to one server (a run's nodes must differ)
+    # the multi-writer cluster the server is a node of (a Galera cluster's state uuid): a run's nodes are one
+    # cluster's or none's; None: a server on its own
+    cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,7 @@ class SliceResult:
     done: bool
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
     hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
+    retries: int = 0  # UPDATEs run again after a conflict rolled them back (in updates once each)
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,10 @@ class Counters(TypedDict, total=False):
     writers: dict[str, float]  # the engine's buffer writers in its own names, kept for the record (no reader)
     gauges: dict[str, Any]  # point-in-time values, never differenced (other sessions active, replay lag...)
     replication: dict[str, float]  # a standby's: wal_received_bytes (its receive position)
+    # a node of a multi-writer cluster (Galera): write-sets replicated (its own commits) and received (the
+    # others'), their bytes, certification failures, brute-force aborts, replays, flow control (paused ns,
+    # pauses sent and received); its queues are gauges (recv_queue, send_queue)
+    writesets: dict[str, float | None]
 
 
 def session_names(values: Any) -> list[str]:

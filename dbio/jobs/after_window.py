@@ -22,7 +22,9 @@ from dbio.jobs import external_script, run_files
 from dbio.run import assemble
 from dbio.run.monitor import SampleWriter
 from dbio.run.readings import Normalize
-from dbio.run.run_state import RunOutcome
+from dbio.run.listeners import Listener, RunView
+from dbio.run.outcome import RunOutcome
+from dbio.run.phase import Phase
 from dbio.ui import UI
 
 # The steps, as the result's `signal.during` names the one its first signal came in; "run": the run's own
@@ -30,6 +32,21 @@ from dbio.ui import UI
 STEPS = ("run", "post_call", "baseline_after", "result", "reports")
 
 BaselineAfter = Callable[[signals.Received], None]  # fio's run after the database's, into the baseline's record
+
+
+class Shield(Listener):
+    """A listener of the run (run/listeners.py): from its window's opening, the signals its caller notes (came) are
+    never raised, since from then on the run has a result to keep (its own handling ends the run)."""
+
+    title = "the signals' shield"
+
+    def __init__(self, came: signals.Received):
+        self.came = came
+
+    def phase(self, phase: Phase, run: RunView) -> None:
+        if phase is Phase.WINDOW:
+            self.came.shield()
+            self.came.step("run")
 
 
 def finish(came: signals.Received, outcome: RunOutcome, man: dict[str, Any], normalize: Normalize,
@@ -40,8 +57,6 @@ def finish(came: signals.Received, outcome: RunOutcome, man: dict[str, Any], nor
     shielded (none raised). events: what happened before the run (settling, pending writes)."""
     if outcome.signal is not None:
         came.note(outcome.signal, during="run")
-    if hook.started("pre"):  # a window that opened and did not close (a failure): its post all the same
-        hook.start("post")
     if baseline_after is not None:  # beside the post call: the script's call runs in a thread
         came.step("baseline_after")
         baseline_after(came)

@@ -23,6 +23,8 @@ from typing import IO, Any
 
 from dbio import signals, trust
 from dbio.errors import UsageError
+from dbio.run.listeners import Listener, RunView
+from dbio.run.phase import Phase
 from dbio.ui import UI
 
 TIMEOUT_SECONDS = 600  # a hung script must not hold the run (or its result) forever
@@ -51,8 +53,13 @@ SIGNAL_WAIT_SECONDS = 5.0  # after a signal, what a script still running gets be
 STOP_SECONDS = 2.0  # between SIGTERM and SIGKILL of the script's process group
 
 
-class Hook:
-    """Calls the script at each of the window's events, each in a thread, and keeps what each call did."""
+class Hook(Listener):
+    """Calls the script at each of the window's events, each in a thread, and keeps what each call did. A listener of
+    the run (run/listeners.py): pre as the window opens, post as it closes, or as the run cleans up after a window
+    that opened and did not close (a failure); its calls outlive the run (finish), so the result gets their record
+    once they ended (record), not in the outcome."""
+
+    title = "the external script"
 
     def __init__(self, path: Path | None, directory: Path, ui: UI):
         self.path, self.directory, self.ui = path, directory, ui
@@ -60,6 +67,15 @@ class Hook:
         self._threads: list[threading.Thread] = []
         self._running: dict[str, subprocess.Popen] = {}
         self._window_at: dict[str, float] = {}  # phase -> when dbio opened or closed the window (this host)
+
+    def phase(self, phase: Phase, run: RunView) -> None:
+        if phase is Phase.WINDOW:
+            self.window("open")
+        elif phase is Phase.CLEAN_UP:
+            if run.window.closed is not None:
+                self.window("close")
+            elif self.started("pre"):  # its post all the same
+                self.start("post")
 
     def window(self, event: str) -> None:
         """The run's window opened or closed: start the script's call for it, and return at once."""

@@ -1,53 +1,34 @@
-"""A run measured: everything checked, the workload run, result.json and its reports written: each run of dbio run,
-quickstart, run --repeat and a sweep's steps."""
+"""A run measured: everything checked, then the workload run, result.json and its reports written (measure.py):
+each run of dbio run, quickstart, run --repeat and a sweep's steps."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import metrics, results_dir, signals
+from dbio import results_dir
 from dbio.collect import host
 from dbio.jobs import baseline as baselines
-from dbio.jobs import after_window, external_script, run_files
+from dbio.jobs import after_window, run_files
+from dbio.jobs.measure import RunResult, measure
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.option_table import BY_KEY
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
-from dbio.errors import DbioError, Terminated, UsageError
-from dbio.run import abandoned, manifest, disk_guard, runner
+from dbio.errors import DbioError, UsageError
+from dbio.run import abandoned, disk_guard
 from dbio.run.clock import REAL_TIME, TimeSource
-from dbio.run.identity import new_run_id
-from dbio.run.monitor import SampleWriter
 from dbio.run import session_placement
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
-from dbio.sweep.document import SWEEP_FILE
-from dbio.run.readings import ONLY_NODE, Normalize, answered, normalized, normalizer
-from dbio.report import stack_findings
-from dbio.result_context import Storage
-from dbio.stats import live
-from dbio.ui import UI, RunObserver
+from dbio.run.readings import ONLY_NODE
+from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
-
-
-@dataclass(frozen=True)
-class RunResult:
-    directory: Path
-    document: dict[str, Any]
-    signal: str | None = None  # the first signal that came: in the run's window, or after it (after_window.py)
-    unwritten: tuple[run_files.Unwritten, ...] = ()  # reports a full disk kept out (named in the result)
-
-    @property
-    def status(self) -> str:
-        return self.document["status"]
 
 
 def run_directory(config: Config, now: datetime | None = None) -> Path:
@@ -161,6 +142,7 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
     share = max(session_placement.shares(weights, config.workload.sessions))  # the most sessions one node gets
     probed = [_probe(target) for target in found]
     check_distinct([info for info, _ in probed])
+    check_one_cluster([info for info, _ in probed])
     check_writable(config, [info for info, _ in probed])
     checked = [(info, check_setup(loaded, config, info.description)) for info, loaded in probed]
     for info, _ in checked:
@@ -252,6 +234,23 @@ def node_weights(config: Config, count: int) -> list[float]:
     return [float(w) for w in config.connection.weights] if config.connection.weights else [1.0] * count
 
 
+def check_one_cluster(infos: list[ServerInfo]) -> None:
+    """Nodes of a multi-writer cluster (ServerInfo.cluster) are one cluster's: a run of two clusters' nodes, or of
+    a cluster's node and another server, would add up unrelated write-sets as if each node applied every one."""
+    clustered = [info for info in infos if info.cluster is not None]
+    if not clustered:
+        return
+    alone = next((info for info in infos if info.cluster is None), None)
+    if alone is not None:
+        raise UsageError(f"{alone.description} is not a node of the cluster {clustered[0].description} belongs to",
+                         "give only the nodes of one cluster (a --dsn each)")
+    other = next((info for info in clustered if info.cluster != clustered[0].cluster), None)
+    if other is not None:
+        raise UsageError(f"{other.description} and {clustered[0].description} are nodes of different clusters "
+                         f"({other.cluster}, {clustered[0].cluster})", "give only the nodes of one cluster (a --dsn "
+                                                                        "each)")
+
+
 def check_distinct(infos: list[ServerInfo]) -> None:
     """Nodes are different servers: one server twice would count its (server-wide) I/O twice."""
     seen: dict[str, ServerInfo] = {}
@@ -261,129 +260,6 @@ def check_distinct(infos: list[ServerInfo]) -> None:
                              "give each server once (a node is a server, not a database)")
         if info.identity is not None:
             seen[info.identity] = info
-
-
-def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
-            storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
-            baseline_after: after_window.BaselineAfter | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME) -> RunResult:
-    """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports.
-    clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
-    run_id = new_run_id()
-    script = external_script.check(config.run.external_script)
-    man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
-    observer: RunObserver | metrics.MetricsObserver = ui.run_observer(
-        sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup, bounds_us=plan.bounds_us,
-        facts=live_facts(man))
-    directory = results_dir.claim(directory, "the run's result", unique=unique)
-    if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
-        step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
-        ui.metrics.begin(run_id, config.run.label, step, plan.bounds_us)
-        observer = metrics.MetricsObserver(observer, ui.metrics)
-    try:
-        manifest.write_manifest(directory, man)
-    except OSError as exc:  # nothing ran: leave no run directory behind
-        shutil.rmtree(directory, ignore_errors=True)
-        raise DbioError(f"{directory / results.RUN_MANIFEST} could not be written ({exc.strerror or exc})",
-                        "free some space in the results directory") from None
-    hook = external_script.Hook(script, directory, ui)  # called as the window opens and closes
-    settled = _settle(nodes, config, ui)
-    flushed = _flush_pending_writes(nodes, ui)
-    samples = SampleWriter(directory / results.SAMPLES_FILE)
-    normalize = normalizer({node.name: node.engine for node in nodes})
-    with signals.received() as came:
-        def on_window(event: str) -> None:
-            came.shield()  # the window opened: from now on the run has a result to keep, which no signal may cost
-            came.step("run")
-            hook.window(event)
-
-        try:
-            outcome = runner.run(runner.RunContext(
-                nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
-                wait_interval=config.run.wait_sample_interval, observer=_NormalizingObserver(normalize, observer),
-                run_id=run_id, client=man["client"], room_paths=room_paths, room_floor=room_floor,
-                on_window=on_window, time=clock))
-        except BaseException as exc:
-            hook.finish(interrupted=True)
-            samples.close()
-            if samples.lines == 0:  # nothing ran: leave no run directory behind
-                shutil.rmtree(directory, ignore_errors=True)
-            if isinstance(exc, KeyboardInterrupt) and came.first == "SIGTERM":  # 143, as SIGTERM ends a process
-                raise Terminated("SIGTERM before the run's window opened: nothing measured") from None
-            raise
-        finally:
-            observer.close()
-            samples.close()
-        came.shield()  # the run has ended: what follows is its result's (after_window.py)
-        written = after_window.finish(came, outcome, man, normalize, samples, directory, hook, ui,
-                                      events=settled + ([flushed] if flushed is not None else []),
-                                      baseline=baseline, baseline_after=baseline_after)
-    return RunResult(written.directory, written.document, came.first, written.unwritten)
-
-
-def live_facts(man: dict[str, Any]) -> live.RunFacts:
-    """What the live view's findings know of the run besides its samples, as the verdict's rules know it (from
-    its manifest): the engine's read unit, direct I/O, whether the devices dbio reads hold every read the engine
-    counts (every node on this host, every data place on a device dbio reads), every server on this host."""
-    caps = man["capabilities"]
-    page = caps.get("page_bytes")
-    local = all(node["capabilities"].get("local") for node in man.get("nodes") or [{"capabilities": caps}])
-    places = Storage.of(man.get("storage"))
-    measured = not any(stack_findings.unmeasured(place) for place in (places.data_directory, *places.tablespaces)
-                       if place)
-    return live.RunFacts(page_bytes=page if isinstance(page, int) and page > 0 else live.RunFacts.page_bytes,
-                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local)
-
-
-def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:
-    """Before a read-only run, each writable node's data set brought to rest: what an earlier run's
-    UPDATEs left would otherwise be pruned, purged and written out by this run's reads inside its
-    window. An event per node that had anything to settle, with the time it took."""
-    if config.workload.update_pct > 0:
-        return []
-    events = []
-    for node in nodes:
-        if node.read_only:  # a standby has its primary's data set, settled there
-            continue
-        conn = node.engine.connect(node.conninfo, application_name="dbio:settle")
-        try:
-            done = node.engine.settle(conn)
-        finally:
-            node.engine.close(conn)
-        if done is None:
-            continue
-        where = f" on {node.name}" if len(nodes) > 1 else ""
-        message = (f"settled the data set{where} before this read-only run, what earlier writes left in it: "
-                   f"{done['done']} ({done['seconds']:.1f} s)")
-        ui.note(message)
-        events.append({"t": time.time(), "kind": "settled", "node": node.name, "message": message, **done})
-    return events
-
-
-FLUSH_FLOOR = 16 << 20  # pending bytes below which a flush is not worth a note
-FLUSH_LIMIT = 30.0  # seconds a run waits for the OS to write out what it had pending
-
-
-def _flush_pending_writes(nodes: list[Node], ui: UI) -> dict[str, Any] | None:
-    """Before a run on this host's storage, the OS's pending writes (a load's, an installation's) go to
-    the device now rather than inside the measured window, where they would be the device's writes
-    that the engine did not make. The event says how much and whether it finished in time."""
-    if not any(node.info.caps.local for node in nodes):
-        return None
-    pending = host.pending_writes()
-    if pending < FLUSH_FLOOR:
-        return None
-    ui.note(f"writing out {format_bytes(pending)} the OS had pending, so it does not reach the device "
-            "inside the measured window")
-    done = host.flush_pending_writes(pending, FLUSH_LIMIT)
-    message = (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending; they were written out "
-               f"before the run ({done['seconds']:.1f} s)") if done["finished"] else \
-        (f"the OS had {format_bytes(done['pending_bytes'])} of writes pending and had not written them out "
-         f"after {FLUSH_LIMIT:.0f} s ({format_bytes(done['left_bytes'])} left): the device may write them "
-         "inside the measured window")
-    if not done["finished"]:
-        ui.note(message)
-    return {"t": time.time(), "kind": "pending_writes", "message": message, **done}
 
 
 def engine_named(name: str | None) -> Engine:
@@ -415,21 +291,6 @@ def recover_abandoned(results_dir: Path, ui: UI) -> list[Path]:
             if event["kind"] == "samples_skipped":
                 ui.warn(f"{directory}: {event['message']}")
     return recovered
-
-
-class _NormalizingObserver:
-    def __init__(self, normalize: Normalize, observer: Any):
-        self.normalize, self.observer = normalize, observer
-
-    def phase(self, message: str) -> None:
-        self.observer.phase(message)
-
-    def event(self, message: str) -> None:
-        self.observer.event(message)
-
-    def second(self, sample: dict[str, Any]) -> None:
-        if answered(sample):
-            self.observer.second(normalized(sample, self.normalize))
 
 
 def _devices(storage: dict[str, Any]) -> set[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from dbio.report import node_verdicts
+from dbio.report import node_verdicts, writeset_section
 from dbio.report.tables import table
 from dbio.result_records import Doc, Node, Result, of
 from dbio.stats import catalogue
@@ -22,7 +22,8 @@ INSTANCE = (("Load", ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mi
             ("Latency", ("avg_read_us", "avg_write_us", "avg_wal_sync_us", "select_mean_us", "select_p99_us")),
             ("CPU", ("db_cpu_cores", "db_cpu_us_per_read", "reads_per_db_cpu_second")),
             ("Validity", ("blocks_read_per_row", "buffer_hit_pct", "device_to_db_read_ratio")),
-            ("Replication", ("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")))
+            ("Replication", ("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")),
+            ("Write-sets", writeset_section.PER_NODE))
 REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")
 
 
@@ -51,6 +52,9 @@ def section(doc: Doc) -> dict[str, Any] | None:
     replication = _replication(nodes)
     if replication is not None:
         tables.append(replication)
+    writesets = writeset_section.writesets_table(r)
+    if writesets is not None:
+        tables.append(writesets)
     return {"id": "nodes", "title": "Nodes", "tables": tables}
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from dbio.report import (baseline_findings, conduct_findings, cpu_findings, limit_findings, node_verdicts,
-                         access_findings, stack_findings, storage_findings, words)
+from dbio.report import (baseline_findings, cluster_findings, conduct_findings, cpu_findings, limit_findings,
+                         node_verdicts, access_findings, stack_findings, storage_findings, words)
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
 from dbio.report.storage_findings import page_bytes, read_comparison
@@ -28,7 +28,7 @@ def findings(doc: Doc) -> list[Finding]:
     """All findings, the most serious first."""
     r = of(doc)
     out: list[Finding] = []
-    for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *access_findings.RULES):
+    for rule in (*stack_findings.RULES, *limit_findings.RULES, *RULES, *access_findings.RULES, *cluster_findings.RULES):
         finding = rule(r)
         if finding is not None:
             out.append(finding)

@@ -17,11 +17,14 @@ from dbio.engines.base import Engine
 from dbio.run.assemble import build, interval_statements
 from dbio.run.identity import client_alive
 from dbio.run.manifest import MANIFEST_FILE, manifest_nodes, read_manifest
+from dbio.run.phase import Phase
 from dbio.run.readings import answered, normalizer, raw_nodes, reading_time
 from dbio.run.result_events import samples_skipped
-from dbio.run.runner import RunOutcome
+from dbio.run.outcome import RunOutcome, WindowReadings
+from dbio.run.run_status import RunStatus, Status
 from dbio.run.sessions import Clock
 from dbio.run.slice_totals import Tally
+from dbio.run import wait_sampling
 
 RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
 RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
@@ -97,7 +100,7 @@ def recover(directory: Path, engine_named: Callable[[str], Engine]) -> dict[str,
             continue
         if sample.get("k") == int(warmup):
             begin = sample
-        if sample.get("phase") != "measured":
+        if sample.get("phase") != Phase.WINDOW.label:
             continue
         end = sample
         for event, count in (sample.get("waits") or {}).items():
@@ -112,11 +115,9 @@ def recover(directory: Path, engine_named: Callable[[str], Engine]) -> dict[str,
     reason = (f"the dbio process ({man['client']}) ended before the run finished; the figures cover the window up "
               f"to its last sample ({results.iso(last_t)})")
     outcome = RunOutcome(
-        status="lost", reason=reason, run_id=int(man["run_id"]), clock=clock,
-        sessions=[], begin=_reading(begin), end=_reading(end),
-        window_start=reading_time(begin), window_end=reading_time(end),
-        totals=totals, waits=waits, wait_samples=None, plans={},
-        connect_seconds=0.0, start_seconds=0.0,
+        status=RunStatus(Status.LOST, reason), run_id=int(man["run_id"]), clock=clock, start=None,
+        window=WindowReadings(_reading(begin), _reading(end), reading_time(begin), reading_time(end)),
+        sessions=[], totals=totals, plans={}, records={wait_sampling.KEY: wait_sampling.WaitCounts(waits, None)},
         events=[{"t": last_t, "kind": "lost", "message": reason},
                 {"t": time.time(), "kind": "recovered",
                  "message": f"result rebuilt from samples.jsonl by dbio on {platform.node()}"}]

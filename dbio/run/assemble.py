@@ -11,11 +11,11 @@ from typing import Any, Callable, Iterable
 from dbio import __version__
 from dbio import result as results
 from dbio.collect import host
-from dbio.run import agreed_start, session_placement, result_events, result_figures
+from dbio.run import agreed_start, read_probing, session_placement, result_events, result_figures, wait_sampling
 from dbio.run.manifest import manifest_nodes
 from dbio.run.nodes import STANDBY
 from dbio.run.readings import Normalize, normalized
-from dbio.run.runner import RunOutcome
+from dbio.run.outcome import RunOutcome, StartFacts
 from dbio.run.sessions import Session
 from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
@@ -52,22 +52,25 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         per_interval = interval_statements(samples(), len(plan["bounds_us"]) + 1)
     nodes = manifest_nodes(man)
     # each node's counters watched over the window, from its begin reading to its end: one that went back
-    watch = resets.Watch(outcome.window_start)
-    if outcome.begin and outcome.window_start is not None:
-        watch.see(normalized(outcome.begin, normalize))
+    watch = resets.Watch(outcome.window.opened)
+    if outcome.window.begin and outcome.window.opened is not None:
+        watch.see(normalized(outcome.window.begin, normalize))
     series, last_measured, node_series = result_figures.interval_series(man, outcome, normalize, samples,
                                                                         per_interval, len(nodes) > 1, watch)
     window = result_figures.window_readings(outcome, last_measured, normalize)
     watch.see(window["end"])
     begin, end = window["begin"], result_figures.without_ended_sessions(window["end"], outcome.sessions)
     node_totals = result_figures.node_tallies(outcome, [n["name"] for n in nodes])
+    waits: wait_sampling.WaitCounts = outcome.records.get(wait_sampling.KEY) or wait_sampling.WaitCounts()
+    probes: dict[str, dict[str, Any]] = outcome.records.get(read_probing.KEY) or {}
+    node_starts = outcome.start.node_starts if outcome.start is not None else {}
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
-                                            reset=watch.counters(), read_probe=outcome.read_probe)
-    return {
+                                            reset=watch.counters(), read_probe=probes)
+    document = {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
         **({"part": man["part"]} if man.get("part") else {}),  # one process's part of a run (dbio/parts.py)
-        "status": outcome.status, "status_reason": outcome.reason,
+        "status": outcome.status.status.value, "status_reason": outcome.status.reason,
         "created_at": results.iso(man["created"]),
         "timeline": _timeline(man, outcome, window),
         "config": man["config"],
@@ -83,10 +86,10 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         },
         "capabilities": man["capabilities"],
         "nodes": [_node(man, node, begin, end, window, node_totals.get(node["name"]), node_series.get(node["name"]),
-                        outcome.node_waits.get(node["name"]) if len(nodes) > 1 else None,
-                        [s for s in outcome.sessions if s.node == node["name"]], outcome.node_starts.get(node["name"]),
-                        outcome.lost_nodes.get(node["name"]), outcome.window_start, watch.counters(node["name"]),
-                        outcome.read_probe.get(node["name"]))
+                        waits.by_node.get(node["name"]) if len(nodes) > 1 else None,
+                        [s for s in outcome.sessions if s.node == node["name"]], node_starts.get(node["name"]),
+                        outcome.lost_nodes.get(node["name"]), outcome.window.opened, watch.counters(node["name"]),
+                        probes.get(node["name"]))
                   for node in nodes],
         "cluster": _cluster(man, outcome, nodes),
         "plans": outcome.plans,
@@ -95,21 +98,31 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         # counters that went back inside the window (statistics reset, server restart): the figures built on
         # them are absent, and the verdict says the result is none
         "counter_resets": watch.found,
-        "snapshots": {"begin": outcome.begin, "end": window["end_reading"]},
+        "snapshots": {"begin": outcome.window.begin, "end": window["end_reading"]},
         "normalized": {"begin": begin["engine"] if begin else None, "end": end["engine"] if end else None},
         "totals": outcome.totals.counts(),
         "histograms": outcome.totals.histograms(plan["bounds_us"]),
-        "read_probe": outcome.read_probe,  # each node's probe lookups (run/read_probe.py), its figures' source
+        "read_probe": probes,  # each node's probe lookups (run/read_probe.py), its figures' source
         "interval_statements": {str(k): v for k, v in sorted(per_interval.items())},
         "series": series,
-        "stalls": result_figures.stalls(series, outcome.clock, outcome.window_start, window["seconds"],
+        "stalls": result_figures.stalls(series, outcome.clock, outcome.window.opened, window["seconds"],
                                         man["config"]["workload"]),
-        "waits": {"samples": outcome.wait_samples, "counts": outcome.waits,
+        "waits": {"samples": waits.samples, "counts": waits.counts,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
     }
+    for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
+        if key in PLACED:
+            continue
+        if key in document:
+            raise ValueError(f"a listener's record would replace the result's own {key!r}")
+        document[key] = record
+    return document
+
+
+PLACED = (wait_sampling.KEY, read_probing.KEY)  # the listeners' records the document holds in places of their own
 
 
 def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | None, end: dict[str, Any] | None,
@@ -164,10 +177,11 @@ def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any
     read_only = [n["name"] for n in nodes if n["role"] == STANDBY]
     # a recovered run lost which session ran where: unknown, not none
     capable = sum(1 for s in outcome.sessions if s.node not in read_only) if outcome.sessions else None
-    spread = agreed_start.skew_spread(list(outcome.node_starts.values())) if outcome.node_starts else None
+    start = outcome.start or StartFacts()
+    spread = agreed_start.skew_spread(list(start.node_starts.values())) if start.node_starts else None
     lost = sorted(outcome.lost_nodes)
     return {"nodes": len(nodes), "read_only_nodes": read_only, "update_capable_sessions": capable,
-            "start_agreed": outcome.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4),
+            "start_agreed": start.start_agreed, "start_skew_seconds": None if spread is None else round(spread, 4),
             "stopped_nodes": lost,
             # the totals hold a stopped node's work up to its last reading only
             "partial": [f"totals ({', '.join(lost)} stopped)"] + [f"{n} figures (to its stop)" for n in lost]
@@ -175,18 +189,19 @@ def _cluster(man: dict[str, Any], outcome: RunOutcome, nodes: list[dict[str, Any
 
 
 def _timeline(man: dict[str, Any], outcome: RunOutcome, window: dict[str, Any]) -> dict[str, Any]:
-    clock, plan = outcome.clock, man["plan"]
+    clock, plan, start = outcome.clock, man["plan"], outcome.start or StartFacts()
     return {
         "start": results.iso(clock.start), "window_open": results.iso(clock.window_open),
-        "deadline": results.iso(clock.deadline), "window_start": results.iso(outcome.window_start),
+        "deadline": results.iso(clock.deadline), "window_start": results.iso(outcome.window.opened),
         "window_end": results.iso(window["window_end"]), "window_seconds": window["seconds"],
-        "warmup_seconds": plan["warmup"], "connect_seconds": round(outcome.connect_seconds, 3),
-        "start_seconds": round(outcome.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
+        "warmup_seconds": plan["warmup"], "connect_seconds": round(start.connect_seconds, 3),
+        "start_seconds": round(start.start_seconds, 3), "slice_seconds": plan["slice_seconds"],
         "interval_seconds": plan["interval"],
         # when the start was agreed in advance (--start-at): the instant, how late the release came,
         # and this host's clock against the server's, so that runs of several hosts can be lined up
         "window_at": results.iso(plan.get("window_at")),
-        "released_late_seconds": None if outcome.released_late is None else round(outcome.released_late, 4),
-        "clock_offset_seconds": None if outcome.clock_offset is None else round(outcome.clock_offset, 4),
+        "released_late_seconds": None if start.released_late is None else round(start.released_late, 4),
+        # a run rebuilt from its samples does not know this host's clock against the server's
+        "clock_offset_seconds": None if outcome.start is None else round(outcome.start.offset, 4),
         "clock_source": host.clock_source(),
     }

@@ -1,14 +1,20 @@
 """Room left where the servers write (pure decision, one statvfs per check): an update run is stopped before
 its WAL or data fills a filesystem of this host. A server's max_wal_size is a soft limit, and a heavy update
 load on a starved host outruns its checkpoints (seen: 2 sessions on a 320 MiB filesystem, HEAVY redo, the host
-at 99% CPU: PostgreSQL wrote past twice its max_wal_size and stopped with "No space left on device")."""
+at 99% CPU: PostgreSQL wrote past twice its max_wal_size and stopped with "No space left on device").
+
+A listener of the run (DiskGuard), and a vital one: from the start on, a check every INTERVAL seconds; a guard
+that fails would let the servers fill the disk, so its failure fails the run."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Iterable
 
 from dbio.filesystem import free_bytes
+from dbio.run.listeners import Listener, RunView
+from dbio.run.phase import Phase
 
 FLOOR = 32 << 20  # bytes kept free besides a server's growth steps: its shutdown checkpoint, its logs, dbio's result
 SPAN = 1.0  # seconds over which the rate of use is taken (WAL comes in bursts: a new 16 MB segment at once)
@@ -62,3 +68,39 @@ def too_little_to_start(paths: Iterable[str], floor: int = FLOOR) -> str | None:
     if found is None or found[0] >= needed:
         return None
     return f"{found[0] >> 20} MiB free where {found[1]} is, under the {needed >> 20} MiB it starts with"
+
+
+class DiskGuard(Listener):
+    """Stops the run, cancelling the slices at once, before the servers' writes fill a filesystem of paths."""
+
+    title = "the disk guard"
+    vital = True
+
+    def __init__(self, paths: tuple[str, ...], floor: int = FLOOR):
+        self.paths, self.floor = paths, floor  # floor: bytes kept free there (floor_of the servers' growth step)
+
+    def phase(self, phase: Phase, run: RunView) -> None:
+        if phase is Phase.WARMUP:
+            run.spawn(self, self._guard(run))
+
+    async def _guard(self, run: RunView) -> None:
+        history: list[tuple[float, int]] = []
+        while not run.background_stop.is_set():
+            found = tightest(self.paths)
+            if found is not None:
+                free, where = found
+                history = [*history[-(int(2 * SPAN / INTERVAL)):], (run.time.monotonic(), free)]
+                if runs_out(history, self.floor):
+                    # why now, with room still left: a server's growth step seen as a rate stops a run early
+                    message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
+                               f"where the server writes ({self.floor >> 20} MiB are kept free there, and "
+                               f"it was using {rate(history) / (1 << 20):,.0f} MiB/s)")
+                    # at once: no slice may finish, it could write the last megabytes; and the drain comes to it only
+                    # at its next check, in the warm-up only once the sessions have ended their slices (seen: 1.0-1.1 s
+                    # after the stop, time enough for InnoDB to grow ibdata1 by 64 MiB twice more)
+                    await run.stop_run("disk_full", message, at_once=True)
+                    return
+            try:
+                await asyncio.wait_for(run.background_stop.wait(), INTERVAL)
+            except asyncio.TimeoutError:
+                pass

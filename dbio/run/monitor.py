@@ -1,4 +1,4 @@
-"""Counters around and during the run: engine snapshots, /proc readings, wait-event samples.
+"""Counters around and during the run: engine snapshots and /proc readings, each interval's sample written.
 
 Collectors are failure-tolerant: a reading that fails is recorded as an error in the sample
 and the run goes on.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 
 from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
@@ -187,85 +187,6 @@ async def _answers(tasks: list[asyncio.Task], partial_after: float | None) -> No
         await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
 
 
-@dataclass
-class WaitTarget:
-    """One node's sessions, as the wait sampler asks about them."""
-
-    engine: Engine
-    conn: Any  # a connection of its own
-    pids: list[int]
-    node: str = ""
-
-
-@dataclass
-class WaitSampler:
-    """Samples what each session is doing many times a second; counts per wait event."""
-
-    targets: list[WaitTarget]
-    interval: float
-    current: Counter = field(default_factory=Counter)  # since the last per-second sample
-    window: Counter = field(default_factory=Counter)  # inside the measured window
-    window_by_node: dict[str, Counter] = field(default_factory=dict)  # the same, each node's
-    in_window: bool = False
-    samples: int = 0
-    errors: int = 0
-    lost: set[str] = field(default_factory=set)  # nodes whose server stopped (Monitor.lost): not asked
-    liveness: Liveness = field(default_factory=Liveness)  # the run's: when each node last answered
-    time: TimeSource = REAL_TIME  # the run's (clock.py)
-
-    def live(self) -> list[WaitTarget]:
-        return [t for t in self.targets if t.node not in self.lost]
-
-    async def run(self, stop: asyncio.Event) -> None:
-        # Its own cost is dbio's (ten samples a second at one session): one waiter on the stop event
-        # for the whole run, and no task per sample when there is one node.
-        stopped = asyncio.ensure_future(stop.wait())
-        next_at = self.time.monotonic()
-        try:
-            while not stop.is_set():
-                targets = self.live()
-                self._count(targets, await self._ask(targets))
-                self.samples += 1
-                next_at += self.interval
-                delay = next_at - self.time.monotonic()
-                if delay < 0:
-                    next_at = self.time.monotonic()
-                    delay = 0
-                if self.errors > 50:
-                    return
-                await asyncio.wait((stopped,), timeout=delay)
-        finally:
-            stopped.cancel()
-
-    async def _ask(self, targets: list[WaitTarget]) -> list[Any]:
-        if len(targets) == 1:
-            try:
-                return [await self._ask_one(targets[0])]
-            except Exception as exc:
-                return [exc]
-        return await asyncio.gather(*(self._ask_one(t) for t in targets), return_exceptions=True)
-
-    async def _ask_one(self, target: WaitTarget) -> list[str]:
-        with self.liveness.asking(target.node):
-            return await target.engine.session_states(target.conn, target.pids)
-
-    def _count(self, targets: list[WaitTarget], answers: list[Any]) -> None:
-        if any(isinstance(a, BaseException) for a in answers):
-            self.errors += 1
-        for target, answer in zip(targets, answers):
-            if isinstance(answer, BaseException):
-                continue
-            for label in answer:
-                self.current[label] += 1
-                if self.in_window:
-                    self.window[label] += 1
-                    self.window_by_node.setdefault(target.node, Counter())[label] += 1
-
-    def take(self) -> dict[str, int]:
-        counts, self.current = dict(self.current), Counter()
-        return counts
-
-
 class SampleWriter:
     """samples.jsonl: one line per sample, flushed and fsynced as written, so a crash keeps what was
     sampled. When the file cannot be written any more, the samples stay in memory (at most
@@ -313,7 +234,8 @@ class SampleWriter:
 SAMPLE_LATE_LIMIT = 0.5  # seconds after its due time: later, the reading may hold the next second's counters
 
 
-async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWriter, *, t_start: float,
+async def sample_on_grid(monitor: Monitor, fields: Callable[[], dict[str, Any]],
+                         write: Callable[[dict[str, Any]], Awaitable[None]], *, t_start: float,
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
                          counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
                          published_by_all: Callable[[float], float],
@@ -355,7 +277,8 @@ async def sample_on_grid(monitor: Monitor, waits: WaitSampler, writer: SampleWri
             record.update(t=reading_time(reading) or answered, **reading)
         else:
             record.update(t=due, missing=True)
-        record.update(waits=waits.take(), **counts(k))
-        await asyncio.to_thread(writer.write, record)  # fsync: off the sessions' event loop
+        record.update(**fields(), **counts(k))  # the listeners' (the waits since the last), then the sessions'
+
+        await write(record)  # fsync: off the sessions' event loop
         if not record.get("missing"):
             on_sample(record)

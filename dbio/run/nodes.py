@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dbio.engines.base import Engine, ServerInfo, helper_application_name
 from dbio.errors import DbioError
@@ -20,9 +20,11 @@ from dbio.run import agreed_start, session_placement
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.identity import client_alive
 from dbio.run.liveness import Liveness
-from dbio.run.monitor import NodeProbe, WaitTarget
-from dbio.run.read_probe import ReadProbe
+from dbio.run.monitor import NodeProbe
 from dbio.run.sessions import Session
+
+if TYPE_CHECKING:
+    from dbio.run.read_probe import ReadProbe  # set by the read probe's listener, which makes it
 
 
 @dataclass
@@ -58,6 +60,16 @@ def spread(nodes: list[Node], schema_of: tuple[int, ...]) -> list[Session]:
 
 
 @dataclass
+class WaitTarget:
+    """One node's sessions, as the wait sampler asks about them (wait_sampling.py)."""
+
+    engine: Engine
+    conn: Any  # a connection of its own
+    pids: list[int]
+    node: str = ""
+
+
+@dataclass
 class Monitoring:
     """What a node's monitoring opened: its probe and wait target, and (when it runs on this host) the
     server's processes the CPU accounts read besides the sessions'."""
@@ -80,7 +92,8 @@ class NodeRun:
     monitor_conn: Any = None
     wait_conn: Any = None
     released_at: float | None = None  # this host's clock, when the node's barrier was opened
-    read_probe: ReadProbe | None = None  # its single reads' latency, sampled beside the sessions (read_probe.py)
+    # its single reads' latency, sampled beside the sessions: set by the read probe's listener (read_probe.py)
+    read_probe: ReadProbe | None = None
     time: TimeSource = REAL_TIME  # the run's (clock.py)
 
     @property

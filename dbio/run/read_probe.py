@@ -9,6 +9,9 @@ read's latency as the engine saw it (the OS page cache included when the server 
 lookups that read nothing (cached) or more than one block (index and table) are counted and left out.
 The probe's own reads are in the engine's counters of the window: it counts them, and the report says
 what share they are. Its server process's CPU is dbio's monitoring overhead, not the sessions'.
+
+The run's listener of it, which makes a probe for each node and counts their lookups while the window is open,
+is read_probing.py.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 
 from dbio import result as results
 from dbio.run.readings import raw_nodes
-from dbio.run.runner import RunOutcome
+from dbio.run.outcome import RunOutcome
 
 
 def window_cut(t: float | None) -> dict[str, Any]:
@@ -23,11 +23,12 @@ def refusals(outcome: RunOutcome, samples: Callable[[], Iterable[dict[str, Any]]
     """An event per node whose server answered counters that were no reading (run/readings.refused): how many
     of its readings, the first and why. Each such sample has no counters of it (a gap in its series)."""
     seen: dict[str, dict[str, Any]] = {}
-    for reading in itertools.chain([outcome.begin], samples(), [outcome.end]):  # a stream: the file may be long
+    # a stream: the file may be long
+    for reading in itertools.chain([outcome.window.begin], samples(), [outcome.window.end]):
         for node, why in ((reading or {}).get("refused") or {}).items():
             entry = seen.setdefault(node, {"count": 0, "why": why, "t": ((reading or {}).get("os") or {}).get("t")})
             entry["count"] += 1
-    several = len(raw_nodes(outcome.begin) or raw_nodes(outcome.end)) > 1
+    several = len(raw_nodes(outcome.window.begin) or raw_nodes(outcome.window.end)) > 1
     out = []
     for node, entry in seen.items():
         whose = f"{node}'s" if several else "the server's"

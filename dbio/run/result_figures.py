@@ -11,9 +11,10 @@ from typing import Any, Callable, Iterable, Iterator
 from dbio.collect.procfs import UNREAD
 from dbio.run import result_events
 from dbio.run.manifest import manifest_nodes
+from dbio.run.phase import Phase
 from dbio.run.plan import SLICE_SECONDS
 from dbio.run.readings import Normalize, answered, normalized, raw_nodes, reading_time
-from dbio.run.runner import RunOutcome
+from dbio.run.outcome import RunOutcome
 from dbio.run.sessions import Clock, Session
 from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
@@ -25,15 +26,15 @@ from dbio.stats import stalls as stall_math
 def window_readings(outcome: RunOutcome, last_measured: dict[str, Any] | None, normalize: Normalize) -> dict[str, Any]:
     """The window's two readings, normalized, and its length. When the end reading failed (the
     server went away), the last sample that reached every node closes the window."""
-    end_reading, window_end, events = outcome.end, outcome.window_end, list(outcome.events)
-    if outcome.window_start is not None and not answered(end_reading) and last_measured is not None:
+    end_reading, window_end, events = outcome.window.end, outcome.window.closed, list(outcome.events)
+    if outcome.window.opened is not None and not answered(end_reading) and last_measured is not None:
         end_reading = {"nodes": raw_nodes(last_measured), "os": last_measured.get("os")}
         window_end = reading_time(last_measured)
         events.append(result_events.window_cut(window_end))
     seconds = None
-    if outcome.window_start is not None and window_end is not None:
-        seconds = max(0.0, window_end - outcome.window_start)
-    return {"begin": normalized(outcome.begin, normalize) if answered(outcome.begin) else None,
+    if outcome.window.opened is not None and window_end is not None:
+        seconds = max(0.0, window_end - outcome.window.opened)
+    return {"begin": normalized(outcome.window.begin, normalize) if answered(outcome.window.begin) else None,
             "end": normalized(end_reading, normalize) if answered(end_reading) else None,
             "end_reading": end_reading, "window_end": window_end, "seconds": seconds, "events": events}
 
@@ -110,7 +111,7 @@ def interval_series(man: dict[str, Any], outcome: RunOutcome, normalize: Normali
         for s in samples():
             if answered(s):
                 reading = normalized(s, normalize)
-                if s.get("phase") == "measured":
+                if s.get("phase") == Phase.WINDOW.label:
                     last_measured = s
                     if watch is not None:
                         reading["reset_counters"] = watch.see(reading)

@@ -1,15 +1,16 @@
 """The run: connect every session on every node, start them together, open and close the
 measured window.
 
-Phases: prepare the nodes -> connect the sessions -> open monitoring -> barrier and common
-start -> warm-up -> window (begin reading ... end reading) -> drain -> clean up. A session that
-dies ends the run; how a run stops on a signal, within bounded time, is in stopping.py. In
+Its phases (phase.py), in order: prepare the nodes -> connect the sessions and open monitoring -> the
+common start -> warm-up -> window (begin reading ... ) -> drain (... end reading) -> clean up -> done. A
+session that dies ends the run; how a run stops on a signal, within bounded time, is in stopping.py. In
 every case the result is written, marked with what happened.
 
-This module takes the phases in their order and gives the outcome; their steps are each in a module of
-their own: session_launch.py (the nodes prepared, the sessions connected, monitoring opened, the common
+The coordinator (Run) takes the phases in their order, telling the run's listeners at each (listeners.py),
+and gives the outcome (outcome.py). Their steps are its collaborators', each given the run's state
+(run_state.py): session_launch.py (the nodes prepared, the sessions connected, monitoring opened, the common
 start), measured_window.py (the window opened and closed), node_loss.py (a node lost, the others go on),
-stop_and_clean_up.py (what stops a run, the clean-up); run_state.py holds what they share.
+stop_and_clean_up.py (what stops a run, the clean-up).
 """
 
 from __future__ import annotations
@@ -19,23 +20,36 @@ import signal
 
 from dbio import signals
 from dbio.run.measured_window import MeasuredWindow
-from dbio.run.run_state import Observer, RunContext, RunOutcome, StoppedBeforeStart
+from dbio.run.node_loss import NodeLoss
+from dbio.run.outcome import RunOutcome
+from dbio.run.phase import Phase
+from dbio.run.run_state import Observer, RunContext, RunState, StoppedBeforeStart
+from dbio.run.run_status import Status
 from dbio.run.session_launch import SessionLaunch
+from dbio.run.stop_and_clean_up import StopAndCleanUp
 
 __all__ = ["Observer", "RunContext", "RunOutcome", "run"]
 
 
 def run(ctx: RunContext) -> RunOutcome:
-    return ctx.time.run(_Coordinator(ctx).execute())
+    return ctx.time.run(Run(ctx).execute())
 
 
-class _Coordinator(SessionLaunch, MeasuredWindow):
-    """One run: its phases, each a step of the classes it is made of."""
+class Run:
+    """One run: its state and the collaborators that take the steps of its phases."""
+
+    def __init__(self, ctx: RunContext):
+        self.state = state = RunState(ctx)
+        self.node_loss = NodeLoss(state)
+        self.launch = SessionLaunch(state, self.node_loss)
+        self.window = MeasuredWindow(state)
+        self.ending = StopAndCleanUp(state, self.node_loss)
 
     async def execute(self) -> RunOutcome:
+        state = self.state
         loop = asyncio.get_running_loop()
         # the sample file is written from a thread (fsync must not stall the sessions' loop)
-        self.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self._on_results_error, exc)
+        state.ctx.samples.on_error = lambda exc: loop.call_soon_threadsafe(self.ending.on_results_error, exc)
         # The run's signals are its own until it ends, then its caller's handlers have them again at once (a
         # run's caller notes those that come after its window, which no signal may cost: jobs/after_window.py).
         # Signals reach the main thread only: a run embedded in another thread is stopped by its caller.
@@ -43,76 +57,73 @@ class _Coordinator(SessionLaunch, MeasuredWindow):
 
         def route(signum: int) -> None:
             arrived.append(signum)
-            loop.call_soon_threadsafe(self._on_signal, signum)
+            loop.call_soon_threadsafe(self.ending.on_signal, signum)
 
         with signals.routed(route):
             try:
                 await self._phases()
-            except StoppedBeforeStart:
-                if self.status == "complete":  # failed: every node was lost before the start
-                    self.status, self.reason = "interrupted", self.reason or "interrupted before the start"
+            except StoppedBeforeStart:  # a signal, or every node lost before the start (failed then, saying why)
+                state.status.end(Status.INTERRUPTED, "interrupted before the start")
             except (KeyboardInterrupt, asyncio.CancelledError):
-                self.status, self.reason = "interrupted", self.reason or "interrupted"
+                state.status.end(Status.INTERRUPTED, "interrupted")
             except Exception as exc:
-                if self.clock.start is None:
+                if state.clock.start is None:
                     raise  # nothing ran yet: the caller reports the error, no result is written
                 # After the start, whatever failed, the result is kept and marked.
-                self.status = "failed"
-                self.reason = self.reason or f"{type(exc).__name__}: {exc}"
-                self._event("error", self.reason)
+                error = f"{type(exc).__name__}: {exc}"
+                state.status.end(Status.FAILED, error)
+                state.event("error", error)
             finally:
-                await self._clean_up()
-        if arrived and self.stopping.signal is None:  # it came as the run ended, too late for the loop to see
-            self.stopping.signal = signal.Signals(arrived[0]).name
-        self._uncount_lost()
+                await self.ending.clean_up()
+        if arrived and state.stopping.signal is None:  # it came as the run ended, too late for the loop to see
+            state.stopping.signal = signal.Signals(arrived[0]).name
+        self.node_loss.uncount_lost()
+        state.advance(Phase.DONE)
         return self._outcome()
 
     async def _phases(self) -> None:
-        t_connect = self.time.monotonic()
-        # watched from the first call: a node frozen before the start is lost as one frozen later (calls held at
-        # its barrier on purpose count from its release: liveness.asking; a standby waiting for the loop answers
-        # each of its checks: Liveness.answered)
-        self.watch = asyncio.create_task(self._watch_nodes())
-        await self._prepare()
+        state, launch, window = self.state, self.launch, self.window
+        t_connect = state.time.monotonic()
+        self.node_loss.begin_watching()
+        state.advance(Phase.PREPARE)
+        await launch.prepare()
+        state.advance(Phase.CONNECT)
         # The barrier is held before the sessions connect: each goes to it as soon as it is connected,
         # so the server prepares the loop of the first sessions while the last ones connect.
-        await self._on_nodes(lambda r: r.engine.hold_barrier(r.control, self.run_id))
+        await self.node_loss.on_nodes(lambda r: r.engine.hold_barrier(r.control, state.run_id))
         # Several nodes, or a read-only one, start at an instant chosen from the session count before
-        # any session calls (_agree_start): their sessions are started once all are connected.
-        early = len(self.nodes) == 1 and not self.nodes[0].node.read_only
+        # any session calls (agree_start): their sessions are started once all are connected.
+        early = len(state.nodes) == 1 and not state.nodes[0].node.read_only
         if early:
-            self._agree_start()
-        self.ctx.observer.phase(f"connecting {len(self.sessions)} session{'s' if len(self.sessions) != 1 else ''}")
-        tasks = await self._connect_all(start=early)
-        self.connect_seconds = self.time.monotonic() - t_connect
-        watching = await self._open_monitoring()
+            launch.agree_start()
+        tasks = await launch.connect_all(start=early)
+        state.start.connect_seconds = state.time.monotonic() - t_connect
+        monitor = await launch.open_monitoring()
         if not early:
-            self._agree_start()
-            tasks = [asyncio.create_task(self._session_main(s)) for s in self.sessions]
-            for session, task in zip(self.sessions, tasks):
-                if session.node in self.lost:  # lost while connecting: never started
+            launch.agree_start()
+            tasks = [asyncio.create_task(launch.session_main(s)) for s in state.sessions]
+            for session, task in zip(state.sessions, tasks):
+                if session.node in state.lost:  # lost while connecting: never started
                     task.cancel()
-        await self._start_together(tasks, watching)
-        self.start_seconds = self.time.monotonic() - t_connect
-        await self._measure(tasks, watching)
-        early_end = await self._end_of_answering_nodes(tasks, watching)
-        await self.stopping.drain(tasks)
-        await self._stop_background()
-        await self._close_window(watching, early_end)
-        self._event("end", "all sessions finished" if self.status == "complete" else f"run {self.status}")
+        state.advance(Phase.START)
+        await launch.first_sample(await launch.start_together(tasks, monitor))
+        state.start.start_seconds = state.time.monotonic() - t_connect
+        state.advance(Phase.WARMUP)
+        launch.begin_sampling(monitor)
+        if await window.open(tasks, monitor):
+            state.advance(Phase.WINDOW)
+        state.shared.window_opened.set()  # the sessions waiting at its opening go on (into it, or to their end)
+        early_end = await window.end_of_answering_nodes(tasks, monitor)
+        state.advance(Phase.DRAIN)
+        await state.stopping.drain(tasks)
+        await self.ending.stop_background()
+        await window.close(monitor, early_end)
+        state.event("end", "all sessions finished" if state.status.complete else f"run {state.status.status.value}")
 
     def _outcome(self) -> RunOutcome:
-        waits = self.waits
+        state = self.state
         return RunOutcome(
-            status=self.status, reason=self.reason, run_id=self.run_id, clock=self.clock, sessions=self.sessions,
-            begin=self.begin, end=self.end, window_start=self.window_start, window_end=self.window_end,
-            totals=self.counts.totals, waits=dict(waits.window) if waits else {},
-                          wait_samples=waits.samples if waits else 0,
-            plans=self.plans, connect_seconds=self.connect_seconds, start_seconds=self.start_seconds,
-            events=self.events, monitor_errors=list(self.monitor.errors) if self.monitor else [],
-            samples_written=self.ctx.samples.lines, signal=self.stopping.signal, clock_offset=self.offset,
-            node_waits={n: dict(c) for n, c in waits.window_by_node.items()} if waits else {},
-            released_late=self.released_late, node_starts=self.node_starts, start_agreed=self.start_agreed,
-            lost_nodes=self.lost,
-            read_probe={r.node.name: r.read_probe.record(r.read_probe.method) for r in self.nodes
-                        if r.read_probe is not None})
+            status=state.status, run_id=state.run_id, clock=state.clock, start=state.start, window=state.window,
+            sessions=state.sessions, totals=state.counts.totals, plans=state.plans, events=state.events,
+            lost_nodes=state.lost, monitor_errors=list(state.monitor.errors) if state.monitor else [],
+            samples_written=state.ctx.samples.lines, signal=state.stopping.signal, records=state.listeners.records())

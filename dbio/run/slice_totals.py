@@ -17,7 +17,7 @@ from dbio.run.plan import SLICE_SECONDS
 # "hot": the random-range SELECTs that went to the hot spot (counted in selects too, timed apart from "select",
 # which holds the others): the part meant to be served from memory, kept out of the storage part's latency
 KINDS = ("select", "update", "scan", "hot")
-COUNT_FIELDS = ("iterations", "selects", "updates", "scans", "rows", "hot_rows")
+COUNT_FIELDS = ("iterations", "selects", "updates", "scans", "rows", "hot_rows", "retries")
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Tally:
     scans: int = 0
     rows: int = 0
     hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
+    retries: int = 0  # UPDATEs run again after a conflict rolled them back (SliceResult.retries)
     think_seconds: float = 0.0
     sum_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
     max_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
@@ -44,6 +45,7 @@ class Tally:
         self._add_counts(r.iterations, r.selects, r.updates, r.scans, r.rows, r.hot_rows, r.think_seconds, r.sum_us,
                          r.max_us)
         self.hist += r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+        self.retries += r.retries
 
     def remove(self, r: SliceResult) -> None:
         """Take a slice added before back out (its work turned out to lie past what the figures cover); the
@@ -51,12 +53,14 @@ class Tally:
         self._add_counts(-r.iterations, -r.selects, -r.updates, -r.scans, -r.rows, -r.hot_rows, -r.think_seconds,
                          [-v for v in r.sum_us], [0.0] * len(KINDS))
         self.hist -= r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+        self.retries -= r.retries
 
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
         self._add_counts(other.iterations, other.selects, other.updates, other.scans, other.rows, other.hot_rows,
                          other.think_seconds, other.sum_us, other.max_us)
         self.hist += other.hist
+        self.retries += other.retries
 
     def _add_counts(self, iterations: int, selects: int, updates: int, scans: int, rows: int, hot_rows: int,
                     think: float, sum_us: list[float], max_us: list[float]) -> None:
@@ -88,7 +92,8 @@ class Tally:
 
     def counts(self) -> dict[str, Any]:
         return {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
-                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "think_seconds": self.think_seconds}
+                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
+                "think_seconds": self.think_seconds}
 
     def histograms(self, bounds: list[float]) -> dict[str, Any]:
         out: dict[str, Any] = {"bounds_us": list(bounds)}

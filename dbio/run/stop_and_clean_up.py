@@ -1,107 +1,81 @@
-"""What stops a run besides its deadline (a signal, a results directory that cannot be written, a disk about
-to fill), the background tasks stopped, and the clean-up every run ends with, whatever happened. How a
-stop is carried out within bounded time is in stopping.py.
+"""What stops a run besides its deadline (a signal, a results directory that cannot be written), the background
+tasks stopped, and the clean-up every run ends with, whatever happened. How a stop is carried out within bounded
+time is in stopping.py; the listeners' own reasons to stop a run reach it through RunState.stop_run.
 """
 
 from __future__ import annotations
 
-import asyncio
 import signal
 
-from dbio.run import disk_guard
 from dbio.run.nodes import NodeRun
+from dbio.run.phase import Phase
 from dbio.run.node_loss import NodeLoss
+from dbio.run.run_state import RunState
+from dbio.run.run_status import Status
 
 
-class StopAndCleanUp(NodeLoss):
-    def _on_signal(self, sig: int) -> None:
+class StopAndCleanUp:
+    """A run's stops (a signal, its results directory), its background stopped and its clean-up."""
+
+    def __init__(self, state: RunState, node_loss: NodeLoss):
+        self.state, self.node_loss = state, node_loss
+
+    def on_signal(self, sig: int) -> None:
         name = signal.Signals(sig).name
-        if self.stopping.signal_received(name):
-            self.ctx.observer.event(f"{name} again: cancelling the sessions now")
+        if self.state.stopping.signal_received(name):
+            self.state.tell(f"{name} again: cancelling the sessions now")
             return
-        if self.status == "complete":
-            self.status, self.reason = "interrupted", f"{name} received"
-        self._event("interrupt", f"{name} received")
-        self.ctx.observer.event(f"{name}: stopping after the current second (again to cancel now)")
-        self._stop()
+        self.state.status.end(Status.INTERRUPTED, f"{name} received")
+        self.state.event("interrupt", f"{name} received")
+        self.state.tell(f"{name}: stopping after the current second (again to cancel now)")
+        self.state.stop()
 
-    def _on_results_error(self, exc: OSError) -> None:
+    def on_results_error(self, exc: OSError) -> None:
         message = f"the results directory cannot be written ({exc.strerror}): the run stops"
-        if self.status == "complete":
-            self.status, self.reason = "failed", message
-        self._event("results_unwritable", message)
-        self.ctx.observer.event(message)
-        self._stop()
+        self.state.status.end(Status.FAILED, message)
+        self.state.event("results_unwritable", message)
+        self.state.tell(message)
+        self.state.stop()
 
-    async def _guard_room(self) -> None:
-        """Stop the run, cancelling the slices at once, before the servers' writes fill a filesystem."""
-        history: list[tuple[float, int]] = []
-        while not self.sampler_stop.is_set():
-            found = disk_guard.tightest(self.ctx.room_paths)
-            if found is not None:
-                free, where = found
-                history = [*history[-(int(2 * disk_guard.SPAN / disk_guard.INTERVAL)):], (self.time.monotonic(), free)]
-                if disk_guard.runs_out(history, self.ctx.room_floor):
-                    # why now, with room still left: a server's growth step seen as a rate stops a run early
-                    message = (f"stopped before the disk filled: {free >> 20} MiB left on the filesystem of {where}, "
-                               f"where the server writes ({self.ctx.room_floor >> 20} MiB are kept free there, and "
-                               f"it was using {disk_guard.rate(history) / (1 << 20):,.0f} MiB/s)")
-                    if self.status == "complete":
-                        self.status, self.reason = "failed", message
-                    self._event("disk_full", message)
-                    self.ctx.observer.event(message)
-                    self._stop()
-                    self.stopping.force.set()  # no slice may finish: it could write the last megabytes
-                    # cancelled now: the drain comes to it only at its next check, and in the warm-up only once
-                    # the sessions have ended their slices (seen: 1.0-1.1 s after the stop, time enough for InnoDB
-                    # to grow ibdata1 by 64 MiB twice more)
-                    cancelled = await self.stopping.cancel_running()
-                    if cancelled:
-                        self._event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
-                                                 "statements of that last slice are missing from the session "
-                                                 "counts, while the engine counted its I/O")
-                    return
-            try:
-                await asyncio.wait_for(self.sampler_stop.wait(), disk_guard.INTERVAL)
-            except asyncio.TimeoutError:
-                pass
-
-    async def _stop_background(self) -> None:
-        """Stop the sampler and the wait sampler (bounded: see Stopping.stop_tasks)."""
-        self.sampler_stop.set()
-        await self.stopping.stop_tasks(self.background,
-                                       [(r.engine, c) for r in self.nodes for c in r.monitoring_connections()])
+    async def stop_background(self) -> None:
+        """Stop the sampler and the listeners' tasks (bounded: see Stopping.stop_tasks)."""
+        state = self.state
+        state.background_stop.set()
+        await state.stopping.stop_tasks(state.background,
+                                        [(r.engine, c) for r in state.nodes for c in r.monitoring_connections()])
 
     async def _close_sessions(self) -> None:
-        for session in self.sessions:
+        for session in self.state.sessions:
             if session.conn is not None:
                 try:
                     await session.engine.aclose(session.conn)
                 except Exception:
                     pass
 
-    async def _clean_up(self) -> None:
-        await self._stop_background()
+    async def clean_up(self) -> None:
+        state = self.state
+        state.advance(Phase.CLEAN_UP)
+        await self.stop_background()
         await self._close_sessions()
-        leftover = self.counts.record(None, final=True)  # slices of a run that ended early
+        leftover = state.counts.record(None, final=True)  # slices of a run that ended early
         if leftover.get("late_statements"):
             try:
-                await asyncio.to_thread(self.ctx.samples.write, {"t": self.time.wall() + self.offset, "phase": "late",
-                                                                 **leftover})
+                await state.write_sample({"t": state.time.wall() + state.offset, "phase": Phase.CLEAN_UP.label,
+                                          **leftover})
             except Exception:
                 pass
-        for r in self.nodes:
-            if r.node.name in self.lost:  # its server is gone: nothing to say goodbye to
+        for r in state.nodes:
+            if r.node.name in state.lost:  # its server is gone: nothing to say goodbye to
                 for conn in [*r.monitoring_connections(), *([r.control] if r.control is not None else [])]:
                     r.engine.abandon(conn)
                 r.control = None
                 continue
             await r.close_monitoring()
         # a frozen server keeps the run's row: the next run removes it (its dbio process is gone)
-        controls = [r for r in self.nodes if r.control is not None]
-        await self.stopping.bounded(self._on_nodes(NodeRun.forget, controls), [(r.engine, r.control) for r in controls])
+        controls = [r for r in state.nodes if r.control is not None]
+        await state.stopping.bounded(self.node_loss.on_nodes(NodeRun.forget, controls),
+                                     [(r.engine, r.control) for r in controls])
         for r in controls:
             if r.control is not None:  # None: its node was lost meanwhile
                 r.engine.close(r.control)
-        if self.watch is not None:
-            self.watch.cancel()
+        self.node_loss.end_watching()

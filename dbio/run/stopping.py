@@ -103,11 +103,7 @@ class Stopping:
                 if self.signal and now - cancelled_at > ABANDON_AFTER:
                     await self._abandon_sessions(pending)
                     return
-                cancelled = await self.cancel_running()
-                if cancelled:
-                    self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the "
-                                            "statements of that last slice are missing from the session "
-                                            "counts, while the engine counted its I/O")
+                await self.cancel_now()
         flushes = [self._flush(s) for s in self.sessions if s.state == "stopped" and s.conn]
         await self.bounded(asyncio.gather(*flushes, return_exceptions=True),
                            [(s.engine, s.conn) for s in self.sessions if s.conn is not None])
@@ -126,6 +122,13 @@ class Stopping:
                                 "were abandoned (the server did not answer)")
         self.exit_by = self.time.monotonic()  # a server that does not answer a cancel is given no more time
         await asyncio.wait(pending, timeout=ABANDONED_WAIT)
+
+    async def cancel_now(self) -> None:
+        """Cancel every statement still running, with an event that says how many were."""
+        cancelled = await self.cancel_running()
+        if cancelled:
+            self.event("cancelled", f"cancelled {cancelled} session(s) still inside a slice: the statements of that "
+                                    "last slice are missing from the session counts, while the engine counted its I/O")
 
     async def cancel_running(self) -> int:
         """Cancel every statement still running, each request given CANCEL_TIMEOUT seconds."""

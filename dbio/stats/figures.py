@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.collect import procfs
-from dbio.stats import histogram, host_cpu, hotspot, access_profile, single_reads
+from dbio.stats import histogram, host_cpu, hotspot, access_profile, single_reads, writesets
 from dbio.stats.counters import delta, get, rate, ratio
 from dbio.stats.resets import without
 
@@ -59,6 +59,7 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["validity"] = _validity(window, d, out["devices"], totals, whole=not unread)
     out["other_sessions"] = _other_sessions(d)
     out["replication"] = _replication(window["engine_end"], d, seconds)
+    out["writesets"] = writesets.derive(window["engine_end"], d, seconds, totals)
     out["shape"] = access_profile.derive(d, totals, window, seconds)
     out["hotspot"] = hotspot.derive(totals, out["latency"]["statements"], out["load_profile"]["physical_reads_per_s"],
                                     out["latency"]["avg_read_us"], seconds)

@@ -49,6 +49,7 @@ ADDS_UP = {  # each one more: a node, a node's name or weight, a directory (thei
     "--weights": ("3", "3"),  # two nodes of one weight: a weight is per node, so a repeated value is no repeat
     "--data-dirs": ("/a", "/b"),
     "--standby-data-dir": ("/a", "/b"),
+    "--galera-data-dir": ("/a", "/b"),  # one per Galera node, in order
 }
 
 

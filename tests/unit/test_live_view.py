@@ -15,7 +15,7 @@ import pytest
 
 from rich.console import Console
 
-from dbio.jobs.run import live_facts
+from dbio.jobs.measure import live_facts
 from dbio.report import cpu_findings
 from dbio.stats import device_reads, histogram, live, published
 from dbio.stats import stalls as stall_math

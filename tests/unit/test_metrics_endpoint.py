@@ -6,44 +6,39 @@ from __future__ import annotations
 
 import socket
 import urllib.request
+from types import SimpleNamespace
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from dbio import metrics
 from dbio.errors import UsageError
+from dbio.run.phase import Phase
 from dbio.ui import UI
 
 BOUNDS = [64.0, 100.0, 1000.0]  # us: four buckets, the last open; 100 us is no edge a scrape carries
 
 
-class Quiet:
-    def __init__(self):
-        self.seen = []
-
-    def phase(self, message):
-        self.seen.append(("phase", message))
-
-    def event(self, message):
-        self.seen.append(("event", message))
-
-    def second(self, sample):
-        self.seen.append(("second", sample["t"]))
-
-    def close(self):
-        self.seen.append(("close",))
-
-
-def _sample(t: float, reads: float, hist: dict[str, int], late: dict | None = None) -> dict:
+def _sample(t: float, reads: float, hist: dict[str, int], late: dict | None = None, k: int = 1) -> dict:
+    """A sample as samples.jsonl holds it, its counters already neutral (the test's normalize keeps them)."""
     counters = {"t": t, "data": {"reads": reads, "read_bytes": reads * 8192, "read_time_ms": reads * 0.2},
                 "wal": {"bytes": 1000.0, "syncs": None}, "database": {"commits": 7.0}}
-    sample = {"t": t, "nodes": {"node1": counters, "node2": None},
+    sample = {"k": k, "t": t, "nodes": {"node1": counters, "node2": {"t": t}},  # node2: none of these counters
               "os": {"t": t + 0.01, "stat": {"user": 10.0, "steal": 0.5}, "disks": {"vda": {"reads": 99.0,
                                                                                               "sectors_read": 8.0}}},
               "statements": {"select": {"count": sum(hist.values()), "sum_us": 500.0, "max_us": 900.0, "hist": hist}}}
     if late:
         sample["late_statements"] = late
     return sample
+
+
+def _view(begin: dict | None = None) -> SimpleNamespace:
+    """What the listener reads of the run (run/listeners.RunView): the window's first reading."""
+    return SimpleNamespace(window=SimpleNamespace(begin=begin))
+
+
+def _listener(endpoint: metrics.Endpoint) -> metrics.MetricsListener:
+    return metrics.MetricsListener(endpoint, lambda node, raw: raw)
 
 
 def _families(endpoint: metrics.Endpoint) -> dict:
@@ -60,14 +55,17 @@ def endpoint():
 
 
 def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(endpoint):
-    inner = Quiet()
-    observer = metrics.MetricsObserver(inner, endpoint)
-    observer.phase("measuring")
-    observer.second(_sample(1000.0, 5000.0, {"0": 3, "1": 1}))
-    observer.second(_sample(1001.0, 6200.0, {"1": 2, "2": 1}, late={"3": {"select": {"count": 1, "sum_us": 50.0,
-                                                                                     "max_us": 50.0,
-                                                                                     "hist": {"0": 1}}}}))
-    observer.event("node2 lost")
+    listener = _listener(endpoint)
+    listener.phase(Phase.WARMUP, _view())
+    phases = {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}
+    assert phases["warm-up"] == 1.0 and sum(phases.values()) == 1.0
+    listener.sample(_sample(999.0, 4000.0, {"0": 9}, k=0))  # the reading before the start: not shown
+    listener.phase(Phase.WINDOW, _view(_sample(1000.0, 5000.0, {"0": 3, "1": 1})))
+    listener.sample(_sample(1001.0, 6200.0, {"1": 2, "2": 1}, late={"3": {"select": {"count": 1, "sum_us": 50.0,
+                                                                                      "max_us": 50.0,
+                                                                                      "hist": {"0": 1}}}}))
+    listener.sample({"k": 2, "t": 1002.0, "missing": True, "waits": {}})  # a gap: neither counted nor shown
+    listener.told("node2 lost")
     families = _families(endpoint)
     (reads,) = families["dbio_physical_reads"].samples
     assert reads.value == 6200.0 and reads.timestamp == 1001.0  # the latest reading, as the engine counted
@@ -81,18 +79,19 @@ def test_counters_are_the_engine_s_at_the_reading_s_time_and_statements_add_up(e
     # scrape carries (powers of two and AWR's edges: the 100 us one is left out, its count in the next)
     assert buckets == {"6.4e-05": 4.0, "0.001": 8.0, "+Inf": 8.0}
     assert families["dbio_statements"].samples[0].value == 8.0
+    assert families["dbio_samples"].samples[0].value == 2.0  # the window's first reading and one on time
     phases = {s.labels["phase"]: s.value for s in families["dbio_phase"].samples}
     assert phases["measuring"] == 1.0 and sum(phases.values()) == 1.0
     assert families["dbio_events"].samples[0].value == 1.0
-    assert inner.seen == [("phase", "measuring"), ("second", 1000.0), ("second", 1001.0), ("event", "node2 lost")]
-    observer.close()  # the window is over: a dashboard shows it while the result is written
+    listener.phase(Phase.DRAIN, _view())  # measured until the end reading
+    assert {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}["measuring"] == 1.0
+    listener.phase(Phase.CLEAN_UP, _view())  # the window is over: shown while the result is written
     phases = {s.labels["phase"]: s.value for s in _families(endpoint)["dbio_phase"].samples}
-    assert phases["finishing"] == 1.0 and phases["measuring"] == 0.0 and inner.seen[-1] == ("close",)
+    assert phases["finishing"] == 1.0 and phases["measuring"] == 0.0
 
 
 def test_a_new_step_replaces_the_last_one_s_series(endpoint):
-    observer = metrics.MetricsObserver(Quiet(), endpoint)
-    observer.second(_sample(1000.0, 5000.0, {"0": 1}))
+    _listener(endpoint).sample(_sample(1000.0, 5000.0, {"0": 1}))
     endpoint.begin(43, "nightly", "02-t4", BOUNDS)
     families = _families(endpoint)
     assert families["dbio_physical_reads"].samples == [] and families["dbio_statements"].samples == []

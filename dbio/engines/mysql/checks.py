@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from dbio.config import Config, each_node
-from dbio.config_checks import cached_data_errors, display_key
+from dbio.config_checks import cached_data_errors, display_key, problem
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql.instance.layout import RECORD_NAME
 from dbio.engines.mysql.instance.record import Meta
@@ -24,7 +24,8 @@ def check(config: Config) -> list[ConfigError]:
             shown = display_key(BY_KEY["dbname"], config.origins.get("dbname", "default"))
             return [ConfigError(shown, config.connection.dbname, "is a database the server keeps for itself",
                                 "choose another name (the default is dbio)")]
-        return cache_errors(config)  # the managed instance: its binaries and place are checked before it is made
+        # the managed instance: its binaries and place are checked before it is made
+        return cache_errors(config) + galera_errors(config)
     errors: list[ConfigError] = []
     for node in each_node(config):
         errors += dsn_errors(node)
@@ -39,6 +40,23 @@ def cache_errors(config: Config) -> list[ConfigError]:
     page_bytes = _page_bytes(config.instance)
     return cached_data_errors(config, config.workload.table_bytes(page_bytes), "innodb_buffer_pool_size",
                               config.instance.buffer_pool, pages=f" ({page_bytes // 1024} KiB pages)")
+
+
+def galera_errors(config: Config) -> list[ConfigError]:
+    """galera: a cluster of at least two nodes (one is a single server), galera_data_dir one directory
+    per node at most, each once."""
+    i = config.instance
+    if i.galera == 1:
+        return [problem(config, "galera", "is a cluster of one node", "give 2 or more nodes (3 keep a quorum when "
+                                                                      "one is lost), or 0 for a single server")]
+    dirs, shown = i.galera_data_dir, ", ".join(str(d) for d in i.galera_data_dir)
+    if len(dirs) > i.galera:
+        return [problem(config, "galera_data_dir", f"names {len(dirs)} directories for {i.galera} Galera nodes",
+                        f"set --galera {max(len(dirs), 2)}, or give one --galera-data-dir per node", value=shown)]
+    if len(set(dirs)) != len(dirs):
+        return [problem(config, "galera_data_dir", "names a directory twice", "give each node its own directory",
+                        value=shown)]
+    return []
 
 
 def _page_bytes(instance: Any) -> int:

@@ -14,7 +14,7 @@ import pymysql
 
 from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
                                SliceResult, TableJob, TableTiming, Teardown)
-from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload
+from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload, wsrep
 from dbio.engines.mysql.connection import Connection
 from dbio.engines.mysql.facts import FEATURES
 from dbio.errors import DbioError
@@ -32,7 +32,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 class MysqlEngine:
     name = "mysql"
-    features = FEATURES  # no timed maintenance (dbio ops refuses), no standbys
+    features = FEATURES  # no timed maintenance (dbio ops refuses); members: a Galera cluster's nodes
     kinds = ("select", "update", "scan", "hot")
 
     def __init__(self) -> None:
@@ -41,6 +41,7 @@ class MysqlEngine:
         self.pid_to_id: dict[int, int] = {}  # what init_session returned -> the session's connection id
         self.bounds = histogram.bounds_us()
         self.sees_waits = False  # performance_schema keeps the sessions' current waits (probe() says)
+        self.galera = False  # a Galera node (probe() says): its sessions read outside a primary component too
 
     @property
     def filler_bytes(self) -> int:
@@ -72,6 +73,7 @@ class MysqlEngine:
         info = server.probe(conn)
         self.page_size = server.page_size(info)
         self.sees_waits = info.caps.can_see_waits
+        self.galera = info.cluster is not None
         return info
 
     def describe_target(self, conninfo: str) -> str:
@@ -191,6 +193,8 @@ class MysqlEngine:
 
     async def init_session(self, conn: Connection, schema_index: int, access_path: str) -> int:
         await _in_thread(workload.init_session, conn, schema_index, self.bounds)
+        if self.galera:
+            await _in_thread(wsrep.read_anyway, conn)
         pid = conn.os_tid or conn.thread_id
         self.pid_to_id[pid] = conn.thread_id
         return pid

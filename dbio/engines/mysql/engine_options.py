@@ -22,6 +22,13 @@ OPTIONS: tuple[Option, ...] = (
            "default, used when not given), 8k (PostgreSQL's block size) or 4k; each row takes a page of its "
            "own at every size.",
            choices=tuple(PAGE_SIZES)),
+    Option("galera", "instance", "int", 0,
+           "Nodes of a MariaDB Galera cluster (multi-writer) made as the managed instance, each with its own "
+           "data directory, socket and loopback Galera and SST ports; a run then uses every node (see --nodes). "
+           "0: a single server. Fixed when the instance is created.", min=0, max=9),
+    Option("galera_data_dir", "instance", "strs", None,
+           "Directory for a Galera node's files (repeat it: the first for node1, and so on), e.g. on a device "
+           "of its own; fixed when the instance is created (default: inside the instance's directory)."),
 )
 # A sweep may vary the buffer pool: the managed server restarts with it.
 RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}
@@ -38,6 +45,8 @@ class InstanceConfig:
     data_dir: Path
     buffer_pool: int = 128 * _MiB
     innodb_page_size: str | None = None  # None: 16k for a new instance, as it is for an existing one
+    galera: int = 0  # nodes of a Galera cluster made with the instance; 0: one server
+    galera_data_dir: tuple[Path, ...] = ()  # one per node, in order; the rest inside the instance
 
     @property
     def cache_bytes(self) -> int:
@@ -51,4 +60,5 @@ class InstanceConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"data_dir": str(self.data_dir), "buffer_pool": self.buffer_pool,
-                "innodb_page_size": self.innodb_page_size}
+                "innodb_page_size": self.innodb_page_size, "galera": self.galera,
+                "galera_data_dir": [str(d) for d in self.galera_data_dir] or None}

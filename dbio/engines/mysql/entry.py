@@ -17,7 +17,11 @@ from dbio.engines.spec import PROTOCOL_VERSION, EngineSpec, lazy
 
 
 def instance_config(values: dict[str, Any], workload: dict[str, Any]) -> InstanceConfig:
-    return InstanceConfig(**values)
+    from pathlib import Path
+
+    # each Galera node's directory, absolute as the data directory is (relative to where dbio runs)
+    node_dirs = values.pop("galera_data_dir", None) or ()
+    return InstanceConfig(**values, galera_data_dir=tuple(Path(d).expanduser().resolve() for d in node_dirs))
 
 
 def relayout(config: Any, notify: Any, *, check_only: bool = False) -> None:

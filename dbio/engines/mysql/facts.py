@@ -8,8 +8,9 @@ from typing import Any
 
 from dbio.engines.spec import Features
 
-# its optional groups (engines/spec.Features): a read probe; no timed maintenance, no standbys
-FEATURES = Features(read_probe=True)
+# its optional groups (engines/spec.Features): a read probe; members (a managed Galera cluster's nodes, each a
+# writer: engines/mysql/instance/galera.py); no timed maintenance
+FEATURES = Features(read_probe=True, standbys=True)
 CACHE_NAME = "innodb_buffer_pool_size"
 SETTINGS_SHOWN = ("innodb_buffer_pool_size", "innodb_flush_method", "innodb_page_size",
                   "innodb_flush_log_at_trx_commit",

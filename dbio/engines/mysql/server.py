@@ -7,7 +7,7 @@ import re
 import pymysql
 
 from dbio.engines.base import Capabilities, ServerInfo
-from dbio.engines.mysql import catalog, facts, pfs, replica, sqlfiles
+from dbio.engines.mysql import catalog, facts, pfs, replica, sqlfiles, wsrep
 from dbio.engines.mysql.connection import ONE_THREAD_EACH, Connection, is_local_server
 from dbio.engines.mysql.dsn import describe
 from dbio.errors import UsageError
@@ -68,6 +68,10 @@ def probe(conn: Connection) -> ServerInfo:
         raise UsageError(f"{name} {short} at {where} {why}, and dbio would write its tables, procedures and "
                          "run records there", "point --dsn at a server that takes writes (for a replica, its "
                          "source: the replica receives the load)")
+    galera = wsrep.read_state(conn)
+    wsrep.check_ready(galera, f"{name} {short} at {where}")
+    if galera is not None:  # recorded beside the settings: which node of which cluster, of how many
+        settings[wsrep.SETTING] = {"setting": galera.to_dict(), "unit": None, "source": None}
     counted = status(conn, ("Threads_connected", "Innodb_os_log_fsyncs"))
     local = is_local_server(conn)
     datadir = facts.setting(settings, "datadir")
@@ -93,6 +97,7 @@ def probe(conn: Connection) -> ServerInfo:
     max_connections = int(facts.setting(settings, "max_connections") or 151)
     identity = server_identity(conn, settings)
     return ServerInfo(caps=caps, settings=settings, database=database or conn.dsn.database, user=user,
+                      cluster=galera.cluster if galera is not None else None,
                       description=f"{name} {short} at {where}",
                       cache_bytes=int(facts.setting(settings, "innodb_buffer_pool_size") or 0),
                       max_connections=max_connections, reserved_connections=1,  # one more for SUPER

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.engines.counters import session_names
-from dbio.engines.mysql import pfs, sqlfiles
+from dbio.engines.mysql import pfs, sqlfiles, wsrep
 from dbio.engines.mysql.connection import Connection
 
 STATUS = ("Innodb_data_reads", "Innodb_data_read", "Innodb_data_writes", "Innodb_data_written", "Innodb_data_fsyncs",
@@ -24,7 +24,7 @@ STATUS = ("Innodb_data_reads", "Innodb_data_read", "Innodb_data_writes", "Innodb
           "Innodb_os_log_fsyncs", "Innodb_lsn_current", "Innodb_dblwr_pages_written", "Innodb_dblwr_writes",
           "Innodb_page_size", "Handler_commit", "Handler_rollback", "Handler_update", "Handler_read_key",
           "Handler_read_next", "Handler_read_rnd_next", "Rows_read", "Innodb_rows_read", "Innodb_rows_updated",
-          "Com_commit", "Uptime")
+          "Com_commit", "Uptime") + wsrep.STATUS
 
 
 def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str, Any]:
@@ -87,6 +87,10 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     if isinstance(others, dict):
         out["gauges"] = {"other_sessions_active": float(others.get("active") or 0),
                          "other_session_names": session_names(others.get("names"))}
+    writesets = wsrep.writesets(s)
+    if writesets is not None:
+        out["writesets"], gauges = writesets
+        out.setdefault("gauges", {}).update(gauges)
     return out
 
 

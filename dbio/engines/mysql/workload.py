@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dbio.engines.base import SliceResult
-from dbio.engines.mysql import catalog, exclusive, histmap, sqlfiles
+from dbio.engines.mysql import catalog, exclusive, histmap, sqlfiles, wsrep
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
 
@@ -22,7 +22,10 @@ def barrier_lock(conn: Connection, run_id: int) -> str:
 def install(conn: Connection) -> None:
     """(Re)create the work loop, one procedure per schema table: a newer dbio brings its loop without a new load.
     The parts of one run install at once: one after the other (a named lock), and a loop already current
-    is left alone (dropping it would fail the CALLs of another part's sessions already running)."""
+    is left alone (dropping it would fail the CALLs of another part's sessions already running). On a
+    Galera node the control connection's writes stay on the node (wsrep.keep_local): each node of a
+    run has its own loop and control row, as separate servers have."""
+    wsrep.keep_local(conn)
     name = exclusive.install_name(conn.dsn.database)
     got, = conn.one_row("SELECT GET_LOCK(%s, %s)", (name, exclusive.INSTALL_WAIT))
     if got != 1:
@@ -83,7 +86,8 @@ def loop_template(tag_literal: str) -> str:
     """slice.sql with the histogram's constants and the tag; {procedure} and {table} are left per schema."""
     text = sqlfiles.statement("slice.sql").replace("{tag}", tag_literal)
     for key, value in {"sub": histmap.SUB, "last_key": histmap.KEYS - 1, "map_width": histmap.MAP_WIDTH,
-                       "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH}.items():
+                       "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH,
+                       "nonprimary_seconds": wsrep.NONPRIMARY_SECONDS}.items():
         text = text.replace("{" + key + "}", str(value))
     return text
 
@@ -150,7 +154,7 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
         cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s)",
                     (run_id, session, iterations_before, selects_before, max_iterations, think_left))
         (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, s4, m4, hot_rows,
-         end, done, counts) = cur.fetchone()
+         retries, end, done, counts) = cur.fetchone()
         hist = histmap.parse_counts(counts, buckets)
         while cur.nextset():  # the CALL's own status result
             pass
@@ -158,7 +162,7 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
                        rows=int(rows), hot_rows=int(hot_rows), think_seconds=float(think_s),
                        sum_us=[float(s1), float(s2), float(s3), float(s4)],
                        max_us=[float(m1), float(m2), float(m3), float(m4)], hist=hist, slice_end=float(end),
-                       done=bool(done), think_left=float(think_owed))
+                       done=bool(done), think_left=float(think_owed), retries=int(retries))
 
 
 EXPECTED_KEY = "custid"

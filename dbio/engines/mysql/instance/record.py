@@ -30,6 +30,9 @@ class Meta:
     # The options (REMEMBERED) of the last command that configured it, taken by later commands where the
     # user gives none (config_resolver.py); empty in a record made before they were kept.
     options: dict = field(default_factory=dict)
+    # A Galera cluster's nodes (galera_config.Member.to_dict), node1 first; empty: a single server.
+    members: list = field(default_factory=list)
+    cluster_name: str | None = None  # its wsrep_cluster_name
     format_version: int = META_VERSION
 
     @classmethod
@@ -38,6 +41,8 @@ class Meta:
         if meta.engine != "mysql" or not isinstance(meta.page_size, int) or not isinstance(meta.options,
                                                                                            dict) or not all(
                 isinstance(v, str) for v in (meta.server_user, meta.server, meta.dbname, meta.client_user)):
+            raise wrong_types(path)
+        if not isinstance(meta.members, list) or not all(isinstance(m, dict) for m in meta.members):
             raise wrong_types(path)
         return meta
 

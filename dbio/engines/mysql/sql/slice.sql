@@ -24,14 +24,14 @@ BEGIN
     DECLARE c_slice, c_started, c_deadline, c_think_min, c_think_max DOUBLE;
     DECLARE c_scale, c_hot_lo, c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every BIGINT;
     DECLARE c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill INT;
-    DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think DOUBLE;
+    DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think, v_wait_from DOUBLE;
     DECLARE v_span, v_hot_span, v_lo, v_hi, v_n BIGINT;
     DECLARE v_iter BIGINT DEFAULT p_iterations_before;
     DECLARE v_sel BIGINT DEFAULT p_selects_before;
     DECLARE v_phase INT DEFAULT (p_session * 37) % 100;  -- staggers the UPDATE pattern across sessions
-    DECLARE v_kind, v_b, v_pos, v_pool_span, v_buckets INT;
+    DECLARE v_kind, v_b, v_pos, v_pool_span, v_buckets, v_conflict INT;
     DECLARE v_pool, v_fill, v_map, v_bound, v_hist MEDIUMBLOB;
-    DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows, o_hot_rows BIGINT DEFAULT 0;
+    DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows, o_hot_rows, o_retries BIGINT DEFAULT 0;
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
     DECLARE s1, s2, s3, s4, m1, m2, m3, m4 DOUBLE DEFAULT 0;
 
@@ -96,14 +96,36 @@ BEGIN
             SET v_fill = SUBSTRING(v_pool, 1 + FLOOR(RAND() * v_pool_span), c_fill);
             SET v_hi = v_lo + c_update_rows - 1;
             SET v_t0 = UNIX_TIMESTAMP(SYSDATE(6));
-            IF v_iter % c_hot_schema_every = 0 THEN
-                UPDATE dbio_cf1_1 FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
-                 WHERE custid BETWEEN v_lo AND v_hi;
-            ELSE
-                UPDATE {table} FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
-                 WHERE custid BETWEEN v_lo AND v_hi;
-            END IF;
-            SET v_n = ROW_COUNT();
+            -- A conflict (40001: a deadlock, or on a Galera node a certification failure or a brute-force abort
+            -- by another node's write-set) rolled the UPDATE back: it runs again, timed as one, and is counted.
+            -- So is one a Galera node refused while outside a primary component (1047, 1180: a node was lost
+            -- and the others are forming the cluster again), after a pause; for NONPRIMARY_SECONDS at most.
+            SET v_conflict = 1, v_wait_from = NULL;
+            WHILE v_conflict > 0 DO
+                SET v_conflict = 0;
+                BEGIN
+                    DECLARE CONTINUE HANDLER FOR SQLSTATE '40001' SET v_conflict = 1;
+                    DECLARE CONTINUE HANDLER FOR 1047, 1180 SET v_conflict = 2;
+                    IF v_iter % c_hot_schema_every = 0 THEN
+                        UPDATE dbio_cf1_1 FORCE INDEX (custid)
+                           SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
+                         WHERE custid BETWEEN v_lo AND v_hi;
+                    ELSE
+                        UPDATE {table} FORCE INDEX (custid) SET c2 = c2 + 1, filler = INSERT(filler, 1, c_fill, v_fill)
+                         WHERE custid BETWEEN v_lo AND v_hi;
+                    END IF;
+                    SET v_n = ROW_COUNT();
+                END;
+                IF v_conflict = 2 THEN
+                    SET v_wait_from = COALESCE(v_wait_from, UNIX_TIMESTAMP(SYSDATE(6)));
+                    IF UNIX_TIMESTAMP(SYSDATE(6)) - v_wait_from > {nonprimary_seconds} THEN
+                        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+                            'dbio: this Galera node has been outside a primary component too long: the cluster lost its quorum';
+                    END IF;
+                    DO SLEEP(0.05);
+                END IF;
+                SET o_retries = o_retries + (v_conflict > 0);
+            END WHILE;
             SET o_updates = o_updates + 1;
         ELSE
             SET v_sel = v_sel + 1;
@@ -156,7 +178,7 @@ BEGIN
     SET o_iterations = v_iter - p_iterations_before, o_selects = v_sel - p_selects_before - o_scans;
 
     SELECT o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3, m1, m2, m3,
-           s4, m4, o_hot_rows,
+           s4, m4, o_hot_rows, o_retries,
            v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
               OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist;
 END

@@ -1,0 +1,190 @@
+"""A managed MariaDB Galera cluster (dbio instance init --engine mysql --galera 3) as users run it: its
+nodes made, started, stopped and destroyed with nothing left behind or listening beyond loopback; one
+data set loaded through node 1 and held by every node; a run whose sessions UPDATE on every node, the
+same rows with --hot-schema-frequency 1, conflicts retried and counted, no session lost; the same
+nodes given as an existing cluster by one --dsn each, refused while a node is not Synced; a node
+killed mid-run lost as a standby is, the others finishing with their quorum. They skip with the
+reason where galera-4 (its library), rsync or MariaDB's server is missing."""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import _base_dir, dbio, load_result, result_dir, wait_for
+
+pymysql = pytest.importorskip("pymysql")
+
+SMALL = ["--scale", "2000", "--schemas", "3", "--scan-table-size", "1MiB"]
+
+
+def _galera_or_skip() -> None:
+    from dbio.engines.mysql.instance import binaries, galera
+    from dbio.errors import UsageError
+
+    try:
+        binaries.locate()
+        galera.require_galera()
+    except UsageError as exc:
+        pytest.skip(f"no Galera cluster can be made here: {exc}")
+
+
+class Cluster:
+    def __init__(self, root: Path):
+        self.data_dir, self.results = root / "galera", root / "results"
+
+    def here(self, *extra: str) -> list[str]:
+        return ["--engine", "mysql", "--data-dir", str(self.data_dir), *extra]
+
+    def args(self, *extra: str) -> list[str]:
+        return [*self.here(), "--buffer-pool", "8MiB", "--results-dir", str(self.results), *extra]
+
+    def socket(self, node: int) -> Path:
+        return self.data_dir / f"node{node}" / "socket" / "mysqld.sock"
+
+    def pid(self, node: int) -> int:
+        return int((self.data_dir / f"node{node}" / "socket" / "mysqld.pid").read_text().split()[0])
+
+    def status(self, node: int, name: str) -> str:
+        conn = pymysql.connect(unix_socket=str(self.socket(node)), user="root", autocommit=True, connect_timeout=5)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+                return str(cur.fetchone()[1])
+        finally:
+            conn.close()
+
+    def servers(self) -> list[int]:
+        """Every mariadbd of this cluster still running (by its data directory on the command line)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(a.startswith(b"--datadir=" + os.fsencode(self.data_dir)) for a in args):
+                found.append(int(entry.name))
+        return found
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    _galera_or_skip()
+    root = _base_dir()
+    made = Cluster(root)
+    done = dbio("instance", "init", *made.here("--galera", "3", "--buffer-pool", "8MiB"), timeout=300)
+    assert done.code == 0, done.text
+    made.made = done.text
+    yield made
+    dbio("instance", "destroy", "--yes", *made.here())
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_three_nodes_each_its_own_loopback_only_with_trusted_files(cluster):
+    assert "node1: started the cluster" in cluster.made and "node3: joined the cluster" in cluster.made
+    assert all(cluster.status(k, "wsrep_local_state_comment") == "Synced" for k in (1, 2, 3))
+    assert {cluster.status(k, "wsrep_cluster_size") for k in (1, 2, 3)} == {"3"}
+    pids = {cluster.pid(k) for k in (1, 2, 3)}
+    listening = subprocess.run(["ss", "-Htlnp"], capture_output=True, text=True).stdout.splitlines()
+    ours = [line for line in listening if any(f"pid={pid}," in line for pid in pids)]
+    assert len(ours) == 3, listening  # one Galera port each, no client port (sockets only)
+    assert all(line.split()[3].startswith("127.0.0.1:") for line in ours), ours
+    for k in (1, 2, 3):
+        option_file = cluster.data_dir / f"node{k}.cnf"
+        st = option_file.stat()
+        assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644  # dbio's, not the server user's
+        node = cluster.data_dir / f"node{k}"
+        assert stat.S_IMODE(node.stat().st_mode) == 0o700 and node.stat().st_uid != 0
+        assert stat.S_IMODE(cluster.socket(k).parent.stat().st_mode) == 0o700
+        assert "gmcast.listen_addr=tcp://127.0.0.1:" in option_file.read_text()
+    shown = dbio("instance", "status", *cluster.here())
+    assert shown.code == 0 and shown.out.count("(Synced)") == 3, shown.text
+
+
+def test_loaded_through_one_node_held_by_every_node_then_updated_on_every_node(cluster):
+    done = dbio("setup", *cluster.args(*SMALL, "--allow-cached"), timeout=600)
+    assert done.code == 0, done.text
+    assert "node2: holds setup" in done.out and "node3: holds setup" in done.out, done.text
+    before = {k: int(cluster.status(k, "wsrep_local_cert_failures")) for k in (1, 2, 3)}
+    done = dbio("run", *cluster.args(*SMALL, "--allow-cached", "--threads-per-schema", "2", "--update-pct", "50",
+                                     "--hot-schema-frequency", "1", "--warmup", "1s", "--run-time", "8s"), timeout=300)
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    assert result["status"] == "complete"
+    assert [n["name"] for n in result["nodes"]] == ["node1", "node2", "node3"]
+    assert {s["node"] for s in result["sessions"]} == {"node1", "node2", "node3"}
+    assert not [e for e in result.get("events", []) if e.get("kind") == "session_failed"]
+    for node in result["nodes"]:
+        ws = node["figures"]["writesets"]
+        assert ws["replicated_per_s"] > 0 and ws["received_per_s"] > 0, node["name"]  # every node writes
+    after = {k: int(cluster.status(k, "wsrep_local_cert_failures")) for k in (1, 2, 3)}
+    conflicts = sum(after.values()) - sum(before.values())
+    assert conflicts > 0, "the same rows updated on three nodes met no certification failure"
+    assert result["totals"]["retries"] > 0  # the loop ran them again, and counted them
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "Write-sets (each node of the multi-writer cluster, and the cluster)" in report
+    assert "every node applies every one" in report
+    # a read-only run after the UPDATEs: each node settles (InnoDB's purge, dbio's tables flushed) first
+    done = dbio("run", *cluster.args(*SMALL, "--allow-cached", "--update-pct", "0", "--warmup", "1s", "--run-time",
+                                     "3s"), timeout=300)
+    assert done.code == 0, done.text
+    assert load_result(result_dir(done))["status"] == "complete"
+
+
+def test_the_nodes_as_an_existing_cluster_and_a_node_not_synced_refused(cluster):
+    dsns = [a for k in (1, 2, 3)
+            for a in ("--dsn", f"mysql://root@localhost/dbio?unix_socket={cluster.socket(k)}&auth=socket")]
+    common = ["--engine", "mysql", "--results-dir", str(cluster.results), *SMALL, "--allow-cached", "--warmup", "1s",
+              "--run-time", "2s", "--update-pct", "20"]
+    done = dbio("run", *common, *dsns, timeout=300)
+    assert done.code == 0, done.text
+    nodes = load_result(result_dir(done))["nodes"]
+    assert len(nodes) == 3 and all(n["figures"]["writesets"]["replicated_per_s"] > 0 for n in nodes)
+    conn = pymysql.connect(unix_socket=str(cluster.socket(2)), user="root", autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL wsrep_desync = ON")
+        wait_for(lambda: cluster.status(2, "wsrep_local_state_comment") != "Synced", 10, "node2 desynced")
+        refused = dbio("run", *common, *dsns, timeout=120)
+        assert refused.code == 2, refused.text
+        assert "not Synced" in refused.err and len(refused.err.strip().splitlines()) <= 2, refused.err
+    finally:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL wsrep_desync = OFF")
+        conn.close()
+    wait_for(lambda: cluster.status(2, "wsrep_local_state_comment") == "Synced", 30, "node2 synced again")
+
+
+def test_a_node_killed_mid_run_is_lost_the_others_finish_and_destroy_leaves_nothing(cluster):
+    args = cluster.args(*SMALL, "--allow-cached", "--update-pct", "20", "--warmup", "1s", "--run-time", "14s")
+    run = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                           env={**os.environ, "COLUMNS": "200"})
+    try:
+        time.sleep(10)  # connected, warmed up and a few seconds into the window
+        os.kill(cluster.pid(3), signal.SIGKILL)
+        out, err = run.communicate(timeout=180)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, out + err
+    assert "node node3 stopped" in err, err
+    directory = Path(next(line.split(":", 1)[1].strip() for line in out.splitlines()
+                          if line.startswith("result:"))).parent
+    result = load_result(directory)
+    assert result["status"] == "complete"
+    stopped = [n["name"] for n in result["nodes"] if n.get("stopped")]
+    assert stopped == ["node3"]
+    assert "the others kept a quorum (2 of 3 nodes)" in (directory / "report.txt").read_text()
+    done = dbio("instance", "destroy", "--yes", *cluster.here())
+    assert done.code == 0, done.text
+    assert cluster.servers() == [], "a mariadbd of the cluster is still running after destroy"
+    assert not cluster.data_dir.exists()
