@@ -13,7 +13,7 @@ from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, 
 from rich.text import Text
 
 from dbio import controls
-from dbio.stats import live
+from dbio.stats import live, published
 from dbio.units import format_bytes
 
 
@@ -151,6 +151,7 @@ class RunObserver:
         self.bounds = list(bounds_us or [])
         self.phase_text = "starting"
         self.last: dict[str, Any] | None = None
+        self.spans = published.Spans()  # what each sample's engine counters gained, over what span of work
         self.figures = ""
         self.started = time.monotonic()
         self.measuring_since: float | None = None
@@ -182,12 +183,13 @@ class RunObserver:
     def second(self, sample: dict[str, Any]) -> None:
         """A per-second sample whose engine counters are already normalized."""
         previous, self.last = self.last, sample
+        span = self.spans.next(sample)
         if self.findings is not None:
             for finding in self.findings.check(sample):
                 self.ui.err.print(Text("dbio: now: ", style="bold yellow") + Text(finding), soft_wrap=True)
         if previous is None:
             return
-        figures = live.line(live.interval(previous, sample, self.bounds))
+        figures = live.line(live.interval(previous, sample, self.bounds, span))
         if not figures:
             return
         self.figures = figures

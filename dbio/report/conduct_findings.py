@@ -33,8 +33,9 @@ def status(r: Result) -> Finding | None:
 
 
 def stalled(r: Result) -> Finding | None:
-    """The window holds stretches in which nothing was measured or nothing moved: its averages
-    include them. The status stays complete (the window ran to its end); this says when and how long."""
+    """The window holds stretches in which nothing was measured or nothing moved (stats/stalls.py, the live
+    view's judgement too): its averages include them. The status stays complete (the window ran to its end);
+    this says when and how long."""
     stalls = [s for s in r.stalls if all(isinstance(s.get(k), (int, float)) for k in ("offset", "seconds"))]
     if not _window(r) or not stalls:
         return None
@@ -43,8 +44,10 @@ def stalled(r: Result) -> Finding | None:
     where = ", ".join(f"at +{s['offset']:.0f} s for {s['seconds']:.0f} s" for s in stalls)
     share = 100 * total / window
     return Finding("warning", "stalled", f"the window stalled {where} ({share:.0f}% of the window): no sample "
-                                         "could be taken or no statement finished and no counter moved; the "
-                                         "window's averages include it", "stalls.seconds", total)
+                                         "could be taken, or no statement finished and nothing showed the "
+                                         "sessions working (the engine's counters or, with a statement in "
+                                         "progress, their CPU and the devices); the window's averages include it",
+                   "stalls.seconds", total)
 
 
 def counters_reset(r: Result) -> Finding | None:

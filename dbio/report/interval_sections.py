@@ -10,7 +10,7 @@ from typing import Any
 
 from dbio.report.tables import table
 from dbio.result_records import Histograms, Result
-from dbio.stats import catalogue
+from dbio.stats import catalogue, published
 from dbio.stats import series as series_math
 from dbio.stats import stability
 
@@ -34,13 +34,14 @@ def time_series(intervals: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append([fig.label, {"value": s["mean"], "kind": kind}, {"value": s["stdev"], "kind": kind}, s["cv_pct"],
                      {"value": s["min"], "kind": kind}, interval_label(low), {"value": s["max"], "kind": kind},
                      interval_label(high), s["n"]])
-    if not rows:
-        return {"id": "time_series", "title": "Time Series"}
+    if not rows:  # no figure in any interval: why, when it is that the sessions' work was not published
+        unpublished = _unpublished_note(intervals).strip()
+        return {"id": "time_series", "title": "Time Series", **({"lines": [unpublished]} if unpublished else {})}
     return {"id": "time_series", "title": "Time Series (per interval, measured window)", "tables": [table(
         "series_stats", "", ["", "Mean", "Std dev", "CV", "Min", "in", "Max", "in", "Intervals"],
         ["text", "mixed", "mixed", "pct", "mixed", "text", "mixed", "text", "count"], rows,
         ["'in' is the interval, in seconds after the end of warm-up, where the minimum or maximum fell."
-         + _partial_note(intervals)])],
+         + _partial_note(intervals) + _unpublished_note(intervals)])],
         "charts": ["series_iops", "series_latency"]}
 
 
@@ -59,12 +60,29 @@ def _partial_note(intervals: list[dict[str, Any]]) -> str:
             "interval at the end of the run).")
 
 
+def _unpublished_note(intervals: list[dict[str, Any]]) -> str:
+    """The intervals without engine figures, because the sessions' counters had not published their work
+    (stats/published.py): a statement in progress (a scan of a large table, a lock wait) holds it back."""
+    measured = [r for r in series_math.measured(intervals) if not r.get("missing")]
+    unpublished = [r for r in measured if r.get("unpublished")]
+    if not unpublished:
+        return ""
+    in_progress = sum(1 for r in unpublished if r["unpublished"] == published.IN_PROGRESS)
+    return (f" {len(unpublished)} of the {len(measured)} intervals have no engine figure nor statements per second: "
+            f"the sessions publish their work as each slice ends, and {in_progress} held no session's (a statement "
+            f"in progress), {len(unpublished) - in_progress} some sessions' and not others' (no span of work is the "
+            "counters'). The window's figures hold all of it; the devices' are per interval in the charts.")
+
+
 def stability_section(r: Result, intervals: list[dict[str, Any]]) -> dict[str, Any]:
     rows_in = series_math.measured(intervals)
     if len(rows_in) < 3:
         return {"id": "stability", "title": "Stability"}
     interval = r.timeline.interval_seconds or 1
     rows = [row for row in (_stability_row(fig, rows_in) for fig in STABILITY) if row]
+    if not rows:  # no figure has three intervals (a scan's engine figures unpublished in each): no table
+        return {"id": "stability", "title": f"Stability ({len(rows_in)} intervals of {interval:g} s)",
+                "lines": _slow_lines(r.histograms)}
     return {"id": "stability", "title": f"Stability ({len(rows_in)} intervals of {interval:g} s)", "tables": [table(
         "stability", "", ["", "Mean", "CV", "Worst interval", "in", "p99 / p1 of intervals", "Drift"],
         ["text", "mixed", "pct", "mixed", "text", "mixed", "pct"], rows,

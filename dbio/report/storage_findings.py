@@ -10,23 +10,22 @@ from dbio.report import stack_findings
 from dbio.report.finding import Finding, found as _found
 from dbio.report.words import cache_name
 from dbio.result_records import Result
-from dbio.stats import catalogue
+from dbio.stats import catalogue, device_reads
 from dbio.stats.catalogue import value
+from dbio.stats.device_reads import DEVICE_EXCESS_LIMIT
 from dbio.units import format_bytes
 
 ROWS_FROM_STORAGE_LIMIT = 0.5  # blocks read per row of the range statements (one row per block)
 # Beyond this, a row cost more than one block read: the index's blocks (or more of the table's) came
 # from storage too, so reads/s counts more than the rows' own blocks (a cache too small for the index)
 BLOCKS_PER_ROW_HIGH = 1.2
-DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads
 CACHE_RATIO_WARNING = 2.0  # data set / cache below this: a large share of hits is likely
 DEVICE_BUSY_LIMIT = 95.0  # % device utilization
-# The device did more than the engine: beyond this share, and beyond a floor that keeps noise out.
-DEVICE_EXCESS_LIMIT = 0.02  # 2% more reads (requests) or writes (bytes) than the engine's
-DEVICE_EXCESS_MIN_READS = 100  # requests: a shell or the kernel reads a handful during any window
-# The filesystem's journal (ext4 commits a few KiB per WAL sync) and dbio's own samples file, fsynced
-# every interval, reach the same device: 0.54 MiB/s beyond the engine's writes at 123 WAL syncs/s in
-# tests/fixtures/result_complete.json. Their share grows with the window, so the floor is a rate.
+# The device read more than the engine, or less: stats/device_reads.py. It wrote more: beyond DEVICE_EXCESS_LIMIT
+# of the engine's bytes, and beyond a floor that keeps noise out. The filesystem's journal (ext4 commits a few
+# KiB per WAL sync) and dbio's own samples file, fsynced every interval, reach the same device: 0.54 MiB/s beyond
+# the engine's writes at 123 WAL syncs/s in tests/fixtures/result_complete.json. Their share grows with the
+# window, so the floor is a rate.
 DEVICE_EXCESS_MIN_WRITE_BYTES_PER_S = 1 << 20
 # A run with no UPDATE: bytes written (data files and WAL, every process) per byte read. Beyond the
 # limit it measured writes too (its reads rewrote pages an earlier run's updates left, or their dirty
@@ -35,9 +34,6 @@ READ_ONLY_WRITE_LIMIT = 0.01
 READ_ONLY_WRITE_NOTE = 0.001
 # Beyond this ratio of the device's I/O to the engine's, a finding states both amounts, not a percentage.
 PLAIN_RATIO = 10.0
-# The engine's average read beyond this many blocks: its reads are multi-block (scans), and the device
-# check compares bytes, not requests.
-MULTI_BLOCK_READ = 1.5
 
 
 def _window(r: Result) -> bool:
@@ -92,21 +88,26 @@ def reads_beyond_rows(r: Result) -> Finding | None:
 
 
 def page_cache(r: Result) -> Finding | None:
+    """Fewer of the engine's reads reached the device than it counted: a cache served the rest (judged as the
+    live view does, stats/device_reads.py: bytes for multi-block reads, requests for single pages)."""
     f = r.figures
-    ratio = value(f, "device_to_db_read_ratio")
-    reads = value(f, "reads_per_s")
+    reads = read_comparison(f, page_bytes(r))
     # some tables on a place no watched device holds: the devices saw a part (stack_findings.no_device says which)
-    if not _window(r) or ratio is None or not reads or stack_findings.uncovered_data(r):
+    if not _window(r) or reads is None or reads.share is None or not value(f, "reads_per_s") \
+            or stack_findings.uncovered_data(r):
         return None
-    if ratio < DEVICE_SHARE_LIMIT:
+    what, ref, ref_value = ("the bytes the engine read", "device_read_bytes", reads.device) if reads.by_bytes else \
+        ("the engine's physical reads", "device_to_db_read_ratio", reads.share)
+    if reads.cache():
         where = "the OS page cache served the rest" if not value(f, "direct_io") else \
             "with direct I/O on, check which device the data directory is on"
-        return _found("invalid", "page_cache", f"only {100 * ratio:.1f}% of the engine's physical reads reached the "
-                                               f"device: {where}", "device_to_db_read_ratio", ratio)
+        judged = " (multi-block reads, judged by bytes)" if reads.by_bytes else ""
+        return _found("invalid", "page_cache", f"only {100 * reads.share:.1f}% of {what} reached the device"
+                                               f"{judged}: {where}", ref, ref_value)
     # more reads than the engine's: shared_device
-    if not value(f, "direct_io") and read_excess(f, page_bytes(r)) is None:
-        return _found("info", "page_cache", f"direct I/O is off, yet {100 * ratio:.1f}% of the engine's physical "
-                                            "reads reached the device", "device_to_db_read_ratio", ratio)
+    if not value(f, "direct_io") and reads.excess() is None:
+        return _found("info", "page_cache", f"direct I/O is off, yet {100 * reads.share:.1f}% of {what} "
+                                            "reached the device", ref, ref_value)
     return None
 
 
@@ -143,30 +144,30 @@ def page_bytes(r: Result) -> int:
     return page if isinstance(page, int) and page > 0 else 8192
 
 
+def read_comparison(f: Mapping[str, Any], page_bytes: int) -> device_reads.Reads | None:
+    """The window's device reads against the engine's, in the unit they are judged in (stats/device_reads.py)."""
+    return device_reads.compared(value(f, "device_reads"), value(f, "device_read_bytes"), value(f, "db_reads"),
+                                 value(f, "db_read_bytes"), page_bytes)
+
+
 def read_excess(f: Mapping[str, Any], page_bytes: int) -> str | None:
-    """The device's reads beyond the engine's physical reads, when they are significant. Requests,
-    as the device counts them, for single-block reads: with direct I/O each read of the engine is one
-    device request (they matched within 0.1% on this project's VM); read bytes would count the
-    kernel's read-ahead. Bytes for multi-block reads (scans): the block layer splits a 128 KiB read
-    that crosses a file extent into several requests (+6% requests, the same bytes)."""
-    device, engine = value(f, "device_reads"), value(f, "db_reads")
-    if device is None or engine is None:
+    """The device's reads beyond the engine's physical reads, when they are significant: requests for
+    single-block reads, bytes for multi-block reads (stats/device_reads.py, the live view's judgement too)."""
+    reads = read_comparison(f, page_bytes)
+    if reads is None or reads.excess() is None:
         return None
-    excess = device - engine
-    if excess <= DEVICE_EXCESS_LIMIT * engine or excess < DEVICE_EXCESS_MIN_READS:
-        return None
+    device, engine = reads.device, reads.engine
+    if reads.by_bytes:
+        if device <= PLAIN_RATIO * engine:
+            return (f"the device read {100 * device / engine:.1f}% of the engine's bytes (device "
+                    f"{format_bytes(device)}, engine {format_bytes(engine)}: multi-block reads are judged by bytes)")
+        return (f"the device read {format_bytes(device)} while the engine read {format_bytes(engine)} (multi-block "
+                "reads are judged by bytes)")
     if engine and device <= PLAIN_RATIO * engine:
-        said = (f"the device did {100 * device / engine:.1f}% of the engine's physical reads (device {device:,.0f}, "
+        return (f"the device did {100 * device / engine:.1f}% of the engine's physical reads (device {device:,.0f}, "
                 f"engine {engine:,.0f} read requests)")
-    else:  # a ratio in the thousands of % says nothing: the counts do
-        said = f"the device did {device:,.0f} read requests while the engine did {engine:,.0f}"
-    device_bytes, engine_bytes = value(f, "device_read_bytes"), value(f, "db_read_bytes")
-    if device_bytes is None or not engine or not engine_bytes or engine_bytes <= MULTI_BLOCK_READ * page_bytes * engine:
-        return said
-    if device_bytes - engine_bytes <= DEVICE_EXCESS_LIMIT * engine_bytes:
-        return None  # multi-block reads split into more requests on their way down: the same bytes
-    return (f"{said} and {100 * device_bytes / engine_bytes:.1f}% of its bytes (device {format_bytes(device_bytes)}, "
-            f"engine {format_bytes(engine_bytes)}: multi-block reads are judged by bytes)")
+    # a ratio in the thousands of % says nothing: the counts do
+    return f"the device did {device:,.0f} read requests while the engine did {engine:,.0f}"
 
 
 def _write_excess(f: Mapping[str, Any], seconds: float) -> str | None:

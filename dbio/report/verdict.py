@@ -18,7 +18,7 @@ from dbio.report import (baseline_findings, cluster_findings, conduct_findings, 
                          node_verdicts, access_findings, stack_findings, storage_findings, words)
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
-from dbio.report.storage_findings import page_bytes, read_excess
+from dbio.report.storage_findings import page_bytes, read_comparison
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
@@ -154,10 +154,13 @@ def _caveat(r: Result, f: Mapping[str, Any], finding: Finding) -> tuple[str | No
     """(the headline figure a warning qualifies, or None; the warning in a few words)."""
     code = finding.code
     if code == "shared_device":
-        ratio = value(f, "device_to_db_read_ratio")
-        if read_excess(f, page_bytes(r)) is not None and ratio is not None:
-            did = f"{ratio:.1f}x the engine's reads" if ratio >= 2 else f"{100 * ratio:.1f}% of the engine's reads"
-            return "reads_per_s", f"the device did {did}: other work shared the device"
+        reads = read_comparison(f, page_bytes(r))
+        ratio = None if reads is None else reads.share
+        if reads is not None and ratio is not None and reads.excess() is not None:
+            what = "the engine's bytes" if reads.by_bytes else "the engine's reads"
+            did = f"{ratio:.1f}x {what}" if ratio >= 2 else f"{100 * ratio:.1f}% of {what}"
+            return "reads_per_s", f"the device {'read' if reads.by_bytes else 'did'} {did}: other work shared the " \
+                                  "device"
         wrote = value(f, "device_to_db_write_ratio")
         return "reads_per_s", (f"the device wrote {wrote:.1f}x the engine's bytes" if wrote is not None else
                                "the device wrote what the engine did not") + ": other work shared the device"

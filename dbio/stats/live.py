@@ -19,25 +19,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbio.stats import histogram
+from dbio.stats import device_reads, histogram, published, stalls
 from dbio.stats.counters import delta, get
 from dbio.units import format_bytes
 
 # The window so far must hold this much before a device finding is said: a few reads say nothing.
 MIN_SECONDS = 3.0
 MIN_READS = 300
-# the final verdict's thresholds (report/storage_findings.py, report/cpu_findings.py), said early
-DEVICE_SHARE_LIMIT = 0.9  # device reads / engine reads below: a cache served the rest
-DEVICE_EXCESS_LIMIT = 0.02  # device reads beyond the engine's by this share: other work
-DEVICE_EXCESS_MIN_READS = 100
-MULTI_BLOCK_READ = 1.5  # the engine's average read beyond this many pages: multi-block reads, judged by bytes
+# the final verdict's thresholds (report/cpu_findings.py; the devices against the engine, stats/device_reads.py)
 STEAL_LIMIT = 5.0  # % of the CPU time
 STATEMENT_KINDS = ("select", "update", "scan", "hot")
 STALL_SAMPLES = 2  # one quiet second may be a slice that came back late (its statements come in the next sample)
-# A quiet second's floor of the sessions' processes' CPU, per second: a session in a long statement (a scan)
-# uses far more (about 0.3 s a second reading 2 GiB at 240 MiB/s), one blocked (a lock, a hung device) none.
-SESSIONS_WORKING_CPU = 0.05
-ENGINE_MOVING = (("data", "reads"), ("data", "writes"), ("wal", "bytes"))  # stats/stalls.py's MOVING, as counters
+ENGINE_MOVING = (("data", "reads"), ("data", "writes"), ("wal", "bytes"))  # stats/stalls.py's ENGINE_MOVING
 DEVICE_READINGS_KEPT = 3600  # per-second device readings awaiting the sessions' counters (an hour's slice)
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
 IDLE_FIELDS = ("idle", "iowait")
@@ -53,22 +46,27 @@ class RunFacts:
     local: bool = True  # the server runs on this host: this host's steal is the server's
 
 
-def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float]) -> dict[str, Any]:
+def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float],
+             span: published.Span | None = None) -> dict[str, Any]:
     """The interval between two samples: reads/s, average read, SELECT p99, writes/s, the busiest device's
     utilisation, the host's busy CPU and steal (None where a sample lacks what it takes).
 
-    The engine's rates divide the work its counters gained by the span of the slices they hold (published_span),
-    as the result's series does; where no slice ended in the interval they hold none of its work and are left
-    out (the device's and the CPU's, read as they move, are over the readings' own times)."""
+    The engine's figures are over the span of the work its counters gained (stats/published.py, as the result's
+    series): span, what published.Spans said of cur in the stream (else the two samples' own); none where no span
+    is known (no slice ended in the interval: a statement in progress). The device's and the CPU's, read as they
+    move, are over the readings' own times."""
     out: dict[str, Any] = {}
-    engine_prev, engine_cur = prev.get("engine"), cur.get("engine")
-    seconds = published_span(prev, cur) if engine_prev and engine_cur else None
-    if seconds:
-        d = delta(engine_prev, engine_cur)
+    if span is None:
+        spans = published.Spans()
+        spans.next(prev)
+        span = spans.next(cur)
+    since, engine_cur = span.since, cur.get("engine")
+    if since is not None and since.get("engine") and engine_cur and span.seconds:
+        d = delta(since["engine"], engine_cur)
         reads, writes = get(d, "data", "reads"), get(d, "data", "writes")
         client_reads, read_ms = get(d, "client", "reads"), get(d, "client", "read_time_ms")
-        out["reads_per_s"] = None if reads is None else reads / seconds
-        out["writes_per_s"] = None if writes is None else writes / seconds
+        out["reads_per_s"] = None if reads is None else reads / span.seconds
+        out["writes_per_s"] = None if writes is None else writes / span.seconds
         out["avg_read_us"] = 1000 * read_ms / client_reads if client_reads and read_ms is not None else None
     out["select_p99_us"] = _p99(cur.get("statements"), bounds)
     os_prev, os_cur = prev.get("os") or {}, cur.get("os") or {}
@@ -84,22 +82,6 @@ def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float]) -> 
         if cpu is not None:
             out["cpu_busy_pct"], out["steal_pct"] = cpu
     return out
-
-
-def published_span(prev: dict[str, Any], cur: dict[str, Any]) -> float | None:
-    """The seconds of work the engine's counters gained between two readings: from the latest slice end the
-    first had seen (or, for the window's first reading, taken with every session at rest, its own time) to the
-    second's ("published_to", server clock). None when no slice ended in between, or none had before the first
-    (its span is unknown); the readings' own times for records that do not say (an older dbio's)."""
-    if "published_to" not in cur:
-        return _positive(((cur.get("engine") or {}).get("t") or 0) - ((prev.get("engine") or {}).get("t") or 0))
-    since = prev.get("published_to") if "published_to" in prev else (prev.get("engine") or {}).get("t")
-    to = cur.get("published_to")
-    return None if since is None or to is None else _positive(to - since)
-
-
-def _positive(seconds: float) -> float | None:
-    return seconds if seconds > 0 else None
 
 
 def _p99(statements: dict[str, Any] | None, bounds: list[float]) -> float | None:
@@ -162,17 +144,18 @@ class Findings:
     last: dict[str, Any] | None = None  # the previous sample
     # the devices' readings the sessions' published counters do not cover yet, oldest first (see _other_work)
     device_readings: deque = field(default_factory=lambda: deque(maxlen=DEVICE_READINGS_KEPT))
+    spans: published.Spans = field(default_factory=published.Spans)  # what each sample's engine counters gained
 
     def check(self, cur: dict[str, Any]) -> list[str]:
+        span = self.spans.next(cur)
         if self.start is None:
             self.start = self.last = cur
             return []
-        found = self._stall(cur)
+        found = self._stall(cur, span)
         found += self._device(cur)
-        span = _window(self.start, cur)
         cpu = _cpu((self.start.get("os") or {}).get("stat") or {}, (cur.get("os") or {}).get("stat") or {})
         # steal: /proc/stat's steal against its own busy and idle times, over the same seconds
-        if self.facts.local and span >= MIN_SECONDS and cpu is not None and cpu[1] > STEAL_LIMIT:
+        if self.facts.local and _window(self.start, cur) >= MIN_SECONDS and cpu is not None and cpu[1] > STEAL_LIMIT:
             found.append(("steal", f"the hypervisor took {cpu[1]:.0f}% of the CPU time so far: latency includes "
                                    "waiting for a CPU"))
         self.last = cur
@@ -183,19 +166,22 @@ class Findings:
                 out.append(message)
         return out
 
-    def _stall(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
-        """No statement finished for STALL_SAMPLES per-second samples in a row. The statements come with their
-        slices' ends, which a long statement holds back for seconds: a second is quiet only when, besides, the
-        engine's counters did not move (the verdict's rule, stats/stalls.py) and neither did what moves at once
-        as the sessions work, where it is read: their processes' CPU and the devices' reads."""
+    def _stall(self, cur: dict[str, Any], span: published.Span) -> list[tuple[str, str]]:
+        """STALL_SAMPLES per-second samples in a row in which the sessions did nothing: the verdict's judgement of a
+        quiet interval (stats/stalls.quiet). The statements and the engine's counters come with the slices' ends,
+        which a long statement holds back for seconds while the read probe's lookups move the counters: in a second
+        in which no session published, what moves at once as the sessions work tells, their processes' CPU and the
+        devices' reads."""
         if "k" not in cur:  # the window's own readings carry no interval of their own
             return []
-        finished = [cur.get("statements") or {}, *(cur.get("late_statements") or {}).values()]
-        if any(tally.get(kind, {}).get("count") for tally in finished for kind in STATEMENT_KINDS) or \
-                _working(self.last or self.start or {}, cur):
-            self.quiet = 0
-        else:
+        prev = self.last or self.start or {}
+        tallies = [cur.get("statements") or {}, *(cur.get("late_statements") or {}).values()]
+        finished = any(tally.get(kind, {}).get("count") for tally in tallies for kind in STATEMENT_KINDS)
+        if stalls.quiet(finished=finished, unpublished=span.unpublished, engine_moved=_engine_moved(prev, cur),
+                        **_moving_at_once(prev, cur)):
             self.quiet += 1
+        else:
+            self.quiet = 0
         if self.quiet < STALL_SAMPLES:
             return []
         return [("stall", f"no statement finished in the last {self.quiet} seconds: a stall (the report will say "
@@ -203,8 +189,8 @@ class Findings:
 
     def _device(self, cur: dict[str, Any]) -> list[tuple[str, str]]:
         """The devices' reads against the engine's since the window's first reading (taken with every session at
-        rest), with the verdict's thresholds (report/storage_findings.py): requests for single-block reads, bytes
-        for multi-block ones (a scan's large reads, which the block layer splits or merges into other requests)."""
+        rest), judged as the verdict does (stats/device_reads.py): requests for single-block reads, bytes for
+        multi-block ones (a scan's large reads, which the block layer splits or merges into other requests)."""
         assert self.start is not None
         engine_start, engine_cur = self.start.get("engine"), cur.get("engine")
         disks_start = (self.start.get("os") or {}).get("disks") or {}
@@ -221,31 +207,28 @@ class Findings:
         reads, read_bytes = get(d, "data", "reads"), get(d, "data", "read_bytes")
         if reads is None or reads < MIN_READS:
             return []
-        multi = bool(read_bytes) and read_bytes / reads > MULTI_BLOCK_READ * self.facts.page_bytes
-        cache = self._cache(device, reads, read_bytes, multi)
-        other_work = self._other_work(cur, reads, read_bytes, multi)  # each sample: its readings move on
+        cache = self._cache(device, reads, read_bytes)
+        other_work = self._other_work(cur, reads, read_bytes)  # each sample: its readings move on
         return cache or other_work
 
-    def _cache(self, device: _DeviceReading, reads: float, read_bytes: float | None,
-               multi: bool) -> list[tuple[str, str]]:
+    def _compared(self, device: _DeviceReading, reads: float, read_bytes: float | None) -> device_reads.Reads | None:
+        return device_reads.compared(device.reads, device.read_bytes, reads, read_bytes, self.facts.page_bytes)
+
+    def _cache(self, device: _DeviceReading, reads: float, read_bytes: float | None) -> list[tuple[str, str]]:
         """A cache served some of the engine's reads: the devices read less than the engine counted. Compared
         within one sample, whose devices are read after its engine counters: they hold every read the engine's
         counted, and those of work not published yet; fewer is a cache whatever the sessions hold back."""
-        if multi and read_bytes:
-            share = device.read_bytes / read_bytes
-            if share < DEVICE_SHARE_LIMIT:
-                return [("cache", f"the device read {100 * share:.0f}% of the {format_bytes(read_bytes)} the engine "
-                                  "read so far (multi-block reads, judged by bytes): a cache serves the rest, so "
-                                  "reads/s is not the storage's alone")]
+        compared = self._compared(device, reads, read_bytes)
+        if compared is None or compared.share is None or not compared.cache():
             return []
-        share = device.reads / reads
-        if share < DEVICE_SHARE_LIMIT:
-            return [("cache", f"the device served {100 * share:.0f}% of the engine's {reads:,.0f} reads so far: a "
-                              "cache serves the rest, so reads/s is not the storage's alone")]
-        return []
+        if compared.by_bytes:
+            return [("cache", f"the device read {100 * compared.share:.0f}% of the {format_bytes(compared.engine)} "
+                              "the engine read so far (multi-block reads, judged by bytes): a cache serves the rest, "
+                              "so reads/s is not the storage's alone")]
+        return [("cache", f"the device served {100 * compared.share:.0f}% of the engine's {reads:,.0f} reads so far: "
+                          "a cache serves the rest, so reads/s is not the storage's alone")]
 
-    def _other_work(self, cur: dict[str, Any], reads: float, read_bytes: float | None,
-                    multi: bool) -> list[tuple[str, str]]:
+    def _other_work(self, cur: dict[str, Any], reads: float, read_bytes: float | None) -> list[tuple[str, str]]:
         """Other work read from the devices: they read more than the engine. The devices' counters run ahead of
         the engine's by the work the sessions have not published, so they are taken from the latest sample whose
         devices were read before any session's call still in progress was sent (cur's published_by_all, on the
@@ -258,38 +241,40 @@ class Findings:
         if covered is None:
             return []
         self.device_readings.appendleft(covered)  # the latest covered: the next sample may cover no later one
+        compared = self._compared(covered, reads, read_bytes)
+        excess = None if compared is None else compared.excess()
+        if compared is None or excess is None:
+            return []
         ahead = " (or, direct I/O being off, the kernel read ahead more than the engine asked)" \
             if not self.facts.direct_io else ""
-        if multi and read_bytes:
-            excess_bytes = covered.read_bytes - read_bytes
-            if excess_bytes <= max(DEVICE_EXCESS_MIN_READS * self.facts.page_bytes, DEVICE_EXCESS_LIMIT * read_bytes):
-                return []
-            return [("other_work", f"the device read at least {format_bytes(excess_bytes)} more than the engine's "
-                                   f"{format_bytes(read_bytes)} so far (multi-block reads, judged by bytes): other "
-                                   f"work shares the device{ahead}")]
-        excess = covered.reads - reads
-        if excess <= max(DEVICE_EXCESS_MIN_READS, DEVICE_EXCESS_LIMIT * reads):
-            return []
+        if compared.by_bytes:
+            return [("other_work", f"the device read at least {format_bytes(excess)} more than the engine's "
+                                   f"{format_bytes(compared.engine)} so far (multi-block reads, judged by bytes): "
+                                   f"other work shares the device{ahead}")]
         return [("other_work", f"the device read at least {excess:,.0f} more than the engine's {reads:,.0f} reads "
                                f"so far: other work shares the device{ahead}")]
 
 
-def _working(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
-    """Whether anything between two samples shows the sessions working: the engine's reads, writes or WAL, the
-    sessions' processes' CPU beyond SESSIONS_WORKING_CPU a second, a read the devices completed."""
+def _engine_moved(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
+    """Whether the engine's reads, writes or WAL moved between two samples."""
     engine_prev, engine_cur = prev.get("engine"), cur.get("engine")
-    if engine_prev and engine_cur:
-        d = delta(engine_prev, engine_cur)
-        if any(get(d, group, key) for group, key in ENGINE_MOVING):
-            return True
+    if not engine_prev or not engine_cur:
+        return False
+    d = delta(engine_prev, engine_cur)
+    return any(get(d, group, key) for group, key in ENGINE_MOVING)
+
+
+def _moving_at_once(prev: dict[str, Any], cur: dict[str, Any]) -> dict[str, float | None]:
+    """What moves as the sessions work, between two samples, a second: their processes' CPU and the devices'
+    reads (None where not read), as stats/stalls.quiet takes them."""
     os_prev, os_cur = prev.get("os") or {}, cur.get("os") or {}
     seconds = (os_cur.get("t") or 0) - (os_prev.get("t") or 0)
     cpu_prev, cpu_cur = os_prev.get("session_cpu_total"), os_cur.get("session_cpu_total")
-    if seconds > 0 and cpu_prev is not None and cpu_cur is not None and \
-            cpu_cur - cpu_prev >= SESSIONS_WORKING_CPU * seconds:
-        return True
     disks_prev, disks_cur = os_prev.get("disks") or {}, os_cur.get("disks") or {}
-    return bool(disks_prev) and bool(disks_cur) and _device_reads(disks_prev, disks_cur)[0] > 0
+    return {"session_cpu_cores": max(0.0, cpu_cur - cpu_prev) / seconds
+            if seconds > 0 and cpu_prev is not None and cpu_cur is not None else None,
+            "device_reads_per_s": _device_reads(disks_prev, disks_cur)[0] / seconds
+            if seconds > 0 and disks_prev and disks_cur else None}
 
 
 def _device_reads(before: dict[str, Any], after: dict[str, Any]) -> tuple[float, float]:

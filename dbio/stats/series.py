@@ -1,10 +1,13 @@
 """Time series, one row per interval, from consecutive samples and the sessions' counts (pure).
 
-Sample k is taken half a second after second k of the run (counted from the common start),
-when every session has just published its counters for the second ending at k; the difference
-between two samples is the work of the seconds between them, and the sessions' own counts for
-that interval are keyed by the same k. Rates divide by real elapsed time (see elapsed); a sample
-that was not taken on time is a gap row, never an interpolation.
+Sample k is taken half a second after second k of the run (counted from the common start); the sessions'
+own counts are keyed by the interval their slice ended in. The engine's counters gain a slice's work as it
+ends (stats/published.py): an engine rate divides the work they gained by the span of work it was done in,
+from one sample's work point to the next's, and statements per second the slices' statements by the same
+span; an interval in which no span is known has no engine figure and says why ("unpublished"). The devices'
+and the CPU's figures, which move as the work goes on, are over their readings' own times. A sample that was
+not taken on time is a gap row, never an interpolation. Records of an older dbio (which do not say what their
+counters hold) keep the span they were read with (elapsed).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from dbio.collect import procfs
-from dbio.stats import histogram, host_cpu
+from dbio.stats import histogram, host_cpu, published
 from dbio.stats.counters import delta, get, ratio
 from dbio.stats.resets import without
 
@@ -21,6 +24,7 @@ MiB = 1 << 20
 # partial: the end reading of a run is taken when the sessions stop, off the sampling grid (half
 # an interval after the last grid sample when a run ends on time, less when it is stopped).
 PARTIAL_SHARE = 0.9
+ENGINE_RATES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_per_s", "wal_mib_per_s", "avg_read_us")
 
 
 def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[str, Any]], bounds: list[float],
@@ -28,53 +32,114 @@ def per_interval(samples: Iterable[dict[str, Any]], statements: dict[int, dict[s
     """One row per pair of consecutive samples; samples may be a stream (an 8-hour run's file)."""
     rows = []
     prev = None
+    spans = published.Spans(start)
     for cur in samples:
         if cur.get("missing") or (prev is not None and prev.get("missing") and cur.get("engine")):
             rows.append(gap_row(cur, start, "late" if cur.get("missing") else "no baseline"))
+            spans.reset()  # nothing is counted across a gap: the row after it is one too
+            if cur.get("engine"):
+                spans.next(cur)
             prev = cur
             continue
-        if prev is None or not prev.get("engine") or not cur.get("engine"):
-            prev = cur if cur.get("engine") else prev
+        if not cur.get("engine"):
+            continue
+        span = spans.next(cur)
+        if prev is None or not prev.get("engine"):
+            prev = cur
+            continue
+        if not span.legacy:
+            rows.append(_row(prev, cur, span, statements, bounds, start, io_timing, cores))
+            prev = cur
             continue
         seconds = elapsed(prev, cur)
         if seconds <= 0:
             continue
         # a counter that went back since the previous reading (a node's, stats/resets.py): no rate of it
         d = without(delta(prev["engine"], cur["engine"]), cur.get("reset_counters") or [])
-        row: dict[str, Any] = {
-            "k": cur["k"], "t": cur["engine"]["t"], "since_start": round(cur["engine"]["t"] - start, 3),
-            "phase": cur.get("phase"), "seconds": round(seconds, 6),
-            "reads_per_s": _per(get(d, "data", "reads"), seconds),
-            "read_mib_per_s": _per(_mib(get(d, "data", "read_bytes")), seconds),
-            "writes_per_s": _per(get(d, "data", "writes"), seconds),
-            "write_mib_per_s": _per(_mib(get(d, "data", "write_bytes")), seconds),
-            "wal_mib_per_s": _per(_mib(get(d, "wal", "bytes")), seconds),
-            "avg_read_us": _us(get(d, "client", "read_time_ms"), get(d, "client", "reads")) if io_timing else None,
-        }
+        row = _head(cur, start, seconds)
+        row.update(_engine(d, seconds, io_timing))
         prev_os, cur_os = prev.get("os") or {}, cur.get("os") or {}
         # /proc counters move continuously: their rates use the readings' own times, not the grid.
         os_seconds = (cur_os["t"] - prev_os["t"]) if prev_os.get("t") and cur_os.get("t") else seconds
         row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else seconds, cores))
-        # every interval the row spans (a failed sample makes a row span two)
-        spanned = [statements[k] for k in sorted(statements) if prev["k"] < k <= cur["k"]] \
-            if isinstance(prev.get("k"), int) and isinstance(cur.get("k"), int) else \
-            [statements.get(k)] if isinstance(k := cur.get("k"), int) else []
-        row.update(_statements(_combine([t for t in spanned if t]), bounds, seconds))
-        waits = cur.get("waits") or {}
-        if waits:
-            row["top_wait"] = max(waits.items(), key=lambda kv: kv[1])[0]
-        if isinstance(cur["engine"].get("replication"), dict):  # a standby: what it received, how far it lags
-            row["wal_received_mib_per_s"] = _per(_mib(get(d, "replication", "wal_received_bytes")), seconds)
-            lag = get(cur["engine"], "gauges", "replay_lag_bytes")
-            row["replay_lag_mib"] = None if lag is None else lag / (1 << 20)
-            row["replay_lag_seconds"] = get(cur["engine"], "gauges", "replay_lag_seconds")
-        others = get(cur["engine"], "gauges", "other_sessions_active")
-        if others:  # client sessions not dbio's, busy when the interval's sample was taken
-            row["other_sessions_active"] = others
-            row["other_session_names"] = get(cur["engine"], "gauges", "other_session_names") or []
+        row.update(_statements(_combine(_spanned(statements, prev, cur)), bounds, seconds))
+        _tail(row, cur, d, seconds)
         rows.append(row)
         prev = cur
     return rows
+
+
+def _row(prev: dict[str, Any], cur: dict[str, Any], span: published.Span, statements: dict[int, dict[str, Any]],
+         bounds: list[float], start: float, io_timing: bool, cores: int | None) -> dict[str, Any]:
+    """The row of two samples that say what their counters hold: the engine's rates and the statements per second
+    over the span of the work the counters gained (span: since its sample, over its seconds), or none and why."""
+    since, seconds = span.since, span.seconds
+    row = _head(cur, start, seconds)
+    if since is not None and seconds:
+        row.update(_engine(without(delta(since["engine"], cur["engine"]), sorted(span.resets)), seconds, io_timing))
+        counted = _spanned(statements, since, cur)
+    else:
+        row.update(dict.fromkeys(ENGINE_RATES))
+        if span.unpublished:
+            row["unpublished"] = span.unpublished
+        counted = _spanned(statements, prev, cur)  # their latencies are the interval's, their rate has no span
+    readings = _time(cur) - _time(prev)  # the engine snapshots' own times: what moves as the work goes on
+    prev_os, cur_os = prev.get("os") or {}, cur.get("os") or {}
+    os_seconds = (cur_os["t"] - prev_os["t"]) if prev_os.get("t") and cur_os.get("t") else readings
+    if max(os_seconds, readings) > 0:
+        row.update(_os(prev_os, cur_os, os_seconds if os_seconds > 0 else readings, cores))
+    row.update(_statements(_combine(counted), bounds, seconds if since is not None else None))
+    # a standby's receive position moves as the WAL comes: over the readings' own times
+    _tail(row, cur, without(delta(prev["engine"], cur["engine"]), cur.get("reset_counters") or []), readings)
+    return row
+
+
+def _head(cur: dict[str, Any], start: float, seconds: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"k": cur["k"], "t": cur["engine"]["t"], "since_start": round(cur["engine"]["t"] - start, 3),
+                           "phase": cur.get("phase")}
+    if seconds:
+        row["seconds"] = round(seconds, 6)
+    return row
+
+
+def _engine(d: dict[str, Any], seconds: float, io_timing: bool) -> dict[str, Any]:
+    return {
+        "reads_per_s": _per(get(d, "data", "reads"), seconds),
+        "read_mib_per_s": _per(_mib(get(d, "data", "read_bytes")), seconds),
+        "writes_per_s": _per(get(d, "data", "writes"), seconds),
+        "write_mib_per_s": _per(_mib(get(d, "data", "write_bytes")), seconds),
+        "wal_mib_per_s": _per(_mib(get(d, "wal", "bytes")), seconds),
+        "avg_read_us": _us(get(d, "client", "read_time_ms"), get(d, "client", "reads")) if io_timing else None,
+    }
+
+
+def _spanned(statements: dict[int, dict[str, Any]], since: dict[str, Any], cur: dict[str, Any]) -> list[dict]:
+    """The sessions' counts of every interval after since's up to cur's (a failed sample makes a row span two)."""
+    spanned = [statements[k] for k in sorted(statements) if since["k"] < k <= cur["k"]] \
+        if isinstance(since.get("k"), int) and isinstance(cur.get("k"), int) else \
+        [statements.get(k)] if isinstance(k := cur.get("k"), int) else []
+    return [t for t in spanned if t]
+
+
+def _tail(row: dict[str, Any], cur: dict[str, Any], d: dict[str, Any], seconds: float) -> None:
+    """What the sample says besides rates: its top wait, a standby's receiving and lag, other sessions."""
+    waits = cur.get("waits") or {}
+    if waits:
+        row["top_wait"] = max(waits.items(), key=lambda kv: kv[1])[0]
+    if isinstance(cur["engine"].get("replication"), dict):  # a standby: what it received, how far it lags
+        row["wal_received_mib_per_s"] = _per(_mib(get(d, "replication", "wal_received_bytes")), seconds) \
+            if seconds > 0 else None
+        lag = get(cur["engine"], "gauges", "replay_lag_bytes")
+        row["replay_lag_mib"] = None if lag is None else lag / (1 << 20)
+        row["replay_lag_seconds"] = get(cur["engine"], "gauges", "replay_lag_seconds")
+    others = get(cur["engine"], "gauges", "other_sessions_active")
+    if others:  # client sessions not dbio's, busy when the interval's sample was taken
+        row["other_sessions_active"] = others
+        row["other_session_names"] = get(cur["engine"], "gauges", "other_session_names") or []
+
+
+def _time(sample: dict[str, Any]) -> float:
+    return float(sample["engine"]["t"])
 
 
 def elapsed(prev: dict[str, Any], cur: dict[str, Any]) -> float:
@@ -130,11 +195,13 @@ def _combine(tallies: list[dict[str, Any]]) -> dict[str, Any] | None:
     return out
 
 
-def _statements(tally: dict[str, Any] | None, bounds: list[float], seconds: float) -> dict[str, Any]:
+def _statements(tally: dict[str, Any] | None, bounds: list[float], seconds: float | None) -> dict[str, Any]:
+    """Statements per second over the span of the work (None: no span known, no rate), the SELECTs' latency."""
+    rate: dict[str, Any] = {} if seconds is None else {"statements_per_s": 0.0}
     if not tally:
-        return {"statements_per_s": 0.0}
+        return rate
     count = sum(tally.get(k, 0) for k in ("selects", "updates", "scans"))
-    out: dict[str, Any] = {"statements_per_s": count / seconds}
+    out: dict[str, Any] = {} if seconds is None else {"statements_per_s": count / seconds}
     select = tally.get("select")
     if select:
         counts = [0] * (len(bounds) + 1)

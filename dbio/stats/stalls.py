@@ -4,21 +4,61 @@ A window whose server froze (every process stopped, a hung device, a full disk) 
 begin and an end snapshot, and its averages are true averages of a window in which nothing
 happened for a while. A stall is named with its place in the window and its length, so the
 report can say so in its first lines.
+
+Whether an interval was quiet is one judgement (quiet), made by the result's series (still) and the live
+view's early finding alike. The engine's counters and the sessions' statements come as each slice ends
+(stats/published.py): in an interval in which no session published, they cannot tell a statement in
+progress (a scan of a large table) from sessions that wait on a lock or a hung device, and the read probe's
+lookups move the engine's counters either way. What moves at once as the sessions work tells them apart:
+their processes' CPU and the devices' reads.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from dbio.stats import published
+
 STALL_SECONDS = 3.0  # at least this long (three slices) without a sample or any movement
 MOVING = ("statements_per_s", "reads_per_s", "writes_per_s", "wal_mib_per_s")
+ENGINE_MOVING = MOVING[1:]  # the engine's counters' figures among them
+# The sessions' processes' CPU a second (all of them) below which they are not working: one in a long statement
+# uses far more (about 0.3 s a second reading 2 GiB at 240 MiB/s), one blocked (a lock, a hung device) none.
+SESSIONS_WORKING_CPU = 0.05
+# The devices' reads a second up to which they are idle: the read probe's lookups (run/read_probe.py, 25 a second,
+# a block or two each) go on while the sessions wait; a statement in progress reads thousands.
+DEVICE_IDLE_READS_PER_S = 50.0
+
+
+def quiet(*, finished: bool, unpublished: str | None, engine_moved: bool, session_cpu_cores: float | None,
+          device_reads_per_s: float | None) -> bool:
+    """Whether an interval shows the sessions doing nothing. finished: a statement finished in it; unpublished:
+    why its engine figures are absent (stats/published.py), None when they are there; engine_moved: the engine's
+    counters moved in it; session_cpu_cores: the sessions' processes' CPU seconds a second (None: not measured,
+    the server is elsewhere); device_reads_per_s: the devices' reads (None: not read).
+
+    Nothing finished, no session published, the sessions' CPU and the devices idle. Where the counters hold the
+    interval's work, they did not move either. Where no session published in it, the counters tell nothing (the
+    probe's lookups move them, a statement in progress does not): quiet only where the CPU, measured, says so, so
+    that a scan in progress is no stall, and sessions waiting on a lock or a hung device are one."""
+    if finished or unpublished == published.IN_PART:  # some session's slice ended in it
+        return False
+    if engine_moved and unpublished != published.IN_PROGRESS:
+        return False
+    if session_cpu_cores is not None and session_cpu_cores >= SESSIONS_WORKING_CPU:
+        return False
+    if device_reads_per_s is not None and device_reads_per_s > DEVICE_IDLE_READS_PER_S:
+        return False
+    return unpublished != published.IN_PROGRESS or session_cpu_cores is not None
 
 
 def still(row: dict[str, Any]) -> bool:
-    """A row in which no statement finished and no counter of the engine moved, or a late sample."""
+    """A row in which the sessions did nothing (quiet), or a late sample."""
     if row.get("missing"):
         return row["missing"] == "late"
-    return not any(row.get(key) for key in MOVING)
+    return quiet(finished=bool(row.get("statements_per_s")), unpublished=row.get("unpublished"),
+                 engine_moved=any(row.get(key) for key in ENGINE_MOVING),
+                 session_cpu_cores=row.get("db_cpu_cores"), device_reads_per_s=row.get("device_reads_per_s"))
 
 
 def find(rows: Iterable[dict[str, Any]], window_offset: float, *, min_seconds: float = STALL_SECONDS,

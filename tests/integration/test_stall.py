@@ -121,11 +121,13 @@ def test_a_frozen_server_is_a_named_stall_with_gaps_and_true_rates(instance, loa
     assert {r["k"] for r in on_grid if r.get("missing")} <= {row["k"] for row in gaps}, [row["k"] for row in series]
     assert all(row.get("reads_per_s") is None for row in gaps)
     # Every rate divides by the real time of the work between its own two samples, as they recorded it (the
-    # latest slice end each had seen, or else their readings' times), and none spans the freeze.
+    # latest slice end each had seen: every session publishing at each second's end, each is a work point,
+    # stats/published.py), and none spans the freeze. A row without figures says why.
     readings = [r for r in records if isinstance(r.get("k"), int) and r.get("phase") != "late"]
     cores = doc["environment"]["host"]["cpus"]
-    rated = [row for row in series if not row.get("missing")]
+    rated = [row for row in series if not row.get("missing") and not row.get("unpublished")]
     assert rated
+    assert all(row["reads_per_s"] is None for row in series if row.get("unpublished"))
     for row in rated:
         index = next(i for i, r in enumerate(readings) if r["k"] == row["k"] and abs(r["t"] - row["t"]) < 1e-3)
         before, after = readings[index - 1], readings[index]

@@ -16,8 +16,8 @@ import pytest
 from rich.console import Console
 
 from dbio.jobs.measure import live_facts
-from dbio.report import cpu_findings, storage_findings
-from dbio.stats import histogram, live
+from dbio.report import cpu_findings
+from dbio.stats import device_reads, histogram, live, published
 from dbio.stats import stalls as stall_math
 from dbio.ui import UI
 
@@ -82,23 +82,39 @@ def test_what_a_sample_lacks_is_left_out_of_the_line():
     assert live.interval(a, b, BOUNDS) == {"select_p99_us": None} and live.line(live.interval(a, b, BOUNDS)) == ""
 
 
-def test_the_engine_s_rates_are_over_the_slices_its_counters_hold_and_absent_when_none_ended():
-    """The engine's counters gain a slice's work as it ends: reads/s divides them by the span of the slice ends
-    published between the two samples (as the result's series does), the devices' busy time by the readings'
-    own seconds. A second in which no slice ended (a long scan) holds none of its work: no reads/s then."""
-    begin = _sample(100.0, reads=0, read_ms=0)  # the window's first reading: every session at rest
-    no_slice_yet = _sample(101.5, reads=25, read_ms=1, io_ms=600, k=1, published_to=None)
-    assert live.interval(begin, no_slice_yet, BOUNDS).get("reads_per_s") is None
-    first_slices = _sample(102.5, reads=25_025, read_ms=2500, io_ms=1500, k=2, published_to=102.1)
-    # a slice that lasted 2.1 s: 25,000 reads over 2.1 s, not over the 1 s since the last reading
-    assert live.interval(no_slice_yet, first_slices, BOUNDS).get("reads_per_s") is None  # its span began unseen
-    assert live.interval(begin, first_slices, BOUNDS)["reads_per_s"] == pytest.approx(25_025 / 2.1)
-    quiet = _sample(103.5, reads=25_050, read_ms=2501, io_ms=2400, k=3, published_to=102.1)
-    figures = live.interval(first_slices, quiet, BOUNDS)
-    assert "reads_per_s" not in figures and "avg_read_us" not in figures  # the probe's 25 reads are not a rate
-    assert figures["device_busy_pct"] == pytest.approx(90.0)  # the device, read as it moves, is there
-    after = _sample(104.5, reads=50_050, read_ms=5001, k=4, published_to=104.2)
-    assert live.interval(quiet, after, BOUNDS)["reads_per_s"] == pytest.approx(25_000 / 2.1)
+def _lines(samples: list[dict]) -> list[dict]:
+    """Each interval's figures as the observer makes them, sample after sample (ui.RunObserver)."""
+    spans = published.Spans()
+    spans.next(samples[0])
+    return [live.interval(prev, cur, BOUNDS, spans.next(cur)) for prev, cur in zip(samples, samples[1:])]
+
+
+def test_the_engine_s_rates_are_over_the_span_of_work_its_counters_gained_and_absent_when_none_is_known():
+    """The engine's counters gain a slice's work as it ends: reads/s divides what they gained by the seconds
+    between two samples' work points (every session published up to about one instant: the latest slice end and
+    the earliest call in progress within 0.1 s), as the result's series does; the devices' busy time is over the
+    readings' own seconds. A second in which no slice ended holds none of the sessions' work: no reads/s (the
+    probe's 25 reads are not a rate), and the span goes on from the first sample at its work point. One whose
+    sessions published at instants far apart (one's scan in progress while the other's slices ended) has no span."""
+    samples = [
+        _sample(100.0, reads=0, read_ms=0),  # the window's first reading: every session at rest
+        _sample(101.5, reads=25, read_ms=1, io_ms=600, k=1, published_to=None, published_by_all=99.99),
+        # a slice that lasted 2.1 s: 25,000 reads over 2.1 s, not over the 1 s since the last reading
+        _sample(102.5, reads=25_025, read_ms=2500, io_ms=1500, k=2, published_to=102.1, published_by_all=102.1),
+        _sample(103.5, reads=25_050, read_ms=2501, io_ms=2400, k=3, published_to=102.1, published_by_all=102.1),
+        _sample(104.5, reads=50_050, read_ms=5001, io_ms=3300, k=4, published_to=104.2, published_by_all=104.2),
+        # one session's call in progress since 104.25 while the other's slice ended at 105.3
+        _sample(105.5, reads=60_050, read_ms=6001, io_ms=4200, k=5, published_to=105.3, published_by_all=104.25),
+        _sample(106.5, reads=70_050, read_ms=7001, io_ms=5100, k=6, published_to=106.2, published_by_all=106.2),
+        _sample(107.5, reads=80_050, read_ms=8001, io_ms=6000, k=7, published_to=107.1, published_by_all=107.1)]
+    lines = _lines(samples)
+    assert [line.get("reads_per_s") for line in lines] == [
+        None, pytest.approx(25_025 / 2.1), None, pytest.approx(25_025 / 2.1), None, None, pytest.approx(10_000 / 0.9)]
+    assert lines[2]["device_busy_pct"] == pytest.approx(90.0)  # the device, read as it moves, is there
+    assert "reads/s" not in live.line(lines[4]) and "avg_read_us" not in lines[4]
+    # two samples alone: the span of their own work points
+    assert live.interval(samples[3], samples[4], BOUNDS)["reads_per_s"] == pytest.approx(25_000 / 2.1)
+    assert "reads_per_s" not in live.interval(samples[4], samples[5], BOUNDS)
 
 
 # -- the devices against the engine ---------------------------------------------------------------------------
@@ -213,13 +229,10 @@ def test_devices_that_hold_a_part_of_the_reads_say_nothing():
 
 
 def test_the_early_findings_use_the_verdict_s_thresholds():
-    assert live.DEVICE_SHARE_LIMIT == storage_findings.DEVICE_SHARE_LIMIT
-    assert live.DEVICE_EXCESS_LIMIT == storage_findings.DEVICE_EXCESS_LIMIT
-    assert live.DEVICE_EXCESS_MIN_READS == storage_findings.DEVICE_EXCESS_MIN_READS
-    assert live.MULTI_BLOCK_READ == storage_findings.MULTI_BLOCK_READ
     assert live.STEAL_LIMIT == cpu_findings.STEAL_LIMIT
-    assert {"reads_per_s", "writes_per_s", "wal_mib_per_s"} <= set(stall_math.MOVING)
-    assert [group for group, _ in live.ENGINE_MOVING] == ["data", "data", "wal"]
+    # the engine's counters a quiet interval's judgement reads (stats/stalls.py), as counters and as figures
+    assert stall_math.ENGINE_MOVING == ("reads_per_s", "writes_per_s", "wal_mib_per_s")
+    assert live.ENGINE_MOVING == (("data", "reads"), ("data", "writes"), ("wal", "bytes"))
 
 
 # -- recorded runs ---------------------------------------------------------------------------------------------
@@ -236,7 +249,7 @@ def test_recorded_runs_whose_sessions_lag_the_devices_say_nothing(name):
     start, grid = samples[0], [s for s in samples if s.get("k") and not s.get("final")]
     ahead = [(_devices(s)[1] - _devices(start)[1]) / (s["engine"]["data"]["read_bytes"]
                                                       - start["engine"]["data"]["read_bytes"]) for s in grid[2:]]
-    assert max(ahead) > 1 + live.DEVICE_EXCESS_LIMIT, ahead  # the lag is there to be misread
+    assert max(ahead) > 1 + device_reads.DEVICE_EXCESS_LIMIT, ahead  # the lag is there to be misread
     assert _said(live.Findings(live.RunFacts(**recorded["facts"])), samples) == []
     assert recorded["said"] == []  # the run itself said nothing either
 
@@ -273,24 +286,38 @@ def test_a_stall_is_two_quiet_seconds_in_a_row_not_one_slice_that_came_back_late
     assert findings.check({**_sample(5.0, reads=1, read_ms=0), "k": 5, "statements": None}) == []  # said once
 
 
-@pytest.mark.parametrize("moving", [
-    {"session_cpu": 0.3},  # the sessions' processes work on a long statement (a scan of a large table)
-    {"device_reads": 8000},  # the devices complete reads (the parallel workers of a scan)
-    {"reads": 25},  # the engine's counters move (InnoDB's as it reads; PostgreSQL's with the probe's reads)
+@pytest.mark.parametrize("moving, stalled", [
+    ({"session_cpu": 0.3}, False),  # the sessions' processes work on a long statement (a scan of a large table)
+    ({"device_reads": 8000}, False),  # the devices complete reads (the parallel workers of a scan)
+    # only the read probe's lookups move the engine's counters (and the device): the sessions wait on a lock
+    ({"reads": 25, "device_reads": 25}, True),
+    ({}, True),  # nothing moves at all
 ])
-def test_a_long_statement_is_no_stall(moving):
-    """A scan that lasts seconds holds its slice's statements back: no statement finishes, yet what moves at once
-    shows the sessions working. Nothing moving at all is a stall."""
+def test_a_long_statement_is_no_stall_and_a_lock_wait_is_one(moving, stalled):
+    """A statement that lasts seconds holds its slice back: no session publishes, no statement finishes. What
+    moves at once as the sessions work tells a scan in progress from sessions waiting on a lock or a hung device,
+    whose idle seconds are a stall even while the read probe's lookups move the engine's counters."""
     def second(k: int, **grown) -> dict:
         values = {"reads": 0.0, "device_reads": 0.0, "session_cpu": 0.0}
         values.update({key: value * k for key, value in grown.items()})
-        return _sample(float(k), read_ms=0, k=k, **values)
+        return _sample(float(k), read_ms=0, k=k, published_to=None, published_by_all=-0.05, **values)
 
-    working, frozen = live.Findings(), live.Findings()
-    assert _said(working, [second(k, **moving) for k in range(0, 6)]) == []
-    assert _said(frozen, [second(k) for k in range(0, 6)]) == [
-        (2.0, "no statement finished in the last 2 seconds: a stall (the report will say how long and what the "
-              "samples show)")]
+    findings = live.Findings()
+    said = _said(findings, [_sample(0.0, reads=0, read_ms=0, session_cpu=0.0)] + [second(k, **moving)
+                                                                                  for k in range(1, 6)])
+    assert said == ([(2.0, "no statement finished in the last 2 seconds: a stall (the report will say how long and "
+                           "what the samples show)")] if stalled else [])
+
+
+def test_a_recorded_lock_wait_is_said_as_a_stall():
+    """A real run of UPDATEs while another connection held a SHARE lock on the data tables for 5 s from 5 s on:
+    the read probe's lookups moved the engine's counters all along (main said nothing), the sessions' CPU and
+    the devices were idle: said two seconds in, as the run itself said it."""
+    recorded = _recorded("lock_wait")
+    said = _said(live.Findings(live.RunFacts(**recorded["facts"])), recorded["samples"])
+    assert said == [(pytest.approx(7.5, abs=0.1), "no statement finished in the last 2 seconds: a stall (the report "
+                                                  "will say how long and what the samples show)")]
+    assert [f"dbio: now: {said[0][1]}"] == recorded["said"]
 
 
 # -- steal, and what the user sees -------------------------------------------------------------------------------

@@ -62,3 +62,31 @@ def test_a_stall_ends_with_the_window_its_figures_cover():
     rows = [moving(1), still(2), still(3), still(4), still(5), late(6, 30.0)]  # still inside, late past it
     assert stalls.find(rows, window_offset=1.0, window_seconds=5.0) == [
         {"offset": 0.5, "seconds": 4.5, "missing_samples": 1}]
+
+
+def in_progress(k, cpu, device):
+    """A row in which no session published (stats/published.py): no engine figure, its statements in progress."""
+    row = {"k": k, "since_start": k + 0.5, "phase": "measured", "unpublished": "in progress", "reads_per_s": None,
+           "writes_per_s": None, "wal_mib_per_s": None, "device_reads_per_s": device}
+    return row if cpu is None else {**row, "db_cpu_cores": cpu}
+
+
+@pytest.mark.parametrize("cpu, device, found", [
+    (0.0, 25.0, [{"offset": 1.5, "seconds": 4.0, "missing_samples": 0}]),  # waiting on a lock, the probe reading
+    (0.0, 0.0, [{"offset": 1.5, "seconds": 4.0, "missing_samples": 0}]),  # a hung device
+    (0.35, 7700.0, []),  # a scan in progress
+    (0.0, 7700.0, []),  # the devices read for it (its parallel workers)
+    (0.35, 0.0, []),  # its CPU works (a scan of cached pages)
+    (None, 0.0, []),  # the sessions' CPU not measured (a server elsewhere): nothing tells a stall from a scan
+])
+def test_seconds_in_which_no_session_published_are_a_stall_only_when_the_sessions_and_devices_idle(cpu, device,
+                                                                                                   found):
+    rows = [moving(1), moving(2)] + [in_progress(k, cpu, device) for k in range(3, 7)] + [moving(7)]
+    assert stalls.find(rows, window_offset=1.0) == found
+
+
+def test_the_devices_idle_floor_holds_the_read_probe_s_lookups():
+    """The probe goes on reading while the sessions wait: its lookups (a block or two each) are no work of theirs."""
+    from dbio.run import read_probe
+
+    assert stalls.DEVICE_IDLE_READS_PER_S >= 2 * read_probe.RATE_PER_S
