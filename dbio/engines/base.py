@@ -62,6 +62,10 @@ class Capabilities:
     # keeps that much free besides its floor (PostgreSQL: a WAL segment; InnoDB: a tablespace's autoextension)
     growth_step_bytes: int = 0
     growth_step_setting: str | None = None
+    # its I/O counters gain a session's work only as the session's call ends (PostgreSQL: a backend publishes
+    # its counters as it goes idle); False: as the work is done (InnoDB's status counters): a per-interval rate of
+    # them needs no wait for the sessions' calls (stats/published.py)
+    counts_at_call_end: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict

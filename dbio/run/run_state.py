@@ -22,7 +22,7 @@ from dbio.run.phase import Phase, phase_at
 from dbio.run.plan import RunPlan
 from dbio.run.run_status import RunStatus, Status
 from dbio.run.liveness import Liveness
-from dbio.run.sessions import Clock, Session, Shared, published_by_all
+from dbio.run.sessions import Clock, Session, Shared, awaited, published_by_all
 from dbio.run.stopping import Stopping
 from dbio.run.slice_totals import IntervalCounts
 
@@ -81,8 +81,13 @@ class RunState:
 
     def published_by_all(self, now: float) -> float:
         """The instant (this host's clock) before which every session's work is in its server's counters
-        (sessions.published_by_all); now: this host's clock."""
-        return published_by_all(self.sessions, now)
+        (sessions.published_by_all); now: this host's clock. Not waited for: the sessions of a node lost (its last
+        reading stands for it, holding all of its work the figures will ever count) and a session that failed (its
+        call will never answer: a backend publishes its counters as it ends), nor one of a node whose counters gain
+        the work as it is done (Capabilities.counts_at_call_end)."""
+        waited = {r.node.name for r in self.nodes
+                  if r.node.info.caps.counts_at_call_end and r.node.name not in self.lost}
+        return published_by_all(awaited(self.sessions, waited), now)
 
     def stop(self) -> None:
         """No new slices: each session ends the one it is in (stopping.py)."""

@@ -186,6 +186,13 @@ def published_by_all(sessions: Iterable[Session], now: float) -> float:
     return min(since) if since else now
 
 
+def awaited(sessions: Iterable[Session], nodes: set[str]) -> list[Session]:
+    """The sessions whose unpublished work their servers' counters are still to gain: those of the nodes given
+    (not lost, counting a session's work only as its call ends: Capabilities.counts_at_call_end), but for a
+    session that failed (its call will never answer; a backend publishes its counters as it ends)."""
+    return [s for s in sessions if s.node in nodes and s.state != "failed"]
+
+
 async def _until_released(shared: Shared) -> None:
     """Until the coordinator has set the run's clock, or the run stops (a start aborted)."""
     waits = [asyncio.ensure_future(event.wait()) for event in (shared.released, shared.stop)]

@@ -10,15 +10,15 @@ import json
 import pytest
 
 from dbio import result as results
-from dbio.run.sessions import Session, published_by_all
+from dbio.run.sessions import Session, awaited, published_by_all
 from tests.fake_engine import FakeEngine
 from tests.fake_runs import run_loaded
 from tests.virtual_time import VirtualTime
 
 
-def _session(number: int, unpublished_since: float | None) -> Session:
-    return Session(number=number, schema_index=1, engine=FakeEngine(), node="node1",
-                   unpublished_since=unpublished_since)
+def _session(number: int, unpublished_since: float | None, node: str = "node1", state: str = "running") -> Session:
+    return Session(number=number, schema_index=1, engine=FakeEngine(), node=node,
+                   unpublished_since=unpublished_since, state=state)
 
 
 def test_it_is_when_the_earliest_call_in_progress_was_sent():
@@ -27,6 +27,17 @@ def test_it_is_when_the_earliest_call_in_progress_was_sent():
     # none with work unpublished (each between calls, or done): every session's work is in, whatever now is
     assert published_by_all(sessions[2:], now=106.0) == 106.0
     assert published_by_all([], now=106.0) == 106.0
+
+
+def test_only_the_sessions_whose_work_the_counters_still_wait_for_hold_it_back():
+    """A node lost (its last reading stands for it), a node whose counters gain the work as it is done (InnoDB's),
+    a session that failed (its call never answers): none holds back the instant; seen: every interval after a
+    node's loss had no engine figure, "in part", for the rest of the window."""
+    sessions = [_session(1, 101.0, node="lost"), _session(2, 102.0, node="innodb"), _session(3, 103.0, state="failed"),
+                _session(4, 104.0)]
+    assert published_by_all(awaited(sessions, {"node1"}), now=106.0) == 104.0
+    assert published_by_all(awaited(sessions[:3], {"node1"}), now=106.0) == 106.0
+    assert published_by_all(awaited(sessions, {"node1", "lost", "innodb"}), now=106.0) == 101.0
 
 
 def test_every_sample_records_it_and_the_last_says_when_its_devices_were_read(tmp_path):

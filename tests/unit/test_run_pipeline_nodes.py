@@ -316,3 +316,31 @@ def test_each_node_s_probe_gives_its_own_single_reads_and_the_total_adds_them(tm
     total = doc["figures"]["latency"]["single_reads"]
     assert all(s["count"] > 0 and s["nodes"] == 1 for s in per_node.values()), per_node
     assert total["count"] == sum(s["count"] for s in per_node.values()) and total["nodes"] == 2
+
+
+def test_after_a_node_is_lost_the_others_intervals_keep_their_engine_figures(tmp_path, short_start_lead,
+                                                                             monkeypatch):
+    """A node frozen early in the window: its sessions' calls never answer, so their work is never published; the
+    intervals after its loss are the other node's work and the last reading of the lost one, whose counters hold
+    all the work they ever will. They keep their engine figures (not "in part": no session still to publish)."""
+    from dbio.run import liveness
+
+    monkeypatch.setattr(liveness, "SILENT_AFTER", SILENT)
+    config = _config(tmp_path, threads_per_schema=2, run_time=6, warmup=1)
+    clock = VirtualTime()
+    engines = [FakeEngine(time=clock), FakeEngine(read_only=True, time=clock)]
+    nodes = []
+    for name, engine in zip(("p", "s"), engines):
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    _freeze_in_window(engines[1], engines[0].server.starts, 1.0 + 1.5)
+    try:
+        outcome = _measure_within(nodes, config, 30)
+    finally:
+        engines[1].server.thaw()
+    doc = results.read(outcome.directory)
+    lost_at = next(e for e in doc["events"] if e["kind"] == "node_lost")["since_start"]
+    after = [row for row in doc["series"] if row.get("phase") == "measured" and row["since_start"] > lost_at + 1.0]
+    assert after, doc["series"]
+    assert all(row.get("reads_per_s") for row in after), [(r["since_start"], r.get("unpublished")) for r in after]

@@ -92,7 +92,7 @@ def probe(conn: Connection) -> ServerInfo:
         engine="mysql", server_version=f"{name} {short}", version_num=version_num(version), has_io_view=False,
         io_view_has_wal=False, has_backend_cpu=local and not pool, can_see_waits=seen.waits,
         data_directory=data_directory,
-        local=local, direct_io=facts.direct_io(settings), missing=tuple(missing),
+        local=local, direct_io=facts.direct_io(settings), missing=tuple(missing), counts_at_call_end=False,
         **facts.capability_facts(settings, local=local, data_io_timed=seen.data_io, redo_io_timed=seen.redo_io))
     max_connections = int(facts.setting(settings, "max_connections") or 151)
     identity = server_identity(conn, settings)
