@@ -225,7 +225,7 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
         if text is not None:
             from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
             raw.update(from_slob_conf)
-    raw.update(read_env(sources.env))
+    raw.update(read_env(sources.env, errors))
     if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
         raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():
