@@ -28,6 +28,18 @@ SECTIONS = ("workload", "instance", "run", "connection")
 OWN = "command"  # the section of a command's own flags: never in dbio.toml, slob.conf or DBIO_* (command_options.py)
 REPEATS = ("", "adds_up", "per_name", "per_key")
 
+# The commands that take the table's options, as typed, in the order `dbio options` names them; and the
+# scopes a row's commands are made of (fio's categories), each a tuple of them.
+COMMANDS = ("quickstart", "setup", "run", "sweep", "baseline", "kubernetes", "ops", "teardown",
+            "instance init", "instance start", "instance stop", "instance status", "instance destroy")
+LOADS = ("quickstart", "setup", "run", "sweep", "baseline", "ops")  # on the loaded data set's server
+RUNS = LOADS + ("kubernetes",)  # ...and the pods dbio kubernetes writes, against their --dsn targets
+SERVER = RUNS + ("teardown",)  # which server: an existing one (--dsn) or the engine's own instance
+STARTS = ("instance init", "instance start")  # the instance started in its settings
+SETTINGS = LOADS + ("teardown",) + STARTS  # the instance's settings: wherever dbio may start it
+INSTANCE = COMMANDS[COMMANDS.index("instance init"):]  # the instance group's commands: its place
+MAKES = ("quickstart", "setup", "sweep", "instance init")  # the members, made with the instance
+
 
 @dataclass(frozen=True)
 class Option:

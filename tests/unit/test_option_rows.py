@@ -74,6 +74,20 @@ def test_the_rows_are_well_formed():
     assert all(not option.commands or option.section != OWN for option in OPTIONS)
 
 
+def test_each_table_row_names_the_commands_that_take_it():
+    """The table's rows say their commands (no predicate over key names): every one a real command, and
+    each scope the commands a reader of the row expects."""
+    from dbio import option
+
+    for row in OPTIONS:
+        assert row.commands and set(row.commands) <= set(option.COMMANDS), row.key
+    by_key = {row.key: set(row.commands) for row in OPTIONS}
+    assert by_key["part"] == {"run"} and by_key["engine"] == set(option.COMMANDS)
+    assert by_key["data_dir"] >= set(option.INSTANCE) and "kubernetes" not in by_key["data_dir"]
+    assert by_key["metrics_port"] == {"run", "sweep", "kubernetes"}
+    assert by_key["standbys"] == by_key["galera"] == {"quickstart", "setup", "sweep", "instance init"}
+
+
 def _stated_default(command: str, flag: str) -> str:
     text = " ".join(cli.commands[command].get_help(click.Context(cli.commands[command], info_name=command)).split())
     found = re.search(re.escape(flag) + r" \S+ .*?\[default: ([^]]+)\]", text)
