@@ -159,7 +159,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
             raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
         if len(located.connection.dsns) > 1:
             raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
-        checked["asked"] = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(located.files))
+        checked["asked"] = capacity.request(target_iops, latency_slo, prices, located.cost)
         checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
         sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
                                      repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
