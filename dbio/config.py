@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dbio import units
 from dbio.config_checks import unused_notices, validate, value_error
@@ -20,6 +20,9 @@ from dbio.engines import registry
 from dbio.errors import ConfigError, ConfigErrors, UsageError
 from dbio.option import coerce
 from dbio.option_table import BY_KEY, OPTIONS
+
+if TYPE_CHECKING:
+    from dbio.engines.spec import EngineSpec
 
 DEFAULT_CONFIG_FILE = "dbio.toml"
 
@@ -142,6 +145,7 @@ class Config:
     instance: Any  # the engine's embedded-instance options: its own record (registry: instance_config)
     run: RunConfig
     connection: ConnectionConfig
+    spec: EngineSpec = field(compare=False, repr=False)  # its engine's, looked up once as it is made (_build)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     files: tuple[Path, ...] = field(default=(), compare=False)  # configuration files read
     notices: tuple[str, ...] = field(default=(), compare=False)  # what the files held that dbio does not use
@@ -154,9 +158,13 @@ class Config:
     # engine resolves them (io_method auto): what dbio's own instance remembers of them (target.remember).
     given: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    def __post_init__(self) -> None:
+        if self.spec.name != self.connection.engine:  # one engine: a Config made for another carries its spec
+            raise AssertionError(f"a Config of engine {self.connection.engine} carries the {self.spec.name} spec")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
-        redact_dsn = registry.entry(self.connection.engine).redact_dsn
+        redact_dsn = self.spec.redact_dsn
         data = {
             "workload": asdict(self.workload),
             "instance": self.instance.to_dict(),
@@ -327,7 +335,7 @@ def _readable(remembered: Mapping[str, Any]) -> bool:
 def option_values(config: Config) -> dict[str, Any]:
     """Every option's resolved value, in a form load_config accepts back (sweeps resume from it).
     The DSN keeps no password: a resumed sweep takes it from the environment again."""
-    redact_dsn = registry.entry(config.connection.engine).redact_dsn
+    redact_dsn = config.spec.redact_dsn
     values: dict[str, Any] = {}
     for option in OPTIONS:
         if option.engine not in (None, config.connection.engine):
@@ -368,6 +376,7 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
         foreign={o.key: values[o.key] for o in OPTIONS
                  if o.engine not in (None, values["engine"]) and origins.get(o.key, "default") != "default"},
         given={o.key: values[o.key] for o in OPTIONS if origins.get(o.key, "default") != "default"},
+        spec=engine,
     )
 
 

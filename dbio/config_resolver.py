@@ -172,7 +172,7 @@ def _own_instance(located: Config) -> Any | None:
 def _kept_options(located: Config, instance: Any) -> dict[str, Any]:
     """The settings options dbio's own instance keeps in its record, of those its engine's spec remembers."""
     kept = instance.meta().options or {}
-    return {key: kept[key] for key in registry.entry(located.connection.engine).remembered if key in kept}
+    return {key: kept[key] for key in located.spec.remembered if key in kept}
 
 
 def settle(sources: Sources, facts: Facts, located: Config | None = None,

@@ -398,6 +398,6 @@ def test_the_layer_check_can_fail():
     """Made-up imports: the foundation of a command, a target of an engine module its row does not name."""
     made_up = [("dbio/config.py", "dbio/commands/run.py", "foundation", "commands"),
                ("dbio/target.py", "dbio/engines/postgres/entry.py", "target", "engines"),
-               ("dbio/target.py", "dbio/engines/registry.py", "target", "engines")]
+               ("dbio/target.py", "dbio/engines/instance.py", "target", "engines")]
     assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/run.py (commands)",
                                         "dbio/target.py (target) -> dbio/engines/postgres/entry.py (engines)"]
