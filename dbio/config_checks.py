@@ -30,7 +30,7 @@ def validate(config: Config) -> list[ConfigError]:
     errors += instance_option_errors(config) + node_errors(config)
     foreign = foreign_dsn_errors(config) + foreign_instance_errors(config) + data_dir_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
-    return errors + (foreign or registry.entry(config.connection.engine).check(config))
+    return errors + (foreign or config.spec.check(config))
 
 
 def foreign_dsn_errors(config: Config) -> list[ConfigError]:
