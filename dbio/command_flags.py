@@ -88,10 +88,13 @@ def takes_extra(command: str, flag: str, keys: set[str]) -> bool:
 
 
 WHILE_RUNNING = ("metrics_port", "metrics_address")  # served while sessions run: by run and sweep (and their pods)
+IN_THE_WINDOW = ("event",)  # acts inside a measured window: run and sweep's (the pods refuse it)
 
 
 def takes(command: str, option: Option) -> bool:
     if option.key in WHILE_RUNNING and command not in ("run", "sweep", "kubernetes"):
+        return False
+    if option.key in IN_THE_WINDOW and command not in ("run", "sweep", "kubernetes"):
         return False
     return COMMANDS[command](option)
 
