@@ -48,7 +48,7 @@ def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned
             action = "stall" if "stall" in kinds else "throttle"
             raise UsageError(f"--event {action}: the sessions of {', '.join(remote)} have no server "
                              "processes of their own on this host to act on",
-                             "run dbio on the server's host against a server with a process per session "
+                             "run it on the server's host against a server with a process per session "
                              "(PostgreSQL), or give another event")
     if "checkpoint" in kinds:
         timeless = [n.name for n in nodes if not n.read_only and timed_operations(n.engine) is None]
