@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from dbio.report import (baseline_findings, cluster_findings, conduct_findings, cpu_findings, limit_findings,
-                         node_verdicts, access_findings, stack_findings, storage_findings, words)
+from dbio.report import (baseline_findings, cluster_findings, conduct_findings, cpu_findings, disruption_section,
+                         limit_findings, node_verdicts, access_findings, stack_findings, storage_findings, words)
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
 from dbio.report.storage_findings import page_bytes, read_comparison
@@ -59,7 +59,7 @@ RULES: tuple[Callable[[Result], Finding | None], ...] = (
     _s.reads_beyond_rows, _s.read_only_wrote, _s.page_cache, _s.shared_device, _c.other_sessions, _p.other_cpu,
     _s.small_data_set, _p.cpu_saturated, _p.cpu_stolen, _p.cpu_wait_in_latency, _p.sessions_queue_for_cpu,
     _c.checkpoint_in_window, _c.maintenance_in_window, _s.device_saturated, _p.overhead, _b.device_drift,
-    _b.database_vs_device, _c.unavailable)
+    _b.database_vs_device, disruption_section.not_recovered, _c.unavailable)
 
 # What is judged again on each node's own figures when a run has several (report/node_verdicts.py).
 NODE_RULES = (_s.rows_from_cache, _s.page_cache, _s.shared_device)
