@@ -111,6 +111,7 @@ class RunConfig:
     metrics_address: str = "127.0.0.1"
     part: str | None = None  # i/N: this process's part of one run of several processes (--part)
     run_id: str | None = None  # the identity the parts share (--run-id); default derived (dbio/parts.py)
+    event: tuple[str, ...] | None = None  # --event AT=ACTION: disruptions in the window (dbio/disruption.py)
 
 
 @dataclass(frozen=True)

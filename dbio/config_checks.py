@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import cluster_members, parts, units
+from dbio import cluster_members, disruption, parts, units
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
@@ -188,7 +188,7 @@ START_AT_AHEAD = 7 * 86400  # --start-at at most a week ahead: a run waits for i
 
 
 def run_errors(config: Config) -> list[ConfigError]:
-    errors = member_errors(config) + part_errors(config)
+    errors = member_errors(config) + part_errors(config) + event_errors(config)
     start_at = config.run.start_at
     if start_at is not None and start_at - time.time() > START_AT_AHEAD:
         errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
@@ -197,6 +197,23 @@ def run_errors(config: Config) -> list[ConfigError]:
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",
                              "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def event_errors(config: Config) -> list[ConfigError]:
+    """Each --event parsed, then the events together against the window (dbio/disruption.py)."""
+    fix = disruption.FORM
+    errors, events = [], []
+    for text in config.run.event or ():
+        try:
+            events.append(disruption.parse(text))
+        except ValueError as exc:
+            errors.append(problem(config, "event", str(exc), f"give {fix}", value=text))
+    if errors:
+        return errors
+    for text in disruption.problems(tuple(events), config.workload.run_time):
+        errors.append(problem(config, "event", text, "give every event a place of its own inside the window "
+                              "(--run-time, or the offsets)", value=", ".join(config.run.event or ())))
+    return errors
 
 
 def part_errors(config: Config) -> list[ConfigError]:

@@ -132,6 +132,14 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "the run directory, its exit status and times in result.json. Yours or root's, writable by nobody "
            "else; from the command line or a slob.conf.",
            file=False, slob=("EXTERNAL_SCRIPT",), commands=RUNS),
+    Option("event", "run", "strs", None,
+           "A disruption at an offset into the measured window, AT=ACTION (repeat it; a list in dbio.toml): "
+           "stall:DURATION freezes the sessions' server processes, throttle:IOPS:DURATION limits the server's reads "
+           "on the data device (root, the blkio controller), checkpoint runs the engine's checkpoint, exec:PATH runs "
+           "a program of yours (trusted as --external-script) with the run directory. result.json's "
+           "figures.disruptions measures each one's dip, time below 90%, recovery and reads lost.",
+           fix="give AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program",
+           commands=("run", "sweep", "kubernetes")),
     Option("metrics_port", "run", "int", None,
            "Serve Prometheus/OpenMetrics text at http://ADDRESS:PORT/metrics for the whole run or sweep: the "
            "engine's, the devices' and the host's cumulative counters and the statements' latency histograms, "

@@ -48,6 +48,9 @@ NOT_USED = {  # why, and the fix: given as a flag, refused in one line; from a f
                     "remove --results-dir (the volume is --results-size, --storage-class)"),
     "external_script": ("it names a program on this machine, which the pods' image does not hold",
                         "remove --external-script, and bracket the window from outside the pods"),
+    "event": ("a stall or a throttle acts on the server's processes on this host, an exec: runs a program of this "
+              "machine's, and the pods run on neither",
+              "remove --event, and disrupt the targets from outside the pods"),
     "baseline_seconds": ("fio's baseline (dbio run --baseline) reads the disk of its own host, and a pod runs on "
                          "none of the targets", "remove --baseline-seconds, and run dbio baseline on a target's host"),
     "load_parallel_degree": ("the pods run against the loaded data set; loading it is dbio setup's",

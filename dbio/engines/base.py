@@ -423,6 +423,9 @@ class TimedOperations(Protocol):
 
     def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
                    notify: Callable[[str], None]) -> Operations: ...
+    # a checkpoint now, on a connection of its own (--event N=checkpoint): its seconds, buffers_written,
+    # write_ms and sync_ms (None where the engine does not count them)
+    def checkpoint_now(self, conninfo: str, notify: Callable[[str], None]) -> dict[str, Any]: ...
 
 
 def read_probing(engine: Engine) -> ReadProbing[Any] | None:

@@ -78,6 +78,11 @@ class PostgresEngine:
 
         return PostgresOperations(conninfo, instance, instance_config, sessions=sessions, dbname=dbname, notify=notify)
 
+    def checkpoint_now(self, conninfo: str, notify: Callable[[str], None]) -> dict[str, Any]:
+        from dbio.engines.postgres.operations import checkpoint_now
+
+        return checkpoint_now(conninfo, notify)
+
     # -- setup -------------------------------------------------------------------------
     def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
         return catalog.read_setup(conn)
