@@ -261,7 +261,7 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
     raw.update(layers.toml)
     from_slob_conf = layers.slob
     raw.update(from_slob_conf)
-    raw.update(read_env(sources.env))
+    raw.update(read_env(sources.env, errors))
     if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
         raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():
