@@ -43,15 +43,17 @@ def warm() -> None:
     _warmed = True
 
 
-def run(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `dbio ARGS` run in a forked child with exactly env as its environment;
-    subprocess.TimeoutExpired (the child killed) after timeout seconds, as subprocess.run raises it."""
+def run(args: list[str], env: dict[str, str], timeout: float, cwd: str | Path | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `dbio ARGS` run in a forked child with exactly env as its environment (in
+    cwd); subprocess.TimeoutExpired (the child killed) after timeout seconds, as subprocess.run raises it."""
     warm()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child: never returns into the test's process
             code = 1
             try:
+                if cwd is not None:
+                    os.chdir(cwd)
                 _as_a_new_program(args, env, out.fileno(), err.fileno())
                 code = _main(args)
             finally:
@@ -59,6 +61,14 @@ def run(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, str,
         status = _wait(pid, timeout, args)
         code = os.waitstatus_to_exitcode(status)
         return code, _text(out), _text(err)
+
+
+def completed(args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
+              cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """run's answer as subprocess.run gives it (text), for a test written against that; env: this process's
+    environment when not given, as subprocess.run's."""
+    code, out, err = run(args, dict(os.environ) if env is None else env, timeout, cwd)
+    return subprocess.CompletedProcess(["dbio", *args], code, out, err)
 
 
 def _wait(pid: int, timeout: float, args: list[str]) -> int:
