@@ -55,7 +55,7 @@ def findings(doc: Doc) -> list[Finding]:
 
 _c, _s, _p, _b = conduct_findings, storage_findings, cpu_findings, baseline_findings
 RULES: tuple[Callable[[Result], Finding | None], ...] = (
-    _c.status, _c.stalled, _c.counters_reset, _c.no_window, _c.short_window, _s.rows_from_cache,
+    _c.rate_not_held, _c.status, _c.stalled, _c.counters_reset, _c.no_window, _c.short_window, _s.rows_from_cache,
     _s.reads_beyond_rows, _s.read_only_wrote, _s.page_cache, _s.shared_device, _c.other_sessions, _p.other_cpu,
     _s.small_data_set, _p.cpu_saturated, _p.cpu_stolen, _p.cpu_wait_in_latency, _p.sessions_queue_for_cpu,
     _c.checkpoint_in_window, _c.maintenance_in_window, _s.device_saturated, _p.overhead, _b.device_drift,

@@ -39,8 +39,9 @@ SAMPLES = {
     "label": "nightly", "interval": "5s", "wait_sample_interval": "1s", "baseline_seconds": "20s",
     "external_script": "/opt/collect.sh", "metrics_port": "9464", "metrics_address": "::", "engine": "mysql",
     "node_names": ("array-a", "array-b"), "weights": ("3", "1"), "dbname": "bench", "password_in_config": True,
+    "rate": "4000", "rate_schedule": "uniform", "latency_limit": "20ms",
 }
-WITH = {"hot_schema_frequency": {"schemas": "2"}}  # what a sample needs beside it to be valid
+WITH = {"hot_schema_frequency": {"schemas": "2"}, "rate_schedule": {"rate": "4000"}, "latency_limit": {"rate": "4000"}}  # what a sample needs beside it to be valid
 
 
 def _iso(seconds_ahead: float) -> str:

@@ -300,7 +300,7 @@ LAYERS = {
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
                    "config_checks.py", "option.py", "option_table.py", "engine_table.py", "errors.py", "controls.py",
                    "trust.py", "readback.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "cluster_members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "rate_schedule.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 
