@@ -206,3 +206,85 @@ def unavailable(r: Result) -> Finding | None:
         return None
     names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
     return Finding("info", "unavailable", f"not measured: {names}")
+
+
+def run_events(r: Result) -> list[Finding]:
+    """What the run's events say the verdict must: a cancelled or failed session, readings refused, writes left
+    pending, a part late or missing (dbio merge)."""
+    out: list[Finding] = []
+    for event in r.events:
+        if event.kind in ("cancelled", "session_failed", "readings_refused"):
+            out.append(Finding("warning", event.kind, str(event.message)))
+        if event.kind == "pending_writes" and not event.finished:  # written out before: nothing to say
+            out.append(Finding("warning", "pending_writes", str(event.message)))
+        if event.kind in ("parts", "parts_missing"):  # a part late, without a window or not given (dbio merge)
+            out.append(Finding("warning", event.kind, str(event.message)))
+    return out
+
+
+def counting(r: Result) -> list[Finding]:
+    """Runs that shared a server (dbio merge): where their counts and the server's disagreed."""
+    out: list[Finding] = []
+    for counted in r.counting:
+        if counted.agree is False:
+            diff = counted.difference_pct or 0.0
+            out.append(Finding("warning", "counting", f"on {counted.description} the runs' sessions read "
+                               f"{abs(diff):.1f}% {'less' if diff > 0 else 'more'} than the server: "
+                               + ("other clients or the server's own processes shared it" if counted.others
+                                  else "the sessions' count exceeds the server's (windows apart?)"),
+                               "counting_difference_pct", counted.difference_pct))
+    return out
+
+
+# The headline's caveats of these rules' warnings (report/verdict_rules.py): a few words beside the figure.
+
+def rate_not_held_caveat(r: Result, finding: Finding) -> str:
+    asked, achieved = value(r.figures, "rate_asked_per_s"), value(r.figures, "rate_achieved_per_s")
+    return f"rate not held: {achieved:,.0f} of the {asked:,.0f} statements/s asked"
+
+
+def status_caveat(r: Result, finding: Finding) -> str:
+    return f"run {str(r.status).upper()}: the figures cover the part that ran"
+
+
+def stalled_caveat(r: Result, finding: Finding) -> str:
+    window = value(r.figures, "window_seconds")
+    share = f" {100 * finding.value / window:.0f}% of its time" if finding.value is not None and window else ""
+    return f"the window stalled{share}"
+
+
+def other_sessions_caveat(r: Result, finding: Finding) -> str:
+    share = value(r.figures, "other_read_share_pct")
+    return f"other sessions did {share:.1f}% of the client reads" if share else "other sessions were active"
+
+
+def checkpoint_caveat(r: Result, finding: Finding) -> str | None:
+    return None if finding.value is None else f"{finding.value:.0f} checkpoint(s) in the window"
+
+
+def maintenance_caveat(r: Result, finding: Finding) -> str:
+    name = r.capabilities.get("maintenance_name") or "background maintenance"
+    return f"{name} did I/O in the window"
+
+
+def readings_refused_caveat(r: Result, finding: Finding) -> str:
+    return "readings refused: gaps in the series"
+
+
+def parts_missing_caveat(r: Result, finding: Finding) -> str | None:
+    """dbio cannot vouch for a merge of some parts as the run's: it says so."""
+    if r.parts is None:
+        return None
+    missing = ", ".join(map(str, r.parts.missing))
+    return f"part{'s' if len(r.parts.missing) > 1 else ''} {missing} of {r.parts.of} missing: not the whole run's"
+
+
+# What the headline of an invalid result says instead of its figures (report/verdict_rules.py).
+
+def counters_reset_instead(finding: Finding) -> str:
+    return ("the engine's counters went back inside the window (statistics reset or server restarted): what they "
+            "counted in it is unknown")
+
+
+def short_window_instead(finding: Finding) -> str:
+    return finding.message

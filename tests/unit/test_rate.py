@@ -1,15 +1,19 @@
 """--rate's pure parts (rate_schedule.py, stats/rate.py): each session's share, the schedule's gaps, what is
 refused, and the judgement of a rate held or not on recorded figures."""
 
+import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dbio.engines.base import SliceResult
-from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
 from dbio import rate_schedule
+from dbio import result as results
+from dbio.engines.base import SliceResult
+from dbio.report import model, text, verdict
+from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
 from dbio.stats import histogram, rate
 
 
@@ -55,6 +59,7 @@ def _hist(values_us, bounds):
 
 
 BOUNDS = histogram.bounds_us()
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def _derived(asked, statements, seconds, lag_us=50.0, schedule="uniform", late=None, limit=0.0):
@@ -138,3 +143,30 @@ def test_a_tally_keeps_the_schedule_s_kinds_only_when_the_loop_had_a_rate():
     assert again.histograms([1.0, 2.0, 3.0]) == hists and again.late == 3
     scheduled.remove(_slice(6, 3, late=1))
     assert scheduled.counts()["late"] == 2 and scheduled.histograms([1.0, 2.0, 3.0])["intended"]["counts"][2] == 5
+
+
+def _recorded_with(rate_figures):
+    doc = results.completed(json.loads((FIXTURES / "result_complete.json").read_text()))
+    doc["figures"]["rate"] = rate_figures
+    doc["config"]["workload"].update(rate=1000, rate_schedule="poisson")
+    return doc
+
+
+def test_a_rate_not_held_is_the_verdict_s_first_warning_and_qualifies_the_headline():
+    lags = [(40, 2_000.0), (45, 300_000.0), (50, 900_000.0)]
+    judged = rate.judge(_derived(1000.0, 20_000, 40.0, schedule="poisson"), lags, 30, 5)
+    doc = _recorded_with(judged)
+    warnings = [f for f in verdict.findings(doc) if f.level == "warning"]
+    assert warnings[0].code == "rate_not_held"
+    assert warnings[0].message.startswith("rate not held: asked 1,000 statements/s, achieved 500/s (50.0%); it fell "
+                                          "behind from +10 s to +20 s of the window, the schedule's lag going from "
+                                          "2.0 ms to 0.90 s")
+    assert "(rate not held: 500 of the 1,000 statements/s asked" in verdict.headline(doc)
+    assert "rate 1,000 statements/s (poisson)" in text.render(model.build(doc))
+
+
+def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():
+    doc = _recorded_with(rate.judge(_derived(1000.0, 40_000, 40.0, schedule="poisson"), [(40, 60.0)], 30, 5))
+    assert "rate_not_held" not in [f.code for f in verdict.findings(doc)]
+    report = text.render(model.build(doc))
+    assert "Latency from the intended start" in report and "Rate (poisson schedule)" in report
