@@ -62,6 +62,9 @@ class WorkloadConfig:
     key_order: str
     load_parallel_degree: int
     allow_cached: bool
+    rate: int | None = None  # statements/s over all sessions (an open loop); None: a closed loop
+    rate_schedule: str = "poisson"
+    latency_limit: float = 0.0  # seconds from the intended start past which a statement is late (0: none)
     access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
     scan_workers: int = 0  # an engine option (PostgreSQL's): parallel workers per scan
 

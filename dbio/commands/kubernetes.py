@@ -33,7 +33,8 @@ TO_THE_PODS = frozenset({  # each run pod's own flag, when it is set here (a fla
     "scale", "schemas", "threads_per_schema", "run_time", "work_loop", "work_loop_scope", "warmup", "update_pct",
     "scan_pct", "scan_table_size", "work_unit", "update_work_unit", "redo_stress", "hotspot", "hotspot_size",
     "hotspot_offset", "hotspot_frequency", "hot_schema_frequency", "think_time_frequency", "think_time_min",
-    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval"})
+    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval",
+    "rate", "rate_schedule", "latency_limit"})  # --rate: each pod a part, its share of the run's rate
 IN_THE_MANIFESTS = {  # used by the manifests themselves, as said
     "dsn": "a target each, its Job's pods' --dsn",
     "engine": "every pod's --engine, and the variable its password goes to",

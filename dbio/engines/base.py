@@ -227,6 +227,10 @@ class SliceResult:
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
     hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
     retries: int = 0  # UPDATEs run again after a conflict rolled them back (in updates once each)
+    # with a rate (an open loop): sum_us, max_us and hist have two kinds more, each statement's latency from its
+    # intended start and its schedule lag (run/slice_totals.SCHEDULE); due: the next intended start (epoch)
+    due: float | None = None
+    late: int = 0  # statements later than the latency limit from their intended start
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,7 @@ class SliceRequest:
     max_iterations: int | None  # --work-loop: the iterations left (None: until the deadline)
     think_left: float  # think time cut at the previous slice's end, owed now
     control: dict[str, Any] | None = None  # a read-only node's run control, carried in every call
+    due: float | None = None  # with a rate: the next statement's intended start, from the previous slice (epoch)
 
 
 @dataclass(frozen=True)

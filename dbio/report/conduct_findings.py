@@ -32,6 +32,32 @@ def status(r: Result) -> Finding | None:
     return Finding("warning", "status", f"run {str(state).upper()}: {reason}{covers}")
 
 
+def rate_not_held(r: Result) -> Finding | None:
+    """--rate: the sessions did not keep their schedule (stats/rate.py's judgement): achieved fell short of asked, or
+    the lag behind the intended starts kept growing. Said first: every latency of the window is then a queue's."""
+    f = r.figures
+    if value(f, "rate_held") is not False:
+        return None
+    asked, achieved = value(f, "rate_asked_per_s"), value(f, "rate_achieved_per_s")
+    behind = get(f, "rate", "behind")
+    where = "" if not isinstance(behind, dict) else \
+        f"; it fell behind from +{behind['from_s']:.0f} s to +{behind['to_s']:.0f} s of the window"
+    first, last = value(f, "schedule_lag_first_us"), value(f, "schedule_lag_last_us")
+    growth = "" if first is None or last is None else \
+        f", the schedule's lag going from {_lag(first)} to {_lag(last)}"
+    p99 = value(f, "intended_p99_us")
+    queue = "" if p99 is None else f"; p99 from the intended start {_lag(p99)}"
+    return _found("warning", "rate_not_held",
+                  f"rate not held: asked {asked:,.0f} statements/s, achieved {achieved:,.0f}/s "
+                  f"({100 * achieved / asked:.1f}%){where}{growth}{queue}: the sessions could not start statements "
+                  "as fast as asked, and the latencies from the intended start hold the queue; lower --rate, or read "
+                  "the capacity off a sweep over rates", "rate_achieved_pct", value(f, "rate_achieved_pct"))
+
+
+def _lag(us: float) -> str:
+    return f"{us / 1e6:.2f} s" if us >= 100_000 else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} us"
+
+
 def stalled(r: Result) -> Finding | None:
     """The window holds stretches in which nothing was measured or nothing moved (stats/stalls.py, the live
     view's judgement too): its averages include them. The status stays complete (the window ran to its end);
@@ -211,6 +237,11 @@ def counting(r: Result) -> list[Finding]:
 
 
 # The headline's caveats of these rules' warnings (report/verdict_rules.py): a few words beside the figure.
+
+def rate_not_held_caveat(r: Result, finding: Finding) -> str:
+    asked, achieved = value(r.figures, "rate_asked_per_s"), value(r.figures, "rate_achieved_per_s")
+    return f"rate not held: {achieved:,.0f} of the {asked:,.0f} statements/s asked"
+
 
 def status_caveat(r: Result, finding: Finding) -> str:
     return f"run {str(r.status).upper()}: the figures cover the part that ran"

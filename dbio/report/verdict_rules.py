@@ -53,6 +53,8 @@ def _per_node(r: Result) -> list[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
+    # --rate: said first of the warnings, every latency of the window being then a queue's
+    Rule(_c.rate_not_held, caveats={"rate_not_held": Caveat(READS, _c.rate_not_held_caveat)}),
     Rule(_k.in_memory), Rule(_k.loop_page_cache), Rule(_k.no_device),
     Rule(_l.io_limit), Rule(_l.cpu_limit), Rule(_l.baseline_outside_limits),
     Rule(_c.status, caveats={"status": Caveat(READS, _c.status_caveat)}),

@@ -40,8 +40,10 @@ SAMPLES = {
     "external_script": "/opt/collect.sh",
     "event": ("10s=stall:1s",), "metrics_port": "9464", "metrics_address": "::", "engine": "mysql",
     "node_names": ("array-a", "array-b"), "weights": ("3", "1"), "dbname": "bench", "password_in_config": True,
+    "rate": "4000", "rate_schedule": "uniform", "latency_limit": "20ms",
 }
-WITH = {"hot_schema_frequency": {"schemas": "2"}}  # what a sample needs beside it to be valid
+WITH = {"hot_schema_frequency": {"schemas": "2"},  # what a sample needs beside it to be valid
+        "rate_schedule": {"rate": "4000"}, "latency_limit": {"rate": "4000"}}
 
 
 def _iso(seconds_ahead: float) -> str:

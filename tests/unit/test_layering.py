@@ -304,7 +304,8 @@ LAYERS = {
                    "errors.py",
                    "controls.py",
                    "trust.py", "readback.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "cluster_members.py", "jsondoc.py", "parts.py", "disruption.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "disruption.py",
+                   "rate_schedule.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 
