@@ -79,12 +79,9 @@ def own_flags(command: str) -> list[Callable[[Callable[..., Any]], Any]]:
 
 def own_spec(option: Option) -> dict[str, Any]:
     """click's arguments for a command's own flag: its type, default, help and how it repeats, from its row."""
-    text = option.help.format_map({k: f() for k, f in command_options.HELP_FIELDS.items()}) \
-        if "{" in option.help else option.help
+    text = command_flags.own_help(option)
     spec: dict[str, Any] = {}
-    if option.unset and option.default is not None:
-        text = f"{text} [default: {command_flags.default_text(option, option.default)}]"
-    elif option.default is not None and option.kind != "bool":
+    if option.default is not None and option.kind != "bool" and not option.unset:
         spec.update(default=option.default, show_default=True)
     if option.kind == "bool":
         spec["is_flag"] = True

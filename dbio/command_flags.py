@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbio.option import COMMANDS as OPTION_COMMANDS, Option, coerce
+from dbio import command_options
+from dbio.option import COMMANDS as OPTION_COMMANDS, OWN, Option, coerce
 from dbio.option_table import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
@@ -94,6 +95,8 @@ class Entry:
     @property
     def where(self) -> str:
         """Where it can be set, when not everywhere: '' for dbio.toml, DBIO_* and flags alike."""
+        if self.option.section == OWN:
+            return "command line only"
         if self.option.file:
             return ""
         return "command line or slob.conf only" if self.option.slob else "command line only"
@@ -104,3 +107,32 @@ def entries(command: str = "") -> list[Entry]:
     return [Entry(option, next(iter(flags_of(option)), None), env_of(option), help_text(option),
                   tuple(c for c in COMMANDS if takes(c, option)))  # in COMMANDS' order, whatever the row's
             for option in OPTIONS if not command or takes(command, option)]
+
+
+def own_help(option: Option) -> str:
+    """A command's own flag's help as its row says it (what only the engines know filled in), with the default
+    it applies itself when the flag is not given (an unset row's); click's --help adds any other default."""
+    text = option.help.format_map({k: f() for k, f in command_options.HELP_FIELDS.items()}) \
+        if "{" in option.help else option.help
+    if option.unset and option.default is not None:
+        text = f"{text} [default: {default_text(option, option.default)}]"
+    return text
+
+
+_METAVARS = {"path": "PATH", "int": "N", "float": "NUMBER", "size": "SIZE", "duration": "DURATION"}
+
+
+def own_entries(command: str | None = None) -> list[Entry]:
+    """Each command's own flags (command_options.py) as `dbio options` lists them, or only the command's."""
+    listed = command_options.COMMAND_OPTIONS if command is None else command_options.of(command)
+    out = []
+    for option in listed:
+        text = own_help(option)
+        if not option.unset and option.default is not None and option.kind != "bool":
+            text = f"{text} [default: {default_text(option, option.default)}]"
+        value = "" if option.kind == "bool" else " " + (option.metavar or _METAVARS.get(option.kind, "TEXT"))
+        if option.kind == "choice":
+            value = " " + "|".join(option.choices)
+        names = sorted([option.flag, *option.aliases], key=lambda n: n.startswith("--"))  # -q, --quiet as --help
+        out.append(Entry(option, ", ".join(names) + value, None, text, option.commands))
+    return out

@@ -161,6 +161,11 @@ def of(command: str) -> list[Option]:
     return [option for option in COMMAND_OPTIONS if command in option.commands]
 
 
+def commands() -> list[str]:
+    """The commands that have flags of their own, in the order the table first names them."""
+    return list(dict.fromkeys(c for option in COMMAND_OPTIONS for c in option.commands))
+
+
 def default(command: str, key: str) -> Any:
     """A command's own flag's default, as its row says it (the one place it is said)."""
     return next(option.default for option in of(command) if option.key == key)

@@ -112,3 +112,28 @@ def test_a_flag_twice_in_one_command_is_refused_at_import():
     rows = (*command_options.COMMAND_OPTIONS, command_options.COMMAND_OPTIONS[0])
     with pytest.raises(AssertionError, match="quickstart: --reload declared twice"):
         command_options.checked(rows)
+
+
+def test_dbio_options_lists_each_command_s_own_flags_from_their_rows(capsys):
+    from dbio import cli as cli_module
+
+    cli_module.main(["options", "ops"])
+    out = capsys.readouterr().out
+    assert "dbio ops's own flags (command line only):" in out
+    assert "  --wal SIZE\n    recovery: WAL to accumulate before the crash. [default: 256 MiB]\n" in out
+    cli_module.main(["options", "report"])  # a command of no configuration option: its own flags
+    out = capsys.readouterr().out
+    assert out.startswith("dbio report's own flags") and "  --price NAME=AMOUNT/UNIT\n" in out
+    cli_module.main(["options"])
+    out = capsys.readouterr().out
+    listed = out.split("Each command's own flags (command line only):\n")[1]
+    assert listed.count("    flag accepted by: ") == len(command_options.COMMAND_OPTIONS)
+    assert ("  --pods N\n    Pods per target (each --dsn is a target). [default: 1]\n"
+            "    flag accepted by: dbio kubernetes\n") in listed
+    assert "  -q, --quiet\n    Only errors and the final summary.\n    flag accepted by: dbio\n" in listed
+
+
+def test_docs_list_each_command_s_own_flags():
+    text = (PACKAGE.parent / "docs" / "configuration.md").read_text()
+    for option in command_options.COMMAND_OPTIONS:
+        assert re.search(rf"\| `(-\w, )?{option.flag}[ `]", text), option.flag
