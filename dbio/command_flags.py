@@ -11,34 +11,16 @@ from typing import Any
 
 from dbio import command_options
 from dbio.option import COMMANDS as OPTION_COMMANDS, OWN, Option, coerce
-from dbio.option_table import BY_KEY, OPTIONS
+from dbio.option_table import OPTIONS
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 # The commands that take the table's options (as typed), in the order `dbio options` names them: each
 # row says which of them take it (Option.commands, made of option.py's scopes).
 COMMANDS = OPTION_COMMANDS
 
-# The flags outside the option table, and which options' presence brings them.
-EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--password": "dsn"}  # and each engine's (EngineSpec.flags)
-# ...but the pods of dbio kubernetes read their password from a Secret (--password-secret), never this terminal
-EXTRA_NOT_TAKEN = {"kubernetes": ("--password",)}
-
-
-def takes_extra(command: str, flag: str, keys: set[str]) -> bool:
-    """Whether the command takes an extra flag (EXTRA_FLAGS, an engine's), given the options it takes (keys)."""
-    brought = EXTRA_FLAGS.get(flag, next((o.key for o in OPTIONS if o.flag == flag), None))
-    return (brought is None or brought in keys) and flag not in EXTRA_NOT_TAKEN.get(command, ())
-
-
 def takes(command: str, option: Option) -> bool:
     """Whether the command takes the option: its row says so."""
     return command in option.commands
-
-
-def takes_sessions(command: str) -> bool:
-    """--sessions N (total sessions, made threads per schema) wherever threads_per_schema is taken; a
-    sweep's --sessions is its own: a list of totals, one per step."""
-    return command != "sweep" and takes(command, BY_KEY["threads_per_schema"])
 
 
 def flags_of(option: Option) -> list[str]:

@@ -19,7 +19,7 @@ from dbio.option import OWN, REPEATS
 from dbio.option_table import OPTIONS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dbio"
-EXTRAS = {"--config", "--slob-conf", "--password", "--sessions", "--help", "--version"}
+EXTRAS = {"--help", "--version"}  # click's own
 
 
 def test_no_click_option_is_written_by_hand():
@@ -64,6 +64,22 @@ def test_each_flag_of_a_command_is_its_row(name, command):
             assert param.multiple == (row.kind == "strs") and (row.repeat != "") == (row.kind == "strs")
     flags = {opt for param in command.params for opt in param.opts}
     assert set(own) <= flags, f"{name}: rows without their flag: {set(own) - flags}"
+
+
+def test_the_configuration_s_flags_are_rows_in_their_place():
+    """--config, --slob-conf, --password, --sessions: rows too, taken where their rows say, placed as before
+    (the files before each engine's repeatable flags, the others after them)."""
+    def flags(name: str) -> list[str]:
+        command = dict(COMMANDS)[name]
+        return [param.opts[0] for param in command.params if isinstance(param, click.Option)]
+
+    init = flags("instance init")
+    assert init.index("--config") < init.index("--pg-setting") < init.index("--sessions") < init.index("--engine")
+    assert "--password" not in flags("kubernetes") and "--password" in flags("teardown")
+    assert "--slob-conf" in flags("run") and "--slob-conf" not in flags("instance start")
+    assert flags("sweep").count("--sessions") == 1  # its own: a total per step
+    own = {(o.flag, c) for o in command_options.COMMAND_OPTIONS for c in o.commands}
+    assert ("--sessions", "sweep") in own and ("--config", "instance status") in own
 
 
 def test_the_rows_are_well_formed():
