@@ -62,6 +62,9 @@ class WorkloadConfig:
     key_order: str
     load_parallel_degree: int
     allow_cached: bool
+    rate: int | None = None  # statements/s over all sessions (an open loop); None: a closed loop
+    rate_schedule: str = "poisson"
+    latency_limit: float = 0.0  # seconds from the intended start past which a statement is late (0: none)
     access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
     scan_workers: int = 0  # an engine option (PostgreSQL's): parallel workers per scan
 
@@ -111,6 +114,7 @@ class RunConfig:
     metrics_address: str = "127.0.0.1"
     part: str | None = None  # i/N: this process's part of one run of several processes (--part)
     run_id: str | None = None  # the identity the parts share (--run-id); default derived (dbio/parts.py)
+    event: tuple[str, ...] | None = None  # --event AT=ACTION: disruptions in the window (dbio/disruption.py)
 
 
 @dataclass(frozen=True)
@@ -260,7 +264,7 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
     raw.update(layers.toml)
     from_slob_conf = layers.slob
     raw.update(from_slob_conf)
-    raw.update(read_env(sources.env))
+    raw.update(read_env(sources.env, errors))
     if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
         raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():

@@ -88,8 +88,10 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
         # no data set: the rule that the cache must not hold one is for the commands that load or run it
         # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
         preset = {"allow_cached": True, **(preset or {})}
+    passwords = {registry.entry(name).password_env for name in registry.names()}  # the drivers', not options
+    env = {k: v for k, v in environment().items() if k not in passwords}
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
-                   env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
+                   env=env, cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
                    preset=preset or {}, sessions=total_sessions)
 
 

@@ -80,6 +80,17 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Shortest think time.", min=0, max=3600, slob=("THINK_TM_MIN",), commands=RUNS),
     Option("think_time_max", "workload", "duration", 0.5,
            "Longest think time.", min=0, max=3600, slob=("THINK_TM_MAX",), commands=RUNS),
+    Option("rate", "workload", "int", None,
+           "Statements per second over all sessions (an open loop, as pgbench --rate): each session its share, "
+           "started on a schedule in the loop on the server; latency counted from each statement's intended "
+           "start. Default: none (a closed loop).", min=1, max=10**9,
+           fix="give a whole number of statements per second, at least 1 per session", commands=RUNS),
+    Option("rate_schedule", "workload", "choice", "poisson",
+           "How --rate's intended starts are spaced: poisson (random, exponential gaps: pgbench's) or uniform "
+           "(equal gaps).", choices=("poisson", "uniform"), commands=RUNS),
+    Option("latency_limit", "workload", "duration", 0,
+           "With --rate: statements whose latency from their intended start exceeds this are counted late "
+           "(pgbench --latency-limit); 0 = none.", min=0, max=3600, commands=RUNS),
     Option("key_order", "workload", "choice", "random",
            "Physical order of keys: random scatters every key range over the whole table; "
            "contiguous puts neighbouring keys in neighbouring blocks (as older kits did).",
@@ -132,6 +143,14 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "the run directory, its exit status and times in result.json. Yours or root's, writable by nobody "
            "else; from the command line or a slob.conf.",
            file=False, slob=("EXTERNAL_SCRIPT",), commands=RUNS),
+    Option("event", "run", "strs", None,
+           "A disruption at an offset into the measured window, AT=ACTION (repeat it; a list in dbio.toml): "
+           "stall:DURATION freezes the sessions' server processes, throttle:IOPS:DURATION limits the server's reads "
+           "on the data device (root, the blkio controller), checkpoint runs the engine's checkpoint, exec:PATH runs "
+           "a program of yours (trusted as --external-script) with the run directory. result.json's "
+           "figures.disruptions measures each one's dip, time below 90%, recovery and reads lost.",
+           fix="give AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program",
+           commands=("run", "sweep", "kubernetes")),
     Option("metrics_port", "run", "int", None,
            "Serve Prometheus/OpenMetrics text at http://ADDRESS:PORT/metrics for the whole run or sweep: the "
            "engine's, the devices' and the host's cumulative counters and the statements' latency histograms, "

@@ -33,7 +33,8 @@ TO_THE_PODS = frozenset({  # each run pod's own flag, when it is set here (a fla
     "scale", "schemas", "threads_per_schema", "run_time", "work_loop", "work_loop_scope", "warmup", "update_pct",
     "scan_pct", "scan_table_size", "work_unit", "update_work_unit", "redo_stress", "hotspot", "hotspot_size",
     "hotspot_offset", "hotspot_frequency", "hot_schema_frequency", "think_time_frequency", "think_time_min",
-    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval"})
+    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval",
+    "rate", "rate_schedule", "latency_limit"})  # --rate: each pod a part, its share of the run's rate
 IN_THE_MANIFESTS = {  # used by the manifests themselves, as said
     "dsn": "a target each, its Job's pods' --dsn",
     "engine": "every pod's --engine, and the variable its password goes to",
@@ -48,6 +49,9 @@ NOT_USED = {  # why, and the fix: given as a flag, refused in one line; from a f
                     "remove --results-dir (the volume is --results-size, --storage-class)"),
     "external_script": ("it names a program on this machine, which the pods' image does not hold",
                         "remove --external-script, and bracket the window from outside the pods"),
+    "event": ("a stall or a throttle acts on the server's processes on this host, an exec: runs a program of this "
+              "machine's, and the pods run on neither",
+              "remove --event, and disrupt the targets from outside the pods"),
     "baseline_seconds": ("fio's baseline (dbio run --baseline) reads the disk of its own host, and a pod runs on "
                          "none of the targets", "remove --baseline-seconds, and run dbio baseline on a target's host"),
     "load_parallel_degree": ("the pods run against the loaded data set; loading it is dbio setup's",

@@ -1,7 +1,7 @@
 """A real embedded PostgreSQL 18 for the integration tests, started once and removed at the end.
 
-Tests run dbio as users do (python -m dbio ...), each in its own database of the shared
-instance, with tiny scales: 32 MiB of data against 16 MiB of shared_buffers.
+Tests run dbio as users do, as a program of its own (`dbio(...)`: forked with its imports done), each in its
+own database of the shared instance, with tiny scales: 32 MiB of data against 16 MiB of shared_buffers.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Callable
 
 import psycopg
 import pytest
+
+from tests import forked_dbio
 
 def _base_dir() -> Path:
     # As root the server runs as an unprivileged user, which cannot enter pytest's 0700 temp dirs.
@@ -39,10 +41,15 @@ class Done:
         return self.out + self.err
 
 
-def dbio(*args: str, timeout: float = 300, env: dict | None = None) -> Done:
-    # no terminal, as a script runs it: a question is never asked (dbio refuses, naming --yes)
+def dbio(*args: str, timeout: float = 300, env: dict | None = None, process: bool = False) -> Done:
+    """dbio ARGS as a program with no terminal, as a script runs it (a question is never asked: dbio refuses,
+    naming --yes): a fork of this process with dbio already imported (tests/forked_dbio.py), or, with
+    process=True, `python -m dbio` started anew, for a test whose point is the program's own start."""
+    environ = {**os.environ, "COLUMNS": "200", **(env or {})}
+    if not process:
+        return Done(*forked_dbio.run(list(args), environ, timeout))
     proc = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200", **(env or {})})
+                          stdin=subprocess.DEVNULL, env=environ)
     return Done(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -115,12 +115,10 @@ class Done:
 
 
 def _cli(*args):
-    """dbio as a user runs it: the one error funnel decides the exit code and the message."""
-    import subprocess
-    import sys
+    """dbio as a user runs it, a program of its own: the one error funnel decides the exit code and the message."""
+    from tests import forked_dbio
 
-    return Done(subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True,
-                               env={**os.environ, "COLUMNS": "200"}, timeout=60))
+    return Done(forked_dbio.completed(list(args), env={**os.environ, "COLUMNS": "200"}, timeout=60))
 
 
 def test_report_of_a_sweep_takes_a_target_and_prices():

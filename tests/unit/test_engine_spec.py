@@ -177,7 +177,7 @@ def test_the_pipeline_through_the_registry_calls_every_member(called, tmp_path):
         assert await engine.background_pids(session, [session.pid]) == []
         assert await engine.read_helper_pids(session) == []
         probe, pid = await engine.read_probe_connect(DSN, "index")
-        assert await engine.read_probe(probe, 1, 1) == ProbeRead(blocks_read=1, read_us=fake_engine.READ_US)
+        assert await engine.read_probe(probe, [1, 2]) == [ProbeRead(blocks_read=1, read_us=fake_engine.READ_US)] * 2
         await engine.aclose(probe)
         await engine.aclose(session)
 

@@ -14,7 +14,8 @@ PACKAGE = ROOT / "dbio"
 
 # Modules below the commands and the run: they describe, read or compute, and never reach a server.
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
-              "dbio/option_table.py", "dbio/command_options.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py",
+              "dbio/option_table.py", "dbio/command_options.py", "dbio/disruption.py", "dbio/errors.py",
+              "dbio/controls.py", "dbio/trust.py",
               "dbio/filesystem.py",
               "dbio/readback.py", "dbio/results_dir.py", "dbio/units.py",
               "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py",
@@ -303,7 +304,8 @@ LAYERS = {
                    "errors.py",
                    "controls.py",
                    "trust.py", "readback.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "cluster_members.py", "jsondoc.py", "parts.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "disruption.py",
+                   "rate_schedule.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 

@@ -101,7 +101,7 @@ def test_each_option_is_one_variable_of_the_environment():
     names = [option.env for option in OPTIONS]
     assert len(set(names)) == len(names)
     for option in OPTIONS:
-        read = read_env({option.env: "1"})
+        read = read_env({option.env: "1"}, [])
         assert set(read) <= {option.key}, (option.env, read)
 
 
