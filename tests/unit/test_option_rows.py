@@ -153,3 +153,13 @@ def test_docs_list_each_command_s_own_flags():
     text = (PACKAGE.parent / "docs" / "configuration.md").read_text()
     for option in command_options.COMMAND_OPTIONS:
         assert re.search(rf"\| `(-\w, )?{option.flag}[ `]", text), option.flag
+
+
+def test_the_sweep_s_gains_are_the_ones_its_help_states():
+    """--peak-gain's default is the row's (sweep/growth reads it); --knee-gain's row and stats/knee's
+    DEFAULT_GAIN are two declarations (statistics import nothing of the command line): kept equal here."""
+    from dbio.stats import knee
+    from dbio.sweep import growth
+
+    assert growth.PEAK_GAIN == command_options.default("sweep", "peak_gain") == 0.05
+    assert knee.DEFAULT_GAIN == command_options.default("sweep", "knee_gain")
