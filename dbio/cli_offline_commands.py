@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from dbio import command_flags
+from dbio import command_flags, command_options
 from dbio.cli_config import own_options, with_config
 from dbio.cli_group import command, ui_of
 from dbio.config import Config
@@ -123,10 +123,11 @@ def options_command(command: tuple[str, ...]) -> None:
     commands that take its flag, and the engine it belongs to when only one engine has it; with a command
     (dbio options run, dbio options instance init), the options it takes."""
     name = " ".join(command)
-    if name and name not in command_flags.COMMANDS:
+    known = [*command_flags.COMMANDS, *(c for c in command_options.commands() if c and c not in command_flags.COMMANDS)]
+    if name and name not in known:
         raise UsageError(f"dbio options {name}: no command of that name takes options",
-                         f"name one of: {', '.join(command_flags.COMMANDS)}")
-    for entry in command_flags.entries(name):
+                         f"name one of: {', '.join(known)}")
+    for entry in command_flags.entries(name) if not name or name in command_flags.COMMANDS else []:
         option = entry.option
         names = [f"[{option.section}] {option.key}", *([entry.flag] if entry.flag else []),
                  *([entry.env] if entry.env else [])]
@@ -139,6 +140,14 @@ def options_command(command: tuple[str, ...]) -> None:
             click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in entry.commands)}")
         else:
             click.echo("    no flag: set it in dbio.toml or the environment")
+    own = command_flags.own_entries(name or None)
+    if own:  # each command's own: on its command line alone
+        click.echo(f"dbio {name}'s own flags (command line only):" if name else
+                   "Each command's own flags (command line only):")
+    for entry in own:
+        click.echo(f"  {entry.flag}")
+        click.echo(f"    {entry.help}")
+        click.echo(f"    flag accepted by: {', '.join(f'dbio {c}'.rstrip() for c in entry.commands)}")
 
 
 

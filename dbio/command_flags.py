@@ -9,35 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbio.option import COMMANDS as OPTION_COMMANDS, Option, coerce
-from dbio.option_table import BY_KEY, OPTIONS
+from dbio import command_options
+from dbio.option import COMMANDS as OPTION_COMMANDS, OWN, Option, coerce
+from dbio.option_table import OPTIONS
 from dbio.units import BLOCK_SIZE, format_bytes, format_duration
 
 # The commands that take the table's options (as typed), in the order `dbio options` names them: each
 # row says which of them take it (Option.commands, made of option.py's scopes).
 COMMANDS = OPTION_COMMANDS
 
-# The flags outside the option table, and which options' presence brings them.
-EXTRA_FLAGS = {"--config": None, "--slob-conf": "scale", "--password": "dsn"}  # and each engine's (EngineSpec.flags)
-# ...but the pods of dbio kubernetes read their password from a Secret (--password-secret), never this terminal
-EXTRA_NOT_TAKEN = {"kubernetes": ("--password",)}
-
-
-def takes_extra(command: str, flag: str, keys: set[str]) -> bool:
-    """Whether the command takes an extra flag (EXTRA_FLAGS, an engine's), given the options it takes (keys)."""
-    brought = EXTRA_FLAGS.get(flag, next((o.key for o in OPTIONS if o.flag == flag), None))
-    return (brought is None or brought in keys) and flag not in EXTRA_NOT_TAKEN.get(command, ())
-
-
 def takes(command: str, option: Option) -> bool:
     """Whether the command takes the option: its row says so."""
     return command in option.commands
-
-
-def takes_sessions(command: str) -> bool:
-    """--sessions N (total sessions, made threads per schema) wherever threads_per_schema is taken; a
-    sweep's --sessions is its own: a list of totals, one per step."""
-    return command != "sweep" and takes(command, BY_KEY["threads_per_schema"])
 
 
 def flags_of(option: Option) -> list[str]:
@@ -94,6 +77,8 @@ class Entry:
     @property
     def where(self) -> str:
         """Where it can be set, when not everywhere: '' for dbio.toml, DBIO_* and flags alike."""
+        if self.option.section == OWN:
+            return "command line only"
         if self.option.file:
             return ""
         return "command line or slob.conf only" if self.option.slob else "command line only"
@@ -104,3 +89,32 @@ def entries(command: str = "") -> list[Entry]:
     return [Entry(option, next(iter(flags_of(option)), None), env_of(option), help_text(option),
                   tuple(c for c in COMMANDS if takes(c, option)))  # in COMMANDS' order, whatever the row's
             for option in OPTIONS if not command or takes(command, option)]
+
+
+def own_help(option: Option) -> str:
+    """A command's own flag's help as its row says it (what only the engines know filled in), with the default
+    it applies itself when the flag is not given (an unset row's); click's --help adds any other default."""
+    text = option.help.format_map({k: f() for k, f in command_options.HELP_FIELDS.items()}) \
+        if "{" in option.help else option.help
+    if option.unset and option.default is not None:
+        text = f"{text} [default: {default_text(option, option.default)}]"
+    return text
+
+
+_METAVARS = {"path": "PATH", "int": "N", "float": "NUMBER", "size": "SIZE", "duration": "DURATION"}
+
+
+def own_entries(command: str | None = None) -> list[Entry]:
+    """Each command's own flags (command_options.py) as `dbio options` lists them, or only the command's."""
+    listed = command_options.COMMAND_OPTIONS if command is None else command_options.of(command)
+    out = []
+    for option in listed:
+        text = own_help(option)
+        if not option.unset and option.default is not None and option.kind != "bool":
+            text = f"{text} [default: {default_text(option, option.default)}]"
+        value = "" if option.kind == "bool" else " " + (option.metavar or _METAVARS.get(option.kind, "TEXT"))
+        if option.kind == "choice":
+            value = " " + "|".join(option.choices)
+        names = sorted([option.flag, *option.aliases], key=lambda n: n.startswith("--"))  # -q, --quiet as --help
+        out.append(Entry(option, ", ".join(names) + value, None, text, option.commands))
+    return out

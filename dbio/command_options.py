@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dbio import engine_table
-from dbio.option import OWN, Option
+from dbio.option import COMMANDS, LOADS, OWN, RUNS, STARTS, Option
 from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
 _MiB = 1 << 20
@@ -147,10 +147,27 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
          f"[default: {engine_table.DEFAULT}]", ("sql",), metavar="|".join(engine_table.names())),
     _own("yes", "bool", "Do not ask before dropping a loaded data set (scripts must pass it).", ("teardown",)),
     _own("yes", "bool", "Do not ask for confirmation (scripts must pass it).", ("instance destroy",)),
+    # -- the configuration's: its files, the server's password, the total of sessions (each command that reads
+    #    a configuration: cli_config places the files before each engine's repeatable flags, the others after)
+    _own("config", "path", "TOML configuration file [default: ./dbio.toml when it exists].", COMMANDS,
+         param="config_file"),
+    _own("slob_conf", "path", "A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names).", RUNS),
+    # not for the pods of dbio kubernetes: they read their password from a Secret (--password-secret)
+    _own("password", "bool", "Ask for the server's password (it is never shown, stored or written anywhere).",
+         LOADS + ("teardown",), param="ask_password"),
+    # wherever threads_per_schema is taken but by sweep, whose --sessions is its own (a total per step)
+    _own("sessions", "int", "(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; "
+         "with several, a multiple of them). Instead of --threads-per-schema.",
+         tuple(c for c in RUNS + STARTS if c != "sweep"), param="total_sessions", min=1, metavar="N"),
     # -- the root's, also every command's (before or after its name: cli_group.GLOBAL_OPTIONS) --------------------
     _own("debug", "bool", "Show tracebacks of unexpected errors.", (ROOT,)),
     _own("quiet", "bool", "Only errors and the final summary.", (ROOT,), aliases=("-q",)),
 )
+
+# The configuration's own flags, by the name their command receives: the files come before each engine's
+# repeatable flags (--pg-setting), the others after them (cli_config.config_options).
+FILES = ("config_file", "slob_conf")
+AFTER_ENGINE_FLAGS = ("ask_password", "total_sessions")
 
 # What a row's help names that only the engines know, filled in when a command's flags are made.
 HELP_FIELDS = {"password_envs": _password_envs, "engine_titles": _engine_titles}
@@ -159,6 +176,11 @@ HELP_FIELDS = {"password_envs": _password_envs, "engine_titles": _engine_titles}
 def of(command: str) -> list[Option]:
     """The command's own flags (as typed: 'instance destroy'), in the order its help lists them."""
     return [option for option in COMMAND_OPTIONS if command in option.commands]
+
+
+def commands() -> list[str]:
+    """The commands that have flags of their own, in the order the table first names them."""
+    return list(dict.fromkeys(c for option in COMMAND_OPTIONS for c in option.commands))
 
 
 def default(command: str, key: str) -> Any:

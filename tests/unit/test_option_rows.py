@@ -19,7 +19,7 @@ from dbio.option import OWN, REPEATS
 from dbio.option_table import OPTIONS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dbio"
-EXTRAS = {"--config", "--slob-conf", "--password", "--sessions", "--help", "--version"}
+EXTRAS = {"--help", "--version"}  # click's own
 
 
 def test_no_click_option_is_written_by_hand():
@@ -64,6 +64,22 @@ def test_each_flag_of_a_command_is_its_row(name, command):
             assert param.multiple == (row.kind == "strs") and (row.repeat != "") == (row.kind == "strs")
     flags = {opt for param in command.params for opt in param.opts}
     assert set(own) <= flags, f"{name}: rows without their flag: {set(own) - flags}"
+
+
+def test_the_configuration_s_flags_are_rows_in_their_place():
+    """--config, --slob-conf, --password, --sessions: rows too, taken where their rows say, placed as before
+    (the files before each engine's repeatable flags, the others after them)."""
+    def flags(name: str) -> list[str]:
+        command = dict(COMMANDS)[name]
+        return [param.opts[0] for param in command.params if isinstance(param, click.Option)]
+
+    init = flags("instance init")
+    assert init.index("--config") < init.index("--pg-setting") < init.index("--sessions") < init.index("--engine")
+    assert "--password" not in flags("kubernetes") and "--password" in flags("teardown")
+    assert "--slob-conf" in flags("run") and "--slob-conf" not in flags("instance start")
+    assert flags("sweep").count("--sessions") == 1  # its own: a total per step
+    own = {(o.flag, c) for o in command_options.COMMAND_OPTIONS for c in o.commands}
+    assert ("--sessions", "sweep") in own and ("--config", "instance status") in own
 
 
 def test_the_rows_are_well_formed():
@@ -112,3 +128,38 @@ def test_a_flag_twice_in_one_command_is_refused_at_import():
     rows = (*command_options.COMMAND_OPTIONS, command_options.COMMAND_OPTIONS[0])
     with pytest.raises(AssertionError, match="quickstart: --reload declared twice"):
         command_options.checked(rows)
+
+
+def test_dbio_options_lists_each_command_s_own_flags_from_their_rows(capsys):
+    from dbio import cli as cli_module
+
+    cli_module.main(["options", "ops"])
+    out = capsys.readouterr().out
+    assert "dbio ops's own flags (command line only):" in out
+    assert "  --wal SIZE\n    recovery: WAL to accumulate before the crash. [default: 256 MiB]\n" in out
+    cli_module.main(["options", "report"])  # a command of no configuration option: its own flags
+    out = capsys.readouterr().out
+    assert out.startswith("dbio report's own flags") and "  --price NAME=AMOUNT/UNIT\n" in out
+    cli_module.main(["options"])
+    out = capsys.readouterr().out
+    listed = out.split("Each command's own flags (command line only):\n")[1]
+    assert listed.count("    flag accepted by: ") == len(command_options.COMMAND_OPTIONS)
+    assert ("  --pods N\n    Pods per target (each --dsn is a target). [default: 1]\n"
+            "    flag accepted by: dbio kubernetes\n") in listed
+    assert "  -q, --quiet\n    Only errors and the final summary.\n    flag accepted by: dbio\n" in listed
+
+
+def test_docs_list_each_command_s_own_flags():
+    text = (PACKAGE.parent / "docs" / "configuration.md").read_text()
+    for option in command_options.COMMAND_OPTIONS:
+        assert re.search(rf"\| `(-\w, )?{option.flag}[ `]", text), option.flag
+
+
+def test_the_sweep_s_gains_are_the_ones_its_help_states():
+    """--peak-gain's default is the row's (sweep/growth reads it); --knee-gain's row and stats/knee's
+    DEFAULT_GAIN are two declarations (statistics import nothing of the command line): kept equal here."""
+    from dbio.stats import knee
+    from dbio.sweep import growth
+
+    assert growth.PEAK_GAIN == command_options.default("sweep", "peak_gain") == 0.05
+    assert knee.DEFAULT_GAIN == command_options.default("sweep", "knee_gain")
