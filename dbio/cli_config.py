@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import click
 
-from dbio import command_flags, command_help
+from dbio import command_flags, command_help, command_options
 from dbio.cli_group import Repeatable, ui_of
 from dbio.config import SESSIONS_FLAG, Config
 from dbio.engines import registry
@@ -27,6 +27,7 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     command-line flags; preset: the command's own defaults, shown in its help."""
     used = [option for option in OPTIONS if command_flags.takes(command, option)]
     keys = {option.key for option in used}
+    decorators = own_flags(command)
     def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
         return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
 
@@ -41,8 +42,8 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
         "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
                            help="Ask for the server's password (it is never shown, stored or written anywhere)."),
     }
-    decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
-                  for flag, spec in extras.items() if command_flags.takes_extra(command, flag, keys)]
+    decorators += [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
+                   for flag, spec in extras.items() if command_flags.takes_extra(command, flag, keys)]
     if command_flags.takes_sessions(command):
         decorators.append(click.option(
             SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
@@ -68,6 +69,61 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
+
+
+def own_flags(command: str) -> list[Callable[[Callable[..., Any]], Any]]:
+    """The command's own flags (command_options.py), each made from its row, in the rows' order."""
+    return [click.option(option.flag, *option.aliases, option.name, **own_spec(option))
+            for option in command_options.of(command)]
+
+
+def own_spec(option: Option) -> dict[str, Any]:
+    """click's arguments for a command's own flag: its type, default, help and how it repeats, from its row."""
+    text = option.help.format_map({k: f() for k, f in command_options.HELP_FIELDS.items()}) \
+        if "{" in option.help else option.help
+    spec: dict[str, Any] = {}
+    if option.unset and option.default is not None:
+        text = f"{text} [default: {command_flags.default_text(option, option.default)}]"
+    elif option.default is not None and option.kind != "bool":
+        spec.update(default=option.default, show_default=True)
+    if option.kind == "bool":
+        spec["is_flag"] = True
+    elif option.kind == "path":
+        spec["type"] = click.Path(path_type=Path)
+    elif option.kind == "int":
+        ranged = (option.min, option.max) != (None, None)
+        spec["type"] = click.IntRange(_whole(option.min), _whole(option.max)) if ranged else int
+    elif option.kind == "float":
+        spec["type"] = float
+    elif option.kind == "choice":
+        spec["type"] = click.Choice(list(option.choices))
+    if option.kind == "strs":
+        item_keys = {"per_name": item_name, "per_key": _key_of}
+        spec.update(cls=Repeatable, **({"adds_up": True} if option.repeat == "adds_up"
+                                       else {"item_key": item_keys[option.repeat]}))
+    if option.metavar:
+        spec["metavar"] = option.metavar
+    if option.required:
+        spec["required"] = True
+    return {**spec, "help": text}
+
+
+def _whole(bound: float | None) -> int | None:
+    return None if bound is None else int(bound)
+
+
+def _key_of(item: str) -> str:
+    """KEY of an item KEY=VALUE, exactly as given (a Kubernetes label's key is case-sensitive)."""
+    return item.split("=", 1)[0]
+
+
+def own_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator: the command's own flags, for a command that reads no configuration (report, compare, ...)."""
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(own_flags(command)):
+            func = decorator(func)
+        return func
+    return wrap
 
 
 def engine_flags() -> list[tuple[Option, str]]:
@@ -130,20 +186,3 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
 
         return config_options(inner, preset, command)
     return wrap
-
-
-def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--target-iops, --latency-slo, --price: a sweep's capacity statements and cost table."""
-    for decorator in reversed((
-            click.option("--target-iops", "target_iops", type=float, default=None, metavar="N",
-                         help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
-                              "how many sessions reach it, or that it lies beyond them."),
-            click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
-                         help="Capacity: the latency objective the target must meet, as --objective's "
-                              "(p99: SELECT)."),
-            click.option("--price", "prices", cls=Repeatable, item_key=item_name, metavar="NAME=AMOUNT/UNIT",
-                         help="Cost (repeatable, each price once): instance=.../month, volume=.../GB-month, "
-                              "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
-        func = decorator(func)
-    return func
-

@@ -17,7 +17,7 @@ from dbio import results_dir, signals
 from dbio.collect import host
 from dbio.config import Config
 from dbio.errors import DbioError, Terminated
-from dbio.jobs import after_window, external_script, run_files, run_listeners
+from dbio.jobs import after_window, disruptions, external_script, run_files, run_listeners
 from dbio.report import stack_findings
 from dbio.result_context import Storage
 from dbio.run import disk_guard, manifest, runner
@@ -54,6 +54,7 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
+    planned = disruptions.check(config, nodes, storage)  # what each --event needs, refused before anything is made
     man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
                                bounds_us=plan.bounds_us, facts=live_facts(man))
@@ -63,7 +64,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     samples = SampleWriter(directory / results.SAMPLES_FILE)
     normalize = normalizer({node.name: node.engine for node in nodes})
     with signals.received() as came:
-        around = run_listeners.Around(config, normalize, came, hook, ui.metrics, room_paths, room_floor)
+        around = run_listeners.Around(config, normalize, came, hook, ui.metrics, room_paths, room_floor,
+                                      disruptions.Disruptions(planned, directory) if planned.events else None)
         outcome = _sessions_run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             observer=_NormalizingObserver(normalize, observer), run_id=run_id, client=man["client"], time=clock,

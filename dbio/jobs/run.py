@@ -26,6 +26,7 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run import session_placement
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
+from dbio import parts
 from dbio.run.readings import ONLY_NODE
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
@@ -115,7 +116,8 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         results_dir.check(config.run.results_dir)
     else:
         results_dir.check_new(directory)
-    plan = make_plan(config.workload, config.run.interval, config.run.start_at)
+    plan = make_plan(config.workload, config.run.interval, config.run.start_at,
+                     parts.parse(config.run.part)[1] if config.run.part else 1)
     check_start_at(plan)
     unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:

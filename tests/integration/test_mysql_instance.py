@@ -430,7 +430,8 @@ def test_a_server_on_a_thread_pool_is_still_this_host_s_and_its_sessions_cpu_is_
         _restart_with(managed)
 
 
-_UPDATES = ["--update-pct", "50", "--redo-stress", "HEAVY", "--threads-per-schema", "2", "--run-time", "8s", "--warmup", "1s"]
+_UPDATES = ["--update-pct", "50", "--redo-stress", "HEAVY", "--threads-per-schema", "2", "--run-time", "8s",
+            "--warmup", "1s"]
 
 
 @pytest.fixture()
@@ -491,7 +492,8 @@ def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keep
 
     inst, mount, run = small_managed
     _leave_free(mount, disk_guard.floor_of(64 << 20) + disk_guard.START_MARGIN + (2 << 20))
-    faster = [*run[:-len(_UPDATES) - 1], *over(_UPDATES, "--update-pct", "100", "--threads-per-schema", "8"), "--allow-cached"]
+    faster = [*run[:-len(_UPDATES) - 1], *over(_UPDATES, "--update-pct", "100", "--threads-per-schema", "8"),
+              "--allow-cached"]
     ran = dbio("run", *faster)  # undo as fast as this host makes it
     assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
     log = (inst.data_dir / "log" / "error.log").read_text()

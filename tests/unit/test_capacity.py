@@ -153,15 +153,15 @@ def test_a_cost_table_in_dbio_toml_is_read_and_checked(tmp_path):
     toml = tmp_path / "dbio.toml"
     toml.write_text('[workload]\nscale = "1GiB"\n[cost]\ninstance = "300/month"\nvolume = 0.08\n')
     toml.chmod(0o600)
-    table = capacity_command.cost_table([toml])
+    from dbio.config import Sources, load_config
+
+    config = load_config(Sources(config_file=toml, cwd=tmp_path, env={}))  # [cost] is no unknown section
+    table = config.cost
     assert table == {"instance": "300/month", "volume": 0.08}
     assert capacity_command.request(None, None, ["iops=0.065"], table)["prices"] == {
         "instance": 300.0, "volume": 0.08, "iops": 0.065, "currency": ""}
     with pytest.raises(Exception, match=r"dbio.toml \[cost\] cpu"):
         capacity_command.request(None, None, (), {"cpu": 3})
-    from dbio.config import Sources, load_config
-
-    config = load_config(Sources(config_file=toml, cwd=tmp_path, env={}))  # [cost] is no unknown section
     assert config.files == (toml,)
 
 

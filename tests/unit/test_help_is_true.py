@@ -64,7 +64,7 @@ def test_every_flag_dbio_options_prints_is_accepted_by_each_command_it_names():
 def test_every_variable_dbio_options_prints_is_read():
     for block in _options_output():
         for name in (n for n in block[0].split() if n.startswith("DBIO_")):
-            assert read_env({name: "1"}), f"{name} is printed but not read"
+            assert read_env({name: "1"}, []), f"{name} is printed but not read"
 
 
 def test_commands_that_only_reach_the_instance_take_only_its_options():
