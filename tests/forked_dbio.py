@@ -23,9 +23,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import warnings
 from pathlib import Path
+
+import setproctitle
 
 _warmed = False
 
@@ -56,6 +59,8 @@ def run(args: list[str], env: dict[str, str], timeout: float, cwd: str | Path | 
                     os.chdir(cwd)
                 _as_a_new_program(args, env, out.fileno(), err.fileno())
                 code = _main(args)
+            except BaseException:
+                traceback.print_exc()
             finally:
                 os._exit(code)
         status = _wait(pid, timeout, args)
@@ -69,6 +74,94 @@ def completed(args: list[str], env: dict[str, str] | None = None, timeout: float
     environment when not given, as subprocess.run's."""
     code, out, err = run(args, dict(os.environ) if env is None else env, timeout, cwd)
     return subprocess.CompletedProcess(["dbio", *args], code, out, err)
+
+
+class Started:
+    """`dbio ARGS` forked to run beside the test, answering as the subprocess.Popen of `python -m dbio ARGS` with
+    stdout and stderr pipes (text) does for what the tests ask of it: pid, poll, wait, communicate, send_signal,
+    terminate, kill, returncode."""
+
+    def __init__(self, args: list[str], env: dict[str, str]):
+        warm()
+        self.args = ["dbio", *args]
+        self.returncode: int | None = None
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.close(out_read)
+                os.close(err_read)
+                _as_a_new_program(args, env, out_write, err_write)
+                os.close(out_write)
+                os.close(err_write)
+                code = _main(args)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(out_write)
+        os.close(err_write)
+        self._pidfd = os.pidfd_open(self.pid)
+        self.stdout = open(out_read, encoding="utf-8", errors="replace")
+        self.stderr = open(err_read, encoding="utf-8", errors="replace")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self._ended(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            if not select.select([self._pidfd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self._ended(os.waitpid(self.pid, 0)[1])
+        assert self.returncode is not None
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """All of stdout and stderr, once it ended; subprocess.TimeoutExpired after timeout seconds (it runs on)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        read = {self.stdout.fileno(): bytearray(), self.stderr.fileno(): bytearray()}
+        open_ = set(read)
+        while open_:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = select.select(list(open_), [], [], left)[0]
+            if not ready:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    read[fd] += chunk
+                else:
+                    open_.discard(fd)
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        out, err = (read[stream.fileno()].decode("utf-8", errors="replace") for stream in (self.stdout, self.stderr))
+        self.stdout.close()
+        self.stderr.close()
+        return out, err
+
+    def send_signal(self, number: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, number)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _ended(self, status: int) -> None:
+        self.returncode = os.waitstatus_to_exitcode(status)
+        os.close(self._pidfd)
+
+
+def start(args: list[str], env: dict[str, str] | None = None) -> Started:
+    """`dbio ARGS` forked to run beside the test (env: this process's environment when not given)."""
+    return Started(args, dict(os.environ) if env is None else env)
 
 
 def _wait(pid: int, timeout: float, args: list[str]) -> int:
@@ -114,6 +207,12 @@ def _as_a_new_program(args: list[str], env: dict[str, str], out: int, err: int) 
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding)
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
                                                    errors="backslashreplace", line_buffering=True)
+    # what /proc/PID/cmdline shows: dbio's run records name their process, and a dbio process is one whose
+    # command line says dbio (run/identity.client_alive), as python -m dbio's does. Before the environment
+    # changes: setproctitle takes the memory of the process's first environment for the title.
+    setproctitle.setproctitle(" ".join([sys.executable, "-m", "dbio", *args]))
+    if b"dbio" not in Path("/proc/self/cmdline").read_bytes():
+        raise RuntimeError("the forked dbio's command line could not be set")
     os.environ.clear()
     os.environ.update(env)
     sys.argv = [str(Path(__file__).parents[1] / "dbio" / "__main__.py"), *args]

@@ -184,9 +184,10 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
 
 
 def launch_margin(args_at) -> float:
-    """Seconds to give, besides a run's 10 s of connecting before a --start-at, for three interpreters starting at
-    once and a fourth refused that names the same start (it must ask before the 10 s): four times what this host
-    just took to refuse a run whose start has passed (itself a check), at least 6 s. args_at(stamp): the
+    """Seconds to give, besides a run's 10 s of connecting before a --start-at, for three dbio processes starting at
+    once (forked as dbio(...) is: tests/forked_dbio.start) and a fourth refused that names the same start (it must
+    ask before the 10 s): four times what this host just took to refuse a run whose start has passed (itself a
+    check), at least 6 s. args_at(stamp): the
     run's arguments for that --start-at. About 6 s on a quiet host, 12 s at a load of 10 on 2 cores, where a
     fixed 15 s was only waiting."""
     from datetime import datetime, timezone
@@ -251,7 +252,7 @@ def assert_other_runs_refused(args: Callable[..., list[str]], stamp: str, later:
     assert other.code == 2 and "in use by another run's parts" in other.err, other.text
 
 
-def finished_parts(procs: list[subprocess.Popen]) -> tuple[list[dict], list[Path]]:
+def finished_parts(procs: list[forked_dbio.Started]) -> tuple[list[dict], list[Path]]:
     """Each part's result document and directory, once every part ended well."""
     docs, dirs = [], []
     for proc in procs:
@@ -262,7 +263,7 @@ def finished_parts(procs: list[subprocess.Popen]) -> tuple[list[dict], list[Path
     return docs, dirs
 
 
-def kill_left(procs: list[subprocess.Popen]) -> None:
+def kill_left(procs: list[subprocess.Popen] | list[forked_dbio.Started]) -> None:
     """Whatever a failed test left running of the processes it started."""
     for proc in procs:
         if proc.poll() is None:
