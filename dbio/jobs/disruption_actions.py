@@ -79,7 +79,7 @@ class Actions:
         raise AssertionError(f"unknown action {event.action}")
 
     async def _stall(self, event: Event, ctx: Context) -> dict[str, Any]:
-        pids = sorted(set(ctx.session_pids))
+        pids = thread_groups(ctx.session_pids)  # a thread-per-session server (MariaDB): its one process
         if not pids:
             raise RuntimeError("no session had a server process to stop")
         assert event.seconds is not None
@@ -99,7 +99,8 @@ class Actions:
             self._continue(stopped)
             _end(guard)
             self.guards.remove(guard)
-        return {"processes": len(stopped), **({"outcome": "cut short"} if cut else {})}
+        return {"processes": len(stopped), **_threads_note(ctx.session_pids, pids),
+                **({"outcome": "cut short"} if cut else {})}
 
     async def _throttle(self, event: Event, ctx: Context) -> dict[str, Any]:
         assert event.seconds is not None and event.iops is not None
@@ -107,13 +108,14 @@ class Actions:
         self.throttles.append(limit)
         cut = False
         try:
-            moved = limit.apply(sorted(set(ctx.session_pids) | set(ctx.read_helpers)))
+            moved = limit.apply(thread_groups([*ctx.session_pids, *ctx.read_helpers]))
             cut = await stopped_within(ctx.stop, event.seconds)
         finally:
             problems = limit.remove()
             if not problems:
                 self.throttles.remove(limit)
-        out: dict[str, Any] = {"processes": moved, "disks": list(ctx.disks), "iops": event.iops}
+        out: dict[str, Any] = {"processes": moved, "disks": list(ctx.disks), "iops": event.iops,
+                               **_threads_note(ctx.session_pids, thread_groups(ctx.session_pids))}
         if problems:
             out.update(outcome="failed", error="; ".join(problems))
         elif cut:
@@ -183,6 +185,32 @@ def _guard(pids: list[int], seconds: float) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-I", "-c", GUARD, f"{seconds:.3f}", *map(str, pids)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
+
+
+def thread_groups(ids: list[int]) -> list[int]:
+    """The processes the ids belong to (a thread's id gives its process's: a signal or a cgroup takes the whole
+    process), in order, each once."""
+    out: list[int] = []
+    for tid in ids:
+        pid = tid
+        try:
+            for line in Path(f"/proc/{tid}/status").read_text().splitlines():
+                if line.startswith("Tgid:"):
+                    pid = int(line.split()[1])
+                    break
+        except (OSError, ValueError):
+            pass
+        if pid not in out:
+            out.append(pid)
+    return sorted(out)
+
+
+def _threads_note(session_ids: list[int], processes: list[int]) -> dict[str, Any]:
+    """Where the sessions are threads of fewer processes (MariaDB's one server process), the record says the
+    whole server process was the action's, not only the sessions'."""
+    if len(processes) < len(set(session_ids)) or set(processes) - set(session_ids):
+        return {"whole_server_process": True}
+    return {}
 
 
 def _end(guard: subprocess.Popen) -> None:

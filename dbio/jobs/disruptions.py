@@ -2,8 +2,9 @@
 its action, records its start and end on the run's clock and what it did, as the result's "disruptions" (one
 record per event, in order); stats/disruptions.py measures what each did to the workload.
 
-What an action needs is checked before anything is made (check): a stall, server processes of the sessions' own
-on this host; a throttle, root, the blkio controller and the data directory's disk; a checkpoint, an engine that
+What an action needs is checked before anything is made (check): a stall, the sessions' server processes on this
+host (a thread-per-session server's, MariaDB's, is its one process: the whole server is stopped, and its record
+says so); a throttle, root, the blkio controller and the data directory's disk; a checkpoint, an engine that
 times its maintenance; an exec:, a program trusted as --external-script is. Every action ends at its end, at the
 window's close, or when the run is stopped (its background stops: a signal, a failure): a stalled server is always
 resumed, a throttle always lifted, a program always stopped (disruption_actions.py)."""
@@ -47,9 +48,8 @@ def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned
         if remote:
             action = "stall" if "stall" in kinds else "throttle"
             raise UsageError(f"--event {action}: the sessions of {', '.join(remote)} have no server "
-                             "processes of their own on this host to act on",
-                             "run it on the server's host against a server with a process per session "
-                             "(PostgreSQL), or give another event")
+                             "processes on this host to act on",
+                             "run it on the server's host, or give another event")
     if "checkpoint" in kinds:
         timeless = [n.name for n in nodes if not n.read_only and timed_operations(n.engine) is None]
         if timeless:
@@ -96,6 +96,7 @@ class Disruptions(Listener):
             record["start_s"] = round(run.time.monotonic() - self.opened, 3)
             record["started_at"] = run.time.wall()
             run.event("disruption", f"{event.text}: {event.describe()} begins")
+            run.tell(f"event {event.text}: {event.describe()} begins")  # the live line's, and /metrics' dbio_events
             try:
                 detail = await self.actions.run(event, self._context(run, i))
                 outcome = detail.pop("outcome", "done")
@@ -110,6 +111,9 @@ class Disruptions(Listener):
             run.event("disruption", f"{event.text}: {event.describe()} ended ({record['outcome']})")
             if record["outcome"] == "failed":
                 run.tell(f"the event {event.text} failed: {record.get('error')}")
+            else:
+                took = record["end_s"] - record["start_s"]
+                run.tell(f"event {event.text}: ended ({record['outcome']}) after {took:.1f} s")
 
     def _context(self, run: RunView, index: int) -> disruption_actions.Context:
         return disruption_actions.Context(

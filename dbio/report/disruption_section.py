@@ -91,3 +91,25 @@ def bands(r: Result) -> list[list[Any]]:
     """[from_s, to_s, name] of each event that happened, seconds into the window (the charts' x axis)."""
     return [[d["start_s"], d["end_s"], str(d.get("event"))] for d in catalogue.disruptions(r.figures)
             if isinstance(d.get("start_s"), (int, float)) and isinstance(d.get("end_s"), (int, float))]
+
+
+
+def compare_section(named: list[tuple[str, Result]]) -> dict[str, Any]:
+    """dbio compare: the events of each input side by side (the n-th event of each against the others' n-th: two
+    arrays' failovers at one offset), one table per event position, a row per figure (each cell with its kind)."""
+    each = [(name, catalogue.disruptions(r.figures)) for name, r in named]
+    most = max((len(found) for _, found in each), default=0)
+    if most == 0:
+        return {"id": "disruptions", "title": "Disruptions"}
+    tables = []
+    for i in range(most):
+        events = [found[i] if i < len(found) else {} for _, found in each]
+        rows: list[list[Any]] = [["Event", *[e.get("event") for e in events]],
+                ["Start s", *[{"value": e.get("start_s"), "kind": "seconds"} for e in events]],
+                ["End s", *[{"value": e.get("end_s"), "kind": "seconds"} for e in events]]]
+        rows += [[fig.label, *[{"value": fig.value(e), "kind": fig.kind} for e in events]]
+                 for fig in catalogue.DISRUPTION_FIGURES]
+        rows.append(["Recovered", *["-" if not e else "no" if e.get("not_recovered") else "yes" for e in events]])
+        tables.append(table(f"disruption_{i + 1}", f"Event {i + 1}", ["", *[name for name, _ in each]],
+                            ["text"] * (len(events) + 1), rows, []))
+    return {"id": "disruptions", "title": "Disruptions", "tables": tables}

@@ -33,6 +33,7 @@ ADJACENT = 0.5  # seconds between one span's end and the next's start that still
 # leaves a whole interval between them; a span ends at its sessions' work point, a little off its row's time)
 NOT_RECOVERED = "not recovered by the window's end"
 TOO_LITTLE_BEFORE = f"fewer than {BEFORE_SPANS} intervals of steady state before it"
+NO_STRETCH = "no interval with a figure from its start to the window's end (or the next event)"
 
 
 def spans(rows: Iterable[Mapping[str, Any]], window_offset: float, key: str) -> list[dict[str, Any]]:
@@ -86,6 +87,8 @@ def dip(series: list[dict[str, Any]], start: float, end: float, after: float | N
     noise = max(statistics.stdev([s["value"] for s in before]), NOISE_FLOOR * level)
     band = level - 2 * noise
     stretch = [s for s in series if s["to"] > start + 1e-9 and (until is None or s["from"] < until - 1e-9)]
+    if not stretch:
+        return {"before": _before(before, level, noise), "before_per_s": round(level, 3), "absent": NO_STRETCH}
     recovered_at = _recovered(stretch, end, band)
     if recovered_at is not None:
         stretch = [s for s in stretch if s["from"] < recovered_at - 1e-9]
@@ -94,8 +97,7 @@ def dip(series: list[dict[str, Any]], start: float, end: float, after: float | N
     p99s = [s["p99"] for s in before if s["p99"] is not None]
     during = [s["p99"] for s in stretch if s["p99"] is not None]
     return {
-        "before": {"from_s": round(before[0]["from"], 3), "to_s": round(before[-1]["to"], 3),
-                   "intervals": len(before), "per_s": round(level, 3), "noise_per_s": round(noise, 3)},
+        "before": _before(before, level, noise),
         "before_per_s": round(level, 3),
         "floor_per_s": None if low is None else round(low["value"], 3),
         "floor_pct": None if low is None or not level else round(100.0 * low["value"] / level, 1),
@@ -107,6 +109,11 @@ def dip(series: list[dict[str, Any]], start: float, end: float, after: float | N
         "during_select_p99_us": round(max(during), 1) if during else None,
         "resolution_seconds": round(max((s["seconds"] for s in stretch), default=0.0), 3) or None,
     }
+
+
+def _before(before: list[dict[str, Any]], level: float, noise: float) -> dict[str, Any]:
+    return {"from_s": round(before[0]["from"], 3), "to_s": round(before[-1]["to"], 3), "intervals": len(before),
+            "per_s": round(level, 3), "noise_per_s": round(noise, 3)}
 
 
 def _recovered(stretch: list[dict[str, Any]], end: float, band: float) -> float | None:

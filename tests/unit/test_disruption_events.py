@@ -79,3 +79,15 @@ def test_a_list_in_dbio_toml(tmp_path):
     assert out.stderr.strip().splitlines() == [
         "dbio: dbio.toml: run.event = 20s=stall: gives no DURATION (stall:DURATION); give AT=ACTION, e.g. "
         "10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"]
+
+
+def test_a_sweep_varies_the_event_one_a_step():
+    from dbio.errors import UsageError
+    from dbio.sweep import plan
+
+    vary = plan.parse_vary("event=10s=stall:1s,10s=stall:3s,10s=throttle:500:5s")
+    assert vary.values == ("10s=stall:1s", "10s=stall:3s", "10s=throttle:500:5s") and not vary.restarts
+    assert [plan.step_name(i + 1, {"event": v}) for i, v in enumerate(vary.values)] == [
+        "01-ev10sstall1s", "02-ev10sstall3s", "03-ev10sthrottle5005s"]
+    with pytest.raises(UsageError, match="10s=stall: gives no DURATION"):
+        plan.parse_vary("event=10s=stall:1s,10s=stall")

@@ -138,3 +138,10 @@ def test_the_catalogue_reads_each_events_figures():
         assert fig.name in record and fig.value(record) is not None, fig.name
         assert catalogue.member(catalogue.DISRUPTION_FIGURES, fig.name) is fig
     assert catalogue.disruptions({}) == [] and catalogue.disruptions(None) == []
+
+
+def test_no_interval_with_a_figure_after_it():
+    rates = [100.0] * 5 + [None] * 5  # nothing the sessions did was counted again before the window's end
+    [found] = d.disruptions([_event(5.0, 7.0)], _rows(rates), 2.0, 10.0)
+    assert found["absent"] == d.NO_STRETCH and found["before_reads_per_s"] == 100.0
+    assert "floor_reads_per_s" not in found and "recovery_seconds" not in found
