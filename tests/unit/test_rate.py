@@ -170,3 +170,12 @@ def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():
     assert "rate_not_held" not in [f.code for f in verdict.findings(doc)]
     report = text.render(model.build(doc))
     assert "Latency from the intended start" in report and "Rate (poisson schedule)" in report
+
+
+def test_a_sweep_varies_the_rate_as_a_run_knob():
+    from dbio.sweep import plan
+
+    varied = plan.parse_vary("rate=2000,4000,8000")
+    assert (varied.key, varied.values, varied.restarts, varied.layout) == ("rate", ("2000", "4000", "8000"), False,
+                                                                           False)
+    assert plan.ABBREVIATIONS["rate"] == "rate"
