@@ -51,8 +51,8 @@ def pgbench_binary() -> Path:
 
 
 def run_dbio(common: list[str], sessions: int, seconds: int, label: str, *extra: str) -> dict:
-    proc = dbio("run", *common, "-t", str(sessions), "--run-time", f"{seconds}s", "--warmup", f"{WARMUP}s", "--label", label,
-                *extra)
+    proc = dbio("run", *common, "-t", str(sessions), "--run-time", f"{seconds}s", "--warmup", f"{WARMUP}s",
+                "--label", label, *extra)
     doc = result_of(proc)
     where = Path(next(ln for ln in proc.stdout.splitlines() if ln.startswith("result: ")).split(": ", 1)[1]).parent
     f = doc["figures"]
