@@ -130,8 +130,12 @@ def live_facts(man: dict[str, Any]) -> live.RunFacts:
     places = Storage.of(man.get("storage"))
     measured = not any(stack_findings.unmeasured(place) for place in (places.data_directory, *places.tablespaces)
                        if place)
+    per_session = (man.get("plan") or {}).get("rate_per_session")
+    workload = (man.get("config") or {}).get("workload") or {}
+    sessions = (workload.get("schemas") or 0) * (workload.get("threads_per_schema") or 0)
     return live.RunFacts(page_bytes=page if isinstance(page, int) and page > 0 else live.RunFacts.page_bytes,
-                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local)
+                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local,
+                         rate_asked_per_s=None if per_session is None else per_session * sessions)
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -200,6 +200,31 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
 
 
+def test_a_rate_is_kept_on_its_schedule_in_the_loop_and_one_beyond_it_is_not_held(managed):
+    """--rate in MariaDB's loop: a uniform rate kept, every statement timed from its intended start and its lag
+    (kinds 5 and 6 of the loop's histogram string); one far beyond the loop's capacity not held, said first."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    window = [*over([flag for flag in SMALL if flag != "--allow-cached"], "--run-time", "4s"), "--allow-cached"]
+    done = dbio("run", *managed.args(*window, "-t", "2", "--rate", "200", "--rate-schedule", "uniform",
+                                     "--latency-limit", "0.001ms", "--label", "rate-kept"))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    totals, hists, rate = doc["totals"], doc["histograms"], doc["figures"]["rate"]
+    statements = totals["selects"] + totals["updates"] + totals["scans"]
+    assert statements == pytest.approx(200 * doc["figures"]["window_seconds"], rel=0.01)
+    assert sum(hists["intended"]["counts"]) == sum(hists["lag"]["counts"]) == statements
+    assert hists["intended"]["sum_us"] == pytest.approx(hists["lag"]["sum_us"] + hists["select"]["sum_us"], rel=0.01)
+    assert rate["held"] is True and rate["asked_per_s"] == 200 and totals["late"] == statements
+    done = dbio("run", *managed.args(*window, "-t", "1", "--rate", "90000", "--label", "rate-over"))
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    rate = load_result(directory)["figures"]["rate"]
+    assert rate["held"] is False and rate["achieved_per_s"] < 0.5 * 90000
+    assert rate["lag_last_us"] > rate["lag_first_us"]
+    warnings = [ln for ln in (directory / "report.txt").read_text().splitlines() if ln.startswith("WARNING:")]
+    assert warnings[0].startswith("WARNING: rate not held: asked 90,000 statements/s"), warnings
+
+
 def test_single_reads_are_timed_by_innodb_beside_the_run(managed):
     """The read probe on the managed MariaDB: 32 MiB of rows against an 8 MiB buffer pool read with O_DIRECT, so
     lookups read pages, and those that read exactly one give InnoDB's own time for that read."""

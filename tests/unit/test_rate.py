@@ -170,3 +170,26 @@ def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():
     assert "rate_not_held" not in [f.code for f in verdict.findings(doc)]
     report = text.render(model.build(doc))
     assert "Latency from the intended start" in report and "Rate (poisson schedule)" in report
+
+
+def test_a_sweep_varies_the_rate_as_a_run_knob():
+    from dbio.sweep import plan
+
+    varied = plan.parse_vary("rate=2000,4000,8000")
+    assert (varied.key, varied.values, varied.restarts, varied.layout) == ("rate", ("2000", "4000", "8000"), False,
+                                                                           False)
+    assert plan.ABBREVIATIONS["rate"] == "rate"
+
+
+def test_the_live_line_says_the_rate_achieved_of_the_rate_asked_and_the_schedule_s_lag():
+    from dbio.stats import live
+
+    prev = {"t": 10.0}
+    cur = {"t": 11.0, "statements": {"select": {"count": 480, "sum_us": 4800.0, "max_us": 90.0, "hist": {"3": 480}},
+                                     "lag": {"count": 480, "sum_us": 480 * 1500.0, "max_us": 9000.0,
+                                             "hist": {"40": 480}}}}
+    figures = live.interval(prev, cur, BOUNDS)
+    assert figures["rate_achieved_per_s"] == 480 and figures["schedule_lag_us"] == 1500
+    assert "rate 480 of 500/s, lag 1.5 ms" in live.line({**figures, "rate_asked_per_s": 500.0})
+    closed = live.interval(prev, {"t": 11.0, "statements": {"select": cur["statements"]["select"]}}, BOUNDS)
+    assert "rate_achieved_per_s" not in closed and "rate" not in live.line(closed)

@@ -204,7 +204,8 @@ class MysqlEngine:
         return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, run_id=request.run_id,
                                 session=request.session, barrier=request.barrier,
                                 iterations_before=request.iterations_before, selects_before=request.selects_before,
-                                max_iterations=request.max_iterations, think_left=request.think_left)
+                                max_iterations=request.max_iterations, think_left=request.think_left,
+                                due=request.due)
 
     async def cancel_statement(self, conn: Connection, timeout: float) -> bool:
         try:
