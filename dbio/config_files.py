@@ -87,7 +87,10 @@ def _beyond_64_bits() -> BadToml:
                                                                            "(e.g. 64GiB, 300s)")
 
 
-def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+def read_toml(path: Path, text: str, errors: list[ConfigError],
+              cost: dict[str, Any] | None = None) -> dict[str, tuple[Any, str]]:
+    """The options a dbio.toml sets (option key -> (value, origin)); cost: given a dict, its [cost] table's
+    prices go into it, as written (jobs/capacity.py checks them for the commands that use them)."""
     try:
         data = parse_toml(text)
     except BadToml as exc:
@@ -121,7 +124,8 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
             for key, (item, _) in _nodes_table(origin, value, errors).items():
                 put(key, item, f"{origin}: [[{NODES_TABLE}]]")
         elif name == COST_TABLE and isinstance(value, dict):
-            continue  # prices: read and checked by jobs/capacity.py for the commands that use them
+            if cost is not None:  # prices: checked by jobs/capacity.py for the commands that use them
+                cost.update(value)
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well

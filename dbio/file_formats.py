@@ -94,7 +94,12 @@ _MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=
                          # a hot-spot run's parts (stats/hotspot.py), which the report words with them
                          "hotspot": optional(obj({"hot": obj(rest=FIGURE, required=HOTSPOT_PART),
                                                   "cold": obj(rest=FIGURE, required=HOTSPOT_PART)},
-                                                 required=("hot", "cold")))},
+                                                 required=("hot", "cold"))),
+                         # --rate's (stats/rate.py): the rate asked and achieved, held or not, where it fell behind
+                         "rate": optional(obj({"schedule": optional(text), "held": optional(anything),
+                                               "behind": optional(obj({"from_s": count, "to_s": count})),
+                                               "asked_per_s": count, "achieved_per_s": count},
+                                              rest=FIGURE, required=("asked_per_s", "achieved_per_s")))},
                         required=("load_profile", "io_profile", "latency", "cpu"))
 
 
@@ -109,7 +114,7 @@ _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_p
                    "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
                    "host_unsampled_pct", "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
                    "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
-_SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
+_SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "work_to": FIGURE, "phase": optional(text),
                    **{name: FIGURE for name in _SERIES_FIGURES},
                    # a server's NULL among them (a connection authenticating) in results of an older dbio
                    "other_sessions_active": FIGURE, "other_session_names": optional(array(optional(text)))})
@@ -280,7 +285,8 @@ def repeat_set(known_version: int) -> Shape:
 
 _KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": keyed(digits, count)},
                   required=("count", "sum_us", "max_us", "hist"))
-STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY}, rest=count)
+STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY,
+                  "intended": _KIND_TALLY, "lag": _KIND_TALLY}, rest=count)
 
 SAMPLE = obj({"k": whole, "t": number, "phase": optional(text), "engine": _RAW, "nodes": optional(obj(rest=_RAW)),
               "os": optional(COUNTERS), "waits": optional(obj(rest=count)),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import (baseline_section, conduct_findings, interval_sections, layout_section, node_sections,
-                         run_section, access_section, single_read_section, verdict, window_sections, words)
+from dbio.report import (baseline_section, conduct_findings, disruption_section, interval_sections, layout_section,
+                         node_sections, run_section, access_section, single_read_section, verdict, window_sections,
+                         words)
 from dbio.report.tables import table
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
@@ -32,7 +33,8 @@ def build(doc: Doc) -> dict[str, Any]:
     """The report model of a result (a Result as result.read_result gives it, or a document typed here)."""
     r = of(doc)
     f = dict(r.figures)
-    findings = verdict.findings(r)
+    judged = verdict.judge(r)  # the one verdict every part of the model reads
+    findings = judged.findings
     measured = catalogue.measured(f)
     intervals = series_math.labelled(r.series, r.timeline.warmup_seconds or 0)
     model: dict[str, Any] = {
@@ -43,12 +45,12 @@ def build(doc: Doc) -> dict[str, Any]:
                 "status_reason": r.status_reason, "window_start": r.timeline.window_start,
                 "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": r.dbio_version},
         # the verdict and what could not be measured come first, in every format
-        "verdict": verdict.summary(r),
+        "verdict": judged.summary,
         "findings": [x.to_dict() for x in findings],
         "not_measured": conduct_findings.not_measured(r),
-        "headline_text": verdict.headline(r),
+        "headline_text": judged.headline,
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
-        "headline": _headline(f, verdict.headline_caveats(r, findings)[0])
+        "headline": _headline(f, judged.caveats[0])
         if measured and not any(x.level == "invalid" for x in findings) else [],
         "sections": _sections(r, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},
@@ -58,6 +60,9 @@ def build(doc: Doc) -> dict[str, Any]:
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
     }
+    bands = disruption_section.bands(r) if measured else []
+    if bands:  # only with --event's, so results without one render as before
+        model["series"]["bands"] = bands
     single_reads = single_read_section.chart_data(f) if measured else {}
     if single_reads:  # only with a read probe's reads, so results without one render as before
         model["single_reads"] = single_reads
@@ -76,7 +81,7 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
                  "lines": [f"{x.level}: {x.message}" for x in findings
                            if x.code != "unavailable" and x.level not in ("invalid", "warning")]
                  + [f"not measured: {m['figure']} ({m['why']})" for m in conduct_findings.not_measured(r)] + validity},
-                run_section.section(r), run_section.storage(r)]
+                disruption_section.section(r), run_section.section(r), run_section.storage(r)]
     nodes = node_sections.section(r)
     if nodes:
         sections.append(nodes)

@@ -189,7 +189,9 @@ def test_the_key_options_a_help_lists_are_the_command_s_own():
 def test_dbio_options_for_one_command_lists_what_it_takes():
     done = CliRunner().invoke(cli.cli, ["options", "instance", "status"], terminal_width=300)
     assert done.exit_code == 0
-    assert [line.split()[1] for line in done.output.splitlines() if not line.startswith(" ")] == ["data_dir", "engine"]
+    table, own = done.output.split("dbio instance status's own flags (command line only):\n")
+    assert [line.split()[1] for line in table.splitlines() if not line.startswith(" ")] == ["data_dir", "engine"]
+    assert [line.split()[0] for line in own.splitlines() if not line.startswith("    ")] == ["--config"]
     with pytest.raises(SystemExit) as refused:
         cli.main(["options", "nope"])
     assert refused.value.code == 2

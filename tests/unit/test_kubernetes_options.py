@@ -37,10 +37,13 @@ SAMPLES = {
     "think_time_min": "50ms", "think_time_max": "1s", "key_order": "contiguous", "load_parallel_degree": "4",
     "allow_cached": True, "access_path": "bitmap", "scan_workers": "2", "results_dir": "/srv/dbio-results",
     "label": "nightly", "interval": "5s", "wait_sample_interval": "1s", "baseline_seconds": "20s",
-    "external_script": "/opt/collect.sh", "metrics_port": "9464", "metrics_address": "::", "engine": "mysql",
+    "external_script": "/opt/collect.sh",
+    "event": ("10s=stall:1s",), "metrics_port": "9464", "metrics_address": "::", "engine": "mysql",
     "node_names": ("array-a", "array-b"), "weights": ("3", "1"), "dbname": "bench", "password_in_config": True,
+    "rate": "4000", "rate_schedule": "uniform", "latency_limit": "20ms",
 }
-WITH = {"hot_schema_frequency": {"schemas": "2"}}  # what a sample needs beside it to be valid
+WITH = {"hot_schema_frequency": {"schemas": "2"},  # what a sample needs beside it to be valid
+        "rate_schedule": {"rate": "4000"}, "latency_limit": {"rate": "4000"}}
 
 
 def _iso(seconds_ahead: float) -> str:
