@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbio import cluster_members, parts, units
+from dbio import cluster_members, disruption, parts, units
 from dbio import rate_schedule as rate
 from dbio.engines import registry
 from dbio.errors import ConfigError
@@ -31,7 +31,7 @@ def validate(config: Config) -> list[ConfigError]:
     errors += instance_option_errors(config) + node_errors(config)
     foreign = foreign_dsn_errors(config) + foreign_instance_errors(config) + data_dir_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
-    return errors + (foreign or registry.entry(config.connection.engine).check(config))
+    return errors + (foreign or config.spec.check(config))
 
 
 def foreign_dsn_errors(config: Config) -> list[ConfigError]:
@@ -213,15 +213,35 @@ START_AT_AHEAD = 7 * 86400  # --start-at at most a week ahead: a run waits for i
 
 
 def run_errors(config: Config) -> list[ConfigError]:
-    errors = member_errors(config) + part_errors(config)
+    errors = member_errors(config) + part_errors(config) + event_errors(config)
     start_at = config.run.start_at
     if start_at is not None and start_at - time.time() > START_AT_AHEAD:
         errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
                               "for it with its sessions connected", "give a time within the next 7 days"))
+    if config.run.metrics_port is None and config.origins.get("metrics_address", "").startswith("--"):
+        errors.append(problem(config, "metrics_address", "serves nothing without --metrics-port",
+                              "give --metrics-port PORT too (0: any free port), or remove --metrics-address"))
     if float(config.run.interval).is_integer():
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",
                              "use a whole number of seconds (the engine publishes its counters once a second)")]
+
+
+def event_errors(config: Config) -> list[ConfigError]:
+    """Each --event parsed, then the events together against the window (dbio/disruption.py)."""
+    fix = disruption.FORM
+    errors, events = [], []
+    for text in config.run.event or ():
+        try:
+            events.append(disruption.parse(text))
+        except ValueError as exc:
+            errors.append(problem(config, "event", str(exc), f"give {fix}", value=text))
+    if errors:
+        return errors
+    for text in disruption.problems(tuple(events), config.workload.run_time):
+        errors.append(problem(config, "event", text, "give every event a place of its own inside the window "
+                              "(--run-time, or the offsets)", value=", ".join(config.run.event or ())))
+    return errors
 
 
 def part_errors(config: Config) -> list[ConfigError]:
@@ -322,7 +342,10 @@ def unused_notices(config: Config) -> list[str]:
     """One line for the options of dbio's own instance a file or the environment set, with --dsn."""
     unused = [display_key(option, origin) for option, origin in _instance_options_set(config)
               if not origin.startswith("--")]
-    if not unused:
-        return []
-    return [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
-            "its own settings, which the result records)"]
+    notices = [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
+               "its own settings, which the result records)"] if unused else []
+    address = config.origins.get("metrics_address", "default")
+    if config.run.metrics_port is None and address not in ("default", "") and not address.startswith("--"):
+        notices.append(f"{display_key(BY_KEY['metrics_address'], address)}: not used without metrics_port "
+                       "(nothing is served)")
+    return notices

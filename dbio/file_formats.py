@@ -114,7 +114,7 @@ _SERIES_FIGURES = ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mib_p
                    "select_p99_us", "statements_per_s", "host_busy_pct", "host_user_pct", "host_system_pct",
                    "host_unsampled_pct", "host_iowait_pct", "host_steal_pct", "device_reads_per_s", "db_cpu_cores",
                    "wal_received_mib_per_s", "replay_lag_mib", "replay_lag_seconds")
-_SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "phase": optional(text),
+_SERIES_ROW = obj({"k": whole, "t": number, "since_start": number, "work_to": FIGURE, "phase": optional(text),
                    **{name: FIGURE for name in _SERIES_FIGURES},
                    # a server's NULL among them (a connection authenticating) in results of an older dbio
                    "other_sessions_active": FIGURE, "other_session_names": optional(array(optional(text)))})

@@ -250,6 +250,11 @@ class Result:
         return [row for row in self.document.get("series") or [] if isinstance(row, dict)]
 
     @property
+    def disruption_events(self) -> list[Mapping[str, Any]]:
+        """What each --event did (jobs/disruptions.py): its start and end, outcome and its action's record."""
+        return list(objects(self.document.get("disruptions")))
+
+    @property
     def sessions(self) -> list[Mapping[str, Any]]:
         """The run's sessions, each with the node it ran on."""
         return list(objects(self.document.get("sessions")))

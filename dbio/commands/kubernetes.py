@@ -17,7 +17,6 @@ from dbio import trust
 from dbio import units
 from dbio.config import Config
 from dbio.config_checks import display_key
-from dbio.engines import registry
 from dbio.errors import UsageError
 from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
@@ -50,6 +49,9 @@ NOT_USED = {  # why, and the fix: given as a flag, refused in one line; from a f
                     "remove --results-dir (the volume is --results-size, --storage-class)"),
     "external_script": ("it names a program on this machine, which the pods' image does not hold",
                         "remove --external-script, and bracket the window from outside the pods"),
+    "event": ("a stall or a throttle acts on the server's processes on this host, an exec: runs a program of this "
+              "machine's, and the pods run on neither",
+              "remove --event, and disrupt the targets from outside the pods"),
     "baseline_seconds": ("fio's baseline (dbio run --baseline) reads the disk of its own host, and a pod runs on "
                          "none of the targets", "remove --baseline-seconds, and run dbio baseline on a target's host"),
     "load_parallel_degree": ("the pods run against the loaded data set; loading it is dbio setup's",
@@ -121,7 +123,7 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
-                    password_env=registry.entry(config.connection.engine).password_env,
+                    password_env=config.spec.password_env,
                     metrics_port=config.run.metrics_port, metrics_address=_metrics_address(config),
                     label=config.run.label, node_names=config.connection.node_names, **scheduling,
                     service_account=service_account, cnpg_cluster=cnpg_cluster)
@@ -231,7 +233,7 @@ def _targets(config: Config, cnpg_cluster: str | None, password_secret: str | No
     if not config.connection.dsns:
         raise UsageError("the pods need a server to run against", "give --dsn (repeat it for several targets) "
                          "or --cnpg-cluster NAME")
-    entry = registry.entry(config.connection.engine)
+    entry = config.spec
     for dsn in config.connection.dsns:
         if entry.has_password(dsn):
             raise UsageError("a --dsn holds a password, which a manifest would show to anyone who can read it",

@@ -7,7 +7,7 @@ A second engine is a new package implementing Engine, not a change to the run or
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol, TypeVar, cast
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -417,10 +417,13 @@ class ReadProbing(Protocol[A]):
     read_probe_method: str
 
     # connecting raises DbioError (why) when this engine or role cannot time single reads. Returns the connection
-    # and its server pid. application_name: the probe's, named with its run (helper_application_name)
-    async def read_probe_connect(self, conninfo: str, access_path: str,
-                                 application_name: str = "dbio:probe") -> tuple[A, int]: ...
-    async def read_probe(self, conn: A, schema_index: int, key: int) -> ProbeRead: ...
+    # and its server pid. application_name: the probe's, named with its run (helper_application_name);
+    # lookups: the schema each lookup of a batch reads (a batch is one statement: the engine's own timer per lookup;
+    # none: the connection alone)
+    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
+                                 lookups: Sequence[int] = ()) -> tuple[A, int]: ...
+    # one batch: a lookup of each key, in the order (and on the schemas) of the connection's lookups
+    async def read_probe(self, conn: A, keys: Sequence[int]) -> list[ProbeRead]: ...
 
 
 class TimedOperations(Protocol):
@@ -428,6 +431,9 @@ class TimedOperations(Protocol):
 
     def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
                    notify: Callable[[str], None]) -> Operations: ...
+    # a checkpoint now, on a connection of its own (--event N=checkpoint): its seconds, buffers_written,
+    # write_ms and sync_ms (None where the engine does not count them)
+    def checkpoint_now(self, conninfo: str, notify: Callable[[str], None]) -> dict[str, Any]: ...
 
 
 def read_probing(engine: Engine) -> ReadProbing[Any] | None:

@@ -30,20 +30,21 @@ from dbio.ui import UI
 TIMEOUT_SECONDS = 600  # a hung script must not hold the run (or its result) forever
 
 
-def check(path_text: str | None) -> Path | None:
-    """The script to run, refused in one line when it is missing, not a program, or not trusted."""
+def check(path_text: str | None, what: str = "--external-script") -> Path | None:
+    """The script to run, refused in one line when it is missing, not a program, or not trusted. what: how the
+    user gave it (--external-script; --event's exec:)."""
     if not path_text:
         return None
     path = Path(path_text).expanduser().resolve()
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise UsageError(f"--external-script {path_text}: {exc.strerror}", "give the path of an existing program")
+        raise UsageError(f"{what} {path_text}: {exc.strerror}", "give the path of an existing program")
     if not stat.S_ISREG(st.st_mode) or not os.access(path, os.X_OK):
-        raise UsageError(f"--external-script {path_text} is not an executable file", "chmod u+x it, or give another")
+        raise UsageError(f"{what} {path_text} is not an executable file", "chmod u+x it, or give another")
     problem = trust.path_problem(path) or trust.entry_problem(st, trust.trusted_uids())
     if problem:
-        raise UsageError(f"refusing to run --external-script {path}: {problem}, so another user could change what "
+        raise UsageError(f"refusing to run {what} {path}: {problem}, so another user could change what "
                          "dbio runs", "make it (and its directories) yours and not writable by others")
     return path
 
@@ -119,7 +120,7 @@ class Hook(Listener):
             call["exit_status"] = process.wait(timeout=TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
             call["stopped"] = f"still running after {TIMEOUT_SECONDS} s"
-            _stop(process)
+            stop_group(process)
         self._running.pop(call["phase"], None)
 
     def finish(self, came: signals.Received | None = None, *, interrupted: bool = False) -> None:
@@ -144,7 +145,7 @@ class Hook(Listener):
                     call["stopped"] = _why_stopped(came)
                     if came is not None and came.first:
                         call["signal"] = came.first
-                    _stop(process)
+                    stop_group(process)
             for thread in self._threads:
                 thread.join(STOP_SECONDS + 1)
         for call in self.calls:
@@ -190,7 +191,7 @@ def _why_stopped(came: signals.Received | None) -> str:
     return f"still running {SIGNAL_WAIT_SECONDS:g} s after {came.first}"
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop_group(process: subprocess.Popen) -> None:
     """The script and whatever it started: SIGTERM to its process group, then SIGKILL."""
     for sig, wait in ((signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, None)):
         try:

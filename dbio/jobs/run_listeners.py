@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dbio import metrics, signals
 from dbio.config import Config
-from dbio.jobs import after_window, external_script
+from dbio.jobs import after_window, disruptions, external_script
 from dbio.run import disk_guard, read_probing, wait_sampling
 from dbio.run.listeners import Listener
 from dbio.run.readings import Normalize
@@ -25,6 +25,7 @@ class Around:
     endpoint: metrics.Endpoint | None = None  # --metrics-port's, when it serves
     room_paths: tuple[str, ...] = ()  # where an update run's servers write on this host
     room_floor: int = disk_guard.FLOOR  # the bytes kept free there
+    events: disruptions.Disruptions | None = None  # --event's, when any
 
 
 def listeners(around: Around) -> list[Listener]:
@@ -35,6 +36,7 @@ def listeners(around: Around) -> list[Listener]:
         read_probing.ReadProbing(),  # single reads timed by the engine, on a connection of each node's own
         after_window.Shield(around.came),  # from the window's opening, no signal may cost the run its result
         around.hook if around.hook.path is not None else None,  # the user's program, as the window opens and closes
+        around.events,  # --event's disruptions, each at its offset into the window
         metrics.MetricsListener(around.endpoint, around.normalize) if around.endpoint is not None else None,
     ]
     return [listener for listener in made if listener is not None]

@@ -46,7 +46,10 @@ def _whole_intervals(series: dict[str, list[Any]] | None) -> dict[str, list[Any]
     """The series without partial intervals (left out of the charts, as of the statistics)."""
     series = series or {}
     keep = [i for i, to in enumerate(series.get("to_s") or []) if to is not None and not series["partial"][i]]
-    return {key: [values[i] for i in keep] for key, values in series.items()}
+    out = {key: [values[i] for i in keep] for key, values in series.items() if key != "bands"}
+    if series.get("bands"):  # each --event's [from_s, to_s, name]: not an interval's
+        out["bands"] = list(series["bands"])
+    return out
 
 
 def _window_shade(ax: Any, series: dict[str, list[Any]]) -> None:
@@ -54,6 +57,8 @@ def _window_shade(ax: Any, series: dict[str, list[Any]]) -> None:
     if measured:
         ax.axvspan(min(series["from_s"][i] for i in measured), max(series["to_s"][i] for i in measured),
                    color="#1f5fa8", alpha=0.06, lw=0, label="measured window")
+    for n, (start, end, _) in enumerate(series.get("bands") or []):  # each --event, from its start to its end
+        ax.axvspan(start, max(end, start + 0.2), color="#d62728", alpha=0.15, lw=0, label=None if n else "event")
 
 
 def series_iops(series: dict[str, list[Any]] | None) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from dbio import sweep_records
-from dbio.report import fmt, limit_findings, sweep_model, verdict, words
+from dbio.report import disruption_section, fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.sweep_records import Sweep
 from dbio.report.tables import table
@@ -55,7 +55,7 @@ def build(given: Sequence[tuple[str, Doc]], given_runs: Runs | None = None) -> d
     runs = {name: [of(d) for d in docs] for name, docs in given_runs.items()} \
         if given_runs and any(len(docs) > 1 for docs in given_runs.values()) else None
     sections = [_context(named), *([repeats_section(named, runs)] if runs else []), _figures(named, runs),
-                conditions_section(named), _histograms(named)]
+                disruption_section.compare_section(named), conditions_section(named), _histograms(named)]
     findings = []
     differed = conditions_differ(named)
     if differed:

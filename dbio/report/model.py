@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbio.report import (baseline_section, conduct_findings, interval_sections, layout_section, node_sections,
-                         run_section, access_section, single_read_section, verdict, window_sections, words)
+from dbio.report import (baseline_section, conduct_findings, disruption_section, interval_sections, layout_section,
+                         node_sections, run_section, access_section, single_read_section, verdict, window_sections,
+                         words)
 from dbio.report.tables import table
 from dbio.result_records import Doc, Result, of
 from dbio.stats import catalogue
@@ -59,6 +60,9 @@ def build(doc: Doc) -> dict[str, Any]:
         "charts": [["series_iops", "series"], ["series_latency", "series"], ["latency_histogram", "histograms"],
                    ["events", "events"], ["cpu", "series"]] if measured else [],
     }
+    bands = disruption_section.bands(r) if measured else []
+    if bands:  # only with --event's, so results without one render as before
+        model["series"]["bands"] = bands
     single_reads = single_read_section.chart_data(f) if measured else {}
     if single_reads:  # only with a read probe's reads, so results without one render as before
         model["single_reads"] = single_reads
@@ -77,7 +81,7 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
                  "lines": [f"{x.level}: {x.message}" for x in findings
                            if x.code != "unavailable" and x.level not in ("invalid", "warning")]
                  + [f"not measured: {m['figure']} ({m['why']})" for m in conduct_findings.not_measured(r)] + validity},
-                run_section.section(r), run_section.storage(r)]
+                disruption_section.section(r), run_section.section(r), run_section.storage(r)]
     nodes = node_sections.section(r)
     if nodes:
         sections.append(nodes)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from dbio.report import (access_findings as _a, baseline_findings as _b, cluster_findings as _g,
-                         conduct_findings as _c, cpu_findings as _p, limit_findings as _l, node_verdicts as _n,
-                         stack_findings as _k, storage_findings as _s)
+                         conduct_findings as _c, cpu_findings as _p, disruption_section as _d, limit_findings as _l,
+                         node_verdicts as _n, stack_findings as _k, storage_findings as _s)
 from dbio.report.finding import Finding
 from dbio.result_records import Result
 
@@ -80,6 +80,7 @@ RULES: tuple[Rule, ...] = (
     Rule(_b.device_drift, caveats={"device_drift": BESIDE}),
     Rule(_b.database_vs_device, caveats={"below_device": BESIDE,
                                          "beyond_device": Caveat(READS, _b.beyond_device_caveat)}),
+    Rule(_d.not_recovered, caveats={"not_recovered": Caveat(READS, _d.not_recovered_caveat)}),
     Rule(_c.unavailable),
     Rule(_a.reads_per_statement), Rule(_a.group_commit), Rule(_a.scan_bound),
     Rule(_g.flow_control), Rule(_g.conflicts), Rule(_g.quorum),

@@ -117,6 +117,9 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
         "figures": figures,
         "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
     }
+    if outcome.records.get(DISRUPTIONS):  # what each --event did to the workload (stats/disruptions.py)
+        figures["disruptions"] = result_figures.disruptions(outcome.records[DISRUPTIONS], series, outcome,
+                                                            window["seconds"], man["config"]["workload"])
     for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
         if key in PLACED:
             continue
@@ -126,6 +129,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     return document
 
 
+DISRUPTIONS = "disruptions"  # the --event listener's record (jobs/disruptions.py, a layer above)
 PLACED = (wait_sampling.KEY, read_probing.KEY)  # the listeners' records the document holds in places of their own
 
 

@@ -20,6 +20,7 @@ from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
 from dbio.stats import resets
 from dbio.stats import series as series_math
+from dbio.stats import disruptions as disruption_math
 from dbio.stats import stalls as stall_math
 
 
@@ -153,6 +154,16 @@ def stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | Non
     thinking = (workload.get("think_time_max") or 0.0) if workload.get("think_time_frequency") else 0.0
     return stall_math.find(series, window_start - clock.start, window_seconds=window_seconds,
                            min_seconds=max(stall_math.STALL_SECONDS, thinking + SLICE_SECONDS))
+
+
+def disruptions(events: list[dict[str, Any]], series: list[dict[str, Any]], outcome: RunOutcome,
+                window_seconds: float | None, workload: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """What each --event did to the workload: its reads' dip and, in an update run, its writes' (None: the window
+    never opened)."""
+    if outcome.window.opened is None or outcome.clock.start is None:
+        return None
+    return disruption_math.disruptions(events, series, outcome.window.opened - outcome.clock.start, window_seconds,
+                                       writes=bool(workload.get("update_pct")))
 
 
 def window_limits(begin: dict[str, Any] | None, end: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:

@@ -16,18 +16,20 @@ from typing import Any, Iterable, Mapping
 
 from dbio.stats.counters import get
 from dbio.stats.figure_record import DIFFERENCE, POINTS, RATIO, Change, Figure, UnknownFigure
-from dbio.stats.group_figures import (BACKEND_FIGURES, DEVICE_FIGURES, LAYOUT_FIGURES, STATEMENT_FIGURES,
-                                      STATEMENT_LABELS, by_backend, devices, devices_unread, histogram,
-                                      statement_latency)
+from dbio.stats.group_figures import (BACKEND_FIGURES, DEVICE_FIGURES, DISRUPTION_FIGURES, LAYOUT_FIGURES,
+                                      STATEMENT_FIGURES, STATEMENT_LABELS, by_backend, devices, devices_unread,
+                                      disruptions, histogram, statement_latency)
 from dbio.stats.operation_figures import OPS_COMMON, OPS_FIGURES, OPS_OWN
 from dbio.stats.run_figures import (BY_NAME, DEVICE_MATCH, FIGURES, SCAN_MAJORITY, cpu_wait_in_read_parts,
                                     scans_dominate, workers_wait_alone_in_read)
 
 # The names readers use, wherever they are declared: this module is their one door.
 __all__ = [
-    "BACKEND_FIGURES", "DEVICE_FIGURES", "DEVICE_MATCH", "DIFFERENCE", "FIGURES", "LAYOUT_FIGURES", "OPS_FIGURES",
+    "BACKEND_FIGURES", "DEVICE_FIGURES", "DEVICE_MATCH", "DISRUPTION_FIGURES", "DIFFERENCE", "FIGURES",
+    "LAYOUT_FIGURES", "OPS_FIGURES",
     "POINTS", "RATIO", "SCAN_MAJORITY", "STATEMENT_FIGURES", "STATEMENT_LABELS", "Change", "Figure",
-    "UnknownFigure", "by_backend", "by_series", "cpu_wait_in_read_parts", "devices", "devices_unread", "figure",
+    "UnknownFigure", "by_backend", "by_series", "cpu_wait_in_read_parts", "devices", "devices_unread",
+    "disruptions", "figure",
     "figures",
     "figures_of", "histogram", "host_cpu_measured", "hotspot", "measured", "member", "ops_figure", "ops_figures",
     "scans_dominate", "single_reads", "statement_latency", "value", "values", "workers_wait_alone_in_read",

@@ -86,3 +86,25 @@ def devices(f: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
 def devices_unread(f: Mapping[str, Any] | None) -> dict[str, str]:
     """The devices watched whose figures are absent, and why (a /proc/diskstats line dbio could not read)."""
     return {str(name): str(why) for name, why in ((f or {}).get("devices_unread") or {}).items()}
+
+
+# Each --event's (stats/disruptions.py): one record per event in figures.disruptions, its reads' figures at its top
+# level, an update run's writes' under "writes" (named without "reads_": before_per_s, floor_per_s, lost, ...).
+DISRUPTION_FIGURES = (
+    _member("before_reads_per_s", "Before", "reads/s", "rate",
+            how="the engine's reads/s over up to 10 s of spans before the event"),
+    _member("floor_reads_per_s", "Floor", "reads/s", "rate", how="the lowest span's reads/s from the event's start"),
+    _member("floor_pct", "Floor %", "% of before", "pct", compare=POINTS),
+    _member("seconds_below_90pct", "Below 90%", "s", "seconds", compare=DIFFERENCE, **LOWER),
+    _member("recovery_seconds", "Recovery", "s", "seconds", compare=DIFFERENCE, **LOWER,
+            how="from the event's end to 3 spans in a row within the before window's noise (none: not recovered)"),
+    _member("reads_lost", "Reads lost", "reads", "count", compare=DIFFERENCE, **LOWER,
+            how="the area between the before rate and the curve, to the recovery"),
+    _member("before_select_p99_us", "p99 before", "us", "us", **LOWER),
+    _member("during_select_p99_us", "p99 during", "us", "us", **LOWER),
+)
+
+
+def disruptions(f: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Each --event's record of what it did to the workload (stats/disruptions.py), in the events' order."""
+    return [dict(d) for d in (f or {}).get("disruptions") or [] if isinstance(d, Mapping)]

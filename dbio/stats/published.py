@@ -77,6 +77,7 @@ class Span:
     unpublished: str | None = None
     resets: frozenset = frozenset()  # counters that went back since `since` (stats/resets.py): no rate of them
     legacy: bool = False  # the records do not say what their counters hold: the readings' span (series.elapsed)
+    to: float | None = None  # the work point it ends at (server clock): its seconds run up to there
 
 
 @dataclass
@@ -114,7 +115,7 @@ class Spans:
             return Span(None, None, IN_PART)
         if point <= self.point:  # no slice ended past the span's beginning (a reading at rest began it)
             return Span(None, None, IN_PROGRESS)
-        span = Span(self.since, point - self.point, None, frozenset(self.resets))
+        span = Span(self.since, point - self.point, None, frozenset(self.resets), to=point)
         self._begin(cur, point)
         return span
 

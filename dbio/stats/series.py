@@ -78,6 +78,8 @@ def _row(prev: dict[str, Any], cur: dict[str, Any], span: published.Span, statem
     if since is not None and seconds:
         row.update(_engine(without(delta(since["engine"], cur["engine"]), sorted(span.resets)), seconds, io_timing))
         counted = _spanned(statements, since, cur)
+        if span.to is not None:  # where its seconds end (since the start): the sessions' work point, not the sample's
+            row["work_to"] = round(span.to - start, 3)
     else:
         row.update(dict.fromkeys(ENGINE_RATES))
         if span.unpublished:

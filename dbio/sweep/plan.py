@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from dbio import disruption
 from dbio.errors import UsageError
 from dbio.option import coerce
 from dbio.option_table import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
@@ -29,6 +30,7 @@ RUN_KNOBS = {
     "hotspot_frequency": "hotf", "hot_schema_frequency": "hsf", "think_time_frequency": "think",
     "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",
     "run_time": "rt", "warmup": "warm", "work_loop": "loop", "rate": "rate",  # --vary rate=...: a latency curve
+    "event": "ev",  # one --event a step (dbio/disruption.py): a sweep over disruptions
 }
 ABBREVIATIONS = {**LAYOUT_KNOBS, **RESTART_KNOBS, **RUN_KNOBS}
 PLACES_SEPARATOR = ":"  # between the directories of one layout value
@@ -96,6 +98,8 @@ def parse_vary(text: str) -> Vary:
         for item in items:
             try:
                 coerce(option, item)
+                if key == "event":
+                    disruption.parse(item)
             except ValueError as exc:
                 raise UsageError(f"--vary {text}: {item}: {exc}", option.how_to_fix()) from None
     return Vary(key, items)

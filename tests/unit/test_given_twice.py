@@ -52,6 +52,7 @@ ADDS_UP = {  # each one more: a node, a node's name or weight, a directory (thei
     "--standby-data-dir": ("/a", "/b"),
     "--galera-data-dir": ("/a", "/b"),  # one per Galera node, in order
     "--tolerate": ("dedicated=a:NoSchedule", "dedicated=a:NoExecute"),  # one more each (dbio kubernetes judges)
+    "--event": ("10s=stall:1s", "20s=stall:1s"),  # one more disruption each (their overlap is judged together)
 }
 
 

@@ -10,13 +10,14 @@ from pathlib import Path
 
 from dbio import result as results
 from dbio.report import (access_findings, baseline_findings, cluster_findings, conduct_findings, cpu_findings,
-                         limit_findings, model, stack_findings, storage_findings, verdict, verdict_rules)
+                         disruption_section, limit_findings, model, stack_findings, storage_findings, verdict,
+                         verdict_rules)
 from dbio.report.finding import Finding
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BASE = results.read(FIXTURES / "result_complete.json")
-JUDGES = (access_findings, baseline_findings, cluster_findings, conduct_findings, cpu_findings, limit_findings,
-          stack_findings, storage_findings)
+JUDGES = (access_findings, baseline_findings, cluster_findings, conduct_findings, cpu_findings, disruption_section,
+          limit_findings, stack_findings, storage_findings)
 
 
 def test_every_judge_of_the_rule_modules_is_a_row_and_no_row_is_there_twice():

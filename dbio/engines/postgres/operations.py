@@ -283,10 +283,7 @@ class PostgresOperations:
             time.sleep(0.05)
 
     def _writers(self, conn: psycopg.Connection) -> dict[str, Any]:
-        version = one_row(conn, sqlfiles.text("ops/server_facts.sql"))[0]
-        name = "stats/writers_17.sql" if version >= 170000 else "stats/writers_15.sql"
-        conn.execute(sqlfiles.text("ops/writers_fresh.sql"))
-        return dict(one_row(conn, sqlfiles.text(name))[0])
+        return writers(conn)
 
     def _span(self, conn: psycopg.Connection, record: Any, wal_bytes: int, changes: int) -> int:
         """Blocks to cycle over so that wal_bytes of WAL change each about `changes` times: a first
@@ -338,6 +335,37 @@ def _remove_partial(destination: Path, existed: bool) -> None:
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     else:
         shutil.rmtree(destination)
+
+
+def writers(conn: psycopg.Connection) -> dict[str, Any]:
+    """The checkpointer's and background writer's counters, fresh (pg_stat_checkpointer from 17 on)."""
+    version = one_row(conn, sqlfiles.text("ops/server_facts.sql"))[0]
+    name = "stats/writers_17.sql" if version >= 170000 else "stats/writers_15.sql"
+    conn.execute(sqlfiles.text("ops/writers_fresh.sql"))
+    return dict(one_row(conn, sqlfiles.text(name))[0])
+
+
+def checkpoint_now(conninfo: str, notify: Callable[[str], None]) -> dict[str, Any]:
+    """A CHECKPOINT now, on a connection of its own (an --event's: jobs/disruptions.py), timed, with the
+    buffers it wrote and its write and sync times, once the checkpointer's counters count it."""
+    conn = server.connect(conninfo, application_name="dbio:event", notify=notify)
+    try:
+        before = writers(conn)
+        done = _checkpoints(before)
+        started = time.monotonic()
+        conn.execute(sqlfiles.text("ops/checkpoint.sql"))
+        seconds = time.monotonic() - started
+        deadline = time.monotonic() + COUNTERS_WAIT
+        after = writers(conn)
+        while _checkpoints(after) <= done and time.monotonic() < deadline:
+            time.sleep(0.05)
+            after = writers(conn)
+    finally:
+        conn.close()
+    counted = {k: v - (before.get(k) or 0) for k, v in after.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {"seconds": round(seconds, 3), "buffers_written": counted.get("checkpoint_buffers_written"),
+            "write_ms": counted.get("checkpoint_write_time"), "sync_ms": counted.get("checkpoint_sync_time")}
 
 
 def _checkpoints(writers: dict[str, Any]) -> int:

@@ -1,0 +1,110 @@
+"""What a disruption does (issue 37): `--event` runs whose dips figures.disruptions measures, checked against what
+each event is known to do.
+
+Usage (from the repository, as root, after the README's setup command):
+
+    .venv/bin/python bench/bench_events.py [--dir /var/tmp/dbio-bench-events] [--rounds 3] [--scale 256MiB]
+
+One embedded instance (direct I/O, shared_buffers 128MB) is loaded once; then, in every round, one after the other:
+
+- stall: `--event 10s=stall:3s` in a 30 s window (expected: floor under 10% of before, 2-5 s below 90%, a recovery);
+- throttle: `--event 10s=throttle:IOPS:10s` with IOPS a quarter of the stall run's before rate (expected: floor
+  within 10% of IOPS, 9-11 s below 90%);
+- checkpoint: `--update-pct 20 --event 10s=checkpoint`: its dip beside the checkpoint's own seconds and buffers;
+- exec: `--event 10s=exec:SCRIPT`, SCRIPT running fio's random reads on the same device for 8 s: the dip, and
+  whether the verdict names the device's other reader.
+
+It prints a Markdown block for bench/RESULTS.md (each round's figures, then the medians) and writes the raw records
+to <dir>/bench-events.json. The instance is removed at the end (the results and the raw records stay in --dir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+from pathlib import Path
+
+from benchkit import dbio, destroy, fresh_directory, heading, now, result_of, standard_options
+
+FIO_SCRIPT = """#!/bin/sh
+# the device's other reader: fio's random 8 KiB direct reads on a file beside the instance, for 8 s
+exec fio --name=other --filename={file} --size=256M --rw=randread --bs=8k --direct=1 --ioengine=libaio \\
+    --iodepth=8 --time_based --runtime=8 --output="$1/fio-other.txt"
+"""
+
+
+def run(common: list[str], label: str, *extra: str) -> dict:
+    done = dbio("run", *common, "-t", "2", "--warmup", "3s", "--run-time", "30s", "--label", label, *extra)
+    result = result_of(done)
+    [dip] = result["figures"]["disruptions"]
+    [record] = result["disruptions"]
+    report = (Path(done.stdout.split("report: ", 1)[1].split("\n", 1)[0])).read_text()
+    return {"dip": dip, "record": record, "other_reader_named": "another process used the device" in report}
+
+
+def row(kind: str, n: int, got: dict, extra: str = "") -> str:
+    d = got["dip"]
+    rec = "not recovered" if d.get("recovery_seconds") is None else f"{d['recovery_seconds']:.2f}"
+    return (f"| {n} | {kind} | {d['before_reads_per_s']:,.0f} | {d['floor_reads_per_s']:,.0f} | {d['floor_pct']:.1f} "
+            f"| {d['seconds_below_90pct']:.2f} | {rec} | {d['reads_lost']:,.0f} | {extra} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=Path("/var/tmp/dbio-bench-events"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", default="256MiB")
+    args = parser.parse_args()
+    base = fresh_directory(args.dir)
+    data_dir = base / "instance"
+    common = standard_options(data_dir, base / "results", args.scale)
+    script = base / "other-reader.sh"
+    script.write_text(FIO_SCRIPT.format(file=base / "fio-other.dat"))
+    script.chmod(0o755)
+    rounds: list[dict] = []
+    try:
+        dbio("setup", *common)
+        subprocess.run(["fio", "--name=lay", f"--filename={base / 'fio-other.dat'}", "--size=256M", "--create_only=1"],
+                       check=True, capture_output=True)
+        for n in range(1, args.rounds + 1):
+            stall = run(common, f"stall-{n}", "--event", "10s=stall:3s")
+            iops = max(1, round(stall["dip"]["before_reads_per_s"] / 4))
+            throttle = run(common, f"throttle-{n}", "--event", f"10s=throttle:{iops}:10s")
+            checkpoint = run([*common[:-4], "--update-pct", "20", *common[-2:]], f"checkpoint-{n}", "--event",
+                             "10s=checkpoint")
+            other = run(common, f"exec-{n}", "--event", f"10s=exec:{script}")
+            rounds.append({"round": n, "iops": iops, "stall": stall, "throttle": throttle, "checkpoint": checkpoint,
+                           "exec": other})
+    finally:
+        destroy(data_dir)
+    (base / "bench-events.json").write_text(json.dumps(rounds, indent=1))
+    print(heading(now(), f", {args.scale}, 2 sessions, 30 s windows, direct I/O, shared_buffers 128MB"))
+    print("| round | event | before reads/s | floor reads/s | floor % | below 90% s | recovery s | reads lost | |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rounds:
+        n = r["round"]
+        print(row("stall:3s at 10 s", n, r["stall"]))
+        t = r["throttle"]["dip"]
+        print(row(f"throttle:{r['iops']}:10s", n, r["throttle"],
+                  f"floor / throttle {t['floor_reads_per_s'] / r['iops']:.3f}"))
+        c = r["checkpoint"]["record"]["checkpoint"]
+        w = r["checkpoint"]["dip"].get("writes") or {}
+        print(row("checkpoint (20% UPDATE)", n, r["checkpoint"],
+                  f"checkpoint {c['seconds']:.2f} s, {c['buffers_written']} buffers; writes floor "
+                  f"{w.get('floor_pct')}% of {w.get('before_per_s')}/s"))
+        print(row("exec: fio 8 s", n, r["exec"], f"verdict names another reader: {r['exec']['other_reader_named']}"))
+    for kind in ("stall", "throttle", "checkpoint", "exec"):
+        dips = [r[kind]["dip"] for r in rounds]
+        med = {k: statistics.median(d[k] for d in dips) for k in ("floor_pct", "seconds_below_90pct")}
+        lo = {k: min(d[k] for d in dips) for k in med}
+        hi = {k: max(d[k] for d in dips) for k in med}
+        print(f"- {kind}: floor {med['floor_pct']:.1f}% of before ({lo['floor_pct']:.1f}-{hi['floor_pct']:.1f}), "
+              f"{med['seconds_below_90pct']:.2f} s below 90% ({lo['seconds_below_90pct']:.2f}-"
+              f"{hi['seconds_below_90pct']:.2f})")
+    print(f"(raw: {base / 'bench-events.json'})")
+
+
+if __name__ == "__main__":
+    main()

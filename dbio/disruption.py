@@ -1,0 +1,108 @@
+"""--event AT=ACTION: what a disruption inside the measured window is, parsed (pure).
+
+AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one of ACTIONS:
+`stall:DURATION` (the sessions' server processes frozen for DURATION), `throttle:IOPS:DURATION` (the server's
+reads on the data device limited to IOPS for DURATION), `checkpoint` (the engine's checkpoint, timed as dbio
+ops times it) and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does
+is jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbio import units
+
+ACTIONS = ("stall:DURATION", "throttle:IOPS:DURATION", "checkpoint", "exec:PATH")
+FORM = "AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"
+MAX_IOPS = 10**7
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event: at `at` seconds into the window, `action` (its kind) with its arguments."""
+
+    text: str  # as given
+    at: float  # seconds into the measured window
+    action: str  # stall | throttle | checkpoint | exec
+    seconds: float | None = None  # how long it lasts, when the action's length is known in advance
+    iops: int | None = None  # throttle: the read limit
+    path: str | None = None  # exec: the program
+
+    @property
+    def ends(self) -> float | None:
+        """Its planned end, seconds into the window (None: as long as it takes)."""
+        return None if self.seconds is None else self.at + self.seconds
+
+    def describe(self) -> str:
+        """Its action in words: 'stall 3s', 'throttle to 500 reads/s for 10s', 'checkpoint', 'exec prog'."""
+        if self.action == "stall":
+            return f"stall {units.format_duration(self.seconds or 0)}"
+        if self.action == "throttle":
+            return f"throttle to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
+        if self.action == "exec":
+            return f"exec {self.path}"
+        return self.action
+
+
+def parse(text: str) -> Event:
+    """One AT=ACTION; ValueError with what is wrong (the fix is FORM)."""
+    at_text, sep, action = text.partition("=")
+    if not sep or not at_text.strip() or not action.strip():
+        raise ValueError("is not AT=ACTION")
+    at = _duration(at_text, "its offset AT")
+    kind, _, rest = action.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind == "stall":
+        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"))
+    if kind == "throttle":
+        iops_text, _, length = rest.partition(":")
+        try:
+            iops = units.parse_int(iops_text)
+        except (ValueError, units.UnitError):
+            raise ValueError(f"throttle's IOPS {iops_text.strip() or '(none)'} is not a whole number") from None
+        if not 1 <= iops <= MAX_IOPS:
+            raise ValueError(f"throttle's IOPS {iops} is not between 1 and {MAX_IOPS:,}")
+        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops)
+    if kind == "checkpoint":
+        if rest:
+            raise ValueError("checkpoint takes no argument")
+        return Event(text, at, "checkpoint")
+    if kind == "exec":
+        path = action.strip()[len("exec:"):].strip()
+        if not path:
+            raise ValueError("exec: names no program")
+        return Event(text, at, "exec", path=path)
+    raise ValueError(f"{kind or '(none)'} is not an action: one of {', '.join(ACTIONS)}")
+
+
+def problems(events: tuple[Event, ...], run_time: float) -> list[str]:
+    """What is wrong with the events together in a window of run_time seconds (0: bounded by work_loop): one
+    starting at or after the window's end, one whose known length runs past it, two whose known spans overlap
+    (their dips could not be told apart)."""
+    out = []
+    for event in events:
+        if run_time > 0 and event.at >= run_time:
+            out.append(f"{event.text} starts at or after the window's end ({units.format_duration(run_time)})")
+        elif run_time > 0 and event.ends is not None and event.ends > run_time:
+            out.append(f"{event.text} ends after the window's end ({units.format_duration(run_time)})")
+    ordered = sorted(events, key=lambda e: e.at)
+    for first, second in zip(ordered, ordered[1:]):
+        if second.at < (first.ends if first.ends is not None else first.at) or second.at == first.at:
+            out.append(f"{second.text} begins before {first.text} ends: their dips could not be told apart")
+    return out
+
+
+def _duration(text: str, what: str) -> float:
+    try:
+        return units.parse_duration(text.strip())
+    except (ValueError, units.UnitError):
+        raise ValueError(f"{what} {text.strip()} is not a duration such as 10s or 1m30s") from None
+
+
+def _length(text: str, form: str) -> float:
+    if not text.strip():
+        raise ValueError(f"gives no DURATION ({form})")
+    seconds = _duration(text, "its DURATION")
+    if seconds <= 0:
+        raise ValueError(f"its DURATION must be more than 0 ({form})")
+    return seconds

@@ -1,0 +1,232 @@
+"""What each --event's action does, on the run's event loop (jobs/disruptions.py calls them), and its undoing.
+
+- stall:D: the sessions' server processes stopped (SIGSTOP) for D seconds, then continued (SIGCONT). They are
+  continued whatever happens: at D, when the run's background stops (the window's end, a signal, a failure), in
+  the run's clean-up (undo_all), and, should dbio itself be killed, by a guard: a small process of dbio's own
+  interpreter, in a session of its own, that continues them GUARD_GRACE seconds after D.
+- throttle:IOPS:D: the processes that read for the sessions limited by the blkio controller (blkio_throttle.py)
+  for D seconds, the limit lifted and the cgroup removed after it, or at the run's clean-up.
+- checkpoint: the engine's checkpoint on a connection of its own, timed, with what it wrote (engines' base
+  TimedOperations.checkpoint_now).
+- exec:PATH: the user's program (trusted as --external-script, in disruptions.check) with the run directory, its
+  output in event-N.log there, its exit status kept; stopped (its process group: SIGTERM, then SIGKILL) when the
+  run's background stops."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbio.disruption import Event
+from dbio.engines.base import Engine, timed_operations
+from dbio.jobs import blkio_throttle, external_script
+from dbio.run.clock import TimeSource
+
+GUARD_GRACE = 5.0  # seconds after a stall's end at which its guard continues the processes, had dbio not
+POLL_SECONDS = 0.1  # how often a program's end is looked for
+# the guard: dbio's own interpreter, isolated (-I), given only the seconds and the pids
+GUARD = ("import os, signal, sys, time\n"
+         "time.sleep(float(sys.argv[1]))\n"
+         "for pid in sys.argv[2:]:\n"
+         "    try:\n"
+         "        os.kill(int(pid), signal.SIGCONT)\n"
+         "    except OSError:\n"
+         "        pass\n")
+
+
+@dataclass
+class Context:
+    """What an action may act on, as the run stands when it starts."""
+
+    stop: asyncio.Event  # the run's background stops: the action ends now
+    time: TimeSource
+    index: int  # the event's number, from 1 (its log's and cgroup's name)
+    run_id: int
+    session_pids: list[int] = field(default_factory=list)  # the sessions' server processes (local nodes)
+    read_helpers: list[int] = field(default_factory=list)  # server processes reading for them (I/O workers)
+    conninfo: str | None = None  # the first writable node's
+    engine: Engine | None = None
+    program: Path | None = None  # exec:'s, checked
+    disks: list[str] = field(default_factory=list)  # throttle's
+
+
+class Actions:
+    """The run's actions, and what each left to undo until it has been undone."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.frozen: set[int] = set()
+        self.guards: list[subprocess.Popen] = []
+        self.throttles: list[blkio_throttle.Throttle] = []
+        self.programs: list[subprocess.Popen] = []
+
+    async def run(self, event: Event, ctx: Context) -> dict[str, Any]:
+        """The action, to its end: what it did (its "outcome" when not "done")."""
+        if event.action == "stall":
+            return await self._stall(event, ctx)
+        if event.action == "throttle":
+            return await self._throttle(event, ctx)
+        if event.action == "checkpoint":
+            return await self._checkpoint(ctx)
+        if event.action == "exec":
+            return await self._exec(ctx)
+        raise AssertionError(f"unknown action {event.action}")
+
+    async def _stall(self, event: Event, ctx: Context) -> dict[str, Any]:
+        pids = thread_groups(ctx.session_pids)  # a thread-per-session server (MariaDB): its one process
+        if not pids:
+            raise RuntimeError("no session had a server process to stop")
+        assert event.seconds is not None
+        guard = _guard(pids, event.seconds + GUARD_GRACE)
+        self.guards.append(guard)
+        stopped = []
+        try:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    continue
+                stopped.append(pid)
+                self.frozen.add(pid)
+            cut = await stopped_within(ctx.stop, event.seconds)
+        finally:
+            self._continue(stopped)
+            _end(guard)
+            self.guards.remove(guard)
+        return {"processes": len(stopped), **_threads_note(ctx.session_pids, pids),
+                **({"outcome": "cut short"} if cut else {})}
+
+    async def _throttle(self, event: Event, ctx: Context) -> dict[str, Any]:
+        assert event.seconds is not None and event.iops is not None
+        limit = blkio_throttle.Throttle(f"dbio-event-{ctx.run_id:x}-{ctx.index}", list(ctx.disks), event.iops)
+        self.throttles.append(limit)
+        cut = False
+        try:
+            moved = limit.apply(thread_groups([*ctx.session_pids, *ctx.read_helpers]))
+            cut = await stopped_within(ctx.stop, event.seconds)
+        finally:
+            problems = limit.remove()
+            if not problems:
+                self.throttles.remove(limit)
+        out: dict[str, Any] = {"processes": moved, "disks": list(ctx.disks), "iops": event.iops,
+                               **_threads_note(ctx.session_pids, thread_groups(ctx.session_pids))}
+        if problems:
+            out.update(outcome="failed", error="; ".join(problems))
+        elif cut:
+            out["outcome"] = "cut short"
+        return out
+
+    async def _checkpoint(self, ctx: Context) -> dict[str, Any]:
+        ops = timed_operations(ctx.engine) if ctx.engine is not None else None
+        if ops is None or ctx.conninfo is None:
+            raise RuntimeError("the engine has no timed checkpoint")
+        conninfo = ctx.conninfo
+        done = await asyncio.to_thread(ops.checkpoint_now, conninfo, lambda _: None)
+        return {"checkpoint": done}
+
+    async def _exec(self, ctx: Context) -> dict[str, Any]:
+        assert ctx.program is not None
+        output = f"event-{ctx.index}.log"
+        with (self.directory / output).open("w") as out:  # a session of its own: a stop ends its children too
+            process = subprocess.Popen([str(ctx.program), str(self.directory)], stdin=subprocess.DEVNULL, stdout=out,
+                                       stderr=subprocess.STDOUT, cwd=self.directory, start_new_session=True)
+        self.programs.append(process)
+        stopped = False
+        try:
+            while process.poll() is None:
+                if await stopped_within(ctx.stop, POLL_SECONDS):
+                    stopped = True
+                    await asyncio.to_thread(external_script.stop_group, process)
+                    break
+        finally:
+            if process.poll() is None:  # cancelled: no program outlives the run
+                external_script.stop_group(process)
+            self.programs.remove(process)
+        out_record: dict[str, Any] = {"program": str(ctx.program), "output": output, "exit_status": process.returncode}
+        if stopped:
+            out_record.update(outcome="stopped", stopped="the window closed or the run stopped first")
+        elif process.returncode != 0:
+            out_record["outcome"] = "failed"
+            out_record["error"] = f"{ctx.program} exited with status {process.returncode}: see {output}"
+        return out_record
+
+    def _continue(self, pids: list[int]) -> None:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.frozen.discard(pid)
+
+    def undo_all(self) -> list[str]:
+        """Everything an action left (it was cancelled before its end): processes continued, limits lifted,
+        programs stopped, guards ended. What could not be undone, said."""
+        self._continue(sorted(self.frozen))
+        problems = []
+        for limit in list(self.throttles):
+            problems += limit.remove()
+            self.throttles.remove(limit)
+        for process in list(self.programs):
+            external_script.stop_group(process)
+        for guard in self.guards:
+            _end(guard)
+        self.guards.clear()
+        return problems
+
+
+def _guard(pids: list[int], seconds: float) -> subprocess.Popen:
+    """A process that continues pids after seconds, should dbio be gone by then (ended at the run's clean-up)."""
+    return subprocess.Popen([sys.executable, "-I", "-c", GUARD, f"{seconds:.3f}", *map(str, pids)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+
+
+def thread_groups(ids: list[int]) -> list[int]:
+    """The processes the ids belong to (a thread's id gives its process's: a signal or a cgroup takes the whole
+    process), in order, each once."""
+    out: list[int] = []
+    for tid in ids:
+        pid = tid
+        try:
+            for line in Path(f"/proc/{tid}/status").read_text().splitlines():
+                if line.startswith("Tgid:"):
+                    pid = int(line.split()[1])
+                    break
+        except (OSError, ValueError):
+            pass
+        if pid not in out:
+            out.append(pid)
+    return sorted(out)
+
+
+def _threads_note(session_ids: list[int], processes: list[int]) -> dict[str, Any]:
+    """Where the sessions are threads of fewer processes (MariaDB's one server process), the record says the
+    whole server process was the action's, not only the sessions'."""
+    if len(processes) < len(set(session_ids)) or set(processes) - set(session_ids):
+        return {"whole_server_process": True}
+    return {}
+
+
+def _end(guard: subprocess.Popen) -> None:
+    if guard.poll() is None:
+        guard.kill()
+    guard.wait()
+
+
+async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
+    """Whether stop was set within seconds (waited on the run's clock)."""
+    if stop.is_set():
+        return True
+    if seconds <= 0:
+        return False
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except asyncio.TimeoutError:
+        return False
+    return True

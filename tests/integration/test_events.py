@@ -1,0 +1,133 @@
+"""--event AT=ACTION on the embedded PostgreSQL 18 (issue 37): a real stall (the sessions' backends stopped and
+continued), a real throttle (the blkio controller's read limit), a checkpoint in an update run and a program of
+the user's, each measured in figures.disruptions and shown in the report's Disruptions section; what an action
+cannot do is refused in one line before anything is made."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dbio.jobs import blkio_throttle
+from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
+from tests.integration.test_faults import finish, measuring
+
+pytestmark = pytest.mark.integration
+
+
+def _run(instance, db: str, label: str, *extra: str):
+    return dbio("run", *instance.args(db, *over(SMALL, "--warmup", "1s", "--run-time", "12s", "--label", label,
+                                                  *extra)), timeout=180)
+
+
+def _stopped_backends(instance) -> list[int]:
+    """The server's processes in the stopped state (T), which no run may leave behind."""
+    postmaster = int((instance.data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0])
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == postmaster and fields[0] == "T":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_stall_freezes_the_sessions_and_its_dip_is_measured(instance, loaded_db):
+    done = _run(instance, loaded_db, "stall", "--event", "4s=stall:3s")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "done" and record["processes"] == 1  # the one session's backend
+    assert record["end_s"] - record["start_s"] == pytest.approx(3.0, abs=0.3)
+    assert record["start_s"] == pytest.approx(4.0, abs=0.3)
+    [dip] = result["figures"]["disruptions"]
+    assert dip["floor_pct"] < 25  # frozen for most of its lowest interval
+    assert 2.0 <= dip["seconds_below_90pct"] <= 5.5
+    assert dip["reads_lost"] > 0 and dip["during_select_p99_us"] > dip["before_select_p99_us"]
+    assert not _stopped_backends(instance)
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "Disruptions" in report and report.index("Disruptions") < report.index("Load Profile")
+    assert "4s=stall:3s" in report
+
+
+def test_ctrl_c_during_a_stall_continues_the_server(instance, loaded_db):
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *over(
+        SMALL, "--warmup", "1s", "--run-time", "20s", "--label", "stall-int", "--event", "2s=stall:15s"))]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        measuring(instance.results, "stall-int")
+        deadline = time.monotonic() + 30
+        while not _stopped_backends(instance) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _stopped_backends(instance), "the stall never began"
+        proc.send_signal(signal.SIGINT)
+        code, out, err, took = finish(proc, timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert took < 10, err
+    assert not _stopped_backends(instance)
+    result = load_result(next(instance.results.glob("*stall-int")))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "cut short" and record["end_s"] - record["start_s"] < 15
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not (blkio_throttle.BLKIO / blkio_throttle.LIMIT_FILE).is_file(),
+                    reason="the throttle takes root and the cgroup v1 blkio controller")
+def test_a_throttle_limits_the_reads_to_its_iops(instance, loaded_db):
+    done = _run(instance, loaded_db, "throttle", "-t", "2", "--event", "3s=throttle:200:5s")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "done" and record["processes"] >= 2 and record["iops"] == 200
+    [dip] = result["figures"]["disruptions"]
+    assert dip["before_reads_per_s"] > 400  # else the limit would not show
+    assert dip["floor_reads_per_s"] <= 200 * 1.2
+    assert not [p for p in blkio_throttle.BLKIO.iterdir() if p.name.startswith("dbio-event-")]
+
+
+def test_a_checkpoint_in_an_update_run(instance, loaded_db):
+    done = _run(instance, loaded_db, "checkpoint", "--update-pct", "20", "--event", "5s=checkpoint")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "done"
+    checkpoint = record["checkpoint"]
+    assert checkpoint["seconds"] >= 0 and checkpoint["buffers_written"] >= 0
+    assert checkpoint["seconds"] <= record["end_s"] - record["start_s"] + 0.01
+    [dip] = result["figures"]["disruptions"]
+    assert dip["writes"]["before"] is not None or dip["writes"]["absent"]
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "the checkpoint took" in report
+
+
+def test_exec_runs_the_users_program_with_the_run_directory(instance, loaded_db):
+    program = instance.root / "event-program.sh"
+    program.write_text("#!/bin/sh\necho \"run directory: $1\"\nsleep 1\nexit 3\n")
+    program.chmod(0o755)
+    done = _run(instance, loaded_db, "exec", "--event", f"4s=exec:{program}")
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    [record] = load_result(directory)["disruptions"]
+    assert record["exit_status"] == 3 and record["outcome"] == "failed"
+    assert record["end_s"] - record["start_s"] == pytest.approx(1.0, abs=0.5)
+    assert (directory / record["output"]).read_text() == f"run directory: {directory}\n"
+
+
+def test_an_untrusted_program_is_refused_before_anything(instance, loaded_db):
+    program = instance.root / "others-program.sh"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o757)  # anyone may change what it runs
+    before = set(instance.results.glob("*")) if instance.results.exists() else set()
+    done = _run(instance, loaded_db, "untrusted", "--event", f"4s=exec:{program}")
+    assert done.code == 2, done.text
+    assert "refusing to run --event 4s=exec:" in done.err and len(done.err.strip().splitlines()) == 1
+    assert (set(instance.results.glob("*")) if instance.results.exists() else set()) == before
