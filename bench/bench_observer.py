@@ -4,7 +4,10 @@ from outside (issue 39).
 Usage (from the repository, after the README's setup command; the MySQL engine needs mariadb-server):
 
     .venv/bin/python bench/bench_observer.py [--dir /var/tmp/dbio-bench-observer] [--engines postgres,mysql] \\
-        [--sessions 1,8,64] [--seconds 30] [--rounds 1] [--scale 512MiB]
+        [--sessions 1,8,64] [--seconds 30] [--rounds 1] [--scale 512MiB] [--against CHECKOUT]
+
+--against: another checkout of dbio (a `git worktree add` of an earlier commit) whose runs alternate with this
+one's on the same instance, the order rotated each round, so that the two are compared inside a round.
 
 Per engine it makes its own managed instance (embedded PostgreSQL; managed MariaDB) and loads it once (index
 plan, work unit 8, update pct 0, the default 1 s interval). Each run is `dbio run` at a session count with a
@@ -157,10 +160,10 @@ def shares(begin: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
             "server_by_kind_pct": {k: 100 * v / seconds for k, v in sorted(by_kind.items())}}
 
 
-def one(engine: Any, sessions: int, seconds: float, label: str) -> dict[str, Any]:
+def one(engine: Any, sessions: int, seconds: float, label: str, checkout: Path = REPO) -> dict[str, Any]:
     run = subprocess.Popen(DBIO + ["run", *engine.common, "-t", str(sessions), "--run-time", f"{seconds:g}s",
                                    "--warmup", f"{WARMUP:g}s", "--label", label],
-                           cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         helpers: dict[str, str] = {}
@@ -183,7 +186,8 @@ def one(engine: Any, sessions: int, seconds: float, label: str) -> dict[str, Any
     f = catalogue.figures_of(json.loads(Path(line.split(": ", 1)[1]).read_text()))
     reported = {name: catalogue.value(f, name) for name in FIGURES}
     window = reported["window_seconds"] or float("nan")
-    return {"engine": engine.name, "sessions": sessions, "label": label, "outside": shares(begin, end),
+    return {"engine": engine.name, "sessions": sessions, "label": label, "checkout": str(checkout),
+            "outside": shares(begin, end),
             "dbio": reported,
             "dbio_client_pct": 100 * (reported["dbio_client_cpu_seconds"] or 0) / window,
             "dbio_monitor_pct": 100 * (reported["dbio_monitor_cpu_seconds"] or 0) / window,
@@ -203,15 +207,19 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
              "total % (outside) | dbio reports: client % + server % | server work by connection % | "
              "probe's single reads (p50, p99 us) | reads/s |",
              "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
-    for engine in dict.fromkeys(r["engine"] for r in rows):
+    for engine, checkout in dict.fromkeys((r["engine"], r.get("checkout", "")) for r in rows):
         for sessions in sorted({r["sessions"] for r in rows if r["engine"] == engine}):
-            mine = [r for r in rows if r["engine"] == engine and r["sessions"] == sessions]
+            mine = [r for r in rows if r["engine"] == engine and r["sessions"] == sessions
+                    and r.get("checkout", "") == checkout]
+            if not mine:
+                continue
             kinds = sorted({k for r in mine for k in r["outside"]["server_by_kind_pct"]})
             by_kind = ", ".join(f"{k} {med([r['outside']['server_by_kind_pct'].get(k) for r in mine]):.2f}"
                                 for k in kinds)
             d = [r["dbio"] for r in mine]
             lines.append(
-                f"| {engine} | {sessions} | {len(mine)} | {rng([r['outside']['client_pct'] for r in mine])} | "
+                f"| {engine}{' (' + Path(checkout).name + ')' if checkout != str(REPO) else ''} | {sessions} | "
+                f"{len(mine)} | {rng([r['outside']['client_pct'] for r in mine])} | "
                 f"{rng([r['outside']['server_pct'] for r in mine])} | "
                 f"**{rng([r['outside']['total_pct'] for r in mine])}** | "
                 f"{med([r['dbio_client_pct'] for r in mine]):.2f} + {med([r['dbio_monitor_pct'] for r in mine]):.2f} | "
@@ -219,6 +227,13 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
                 f"({med([x['single_read_p50_us'] for x in d]):.0f}, {med([x['single_read_p99_us'] for x in d]):.0f}) | "
                 f"{med([x['reads_per_s'] for x in d]):,.0f} |")
     return lines
+
+
+def steps(args: argparse.Namespace, rnd: int) -> list[tuple[int, Path]]:
+    """A round's runs: each session count, each checkout in turn (the order rotated by round: A/B, then B/A)."""
+    checkouts = [REPO, *args.against]
+    order = checkouts[rnd % len(checkouts):] + checkouts[:rnd % len(checkouts)]
+    return [(int(s), c) for s in args.sessions.split(",") for c in order]
 
 
 def main() -> None:
@@ -229,6 +244,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--scale", default="512MiB")
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another checkout (e.g. `git worktree add` of main) run in turn with this one, the "
+                             "order rotated each round")
     args = parser.parse_args()
     kinds = {"postgres": Postgres, "mysql": Mysql}
     wanted = args.engines.split(",")
@@ -245,9 +263,9 @@ def main() -> None:
             try:
                 engine.prepare()
                 for rnd in range(args.rounds):
-                    for sessions in [int(s) for s in args.sessions.split(",")]:
+                    for sessions, checkout in steps(args, rnd):
                         try:
-                            row = one(engine, sessions, args.seconds, f"observer-{name}-{sessions}-r{rnd}")
+                            row = one(engine, sessions, args.seconds, f"observer-{name}-{sessions}-r{rnd}", checkout)
                         except SystemExit as exc:  # one failed run (a loaded host) costs no other its figures
                             out.setdefault("failed", []).append({"engine": name, "sessions": sessions,
                                                                  "round": rnd, "why": str(exc)[-600:]})
@@ -256,7 +274,7 @@ def main() -> None:
                         row["round"] = rnd
                         out["rows"].append(row)
                         o = row["outside"]
-                        print(f"{name} {sessions} session(s): client {o['client_pct']:.2f}% + server "
+                        print(f"{name} {sessions} session(s) ({checkout.name}): client {o['client_pct']:.2f}% + server "
                               f"{o['server_pct']:.2f}% of a core from outside; dbio says {row['dbio_client_pct']:.2f}"
                               f"% + {row['dbio_monitor_pct']:.2f}%", flush=True)
             finally:

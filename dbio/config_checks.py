@@ -218,7 +218,8 @@ def run_errors(config: Config) -> list[ConfigError]:
     if start_at is not None and start_at - time.time() > START_AT_AHEAD:
         errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
                               "for it with its sessions connected", "give a time within the next 7 days"))
-    if config.run.metrics_port is None and config.origins.get("metrics_address", "").startswith("--"):
+    if (config.run.metrics_port is None and config.origins.get("metrics_address", "").startswith("--")
+            and config.run.metrics_address != BY_KEY["metrics_address"].default):  # a sweep's step restates it
         errors.append(problem(config, "metrics_address", "serves nothing without --metrics-port",
                               "give --metrics-port PORT too (0: any free port), or remove --metrics-address"))
     if float(config.run.interval).is_integer():
@@ -345,7 +346,8 @@ def unused_notices(config: Config) -> list[str]:
     notices = [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
                "its own settings, which the result records)"] if unused else []
     address = config.origins.get("metrics_address", "default")
-    if config.run.metrics_port is None and address not in ("default", "") and not address.startswith("--"):
+    if (config.run.metrics_port is None and address not in ("default", "") and not address.startswith("--")
+            and config.run.metrics_address != BY_KEY["metrics_address"].default):
         notices.append(f"{display_key(BY_KEY['metrics_address'], address)}: not used without metrics_port "
                        "(nothing is served)")
     return notices
