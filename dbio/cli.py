@@ -11,15 +11,16 @@ import traceback
 import click
 
 from dbio import __version__, cli_admin_commands, cli_offline_commands, cli_run_commands, command_help, controls
-from dbio.cli_group import DEBUG_HELP, EXIT_INTERRUPTED, EXIT_USAGE, QUIET_HELP, Commands
+from dbio.cli_config import own_options
+from dbio.cli_group import EXIT_INTERRUPTED, EXIT_USAGE, Commands
+from dbio.command_options import ROOT
 from dbio.errors import ConfigErrors, DbioError
 from dbio.ui import UI
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="dbio")
-@click.option("--debug", is_flag=True, help=DEBUG_HELP)
-@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
+@own_options(ROOT)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     """dbio: can this platform serve SQL-driven database physical I/O, and at what latency and CPU cost?

@@ -19,7 +19,6 @@ def _confirm(question: str) -> bool:
 
 
 @command()
-@click.option("--yes", is_flag=True, help="Do not ask before dropping a loaded data set (scripts must pass it).")
 @with_config("teardown")
 @click.pass_context
 def teardown(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:
@@ -53,7 +52,6 @@ def _instance_command(name: str, doc: str, *, exclusive: bool = True) -> click.C
 
 
 @command("destroy")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation (scripts must pass it).")
 @with_config("instance destroy")
 @click.pass_context
 def instance_destroy(ctx: click.Context, config: Config, yes: bool, **_: Any) -> None:

@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import click
 
-from dbio import command_flags, command_help
+from dbio import command_flags, command_help, command_options
 from dbio.cli_group import Repeatable, ui_of
-from dbio.config import SESSIONS_FLAG, Config
+from dbio.config import Config
 from dbio.engines import registry
 from dbio.option import Option, item_name
 from dbio.option_table import BY_KEY, OPTIONS
@@ -23,32 +23,25 @@ SECTION_TITLES = {"workload": "workload", "instance": "embedded instance", "run"
 
 def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = None,
                    command: str = "run") -> Callable[..., Any]:
-    """The options the command uses (command_flags.COMMANDS), plus the configuration files, as
-    command-line flags; preset: the command's own defaults, shown in its help."""
+    """The command's flags, each from its row: its own (command_options.py), the configuration's (its files,
+    each engine's repeatable flags, --password, --sessions) and the table's options it takes;
+    preset: the command's own defaults, shown in its help."""
     used = [option for option in OPTIONS if command_flags.takes(command, option)]
-    keys = {option.key for option in used}
+
     def hidden(name: str) -> bool:  # listed in the command's help, or only in dbio options (command_help)
         return command in command_help.KEY_OPTIONS and not command_help.shown(command, name)
 
-    extras: dict[str, dict[str, Any]] = {
-        "--config": dict(param_decls=("--config", "config_file"), type=click.Path(path_type=Path),
-                         help="TOML configuration file [default: ./dbio.toml when it exists]."),
-        "--slob-conf": dict(param_decls=("--slob-conf", "slob_conf"), type=click.Path(path_type=Path),
-                            help="A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names)."),
-        **{option.flag: dict(param_decls=(option.flag, option.key), cls=Repeatable, item_key=item_name, help=text,
-                             metavar="NAME=VALUE" if option.kind == "settings" else "NAME")
-           for option, text in engine_flags()},
-        "--password": dict(param_decls=("--password", "ask_password"), is_flag=True,
-                           help="Ask for the server's password (it is never shown, stored or written anywhere)."),
-    }
-    decorators = [click.option(*spec.pop("param_decls"), default=None, hidden=hidden(flag), **spec)
-                  for flag, spec in extras.items() if command_flags.takes_extra(command, flag, keys)]
-    if command_flags.takes_sessions(command):
-        decorators.append(click.option(
-            SESSIONS_FLAG, "total_sessions", type=click.IntRange(min=1), default=None, metavar="N",
-            hidden=hidden(SESSIONS_FLAG),
-            help="(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; with "
-                 "several, a multiple of them). Instead of --threads-per-schema."))
+    own = command_options.of(command)
+    configuration = command_options.FILES + command_options.AFTER_ENGINE_FLAGS
+    in_turn = ([o for o in own if o.name not in configuration], [o for o in own if o.name in command_options.FILES])
+    # a command's own flags are always listed; the configuration's only where command_help lists them
+    decorators = [_own_flag(option) for option in in_turn[0]] + [_own_flag(o, hidden(o.flag)) for o in in_turn[1]]
+    decorators += [click.option(option.flag, option.key, cls=Repeatable, item_key=item_name, help=text,
+                                metavar="NAME=VALUE" if option.kind == "settings" else "NAME", default=None,
+                                hidden=hidden(option.flag))
+                   for option, text in engine_flags() if command_flags.takes(command, option)]
+    decorators += [_own_flag(option, hidden(option.flag)) for option in own
+                   if option.name in command_options.AFTER_ENGINE_FLAGS]
     for option in used:
         names = command_flags.flags_of(option)
         if not names or option.kind in ("settings", "names"):
@@ -68,6 +61,61 @@ def config_options(func: Callable[..., Any], preset: dict[str, Any] | None = Non
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
+
+
+def own_flags(command: str) -> list[Callable[[Callable[..., Any]], Any]]:
+    """The command's own flags (command_options.py), each made from its row, in the rows' order."""
+    return [_own_flag(option) for option in command_options.of(command)]
+
+
+def _own_flag(option: Option, hidden: bool = False) -> Callable[[Callable[..., Any]], Any]:
+    return click.option(option.flag, *option.aliases, option.name, hidden=hidden, **own_spec(option))
+
+
+def own_spec(option: Option) -> dict[str, Any]:
+    """click's arguments for a command's own flag: its type, default, help and how it repeats, from its row."""
+    text = command_flags.own_help(option)
+    spec: dict[str, Any] = {}
+    if option.default is not None and option.kind != "bool" and not option.unset:
+        spec.update(default=option.default, show_default=True)
+    if option.kind == "bool":
+        spec["is_flag"] = True
+    elif option.kind == "path":
+        spec["type"] = click.Path(path_type=Path)
+    elif option.kind == "int":
+        ranged = (option.min, option.max) != (None, None)
+        spec["type"] = click.IntRange(_whole(option.min), _whole(option.max)) if ranged else int
+    elif option.kind == "float":
+        spec["type"] = float
+    elif option.kind == "choice":
+        spec["type"] = click.Choice(list(option.choices))
+    if option.kind == "strs":
+        item_keys = {"per_name": item_name, "per_key": _key_of}
+        spec.update(cls=Repeatable, **({"adds_up": True} if option.repeat == "adds_up"
+                                       else {"item_key": item_keys[option.repeat]}))
+    if option.metavar:
+        spec["metavar"] = option.metavar
+    if option.required:
+        spec["required"] = True
+    return {**spec, "help": text}
+
+
+def _whole(bound: float | None) -> int | None:
+    return None if bound is None else int(bound)
+
+
+def _key_of(item: str) -> str:
+    """KEY of an item KEY=VALUE, exactly as given (a Kubernetes label's key is case-sensitive)."""
+    return item.split("=", 1)[0]
+
+
+def own_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator: the command's own flags, for a command that reads no configuration (report, compare, ...)."""
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(own_flags(command)):
+            func = decorator(func)
+        return func
+    return wrap
 
 
 def engine_flags() -> list[tuple[Option, str]]:
@@ -130,20 +178,3 @@ def with_config(command: str, preset: dict[str, Any] | None = None, *, exclusive
 
         return config_options(inner, preset, command)
     return wrap
-
-
-def capacity_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--target-iops, --latency-slo, --price: a sweep's capacity statements and cost table."""
-    for decorator in reversed((
-            click.option("--target-iops", "target_iops", type=float, default=None, metavar="N",
-                         help="Capacity: the I/O requests/s to reach; the report says from the measured steps "
-                              "how many sessions reach it, or that it lies beyond them."),
-            click.option("--latency-slo", "latency_slo", default=None, metavar="STAT<LIMIT",
-                         help="Capacity: the latency objective the target must meet, as --objective's "
-                              "(p99: SELECT)."),
-            click.option("--price", "prices", cls=Repeatable, item_key=item_name, metavar="NAME=AMOUNT/UNIT",
-                         help="Cost (repeatable, each price once): instance=.../month, volume=.../GB-month, "
-                              "iops=.../provisioned-IOPS-month; a [cost] table in dbio.toml gives them too."))):
-        func = decorator(func)
-    return func
-

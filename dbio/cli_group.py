@@ -8,15 +8,12 @@ from typing import Any, Callable
 
 import click
 
-from dbio import command_help
+from dbio import command_help, command_options
 from dbio.ui import UI
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
-
-DEBUG_HELP = "Show tracebacks of unexpected errors."
-QUIET_HELP = "Only errors and the final summary."
 
 
 def _global_after(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -30,10 +27,10 @@ def _global_after(ctx: click.Context, param: click.Parameter, value: bool) -> No
             root.obj["ui"] = UI(quiet=True)
 
 
-GLOBAL_OPTIONS = (
-    click.Option(["--debug"], is_flag=True, expose_value=False, callback=_global_after, help=DEBUG_HELP),
-    click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, callback=_global_after, help=QUIET_HELP),
-)
+# the root's own flags (command_options.py), taken after a command's name as well
+GLOBAL_OPTIONS = tuple(click.Option([option.flag, *option.aliases], is_flag=True, expose_value=False,
+                                    callback=_global_after, help=option.help)
+                       for option in command_options.of(command_options.ROOT))
 
 
 class Repeatable(click.Option):

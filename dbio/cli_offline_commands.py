@@ -9,16 +9,15 @@ from typing import Any
 
 import click
 
-from dbio import command_flags
-from dbio.cli_config import capacity_options, engine_titles, with_config
-from dbio.cli_group import Repeatable, command, ui_of
+from dbio import command_flags, command_options
+from dbio.cli_config import own_options, with_config
+from dbio.cli_group import command, ui_of
 from dbio.config import Config
 from dbio.engines import registry
 from dbio.errors import UsageError
 
 FORMATS = ["text", "md", "html", "json"]
 SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
-FORMAT_DEFAULT = "[default: the --out file's suffix (.html, .md, .json), text otherwise]"
 
 
 def format_of(out: Path | None) -> str:
@@ -29,11 +28,7 @@ def format_of(out: Path | None) -> str:
 
 @command()
 @click.argument("result", type=click.Path(path_type=Path))
-@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
-              help="text (AWR style), md (Markdown), html (self-contained, with charts), json (the report's "
-                   f"figures, unformatted).  {FORMAT_DEFAULT}")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report here instead of stdout.")
-@capacity_options
+@own_options("report")
 @click.pass_context
 def report(ctx: click.Context, result: Path, form: str, out: Path | None, target_iops: float | None,
            latency_slo: str | None, prices: tuple[str, ...]) -> None:
@@ -48,10 +43,7 @@ def report(ctx: click.Context, result: Path, form: str, out: Path | None, target
 
 @command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
-@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
-              help=f"Output format.  {FORMAT_DEFAULT}")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@own_options("compare")
 @click.pass_context
 def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, form: str, out: Path | None) -> None:
     """Results (or sweeps) side by side: what differs, deltas against the first, noise or real."""
@@ -62,9 +54,7 @@ def compare(ctx: click.Context, inputs: tuple[Path, ...], names: str | None, for
 
 @command()
 @click.argument("directories", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "form", type=click.Choice(FORMATS), default=None,
-              help=f"Output format (html: the trend page, with its chart).  {FORMAT_DEFAULT}")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@own_options("history")
 @click.pass_context
 def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: Path | None) -> None:
     """Every run and sweep under the results directories (default: ./dbio-results) in time order: what changed
@@ -76,35 +66,6 @@ def history(ctx: click.Context, directories: tuple[Path, ...], form: str, out: P
 
 
 @command()
-@click.option("--image", required=True,
-              help="Container image that has dbio in it (each pod runs `dbio run`): build it from the repository's "
-                   "Containerfile and push it where the cluster pulls from (docs/kubernetes.md).")
-@click.option("--pods", type=int, default=1, show_default=True, help="Pods per target (each --dsn is a target).")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("dbio-kubernetes"), show_default=True,
-              help="A new directory for the manifests.")
-@click.option("--name", "job_name", default="dbio", show_default=True, help="Prefix of every object's name.")
-@click.option("--namespace", default=None, help="Namespace of every object (default: kubectl's).")
-@click.option("--password-secret", default=None,
-              help="A Secret whose key 'password' becomes the pods' " + " or ".join(
-                  f"{registry.entry(name).password_env} (--engine {name})" for name in registry.names()) + ".")
-@click.option("--results-size", default="1Gi", show_default=True, help="Size of the shared results volume.")
-@click.option("--storage-class", default=None, help="Storage class of the results volume (ReadWriteMany).")
-@click.option("--pod-cpu", default="1", show_default=True, help="CPU each pod requests.")
-@click.option("--pod-memory", default="512Mi", show_default=True, help="Memory each pod requests (and its limit).")
-# where the pods run, as what, and how long their Jobs stay: the options of kubectl cnpg pgbench and its kind
-@click.option("--node-selector", cls=Repeatable, item_key=lambda item: item.split("=", 1)[0], metavar="KEY=VALUE",
-              help="A label every pod's node must have, e.g. disk=nvme (repeat it: all of them).")
-@click.option("--tolerate", cls=Repeatable, adds_up=True, metavar="KEY[=VALUE][:EFFECT]",
-              help="A taint the pods' nodes may have, as kubectl taint writes it, e.g. dedicated=storage:NoSchedule "
-                   "(without =VALUE: any value; without :EFFECT: every effect; repeatable).")
-@click.option("--ttl", default=None, metavar="DURATION",
-              help="Delete each finished Job and its pods (their logs) this long after, e.g. 600s "
-                   "(ttlSecondsAfterFinished); the results volume stays.  [default: kept]")
-@click.option("--service-account", default=None,
-              help="The pods' ServiceAccount (default: the namespace's); no API token is mounted in them.")
-@click.option("--cnpg-cluster", default=None, metavar="NAME",
-              help="The target: CloudNativePG cluster NAME, each pod reading host, port, username, password and "
-                   "dbname from its Secret NAME-app (instead of --dsn and --password-secret).")
 @with_config("kubernetes", exclusive=False)
 @click.pass_context
 def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: Path, job_name: str,
@@ -124,9 +85,7 @@ def kubernetes(ctx: click.Context, config: Config, image: str, pods: int, out: P
 
 @command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="A new directory for the merged result.")
-@click.option("--names", default=None, help="Names for the inputs, comma-separated (default: their labels).")
-@click.option("--label", default=None, help="The merged result's label.")
+@own_options("merge")
 @click.pass_context
 def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | None, label: str | None) -> None:
     """Runs of several hosts that measured the same seconds (--start-at) as one result: each a node, and the total."""
@@ -137,8 +96,7 @@ def merge(ctx: click.Context, inputs: tuple[Path, ...], out: Path, names: str | 
 
 @command()
 @click.argument("name", required=False)
-@click.option("--engine", default=None, metavar="|".join(registry.names()),
-              help=f"The engine whose SQL to list or print ({engine_titles()}).  [default: {registry.DEFAULT}]")
+@own_options("sql")
 def sql(name: str | None, engine: str | None) -> None:
     """List the built-in SQL scripts, or print one."""
     from dbio.engines import builtin_scripts
@@ -165,10 +123,11 @@ def options_command(command: tuple[str, ...]) -> None:
     commands that take its flag, and the engine it belongs to when only one engine has it; with a command
     (dbio options run, dbio options instance init), the options it takes."""
     name = " ".join(command)
-    if name and name not in command_flags.COMMANDS:
+    known = [*command_flags.COMMANDS, *(c for c in command_options.commands() if c and c not in command_flags.COMMANDS)]
+    if name and name not in known:
         raise UsageError(f"dbio options {name}: no command of that name takes options",
-                         f"name one of: {', '.join(command_flags.COMMANDS)}")
-    for entry in command_flags.entries(name):
+                         f"name one of: {', '.join(known)}")
+    for entry in command_flags.entries(name) if not name or name in command_flags.COMMANDS else []:
         option = entry.option
         names = [f"[{option.section}] {option.key}", *([entry.flag] if entry.flag else []),
                  *([entry.env] if entry.env else [])]
@@ -181,6 +140,14 @@ def options_command(command: tuple[str, ...]) -> None:
             click.echo(f"    flag accepted by: {', '.join(f'dbio {c}' for c in entry.commands)}")
         else:
             click.echo("    no flag: set it in dbio.toml or the environment")
+    own = command_flags.own_entries(name or None)
+    if own:  # each command's own: on its command line alone
+        click.echo(f"dbio {name}'s own flags (command line only):" if name else
+                   "Each command's own flags (command line only):")
+    for entry in own:
+        click.echo(f"  {entry.flag}")
+        click.echo(f"    {entry.help}")
+        click.echo(f"    flag accepted by: {', '.join(f'dbio {c}'.rstrip() for c in entry.commands)}")
 
 
 

@@ -9,16 +9,13 @@ from typing import Any
 
 import click
 
-from dbio.cli_config import build_config, capacity_options, config_options, with_config
-from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, Repeatable, command, ui_of
+from dbio.cli_config import build_config, config_options, with_config
+from dbio.cli_group import EXIT_INTERRUPTED, EXIT_TERMINATED, command, ui_of
 from dbio.commands.quickstart import PRESET as QUICKSTART_PRESET
 from dbio.config import Config
 from dbio.errors import UsageError
-from dbio.option import item_name
-from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
 
 @command("quickstart")
-@click.option("--reload", is_flag=True, help="Replace a data set loaded with a different configuration.")
 @with_config("quickstart", preset=QUICKSTART_PRESET)
 @click.pass_context
 def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: Any) -> None:
@@ -31,8 +28,6 @@ def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: An
 
 
 @command()
-@click.option("--verify", is_flag=True, help="Check the load: one row per block, keys, index, scattering.")
-@click.option("--reload", is_flag=True, help="Replace a load made with a different configuration.")
 @with_config("setup")
 @click.pass_context
 def setup(ctx: click.Context, config: Config, verify: bool, reload: bool, **_: Any) -> None:
@@ -59,11 +54,6 @@ def _repeat_checked(config: Config, repeat: int | None) -> int:
 
 
 @command()
-@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before the run, at the same "
-                                                "sessions, and report the database's efficiency (needs fio).")
-@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
-              help=BASELINE_PATH_HELP)
-@click.option("--repeat", "repeat", type=int, default=None, metavar="N", help=REPEAT_HELP)
 @with_config("run", check=lambda config, params: _repeat_checked(config, params.get("repeat")))
 @click.pass_context
 def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path | None, repeat: int | None,
@@ -91,10 +81,6 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
 
 
 @command("baseline")
-@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
-              help=BASELINE_PATH_HELP)
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the baseline's record "
-                                                                           "(JSON) here.")
 @with_config("baseline")
 @click.pass_context
 def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | None, out: Path | None,
@@ -108,21 +94,6 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
 
 @command("ops")
 @click.argument("operation", type=click.Choice(["load", "index", "backup", "recovery", "checkpoint"]))
-@click.option("--target", "destination", type=click.Path(path_type=Path), default=None,
-              help="backup: an empty or new directory for the base backup (checked before anything starts).")
-@click.option("--wal", default=None, metavar="SIZE", help="recovery: WAL to accumulate before the crash "
-                                                          "[default: 256MB].")
-@click.option("--changes-per-block", "changes", type=click.IntRange(1, 64), default=None, metavar="N",
-              help="recovery: change each block N times after the checkpoint, over a span of blocks four times "
-                   "the buffer cache or more, so that redo reads back the blocks it evicted (random reads, as the "
-                   "white paper's recovery test) [default: 1: each block once, redo replays full-page images and "
-                   "reads only WAL].")
-@click.option("--dirty", default=None, metavar="SIZE", help="checkpoint: data to dirty before the timed checkpoint, "
-                                                            "at most 90% of shared_buffers [default: 64MB].")
-@click.option("--baseline", is_flag=True, help="backup: fio reads the data files sequentially first, and the backup's "
-                                                "MB/s is given against that rate (needs fio).")
-@click.option("--cold", is_flag=True, help="backup: stop the instance and copy its files (a cold backup) instead of "
-                                            "pg_basebackup's online one.")
 @with_config("ops", exclusive=False)  # it holds the server itself, once its request is checked
 @click.pass_context
 def ops_command(ctx: click.Context, config: Config, operation: str, destination: Path | None, wal: str | None,
@@ -154,35 +125,6 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
 
 
 @command()
-@click.option("--vary", "vary", cls=Repeatable, item_key=item_name, metavar="KEY=V1,V2,...",
-              help="A knob and its values (repeatable, each knob once): any run knob, or "
-                   f"{', '.join(RESTART_KNOBS)} (these restart the embedded instance), or "
-                   f"{', '.join(LAYOUT_KNOBS)} (layouts: places joined with ':', 'none' for the data directory; "
-                   "each layout moves the WAL or reloads the tables).")
-@click.option("--sessions", "sessions", metavar="N1,N2,...", help="Total sessions per step (sessions = schemas x "
-                                                                   "threads_per_schema).")
-@click.option("--until-peak", is_flag=True, help="Double the sessions until reads/s stop growing.")
-@click.option("--objective", "objective", default=None, metavar="STAT<LIMIT",
-              help="Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...")
-@click.option("--max-sessions", "max_sessions", type=int, default=None, metavar="N",
-              help="--objective's most sessions [default: 4096].")
-@click.option("--peak-gain", type=float, default=0.05, show_default=True,
-              help="--until-peak stops when doubling adds less than this share of reads/s.")
-@click.option("--knee-gain", type=float, default=0.10, show_default=True,
-              help="The knee is where more sessions add less than this share of reads/s while latency rises.")
-@click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
-              help="Finish an interrupted sweep (its directory).")
-@click.option("--baseline", is_flag=True, help="Run fio on the same data files right before each step, at the "
-                                                "step's sessions: the raw curve beside the database's (needs fio).")
-@click.option("--baseline-path", "baseline_path", type=click.Path(path_type=Path), default=None,
-              help=BASELINE_PATH_HELP)
-@click.option("--op", "op", default=None, metavar="OPERATION[=SIZE]",
-              help="Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
-                   "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).")
-@click.option("--repeat", "repeat", type=int, default=None, metavar="N",
-              help="Run each step N times, interleaved (round 1 of every step, then round 2, ...): each step's median "
-                   "and spread in the report [default: 1].")
-@capacity_options
 @functools.partial(config_options, command="sweep")
 @click.pass_context
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
@@ -217,7 +159,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
             raise UsageError(f"--repeat {repeat}: each step runs at least once", "give --repeat 1 or more (e.g. 3)")
         if len(located.connection.dsns) > 1:
             raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
-        checked["asked"] = capacity.request(target_iops, latency_slo, prices, capacity.cost_table(located.files))
+        checked["asked"] = capacity.request(target_iops, latency_slo, prices, located.cost)
         checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
         sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
                                      repeat=repeat or 1, sessions=sessions, varies=checked["varies"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dbio import units
 from dbio.config_checks import unused_notices, validate, value_error
@@ -20,6 +20,9 @@ from dbio.engines import registry
 from dbio.errors import ConfigError, ConfigErrors, UsageError
 from dbio.option import coerce
 from dbio.option_table import BY_KEY, OPTIONS
+
+if TYPE_CHECKING:
+    from dbio.engines.spec import EngineSpec
 
 DEFAULT_CONFIG_FILE = "dbio.toml"
 
@@ -59,6 +62,9 @@ class WorkloadConfig:
     key_order: str
     load_parallel_degree: int
     allow_cached: bool
+    rate: int | None = None  # statements/s over all sessions (an open loop); None: a closed loop
+    rate_schedule: str = "poisson"
+    latency_limit: float = 0.0  # seconds from the intended start past which a statement is late (0: none)
     access_path: str = "index"  # an engine option (PostgreSQL's); an engine without it reads by index
     scan_workers: int = 0  # an engine option (PostgreSQL's): parallel workers per scan
 
@@ -143,19 +149,26 @@ class Config:
     instance: Any  # the engine's embedded-instance options: its own record (registry: instance_config)
     run: RunConfig
     connection: ConnectionConfig
+    spec: EngineSpec = field(compare=False, repr=False)  # its engine's, looked up once as it is made (_build)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     files: tuple[Path, ...] = field(default=(), compare=False)  # configuration files read
     notices: tuple[str, ...] = field(default=(), compare=False)  # what the files held that dbio does not use
     # Options of another engine the user set: no record of this engine's holds them, and the refusal
     # (config_checks.foreign_option_errors) names what the user gave.
     foreign: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # dbio.toml's [cost] table as written (prices, which jobs/capacity.py checks), when it has one
+    cost: Mapping[str, Any] | None = field(default=None, compare=False)
     # The values set above the defaults (a file, the environment, a flag; the loaded shape) as read, before an
     # engine resolves them (io_method auto): what dbio's own instance remembers of them (target.remember).
     given: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    def __post_init__(self) -> None:
+        if self.spec.name != self.connection.engine:  # one engine: a Config made for another carries its spec
+            raise AssertionError(f"a Config of engine {self.connection.engine} carries the {self.spec.name} spec")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with any secret in the DSN removed."""
-        redact_dsn = registry.entry(self.connection.engine).redact_dsn
+        redact_dsn = self.spec.redact_dsn
         data = {
             "workload": asdict(self.workload),
             "instance": self.instance.to_dict(),
@@ -197,10 +210,47 @@ def spread_sessions(total: int, schemas: int, whose: str = "") -> int:
     return total // schemas
 
 
+@dataclass(frozen=True)
+class FileLayers:
+    """A command's configuration files, each read once (read_files): the dbio.toml and slob.conf layers,
+    what they held that dbio does not use, what could not be read (refused where the layers are made), and
+    dbio.toml's [cost] table."""
+
+    files: tuple[Path, ...] = ()
+    toml: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    slob: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    errors: tuple[ConfigError, ...] = ()
+    notices: tuple[str, ...] = ()
+    cost: Mapping[str, Any] | None = None
+
+
+def read_files(sources: Sources) -> FileLayers:
+    """The files the sources name (and ./dbio.toml, when found and none is named), each read once."""
+    errors: list[ConfigError] = []
+    notices: list[str] = []
+    config_file = sources.config_file
+    if config_file is None and sources.discover and (sources.cwd / DEFAULT_CONFIG_FILE).exists():
+        config_file = sources.cwd / DEFAULT_CONFIG_FILE
+    toml: dict[str, tuple[Any, str]] = {}
+    cost: dict[str, Any] = {}
+    if config_file is not None:
+        text = read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
+        if text is not None:
+            toml = read_toml(config_file, text, errors, cost)
+    slob: dict[str, tuple[Any, str]] = {}
+    if sources.slob_conf is not None:
+        text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
+        if text is not None:
+            slob = read_slob_conf(sources.slob_conf, text, errors, notices)
+    return FileLayers(tuple(p for p in (config_file, sources.slob_conf) if p is not None), toml, slob,
+                      tuple(errors), tuple(notices), cost or None)
+
+
 def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str, Any] | None = None,
-                loaded: Mapping[str, Any] | None = None) -> Config:
+                loaded: Mapping[str, Any] | None = None, files: FileLayers | None = None) -> Config:
     """The LAYERS made one Config. remembered: the instance's kept options (ignored whole when one does not
-    read: another version's record); loaded: the loaded data set's shape (option key -> value).
+    read: another version's record); loaded: the loaded data set's shape (option key -> value); files: the
+    configuration files as read_files read them (read here when not given: a command reads them once).
     check: apply the rules across values (validate); False only to read where the configuration points."""
     raw: dict[str, tuple[Any, str]] = {o.key: (o.default, "default") for o in OPTIONS}
     raw.update({key: (value, "default") for key, value in sources.preset.items()})
@@ -209,24 +259,12 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
     for key, value in (loaded or {}).items():  # named where it changes what the layers below gave
         if _coerced(key, raw[key][0]) != value:
             raw[key] = (value, LOADED_ORIGIN)
-    errors: list[ConfigError] = []
-    notices: list[str] = []
-
-    config_file = sources.config_file
-    if config_file is None and sources.discover and (sources.cwd / DEFAULT_CONFIG_FILE).exists():
-        config_file = sources.cwd / DEFAULT_CONFIG_FILE
-    files = tuple(p for p in (config_file, sources.slob_conf) if p is not None)
-    if config_file is not None:
-        text = read_file(config_file, "--config", "dbio.toml", errors, found=sources.config_file is None)
-        if text is not None:
-            raw.update(read_toml(config_file, text, errors))
-    from_slob_conf: dict[str, tuple[Any, str]] = {}
-    if sources.slob_conf is not None:
-        text = read_file(sources.slob_conf, "--slob-conf", "slob.conf", errors)
-        if text is not None:
-            from_slob_conf = read_slob_conf(sources.slob_conf, text, errors, notices)
-            raw.update(from_slob_conf)
-    raw.update(read_env(sources.env))
+    layers = files if files is not None else read_files(sources)
+    errors = list(layers.errors)
+    raw.update(layers.toml)
+    from_slob_conf = layers.slob
+    raw.update(from_slob_conf)
+    raw.update(read_env(sources.env, errors))
     if sources.sessions is not None:  # above the files' threads, below a flag's (refused together in the CLI)
         raw["threads_per_schema"] = (_threads_for(sources, raw), SESSIONS_FLAG)
     for key, value in sources.cli.items():
@@ -256,7 +294,7 @@ def load_config(sources: Sources, *, check: bool = True, remembered: Mapping[str
     if errors:
         raise ConfigErrors(errors)
 
-    config = replace(_build(values, origins, sources.cwd, files), notices=tuple(notices))
+    config = replace(_build(values, origins, sources.cwd, layers.files), notices=layers.notices, cost=layers.cost)
     return checked(config) if check else config
 
 
@@ -301,7 +339,7 @@ def _readable(remembered: Mapping[str, Any]) -> bool:
 def option_values(config: Config) -> dict[str, Any]:
     """Every option's resolved value, in a form load_config accepts back (sweeps resume from it).
     The DSN keeps no password: a resumed sweep takes it from the environment again."""
-    redact_dsn = registry.entry(config.connection.engine).redact_dsn
+    redact_dsn = config.spec.redact_dsn
     values: dict[str, Any] = {}
     for option in OPTIONS:
         if option.engine not in (None, config.connection.engine):
@@ -342,6 +380,7 @@ def _build(values: dict[str, Any], origins: dict[str, str], cwd: Path, files: tu
         foreign={o.key: values[o.key] for o in OPTIONS
                  if o.engine not in (None, values["engine"]) and origins.get(o.key, "default") != "default"},
         given={o.key: values[o.key] for o in OPTIONS if origins.get(o.key, "default") != "default"},
+        spec=engine,
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbio import cluster_members, disruption, parts, units
+from dbio import rate_schedule as rate
 from dbio.engines import registry
 from dbio.errors import ConfigError
 from dbio.option import Option
@@ -30,7 +31,7 @@ def validate(config: Config) -> list[ConfigError]:
     errors += instance_option_errors(config) + node_errors(config)
     foreign = foreign_dsn_errors(config) + foreign_instance_errors(config) + data_dir_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
-    return errors + (foreign or registry.entry(config.connection.engine).check(config))
+    return errors + (foreign or config.spec.check(config))
 
 
 def foreign_dsn_errors(config: Config) -> list[ConfigError]:
@@ -160,10 +161,34 @@ def workload_errors(config: Config) -> list[ConfigError]:
         errors.append(problem(config, "hot_schema_frequency",
                               "needs more than one schema (with schemas = 1 every session already uses schema 1)",
                               "set schemas > 1 or hot_schema_frequency = 0"))
+    errors += rate_errors(config)
     if w.sessions > MAX_SESSIONS:
         errors.append(problem(config, "threads_per_schema",
                               f"gives {w.sessions} sessions (schemas x threads_per_schema), above the "
                               f"{MAX_SESSIONS} dbio supports", "lower schemas or threads_per_schema"))
+    return errors
+
+
+def rate_errors(config: Config) -> list[ConfigError]:
+    """--rate: a schedule each session can keep, and not with think time (each its own meaning of an open loop)."""
+    w = config.workload
+    if w.rate is None:
+        if w.latency_limit:
+            return [problem(config, "latency_limit", "counts statements late from their intended start, and without "
+                            "--rate there is none", "give --rate too, or remove --latency-limit")]
+        return []
+    errors = []
+    try:
+        of = parts.parse(config.run.part)[1] if config.run.part else 1
+    except ValueError:  # part_errors says so
+        of = 1
+    why = rate.problem(w.rate, w.sessions, of)
+    if why:
+        errors.append(problem(config, "rate", why, "lower --rate or the sessions" if "above" in why else
+                              "raise --rate or lower the sessions"))
+    if w.think_time_frequency:
+        errors.append(problem(config, "rate", "and think time (think_time_frequency) both space the statements",
+                              "give one of them: --rate for an open loop, think time for SLOB's closed one"))
     return errors
 
 
@@ -193,6 +218,9 @@ def run_errors(config: Config) -> list[ConfigError]:
     if start_at is not None and start_at - time.time() > START_AT_AHEAD:
         errors.append(problem(config, "start_at", f"is more than {START_AT_AHEAD // 86400} days ahead: a run waits "
                               "for it with its sessions connected", "give a time within the next 7 days"))
+    if config.run.metrics_port is None and config.origins.get("metrics_address", "").startswith("--"):
+        errors.append(problem(config, "metrics_address", "serves nothing without --metrics-port",
+                              "give --metrics-port PORT too (0: any free port), or remove --metrics-address"))
     if float(config.run.interval).is_integer():
         return errors
     return errors + [problem(config, "interval", "is not a whole number of seconds",
@@ -314,7 +342,10 @@ def unused_notices(config: Config) -> list[str]:
     """One line for the options of dbio's own instance a file or the environment set, with --dsn."""
     unused = [display_key(option, origin) for option, origin in _instance_options_set(config)
               if not origin.startswith("--")]
-    if not unused:
-        return []
-    return [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
-            "its own settings, which the result records)"]
+    notices = [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
+               "its own settings, which the result records)"] if unused else []
+    address = config.origins.get("metrics_address", "default")
+    if config.run.metrics_port is None and address not in ("default", "") and not address.startswith("--"):
+        notices.append(f"{display_key(BY_KEY['metrics_address'], address)}: not used without metrics_port "
+                       "(nothing is served)")
+    return notices

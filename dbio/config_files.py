@@ -87,7 +87,10 @@ def _beyond_64_bits() -> BadToml:
                                                                            "(e.g. 64GiB, 300s)")
 
 
-def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+def read_toml(path: Path, text: str, errors: list[ConfigError],
+              cost: dict[str, Any] | None = None) -> dict[str, tuple[Any, str]]:
+    """The options a dbio.toml sets (option key -> (value, origin)); cost: given a dict, its [cost] table's
+    prices go into it, as written (jobs/capacity.py checks them for the commands that use them)."""
     try:
         data = parse_toml(text)
     except BadToml as exc:
@@ -121,7 +124,8 @@ def read_toml(path: Path, text: str, errors: list[ConfigError]) -> dict[str, tup
             for key, (item, _) in _nodes_table(origin, value, errors).items():
                 put(key, item, f"{origin}: [[{NODES_TABLE}]]")
         elif name == COST_TABLE and isinstance(value, dict):
-            continue  # prices: read and checked by jobs/capacity.py for the commands that use them
+            if cost is not None:  # prices: checked by jobs/capacity.py for the commands that use them
+                cost.update(value)
         elif name in BY_KEY and not BY_KEY[name].file:
             errors.append(_command_line_only(f"{origin}: {name}", value))
         elif name in BY_KEY:  # a key written without its section is accepted as well
@@ -227,9 +231,31 @@ def read_slob_conf(path: Path, text: str, errors: list[ConfigError],
     return out
 
 
-def read_env(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+# DBIO_* variables read besides the options': --debug's, the fault points' of the tests (faults.py), the
+# connection string a pod's command line takes from its environment (kubernetes.py), and the test suite's own
+# (its instances' directory, the golden reports rewritten), which its dbio processes inherit. An engine's
+# password variable never reaches the configuration (config_resolver.command_sources leaves it out).
+READ_ELSEWHERE = frozenset({"DBIO_DEBUG", "DBIO_FAULT", "DBIO_FAULT_AFTER", "DBIO_FAULT_MARKER", "DBIO_FAULT_SECONDS",
+                            "DBIO_TARGET", "DBIO_TEST_DIR", "DBIO_UPDATE_GOLDEN"})
+
+
+def read_env(env: Mapping[str, str], errors: list[ConfigError]) -> dict[str, tuple[Any, str]]:
+    """The options the DBIO_* variables set. A variable dbio would not read (a misspelt one, or an option's
+    that only the command line or a file sets) is an error: left alone, the run would go on without it."""
     out: dict[str, tuple[Any, str]] = {}
-    for option in OPTIONS:
-        if option.env in env and option.kind != "settings" and option.file:
-            out[option.key] = (env[option.env], option.env)
+    by_env = {option.env: option for option in OPTIONS}
+    for name in sorted(n for n in env if n.startswith("DBIO_")):
+        option = by_env.get(name)
+        if option is not None and option.kind != "settings" and option.file:
+            out[option.key] = (env[name], name)
+        elif option is not None:
+            errors.append(ConfigError(name, "(set)", f"{option.key} is not read from the environment",
+                                      f"give {option.flag} on the command line, "
+                                      f"and unset {name}"))
+        elif name not in READ_ELSEWHERE:
+            readable = [o.env for o in OPTIONS if o.kind != "settings" and o.file]
+            near = difflib.get_close_matches(name, readable, n=1, cutoff=0.8)
+            errors.append(ConfigError(name, "(set)", "names no dbio option",
+                                      (f"did you mean {near[0]}? " if near else "")
+                                      + f"unset {name} (dbio options lists every DBIO_* variable)"))
     return out

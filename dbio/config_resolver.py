@@ -31,7 +31,8 @@ from typing import Any, Callable, Mapping
 from dbio import command_flags, results_dir
 from dbio import target as targets
 from dbio.jobs import dataset
-from dbio.config import LOADED_ORIGIN, SESSIONS_FLAG, Config, Sources, checked, environment, load_config
+from dbio.config import (LOADED_ORIGIN, SESSIONS_FLAG, Config, FileLayers, Sources, checked, environment,
+                         load_config, read_files)
 from dbio.config_checks import show_value
 from dbio.engines import registry
 from dbio.engines.base import SetupRecord
@@ -87,8 +88,10 @@ def command_sources(params: dict[str, Any], preset: dict[str, Any] | None = None
         # no data set: the rule that the cache must not hold one is for the commands that load or run it
         # (instance init --shared-buffers 2GiB was refused for the default scale it cannot be given)
         preset = {"allow_cached": True, **(preset or {})}
+    passwords = {registry.entry(name).password_env for name in registry.names()}  # the drivers', not options
+    env = {k: v for k, v in environment().items() if k not in passwords}
     return Sources(config_file=params.pop("config_file", None), slob_conf=params.pop("slob_conf", None),
-                   env=environment(), cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
+                   env=env, cli={k: v for k, v in cli_values.items() if v is not None}, cwd=Path.cwd(),
                    preset=preset or {}, sessions=total_sessions)
 
 
@@ -99,7 +102,8 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
     writes_results: its results directory is judged as given, before anything; request_check: the command's
     own flags checked against where the configuration points (a sweep's grid), before a fact is read from a
     server (which may start a stopped instance)."""
-    located = load_config(sources, check=False)  # 1: values that do not read are refused here
+    files = read_files(sources)  # dbio.toml and slob.conf, read once for every layer made of them
+    located = load_config(sources, check=False, files=files)  # 1: values that do not read are refused here
     if writes_results:  # 2
         results_dir.check(located.run.results_dir)
     if request_check is not None:
@@ -108,7 +112,7 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
     stopped = instance if instance is not None and not instance.is_running() else None
     facts, unread = read_facts(located, instance, command, shape, notify)  # 3
     try:
-        config = settle(sources, facts, located, notify)  # 4
+        config = settle(sources, facts, located, notify, files)  # 4
     except UsageError:
         # refused: the instance is left as the command found it (started only to read its setup record)
         if stopped is not None and stopped.is_running():
@@ -170,15 +174,17 @@ def _own_instance(located: Config) -> Any | None:
 def _kept_options(located: Config, instance: Any) -> dict[str, Any]:
     """The settings options dbio's own instance keeps in its record, of those its engine's spec remembers."""
     kept = instance.meta().options or {}
-    return {key: kept[key] for key in registry.entry(located.connection.engine).remembered if key in kept}
+    return {key: kept[key] for key in located.spec.remembered if key in kept}
 
 
 def settle(sources: Sources, facts: Facts, located: Config | None = None,
-           notify: Callable[[str], None] = lambda _: None) -> Config:
+           notify: Callable[[str], None] = lambda _: None, files: FileLayers | None = None) -> Config:
     """Every layer with the facts, validated once (ConfigErrors, UsageError); says what the facts changed.
-    located: the request's layers alone (to say what the instance's options changed)."""
-    located = located or load_config(sources, check=False)
-    config = load_config(sources, check=False, remembered=facts.remembered, loaded=_shape_layer(facts))
+    located: the request's layers alone (to say what the instance's options changed); files: the
+    configuration files as read once (read here when not given)."""
+    files = files if files is not None else read_files(sources)
+    located = located or load_config(sources, check=False, files=files)
+    config = load_config(sources, check=False, remembered=facts.remembered, loaded=_shape_layer(facts), files=files)
     _say_remembered(located, config, facts.remembered, notify)  # before the rules: one may refuse what it took
     config = checked(config)  # the one validation
     _say_loaded(config, facts, notify)

@@ -94,7 +94,12 @@ _MEASURED_FIGURES = obj({"window_seconds": count, "baseline": optional(obj(rest=
                          # a hot-spot run's parts (stats/hotspot.py), which the report words with them
                          "hotspot": optional(obj({"hot": obj(rest=FIGURE, required=HOTSPOT_PART),
                                                   "cold": obj(rest=FIGURE, required=HOTSPOT_PART)},
-                                                 required=("hot", "cold")))},
+                                                 required=("hot", "cold"))),
+                         # --rate's (stats/rate.py): the rate asked and achieved, held or not, where it fell behind
+                         "rate": optional(obj({"schedule": optional(text), "held": optional(anything),
+                                               "behind": optional(obj({"from_s": count, "to_s": count})),
+                                               "asked_per_s": count, "achieved_per_s": count},
+                                              rest=FIGURE, required=("asked_per_s", "achieved_per_s")))},
                         required=("load_profile", "io_profile", "latency", "cpu"))
 
 
@@ -280,7 +285,8 @@ def repeat_set(known_version: int) -> Shape:
 
 _KIND_TALLY = obj({"count": count, "sum_us": count, "max_us": count, "hist": keyed(digits, count)},
                   required=("count", "sum_us", "max_us", "hist"))
-STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY}, rest=count)
+STATEMENTS = obj({"select": _KIND_TALLY, "update": _KIND_TALLY, "scan": _KIND_TALLY, "hot": _KIND_TALLY,
+                  "intended": _KIND_TALLY, "lag": _KIND_TALLY}, rest=count)
 
 SAMPLE = obj({"k": whole, "t": number, "phase": optional(text), "engine": _RAW, "nodes": optional(obj(rest=_RAW)),
               "os": optional(COUNTERS), "waits": optional(obj(rest=count)),

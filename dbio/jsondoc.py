@@ -192,17 +192,53 @@ def array(item: Shape) -> Shape:
 
 def tree(leaf: Shape) -> Shape:
     """Objects and lists nested to any depth; numbers at any depth must pass leaf, and strings,
-    booleans and nulls are left alone (counter snapshots: a view's column may be null)."""
+    booleans and nulls are left alone (counter snapshots: a view's column may be null).
+
+    A document that holds is found so by one walk that names no place (`_holds`: every reading of a run,
+    each second, is checked); only one that does not is walked again, naming where it is wrong."""
     def check_tree(value: Any, where: str) -> None:
+        if not _holds(value, leaf):
+            _named(value, where)
+
+    def _named(value: Any, where: str) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
-                check_tree(item, _join(where, key))
+                _named(item, _join(where, key))
         elif isinstance(value, list):
             for i, item in enumerate(value):
-                check_tree(item, f"{where}[{i}]")
+                _named(item, f"{where}[{i}]")
         elif _is_number(value):
             leaf(value, where)
     return check_tree
+
+
+def _holds(value: Any, leaf: Shape) -> bool:
+    """Whether every number of a tree passes leaf (the plain JSON types only: anything else, as a subclass of
+    dict, is left to the walk that names places). count and _real_figure, the leaves of every reading, are
+    tested inline."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            pending.extend(item.values())
+        elif kind is list:
+            pending.extend(item)
+        elif kind is int or kind is float:
+            if leaf is count:
+                if item < 0:
+                    return False
+            elif leaf is _real_figure:
+                if not (-LIMIT <= item <= LIMIT):  # NaN too: no comparison holds for it
+                    return False
+            else:
+                try:
+                    leaf(item, "")
+                except Malformed:
+                    return False
+        elif isinstance(item, (dict, list, int, float)) and kind is not bool:
+            return False
+    return True
 
 
 def both(*shapes: Shape) -> Shape:

@@ -27,6 +27,7 @@ from dbio.engines.counters import combine
 from dbio.merge_inputs import (NotMergeable, refuse_other_workloads, refuse_repeats, refuse_same_readings,
                                refuse_unidentified, server_identity)
 from dbio.stats import figures as figure_math
+from dbio.stats import rate as rates
 
 WINDOW_LENGTH_SPREAD = 0.05  # the longest window at most 5% longer than the shortest,
 READING_LATENESS_SECONDS = 1.0  # or this much: a busy host reads a window's end up to a second late
@@ -91,8 +92,11 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     # each node's read probe timed its own single reads: their histograms add up (never their percentiles)
     probes = {_node_name(name, doc, node): probe for name, doc in inputs
               for node, probe in (doc.get("read_probe") or {}).items() if isinstance(probe, dict)}
+    # --rate: each input asked its own share (a part's, a host's): the total asked is theirs added up
+    asked = _sum_or_none([((doc.get("figures") or {}).get("rate") or {}).get("asked_per_s") for _, doc in inputs])
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
-                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes)
+                             sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes,
+                             asked)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     return {
@@ -132,15 +136,17 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
                    end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
-                   reset: list[str], probes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                   reset: list[str], probes: dict[str, dict[str, Any]], asked: float | None = None
+                   ) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
-    figures (the hosts are several: each node has its own)."""
+    figures (the hosts are several: each node has its own). asked: the inputs' --rate asked, added up (the
+    rate held or not judged on the total's achieved and lag, there being no series of intervals)."""
     if not (begin and end):
         return {"window_seconds": None}
     caps = [n.get("capabilities") or {} for n in nodes]
     page = caps[0].get("page_bytes") or 8192 if caps else 8192
     w = first["config"]["workload"]
-    return figure_math.derive({
+    figures = figure_math.derive({
         "seconds": seconds, "engine_begin": begin, "engine_end": end, "totals": totals,
         "histograms": histograms, "os_begin": None, "os_end": None, "cores": None,
         "cache_bytes": _sum_or_none([n["figures"].get("validity", {}).get("cache_bytes")
@@ -151,7 +157,12 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "wal_io_timing": all(c.get("times_redo_io", True) for c in caps), "work_unit": w.get("work_unit"),
         "page_bytes": page, "reset_counters": reset,
         "read_probe": probes if probes and histograms.get("bounds_us") else None,
-        "update_work_unit": w.get("update_work_unit") or w.get("work_unit")})
+        "update_work_unit": w.get("update_work_unit") or w.get("work_unit"),
+        "rate_asked_per_s": asked, "rate_schedule": w.get("rate_schedule") or "poisson",
+        "latency_limit_us": (w.get("latency_limit") or 0) * 1e6})
+    if figures.get("rate"):
+        figures["rate"] = rates.judge(figures["rate"], [], 0, 1)
+    return figures
 
 
 def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],

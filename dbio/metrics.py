@@ -25,7 +25,7 @@ from dbio.errors import UsageError
 from dbio.run.listeners import Listener, RunView
 from dbio.run.phase import Phase
 from dbio.run.readings import Normalize, answered, normalized
-from dbio.run.slice_totals import KINDS
+from dbio.run.slice_totals import ALL_KINDS
 from dbio.stats import histogram
 from dbio.ui import UI
 
@@ -81,6 +81,7 @@ class State:
     os: dict[str, Any] = field(default_factory=dict)
     statements: dict[str, dict[str, Any]] = field(default_factory=dict)  # kind -> count, sum_us, buckets
     bounds_us: list[float] = field(default_factory=list)
+    rate_asked: float | None = None  # --rate: the statements/s this run's sessions were scheduled for
     events: int = 0
     samples: int = 0
     t: float | None = None  # the latest sample's time (server clock): the statements' counts are as of then
@@ -129,8 +130,13 @@ def _families(s: State) -> Iterator[Any]:
                                      labels=RUN_LABELS + ["kind"])
     latency = HistogramMetricFamily("dbio_statement_latency_seconds", "Statement latency in the measured window",
                                     labels=RUN_LABELS + ["kind"])
+    # --rate: every statement's latency from its intended start, and its schedule lag (pgbench's)
+    scheduled = {"intended": HistogramMetricFamily("dbio_intended_latency_seconds", "Statement latency from its "
+                                                   "intended start on --rate's schedule, in the measured window",
+                                                   labels=RUN_LABELS),
+                 "lag": HistogramMetricFamily("dbio_schedule_lag_seconds", "Statement start less its intended start "
+                                              "on --rate's schedule, in the measured window", labels=RUN_LABELS)}
     for kind, tally in s.statements.items():
-        statements.add_metric(run + [kind], tally["count"], timestamp=s.t)
         buckets, total = [], 0
         for bound, n in zip(s.bounds_us + [float("inf")], tally["buckets"]):
             total += n
@@ -138,9 +144,19 @@ def _families(s: State) -> Iterator[Any]:
                 buckets.append(("+Inf", total))
             elif _exposed(bound):  # cumulative counts there are exact: each is an edge of dbio's own buckets
                 buckets.append((repr(bound / 1e6), total))
+        if kind in scheduled:
+            scheduled[kind].add_metric(run, buckets, tally["sum_us"] / 1e6, timestamp=s.t)
+            continue
+        statements.add_metric(run + [kind], tally["count"], timestamp=s.t)
         latency.add_metric(run + [kind], buckets, tally["sum_us"] / 1e6, timestamp=s.t)
     yield statements
     yield latency
+    if s.rate_asked is not None:
+        asked = GaugeMetricFamily("dbio_rate_asked_per_second", "--rate: the statements/s the sessions were "
+                                  "scheduled for", labels=RUN_LABELS)
+        asked.add_metric(run, s.rate_asked)
+        yield asked
+        yield from scheduled.values()
     phase = GaugeMetricFamily("dbio_phase", "1 for the phase the run is in", labels=RUN_LABELS + ["phase"])
     for name in PHASES:
         phase.add_metric(run + [name], 1.0 if s.phase == name else 0.0)
@@ -202,8 +218,10 @@ class MetricsListener(Listener):
         self.state, self.normalize = endpoint.state, normalize
 
     def phase(self, phase: Phase, run: RunView) -> None:
+        per_session = run.plan.control.get("rate_per_s")
         with self.state.lock:
             self.state.phase = SHOWN[phase]
+            self.state.rate_asked = None if per_session is None else per_session * run.plan.sessions
         if phase is Phase.WINDOW and run.window.begin is not None:  # the window's first reading: its counters' start
             self._second(run.window.begin)
 
@@ -231,7 +249,7 @@ class MetricsListener(Listener):
 
     def _add(self, tally: dict[str, Any]) -> None:
         """One interval's statements (a sparse tally: run/slice_totals.py) added to the running totals."""
-        for kind in KINDS:
+        for kind in ALL_KINDS:  # the statement kinds, and with --rate the schedule's (SCHEDULE)
             entry = tally.get(kind)
             if not entry:
                 continue

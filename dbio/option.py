@@ -1,8 +1,20 @@
 """One option: how it is declared, named and parsed.
 
 The option table itself (option_table.py) holds the options of every engine and the engine-specific
-ones each engine declares (engines/<name>/engine_options.py). Values are normalized on the way in:
-sizes to bytes, block counts to 8 KiB blocks, durations to seconds.
+ones each engine declares (engines/<name>/engine_options.py); each command's own flags (run --baseline,
+ops --wal, ...) are rows of the same format in command_options.py (section OWN). Values are normalized on
+the way in: sizes to bytes, block counts to 8 KiB blocks, durations to seconds.
+
+The row format (a new option is one row; a change to the format is a new field with a default, so that
+rows written before it read the same):
+- key, section, kind, default, help: what it is; min/max/choices its range; slob its slob.conf names;
+- cli/file: where it may be set (command line; dbio.toml and DBIO_*);
+- commands: the commands that take it as a flag, as typed ('run', 'instance init'; '' the root command);
+- for a command's own flag (section OWN) also: param, the name its command receives it by when not its
+  key; metavar; repeat, how a repeatable flag's items combine ('adds_up': each one more, kept in order;
+  'per_name': each NAME once, as item_name compares them; 'per_key': each KEY= once, exactly as given);
+  unset: its command receives None when it is not given (to tell that it was) and applies the default
+  itself, which its help states; required.
 """
 
 from __future__ import annotations
@@ -13,6 +25,20 @@ from typing import Any, Callable
 from dbio import controls, units
 
 SECTIONS = ("workload", "instance", "run", "connection")
+OWN = "command"  # the section of a command's own flags: never in dbio.toml, slob.conf or DBIO_* (command_options.py)
+REPEATS = ("", "adds_up", "per_name", "per_key")
+
+# The commands that take the table's options, as typed, in the order `dbio options` names them; and the
+# scopes a row's commands are made of (fio's categories), each a tuple of them.
+COMMANDS = ("quickstart", "setup", "run", "sweep", "baseline", "kubernetes", "ops", "teardown",
+            "instance init", "instance start", "instance stop", "instance status", "instance destroy")
+LOADS = ("quickstart", "setup", "run", "sweep", "baseline", "ops")  # on the loaded data set's server
+RUNS = LOADS + ("kubernetes",)  # ...and the pods dbio kubernetes writes, against their --dsn targets
+SERVER = RUNS + ("teardown",)  # which server: an existing one (--dsn) or the engine's own instance
+STARTS = ("instance init", "instance start")  # the instance started in its settings
+SETTINGS = LOADS + ("teardown",) + STARTS  # the instance's settings: wherever dbio may start it
+INSTANCE = COMMANDS[COMMANDS.index("instance init"):]  # the instance group's commands: its place
+MAKES = ("quickstart", "setup", "sweep", "instance init")  # the members, made with the instance
 
 
 @dataclass(frozen=True)
@@ -20,6 +46,7 @@ class Option:
     key: str
     section: str
     kind: str  # int | pct | blocks | size | duration | bool | instant | choice | path | str | strs | settings | names
+    # (a command's own flag also float; its size and duration reach its command as given, to parse)
     default: Any
     help: str
     min: float | None = None
@@ -34,6 +61,18 @@ class Option:
     engine: str | None = None  # the engine it belongs to; None: every engine
     managed: tuple[tuple[str, str], ...] = ()  # settings kind: names dbio sets itself, and why
     distinct: str = ""  # strs kind: what each item is, when one given twice is refused (each --dsn a server)
+    commands: tuple[str, ...] = ()  # the commands that take it as a flag, as typed ('run', 'instance init')
+    # a command's own flag (section OWN) only:
+    param: str = ""  # the name its command receives it by, when not its key
+    metavar: str = ""  # what --help shows for its value, when not its kind's
+    repeat: str = ""  # a repeatable flag: adds_up, per_name or per_key (REPEATS)
+    unset: bool = False  # None reaches its command when not given; the default, said in its help, applies
+    required: bool = False
+
+    @property
+    def name(self) -> str:
+        """The parameter its command receives it by."""
+        return self.param or self.key
 
     @property
     def flag(self) -> str:

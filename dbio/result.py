@@ -81,6 +81,7 @@ def read_result(path: Path) -> Result:
 
 
 RUN_MANIFEST = "run.json"  # what a run writes first, and its result last
+RESCUED_TO = "rescued-to"  # in a run directory its result could not be written to: where it went (run/abandoned.py)
 
 
 def unfinished_run(directory: Path) -> UsageError:
@@ -94,6 +95,16 @@ def unfinished_run(directory: Path) -> UsageError:
     if isinstance(client, str) and client_alive(client):
         return UsageError(f"{directory} is a run still going (dbio process {client}): it has no result yet",
                           "wait for it to end, then render it")
+    if (directory / RESCUED_TO).exists():  # no run rebuilds it (abandoned.abandoned): its result is elsewhere
+        try:  # the mark may be empty: its full disk kept even the path out
+            where = readback.read_bytes(directory / RESCUED_TO, readback.MARK, follow=False).decode(
+                errors="replace").strip()
+        except (OSError, ValueError):  # readback.Refused is a ValueError
+            where = ""
+        return UsageError(f"{directory} could not take its result (a full disk, say): it was written to "
+                          + (where or "dbio's rescue directory"),
+                          f"render it from there: dbio report {where}" if where else
+                          "find it under ~/.local/state/dbio/rescued or the temporary directory's dbio-rescued")
     parent = directory.resolve().parent
     results_dir = parent.parent if (parent / "sweep.json").exists() else parent  # a sweep's step is one level down
     return UsageError(f"{directory} is a run whose dbio process ended before writing its result",

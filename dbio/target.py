@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, cast
 
 from dbio.config import Config, each_node
-from dbio.engines import registry
 from dbio.engines.base import Engine
 from dbio.engines.instance import ManagedInstance, WithStandbys
 from dbio.errors import NoDatabase, UsageError
@@ -37,12 +36,12 @@ class Target:
 
 def instance_for(config: Config, notify: Callable[[str], None]) -> ManagedInstance:
     """The configured engine's managed instance, created or not."""
-    return registry.entry(config.connection.engine).instance_for(config, notify)
+    return config.spec.instance_for(config, notify)
 
 
 def with_standbys(config: Config, instance: ManagedInstance | None) -> WithStandbys | None:
     """The instance as one with standbys, when its engine declares them (Features.standbys); else None."""
-    if instance is None or not registry.entry(config.connection.engine).features.standbys:
+    if instance is None or not config.spec.features.standbys:
         return None
     return cast(WithStandbys, instance)
 
@@ -51,7 +50,7 @@ def options_of(config: Config) -> dict[str, Any]:
     """The remembered options the user set, as given (io_method auto, not what it resolved to), as the
     record keeps them (JSON: settings as a table); config_resolver.py reads them back."""
     out: dict[str, Any] = {}
-    for key in registry.entry(config.connection.engine).remembered:
+    for key in config.spec.remembered:
         if key not in config.given:
             continue
         value = config.given[key]
@@ -72,7 +71,7 @@ def remember(config: Config, instance: ManagedInstance | None) -> None:
 def resolve(config: Config, *, purpose: str, sessions: int, notify: Callable[[str], None]) -> Target:
     """purpose: 'load' (fast buffered load), 'run' (as configured), 'any' (as it is, started if needed) or
     'look' (as 'any', creating nothing: NoDatabase when dbio's own instance has no such database)."""
-    engine, conninfo, instance = registry.entry(config.connection.engine).resolve(
+    engine, conninfo, instance = config.spec.resolve(
         config, purpose=purpose, sessions=sessions, notify=notify)
     if purpose in ("load", "run"):  # configured as asked: later commands take its settings where none is given
         remember(config, instance)
@@ -112,7 +111,7 @@ def members(primary: Target, config: Config) -> list[Target]:
     instance = with_standbys(config, primary.instance)
     if instance is None or not instance.standby_count():
         return [primary]
-    entry = registry.entry(config.connection.engine)
+    entry = config.spec
     # each member a server of its own, with its engine object (a multi-writer cluster has several primaries)
     return [Target(primary.engine if k == 0 else entry.create_engine(), conninfo, instance, primary.notify, name, role)
             for k, (name, role, conninfo) in enumerate(instance.nodes(config.connection.dbname, config.run.nodes))]
@@ -123,5 +122,5 @@ def exclusive(config: Config, command: str, notify: Callable[[str], None]) -> It
     """Hold every node alone for a command that changes or measures it (the engine says how)."""
     with ExitStack() as held:
         for node in each_node(config):
-            held.enter_context(registry.entry(node.connection.engine).exclusive(node, command, notify))
+            held.enter_context(node.spec.exclusive(node, command, notify))
         yield

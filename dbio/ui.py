@@ -189,7 +189,8 @@ class RunObserver:
                 self.ui.err.print(Text("dbio: now: ", style="bold yellow") + Text(finding), soft_wrap=True)
         if previous is None:
             return
-        figures = live.line(live.interval(previous, sample, self.bounds, span))
+        figures = live.line({**live.interval(previous, sample, self.bounds, span),
+                             "rate_asked_per_s": self.facts.rate_asked_per_s})
         if not figures:
             return
         self.figures = figures

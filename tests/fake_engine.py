@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -390,14 +390,14 @@ class FakeEngine:
     # -- the read probe: every lookup reads one block in READ_US ------------------------------
     read_probe_method = "fake: each lookup reads one block in READ_US"
 
-    async def read_probe_connect(self, conninfo: str, access_path: str,
-                                 application_name: str = "dbio:probe") -> tuple[FakeConnection, int]:
+    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
+                                 lookups: Sequence[int] = ()) -> tuple[FakeConnection, int]:
         conn = await self.aconnect(conninfo, application_name=application_name)
         return conn, conn.pid
 
-    async def read_probe(self, conn: FakeConnection, schema_index: int, key: int) -> ProbeRead:
+    async def read_probe(self, conn: FakeConnection, keys: Sequence[int]) -> list[ProbeRead]:
         await self.server.answer(conn)
-        return ProbeRead(blocks_read=1, read_us=READ_US)
+        return [ProbeRead(blocks_read=1, read_us=READ_US) for _ in keys]
 
     # -- statistics ------------------------------------------------------------------------
     async def prepare_monitor(self, conn: FakeConnection) -> None:

@@ -45,7 +45,8 @@ def _table(heading: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
 
 
 def configuration() -> str:
-    """Every option, section by section, as `dbio options` lists it (command_flags.entries)."""
+    """Every option, section by section, as `dbio options` lists it (command_flags.entries), then each
+    command's own flags (command_flags.own_entries)."""
     lines: list[str] = []
     entries = command_flags.entries()
     for section in SECTIONS:
@@ -62,6 +63,12 @@ def configuration() -> str:
             taken = ", ".join(e.commands) if e.flag else "none: set it in dbio.toml or the environment"
             rows.append([_code(o.key), names, _code(e.env), ", ".join(o.slob), " ".join([e.help, *notes]), taken])
         lines += _table(["key", "flags", "environment", "slob.conf", "what it sets [default]", "commands"], rows)
+    lines += ["", "### Each command's own flags", "",
+              "On its command line alone (never in dbio.toml, slob.conf or DBIO_*), as `dbio options` lists them "
+              "(dbio/command_options.py).", ""]
+    lines += _table(["flag", "what it does [default]", "commands"],
+                    [[_code(e.flag), e.help, ", ".join(f"dbio {c}".rstrip() for c in e.commands)]
+                     for e in command_flags.own_entries()])
     return "\n".join(lines).lstrip("\n")
 
 

@@ -43,6 +43,7 @@ DISK_FIELDS = ("reads", "reads_merged", "sectors_read", "read_ms", "writes", "wr
 # fields above until 4.17; 4.18 appended 4 discard fields, 5.5 2 flush fields. The 11 come first in each; a line
 # of another width (2.6's 7-field partitions, a kernel's next layout) is read as none of them, never shifted.
 DISKSTATS_WIDTHS = {14: "before 4.18", 18: "4.18 and later", 20: "5.5 and later"}
+COUNTER_END = 2 ** 64  # the kernel's counters are unsigned longs: a field beyond is no counter (float: inf)
 UNREAD = "disks_unread"  # a reading's devices whose line could not be read, and why: a named gap, not a figure
 
 
@@ -80,8 +81,12 @@ def parse_diskstats(text: str, devices: set[str] | None = None) -> Diskstats:
         if len(parts) not in DISKSTATS_WIDTHS:
             unread[name] = (f"its /proc/diskstats line has {len(parts)} fields, a layout dbio does not know "
                             f"({', '.join(f'{n}: {k}' for n, k in DISKSTATS_WIDTHS.items())})")
-        elif not all(field.isascii() and field.isdigit() for field in fields):  # counters: unsigned decimals
+        elif not all(field.isascii() and field.isdigit() and len(field) <= 20 and int(field) < COUNTER_END
+                     for field in fields):  # counters: unsigned decimals, 64 bits at most
             unread[name] = "its /proc/diskstats line has a field that is not a counter (a whole number)"
+        elif name in out or name in unread:  # one device, two lines: neither is known to be its
+            out.pop(name, None)
+            unread[name] = "listed twice in /proc/diskstats"
         else:
             out[name] = {field: float(v) for field, v in zip(DISK_FIELDS, fields)}
     for name in (devices or set()) - set(out) - set(unread):

@@ -74,35 +74,56 @@ def _result_files(directories: list[Path], unreadable: list[str]) -> list[Path]:
     of millions of entries (another user's, say) is neither listed whole in memory nor walked to its end;
     unreadable then says where the looking stopped."""
     found: set[Path] = set()
+    passed: dict[Path, str] = {}
     budget = _Budget()
     for top in directories:
         try:
-            found.update(Path(p) for p in _walk(str(top.resolve()), 0, budget))
+            for kind, path in _walk(str(top.resolve()), 0, budget):
+                if kind == _RESULT:
+                    found.add(Path(path))
+                else:
+                    passed[Path(path)] = kind
         except _Exhausted as exc:
             unreadable.append(f"{top}: the looking stopped after {MAX_ENTRIES:,} directory entries (in {exc}); give "
                               "the results directories themselves")
             break
+    for place, kind in sorted(passed.items()):  # named, never passed over without a word
+        if kind == _LINK:
+            unreadable.append(f"{place} is a link, not a plain file (a link found in a directory is never followed)")
+        else:
+            unreadable.append(str(results.unfinished_run(place)))
     return sorted(found)
+
+
+_RESULT, _LINK, _UNFINISHED = "result", "link", "unfinished"  # what _walk finds: a result, a linked one, a run
 
 
 class _Exhausted(Exception):
     """history's budget of directory entries is spent (where: the directory it was reading)."""
 
 
-def _walk(here: str, depth: int, budget: _Budget) -> Iterator[str]:
+def _walk(here: str, depth: int, budget: _Budget) -> Iterator[tuple[str, str]]:
+    """(_RESULT, a result.json), (_LINK, a result.json that is a link) and (_UNFINISHED, a run's directory with
+    its manifest and no result: its dbio still runs, or was killed before writing it)."""
     try:
         entries = os.scandir(here)
     except OSError:
         return  # as os.walk: a directory that cannot be read holds nothing to list
+    result = manifest = False
     with entries:
         for entry in entries:
             budget.left -= 1
             if budget.left < 0:
                 raise _Exhausted(here)
             try:
-                if entry.name == results.RESULT_FILE and not entry.is_symlink():
-                    yield entry.path  # a FIFO or a device too: its reading says what it is
+                if entry.name == results.RESULT_FILE:
+                    result = True
+                    yield (_LINK if entry.is_symlink() else _RESULT), entry.path  # a FIFO: its reading says so
+                elif entry.name == results.RUN_MANIFEST:
+                    manifest = True
                 elif depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
                     yield from _walk(entry.path, depth + 1, budget)
             except OSError:
                 continue
+    if manifest and not result:
+        yield _UNFINISHED, here

@@ -17,7 +17,6 @@ from dbio import trust
 from dbio import units
 from dbio.config import Config
 from dbio.config_checks import display_key
-from dbio.engines import registry
 from dbio.errors import UsageError
 from dbio.option_table import BY_KEY, OPTIONS
 from dbio.ui import UI
@@ -34,7 +33,8 @@ TO_THE_PODS = frozenset({  # each run pod's own flag, when it is set here (a fla
     "scale", "schemas", "threads_per_schema", "run_time", "work_loop", "work_loop_scope", "warmup", "update_pct",
     "scan_pct", "scan_table_size", "work_unit", "update_work_unit", "redo_stress", "hotspot", "hotspot_size",
     "hotspot_offset", "hotspot_frequency", "hot_schema_frequency", "think_time_frequency", "think_time_min",
-    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval"})
+    "think_time_max", "key_order", "allow_cached", "access_path", "scan_workers", "interval", "wait_sample_interval",
+    "rate", "rate_schedule", "latency_limit"})  # --rate: each pod a part, its share of the run's rate
 IN_THE_MANIFESTS = {  # used by the manifests themselves, as said
     "dsn": "a target each, its Job's pods' --dsn",
     "engine": "every pod's --engine, and the variable its password goes to",
@@ -123,7 +123,7 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     namespace=namespace,
                     password_secret=password_secret, results_size=results_size, storage_class=storage_class,
                     cpu=cpu, memory=memory, engine=config.connection.engine,
-                    password_env=registry.entry(config.connection.engine).password_env,
+                    password_env=config.spec.password_env,
                     metrics_port=config.run.metrics_port, metrics_address=_metrics_address(config),
                     label=config.run.label, node_names=config.connection.node_names, **scheduling,
                     service_account=service_account, cnpg_cluster=cnpg_cluster)
@@ -233,7 +233,7 @@ def _targets(config: Config, cnpg_cluster: str | None, password_secret: str | No
     if not config.connection.dsns:
         raise UsageError("the pods need a server to run against", "give --dsn (repeat it for several targets) "
                          "or --cnpg-cluster NAME")
-    entry = registry.entry(config.connection.engine)
+    entry = config.spec
     for dsn in config.connection.dsns:
         if entry.has_password(dsn):
             raise UsageError("a --dsn holds a password, which a manifest would show to anyone who can read it",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dbio import command_options
 from dbio.collect import fio
 from dbio.errors import UsageError
 from dbio.jobs import backup_destination
@@ -13,8 +14,8 @@ from dbio.jobs.ops import Request
 from dbio.report import ops_model
 from dbio.units import UnitError, parse_size
 
-DEFAULT_WAL = 256 << 20
-DEFAULT_DIRTY = 64 << 20
+DEFAULT_WAL: int = command_options.default("ops", "wal")  # said once, in its row (and so in --help)
+DEFAULT_DIRTY: int = command_options.default("ops", "dirty")
 
 
 def request(operation: str, destination: Path | None, wal: str | None, dirty: str | None, baseline: bool,

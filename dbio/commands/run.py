@@ -11,14 +11,15 @@ from dbio.report import baseline_section, verdict, words
 
 def summary_lines(result: RunResult) -> list[str]:
     doc = result.document
-    valid = (doc.get("verdict") or verdict.summary(doc))["valid"]
+    judged = verdict.judge(doc)  # judged once for every line below
+    valid = (doc.get("verdict") or judged.summary)["valid"]
     # a run that did not complete is not called VALID: its headline says what its figures cover
     said = "NOT VALID" if not valid else "VALID" if doc["status"] == "complete" else None
-    lines = [f"{doc['status']}{', ' + said if said else ''}: {verdict.headline(doc)}"]
+    lines = [f"{doc['status']}{', ' + said if said else ''}: {judged.headline}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)
-    for finding in verdict.findings(doc):
+    for finding in judged.findings:
         if finding.level != "info":
             lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")

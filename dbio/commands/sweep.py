@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from dbio import __version__, ops_result, result as results
 from dbio import target as targets
-from dbio import results_dir, trust
+from dbio import command_options, results_dir, trust
 from dbio.jobs import baseline as baselines, dataset
 from dbio.jobs import setup as setup_job
 from dbio.sweep import layout as sweep_layout
@@ -33,7 +33,8 @@ from dbio.stats.knee import DEFAULT_GAIN
 from dbio.sweep import document, plan, search
 from dbio.ui import UI
 
-MAX_SEARCH_SESSIONS = 4096  # --objective's growth bound when --max-sessions is not given
+# --objective's growth bound when --max-sessions is not given: said once, in its row (and so in --help)
+MAX_SEARCH_SESSIONS: int = command_options.default("sweep", "max_sessions")
 
 
 

@@ -7,7 +7,7 @@ A second engine is a new package implementing Engine, not a change to the run or
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol, TypeVar, cast
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -227,6 +227,10 @@ class SliceResult:
     think_left: float = 0.0  # think time cut at the slice's end, owed by the next slice
     hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
     retries: int = 0  # UPDATEs run again after a conflict rolled them back (in updates once each)
+    # with a rate (an open loop): sum_us, max_us and hist have two kinds more, each statement's latency from its
+    # intended start and its schedule lag (run/slice_totals.SCHEDULE); due: the next intended start (epoch)
+    due: float | None = None
+    late: int = 0  # statements later than the latency limit from their intended start
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,7 @@ class SliceRequest:
     max_iterations: int | None  # --work-loop: the iterations left (None: until the deadline)
     think_left: float  # think time cut at the previous slice's end, owed now
     control: dict[str, Any] | None = None  # a read-only node's run control, carried in every call
+    due: float | None = None  # with a rate: the next statement's intended start, from the previous slice (epoch)
 
 
 @dataclass(frozen=True)
@@ -412,10 +417,13 @@ class ReadProbing(Protocol[A]):
     read_probe_method: str
 
     # connecting raises DbioError (why) when this engine or role cannot time single reads. Returns the connection
-    # and its server pid. application_name: the probe's, named with its run (helper_application_name)
-    async def read_probe_connect(self, conninfo: str, access_path: str,
-                                 application_name: str = "dbio:probe") -> tuple[A, int]: ...
-    async def read_probe(self, conn: A, schema_index: int, key: int) -> ProbeRead: ...
+    # and its server pid. application_name: the probe's, named with its run (helper_application_name);
+    # lookups: the schema each lookup of a batch reads (a batch is one statement: the engine's own timer per lookup;
+    # none: the connection alone)
+    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
+                                 lookups: Sequence[int] = ()) -> tuple[A, int]: ...
+    # one batch: a lookup of each key, in the order (and on the schemas) of the connection's lookups
+    async def read_probe(self, conn: A, keys: Sequence[int]) -> list[ProbeRead]: ...
 
 
 class TimedOperations(Protocol):

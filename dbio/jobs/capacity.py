@@ -4,17 +4,16 @@ runs: the request a sweep keeps in sweep.json and its report (report/capacity_se
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from dbio import config_files, readback, trust
 from dbio.errors import UsageError
 from dbio.stats import capacity, cost
 
 
 def request(target_iops: float | None, latency_slo: str | None, prices: Iterable[str] = (),
-            cost_table: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """The capacity request, or None when nothing was asked; one line (exit 2) for bad input."""
+            cost_table: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The capacity request, or None when nothing was asked; one line (exit 2) for bad input. cost_table:
+    dbio.toml's [cost] as the configuration read it (Config.cost)."""
     if target_iops is not None and not 0 < target_iops < math.inf:  # click's float takes "inf" and "1e999"
         raise UsageError(f"--target-iops {target_iops:g} is not a rate", "give the I/O requests/s to reach, e.g. "
                                                                          "--target-iops 50000")
@@ -33,16 +32,3 @@ def request(target_iops: float | None, latency_slo: str | None, prices: Iterable
         return None
     return {"target_iops": target_iops, "latency_slo": latency_slo.strip() if latency_slo else None,
             "prices": priced.to_dict() if priced else None}
-
-
-def cost_table(files: Iterable[Path]) -> dict[str, Any] | None:
-    """The [cost] table of the configuration file dbio read (its other sections are config.py's)."""
-    for path in files:
-        try:
-            data = config_files.parse_toml(trust.read_trusted(path, readback.CONFIGURATION).decode())
-        except (OSError, UnicodeDecodeError, config_files.BadToml, trust.UntrustedFile, readback.Refused):
-            continue  # config.py has said what is wrong with it, or it is a slob.conf
-        table = data.get("cost")
-        if isinstance(table, dict):
-            return table
-    return None

@@ -29,7 +29,6 @@ from dbio.run.outcome import RunOutcome
 from dbio.run.plan import RunPlan
 from dbio.run.readings import Normalize, answered, normalized, normalizer
 from dbio.stats import live
-from dbio.sweep.document import SWEEP_FILE
 from dbio.ui import UI
 from dbio.units import format_bytes
 
@@ -49,16 +48,18 @@ class RunResult:
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],
             storage: dict[str, Any], *, baseline: dict[str, Any] | None = None,
             baseline_after: after_window.BaselineAfter | None = None, room_paths: tuple[str, ...] = (),
-            room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME) -> RunResult:
+            room_floor: int = disk_guard.FLOOR, unique: bool = True, clock: TimeSource = REAL_TIME,
+            step_label: str = "") -> RunResult:
     """The run on checked nodes: its directory (unique: as in run_on), the sessions, result.json and the reports.
-    clock: the run's time (run/clock.py; the fake engine's tests give virtual time)."""
+    clock: the run's time (run/clock.py; the fake engine's tests give virtual time); step_label: a sweep's
+    step's name, which its metrics carry (its caller's to say: a run knows no sweep)."""
     run_id = new_run_id()
     script = external_script.check(config.run.external_script)
     planned = disruptions.check(config, nodes, storage)  # what each --event needs, refused before anything is made
     man = manifest.manifest(config, plan, nodes, setup, storage, run_id, clock)
     observer = ui.run_observer(sessions=plan.sessions, window=plan.run_time, warmup=plan.warmup,
                                bounds_us=plan.bounds_us, facts=live_facts(man))
-    directory = _claimed(directory, man, config, plan, ui, unique=unique)
+    directory = _claimed(directory, man, config, plan, ui, unique=unique, step=step_label)
     hook = external_script.Hook(script, directory, ui)  # called as the window opens and closes
     before = _before_window(nodes, config, ui)
     samples = SampleWriter(directory / results.SAMPLES_FILE)
@@ -76,12 +77,12 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     return RunResult(written.directory, written.document, came.first, written.unwritten)
 
 
-def _claimed(directory: Path, man: dict[str, Any], config: Config, plan: RunPlan, ui: UI, *, unique: bool) -> Path:
+def _claimed(directory: Path, man: dict[str, Any], config: Config, plan: RunPlan, ui: UI, *, unique: bool,
+             step: str = "") -> Path:
     """The run's directory made (or the next free name) with its manifest, run.json, in it; the metrics endpoint's
     series begun for it. Nothing left behind when the manifest cannot be written."""
     directory = results_dir.claim(directory, "the run's result", unique=unique)
-    if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its directory's name
-        step = directory.name if (directory.parent / SWEEP_FILE).exists() else ""
+    if ui.metrics is not None:  # --metrics-port: a sweep's step is labelled with its name
         ui.metrics.begin(man["run_id"], config.run.label, step, plan.bounds_us)
     try:
         manifest.write_manifest(directory, man)
@@ -129,8 +130,12 @@ def live_facts(man: dict[str, Any]) -> live.RunFacts:
     places = Storage.of(man.get("storage"))
     measured = not any(stack_findings.unmeasured(place) for place in (places.data_directory, *places.tablespaces)
                        if place)
+    per_session = (man.get("plan") or {}).get("rate_per_session")
+    workload = (man.get("config") or {}).get("workload") or {}
+    sessions = (workload.get("schemas") or 0) * (workload.get("threads_per_schema") or 0)
     return live.RunFacts(page_bytes=page if isinstance(page, int) and page > 0 else live.RunFacts.page_bytes,
-                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local)
+                         direct_io=bool(caps.get("direct_io")), devices_hold_data=local and measured, local=local,
+                         rate_asked_per_s=None if per_session is None else per_session * sessions)
 
 
 def _settle(nodes: list[Node], config: Config, ui: UI) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run import session_placement
 from dbio.run.nodes import Node, role_of
 from dbio.run.plan import RunPlan, make_plan
+from dbio import parts
 from dbio.run.readings import ONLY_NODE
 from dbio.ui import UI
 from dbio.units import BLOCK_SIZE, format_bytes
@@ -108,14 +109,16 @@ def check_not_cached(info: ServerInfo, data_bytes: int) -> None:
 
 
 def run(config: Config, ui: UI, directory: Path | None = None, *,
-        baseline: baselines.Request | None = None) -> RunResult:
+        baseline: baselines.Request | None = None, step_label: str = "") -> RunResult:
     """directory: the run's own (a sweep's step), refused when it exists; by default a new one in
-    results_dir, named when the run starts (with a suffix when another run took that name)."""
+    results_dir, named when the run starts (with a suffix when another run took that name). step_label: a
+    sweep's step's name (its metrics carry it), given by the sweep."""
     if directory is None:  # before any server starts
         results_dir.check(config.run.results_dir)
     else:
         results_dir.check_new(directory)
-    plan = make_plan(config.workload, config.run.interval, config.run.start_at)
+    plan = make_plan(config.workload, config.run.interval, config.run.start_at,
+                     parts.parse(config.run.part)[1] if config.run.part else 1)
     check_start_at(plan)
     unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
@@ -126,15 +129,15 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
         if config.workload.update_pct:
             instance.check_redo_room(config.instance)
     found = targets.resolve_nodes(config, purpose="run", sessions=config.workload.sessions, notify=ui.note)
-    return run_on(found, config, ui, directory, plan, baseline=baseline, unique=unique)
+    return run_on(found, config, ui, directory, plan, baseline=baseline, unique=unique, step_label=step_label)
 
 
 def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path, plan: RunPlan, *,
            baseline: baselines.Request | None = None, unique: bool = True,
-           clock: TimeSource = REAL_TIME) -> RunResult:
+           clock: TimeSource = REAL_TIME, step_label: str = "") -> RunResult:
     """The run on resolved targets (one per node), whatever their engine: checks, sessions, result, reports.
-    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it. clock: as
-    in measure."""
+    unique: directory is a name to make, or the next free one (results_dir.claim); else exactly it. clock and
+    step_label: as in measure."""
     if baseline is not None and len(found) > 1:
         raise UsageError("--baseline measures one server's storage; this run has several",
                          "run dbio baseline against each server, or give one --dsn")
@@ -172,7 +175,8 @@ def run_on(found: list[targets.Target], config: Config, ui: UI, directory: Path,
         place, raw = _baseline(baseline, found[0], checked[0][0], config, plan, ui)
         after = _after(baseline.tool, place, raw, ui)
     return measure(nodes, config, ui, directory, plan, record.to_dict(), storages[0], baseline=raw,
-                   baseline_after=after, room_paths=room_paths, room_floor=room_floor, unique=unique, clock=clock)
+                   baseline_after=after, room_paths=room_paths, room_floor=room_floor, unique=unique, clock=clock,
+                   step_label=step_label)
 
 
 def written_paths(storages: list[dict[str, Any]]) -> tuple[str, ...]:

@@ -3,8 +3,6 @@ statement are not the number intended, group commit, and what bounds a DSS scan.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from dbio.report.finding import Finding, found as _found
 from dbio.result_records import Result
 from dbio.stats import catalogue
@@ -75,6 +73,3 @@ def scan_bound(r: Result) -> Finding | None:
     hint = "" if share is not None else " (dbio run --baseline measures the device's sequential bandwidth)"
     return _found("info", "scan_bound", f"{told}: neither the CPU nor the device was saturated; more sessions "
                                         f"(or parallel workers) could read more{hint}", "scan_mib_per_s", mib)
-
-
-RULES: tuple[Callable[[Result], Finding | None], ...] = (reads_per_statement, group_commit, scan_bound)

@@ -113,3 +113,8 @@ def _why_below(r: Result, f: Mapping[str, Any]) -> str:
         ([f"cost the sessions {own:.1f}x the CPU fio's jobs spent on one"] if own is not None else [])
     slower = f" each read {' and '.join(parts)};" if parts else ""
     return f"neither CPU nor locks stand out in the samples;{slower} the engine's own path per read is the gap"
+
+
+def beyond_device_caveat(r: Result, finding: Finding) -> str:
+    """The headline's caveat of a database faster than its raw device (report/verdict_rules.py)."""
+    return "more than the raw device gave: some reads came from a cache"

@@ -63,6 +63,3 @@ def quorum(r: Result) -> Finding | None:
         return found("info", "quorum_kept", f"{', '.join(lost)} left the cluster; the others kept a quorum "
                      f"({size:.0f} of {whole} nodes) and went on committing", "cluster_size_end", size)
     return None
-
-
-RULES = (flow_control, conflicts, quorum)

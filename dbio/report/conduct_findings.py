@@ -32,6 +32,32 @@ def status(r: Result) -> Finding | None:
     return Finding("warning", "status", f"run {str(state).upper()}: {reason}{covers}")
 
 
+def rate_not_held(r: Result) -> Finding | None:
+    """--rate: the sessions did not keep their schedule (stats/rate.py's judgement): achieved fell short of asked, or
+    the lag behind the intended starts kept growing. Said first: every latency of the window is then a queue's."""
+    f = r.figures
+    if value(f, "rate_held") is not False:
+        return None
+    asked, achieved = value(f, "rate_asked_per_s"), value(f, "rate_achieved_per_s")
+    behind = get(f, "rate", "behind")
+    where = "" if not isinstance(behind, dict) else \
+        f"; it fell behind from +{behind['from_s']:.0f} s to +{behind['to_s']:.0f} s of the window"
+    first, last = value(f, "schedule_lag_first_us"), value(f, "schedule_lag_last_us")
+    growth = "" if first is None or last is None else \
+        f", the schedule's lag going from {_lag(first)} to {_lag(last)}"
+    p99 = value(f, "intended_p99_us")
+    queue = "" if p99 is None else f"; p99 from the intended start {_lag(p99)}"
+    return _found("warning", "rate_not_held",
+                  f"rate not held: asked {asked:,.0f} statements/s, achieved {achieved:,.0f}/s "
+                  f"({100 * achieved / asked:.1f}%){where}{growth}{queue}: the sessions could not start statements "
+                  "as fast as asked, and the latencies from the intended start hold the queue; lower --rate, or read "
+                  "the capacity off a sweep over rates", "rate_achieved_pct", value(f, "rate_achieved_pct"))
+
+
+def _lag(us: float) -> str:
+    return f"{us / 1e6:.2f} s" if us >= 100_000 else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} us"
+
+
 def stalled(r: Result) -> Finding | None:
     """The window holds stretches in which nothing was measured or nothing moved (stats/stalls.py, the live
     view's judgement too): its averages include them. The status stays complete (the window ran to its end);
@@ -180,3 +206,85 @@ def unavailable(r: Result) -> Finding | None:
         return None
     names = "; ".join(f"{m['figure']} ({m['why']})" for m in missing)
     return Finding("info", "unavailable", f"not measured: {names}")
+
+
+def run_events(r: Result) -> list[Finding]:
+    """What the run's events say the verdict must: a cancelled or failed session, readings refused, writes left
+    pending, a part late or missing (dbio merge)."""
+    out: list[Finding] = []
+    for event in r.events:
+        if event.kind in ("cancelled", "session_failed", "readings_refused"):
+            out.append(Finding("warning", event.kind, str(event.message)))
+        if event.kind == "pending_writes" and not event.finished:  # written out before: nothing to say
+            out.append(Finding("warning", "pending_writes", str(event.message)))
+        if event.kind in ("parts", "parts_missing"):  # a part late, without a window or not given (dbio merge)
+            out.append(Finding("warning", event.kind, str(event.message)))
+    return out
+
+
+def counting(r: Result) -> list[Finding]:
+    """Runs that shared a server (dbio merge): where their counts and the server's disagreed."""
+    out: list[Finding] = []
+    for counted in r.counting:
+        if counted.agree is False:
+            diff = counted.difference_pct or 0.0
+            out.append(Finding("warning", "counting", f"on {counted.description} the runs' sessions read "
+                               f"{abs(diff):.1f}% {'less' if diff > 0 else 'more'} than the server: "
+                               + ("other clients or the server's own processes shared it" if counted.others
+                                  else "the sessions' count exceeds the server's (windows apart?)"),
+                               "counting_difference_pct", counted.difference_pct))
+    return out
+
+
+# The headline's caveats of these rules' warnings (report/verdict_rules.py): a few words beside the figure.
+
+def rate_not_held_caveat(r: Result, finding: Finding) -> str:
+    asked, achieved = value(r.figures, "rate_asked_per_s"), value(r.figures, "rate_achieved_per_s")
+    return f"rate not held: {achieved:,.0f} of the {asked:,.0f} statements/s asked"
+
+
+def status_caveat(r: Result, finding: Finding) -> str:
+    return f"run {str(r.status).upper()}: the figures cover the part that ran"
+
+
+def stalled_caveat(r: Result, finding: Finding) -> str:
+    window = value(r.figures, "window_seconds")
+    share = f" {100 * finding.value / window:.0f}% of its time" if finding.value is not None and window else ""
+    return f"the window stalled{share}"
+
+
+def other_sessions_caveat(r: Result, finding: Finding) -> str:
+    share = value(r.figures, "other_read_share_pct")
+    return f"other sessions did {share:.1f}% of the client reads" if share else "other sessions were active"
+
+
+def checkpoint_caveat(r: Result, finding: Finding) -> str | None:
+    return None if finding.value is None else f"{finding.value:.0f} checkpoint(s) in the window"
+
+
+def maintenance_caveat(r: Result, finding: Finding) -> str:
+    name = r.capabilities.get("maintenance_name") or "background maintenance"
+    return f"{name} did I/O in the window"
+
+
+def readings_refused_caveat(r: Result, finding: Finding) -> str:
+    return "readings refused: gaps in the series"
+
+
+def parts_missing_caveat(r: Result, finding: Finding) -> str | None:
+    """dbio cannot vouch for a merge of some parts as the run's: it says so."""
+    if r.parts is None:
+        return None
+    missing = ", ".join(map(str, r.parts.missing))
+    return f"part{'s' if len(r.parts.missing) > 1 else ''} {missing} of {r.parts.of} missing: not the whole run's"
+
+
+# What the headline of an invalid result says instead of its figures (report/verdict_rules.py).
+
+def counters_reset_instead(finding: Finding) -> str:
+    return ("the engine's counters went back inside the window (statistics reset or server restarted): what they "
+            "counted in it is unknown")
+
+
+def short_window_instead(finding: Finding) -> str:
+    return finding.message

@@ -132,3 +132,25 @@ def overhead(r: Result) -> Finding | None:
     level = "warning" if share > OVERHEAD_LIMIT else "info"
     return _found(level, "overhead", f"dbio's own measuring used {value(f, 'dbio_cpu_seconds'):.2f} CPU seconds, "
                                      f"{share:.1f}% of the host's busy CPU", "dbio_overhead_pct", share)
+
+
+# The headline's caveats of these rules' warnings (report/verdict_rules.py): a few words beside the figure.
+
+def cpu_saturated_caveat(r: Result, finding: Finding) -> str | None:
+    return None if finding.value is None else f"host CPU {finding.value:.0f}% busy"
+
+
+def cpu_wait_caveat(r: Result, finding: Finding) -> str:
+    large = large_wait_in_reads(r.figures)
+    if large is not None:
+        return f"{large[0]:,.0f} us of it waiting for a CPU"
+    return f"the sessions waited for a CPU {finding.value:.0f}% of their time" \
+        if finding.value is not None else "the sessions waited for a CPU"
+
+
+def cpu_steal_caveat(r: Result, finding: Finding) -> str | None:
+    return None if finding.value is None else f"{finding.value:.1f}% of the CPU time stolen by the hypervisor"
+
+
+def other_cpu_caveat(r: Result, finding: Finding) -> str:
+    return f"{value(r.figures, 'other_cpu_pct'):.0f}% of that CPU other work's"

@@ -81,6 +81,12 @@ def not_recovered(r: Result) -> Finding | None:
                    "dip", "disruptions.recovery_seconds", None)
 
 
+def not_recovered_caveat(r: Result, finding: Finding) -> str:
+    """The headline's caveat of an event not recovered from (report/verdict_rules.py)."""
+    late = [str(d.get("event")) for d in catalogue.disruptions(r.figures) if d.get("not_recovered")]
+    return f"not recovered from {', '.join(late) or 'an event'} by the window's end"
+
+
 def bands(r: Result) -> list[list[Any]]:
     """[from_s, to_s, name] of each event that happened, seconds into the window (the charts' x axis)."""
     return [[d["start_s"], d["end_s"], str(d.get("event"))] for d in catalogue.disruptions(r.figures)

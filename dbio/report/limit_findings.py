@@ -5,7 +5,7 @@ measured under such a limit are the limit's, not the platform's: the report says
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from dbio.report.finding import Finding
 from dbio.result_records import Doc, Result, of
@@ -109,6 +109,3 @@ def summary(doc: Doc, client: bool = False) -> str:
             said = ", ".join(word(limit[field]) for field, word in IO_LIMITS if limit.get(field))
             parts.append(f"{on}{limit.get('name') or limit.get('device')}: {said}")
     return "; ".join(dict.fromkeys(parts)) or "none"
-
-
-RULES: tuple[Callable[[Result], Finding | None], ...] = (io_limit, cpu_limit, baseline_outside_limits)

@@ -33,7 +33,8 @@ def build(doc: Doc) -> dict[str, Any]:
     """The report model of a result (a Result as result.read_result gives it, or a document typed here)."""
     r = of(doc)
     f = dict(r.figures)
-    findings = verdict.findings(r)
+    judged = verdict.judge(r)  # the one verdict every part of the model reads
+    findings = judged.findings
     measured = catalogue.measured(f)
     intervals = series_math.labelled(r.series, r.timeline.warmup_seconds or 0)
     model: dict[str, Any] = {
@@ -44,12 +45,12 @@ def build(doc: Doc) -> dict[str, Any]:
                 "status_reason": r.status_reason, "window_start": r.timeline.window_start,
                 "window_seconds": catalogue.value(f, "window_seconds"), "dbio_version": r.dbio_version},
         # the verdict and what could not be measured come first, in every format
-        "verdict": verdict.summary(r),
+        "verdict": judged.summary,
         "findings": [x.to_dict() for x in findings],
         "not_measured": conduct_findings.not_measured(r),
-        "headline_text": verdict.headline(r),
+        "headline_text": judged.headline,
         # the figures' cards: none on an invalid result, whose reads are not storage's (headline_text says so)
-        "headline": _headline(f, verdict.headline_caveats(r, findings)[0])
+        "headline": _headline(f, judged.caveats[0])
         if measured and not any(x.level == "invalid" for x in findings) else [],
         "sections": _sections(r, f, intervals, findings),
         "series": _series_points(intervals) if measured else {},

@@ -74,3 +74,9 @@ def lagging(node: Node) -> str | None:
     parts = [f"{seconds:.1f} s" if seconds is not None else None, f"{mib:,.1f} MiB of WAL" if mib is not None else None]
     return (f"{node.name} (standby) fell behind its primary by up to {' and '.join(p for p in parts if p)}: its "
             "sessions read older data than the primary's, and replay shared its device and CPU with them")
+
+
+def node_stopped_caveat(r: Result, finding: Any) -> str:
+    """The headline's caveat of a node that stopped (report/verdict_rules.py)."""
+    stopped_nodes = [n for n in r.cluster.get("stopped_nodes") or [] if isinstance(n, str)]
+    return f"{', '.join(stopped_nodes) or 'a node'} stopped: the totals are partial"

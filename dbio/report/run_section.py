@@ -106,6 +106,9 @@ def _knobs(w: Mapping[str, Any]) -> list[str]:
                      f"every {w['hotspot_frequency']}")
     if w.get("hot_schema_frequency"):
         knobs.append(f"hot schema every {w['hot_schema_frequency']}")
+    if w.get("rate"):  # an open loop: the rate asked, its schedule, the latency limit
+        limit = f", late beyond {w['latency_limit'] * 1000:g} ms" if w.get("latency_limit") else ""
+        knobs.append(f"rate {w['rate']:,} statements/s ({w.get('rate_schedule') or 'poisson'}{limit})")
     if w.get("think_time_frequency"):
         knobs.append(f"think every {w['think_time_frequency']} ({w['think_time_min']}-{w['think_time_max']} s)")
     if w.get("work_loop"):  # SLOB's meaning counts the warm-up; a document without the scope had dbio's

@@ -4,7 +4,7 @@ Each says which place, so that a figure the device did not give is not read as t
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from dbio.collect.block import MEMORY_FILESYSTEMS  # a result recorded before in_memory was
 from dbio.report.finding import Finding
@@ -85,6 +85,3 @@ def no_device(r: Result) -> Finding | None:
         return Finding("info", "no_device", f"{_named(WAL, wal)} has no block device dbio can read: its writes "
                                             "are in no device figure")
     return None
-
-
-RULES: tuple[Callable[[Result], Finding | None], ...] = (in_memory, loop_page_cache, no_device)

@@ -233,3 +233,32 @@ def device_saturated(r: Result) -> Finding | None:
     name, util = max(busy, key=lambda x: x[1])
     return Finding("info", "device_busy", f"device {name} was busy {util:.0f}% of the window: requests queued at the "
                                           "device", f"devices.{name}.{utilization.ref}", util)
+
+
+# The headline's caveats of these rules' warnings (report/verdict_rules.py): a few words beside the figure.
+
+def shared_device_caveat(r: Result, finding: Finding) -> str:
+    f = r.figures
+    reads = read_comparison(f, page_bytes(r))
+    ratio = None if reads is None else reads.share
+    if reads is not None and ratio is not None and reads.excess() is not None:
+        what = "the engine's bytes" if reads.by_bytes else "the engine's reads"
+        did = f"{ratio:.1f}x {what}" if ratio >= 2 else f"{100 * ratio:.1f}% of {what}"
+        return f"the device {'read' if reads.by_bytes else 'did'} {did}: other work shared the device"
+    wrote = value(f, "device_to_db_write_ratio")
+    return (f"the device wrote {wrote:.1f}x the engine's bytes" if wrote is not None else
+            "the device wrote what the engine did not") + ": other work shared the device"
+
+
+def small_data_set_caveat(r: Result, finding: Finding) -> str | None:
+    if finding.value is None:
+        return None
+    return f"the data set is only {finding.value:.1f}x the cache: some reads may be cache hits"
+
+
+def reads_beyond_rows_caveat(r: Result, finding: Finding) -> str | None:
+    return None if finding.value is None else f"{finding.value:.2f} blocks read per row: index blocks too"
+
+
+def read_only_wrote_caveat(r: Result, finding: Finding) -> str:
+    return "a read-only run that wrote: the device did writes too"

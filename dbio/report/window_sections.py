@@ -145,9 +145,39 @@ def latency(f: dict[str, Any]) -> dict[str, Any]:
     tables = [averages, table("statement_latency", "Statement latency (timed inside the work loop)",
                               ["Statement", *[c.label for c in columns]], ["text", *[c.kind for c in columns]],
                               stats_rows)]
+    tables += _rate_tables(f)
     for kind in kinds:
         tables.append(_histogram_table(kind, catalogue.histogram(f, kind) or []))
     return {"id": "latency", "title": "Latency", "tables": tables, "charts": ["latency_histogram"]}
+
+
+RATE_COLUMNS = ("mean_us", "p50_us", "p99_us", "p99_9_us", "max_us")
+
+
+def _rate_tables(f: Any) -> list[dict[str, Any]]:
+    """An open loop's (--rate): the rate asked and achieved, and each statement's latency from its intended start
+    beside its schedule lag (stats/rate.py)."""
+    asked = value(f, "rate_asked_per_s")
+    if asked is None:
+        return []
+    held = value(f, "rate_held")
+    rate = f["rate"]
+    notes = ["Latency from the intended start: each statement's end less the instant the schedule meant it to "
+             "start; the schedule lag: its actual start less that instant (pgbench's). A loop that falls behind "
+             "its schedule shows its queue here, never hidden by timing from the actual start."]
+    late = value(f, "late_statements")
+    if late is not None:
+        notes.append(f"{late:,} statements ({value(f, 'late_pct') or 0:.2f}%) ended later than the latency limit "
+                     f"({rate['latency_limit_us'] / 1000:g} ms) after their intended start.")
+    shown = "yes" if held else "NO" if held is False else "not judged"
+    return [
+        table("rate", f"Rate ({rate.get('schedule') or 'poisson'} schedule)",
+              ["Asked/s", "Achieved/s", "Achieved %", "Held"], ["rate", "rate", "pct", "text"],
+              [[asked, value(f, "rate_achieved_per_s"), value(f, "rate_achieved_pct"), shown]]),
+        table("intended_latency", "Latency from the intended start", ["", "Mean", "p50", "p99", "p99.9", "Max"],
+              ["text", "us", "us", "us", "us", "us"],
+              [["From intended start", *[rate.get(f"intended_{c}") for c in RATE_COLUMNS]],
+               ["Schedule lag", *[rate.get(f"lag_{c}") for c in RATE_COLUMNS]]], notes)]
 
 
 def _histogram_table(kind: str, buckets: list[dict[str, Any]]) -> dict[str, Any]:

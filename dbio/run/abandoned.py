@@ -27,7 +27,7 @@ from dbio.run.slice_totals import Tally
 from dbio.run import wait_sampling
 
 RESCUE_MARK = "rescued-from"  # in a rescue directory: the run directory its result could not be written to
-RESCUED_TO = "rescued-to"  # in that run directory, as far as its full disk allowed: where the result went
+RESCUED_TO = results.RESCUED_TO  # in that run directory, as far as its full disk allowed: where the result went
 
 
 def rescue_bases() -> list[Path]:

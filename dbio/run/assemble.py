@@ -19,6 +19,7 @@ from dbio.run.outcome import RunOutcome, StartFacts
 from dbio.run.sessions import Session
 from dbio.run.slice_totals import Tally
 from dbio.stats import figures as figure_math
+from dbio.stats import rate as rates
 from dbio.stats import resets
 
 
@@ -65,7 +66,10 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     probes: dict[str, dict[str, Any]] = outcome.records.get(read_probing.KEY) or {}
     node_starts = outcome.start.node_starts if outcome.start is not None else {}
     figures = result_figures.window_figures(man, outcome.totals, begin, end, window, man["capabilities"],
-                                            reset=watch.counters(), read_probe=probes)
+                                            reset=watch.counters(), read_probe=probes, sessions=len(outcome.sessions))
+    if figures.get("rate"):  # held or not, and where it fell behind, from each interval's schedule lag
+        figures["rate"] = rates.judge(figures["rate"], rates.interval_lags(per_interval, plan["warmup"]),
+                                      plan["warmup"], plan["interval"])
     document = {
         "format": results.FORMAT, "format_version": results.FORMAT_VERSION, "dbio_version": __version__,
         "run_id": f"{outcome.run_id:x}", "label": man["config"]["run"]["label"] or directory_name,
@@ -147,7 +151,9 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
            # a recovered run of several nodes lost which session ran where: no statement figures per node
            "figures": None if tally is None else result_figures.window_figures(
                {**man, "server": node["server"]}, tally, begin, end, window, node["capabilities"], node=name, own=own,
-               reset=reset, read_probe={name: probe} if probe else None)}
+               reset=reset, read_probe={name: probe} if probe else None, sessions=len(sessions))}
+    if out["figures"] and out["figures"].get("rate"):  # the run's intervals are every node's: judged on its own
+        out["figures"]["rate"] = rates.judge(out["figures"]["rate"], [], 0, 1)
     if series is not None:
         out["series"] = series
         if out["figures"] and out["figures"].get("replication"):

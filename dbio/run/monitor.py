@@ -18,7 +18,7 @@ from dbio.collect import cgroup, procfs
 from dbio.engines.base import Engine, ServerInfo
 from dbio.run.clock import REAL_TIME, TimeSource
 from dbio.run.liveness import Liveness
-from dbio.run.readings import reading_time, refused
+from dbio.run.readings import once_normalized, reading_time, refused
 
 
 @dataclass
@@ -112,7 +112,7 @@ class Monitor:
             error = f"engine snapshot{where} failed: {exc}"
             self.errors.append(error)
             return Answer(None, error)
-        fault = refused(raw, probe.engine.normalize)
+        fault = refused(raw, once_normalized(probe.engine))  # normalized once: the live line's counters too
         if fault is not None:  # the sample records why and has no counters of this node: a gap, not a figure
             error = f"engine snapshot{where} refused: {fault}"
             self.errors.append(error)

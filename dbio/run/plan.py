@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from dbio.config import WorkloadConfig
+from dbio import rate_schedule as rates
 from dbio.stats import histogram
 
 SLICE_SECONDS = 1.0
@@ -54,8 +55,9 @@ class RunPlan:
         return Grid(int(self.warmup), self.interval)
 
 
-def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None = None) -> RunPlan:
-    """window_at: the instant the measured window opens (epoch), when agreed in advance."""
+def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None = None, parts: int = 1) -> RunPlan:
+    """window_at: the instant the measured window opens (epoch), when agreed in advance; parts: how many parts
+    the run has (--part i/N), each taking an equal share of --rate."""
     sessions = w.sessions
     schema_of = tuple((i // w.threads_per_schema) + 1 for i in range(sessions))
     warmup = math.ceil(w.warmup / SLICE_SECONDS) * SLICE_SECONDS
@@ -78,6 +80,10 @@ def make_plan(w: WorkloadConfig, interval: float = 1.0, window_at: float | None 
         "think_min": w.think_time_min,
         "think_max": w.think_time_max,
         "bounds_us": bounds,
+        # --rate: each session's share (run/rate.py), its schedule and the latency past which a statement is late
+        "rate_per_s": None if w.rate is None else rates.per_session(w.rate, sessions, parts),
+        "rate_uniform": w.rate_schedule == "uniform",
+        "latency_limit_us": w.latency_limit * 1e6,
     }
     start = None if window_at is None else window_at - warmup
     return RunPlan(sessions, schema_of, warmup, w.run_time, w.work_loop, control, tuple(bounds), int(interval), start,

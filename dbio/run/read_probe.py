@@ -10,6 +10,12 @@ lookups that read nothing (cached) or more than one block (index and table) are 
 The probe's own reads are in the engine's counters of the window: it counts them, and the report says
 what share they are. Its server process's CPU is dbio's monitoring overhead, not the sessions'.
 
+A second's lookups are one batch, one statement the engine runs and times lookup by lookup (PostgreSQL's
+EXPLAIN ANALYZE of a prepared UNION ALL, MariaDB's ANALYZE of one): one round trip and one wake-up of the
+run's event loop a second instead of one per lookup, which made the probe most of dbio's own CPU (issue 39).
+The batch's lookups follow each other under the sessions' load as single lookups did; only their spacing inside
+the second differs.
+
 The run's listener of it, which makes a probe for each node and counts their lookups while the window is open,
 is read_probing.py.
 """
@@ -26,6 +32,7 @@ from dbio.engines.base import Engine, ProbeRead, read_probing
 from dbio.run.clock import REAL_TIME, TimeSource
 
 RATE_PER_S = 25  # lookups a second per node: next to nothing against the sessions' thousands of reads
+BATCH_SECONDS = 1.0  # one batch of lookups (one statement) each second
 GIVE_UP_AFTER = 5  # failed lookups in a row after which the probe stops (the reason is kept)
 
 
@@ -87,6 +94,9 @@ class ReadProbe:
         self.prober = read_probing(engine)  # None: the engine declares no read probe
         self.application_name = application_name  # named with its run: parts sharing a server count their own
         self.schemas, self.scale, self.rate = sorted(set(schemas)), scale, rate
+        # the schema of each lookup of a batch: every schema in turn, so each is read as often
+        self.lookups = [self.schemas[i % len(self.schemas)] for i in range(max(1, round(rate * BATCH_SECONDS)))] \
+            if self.schemas else []
         self.tally = ProbeTally(len(self.bounds) + 1)
         self.conn: Any = None
         self.pid: int | None = None
@@ -102,43 +112,45 @@ class ReadProbe:
             self.why = "this engine cannot time single reads"
             return
         try:
-            self.conn, self.pid = await self.prober.read_probe_connect(conninfo, access_path, self.application_name)
+            self.conn, self.pid = await self.prober.read_probe_connect(conninfo, access_path, self.application_name,
+                                                                       self.lookups)
         except Exception as exc:  # the run never fails for its probe
             self.why = f"the probe could not time reads: {getattr(exc, 'message', None) or exc}"
 
     async def run(self, measuring: Callable[[], bool], stop: asyncio.Event) -> None:
-        """Lookups on a fixed schedule (a late one is skipped, never made up in a burst) until stop."""
+        """A batch of lookups on a fixed schedule (a late one is skipped, never made up in a burst) until stop;
+        a batch counts when the window was open before and after it."""
         if self.conn is None or self.prober is None:
             return
-        period = 1.0 / self.rate
+        stopped = asyncio.ensure_future(stop.wait())  # one waiter for the whole run, none per batch
         due = self.time.monotonic()
         failures = 0
-        while not stop.is_set():
-            if measuring():
-                key = self.random.randint(1, self.scale)
-                schema = self.random.choice(self.schemas)
-                try:
-                    read = await self.prober.read_probe(self.conn, schema, key)
-                except Exception as exc:
-                    if stop.is_set():
-                        return
-                    self.tally.errors += 1
-                    failures += 1
-                    if failures >= GIVE_UP_AFTER:
-                        self.why = f"the probe stopped after {failures} failed lookups in a row: {exc}"
-                        return
-                else:
-                    failures = 0
-                    if measuring():  # a lookup the window's close overtook is not the window's
-                        self.tally.add(read, self.bounds)
-            due += period
-            delay = due - self.time.monotonic()
-            if delay < 0:
-                due, delay = self.time.monotonic(), 0.0
-            try:
-                await asyncio.wait_for(stop.wait(), delay)
-            except asyncio.TimeoutError:
-                pass
+        try:
+            while not stop.is_set():
+                if measuring():
+                    keys = [self.random.randint(1, self.scale) for _ in self.lookups]
+                    try:
+                        reads = await self.prober.read_probe(self.conn, keys)
+                    except Exception as exc:
+                        if stop.is_set():
+                            return
+                        self.tally.errors += 1
+                        failures += 1
+                        if failures >= GIVE_UP_AFTER:
+                            self.why = f"the probe stopped after {failures} failed batches in a row: {exc}"
+                            return
+                    else:
+                        failures = 0
+                        if measuring():  # a batch the window's close overtook is not the window's
+                            for read in reads:
+                                self.tally.add(read, self.bounds)
+                due += BATCH_SECONDS
+                delay = due - self.time.monotonic()
+                if delay < 0:
+                    due, delay = self.time.monotonic(), 0.0
+                await asyncio.wait((stopped,), timeout=delay)
+        finally:
+            stopped.cancel()
 
     @property
     def method(self) -> str:

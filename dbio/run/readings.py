@@ -8,6 +8,7 @@ neutral counters summed) and "nodes" each node's own neutral counters.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, TypeGuard
 
 from dbio import jsondoc, file_formats
@@ -21,8 +22,37 @@ Normalize = Callable[[str, dict[str, Any]], dict[str, Any]]  # (node name, raw s
 
 
 def normalizer(engines: dict[str, Engine]) -> Normalize:
-    """Each node's raw snapshots normalized by that node's engine."""
-    return lambda node, raw: engines[node].normalize(raw)
+    """Each node's raw snapshots normalized by that node's engine (once for a snapshot checked as it came:
+    once_normalized)."""
+    return lambda node, raw: once_normalized(engines[node])(raw)
+
+
+class _Last:
+    """An engine's normalize that gives back the counters it made last when asked again for the same snapshot
+    (the same object, which it holds, so that no other can take its id): each reading is normalized as it is
+    checked (refused), then again for the live line, the metrics and the node's loss; the counters are only
+    read after."""
+
+    def __init__(self, normalize: Callable[[dict[str, Any]], dict[str, Any]]):
+        self.normalize = normalize
+        self.raw: dict[str, Any] | None = None
+        self.counters: dict[str, Any] = {}
+
+    def __call__(self, raw: dict[str, Any]) -> dict[str, Any]:
+        if raw is not self.raw:
+            self.counters, self.raw = self.normalize(raw), raw
+        return self.counters
+
+
+_LAST: weakref.WeakKeyDictionary[Any, _Last] = weakref.WeakKeyDictionary()
+
+
+def once_normalized(engine: Engine) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The engine's normalize, remembering its last snapshot's counters (_Last)."""
+    last = _LAST.get(engine)
+    if last is None:
+        last = _LAST[engine] = _Last(engine.normalize)
+    return last
 
 
 def raw_nodes(reading: dict[str, Any] | None) -> dict[str, Any]:

@@ -43,11 +43,12 @@ def window_readings(outcome: RunOutcome, last_measured: dict[str, Any] | None, n
 def window_figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | None, end: dict[str, Any] | None,
                    window: dict[str, Any], caps: dict[str, Any], node: str | None = None,
                    own: tuple[set[str], set[str]] | None = None, reset: list[str] | None = None,
-                   read_probe: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                   read_probe: dict[str, dict[str, Any]] | None = None, sessions: int = 0) -> dict[str, Any]:
     """The window's figures: the run's total, or one node's (node). A node's host figures are the
     run's when it is the run's one node; of several, each has only its own processes' CPU and its
     own devices (own: its sessions' pids and its devices), the host's CPU being the run's. reset: the
-    counters that went back inside the window (stats/resets.py), on which no figure is built."""
+    counters that went back inside the window (stats/resets.py), on which no figure is built. sessions: how many
+    sessions the tally holds (with --rate, the rate they were asked for is theirs)."""
     if begin is None or end is None:
         return {"window_seconds": None}
     engine_begin = begin.get("engine") if node is None else (begin.get("nodes") or {}).get(node)
@@ -68,7 +69,9 @@ def window_figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | N
         "io_timing": bool(caps.get("times_data_io")), "wal_io_timing": bool(caps.get("times_redo_io")),
         "page_bytes": caps.get("page_bytes") or 8192, "work_unit": w["work_unit"],
                                "update_work_unit": w.get("update_work_unit") or w["work_unit"],
-        "reset_counters": reset or [], "read_probe": read_probe or None})
+        "reset_counters": reset or [], "read_probe": read_probe or None,
+        "rate_asked_per_s": None if not (per := man["plan"].get("rate_per_session")) else per * sessions,
+        "rate_schedule": w.get("rate_schedule") or "poisson", "latency_limit_us": (w.get("latency_limit") or 0) * 1e6})
 
 
 def _node_os(reading: dict[str, Any] | None, own: tuple[set[str], set[str]] | None) -> dict[str, Any] | None:

@@ -81,6 +81,7 @@ class Session:
         clock = shared.clock
         previous_end: float | None = None
         think_left = 0.0
+        due: float | None = None
         arrived = False
         while not shared.stop.is_set():
             if previous_end is None or clock.warmup == 0:
@@ -109,7 +110,7 @@ class Session:
                     result: SliceResult = await self.engine.call_slice(self.conn, SliceRequest(
                         run_id=shared.run_id, session=self.number, barrier=previous_end is None,
                         iterations_before=self.iterations, selects_before=self.selects, max_iterations=limit,
-                        think_left=think_left, control=self.control))
+                        think_left=think_left, control=self.control, due=due))
             finally:
                 self.in_call = False
             self.slices += 1
@@ -133,7 +134,7 @@ class Session:
             else:
                 self.unplaced.append(result)
             previous_end = result.slice_end
-            think_left = result.think_left
+            think_left, due = result.think_left, result.due
             if result.done:
                 self.state = "done"
                 return

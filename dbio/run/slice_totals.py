@@ -17,6 +17,10 @@ from dbio.run.plan import SLICE_SECONDS
 # "hot": the random-range SELECTs that went to the hot spot (counted in selects too, timed apart from "select",
 # which holds the others): the part meant to be served from memory, kept out of the storage part's latency
 KINDS = ("select", "update", "scan", "hot")
+# an open loop's (--rate) two more, over every statement: its latency from its intended start, and its schedule
+# lag (its actual start less its intended one); in a tally's histograms only when the run had a rate
+SCHEDULE = ("intended", "lag")
+ALL_KINDS = KINDS + SCHEDULE
 COUNT_FIELDS = ("iterations", "selects", "updates", "scans", "rows", "hot_rows", "retries")
 
 
@@ -33,27 +37,32 @@ class Tally:
     hot_rows: int = 0  # rows the hot spot's SELECTs counted (in rows too)
     retries: int = 0  # UPDATEs run again after a conflict rolled them back (SliceResult.retries)
     think_seconds: float = 0.0
-    sum_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
-    max_us: list[float] = field(default_factory=lambda: [0.0] * len(KINDS))
-    hist: np.ndarray = field(default=None)  # type: ignore[arg-type]  # (kinds, buckets) int64
+    late: int = 0  # with a rate: statements later than the latency limit from their intended start
+    sum_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
+    max_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
+    hist: np.ndarray = field(default=None)  # type: ignore[arg-type]  # (all kinds, buckets) int64
 
     def __post_init__(self) -> None:
         if self.hist is None:
-            self.hist = np.zeros((len(KINDS), self.buckets), dtype=np.int64)
+            self.hist = np.zeros((len(ALL_KINDS), self.buckets), dtype=np.int64)
 
     def add(self, r: SliceResult) -> None:
         self._add_counts(r.iterations, r.selects, r.updates, r.scans, r.rows, r.hot_rows, r.think_seconds, r.sum_us,
                          r.max_us)
-        self.hist += r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+        hist = r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+        self.hist[:len(hist)] += hist  # a closed loop's slice has the statement kinds alone
         self.retries += r.retries
+        self.late += r.late
 
     def remove(self, r: SliceResult) -> None:
         """Take a slice added before back out (its work turned out to lie past what the figures cover); the
         maximum latencies stay, a statement that took that long having run."""
         self._add_counts(-r.iterations, -r.selects, -r.updates, -r.scans, -r.rows, -r.hot_rows, -r.think_seconds,
-                         [-v for v in r.sum_us], [0.0] * len(KINDS))
-        self.hist -= r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+                         [-v for v in r.sum_us], [0.0] * len(r.sum_us))
+        hist = r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
+        self.hist[:len(hist)] -= hist
         self.retries -= r.retries
+        self.late -= r.late
 
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
@@ -61,6 +70,7 @@ class Tally:
                          other.think_seconds, other.sum_us, other.max_us)
         self.hist += other.hist
         self.retries += other.retries
+        self.late += other.late
 
     def _add_counts(self, iterations: int, selects: int, updates: int, scans: int, rows: int, hot_rows: int,
                     think: float, sum_us: list[float], max_us: list[float]) -> None:
@@ -71,7 +81,7 @@ class Tally:
         self.rows += rows
         self.hot_rows += hot_rows
         self.think_seconds += think
-        for k in range(len(KINDS)):
+        for k in range(len(sum_us)):
             self.sum_us[k] += sum_us[k]
             self.max_us[k] = max(self.max_us[k], max_us[k])
 
@@ -82,7 +92,8 @@ class Tally:
         for name in COUNT_FIELDS:
             setattr(tally, name, sparse.get(name, 0))
         tally.think_seconds = sparse.get("think_seconds", 0.0)
-        for k, kind in enumerate(KINDS):
+        tally.late = sparse.get("late", 0)
+        for k, kind in enumerate(ALL_KINDS):
             entry = sparse.get(kind)
             if entry:
                 tally.hist[k] = dense(entry["hist"], buckets)
@@ -90,21 +101,30 @@ class Tally:
                 tally.max_us[k] = entry["max_us"]
         return tally
 
+    @property
+    def scheduled(self) -> bool:
+        """The statements had intended starts (a run with --rate): the schedule's kinds hold them."""
+        return bool(self.hist[len(KINDS):].any())
+
     def counts(self) -> dict[str, Any]:
-        return {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
-                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
-                "think_seconds": self.think_seconds}
+        out = {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
+               "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
+               "think_seconds": self.think_seconds}
+        return {**out, "late": self.late} if self.scheduled else out
+
+    def _kinds(self) -> tuple[str, ...]:
+        return ALL_KINDS if self.scheduled else KINDS
 
     def histograms(self, bounds: list[float]) -> dict[str, Any]:
         out: dict[str, Any] = {"bounds_us": list(bounds)}
-        for k, kind in enumerate(KINDS):
+        for k, kind in enumerate(self._kinds()):
             out[kind] = {"counts": [int(v) for v in self.hist[k]], "sum_us": self.sum_us[k], "max_us": self.max_us[k]}
         return out
 
     def sparse(self) -> dict[str, Any]:
         """Compact form for per-interval records: only non-empty buckets."""
         out: dict[str, Any] = self.counts()
-        for k, kind in enumerate(KINDS):
+        for k, kind in enumerate(self._kinds()):
             n = int(self.hist[k].sum())
             if n:
                 nonzero = np.flatnonzero(self.hist[k])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbio.collect import procfs
-from dbio.stats import histogram, host_cpu, hotspot, access_profile, single_reads, writesets
+from dbio.stats import histogram, host_cpu, hotspot, access_profile, rate as rates, single_reads, writesets
 from dbio.stats.counters import delta, get, rate, ratio
 from dbio.stats.resets import without
 
@@ -61,6 +61,11 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["replication"] = _replication(window["engine_end"], d, seconds)
     out["writesets"] = writesets.derive(window["engine_end"], d, seconds, totals)
     out["shape"] = access_profile.derive(d, totals, window, seconds)
+    # --rate: the rate asked and achieved, the latency from the intended start (stats/rate.py); held is judged after
+    scheduled = rates.derive(window.get("rate_asked_per_s"), window.get("rate_schedule") or "poisson",
+                             window.get("latency_limit_us") or 0.0, totals, window["histograms"], seconds)
+    if scheduled is not None:
+        out["rate"] = scheduled
     out["hotspot"] = hotspot.derive(totals, out["latency"]["statements"], out["load_profile"]["physical_reads_per_s"],
                                     out["latency"]["avg_read_us"], seconds)
     return out

@@ -44,6 +44,7 @@ class RunFacts:
     direct_io: bool = True  # off: the kernel may read ahead more than the engine asked
     devices_hold_data: bool = True  # every data place is on a device dbio reads: else they see a part of the reads
     local: bool = True  # the server runs on this host: this host's steal is the server's
+    rate_asked_per_s: float | None = None  # --rate: the statements/s the sessions were scheduled for
 
 
 def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float],
@@ -69,6 +70,12 @@ def interval(prev: dict[str, Any], cur: dict[str, Any], bounds: list[float],
         out["writes_per_s"] = None if writes is None else writes / span.seconds
         out["avg_read_us"] = 1000 * read_ms / client_reads if client_reads and read_ms is not None else None
     out["select_p99_us"] = _p99(cur.get("statements"), bounds)
+    # --rate: the interval's statements (as their slices ended) and their mean lag behind the schedule
+    lag = (cur.get("statements") or {}).get("lag")
+    seconds = (cur.get("t") or 0) - (prev.get("t") or 0)
+    if lag and lag.get("count") and seconds > 0:
+        out["rate_achieved_per_s"] = lag["count"] / seconds
+        out["schedule_lag_us"] = lag["sum_us"] / lag["count"]
     os_prev, os_cur = prev.get("os") or {}, cur.get("os") or {}
     os_seconds = (os_cur.get("t") or 0) - (os_prev.get("t") or 0)
     if os_seconds > 0:
@@ -111,6 +118,10 @@ def line(figures: dict[str, Any]) -> str:
         parts.append(f"{figures['avg_read_us']:,.0f} us/read")
     if figures.get("select_p99_us") is not None:
         parts.append(f"SELECT p99 {_time(figures['select_p99_us'])}")
+    if figures.get("rate_achieved_per_s") is not None:  # --rate: asked against achieved, the schedule's lag
+        asked = figures.get("rate_asked_per_s")
+        of = "" if asked is None else f" of {asked:,.0f}"
+        parts.append(f"rate {figures['rate_achieved_per_s']:,.0f}{of}/s, lag {_time(figures['schedule_lag_us'])}")
     if figures.get("writes_per_s") is not None:
         parts.append(f"{figures['writes_per_s']:,.0f} writes/s")
     if figures.get("device_busy_pct") is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dbio import command_options
 from dbio.sweep.step_config import step_config
 from dbio.errors import UsageError
 from dbio.report import verdict
@@ -15,7 +16,8 @@ from dbio.stats.knee import peaked
 from dbio.sweep import plan, search
 from dbio.ui import UI
 
-PEAK_GAIN = 0.05  # --until-peak: doubling stops when reads/s grow by less than 5%
+# --until-peak: doubling stops when reads/s grow by less than this share (5%): said once, in --peak-gain's row
+PEAK_GAIN: float = command_options.default("sweep", "peak_gain")
 MAX_PEAK_STEPS = 13  # 1 .. 4096 sessions
 
 

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 from dbio.jobs import dataset, setup as setup_job
 from dbio.config import Config
-from dbio.engines import registry
 from dbio.ui import UI
 
 
 def check(configs: list[Config], ui: UI) -> None:
     """Every step's layout, before the sweep starts anything (a directory the WAL cannot go to...)."""
     for config in configs:
-        registry.entry(config.connection.engine).relayout(config, ui.note, check_only=True)
+        config.spec.relayout(config, ui.note, check_only=True)
 
 
 def relayout(config: Config, ui: UI) -> None:
     """What needs no load (the WAL's place), as the engine does it."""
-    registry.entry(config.connection.engine).relayout(config, ui.say)
+    config.spec.relayout(config, ui.say)
 
 
 def prepare(config: Config, ui: UI) -> None:

@@ -29,7 +29,7 @@ RUN_KNOBS = {
     "redo_stress": "redo", "hotspot": "hot", "hotspot_size": "hotsz", "hotspot_offset": "hotoff",
     "hotspot_frequency": "hotf", "hot_schema_frequency": "hsf", "think_time_frequency": "think",
     "think_time_min": "thmin", "think_time_max": "thmax", "access_path": "path", "scale": "scale",
-    "run_time": "rt", "warmup": "warm", "work_loop": "loop",
+    "run_time": "rt", "warmup": "warm", "work_loop": "loop", "rate": "rate",  # --vary rate=...: a latency curve
     "event": "ev",  # one --event a step (dbio/disruption.py): a sweep over disruptions
 }
 ABBREVIATIONS = {**LAYOUT_KNOBS, **RESTART_KNOBS, **RUN_KNOBS}

@@ -92,7 +92,8 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
             sweep_layout.prepare(config, ui)
         if doc.get("op"):
             return _op_step(directory, doc, step, ui, config, durations, t0)
-        outcome = run_job.run(config, ui, directory=directory / step["name"], baseline=baseline)
+        outcome = run_job.run(config, ui, directory=directory / step["name"], baseline=baseline,
+                              step_label=step["name"])
     except Interrupted:
         step["status"] = "interrupted"
         raise

@@ -1,7 +1,7 @@
 """A real embedded PostgreSQL 18 for the integration tests, started once and removed at the end.
 
-Tests run dbio as users do (python -m dbio ...), each in its own database of the shared
-instance, with tiny scales: 32 MiB of data against 16 MiB of shared_buffers.
+Tests run dbio as users do, as a program of its own (`dbio(...)`: forked with its imports done), each in its
+own database of the shared instance, with tiny scales: 32 MiB of data against 16 MiB of shared_buffers.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Callable
 
 import psycopg
 import pytest
+
+from tests import forked_dbio
 
 def _base_dir() -> Path:
     # As root the server runs as an unprivileged user, which cannot enter pytest's 0700 temp dirs.
@@ -39,10 +41,15 @@ class Done:
         return self.out + self.err
 
 
-def dbio(*args: str, timeout: float = 300, env: dict | None = None) -> Done:
-    # no terminal, as a script runs it: a question is never asked (dbio refuses, naming --yes)
+def dbio(*args: str, timeout: float = 300, env: dict | None = None, process: bool = False) -> Done:
+    """dbio ARGS as a program with no terminal, as a script runs it (a question is never asked: dbio refuses,
+    naming --yes): a fork of this process with dbio already imported (tests/forked_dbio.py), or, with
+    process=True, `python -m dbio` started anew, for a test whose point is the program's own start."""
+    environ = {**os.environ, "COLUMNS": "200", **(env or {})}
+    if not process:
+        return Done(*forked_dbio.run(list(args), environ, timeout))
     proc = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200", **(env or {})})
+                          stdin=subprocess.DEVNULL, env=environ)
     return Done(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -177,9 +184,10 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
 
 
 def launch_margin(args_at) -> float:
-    """Seconds to give, besides a run's 10 s of connecting before a --start-at, for three interpreters starting at
-    once and a fourth refused that names the same start (it must ask before the 10 s): four times what this host
-    just took to refuse a run whose start has passed (itself a check), at least 6 s. args_at(stamp): the
+    """Seconds to give, besides a run's 10 s of connecting before a --start-at, for three dbio processes starting at
+    once (forked as dbio(...) is: tests/forked_dbio.start) and a fourth refused that names the same start (it must
+    ask before the 10 s): four times what this host just took to refuse a run whose start has passed (itself a
+    check), at least 6 s. args_at(stamp): the
     run's arguments for that --start-at. About 6 s on a quiet host, 12 s at a load of 10 on 2 cores, where a
     fixed 15 s was only waiting."""
     from datetime import datetime, timezone
@@ -244,7 +252,7 @@ def assert_other_runs_refused(args: Callable[..., list[str]], stamp: str, later:
     assert other.code == 2 and "in use by another run's parts" in other.err, other.text
 
 
-def finished_parts(procs: list[subprocess.Popen]) -> tuple[list[dict], list[Path]]:
+def finished_parts(procs: list[forked_dbio.Started]) -> tuple[list[dict], list[Path]]:
     """Each part's result document and directory, once every part ended well."""
     docs, dirs = [], []
     for proc in procs:
@@ -255,7 +263,7 @@ def finished_parts(procs: list[subprocess.Popen]) -> tuple[list[dict], list[Path
     return docs, dirs
 
 
-def kill_left(procs: list[subprocess.Popen]) -> None:
+def kill_left(procs: list[subprocess.Popen] | list[forked_dbio.Started]) -> None:
     """Whatever a failed test left running of the processes it started."""
     for proc in procs:
         if proc.poll() is None:

@@ -164,8 +164,7 @@ def test_a_load_whose_dbio_was_killed_resumes_with_the_direct_io_the_run_has(ins
 def small_filesystem(workdir):
     with small_fs.mounted("320m", workdir) as mount:
         yield mount
-        subprocess.run([sys.executable, "-m", "dbio", "instance", "destroy", "--yes", "--data-dir",
-                        str(mount / "inst")], capture_output=True)
+        dbio("instance", "destroy", "--yes", "--data-dir", str(mount / "inst"))
 
 
 def test_disk_full_during_load_keeps_what_is_done_and_resumes(small_filesystem):

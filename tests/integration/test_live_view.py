@@ -4,9 +4,9 @@ and the time left; without a terminal, plain lines every few seconds with the sa
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
+from tests import forked_dbio
 from tests.integration.conftest import SMALL, Done, load_result, result_dir
 from tests.terminal import run_under_terminal
 
@@ -25,8 +25,8 @@ def test_on_a_terminal_the_status_line_shows_the_interval_s_figures_and_the_time
 
 
 def test_without_a_terminal_plain_lines_carry_the_same_figures(instance, loaded_db):
-    done = subprocess.run([sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *SMALL[:4]), *WINDOW,
-                           "--label", "plain"], capture_output=True, text=True, timeout=180)
+    done = forked_dbio.completed(["run", *instance.args(loaded_db, *SMALL[:4]), *WINDOW, "--label", "plain"],
+                                 timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     figures = [ln for ln in done.stdout.splitlines() if re.match(r"\d+ s: measuring · \d+ s left · [\d,]+ reads/s", ln)]
     assert figures, done.stdout
@@ -45,9 +45,8 @@ def test_a_scan_run_says_no_other_work_its_window_does_not_show(instance, loaded
     27,181 more than 80,634 reads, while over the window the device read 0.99 of the engine's bytes). Whatever
     the live view says of other work must be no more than the window's own devices show (this host may be shared:
     another process's reads are then there to be said)."""
-    done = subprocess.run([sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *SMALL[:4]),
-                           "--scan-pct", "100", "--warmup", "0", "--run-time", "8s", "-t", "2", "--label", "live-scan"],
-                          capture_output=True, text=True, timeout=180)
+    done = forked_dbio.completed(["run", *instance.args(loaded_db, *SMALL[:4]), "--scan-pct", "100", "--warmup", "0",
+                                  "--run-time", "8s", "-t", "2", "--label", "live-scan"], timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     said = [ln for ln in done.stderr.splitlines() if "other work shares the device" in ln]
     result = load_result(result_dir(Done(done.returncode, done.stdout, done.stderr)))

@@ -9,13 +9,12 @@ real engine: the release writes the agreed start and the window opens at the agr
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 
 import pytest
 
+from tests import forked_dbio
 from tests.integration.conftest import SMALL, Done, Instance, dbio, launch_margin, load_result, result_dir
 from tests.lateness import Lateness
 
@@ -44,11 +43,10 @@ def hosts(workdir, instance, second):
         assert not own.data_dir.exists()
 
 
-def _launch(inst: Instance, name: str, stamp: str) -> subprocess.Popen:
+def _launch(inst: Instance, name: str, stamp: str) -> forked_dbio.Started:
     args = inst.args("many_hosts", *SMALL, "--allow-cached", "-t", str(HOSTS[name]), "--label", name,
                      "--start-at", stamp)
-    return subprocess.Popen([sys.executable, "-m", "dbio", "run", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+    return forked_dbio.start(["run", *args], env={**os.environ, "COLUMNS": "200"})
 
 
 def _node_reads(node: dict) -> float:

@@ -200,6 +200,31 @@ def test_runs_on_the_managed_instance(managed, update_pct, scan_pct):
         assert doc["normalized"]["end"]["wal"]["bytes"] > doc["normalized"]["begin"]["wal"]["bytes"]
 
 
+def test_a_rate_is_kept_on_its_schedule_in_the_loop_and_one_beyond_it_is_not_held(managed):
+    """--rate in MariaDB's loop: a uniform rate kept, every statement timed from its intended start and its lag
+    (kinds 5 and 6 of the loop's histogram string); one far beyond the loop's capacity not held, said first."""
+    assert dbio("setup", *managed.args(*SMALL)).code == 0
+    window = [*over([flag for flag in SMALL if flag != "--allow-cached"], "--run-time", "4s"), "--allow-cached"]
+    done = dbio("run", *managed.args(*window, "-t", "2", "--rate", "200", "--rate-schedule", "uniform",
+                                     "--latency-limit", "0.001ms", "--label", "rate-kept"))
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    totals, hists, rate = doc["totals"], doc["histograms"], doc["figures"]["rate"]
+    statements = totals["selects"] + totals["updates"] + totals["scans"]
+    assert statements == pytest.approx(200 * doc["figures"]["window_seconds"], rel=0.01)
+    assert sum(hists["intended"]["counts"]) == sum(hists["lag"]["counts"]) == statements
+    assert hists["intended"]["sum_us"] == pytest.approx(hists["lag"]["sum_us"] + hists["select"]["sum_us"], rel=0.01)
+    assert rate["held"] is True and rate["asked_per_s"] == 200 and totals["late"] == statements
+    done = dbio("run", *managed.args(*window, "-t", "1", "--rate", "90000", "--label", "rate-over"))
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    rate = load_result(directory)["figures"]["rate"]
+    assert rate["held"] is False and rate["achieved_per_s"] < 0.5 * 90000
+    assert rate["lag_last_us"] > rate["lag_first_us"]
+    warnings = [ln for ln in (directory / "report.txt").read_text().splitlines() if ln.startswith("WARNING:")]
+    assert warnings[0].startswith("WARNING: rate not held: asked 90,000 statements/s"), warnings
+
+
 def test_single_reads_are_timed_by_innodb_beside_the_run(managed):
     """The read probe on the managed MariaDB: 32 MiB of rows against an 8 MiB buffer pool read with O_DIRECT, so
     lookups read pages, and those that read exactly one give InnoDB's own time for that read."""
@@ -430,7 +455,8 @@ def test_a_server_on_a_thread_pool_is_still_this_host_s_and_its_sessions_cpu_is_
         _restart_with(managed)
 
 
-_UPDATES = ["--update-pct", "50", "--redo-stress", "HEAVY", "--threads-per-schema", "2", "--run-time", "8s", "--warmup", "1s"]
+_UPDATES = ["--update-pct", "50", "--redo-stress", "HEAVY", "--threads-per-schema", "2", "--run-time", "8s",
+            "--warmup", "1s"]
 
 
 @pytest.fixture()
@@ -491,7 +517,8 @@ def test_a_run_started_with_the_least_room_allowed_is_cancelled_at_once_and_keep
 
     inst, mount, run = small_managed
     _leave_free(mount, disk_guard.floor_of(64 << 20) + disk_guard.START_MARGIN + (2 << 20))
-    faster = [*run[:-len(_UPDATES) - 1], *over(_UPDATES, "--update-pct", "100", "--threads-per-schema", "8"), "--allow-cached"]
+    faster = [*run[:-len(_UPDATES) - 1], *over(_UPDATES, "--update-pct", "100", "--threads-per-schema", "8"),
+              "--allow-cached"]
     ran = dbio("run", *faster)  # undo as fast as this host makes it
     assert ran.code == 0 or (ran.code == 1 and "stopped before the disk filled" in ran.text), ran.text
     log = (inst.data_dir / "log" / "error.log").read_text()

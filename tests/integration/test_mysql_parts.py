@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from datetime import datetime, timezone
 
 import pytest
 
+from tests import forked_dbio
 from tests.integration.conftest import (_base_dir, assert_other_runs_refused, dbio, finished_parts, kill_left,
                                        launch_margin, load_result, wait_for)
 from tests.integration.test_mysql_instance import Managed, _binaries_or_skip
@@ -85,10 +84,8 @@ def test_three_parts_share_one_server_and_merge_counting_each_read_once(managed,
     watched: dict = {}
     watcher = threading.Thread(target=_watch, args=(managed, window_at, window_at + SECONDS + 1.5, watched))
     watcher.start()
-    procs = [subprocess.Popen([sys.executable, "-m", "dbio", *_args(managed, stamp, "--part", f"{i}/{PARTS}",
-                                                                      "--label", f"p{i}")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "COLUMNS": "200"}) for i in range(1, PARTS + 1)]
+    procs = [forked_dbio.start(_args(managed, stamp, "--part", f"{i}/{PARTS}", "--label", f"p{i}"),
+                               env={**os.environ, "COLUMNS": "200"}) for i in range(1, PARTS + 1)]
     try:
         # all three hold the database: this run's part 2 a second time is refused meanwhile (first: it names
         # their start, so it must ask before they connect), and so are an unrelated run (by the managed

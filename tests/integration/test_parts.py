@@ -7,13 +7,12 @@ server's counters once, and the two agree.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 
 import pytest
 
+from tests import forked_dbio
 from tests.integration.conftest import (SMALL, assert_other_runs_refused, dbio, dbio_backends, finished_parts,
                                        kill_left, launch_margin, load_result, wait_for)
 
@@ -34,9 +33,8 @@ def _args(inst, stamp: str, *extra: str) -> list[str]:
     return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *RUN, "--start-at", stamp, *extra]
 
 
-def _launch(inst, stamp: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "dbio", *_args(inst, stamp, *extra)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+def _launch(inst, stamp: str, *extra: str) -> forked_dbio.Started:
+    return forked_dbio.start(_args(inst, stamp, *extra), env={**os.environ, "COLUMNS": "200"})
 
 
 def _stamp(window_at: float) -> str:

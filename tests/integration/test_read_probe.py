@@ -20,8 +20,9 @@ def test_a_run_times_single_reads_with_the_engine_s_timer(instance, loaded_db):
     doc = load_result(result_dir(done))
     probe = doc["read_probe"]["node1"]
     seconds = doc["figures"]["window_seconds"]
-    # 25 lookups a second while the window is open; a loaded host may make some late (skipped, never bunched)
-    assert 0.3 * probe["rate_per_s"] * seconds <= probe["lookups"] <= probe["rate_per_s"] * seconds + 2, probe
+    # 25 lookups a second, a batch each second, while the window is open; a loaded host may make some late
+    # (skipped, never bunched)
+    assert 0.3 * probe["rate_per_s"] * seconds <= probe["lookups"] <= probe["rate_per_s"] * (seconds + 1), probe
     assert probe["lookups"] == probe["single"] + probe["cached"] + probe["multi"] + probe["untimed"]
     assert probe["errors"] == 0 and "why" not in probe
     single = doc["figures"]["latency"]["single_reads"]

@@ -115,12 +115,10 @@ class Done:
 
 
 def _cli(*args):
-    """dbio as a user runs it: the one error funnel decides the exit code and the message."""
-    import subprocess
-    import sys
+    """dbio as a user runs it, a program of its own: the one error funnel decides the exit code and the message."""
+    from tests import forked_dbio
 
-    return Done(subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True,
-                               env={**os.environ, "COLUMNS": "200"}, timeout=60))
+    return Done(forked_dbio.completed(list(args), env={**os.environ, "COLUMNS": "200"}, timeout=60))
 
 
 def test_report_of_a_sweep_takes_a_target_and_prices():
@@ -155,15 +153,15 @@ def test_a_cost_table_in_dbio_toml_is_read_and_checked(tmp_path):
     toml = tmp_path / "dbio.toml"
     toml.write_text('[workload]\nscale = "1GiB"\n[cost]\ninstance = "300/month"\nvolume = 0.08\n')
     toml.chmod(0o600)
-    table = capacity_command.cost_table([toml])
+    from dbio.config import Sources, load_config
+
+    config = load_config(Sources(config_file=toml, cwd=tmp_path, env={}))  # [cost] is no unknown section
+    table = config.cost
     assert table == {"instance": "300/month", "volume": 0.08}
     assert capacity_command.request(None, None, ["iops=0.065"], table)["prices"] == {
         "instance": 300.0, "volume": 0.08, "iops": 0.065, "currency": ""}
     with pytest.raises(Exception, match=r"dbio.toml \[cost\] cpu"):
         capacity_command.request(None, None, (), {"cpu": 3})
-    from dbio.config import Sources, load_config
-
-    config = load_config(Sources(config_file=toml, cwd=tmp_path, env={}))  # [cost] is no unknown section
     assert config.files == (toml,)
 
 

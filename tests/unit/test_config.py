@@ -245,3 +245,15 @@ def test_a_setting_that_runs_a_program_or_loads_code_needs_allowing_by_name(tmp_
         load_config(sources)
     allowed = Sources(cli={"pg_settings": [f"{name}=x"], "allow_settings": [name]}, cwd=tmp_path, discover=False)
     assert dict(load_config(allowed).instance.pg_settings) == {name: "x"}
+
+
+def test_a_metrics_address_without_a_port_is_refused_on_the_line_and_told_from_a_file(tmp_path):
+    # --metrics-address 0.0.0.0 alone ran the whole run serving nothing, without a word
+    with pytest.raises(ConfigErrors) as refused:
+        config(tmp_path, cli={"metrics_address": "0.0.0.0", "allow_cached": True})
+    text = str(refused.value)
+    assert "--metrics-address" in text and "serves nothing without --metrics-port" in text and "\n" not in text
+    told = config(tmp_path, env={"DBIO_METRICS_ADDRESS": "0.0.0.0"}, cli={"allow_cached": True})
+    assert any("DBIO_METRICS_ADDRESS: not used without metrics_port" in n for n in told.notices), told.notices
+    both = config(tmp_path, cli={"metrics_address": "0.0.0.0", "metrics_port": "0", "allow_cached": True})
+    assert both.run.metrics_address == "0.0.0.0" and not any("metrics" in n for n in both.notices)

@@ -53,7 +53,7 @@ def test_an_unknown_width_is_a_named_gap(line, why):
                                   "4.18, 18: 4.18 and later, 20: 5.5 and later)"}
 
 
-@pytest.mark.parametrize("field", ["x", "nan", "inf", "1e5", "-3", "12.5", "٣"])
+@pytest.mark.parametrize("field", ["x", "nan", "inf", "1e5", "-3", "12.5", "٣", str(2 ** 64), "9" * 5000])
 def test_a_field_that_is_not_a_counter_is_a_named_gap(field):
     # a word in a field crashed the reading (float("x")); "nan" and "inf" went into the readings as floats
     fields = COUNTERS.split()
@@ -62,6 +62,13 @@ def test_a_field_that_is_not_a_counter_is_a_named_gap(field):
     read = procfs.parse_diskstats(text, {"sda", "vda"})
     assert read.counters == {"vda": EXPECTED}
     assert read.unread == {"sda": "its /proc/diskstats line has a field that is not a counter (a whole number)"}
+
+
+def test_a_device_listed_twice_is_a_named_gap():
+    # the second line silently replaced the first: one of two readings, which one unknown
+    again = LINES[20].replace("283470", "999999", 1)
+    read = procfs.parse_diskstats(f"{LINES[20]}\n{again}\n{LINES[14]}\n", {"vda", "sda"})
+    assert read.counters == {"sda": EXPECTED} and read.unread == {"vda": "listed twice in /proc/diskstats"}
 
 
 def test_a_device_the_file_does_not_list_is_named():

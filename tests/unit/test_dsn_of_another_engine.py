@@ -1,13 +1,11 @@
 """A connection string of one engine given to another: named for the engine it is for, never with its password."""
 
-import subprocess
-import sys
-
 import pytest
 
 from dbio.config import Sources, load_config
 from dbio.engines import registry, scrub
 from dbio.errors import ConfigErrors
+from tests import forked_dbio
 
 
 @pytest.mark.parametrize("dsn, owner", [
@@ -44,8 +42,7 @@ def test_every_engine_scrubs_every_scheme(dsn):
                                   ["run", "--dsn", "http://u:s3cret@db/x"],
                                   ["run", "--engine", "mysql", "--dsn", "http://u:s3cret@db/x"]])
 def test_no_password_reaches_the_terminal(tmp_path, args):
-    done = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60)
+    done = forked_dbio.completed(args, cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     assert "s3cret" not in done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

@@ -51,7 +51,8 @@ def test_an_option_of_another_engine_set_by_the_user_is_refused(tmp_path):
     config = load_config(Sources(cwd=tmp_path, discover=False, cli={"shared_buffers": "256MiB", "scale": "1GiB"}))
     assert foreign_option_errors(config) == []
     # as it would be with another engine chosen (only PostgreSQL is registered today)
-    other = dataclasses.replace(config, connection=dataclasses.replace(config.connection, engine="other"))
+    other = dataclasses.replace(config, connection=dataclasses.replace(config.connection, engine="other"),
+                                spec=dataclasses.replace(config.spec, name="other"))
     errors = [str(e) for e in foreign_option_errors(other)]
     assert errors == ["--shared-buffers = 256 MiB: applies only to engine postgresql (engine is other); "
                       "remove it, or set engine = postgresql"]

@@ -82,7 +82,8 @@ def _config(tmp_path: Path, dsns: tuple[str, ...] = (DSN,), **cli: Any):
                "results_dir": str(tmp_path / "results"), "allow_cached": True, "work_unit": 8, **cli}
     config = load_config(Sources(env={}, cli=options, cwd=tmp_path, discover=False))
     # the option table offers the engines of engine_table.py; a registered one is chosen as a config would name it
-    return dataclasses.replace(config, connection=dataclasses.replace(config.connection, engine="fake", dsns=dsns))
+    return dataclasses.replace(config, connection=dataclasses.replace(config.connection, engine="fake", dsns=dsns),
+                               spec=registry.entry("fake"))
 
 
 def test_the_protocol_is_its_groups_and_the_test_engine_has_every_member():
@@ -176,7 +177,7 @@ def test_the_pipeline_through_the_registry_calls_every_member(called, tmp_path):
         assert await engine.background_pids(session, [session.pid]) == []
         assert await engine.read_helper_pids(session) == []
         probe, pid = await engine.read_probe_connect(DSN, "index")
-        assert await engine.read_probe(probe, 1, 1) == ProbeRead(blocks_read=1, read_us=fake_engine.READ_US)
+        assert await engine.read_probe(probe, [1, 2]) == [ProbeRead(blocks_read=1, read_us=fake_engine.READ_US)] * 2
         await engine.aclose(probe)
         await engine.aclose(session)
 

@@ -64,7 +64,7 @@ def test_every_flag_dbio_options_prints_is_accepted_by_each_command_it_names():
 def test_every_variable_dbio_options_prints_is_read():
     for block in _options_output():
         for name in (n for n in block[0].split() if n.startswith("DBIO_")):
-            assert read_env({name: "1"}), f"{name} is printed but not read"
+            assert read_env({name: "1"}, []), f"{name} is printed but not read"
 
 
 def test_commands_that_only_reach_the_instance_take_only_its_options():
@@ -189,7 +189,9 @@ def test_the_key_options_a_help_lists_are_the_command_s_own():
 def test_dbio_options_for_one_command_lists_what_it_takes():
     done = CliRunner().invoke(cli.cli, ["options", "instance", "status"], terminal_width=300)
     assert done.exit_code == 0
-    assert [line.split()[1] for line in done.output.splitlines() if not line.startswith(" ")] == ["data_dir", "engine"]
+    table, own = done.output.split("dbio instance status's own flags (command line only):\n")
+    assert [line.split()[1] for line in table.splitlines() if not line.startswith(" ")] == ["data_dir", "engine"]
+    assert [line.split()[0] for line in own.splitlines() if not line.startswith("    ")] == ["--config"]
     with pytest.raises(SystemExit) as refused:
         cli.main(["options", "nope"])
     assert refused.value.code == 2

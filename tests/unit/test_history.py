@@ -143,8 +143,35 @@ def test_history_passes_over_planted_files_each_named_in_one_line_and_lists_the_
     (warning,) = [line for line in out.splitlines() if "not listed:" in line]
     assert f"{top / 'huge' / 'result.json'} is larger than any result dbio writes" in warning, warning
     assert f"{top / 'fifo' / 'result.json'} is not a plain file" in warning
-    assert str(top / "device") not in out
+    assert f"{top / 'device' / 'result.json'} is a link" in warning and "/dev/zero" not in out  # named, not followed
     assert peak < PEAK_MIB, f"{peak:.0f} MiB"
+
+
+def test_history_names_a_run_without_a_result_and_says_how_it_is_rebuilt(tmp_path):
+    """A run whose dbio was killed (kill -9) left its manifest and samples and no result.json: history listed the
+    others and passed over it without a word (and with no other run said "no dbio results"). It names it, with how
+    the next run rebuilds it; a planted FIFO for a manifest blocks nothing."""
+    import os
+    import socket
+
+    top = _results(tmp_path, [_run(0, 10_000)])
+    killed, fifo = top / "20261202-063113", top / "planted"
+    killed.mkdir()
+    (killed / "run.json").write_text(json.dumps({"client": f"{socket.gethostname()}:99999999"}))
+    (killed / "samples.jsonl").write_text("")
+    fifo.mkdir()
+    os.mkfifo(fifo / "run.json")
+    text = CliRunner().invoke(cli.cli, ["history", str(top)])
+    assert text.exit_code == 0, text.output
+    (warning,) = [line for line in text.output.splitlines() if "not listed:" in line]
+    assert f"{killed} is a run whose dbio process ended before writing its result" in warning, warning
+    assert f"the next dbio run with --results-dir {top.resolve()} rebuilds it" in warning
+    assert f"{fifo} is a run whose dbio process ended" in warning
+    assert "1 run and 0 sweeps" in text.output
+    shutil.rmtree(top / "run0")
+    alone = CliRunner().invoke(cli.cli, ["history", str(top)])
+    refused = str(alone.exception)
+    assert alone.exit_code != 0 and "no dbio results under" in refused and "ended before writing its result" in refused
 
 
 def test_history_looks_at_a_bounded_number_of_directory_entries_and_says_where_it_stopped(tmp_path, monkeypatch):

@@ -63,12 +63,11 @@ def test_an_instance_remembering_settings_no_default_workload_passes_is_still_sh
     destroy take no workload flags, and work on the instance as it is."""
     import getpass
     import os
-    import subprocess
-    import sys
 
     import pytest
 
     from dbio.managed.record import write_record
+    from tests import forked_dbio
 
     user = "dbio" if os.geteuid() == 0 else getpass.getuser()  # as root, the unprivileged server user
     if os.geteuid() == 0:
@@ -86,8 +85,7 @@ def test_an_instance_remembering_settings_no_default_workload_passes_is_still_sh
     env = {k: v for k, v in os.environ.items() if not k.startswith("DBIO_")}
 
     def dbio(*args):
-        return subprocess.run([sys.executable, "-m", "dbio", *args, "--data-dir", str(data_dir)], capture_output=True,
-                              text=True, cwd=tmp_path, env={**env, "COLUMNS": "200"})
+        return forked_dbio.completed([*args, "--data-dir", str(data_dir)], cwd=tmp_path, env={**env, "COLUMNS": "200"})
 
     done = dbio("instance", "status")
     assert done.returncode == 3 and f"instance   {data_dir}" in done.stdout, done.stderr  # 3: stopped

@@ -14,7 +14,8 @@ PACKAGE = ROOT / "dbio"
 
 # Modules below the commands and the run: they describe, read or compute, and never reach a server.
 FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py", "dbio/option.py",
-              "dbio/option_table.py", "dbio/disruption.py", "dbio/errors.py", "dbio/controls.py", "dbio/trust.py",
+              "dbio/option_table.py", "dbio/command_options.py", "dbio/disruption.py", "dbio/errors.py",
+              "dbio/controls.py", "dbio/trust.py",
               "dbio/filesystem.py",
               "dbio/readback.py", "dbio/results_dir.py", "dbio/units.py",
               "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py",
@@ -299,9 +300,12 @@ LAYERS = {
                          "repeat_set.py",
                          "kubernetes.py"),
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
-                   "config_checks.py", "option.py", "option_table.py", "engine_table.py", "errors.py", "controls.py",
+                   "config_checks.py", "option.py", "option_table.py", "command_options.py", "engine_table.py",
+                   "errors.py",
+                   "controls.py",
                    "trust.py", "readback.py", "filesystem.py", "results_dir.py", "signals.py", "faults.py", "units.py",
-                   "cluster_members.py", "jsondoc.py", "parts.py", "disruption.py", "managed/", "collect/"),
+                   "cluster_members.py", "jsondoc.py", "parts.py", "disruption.py",
+                   "rate_schedule.py", "managed/", "collect/"),
 }
 STANDARD = "standard library"
 
@@ -396,6 +400,6 @@ def test_the_layer_check_can_fail():
     """Made-up imports: the foundation of a command, a target of an engine module its row does not name."""
     made_up = [("dbio/config.py", "dbio/commands/run.py", "foundation", "commands"),
                ("dbio/target.py", "dbio/engines/postgres/entry.py", "target", "engines"),
-               ("dbio/target.py", "dbio/engines/registry.py", "target", "engines")]
+               ("dbio/target.py", "dbio/engines/instance.py", "target", "engines")]
     assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/run.py (commands)",
                                         "dbio/target.py (target) -> dbio/engines/postgres/entry.py (engines)"]

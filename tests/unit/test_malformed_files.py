@@ -353,6 +353,23 @@ def test_a_run_without_its_result_says_what_it_is_and_how_to_get_it(tmp_path, ca
     assert code == 2 and "still going" in err and "wait for it" in err
 
 
+def test_a_run_whose_result_was_rescued_says_where_it_is_not_that_it_will_be_rebuilt(tmp_path, capsys):
+    # a results directory on a full filesystem: the result went to the rescue directory and the run's directory
+    # holds rescued-to; report (and history) said "the next dbio run rebuilds it (marked lost)", which no run does
+    # (abandoned() passes over a rescued run), and not where the result is
+    full = tmp_path / "results" / "20261202-070228"
+    full.mkdir(parents=True)
+    (full / "run.json").write_text(json.dumps({"client": f"{socket.gethostname()}:999999999"}))
+    rescue = tmp_path / "rescued" / "20261202-070228-1796194965"
+    (full / "rescued-to").write_text(f"{rescue}\n")
+    code, out, err = run_cli(["report", str(full)], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"it was written to {rescue}" in err and f"dbio report {rescue}" in err and "rebuild" not in err
+    (full / "rescued-to").write_text("")  # the full disk kept even the path out
+    code, out, err = run_cli(["report", str(full)], capsys)
+    assert code == 2 and "dbio's rescue directory" in err and "dbio/rescued" in err and "rebuild" not in err
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 def test_a_rescue_mark_another_user_planted_does_not_stop_roots_recovery(tmp_path, monkeypatch):
     """Results go to <temp>/dbio-rescued when their run directory cannot be written, with a mark naming

@@ -302,3 +302,29 @@ def test_a_merge_with_parts_missing_marks_its_figure_as_not_the_whole_runs(given
     assert f"not given: {', '.join(map(str, missing))}" in text
     whole = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
     assert not any("missing" in c for c in verdict.headline_caveats(whole)[0].get("reads_per_s", []))
+
+
+def _with_rate(doc: dict, asked: float) -> dict:
+    """A part run with --rate: its share asked, its statements timed from their intended start (a lag of 50 us each:
+    the schedule's two histogram kinds, as the loops give them)."""
+    hists, totals = doc["histograms"], doc["totals"]
+    statements = totals["selects"] + totals["updates"] + totals["scans"]
+    for kind, us in (("lag", 50.0), ("intended", 150.0)):
+        counts = [0] * (len(hists["bounds_us"]) + 1)
+        counts[next(i for i, b in enumerate(hists["bounds_us"]) if b > us)] = statements
+        hists[kind] = {"counts": counts, "sum_us": us * statements, "max_us": us}
+    doc["figures"]["rate"] = {"asked_per_s": asked, "achieved_per_s": statements / doc["figures"]["window_seconds"]}
+    doc["config"]["workload"].update(rate=int(3 * asked), rate_schedule="uniform")
+    return doc
+
+
+def test_the_parts_rates_asked_and_achieved_add_up_and_the_total_is_judged():
+    parts = [(f"p{i}", _with_rate(part(i, 0.33), 1000.0)) for i in (1, 2, 3)]
+    achieved = sum(doc["figures"]["rate"]["achieved_per_s"] for _, doc in parts)
+    doc = merge.merge(parts, "m")
+    rate = doc["figures"]["rate"]
+    assert rate["asked_per_s"] == 3000.0
+    assert rate["achieved_per_s"] == pytest.approx(achieved, rel=0.01)  # over the merged window's seconds
+    assert rate["lag_p50_us"] <= 64 and rate["held"] is (abs(rate["achieved_pct"] - 100) <= 1)
+    without = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
+    assert "rate" not in without["figures"]  # a closed loop's parts: no rate

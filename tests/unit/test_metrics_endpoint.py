@@ -32,9 +32,10 @@ def _sample(t: float, reads: float, hist: dict[str, int], late: dict | None = No
     return sample
 
 
-def _view(begin: dict | None = None) -> SimpleNamespace:
-    """What the listener reads of the run (run/listeners.RunView): the window's first reading."""
-    return SimpleNamespace(window=SimpleNamespace(begin=begin))
+def _view(begin: dict | None = None, rate_per_s: float | None = None) -> SimpleNamespace:
+    """What the listener reads of the run (run/listeners.RunView): the window's first reading, its plan's rate."""
+    return SimpleNamespace(window=SimpleNamespace(begin=begin),
+                           plan=SimpleNamespace(control={"rate_per_s": rate_per_s}, sessions=4))
 
 
 def _listener(endpoint: metrics.Endpoint) -> metrics.MetricsListener:
@@ -115,3 +116,22 @@ def test_the_endpoint_lives_as_long_as_the_command_and_a_taken_port_is_one_line(
         urllib.request.urlopen(f"http://127.0.0.1:{served.port}/metrics", timeout=2).read()
     with metrics.serving(None, "127.0.0.1", ui) as nothing:
         assert nothing is None and ui.metrics is None
+
+
+def test_a_rate_s_asked_statements_and_its_schedule_s_histograms_are_their_own_families(endpoint):
+    listener = _listener(endpoint)
+    listener.phase(Phase.WARMUP, _view())
+    assert "dbio_rate_asked_per_second" not in _families(endpoint)  # a closed loop has none
+    listener.phase(Phase.WINDOW, _view(rate_per_s=250.0))
+    sample = _sample(1001.0, 6200.0, {"1": 2})
+    sample["statements"].update({"intended": {"count": 2, "sum_us": 300.0, "max_us": 200.0, "hist": {"2": 2}},
+                                 "lag": {"count": 2, "sum_us": 100.0, "max_us": 60.0, "hist": {"0": 2}}})
+    listener.sample(sample)
+    families = _families(endpoint)
+    assert families["dbio_rate_asked_per_second"].samples[0].value == 1000.0  # 250/s for each of 4 sessions
+    lag = {s.labels["le"]: s.value for s in families["dbio_schedule_lag_seconds"].samples if s.name.endswith("_bucket")}
+    assert lag == {"6.4e-05": 2.0, "0.001": 2.0, "+Inf": 2.0}
+    intended = {s.name: s.value for s in families["dbio_intended_latency_seconds"].samples}
+    assert intended["dbio_intended_latency_seconds_sum"] == pytest.approx(300e-6)
+    # the schedule's kinds are no statements of their own
+    assert [s.labels["kind"] for s in families["dbio_statements"].samples] == ["select"]

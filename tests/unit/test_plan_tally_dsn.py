@@ -84,15 +84,14 @@ def test_passwords_never_survive_redaction(dsn):
 @pytest.mark.parametrize("where", ["--dsn", "DBIO_DSN"])
 def test_a_password_in_a_connection_string_libpq_cannot_read_is_never_shown(tmp_path, dsn, where):
     import os
-    import subprocess
-    import sys
+
+    from tests import forked_dbio
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DBIO_", "PG"))}
     args = ["--dsn", dsn] if where == "--dsn" else []
     if where == "DBIO_DSN":
         env["DBIO_DSN"] = dsn
-    done = subprocess.run([sys.executable, "-m", "dbio", "run", *args], capture_output=True, text=True, cwd=tmp_path,
-                          env={**env, "COLUMNS": "200"})
+    done = forked_dbio.completed(["run", *args], cwd=tmp_path, env={**env, "COLUMNS": "200"})
     assert done.returncode == 2 and "is not a valid connection string" in done.stderr, done.stderr
     for part in ("s3cret", "s3c", "ret@db", "zzret"):
         assert part not in done.stdout + done.stderr, done.stderr

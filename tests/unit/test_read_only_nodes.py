@@ -194,7 +194,7 @@ def _two_nodes(standby_figures: dict) -> dict:
 
 
 def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
-    from dbio.report import node_sections, node_verdicts, verdict
+    from dbio.report import node_sections, node_verdicts, verdict, verdict_rules
 
     doc = _two_nodes({"validity": {"blocks_read_per_row": 0.1},
                       "replication": {"wal_received_mib_per_s": 1.0, "replay_lag_mib_max": 2.0,
@@ -211,7 +211,8 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
     assert "UPDATE-capable sessions: 1 of 2" in notes and "start skew across the nodes +1.2 ms" in notes
     replication = section["tables"][1]
     assert replication["rows"] == [["s", 1.0, 2.0, 3.5, "lagging"]]
-    assert node_verdicts.node_findings({**doc, "nodes": doc["nodes"][:1]}, verdict.NODE_RULES, verdict.Finding) == []
+    assert node_verdicts.node_findings({**doc, "nodes": doc["nodes"][:1]}, tuple(
+        rule.judge for rule in verdict_rules.RULES if rule.applies == verdict_rules.NODE), verdict.Finding) == []
 
 
 # -- a node whose server stops mid-run (fake engine) ----------------------------------------------------

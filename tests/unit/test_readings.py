@@ -64,3 +64,21 @@ def test_a_process_kind_only_one_node_lists_adds_that_node_s_counters():
     total = combine([one, other])
     assert total["by_backend"][kinds[0]] == one["by_backend"][kinds[0]]
     assert total["by_backend"][kinds[1]]["reads"] == 2 * one["by_backend"][kinds[1]]["reads"]
+
+
+def test_a_snapshot_is_normalized_once_however_often_it_is_asked():
+    class Counting:
+        calls = 0
+
+        def normalize(self, raw):
+            self.calls += 1
+            return stats.normalize(raw)
+
+    engine = Counting()
+    first, second = _raw(), _raw()
+    made = readings.once_normalized(engine)(first)
+    assert made == stats.normalize(first) and engine.calls == 1
+    assert readings.refused(first, readings.once_normalized(engine)) is None  # checked as it came: no new work
+    assert readings.normalizer({"node1": engine})("node1", first) is made and engine.calls == 1
+    assert readings.normalizer({"node1": engine})("node1", second) is not made and engine.calls == 2  # another
+    assert readings.once_normalized(engine)(first) == made and engine.calls == 3  # not the last any more: again

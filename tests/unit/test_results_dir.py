@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import subprocess
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 
 from dbio import results_dir
 from dbio.errors import UsageError
-from tests import small_fs
+from tests import forked_dbio, small_fs
 from tests.fake_engine import FakeEngine
 from tests.fake_runs import run_config as _config, run_loaded as _run
 
@@ -84,8 +83,7 @@ def test_a_read_only_results_filesystem_is_refused_before_anything(tmp_path):
 
 
 def _dbio(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200"})
+    return forked_dbio.completed(list(args), timeout=120, env={**os.environ, "COLUMNS": "200"})
 
 
 @pytest.mark.parametrize("command", ["quickstart", "run", "ops", "sweep"])

@@ -63,11 +63,12 @@ def test_a_cost_table_prices_each_name_once(tmp_path):
     toml.write_text('[cost]\ninstance = "300/month"\nInstance = "200/month"\n')
     with pytest.raises(UsageError, match=r"^dbio.toml \[cost\] Instance: instance is priced twice; give each "
                                          r"price once"):
-        capacity.request(None, None, (), capacity.cost_table([toml]))
+        capacity.request(None, None, (), load_config(Sources(config_file=toml, cwd=tmp_path, env={})).cost)
     with pytest.raises(UsageError, match=r"^--price: instance is priced twice"):  # a caller past the parser's check
         capacity.request(None, None, ("instance=300/month", "INSTANCE=200/month"))
     toml.write_text('[cost]\ninstance = "300/month"\n')
-    over = capacity.request(None, None, ("instance=200/month",), capacity.cost_table([toml]))
+    priced = load_config(Sources(config_file=toml, cwd=tmp_path, env={})).cost
+    over = capacity.request(None, None, ("instance=200/month",), priced)
     assert over is not None and over["prices"]["instance"] == 200.0  # a flag over the file: the layers' order
 
 
@@ -100,7 +101,7 @@ def test_each_option_is_one_variable_of_the_environment():
     names = [option.env for option in OPTIONS]
     assert len(set(names)) == len(names)
     for option in OPTIONS:
-        read = read_env({option.env: "1"})
+        read = read_env({option.env: "1"}, [])
         assert set(read) <= {option.key}, (option.env, read)
 
 

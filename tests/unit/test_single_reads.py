@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dbio.engines.base import ProbeRead
+from dbio.errors import DbioError
 from dbio.engines.postgres.read_probe import parse_explain
 from dbio.report import single_read_section
 from dbio.run.read_probe import ProbeTally, bucket_of
@@ -119,3 +120,32 @@ def test_pages_read_without_a_time_are_untimed_never_0_us():
     doc = json.loads(json.dumps(MARIADB["mariadb_1_read"]))
     del doc["query_block"]["nested_loop"][0]["table"]["r_engine_stats"]["pages_read_time_ms"]
     assert parse_analyze(doc) == ProbeRead(1, None)
+
+
+def test_a_batch_s_lookups_are_the_append_s_branches_in_order():
+    # recorded: PostgreSQL 18, three lookups of one second as one prepared UNION ALL (read_probe_prepare.sql),
+    # the second's row and index entry in shared buffers
+    from dbio.engines.postgres.read_probe import parse_lookups
+
+    doc = SAMPLES["pg18_batch_3"]
+    reads = parse_lookups(json.dumps(doc), 3)
+    assert [(r.blocks_read, r.read_us) for r in reads] == [(1, pytest.approx(1913.0)), (0, 0.0),
+                                                           (1, pytest.approx(1850.0))]
+    assert sum(r.read_us for r in reads) == pytest.approx(doc[0]["Plan"]["Shared I/O Read Time"] * 1000)
+    assert parse_lookups(SAMPLES["pg18_1_read"], 1) == [parse_explain(SAMPLES["pg18_1_read"])]  # one: no Append
+    with pytest.raises(DbioError, match="has 3 lookups where it asked 4"):
+        parse_lookups(doc, 4)
+
+
+def test_mariadb_s_batch_gives_each_union_branch_s_pages_in_select_order():
+    from dbio.engines.mysql.read_probe import parse_lookups
+
+    doc = json.loads(json.dumps(MARIADB["mariadb_batch_3"]))
+    specs = doc["query_block"]["union_result"]["query_specifications"]
+    specs.reverse()  # the select_id orders them, not the list
+    reads = parse_lookups(doc, 3)
+    assert [r.blocks_read for r in reads] == [1, 2, 2]  # recorded: MariaDB 10.11, three lookups as one UNION ALL
+    assert [r.read_us for r in reads] == [pytest.approx(1711.8, abs=0.1), pytest.approx(288.3, abs=0.1),
+                                          pytest.approx(194.3, abs=0.1)]
+    with pytest.raises(DbioError, match="has 3 lookups where it asked 2"):
+        parse_lookups(doc, 2)

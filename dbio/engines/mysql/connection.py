@@ -27,6 +27,7 @@ class Connection:
     os_tid: int | None = None  # the session's own OS thread in the server (None: the server pools its threads)
     server_tid: int | None = None  # an OS thread of the server serving it now (where the server runs)
     schema_index: int = 0  # the data table a session works on (init_session)
+    probe_lookups: tuple[int, ...] = ()  # the read probe's: the data table of each lookup of its batch
 
     def query(self, sql: str, args: Any = None) -> list[tuple]:
         with self.raw.cursor() as cur:

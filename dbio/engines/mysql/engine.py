@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import pymysql
 
@@ -204,7 +204,8 @@ class MysqlEngine:
         return await _in_thread(workload.call_slice, conn, len(self.bounds) + 1, run_id=request.run_id,
                                 session=request.session, barrier=request.barrier,
                                 iterations_before=request.iterations_before, selects_before=request.selects_before,
-                                max_iterations=request.max_iterations, think_left=request.think_left)
+                                max_iterations=request.max_iterations, think_left=request.think_left,
+                                due=request.due)
 
     async def cancel_statement(self, conn: Connection, timeout: float) -> bool:
         try:
@@ -225,11 +226,12 @@ class MysqlEngine:
     read_probe_method = ("MariaDB's ANALYZE FORMAT=JSON of each lookup: r_engine_stats pages_read_count and "
                          "pages_read_time_ms, timed inside InnoDB")
 
-    async def read_probe_connect(self, conninfo: str, access_path: str,
-                                 application_name: str = "dbio:probe") -> tuple[Connection, int]:
+    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
+                                 lookups: Sequence[int] = ()) -> tuple[Connection, int]:
         from dbio.engines.mysql import read_probe
 
         conn = await self.aconnect(conninfo, application_name=application_name or read_probe.PROBE_NAME)
+        conn.probe_lookups = tuple(lookups)
         try:
             await _in_thread(read_probe.check, conn)
         except BaseException:
@@ -237,10 +239,10 @@ class MysqlEngine:
             raise
         return conn, conn.os_tid or conn.thread_id
 
-    async def read_probe(self, conn: Connection, schema_index: int, key: int) -> ProbeRead:
+    async def read_probe(self, conn: Connection, keys: Sequence[int]) -> list[ProbeRead]:
         from dbio.engines.mysql import read_probe
 
-        return await _in_thread(read_probe.read_one, conn, schema_index, key)
+        return await _in_thread(read_probe.read_many, conn, keys)
 
     # -- statistics ----------------------------------------------------------------------
     async def prepare_monitor(self, conn: Connection) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbio.option import Option
+from dbio.option import MAKES, SETTINGS, Option
 
 _MiB = 1 << 20
 
@@ -16,19 +16,20 @@ PAGE_SIZES = {"4k": 4096, "8k": 8192, "16k": 16384}
 OPTIONS: tuple[Option, ...] = (
     Option("buffer_pool", "instance", "size", 128 * _MiB,
            "InnoDB buffer pool of the managed MariaDB/MySQL instance (innodb_buffer_pool_size); keep it small so "
-           "reads reach storage.", min=8 * _MiB, max=1 << 40),
+           "reads reach storage.", min=8 * _MiB, max=1 << 40, commands=SETTINGS),
     Option("innodb_page_size", "instance", "choice", None,
            "InnoDB page size of the managed MariaDB/MySQL instance, fixed when it is created: 16k (InnoDB's "
            "default, used when not given), 8k (PostgreSQL's block size) or 4k; each row takes a page of its "
            "own at every size.",
-           choices=tuple(PAGE_SIZES)),
+           choices=tuple(PAGE_SIZES), commands=SETTINGS),
     Option("galera", "instance", "int", 0,
            "Nodes of a MariaDB Galera cluster (multi-writer) made as the managed instance, each with its own "
            "data directory, socket and loopback Galera and SST ports; a run then uses every node (see --nodes). "
-           "0: a single server. Fixed when the instance is created.", min=0, max=9),
+           "0: a single server. Fixed when the instance is created.", min=0, max=9, commands=MAKES),
     Option("galera_data_dir", "instance", "strs", None,
            "Directory for a Galera node's files (repeat it: the first for node1, and so on), e.g. on a device "
-           "of its own; fixed when the instance is created (default: inside the instance's directory)."),
+           "of its own; fixed when the instance is created (default: inside the instance's directory).",
+           commands=MAKES),
 )
 # A sweep may vary the buffer pool: the managed server restarts with it.
 RESTART_KNOBS: dict[str, str] = {"buffer_pool": "bp"}

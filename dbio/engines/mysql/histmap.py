@@ -29,6 +29,7 @@ MAP_WIDTH = 3      # digits of a bucket number in MAP
 BOUND_WIDTH = 24   # characters of a bound in BOUND
 COUNT_WIDTH = 8    # digits of a count per slice (a slice of about a second)
 KINDS = 4          # select, update, scan, hot-spot select (run/tally.KINDS)
+SCHEDULED_KINDS = 6  # with --rate, and each statement from its intended start, and its schedule lag (SCHEDULE)
 
 
 def fine_key(v_us: float) -> int:
@@ -90,9 +91,11 @@ def bucket_in_loop(map_text: str, bounds_text: str, v_us: float) -> int:
 
 
 def parse_counts(text: bytes | str, buckets: int) -> np.ndarray:
-    """The slice's count string -> a (kinds, buckets) array."""
+    """The slice's count string -> a (kinds, buckets) array: the statement kinds, or with a rate six."""
     raw = text.decode("ascii") if isinstance(text, (bytes, bytearray)) else text
-    if len(raw) != KINDS * buckets * COUNT_WIDTH:
-        raise ValueError(f"the loop's histogram has {len(raw)} digits, expected {KINDS * buckets * COUNT_WIDTH}")
+    kinds = next((k for k in (KINDS, SCHEDULED_KINDS) if len(raw) == k * buckets * COUNT_WIDTH), None)
+    if kinds is None:
+        raise ValueError(f"the loop's histogram has {len(raw)} digits, expected {KINDS * buckets * COUNT_WIDTH} "
+                         f"or {SCHEDULED_KINDS * buckets * COUNT_WIDTH}")
     cells = [int(raw[i:i + COUNT_WIDTH]) for i in range(0, len(raw), COUNT_WIDTH)]
-    return np.array(cells, dtype=np.int64).reshape(KINDS, buckets)
+    return np.array(cells, dtype=np.int64).reshape(kinds, buckets)

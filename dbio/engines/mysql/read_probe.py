@@ -12,7 +12,7 @@ MySQL the probe says so and measures nothing.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from dbio.engines.base import ProbeRead
 from dbio.engines.mysql import catalog, server, sqlfiles
@@ -37,6 +37,34 @@ def parse_analyze(doc: Any) -> ProbeRead:
     return ProbeRead(blocks_read=pages, read_us=ms * 1000.0 if timed else None)
 
 
+def parse_lookups(doc: Any, lookups: int) -> list[ProbeRead]:
+    """Each lookup's pages and read time (pure), from the ANALYZE of a statement of `lookups` UNION ALL branches:
+    each branch's query block in the order of its select_id (a statement of one branch: the whole)."""
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    if lookups == 1:
+        return [parse_analyze(doc)]
+    union = _find(doc, "union_result") or {}
+    blocks = [spec.get("query_block", spec) for spec in union.get("query_specifications", [])]
+    blocks.sort(key=lambda block: int(block.get("select_id", 0)))
+    if len(blocks) != lookups:
+        raise DbioError(f"the probe's ANALYZE has {len(blocks)} lookups where it asked {lookups}")
+    return [parse_analyze(block) for block in blocks]
+
+
+def _find(node: Any, key: str) -> Any:
+    if isinstance(node, dict):
+        if key in node:
+            return node[key]
+        node = list(node.values())
+    if isinstance(node, list):
+        for item in node:
+            found = _find(item, key)
+            if found is not None:
+                return found
+    return None
+
+
 def _engine_stats(node: Any) -> list[dict[str, Any]]:
     if isinstance(node, dict):
         found = [node["r_engine_stats"]] if isinstance(node.get("r_engine_stats"), dict) else []
@@ -54,6 +82,14 @@ def check(conn: Connection) -> None:
                         "(EXPLAIN ANALYZE gives no read time), which dbio does not change")
 
 
-def read_one(conn: Connection, schema_index: int, key: int) -> ProbeRead:
-    query = sqlfiles.statement("read_probe.sql").replace("{table}", sqlfiles.ident(catalog.data_table(schema_index)))
-    return parse_analyze(conn.one_row(query, {"key": int(key)})[0])
+def statement(lookups: Sequence[int], keys: Sequence[int]) -> str:
+    """The ANALYZE of one batch: a UNION ALL branch per lookup, on its schema's table, by its key (pure)."""
+    branch = sqlfiles.statement("read_probe_lookup.sql")
+    branches = [branch.replace("{table}", sqlfiles.ident(catalog.data_table(schema))).replace("{key}", str(int(key)))
+                for schema, key in zip(lookups, keys, strict=True)]
+    return sqlfiles.statement("read_probe.sql").replace("{lookups}", " UNION ALL ".join(branches))
+
+
+def read_many(conn: Connection, keys: Sequence[int]) -> list[ProbeRead]:
+    """The lookups of each key (on the connection's probe_lookups' tables), in order, in one statement."""
+    return parse_lookups(conn.one_row(statement(conn.probe_lookups, keys))[0], len(keys))

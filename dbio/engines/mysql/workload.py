@@ -55,14 +55,18 @@ def _install(conn: Connection) -> None:
             conn.execute(f"DROP PROCEDURE {sqlfiles.ident(name)}")
     for statement in wanted.values():
         conn.execute(statement)
-    # a load made before UPDATEs had their own range (MySQL 8 has no ADD COLUMN IF NOT EXISTS)
-    if not _has_update_work_unit(conn):
+    # a load made before UPDATEs had their own range, or before --rate (MySQL 8 has no ADD COLUMN IF NOT EXISTS)
+    if not _has_column(conn, "update_work_unit"):
         conn.execute("ALTER TABLE dbio_run_control ADD COLUMN update_work_unit INT AFTER work_unit")
+    if not _has_column(conn, "latency_limit_us"):
+        conn.execute("ALTER TABLE dbio_run_control ADD COLUMN rate_per_s DOUBLE AFTER think_max, "
+                     "ADD COLUMN rate_uniform TINYINT NOT NULL DEFAULT 0 AFTER rate_per_s, "
+                     "ADD COLUMN latency_limit_us DOUBLE NOT NULL DEFAULT 0 AFTER rate_uniform")
 
 
-def _has_update_work_unit(conn: Connection) -> bool:
+def _has_column(conn: Connection, column: str) -> bool:
     has, = conn.one_row("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
-                        "AND table_name = 'dbio_run_control' AND column_name = 'update_work_unit'")
+                        "AND table_name = 'dbio_run_control' AND column_name = %s", (column,))
     return bool(has)
 
 
@@ -74,7 +78,8 @@ def _current(conn: Connection, setup_id: str, routines: dict[str, str], wanted: 
     if any(catalog.tag_id(routines[name]) != setup_id for name in wanted):
         return False
     bodies = dict(conn.query(sqlfiles.statement("loop_bodies.sql")))
-    return all(bodies.get(name) == _body(text) for name, text in wanted.items()) and _has_update_work_unit(conn)
+    return all(bodies.get(name) == _body(text) for name, text in wanted.items()) \
+        and _has_column(conn, "update_work_unit") and _has_column(conn, "latency_limit_us")
 
 
 def _body(statement: str) -> str:
@@ -147,22 +152,27 @@ def pass_barrier(conn: Connection, run_id: int) -> None:
 
 
 def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, barrier: bool, iterations_before: int,
-               selects_before: int, max_iterations: int | None, think_left: float) -> SliceResult:
+               selects_before: int, max_iterations: int | None, think_left: float, due: float | None = None
+               ) -> SliceResult:
     if barrier:
         pass_barrier(conn, run_id)
     with conn.raw.cursor() as cur:
-        cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s)",
-                    (run_id, session, iterations_before, selects_before, max_iterations, think_left))
+        cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s, %s)",
+                    (run_id, session, iterations_before, selects_before, max_iterations, think_left, due))
         (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, s4, m4, hot_rows,
-         retries, end, done, counts) = cur.fetchone()
+         retries, end, done, counts, next_due, late, s5, m5, s6, m6) = cur.fetchone()
         hist = histmap.parse_counts(counts, buckets)
         while cur.nextset():  # the CALL's own status result
             pass
     return SliceResult(iterations=int(iterations), selects=int(selects), updates=int(updates), scans=int(scans),
                        rows=int(rows), hot_rows=int(hot_rows), think_seconds=float(think_s),
-                       sum_us=[float(s1), float(s2), float(s3), float(s4)],
-                       max_us=[float(m1), float(m2), float(m3), float(m4)], hist=hist, slice_end=float(end),
-                       done=bool(done), think_left=float(think_owed), retries=int(retries))
+                       # with a rate, kinds 5 and 6: each statement from its intended start, and its schedule lag
+                       sum_us=[float(s1), float(s2), float(s3), float(s4)] + ([float(s5), float(s6)] if len(hist) > 4
+                                                                             else []),
+                       max_us=[float(m1), float(m2), float(m3), float(m4)] + ([float(m5), float(m6)] if len(hist) > 4
+                                                                             else []),
+                       hist=hist, slice_end=float(end), done=bool(done), think_left=float(think_owed),
+                       retries=int(retries), due=None if next_due is None else float(next_due), late=int(late or 0))
 
 
 EXPECTED_KEY = "custid"

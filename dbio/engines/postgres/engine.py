@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import psycopg
 
@@ -248,16 +248,16 @@ class PostgresEngine:
     read_probe_method = ("EXPLAIN (ANALYZE, BUFFERS) of each lookup with track_io_timing on in the probe's "
                          "session: Shared Read Blocks and their I/O Read Time")
 
-    async def read_probe_connect(self, conninfo: str, access_path: str,
-                                 application_name: str = "dbio:probe") -> tuple[psycopg.AsyncConnection, int]:
+    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
+                                 lookups: Sequence[int] = ()) -> tuple[psycopg.AsyncConnection, int]:
         from dbio.engines.postgres import read_probe
 
-        return await read_probe.connect(conninfo, access_path, application_name)
+        return await read_probe.connect(conninfo, access_path, application_name, lookups)
 
-    async def read_probe(self, conn: psycopg.AsyncConnection, schema_index: int, key: int) -> ProbeRead:
+    async def read_probe(self, conn: psycopg.AsyncConnection, keys: Sequence[int]) -> list[ProbeRead]:
         from dbio.engines.postgres import read_probe
 
-        return await read_probe.read_one(conn, schema_index, key)
+        return await read_probe.read_many(conn, keys)
 
     # -- statistics --------------------------------------------------------------------
     async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:

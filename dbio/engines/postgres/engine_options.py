@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dbio.option import Option
+from dbio.option import LOADS, MAKES, RUNS, SETTINGS, Option
 
 _MiB = 1 << 20
 
@@ -61,49 +61,54 @@ OPTIONS: tuple[Option, ...] = (
     Option("access_path", "workload", "choice", "index",
            "index: index scan, one synchronous 8 KiB read per row (IO:DataFileRead); "
            "bitmap: bitmap heap scan, batched and prefetched reads.",
-           choices=("index", "bitmap")),
+           choices=("index", "bitmap"), commands=RUNS),
     Option("scan_workers", "workload", "int", 0,
            "Parallel query workers for each scan of the scan table (scan_pct): the scan runs as a parallel "
            "sequential scan with this many workers besides its session, whose reads count in the scan figures "
-           "(0 = the session alone).", min=0, max=32),
+           "(0 = the session alone).", min=0, max=32, commands=RUNS),
     # -- instance: the embedded PostgreSQL ----------------------------------------------
     Option("wal_dir", "instance", "path", None,
            "Directory for the embedded instance's WAL (initdb --waldir), e.g. on a device of its own; fixed when "
-           "the instance is created (default: pg_wal inside the data directory)."),
+           "the instance is created (default: pg_wal inside the data directory).", commands=SETTINGS),
     Option("data_dirs", "instance", "strs", None,
            "Directories for the loaded tables, one tablespace each, schemas spread over them in turn "
-           "(e.g. one per device); fixed by the load. Needs the embedded instance and schemas >= directories."),
+           "(e.g. one per device); fixed by the load. Needs the embedded instance and schemas >= directories.",
+           commands=LOADS),
     Option("standbys", "instance", "int", 0,
            "Streaming hot standbys made with the embedded primary (pg_basebackup), each with its own socket and "
            "port; a run then uses every member as a node (see --nodes). Fixed when the instance is created.",
-           min=0, max=8),
+           min=0, max=8, commands=MAKES),
     Option("standby_data_dir", "instance", "strs", None,
            "Directory for a standby's files (repeat it: the first for standby1, and so on), e.g. on a device of "
-           "its own; fixed when the instance is created (default: inside the instance's directory)."),
+           "its own; fixed when the instance is created (default: inside the instance's directory).", commands=MAKES),
     Option("shared_buffers", "instance", "size", 128 * _MiB,
            "Buffer cache of the embedded instance; keep it small so reads reach storage.",
-           min=16 * _MiB, max=1 << 40),
+           min=16 * _MiB, max=1 << 40, commands=SETTINGS),
     Option("direct_io", "instance", "bool", True,
-           "Open data files with O_DIRECT (debug_io_direct=data) so every buffer miss is a device read."),
+           "Open data files with O_DIRECT (debug_io_direct=data) so every buffer miss is a device read.",
+           commands=SETTINGS),
     Option("io_method", "instance", "choice", "auto",
            "PostgreSQL 18 I/O method; auto: sync for the index access path (one synchronous read at a time: "
            "an I/O worker only adds a hand-over), worker for bitmap (its reads are prefetched).",
-           choices=("auto", "sync", "worker", "io_uring")),
-    Option("io_workers", "instance", "int", 3, "I/O worker processes (io_method=worker).", min=1, max=32),
+           choices=("auto", "sync", "worker", "io_uring"), commands=SETTINGS),
+    Option("io_workers", "instance", "int", 3, "I/O worker processes (io_method=worker).", min=1, max=32,
+    commands=SETTINGS),
     Option("max_connections", "instance", "int", 0,
-           "Connection limit of the embedded instance (0 = sized for the sessions).", min=0, max=10000),
+           "Connection limit of the embedded instance (0 = sized for the sessions).", min=0, max=10000,
+           commands=SETTINGS),
     Option("wal_level", "instance", "choice", "minimal",
            "WAL level of the embedded instance: minimal lets the loader skip WAL; UPDATE WAL is the same as replica.",
-           choices=("minimal", "replica", "logical")),
+           choices=("minimal", "replica", "logical"), commands=SETTINGS),
     Option("pg_settings", "instance", "settings", (),
            "Extra postgresql.conf settings for the embedded instance (TOML table [instance.pg_settings]; "
            "on the command line --pg-setting name=value, and name= drops one the instance remembers; the file's "
            "table has no empty values: leave a setting out to leave it at the server's default).", cli=False,
            fix="remove that setting, or set it with the dbio option named in the message",
-           managed=tuple(MANAGED_SETTINGS.items())),
+           managed=tuple(MANAGED_SETTINGS.items()), commands=SETTINGS),
     Option("allow_settings", "instance", "names", (),
            "Settings that run programs or load code (archive_command, *_preload_libraries, ...) that the user "
-           "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False),
+           "allows by name, on the command line only (--allow-setting NAME).", cli=False, file=False,
+           commands=SETTINGS),
 )
 
 

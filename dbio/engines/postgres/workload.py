@@ -50,6 +50,9 @@ def install(conn: psycopg.Connection) -> None:
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS client text")  # loads made by dbio 0.1
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
+        for column in ("rate_per_s double precision", "rate_uniform boolean NOT NULL DEFAULT false",
+                       "latency_limit_us double precision NOT NULL DEFAULT 0"):  # loads of dbio before --rate
+            conn.execute(f"ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS {column}")
 
 
 def _current(conn: psycopg.Connection, setup_id: str) -> bool:
@@ -171,14 +174,15 @@ async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> Sl
     row = await one_row_async(conn, sqlfiles.text("slice_call.sql"), {
         "run_id": request.run_id, "session": request.session, "barrier": request.barrier,
         "iterations_before": request.iterations_before, "selects_before": request.selects_before,
-        "max_iterations": request.max_iterations, "think_left": request.think_left,
+        "max_iterations": request.max_iterations, "think_left": request.think_left, "due": request.due,
         "control": None if request.control is None else control_json(request.control)}, binary=True)
     (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
-     done) = row
+     done, due, late) = row
+    # with a rate, kinds 5 and 6: each statement's latency from its intended start and its schedule lag
     return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
                        hot_rows=hot_rows, think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
                        hist=np.asarray(hist, dtype=np.int64), slice_end=slice_end.timestamp(), done=bool(done),
-                       think_left=think_left)
+                       think_left=think_left, due=due, late=int(late or 0))
 
 
 TIMES = ("started_at", "window_open", "deadline")  # epoch seconds in the run's control; timestamptz in the row

@@ -40,6 +40,9 @@ CREATE TABLE dbio_run_control (
     think_every      BIGINT NOT NULL,
     think_min        DOUBLE NOT NULL,
     think_max        DOUBLE NOT NULL,
+    rate_per_s       DOUBLE,                      -- each session's statements/s on a schedule (NULL: a closed loop)
+    rate_uniform     TINYINT NOT NULL DEFAULT 0,  -- equal gaps between intended starts (0: exponential)
+    latency_limit_us DOUBLE NOT NULL DEFAULT 0,   -- later than this from the intended start: late
     client           VARCHAR(200),
     created_at       DOUBLE NOT NULL,
     started_at       DOUBLE,

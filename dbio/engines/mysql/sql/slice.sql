@@ -11,13 +11,18 @@
 -- variables. The latency histogram is counted in a string, its bucket found by arithmetic on two
 -- strings the session was given (histmap.py: no table statement per iteration); it comes back
 -- with the slice's counters in one result set. The barrier is passed before the first CALL (workload.py).
+-- With a rate (c_rate, this session's share of --rate) the loop is open, as PostgreSQL's: each statement has an
+-- intended start on a schedule (exponential gaps, or equal ones with c_uniform), the loop sleeps until it, and a
+-- statement whose time has passed starts at once; kind 5 of the histogram is each statement's latency from its
+-- intended start, kind 6 its schedule lag; the next intended start is carried to the next slice (p_due).
 CREATE PROCEDURE {procedure}(
     IN p_run_id            BIGINT,
     IN p_session           INT,
     IN p_iterations_before BIGINT,
     IN p_selects_before    BIGINT,
     IN p_max_iterations    BIGINT,
-    IN p_think_left        DOUBLE)
+    IN p_think_left        DOUBLE,
+    IN p_due               DOUBLE)
 SQL SECURITY INVOKER
 COMMENT {tag}
 BEGIN
@@ -33,13 +38,18 @@ BEGIN
     DECLARE v_pool, v_fill, v_map, v_bound, v_hist MEDIUMBLOB;
     DECLARE o_iterations, o_selects, o_updates, o_scans, o_rows, o_hot_rows, o_retries BIGINT DEFAULT 0;
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
-    DECLARE s1, s2, s3, s4, m1, m2, m3, m4 DOUBLE DEFAULT 0;
+    DECLARE s1, s2, s3, s4, m1, m2, m3, m4, s5, s6, m5, m6 DOUBLE DEFAULT 0;
+    DECLARE c_rate, c_limit, v_due, v_lag, v_total DOUBLE;
+    DECLARE c_uniform, v_kinds INT;
+    DECLARE o_late BIGINT DEFAULT 0;
 
     SELECT slice_seconds, started_at, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
-           scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max
+           scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max,
+           rate_per_s, rate_uniform, latency_limit_us
       INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill,
            c_hot_lo,
-           c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max
+           c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max,
+           c_rate, c_uniform, c_limit
       FROM dbio_run_control WHERE run_id = p_run_id;
     IF c_started IS NULL THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this run is not released (or gone)';
@@ -51,7 +61,8 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this session has no histogram map (session_init.sql)';
     END IF;
     SET v_buckets = LENGTH(v_bound) DIV {bound_width};
-    SET v_hist = REPEAT('0', 4 * v_buckets * {count_width});
+    SET v_kinds = IF(c_rate IS NULL, 4, 6);
+    SET v_hist = REPEAT('0', v_kinds * v_buckets * {count_width});
 
     -- A start agreed in advance (a run of several nodes): the barrier opens a little before it.
     SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
@@ -69,6 +80,10 @@ BEGIN
     SET v_span = c_scale - GREATEST(c_work_unit, c_update_rows) + 1;
     SET v_hot_span = GREATEST(c_hot_rows - GREATEST(c_work_unit, c_update_rows) + 1, 1);
     SET v_pool_span = LENGTH(v_pool) - c_fill;
+    -- The schedule starts at the common start: a uniform one at a random phase (the sessions apart).
+    IF c_rate IS NOT NULL THEN
+        SET v_due = COALESCE(p_due, c_started + IF(c_uniform, RAND() / c_rate, -LN(1 - RAND()) / c_rate));
+    END IF;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
     IF p_think_left > 0 THEN
@@ -81,7 +96,18 @@ BEGIN
     -- Each instruction of the loop costs the server's SQL layer more than its arithmetic (the loop's
     -- instructions besides its statements were 15% of the server's CPU samples, bench_mysql_cpu.py's perf):
     -- counts that follow from others (iterations, SELECTs) are made once after it, tests are inline.
-    WHILE v_now < v_end AND (p_max_iterations IS NULL OR v_iter - p_iterations_before < p_max_iterations) DO
+    slices: WHILE v_now < v_end AND (p_max_iterations IS NULL OR v_iter - p_iterations_before < p_max_iterations) DO
+        -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
+        IF c_rate IS NOT NULL THEN
+            SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+            IF v_due >= v_end AND v_due > v_now THEN
+                DO SLEEP(GREATEST(v_end - v_now, 0));
+                SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
+                LEAVE slices;
+            ELSEIF v_due > v_now THEN
+                DO SLEEP(v_due - v_now);
+            END IF;
+        END IF;
         SET v_iter = v_iter + 1;
         IF v_iter % c_hot_every = 0 THEN
             SET v_lo = c_hot_lo + FLOOR(RAND() * v_hot_span);
@@ -165,6 +191,31 @@ BEGIN
             ELSE SET s4 = s4 + v_us, m4 = GREATEST(m4, v_us), o_hot_rows = o_hot_rows + v_n;
         END CASE;
         SET o_rows = o_rows + v_n;
+        IF c_rate IS NOT NULL THEN
+            -- from the intended start (kind 5) and the schedule lag (kind 6), each bucket found as above
+            SET v_total = (v_now - v_due) * 1000000, v_lag = GREATEST((v_t0 - v_due) * 1000000, 0);
+            SET v_b = CAST(SUBSTRING(v_map, IF(v_total < 8, GREATEST(FLOOR(v_total), 0),
+                                               LEAST(8 + (FLOOR(LOG2(v_total)) - 3) * {sub}
+                                                     + FLOOR((v_total / POW(2, FLOOR(LOG2(v_total))) - 1) * {sub}),
+                                                     {last_key})) * {map_width} + 1, {map_width}) AS UNSIGNED);
+            SET v_pos = (4 * v_buckets + v_b
+                         + (v_total >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0))
+                        * {count_width} + 1;
+            SET v_hist = INSERT(v_hist, v_pos, {count_width},
+                                LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
+            SET v_b = CAST(SUBSTRING(v_map, IF(v_lag < 8, GREATEST(FLOOR(v_lag), 0),
+                                               LEAST(8 + (FLOOR(LOG2(v_lag)) - 3) * {sub}
+                                                     + FLOOR((v_lag / POW(2, FLOOR(LOG2(v_lag))) - 1) * {sub}),
+                                                     {last_key})) * {map_width} + 1, {map_width}) AS UNSIGNED);
+            SET v_pos = (5 * v_buckets + v_b
+                         + (v_lag >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0))
+                        * {count_width} + 1;
+            SET v_hist = INSERT(v_hist, v_pos, {count_width},
+                                LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
+            SET s5 = s5 + v_total, m5 = GREATEST(m5, v_total), s6 = s6 + v_lag, m6 = GREATEST(m6, v_lag);
+            SET o_late = o_late + (c_limit > 0 AND v_total > c_limit);
+            SET v_due = v_due + IF(c_uniform, 1 / c_rate, -LN(1 - RAND()) / c_rate);
+        END IF;
 
         -- Every think_every-th iteration ends with a think time ("off" is a period never reached).
         IF v_iter % c_think_every = 0 THEN
@@ -174,11 +225,12 @@ BEGIN
             SET o_think_s = o_think_s + v_sleep, o_think_left = v_think - v_sleep;
             SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
         END IF;
-    END WHILE;
+    END WHILE slices;
     SET o_iterations = v_iter - p_iterations_before, o_selects = v_sel - p_selects_before - o_scans;
 
     SELECT o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3, m1, m2, m3,
            s4, m4, o_hot_rows, o_retries,
            v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
-              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist;
+              OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist,
+           v_due, o_late, s5, m5, s6, m6;
 END

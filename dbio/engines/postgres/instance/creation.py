@@ -8,10 +8,11 @@ import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from dbio import trust
-from dbio.engines.postgres.instance import binaries, placement
+from dbio.engines.postgres.instance import as_server, binaries, placement
+from dbio.engines.postgres.instance.paths import Layout
 from dbio.engines.postgres.instance.paths import running_as_root
 from dbio.engines.postgres.instance.ports import free_port
 from dbio.engines.postgres.instance.record import Meta
@@ -21,33 +22,28 @@ from dbio.errors import NoDatabase, UsageError
 from dbio.managed.location import claim_directory
 from dbio.managed.server_user import ServerUser, ensure_server_user
 
-if TYPE_CHECKING:
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
-
 SUPERUSER = "dbio"
 
 
-def server_user_and_binaries(instance: EmbeddedInstance,
-                             cfg: InstanceConfig) -> tuple[ServerUser, binaries.Binaries]:
+def server_user_and_binaries(cfg: InstanceConfig,
+                             notify: Callable[[str], None]) -> tuple[ServerUser, binaries.Binaries]:
     user = ensure_server_user()
     if user.created:
-        instance.notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
-                        f"'{user.name}' to run the embedded server")
+        notify(f"running as root: PostgreSQL refuses to run as root, so created the system user "
+               f"'{user.name}' to run the embedded server")
     elif running_as_root():
-        instance.notify(f"running as root: the embedded server runs as the unprivileged system user '{user.name}'")
+        notify(f"running as root: the embedded server runs as the unprivileged system user '{user.name}'")
     bins = binaries.locate(user)
     if bins.copied:
-        instance.notify(f"server binaries placed in {bins.bin_dir.parent} where '{user.name}' can execute them")
+        notify(f"server binaries placed in {bins.bin_dir.parent} where '{user.name}' can execute them")
     if cfg.io_method not in bins.io_methods():
         raise UsageError(f"io_method = {cfg.io_method} is not available in this PostgreSQL build",
                          f"use one of {', '.join(bins.io_methods())}")
     return user, bins
 
 
-def create(instance: EmbeddedInstance, user: ServerUser, bins: binaries.Binaries, dbname: str,
-           wal_dir: Path | None) -> Meta:
+def create(layout: Layout, user: ServerUser, bins: binaries.Binaries, dbname: str, wal_dir: Path | None) -> Meta:
     """initdb into a directory claimed for the instance; nothing half-made is left on failure."""
-    layout = instance.layout
     wal_place: placement.Place | None = None
     preexisting_mode = claim_directory(layout.root)
     created_root = preexisting_mode is None
@@ -61,10 +57,10 @@ def create(instance: EmbeddedInstance, user: ServerUser, bins: binaries.Binaries
             os.chmod(d, 0o700)
         if wal_dir is not None:
             wal_place = placement.make(wal_dir, placement.WAL_SUBDIR, user)
-        instance.run_as_server(user, [str(bins.tool("initdb")), "-D", str(layout.pgdata), "-U", SUPERUSER,
-                                      "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=reject",
-                                      "--no-instructions", *(["--waldir", wal_place.path] if wal_place else [])],
-                               what="initdb")
+        as_server.run(user, [str(bins.tool("initdb")), "-D", str(layout.pgdata), "-U", SUPERUSER,
+                             "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=reject",
+                             "--no-instructions", *(["--waldir", wal_place.path] if wal_place else [])],
+                      cwd=layout.root, log_file=layout.log_file, what="initdb")
         conf = layout.pgdata / "postgresql.conf"
         trust.write_for(conf, trust.read_no_follow(conf)
                         + "\n# dbio's settings for I/O testing\ninclude_if_exists = 'dbio.conf'\n",
@@ -90,32 +86,33 @@ def create(instance: EmbeddedInstance, user: ServerUser, bins: binaries.Binaries
     return meta
 
 
-def settle_catalogs(instance: EmbeddedInstance) -> None:
+def settle_catalogs(conninfo: Callable[[str], str]) -> None:
     """initdb leaves the catalogs of template1 and postgres never analysed, and autovacuum
     gets to them a minute later, in the first measured window. Do it now (about a second);
     databases created from template1 afterwards inherit the result."""
     import psycopg
 
     for dbname in ("template1", "postgres"):
-        with psycopg.connect(instance.conninfo(dbname), autocommit=True) as conn:
+        with psycopg.connect(conninfo(dbname), autocommit=True) as conn:
             conn.execute("VACUUM (FREEZE, ANALYZE)")
         # Analysing the tables after pg_statistic's turn left dead rows in it, which a second
         # VACUUM only removes from a new session (ANALYZE never touches pg_statistic itself).
-        with psycopg.connect(instance.conninfo(dbname), autocommit=True) as conn:
+        with psycopg.connect(conninfo(dbname), autocommit=True) as conn:
             conn.execute("VACUUM (FREEZE) pg_catalog.pg_statistic")
             # publish the counters now, not when the backend exits after we have moved on
             conn.execute("SELECT pg_stat_force_next_flush()")
             conn.execute("SELECT 1")
 
 
-def create_database(instance: EmbeddedInstance, dbname: str, *, look: bool = False) -> None:
-    """The database made if it is not there; look: made by no one (NoDatabase when it is not there)."""
+def create_database(conninfo: str, data_dir: Path, dbname: str, *, look: bool = False) -> None:
+    """The database made if it is not there (conninfo: the instance's postgres database); look: made by no one
+    (NoDatabase when it is not there)."""
     import psycopg
     from psycopg import sql
 
-    with psycopg.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+    with psycopg.connect(conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
         if not exists and look:
-            raise NoDatabase(f"no database {dbname!r} in {instance.data_dir}")
+            raise NoDatabase(f"no database {dbname!r} in {data_dir}")
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))

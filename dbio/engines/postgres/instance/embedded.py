@@ -3,7 +3,9 @@
 EmbeddedInstance is what dbio asks of it (engines/instance.py), and how a command's needs become a
 server running in the right profile (ensure); the steps live with their own job: preflight.py (the
 checks before anything is made, started or moved), creation.py (initdb and what follows it),
-start_stop.py (pg_ctl), removal.py (destroy), standbys.py and relocate.py."""
+start_stop.py (pg_ctl), removal.py (destroy), relocate.py (the WAL moved) and standbys.py. Each step but
+the standbys is given what it needs (the layout, the record, where to say what it did), never the instance:
+the instance calls its steps, and no step calls it back."""
 
 from __future__ import annotations
 
@@ -96,21 +98,29 @@ class EmbeddedInstance(ManagedInstance):
         return as_server.trusted_tool(self.meta(), name)
 
     # -- checks before anything is made, started or moved (preflight.py) -----------------
+    def _record(self) -> Meta | None:
+        """The instance's record, or None when there is no instance (what the steps are given)."""
+        return self.meta() if self.exists() else None
+
     def check_location(self) -> None:
         """Before creating anything: the directory must be usable by the server user."""
-        preflight.check_location(self)
+        preflight.check_location(self.layout, self._record())
 
     def check_settings(self, cfg: InstanceConfig, *, sessions: int) -> None:
         """Every setting the server would get, judged by the server binary itself (preflight.py)."""
-        preflight.check_settings(self, cfg, sessions=sessions)
+        preflight.check_settings(self.layout, self._record(), cfg, sessions=sessions)
 
     def check_layout(self, cfg: InstanceConfig) -> None:
         """A sweep's layouts, each checked before the sweep starts: its WAL place and its tablespace directories."""
-        preflight.check_layout(self, cfg)
+        from dbio.engines.postgres.instance import relocate
+
+        if self.exists():
+            relocate.check(self.layout, self.meta(), cfg.wal_dir)
+            preflight.check_data_dirs(self.data_dir, self.meta(), cfg)
 
     def check_redo_room(self, cfg: InstanceConfig) -> None:
         """Before an update run: refuses one that could fill the disk with WAL."""
-        preflight.check_redo_room(self, cfg)
+        preflight.check_redo_room(self.layout, self._record(), cfg)
 
     def check_host(self, cfg: InstanceConfig, memory_bytes: int) -> None:
         """Before a setup creates or starts the instance: direct I/O when asked, memory for its cache."""
@@ -118,17 +128,17 @@ class EmbeddedInstance(ManagedInstance):
 
     def wal_location(self) -> Path:
         """Where the WAL is written: wal_dir's subdirectory, or the data directory."""
-        return preflight.wal_location(self)
+        return preflight.wal_location(self.layout, self._record())
 
     def wal_budget(self) -> int:
         """Bytes the instance's WAL may occupy: the free space of its filesystem plus the WAL it has."""
-        return preflight.wal_budget(self)
+        return preflight.wal_budget(self.layout, self._record())
 
     # -- made, and started in the profile a purpose needs ---------------------------------
     def init(self, cfg: InstanceConfig, *, sessions: int, dbname: str) -> None:
-        preflight.check_new(self, cfg, sessions)
-        user, bins = creation.server_user_and_binaries(self, cfg)
-        meta = creation.create(self, user, bins, dbname, cfg.wal_dir)
+        preflight.check_new(self.layout, self.exists(), cfg, sessions)
+        user, bins = creation.server_user_and_binaries(cfg, self.notify)
+        meta = creation.create(self.layout, user, bins, dbname, cfg.wal_dir)
         socket_dir = self.layout.socket_dir
         self.notify(f"created PostgreSQL {meta.pg_version} instance in {self.data_dir} (socket {socket_dir}, "
                     f"port {meta.port})")
@@ -136,11 +146,10 @@ class EmbeddedInstance(ManagedInstance):
             shared = " (the same device as the data)" if placement.same_device(Path(meta.wal_dir),
                                                                                self.data_dir) else ""
             self.notify(f"its WAL lives in {meta.wal_dir} on {placement.device_of(Path(meta.wal_dir))}{shared}")
-        start_stop.start(self, settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir), sessions=1,
-                                                      purpose="run", wal_budget=self.wal_budget(),
-                                                      standbys=cfg.standbys))
-        creation.settle_catalogs(self)
-        creation.create_database(self, dbname)
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(socket_dir), sessions=1,
+                                           purpose="run", wal_budget=self.wal_budget(), standbys=cfg.standbys))
+        creation.settle_catalogs(self.conninfo)
+        creation.create_database(self.conninfo("postgres"), self.data_dir, dbname)
         if cfg.standbys:
             self._make_standbys(cfg, user)
 
@@ -167,8 +176,8 @@ class EmbeddedInstance(ManagedInstance):
         if not self.exists():
             self.init(cfg, sessions=sessions, dbname=dbname)
         else:
-            preflight.check_same_wal(self, cfg)
-            preflight.check_data_dirs(self, cfg)
+            preflight.check_same_wal(self.data_dir, self.meta(), cfg)
+            preflight.check_data_dirs(self.data_dir, self.meta(), cfg)
             self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         keep_as_is = purpose in ("any", "look")
@@ -183,10 +192,10 @@ class EmbeddedInstance(ManagedInstance):
             if changed:
                 self.notify(settings.describe_restart(purpose, changed, wanted))
                 self.stop(quiet=True)
-                start_stop.start(self, profile)
+                self._start(profile)
         else:
-            start_stop.start(self, profile)
-        creation.create_database(self, dbname, look=look)
+            self._start(profile)
+        creation.create_database(self.conninfo("postgres"), self.data_dir, dbname, look=look)
         self._run_standbys()
         return self.conninfo(dbname)
 
@@ -201,7 +210,7 @@ class EmbeddedInstance(ManagedInstance):
         if not any(not m.stale for m in self.standbys.standbys()):
             return
         if not self.is_running():
-            start_stop.start(self, self._profile(cfg, sessions, "run"))
+            self._start(self._profile(cfg, sessions, "run"))
         self.standbys.retire()
 
     def _run_standbys(self) -> None:
@@ -211,34 +220,44 @@ class EmbeddedInstance(ManagedInstance):
         self.standbys.remake_stale()
         self.standbys.start_all()
 
+    def _start(self, profile: settings.Profile) -> None:
+        start_stop.start(self.layout, self.meta(), profile, self.notify)
+
     def start(self, cfg: InstanceConfig, *, sessions: int = 1) -> None:
-        preflight.check_same_wal(self, cfg)
+        preflight.check_same_wal(self.data_dir, self.meta(), cfg)
         self.check_settings(cfg, sessions=sessions)
         meta = self.meta()
         if self.is_running():
             self.notify(f"the embedded server is already running (pid {self.postmaster_pid()})")
         else:
-            start_stop.start(self, settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                                          sessions=sessions, purpose="run",
-                                                          wal_budget=self.wal_budget(),
-                                                          standbys=self.standby_count()))
+            self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                               sessions=sessions, purpose="run", wal_budget=self.wal_budget(),
+                                               standbys=self.standby_count()))
         self._run_standbys()
 
     def start_checked(self, cfg: InstanceConfig, *, sessions: int) -> None:
         """Start the stopped server with cfg's settings, judged before: only the start itself is left,
         which dbio ops recovery times."""
         meta = self.meta()
-        start_stop.start(self, settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
-                                                      sessions=sessions, purpose="run", wal_budget=self.wal_budget(),
-                                                      standbys=self.standby_count()))
+        self._start(settings.build_profile(cfg, port=meta.port, socket_dir=str(self.layout.socket_dir),
+                                           sessions=sessions, purpose="run", wal_budget=self.wal_budget(),
+                                           standbys=self.standby_count()))
 
     def stop(self, *, quiet: bool = False) -> bool:
         """Fast shutdown (immediate if that does not finish), the standbys first; False when none was running."""
-        return start_stop.stop(self, quiet=quiet)
+        stopped = self.standbys.stop_all() if self.standby_count() else []
+        if stopped and not quiet:
+            self.notify(f"stopped the standbys ({', '.join(stopped)})")
+        if not self.is_running():
+            return bool(stopped)
+        start_stop.stop(self.layout, self.meta())
+        if not quiet:
+            self.notify("stopped the embedded server")
+        return True
 
     def crash(self) -> None:
         """Stop the server as a crash would (pg_ctl stop -m immediate): the next start replays the WAL."""
-        start_stop.crash(self)
+        start_stop.crash(self.layout, self.meta())
 
     # -- another layout: the WAL moved, tablespace directories made -------------------------
     def move_wal(self, cfg: InstanceConfig) -> bool:
@@ -246,7 +265,9 @@ class EmbeddedInstance(ManagedInstance):
         stopped for it (the next command starts it); False when it is already there."""
         from dbio.engines.postgres.instance import relocate
 
-        moved = relocate.move_wal(self, as_server.server_user(self.meta()), cfg.wal_dir)
+        meta = self.meta()
+        moved = relocate.move_wal(self.layout, meta, as_server.server_user(meta), cfg.wal_dir,
+                                  lambda: self.stop(quiet=True))
         if moved:
             where = self.meta().wal_dir or f"{self.layout.pgdata / 'pg_wal'} (inside the data directory)"
             self.notify(f"moved the WAL to {where} on {placement.device_of(Path(where.split(' (')[0]))}")
@@ -254,8 +275,8 @@ class EmbeddedInstance(ManagedInstance):
 
     def tablespace_dirs(self, cfg: InstanceConfig) -> list[str]:
         """The server's own directory in each of data_dirs (made now if missing), in their order."""
-        preflight.check_data_dirs(self, cfg)
         meta = self.meta()
+        preflight.check_data_dirs(self.data_dir, meta, cfg)
         made = {Path(p["path"]).parent: p["path"] for p in meta.places}
         out = []
         for chosen in cfg.data_dirs:
@@ -271,11 +292,16 @@ class EmbeddedInstance(ManagedInstance):
     # -- destroyed (removal.py) -------------------------------------------------------------
     def destroy_plan(self) -> DestroyPlan:
         """What destroy would remove and leave, checked before anything is touched."""
-        return removal.destroy_plan(self)
+        layout = self.layout
+        meta, others = self.before_destroy([layout.pgdata, layout.socket_dir, layout.log_dir])
+        standbys = [(m.root, m.layout, bool(m.place)) for m in self.standbys.standbys()]
+        return removal.destroy_plan(layout, meta, others, standbys)
 
     def destroy(self, plan: DestroyPlan, *, quiet: bool = False) -> None:
         """Remove what dbio created, and only that; restore what it changed of a directory it found."""
-        removal.destroy(self, plan, quiet=quiet)
+        self.stop(quiet=True)
+        self.standbys.remove()
+        removal.remove(self.layout, plan, (lambda _: None) if quiet else self.notify)
 
     # -- what the standbys ask of their primary ------------------------------------------
     def run_as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:

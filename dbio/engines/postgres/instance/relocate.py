@@ -9,15 +9,14 @@ follows a link that user could have planted."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from dbio import signals
-from dbio.engines.postgres.instance import placement, settings
+from dbio.engines.postgres.instance import as_server, placement, settings
+from dbio.engines.postgres.instance.paths import Layout
+from dbio.engines.postgres.instance.record import Meta
 from dbio.filesystem import tree_bytes
-
-if TYPE_CHECKING:
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
-    from dbio.engines.postgres.instance.server_user import ServerUser
+from dbio.managed.server_user import ServerUser
 
 # The move is a copy, a switch and a removal, so that a signal never leaves the WAL split between two
 # places: until the switch the old WAL is whole (a stopped copy is discarded); the switch is a few
@@ -48,58 +47,57 @@ def wanted_subdir(current: str | None, wal_dir: Path | None) -> bool:
     return current is None or Path(current).parent != wal_dir
 
 
-def check(instance: "EmbeddedInstance", wal_dir: Path | None) -> None:
+def check(layout: Layout, meta: Meta, wal_dir: Path | None) -> None:
     """Refuse, before anything moves, a wal_dir the WAL could not be moved to."""
-    meta = instance.meta()
     if wal_dir is None or not wanted_subdir(meta.wal_dir, wal_dir):
         return
-    old = Path(meta.wal_dir) if meta.wal_dir else instance.layout.pgdata / "pg_wal"
-    placement.check(wal_dir, data_dir=instance.data_dir, option="wal_dir", subdir=placement.WAL_SUBDIR,
+    old = Path(meta.wal_dir) if meta.wal_dir else layout.pgdata / "pg_wal"
+    placement.check(wal_dir, data_dir=layout.root, option="wal_dir", subdir=placement.WAL_SUBDIR,
                     needed_bytes=tree_bytes(old) + settings.DISK_RESERVE)
 
 
-def move_wal(instance: "EmbeddedInstance", user: "ServerUser", wal_dir: Path | None) -> bool:
+def move_wal(layout: Layout, meta: Meta, user: ServerUser, wal_dir: Path | None,
+             stop: Callable[[], object]) -> bool:
     """Put the instance's WAL in wal_dir (None: back in the data directory); False when it is already
-    there. The new place is checked before the server is stopped or anything is moved; a signal during
+    there. The new place is checked before the server is stopped (stop) or anything is moved; a signal during
     the copy leaves the WAL where it was, and the switch to the copy is not interrupted."""
-    meta = instance.meta()
     if not wanted_subdir(meta.wal_dir, wal_dir):
         return False
-    link = instance.layout.pgdata / "pg_wal"
+    link = layout.pgdata / "pg_wal"
     old = Path(meta.wal_dir) if meta.wal_dir else link
-    check(instance, wal_dir)
-    instance.stop(quiet=True)
-    _server(instance, user, ["rm", "-rf", "--", *(f"{link}{suffix}" for suffix in STALE)],
+    check(layout, meta, wal_dir)
+    stop()
+
+    def _server(user: ServerUser, cmd: list[str], what: str) -> None:
+        as_server.run(user, cmd, cwd=layout.root, log_file=layout.log_file, what=what)
+
+    _server(user, ["rm", "-rf", "--", *(f"{link}{suffix}" for suffix in STALE)],
             "removing an unfinished move")
     if wal_dir is not None:
         new_place = placement.make(wal_dir, placement.WAL_SUBDIR, user)
         target = new_place.path
     else:
         new_place, target = None, f"{link}.dbio-new"
-        _server(instance, user, ["mkdir", "-m", "700", "--", target], "making the WAL's directory")
+        _server(user, ["mkdir", "-m", "700", "--", target], "making the WAL's directory")
     try:
-        _server(instance, user, ["/bin/sh", "-c", COPY_SCRIPT, "sh", str(old), target],
+        _server(user, ["/bin/sh", "-c", COPY_SCRIPT, "sh", str(old), target],
                 f"copying the WAL from {old} to {target}")
     except BaseException:
         with signals.held():  # the old WAL is whole: only the copy goes
             if new_place is not None:
                 placement.remove(new_place.to_dict())
             else:
-                _server(instance, user, ["rm", "-rf", "--", target], "removing the WAL's partial copy")
+                _server(user, ["rm", "-rf", "--", target], "removing the WAL's partial copy")
         raise
     with signals.held():
-        _server(instance, user, ["/bin/sh", "-c", SWITCH_SCRIPT, "sh", target, str(link)],
+        _server(user, ["/bin/sh", "-c", SWITCH_SCRIPT, "sh", target, str(link)],
                 f"switching pg_wal to {target}")
         old_place = next((p for p in meta.places if p["path"] == meta.wal_dir), None)
         meta.places = [p for p in meta.places if p is not old_place] + ([new_place.to_dict()] if new_place else [])
         meta.wal_dir = new_place.path if new_place else None
-        meta.write(instance.layout.meta_file)
+        meta.write(layout.meta_file)
         if old_place is not None:
             placement.remove(old_place)  # the old copy; its parent too when dbio made it
         else:
-            _server(instance, user, ["rm", "-rf", "--", f"{link}.dbio-old"], "removing the WAL's old copy")
+            _server(user, ["rm", "-rf", "--", f"{link}.dbio-old"], "removing the WAL's old copy")
     return True
-
-
-def _server(instance: "EmbeddedInstance", user: "ServerUser", cmd: list[str], what: str) -> None:
-    instance.run_as_server(user, cmd, what=what)

@@ -7,16 +7,13 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from dbio.engines.postgres.instance import binaries, placement
-from dbio.engines.postgres.instance.paths import running_as_root
+from dbio.engines.postgres.instance.paths import Layout, running_as_root
 from dbio.engines.postgres.instance.record import Meta
 from dbio.filesystem import tree_bytes
 from dbio.managed import location as managed_location
-
-if TYPE_CHECKING:
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 
 
 @dataclass(frozen=True)
@@ -39,25 +36,21 @@ class DestroyPlan:
         return notes
 
 
-def destroy_plan(instance: EmbeddedInstance) -> DestroyPlan:
-    """What destroy would remove and leave, checked before anything is touched."""
-    layout = instance.layout
-    meta, others = instance.before_destroy([layout.pgdata, layout.socket_dir, layout.log_dir])
-    inside = [m.root for m in instance.standbys.standbys() if not m.place]  # made inside: removed with it
-    size = tree_bytes(layout.pgdata) + sum(tree_bytes(m.layout.pgdata) for m in instance.standbys.standbys())
-    return DestroyPlan(instance.data_dir, meta, size, [p for p in others if p not in inside])
+def destroy_plan(layout: Layout, meta: Meta, others: list[Path],
+                 standbys: list[tuple[Path, Layout, bool]]) -> DestroyPlan:
+    """What destroy would remove and leave, checked before anything is touched. others: the directory's entries
+    dbio did not make; standbys: (root, layout, whether placed outside the directory) of each."""
+    inside = [root for root, _, placed in standbys if not placed]  # made inside: removed with it
+    size = tree_bytes(layout.pgdata) + sum(tree_bytes(member.pgdata) for _, member, _ in standbys)
+    return DestroyPlan(layout.root, meta, size, [p for p in others if p not in inside])
 
 
-def destroy(instance: EmbeddedInstance, plan: DestroyPlan, *, quiet: bool = False) -> None:
-    """Remove what dbio created, and only that; restore what it changed of a directory it found."""
-    notify = (lambda _: None) if quiet else instance.notify
-    instance.stop(quiet=True)
-    instance.standbys.remove()
-    layout = instance.layout
+def remove(layout: Layout, plan: DestroyPlan, notify: Callable[[str], None]) -> None:
+    """What dbio created removed (the server stopped, its standbys removed before), and only that; what it
+    changed of a directory it found restored."""
     for path in (layout.pgdata, layout.socket_dir, layout.log_dir):
         shutil.rmtree(path, ignore_errors=not path.exists())
     for place in plan.meta.places:  # the WAL's and the tablespaces' directories dbio made
         placement.remove(place)
-    managed_location.give_back(instance.data_dir, layout.meta_file, plan.meta.preexisting_mode, plan.others,
+    managed_location.give_back(layout.root, layout.meta_file, plan.meta.preexisting_mode, plan.others,
                                "embedded instance", notify)
-

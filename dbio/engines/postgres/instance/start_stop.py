@@ -1,65 +1,49 @@
 """The embedded server started (its settings written, then pg_ctl start) and stopped (fast, then
-immediate; the standbys first), each program run as the server user."""
+immediate), each program run as the server user; given where the instance lives and its record."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from dbio import trust
-from dbio.engines.postgres.instance import as_server, processes, settings
+from dbio.engines.postgres.instance import as_server, preflight, processes, settings
+from dbio.engines.postgres.instance.paths import Layout
+from dbio.engines.postgres.instance.record import Meta
 from dbio.errors import DbioError
-
-if TYPE_CHECKING:
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 
 START_TIMEOUT = 120  # seconds; a server recovering after a crash may need a while
 
 
-def start(instance: EmbeddedInstance, profile: settings.Profile) -> None:
-    meta = instance.meta()
-    layout = instance.layout
+def _pg_ctl(layout: Layout, meta: Meta, args: list[str], what: str) -> None:
+    as_server.run(as_server.server_user(meta), [as_server.trusted_tool(meta, "pg_ctl"), "-D", str(layout.pgdata),
+                                                *args], cwd=layout.root, log_file=layout.log_file, what=what)
+
+
+def start(layout: Layout, meta: Meta, profile: settings.Profile, notify: Callable[[str], None]) -> None:
+    """The settings written, then pg_ctl start; the record says the settings it runs in."""
     user = as_server.server_user(meta)
-    pg_ctl = as_server.trusted_tool(meta, "pg_ctl")
-    processes.wait_for_crashed_server(layout.pgdata, processes.lock_file_pid(layout.pgdata), instance.notify)
+    processes.wait_for_crashed_server(layout.pgdata, processes.lock_file_pid(layout.pgdata), notify)
     bounded = profile.as_dict().get("max_wal_size")
     if profile.wal_bounded and bounded != meta.settings.get("max_wal_size"):
-        instance.notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of "
-                        f"{instance.wal_location()} "
-                        f"({instance.wal_budget() >> 20} MiB free for it)")
+        notify(f"max_wal_size set to {bounded} so that WAL cannot fill the filesystem of "
+               f"{preflight.wal_location(layout, meta)} "
+               f"({preflight.wal_budget(layout, meta) >> 20} MiB free for it)")
     trust.write_for(layout.settings_file, settings.render(profile), user.uid, user.gid)
-    instance.run_as_server(user, [pg_ctl, "-D", str(layout.pgdata), "-l", str(layout.log_file),
-                                  "-w", "-t", str(START_TIMEOUT), "start"], what="pg_ctl start")
+    _pg_ctl(layout, meta, ["-l", str(layout.log_file), "-w", "-t", str(START_TIMEOUT), "start"], "pg_ctl start")
     meta.settings = profile.as_dict()
     meta.purpose = profile.purpose
     meta.write(layout.meta_file)
 
 
-def stop(instance: EmbeddedInstance, *, quiet: bool = False) -> bool:
-    """Fast shutdown (immediate if that does not finish), the standbys first; False when none was running."""
-    meta = instance.meta()
-    stopped = instance.standbys.stop_all() if instance.standby_count() else []
-    if stopped and not quiet:
-        instance.notify(f"stopped the standbys ({', '.join(stopped)})")
-    if not instance.is_running():
-        return bool(stopped)
-    user = as_server.server_user(meta)
-    pg_ctl = as_server.trusted_tool(meta, "pg_ctl")
-    pgdata = str(instance.layout.pgdata)
+def stop(layout: Layout, meta: Meta) -> None:
+    """Fast shutdown of the running server, immediate if that does not finish."""
     try:
-        instance.run_as_server(user, [pg_ctl, "-D", pgdata, "-m", "fast", "-w", "-t", "60", "stop"],
-                               what="pg_ctl stop")
+        _pg_ctl(layout, meta, ["-m", "fast", "-w", "-t", "60", "stop"], "pg_ctl stop")
     except DbioError:
-        instance.run_as_server(user, [pg_ctl, "-D", pgdata, "-m", "immediate", "-w", "-t", "30", "stop"],
-                               what="pg_ctl stop -m immediate")
-    if not quiet:
-        instance.notify("stopped the embedded server")
-    return True
+        _pg_ctl(layout, meta, ["-m", "immediate", "-w", "-t", "30", "stop"], "pg_ctl stop -m immediate")
 
 
-def crash(instance: EmbeddedInstance) -> None:
+def crash(layout: Layout, meta: Meta) -> None:
     """Stop the server as a crash would (pg_ctl stop -m immediate): no shutdown checkpoint, so the
     next start replays the WAL written since the last one (dbio ops recovery)."""
-    meta = instance.meta()
-    instance.run_as_server(as_server.server_user(meta), [as_server.trusted_tool(meta, "pg_ctl"), "-D",
-                                                         str(instance.layout.pgdata), "-m", "immediate", "-w",
-                                                         "-t", "60", "stop"], what="pg_ctl stop -m immediate")
+    _pg_ctl(layout, meta, ["-m", "immediate", "-w", "-t", "60", "stop"], "pg_ctl stop -m immediate")

@@ -59,6 +59,9 @@ CREATE TABLE IF NOT EXISTS dbio.run_control (
     think_min        double precision NOT NULL,
     think_max        double precision NOT NULL,
     bounds_us        double precision[] NOT NULL,  -- latency histogram bucket bounds, microseconds
+    rate_per_s       double precision,       -- each session's statements/s on a schedule (NULL: a closed loop)
+    rate_uniform     boolean NOT NULL DEFAULT false,  -- equal gaps between intended starts (false: exponential)
+    latency_limit_us double precision NOT NULL DEFAULT 0,  -- later than this from the intended start: late
     client           text                  -- host:pid of the dbio process running it
 );
 COMMENT ON TABLE dbio.run_control IS {tag};

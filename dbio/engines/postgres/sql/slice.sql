@@ -15,6 +15,12 @@
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
 -- are prepared once per session and cached.
 --
+-- With a rate (c.rate_per_s, this session's share of --rate) the loop is open: each statement has an
+-- intended start on a schedule (exponential gaps, or equal ones with c.rate_uniform), the loop sleeps until
+-- it, and a statement whose time has passed starts at once (never skipped: a queue shows as lag). Kind 5 of
+-- the histogram is each statement's latency from its intended start, kind 6 its schedule lag (its actual start
+-- less its intended one); the next intended start is carried to the next slice in p_due/o_due.
+--
 -- On a read-only node (a hot standby) nothing can be written and the run's control row would
 -- have to be replayed from the primary: its sessions pass the run's control in p_control
 -- (update_pct 0, the start agreed in advance) and the row is not read.
@@ -26,6 +32,7 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     p_selects_before     bigint,     -- SELECTs (incl. scans) it did in earlier slices
     p_max_iterations     bigint,     -- at most this many iterations in this slice (NULL = no limit)
     p_think_left         double precision,  -- think time the previous slice still owed
+    p_due                double precision,  -- with a rate: the next statement's intended start (epoch; NULL: none yet)
     INOUT o_iterations   bigint,
     INOUT o_selects      bigint,     -- random-range SELECTs
     INOUT o_updates      bigint,
@@ -39,6 +46,8 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_hist         integer[],           -- [kind][bucket]: statement latency histogram
     INOUT o_slice_end    timestamptz,
     INOUT o_done         boolean,
+    INOUT o_due          double precision,    -- with a rate: the next intended start, carried to the next slice
+    INOUT o_late         bigint,              -- statements later than c.latency_limit_us from their intended start
     p_control            jsonb)      -- the run's control (a read-only node); NULL: dbio.run_control's row
 LANGUAGE plpgsql
 AS $$
@@ -66,8 +75,12 @@ DECLARE
     v_fill        bytea;
     v_sleep       double precision;
     v_hist        integer[];
-    v_sum         double precision[] := ARRAY[0, 0, 0, 0];
-    v_max         double precision[] := ARRAY[0, 0, 0, 0];
+    v_sum         double precision[] := ARRAY[0, 0, 0, 0, 0, 0];
+    v_max         double precision[] := ARRAY[0, 0, 0, 0, 0, 0];
+    v_rate        double precision;
+    v_due         double precision;
+    v_wait        double precision;
+    v_lag         double precision;
     -- A parallel scan (scan_workers > 0) is planned under these settings, set only around it.
     v_par_names   text[] := ARRAY['max_parallel_workers_per_gather', 'parallel_setup_cost', 'parallel_tuple_cost',
                                   'min_parallel_table_scan_size', 'seq_page_cost'];
@@ -106,7 +119,14 @@ BEGIN
     v_span := c.scale - greatest(c.work_unit, v_update_rows) + 1;
     v_hot_span := greatest(c.hot_rows - greatest(c.work_unit, v_update_rows) + 1, 1);
     v_pool_span := length(v_pool) - c.fill_bytes;
-    v_hist := array_fill(0, ARRAY[4, cardinality(c.bounds_us) + 1]);
+    v_rate := c.rate_per_s;
+    v_hist := array_fill(0, ARRAY[CASE WHEN v_rate IS NULL THEN 4 ELSE 6 END, cardinality(c.bounds_us) + 1]);
+    v_due := p_due;
+    IF v_rate IS NOT NULL AND v_due IS NULL THEN
+        -- The schedule starts at the common start: a uniform one at a random phase (the sessions apart).
+        v_due := date_part('epoch', c.started_at) + CASE WHEN c.rate_uniform THEN random() / v_rate
+                                                         ELSE -ln(1.0 - random()) / v_rate END;
+    END IF;
     IF coalesce(c.scan_workers, 0) > 0 THEN
         -- Up to scan_workers workers (fewer on a small table), whatever the costs: with one row per block
         -- the planner sees only I/O, which it does not expect workers to share, and would keep the scan serial.
@@ -115,7 +135,7 @@ BEGIN
           FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
     END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_hot_rows := 0; o_think_s := 0;
-    o_think_left := 0;
+    o_think_left := 0; o_late := 0;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
     IF p_think_left > 0 THEN
@@ -127,6 +147,18 @@ BEGIN
     END IF;
 
     WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
+        -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
+        IF v_rate IS NOT NULL THEN
+            v_wait := v_due - date_part('epoch', clock_timestamp());
+            IF v_wait > 0 AND v_due >= date_part('epoch', v_end) THEN
+                PERFORM pg_sleep(greatest(date_part('epoch', v_end - clock_timestamp()), 0));
+                v_now := clock_timestamp();
+                EXIT;
+            ELSIF v_wait > 0 THEN
+                PERFORM pg_sleep(v_wait);
+            END IF;
+        END IF;
+
         v_iter := v_iter + 1;
 
         v_hot := v_iter % c.hot_every = 0;
@@ -191,6 +223,22 @@ BEGIN
         IF v_us > v_max[v_kind] THEN
             v_max[v_kind] := v_us;
         END IF;
+        IF v_rate IS NOT NULL THEN
+            v_us := (date_part('epoch', v_now) - v_due) * 1000000;
+            v_lag := greatest((date_part('epoch', v_t0) - v_due) * 1000000, 0);
+            v_b := width_bucket(v_us, c.bounds_us) + 1;
+            v_hist[5][v_b] := v_hist[5][v_b] + 1;
+            v_sum[5] := v_sum[5] + v_us;
+            v_max[5] := greatest(v_max[5], v_us);
+            v_b := width_bucket(v_lag, c.bounds_us) + 1;
+            v_hist[6][v_b] := v_hist[6][v_b] + 1;
+            v_sum[6] := v_sum[6] + v_lag;
+            v_max[6] := greatest(v_max[6], v_lag);
+            IF c.latency_limit_us > 0 AND v_us > c.latency_limit_us THEN
+                o_late := o_late + 1;
+            END IF;
+            v_due := v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate ELSE -ln(1.0 - random()) / v_rate END;
+        END IF;
         o_rows := o_rows + v_n;
         IF v_kind = 4 THEN
             o_hot_rows := o_hot_rows + v_n;
@@ -212,6 +260,7 @@ BEGIN
     o_sum_us := v_sum;
     o_max_us := v_max;
     o_slice_end := v_now;
+    o_due := v_due;
     o_done := (c.deadline IS NOT NULL AND v_now >= c.deadline)
               OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations);
     -- Publish this backend's I/O counters as soon as the call returns (PostgreSQL 15+).

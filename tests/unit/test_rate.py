@@ -1,0 +1,195 @@
+"""--rate's pure parts (rate_schedule.py, stats/rate.py): each session's share, the schedule's gaps, what is
+refused, and the judgement of a rate held or not on recorded figures."""
+
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dbio import rate_schedule
+from dbio import result as results
+from dbio.engines.base import SliceResult
+from dbio.report import model, text, verdict
+from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
+from dbio.stats import histogram, rate
+
+
+def test_each_session_takes_an_equal_share_of_its_part():
+    assert rate_schedule.per_session(2000, 8) == 250
+    assert rate_schedule.per_session(6000, 4, parts=3) == 500
+    with pytest.raises(ValueError):
+        rate_schedule.per_session(100, 0)
+
+
+@pytest.mark.parametrize("asked, sessions, parts, says", [
+    (0, 1, 1, "not a positive number"), (-3, 1, 1, "not a positive number"), (math.nan, 1, 1, "not a positive"),
+    (math.inf, 1, 1, "not a positive"), (3, 4, 1, "below the 1/s"), (12, 4, 4, "in each of 4 parts"),
+    (200_001, 2, 1, "above the 100,000/s one session's loop can start"),
+])
+def test_a_rate_no_session_can_keep_is_refused_in_one_line(asked, sessions, parts, says):
+    why = rate_schedule.problem(asked, sessions, parts)
+    assert why is not None and says in why and "\n" not in why
+
+
+def test_a_rate_each_session_can_keep_is_taken():
+    assert rate_schedule.problem(4, 4) is None and rate_schedule.problem(200_000, 2) is None
+
+
+def test_poisson_gaps_average_one_over_the_rate_and_uniform_ones_are_equal():
+    draws = random.Random(7)
+    gaps = list(rate_schedule.gaps(500.0, "poisson", (draws.random() for _ in range(200_000))))
+    assert np.mean(gaps) == pytest.approx(1 / 500, rel=0.01)
+    assert np.std(gaps) == pytest.approx(1 / 500, rel=0.02)  # exponential: its deviation is its mean
+    assert set(rate_schedule.gaps(400.0, "uniform", [0.1, 0.9, 0.5])) == {1 / 400}
+
+
+def test_the_first_intended_start_is_a_gap_after_the_start_or_a_random_phase_of_one():
+    assert rate_schedule.first_due(100.0, 10.0, "uniform", 0.5) == pytest.approx(100.05)
+    assert rate_schedule.first_due(100.0, 10.0, "poisson", 1 - math.exp(-1)) == pytest.approx(100.1)
+
+
+def _hist(values_us, bounds):
+    counts = histogram.empty(bounds)
+    for v in values_us:
+        counts[sum(1 for b in bounds if v >= b)] += 1
+    return {"counts": counts, "sum_us": float(sum(values_us)), "max_us": float(max(values_us))}
+
+
+BOUNDS = histogram.bounds_us()
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _derived(asked, statements, seconds, lag_us=50.0, schedule="uniform", late=None, limit=0.0):
+    hists = {"bounds_us": BOUNDS, "lag": _hist([lag_us] * statements, BOUNDS),
+             "intended": _hist([lag_us + 100.0] * statements, BOUNDS)}
+    totals = {"selects": statements, "updates": 0, "scans": 0, **({} if late is None else {"late": late})}
+    return rate.derive(asked, schedule, limit, totals, hists, seconds)
+
+
+def test_a_window_without_a_rate_or_without_the_schedule_s_histograms_has_no_rate_figures():
+    assert rate.derive(None, "poisson", 0, {"selects": 10}, {"bounds_us": BOUNDS}, 1.0) is None
+    assert rate.derive(100.0, "poisson", 0, {"selects": 10}, {"bounds_us": BOUNDS}, 1.0) is None
+
+
+def test_achieved_within_one_percent_with_a_bounded_lag_is_held():
+    r = rate.judge(_derived(1000.0, 9950, 10.0), [(2, 40.0), (3, 60.0), (4, 55.0)], 1, 1)
+    assert r["achieved_per_s"] == 995 and r["achieved_pct"] == pytest.approx(99.5)
+    assert r["held"] is True and r["behind"] is None
+    assert (r["lag_first_us"], r["lag_last_us"]) == (40.0, 55.0)
+    assert r["intended_p50_us"] > r["lag_p50_us"]
+
+
+def test_achieved_short_of_asked_by_more_than_one_percent_is_not_held():
+    r = rate.judge(_derived(1000.0, 9800, 10.0), [(2, 40.0), (3, 60.0)], 1, 1)
+    assert r["held"] is False and r["behind"] is None
+
+
+def test_a_poisson_count_of_a_short_window_may_miss_by_chance_but_not_by_more():
+    # 1,200 expected: its standard deviation is 35 (2.9%); three of them are allowed, no more
+    assert rate.tolerance(1200, "poisson") == pytest.approx(3 * math.sqrt(1200) / 1200)
+    assert rate.tolerance(1_000_000, "poisson") == rate.ACHIEVED_WITHIN
+    assert rate.tolerance(1200, "uniform") == rate.ACHIEVED_WITHIN
+    assert rate.judge(_derived(300.0, 1150, 4.0, schedule="poisson"), [(2, 50.0)], 1, 1)["held"] is True
+    assert rate.judge(_derived(300.0, 1050, 4.0, schedule="poisson"), [(2, 50.0)], 1, 1)["held"] is False
+
+
+def test_a_lag_that_grows_past_the_bound_is_not_held_and_says_from_when():
+    # warm-up 10 s, intervals of 5 s: the window's intervals end at 15, 20, 25, 30
+    lags = [(15, 200.0), (20, 150_000.0), (25, 400_000.0), (30, 900_000.0)]
+    r = rate.judge(_derived(1000.0, 20_000, 20.0), lags, 10, 5)
+    assert r["held"] is False
+    assert r["behind"] == {"from_s": 5.0, "to_s": 20.0}
+    assert r["lag_last_us"] == 900_000.0
+
+
+def test_late_statements_are_counted_only_with_a_limit():
+    assert _derived(100.0, 400, 4.0, late=40, limit=1000.0)["late_pct"] == 10.0
+    assert _derived(100.0, 400, 4.0, late=40)["late"] is None
+
+
+def test_interval_lags_are_the_window_s_intervals_mean_lag():
+    per = {1: {"lag": {"count": 10, "sum_us": 1000.0}}, 2: {"lag": {"count": 4, "sum_us": 800.0}},
+           3: {"select": {"count": 3}}, 4: {"lag": {"count": 2, "sum_us": 10.0}}}
+    assert rate.interval_lags(per, warmup=1) == [(2, 200.0), (4, 5.0)]
+
+
+def _slice(kinds: int, n: int, late: int = 0) -> SliceResult:
+    hist = np.zeros((kinds, 4), dtype=np.int64)
+    hist[0, 1] = n
+    if kinds > len(KINDS):
+        hist[4, 2] = hist[5, 1] = n
+    return SliceResult(iterations=n, selects=n, updates=0, scans=0, rows=8 * n, think_seconds=0.0,
+                       sum_us=[10.0 * n, 0, 0, 0] + ([30.0 * n, 20.0 * n] if kinds > 4 else []),
+                       max_us=[10.0, 0, 0, 0] + ([30.0, 20.0] if kinds > 4 else []), hist=hist, slice_end=1.0,
+                       done=False, late=late)
+
+
+def test_a_tally_keeps_the_schedule_s_kinds_only_when_the_loop_had_a_rate():
+    closed = Tally(4)
+    closed.add(_slice(4, 5))
+    assert set(closed.histograms([1.0, 2.0, 3.0])) == {"bounds_us", *KINDS} and "late" not in closed.counts()
+    assert "intended" not in closed.sparse()
+    scheduled = Tally(4)
+    scheduled.add(_slice(6, 5, late=2))
+    scheduled.add(_slice(6, 3, late=1))
+    hists = scheduled.histograms([1.0, 2.0, 3.0])
+    assert set(hists) == {"bounds_us", *ALL_KINDS}
+    assert hists["intended"]["counts"] == [0, 0, 8, 0] and hists["lag"]["sum_us"] == 160.0
+    assert scheduled.counts()["late"] == 3
+    again = Tally.from_sparse(scheduled.sparse(), 4)
+    assert again.histograms([1.0, 2.0, 3.0]) == hists and again.late == 3
+    scheduled.remove(_slice(6, 3, late=1))
+    assert scheduled.counts()["late"] == 2 and scheduled.histograms([1.0, 2.0, 3.0])["intended"]["counts"][2] == 5
+
+
+def _recorded_with(rate_figures):
+    doc = results.completed(json.loads((FIXTURES / "result_complete.json").read_text()))
+    doc["figures"]["rate"] = rate_figures
+    doc["config"]["workload"].update(rate=1000, rate_schedule="poisson")
+    return doc
+
+
+def test_a_rate_not_held_is_the_verdict_s_first_warning_and_qualifies_the_headline():
+    lags = [(40, 2_000.0), (45, 300_000.0), (50, 900_000.0)]
+    judged = rate.judge(_derived(1000.0, 20_000, 40.0, schedule="poisson"), lags, 30, 5)
+    doc = _recorded_with(judged)
+    warnings = [f for f in verdict.findings(doc) if f.level == "warning"]
+    assert warnings[0].code == "rate_not_held"
+    assert warnings[0].message.startswith("rate not held: asked 1,000 statements/s, achieved 500/s (50.0%); it fell "
+                                          "behind from +10 s to +20 s of the window, the schedule's lag going from "
+                                          "2.0 ms to 0.90 s")
+    assert "(rate not held: 500 of the 1,000 statements/s asked" in verdict.headline(doc)
+    assert "rate 1,000 statements/s (poisson)" in text.render(model.build(doc))
+
+
+def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():
+    doc = _recorded_with(rate.judge(_derived(1000.0, 40_000, 40.0, schedule="poisson"), [(40, 60.0)], 30, 5))
+    assert "rate_not_held" not in [f.code for f in verdict.findings(doc)]
+    report = text.render(model.build(doc))
+    assert "Latency from the intended start" in report and "Rate (poisson schedule)" in report
+
+
+def test_a_sweep_varies_the_rate_as_a_run_knob():
+    from dbio.sweep import plan
+
+    varied = plan.parse_vary("rate=2000,4000,8000")
+    assert (varied.key, varied.values, varied.restarts, varied.layout) == ("rate", ("2000", "4000", "8000"), False,
+                                                                           False)
+    assert plan.ABBREVIATIONS["rate"] == "rate"
+
+
+def test_the_live_line_says_the_rate_achieved_of_the_rate_asked_and_the_schedule_s_lag():
+    from dbio.stats import live
+
+    prev = {"t": 10.0}
+    cur = {"t": 11.0, "statements": {"select": {"count": 480, "sum_us": 4800.0, "max_us": 90.0, "hist": {"3": 480}},
+                                     "lag": {"count": 480, "sum_us": 480 * 1500.0, "max_us": 9000.0,
+                                             "hist": {"40": 480}}}}
+    figures = live.interval(prev, cur, BOUNDS)
+    assert figures["rate_achieved_per_s"] == 480 and figures["schedule_lag_us"] == 1500
+    assert "rate 480 of 500/s, lag 1.5 ms" in live.line({**figures, "rate_asked_per_s": 500.0})
+    closed = live.interval(prev, {"t": 11.0, "statements": {"select": cur["statements"]["select"]}}, BOUNDS)
+    assert "rate_achieved_per_s" not in closed and "rate" not in live.line(closed)
