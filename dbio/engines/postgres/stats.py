@@ -32,6 +32,7 @@ def snapshot_sql(version_num: int, sessions_prefix: str | None = None, standby: 
     elif version_num >= 160000:
         parts["io"] = "stats/io_16.sql"
     texts = {name: _strip(sqlfiles.text(path)) for name, path in parts.items()}
+    texts["others"] = texts["others"].replace("{this_run}", this_run(sessions_prefix))
     if version_num >= 180000 and sessions_prefix is not None:
         if not re.fullmatch(r"[a-z]+:[0-9]+:", sessions_prefix):
             raise ValueError(f"unexpected session prefix {sessions_prefix!r}")
@@ -43,6 +44,22 @@ def snapshot_sql(version_num: int, sessions_prefix: str | None = None, standby: 
     fields = ", ".join(f"'{name}', ({text})" for name, text in texts.items())
     return ("SELECT json_build_object('t', date_part('epoch', clock_timestamp()), "
             f"'version_num', current_setting('server_version_num')::int, {fields})")
+
+
+def this_run(sessions_prefix: str | None) -> str:
+    """The condition on pg_stat_activity's application_name of the connections the run counts as its own: every
+    dbio connection without a prefix; with one, dbio's that carry no run's number (a lock holder, a settle, an
+    event's) and this run's sessions and helpers, so that another run's on the same server is other work."""
+    name = "coalesce(application_name, '')"
+    if sessions_prefix is None:
+        return f"{name} LIKE 'dbio:%'"
+    if not re.fullmatch(r"[a-z]+:[0-9]+:", sessions_prefix):
+        raise ValueError(f"unexpected session prefix {sessions_prefix!r}")
+    short = sessions_prefix.split(":")[1]
+    helpers = ", ".join(f"'dbio:{helper}:{short}'" for helper in HELPERS)  # helper_application_name's
+    numbered = "'^dbio:([0-9]+:|(" + "|".join(HELPERS) + "):[0-9]+$)'"
+    return (f"({name} LIKE 'dbio:%' AND {name} !~ {numbered}) OR {name} LIKE '{sessions_prefix}%' "
+            f"OR {name} IN ({helpers})")
 
 
 def _strip(text: str) -> str:
