@@ -80,6 +80,8 @@ def own_spec(option: Option) -> dict[str, Any]:
         spec.update(default=option.default, show_default=True)
     if option.kind == "bool":
         spec["is_flag"] = True
+        if option.unset:  # None, not False, when not given (sweep --resume refuses any flag given)
+            spec["default"] = None
     elif option.kind == "path":
         spec["type"] = click.Path(path_type=Path)
     elif option.kind == "int":

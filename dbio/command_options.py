@@ -154,7 +154,7 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     _own("slob_conf", "path", "A SLOB-style slob.conf (KEY=VALUE lines with SLOB's names).", RUNS),
     # not for the pods of dbio kubernetes: they read their password from a Secret (--password-secret)
     _own("password", "bool", "Ask for the server's password (it is never shown, stored or written anywhere).",
-         LOADS + ("teardown",), param="ask_password"),
+         LOADS + ("teardown",), param="ask_password", unset=True),  # None when not given: sweep --resume tells
     # wherever threads_per_schema is taken but by sweep, whose --sessions is its own (a total per step)
     _own("sessions", "int", "(workload) Total sessions: threads_per_schema = N / schemas (N itself with one schema; "
          "with several, a multiple of them). Instead of --threads-per-schema.",

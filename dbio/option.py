@@ -66,7 +66,7 @@ class Option:
     param: str = ""  # the name its command receives it by, when not its key
     metavar: str = ""  # what --help shows for its value, when not its kind's
     repeat: str = ""  # a repeatable flag: adds_up, per_name or per_key (REPEATS)
-    unset: bool = False  # None reaches its command when not given; the default, said in its help, applies
+    unset: bool = False  # None reaches its command when not given; the default (said in its help) applies
     required: bool = False
 
     @property

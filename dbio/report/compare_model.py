@@ -28,6 +28,10 @@ READS, LATENCY = catalogue.figures("reads_per_s", "avg_read_us")  # the one-line
 # worker): a latency that differs by the wait for a CPU differs by the host's CPUs, not its storage.
 MEASURED_SINCE = catalogue.figures("cpu_wait_us_per_read", "io_worker_cpu_wait_us_per_read",
                                    "server_cpu_throttled_periods_pct")
+# Compared too when every result ran at a committed rate (--rate): the rate each achieved and its latency from the
+# intended start, which a queue behind the schedule holds (the statement latency does not)
+RATE = catalogue.figures("rate_asked_per_s", "rate_achieved_per_s", "intended_p50_us", "intended_p99_us",
+                         "schedule_lag_p99_us")
 # Compared too when every result has a raw-device baseline (run --baseline).
 EFFICIENCY = catalogue.figures("raw_reads_per_s", "efficiency_reads", "efficiency_latency", "efficiency_cpu",
                                "efficiency_reader_cpu")
@@ -175,7 +179,8 @@ def _figures(named: Named, runs: dict[str, list[Result]] | None = None) -> dict[
     rows = []
     measured = tuple(fig for fig in MEASURED_SINCE if all(fig.value(doc.figures) is not None for _, doc in named))
     at = FIGURES.index(LATENCY) + 1  # beside the latency it is part of
-    shown = FIGURES[:at] + measured + FIGURES[at:]
+    scheduled = tuple(fig for fig in RATE if all(fig.value(doc.figures) is not None for _, doc in named))
+    shown = FIGURES[:at] + measured + FIGURES[at:] + scheduled
 
     def value(fig: catalogue.Figure, name: str, doc: Result) -> Any:
         if runs is None:

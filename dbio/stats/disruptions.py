@@ -33,6 +33,7 @@ ADJACENT = 0.5  # seconds between one span's end and the next's start that still
 # leaves a whole interval between them; a span ends at its sessions' work point, a little off its row's time)
 NOT_RECOVERED = "not recovered by the window's end"
 TOO_LITTLE_BEFORE = f"fewer than {BEFORE_SPANS} intervals of steady state before it"
+DURING_GAP = "no interval with a figure while it lasted: its seconds are a gap in the series (samples not taken)"
 NO_STRETCH = "no interval with a figure from its start to the window's end (or the next event)"
 
 
@@ -92,6 +93,9 @@ def dip(series: list[dict[str, Any]], start: float, end: float, after: float | N
     recovered_at = _recovered(stretch, end, band)
     if recovered_at is not None:
         stretch = [s for s in stretch if s["from"] < recovered_at - 1e-9]
+        if not stretch:  # back at once after it, and nothing measured while it lasted: its seconds are a gap
+            return {"before": _before(before, level, noise), "before_per_s": round(level, 3),
+                    "recovery_seconds": round(max(0.0, recovered_at - end), 3), "absent": DURING_GAP}
     low = min(stretch, key=lambda s: s["value"]) if stretch else None
     lost = sum((level - s["value"]) * _overlap(s, start, recovered_at) for s in stretch)
     p99s = [s["p99"] for s in before if s["p99"] is not None]

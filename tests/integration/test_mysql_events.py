@@ -50,7 +50,8 @@ def test_exec_in_a_mariadb_run(loaded):
 
 
 def test_a_stall_stops_the_whole_mariadb_server_and_continues_it(loaded):
-    done = dbio("run", *loaded.args(*WINDOW, "--allow-cached", "-t", "2", "--event", "6s=stall:2s"), timeout=180)
+    window = [*WINDOW[:-1], "16s"]  # MariaDB's counters publish less often: a longer steady state before it
+    done = dbio("run", *loaded.args(*window, "--allow-cached", "-t", "2", "--event", "10s=stall:2s"), timeout=180)
     assert done.code == 0, done.text
     result = load_result(result_dir(done))
     [record] = result["disruptions"]
@@ -59,8 +60,9 @@ def test_a_stall_stops_the_whole_mariadb_server_and_continues_it(loaded):
     state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     assert state != "T"  # continued
     [dip] = result["figures"]["disruptions"]
-    assert dip["before"] is not None  # its steady state before; what follows is measured or said to be absent
-    assert dip.get("floor_pct") is not None or dip["absent"] == disruptions.NO_STRETCH
+    assert dip["before"] is not None, dip  # its steady state before
+    # the whole server stopped, its samples too: what the series could see of it is measured or said to be absent
+    assert dip.get("floor_pct") is not None or dip["absent"] in (disruptions.DURING_GAP, disruptions.NO_STRETCH)
 
 def test_a_checkpoint_mariadb_does_not_time_is_refused_before_anything(loaded):
     before = set(loaded.results.glob("*")) if loaded.results.exists() else set()

@@ -167,3 +167,16 @@ def test_compare_says_what_differed_besides_the_settings():
     assert not [f for f in same["findings"] if f["code"] == "conditions_differ"]
     text = report.render_model(model, "text")
     assert "Conditions besides the settings" in text
+
+
+def test_two_runs_at_a_committed_rate_compare_the_rate_achieved_and_the_latency_from_the_intended_start():
+    a, b = load("complete"), copy.deepcopy(load("complete"))
+    labels = [r[0] for r in compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]]
+    assert catalogue.figure("intended_p99_us").label not in labels  # closed loops: no rate to compare
+    for doc, achieved, p99 in ((a, 1990.0, 4000.0), (b, 1500.0, 900_000.0)):
+        doc["figures"]["rate"] = {"asked_per_s": 2000.0, "achieved_per_s": achieved, "intended_p50_us": 900.0,
+                                  "intended_p99_us": p99, "lag_p99_us": p99 - 2000}
+    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    by_label = {r[0]: r for r in rows}
+    assert by_label[catalogue.figure("rate_achieved_per_s").label][4] == pytest.approx(-24.6, abs=0.1)
+    assert by_label[catalogue.figure("intended_p99_us").label][4]["value"] == "225 times as much"  # the queue shows

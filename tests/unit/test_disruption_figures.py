@@ -145,3 +145,13 @@ def test_no_interval_with_a_figure_after_it():
     [found] = d.disruptions([_event(5.0, 7.0)], _rows(rates), 2.0, 10.0)
     assert found["absent"] == d.NO_STRETCH and found["before_reads_per_s"] == 100.0
     assert "floor_reads_per_s" not in found and "recovery_seconds" not in found
+
+
+def test_an_event_inside_a_gap_has_no_floor():
+    rows = _rows([100.0] * 5 + [0.0, 0.0] + [100.0] * 5)
+    for i in (5, 6):  # the server frozen whole: its samples not taken
+        rows[i] = {"k": rows[i]["k"], "since_start": rows[i]["since_start"], "phase": "measured", "missing": "late"}
+    rows[7]["seconds"] = 1.0
+    [found] = d.disruptions([_event(5.0, 7.0)], rows, 2.0, 12.0)
+    assert found["absent"] == d.DURING_GAP and found["recovery_seconds"] == 0.0
+    assert "floor_reads_per_s" not in found

@@ -86,7 +86,7 @@ def test_the_rows_are_well_formed():
     for option in command_options.COMMAND_OPTIONS:
         assert option.section == OWN and not option.file and option.commands, option.key
         assert option.repeat in REPEATS and (option.kind == "strs") == bool(option.repeat), option.key
-        assert not option.unset or option.default is not None, option.key
+        assert not option.unset or option.default is not None or option.kind == "bool", option.key
     assert all(not option.commands or option.section != OWN for option in OPTIONS)
 
 
@@ -163,3 +163,15 @@ def test_the_sweep_s_gains_are_the_ones_its_help_states():
 
     assert growth.PEAK_GAIN == command_options.default("sweep", "peak_gain") == 0.05
     assert knee.DEFAULT_GAIN == command_options.default("sweep", "knee_gain")
+
+
+def test_a_resumed_sweep_is_not_refused_for_flags_it_was_not_given(tmp_path):
+    """sweep --resume takes no other flag: one not given reaches it as None (--password's unset row), never as a
+    given False."""
+    from click.testing import CliRunner
+
+    done = CliRunner().invoke(cli, ["sweep", "--resume", str(tmp_path / "none")])
+    assert done.exception is not None and "takes no other options" not in str(done.exception)
+    assert "none" in str(done.exception)  # refused for the directory it names, which is not there
+    given = CliRunner().invoke(cli, ["sweep", "--resume", str(tmp_path / "none"), "--password"], input="x\n")
+    assert "--resume takes no other options (got ask_password)" in str(given.exception)
