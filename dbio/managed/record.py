@@ -44,10 +44,10 @@ def wrong_types(path: Path) -> DbioError:
     return DbioError(f"the instance record {path} has values of the wrong type", DAMAGED)
 
 
-def write_record(path: Path, data: dict[str, Any]) -> None:
+def write_record(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "w") as fh:
         fh.write(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)

@@ -100,13 +100,88 @@ def test_three_nodes_each_its_own_loopback_only_with_trusted_files(cluster):
     for k in (1, 2, 3):
         option_file = cluster.data_dir / f"node{k}.cnf"
         st = option_file.stat()
-        assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644  # dbio's, not the server user's
+        assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o640  # dbio's, read by the server's group
         node = cluster.data_dir / f"node{k}"
         assert stat.S_IMODE(node.stat().st_mode) == 0o700 and node.stat().st_uid != 0
+        assert st.st_gid == node.stat().st_gid
         assert stat.S_IMODE(cluster.socket(k).parent.stat().st_mode) == 0o700
         assert "gmcast.listen_addr=tcp://127.0.0.1:" in option_file.read_text()
+        assert "socket.ssl=yes;socket.ssl_ca=" in option_file.read_text()
+    record = cluster.data_dir / "dbio-mysql-instance.json"
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600  # the cluster's name and ports: dbio's alone
+    tls = cluster.data_dir / "galera-tls"
+    server_uid = (cluster.data_dir / "node1").stat().st_uid
+    assert stat.S_IMODE(tls.stat().st_mode) == 0o700 and tls.stat().st_uid == server_uid
+    assert sorted(p.name for p in tls.iterdir()) == ["ca-key.pem", "ca.pem", "node-key.pem", "node.pem"]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 and p.stat().st_uid == server_uid for p in tls.iterdir())
     shown = dbio("instance", "status", *cluster.here())
     assert shown.code == 0 and shown.out.count("(Synced)") == 3, shown.text
+
+
+def _hostile_user():
+    """A local user of no privilege, made for the test (removed after): who reaches loopback, as every user does."""
+    if os.geteuid() != 0:
+        pytest.skip("making another local user (useradd) needs root")
+    name = f"dbiomal{os.getpid() % 100000}"
+    made = subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"useradd {name} failed: {made.stderr.strip()}")
+    return name, Path(f"/home/{name}")
+
+
+def _her_node(name: str, home: Path, port: int, cluster_name: str, tls: bool) -> subprocess.Popen:
+    """Her own mariadbd, run as her, pointed at node1's Galera port with the cluster's name."""
+    from dbio.engines.mysql.instance import binaries, galera
+
+    base, ist, sst = galera.free_ports(3, {port})
+    data = home / ("data-tls" if tls else "data")
+    subprocess.run(["runuser", "-u", name, "--", "mkdir", "-p", str(data)], check=True)
+    provider = f"base_port={base};gmcast.listen_addr=tcp://127.0.0.1:{base};ist.recv_addr=127.0.0.1:{ist}"
+    if tls:  # TLS too, with a CA and certificate of her own making: not the cluster's
+        subprocess.run(["runuser", "-u", name, "--", "/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-days", "2", "-subj", "/CN=mallory", "-keyout", str(home / "key.pem"),
+                        "-out", str(home / "cert.pem")], check=True, capture_output=True)
+        provider += (f";socket.ssl=yes;socket.ssl_ca={home / 'cert.pem'};socket.ssl_cert={home / 'cert.pem'}"
+                     f";socket.ssl_key={home / 'key.pem'}")
+    cmd = [str(binaries.locate().server), "--no-defaults", f"--datadir={data}", f"--socket={data}.sock",
+           "--skip-networking", f"--pid-file={data}.pid", f"--log-error={data}.err", "--innodb-buffer-pool-size=8M",
+           "--wsrep-on=ON", f"--wsrep-provider={galera.PROVIDER}",
+           f"--wsrep-cluster-address=gcomm://127.0.0.1:{port}", f"--wsrep-cluster-name={cluster_name}",
+           "--wsrep-sst-method=rsync", f"--wsrep-node-address=127.0.0.1:{base}",
+           f"--wsrep-sst-receive-address=127.0.0.1:{sst}", f"--wsrep-provider-options={provider}",
+           "--binlog-format=ROW", "--innodb-autoinc-lock-mode=2"]
+    return subprocess.Popen(["runuser", "-u", name, "--", *cmd], cwd=home, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_another_users_node_at_node1s_galera_port_is_never_a_member(cluster):
+    import json
+
+    record = json.loads((cluster.data_dir / "dbio-mysql-instance.json").read_text())
+    port = next(m["galera_port"] for m in record["members"] if m["name"] == "node1")
+    name, home = _hostile_user()
+    try:
+        for tls in (False, True):
+            hers = _her_node(name, home, port, record["cluster_name"], tls)
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    assert {cluster.status(k, "wsrep_cluster_size") for k in (1, 2, 3)} == {"3"}, \
+                        f"her node (TLS {tls}) became a member of dbio's cluster"
+                    if hers.poll() is not None:
+                        break  # refused, she gave up
+                    time.sleep(0.5)
+            finally:
+                if hers.poll() is None:
+                    os.killpg(hers.pid, signal.SIGKILL)
+                hers.wait(timeout=30)
+            log = home / ("data-tls.err" if tls else "data.err")
+            said = log.read_text(errors="replace") if log.exists() else ""
+            assert "SYNCED" not in said and "Synchronized with group" not in said, said[-2000:]
+            assert not (home / ("data-tls" if tls else "data") / "dbio").exists(), "she received the data set"
+    finally:
+        subprocess.run(["userdel", "-r", "-f", name], capture_output=True)
+    assert {cluster.status(k, "wsrep_local_state_comment") for k in (1, 2, 3)} == {"Synced"}
 
 
 def test_loaded_through_one_node_held_by_every_node_then_updated_on_every_node(cluster):

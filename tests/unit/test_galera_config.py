@@ -27,13 +27,27 @@ def test_each_node_gets_three_distinct_ports_and_too_few_are_refused():
 
 def test_every_address_of_a_node_is_on_loopback_and_ist_has_its_own_port():
     members = _members()
-    options = g.node_settings(members[1], members, "dbio-x")
+    options = g.node_settings(members[1], members, "dbio-x", g.tls_files(Path("/i")))
     assert options["wsrep_cluster_address"] == "gcomm://127.0.0.1:40000,127.0.0.1:40003,127.0.0.1:40006"
     provider = dict(part.split("=", 1) for part in options["wsrep_provider_options"].split(";"))
     assert provider == {"base_host": "127.0.0.1", "base_port": "40003", "gmcast.listen_addr": "tcp://127.0.0.1:40003",
-                        "ist.recv_addr": "127.0.0.1:40004"}
+                        "ist.recv_addr": "127.0.0.1:40004", "socket.ssl": "yes",
+                        "socket.ssl_ca": "/i/galera-tls/ca.pem", "socket.ssl_cert": "/i/galera-tls/node.pem",
+                        "socket.ssl_key": "/i/galera-tls/node-key.pem"}
     assert options["wsrep_sst_receive_address"] == "127.0.0.1:40005"
     assert options["wsrep_node_address"] == "127.0.0.1:40003"
+
+
+def test_galera_traffic_is_tls_by_the_clusters_own_ca_and_a_path_it_cannot_name_is_refused():
+    tls = g.tls_files(Path("/i"))
+    commands = g.tls_commands("/usr/bin/openssl", tls, "dbio-x")
+    made = [c[c.index("-out") + 1] for c in commands]
+    assert made == ["/i/galera-tls/ca.pem", "/i/galera-tls/node.csr", "/i/galera-tls/node.pem"]
+    assert commands[2][commands[2].index("-CA") + 1] == str(tls.ca)  # the node's certificate signed by this CA
+    assert all("-nodes" in c for c in commands[:2]) and all(c[0] == "/usr/bin/openssl" for c in commands)
+    members = _members()
+    with pytest.raises(ValueError, match="wsrep_provider_options"):
+        g.node_settings(members[0], members, "dbio-x", g.tls_files(Path("/i;socket.ssl=no")))
 
 
 def test_the_option_file_holds_the_command_line_options_and_refuses_anything_else():

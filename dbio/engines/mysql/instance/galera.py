@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING, Callable
 from dbio import trust
 from dbio.engines.mysql.instance import process, settings
 from dbio.engines.mysql.instance.galera_config import (PACKAGE_HINT, PROVIDER, SST_PROGRAMS, Member, SavedState,
-                                                        bootstrap_choice, node_settings, option_file,
-                                                        parse_grastate, parse_recovered)
+                                                        TlsFiles, bootstrap_choice, node_settings, option_file,
+                                                        parse_grastate, parse_recovered, tls_commands, tls_files)
 from dbio.engines.mysql.instance.layout import Layout
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import write_whole
@@ -39,6 +40,7 @@ START_TIMEOUT = 120.0  # seconds the bootstrapping node may take (crash recovery
 JOIN_TIMEOUT = 900.0  # seconds a joining node may take to be Synced (an SST copies the whole data set)
 RESERVED_PORTS = frozenset({3306, 4444, 4567, 4568, 5432, 5433})  # the machine's services and Galera's defaults
 SYNCED = "Synced"
+OPENSSL = Path("/usr/bin/openssl")
 
 
 def require_galera() -> None:
@@ -52,6 +54,35 @@ def require_galera() -> None:
         if found is None:
             raise UsageError(f"a Galera node's state transfer runs {name}, and this machine has none", PACKAGE_HINT)
         trust.require_trusted(found, "the state transfer's program", fix=fix)
+
+
+def make_tls(tls: TlsFiles, user: ServerUser, cluster_name: str) -> None:
+    """The cluster's CA, and its nodes' key and certificate, made once (kept while the cluster lives):
+    in a directory made 0700 and given, with its files (0600), to the server user, who alone reads them."""
+    if all(p.is_file() for p in tls.all()):
+        return
+    if not OPENSSL.is_file():
+        raise UsageError(f"a Galera cluster's TLS needs {OPENSSL}, and this machine has none",
+                         "apt-get install openssl")
+    trust.require_trusted(OPENSSL, "openssl", fix="reinstall openssl so that root owns it and only root can write it")
+    shutil.rmtree(tls.directory, ignore_errors=True)  # half-made: made again whole
+    tls.directory.mkdir(mode=0o700)
+    try:
+        for cmd in tls_commands(str(OPENSSL), tls, cluster_name):
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=tls.directory, env=server_process.ENV,
+                                  check=False)
+            if done.returncode != 0:
+                said = (done.stderr or "").strip().splitlines()
+                raise DbioError("the Galera cluster's TLS certificates could not be made",
+                                f"openssl said: {said[-1]}" if said else "openssl failed")
+        (tls.directory / "node.csr").unlink(missing_ok=True)
+        for path in tls.all():
+            os.chown(path, user.uid, user.gid)
+            os.chmod(path, 0o600)
+        os.chown(tls.directory, user.uid, user.gid)
+    except BaseException:
+        shutil.rmtree(tls.directory, ignore_errors=True)
+        raise
 
 
 def free_ports(count: int, taken: set[int]) -> list[int]:
@@ -117,8 +148,10 @@ class Cluster:
                 os.chmod(path, 0o700)
 
     def remove_directories(self) -> None:
+        """Each node's directory, and the cluster's TLS files."""
         for member in self.members:
             shutil.rmtree(member.root, ignore_errors=True)
+        shutil.rmtree(tls_files(self.instance.data_dir).directory, ignore_errors=True)
 
     # -- started -------------------------------------------------------------------------
     def start(self, server: str, user: ServerUser, wanted: dict[str, str], cluster_name: str) -> None:
@@ -127,6 +160,7 @@ class Cluster:
         stopped = [m for m in self.members if m not in running]
         if not stopped:
             return
+        make_tls(tls_files(self.instance.data_dir), user, cluster_name)  # made before its TLS: at its next start
         recovered = {m.name: self._recover(server, user, m) for m in stopped if self._needs_recovery(m)}
         if not running:
             states = [self._saved(m) for m in self.members]
@@ -147,9 +181,14 @@ class Cluster:
                     *, bootstrap: bool, position: tuple[str, int] | None) -> None:
         layout = self.layout(member)
         path = option_file_path(self.instance.data_dir, member)
-        options = {**wanted, **node_settings(member, self.members, cluster_name)}
-        write_whole(path, option_file(settings.arguments(options, layout)))
-        os.chmod(path, 0o644)
+        try:
+            ours = node_settings(member, self.members, cluster_name, tls_files(self.instance.data_dir))
+        except ValueError as exc:
+            raise UsageError(str(exc), "choose a --data-dir whose path has no ';' or '='") from None
+        options = {**wanted, **ours}
+        write_whole(path, option_file(settings.arguments(options, layout)), mode=0o600)
+        os.chown(path, os.geteuid(), user.gid)  # root's (dbio's), read by the server's group only
+        os.chmod(path, 0o640)
         cmd = [server, f"--defaults-file={path}", f"--datadir={layout.datadir}"]  # the datadir names the process
         if bootstrap:
             cmd.append("--wsrep-new-cluster")

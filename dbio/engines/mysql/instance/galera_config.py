@@ -7,7 +7,12 @@ loopback ports: Galera's group communication (base_port, with gmcast.listen_addr
 listens beyond 127.0.0.1), the SST's (rsync's daemon on a joiner) and the IST's (ist.recv_addr, by
 default base_port + 1, which would collide with an SST port put there). A node starts with
 --defaults-file naming the option file dbio writes for it outside its directory (root's): the SST
-script reads the server's options from the file it was started with, else the system's my.cnf."""
+script reads the server's options from the file it was started with, else the system's my.cnf.
+
+Every local user reaches loopback, so Galera's traffic (group communication and IST) is TLS with a
+CA made for this cluster (tls_commands): a peer without a certificate that CA signed is refused at
+the handshake, never a member. The files live in the instance's galera-tls/, the server user's and
+no one else's."""
 
 from __future__ import annotations
 
@@ -23,6 +28,52 @@ SST_PROGRAMS = ("wsrep_sst_rsync", "wsrep_sst_common", "rsync", "ss", "my_print_
 PACKAGE_HINT = "install galera-4 and rsync (apt-get install galera-4 rsync iproute2)"
 HOST = "127.0.0.1"
 NODE_PREFIX = "node"
+TLS_DIR = "galera-tls"  # in the instance's directory: the cluster's CA, and the key and certificate of its nodes
+TLS_DAYS = "36500"  # the cluster's own CA: it lives as long as the cluster, destroy removes it
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """The cluster's CA and the one key and certificate (signed by it) every node presents."""
+
+    directory: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.directory / "ca.pem"
+
+    @property
+    def ca_key(self) -> Path:
+        return self.directory / "ca-key.pem"
+
+    @property
+    def cert(self) -> Path:
+        return self.directory / "node.pem"
+
+    @property
+    def key(self) -> Path:
+        return self.directory / "node-key.pem"
+
+    def all(self) -> tuple[Path, ...]:
+        return (self.ca, self.ca_key, self.cert, self.key)
+
+
+def tls_files(root: Path) -> TlsFiles:
+    return TlsFiles(root / TLS_DIR)
+
+
+def tls_commands(openssl: str, tls: TlsFiles, cluster_name: str) -> list[list[str]]:
+    """The openssl commands that make the cluster's CA and its nodes' key and certificate (pure).
+    The CA's key signs once: nothing else than this cluster's nodes holds a certificate it signed."""
+    request = tls.directory / "node.csr"
+    return [
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", TLS_DAYS,
+         "-subj", f"/CN={cluster_name} CA", "-keyout", str(tls.ca_key), "-out", str(tls.ca)],
+        [openssl, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={cluster_name} node",
+         "-keyout", str(tls.key), "-out", str(request)],
+        [openssl, "x509", "-req", "-sha256", "-days", TLS_DAYS, "-in", str(request), "-CA", str(tls.ca),
+         "-CAkey", str(tls.ca_key), "-set_serial", "1", "-out", str(tls.cert)],
+    ]
 
 
 @dataclass(frozen=True)
@@ -84,12 +135,17 @@ def cluster_address(members: list[Member]) -> str:
     return "gcomm://" + ",".join(f"{HOST}:{m.galera_port}" for m in members)
 
 
-def node_settings(member: Member, members: list[Member], cluster_name: str) -> dict[str, str]:
+def node_settings(member: Member, members: list[Member], cluster_name: str, tls: TlsFiles) -> dict[str, str]:
     """The wsrep settings of one node (pure), by the server's variable names; what the instance's
-    profile (settings.profile) does not already set. Loopback only: every address is 127.0.0.1."""
+    profile (settings.profile) does not already set. Loopback only: every address is 127.0.0.1, and
+    Galera's traffic (group communication, IST) TLS with the cluster's CA verifying the peer."""
+    if any(c in str(tls.directory) for c in ";=\n"):
+        raise ValueError(f"{tls.directory} cannot be named in wsrep_provider_options (it holds ';' or '=')")
     provider = ";".join((f"base_host={HOST}", f"base_port={member.galera_port}",
                          f"gmcast.listen_addr=tcp://{HOST}:{member.galera_port}",
-                         f"ist.recv_addr={HOST}:{member.ist_port}"))
+                         f"ist.recv_addr={HOST}:{member.ist_port}",
+                         "socket.ssl=yes", f"socket.ssl_ca={tls.ca}", f"socket.ssl_cert={tls.cert}",
+                         f"socket.ssl_key={tls.key}"))
     return {
         "wsrep_on": "ON",
         "wsrep_provider": str(PROVIDER),

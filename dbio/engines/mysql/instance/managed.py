@@ -330,6 +330,7 @@ class MysqlInstance(ManagedInstance):
             meta, others = self.before_destroy(list(self.layout.owned_by_server()))
             return DestroyPlan(self.data_dir, meta, tree_bytes(self.layout.datadir), others)
         inside = [m.root for m in cluster.members if m.place is None]
+        inside.append(galera_config.tls_files(self.data_dir).directory)
         files = [galera.option_file_path(self.data_dir, m) for m in cluster.members]
         meta, others = self.before_destroy(inside + files)
         return DestroyPlan(self.data_dir, meta, sum(tree_bytes(cluster.layout(m).datadir) for m in cluster.members),

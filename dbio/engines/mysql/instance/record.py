@@ -47,7 +47,8 @@ class Meta:
         return meta
 
     def write(self, path: Path) -> None:
-        write_record(path, asdict(self))
+        """A cluster's record (its cluster name, its nodes' ports) is its owner's alone."""
+        write_record(path, asdict(self), mode=0o600 if self.members else 0o644)
 
 
 @dataclass(frozen=True)
