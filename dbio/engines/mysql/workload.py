@@ -5,6 +5,8 @@ before its first slice and gives it back at once, so all pass when the control r
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Callable
 
 from dbio.engines.base import SliceResult
@@ -87,9 +89,28 @@ def _body(statement: str) -> str:
     return statement[statement.index("\nBEGIN") + 1:]
 
 
+# A latency VALUE counted in the histogram of KIND (0-based): slice.sql's {count VALUE KIND}, written once for
+# the statements' own latencies and --rate's two, inline because a stored function's call costs per statement.
+COUNT = """SET v_b = CAST(SUBSTRING(v_map, IF(VALUE < 8, GREATEST(FLOOR(VALUE), 0),
+                                   LEAST(8 + (FLOOR(LOG2(VALUE)) - 3) * {sub}
+                                         + FLOOR((VALUE / POW(2, FLOOR(LOG2(VALUE))) - 1) * {sub}), {last_key}))
+                                * {map_width} + 1, {map_width}) AS UNSIGNED);
+SET v_pos = (KIND * v_buckets + v_b
+             + (VALUE >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0)) * {count_width} + 1;
+SET v_hist = INSERT(v_hist, v_pos, {count_width},
+                    LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));"""
+
+
+def _counted(found: re.Match[str]) -> str:
+    """One {count VALUE KIND} of slice.sql written out, at its line's indent."""
+    indent, value, kind = found.group(1), found.group(2), found.group(3)
+    return "\n".join(indent + line for line in COUNT.replace("VALUE", value).replace("KIND", kind).splitlines())
+
+
 def loop_template(tag_literal: str) -> str:
     """slice.sql with the histogram's constants and the tag; {procedure} and {table} are left per schema."""
     text = sqlfiles.statement("slice.sql").replace("{tag}", tag_literal)
+    text = re.sub(r"(?m)^( *)\{count (\w+) (\w+|\([^)]*\))\}$", _counted, text)
     for key, value in {"sub": histmap.SUB, "last_key": histmap.KEYS - 1, "map_width": histmap.MAP_WIDTH,
                        "bound_width": histmap.BOUND_WIDTH, "count_width": histmap.COUNT_WIDTH,
                        "nonprimary_seconds": wsrep.NONPRIMARY_SECONDS}.items():

@@ -174,16 +174,10 @@ BEGIN
 
         SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
         SET v_us = (v_now - v_t0) * 1000000;
-        -- The bucket (histmap.py): a fine key, its bucket in the map, one comparison with that bucket's bound
-        -- (1 when at or above it; + 0e0, not CAST AS DOUBLE: MySQL < 8.0.17).
-        SET v_b = CAST(SUBSTRING(v_map, IF(v_us < 8, GREATEST(FLOOR(v_us), 0),
-                                           LEAST(8 + (FLOOR(LOG2(v_us)) - 3) * {sub}
-                                                 + FLOOR((v_us / POW(2, FLOOR(LOG2(v_us))) - 1) * {sub}), {last_key}))
-                                        * {map_width} + 1, {map_width}) AS UNSIGNED);
-        SET v_pos = ((v_kind - 1) * v_buckets + v_b
-                     + (v_us >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0)) * {count_width} + 1;
-        SET v_hist = INSERT(v_hist, v_pos, {count_width},
-                            LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
+        -- {count VALUE KIND}: VALUE counted in KIND's histogram (workload.COUNT): its bucket (histmap.py), a fine
+        -- key, its bucket in the map, one comparison with that bucket's bound (1 when at or above it; + 0e0, not
+        -- CAST AS DOUBLE: MySQL < 8.0.17), then its count one more.
+        {count v_us (v_kind - 1)}
         CASE v_kind
             WHEN 1 THEN SET s1 = s1 + v_us, m1 = GREATEST(m1, v_us);
             WHEN 2 THEN SET s2 = s2 + v_us, m2 = GREATEST(m2, v_us);
@@ -192,26 +186,10 @@ BEGIN
         END CASE;
         SET o_rows = o_rows + v_n;
         IF c_rate IS NOT NULL THEN
-            -- from the intended start (kind 5) and the schedule lag (kind 6), each bucket found as above
+            -- from the intended start (kind 5) and the schedule lag (kind 6), each counted as above
             SET v_total = (v_now - v_due) * 1000000, v_lag = GREATEST((v_t0 - v_due) * 1000000, 0);
-            SET v_b = CAST(SUBSTRING(v_map, IF(v_total < 8, GREATEST(FLOOR(v_total), 0),
-                                               LEAST(8 + (FLOOR(LOG2(v_total)) - 3) * {sub}
-                                                     + FLOOR((v_total / POW(2, FLOOR(LOG2(v_total))) - 1) * {sub}),
-                                                     {last_key})) * {map_width} + 1, {map_width}) AS UNSIGNED);
-            SET v_pos = (4 * v_buckets + v_b
-                         + (v_total >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0))
-                        * {count_width} + 1;
-            SET v_hist = INSERT(v_hist, v_pos, {count_width},
-                                LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
-            SET v_b = CAST(SUBSTRING(v_map, IF(v_lag < 8, GREATEST(FLOOR(v_lag), 0),
-                                               LEAST(8 + (FLOOR(LOG2(v_lag)) - 3) * {sub}
-                                                     + FLOOR((v_lag / POW(2, FLOOR(LOG2(v_lag))) - 1) * {sub}),
-                                                     {last_key})) * {map_width} + 1, {map_width}) AS UNSIGNED);
-            SET v_pos = (5 * v_buckets + v_b
-                         + (v_lag >= SUBSTRING(v_bound, v_b * {bound_width} + 1, {bound_width}) + 0e0))
-                        * {count_width} + 1;
-            SET v_hist = INSERT(v_hist, v_pos, {count_width},
-                                LPAD(CAST(SUBSTRING(v_hist, v_pos, {count_width}) AS UNSIGNED) + 1, {count_width}, '0'));
+            {count v_total 4}
+            {count v_lag 5}
             SET s5 = s5 + v_total, m5 = GREATEST(m5, v_total), s6 = s6 + v_lag, m6 = GREATEST(m6, v_lag);
             SET o_late = o_late + (c_limit > 0 AND v_total > c_limit);
             SET v_due = v_due + IF(c_uniform, 1 / c_rate, -LN(1 - RAND()) / c_rate);
