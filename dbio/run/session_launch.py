@@ -172,6 +172,8 @@ class SessionLaunch:
         sessions through the barrier, where they find no run and return at once."""
         self.state.stop()
         await self.node_loss.on_nodes(NodeRun.forget)
+        if not tasks:  # no session got as far as the barrier
+            return
         _, pending = await asyncio.wait(tasks, timeout=10)
         if pending:
             await self.state.stopping.cancel_running()

@@ -201,6 +201,22 @@ def test_a_session_that_cannot_connect_sends_the_waiting_ones_away_and_leaves_no
     assert not engine.server.runs
 
 
+class _EverySessionRefused(FakeEngine):
+    """No session can connect: nothing started, so nothing is waiting at the barrier."""
+
+    async def connect_session(self, conninfo, *, application_name, schema_index, access_path, info):
+        raise UsageError("cannot connect to the fake server: too many clients", "raise max_connections")
+
+
+def test_no_session_that_can_connect_is_said_in_one_line_not_an_internal_error(tmp_path):
+    engine = _EverySessionRefused(time=VirtualTime())
+    with pytest.raises(Exception) as caught:
+        _run(tmp_path, engine)
+    assert f"{SESSIONS} of {SESSIONS} sessions could not connect: cannot connect to the fake server" in str(caught.value)
+    assert not engine.server.connections
+    assert not engine.server.runs
+
+
 class _SixteenKiBPages(FakeEngine):
     """The fake engine with InnoDB's default page: a row a 16 KiB page, as the mysql engine loads it."""
 
