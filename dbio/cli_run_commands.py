@@ -150,6 +150,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         sweep_command.resume(resume_dir, ui_of(ctx), Path.cwd())
         return
     checked: dict[str, Any] = {}
+    flags_given = dict(params)  # as typed: the configuration's build takes them from params
 
     def request_checked(located: Config) -> None:  # before any server is reached (a stopped one is not started)
         if located.run.start_at is not None:
@@ -161,6 +162,11 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
             raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
         checked["asked"] = capacity.request(target_iops, latency_slo, prices, located.cost)
         checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
+        for varied in checked["varies"]:  # a step takes the varied value: a flag's own would be dropped unsaid
+            if flags_given.get(varied.key) not in (None, ()):
+                flag = "--" + varied.key.replace("_", "-")
+                raise UsageError(f"{flag} {flags_given[varied.key]} is also varied by --vary {varied.key}=...",
+                                 f"give {flag} or --vary {varied.key}, not both")
         sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
                                      repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
         sweep_command.grid_checked(checked["varies"], sessions)

@@ -138,6 +138,7 @@ def test_a_bad_sweep_grid_is_refused_before_a_stopped_instance_starts(instance):
         for bad, fragment in ((["--sessions", "1,0"], "'0' is not a number of sessions"),
                               (["--sessions", "1,2", "--vary", "threads_per_schema=1,2"], "varied twice"),
                               (["--vary", "update_pct=0,200"], "above the maximum 100"),
+                              (["--vary", "update_pct=0,20", "--update-pct", "50"], "is also varied by --vary"),
                               (["--vary", "shared_buffers=16MiB,1x"], "unknown size unit")):
             refused = dbio("sweep", *args, *bad)
             assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1, refused.text
