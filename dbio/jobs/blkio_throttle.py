@@ -88,6 +88,14 @@ class Throttle:
             self.moved[pid] = came_from
         return len(self.moved)
 
+    def undo_plan(self) -> dict[str, object]:
+        """What a guard needs to lift the limit should dbio be killed first (disruption_actions.GUARD)."""
+        return {"root": str(self.root), "place": str(self.place), "limit_file": LIMIT_FILE, "disks": self.disks}
+
+    def moved_from(self) -> dict[str, str]:
+        """pid -> the cgroup it came from: what a guard needs to move the processes back."""
+        return {str(pid): came_from for pid, came_from in self.moved.items()}
+
     def remove(self) -> list[str]:
         """Each process back where it came from, the cgroup removed: what could not be done (empty: all)."""
         problems = []

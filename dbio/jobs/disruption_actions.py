@@ -2,10 +2,13 @@
 
 - stall:D: the sessions' server processes stopped (SIGSTOP) for D seconds, then continued (SIGCONT). They are
   continued whatever happens: at D, when the run's background stops (the window's end, a signal, a failure), in
-  the run's clean-up (undo_all), and, should dbio itself be killed, by a guard: a small process of dbio's own
-  interpreter, in a session of its own, that continues them GUARD_GRACE seconds after D.
+  the run's clean-up (undo_all), and, should dbio itself be killed, by a guard (GUARD): a small process of
+  dbio's own interpreter, in a session of its own, that continues them as soon as dbio is gone (or
+  GUARD_GRACE seconds after D, should dbio hang).
 - throttle:IOPS:D: the processes that read for the sessions limited by the blkio controller (blkio_throttle.py)
-  for D seconds, the limit lifted and the cgroup removed after it, or at the run's clean-up.
+  for D seconds, the limit lifted and the cgroup removed after it, or at the run's clean-up, and, should dbio
+  be killed, by a guard of the same kind (the limit lifted, each process still in dbio's cgroup moved back
+  where it came from, the cgroup removed).
 - checkpoint: the engine's checkpoint on a connection of its own, timed, with what it wrote (engines' base
   TimedOperations.checkpoint_now).
 - exec:PATH: the user's program (trusted as --external-script, in disruptions.check) with the run directory, its
@@ -15,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -28,16 +32,50 @@ from dbio.engines.base import Engine, timed_operations
 from dbio.jobs import blkio_throttle, external_script
 from dbio.run.clock import TimeSource
 
-GUARD_GRACE = 5.0  # seconds after a stall's end at which its guard continues the processes, had dbio not
+GUARD_GRACE = 5.0  # seconds after an action's end at which its guard undoes it, had dbio not
 POLL_SECONDS = 0.1  # how often a program's end is looked for
-# the guard: dbio's own interpreter, isolated (-I), given only the seconds and the pids
-GUARD = ("import os, signal, sys, time\n"
-         "time.sleep(float(sys.argv[1]))\n"
-         "for pid in sys.argv[2:]:\n"
-         "    try:\n"
-         "        os.kill(int(pid), signal.SIGCONT)\n"
-         "    except OSError:\n"
-         "        pass\n")
+# A guard: dbio's own interpreter, isolated (-I), given its kind, its seconds and what to undo. It undoes when
+# dbio is gone (its stdin, a pipe only dbio writes, ends: even on kill -9) or after its seconds, whichever is
+# first; dbio ends it once it has undone the action itself. A throttle's guard is told the processes moved, and
+# where from, on its stdin once they are (before that, it can only lift the limit).
+GUARD = """
+import json, os, select, signal, sys
+kind, seconds, plan = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
+def ended(timeout):
+    return bool(select.select([sys.stdin], [], [], timeout)[0])
+moved = {}
+if kind == 'throttle' and ended(seconds):
+    line = sys.stdin.readline()
+    moved = json.loads(line) if line.strip() else {}
+ended(seconds)
+def write(path, text):
+    try:
+        with open(path, 'w') as f:
+            f.write(text)
+    except OSError:
+        pass
+if kind == 'stall':
+    for pid in plan['pids']:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+elif os.path.isdir(plan['place']):
+    for disk in plan['disks']:
+        write(os.path.join(plan['place'], plan['limit_file']), disk + ' 0\\n')
+    try:
+        with open(os.path.join(plan['place'], 'cgroup.procs')) as f:
+            inside = f.read().split()
+    except OSError:
+        inside = []
+    for pid in inside:  # only those still in dbio's cgroup: a pid since reused elsewhere is left alone
+        if pid in moved:
+            write(os.path.join(plan['root'], moved[pid].lstrip('/'), 'cgroup.procs'), pid + '\\n')
+    try:
+        os.rmdir(plan['place'])
+    except OSError:
+        pass
+"""
 
 
 @dataclass
@@ -83,7 +121,7 @@ class Actions:
         if not pids:
             raise RuntimeError("no session had a server process to stop")
         assert event.seconds is not None
-        guard = _guard(pids, event.seconds + GUARD_GRACE)
+        guard = _guard("stall", event.seconds + GUARD_GRACE, {"pids": pids})
         self.guards.append(guard)
         stopped = []
         try:
@@ -107,13 +145,18 @@ class Actions:
         limit = blkio_throttle.Throttle(f"dbio-event-{ctx.run_id:x}-{ctx.index}", list(ctx.disks), event.iops)
         self.throttles.append(limit)
         cut = False
+        guard = _guard("throttle", event.seconds + GUARD_GRACE, limit.undo_plan())  # before anything is limited
+        self.guards.append(guard)
         try:
             moved = limit.apply(thread_groups([*ctx.session_pids, *ctx.read_helpers]))
+            _tell(guard, limit.moved_from())
             cut = await stopped_within(ctx.stop, event.seconds)
         finally:
             problems = limit.remove()
             if not problems:
                 self.throttles.remove(limit)
+            _end(guard)
+            self.guards.remove(guard)
         out: dict[str, Any] = {"processes": moved, "disks": list(ctx.disks), "iops": event.iops,
                                **_threads_note(ctx.session_pids, thread_groups(ctx.session_pids))}
         if problems:
@@ -180,11 +223,21 @@ class Actions:
         return problems
 
 
-def _guard(pids: list[int], seconds: float) -> subprocess.Popen:
-    """A process that continues pids after seconds, should dbio be gone by then (ended at the run's clean-up)."""
-    return subprocess.Popen([sys.executable, "-I", "-c", GUARD, f"{seconds:.3f}", *map(str, pids)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, close_fds=True)
+def _guard(kind: str, seconds: float, plan: dict[str, Any]) -> subprocess.Popen:
+    """The process that undoes the action should dbio be gone, or after seconds (GUARD)."""
+    return subprocess.Popen([sys.executable, "-I", "-c", GUARD, kind, f"{seconds:.3f}", json.dumps(plan)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True, text=True)
+
+
+def _tell(guard: subprocess.Popen, moved: dict[str, str]) -> None:
+    """A throttle's guard told which processes were moved, and from where."""
+    assert guard.stdin is not None
+    try:
+        guard.stdin.write(json.dumps(moved) + "\n")
+        guard.stdin.flush()
+    except OSError:
+        pass  # the guard is gone: dbio still lifts the limit itself
 
 
 def thread_groups(ids: list[int]) -> list[int]:
@@ -217,6 +270,8 @@ def _end(guard: subprocess.Popen) -> None:
     if guard.poll() is None:
         guard.kill()
     guard.wait()
+    if guard.stdin is not None:
+        guard.stdin.close()
 
 
 async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:

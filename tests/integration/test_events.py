@@ -94,6 +94,40 @@ def test_a_throttle_limits_the_reads_to_its_iops(instance, loaded_db):
     assert not [p for p in blkio_throttle.BLKIO.iterdir() if p.name.startswith("dbio-event-")]
 
 
+def _dbio_cgroups() -> list[Path]:
+    return [p for p in blkio_throttle.BLKIO.iterdir() if p.name.startswith("dbio-event-")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not (blkio_throttle.BLKIO / blkio_throttle.LIMIT_FILE).is_file(),
+                    reason="the throttle takes root and the cgroup v1 blkio controller")
+def test_a_throttle_is_lifted_by_its_guard_when_dbio_is_killed(instance, loaded_db):
+    """kill -9 of dbio while the server is throttled: its guard lifts the limit and moves the server's processes
+    back at once, else the server's reads stay limited for everyone after dbio is gone."""
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *over(
+        SMALL, "--warmup", "1s", "--run-time", "20s", "--label", "throttle-kill", "--event", "1s=throttle:100:4s"))]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        held: list[str] = []
+        while not held and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)  # the cgroup is made, then the processes moved in
+            held = [pid for place in _dbio_cgroups() for pid in (place / "cgroup.procs").read_text().split()]
+        assert held, "the throttle moved no process"
+        os.killpg(proc.pid, signal.SIGKILL)  # dbio and its children; the guard is in a session of its own
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10  # the guard undoes once dbio is gone, not at the event's end (4 s)
+        while _dbio_cgroups() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _dbio_cgroups(), "the throttle outlived dbio"
+        for pid in held:
+            cgroup = blkio_throttle.blkio_cgroup(int(pid))
+            assert cgroup is None or not cgroup.startswith("/dbio-event-"), (pid, cgroup)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 def test_a_checkpoint_in_an_update_run(instance, loaded_db):
     done = _run(instance, loaded_db, "checkpoint", "--update-pct", "20", "--event", "5s=checkpoint")
     assert done.code == 0, done.text

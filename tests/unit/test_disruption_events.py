@@ -91,3 +91,98 @@ def test_a_sweep_varies_the_event_one_a_step():
         "01-ev10sstall1s", "02-ev10sstall3s", "03-ev10sthrottle5005s"]
     with pytest.raises(UsageError, match="10s=stall: gives no DURATION"):
         plan.parse_vary("event=10s=stall:1s,10s=stall")
+
+
+def _guard_world(tmp_path):
+    """A blkio hierarchy as files: dbio's cgroup (its limit and its processes) and the two it moved them from."""
+    from dbio.jobs import blkio_throttle
+
+    root = tmp_path / "blkio"
+    for origin in ("system.slice/db.service", "user.slice"):
+        (root / origin).mkdir(parents=True)
+        (root / origin / "cgroup.procs").write_text("")
+    limit = blkio_throttle.Throttle("dbio-event-1-1", ["253:0", "8:0"], 200, root=root)
+    limit.place.mkdir()
+    (limit.place / blkio_throttle.LIMIT_FILE).write_text("")
+    limit.moved = {101: "/system.slice/db.service", 102: "/user.slice", 103: "/user.slice"}
+    (limit.place / "cgroup.procs").write_text("101\n102\n")  # 103 left dbio's cgroup since (ended, its pid reused)
+    return root, limit
+
+
+def _throttle_guard(limit, seconds):
+    from dbio.jobs import disruption_actions
+
+    guard = disruption_actions._guard("throttle", seconds, limit.undo_plan())
+    disruption_actions._tell(guard, limit.moved_from())
+    return guard
+
+
+def test_the_throttle_guard_undoes_at_once_when_dbio_is_gone(tmp_path):
+    from dbio.jobs import blkio_throttle
+
+    root, limit = _guard_world(tmp_path)
+    guard = _throttle_guard(limit, 60.0)
+    guard.stdin.close()  # what dbio's death does to the guard's stdin
+    assert guard.wait(timeout=30) == 0  # long before its 60 s
+    assert (limit.place / blkio_throttle.LIMIT_FILE).read_text() == "8:0 0\n"  # each disk's written in turn: the last
+    assert (root / "system.slice/db.service/cgroup.procs").read_text() == "101\n"
+    assert (root / "user.slice/cgroup.procs").read_text() == "102\n"  # 103 is not in dbio's cgroup: left alone
+
+
+def test_the_throttle_guard_undoes_after_its_seconds_should_dbio_hang(tmp_path):
+    from dbio.jobs import blkio_throttle
+
+    root, limit = _guard_world(tmp_path)
+    guard = _throttle_guard(limit, 0.5)
+    assert guard.wait(timeout=30) == 0
+    assert guard.stdin is not None and not guard.stdin.closed  # dbio still there: its time ran out
+    assert (limit.place / blkio_throttle.LIMIT_FILE).read_text() == "8:0 0\n"
+    assert (root / "system.slice/db.service/cgroup.procs").read_text() == "101\n"
+
+
+def test_a_throttle_guard_told_nothing_yet_still_lifts_the_limit(tmp_path):
+    from dbio.jobs import blkio_throttle, disruption_actions
+
+    root, limit = _guard_world(tmp_path)
+    guard = disruption_actions._guard("throttle", 60.0, limit.undo_plan())
+    guard.stdin.close()  # dbio died between making the cgroup and saying what it moved
+    assert guard.wait(timeout=30) == 0
+    assert (limit.place / blkio_throttle.LIMIT_FILE).read_text() == "8:0 0\n"
+    assert (root / "user.slice/cgroup.procs").read_text() == ""  # where they came from is not known: not guessed
+
+
+def test_a_guard_waits_while_dbio_lives_and_is_ended_when_dbio_undid_the_action(tmp_path):
+    from dbio.jobs import blkio_throttle, disruption_actions
+
+    root, limit = _guard_world(tmp_path)
+    guard = _throttle_guard(limit, 30.0)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            guard.wait(timeout=1.0)
+        assert (limit.place / blkio_throttle.LIMIT_FILE).read_text() == ""  # nothing undone before its time
+    finally:
+        disruption_actions._end(guard)
+    assert guard.returncode is not None
+
+
+def test_a_stall_guard_continues_its_processes_when_dbio_is_gone():
+    import signal
+    import time
+
+    from dbio.jobs import disruption_actions
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        sleeper.send_signal(signal.SIGSTOP)
+        guard = disruption_actions._guard("stall", 60.0, {"pids": [sleeper.pid]})
+        guard.stdin.close()
+        assert guard.wait(timeout=30) == 0
+        deadline = time.monotonic() + 10
+        state = "T"
+        while state == "T" and time.monotonic() < deadline:
+            state = open(f"/proc/{sleeper.pid}/stat").read().rsplit(")", 1)[1].split()[0]
+            time.sleep(0.05)
+        assert state != "T"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
