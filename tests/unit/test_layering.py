@@ -403,3 +403,21 @@ def test_the_layer_check_can_fail():
                ("dbio/target.py", "dbio/engines/instance.py", "target", "engines")]
     assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/sweep.py (commands)",
                                         "dbio/target.py (target) -> dbio/engines/postgres/entry.py (engines)"]
+
+
+def _without_docstring(base: Path) -> list[str]:
+    """The modules under base (not empty ones) that have no docstring, relative to base."""
+    return [path.relative_to(base).as_posix() for path in sorted(base.rglob("*.py"))
+            if path.read_text().strip() and not ast.get_docstring(ast.parse(path.read_text()))]
+
+
+def test_the_docstring_check_can_fail(tmp_path):
+    (tmp_path / "bare.py").write_text("x = 1\n")
+    (tmp_path / "said.py").write_text('"""What it does."""\n\nx = 1\n')
+    (tmp_path / "empty.py").write_text("")
+    assert _without_docstring(tmp_path) == ["bare.py"]
+
+
+def test_every_module_says_its_job_in_its_docstring():
+    """ARCHITECTURE.md's table names where a module lives; what it does is its docstring's first sentence."""
+    _check(_without_docstring(PACKAGE), "a module under dbio/ without a docstring")
