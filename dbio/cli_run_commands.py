@@ -21,7 +21,7 @@ from dbio.errors import UsageError
 def quickstart_command(ctx: click.Context, config: Config, reload: bool, **_: Any) -> None:
     """Create the embedded instance, load a data set 8x its buffer cache, run 30 s and report."""
     from dbio.commands import quickstart as qs
-    from dbio.commands.run import summary_lines
+    from dbio.jobs.run import summary_lines
 
     result = qs.quickstart(config, ui_of(ctx), reload=reload)
     _finish_run(ctx, result, summary_lines(result) + qs.closing_lines(config))
@@ -64,7 +64,6 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
     from dbio import metrics
     from dbio.jobs import baseline as baselines
     from dbio.commands import repeat as repeats
-    from dbio.commands import run as run_command
     from dbio.jobs import run as run_job
 
     repeat = _repeat_checked(config, repeat)
@@ -77,7 +76,7 @@ def run(ctx: click.Context, config: Config, baseline: bool, baseline_path: Path 
     if repeat > 1:
         _finish_run(ctx, repeated, repeats.summary_lines(repeated))
         return
-    _finish_run(ctx, result, run_command.summary_lines(result))
+    _finish_run(ctx, result, run_job.summary_lines(result))
 
 
 @command("baseline")
@@ -87,9 +86,9 @@ def baseline_command(ctx: click.Context, config: Config, baseline_path: Path | N
                      **_: Any) -> None:
     """fio alone on the storage under test: 8 KiB O_DIRECT random reads of the instance's own data files, one
     synchronous job per session, then a deep asynchronous queue for the device's ceiling (needs fio)."""
-    from dbio.commands import baseline as baseline_verb
+    from dbio.jobs import baseline as baselines
 
-    baseline_verb.baseline(config, ui_of(ctx), baseline_path, out)
+    baselines.baseline(config, ui_of(ctx), baseline_path, out)
 
 
 @command("ops")
@@ -101,12 +100,11 @@ def ops_command(ctx: click.Context, config: Config, operation: str, destination:
     """Time a maintenance operation on the loaded data set, with each device's figures and the host's CPU, and
     write a result: load (drops dbio's data set and loads it again), index (re-creates dbio's own index), backup
     (pg_basebackup to --target), recovery (WAL, crash, timed restart; the embedded instance only), checkpoint."""
-    from dbio.commands import ops as ops_verb
     from dbio.jobs import ops as ops_job
 
-    document = ops_job.ops(config, ui_of(ctx), ops_verb.request(operation, destination, wal, dirty, baseline, cold,
-                                                                changes))
-    for line in ops_verb.summary_lines(document):
+    document = ops_job.ops(config, ui_of(ctx), ops_job.request(operation, destination, wal, dirty, baseline, cold,
+                                                               changes))
+    for line in ops_job.summary_lines(document):
         ui_of(ctx).console.print(line, markup=False, highlight=False, soft_wrap=True)
     if document["status"] == "interrupted":
         ctx.exit(EXIT_TERMINATED if document.get("signal") == "SIGTERM" else EXIT_INTERRUPTED)
@@ -175,12 +173,12 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
     asked, varies = checked["asked"], checked["varies"]
     request = baselines.request(baseline_path) if baseline or baseline_path is not None else None
     from dbio import metrics
-    from dbio.commands import ops as ops_verb
+    from dbio.jobs import ops as ops_job
 
     with metrics.serving(base.run.metrics_port, base.run.metrics_address, ui_of(ctx)):
         sweep_command.start(base, varies, ui_of(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
-                            op=ops_verb.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
+                            op=ops_job.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
                             max_sessions=max_sessions)
 
 

@@ -47,7 +47,7 @@ def start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, kn
     repeat: each step run this many times, interleaved (round 1 of every step, then round 2, ...);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
     its report reads the steps for (jobs/capacity.py); op: each step is this maintenance operation
-    (commands/ops.sweep_op) instead of a run; objective: search the session counts for the most reads/s within
+    (jobs/ops.sweep_op) instead of a run; objective: search the session counts for the most reads/s within
     this latency objective (sweep/search.py), growing at most to max_sessions."""
     find = search_request(objective, max_sessions, until_peak=until_peak, op=op is not None, repeat=repeat,
                           sessions=sessions, varies=varies)

@@ -51,7 +51,7 @@ def lazy(target: str) -> Any:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """One engine, as dbio asks it by name (ARCHITECTURE.md, "Adding an engine")."""
+    """One engine, as dbio asks it by name (docs/internals.md, "Adding an engine")."""
 
     name: str  # what --engine takes; also Capabilities.engine in its results
     protocol: int  # the PROTOCOL_VERSION it implements

@@ -1,7 +1,8 @@
 """dbio ops OPERATION (and each step of sweep --op): maintenance work timed as a workload (the white
 paper's load, index creation, backup and crash recovery, and a checkpoint), each with the figures of every
 device that holds its source or its destination and the host's CPU, written as a result (ops_result.py) that
-dbio report and dbio compare read.
+dbio report and dbio compare read. Its options are checked here too (`request`, sweep --op's `sweep_op`),
+and its lines after (`summary_lines`).
 
 Everything an operation needs is checked before anything is created or changed; the engine does
 the work (engines/base.Operations) and enters `window` around the part it times, where this
@@ -18,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, ops_result, results_dir
+from dbio import __version__, command_options, ops_result, results_dir
 from dbio import signals as stopping
 from dbio import report as reports
 from dbio import result as results
@@ -32,6 +33,7 @@ from dbio.errors import DbioError, Interrupted, Terminated, UsageError
 from dbio.report import ops_model
 from dbio.stats import ops as figures
 from dbio.ui import UI
+from dbio.units import UnitError, parse_size
 
 OPERATIONS = figures.OPERATIONS
 SEQUENTIAL_SECONDS = 5  # fio's sequential read of the data files before a backup (--baseline)
@@ -274,3 +276,74 @@ def _document(req: Request, config: Config, p: Prepared, roles: dict[str, list[s
         "places": p.places, "detail": detail, "readings": {"begin": readings.begin, "end": readings.end},
         "figures": figs,
     }
+
+
+# -- dbio ops OPERATION's options checked (and sweep --op's), its lines after ---------------------
+DEFAULT_WAL: int = command_options.default("ops", "wal")  # said once, in its row (and so in --help)
+DEFAULT_DIRTY: int = command_options.default("ops", "dirty")
+
+
+def request(operation: str, destination: Path | None, wal: str | None, dirty: str | None, baseline: bool,
+            cold: bool = False, changes: int | None = None) -> Request:
+    """The options of one operation, each refused in one line when it does not belong or is wrong."""
+    given = {"--target": destination is not None, "--wal": wal is not None, "--dirty": dirty is not None,
+             "--baseline": baseline, "--cold": cold, "--changes-per-block": changes is not None}
+    belongs = {"backup": {"--target", "--baseline", "--cold"}, "recovery": {"--wal", "--changes-per-block"},
+               "checkpoint": {"--dirty"}}
+    stray = [flag for flag, on in given.items() if on and flag not in belongs.get(operation, set())]
+    if stray:
+        raise UsageError(f"dbio ops {operation} takes no {', '.join(stray)}",
+                         "--target, --cold and --baseline are for backup, --wal and --changes-per-block for recovery, "
+                         "--dirty for checkpoint")
+    if baseline:
+        fio.find()  # one line naming the package when it is missing, before anything runs
+    if operation == "backup" and destination is None:
+        raise UsageError("dbio ops backup needs --target DIR", "give an empty or new directory for the backup")
+    return Request(operation, backup_destination.check_shape(destination) if destination is not None else None,
+                   _size("--wal", wal, DEFAULT_WAL) if operation == "recovery" else None,
+                   _size("--dirty", dirty, DEFAULT_DIRTY) if operation == "checkpoint" else None, baseline, cold,
+                   changes or 1)
+
+
+def _size(flag: str, text: str | None, default: int) -> int:
+    if text is None:
+        return default
+    try:
+        value = parse_size(text)
+    except UnitError as exc:
+        raise UsageError(f"{flag} {text}: {exc}", f"give a size such as {flag} 256MB") from None
+    if value < (1 << 20):
+        raise UsageError(f"{flag} {text} is less than 1 MiB", f"give a size such as {flag} 256MB")
+    return value
+
+
+SWEEPABLE = ("index", "recovery", "checkpoint")  # a backup's destination is one directory, a load replaces the data set
+
+
+def sweep_op(text: str) -> dict[str, Any]:
+    """sweep --op OPERATION[=SIZE] (recovery=256MB: its WAL, checkpoint=64MB: its dirty data), checked."""
+    operation, _, size = text.partition("=")
+    if operation not in SWEEPABLE:
+        raise UsageError(f"--op {text}: a sweep runs {', '.join(SWEEPABLE)}", "e.g. --op recovery=256MB")
+    if size and operation == "index":
+        raise UsageError(f"--op {text}: index takes no size", "give --op index")
+    req = request(operation, None, size or None if operation == "recovery" else None,
+                  size or None if operation == "checkpoint" else None, False)
+    return {"operation": operation, "wal_bytes": req.wal_bytes, "dirty_bytes": req.dirty_bytes}
+
+
+def summary_lines(document: dict[str, Any]) -> list[str]:
+    lines = [f"{document['status']}: {ops_model.headline(document)}"]
+    for name, device in sorted((document["figures"].get("devices") or {}).items()):
+        lines.append(f"  {name} ({', '.join(device.get('roles') or []) or '-'}): "
+                     f"read {_mib(device.get('read_mib_per_s'))} MiB/s, written {_mib(device.get('write_mib_per_s'))} "
+                     f"MiB/s, {_mib(device.get('utilization_pct'))}% busy")
+    if document.get("status_reason"):
+        lines.append(f"  {document['status_reason']}")
+    lines.append(f"result: {Path(document['directory']) / 'result.json'}")
+    lines.extend(f"report: {line}" for line in document.get("unwritten") or [])
+    return lines
+
+
+def _mib(value: Any) -> str:
+    return "-" if value is None else f"{value:,.1f}"

@@ -1,5 +1,6 @@
 """A run measured: everything checked, then the workload run, result.json and its reports written (measure.py):
-each run of dbio run, quickstart, run --repeat and a sweep's steps."""
+each run of dbio run, quickstart, run --repeat and a sweep's steps; and what dbio run says after it
+(`summary_lines`: quickstart says the same; run --repeat's are commands/repeat.py's)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dbio.jobs.measure import RunResult, measure
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
 from dbio.option_table import BY_KEY
+from dbio.report import baseline_section, verdict, words
 from dbio.engines import registry
 from dbio.engines.base import Engine, ServerInfo, SetupRecord
 from dbio.errors import DbioError, UsageError
@@ -312,3 +314,30 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
         return {**_storage(info), "tablespaces": [host.storage_of(place) for place in places]}
     redo = Path(info.caps.redo_directory).resolve() if info.caps.redo_directory else None  # wal_dir: a link
     return host.storage_under(info.caps.data_directory, redo)
+
+
+# -- dbio run's lines after a run (quickstart says the same) --------------------------------------
+def summary_lines(result: RunResult) -> list[str]:
+    doc = result.document
+    judged = verdict.judge(doc)  # judged once for every line below
+    valid = (doc.get("verdict") or judged.summary)["valid"]
+    # a run that did not complete is not called VALID: its headline says what its figures cover
+    said = "NOT VALID" if not valid else "VALID" if doc["status"] == "complete" else None
+    lines = [f"{doc['status']}{', ' + said if said else ''}: {judged.headline}"]
+    efficiency = baseline_section.efficiency_line(doc)
+    if efficiency is not None:
+        lines.append(efficiency)
+    for finding in judged.findings:
+        if finding.level != "info":
+            lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
+    lines.append(f"result: {result.directory / results.RESULT_FILE}")
+    unwritten = {item.path: item for item in result.unwritten}
+    for label, name in (("report:", results.REPORT_FILE), ("html:  ", results.HTML_REPORT_FILE)):
+        path = result.directory / name
+        if path in unwritten:
+            lines.append(f"{label} {run_files.unwritten_line(unwritten[path])}")
+        elif path.exists():
+            lines.append(f"{label} {path}")
+        else:
+            lines.append(f"{label} not written (interrupted): {run_files.report_command(path)}")
+    return lines

@@ -14,7 +14,7 @@ import pytest
 from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.collect import fio
-from dbio.commands import baseline as baseline_command
+from dbio.jobs import baseline as baseline_command
 from dbio.jobs import baseline as baselines
 from dbio.engines.base import Capabilities, ServerInfo
 from dbio.errors import DbioError, UsageError

@@ -58,8 +58,8 @@ def test_a_command_with_its_own_shape_takes_none_of_the_load(tmp_path):
     assert config_resolver.settle(sources, unfinished).workload.schemas == 2  # ... an interrupted one is finished
 
 
-def test_the_layers_are_the_ones_architecture_md_names():
-    text = (ROOT / "ARCHITECTURE.md").read_text()
+def test_the_layers_are_the_ones_the_data_flow_names():
+    text = (ROOT / "docs" / "internals.md").read_text()
     step = text.split("## Data flow of a run", 1)[1].split("\n2. ", 1)[0]
     words = " ".join(step.split())
     named = [layer.replace("DBIO_* environment", "`DBIO_*`") for layer in LAYERS]

@@ -117,7 +117,7 @@ def test_several_caveats_of_one_figure_share_its_parenthesis():
 
 
 def test_what_dbio_run_prints_first_is_the_headline_with_its_caveats(tmp_path):
-    from dbio.commands.run import summary_lines
+    from dbio.jobs.run import summary_lines
     from dbio.jobs.run import RunResult
 
     doc = with_(shared_device)

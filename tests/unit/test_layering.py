@@ -272,10 +272,10 @@ def _verb_offences(imports=IMPORTS) -> list[str]:
 
 
 def test_the_verb_check_can_fail():
-    """A made-up import of the run verb by quickstart, as `from dbio.commands import run` records it."""
+    """A made-up import of the sweep verb by quickstart, as `from dbio.commands import sweep` records it."""
     made_up = IMPORTS + [("dbio/commands/quickstart.py", 1, "dbio.commands"),
-                         ("dbio/commands/quickstart.py", 1, "dbio.commands.run")]
-    assert _verb_offences(made_up) == ["dbio/commands/quickstart.py:1 -> dbio.commands.run"]
+                         ("dbio/commands/quickstart.py", 1, "dbio.commands.sweep")]
+    assert _verb_offences(made_up) == ["dbio/commands/quickstart.py:1 -> dbio.commands.sweep"]
 
 
 def test_no_verb_imports_another():
@@ -398,8 +398,26 @@ def test_the_depends_on_column_claims_only_what_is_imported():
 
 def test_the_layer_check_can_fail():
     """Made-up imports: the foundation of a command, a target of an engine module its row does not name."""
-    made_up = [("dbio/config.py", "dbio/commands/run.py", "foundation", "commands"),
+    made_up = [("dbio/config.py", "dbio/commands/sweep.py", "foundation", "commands"),
                ("dbio/target.py", "dbio/engines/postgres/entry.py", "target", "engines"),
                ("dbio/target.py", "dbio/engines/instance.py", "target", "engines")]
-    assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/run.py (commands)",
+    assert _layer_offences(made_up) == ["dbio/config.py (foundation) -> dbio/commands/sweep.py (commands)",
                                         "dbio/target.py (target) -> dbio/engines/postgres/entry.py (engines)"]
+
+
+def _without_docstring(base: Path) -> list[str]:
+    """The modules under base (not empty ones) that have no docstring, relative to base."""
+    return [path.relative_to(base).as_posix() for path in sorted(base.rglob("*.py"))
+            if path.read_text().strip() and not ast.get_docstring(ast.parse(path.read_text()))]
+
+
+def test_the_docstring_check_can_fail(tmp_path):
+    (tmp_path / "bare.py").write_text("x = 1\n")
+    (tmp_path / "said.py").write_text('"""What it does."""\n\nx = 1\n')
+    (tmp_path / "empty.py").write_text("")
+    assert _without_docstring(tmp_path) == ["bare.py"]
+
+
+def test_every_module_says_its_job_in_its_docstring():
+    """ARCHITECTURE.md's table names where a module lives; what it does is its docstring's first sentence."""
+    _check(_without_docstring(PACKAGE), "a module under dbio/ without a docstring")

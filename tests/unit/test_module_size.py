@@ -1,6 +1,7 @@
-"""No module of dbio/ is over 500 lines (small modules of one job: docs/contributing.md), but for
-the few still waiting to be split, listed below. The list is checked too: a module on it that is no
-longer over must leave it, so the list only shrinks and never names what is already fixed."""
+"""No module of dbio/ is over 800 lines (a module is cut by its job, and one job may need that room:
+docs/contributing.md), but for the few still waiting to be split, listed below. The list is checked too:
+a module on it that is no longer over must leave it, so the list only shrinks and never names what is
+already fixed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "dbio"
-LIMIT = 500
+LIMIT = 800  # issue 35: rooms cut by job, not by a line cap; about 800 lines where one job needs it
 
 # Still over LIMIT, each to be split along its own seams (issue 29). Take a module off once it is
 # under; never add one: split it instead.

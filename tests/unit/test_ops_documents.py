@@ -12,7 +12,7 @@ import pytest
 
 from dbio import ops_result
 from dbio import report as reports
-from dbio.commands import ops as ops_command
+from dbio.jobs import ops as ops_command
 from dbio.jobs import backup_destination
 from dbio.jobs import ops as ops_job
 from dbio.errors import UsageError

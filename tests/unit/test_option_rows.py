@@ -13,7 +13,7 @@ from dbio import command_flags, command_options, units
 from dbio.cli import cli
 from dbio.cli_config import engine_flags
 from dbio.cli_group import GLOBAL_OPTIONS
-from dbio.commands import ops as ops_verb
+from dbio.jobs import ops as ops_verb
 from dbio.commands import sweep as sweep_verb
 from dbio.option import OWN, REPEATS
 from dbio.option_table import OPTIONS

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import pymysql
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
-                               SliceResult, TableJob, TableTiming, Teardown)
+from dbio.engines.base import (ProbeRead, RowBatch, ServerInfo, SetupRecord, SliceRequest,
+                               SliceResult, TableJob, TableTiming)
 from dbio.engines.mysql import catalog, connection, loader, server, sqlfiles, stats, verify, workload, wsrep
+from dbio.engines.mysql import settle as settling
 from dbio.engines.mysql.connection import Connection
 from dbio.engines.mysql.facts import FEATURES
 from dbio.errors import DbioError
@@ -66,8 +67,7 @@ class MysqlEngine:
     async def aclose(self, conn: Connection) -> None:
         await _in_thread(conn.close)
 
-    def abandon(self, conn: Connection) -> None:
-        connection.abandon(conn)
+    abandon = staticmethod(connection.abandon)
 
     def probe(self, conn: Connection) -> ServerInfo:
         info = server.probe(conn)
@@ -82,8 +82,7 @@ class MysqlEngine:
         return dsn.describe(dsn.parse(conninfo))
 
     # -- setup -------------------------------------------------------------------------
-    def read_setup(self, conn: Connection) -> SetupRecord | None:
-        return catalog.read_setup(conn)
+    read_setup = staticmethod(catalog.read_setup)
 
     def data_files(self, conn: Connection, info: ServerInfo) -> list[str]:
         if not info.caps.local or not info.caps.data_directory:
@@ -96,24 +95,21 @@ class MysqlEngine:
         return {"tool": "none", "method": "not measured for InnoDB yet", "syncs_per_s": None, "avg_sync_us": None,
                 "command": None}
 
-    def check_namespace(self, conn: Connection, spec: SetupSpec) -> None:
-        catalog.check_namespace(conn, spec)
-
-    def begin_setup(self, conn: Connection, spec: SetupSpec, *, setup_id: str, server_version: str) -> SetupRecord:
-        return catalog.begin_setup(conn, spec, setup_id=setup_id, server_version=server_version)
+    check_namespace = staticmethod(catalog.check_namespace)
+    begin_setup = staticmethod(catalog.begin_setup)
 
     def prepare_load_session(self, conn: Connection) -> None:
         return None
 
-    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool:
-        return loader.table_is_loaded(record, job)
+    table_is_loaded = staticmethod(loader.table_is_loaded)
 
     def load_table(self, conn: Connection, record: SetupRecord, job: TableJob, batches: Iterator[RowBatch],
                    on_rows: Callable[[int], None], should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
         return loader.load_table(conn, record, job, batches, on_rows, should_stop, self.page_size)
 
+
     def cancel(self, conn: Connection) -> None:
-        connection.kill_query(conn)
+        connection.kill_query(conn)  # its bool (whether a statement was running) is no answer here
 
     def load_error(self, exc: BaseException, done: int | None, total: int) -> BaseException:
         kept = "" if done is None else f"; {done} of {total} tables are complete and kept"
@@ -129,14 +125,9 @@ class MysqlEngine:
                              "check the server, then run dbio setup again to resume")
         return DbioError(f"the server refused the load ({text}){kept}", "fix the cause, then run dbio setup again")
 
-    def finish_setup(self, conn: Connection, record: SetupRecord) -> SetupRecord:
-        return catalog.finish_setup(conn, record)
-
-    def verify(self, conn: Connection, record: SetupRecord) -> list[Check]:
-        return verify.verify(conn, record)
-
-    def teardown(self, conn: Connection) -> Teardown:
-        return catalog.teardown(conn)
+    finish_setup = staticmethod(catalog.finish_setup)
+    verify = staticmethod(verify.verify)
+    teardown = staticmethod(catalog.teardown)
 
     def default_schema_clash(self, conn: Connection) -> str | None:
         return None  # MySQL has no default schema per user
@@ -145,45 +136,28 @@ class MysqlEngine:
         return False
 
     # -- run: control connection ---------------------------------------------------------
-    def install_workload(self, conn: Connection) -> None:
-        workload.install(conn)
-
-    def prepare_run(self, conn: Connection, run_id: int, params: dict[str, Any]) -> None:
-        workload.prepare_run(conn, run_id, params)
+    install_workload = staticmethod(workload.install)
+    prepare_run = staticmethod(workload.prepare_run)
 
     def plans(self, conn: Connection, schema_index: int, access_path: str,
               scan_workers: int | None = None) -> dict[str, Any]:
         return workload.plans(conn, schema_index, scans=scan_workers is not None)
 
-    def hold_barrier(self, conn: Connection, run_id: int) -> None:
-        workload.hold_barrier(conn, run_id)
-
-    def waiting_at_barrier(self, conn: Connection, run_id: int) -> int:
-        return workload.waiting_at_barrier(conn, run_id)
-
-    def release(self, conn: Connection, run_id: int, *, warmup: float, run_time: float,
-                start: float | None = None) -> tuple[float, float, float | None]:
-        return workload.release(conn, run_id, warmup=warmup, run_time=run_time, start=start)
-
-    def forget_run(self, conn: Connection, run_id: int) -> None:
-        workload.forget_run(conn, run_id)
+    hold_barrier = staticmethod(workload.hold_barrier)
+    waiting_at_barrier = staticmethod(workload.waiting_at_barrier)
+    release = staticmethod(workload.release)
+    forget_run = staticmethod(workload.forget_run)
 
     def has_workload(self, conn: Connection) -> bool:
         return True  # its probe refuses replicas and read-only servers: no node waits for a replicated loop
 
-    def server_clock(self, conn: Connection) -> float:
-        return workload.server_clock(conn)
+    server_clock = staticmethod(workload.server_clock)
 
     def release_barrier(self, conn: Connection, run_id: int) -> None:
         raise NotImplementedError("read-only MySQL nodes are not supported")
 
-    def forget_abandoned_runs(self, conn: Connection, alive: Callable[[str], bool]) -> int:
-        return workload.forget_abandoned_runs(conn, alive)
-
-    def settle(self, conn: Connection) -> dict[str, Any] | None:
-        from dbio.engines.mysql import settle
-
-        return settle.settle(conn)
+    forget_abandoned_runs = staticmethod(workload.forget_abandoned_runs)
+    settle = staticmethod(settling.settle)
 
     # -- run: sessions -------------------------------------------------------------------
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
@@ -216,8 +190,7 @@ class MysqlEngine:
     async def flush_stats(self, conn: Connection) -> None:
         return None  # InnoDB's counters are current at once
 
-    def is_cancelled(self, exc: BaseException) -> bool:
-        return connection.is_cancelled(exc)
+    is_cancelled = staticmethod(connection.is_cancelled)
 
     async def backend_pid(self, conn: Connection) -> int:
         return conn.os_tid or conn.thread_id
@@ -251,8 +224,7 @@ class MysqlEngine:
     async def snapshot(self, conn: Connection, info: ServerInfo, run_id: int | None = None) -> dict[str, Any]:
         return await _in_thread(stats.read, conn, set(self.own_ids), info.caps.times_data_io)
 
-    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
-        return stats.normalize(raw)
+    normalize = staticmethod(stats.normalize)
 
     async def session_states(self, conn: Connection, pids: list[int]) -> list[str]:
         ids = [self.pid_to_id.get(pid, pid) for pid in pids]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import psycopg
 
-from dbio.engines.base import (Check, ProbeRead, RowBatch, ServerInfo, SetupRecord, SetupSpec, SliceRequest,
-                               SliceResult, TableJob, TableTiming, Teardown, application_prefix)
+from dbio.engines.base import (ServerInfo, SetupRecord, SetupSpec, Teardown, application_prefix)
 from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
+from dbio.engines.postgres import read_probe as probing
+from dbio.engines.postgres import settle as settling
 from dbio.engines.postgres.dsn import scrub
 from dbio.engines.postgres.facts import FEATURES
 from dbio.engines.postgres.rows import one_row, one_row_async
@@ -36,15 +37,12 @@ class PostgresEngine:
         self._session_targets: tuple[Any, dict[str, Any]] = (None, {})  # (event loop, conninfo -> SessionTarget)
 
     # -- connections and facts ---------------------------------------------------------
-    def connect(self, conninfo: str, *, application_name: str,
-                notify: Callable[[str], None] | None = None) -> psycopg.Connection:
-        return server.connect(conninfo, application_name=application_name, notify=notify)
+    connect = staticmethod(server.connect)
 
     def wait_while_recovering(self, conninfo: str, notify: Callable[[str], None]) -> None:
         server.connect(conninfo, application_name="dbio:wait", notify=notify).close()
 
-    async def aconnect(self, conninfo: str, *, application_name: str) -> psycopg.AsyncConnection:
-        return await server.aconnect(conninfo, application_name=application_name)
+    aconnect = staticmethod(server.aconnect)
 
     def close(self, conn: psycopg.Connection) -> None:
         conn.close()
@@ -66,11 +64,8 @@ class PostgresEngine:
         finally:
             sock.close()
 
-    def probe(self, conn: psycopg.Connection) -> ServerInfo:
-        return server.probe(conn)
-
-    def describe_target(self, conninfo: str) -> str:
-        return server.describe(conninfo)
+    probe = staticmethod(server.probe)
+    describe_target = staticmethod(server.describe)
 
     def operations(self, conninfo: str, instance: Any, *, instance_config: Any, sessions: int, dbname: str,
                    notify: Callable[[str], None]) -> Any:
@@ -84,8 +79,7 @@ class PostgresEngine:
         return checkpoint_now(conninfo, notify)
 
     # -- setup -------------------------------------------------------------------------
-    def read_setup(self, conn: psycopg.Connection) -> SetupRecord | None:
-        return catalog.read_setup(conn)
+    read_setup = staticmethod(catalog.read_setup)
 
     def redo_sync_rate(self, info: ServerInfo, directory: str, seconds: int) -> dict[str, Any]:
         from dbio.engines.postgres import wal_sync_rate
@@ -98,8 +92,7 @@ class PostgresEngine:
 
         return files.data_files(conn, info.caps.data_directory if info.caps.local else None)
 
-    def check_namespace(self, conn: psycopg.Connection, spec: SetupSpec) -> None:
-        catalog.check_namespace(conn, spec)
+    check_namespace = staticmethod(catalog.check_namespace)
 
     def begin_setup(self, conn: psycopg.Connection, spec: SetupSpec, *, setup_id: str,
                     server_version: str) -> SetupRecord:
@@ -109,13 +102,8 @@ class PostgresEngine:
     def prepare_load_session(self, conn: psycopg.Connection) -> None:
         conn.execute("SET maintenance_work_mem = '256MB'")
 
-    def table_is_loaded(self, record: SetupRecord, job: TableJob) -> bool:
-        return loader.table_is_loaded(record, job)
-
-    def load_table(self, conn: psycopg.Connection, record: SetupRecord, job: TableJob,
-                   batches: Iterator[RowBatch], on_rows: Callable[[int], None],
-                   should_stop: Callable[[], bool] = lambda: False) -> TableTiming:
-        return loader.load_table(conn, record, job, batches, on_rows, should_stop)
+    table_is_loaded = staticmethod(loader.table_is_loaded)
+    load_table = staticmethod(loader.load_table)
 
     def cancel(self, conn: psycopg.Connection) -> None:
         """Cancel what a connection is running (from another thread); quiet when there is nothing."""
@@ -138,11 +126,8 @@ class PostgresEngine:
                              "fix the cause, then run dbio setup again to resume")
         return exc
 
-    def finish_setup(self, conn: psycopg.Connection, record: SetupRecord) -> SetupRecord:
-        return catalog.finish_setup(conn, record)
-
-    def verify(self, conn: psycopg.Connection, record: SetupRecord) -> list[Check]:
-        return catalog.verify(conn, record)
+    finish_setup = staticmethod(catalog.finish_setup)
+    verify = staticmethod(catalog.verify)
 
     def teardown(self, conn: psycopg.Connection) -> Teardown:
         places = catalog.places_of_setup(conn)  # read before the setup record goes
@@ -150,48 +135,23 @@ class PostgresEngine:
         tablespaces.drop_ours(conn, done, places)
         return done
 
-    def default_schema_clash(self, conn: psycopg.Connection) -> str | None:
-        return catalog.default_schema_clash(conn)
-
-    def keep_default_schema_out(self, conn: psycopg.Connection) -> bool:
-        return catalog.keep_default_schema_out(conn)
-
+    default_schema_clash = staticmethod(catalog.default_schema_clash)
+    keep_default_schema_out = staticmethod(catalog.keep_default_schema_out)
     # -- run ---------------------------------------------------------------------------
-    def install_workload(self, conn: psycopg.Connection) -> None:
-        workload.install(conn)
-
-    def prepare_run(self, conn: psycopg.Connection, run_id: int, params: dict[str, Any]) -> None:
-        workload.prepare_run(conn, run_id, params)
-
-    def hold_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
-        workload.hold_barrier(conn, run_id)
-
-    def waiting_at_barrier(self, conn: psycopg.Connection, run_id: int) -> int:
-        return workload.waiting_at_barrier(conn, run_id)
-
-    def release(self, conn: psycopg.Connection, run_id: int, *, warmup: float, run_time: float,
-                start: float | None = None) -> tuple[float, float, float | None]:
-        return workload.release(conn, run_id, warmup=warmup, run_time=run_time, start=start)
-
-    def forget_run(self, conn: psycopg.Connection, run_id: int) -> None:
-        workload.forget_run(conn, run_id)
-
-    def has_workload(self, conn: psycopg.Connection) -> bool:
-        return workload.has_workload(conn)
+    install_workload = staticmethod(workload.install)
+    prepare_run = staticmethod(workload.prepare_run)
+    hold_barrier = staticmethod(workload.hold_barrier)
+    waiting_at_barrier = staticmethod(workload.waiting_at_barrier)
+    release = staticmethod(workload.release)
+    forget_run = staticmethod(workload.forget_run)
+    has_workload = staticmethod(workload.has_workload)
 
     def server_clock(self, conn: psycopg.Connection) -> float:
         return float(one_row(conn, "SELECT date_part('epoch', clock_timestamp())")[0])
 
-    def release_barrier(self, conn: psycopg.Connection, run_id: int) -> None:
-        workload.release_barrier(conn, run_id)
-
-    def forget_abandoned_runs(self, conn: psycopg.Connection, alive: Callable[[str], bool]) -> int:
-        return workload.forget_abandoned_runs(conn, alive)
-
-    def settle(self, conn: psycopg.Connection) -> dict[str, Any] | None:
-        from dbio.engines.postgres import settle
-
-        return settle.settle(conn)
+    release_barrier = staticmethod(workload.release_barrier)
+    forget_abandoned_runs = staticmethod(workload.forget_abandoned_runs)
+    settle = staticmethod(settling.settle)
 
     async def connect_session(self, conninfo: str, *, application_name: str, schema_index: int, access_path: str,
                               info: ServerInfo) -> tuple[psycopg.AsyncConnection, int]:
@@ -209,11 +169,8 @@ class PostgresEngine:
             options=lambda existing: workload.startup_options(schema_index, access_path, info.caps.version_num,
                                                               existing))
 
-    async def init_session(self, conn: psycopg.AsyncConnection, schema_index: int, access_path: str) -> int:
-        return await workload.init_session(conn, schema_index, access_path)
-
-    async def call_slice(self, conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
-        return await workload.call_slice(conn, request)
+    init_session = staticmethod(workload.init_session)
+    call_slice = staticmethod(workload.call_slice)
 
     async def backend_pid(self, conn: psycopg.AsyncConnection) -> int:
         return int((await one_row_async(conn, "SELECT pg_backend_pid()"))[0])
@@ -248,16 +205,8 @@ class PostgresEngine:
     read_probe_method = ("EXPLAIN (ANALYZE, BUFFERS) of each lookup with track_io_timing on in the probe's "
                          "session: Shared Read Blocks and their I/O Read Time")
 
-    async def read_probe_connect(self, conninfo: str, access_path: str, application_name: str = "dbio:probe",
-                                 lookups: Sequence[int] = ()) -> tuple[psycopg.AsyncConnection, int]:
-        from dbio.engines.postgres import read_probe
-
-        return await read_probe.connect(conninfo, access_path, application_name, lookups)
-
-    async def read_probe(self, conn: psycopg.AsyncConnection, keys: Sequence[int]) -> list[ProbeRead]:
-        from dbio.engines.postgres import read_probe
-
-        return await read_probe.read_many(conn, keys)
+    read_probe_connect = staticmethod(probing.connect)
+    read_probe = staticmethod(probing.read_many)
 
     # -- statistics --------------------------------------------------------------------
     async def prepare_monitor(self, conn: psycopg.AsyncConnection) -> None:
@@ -270,8 +219,7 @@ class PostgresEngine:
                                    info.caps.read_only)
         return (await one_row_async(conn, query))[0]
 
-    def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
-        return stats.normalize(raw)
+    normalize = staticmethod(stats.normalize)
 
     async def session_states(self, conn: psycopg.AsyncConnection, pids: list[int]) -> list[str]:
         cur = await conn.execute(sqlfiles.text("stats/waits.sql"), {"pids": pids})

@@ -20,7 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from dbio import trust
 from dbio.engines.mysql.instance import process, settings
@@ -32,9 +32,6 @@ from dbio.errors import DbioError, UsageError
 from dbio.filesystem import write_whole
 from dbio.managed import server_process
 from dbio.managed.server_user import ServerUser
-
-if TYPE_CHECKING:
-    from dbio.engines.mysql.instance.managed import MysqlInstance
 
 START_TIMEOUT = 120.0  # seconds the bootstrapping node may take (crash recovery of its redo log)
 JOIN_TIMEOUT = 900.0  # seconds a joining node may take to be Synced (an SST copies the whole data set)
@@ -118,21 +115,22 @@ class MemberStatus:
 
 
 class Cluster:
-    """The nodes of one managed instance, as its record lists them."""
+    """The nodes of one managed instance, as its record lists them, given what they need of it: its
+    directory (root's: the option files and the TLS files), how a socket is reached and where to say
+    what they do. They never call the instance back."""
 
-    def __init__(self, instance: "MysqlInstance", members: list[Member]):
-        self.instance = instance
+    def __init__(self, data_dir: Path, members: list[Member], conninfo_at: Callable[[Path, str], str],
+                 notify: Callable[[str], None]):
+        self.data_dir = data_dir
         self.members = members
-
-    @property
-    def notify(self) -> Callable[[str], None]:
-        return self.instance.notify
+        self.conninfo_at = conninfo_at
+        self.notify = notify
 
     def layout(self, member: Member) -> Layout:
         return Layout(member.root)
 
     def conninfo(self, member: Member, dbname: str) -> str:
-        return self.instance.conninfo_at(self.layout(member).socket, dbname)
+        return self.conninfo_at(self.layout(member).socket, dbname)
 
     def pid(self, member: Member) -> int | None:
         return process.pid_of(self.layout(member))
@@ -151,7 +149,7 @@ class Cluster:
         """Each node's directory, and the cluster's TLS files."""
         for member in self.members:
             shutil.rmtree(member.root, ignore_errors=True)
-        shutil.rmtree(tls_files(self.instance.data_dir).directory, ignore_errors=True)
+        shutil.rmtree(tls_files(self.data_dir).directory, ignore_errors=True)
 
     # -- started -------------------------------------------------------------------------
     def start(self, server: str, user: ServerUser, wanted: dict[str, str], cluster_name: str) -> None:
@@ -160,7 +158,7 @@ class Cluster:
         stopped = [m for m in self.members if m not in running]
         if not stopped:
             return
-        make_tls(tls_files(self.instance.data_dir), user, cluster_name)  # made before its TLS: at its next start
+        make_tls(tls_files(self.data_dir), user, cluster_name)  # made before its TLS: at its next start
         recovered = {m.name: self._recover(server, user, m) for m in stopped if self._needs_recovery(m)}
         if not running:
             states = [self._saved(m) for m in self.members]
@@ -180,9 +178,9 @@ class Cluster:
     def _start_node(self, server: str, user: ServerUser, wanted: dict[str, str], cluster_name: str, member: Member,
                     *, bootstrap: bool, position: tuple[str, int] | None) -> None:
         layout = self.layout(member)
-        path = option_file_path(self.instance.data_dir, member)
+        path = option_file_path(self.data_dir, member)
         try:
-            ours = node_settings(member, self.members, cluster_name, tls_files(self.instance.data_dir))
+            ours = node_settings(member, self.members, cluster_name, tls_files(self.data_dir))
         except ValueError as exc:
             raise UsageError(str(exc), "choose a --data-dir whose path has no ';' or '='") from None
         options = {**wanted, **ours}
@@ -244,7 +242,7 @@ class Cluster:
 
     def _recover(self, server: str, user: ServerUser, member: Member) -> tuple[str, int] | None:
         layout = self.layout(member)
-        path = option_file_path(self.instance.data_dir, member)
+        path = option_file_path(self.data_dir, member)
         log = layout.log_dir / "recover.log"
         done = server_process.run(user, [server, f"--defaults-file={path}", f"--datadir={layout.datadir}",
                                          "--wsrep-recover", f"--log-error={log}"], cwd=member.root)

@@ -65,7 +65,7 @@ class MysqlInstance(ManagedInstance):
             raise DbioError(f"the instance record in {self.data_dir} lists a Galera node it does not describe ({exc})",
                             "if the instance is damaged, destroy it (dbio instance destroy) and make it again"
                             ) from None
-        return galera.Cluster(self, members)
+        return galera.Cluster(self.data_dir, members, self.conninfo_at, self.notify)
 
     def pid(self) -> int | None:
         cluster = self.cluster()
@@ -231,7 +231,7 @@ class MysqlInstance(ManagedInstance):
         ports = galera_config.assign_ports(len(planned), galera.free_ports(3 * len(planned), set()))
         members = [galera_config.Member(name, root, *node_ports, place=place)
                    for (name, root, place), node_ports in zip(planned, ports)]
-        cluster = galera.Cluster(self, members)
+        cluster = galera.Cluster(self.data_dir, members, self.conninfo_at, self.notify)
         try:
             os.chmod(layout.root, (preexisting_mode or 0) | 0o755)  # the server user passes through
             cluster.make_directories(user)

@@ -3,14 +3,14 @@
 EmbeddedInstance is what dbio asks of it (engines/instance.py), and how a command's needs become a
 server running in the right profile (ensure); the steps live with their own job: preflight.py (the
 checks before anything is made, started or moved), creation.py (initdb and what follows it),
-start_stop.py (pg_ctl), removal.py (destroy), relocate.py (the WAL moved) and standbys.py. Each step but
-the standbys is given what it needs (the layout, the record, where to say what it did), never the instance:
-the instance calls its steps, and no step calls it back."""
+start_stop.py (pg_ctl), removal.py (destroy), relocate.py (the WAL moved) and standbys.py. Each step is
+given what it needs (the layout, the record, where to say what it did), never the instance: the instance
+calls its steps, and no step calls it back."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dbio import trust
 from dbio.engines.postgres.instance import as_server, creation, placement, preflight, processes, removal, settings
@@ -37,7 +37,7 @@ class EmbeddedInstance(ManagedInstance):
 
     @property
     def standbys(self) -> Standbys:
-        return Standbys(self)
+        return Standbys(self.layout, self.meta, lambda: self.conninfo("postgres"), self.notify)
 
     def standby_count(self) -> int:
         return sum(1 for m in self.meta().members if m.get("role") == "standby")
@@ -57,8 +57,7 @@ class EmbeddedInstance(ManagedInstance):
 
     def postmaster_pid(self) -> int | None:
         """The running postmaster's pid (None when its lock file names no live postgres)."""
-        pid = processes.lock_file_pid(self.layout.pgdata)
-        return pid if pid is not None and processes.is_postgres(pid) else None
+        return processes.running_postmaster(self.layout.pgdata)
 
     def is_running(self) -> bool:
         return self.postmaster_pid() is not None
@@ -302,39 +301,6 @@ class EmbeddedInstance(ManagedInstance):
         self.stop(quiet=True)
         self.standbys.remove()
         removal.remove(self.layout, plan, (lambda _: None) if quiet else self.notify)
-
-    # -- what the standbys ask of their primary ------------------------------------------
-    def run_as_server(self, user: ServerUser, cmd: list[str], *, what: str) -> str:
-        return as_server.run(user, cmd, cwd=self.layout.root, log_file=self.layout.log_file, what=what)
-
-    def server_user(self) -> ServerUser:
-        return as_server.server_user(self.meta())
-
-    def trusted_tool(self, name: str) -> str:
-        return as_server.trusted_tool(self.meta(), name)
-
-    def query_one(self, name: str) -> Any:
-        """The first value of a script of the engine's sql/ run on the primary."""
-        rows = self.query_all(name)
-        return rows[0][0] if rows else None
-
-    def query_all(self, name: str) -> list[tuple]:
-        import psycopg
-
-        from dbio.engines.postgres import sqlfiles
-
-        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as conn:
-            return conn.execute(sqlfiles.text(name)).fetchall()
-
-    def run_sql(self, name: str, each: list[dict[str, Any]]) -> None:
-        """A script of the engine's sql/ run on the primary once with each set of parameters."""
-        import psycopg
-
-        from dbio.engines.postgres import sqlfiles
-
-        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as conn:
-            for params in each:
-                conn.execute(sqlfiles.text(name), params)
 
 
 if TYPE_CHECKING:  # mypy checks it against the interface dbio asks of a managed instance, standbys included

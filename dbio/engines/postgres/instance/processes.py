@@ -50,6 +50,12 @@ def lock_file_pid(pgdata: Path) -> int | None:
         return None
 
 
+def running_postmaster(pgdata: Path) -> int | None:
+    """The running postmaster's pid (None when its lock file names no live postgres)."""
+    pid = lock_file_pid(pgdata)
+    return pid if pid is not None and is_postgres(pid) else None
+
+
 def process_state(pid: int) -> str | None:
     """The state letter of a process (R, S, D, Z...), None when there is none."""
     try:

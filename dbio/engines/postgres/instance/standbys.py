@@ -21,22 +21,20 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 from dbio import cluster_members as names
 from dbio import trust
 from dbio.engines.postgres.engine_options import InstanceConfig
 from dbio.errors import DbioError, UsageError
+from dbio.filesystem import tree_bytes
 from dbio.engines.postgres.instance import as_server, placement, processes, settings
 from dbio.engines.postgres.instance.paths import Layout
 from dbio.engines.postgres.instance.ports import free_port
-from dbio.engines.postgres.instance.record import MemberStatus
+from dbio.engines.postgres.instance.record import MemberStatus, Meta
 from dbio.managed import location as managed_location
 from dbio.managed.server_user import ServerUser
 from dbio.units import format_bytes
-
-if TYPE_CHECKING:
-    from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 
 CATCH_UP_TIMEOUT = 600.0  # seconds a standby may take to replay what the primary wrote
 
@@ -126,33 +124,38 @@ def standby_settings(primary: dict[str, str], member: Member, primary_member: Me
 
 
 class Standbys:
-    """The standbys of one embedded instance (its primary does the rest)."""
+    """The standbys of one embedded instance, given what they need of their primary: its layout, its
+    record as read now (the members are kept in it), its connection string and where to say what
+    they do. They never call the instance back."""
 
-    def __init__(self, primary: "EmbeddedInstance"):
-        self.primary = primary
+    def __init__(self, layout: Layout, meta: Callable[[], Meta], primary_conninfo: Callable[[], str],
+                 notify: Callable[[str], None]):
+        self.layout = layout
+        self.meta = meta
+        self.primary_conninfo = primary_conninfo  # the primary's postgres database, by its private socket
+        self.notify = notify
 
     def members(self) -> list[Member]:
-        meta = self.primary.meta()
+        meta = self.meta()
         if not meta.members:  # a record made before standbys: the primary alone
-            return [Member(names.PRIMARY, "primary", self.primary.data_dir, meta.port)]
+            return [Member(names.PRIMARY, "primary", self.layout.root, meta.port)]
         return [Member.from_dict(d) for d in meta.members]
 
     def standbys(self) -> list[Member]:
         return [m for m in self.members() if m.role == "standby"]
 
     def _save(self, member: Member) -> None:
-        meta = self.primary.meta()
+        meta = self.meta()
         listed = [Member.from_dict(d) for d in meta.members] or self.members()
         listed = [member if m.name == member.name else m for m in listed]
         if member.name not in {m.name for m in listed}:
             listed.append(member)
         meta.members = [m.to_dict() for m in listed]
-        meta.write(self.primary.layout.meta_file)
+        meta.write(self.layout.meta_file)
 
     # -- facts -------------------------------------------------------------------------
     def pid(self, member: Member) -> int | None:
-        pid = _lock_pid(member)
-        return pid if pid is not None and processes.is_postgres(pid) else None
+        return processes.running_postmaster(member.layout.pgdata)
 
     def conninfo(self, member: Member, dbname: str) -> str:
         from psycopg.conninfo import make_conninfo
@@ -165,8 +168,8 @@ class Standbys:
     def create(self, cfg: InstanceConfig, user: ServerUser) -> None:
         """Each standby of a new instance, from its running primary (the record lists each one made)."""
         self._save(self.members()[0])
-        used = {self.primary.meta().port}
-        for name, member_root, chosen in planned(self.primary.data_dir, cfg):
+        used = {self.meta().port}
+        for name, member_root, chosen in planned(self.layout.root, cfg):
             port = _free_port(used)
             used.add(port)
             member = Member(name, "standby", member_root, port, self._make_dirs(member_root, chosen, user))
@@ -197,22 +200,22 @@ class Standbys:
         """The primary's data, copied into the member's empty data directory by pg_basebackup, which
         also makes the member's slot; then the files that make it a standby."""
         primary = self.members()[0]
-        size = self.primary.status().size_bytes or 0
-        self.primary.notify(f"{member.name}: copying the primary ({format_bytes(size)}) with pg_basebackup into "
-                            f"{member.layout.pgdata}")
+        size = tree_bytes(self.layout.pgdata)  # the primary's data, as its status says
+        self.notify(f"{member.name}: copying the primary ({format_bytes(size)}) with pg_basebackup into "
+                    f"{member.layout.pgdata}")
         started = time.monotonic()
-        tool = self.primary.trusted_tool("pg_basebackup")
+        tool = as_server.trusted_tool(self.meta(), "pg_basebackup")
         as_server.run(user, [tool, "-D", str(member.layout.pgdata), "-h", str(primary.layout.socket_dir),
                              "-p", str(primary.port), "-U", "dbio", "-w", "-X", "stream", "-c", "fast",
                              "-C", "-S", member.slot], cwd=member.root, log_file=member.layout.log_file,
                       what=f"pg_basebackup of {member.name}")
         trust.write_for(member.layout.pgdata / "standby.signal", "", user.uid, user.gid)
         seconds = time.monotonic() - started
-        self.primary.notify(f"{member.name}: made in {seconds:.1f} s ({format_bytes(size / max(seconds, 1e-3))}/s)")
+        self.notify(f"{member.name}: made in {seconds:.1f} s ({format_bytes(size / max(seconds, 1e-3))}/s)")
 
     def remake_stale(self) -> None:
         """Standbys dropped for a load with minimal WAL, made again from the primary and started."""
-        user = self.primary.server_user()
+        user = as_server.server_user(self.meta())
         for member in self.standbys():
             if not member.stale:
                 continue
@@ -229,11 +232,11 @@ class Standbys:
         live = [m for m in self.standbys() if not m.stale]
         if not live:
             return
-        self.primary.notify("stopping the standbys for the load with minimal WAL; each is made again from the "
-                            "loaded primary after it")
+        self.notify("stopping the standbys for the load with minimal WAL; each is made again from the "
+                    "loaded primary after it")
         for member in live:
             self.stop(member)
-        self.primary.run_sql("instance/drop_slot.sql", [{"slot": m.slot} for m in live])
+        _run_sql(self.primary_conninfo(), "instance/drop_slot.sql", [{"slot": m.slot} for m in live])
         for member in live:
             self._save(replace(member, stale=True))
 
@@ -241,12 +244,12 @@ class Standbys:
     def start(self, member: Member) -> None:
         if member.stale or self.pid(member) is not None:
             return
-        meta = self.primary.meta()
-        user = self.primary.server_user()
-        processes.wait_for_crashed_server(member.layout.pgdata, _lock_pid(member), self.primary.notify)
+        meta = self.meta()
+        user = as_server.server_user(meta)
+        processes.wait_for_crashed_server(member.layout.pgdata, _lock_pid(member), self.notify)
         profile = standby_settings(meta.settings, member, self.members()[0])
         trust.write_for(member.layout.settings_file, settings.render(profile), user.uid, user.gid)
-        as_server.run(user, [self.primary.trusted_tool("pg_ctl"), "-D", str(member.layout.pgdata), "-l",
+        as_server.run(user, [as_server.trusted_tool(meta, "pg_ctl"), "-D", str(member.layout.pgdata), "-l",
                              str(member.layout.log_file), "-w", "-t", "120", "start"],
                       cwd=member.root, log_file=member.layout.log_file, what=f"pg_ctl start of {member.name}")
 
@@ -257,7 +260,8 @@ class Standbys:
     def stop(self, member: Member) -> bool:
         if self.pid(member) is None:
             return False
-        user, pg_ctl = self.primary.server_user(), self.primary.trusted_tool("pg_ctl")
+        meta = self.meta()
+        user, pg_ctl = as_server.server_user(meta), as_server.trusted_tool(meta, "pg_ctl")
         base = [pg_ctl, "-D", str(member.layout.pgdata), "-w"]
         try:
             as_server.run(user, base + ["-m", "fast", "-t", "60", "stop"], cwd=member.root,
@@ -276,13 +280,13 @@ class Standbys:
             self.stop(member)
             if member.place:
                 placement.remove(member.place)
-            elif member.root.parent == self.primary.data_dir:
+            elif member.root.parent == self.layout.root:
                 shutil.rmtree(member.root, ignore_errors=not member.root.exists())
 
     # -- replication -------------------------------------------------------------------
     def wait_caught_up(self, dbname: str = "postgres", timeout: float = CATCH_UP_TIMEOUT) -> None:
         """Until every running standby has replayed all the primary has written now."""
-        target = lsn_bytes(self.primary.query_one("instance/primary_position.sql"))
+        target = lsn_bytes(_query_one(self.primary_conninfo(), "instance/primary_position.sql"))
         deadline = time.monotonic() + timeout
         for member in self.standbys():
             while True:
@@ -306,12 +310,13 @@ class Standbys:
 
     def status(self) -> list[MemberStatus]:
         """Each member, the primary first, with each standby's replay lag (bytes and seconds)."""
-        running = self.primary.is_running()
-        flushed = lsn_bytes(self.primary.query_one("instance/primary_position.sql")) if running else None
-        measured = dict(self.primary.query_all("instance/replay_lag.sql")) if running else {}
+        primary_pid = processes.running_postmaster(self.layout.pgdata)
+        running = primary_pid is not None
+        flushed = lsn_bytes(_query_one(self.primary_conninfo(), "instance/primary_position.sql")) if running else None
+        measured = dict(_query_all(self.primary_conninfo(), "instance/replay_lag.sql")) if running else {}
         rows = []
         for member in self.members():
-            pid = self.pid(member) if member.role == "standby" else self.primary.postmaster_pid()
+            pid = self.pid(member) if member.role == "standby" else primary_pid
             row = MemberStatus(member.name, member.role, pid is not None, pid, member.port, member.layout.pgdata)
             if member.role == "standby":
                 row = _with_lag(row, member, self._replayed(member, "postgres") if pid else None, flushed,
@@ -332,10 +337,7 @@ def _with_lag(row: MemberStatus, member: Member, replayed: int | None, flushed: 
 
 def _lock_pid(member: Member) -> int | None:
     """The pid the member's postmaster.pid names, whatever that process is now."""
-    try:
-        return int(trust.read_no_follow(member.layout.pgdata / "postmaster.pid").splitlines()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    return processes.lock_file_pid(member.layout.pgdata)
 
 
 def _empty(pgdata: Path, user: ServerUser) -> None:
@@ -349,6 +351,29 @@ def _sql(name: str) -> str:
     from dbio.engines.postgres import sqlfiles
 
     return sqlfiles.text(name)
+
+
+def _query_all(conninfo: str, name: str) -> list[tuple]:
+    """The rows of a script of the engine's sql/ run on the primary."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return conn.execute(_sql(name)).fetchall()
+
+
+def _query_one(conninfo: str, name: str) -> Any:
+    """The first value of a script of the engine's sql/ run on the primary."""
+    rows = _query_all(conninfo, name)
+    return rows[0][0] if rows else None
+
+
+def _run_sql(conninfo: str, name: str, each: list[dict[str, Any]]) -> None:
+    """A script of the engine's sql/ run on the primary once with each set of parameters."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        for params in each:
+            conn.execute(_sql(name), params)
 
 
 def _free_port(used: set[int]) -> int:
