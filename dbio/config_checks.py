@@ -28,7 +28,7 @@ MAX_SESSIONS = 4096
 def validate(config: Config) -> list[ConfigError]:
     """Every rule's errors: the workload's, the run's, then the chosen engine's."""
     errors = workload_errors(config) + hotspot_errors(config) + run_errors(config) + foreign_option_errors(config)
-    errors += instance_option_errors(config) + dsn_dbname_errors(config) + node_errors(config)
+    errors += instance_option_errors(config) + node_errors(config)
     foreign = foreign_dsn_errors(config) + foreign_instance_errors(config) + data_dir_errors(config)
     # the engine's own rules read its DSN as its own: another engine's would only add a confusing line
     return errors + (foreign or config.spec.check(config))
@@ -339,23 +339,23 @@ def instance_option_errors(config: Config) -> list[ConfigError]:
             for option, origin in _instance_options_set(config) if origin.startswith("--")]
 
 
-def dsn_dbname_errors(config: Config) -> list[ConfigError]:
+def dsn_dbname(config: Config) -> tuple[list[ConfigError], list[str]]:
     """--dbname names the database of dbio's own instance; with --dsn the DSN names it, and a --dbname
-    typed beside would be silently unused (one set in a file may serve the embedded instance: told)."""
+    typed beside would be silently unused: refused; one set in a file or the environment (which may serve
+    the embedded instance too) told. A command that runs elsewhere (kubernetes) says its own."""
     origin = config.origins.get("dbname", "default")
-    if config.connection.embedded or not origin.startswith("--"):
-        return []
+    if config.connection.embedded or origin == "default":
+        return [], []
+    if not origin.startswith("--"):
+        return [], [f"{display_key(BY_KEY['dbname'], origin)}: not used with --dsn (the DSN names the database)"]
     return [problem(config, "dbname", "names the database of dbio's own instance; with --dsn the DSN names it",
-                    "remove --dbname and put the database in the DSN (postgresql://host/NAME or dbname=NAME)")]
+                    "remove --dbname and put the database in the DSN (postgresql://host/NAME or dbname=NAME)")], []
 
 
 def unused_notices(config: Config) -> list[str]:
     """One line for the options of dbio's own instance a file or the environment set, with --dsn."""
     unused = [display_key(option, origin) for option, origin in _instance_options_set(config)
               if not origin.startswith("--")]
-    dbname = config.origins.get("dbname", "default")
-    if not config.connection.embedded and dbname != "default" and not dbname.startswith("--"):
-        unused.append(display_key(BY_KEY["dbname"], dbname))
     notices = [f"{', '.join(unused)}: not used with --dsn (options of dbio's own instance; the server given keeps "
                "its own settings, which the result records)"] if unused else []
     address = config.origins.get("metrics_address", "default")

@@ -33,10 +33,10 @@ from dbio import target as targets
 from dbio.jobs import dataset
 from dbio.config import (LOADED_ORIGIN, SESSIONS_FLAG, Config, FileLayers, Sources, checked, environment,
                          load_config, read_files)
-from dbio.config_checks import show_value
+from dbio.config_checks import dsn_dbname, show_value
 from dbio.engines import registry
 from dbio.engines.base import SetupRecord
-from dbio.errors import UsageError
+from dbio.errors import ConfigErrors, UsageError
 from dbio.option_table import BY_KEY, OPTIONS
 from dbio.units import BLOCK_SIZE
 
@@ -104,6 +104,12 @@ def resolve_config(sources: Sources, *, command: str = "", shape: str = NO_SHAPE
     server (which may start a stopped instance)."""
     files = read_files(sources)  # dbio.toml and slob.conf, read once for every layer made of them
     located = load_config(sources, check=False, files=files)  # 1: values that do not read are refused here
+    if command != "kubernetes":  # whose pods take their --dsn: it says what it does not use itself
+        refused, told = dsn_dbname(located)
+        if refused:
+            raise ConfigErrors(refused)
+        for line in told:
+            notify(line)
     if writes_results:  # 2
         results_dir.check(located.run.results_dir)
     if request_check is not None:

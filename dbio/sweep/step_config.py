@@ -19,10 +19,11 @@ def step_config(base_values: dict[str, Any], values: dict[str, str], cwd: Path, 
     """A step's configuration: the stored base values, the step's own, and the live DSN, which
     enters as DBIO_DSN would (a password there is accepted, as `run` accepts it). The base's
     instance options enter as defaults: with --dsn they are the unused defaults, which would be
-    refused as set (config_checks.instance_option_errors); a step that varies one sets it."""
+    refused as set (config_checks.instance_option_errors, dsn_dbname_errors); a step that varies one sets it."""
     try:
         typed = {key: plan.option_value(key, value) for key, value in values.items()}
-        instance = {key: value for key, value in base_values.items() if BY_KEY[key].section == "instance"}
+        instance = {key: value for key, value in base_values.items()  # dbname: the embedded instance's database
+                    if BY_KEY[key].section == "instance" or key == "dbname"}
         given = {key: value for key, value in base_values.items() if key not in instance}
         config = load_config(Sources(cli={**given, **typed, "dsn": None}, env={"DBIO_DSN": dsn} if dsn else {},
                                      preset=instance, cwd=cwd, discover=False))

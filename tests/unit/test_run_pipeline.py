@@ -212,7 +212,8 @@ def test_no_session_that_can_connect_is_said_in_one_line_not_an_internal_error(t
     engine = _EverySessionRefused(time=VirtualTime())
     with pytest.raises(Exception) as caught:
         _run(tmp_path, engine)
-    assert f"{SESSIONS} of {SESSIONS} sessions could not connect: cannot connect to the fake server" in str(caught.value)
+    said = str(caught.value)
+    assert f"{SESSIONS} of {SESSIONS} sessions could not connect: cannot connect to the fake server" in said
     assert not engine.server.connections
     assert not engine.server.runs
 
