@@ -59,9 +59,10 @@ class Instance:
     data_dir: Path
     results: Path
 
-    def args(self, db: str, *extra: str) -> list[str]:
-        return ["--data-dir", str(self.data_dir), "--dbname", db, "--shared-buffers", "16MiB",
-                "--results-dir", str(self.results), *extra]
+    def args(self, db: str, *extra: str, shared_buffers: str | None = "16MiB") -> list[str]:
+        """shared_buffers None: a sweep that varies it (the flag beside --vary is refused)."""
+        sized = ["--shared-buffers", shared_buffers] if shared_buffers is not None else []
+        return ["--data-dir", str(self.data_dir), "--dbname", db, *sized, "--results-dir", str(self.results), *extra]
 
     def server_args(self, db: str) -> list[str]:
         """The options of commands that only reach the server (teardown)."""

@@ -207,7 +207,8 @@ def test_interrupt_during_recovery_restores_the_settings(ops_instance, sig, code
 
 def test_a_sweep_of_an_operation(ops_instance):
     inst = ops_instance
-    done = dbio("sweep", "--op", "checkpoint=2MB", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
+    done = dbio("sweep", "--op", "checkpoint=2MB", "--vary", "shared_buffers=16MiB,24MiB",
+                *inst.args("dbio", *SCALE, shared_buffers=None))
     assert done.code == 0, done.text
     from pathlib import Path
 
@@ -219,7 +220,8 @@ def test_a_sweep_of_an_operation(ops_instance):
     assert report.out.count("complete") >= 2
     compared = dbio("compare", str(sweep), str(sweep))
     assert compared.code == 0 and "sweeps of an operation" in compared.out, compared.text
-    refused = dbio("sweep", "--op", "backup", "--vary", "shared_buffers=16MiB,24MiB", *inst.args("dbio", *SCALE))
+    refused = dbio("sweep", "--op", "backup", "--vary", "shared_buffers=16MiB,24MiB",
+                *inst.args("dbio", *SCALE, shared_buffers=None))
     assert refused.code == 2 and "a sweep runs" in refused.err, refused.text
 
 

@@ -19,7 +19,8 @@ def sweep_dir(done) -> Path:
 
 
 def test_sweep_two_knobs_restart_settings_outermost(instance):
-    done = dbio("sweep", *instance.args("sweep", *over(SMALL, *FAST), "--label", "knobs"), "--sessions", "1,2",
+    done = dbio("sweep", *instance.args("sweep", *over(SMALL, *FAST), "--label", "knobs", shared_buffers=None),
+                "--sessions", "1,2",
                 "--vary", "shared_buffers=16MiB,20MiB")
     assert done.code == 0, done.text
     directory = sweep_dir(done)
