@@ -83,6 +83,3 @@ def of(document: Mapping[str, Any] | Operation) -> Operation:
         environment=Environment.of(d.get("environment")),
         places={role: words(paths) for role, paths in _mapping(d.get("places")).items()},
         detail=Detail.of(d.get("detail")), figures=_mapping(d.get("figures")), document=d)
-
-
-Doc = Operation | Mapping[str, Any]  # what a report is handed: an Operation, or a document it types with `of`

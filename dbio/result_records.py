@@ -342,6 +342,3 @@ def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
                  {"nodes": {ONLY_NODE: reading.get("engine")}, "os": reading.get("os")}
                  for name, reading in (document.get("snapshots") or {}).items()}
     return {**document, "nodes": [node], "snapshots": snapshots}
-
-
-Doc = Result | Mapping[str, Any]  # what a report is handed: a Result, or a document it types with `of`

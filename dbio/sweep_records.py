@@ -150,6 +150,3 @@ def load(document: Any) -> Sweep:
     file_formats.check_header(document, FORMAT, FORMAT_VERSION, "sweep", NotASweep)
     jsondoc.check(document, file_formats.sweep(FORMAT_VERSION))
     return of(document)
-
-
-Doc = Sweep | Mapping[str, Any]  # what a sweep's report is handed: a Sweep, or a document it types with `of`

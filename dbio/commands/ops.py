@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio import command_options
+from dbio import command_options, ops_records
 from dbio.collect import fio
 from dbio.errors import UsageError
 from dbio.jobs import backup_destination
@@ -68,7 +68,7 @@ def sweep_op(text: str) -> dict[str, Any]:
 
 
 def summary_lines(document: dict[str, Any]) -> list[str]:
-    lines = [f"{document['status']}: {ops_model.headline(document)}"]
+    lines = [f"{document['status']}: {ops_model.headline(ops_records.of(document))}"]
     for name, device in sorted((document["figures"].get("devices") or {}).items()):
         lines.append(f"  {name} ({', '.join(device.get('roles') or []) or '-'}): "
                      f"read {_mib(device.get('read_mib_per_s'))} MiB/s, written {_mib(device.get('write_mib_per_s'))} "

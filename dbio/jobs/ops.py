@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, ops_result, results_dir
+from dbio import __version__, ops_records, ops_result, results_dir
 from dbio import signals as stopping
 from dbio import report as reports
 from dbio import result as results
@@ -150,7 +150,8 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
     try:
         written = run_files.write(directory, document, [(
-            "report", results.REPORT_FILE, lambda doc: reports.render_model(ops_model.build(doc), "text"))],
+            "report", results.REPORT_FILE,
+            lambda doc: reports.render_model(ops_model.build(ops_records.of(doc)), "text"))],
             ops_result.write)
     except OSError as exc:
         raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "

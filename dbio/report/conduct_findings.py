@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dbio.report import node_verdicts
 from dbio.report.finding import Finding, found as _found
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats import figures as figure_math
 from dbio.stats.catalogue import value
@@ -194,9 +194,9 @@ def maintenance_in_window(r: Result) -> Finding | None:
                    f"{share:.1f}% of all I/O requests)", ref, requests)
 
 
-def not_measured(given: Doc) -> list[dict[str, str]]:
+def not_measured(given: Result) -> list[dict[str, str]]:
     """The figures the engine could not give on this server, each with why (its capabilities say)."""
-    missing = of(given).capabilities.get("missing") or []
+    missing = given.capabilities.get("missing") or []
     return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
 
 

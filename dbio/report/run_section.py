@@ -6,13 +6,12 @@ from typing import Any, Mapping
 
 from dbio.report import layout_section, limit_findings, storage_stack
 from dbio.result_context import Setup
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats.catalogue import value
 from dbio.units import format_bytes, format_duration
 
 
-def section(doc: Doc) -> dict[str, Any]:
-    r = of(doc)
+def section(r: Result) -> dict[str, Any]:
     w = r.config.workload
     env = r.environment
     server, settings = env.server, env.settings
@@ -48,9 +47,8 @@ def section(doc: Doc) -> dict[str, Any]:
     return {"id": "run", "title": "Run", "pairs": pairs}
 
 
-def storage(doc: Doc) -> dict[str, Any]:
+def storage(r: Result) -> dict[str, Any]:
     """The storage stack under the data and WAL directories and the host's CPU and memory tuning."""
-    r = of(doc)
     env = r.environment
     pairs = storage_stack.pairs(env.storage, env.host)
     if env.limits or env.client_limits:  # a cgroup's or an affinity's, where any

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue, compare, series
 
 # The settings that make two runs the same experiment: a change in any of them starts another group (each
@@ -74,10 +74,9 @@ def _configuration_parts(r: Result) -> tuple[Mapping[str, Any], ...]:
     return r.config.workload, r.config.instance, r.environment.settings
 
 
-def entry(doc: Doc, path: str, verdict: Mapping[str, Any] | None) -> Entry:
+def entry(r: Result, path: str, verdict: Mapping[str, Any] | None) -> Entry:
     """A run's line from its result.json and its verdict ({"valid", "reasons"}: the one it recorded, or one
     made now for a result written before results carried one)."""
-    r = of(doc)
     f = r.figures
     verdict = verdict or {}
     configuration: dict[str, Any] = {}

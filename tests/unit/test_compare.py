@@ -8,6 +8,7 @@ from dbio import report
 from dbio.report import compare_model
 from dbio.stats import catalogue, compare
 from dbio import result as results
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -49,7 +50,7 @@ def test_compare_model_puts_differences_first_and_judges_noise():
         if row.get("reads_per_s") is not None:
             row["reads_per_s"] *= 0.5
     b["figures"]["load_profile"]["physical_reads_per_s"] *= 0.5
-    model = compare_model.build([("a", a), ("b", b)])
+    model = compare_model.build([("a", of(a)), ("b", of(b))])
     assert [s["id"] for s in model["sections"]][:2] == ["differences", "figures"]
     diff = model["sections"][0]["tables"][0]["rows"]
     assert ["instance.shared_buffers", str(16 << 20), str(1 << 30)] in diff
@@ -62,22 +63,22 @@ def test_compare_model_puts_differences_first_and_judges_noise():
 
 def test_the_wait_for_a_cpu_is_compared_beside_the_latency_when_every_result_measured_it():
     a, b = load("complete"), copy.deepcopy(load("complete"))
-    labels = [r[0] for r in compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]]
+    labels = [r[0] for r in compare_model.build([("a", of(a)), ("b", of(b))])["sections"][1]["tables"][0]["rows"]]
     assert "Wait for a CPU per read (sessions)" not in labels  # recorded before it was measured
     a["figures"]["cpu"]["cpu_wait_us_per_read"], b["figures"]["cpu"]["cpu_wait_us_per_read"] = 20.0, 50.0
-    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    rows = compare_model.build([("a", of(a)), ("b", of(b))])["sections"][1]["tables"][0]["rows"]
     labels = [r[0] for r in rows]
     at = labels.index("Wait for a CPU per read (sessions)")
     assert labels[at - 1] == catalogue.figure("avg_read_us").label
     assert rows[at][4] == pytest.approx(150.0)  # +150%
     assert "I/O workers' wait for a CPU per read" not in labels  # io_method sync: no workers, no figure
     a["figures"]["cpu"]["io_worker_cpu_wait_us_per_read"], b["figures"]["cpu"]["io_worker_cpu_wait_us_per_read"] = 10, 5
-    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    rows = compare_model.build([("a", of(a)), ("b", of(b))])["sections"][1]["tables"][0]["rows"]
     assert [r[4] for r in rows if r[0] == "I/O workers' wait for a CPU per read"] == [pytest.approx(-50.0)]
 
 
 def test_compare_renders_in_every_format():
-    model = compare_model.build([("complete", load("complete")), ("interrupted", load("interrupted"))])
+    model = compare_model.build([("complete", of(load("complete"))), ("interrupted", of(load("interrupted")))])
     text = report.render_model(model, "text")
     assert text.startswith("dbio compare: complete vs interrupted") and "What differs" in text
     assert "interrupted: run INTERRUPTED" in text  # each run's own warnings travel with it
@@ -88,10 +89,10 @@ def test_compare_renders_in_every_format():
 
 def test_the_compare_page_names_the_command_that_makes_it_again():
     # the footer said "Re-render with: dbio report RESULT --format html", which renders one run, not the comparison
-    model = compare_model.build([("complete", load("complete")), ("format2", load("format2"))])
+    model = compare_model.build([("complete", of(load("complete"))), ("format2", of(load("format2")))])
     footer = report.render_model(model, "html").split("<footer>")[1]
     assert "dbio compare RESULT RESULT... --format html" in footer and "dbio report" not in footer
-    assert "dbio report RESULT --format html" in report.render(load("complete"), "html").split("<footer>")[1]
+    assert "dbio report RESULT --format html" in report.render(of(load("complete")), "html").split("<footer>")[1]
 
 
 def test_noise_allows_for_runs_that_drift():
@@ -109,7 +110,7 @@ def test_a_format_1_result_compares_with_a_format_2_result():
     """The same command recorded by a dbio writing format 1 and by one writing format 2."""
     old, new = results.read(FIXTURES / "result_complete.json"), results.read(FIXTURES / "result_format2.json")
     assert (old["format_version"], new["format_version"]) == (1, 2)
-    model = compare_model.build([("format1", old), ("format2", new)])
+    model = compare_model.build([("format1", of(old)), ("format2", of(new))])
     figures = model["sections"][1]["tables"][0]["rows"]
     reads = next(r for r in figures if r[0] == "Physical reads/s")
     assert [cell["value"] for cell in reads[1:3]] == [old["figures"]["load_profile"]["physical_reads_per_s"],
@@ -127,7 +128,7 @@ def test_each_row_uses_one_unit():
     a, b = load("complete"), copy.deepcopy(load("complete"))
     a["figures"]["latency"]["statements"]["select"]["p99_us"] = 39_200.0
     b["figures"]["latency"]["statements"]["select"]["p99_us"] = 37_687.0
-    model = compare_model.build([("a", a), ("b", b)])
+    model = compare_model.build([("a", of(a)), ("b", of(b))])
     row = next(r for r in model["sections"][1]["tables"][0]["rows"] if r[0] == "SELECT p99")
     shown = [fmt.cell(c, "mixed") for c in row[1:4]]
     assert shown == ["39.2 ms", "37.7 ms", "-1.5 ms"]
@@ -142,7 +143,7 @@ def test_results_whose_host_cpu_was_counted_differently_are_flagged():
     new["figures"]["cpu"]["host"]["busy_method"] = "elapsed less idle"
 
     def flagged(*docs):
-        model = compare_model.build([(f"r{i}", d) for i, d in enumerate(docs)])
+        model = compare_model.build([(f"r{i}", of(d)) for i, d in enumerate(docs)])
         return [f for f in model["findings"] if f["code"] == "cpu_counted_differently"]
 
     [found] = flagged(old, new)
@@ -157,13 +158,13 @@ def test_compare_says_what_differed_besides_the_settings():
     a = load("complete")
     b = copy.deepcopy(a)
     b["figures"]["cpu"]["host"]["steal_pct"] = a["figures"]["cpu"]["host"]["steal_pct"] + 25.0
-    model = compare_model.build([("a", a), ("b", b)])
+    model = compare_model.build([("a", of(a)), ("b", of(b))])
     [found] = [f for f in model["findings"] if f["code"] == "conditions_differ"]
     assert "Host CPU steal" in found["message"] and "(a) vs" in found["message"] and "(b)" in found["message"]
     assert "not from the settings" in found["message"]
     section = next(s for s in model["sections"] if s["id"] == "conditions")
     assert section["tables"][0]["rows"][0][0] == "Host CPU steal"
-    same = compare_model.build([("a", a), ("c", copy.deepcopy(a))])
+    same = compare_model.build([("a", of(a)), ("c", of(copy.deepcopy(a)))])
     assert not [f for f in same["findings"] if f["code"] == "conditions_differ"]
     text = report.render_model(model, "text")
     assert "Conditions besides the settings" in text
@@ -171,12 +172,12 @@ def test_compare_says_what_differed_besides_the_settings():
 
 def test_two_runs_at_a_committed_rate_compare_the_rate_achieved_and_the_latency_from_the_intended_start():
     a, b = load("complete"), copy.deepcopy(load("complete"))
-    labels = [r[0] for r in compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]]
+    labels = [r[0] for r in compare_model.build([("a", of(a)), ("b", of(b))])["sections"][1]["tables"][0]["rows"]]
     assert catalogue.figure("intended_p99_us").label not in labels  # closed loops: no rate to compare
     for doc, achieved, p99 in ((a, 1990.0, 4000.0), (b, 1500.0, 900_000.0)):
         doc["figures"]["rate"] = {"asked_per_s": 2000.0, "achieved_per_s": achieved, "intended_p50_us": 900.0,
                                   "intended_p99_us": p99, "lag_p99_us": p99 - 2000}
-    rows = compare_model.build([("a", a), ("b", b)])["sections"][1]["tables"][0]["rows"]
+    rows = compare_model.build([("a", of(a)), ("b", of(b))])["sections"][1]["tables"][0]["rows"]
     by_label = {r[0]: r for r in rows}
     assert by_label[catalogue.figure("rate_achieved_per_s").label][4] == pytest.approx(-24.6, abs=0.1)
     assert by_label[catalogue.figure("intended_p99_us").label][4]["value"] == "225 times as much"  # the queue shows

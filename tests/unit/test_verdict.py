@@ -9,6 +9,7 @@ import pytest
 from dbio.report import conduct_findings, verdict
 from dbio.stats import catalogue
 from dbio import result as results
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -23,7 +24,7 @@ def doc():
 
 
 def codes(doc):
-    return {f.code: f for f in verdict.findings(doc)}
+    return {f.code: f for f in verdict.findings(of(doc))}
 
 
 def test_the_recorded_complete_run_is_valid(doc):
@@ -52,7 +53,7 @@ def test_stalled(doc):
     f = codes(doc)["stalled"]
     assert f.level == "warning" and f.value == 20.2
     assert "stalled at +12 s for 20 s (67% of the window)" in f.message
-    assert verdict.findings(doc)[0].code == "stalled"  # in the report's first lines
+    assert verdict.findings(of(doc))[0].code == "stalled"  # in the report's first lines
     doc["stalls"] = [{"offset": None, "seconds": "20"}, "x"]  # a damaged result: nothing to name
     assert "stalled" not in codes(doc)
 
@@ -80,7 +81,7 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     f = codes(doc)["short_window"]
     assert f.level == "invalid" and f.value == 0.014
     assert f.message.startswith("the measured window lasted 0.01 s of the 5 s asked; ")
-    assert verdict.headline(doc).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
+    assert verdict.headline(of(doc)).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
     # why, when the result tells: the window opened late, a node was lost
     assert [e["kind"] for e in doc["events"]].count("window_open") == 1
     doc["events"] = [{**e, "since_start": 8.3} if e["kind"] == "window_open" else e for e in doc["events"]]
@@ -281,11 +282,11 @@ def test_unavailable(doc):
 
 def test_cancelled_sessions_are_reported(doc):
     doc["events"].append({"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"})
-    assert any("cancelled 2" in f.message for f in verdict.findings(doc))
+    assert any("cancelled 2" in f.message for f in verdict.findings(of(doc)))
 
 
 def test_findings_are_ordered_by_severity():
-    levels = [f.level for f in verdict.findings(load("pg15"))]
+    levels = [f.level for f in verdict.findings(of(load("pg15")))]
     assert levels == sorted(levels, key=["invalid", "warning", "info"].index)
 
 
@@ -338,12 +339,12 @@ def test_shared_device_is_in_the_reports_first_lines(doc):
     from dbio import report
 
     _with_device(doc, extra_reads=0.885 * 42391)
-    text = report.render(doc, "text").splitlines()
+    text = report.render(of(doc), "text").splitlines()
     assert text[0] == "VALID storage result" and text[3].startswith("WARNING: the device read 149.2% of the engine's "
                                                                    "bytes")
-    md = report.render(doc, "md")
+    md = report.render(of(doc), "md")
     assert md.index("**WARNING**: the device read 149.2%") < md.index("**Headline:**")
-    html = report.render(doc, "html")
+    html = report.render(of(doc), "html")
     assert html.index('<li class="warning"><b>warning</b>the device read 149.2%') < html.index('id="headline"')
 
 
@@ -388,18 +389,18 @@ def test_writes_the_os_still_had_pending_when_the_window_opened_are_a_warning():
     late = copy.deepcopy(doc)
     late["events"].append({"t": 1.0, "kind": "pending_writes", "finished": False,
                            "message": "the OS had 300 MiB of writes pending and had not written them out"})
-    assert [f.level for f in verdict.findings(late) if f.code == "pending_writes"] == ["warning"]
+    assert [f.level for f in verdict.findings(of(late)) if f.code == "pending_writes"] == ["warning"]
     done = copy.deepcopy(doc)
     done["events"].append({"t": 1.0, "kind": "pending_writes", "finished": True, "message": "written out"})
-    assert not [f for f in verdict.findings(done) if f.code == "pending_writes"]
+    assert not [f for f in verdict.findings(of(done)) if f.code == "pending_writes"]
 
 
 def test_the_headline_says_where_a_figure_is_partly_not_the_storage_s(doc):
-    plain = verdict.headline(doc)
+    plain = verdict.headline(of(doc))
     assert "waiting for a CPU" not in plain and "other work" not in plain
     cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
     cpu.update(cpu_wait_us_per_read=40.0, cpu_wait_pct=20.0, other_cpu_seconds=0.5 * window, other_cpu_pct=35.0)
-    line = verdict.headline(doc)  # the recorded read: 133 us, 80 us of it the device's own
+    line = verdict.headline(of(doc))  # the recorded read: 133 us, 80 us of it the device's own
     assert "133 us avg read (40 us of it waiting for a CPU)" in line
     assert "reads per host-CPU-second (35% of that CPU other work's)" in line
 
@@ -414,10 +415,10 @@ def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
     window = second["figures"]["window_seconds"]
     second["nodes"][0]["figures"]["cpu"].update(other_cpu_seconds=0.8 * window, other_cpu_pct=45.0)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
-    found = [f for f in verdict.findings(merged) if f.code == "node_other_cpu"]
+    found = [f for f in verdict.findings(of(merged)) if f.code == "node_other_cpu"]
     assert [f.message.split(":")[0] for f in found] == ["app2"]
     assert "45% of the host's busy CPU" in found[0].message
-    assert not [f for f in verdict.findings(first) if f.code.startswith("node_")]  # one host, one node: none
+    assert not [f for f in verdict.findings(of(first)) if f.code.startswith("node_")]  # one host, one node: none
 
 
 def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_that_do_not(doc):
@@ -516,7 +517,7 @@ def test_each_access_pattern_is_judged_against_its_own_raw_counterpart(doc, scan
     f.setdefault("shape", {})["scan_mib_per_s"] = scan_share * read
     f["baseline"] = {"reads_per_s": f["load_profile"]["physical_reads_per_s"] * 2.5,
                      "seq_read_mib_per_s": scan_share * read / 0.23}
-    judged = [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+    judged = [x for x in verdict.findings(of(doc)) if x.code in ("efficiency", "below_device", "beyond_device")]
     assert len(judged) == 1 and judged[0].message.startswith(expected), judged
     if scan_share > 0.5:
         assert judged[0].figure == "efficiency.scan_bandwidth_share" and "synchronous reads" not in judged[0].message
@@ -539,8 +540,8 @@ def test_a_compare_cell_too_large_to_mean_anything_says_times_as_much():
 
 def test_the_machine_readable_verdict_says_not_valid_with_one_reason_a_line():
     cached = load("cached")
-    found = verdict.summary(cached)
+    found = verdict.summary(of(cached))
     assert found["valid"] is False and len(found["reasons"]) == 2
     assert found["reasons"][0].startswith("only 0% of the rows") and "\n" not in "".join(found["reasons"])
     assert verdict.summary_line(found).startswith("NOT VALID: only 0% of the rows")
-    assert verdict.summary(load("complete")) == {"valid": True, "reasons": []}
+    assert verdict.summary(of(load("complete"))) == {"valid": True, "reasons": []}
