@@ -108,7 +108,7 @@ def short_window(r: Result) -> Finding | None:
         return None
     why = []
     opened = next((e.since_start for e in r.events if e.kind == "window_open"), None)
-    warmup = workload.get("warmup")
+    warmup = r.config.warmup
     if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
         why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
     for node in r.nodes:
