@@ -10,6 +10,7 @@ from dbio.report import conduct_findings, verdict
 from dbio.stats import catalogue
 from dbio import result as results
 from dbio.result_records import of
+from tests.result_builder import a_result
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -33,35 +34,32 @@ def test_the_recorded_complete_run_is_valid(doc):
     assert set(found) <= {"overhead", "device_busy", "checkpoint", "small_data_set", "autovacuum"}
 
 
-def test_status(doc):
-    assert "status" not in codes(doc)
-    doc["status"], doc["status_reason"] = "interrupted", "SIGINT received"
-    f = codes(doc)["status"]
+def test_status():
+    assert "status" not in codes(a_result())
+    f = codes(a_result(status="interrupted", status_reason="SIGINT received"))["status"]
     assert f.level == "warning" and "INTERRUPTED: SIGINT received" in f.message
     assert f.message.endswith("; the figures cover the part that ran")
     # a lost run's reason says what its figures cover: said once, not twice
-    doc["status"], doc["status_reason"] = "lost", ("the dbio process (vm:1) ended before the run finished; the "
-                                                   "figures cover the window up to its last sample (12:00:07)")
-    message = codes(doc)["status"].message
+    message = codes(a_result(status="lost", status_reason=(
+        "the dbio process (vm:1) ended before the run finished; the figures cover the window up to its last sample "
+        "(12:00:07)")))["status"].message
     assert message.count("the figures cover") == 1 and message.endswith("its last sample (12:00:07)"), message
 
 
-def test_stalled(doc):
-    assert "stalled" not in codes(doc)
-    doc["stalls"] = [{"offset": 12.4, "seconds": 20.2, "missing_samples": 20}]
-    doc["figures"]["window_seconds"] = 30.0
-    f = codes(doc)["stalled"]
+def test_stalled():
+    assert "stalled" not in codes(a_result())
+    stalled = a_result(stalls=[{"offset": 12.4, "seconds": 20.2, "missing_samples": 20}], figures__window_seconds=30.0)
+    f = codes(stalled)["stalled"]
     assert f.level == "warning" and f.value == 20.2
     assert "stalled at +12 s for 20 s (67% of the window)" in f.message
-    assert verdict.findings(of(doc))[0].code == "stalled"  # in the report's first lines
-    doc["stalls"] = [{"offset": None, "seconds": "20"}, "x"]  # a damaged result: nothing to name
-    assert "stalled" not in codes(doc)
+    assert verdict.findings(stalled)[0].code == "stalled"  # in the report's first lines
+    damaged = a_result(stalls=[{"offset": None, "seconds": "20"}, "x"])  # a damaged result: nothing to name
+    assert "stalled" not in codes(damaged)
 
 
-def test_no_window(doc):
-    assert "no_window" not in codes(doc)
-    doc["figures"] = {"window_seconds": None}
-    assert codes(doc)["no_window"].level == "invalid"
+def test_no_window():
+    assert "no_window" not in codes(a_result())
+    assert codes(a_result(figures={"window_seconds": None}))["no_window"].level == "invalid"
 
 
 @pytest.mark.parametrize("name", ["complete", "cached", "format2", "pg15", "unnamed_session", "interrupted"])
@@ -98,12 +96,10 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     assert "short_window" not in codes(doc)
 
 
-def test_rows_from_cache(doc):
-    doc["figures"]["validity"]["blocks_read_per_row"] = 0.2
-    f = codes(doc)["rows_from_cache"]
+def test_rows_from_cache():
+    f = codes(a_result(figures__validity__blocks_read_per_row=0.2))["rows_from_cache"]
     assert f.level == "invalid" and f.value == 0.2 and "20% of the rows" in f.message
-    doc["figures"]["validity"]["blocks_read_per_row"] = 0.97
-    assert "rows_from_cache" not in codes(doc)
+    assert "rows_from_cache" not in codes(a_result(figures__validity__blocks_read_per_row=0.97))
     assert codes(load("cached"))["rows_from_cache"].value == 0.0
 
 
@@ -131,23 +127,18 @@ def test_small_data_set(doc):
     assert pg15.level == "invalid" and "page cache" in pg15.message
 
 
-def test_cpu_saturated(doc):
-    doc["figures"]["cpu"]["host"]["busy_pct"] = 97.0
-    assert codes(doc)["cpu_saturated"].value == 97.0
-    doc["figures"]["cpu"]["host"]["busy_pct"] = 60.0
-    assert "cpu_saturated" not in codes(doc)
+def test_cpu_saturated():
+    assert codes(a_result(figures__cpu__host__busy_pct=97.0))["cpu_saturated"].value == 97.0
+    assert "cpu_saturated" not in codes(a_result(figures__cpu__host__busy_pct=60.0))
 
 
-def test_sessions_queue_for_cpu(doc):
-    doc["config"]["workload"]["sessions"] = 16
-    doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}
-    f = codes(doc)["cpu_queue"]
+def test_sessions_queue_for_cpu():
+    f = codes(a_result(config__workload__sessions=16, waits__counts={"CPU": 50, "IO:DataFileRead": 50}))["cpu_queue"]
     assert f.level == "warning" and "16 sessions on 2 CPUs" in f.message and f.value == pytest.approx(8.0)
-    doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 95}
-    assert "cpu_queue" not in codes(doc)
-    doc["config"]["workload"]["sessions"] = 2
-    doc["waits"]["counts"] = {"CPU": 100}
-    assert "cpu_queue" not in codes(doc)  # no more sessions than CPUs
+    assert "cpu_queue" not in codes(a_result(config__workload__sessions=16,
+                                             waits__counts={"CPU": 5, "IO:DataFileRead": 95}))
+    # no more sessions than CPUs
+    assert "cpu_queue" not in codes(a_result(config__workload__sessions=2, waits__counts={"CPU": 100}))
 
 
 def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
