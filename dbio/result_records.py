@@ -15,6 +15,7 @@ is typed leniently, as the reports read it: what is not of its shape is left out
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Mapping
 
 from dbio import jsondoc, file_formats
@@ -211,6 +212,36 @@ class Parts:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """The facts the engine declared that the reports read by name (Result.capabilities keeps every one)."""
+    engine: str | None
+    local: bool  # the server runs on this host: its CPU and devices are the run's host's
+    direct_io: bool | None  # None: not declared
+    page_bytes: int | None  # its read unit, what one buffer-cache miss reads
+    cache_name: str | None
+    maintenance_process: str | None  # the process kind of its background maintenance
+    maintenance_name: str | None
+    settings_shown: tuple[str, ...]  # the settings a report lists
+    missing: tuple[Mapping[str, Any], ...]  # the figures it could not give, each with why
+
+    @classmethod
+    def of(cls, value: Any) -> Capabilities:
+        c = _mapping(value)
+        direct, page, shown = c.get("direct_io"), c.get("page_bytes"), c.get("settings_shown")
+        return cls(engine=_text(c.get("engine")), local=bool(c.get("local")),
+                   direct_io=direct if isinstance(direct, bool) else None,
+                   page_bytes=page if isinstance(page, int) and page > 0 else None,
+                   cache_name=_text(c.get("cache_name")), maintenance_process=_text(c.get("maintenance_process")),
+                   maintenance_name=_text(c.get("maintenance_name")),
+                   settings_shown=tuple(n for n in shown if isinstance(n, str)) if isinstance(shown, list) else (),
+                   missing=tuple(m for m in c.get("missing") or [] if isinstance(m, dict)))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True)
 class Result:
     """A result's top level, typed; `document` is the whole (migrated) document for what stays a mapping."""
     format: str | None
@@ -243,6 +274,11 @@ class Result:
     def capabilities(self) -> Mapping[str, Any]:
         """The facts the engine declared (the run's first node's, or a node view's own)."""
         return _mapping(self.document.get("capabilities"))
+
+    @cached_property
+    def caps(self) -> Capabilities:
+        """The capabilities the reports read by name, typed once."""
+        return Capabilities.of(self.document.get("capabilities"))
 
     @property
     def series(self) -> list[dict[str, Any]]:

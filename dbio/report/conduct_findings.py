@@ -175,8 +175,7 @@ def checkpoint_in_window(r: Result) -> Finding | None:
 
 def maintenance_in_window(r: Result) -> Finding | None:
     """The engine's background maintenance (the process kind its capabilities name) did I/O."""
-    caps = r.capabilities
-    process, name = caps.get("maintenance_process"), caps.get("maintenance_name") or "background maintenance"
+    process, name = r.caps.maintenance_process, r.caps.maintenance_name or "background maintenance"
     work = catalogue.by_backend(r.figures).get(process) if process else None
     if not _window(r) or not work:
         return None
@@ -196,8 +195,7 @@ def maintenance_in_window(r: Result) -> Finding | None:
 
 def not_measured(given: Result) -> list[dict[str, str]]:
     """The figures the engine could not give on this server, each with why (its capabilities say)."""
-    missing = given.capabilities.get("missing") or []
-    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
+    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in given.caps.missing]
 
 
 def unavailable(r: Result) -> Finding | None:
@@ -263,7 +261,7 @@ def checkpoint_caveat(r: Result, finding: Finding) -> str | None:
 
 
 def maintenance_caveat(r: Result, finding: Finding) -> str:
-    name = r.capabilities.get("maintenance_name") or "background maintenance"
+    name = r.caps.maintenance_name or "background maintenance"
     return f"{name} did I/O in the window"
 
 

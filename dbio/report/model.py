@@ -87,8 +87,8 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
     sections.append(baseline_section.section(r))
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
-                     single_read_section.section(f, r.capabilities.get("direct_io")),
-                     window_sections.events(r), window_sections.cpu(f, r.capabilities.get("local")),
+                     single_read_section.section(f, r.caps.direct_io),
+                     window_sections.events(r), window_sections.cpu(f, r.caps.local),
                      window_sections.devices(f), layout_section.section(r), access_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(r, intervals)]
     sections += node_sections.per_node(r)  # several nodes: each one's own section, as AWR's instance reports

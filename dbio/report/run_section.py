@@ -92,8 +92,7 @@ def _parts(r: Result) -> list[list[str]]:
 
 def _shown(r: Result) -> list[str]:
     """The settings the engine lists in a report (its capabilities say which)."""
-    shown = r.capabilities.get("settings_shown")
-    return [name for name in shown if isinstance(name, str)] if isinstance(shown, list) else []
+    return list(r.caps.settings_shown)
 
 
 def _knobs(w: Mapping[str, Any]) -> list[str]:

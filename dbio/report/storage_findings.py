@@ -140,8 +140,7 @@ def read_only_wrote(r: Result) -> Finding | None:
 
 def page_bytes(r: Result) -> int:
     """The engine's read unit, what one buffer-cache miss reads."""
-    page = r.capabilities.get("page_bytes")
-    return page if isinstance(page, int) and page > 0 else 8192
+    return r.caps.page_bytes or 8192
 
 
 def read_comparison(f: Mapping[str, Any], page_bytes: int) -> device_reads.Reads | None:
@@ -209,7 +208,7 @@ def small_data_set(r: Result) -> Finding | None:
     if not _window(r) or not data or not cache:
         return None
     page_cache_bytes = 0
-    if not value(f, "direct_io") and r.capabilities.get("local"):
+    if not value(f, "direct_io") and r.caps.local:
         page_cache_bytes = r.environment.host.get("memory_available_bytes") or 0
     total = cache + page_cache_bytes
     cached_by = f"{cache_name(r)} ({format_bytes(cache)})" + (

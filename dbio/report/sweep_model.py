@@ -235,7 +235,7 @@ def _server_facts(results: Mapping[str, Result]) -> list[str]:
     """The engine's buffer cache and direct I/O, as every step's server had them (a fact that
     varied is in the Varied line, not here)."""
     caches = {(words.cache_name(r), catalogue.value(r.figures, "cache_bytes")) for r in results.values()}
-    direct = {r.capabilities.get("direct_io") for r in results.values()}
+    direct = {r.caps.direct_io for r in results.values()}
     out = []
     if len(caches) == 1:
         name, cache = next(iter(caches))

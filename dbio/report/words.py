@@ -44,7 +44,7 @@ def translator(caps: Mapping[str, Any]) -> Callable[[str], str] | None:
 
 def cache_name(doc: Result) -> str:
     """What the engine's users call its buffer cache."""
-    return doc.capabilities.get("cache_name") or "the buffer cache"
+    return doc.caps.cache_name or "the buffer cache"
 
 
 def say(doc: Result, text: str) -> str:

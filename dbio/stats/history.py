@@ -90,7 +90,7 @@ def entry(r: Result, path: str, verdict: Mapping[str, Any] | None) -> Entry:
     rows = series.measured(series.labelled(r.series, r.timeline.warmup_seconds or 0))
     return Entry(
         path=path, when=r.timeline.window_start or r.timeline.start,
-        label=str(r.label or ""), engine=str(r.capabilities.get("engine") or "?"),
+        label=str(r.label or ""), engine=str(r.caps.engine or "?"),
         kind="run", reads_per_s=READS.value(f), avg_read_us=LATENCY.value(f), writes_per_s=WRITES.value(f),
         valid=verdict.get("valid") if isinstance(verdict.get("valid"), bool) else None,
         reasons=[str(r) for r in verdict.get("reasons") or []], configuration=configuration,

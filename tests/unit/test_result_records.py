@@ -204,3 +204,15 @@ def test_a_node_is_typed_leniently_where_its_reports_were():
     for nothing in ({}, None, "stopped"):  # nothing written, or no record of a stop: the node did not stop
         kept = Node.of({"name": "n1", "role": "primary", "stopped": nothing, "figures": {"replication": 5}})
         assert kept.stopped is None and kept.replication == {}
+
+
+def test_the_capabilities_the_reports_read_are_typed_and_a_damaged_one_is_absent():
+    caps = of({"capabilities": {"engine": "postgres", "local": True, "direct_io": False, "page_bytes": 16384,
+                                "settings_shown": ["shared_buffers", 3], "missing": [{"figure": "x"}, "y"],
+                                "maintenance_name": ""}}).caps
+    assert caps.engine == "postgres" and caps.local is True and caps.direct_io is False and caps.page_bytes == 16384
+    assert caps.settings_shown == ("shared_buffers",) and caps.missing == ({"figure": "x"},)
+    assert caps.maintenance_name is None and caps.cache_name is None
+    damaged = of({"capabilities": {"local": None, "direct_io": "yes", "page_bytes": -1}}).caps
+    assert damaged.local is False and damaged.direct_io is None and damaged.page_bytes is None
+    assert of({}).caps.settings_shown == () and of({}).caps.missing == ()
