@@ -10,7 +10,7 @@ from dbio.report import conduct_findings, verdict
 from dbio.stats import catalogue
 from dbio import result as results
 from dbio.result_records import of
-from tests.result_builder import a_result
+from tests.result_builder import a_document, a_result
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -103,25 +103,24 @@ def test_rows_from_cache():
     assert codes(load("cached"))["rows_from_cache"].value == 0.0
 
 
-def test_page_cache(doc):
-    assert "page_cache" not in codes(doc)
-    v = doc["figures"]["validity"]
-    v["device_reads"], v["direct_io"] = 0.4 * v["db_reads"], False
-    f = codes(doc)["page_cache"]
+def test_page_cache():
+    assert "page_cache" not in codes(a_result())
+    db_reads = a_document()["figures"]["validity"]["db_reads"]
+
+    def device_read(share):
+        return a_result(figures__validity__device_reads=share * db_reads, figures__validity__direct_io=False)
+    f = codes(device_read(0.4))["page_cache"]
     assert f.level == "invalid" and "40.0%" in f.message and "page cache" in f.message
-    v["device_reads"] = 0.99 * v["db_reads"]
-    assert codes(doc)["page_cache"].level == "info"
+    assert codes(device_read(0.99))["page_cache"].level == "info"
     assert codes(load("pg15"))["page_cache"].level == "invalid"
 
 
-def test_small_data_set(doc):
-    v = doc["figures"]["validity"]
-    v["data_bytes"], v["cache_bytes"] = 8 << 30, 1 << 30
-    assert "small_data_set" not in codes(doc)
-    v["data_bytes"] = 1536 << 20
-    assert codes(doc)["small_data_set"].level == "warning"
-    v["data_bytes"] = 512 << 20
-    assert codes(doc)["small_data_set"].level == "invalid"
+def test_small_data_set():
+    def data(size):
+        return a_result(figures__validity__data_bytes=size, figures__validity__cache_bytes=1 << 30)
+    assert "small_data_set" not in codes(data(8 << 30))
+    assert codes(data(1536 << 20))["small_data_set"].level == "warning"
+    assert codes(data(512 << 20))["small_data_set"].level == "invalid"
     # without direct I/O the available page cache counts as cache too
     pg15 = codes(load("pg15"))["small_data_set"]
     assert pg15.level == "invalid" and "page cache" in pg15.message
@@ -257,12 +256,13 @@ def test_device_busy(doc):
     assert codes(doc)["device_busy"].value == 99.0
 
 
-def test_overhead(doc):
-    cpu = doc["figures"]["cpu"]
-    cpu["host"]["busy_seconds"], cpu["dbio_client_cpu_seconds"], cpu["dbio_monitor_cpu_seconds"] = 10.0, 0.2, 0.1
-    assert codes(doc)["overhead"].level == "info" and codes(doc)["overhead"].value == pytest.approx(3.0)
-    cpu["dbio_client_cpu_seconds"] = 0.9
-    assert codes(doc)["overhead"].level == "warning"
+def test_overhead():
+    def client(seconds):
+        return a_result(figures__cpu__host__busy_seconds=10.0, figures__cpu__dbio_client_cpu_seconds=seconds,
+                        figures__cpu__dbio_monitor_cpu_seconds=0.1)
+    found = codes(client(0.2))["overhead"]
+    assert found.level == "info" and found.value == pytest.approx(3.0)
+    assert codes(client(0.9))["overhead"].level == "warning"
 
 
 def test_unavailable(doc):
@@ -271,9 +271,9 @@ def test_unavailable(doc):
     assert "pg_stat_io" in f.message and "track_io_timing is off" in f.message
 
 
-def test_cancelled_sessions_are_reported(doc):
-    doc["events"].append({"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"})
-    assert any("cancelled 2" in f.message for f in verdict.findings(of(doc)))
+def test_cancelled_sessions_are_reported():
+    events = [*a_document()["events"], {"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"}]
+    assert any("cancelled 2" in f.message for f in verdict.findings(a_result(events=events)))
 
 
 def test_findings_are_ordered_by_severity():
