@@ -445,8 +445,9 @@ def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, le
         assert ("not a read-only result" in found.message) == (level == "invalid")
 
 
-def test_an_update_run_s_writes_are_its_own(doc):
-    assert doc["config"]["workload"]["update_pct"] == 20 and "read_only_wrote" not in codes(doc)
+def test_an_update_run_s_writes_are_its_own():
+    update_run = a_result()
+    assert update_run.config.workload["update_pct"] == 20 and "read_only_wrote" not in codes(update_run)
 
 
 @pytest.mark.parametrize("request_excess, byte_excess, fires", [
@@ -484,18 +485,18 @@ def test_single_block_reads_split_into_more_requests_are_still_found(doc):
     (0.30, 3, True),  # under half the cold rows from storage
     (0.44, 1, True),  # every statement to the hot spot: nothing is meant to come from storage
 ])
-def test_a_hot_spot_run_is_judged_on_its_cold_rows(doc, per_row, frequency, invalid):
-    doc["config"]["workload"].update(hotspot=True, hotspot_frequency=frequency)
-    doc["figures"]["validity"]["blocks_read_per_row"] = per_row
-    found = codes(doc).get("rows_from_cache")
+def test_a_hot_spot_run_is_judged_on_its_cold_rows(per_row, frequency, invalid):
+    def run(hotspot):
+        return a_result(config__workload__hotspot=hotspot, config__workload__hotspot_frequency=frequency,
+                        figures__validity__blocks_read_per_row=per_row)
+    found = codes(run(True)).get("rows_from_cache")
     assert (found is not None) == invalid
     if invalid and frequency == 3:
         assert "where the hot spot (1 statement in 3, meant to be cached) leaves 67% to come from storage" \
             in found.message and "served 55% of the cold rows too" in found.message
     if frequency == 1:
         assert "every statement goes to the hot spot" in found.message and "measures memory" in found.message
-    doc["config"]["workload"]["hotspot"] = False  # the same figure without a hot spot: all rows are cold
-    assert "rows_from_cache" in codes(doc)
+    assert "rows_from_cache" in codes(run(False))  # the same figure without a hot spot: all rows are cold
 
 
 @pytest.mark.parametrize("scan_share, expected", [
