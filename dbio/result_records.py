@@ -82,6 +82,26 @@ class Config:
     def embedded(self) -> bool:
         return bool(self.connection.get("embedded"))
 
+    @property
+    def run_time(self) -> float | None:
+        """The run time it was given (seconds; 0: only work_loop ends it), when its configuration says."""
+        return _number(self.workload.get("run_time"))
+
+    @property
+    def work_loop(self) -> bool:
+        """Whether a number of iterations per session ends the run (work_loop)."""
+        return bool(self.workload.get("work_loop"))
+
+    @property
+    def update_pct(self) -> float | None:
+        return _number(self.workload.get("update_pct"))
+
+    @property
+    def hotspot_every(self) -> int | None:
+        """A hot spot's period in statements (every Nth goes to it); None without one."""
+        every = self.workload.get("hotspot_frequency")
+        return every if self.workload.get("hotspot") and isinstance(every, int) and every >= 1 else None
+
 
 @dataclass(frozen=True)
 class Waits:

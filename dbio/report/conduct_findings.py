@@ -100,9 +100,8 @@ def counters_reset(r: Result) -> Finding | None:
 def short_window(r: Result) -> Finding | None:
     """A complete run whose measured window lasted far less than the run time it was given (the configuration's
     workload.run_time, when no work_loop ends it earlier on purpose): why, when the result tells."""
-    workload = r.config.workload
-    asked, window = workload.get("run_time"), value(r.figures, "window_seconds")
-    if r.status != "complete" or workload.get("work_loop") or not _window(r) \
+    asked, window = r.config.run_time, value(r.figures, "window_seconds")
+    if r.status != "complete" or r.config.work_loop or not _window(r) \
             or not isinstance(asked, (int, float)) or asked <= 0 or not isinstance(window, (int, float)) \
             or window >= SHORT_WINDOW_SHARE * asked:
         return None

@@ -216,3 +216,12 @@ def test_the_capabilities_the_reports_read_are_typed_and_a_damaged_one_is_absent
     damaged = of({"capabilities": {"local": None, "direct_io": "yes", "page_bytes": -1}}).caps
     assert damaged.local is False and damaged.direct_io is None and damaged.page_bytes is None
     assert of({}).caps.settings_shown == () and of({}).caps.missing == ()
+
+
+def test_the_workload_knobs_the_verdict_reads_are_typed():
+    w = of({"config": {"workload": {"run_time": 30, "work_loop": 0, "update_pct": 0, "hotspot": True,
+                                    "hotspot_frequency": 3}}}).config
+    assert (w.run_time, w.work_loop, w.update_pct, w.hotspot_every) == (30, False, 0, 3)
+    off = of({"config": {"workload": {"run_time": "30", "hotspot": False, "hotspot_frequency": 3}}}).config
+    assert (off.run_time, off.update_pct, off.hotspot_every) == (None, None, None)
+    assert of({"config": {"workload": {"hotspot": True, "hotspot_frequency": 0}}}).config.hotspot_every is None
