@@ -70,10 +70,8 @@ class Operation:
         return _mapping(_mapping(self.figures.get("cpu")).get("host"))
 
 
-def of(document: Mapping[str, Any] | Operation) -> Operation:
-    """A document typed as it is (no check): one this dbio has just built, or an Operation."""
-    if isinstance(document, Operation):
-        return document
+def of(document: Mapping[str, Any]) -> Operation:
+    """A document typed as it is (no check): one this dbio has just built."""
     d = document
     operation = d.get("operation")
     return Operation(

@@ -343,10 +343,8 @@ class Result:
         return replace(self, figures=_mapping(node.figures), nodes=(node,), document=document)
 
 
-def of(document: Mapping[str, Any] | Result) -> Result:
-    """A document typed as it is (no migration, no check): one this dbio has just built, or a Result."""
-    if isinstance(document, Result):
-        return document
+def of(document: Mapping[str, Any]) -> Result:
+    """A document typed as it is (no migration, no check): one this dbio has just built."""
     d = document
     parts = d.get("parts")
     return Result(

@@ -24,12 +24,12 @@ def doc():
     return load("complete")
 
 
-def codes(doc):
-    return {f.code: f for f in verdict.findings(of(doc))}
+def codes(r):
+    return {f.code: f for f in verdict.findings(r)}
 
 
 def test_the_recorded_complete_run_is_valid(doc):
-    found = codes(doc)
+    found = codes(of(doc))
     assert not [f for f in found.values() if f.level == "invalid"]
     assert set(found) <= {"overhead", "device_busy", "checkpoint", "small_data_set", "autovacuum"}
 
@@ -64,7 +64,7 @@ def test_no_window():
 
 @pytest.mark.parametrize("name", ["complete", "cached", "format2", "pg15", "unnamed_session", "interrupted"])
 def test_no_recorded_run_has_a_short_window(name):
-    assert "short_window" not in codes(load(name))
+    assert "short_window" not in codes(of(load(name)))
 
 
 def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
@@ -74,9 +74,9 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     asked = doc["config"]["workload"]["run_time"]
     assert asked == 5.0 and not doc["config"]["workload"]["work_loop"]
     doc["figures"]["window_seconds"] = asked * conduct_findings.SHORT_WINDOW_SHARE  # half: short, still a rate
-    assert "short_window" not in codes(doc)
+    assert "short_window" not in codes(of(doc))
     doc["figures"]["window_seconds"] = 0.014
-    f = codes(doc)["short_window"]
+    f = codes(of(doc))["short_window"]
     assert f.level == "invalid" and f.value == 0.014
     assert f.message.startswith("the measured window lasted 0.01 s of the 5 s asked; ")
     assert verdict.headline(of(doc)).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
@@ -85,22 +85,22 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     doc["events"] = [{**e, "since_start": 8.3} if e["kind"] == "window_open" else e for e in doc["events"]]
     doc["nodes"] = [*doc["nodes"], {"name": "node2", "stopped": {"since_start": 0.4, "reason": "it answered "
                                                                   "nothing for 8 s: frozen, or unreachable"}}]
-    message = codes(doc)["short_window"].message
+    message = codes(of(doc))["short_window"].message
     assert "0.01 s of the 5 s asked: it opened +8.3 s after the start, not after the 2 s warm-up; node2 stopped " \
            "during the warm-up (it answered nothing for 8 s: frozen, or unreachable); " in message, message
     for change in ({"work_loop": 1000}, {"run_time": 0}):  # the run's end was not its run time
         other = copy.deepcopy(doc)
         other["config"]["workload"].update(change)
-        assert "short_window" not in codes(other)
+        assert "short_window" not in codes(of(other))
     doc["status"] = "interrupted"  # its status says it ended early
-    assert "short_window" not in codes(doc)
+    assert "short_window" not in codes(of(doc))
 
 
 def test_rows_from_cache():
     f = codes(a_result(figures__validity__blocks_read_per_row=0.2))["rows_from_cache"]
     assert f.level == "invalid" and f.value == 0.2 and "20% of the rows" in f.message
     assert "rows_from_cache" not in codes(a_result(figures__validity__blocks_read_per_row=0.97))
-    assert codes(load("cached"))["rows_from_cache"].value == 0.0
+    assert codes(of(load("cached")))["rows_from_cache"].value == 0.0
 
 
 def test_page_cache():
@@ -112,7 +112,7 @@ def test_page_cache():
     f = codes(device_read(0.4))["page_cache"]
     assert f.level == "invalid" and "40.0%" in f.message and "page cache" in f.message
     assert codes(device_read(0.99))["page_cache"].level == "info"
-    assert codes(load("pg15"))["page_cache"].level == "invalid"
+    assert codes(of(load("pg15")))["page_cache"].level == "invalid"
 
 
 def test_small_data_set():
@@ -122,7 +122,7 @@ def test_small_data_set():
     assert codes(data(1536 << 20))["small_data_set"].level == "warning"
     assert codes(data(512 << 20))["small_data_set"].level == "invalid"
     # without direct I/O the available page cache counts as cache too
-    pg15 = codes(load("pg15"))["small_data_set"]
+    pg15 = codes(of(load("pg15")))["small_data_set"]
     assert pg15.level == "invalid" and "page cache" in pg15.message
 
 
@@ -146,64 +146,65 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
     doc["config"]["workload"]["sessions"] = 16
     doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}  # sampled: 8 sessions a CPU
     cpu.update(cpu_wait_us_per_read=0.09 * avg, cpu_wait_pct=8.0)
-    found = codes(doc)
+    found = codes(of(doc))
     assert "cpu_wait" not in found  # under a tenth of the read and of the sessions' time
     assert "cpu_queue" not in found  # measured: the sampled rule gives way
     cpu.update(cpu_wait_us_per_read=0.3 * avg, cpu_wait_pct=8.0)
-    f = codes(doc)["cpu_wait"]
+    f = codes(of(doc))["cpu_wait"]
     assert f.level == "warning" and f.figure == "cpu.cpu_wait_pct" and f.value == 8.0
     assert f.message == (f"the sessions waited for a CPU 8% of their time (on a run queue, ready to run), "
                          f"{0.3 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read: read latency includes "
                          "waiting for this host's CPUs, not only the storage")
     # more than the read's time beyond the device's (after commits, between slices, in scans): placed nowhere
     cpu.update(cpu_wait_us_per_read=0.6 * avg, cpu_wait_pct=40.0)
-    assert codes(doc)["cpu_wait"].message == ("the sessions waited for a CPU 40% of their time (on a run queue, "
+    assert codes(of(doc))["cpu_wait"].message == ("the sessions waited for a CPU 40% of their time (on a run queue, "
                                               "ready to run): their latency and throughput include waiting for this "
                                               "host's CPUs")
     cpu.update(cpu_wait_us_per_read=0.6 * avg, cpu_wait_pct=8.0)  # neither a tenth of their time nor of a read's
-    assert "cpu_wait" not in codes(doc)
+    assert "cpu_wait" not in codes(of(doc))
     doc["figures"]["latency"]["avg_read_us"] = None  # reads not timed: the share of time alone
     cpu.update(cpu_wait_pct=12.0)
-    assert codes(doc)["cpu_wait"].message.endswith("12% of their time (on a run queue, ready to run): their latency "
-                                                   "and throughput include waiting for this host's CPUs")
+    assert codes(of(doc))["cpu_wait"].message.endswith(
+        "12% of their time (on a run queue, ready to run): their latency and throughput include waiting for this "
+        "host's CPUs")
 
 
 def test_a_cpu_quota_that_ran_out_is_named_in_the_wait_for_a_cpu(doc):
     cpu = doc["figures"]["cpu"]
     cpu.update(cpu_wait_us_per_read=None, cpu_wait_pct=40.0, server_cpu_throttled_periods_pct=92.0)
-    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs or the server's CPU quota "
+    assert codes(of(doc))["cpu_wait"].message.endswith("include waiting for this host's CPUs or the server's CPU quota "
                                                    "(used up in 92% of its periods)")
     cpu.update(server_cpu_throttled_periods_pct=0.0)  # a quota that never ran out held nobody back
-    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs")
+    assert codes(of(doc))["cpu_wait"].message.endswith("include waiting for this host's CPUs")
 
 
 def test_the_io_workers_wait_for_a_cpu_is_within_the_reads_they_do(doc):
     """io_method = worker: a read waits for its worker to run; that wait counts with the sessions' own."""
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
     cpu.update(cpu_wait_us_per_read=0.05 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.06 * avg)
-    f = codes(doc)["cpu_wait"]  # neither alone is a tenth of the read: together they are
+    f = codes(of(doc))["cpu_wait"]  # neither alone is a tenth of the read: together they are
     assert f.message == (f"the sessions waited for a CPU 4% of their time (on a run queue, ready to run), "
                          f"{0.11 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read ({0.06 * avg:,.0f} us "
                          "of it the I/O workers' doing the reads): read latency includes waiting for this host's "
                          "CPUs, not only the storage")
     cpu.update(cpu_wait_us_per_read=0.6 * avg, io_worker_cpu_wait_us_per_read=0.15 * avg)  # the sessions' is not
     assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read (all of it the I/O workers'" \
-        in codes(doc)["cpu_wait"].message  # within the read: the workers' alone still is
+        in codes(of(doc))["cpu_wait"].message  # within the read: the workers' alone still is
     cpu.update(io_worker_cpu_wait_us_per_read=0.05 * avg)  # under a tenth of the read, and 4% of the sessions' time
-    assert "cpu_wait" not in codes(doc)
+    assert "cpu_wait" not in codes(of(doc))
     cpu.update(io_worker_cpu_wait_us_per_read=0.15 * avg)
     doc["figures"]["devices"] = {}  # the device's own time unknown: a worker also waits for reads read ahead and
-    assert "cpu_wait" not in codes(doc)  # done before a session needed them, so nothing is placed in the read
+    assert "cpu_wait" not in codes(of(doc))  # done before a session needed them, so nothing is placed in the read
 
 
 def test_other_work_on_the_host_s_cpus(doc):
     cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
     cpu.update(other_cpu_seconds=0.1 * window, other_cpu_pct=6.0)  # the kernel's own, on a quiet host
-    assert "other_cpu" not in codes(doc)
+    assert "other_cpu" not in codes(of(doc))
     cpu.update(other_cpu_seconds=0.02 * window, other_cpu_pct=40.0)  # a large share of a nearly idle host
-    assert "other_cpu" not in codes(doc)
+    assert "other_cpu" not in codes(of(doc))
     cpu.update(other_cpu_seconds=0.7 * window, other_cpu_pct=40.0)
-    f = codes(doc)["other_cpu"]
+    f = codes(of(doc))["other_cpu"]
     assert f.level == "warning" and f.figure == "cpu.other_cpu_pct" and f.value == 40.0
     assert f"other work used {0.7 * window:,.1f} CPU-seconds in the window, 40% of the host's busy CPU" in f.message
 
@@ -211,10 +212,10 @@ def test_other_work_on_the_host_s_cpus(doc):
 def test_checkpoint(doc):
     norm = doc["normalized"]
     norm["end"]["checkpoints"] = dict(norm["begin"]["checkpoints"])
-    assert "checkpoint" not in codes(doc)
+    assert "checkpoint" not in codes(of(doc))
     norm["end"]["checkpoints"]["done"] += 1
     norm["end"]["checkpoints"]["buffers_written"] += 900
-    f = codes(doc)["checkpoint"]
+    f = codes(of(doc))["checkpoint"]
     assert "1 checkpoint(s)" in f.message and "900 buffers" in f.message and f.figure == "checkpoints.done"
 
 
@@ -235,25 +236,25 @@ def test_the_engine_s_maintenance(doc):
     by_backend = doc["figures"]["io_profile"]["by_backend"]
     assert doc["capabilities"]["maintenance_process"] == "autovacuum worker"  # PostgreSQL's, filled in on reading
     by_backend.pop("autovacuum worker", None)
-    assert "maintenance" not in codes(doc)
+    assert "maintenance" not in codes(of(doc))
     total = doc["figures"]["io_profile"]["total_requests_per_s"]
     by_backend["autovacuum worker"] = {"read_requests_per_s": 3.0, "write_requests_per_s": 1.0}
-    f = codes(doc)["maintenance"]
+    f = codes(of(doc))["maintenance"]
     assert f.value == 4.0 and f.level == "info" and total > 400  # its catalog checks: under 1%
     assert f.message.startswith("autovacuum did 4.0 I/O requests/s")
     by_backend["autovacuum worker"] = {"read_requests_per_s": total * 0.03, "write_requests_per_s": 0.0}
-    f = codes(doc)["maintenance"]
+    f = codes(of(doc))["maintenance"]
     assert f.level == "warning" and "3.0% of all I/O requests" in f.message
     doc["capabilities"]["maintenance_process"] = None  # an engine without such a process kind
-    assert "maintenance" not in codes(doc)
+    assert "maintenance" not in codes(of(doc))
 
 
 def test_device_busy(doc):
     for d in doc["figures"]["devices"].values():
         d["utilization_pct"] = 50.0
-    assert "device_busy" not in codes(doc)
+    assert "device_busy" not in codes(of(doc))
     next(iter(doc["figures"]["devices"].values()))["utilization_pct"] = 99.0
-    assert codes(doc)["device_busy"].value == 99.0
+    assert codes(of(doc))["device_busy"].value == 99.0
 
 
 def test_overhead():
@@ -266,8 +267,8 @@ def test_overhead():
 
 
 def test_unavailable(doc):
-    assert "unavailable" not in codes(doc)
-    f = codes(load("pg15"))["unavailable"]
+    assert "unavailable" not in codes(of(doc))
+    f = codes(of(load("pg15")))["unavailable"]
     assert "pg_stat_io" in f.message and "track_io_timing is off" in f.message
 
 
@@ -297,7 +298,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
         "seconds": doc["timeline"]["window_seconds"], "engine_begin": begin, "engine_end": end,
         "totals": doc["totals"], "histograms": doc["histograms"], "os_begin": ob, "os_end": oe, "cores": 2,
         "cache_bytes": 16 << 20, "data_bytes": 64 << 20, "direct_io": direct_io, "work_unit": 8})
-    return codes(doc)
+    return codes(of(doc))
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -356,7 +357,7 @@ def test_other_sessions(doc, io, active, level, fragments):
     measured = [r for r in doc["series"] if r.get("phase") == "measured"]
     for row, (count, names) in zip(measured, active):
         row["other_sessions_active"], row["other_session_names"] = count, names
-    found = codes(doc).get("other_sessions")
+    found = codes(of(doc)).get("other_sessions")
     if level is None:
         assert found is None
         return
@@ -418,7 +419,7 @@ def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_th
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
     cpu.update(cpu_wait_us_per_read=0.2 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.7 * avg)
     assert catalogue.value(doc["figures"], "cpu_wait_in_read_us") == pytest.approx(0.2 * avg)
-    message = codes(doc)["cpu_wait"].message
+    message = codes(of(doc))["cpu_wait"].message
     assert f"{0.2 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read:" in message
     assert "I/O workers'" not in message
 
@@ -435,7 +436,7 @@ def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, le
     io["data_write_mib_per_s"], load["wal_bytes_per_s"] = data_mib, wal_bytes
     io["by_backend"]["client backend"].update(write_mib_per_s=data_mib * 0.6, wal_write_mib_per_s=wal_bytes / 2**20)
     io["by_backend"]["background writer"].update(write_mib_per_s=data_mib * 0.4, wal_write_mib_per_s=0.0)
-    found = codes(doc).get("read_only_wrote")
+    found = codes(of(doc)).get("read_only_wrote")
     assert (found.level if found else None) == level
     if found is not None:
         read = io["data_read_mib_per_s"]

@@ -82,7 +82,7 @@ def test_a_result_is_judged_once_by_its_report_and_its_summary(monkeypatch):
     real = verdict._judged
     monkeypatch.setattr(verdict, "_judged", lambda r: judged.append(r) or real(r))
     result = results.read_result(FIXTURES / "result_complete.json")
-    model.build(of(result))
+    model.build(result)
     assert len(judged) == 1
-    verdict.headline(of(result)), verdict.summary(of(result)), verdict.reads_caveats(of(result))
+    verdict.headline(result), verdict.summary(result), verdict.reads_caveats(result)
     assert len(judged) == 1  # the same Result: the same Verdict
