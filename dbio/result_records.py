@@ -3,7 +3,7 @@
 `load` is the one way a document becomes a `Result`: its format and version checked, an older
 document migrated (the facts its engine did not record filled in, a format-1 result shown as a
 run of one node), its shape checked (file_formats.result), then typed. `of` types a document as it is,
-for one this dbio has just built (a run's, a merge's) or a report given a plain dict.
+for one this dbio has just built (a run's, a merge's). Reports take the `Result`, never the mapping.
 
 The top level is typed, and what the reports read below it: the environment, the baseline and the
 setup (result_context.py), the waits and the whole histograms. The figures stay a mapping read through
