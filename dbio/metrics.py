@@ -218,7 +218,7 @@ class MetricsListener(Listener):
         self.state, self.normalize = endpoint.state, normalize
 
     def phase(self, phase: Phase, run: RunView) -> None:
-        per_session = run.plan.control.get("rate_per_s")
+        per_session = run.plan.control.rate_per_s
         with self.state.lock:
             self.state.phase = SHOWN[phase]
             self.state.rate_asked = None if per_session is None else per_session * run.plan.sessions

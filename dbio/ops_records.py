@@ -70,10 +70,8 @@ class Operation:
         return _mapping(_mapping(self.figures.get("cpu")).get("host"))
 
 
-def of(document: Mapping[str, Any] | Operation) -> Operation:
-    """A document typed as it is (no check): one this dbio has just built, or an Operation."""
-    if isinstance(document, Operation):
-        return document
+def of(document: Mapping[str, Any]) -> Operation:
+    """A document typed as it is (no check): one this dbio has just built."""
     d = document
     operation = d.get("operation")
     return Operation(
@@ -83,6 +81,3 @@ def of(document: Mapping[str, Any] | Operation) -> Operation:
         environment=Environment.of(d.get("environment")),
         places={role: words(paths) for role, paths in _mapping(d.get("places")).items()},
         detail=Detail.of(d.get("detail")), figures=_mapping(d.get("figures")), document=d)
-
-
-Doc = Operation | Mapping[str, Any]  # what a report is handed: an Operation, or a document it types with `of`

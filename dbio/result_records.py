@@ -3,7 +3,7 @@
 `load` is the one way a document becomes a `Result`: its format and version checked, an older
 document migrated (the facts its engine did not record filled in, a format-1 result shown as a
 run of one node), its shape checked (file_formats.result), then typed. `of` types a document as it is,
-for one this dbio has just built (a run's, a merge's) or a report given a plain dict.
+for one this dbio has just built (a run's, a merge's). Reports take the `Result`, never the mapping.
 
 The top level is typed, and what the reports read below it: the environment, the baseline and the
 setup (result_context.py), the waits and the whole histograms. The figures stay a mapping read through
@@ -15,6 +15,7 @@ is typed leniently, as the reports read it: what is not of its shape is left out
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Mapping
 
 from dbio import jsondoc, file_formats
@@ -80,6 +81,26 @@ class Config:
     @property
     def embedded(self) -> bool:
         return bool(self.connection.get("embedded"))
+
+    @property
+    def run_time(self) -> float | None:
+        """The run time it was given (seconds; 0: only work_loop ends it), when its configuration says."""
+        return _number(self.workload.get("run_time"))
+
+    @property
+    def work_loop(self) -> bool:
+        """Whether a number of iterations per session ends the run (work_loop)."""
+        return bool(self.workload.get("work_loop"))
+
+    @property
+    def update_pct(self) -> float | None:
+        return _number(self.workload.get("update_pct"))
+
+    @property
+    def hotspot_every(self) -> int | None:
+        """A hot spot's period in statements (every Nth goes to it); None without one."""
+        every = self.workload.get("hotspot_frequency")
+        return every if self.workload.get("hotspot") and isinstance(every, int) and every >= 1 else None
 
 
 @dataclass(frozen=True)
@@ -211,6 +232,36 @@ class Parts:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """The facts the engine declared that the reports read by name (Result.capabilities keeps every one)."""
+    engine: str | None
+    local: bool  # the server runs on this host: its CPU and devices are the run's host's
+    direct_io: bool | None  # None: not declared
+    page_bytes: int | None  # its read unit, what one buffer-cache miss reads
+    cache_name: str | None
+    maintenance_process: str | None  # the process kind of its background maintenance
+    maintenance_name: str | None
+    settings_shown: tuple[str, ...]  # the settings a report lists
+    missing: tuple[Mapping[str, Any], ...]  # the figures it could not give, each with why
+
+    @classmethod
+    def of(cls, value: Any) -> Capabilities:
+        c = _mapping(value)
+        direct, page, shown = c.get("direct_io"), c.get("page_bytes"), c.get("settings_shown")
+        return cls(engine=_text(c.get("engine")), local=bool(c.get("local")),
+                   direct_io=direct if isinstance(direct, bool) else None,
+                   page_bytes=page if isinstance(page, int) and page > 0 else None,
+                   cache_name=_text(c.get("cache_name")), maintenance_process=_text(c.get("maintenance_process")),
+                   maintenance_name=_text(c.get("maintenance_name")),
+                   settings_shown=tuple(n for n in shown if isinstance(n, str)) if isinstance(shown, list) else (),
+                   missing=tuple(m for m in c.get("missing") or [] if isinstance(m, dict)))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True)
 class Result:
     """A result's top level, typed; `document` is the whole (migrated) document for what stays a mapping."""
     format: str | None
@@ -243,6 +294,11 @@ class Result:
     def capabilities(self) -> Mapping[str, Any]:
         """The facts the engine declared (the run's first node's, or a node view's own)."""
         return _mapping(self.document.get("capabilities"))
+
+    @cached_property
+    def caps(self) -> Capabilities:
+        """The capabilities the reports read by name, typed once."""
+        return Capabilities.of(self.document.get("capabilities"))
 
     @property
     def series(self) -> list[dict[str, Any]]:
@@ -287,10 +343,8 @@ class Result:
         return replace(self, figures=_mapping(node.figures), nodes=(node,), document=document)
 
 
-def of(document: Mapping[str, Any] | Result) -> Result:
-    """A document typed as it is (no migration, no check): one this dbio has just built, or a Result."""
-    if isinstance(document, Result):
-        return document
+def of(document: Mapping[str, Any]) -> Result:
+    """A document typed as it is (no migration, no check): one this dbio has just built."""
     d = document
     parts = d.get("parts")
     return Result(
@@ -342,6 +396,3 @@ def with_nodes(document: dict[str, Any]) -> dict[str, Any]:
                  {"nodes": {ONLY_NODE: reading.get("engine")}, "os": reading.get("os")}
                  for name, reading in (document.get("snapshots") or {}).items()}
     return {**document, "nodes": [node], "snapshots": snapshots}
-
-
-Doc = Result | Mapping[str, Any]  # what a report is handed: a Result, or a document it types with `of`

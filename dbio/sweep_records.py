@@ -120,10 +120,8 @@ def _vary(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
                  if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], (list, str)))
 
 
-def of(document: Mapping[str, Any] | Sweep) -> Sweep:
-    """A document typed as it is (no check): one this dbio has just written, or a Sweep."""
-    if isinstance(document, Sweep):
-        return document
+def of(document: Mapping[str, Any]) -> Sweep:
+    """A document typed as it is (no check): one this dbio has just written."""
     d = document
     search, capacity, op = d.get("search"), d.get("capacity"), d.get("op")
     return Sweep(
@@ -150,6 +148,3 @@ def load(document: Any) -> Sweep:
     file_formats.check_header(document, FORMAT, FORMAT_VERSION, "sweep", NotASweep)
     jsondoc.check(document, file_formats.sweep(FORMAT_VERSION))
     return of(document)
-
-
-Doc = Sweep | Mapping[str, Any]  # what a sweep's report is handed: a Sweep, or a document it types with `of`

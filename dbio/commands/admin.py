@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from dbio import result as results
 from dbio import target as targets
-from dbio import output
+from dbio import output, result_records
 from dbio.collect import cgroup, host
 from dbio.jobs import dataset
 from dbio.config import Config
@@ -103,7 +103,7 @@ def instance_status(config: Config, ui: UI) -> int:
     if status.running and status.pid:  # a cgroup's quota, I/O limits or an affinity the server runs under
         limits = cgroup.limits_of([status.pid])
         if limits:
-            ui.say(f"{'limits':<10} {limit_findings.summary({'environment': {'limits': limits}})}")
+            ui.say(f"{'limits':<10} {limit_findings.summary(result_records.of({'environment': {'limits': limits}}))}")
     return 0 if status.running else 3
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from dbio import ops_result
 from dbio import report as reports
 from dbio import result as results
-from dbio import output, repeat_set
+from dbio import ops_records, output, repeat_set
 from dbio.sweep.document import load_steps
 from dbio.errors import UsageError
 from dbio.jobs.inputs import input_names
@@ -43,7 +43,12 @@ def compare(paths: list[Path], names: list[str] | None, form: str, out: Path | N
         if len(ops_sweeps) > 1:
             raise UsageError("compare takes sweeps of runs or sweeps of an operation (--op), not both",
                              "compare like with like")
-        model = ops_model.build_compare_sweeps(loaded) if ops_sweeps == {True} else compare_model.build_sweeps(loaded)
+        if ops_sweeps == {True}:
+            typed = [(label, sweep, {name: ops_records.of(d) for name, d in steps.items()})
+                     for label, sweep, steps in loaded]
+            model = ops_model.build_compare_sweeps(typed)
+        else:
+            model = compare_model.build_sweeps(loaded)
     else:
         model = _build_runs(labels, paths)
     output.deliver(reports.render_model(model, form), out, ui)

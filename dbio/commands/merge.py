@@ -8,7 +8,7 @@ from pathlib import Path
 from dbio import merge as merging
 from dbio import report as reports
 from dbio import result as results
-from dbio import trust
+from dbio import result_records, trust
 from dbio.jobs import run_files
 from dbio.jobs.inputs import input_names, printable
 from dbio.errors import DbioError, UsageError
@@ -36,13 +36,13 @@ def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | No
     try:
         # mypy cannot type a lambda whose default binds the loop's variable
         written = run_files.write(out, document, [(key, name, lambda doc, form=form: reports.render(  # type: ignore[misc]
-            results.with_nodes(doc), form)) for key, name, form in MERGED_REPORTS])
+            result_records.of(results.with_nodes(doc)), form)) for key, name, form in MERGED_REPORTS])
     except OSError as exc:
         with contextlib.suppress(OSError):
             out.rmdir()  # nothing in it: the same --out can be given again
         raise DbioError(f"{out / results.RESULT_FILE} could not be written ({exc.strerror or exc})",
                         "free some space there, or give --out on another filesystem") from None
-    ui.say(f"{document['status']}: {verdict.headline(results.read(out))}")
+    ui.say(f"{document['status']}: {verdict.headline(results.read_result(out))}")
     for event in written.document["events"]:
         ui.say(event["message"])
     ui.say(f"result: {out / results.RESULT_FILE}")

@@ -79,7 +79,7 @@ def run(config: Config, ui: UI, repeat: int, *, baseline: baselines.Request | No
             outcome = run_one(directory / member["name"])
             runs.append(outcome)
             member["status"] = outcome.status
-            ui.say(f"    {outcome.status}: {verdict.headline(outcome.document)}")
+            ui.say(f"    {outcome.status}: {verdict.headline(outcome.result)}")
             if outcome.status != "complete" or outcome.signal:
                 break
         statuses = {m["status"] for m in doc["members"]}

@@ -9,11 +9,12 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from dbio import result as results
-from dbio import results_dir, signals
+from dbio import result_records, results_dir, signals
 from dbio.collect import host
 from dbio.config import Config
 from dbio.errors import DbioError, Terminated
@@ -43,6 +44,11 @@ class RunResult:
     @property
     def status(self) -> str:
         return self.document["status"]
+
+    @cached_property
+    def result(self) -> result_records.Result:
+        """The document typed once, for the lines and reports that read it."""
+        return result_records.of(self.document)
 
 
 def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: RunPlan, setup: dict[str, Any],

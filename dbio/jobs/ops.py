@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import __version__, command_options, ops_result, results_dir
+from dbio import __version__, command_options, ops_records, ops_result, results_dir
 from dbio import signals as stopping
 from dbio import report as reports
 from dbio import result as results
@@ -152,7 +152,8 @@ def _hold_and_run(config: Config, ui: UI, req: Request, directory: Path, unique:
     document = _document(req, config, prepared, roles, readings, detail, started, status, reason, sequential)
     try:
         written = run_files.write(directory, document, [(
-            "report", results.REPORT_FILE, lambda doc: reports.render_model(ops_model.build(doc), "text"))],
+            "report", results.REPORT_FILE,
+            lambda doc: reports.render_model(ops_model.build(ops_records.of(doc)), "text"))],
             ops_result.write)
     except OSError as exc:
         raise DbioError(f"the operation's result could not be written to {directory / results.RESULT_FILE} "
@@ -333,7 +334,7 @@ def sweep_op(text: str) -> dict[str, Any]:
 
 
 def summary_lines(document: dict[str, Any]) -> list[str]:
-    lines = [f"{document['status']}: {ops_model.headline(document)}"]
+    lines = [f"{document['status']}: {ops_model.headline(ops_records.of(document))}"]
     for name, device in sorted((document["figures"].get("devices") or {}).items()):
         lines.append(f"  {name} ({', '.join(device.get('roles') or []) or '-'}): "
                      f"read {_mib(device.get('read_mib_per_s'))} MiB/s, written {_mib(device.get('write_mib_per_s'))} "

@@ -318,12 +318,12 @@ def _storage(info: ServerInfo, places: tuple[str, ...] = ()) -> dict[str, Any]:
 
 # -- dbio run's lines after a run (quickstart says the same) --------------------------------------
 def summary_lines(result: RunResult) -> list[str]:
-    doc = result.document
+    doc = result.result
     judged = verdict.judge(doc)  # judged once for every line below
-    valid = (doc.get("verdict") or judged.summary)["valid"]
+    valid = (doc.document.get("verdict") or judged.summary)["valid"]
     # a run that did not complete is not called VALID: its headline says what its figures cover
-    said = "NOT VALID" if not valid else "VALID" if doc["status"] == "complete" else None
-    lines = [f"{doc['status']}{', ' + said if said else ''}: {judged.headline}"]
+    said = "NOT VALID" if not valid else "VALID" if doc.status == "complete" else None
+    lines = [f"{doc.status}{', ' + said if said else ''}: {judged.headline}"]
     efficiency = baseline_section.efficiency_line(doc)
     if efficiency is not None:
         lines.append(efficiency)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from dbio import report
 from dbio import result as results
-from dbio import faults, results_dir, signals, trust
+from dbio import faults, result_records, results_dir, signals, trust
 from dbio.report import verdict
 from dbio.errors import DbioError
 from dbio.filesystem import free_bytes, write_whole
@@ -59,9 +59,9 @@ def run_reports(html: bool = True, came: signals.Received | None = None) -> list
     came: the signals noted since the run's window; once one came the HTML, whose charts take seconds, is
     left out, also when it comes while the HTML is being made."""
     def html_report(doc: dict[str, Any]) -> str:
-        return report.render(doc, "html")
+        return report.render(result_records.of(doc), "html")
 
-    return [("report", results.REPORT_FILE, lambda doc: report.render(doc, "text"))] + \
+    return [("report", results.REPORT_FILE, lambda doc: report.render(result_records.of(doc), "text"))] + \
         ([("html", results.HTML_REPORT_FILE, html_report if came is None else _unless_signalled(html_report, came))]
          if html else [])
 
@@ -103,7 +103,7 @@ def write(directory: Path, document: dict[str, Any], reports: list[Report],
     is named. came: the signals noted since the run's window, recorded in the result as it is stored."""
     document = dict(document)  # the caller's is left as it was (a rescue writes it again, elsewhere)
     if document.get("format") == "dbio-result":  # the verdict, machine-readable, as the reports state it
-        document["verdict"] = verdict.summary(document)
+        document["verdict"] = verdict.summary(result_records.of(document))
     written: list[Path] = []
     unwritten: list[Unwritten] = []
     made = [(key, name, render, _made(document, key, directory / name, render)) for key, name, render in reports]

@@ -6,13 +6,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dbio.result_records import Doc
+    from dbio.result_records import Result
 
 FORMATS = ("text", "md", "html", "json")
 
 
-def render(doc: Doc, form: str) -> str:
-    """The report of one result (a Result as result.read_result gives it, or a document)."""
+def render(doc: Result, form: str) -> str:
+    """The report of one result (a Result as result.read_result gives it)."""
     from dbio.report import model as report_model
 
     return render_model(report_model.build(doc), form)

@@ -65,7 +65,7 @@ def scan_bound(r: Result) -> Finding | None:
     util = max((d.get("utilization_pct") or 0 for d in catalogue.devices(f).values()), default=None)
     if share is not None and share >= SCAN_BANDWIDTH_BOUND:
         return _found("info", "scan_bound", f"{told}: bound by the device's bandwidth", "scan_bandwidth_share", share)
-    if busy is not None and busy >= SCAN_CPU_BOUND_PCT and r.capabilities.get("local"):
+    if busy is not None and busy >= SCAN_CPU_BOUND_PCT and r.caps.local:
         return _found("info", "scan_bound", f"{told}: CPU-bound (host CPU {busy:.0f}% busy)", "scan_mib_per_s", mib)
     if util is not None and util >= SCAN_DEVICE_BUSY_PCT:
         return _found("info", "scan_bound", f"{told}: the device was busy {util:.0f}% of the window",

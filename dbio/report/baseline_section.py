@@ -10,7 +10,7 @@ from typing import Any
 
 from dbio.report.tables import table
 from dbio.result_context import Baseline, FioRun
-from dbio.result_records import Doc, Result, Timeline, of
+from dbio.result_records import Result, Timeline
 from dbio.stats import catalogue
 from dbio.stats.catalogue import value
 
@@ -27,10 +27,10 @@ WRITE_SIDE = (  # row, the database's figure, the raw one (a run with updates)
 )
 
 
-def efficiency_line(doc: Doc) -> str | None:
+def efficiency_line(doc: Result) -> str | None:
     """'database efficiency at 4 sessions: 0.88 of the device's synchronous reads, ...'; None
     without a baseline beside a measured window."""
-    f = dict(of(doc).figures)
+    f = dict(doc.figures)
     phrases = [str(fig.phrase).format(fig.value(f)) for fig in EFFICIENCY if fig.value(f) is not None]
     low, high = value(f, "efficiency_reads_low"), value(f, "efficiency_reads_high")
     if phrases and value(f, "efficiency_reads") is not None and low is not None and high is not None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from dbio import sweep_records
 from dbio.report import disruption_section, fmt, limit_findings, sweep_model, verdict, words
 from dbio.report.sweep_model import step_row
 from dbio.sweep_records import Sweep
 from dbio.report.tables import table
-from dbio.result_records import Doc, Result, of
+from dbio import result_records
+from dbio.result_records import Result
 from dbio.stats import catalogue, compare, series, spread
 from dbio.stats.catalogue import STATEMENT_LABELS
 
@@ -43,16 +43,16 @@ IGNORED = ("environment.host.memory_available_bytes", "config.instance.data_dir"
            "environment.storage.data_directory.path")
 
 
-Runs = Mapping[str, Sequence[Doc]]  # each input's repeated runs (run --repeat), by its name
+Runs = Mapping[str, Sequence[Result]]  # each input's repeated runs (run --repeat), by its name
 Named = list[tuple[str, Result]]  # each input's name and its result
 
 
-def build(given: Sequence[tuple[str, Doc]], given_runs: Runs | None = None) -> dict[str, Any]:
+def build(given: Sequence[tuple[str, Result]], given_runs: Runs | None = None) -> dict[str, Any]:
     """given: each input's name and its result (for a repeat set, its median run); given_runs: each input's runs
     when any input is a repeat set (a single result: a list of one), judged by their run-to-run spread."""
-    named = [(name, of(doc)) for name, doc in given]
+    named = list(given)
     names = [n for n, _ in named]
-    runs = {name: [of(d) for d in docs] for name, docs in given_runs.items()} \
+    runs = {name: list(docs) for name, docs in given_runs.items()} \
         if given_runs and any(len(docs) > 1 for docs in given_runs.values()) else None
     sections = [_context(named), *([repeats_section(named, runs)] if runs else []), _figures(named, runs),
                 disruption_section.compare_section(named), conditions_section(named), _histograms(named)]
@@ -366,9 +366,9 @@ def _show(value: Any) -> str:
 
 # -- sweeps ----------------------------------------------------------------------------------
 
-def build_sweeps(given: Sequence[tuple[str, sweep_records.Doc, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
+def build_sweeps(given: Sequence[tuple[str, Sweep, dict[str, dict[str, Any]]]]) -> dict[str, Any]:
     """Sweeps side by side: steps matched by the values they varied."""
-    named = [(name, sweep_records.of(doc), steps) for name, doc, steps in given]
+    named = list(given)
     names = [n for n, _, _ in named]
     keyed = [(name, {_step_key(r): r for r in _step_rows(sweep, steps)}) for name, sweep, steps in named]
     all_keys: list[str] = []
@@ -440,8 +440,13 @@ def _steps_table(keyed: list[tuple[str, dict[str, dict[str, Any]]]], all_keys: l
 
 def _step_rows(sweep: Sweep, steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """A sweep's rows, one per step: a repeated sweep's (--repeat N) the medians of each step's rounds."""
-    rows = [step_row(s, steps.get(s.name)) for s in sweep.steps]
+    rows = [step_row(s, _typed(steps.get(s.name))) for s in sweep.steps]
     return sweep_model.repeated_rows(rows) if sweep.repeat > 1 else rows
+
+
+def _typed(doc: Mapping[str, Any] | None) -> Result | None:
+    """A step's result typed, when the step wrote one."""
+    return result_records.of(doc) if doc else None
 
 
 def _step_key(step: dict[str, Any]) -> str:

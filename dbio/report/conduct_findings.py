@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dbio.report import node_verdicts
 from dbio.report.finding import Finding, found as _found
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats import figures as figure_math
 from dbio.stats.catalogue import value
@@ -100,15 +100,14 @@ def counters_reset(r: Result) -> Finding | None:
 def short_window(r: Result) -> Finding | None:
     """A complete run whose measured window lasted far less than the run time it was given (the configuration's
     workload.run_time, when no work_loop ends it earlier on purpose): why, when the result tells."""
-    workload = r.config.workload
-    asked, window = workload.get("run_time"), value(r.figures, "window_seconds")
-    if r.status != "complete" or workload.get("work_loop") or not _window(r) \
+    asked, window = r.config.run_time, value(r.figures, "window_seconds")
+    if r.status != "complete" or r.config.work_loop or not _window(r) \
             or not isinstance(asked, (int, float)) or asked <= 0 or not isinstance(window, (int, float)) \
             or window >= SHORT_WINDOW_SHARE * asked:
         return None
     why = []
     opened = next((e.since_start for e in r.events if e.kind == "window_open"), None)
-    warmup = workload.get("warmup")
+    warmup = r.config.warmup
     if isinstance(opened, (int, float)) and isinstance(warmup, (int, float)) and opened > warmup + asked / 2:
         why.append(f"it opened +{opened:.1f} s after the start, not after the {warmup:g} s warm-up")
     for node in r.nodes:
@@ -175,8 +174,7 @@ def checkpoint_in_window(r: Result) -> Finding | None:
 
 def maintenance_in_window(r: Result) -> Finding | None:
     """The engine's background maintenance (the process kind its capabilities name) did I/O."""
-    caps = r.capabilities
-    process, name = caps.get("maintenance_process"), caps.get("maintenance_name") or "background maintenance"
+    process, name = r.caps.maintenance_process, r.caps.maintenance_name or "background maintenance"
     work = catalogue.by_backend(r.figures).get(process) if process else None
     if not _window(r) or not work:
         return None
@@ -194,10 +192,9 @@ def maintenance_in_window(r: Result) -> Finding | None:
                    f"{share:.1f}% of all I/O requests)", ref, requests)
 
 
-def not_measured(given: Doc) -> list[dict[str, str]]:
+def not_measured(given: Result) -> list[dict[str, str]]:
     """The figures the engine could not give on this server, each with why (its capabilities say)."""
-    missing = of(given).capabilities.get("missing") or []
-    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in missing if isinstance(m, dict)]
+    return [{"figure": str(m.get("figure")), "why": str(m.get("why"))} for m in given.caps.missing]
 
 
 def unavailable(r: Result) -> Finding | None:
@@ -263,7 +260,7 @@ def checkpoint_caveat(r: Result, finding: Finding) -> str | None:
 
 
 def maintenance_caveat(r: Result, finding: Finding) -> str:
-    name = r.capabilities.get("maintenance_name") or "background maintenance"
+    name = r.caps.maintenance_name or "background maintenance"
     return f"{name} did I/O in the window"
 
 

@@ -48,7 +48,7 @@ def other_cpu(r: Result) -> Finding | None:
 
 def cpu_saturated(r: Result) -> Finding | None:
     busy = value(r.figures, "host_busy_pct")
-    if not _window(r) or busy is None or busy <= CPU_BUSY_LIMIT or not r.capabilities.get("local"):
+    if not _window(r) or busy is None or busy <= CPU_BUSY_LIMIT or not r.caps.local:
         return None
     return _found("warning", "cpu_saturated", f"host CPU {busy:.0f}% busy: the result reflects CPU, not only storage",
                   "host_busy_pct", busy)
@@ -57,7 +57,7 @@ def cpu_saturated(r: Result) -> Finding | None:
 def cpu_stolen(r: Result) -> Finding | None:
     """The hypervisor ran other guests on this host's CPUs for a share of the window."""
     steal = value(r.figures, "host_steal_pct")
-    if not _window(r) or steal is None or steal <= STEAL_LIMIT or not r.capabilities.get("local"):
+    if not _window(r) or steal is None or steal <= STEAL_LIMIT or not r.caps.local:
         return None
     return _found("warning", "cpu_steal", f"the hypervisor took {steal:.1f}% of this host's CPU time (steal) in the "
                   "window: sessions and the server waited for CPUs other guests used; latency and CPU figures "
@@ -127,7 +127,7 @@ def sessions_queue_for_cpu(r: Result) -> Finding | None:
 def overhead(r: Result) -> Finding | None:
     f = r.figures
     share = value(f, "dbio_overhead_pct")  # None without the host's busy CPU seconds
-    if not _window(r) or share is None or not r.capabilities.get("local"):
+    if not _window(r) or share is None or not r.caps.local:
         return None
     level = "warning" if share > OVERHEAD_LIMIT else "info"
     return _found(level, "overhead", f"dbio's own measuring used {value(f, 'dbio_cpu_seconds'):.2f} CPU seconds, "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from dbio.report.finding import Finding
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats.catalogue import value
 from dbio.units import format_bytes
 
@@ -95,10 +95,10 @@ def baseline_outside_limits(r: Result) -> Finding | None:
                    "limits)")
 
 
-def summary(doc: Doc, client: bool = False) -> str:
+def summary(doc: Result, client: bool = False) -> str:
     """The server's limits (or dbio's own: client) in a few words, for a comparison's context ("none" without any)."""
     parts: list[str] = []
-    for entry in _limits(of(doc), client):
+    for entry in _limits(doc, client):
         on = f"{entry['node']}: " if entry.get("node") else ""  # a merge's: each host's
         quota = entry.get("cpu_limit") or {}
         if quota.get("cpus") is not None:

@@ -14,7 +14,7 @@ from dbio.report import (baseline_section, conduct_findings, disruption_section,
                          node_sections, run_section, access_section, single_read_section, verdict, window_sections,
                          words)
 from dbio.report.tables import table
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue
 from dbio.stats import series as series_math
 
@@ -29,9 +29,8 @@ SERIES_POINTS = ("from_s", "to_s", "partial", "since_start", "phase", "reads_per
 __all__ = ["FORMAT", "FORMAT_VERSION", "HEADLINE", "KIND_LABELS", "build", "table"]
 
 
-def build(doc: Doc) -> dict[str, Any]:
-    """The report model of a result (a Result as result.read_result gives it, or a document typed here)."""
-    r = of(doc)
+def build(r: Result) -> dict[str, Any]:
+    """The report model of a result (a Result as result.read_result gives it)."""
     f = dict(r.figures)
     judged = verdict.judge(r)  # the one verdict every part of the model reads
     findings = judged.findings
@@ -88,8 +87,8 @@ def _sections(r: Result, f: dict[str, Any], intervals: list[dict[str, Any]],
     sections.append(baseline_section.section(r))
     if catalogue.measured(f):
         sections += [window_sections.load_profile(f), window_sections.io_profile(f), window_sections.latency(f),
-                     single_read_section.section(f, r.capabilities.get("direct_io")),
-                     window_sections.events(r), window_sections.cpu(f, r.capabilities.get("local")),
+                     single_read_section.section(f, r.caps.direct_io),
+                     window_sections.events(r), window_sections.cpu(f, r.caps.local),
                      window_sections.devices(f), layout_section.section(r), access_section.section(f),
                      interval_sections.time_series(intervals), interval_sections.stability_section(r, intervals)]
     sections += node_sections.per_node(r)  # several nodes: each one's own section, as AWR's instance reports

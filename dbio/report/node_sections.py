@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from dbio.report import node_verdicts, writeset_section
 from dbio.report.tables import table
-from dbio.result_records import Doc, Node, Result, of
+from dbio.result_records import Node, Result
 from dbio.stats import catalogue
 
 COLUMNS = catalogue.figures("reads_per_s", "writes_per_s", "avg_read_us", "select_p99_us", "statements_per_s",
@@ -27,8 +27,7 @@ INSTANCE = (("Load", ("reads_per_s", "read_mib_per_s", "writes_per_s", "write_mi
 REPLICATION = catalogue.figures("wal_received_mib_per_s", "replay_lag_mib_max", "replay_lag_seconds_max")
 
 
-def section(doc: Doc) -> dict[str, Any] | None:
-    r = of(doc)
+def section(r: Result) -> dict[str, Any] | None:
     nodes = r.nodes
     if len(nodes) < 2:
         return None
@@ -58,9 +57,8 @@ def section(doc: Doc) -> dict[str, Any] | None:
     return {"id": "nodes", "title": "Nodes", "tables": tables}
 
 
-def per_node(doc: Doc) -> list[dict[str, Any]]:
+def per_node(r: Result) -> list[dict[str, Any]]:
     """A section per node of a run of several: its figures by theme (those it measured), its verdicts."""
-    r = of(doc)
     if len(r.nodes) < 2:
         return []
     out = []

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbio.result_records import Doc, Node, Result, of
+from dbio.result_records import Node, Result
 from dbio.stats.catalogue import value
 
 LAG_SECONDS_LIMIT = 1.0  # a standby whose replay fell this far behind read data older than its primary's
 LAG_MIB_LIMIT = 16.0  # WAL received and not yet replayed
 
 
-def node_findings(doc: Doc, rules: tuple[Callable[[Result], Any], ...],
+def node_findings(result: Result, rules: tuple[Callable[[Result], Any], ...],
                   make: Callable[..., Any]) -> list[Any]:
     """rules: verdict rules to run on each node's figures; make: the Finding constructor."""
-    result = of(doc)
     if len(result.nodes) < 2:
         return []
     out = []

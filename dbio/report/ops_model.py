@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from dbio import ops_records, sweep_records
-from dbio.ops_records import Doc, Operation, of
+from dbio.ops_records import Operation
+from dbio.sweep_records import Sweep
 from dbio.report import fmt
 from dbio.report.tables import table
 from dbio.stats import catalogue, compare
@@ -20,8 +20,7 @@ PER_GB, SHARE, CHECKPOINTS, REPLAYED = (catalogue.ops_figure(n) for n in (
     "recovery_seconds_per_gb", "backup_share_of_sequential", "checkpoints_during", "wal_replayed_bytes"))
 
 
-def build(doc: Doc) -> dict[str, Any]:
-    op = of(doc)
+def build(op: Operation) -> dict[str, Any]:
     f, operation = op.figures, op.operation
     shown = catalogue.ops_figures(operation)
     sections = [_operation(op), {"id": "figures", "title": "Figures", "tables": [table(
@@ -39,9 +38,8 @@ def build(doc: Doc) -> dict[str, Any]:
     }
 
 
-def headline(doc: Doc) -> str:
+def headline(op: Operation) -> str:
     """One line: what was done, how long it took, at what rate (and per GB of WAL for a recovery)."""
-    op = of(doc)
     f, operation = op.figures, op.operation
     title = "cold backup" if op.detail.format == "cold copy" else TITLES.get(operation, operation)
     text = (f"{title}: {fmt.smart(SECONDS.value(f))} s, "
@@ -59,10 +57,10 @@ def headline(doc: Doc) -> str:
     return text
 
 
-def recovery_kind(doc: Doc) -> str:
+def recovery_kind(op: Operation) -> str:
     """What a recovery measured: replaying first changes (full-page images, WAL reads only), or redo
     that reads back the blocks it changes again (random reads, as the white paper's test)."""
-    detail = of(doc).detail
+    detail = op.detail
     asked, done, span = detail.changes_per_block, detail.changes_per_block_done, detail.span_blocks
     if asked is None or asked <= 1 or done is None or not span:
         return ("each block changed once after the checkpoint: redo restored it from its full-page image and "
@@ -71,8 +69,7 @@ def recovery_kind(doc: Doc) -> str:
             "cache or more: redo read back the blocks it had evicted, as random reads")
 
 
-def findings(doc: Doc) -> list[dict[str, Any]]:
-    op = of(doc)
+def findings(op: Operation) -> list[dict[str, Any]]:
     out = []
     if op.status != "complete":
         out.append({"level": "warning", "code": "status",
@@ -153,9 +150,8 @@ def _log(op: Operation) -> dict[str, Any]:
 
 # -- several operations side by side ------------------------------------------------------------
 
-def build_compare(given: Sequence[tuple[str, Doc]]) -> dict[str, Any]:
+def build_compare(named: Sequence[tuple[str, Operation]]) -> dict[str, Any]:
     """Operations' figures side by side with deltas against the first (one operation kind)."""
-    named = [(name, of(doc)) for name, doc in given]
     operations = {op.operation for _, op in named}
     shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
     columns, kinds = ["Figure", named[0][0]], ["text", "mixed"]
@@ -186,9 +182,8 @@ def build_compare(given: Sequence[tuple[str, Doc]]) -> dict[str, Any]:
 
 # -- a sweep whose steps are an operation (dbio sweep --op) ----------------------------------------
 
-def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, ops_records.Doc]) -> dict[str, Any]:
+def build_sweep(sweep: Sweep, step_docs: Mapping[str, Operation]) -> dict[str, Any]:
     """One row per step: the knobs it varied, its status and the operation's figures."""
-    sweep = sweep_records.of(doc)
     operation = _operation_of(sweep)
     shown = catalogue.ops_figures(operation)
     keys = sorted({k for step in sweep.steps for k in step.values})
@@ -197,7 +192,7 @@ def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, ops_records.Doc]
         f = _step_figures(step_docs, step.name)
         rows.append([step.name, *[step.values.get(k) for k in keys], step.status,
                      *[_mixed(x, f) for x in shown]])
-    done = [d for d in step_docs.values() if of(d).status == "complete"]
+    done = [d for d in step_docs.values() if d.status == "complete"]
     return {
         "format": "dbio-report", "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep of {TITLES.get(operation, operation)}: {sweep.label or sweep.created_at}",
@@ -210,24 +205,24 @@ def build_sweep(doc: sweep_records.Doc, step_docs: Mapping[str, ops_records.Doc]
     }
 
 
-def _step_figures(step_docs: Mapping[str, ops_records.Doc], name: str) -> Mapping[str, Any]:
+def _step_figures(step_docs: Mapping[str, Operation], name: str) -> Mapping[str, Any]:
     """The figures of a step's operation; none when the step wrote no result."""
     found = step_docs.get(name)
-    return of(found).figures if found else {}
+    return found.figures if found else {}
 
 
-def _operation_of(sweep: sweep_records.Sweep) -> str:
+def _operation_of(sweep: Sweep) -> str:
     """The operation a sweep --op timed (a sweep without one is not an operation's)."""
     if sweep.operation is None:
         raise ValueError("not a sweep of an operation (sweep --op)")
     return sweep.operation
 
 
-def build_compare_sweeps(loaded: Sequence[tuple[str, sweep_records.Doc, Mapping[str, ops_records.Doc]]]) \
+def build_compare_sweeps(loaded: Sequence[tuple[str, Sweep, Mapping[str, Operation]]]) \
         -> dict[str, Any]:
     """Sweeps of one operation side by side: each step (matched by name) and figure, with the delta
     against the first sweep."""
-    sweeps = [sweep_records.of(doc) for _, doc, _ in loaded]
+    sweeps = [sweep for _, sweep, _ in loaded]
     operations = {_operation_of(sweep) for sweep in sweeps}
     shown = catalogue.ops_figures(next(iter(operations)) if len(operations) == 1 else "")
     names = [name for name, _, _ in loaded]

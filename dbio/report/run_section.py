@@ -6,13 +6,12 @@ from typing import Any, Mapping
 
 from dbio.report import layout_section, limit_findings, storage_stack
 from dbio.result_context import Setup
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats.catalogue import value
 from dbio.units import format_bytes, format_duration
 
 
-def section(doc: Doc) -> dict[str, Any]:
-    r = of(doc)
+def section(r: Result) -> dict[str, Any]:
     w = r.config.workload
     env = r.environment
     server, settings = env.server, env.settings
@@ -48,9 +47,8 @@ def section(doc: Doc) -> dict[str, Any]:
     return {"id": "run", "title": "Run", "pairs": pairs}
 
 
-def storage(doc: Doc) -> dict[str, Any]:
+def storage(r: Result) -> dict[str, Any]:
     """The storage stack under the data and WAL directories and the host's CPU and memory tuning."""
-    r = of(doc)
     env = r.environment
     pairs = storage_stack.pairs(env.storage, env.host)
     if env.limits or env.client_limits:  # a cgroup's or an affinity's, where any
@@ -94,8 +92,7 @@ def _parts(r: Result) -> list[list[str]]:
 
 def _shown(r: Result) -> list[str]:
     """The settings the engine lists in a report (its capabilities say which)."""
-    shown = r.capabilities.get("settings_shown")
-    return [name for name in shown if isinstance(name, str)] if isinstance(shown, list) else []
+    return list(r.caps.settings_shown)
 
 
 def _knobs(w: Mapping[str, Any]) -> list[str]:

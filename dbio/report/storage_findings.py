@@ -43,11 +43,8 @@ def _window(r: Result) -> bool:
 def hotspot_share(r: Result) -> float:
     """The share of the statements the configuration sends to the hot spot, which is there to be
     served from the cache (SLOB's HOTSPOT_FREQUENCY: every Nth statement); 0 without one."""
-    workload = r.config.workload
-    every = workload.get("hotspot_frequency")
-    if not workload.get("hotspot") or not isinstance(every, int) or every < 1:
-        return 0.0
-    return 1.0 / every
+    every = r.config.hotspot_every
+    return 0.0 if every is None else 1.0 / every
 
 
 def rows_from_cache(r: Result) -> Finding | None:
@@ -113,10 +110,9 @@ def page_cache(r: Result) -> Finding | None:
 
 def read_only_wrote(r: Result) -> Finding | None:
     """A read-only run is judged by what it wrote: writes inside its window make it a mixed workload."""
-    workload = r.config.workload
     f = r.figures
     read, data, wal = value(f, "read_mib_per_s"), value(f, "write_mib_per_s"), value(f, "wal_bytes_per_s")
-    if not _window(r) or workload.get("update_pct") != 0 or not read or data is None:
+    if not _window(r) or r.config.update_pct != 0 or not read or data is None:
         return None
     written = data + (wal or 0.0) / (1 << 20)
     share = written / read
@@ -140,8 +136,7 @@ def read_only_wrote(r: Result) -> Finding | None:
 
 def page_bytes(r: Result) -> int:
     """The engine's read unit, what one buffer-cache miss reads."""
-    page = r.capabilities.get("page_bytes")
-    return page if isinstance(page, int) and page > 0 else 8192
+    return r.caps.page_bytes or 8192
 
 
 def read_comparison(f: Mapping[str, Any], page_bytes: int) -> device_reads.Reads | None:
@@ -209,7 +204,7 @@ def small_data_set(r: Result) -> Finding | None:
     if not _window(r) or not data or not cache:
         return None
     page_cache_bytes = 0
-    if not value(f, "direct_io") and r.capabilities.get("local"):
+    if not value(f, "direct_io") and r.caps.local:
         page_cache_bytes = r.environment.host.get("memory_available_bytes") or 0
     total = cache + page_cache_bytes
     cached_by = f"{cache_name(r)} ({format_bytes(cache)})" + (

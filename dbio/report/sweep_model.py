@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from dbio import result_records
+from dbio import ops_records, result_records
 from dbio.report import capacity_section, verdict, words
 from dbio.result_records import Result
-from dbio.sweep_records import Doc as SweepDoc, Step, Sweep, of as sweep_of
+from dbio.sweep_records import Step, Sweep
 from dbio.report.tables import table
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue, spread
@@ -32,9 +32,8 @@ RAW = catalogue.figures("raw_reads_per_s", "efficiency_reads")  # the summary's 
 CPU_WAIT = catalogue.figure("cpu_wait_in_read_us")
 
 
-def step_row(step: Step, doc: result_records.Doc | None) -> dict[str, Any]:
-    """The figures of one step a sweep compares (pure); doc: its result, when it wrote one."""
-    r = result_records.of(doc) if doc else None
+def step_row(step: Step, r: Result | None) -> dict[str, Any]:
+    """The figures of one step a sweep compares (pure); r: its result, when it wrote one."""
     w = r.config.workload if r else {}
     resolved = {**w, **(r.config.instance if r else {})}
     return {
@@ -84,9 +83,8 @@ def _error_bars(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def repeats_section(doc: SweepDoc, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def repeats_section(sweep: Sweep, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """sweep --repeat: each step's median and spread over its rounds."""
-    sweep = sweep_of(doc)
     if sweep.repeat <= 1:
         return None
     table_rows = []
@@ -105,9 +103,8 @@ def repeats_section(doc: SweepDoc, rows: list[dict[str, Any]]) -> dict[str, Any]
         table_rows, [note])]}
 
 
-def axes(doc: SweepDoc) -> tuple[str, list[str]]:
+def axes(sweep: Sweep) -> tuple[str, list[str]]:
     """(x knob, the knobs that tell curves apart)."""
-    sweep = sweep_of(doc)
     varied = sweep.varied
     if (sweep.until_peak or sweep.search) and "threads_per_schema" not in varied:
         varied = ["threads_per_schema", *varied]
@@ -117,8 +114,7 @@ def axes(doc: SweepDoc) -> tuple[str, list[str]]:
     return x, [k for k in varied if k != x]
 
 
-def curves(doc: SweepDoc, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    sweep = sweep_of(doc)
+def curves(sweep: Sweep, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     x_key, group_keys = axes(sweep)
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for row in rows:
@@ -143,8 +139,7 @@ def curves(doc: SweepDoc, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def knees(doc: SweepDoc, curve_list: list[dict[str, Any]]) -> list[str]:
-    sweep = sweep_of(doc)
+def knees(sweep: Sweep, curve_list: list[dict[str, Any]]) -> list[str]:
     x_key, _ = axes(sweep)
     if x_key != "threads_per_schema":
         return []
@@ -169,14 +164,13 @@ def knees(doc: SweepDoc, curve_list: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build(doc: SweepDoc, step_docs: Mapping[str, Any], capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] | None = None) -> dict[str, Any]:
     """step_docs: each step's result by its name (an operation's, dbio-ops, in a sweep --op); capacity: a
     target, objective and prices (report --target-iops ...) over those the sweep was run with."""
-    sweep = sweep_of(doc)
     if sweep.operation:  # each step a maintenance operation (sweep --op): its own figures
         from dbio.report import ops_model
 
-        return ops_model.build_sweep(sweep, step_docs)
+        return ops_model.build_sweep(sweep, {name: ops_records.of(d) for name, d in step_docs.items() if d})
     results = {name: result_records.of(d) for name, d in step_docs.items() if d}  # typed once, each read often
     rounds = [step_row(step, results.get(step.name)) for step in sweep.steps]
     rows = repeated_rows(rounds) if sweep.repeat > 1 else rounds
@@ -219,9 +213,8 @@ def _search_text(sweep: Sweep) -> str | None:
     return "; ".join(_answers(sweep)) or None
 
 
-def search_section(doc: SweepDoc) -> dict[str, Any] | None:
+def search_section(sweep: Sweep) -> dict[str, Any] | None:
     """sweep --objective: the objective, each answer, and the counts probed in the order the search ran them."""
-    sweep = sweep_of(doc)
     find = sweep.search
     if not find:
         return None
@@ -242,7 +235,7 @@ def _server_facts(results: Mapping[str, Result]) -> list[str]:
     """The engine's buffer cache and direct I/O, as every step's server had them (a fact that
     varied is in the Varied line, not here)."""
     caches = {(words.cache_name(r), catalogue.value(r.figures, "cache_bytes")) for r in results.values()}
-    direct = {r.capabilities.get("direct_io") for r in results.values()}
+    direct = {r.caps.direct_io for r in results.values()}
     out = []
     if len(caches) == 1:
         name, cache = next(iter(caches))

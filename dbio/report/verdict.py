@@ -20,7 +20,7 @@ from typing import Any
 from dbio.report import verdict_rules, words
 from dbio.report.cpu_findings import large_wait_in_reads
 from dbio.report.finding import Finding
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue
 
 __all__ = ["Finding", "Verdict", "findings", "headline", "headline_caveats", "invalid", "judge",
@@ -135,14 +135,12 @@ class Verdict:
         return by_figure.get(HEADLINE[0].name, []) + others
 
 
-def judge(given: Doc | Verdict) -> Verdict:
+def judge(given: Result | Verdict) -> Verdict:
     """A result's verdict (a Verdict given is the one already judged). A typed Result is judged once: the
     verdicts of the last results asked about are kept, so that a report, a comparison or a sweep asking again
-    of the same Result gets the same Verdict (a mapping is typed anew, and judged anew, each time)."""
+    of the same Result gets the same Verdict)."""
     if isinstance(given, Verdict):
         return given
-    if not isinstance(given, Result):
-        return Verdict(of(given))
     kept = _JUDGED.get(id(given))
     if kept is not None and kept.result is given:
         return kept
@@ -158,27 +156,27 @@ _JUDGED: dict[int, Verdict] = {}
 
 # What a caller with a result and no Verdict of its own asks; each judges the result once for its answer.
 
-def findings(given: Doc) -> list[Finding]:
+def findings(given: Result) -> list[Finding]:
     return judge(given).findings
 
 
-def invalid(given: Doc) -> list[Finding]:
+def invalid(given: Result) -> list[Finding]:
     return judge(given).invalid
 
 
-def headline(given: Doc) -> str:
+def headline(given: Result) -> str:
     return judge(given).headline
 
 
-def headline_caveats(given: Doc) -> tuple[dict[str, list[str]], list[str]]:
+def headline_caveats(given: Result) -> tuple[dict[str, list[str]], list[str]]:
     return judge(given).caveats
 
 
-def reads_caveats(given: Doc) -> list[str]:
+def reads_caveats(given: Result) -> list[str]:
     return judge(given).reads_caveats
 
 
-def summary(given: Doc) -> dict[str, Any]:
+def summary(given: Result) -> dict[str, Any]:
     return judge(given).summary
 
 

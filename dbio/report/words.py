@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
-from dbio.result_records import Doc, of
+from dbio.result_records import Result
 
 DEFAULT_REDO, DEFAULT_BLOCK, DEFAULT_CACHE = "WAL", "block", "shared_buffers"
 ENGINE_SECTIONS = ("verdict", "load_profile", "io_profile", "latency", "layout", "baseline", "shape")
@@ -42,14 +42,14 @@ def translator(caps: Mapping[str, Any]) -> Callable[[str], str] | None:
     return say
 
 
-def cache_name(doc: Doc) -> str:
+def cache_name(doc: Result) -> str:
     """What the engine's users call its buffer cache."""
-    return of(doc).capabilities.get("cache_name") or "the buffer cache"
+    return doc.caps.cache_name or "the buffer cache"
 
 
-def say(doc: Doc, text: str) -> str:
+def say(doc: Result, text: str) -> str:
     """One text of a result (a finding's message) in its engine's words."""
-    rewrite = translator(dict(of(doc).capabilities))
+    rewrite = translator(dict(doc.capabilities))
     return rewrite(text) if rewrite else text
 
 

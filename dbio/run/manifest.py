@@ -37,9 +37,9 @@ def manifest(config: Config, plan: RunPlan, nodes: list[Node], setup: dict[str, 
         "run_id": run_id, "created": time.wall(), "client": client_id(),
         "config": config.to_dict(), "options": option_values(config),
         "plan": {"warmup": plan.warmup, "run_time": plan.run_time, "interval": plan.interval,
-                 "slice_seconds": plan.control["slice_seconds"], "bounds_us": list(plan.bounds_us),
+                 "slice_seconds": plan.control.slice_seconds, "bounds_us": list(plan.bounds_us),
                  "window_at": None if plan.start is None else plan.start + plan.warmup,
-                 "rate_per_session": plan.control.get("rate_per_s")},  # --rate: each session's share
+                 "rate_per_session": plan.control.rate_per_s},  # --rate: each session's share
         "server": described[0]["server"], "capabilities": described[0]["capabilities"], "nodes": described,
         "setup": setup, "storage": storage, "host": host.host_facts(),
         "part": None if (part := parts.of_config(config.run.part, config.run.run_id, config.run.start_at,

@@ -28,7 +28,7 @@ class ReadProbing(Listener):
 
     def phase(self, phase: Phase, run: RunView) -> None:
         if phase is Phase.PREPARE:
-            scale = int(run.plan.control.get("scale") or 0)
+            scale = run.plan.control.scale
             for r in run.nodes:  # the schemas its sessions read, at their scale; opened with its monitoring
                 r.read_probe = self.probes[r.node.name] = ReadProbe(
                     r.engine, run.plan.bounds_us, [s.schema_index for s in r.sessions], scale, seed=run.run_id,

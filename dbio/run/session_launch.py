@@ -39,14 +39,14 @@ class SessionLaunch:
     async def prepare(self) -> None:
         """Every node's control session and run row; the plans, checked on the first node."""
         state = self.state
-        params = {**state.plan.control, "client": state.ctx.client}
+        params = {**state.plan.control.row(), "client": state.ctx.client}
         loop = asyncio.get_running_loop()
 
         def notify(message: str) -> None:  # from the step's thread
             loop.call_soon_threadsafe(state.tell, message)
         await self.node_loss.on_nodes(lambda r: r.prepare(params, notify,
                                                           answered=lambda: state.liveness.answered(r.node.name)))
-        scans = state.plan.control["scan_workers"] if state.plan.control["scan_pct"] else None
+        scans = state.plan.control.scan_workers if state.plan.control.scan_pct else None
         state.plans = await asyncio.to_thread(state.nodes[0].plans, state.ctx.access_path, scans)
 
     async def open_monitoring(self) -> Monitor:
@@ -219,7 +219,7 @@ class SessionLaunch:
         plan = state.plan
         for r in state.nodes:
             if r.node.read_only:
-                control = agreed_start.read_only_control(plan.control, state.run_id, start=start,
+                control = agreed_start.read_only_control(plan.control.row(), state.run_id, start=start,
                                                          warmup=plan.warmup, run_time=plan.run_time)
                 for session in r.sessions:
                     session.control = control

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from dbio.result_records import Doc, Result, of
+from dbio.result_records import Result
 from dbio.stats import catalogue, compare, series
 
 # The settings that make two runs the same experiment: a change in any of them starts another group (each
@@ -74,10 +74,9 @@ def _configuration_parts(r: Result) -> tuple[Mapping[str, Any], ...]:
     return r.config.workload, r.config.instance, r.environment.settings
 
 
-def entry(doc: Doc, path: str, verdict: Mapping[str, Any] | None) -> Entry:
+def entry(r: Result, path: str, verdict: Mapping[str, Any] | None) -> Entry:
     """A run's line from its result.json and its verdict ({"valid", "reasons"}: the one it recorded, or one
     made now for a result written before results carried one)."""
-    r = of(doc)
     f = r.figures
     verdict = verdict or {}
     configuration: dict[str, Any] = {}
@@ -91,7 +90,7 @@ def entry(doc: Doc, path: str, verdict: Mapping[str, Any] | None) -> Entry:
     rows = series.measured(series.labelled(r.series, r.timeline.warmup_seconds or 0))
     return Entry(
         path=path, when=r.timeline.window_start or r.timeline.start,
-        label=str(r.label or ""), engine=str(r.capabilities.get("engine") or "?"),
+        label=str(r.label or ""), engine=str(r.caps.engine or "?"),
         kind="run", reads_per_s=READS.value(f), avg_read_us=LATENCY.value(f), writes_per_s=WRITES.value(f),
         valid=verdict.get("valid") if isinstance(verdict.get("valid"), bool) else None,
         reasons=[str(r) for r in verdict.get("reasons") or []], configuration=configuration,

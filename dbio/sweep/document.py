@@ -50,10 +50,10 @@ def is_sweep(path: Path) -> bool:
     return (path / SWEEP_FILE).exists() if path.is_dir() else path.name == SWEEP_FILE
 
 
-def load_steps(directory: Path, doc: sweep_records.Doc) -> dict[str, dict[str, Any]]:
+def load_steps(directory: Path, sweep: sweep_records.Sweep) -> dict[str, dict[str, Any]]:
     """The result of every step that wrote one, by step name."""
     out = {}
-    for step in sweep_records.of(doc).steps:
+    for step in sweep.steps:
         path = directory / step.name  # its directory: a link at its result.json is not followed
         if (path / result.RESULT_FILE).exists():
             try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbio import command_options
+from dbio import command_options, result_records
 from dbio.sweep.step_config import step_config
 from dbio.errors import UsageError
 from dbio.report import verdict
@@ -56,7 +56,7 @@ def objective_of(doc: dict[str, Any]) -> capacity_math.Slo:
 
 def probe_record(result: dict[str, Any], slo: capacity_math.Slo) -> dict[str, Any]:
     """What the search reads of a step's result: its verdict, the objective's figure, and why either fails."""
-    verdict_ = result.get("verdict") or verdict.summary(result)
+    verdict_ = result.get("verdict") or verdict.summary(result_records.of(result))
     value = catalogue.value(catalogue.figures_of(result), slo.figure)
     why = None
     if not verdict_.get("valid"):

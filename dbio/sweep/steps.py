@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbio import report
+from dbio import ops_records, report, sweep_records
 from dbio.jobs import baseline as baselines
 from dbio.jobs import run_files
 from dbio.jobs import run as run_job
@@ -109,7 +109,7 @@ def _run_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI
     step["headline"] = step_headline(outcome.document)
     if doc.get("search") and outcome.status == "complete":
         step["probe"] = probe_record(outcome.document, objective_of(doc))
-    ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.document)}")
+    ui.say(f"    {outcome.status}: {report.verdict.headline(outcome.result)}")
     return outcome
 
 
@@ -123,7 +123,7 @@ def _op_step(directory: Path, doc: dict[str, Any], step: dict[str, Any], ui: UI,
     durations.append(time.monotonic() - t0)
     step.update(status=outcome.status, seconds=round(durations[-1], 3),
                 window_seconds=outcome.document["figures"].get("window_seconds"))
-    ui.say(f"    {outcome.status}: {ops_model.headline(outcome.document)}")
+    ui.say(f"    {outcome.status}: {ops_model.headline(ops_records.of(outcome.document))}")
     return outcome
 
 
@@ -131,7 +131,8 @@ def _finish(directory: Path, doc: dict[str, Any], ui: UI, stopped_by: str | None
             unwritten: list[run_files.Unwritten] | None = None) -> Path:
     """The sweep's summary and files; an interrupted or failed sweep raises, saying how to resume, and so
     does one whose reports a full disk kept out, saying how to write them."""
-    for line in sweep_model.summary_lines(sweep_model.build(doc, document.load_steps(directory, doc))):
+    sweep = sweep_records.of(doc)
+    for line in sweep_model.summary_lines(sweep_model.build(sweep, document.load_steps(directory, sweep))):
         ui.say(line)
     ui.say(f"sweep: {directory / document.SWEEP_FILE}")
     unwritten = unwritten or []
@@ -168,7 +169,8 @@ def step_headline(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _write_reports(directory: Path, doc: dict[str, Any]) -> list[run_files.Unwritten]:
     """sweep.txt and sweep.html, each whole or absent (a full disk): those that could not be written."""
-    model = sweep_model.build(doc, document.load_steps(directory, doc))
+    sweep = sweep_records.of(doc)
+    model = sweep_model.build(sweep, document.load_steps(directory, sweep))
     unwritten = []
     for name, form in ((document.REPORT_FILE, "text"), (document.HTML_REPORT_FILE, "html")):
         try:

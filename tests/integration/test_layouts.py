@@ -14,6 +14,7 @@ from pathlib import Path
 from dbio.sweep.document import load_steps
 from dbio.report import sweep_model
 from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
+from dbio.sweep_records import of as typed_sweep
 
 
 def _two_dirs(dirs):
@@ -185,7 +186,7 @@ def test_sweep_over_layouts_moves_the_wal_and_reloads_the_tables(layout_instance
     assert all(p.startswith(pgdata) for p, _ in placed[:2]), placed  # none: the WAL inside the data directory
     assert [p for p, _ in placed[2:]] == [str((wal2 / "dbio-wal").resolve())] * 2, placed
     assert [n for _, n in placed] == [1, 2, 1, 2], placed
-    model = sweep_model.build(sweep, load_steps(sweep_dir, sweep))
+    model = sweep_model.build(typed_sweep(sweep), load_steps(sweep_dir, typed_sweep(sweep)))
     assert model["curves"]["x"] == "data_dirs (directories)"
     assert sorted(len(line["points"]) for line in model["curves"]["lines"]) == [2, 2]  # a line per WAL place
     assert all([p["x"] for p in line["points"]] == [1, 2] for line in model["curves"]["lines"])

@@ -10,6 +10,7 @@ from dbio import result as results
 from dbio.report import verdict
 
 from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
+from dbio.result_records import of
 
 READ_ONLY_WRITE_LIMIT = 0.01  # of the bytes read, the bound
 
@@ -38,7 +39,7 @@ def test_a_read_only_run_after_updates_settles_first_and_writes_under_1_percent(
     assert settled[0]["vacuum_wal_bytes"] > 64 << 10 and settled[0]["checkpoint"] == "done"
     assert "settled the data set before this read-only run" in reads.text and "VACUUM of 1 table" in reads.text
     assert _written_share(doc) < READ_ONLY_WRITE_LIMIT, doc["figures"]["io_profile"]
-    assert "read_only_wrote" not in {f.code for f in verdict.findings(results.completed(doc))}
+    assert "read_only_wrote" not in {f.code for f in verdict.findings(of(results.completed(doc)))}
 
     again = dbio("run", *instance.args(changed_db, *SMALL, "-t", "2", "--update-pct", "0"))
     assert again.code == 0, again.text

@@ -11,6 +11,7 @@ import pytest
 from dbio.report import verdict
 
 from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
+from dbio.result_records import of
 
 SHAPES = over(SMALL, "--scale", "64MiB", "--scan-table-size", "16MiB")
 
@@ -23,7 +24,7 @@ def loaded(instance):
 
 
 def _finding(doc, code):
-    return next((f.to_dict() for f in verdict.findings(doc) if f.code == code), None)
+    return next((f.to_dict() for f in verdict.findings(of(doc)) if f.code == code), None)
 
 
 def test_micro_transactions_report_reads_per_statement_against_intended(loaded):
@@ -69,7 +70,7 @@ def test_scans_report_bandwidth_and_read_size_against_sequential_fio(loaded):
     from dbio import result as results
     from dbio.report import verdict
 
-    judged = [x for x in verdict.findings(results.completed(doc)) if x.code in ("efficiency", "below_device",
+    judged = [x for x in verdict.findings(of(results.completed(doc))) if x.code in ("efficiency", "below_device",
                                                                                  "beyond_device")]
     assert len(judged) == 1 and "scans delivered" in judged[0].message and "synchronous reads" not in \
         judged[0].message, judged

@@ -20,6 +20,7 @@ from dbio.engines.base import Capabilities, ServerInfo
 from dbio.errors import DbioError, UsageError
 from dbio.report import baseline_section, verdict
 from dbio.stats import catalogue
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -111,18 +112,19 @@ def test_the_report_opens_with_efficiency_and_has_a_baseline_section(complete):
     broken["baseline"]["runs"]["sync"]["reads_per_s"] = "fast"
     with pytest.raises(jsondoc.Malformed):
         jsondoc.check(broken, file_formats.result(results.FORMAT_VERSION))
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     eff = catalogue.value(catalogue.figures_of(doc), "efficiency_reads")
     first = text.splitlines()[:6]
     assert any(line.startswith(f"Database efficiency at 2 sessions: {eff:.2f} of the device's") for line in first)
     assert "Baseline (raw device, fio)" in text and "fio-3.33" in text and "fio sync: fio --name=dbio-sync" in text
-    plain = report.render(complete, "text")
+    plain = report.render(of(complete), "text")
     assert "efficiency" not in plain.lower() and "Baseline" not in plain  # results without one render as before
-    assert "Database efficiency" in report.render(doc, "md") and "Database efficiency" in report.render(doc, "html")
+    r = of(doc)
+    assert "Database efficiency" in report.render(r, "md") and "Database efficiency" in report.render(r, "html")
 
 
 def _finding(doc):
-    return [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+    return [x for x in verdict.findings(of(doc)) if x.code in ("efficiency", "below_device", "beyond_device")]
 
 
 def test_verdict_database_beyond_the_device_is_a_cache_finding(complete):
@@ -295,7 +297,7 @@ def test_the_readers_own_cpu_ratio_is_the_sessions_against_fios_processes(comple
     f = catalogue.figures_of(doc)
     assert catalogue.value(f, "raw_process_cpu_us_per_read") == 16.0
     assert catalogue.value(f, "efficiency_reader_cpu") == pytest.approx(f["cpu"]["db_cpu_us_per_read"] / 16.0)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert "Readers' own CPU per read (us)" in text
     assert f"the sessions' own CPU per read was {catalogue.value(f, 'efficiency_reader_cpu'):.2f}x fio's" in text
     # a record from before fio's own CPU was kept: the figure is absent, not zero
@@ -340,19 +342,19 @@ def test_verdict_a_device_that_changed_speed_during_the_run(complete):
         return with_baseline(complete, record)
 
     doc = drifted(db_reads, db_reads * 1.5)
-    [found] = [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    [found] = [x for x in verdict.findings(of(doc)) if x.code == "device_drift"]
     assert found.level == "warning" and "x1.50" in found.message
     assert f"between {1 / 1.5:.2f} and 1.00" in found.message
-    assert not [x for x in verdict.findings(drifted(db_reads, db_reads * 1.1)) if x.code == "device_drift"]
-    assert not [x for x in verdict.findings(with_baseline(complete, baseline_record())) if x.code == "device_drift"]
-    text = report.render(doc, "text")
+    assert not [x for x in verdict.findings(of(drifted(db_reads, db_reads * 1.1))) if x.code == "device_drift"]
+    assert not [x for x in verdict.findings(of(with_baseline(complete, baseline_record()))) if x.code == "device_drift"]
+    text = report.render(of(doc), "text")
     assert "synchronous (psync), after" in text and "right after it" in text
     # the drift recorded without one of fio's two runs it came from (a null reads/s): no finding, no crash
     del doc["baseline"]["runs"]["sync_after"]
-    assert not [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    assert not [x for x in verdict.findings(of(doc)) if x.code == "device_drift"]
     doc = drifted(db_reads, db_reads * 1.5)
     doc["baseline"]["runs"]["sync"]["reads_per_s"] = None
-    assert not [x for x in verdict.findings(doc) if x.code == "device_drift"] and report.render(doc, "text")
+    assert not [x for x in verdict.findings(of(doc)) if x.code == "device_drift"] and report.render(of(doc), "text")
 
 
 def test_a_relation_is_its_first_file_and_then_its_segments():
@@ -398,7 +400,7 @@ def test_the_write_side_shows_beside_the_database(complete):
     jsondoc.check(doc, file_formats.result(results.FORMAT_VERSION))
     f = catalogue.figures_of(doc)
     assert catalogue.value(f, "raw_avg_write_us") == 150.0 and catalogue.value(f, "raw_wal_syncs_per_s") == 5000.0
-    model = report.model.build(doc)
+    model = report.model.build(of(doc))
     [section] = [s for s in model["sections"] if s["id"] == "baseline"]
     rows = {row[0]: row for row in section["tables"][0]["rows"]}
     wal = f["latency"]["avg_wal_sync_us"]
@@ -467,9 +469,9 @@ def test_the_efficiency_is_given_with_its_spread_over_fios_rounds(complete):
     record = _with_rounds(db_reads, db_reads * 2)
     record["runs"]["sync_more_1"] = dict(run_record(db_reads * 1.6, 100.0, 20.0, "sync_more"))
     doc = with_baseline(complete, record)
-    line = baseline_section.efficiency_line(doc)
+    line = baseline_section.efficiency_line(of(doc))
     assert "(0.50-1.00 over fio's 3 rounds)" in line, line
-    [drift] = [x for x in verdict.findings(doc) if x.code == "device_drift"]
+    [drift] = [x for x in verdict.findings(of(doc)) if x.code == "device_drift"]
     assert "in 1 more round after it" in drift.message and "between 0.50 and 1.00" in drift.message
 
 

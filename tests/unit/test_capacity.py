@@ -12,6 +12,7 @@ from dbio.report import sweep_model
 from dbio.stats import capacity
 from dbio.stats.capacity import Point, parse_slo
 from dbio.sweep import document
+from dbio.sweep_records import of as typed_sweep
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -96,7 +97,7 @@ REQUESTS = {
 def capacity_text(request):
     directory = FIXTURES / "sweep_capacity"
     doc = document.read(directory)
-    model = sweep_model.build(doc, load_steps(directory, doc), request)
+    model = sweep_model.build(typed_sweep(doc), load_steps(directory, typed_sweep(doc)), request)
     text = report.render_model(model, "text")
     return text[text.index("Capacity and queueing"):].split("\n\n\n")[0]
 

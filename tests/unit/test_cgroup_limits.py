@@ -146,8 +146,8 @@ def test_a_comparison_says_when_the_limits_differ():
 
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2,
                "io_limits": [{"device": "254:0", "name": "vda", "read_iops": 1500}]}
-    assert limit_findings.summary(doc([limited])) == "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s"
-    assert limit_findings.summary(doc([])) == "none"
+    assert limit_findings.summary(of(doc([limited]))) == "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s"
+    assert limit_findings.summary(of(doc([]))) == "none"
     context = compare_model._context([("a", result_records.of(doc([limited]))), ("b", result_records.of(doc([])))])
     rows = context["tables"][0]["rows"]
     assert ["limits (cgroup, CPU affinity)", "CPU quota 0.5 (v1 /db); vda: 1,500 reads/s", "none"] in rows
@@ -170,8 +170,8 @@ def test_the_storage_stack_section_lists_the_limits():
 
     limited = {"cpu_limit": {"cpus": 0.5, "cgroup": "v1 /db"}, "cpus_allowed": 2, "cpus": 2, "io_limits": []}
     assert ["Limits",
-            "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(doc([limited]))["pairs"]
-    assert not [p for p in run_section.storage(doc([]))["pairs"] if p[0] == "Limits"]
+            "database server: CPU quota 0.5 (v1 /db); dbio: none"] in run_section.storage(of(doc([limited])))["pairs"]
+    assert not [p for p in run_section.storage(of(doc([])))["pairs"] if p[0] == "Limits"]
 
 
 def test_an_io_limit_on_the_disk_under_a_partition_or_a_dm_device():
@@ -234,10 +234,10 @@ def test_a_merge_of_hosts_keeps_each_host_s_limits():
                                         "cpus_allowed": 4, "cpus": 4, "io_limits": [
                                             {"device": "8:0", "name": "sda", "cgroup": "v2 /db", "read_iops": 300}]}]
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
-    found = {f.code: f.message for f in verdict.findings(merged)}
+    found = {f.code: f.message for f in verdict.findings(of(merged))}
     assert "may use at most 0.5 CPUs of this host's 4 (the CPU quota of cgroup v2 /db, on app2)" in found["cpu_limit"]
     assert "sda (8:0): 300 reads/s (cgroup v2 /db, on app2)" in found["io_limit"]
-    assert limit_findings.summary(merged) == "app2: CPU quota 0.5 (v2 /db); app2: sda: 300 reads/s"
+    assert limit_findings.summary(of(merged)) == "app2: CPU quota 0.5 (v2 /db); app2: sda: 300 reads/s"
 
 
 def test_a_cgroup_outside_the_mount_s_part_of_the_hierarchy_is_not_read_as_another():
@@ -273,7 +273,7 @@ def test_a_real_process_pinned_to_one_cpu_is_read_with_its_affinity():
         os.sched_setaffinity(child.pid, {0})
         found = cgroup.limits_of([child.pid])
         assert [(e["pids"], e["cpus_allowed"], e["cpus"]) for e in found] == [(1, 1, os.cpu_count())]
-        assert "1 CPUs allowed" in limit_findings.summary({"environment": {"limits": found}})
+        assert "1 CPUs allowed" in limit_findings.summary(of({"environment": {"limits": found}}))
     finally:
         child.kill()
         child.wait()

@@ -11,13 +11,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from dbio.report import charts
 from dbio.report import model as report_model
 from dbio import result as results
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
 def model():
-    return json.loads(json.dumps(report_model.build(results.read(FIXTURES / "result_complete.json"))))
+    return json.loads(json.dumps(report_model.build(of(results.read(FIXTURES / "result_complete.json")))))
 
 
 def test_read_latency_and_select_p99_do_not_share_one_linear_axis(model):
@@ -79,7 +80,7 @@ def test_percentiles_fall_in_the_bucket_that_holds_them():
 @pytest.mark.parametrize("fixture", ["result_complete.json", "mysql/result_mariadb_10_11_pfs.json"])
 def test_the_io_legend_does_not_cover_the_lines(fixture):
     # the legend sat in the lower right of the plot, over the reads/s and device lines (PostgreSQL and MariaDB)
-    series = report_model.build(results.read(FIXTURES / fixture))["series"]
+    series = report_model.build(of(results.read(FIXTURES / fixture)))["series"]
     alone = charts.iops_figure(series)
     busy = charts.iops_figure({**series, "device_reads_per_s": [None if v is None else 100 * v
                                                                   for v in series["reads_per_s"]]})

@@ -17,6 +17,7 @@ from dbio import cli, controls
 from dbio import report as reports
 from dbio import result
 from dbio.ui import UI, VisibleConsole
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 # recolour, retitle the window (OSC ... BEL), CSI as one C1 byte, a right-to-left override, DEL, a line rewritten
@@ -48,7 +49,7 @@ def hostile_result() -> dict:
 def test_no_control_character_from_a_result_reaches_a_report(tmp_path, form):
     path = tmp_path / "result.json"
     result.write(tmp_path, hostile_result())
-    rendered = reports.render(result.read(path), form)
+    rendered = reports.render(of(result.read(path)), form)
     assert "owned" in rendered and "evil" in rendered  # the values are there...
     assert not RAW.findall(rendered), sorted(set(RAW.findall(rendered)))  # ...shown, never sent
     assert "␛[31mred" in rendered

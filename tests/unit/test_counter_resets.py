@@ -23,6 +23,7 @@ from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
 from tests.unit.test_figures import window_of
 from tests.fake_runs import run_loaded as _run
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -138,20 +139,20 @@ def test_a_run_whose_counters_are_reset_and_read_as_nan_is_not_valid_and_reads_b
     document = results.read(outcome.directory)  # no NaN: dbio reads its own result
     resets_found = {r["counter"] for r in document["counter_resets"]}
     assert {"data.reads", "client.reads", "db.blks_read"} <= resets_found
-    invalid = verdict.invalid(document)
+    invalid = verdict.invalid(of(document))
     assert [f.code for f in invalid] == ["counter_reset"]
     assert "data.reads" in invalid[0].message and "reset" in invalid[0].message
-    assert verdict.headline(document).startswith("not a storage result (INVALID): the engine's counters went back")
+    assert verdict.headline(of(document)).startswith("not a storage result (INVALID): the engine's counters went back")
     assert document["figures"]["load_profile"]["physical_reads_per_s"] is None  # no figure on a reset counter
     for row in document["series"]:
         assert all(v is None or v >= 0 for k, v in row.items() if k.endswith("_per_s")), row
     refusals = [e for e in document["events"] if e["kind"] == "readings_refused"]
     assert len(refusals) == 1 and "reads is nan" in refusals[0]["message"]
-    assert "readings_refused" in {f.code for f in verdict.findings(document)}
+    assert "readings_refused" in {f.code for f in verdict.findings(of(document))}
     samples = (outcome.directory / results.SAMPLES_FILE).read_text()
     assert '"refused"' in samples and "NaN" not in samples
     for form in report.FORMATS:
-        report.render(document, form)
+        report.render(of(document), form)
     text = (outcome.directory / results.REPORT_FILE).read_text()
     assert "INVALID" in text and "went back inside the window" in text
 
@@ -179,7 +180,7 @@ def test_a_merge_keeps_an_input_s_reset_and_builds_no_total_on_it():
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
     assert merged["counter_resets"][0]["node"] == "app2"
     assert merged["figures"]["load_profile"]["physical_reads_per_s"] is None
-    assert "data.reads of app2 at +1.0 s" in verdict.invalid(merged)[0].message
+    assert "data.reads of app2 at +1.0 s" in verdict.invalid(of(merged))[0].message
 
 
 def test_the_run_s_own_connections_ending_is_no_reset_but_gives_no_figure():

@@ -11,6 +11,7 @@ from pathlib import Path
 from dbio import result as results
 from dbio.report import storage_findings, verdict
 from dbio.stats import live
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 RECORDED = FIXTURES / "live"
@@ -35,7 +36,7 @@ def _verdict(window: dict) -> dict:
     given the window's reads."""
     doc = results.completed(json.loads((FIXTURES / "result_format2.json").read_text()))
     doc["figures"]["validity"].update(_figures(window)["validity"])
-    return {f.code: f for f in verdict.findings(doc)}
+    return {f.code: f for f in verdict.findings(of(doc))}
 
 
 def _live_says(window: dict, page_bytes: int = 8192) -> list[str]:

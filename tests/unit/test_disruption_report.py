@@ -13,6 +13,7 @@ from dbio import result as results
 from dbio.report import charts, compare_model, verdict
 from dbio.report import model as report_model
 from dbio.stats import disruptions as d
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 STALL = json.loads((FIXTURES / "disruption_stall.json").read_text())
@@ -29,7 +30,7 @@ def _with_events(**changed) -> dict:
 
 def test_the_disruptions_section_comes_right_after_the_verdict():
     doc = _with_events()
-    model = report_model.build(doc)
+    model = report_model.build(of(doc))
     ids = [s["id"] for s in model["sections"]]
     assert ids[:2] == ["verdict", "disruptions"]
     [reads] = model["sections"][1]["tables"]
@@ -38,27 +39,27 @@ def test_the_disruptions_section_comes_right_after_the_verdict():
     assert row[0] == "10s=stall:3s" and row[3] == found["before_reads_per_s"] and row[5] == found["floor_reads_per_s"]
     assert row[7] == found["seconds_below_90pct"] and row[8] == found["recovery_seconds"]
     assert row[9] == found["reads_lost"]
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert "Disruptions" in text and "10s=stall:3s" in text
     assert text.index("Disruptions") < text.index("Load Profile")
 
 
 def test_a_run_without_events_has_no_such_section():
-    model = report_model.build(results.read(FIXTURES / "result_format2.json"))
+    model = report_model.build(of(results.read(FIXTURES / "result_format2.json")))
     assert "disruptions" not in [s["id"] for s in model["sections"]] and "bands" not in model["series"]
 
 
 def test_the_verdict_names_an_event_not_recovered_from():
-    assert "not_recovered" not in [f.code for f in verdict.findings(_with_events())]
+    assert "not_recovered" not in [f.code for f in verdict.findings(of(_with_events()))]
     late = _with_events(recovery_seconds=None, not_recovered=d.NOT_RECOVERED)
-    [finding] = [f for f in verdict.findings(late) if f.code == "not_recovered"]
+    [finding] = [f for f in verdict.findings(of(late)) if f.code == "not_recovered"]
     assert finding.level == "warning" and "10s=stall:3s" in finding.message
-    assert d.NOT_RECOVERED in report.render(late, "text")
+    assert d.NOT_RECOVERED in report.render(of(late), "text")
 
 
 def test_the_chart_shades_each_event():
-    plain = report_model.build(results.read(FIXTURES / "result_format2.json"))
-    model = report_model.build(_with_events())
+    plain = report_model.build(of(results.read(FIXTURES / "result_format2.json")))
+    model = report_model.build(of(_with_events()))
     event = STALL["events"][0]
     assert model["series"]["bands"] == [[event["start_s"], event["end_s"], "10s=stall:3s"]]
     shaded = [len(fig.axes[0].patches) for fig in (charts.iops_figure(plain["series"]),
@@ -68,7 +69,7 @@ def test_the_chart_shades_each_event():
 
 def test_compare_shows_the_events_side_by_side():
     other = _with_events(floor_reads_per_s=1000.0, recovery_seconds=None, not_recovered=d.NOT_RECOVERED)
-    model = compare_model.build([("array-a", _with_events()), ("array-b", other)])
+    model = compare_model.build([("array-a", of(_with_events())), ("array-b", of(other))])
     [section] = [s for s in model["sections"] if s["id"] == "disruptions"]
     [table] = section["tables"]
     assert table["columns"] == ["", "array-a", "array-b"]

@@ -11,6 +11,7 @@ from dbio.report import model as report_model
 from dbio.stats import figures, host_cpu, series
 from dbio import result as results
 from tests.unit.test_figures import window_of
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -87,7 +88,7 @@ def test_sessions_that_read_nothing_have_no_read_latency_of_their_own():
     assert lat["avg_read_us"] is None  # not autovacuum's, not the I/O workers'
     assert lat["avg_read_us_all_backends"] > 0
     doc["figures"] = figures.derive(w)
-    m = report_model.build(doc)
+    m = report_model.build(of(doc))
     assert next(h for h in m["headline"] if h["label"] == "Avg physical read")["value"] is None
     averages = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "latency_averages")
     assert averages["rows"][0] == ["Physical read (sessions)", None]

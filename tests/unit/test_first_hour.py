@@ -17,6 +17,7 @@ from dbio.engines.postgres.instance import settings
 from dbio.engines.postgres.instance.record import Status
 from dbio.errors import UsageError
 from tests.fake_engine import FakeEngine
+from dbio.result_records import of
 
 
 def test_a_built_in_script_is_found_without_its_suffix():
@@ -57,7 +58,7 @@ def test_one_thread_is_not_plural():
 
     doc = results.read(Path(__file__).resolve().parents[1] / "fixtures" / "result_complete.json")
     doc["config"]["workload"].update(threads_per_schema=1, schemas=1, sessions=1)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert "(1 schema x 1 thread)" in text and "1 threads" not in text
 
 

@@ -20,6 +20,7 @@ from dbio.ui import UI
 from tests import small_fs
 from tests.fake_engine import FakeEngine
 from tests.fake_runs import run_loaded as _run
+from dbio.result_records import of
 
 PAGE = 4096
 
@@ -44,8 +45,9 @@ def rescues(tmp_path, monkeypatch):
 
 
 def _sizes(document: dict) -> dict[str, int]:
-    return {"result": len(json.dumps(document, indent=1)) + 1, "text": len(report.render(document, "text").encode()),
-            "html": len(report.render(document, "html").encode())}
+    return {"result": len(json.dumps(document, indent=1)) + 1,
+            "text": len(report.render(of(document), "text").encode()),
+            "html": len(report.render(of(document), "html").encode())}
 
 
 def _pages(size: int) -> int:
@@ -85,7 +87,7 @@ def test_a_report_that_does_not_fit_is_named_missing_in_the_one_result(finished,
     unwritten = [e for e in stored["events"] if e["kind"] == "report_unwritten"]
     assert [e["file"] for e in unwritten] == ["report.html"]
     assert f"{directory / 'report.html'} could not be written (No space left on device)" in unwritten[0]["message"]
-    assert (directory / "report.txt").read_text() == report.render(stored, "text")  # whole, and of this result
+    assert (directory / "report.txt").read_text() == report.render(of(stored), "text")  # whole, and of this result
     assert results.read(directory)["status"] == "complete"
     assert not rescues.exists()  # one result: no second copy anywhere
     assert written.directory == directory
@@ -106,7 +108,7 @@ def test_a_result_that_does_not_fit_is_rescued_whole_and_leaves_nothing_behind(f
     (rescued,) = rescues.iterdir()
     doc = results.read(rescued)
     assert doc["status"] == "failed" and "No space left on device" in doc["status_reason"]
-    assert (rescued / "report.txt").read_text() == report.render(json.loads((rescued / "result.json").read_text()),
+    assert (rescued / "report.txt").read_text() == report.render(of(json.loads((rescued / "result.json").read_text())),
                                                                   "text")
     assert "FAILED" in (rescued / "report.html").read_text() or "failed" in (rescued / "report.html").read_text()
     # the next run does not rebuild it as lost: not even once the rescued copy was moved away

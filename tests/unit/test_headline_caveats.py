@@ -14,6 +14,7 @@ import pytest
 from dbio import report
 from dbio import result as results
 from dbio.report import verdict
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BASE = results.read(FIXTURES / "result_complete.json")
@@ -83,26 +84,26 @@ CASES = [
 
 
 def test_the_recorded_valid_run_has_no_caveat():
-    assert verdict.headline(BASE) == ("8,569 physical reads/s, 133 us avg read, 120.4 MiB/s, "
+    assert verdict.headline(of(BASE)) == ("8,569 physical reads/s, 133 us avg read, 120.4 MiB/s, "
                                       "12,616 reads per host-CPU-second")
 
 
 @pytest.mark.parametrize("change, caveat", CASES, ids=[c.__name__ for c, _ in CASES])
 def test_each_warning_is_said_in_the_headline_line(change, caveat):
     doc = with_(change)
-    warned = [f.code for f in verdict.findings(doc) if f.level == "warning"]
+    warned = [f.code for f in verdict.findings(of(doc)) if f.level == "warning"]
     assert warned, "the change makes a warning"
-    assert not verdict.invalid(doc)
-    line = verdict.headline(doc)
+    assert not verdict.invalid(of(doc))
+    line = verdict.headline(of(doc))
     assert caveat in line, line
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert f"Headline: {line}" in text.splitlines()
-    assert f"**Headline:** {line}" in report.render(doc, "md")  # nothing in it Markdown escapes
+    assert f"**Headline:** {line}" in report.render(of(doc), "md")  # nothing in it Markdown escapes
 
 
 def test_the_html_line_and_cards_carry_the_caveat():
     doc = with_(shared_device)
-    html = report.render(doc, "html")
+    html = report.render(of(doc), "html")
     sub = re.search(r'<p class="sub">([^<]*)</p>', html).group(1)
     assert "(the device did 4.0x the engine&#x27;s reads: other work shared the device)" in sub
     cards = re.search(r'<section class="cards" id="headline">.*?</section>', html).group(0)
@@ -113,7 +114,7 @@ def test_the_html_line_and_cards_carry_the_caveat():
 def test_several_caveats_of_one_figure_share_its_parenthesis():
     doc = with_(lambda d: (shared_device(d), small_data_set(d)))
     assert ("physical reads/s (the device did 4.0x the engine's reads: other work shared the device; the data set "
-            "is only 1.5x the cache: some reads may be cache hits), 133 us avg read") in verdict.headline(doc)
+            "is only 1.5x the cache: some reads may be cache hits), 133 us avg read") in verdict.headline(of(doc))
 
 
 def test_what_dbio_run_prints_first_is_the_headline_with_its_caveats(tmp_path):
@@ -122,12 +123,12 @@ def test_what_dbio_run_prints_first_is_the_headline_with_its_caveats(tmp_path):
 
     doc = with_(shared_device)
     first = summary_lines(RunResult(document=doc, directory=tmp_path))[0]
-    assert first == f"complete, VALID: {verdict.headline(doc)}" and "other work shared the device" in first
+    assert first == f"complete, VALID: {verdict.headline(of(doc))}" and "other work shared the device" in first
 
 
 def test_a_comparison_quotes_each_side_s_reads_with_its_caveats():
     from dbio.report import compare_model
 
-    line = compare_model.build([("a", BASE), ("b", with_(shared_device))])["headline_text"]
+    line = compare_model.build([("a", of(BASE)), ("b", of(with_(shared_device)))])["headline_text"]
     assert line.startswith("b vs a: reads/s ")
     assert line.endswith("(b: the device did 4.0x the engine's reads: other work shared the device)"), line

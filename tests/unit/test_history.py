@@ -17,6 +17,7 @@ from dbio import cli
 from dbio.commands import history as history_command
 from dbio.report import history_model, verdict
 from dbio.stats import history
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BASE = json.loads((FIXTURES / "result_complete.json").read_text())
@@ -32,7 +33,7 @@ def _run(hours: int, reads: float, **workload) -> dict:
 
 
 def _entries(docs: list[dict]) -> list[history.Entry]:
-    return [history.entry(doc, f"runs/r{i}", verdict.summary(doc)) for i, doc in enumerate(docs)]
+    return [history.entry(of(doc), f"runs/r{i}", verdict.summary(of(doc))) for i, doc in enumerate(docs)]
 
 
 def test_a_change_beyond_the_spread_of_earlier_runs_is_marked_and_one_within_it_is_not():
@@ -69,7 +70,7 @@ def test_a_sweep_is_one_line_with_its_best_valid_step(tmp_path):
     (sweep,) = entries
     sweep_dir = tmp_path / "20261121-230000-sweep-disks"
     steps = [json.loads(p.read_text()) for p in sorted(sweep_dir.glob("*/result.json"))]
-    valid = [s for s in steps if verdict.summary(s)["valid"]]
+    valid = [s for s in steps if verdict.summary(of(s))["valid"]]
     best = max(valid, key=lambda s: s["figures"]["load_profile"]["physical_reads_per_s"])
     assert sweep.kind == "sweep" and sweep.steps == len(steps) and sweep.label == "disks"
     assert sweep.reads_per_s == pytest.approx(best["figures"]["load_profile"]["physical_reads_per_s"])

@@ -13,6 +13,8 @@ from dbio import result as results
 from dbio.sweep.document import load_steps
 from dbio.report import compare_model, sweep_model, verdict
 from dbio.sweep import document
+from dbio.result_records import of
+from dbio.sweep_records import of as typed_sweep
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 STORAGE_RATE = re.compile(r"physical reads/s|MiB/s|reads per host-CPU-second|us avg read")
@@ -24,12 +26,12 @@ def load(name):
 
 def headline_lines(doc):
     """The headline as each renderer shows it: text, Markdown, HTML (its line and its cards), JSON."""
-    text = next(line for line in report.render(doc, "text").splitlines() if line.startswith("Headline: "))
-    md = next(line for line in report.render(doc, "md").splitlines() if line.startswith("**Headline:** "))
-    html = report.render(doc, "html")
+    text = next(line for line in report.render(of(doc), "text").splitlines() if line.startswith("Headline: "))
+    md = next(line for line in report.render(of(doc), "md").splitlines() if line.startswith("**Headline:** "))
+    html = report.render(of(doc), "html")
     sub = re.search(r'<p class="sub">([^<]*)</p>', html).group(1)
     cards = re.search(r'<section class="cards" id="headline">.*?</section>', html).group(0)
-    model = json.loads(report.render(doc, "json"))
+    model = json.loads(report.render(of(doc), "json"))
     return {"text": text, "md": md, "html": sub, "cards": cards, "json": model["headline_text"]}, model
 
 
@@ -47,7 +49,7 @@ def assert_not_a_storage_result(doc, reads):
 
 def test_a_valid_result_keeps_its_figures():
     doc = load("complete")
-    assert not verdict.invalid(doc)
+    assert not verdict.invalid(of(doc))
     shown, model = headline_lines(doc)
     assert shown["text"] == "Headline: 8,569 physical reads/s, 133 us avg read, 120.4 MiB/s, " \
                             "12,616 reads per host-CPU-second"
@@ -58,13 +60,13 @@ def test_a_valid_result_keeps_its_figures():
 def test_reads_the_page_cache_served_are_no_storage_rate():
     """PostgreSQL 15 without direct I/O: 218,805 reads/s the engine called physical, 0.0% of them on the device."""
     doc = load("pg15")
-    assert {f.code for f in verdict.invalid(doc)} == {"page_cache", "small_data_set"}
+    assert {f.code for f in verdict.invalid(of(doc))} == {"page_cache", "small_data_set"}
     assert_not_a_storage_result(doc, "218,805")
 
 
 def test_rows_the_buffer_cache_served_are_no_storage_rate():
     doc = load("cached")
-    assert "rows_from_cache" in {f.code for f in verdict.invalid(doc)}
+    assert "rows_from_cache" in {f.code for f in verdict.invalid(of(doc))}
     assert_not_a_storage_result(doc, "0")
 
 
@@ -78,7 +80,7 @@ def test_each_invalid_rule_alone_makes_the_headline_say_so():
     small = copy.deepcopy(base)
     small["figures"]["validity"]["data_bytes"] = small["figures"]["validity"]["cache_bytes"]  # small_data_set
     for doc, code in ((served, "page_cache"), (rows, "rows_from_cache"), (small, "small_data_set")):
-        assert [f.code for f in verdict.invalid(doc)] == [code]
+        assert [f.code for f in verdict.invalid(of(doc))] == [code]
         assert_not_a_storage_result(doc, "8,569")
 
 
@@ -89,22 +91,22 @@ def test_one_node_served_by_its_cache_makes_the_run_s_headline_say_so():
     other["name"] = "node2"
     other["figures"]["validity"]["blocks_read_per_row"] = 0.1
     doc["nodes"].append(other)
-    assert [f.code for f in verdict.invalid(doc)] == ["node_rows_from_cache"]
+    assert [f.code for f in verdict.invalid(of(doc))] == ["node_rows_from_cache"]
     shown, model = headline_lines(doc)
     assert shown["text"].startswith("Headline: not a storage result (INVALID)") and model["headline"] == []
 
 
 def test_compare_marks_an_invalid_result_where_it_quotes_its_figures():
     valid, cached = load("complete"), load("pg15")
-    model = compare_model.build([("disk", valid), ("cached", cached)])
+    model = compare_model.build([("disk", of(valid)), ("cached", of(cached))])
     assert model["headline_text"].startswith("cached vs disk: reads/s ")
     assert model["headline_text"].endswith("(cached INVALID: not a storage result)")
     table = next(s for s in model["sections"] if s["id"] == "figures")["tables"][0]
     assert table["columns"][1:3] == ["disk", "cached (INVALID)"]
     assert any("cached INVALID: not a storage result" in note for note in table["notes"])
-    both = compare_model.build([("a", cached), ("b", copy.deepcopy(cached))])["headline_text"]
+    both = compare_model.build([("a", of(cached)), ("b", of(copy.deepcopy(cached)))])["headline_text"]
     assert both.endswith("(b, a INVALID: not storage results)")
-    plain = compare_model.build([("a", valid), ("b", copy.deepcopy(valid))])
+    plain = compare_model.build([("a", of(valid)), ("b", of(copy.deepcopy(valid)))])
     assert "INVALID" not in plain["headline_text"] and "INVALID" not in json.dumps(plain["sections"])
 
 
@@ -112,7 +114,7 @@ def test_compare_marks_an_invalid_result_where_it_quotes_its_figures():
 def sweep():
     directory = FIXTURES / "sweep_capacity"
     doc = document.read(directory)
-    return doc, load_steps(directory, doc)
+    return doc, load_steps(directory, typed_sweep(doc))
 
 
 def _cached(step_doc):
@@ -123,10 +125,11 @@ def _cached(step_doc):
 
 def test_a_sweep_s_best_step_is_a_storage_result_and_its_invalid_steps_are_marked(sweep):
     doc, steps = sweep
-    assert sweep_model.build(doc, steps)["headline_text"] == "best 37,766 reads/s (the device did 140.1% of the " \
+    headline = sweep_model.build(typed_sweep(doc), steps)["headline_text"]
+    assert headline == "best 37,766 reads/s (the device did 140.1% of the " \
         "engine's reads: other work shared the device; host CPU 99% busy) at 8 sessions (04-t8)"
     steps["04-t8"] = _cached(steps["04-t8"])  # the step with the most reads/s
-    model = sweep_model.build(doc, steps)
+    model = sweep_model.build(typed_sweep(doc), steps)
     # 03-t4's reads/s with its caveats (issue 26, item 11), as its own headline gives them
     assert model["headline_text"] == "best 31,302 reads/s (the device did 102.9% of the engine's reads: other work " \
                                      "shared the device; host CPU 99% busy) at 4 sessions (03-t4), leaving out 04-t8 " \
@@ -137,7 +140,7 @@ def test_a_sweep_s_best_step_is_a_storage_result_and_its_invalid_steps_are_marke
     assert any(note.startswith("(INVALID): not a storage result") for note in table["notes"])
     for step in steps:
         steps[step] = _cached(steps[step])
-    model = sweep_model.build(doc, steps)
+    model = sweep_model.build(typed_sweep(doc), steps)
     assert model["headline_text"] == "no step is a storage result (01-t1, 02-t2, 03-t4, 04-t8 INVALID: " \
                                      "not storage results)"
     assert model["headline"] == []
@@ -146,7 +149,7 @@ def test_a_sweep_s_best_step_is_a_storage_result_and_its_invalid_steps_are_marke
 def test_compared_sweeps_mark_the_steps_that_are_no_storage_result(sweep):
     doc, steps = sweep
     cached = {**steps, "02-t2": _cached(steps["02-t2"])}
-    model = compare_model.build_sweeps([("disk", doc, steps), ("cached", doc, cached)])
+    model = compare_model.build_sweeps([("disk", typed_sweep(doc), steps), ("cached", typed_sweep(doc), cached)])
     labels = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
     assert labels == ["threads_per_schema=1", "threads_per_schema=2 (cached INVALID: not a storage result)",
                       "threads_per_schema=4", "threads_per_schema=8"]
@@ -157,11 +160,11 @@ def test_a_sweep_s_knees_and_capacity_are_read_off_storage_results_only_and_its_
 
     doc, steps = sweep
     doc = {**doc, "capacity": {"target_iops": 35_000}}
-    plain = sweep_model.build(doc, steps)
+    plain = sweep_model.build(typed_sweep(doc), steps)
     capacity = next(s for s in plain["sections"] if s["id"] == "capacity")["lines"]
     assert any("37,766" in line or "04-t8" in line or "8 sessions" in line for line in capacity), capacity
     steps = {**steps, "04-t8": _cached(steps["04-t8"])}  # the step with the most reads/s, served by a cache
-    model = sweep_model.build(doc, steps)
+    model = sweep_model.build(typed_sweep(doc), steps)
     points = model["curves"]["lines"][0]["points"]
     assert [p["invalid"] for p in points] == [False, False, False, True]
     assert all(line.startswith("leaving out 04-t8 INVALID: not a storage result: ") for line in model["knees"])
@@ -181,14 +184,15 @@ def test_compared_sweeps_say_which_did_not_finish_and_mark_its_partial_steps(swe
     cut["steps"][1]["status"] = "interrupted"
     for step in cut["steps"][2:]:
         step["status"] = "pending"
-    model = compare_model.build_sweeps([("whole", doc, steps), ("cut", cut, steps)])
+    model = compare_model.build_sweeps([("whole", typed_sweep(doc), steps), ("cut", typed_sweep(cut), steps)])
     assert [f["message"] for f in model["findings"]] == [
         "cut: sweep INTERRUPTED: 1 of 4 steps complete; a step marked in the table covers only the part that ran"]
     labels = [row[0] for row in model["sections"][0]["tables"][0]["rows"]]
     assert labels == ["threads_per_schema=1", "threads_per_schema=2 (interrupted in cut)",
                       "threads_per_schema=4", "threads_per_schema=8"]
     assert report.render_model(model, "text").splitlines()[2].startswith("WARNING: cut: sweep INTERRUPTED")
-    assert compare_model.build_sweeps([("whole", doc, steps), ("again", doc, steps)])["findings"] == []
+    sweep = typed_sweep(doc)
+    assert compare_model.build_sweeps([("whole", sweep, steps), ("again", sweep, steps)])["findings"] == []
 
 
 def test_a_sweep_s_best_step_is_one_that_finished(sweep):
@@ -198,13 +202,14 @@ def test_a_sweep_s_best_step_is_one_that_finished(sweep):
     cut = copy.deepcopy(doc)
     cut["status"] = "interrupted"
     cut["steps"][3]["status"] = "interrupted"  # 04-t8, the step with the most reads/s
-    assert sweep_model.build(cut, steps)["headline_text"] == "best 31,302 reads/s (the device did 102.9% of the " \
+    headline = sweep_model.build(typed_sweep(cut), steps)["headline_text"]
+    assert headline == "best 31,302 reads/s (the device did 102.9% of the " \
         "engine's reads: other work shared the device; host CPU 99% busy) at 4 sessions (03-t4)"
     for step in cut["steps"][1:]:
         step["status"] = "pending"
-    assert sweep_model.build(cut, steps)["headline_text"].endswith("at 1 session (01-t1)")
+    assert sweep_model.build(typed_sweep(cut), steps)["headline_text"].endswith("at 1 session (01-t1)")
     cut["steps"][0]["status"] = "interrupted"
-    assert sweep_model.build(cut, steps)["headline_text"] == "no step completed"
+    assert sweep_model.build(typed_sweep(cut), steps)["headline_text"] == "no step completed"
 
 
 def test_a_sweep_says_each_kind_of_finding_once_with_the_steps_it_applies_to(sweep):
@@ -212,7 +217,7 @@ def test_a_sweep_says_each_kind_of_finding_once_with_the_steps_it_applies_to(swe
     doc, steps = sweep
     for name in ("02-t2", "04-t8"):
         steps[name] = _cached(steps[name])
-    findings = sweep_model.build(doc, steps)["findings"]
+    findings = sweep_model.build(typed_sweep(doc), steps)["findings"]
     cache = [f for f in findings if f["code"] == "rows_from_cache"]
     assert len(cache) == 1 and cache[0]["message"].startswith("steps 02-t2, 04-t8: only 10% of the rows")
     assert cache[0]["message"].endswith("(as 02-t2 said it; the others alike)") and findings[0] == cache[0]

@@ -32,12 +32,12 @@ def test_the_default_layout_adds_nothing():
     doc = _doc()
     assert not of(doc).environment.storage.has_layout
     assert "tables" not in layout_section.section(of(doc))
-    assert all(pair[0] != "WAL" for pair in run_section.section(doc)["pairs"])
+    assert all(pair[0] != "WAL" for pair in run_section.section(of(doc))["pairs"])
 
 
 def test_a_wal_of_its_own_is_named_and_measured_on_its_device():
     doc = _with_layout(_doc())
-    pairs = dict(run_section.section(doc)["pairs"])
+    pairs = dict(run_section.section(of(doc))["pairs"])
     assert pairs["WAL"].startswith("/mnt/wal/dbio-wal on vdb") and "a device of its own" in pairs["WAL"]
     found = layout_section.section(of(doc))
     rows = {row[0]: row for row in found["tables"][0]["rows"]}
@@ -46,4 +46,4 @@ def test_a_wal_of_its_own_is_named_and_measured_on_its_device():
     assert rows["WAL"][columns.index("Avg write size")] == 1024.0 * 1.5 / 200.0  # KiB per write
     assert rows["WAL"][columns.index("Writes/s")] == 200.0
     assert found["lines"][0].startswith("WAL sync (engine): 319 us on average")  # the recorded run's
-    assert any(s["id"] == "layout" for s in model.build(doc)["sections"])
+    assert any(s["id"] == "layout" for s in model.build(of(doc))["sections"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dbio import merge, result
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BASE = json.loads((FIXTURES / "result_format2.json").read_text())
@@ -141,17 +142,16 @@ def test_the_report_names_the_parts_the_count_and_a_disagreement():
     from dbio import report, result
 
     agreed = merge.merge([(f"p{i}", part(i, 0.333)) for i in (1, 2)], "m")
-    text = report.render(result.with_nodes(agreed), "text")
+    text = report.render(of(result.with_nodes(agreed)), "text")
     assert "1, 2 of 3 of run run-abc; not given: 3" in text and "Counted once" in text
     assert "part(s) 3 of 3 of run run-abc were not given" in text
     shared = merge.merge([(f"p{i}", part(i, 0.2)) for i in (1, 2, 3)], "m")
-    text = report.render(result.with_nodes(shared), "text")
+    text = report.render(of(result.with_nodes(shared)), "text")
     assert "read 40.0% less than the server: other clients" in text
 
 
 def test_a_parts_own_report_says_its_other_parts_shared_the_server_as_agreed():
     from dbio.report import conduct_findings
-    from dbio.result_records import of
 
     doc = part(1, 0.33)
     finding = conduct_findings.other_sessions(of(doc))
@@ -295,13 +295,13 @@ def test_a_merge_with_parts_missing_marks_its_figure_as_not_the_whole_runs(given
     doc = merge.merge([(f"p{i}", part(i, 0.33)) for i in given], "m")
     missing = [i for i in (1, 2, 3) if i not in given]
     mark = f"part{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} of 3 missing: not the whole run's"
-    by_figure, _ = verdict.headline_caveats(doc)
+    by_figure, _ = verdict.headline_caveats(of(doc))
     assert mark in by_figure["reads_per_s"]
-    assert mark in verdict.reads_caveats(doc)  # what a comparison or a sweep's table quotes beside it
-    text = report.render(result.with_nodes(doc), "text")
+    assert mark in verdict.reads_caveats(of(doc))  # what a comparison or a sweep's table quotes beside it
+    text = report.render(of(result.with_nodes(doc)), "text")
     assert f"not given: {', '.join(map(str, missing))}" in text
     whole = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
-    assert not any("missing" in c for c in verdict.headline_caveats(whole)[0].get("reads_per_s", []))
+    assert not any("missing" in c for c in verdict.headline_caveats(of(whole))[0].get("reads_per_s", []))
 
 
 def _with_rate(doc: dict, asked: float) -> dict:

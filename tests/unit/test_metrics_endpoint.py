@@ -35,7 +35,7 @@ def _sample(t: float, reads: float, hist: dict[str, int], late: dict | None = No
 def _view(begin: dict | None = None, rate_per_s: float | None = None) -> SimpleNamespace:
     """What the listener reads of the run (run/listeners.RunView): the window's first reading, its plan's rate."""
     return SimpleNamespace(window=SimpleNamespace(begin=begin),
-                           plan=SimpleNamespace(control={"rate_per_s": rate_per_s}, sessions=4))
+                           plan=SimpleNamespace(control=SimpleNamespace(rate_per_s=rate_per_s), sessions=4))
 
 
 def _listener(endpoint: metrics.Endpoint) -> metrics.MetricsListener:

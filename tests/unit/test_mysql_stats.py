@@ -10,6 +10,7 @@ from dbio.collect import fio
 from dbio.engines import counters
 from dbio.engines.mysql import pfs, stats
 from dbio.report import words
+from dbio.result_records import of
 from dbio.stats import figures
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mysql"
@@ -157,7 +158,6 @@ def test_reports_speak_innodbs_words_and_leave_the_kernels_alone():
 def test_the_page_cleaners_flushing_inside_the_window_is_named():
     from dbio.engines.mysql import facts
     from dbio.report import conduct_findings
-    from dbio.result_records import of
 
     window = _window(16384, 8000, 1000)
     end = stats.normalize({**_raw(), "status": {**_raw()["status"], "innodb_buffer_pool_pages_flushed":
@@ -178,7 +178,7 @@ def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
     from dbio.engines import registry
 
     doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     engine_part = text.split("Storage stack")[0] + text.split("Load Profile")[1]
     assert "WAL" not in engine_part and "Redo log sync" in text and "pages read per row" in text
     assert "Physical read pages" in text and "block devices under the data directory" in text  # the kernel's word
@@ -186,17 +186,17 @@ def test_a_mysql_result_reports_in_innodbs_words_and_older_ones_are_completed():
     older = json.loads(json.dumps(doc))
     for key in ("redo_name", "block_name", "page_bytes"):
         del older["capabilities"][key]
-    assert "WAL sync" in report.render(older, "text")  # without the facts: PostgreSQL's words
+    assert "WAL sync" in report.render(of(older), "text")  # without the facts: PostgreSQL's words
     completed = registry.entry("mysql").complete_result(older)
     assert completed["capabilities"]["page_bytes"] == 16384
-    assert report.render(completed, "text") == text
+    assert report.render(of(completed), "text") == text
 
 
 def test_a_finding_printed_by_run_is_in_the_engines_words():
     doc = json.loads((FIXTURES / "result_mariadb_10_11_pfs.json").read_text())
     text = "engine 32 KiB of data files, WAL and temporary files"
-    assert words.say(doc, text) == "engine 32 KiB of data files, redo log and temporary files"
-    assert words.say({"capabilities": {}}, text) == text
+    assert words.say(of(doc), text) == "engine 32 KiB of data files, redo log and temporary files"
+    assert words.say(of({"capabilities": {}}), text) == text
 
 
 def test_the_workload_shape_says_how_its_figures_are_made_in_the_engines_words():

@@ -19,6 +19,7 @@ from dbio.errors import UsageError
 from dbio.report import ops_model
 from dbio.stats import catalogue
 from dbio.stats import ops as figures
+from dbio.ops_records import of as typed_op
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -42,15 +43,15 @@ def test_a_recorded_recovery_reads_and_reports(tmp_path):
     per_gb = catalogue.ops_figure("recovery_seconds_per_gb").value(doc["figures"])
     assert per_gb == pytest.approx(detail["recovery_seconds"] / (detail["wal_replayed_bytes"] / 1e9))
     for form in reports.FORMATS:
-        text = reports.render_model(ops_model.build(doc), form)
+        text = reports.render_model(ops_model.build(typed_op(doc)), form)
         assert "crash recovery" in text or "recovery" in text
-    text = reports.render_model(ops_model.build(doc), "text")
+    text = reports.render_model(ops_model.build(typed_op(doc)), "text")
     assert f"{per_gb:,.0f} s per GB of WAL replayed" in text and "redo done at" in text
 
 
 def test_an_interrupted_operation_says_so_first(tmp_path):
     doc = ops_result.read(_copy(tmp_path, "recovery_interrupted"))
-    model = ops_model.build(doc)
+    model = ops_model.build(typed_op(doc))
     assert doc["status"] == "interrupted" and model["findings"][0]["level"] == "warning"
     text = reports.render_model(model, "text")
     assert text.splitlines()[2].startswith("WARNING: the operation interrupted")
@@ -62,12 +63,12 @@ def test_a_backup_against_the_sequential_rate(tmp_path):
     f = doc["figures"]
     assert f["backup"]["share_of_sequential"] == pytest.approx(f["mb_per_s"] / f["backup"]["sequential_read_mb_per_s"])
     assert "target" in f["devices"]["vda"]["roles"]
-    assert "x the device's sequential read rate" in ops_model.headline(doc)
+    assert "x the device's sequential read rate" in ops_model.headline(typed_op(doc))
 
 
 def test_operations_compare_with_deltas(tmp_path):
     a, b = ops_result.read(_copy(tmp_path, "recovery")), ops_result.read(_copy(tmp_path, "recovery_interrupted"))
-    model = ops_model.build_compare([("a", a), ("b", b)])
+    model = ops_model.build_compare([("a", typed_op(a)), ("b", typed_op(b))])
     text = reports.render_model(model, "text")
     assert "Recovery seconds per GB of WAL" in text and "dbio compare (operations): a vs b" in text
 
@@ -125,9 +126,9 @@ def test_a_checkpoint_beside_another_process_reading_is_warned_about(tmp_path):
     doc = {**doc, "operation": "checkpoint"}
     device = doc["figures"]["devices"]["vda"]
     device.update(read_bytes=30e6, write_bytes=2e6)
-    assert any(f["code"] == "other_io" and "another process" in f["message"] for f in ops_model.findings(doc))
+    assert any(f["code"] == "other_io" and "another process" in f["message"] for f in ops_model.findings(typed_op(doc)))
     device.update(read_bytes=0.1e6, write_bytes=2e6)
-    assert not any(f["code"] == "other_io" for f in ops_model.findings(doc))
+    assert not any(f["code"] == "other_io" for f in ops_model.findings(typed_op(doc)))
 
 
 def test_a_sweeps_operation_is_checked_without_a_server():
@@ -199,8 +200,8 @@ def test_an_operation_renders_with_any_field_nulled(name):
                 continue
             rendered += 1
             try:
-                reports.render_model(ops_model.build(nulled), "text")
-                reports.render_model(ops_model.build_compare([("a", nulled), ("b", doc)]), "md")
+                reports.render_model(ops_model.build(typed_op(nulled)), "text")
+                reports.render_model(ops_model.build_compare([("a", typed_op(nulled)), ("b", typed_op(doc))]), "md")
             except Exception as exc:  # noqa: BLE001 - any crash is the finding
                 failures.append(f"{'; '.join('.'.join(p) for p in paths)}: {type(exc).__name__}: {exc}")
     assert rendered > 100

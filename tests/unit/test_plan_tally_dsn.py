@@ -16,16 +16,16 @@ def test_plan_maps_sessions_to_schemas_and_offs_to_never(tmp_path):
     p = run_plan.make_plan(w)
     assert p.schema_of == (1, 1, 2, 2, 3, 3)
     assert p.warmup == 3.0  # whole slices: the window opens on a slice boundary
-    assert p.control["hot_every"] == run_plan.NEVER and p.control["think_every"] == run_plan.NEVER
-    assert p.control["fill_bytes"] == 256
+    assert p.control.hot_every == run_plan.NEVER and p.control.think_every == run_plan.NEVER
+    assert p.control.fill_bytes == 256
 
 
 def test_plan_hot_spot_in_blocks(tmp_path):
     w = workload(tmp_path, hotspot=True, hotspot_size="8MiB", hotspot_offset="16MiB", hotspot_frequency="4",
                  redo_stress="HEAVY")
     c = run_plan.make_plan(w).control
-    assert c["hot_lo"] == 16 * 128 + 1 and c["hot_rows"] == 8 * 128 and c["hot_every"] == 4
-    assert c["fill_bytes"] == 2432
+    assert c.hot_lo == 16 * 128 + 1 and c.hot_rows == 8 * 128 and c.hot_every == 4
+    assert c.fill_bytes == 2432
 
 
 def slice_result(**kw):

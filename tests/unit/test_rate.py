@@ -15,6 +15,7 @@ from dbio.engines.base import SliceResult
 from dbio.report import model, text, verdict
 from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
 from dbio.stats import histogram, rate
+from dbio.result_records import of
 
 
 def test_each_session_takes_an_equal_share_of_its_part():
@@ -156,19 +157,19 @@ def test_a_rate_not_held_is_the_verdict_s_first_warning_and_qualifies_the_headli
     lags = [(40, 2_000.0), (45, 300_000.0), (50, 900_000.0)]
     judged = rate.judge(_derived(1000.0, 20_000, 40.0, schedule="poisson"), lags, 30, 5)
     doc = _recorded_with(judged)
-    warnings = [f for f in verdict.findings(doc) if f.level == "warning"]
+    warnings = [f for f in verdict.findings(of(doc)) if f.level == "warning"]
     assert warnings[0].code == "rate_not_held"
     assert warnings[0].message.startswith("rate not held: asked 1,000 statements/s, achieved 500/s (50.0%); it fell "
                                           "behind from +10 s to +20 s of the window, the schedule's lag going from "
                                           "2.0 ms to 0.90 s")
-    assert "(rate not held: 500 of the 1,000 statements/s asked" in verdict.headline(doc)
-    assert "rate 1,000 statements/s (poisson)" in text.render(model.build(doc))
+    assert "(rate not held: 500 of the 1,000 statements/s asked" in verdict.headline(of(doc))
+    assert "rate 1,000 statements/s (poisson)" in text.render(model.build(of(doc)))
 
 
 def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():
     doc = _recorded_with(rate.judge(_derived(1000.0, 40_000, 40.0, schedule="poisson"), [(40, 60.0)], 30, 5))
-    assert "rate_not_held" not in [f.code for f in verdict.findings(doc)]
-    report = text.render(model.build(doc))
+    assert "rate_not_held" not in [f.code for f in verdict.findings(of(doc))]
+    report = text.render(model.build(of(doc)))
     assert "Latency from the intended start" in report and "Rate (poisson schedule)" in report
 
 

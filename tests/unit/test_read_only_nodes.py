@@ -21,6 +21,7 @@ from dbio.ui import UI
 from tests import fake_engine
 from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
+from dbio.result_records import of
 
 
 def _config(tmp_path: Path, **cli):
@@ -148,14 +149,14 @@ def test_a_read_only_node_runs_no_update_and_starts_with_the_others(tmp_path, sh
     figures = {n["name"]: n["figures"]["load_profile"] for n in doc["nodes"]}
     assert figures["s"]["updates_per_s"] == 0
     assert figures["s"]["statements_per_s"] == pytest.approx(2 * fake_engine.ITERATIONS_PER_SECOND, rel=0.1)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert "standby" in text
     # a section per node, as AWR's instance reports beside the global one, in every format
     assert "\nNode p (primary)\n" in text and "\nNode s (standby)\n" in text
     own = text[text.index("\nNode s (standby)\n"):]
     assert "UPDATEs/s" in own and "read-only: its sessions ran the loop without UPDATEs" in own
     for form in report.FORMATS:
-        assert "Node s (standby)" in report.render(doc, form)
+        assert "Node s (standby)" in report.render(of(doc), form)
 
 
 # -- a standby's replication (PostgreSQL's raw snapshot to neutral counters, pure) -------------------
@@ -199,19 +200,19 @@ def test_a_lagging_standby_and_a_node_reading_from_cache_are_named():
     doc = _two_nodes({"validity": {"blocks_read_per_row": 0.1},
                       "replication": {"wal_received_mib_per_s": 1.0, "replay_lag_mib_max": 2.0,
                                       "replay_lag_seconds_max": 3.5}})
-    found = {f.code: f for f in verdict.findings(doc)}
+    found = {f.code: f for f in verdict.findings(of(doc))}
     assert found["node_rows_from_cache"].message.startswith("s: only 10% of the rows")
     assert "s (standby) fell behind its primary by up to 3.5 s and 2.0 MiB" in found["node_lagging_standby"].message
     assert not any(f.message.startswith("p:") for f in found.values())
     kept_up = _two_nodes({"replication": {"replay_lag_mib_max": 0.5, "replay_lag_seconds_max": 0.2}})
     assert node_verdicts.lagging(result_records.Node.of(kept_up["nodes"][1])) is None
-    section = node_sections.section(doc)
+    section = node_sections.section(of(doc))
     notes = " ".join(section["tables"][0]["notes"])
     assert "s: - ; sessions 2" not in notes and "sessions 2 (weight 2); read-only" in notes
     assert "UPDATE-capable sessions: 1 of 2" in notes and "start skew across the nodes +1.2 ms" in notes
     replication = section["tables"][1]
     assert replication["rows"] == [["s", 1.0, 2.0, 3.5, "lagging"]]
-    assert node_verdicts.node_findings({**doc, "nodes": doc["nodes"][:1]}, tuple(
+    assert node_verdicts.node_findings(of({**doc, "nodes": doc["nodes"][:1]}), tuple(
         rule.judge for rule in verdict_rules.RULES if rule.applies == verdict_rules.NODE), verdict.Finding) == []
 
 
@@ -248,7 +249,7 @@ def test_a_node_that_stops_mid_run_is_reported_and_the_others_finish_the_window(
     per_node = 2 * fake_engine.ITERATIONS_PER_SECOND * 8
     assert by_node["s"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.25)
     assert by_node["p"]["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(per_node, rel=0.1)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert "s stopped +" in text and "totals are partial" in text
     assert not engines[0].server.runs and not engines[0].server.connections
 

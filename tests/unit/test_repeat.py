@@ -24,6 +24,8 @@ from dbio.ui import UI
 from tests import fake_engine
 from tests.virtual_time import VirtualTime
 from tests.fake_engine import FakeEngine
+from dbio.result_records import of
+from dbio.sweep_records import of as typed_sweep
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -84,8 +86,8 @@ def _cells(model: dict, table_id: str) -> list[list]:
 
 
 def test_compare_of_repeat_sets_shows_medians_and_judges_against_the_spread():
-    a = [_doc(r, 300.0) for r in SAME_A]
-    b = [_doc(r, 160.0) for r in MORE_SESSIONS]
+    a = [of(_doc(r, 300.0)) for r in SAME_A]
+    b = [of(_doc(r, 160.0)) for r in MORE_SESSIONS]
     model = compare_model.build([("one", a[0]), ("four", b[0])], {"one": a, "four": b})
     reads = next(row for row in _cells(model, "compare_figures") if row[0] == "Physical reads/s")
     assert reads[1]["value"] == 2712.0 and reads[2]["value"] == 6120.0  # medians, not the runs shown
@@ -93,12 +95,12 @@ def test_compare_of_repeat_sets_shows_medians_and_judges_against_the_spread():
     assert "median reads/s +125.7% (3 vs 3 runs), beyond the noise" in model["headline_text"]
     spread_rows = _cells(model, "compare_repeats")
     assert spread_rows[0][:3] == ["one", "Physical reads/s", 3]
-    same = compare_model.build([("a", a[0]), ("b", a[1])], {"a": a, "b": [_doc(r, 300.0) for r in SAME_B]})
+    same = compare_model.build([("a", a[0]), ("b", a[1])], {"a": a, "b": [of(_doc(r, 300.0)) for r in SAME_B]})
     assert "within the noise" in same["headline_text"]
 
 
 def test_compare_of_single_runs_says_it_cannot_see_run_to_run_noise():
-    model = compare_model.build([("a", _doc(2712.0, 300.0)), ("b", _doc(2985.0, 300.0))])
+    model = compare_model.build([("a", of(_doc(2712.0, 300.0))), ("b", of(_doc(2985.0, 300.0)))])
     notes = next(t for s in model["sections"] for t in s.get("tables", []) if t["id"] == "compare_figures")["notes"]
     assert any("repeat with --repeat 3 to judge run-to-run noise" in n for n in notes)
     assert not any(s["id"] == "repeats" for s in model["sections"])
@@ -219,7 +221,7 @@ def test_a_repeated_sweep_shows_each_step_s_median_and_spread():
     from dbio.report import charts, sweep_model
 
     sweep, docs = _sweep({"01-t1": SAME_A, "02-t4": MORE_SESSIONS})
-    model = sweep_model.build(sweep, docs)
+    model = sweep_model.build(typed_sweep(sweep), docs)
     rows = _cells(model, "sweep_repeats")
     assert rows[0][:6] == ["01-t1", "3 of 3", 2712.0, 2630.0, 2985.0, pytest.approx(100 * 355 / 2712)]
     assert rows[1][2:5] == [6120.0, 5874.0, 6398.0]
@@ -242,7 +244,7 @@ def test_a_step_whose_round_did_not_complete_says_so():
     sweep, docs = _sweep({"01-t1": SAME_A, "02-t4": MORE_SESSIONS})
     sweep["steps"][-1]["status"] = "interrupted"
     steps = sweep_records.of(sweep).steps
-    rows = sweep_model.repeated_rows([sweep_model.step_row(s, docs.get(s.name)) for s in steps])
+    rows = sweep_model.repeated_rows([sweep_model.step_row(s, of(docs.get(s.name))) for s in steps])
     assert [(r["step"], r["status"], r["rounds_complete"]) for r in rows] == \
         [("01-t1", "complete", 3), ("02-t4", "interrupted", 2)]
     assert rows[1]["reads_per_s"] == (6120.0 + 5874.0) / 2  # the median of the rounds that completed

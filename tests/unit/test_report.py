@@ -11,6 +11,8 @@ import pytest
 from dbio import report
 from dbio.report import model as report_model
 from dbio import result as results
+from dbio.result_records import of
+from dbio.sweep_records import of as typed_sweep
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -27,13 +29,13 @@ def load(name):
 def html_of(name):
     """A recorded result's HTML report, rendered once for the tests that only read it (its charts take
     about a second each time)."""
-    return report.render(load(name), "html")
+    return report.render(of(load(name)), "html")
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("form", sorted(EXTENSIONS))
 def test_golden(request, scenario, form):
-    out = report.render(load(scenario), form)
+    out = report.render(of(load(scenario)), form)
     golden = GOLDEN / f"{scenario}.{EXTENSIONS[form]}"
     if request.config.getoption("--update-golden"):
         golden.parent.mkdir(exist_ok=True)
@@ -91,41 +93,41 @@ def test_html_charts_and_verdict_order():
 
 
 def test_text_and_html_carry_the_same_figures():
-    text, html = report.render(load("complete"), "text"), html_of("complete")
+    text, html = report.render(of(load("complete")), "text"), html_of("complete")
     for figure in ("8,569", "133 us", "2,390 us", "12,616", "57,877", "54 us"):
         assert figure in text and figure in html
 
 
 def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_measured():
     doc = load("complete")
-    assert "waiting for a CPU" not in report.render(doc, "text")  # recorded before it was read
+    assert "waiting for a CPU" not in report.render(of(doc), "text")  # recorded before it was read
     doc["figures"]["cpu"].update(cpu_wait_us_per_read=40.2, cpu_wait_pct=23.5)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +40 us\n", text)
     assert re.search(r"\n  Sessions' time waiting for a CPU +23\.5%\n", text)
     # the read took 133 us, the device's own 80 us: a wait of more than the 53 us between is not all in the read
     doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 61.4
-    assert "of which waiting for a CPU" not in report.render(doc, "text")
+    assert "of which waiting for a CPU" not in report.render(of(doc), "text")
     # with I/O workers doing the reads (io_method = worker), their wait is a part of the read's too
     doc["figures"]["cpu"].update(cpu_wait_us_per_read=20.0, io_worker_cpu_wait_seconds=1.5,
                                  io_worker_cpu_wait_us_per_read=25.0)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +45 us\n", text)
     assert "It holds the I/O workers' wait (25 us a read)" in text
     assert re.search(r"\n  I/O workers' wait for a CPU, seconds +1\.5\n    per physical read +25 us\n", text)
     doc["figures"]["cpu"]["cpu_wait_us_per_read"] = 61.4  # the sessions' does not fit in the read: the workers' does
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert re.search(r"\n  Physical read \(sessions\) +133 us\n    of which waiting for a CPU +25 us\n", text)
     assert "Waiting for a CPU: the I/O workers' time ready to run" in text  # not the sessions', not counted
     assert "Waiting for a CPU: the sessions' time" not in text
     doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.2  # others read from the device: the read's time
-    assert "of which waiting for a CPU" not in report.render(doc, "text")  # beyond the device's is not known
+    assert "of which waiting for a CPU" not in report.render(of(doc), "text")  # beyond the device's is not known
     doc["figures"]["validity"]["device_to_db_read_ratio"] = 1.0
     doc["figures"]["cpu"].update(cpu_wait_us_per_read=61.4, io_worker_cpu_wait_seconds=None,
                                  io_worker_cpu_wait_us_per_read=None)
     assert "Other work's CPU seconds" not in text  # recorded before the servers' CPU was read
     doc["figures"]["cpu"].update(server_cpu_seconds=9.5, other_cpu_seconds=3.25, other_cpu_pct=21.0)
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     assert re.search(r"\n  Background processes CPU seconds +[0-9.]+\n  Database server CPU seconds \(all its "
                      r"processes\) +9\.5\n  Other work's CPU seconds +3\.2\n    share of the host's busy CPU +21\.0%\n",
                      text)
@@ -135,7 +137,7 @@ def test_the_sessions_wait_for_a_cpu_shows_beside_the_read_latency_only_when_mea
 
 def test_model_per_statement_and_per_transaction_follow_per_second():
     doc = load("complete")
-    m = report_model.build(doc)
+    m = report_model.build(of(doc))
     table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "load_profile")
     rows = {r[0].strip(): r for r in table["rows"]}
     lp = doc["figures"]["load_profile"]
@@ -146,14 +148,14 @@ def test_model_per_statement_and_per_transaction_follow_per_second():
 
 def test_model_of_a_read_only_run_has_no_per_transaction_figures():
     doc = load("cached")
-    m = report_model.build(doc)
+    m = report_model.build(of(doc))
     table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "load_profile")
     assert all(row[3] is None for row in table["rows"])
 
 
 def test_time_series_stats_name_the_interval_of_min_and_max_after_warmup():
     doc = load("complete")  # warm-up 2 s, intervals of 1 s; the last interval's readings are 0.5 s apart
-    m = report_model.build(doc)
+    m = report_model.build(of(doc))
     table = next(t for s in m["sections"] for t in s.get("tables", []) if t["id"] == "series_stats")
     reads = next(r for r in table["rows"] if r[0] == "Physical reads/s")
     whole = [r for r in doc["series"] if r["phase"] == "measured"][:-1]
@@ -165,21 +167,21 @@ def test_time_series_stats_name_the_interval_of_min_and_max_after_warmup():
 
 
 def test_series_points_carry_interval_labels_and_the_partial_mark():
-    points = report_model.build(load("complete"))["series"]
+    points = report_model.build(of(load("complete")))["series"]
     assert points["from_s"] == [-2, -1, 0, 1, 2, 3, 4]
     assert points["to_s"] == [-1, 0, 1, 2, 3, 4, 5]
     assert points["partial"] == [False] * 6 + [True]
 
 
 def test_json_report_is_the_model():
-    data = json.loads(report.render(load("interrupted"), "json"))
+    data = json.loads(report.render(of(load("interrupted")), "json"))
     assert data["format"] == "dbio-report" and data["run"]["status"] == "interrupted"
     assert any(f["code"] == "status" for f in data["findings"])
 
 
 def test_unknown_format_is_refused():
     with pytest.raises(ValueError):
-        report.render(load("complete"), "pdf")
+        report.render(of(load("complete")), "pdf")
 
 
 def test_sweep_curves_order_values_with_units_by_size():
@@ -194,8 +196,8 @@ def test_sweep_curves_order_values_with_units_by_size():
         step_docs[name] = {"config": {"workload": {"scale": blocks, "sessions": 1}, "instance": {}},
                            "figures": {"window_seconds": 5, "load_profile": {"physical_reads_per_s": 1000.0 + i},
                                        "latency": {"avg_read_us": 100.0}}}
-    rows = [sweep_model.step_row(s, step_docs[s.name]) for s in sweep_records.of(doc).steps]
-    (curve,) = sweep_model.curves(doc, rows)
+    rows = [sweep_model.step_row(s, of(step_docs[s.name])) for s in sweep_records.of(doc).steps]
+    (curve,) = sweep_model.curves(typed_sweep(doc), rows)
     assert [p["x"] for p in curve["points"]] == [4096, 100000, 131072]  # by size, not as text
 
 
@@ -204,6 +206,6 @@ def test_a_statement_kind_without_buckets_has_no_histogram_to_draw():
     model leaves the kind out of its histograms, and the HTML report draws the others."""
     doc = load("complete")
     doc["figures"]["latency"]["statements"]["select"]["awr_buckets"] = None
-    model = report_model.build(doc)
+    model = report_model.build(of(doc))
     assert "select" not in model["histograms"] and "update" in model["histograms"]
     assert "<svg" in report.render_model(model, "html")

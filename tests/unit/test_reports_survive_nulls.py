@@ -21,6 +21,7 @@ import pytest
 from dbio import jsondoc, report, file_formats
 from dbio import result as results
 from dbio.report import model as report_model
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 RESULTS = ("result_complete.json", "result_interrupted.json", "result_cached.json", "result_pg15.json",
@@ -113,7 +114,7 @@ def assigned(name: str) -> list[list[Path_]]:
 
 
 def render(doc: dict[str, Any], forms: tuple[str, ...] = ("text", "md")) -> None:
-    model = report_model.build(results.with_nodes(doc))
+    model = report_model.build(of(results.with_nodes(doc)))
     for form in forms:
         report.render_model(model, form)
 

@@ -90,7 +90,6 @@ def test_of_types_a_document_as_it_is_without_migrating_it():
     r = of(document)
     assert r.nodes == () and r.format_version == 1  # a format-1 document typed as it is: no node made
     assert r.document is document
-    assert of(r) is r
 
 
 def test_of_leaves_out_what_is_not_of_its_shape():
@@ -204,3 +203,24 @@ def test_a_node_is_typed_leniently_where_its_reports_were():
     for nothing in ({}, None, "stopped"):  # nothing written, or no record of a stop: the node did not stop
         kept = Node.of({"name": "n1", "role": "primary", "stopped": nothing, "figures": {"replication": 5}})
         assert kept.stopped is None and kept.replication == {}
+
+
+def test_the_capabilities_the_reports_read_are_typed_and_a_damaged_one_is_absent():
+    caps = of({"capabilities": {"engine": "postgres", "local": True, "direct_io": False, "page_bytes": 16384,
+                                "settings_shown": ["shared_buffers", 3], "missing": [{"figure": "x"}, "y"],
+                                "maintenance_name": ""}}).caps
+    assert caps.engine == "postgres" and caps.local is True and caps.direct_io is False and caps.page_bytes == 16384
+    assert caps.settings_shown == ("shared_buffers",) and caps.missing == ({"figure": "x"},)
+    assert caps.maintenance_name is None and caps.cache_name is None
+    damaged = of({"capabilities": {"local": None, "direct_io": "yes", "page_bytes": -1}}).caps
+    assert damaged.local is False and damaged.direct_io is None and damaged.page_bytes is None
+    assert of({}).caps.settings_shown == () and of({}).caps.missing == ()
+
+
+def test_the_workload_knobs_the_verdict_reads_are_typed():
+    w = of({"config": {"workload": {"run_time": 30, "work_loop": 0, "update_pct": 0, "hotspot": True,
+                                    "hotspot_frequency": 3}}}).config
+    assert (w.run_time, w.work_loop, w.update_pct, w.hotspot_every) == (30, False, 0, 3)
+    off = of({"config": {"workload": {"run_time": "30", "hotspot": False, "hotspot_frequency": 3}}}).config
+    assert (off.run_time, off.update_pct, off.hotspot_every) == (None, None, None)
+    assert of({"config": {"workload": {"hotspot": True, "hotspot_frequency": 0}}}).config.hotspot_every is None

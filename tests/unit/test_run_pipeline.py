@@ -31,6 +31,7 @@ from tests.fake_engine import FakeEngine
 from tests.lateness import Lateness
 from tests.fake_runs import READS_PER_S, SESSIONS, STATEMENTS_PER_S, WORK_UNIT
 from tests.fake_runs import run_config as _config, run_loaded as _run
+from dbio.result_records import of
 
 FIXTURES_FORMAT2 = Path(__file__).parent.parent / "fixtures" / "result_format2.json"
 
@@ -77,7 +78,7 @@ def rendered(finished):
     that only read them (the HTML's charts take about a second)."""
     _, outcome = finished
     document = results.read(outcome.directory)
-    return document, {form: report.render(document, form) for form in report.FORMATS}
+    return document, {form: report.render(of(document), form) for form in report.FORMATS}
 
 
 def test_the_result_reads_back_and_renders_in_every_format(finished, rendered):
@@ -123,11 +124,11 @@ def test_a_data_set_the_engine_caches_is_refused_in_its_own_words(tmp_path):
 def test_a_checkpoint_in_the_window_is_found_from_the_neutral_counters(finished):
     _, outcome = finished
     document = results.read(outcome.directory)  # a copy of its own: the shared run is left as it was
-    assert "checkpoint" not in {f.code for f in verdict.findings(document)}
+    assert "checkpoint" not in {f.code for f in verdict.findings(of(document))}
     begin = document["normalized"]["begin"]["checkpoints"]
     document["normalized"]["end"]["checkpoints"] = {"done": begin["done"] + 2,
                                                     "buffers_written": begin["buffers_written"] + 64}
-    (finding,) = [f for f in verdict.findings(document) if f.code == "checkpoint"]
+    (finding,) = [f for f in verdict.findings(of(document)) if f.code == "checkpoint"]
     assert finding.message.startswith("2 checkpoint(s) ran inside the window and wrote 64 buffers")
 
 
@@ -144,7 +145,7 @@ def test_the_fake_engine_fills_the_neutral_counter_record():
 
 def test_a_run_of_one_node_has_no_nodes_section(finished):
     _, outcome = finished
-    assert "\nNodes\n" not in report.render(outcome.document, "text")
+    assert "\nNodes\n" not in report.render(of(outcome.document), "text")
 
 
 def test_an_agreed_start_too_near_is_refused_before_anything_runs():
@@ -443,10 +444,10 @@ def test_a_work_loop_the_warm_up_uses_up_is_a_failed_run_that_says_why(tmp_path)
 def test_the_report_says_which_iterations_work_loop_counted(tmp_path):
     outcome = _run(tmp_path, FakeEngine(time=VirtualTime()), run_time=0, warmup=1, work_loop=WORK_LOOP,
                    work_loop_scope="session")
-    assert f"work loop {WORK_LOOP} per session, warm-up included" in report.render(outcome.document, "text")
+    assert f"work loop {WORK_LOOP} per session, warm-up included" in report.render(of(outcome.document), "text")
     window = dict(outcome.document, config={**outcome.document["config"], "workload": {
         **outcome.document["config"]["workload"], "work_loop_scope": "window"}})
-    assert f"work loop {WORK_LOOP} per session, in the window" in report.render(window, "text")
+    assert f"work loop {WORK_LOOP} per session, in the window" in report.render(of(window), "text")
 
 
 def test_single_reads_are_the_probe_s_lookups_timed_by_the_engine(finished):

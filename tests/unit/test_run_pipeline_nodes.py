@@ -26,6 +26,7 @@ from tests.fake_engine import FakeEngine
 from tests.lateness import Lateness
 from tests.fake_runs import READS_PER_S, WORK_UNIT
 from tests.fake_runs import run_config as _config
+from dbio.result_records import of
 
 
 def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
@@ -55,7 +56,7 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, 
     # one start for both nodes (the first node's release fixes it), and nothing left on either
     assert nodes[0].engine.server.starts == nodes[1].engine.server.starts and nodes[0].engine.server.starts
     assert all(not n.engine.server.runs and not n.engine.server.connections for n in nodes)
-    text = report.render(document, "text")
+    text = report.render(of(document), "text")
     nodes = text[text.index("\nNodes\n"):]
     rows = {line.split()[0]: line.split() for line in nodes.splitlines()
             if line.split() and line.split()[0] in ("a", "b", "total")}
@@ -67,7 +68,7 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, 
         assert set(counts) == {"CPU", "IO:DataFileRead"} and counts["CPU"] == counts["IO:DataFileRead"]
     assert rows["a"][-2:] == ["IO:DataFileRead", "50%"]
     for form in report.FORMATS:
-        report.render(document, form)
+        report.render(of(document), form)
 
 
 def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, short_start_lead):
@@ -270,7 +271,7 @@ def test_a_frozen_node_is_lost_within_seconds_and_the_others_finish_the_window(t
     assert all(s["state"] == "done" for s in doc["sessions"] if s["node"] == "p")
     assert all(s["state"] == "failed" for s in doc["sessions"] if s["node"] == "s")
     assert not engines[0].server.runs and not engines[0].server.connections
-    assert "s stopped +" in report.render(doc, "text")
+    assert "s stopped +" in report.render(of(doc), "text")
 
 
 def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tmp_path, monkeypatch):
@@ -300,7 +301,7 @@ def test_a_frozen_only_node_ends_the_run_at_its_deadline_with_a_failed_result(tm
     assert doc["figures"]["load_profile"]["physical_reads_per_s"] == pytest.approx(READS_PER_S, rel=0.25)
     assert all(s["offset"] + s["seconds"] <= window + 1e-6 for s in doc["stalls"]), (doc["stalls"], window)
     for form in report.FORMATS:
-        report.render(doc, form)
+        report.render(of(doc), form)
 
 
 def test_each_node_s_probe_gives_its_own_single_reads_and_the_total_adds_them(tmp_path, short_start_lead):

@@ -14,6 +14,7 @@ import pytest
 
 from dbio.run.assemble import interval_statements
 from dbio.stats import histogram, published, series, stalls
+from dbio.result_records import of
 
 BOUNDS = histogram.bounds_us()
 RECORDED = Path(__file__).parent.parent / "fixtures" / "live"
@@ -198,7 +199,7 @@ def test_a_scan_run_s_report_says_why_its_intervals_have_no_engine_figure():
     doc["timeline"]["warmup_seconds"] = 0
     for row in doc["series"]:
         row["phase"] = "measured"
-    text = report.render(doc, "text")
+    text = report.render(of(doc), "text")
     section = text[text.index("Time Series"):text.index("\n\n", text.index("Time Series"))]
     assert "Physical reads/s" not in section and "Statements/s" not in section, section
     assert ("16 of the 16 intervals have no engine figure nor statements per second: the sessions publish their "

@@ -13,6 +13,7 @@ from dbio import result as results
 from dbio.collect import host
 from dbio.report import cpu_findings, storage_stack, verdict
 from dbio.result_context import Storage
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -109,9 +110,9 @@ def test_the_report_shows_the_block_in_every_format(sysfs):
     doc["environment"]["storage"]["data_directory"] = host.storage_of(data, sys_root=sys, mountinfo=mountinfo)
     doc["environment"]["host"].update(host.tuning(sys))
     for form in ("text", "md", "html"):
-        out = report.render(doc, form)
+        out = report.render(of(doc), form)
         assert "Storage stack" in out and "nr_requests 1023" in out and "governor performance" in out, form
-    section = next(s for s in json.loads(report.render(doc, "json"))["sections"] if s["id"] == "storage")
+    section = next(s for s in json.loads(report.render(of(doc), "json"))["sections"] if s["id"] == "storage")
     assert dict(section["pairs"])["Devices"].startswith("dm-0: scheduler none")
 
 
@@ -125,7 +126,7 @@ def test_a_result_recorded_before_the_stack_shows_what_it_has():
 def _with_steal(pct):
     doc = results.completed(json.loads((FIXTURES / "result_complete.json").read_text()))
     doc["figures"]["cpu"]["host"]["steal_pct"] = pct
-    return {f.code: f for f in verdict.findings(doc)}
+    return {f.code: f for f in verdict.findings(of(doc))}
 
 
 def test_steal_beyond_five_percent_of_the_window_is_a_warning():

@@ -107,14 +107,14 @@ def _doc(storage, validity=None):
 
 
 def _codes(doc):
-    return {f.code: f for f in verdict.findings(doc)}
+    return {f.code: f for f in verdict.findings(of(doc))}
 
 
 def test_a_loop_device_without_direct_io_under_the_data_is_invalid(sys_tree, tmp_path):
     s = _on_device(sys_tree, tmp_path, "loop1", "/var/tmp/stk/mnt/dioff")
     found = _codes(_doc({"data_directory": s, "wal": None}))["loop_page_cache"]
     assert found.level == "invalid" and "loop1" in found.message and "/var/tmp/stk/b.img" in found.message
-    assert verdict.headline(_doc({"data_directory": s, "wal": None})).startswith("not a storage result (INVALID)")
+    assert verdict.headline(of(_doc({"data_directory": s, "wal": None}))).startswith("not a storage result (INVALID)")
     assert "loop over /var/tmp/stk/b.img" in dict(storage_stack.pairs(Storage.of({"data_directory": s}), {}))["Devices"]
 
 
@@ -130,14 +130,14 @@ def test_data_in_memory_is_invalid_and_said_first(sys_tree, tmp_path):
     s = host.storage_of(data, sys_root=sys_tree,
                         mountinfo=_mount("/var/tmp/stk/mnt/tmpfs", tmp_path / "tmpfs", _dev(data)))
     doc = _doc({"data_directory": s, "wal": None})
-    found = verdict.findings(doc)
+    found = verdict.findings(of(doc))
     assert found[0].code == "data_in_memory" and found[0].level == "invalid"
-    assert report.render(doc, "text").splitlines()[0].startswith("NOT VALID: the data directory")
-    assert report.render(doc, "text").splitlines()[3].startswith("INVALID: the data directory")
+    assert report.render(of(doc), "text").splitlines()[0].startswith("NOT VALID: the data directory")
+    assert report.render(of(doc), "text").splitlines()[3].startswith("INVALID: the data directory")
     # the reads it counted as physical were memory's: the headline quotes them as the engine's count only
-    headline = next(line for line in report.render(doc, "text").splitlines() if line.startswith("Headline: "))
+    headline = next(line for line in report.render(of(doc), "text").splitlines() if line.startswith("Headline: "))
     assert headline.startswith("Headline: not a storage result (INVALID): the engine counted ")
-    assert "physical reads/s" not in headline and json.loads(report.render(doc, "json"))["headline"] == []
+    assert "physical reads/s" not in headline and json.loads(report.render(of(doc), "json"))["headline"] == []
 
 
 def test_the_recorded_tablespace_run_names_the_place_without_a_device_not_a_page_cache():

@@ -2,6 +2,7 @@
 
 from dbio.report import sweep_model
 from dbio.sweep import plan
+from dbio.sweep_records import of as typed_sweep
 
 
 def test_a_layout_value_is_places_joined_with_colons_and_none_is_the_data_directory():
@@ -35,7 +36,7 @@ def test_the_devices_study_puts_the_directory_count_on_the_x_axis():
                         "figures": figures},
                  "02": {"config": {"workload": {"sessions": 1}, "instance": {"data_dirs": ["/d1", "/d2"],
                                                                              "wal_dir": None}}, "figures": figures}}
-    assert sweep_model.axes(doc) == ("data_dirs", ["wal_dir"])
-    model = sweep_model.build(doc, step_docs)
+    assert sweep_model.axes(typed_sweep(doc)) == ("data_dirs", ["wal_dir"])
+    model = sweep_model.build(typed_sweep(doc), step_docs)
     assert model["curves"]["x"] == "data_dirs (directories)"
     assert [p["x"] for p in model["curves"]["lines"][0]["points"]] == [1, 2]

@@ -66,7 +66,6 @@ def test_a_document_as_it_is_reads_absent_fields_as_the_report_did():
     assert (sweep.vary, sweep.counted, sweep.until_peak, sweep.capacity, sweep.base) == ((), (), False, None, {})
     (step,) = sweep.steps
     assert (step.group, step.round, step.peak) == ("01-t1", 2, False)
-    assert of(sweep) is sweep
 
 
 def test_a_search_and_an_operation_are_typed():

@@ -7,6 +7,7 @@ import pytest
 from dbio.stats.capacity import parse_slo
 from dbio.sweep import search
 from dbio.sweep.search import Probe
+from dbio.sweep_records import of as typed_sweep
 
 # A device measured by hand (sessions -> reads/s, single-read p99 us): reads/s grow to 32 sessions,
 # p99 crosses 2 ms between 24 and 28.
@@ -142,7 +143,7 @@ def test_the_report_states_the_answer_first_and_the_probes_in_order():
     doc = {"status": "complete", "base": {"schemas": 1}, "vary": [], "steps": steps,
            "search": {"objective": "read_p99<360us", "max_sessions": 4096, "resolution": 0.1, "gain": 0.05,
                       "answers": [{"group": "", "line": line, "best": "04-t3", "reason": "crossed"}]}}
-    model = sweep_model.build(doc, {})
+    model = sweep_model.build(typed_sweep(doc), {})
     assert model["headline_text"] == line
     assert sweep_model.summary_lines(model)[0] == f"complete: {line}"
     section = next(s for s in model["sections"] if s["id"] == "search")

@@ -9,6 +9,8 @@ import pytest
 from dbio.report import conduct_findings, verdict
 from dbio.stats import catalogue
 from dbio import result as results
+from dbio.result_records import of
+from tests.result_builder import a_document, a_result
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -22,50 +24,47 @@ def doc():
     return load("complete")
 
 
-def codes(doc):
-    return {f.code: f for f in verdict.findings(doc)}
+def codes(r):
+    return {f.code: f for f in verdict.findings(r)}
 
 
 def test_the_recorded_complete_run_is_valid(doc):
-    found = codes(doc)
+    found = codes(of(doc))
     assert not [f for f in found.values() if f.level == "invalid"]
     assert set(found) <= {"overhead", "device_busy", "checkpoint", "small_data_set", "autovacuum"}
 
 
-def test_status(doc):
-    assert "status" not in codes(doc)
-    doc["status"], doc["status_reason"] = "interrupted", "SIGINT received"
-    f = codes(doc)["status"]
+def test_status():
+    assert "status" not in codes(a_result())
+    f = codes(a_result(status="interrupted", status_reason="SIGINT received"))["status"]
     assert f.level == "warning" and "INTERRUPTED: SIGINT received" in f.message
     assert f.message.endswith("; the figures cover the part that ran")
     # a lost run's reason says what its figures cover: said once, not twice
-    doc["status"], doc["status_reason"] = "lost", ("the dbio process (vm:1) ended before the run finished; the "
-                                                   "figures cover the window up to its last sample (12:00:07)")
-    message = codes(doc)["status"].message
+    message = codes(a_result(status="lost", status_reason=(
+        "the dbio process (vm:1) ended before the run finished; the figures cover the window up to its last sample "
+        "(12:00:07)")))["status"].message
     assert message.count("the figures cover") == 1 and message.endswith("its last sample (12:00:07)"), message
 
 
-def test_stalled(doc):
-    assert "stalled" not in codes(doc)
-    doc["stalls"] = [{"offset": 12.4, "seconds": 20.2, "missing_samples": 20}]
-    doc["figures"]["window_seconds"] = 30.0
-    f = codes(doc)["stalled"]
+def test_stalled():
+    assert "stalled" not in codes(a_result())
+    stalled = a_result(stalls=[{"offset": 12.4, "seconds": 20.2, "missing_samples": 20}], figures__window_seconds=30.0)
+    f = codes(stalled)["stalled"]
     assert f.level == "warning" and f.value == 20.2
     assert "stalled at +12 s for 20 s (67% of the window)" in f.message
-    assert verdict.findings(doc)[0].code == "stalled"  # in the report's first lines
-    doc["stalls"] = [{"offset": None, "seconds": "20"}, "x"]  # a damaged result: nothing to name
-    assert "stalled" not in codes(doc)
+    assert verdict.findings(stalled)[0].code == "stalled"  # in the report's first lines
+    damaged = a_result(stalls=[{"offset": None, "seconds": "20"}, "x"])  # a damaged result: nothing to name
+    assert "stalled" not in codes(damaged)
 
 
-def test_no_window(doc):
-    assert "no_window" not in codes(doc)
-    doc["figures"] = {"window_seconds": None}
-    assert codes(doc)["no_window"].level == "invalid"
+def test_no_window():
+    assert "no_window" not in codes(a_result())
+    assert codes(a_result(figures={"window_seconds": None}))["no_window"].level == "invalid"
 
 
 @pytest.mark.parametrize("name", ["complete", "cached", "format2", "pg15", "unnamed_session", "interrupted"])
 def test_no_recorded_run_has_a_short_window(name):
-    assert "short_window" not in codes(load(name))
+    assert "short_window" not in codes(of(load(name)))
 
 
 def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
@@ -75,78 +74,70 @@ def test_a_window_much_shorter_than_asked_is_invalid_and_says_why():
     asked = doc["config"]["workload"]["run_time"]
     assert asked == 5.0 and not doc["config"]["workload"]["work_loop"]
     doc["figures"]["window_seconds"] = asked * conduct_findings.SHORT_WINDOW_SHARE  # half: short, still a rate
-    assert "short_window" not in codes(doc)
+    assert "short_window" not in codes(of(doc))
     doc["figures"]["window_seconds"] = 0.014
-    f = codes(doc)["short_window"]
+    f = codes(of(doc))["short_window"]
     assert f.level == "invalid" and f.value == 0.014
     assert f.message.startswith("the measured window lasted 0.01 s of the 5 s asked; ")
-    assert verdict.headline(doc).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
+    assert verdict.headline(of(doc)).startswith("not a storage result (INVALID): the measured window lasted 0.01 s")
     # why, when the result tells: the window opened late, a node was lost
     assert [e["kind"] for e in doc["events"]].count("window_open") == 1
     doc["events"] = [{**e, "since_start": 8.3} if e["kind"] == "window_open" else e for e in doc["events"]]
     doc["nodes"] = [*doc["nodes"], {"name": "node2", "stopped": {"since_start": 0.4, "reason": "it answered "
                                                                   "nothing for 8 s: frozen, or unreachable"}}]
-    message = codes(doc)["short_window"].message
+    message = codes(of(doc))["short_window"].message
     assert "0.01 s of the 5 s asked: it opened +8.3 s after the start, not after the 2 s warm-up; node2 stopped " \
            "during the warm-up (it answered nothing for 8 s: frozen, or unreachable); " in message, message
     for change in ({"work_loop": 1000}, {"run_time": 0}):  # the run's end was not its run time
         other = copy.deepcopy(doc)
         other["config"]["workload"].update(change)
-        assert "short_window" not in codes(other)
+        assert "short_window" not in codes(of(other))
     doc["status"] = "interrupted"  # its status says it ended early
-    assert "short_window" not in codes(doc)
+    assert "short_window" not in codes(of(doc))
 
 
-def test_rows_from_cache(doc):
-    doc["figures"]["validity"]["blocks_read_per_row"] = 0.2
-    f = codes(doc)["rows_from_cache"]
+def test_rows_from_cache():
+    f = codes(a_result(figures__validity__blocks_read_per_row=0.2))["rows_from_cache"]
     assert f.level == "invalid" and f.value == 0.2 and "20% of the rows" in f.message
-    doc["figures"]["validity"]["blocks_read_per_row"] = 0.97
-    assert "rows_from_cache" not in codes(doc)
-    assert codes(load("cached"))["rows_from_cache"].value == 0.0
+    assert "rows_from_cache" not in codes(a_result(figures__validity__blocks_read_per_row=0.97))
+    assert codes(of(load("cached")))["rows_from_cache"].value == 0.0
 
 
-def test_page_cache(doc):
-    assert "page_cache" not in codes(doc)
-    v = doc["figures"]["validity"]
-    v["device_reads"], v["direct_io"] = 0.4 * v["db_reads"], False
-    f = codes(doc)["page_cache"]
+def test_page_cache():
+    assert "page_cache" not in codes(a_result())
+    db_reads = a_document()["figures"]["validity"]["db_reads"]
+
+    def device_read(share):
+        return a_result(figures__validity__device_reads=share * db_reads, figures__validity__direct_io=False)
+    f = codes(device_read(0.4))["page_cache"]
     assert f.level == "invalid" and "40.0%" in f.message and "page cache" in f.message
-    v["device_reads"] = 0.99 * v["db_reads"]
-    assert codes(doc)["page_cache"].level == "info"
-    assert codes(load("pg15"))["page_cache"].level == "invalid"
+    assert codes(device_read(0.99))["page_cache"].level == "info"
+    assert codes(of(load("pg15")))["page_cache"].level == "invalid"
 
 
-def test_small_data_set(doc):
-    v = doc["figures"]["validity"]
-    v["data_bytes"], v["cache_bytes"] = 8 << 30, 1 << 30
-    assert "small_data_set" not in codes(doc)
-    v["data_bytes"] = 1536 << 20
-    assert codes(doc)["small_data_set"].level == "warning"
-    v["data_bytes"] = 512 << 20
-    assert codes(doc)["small_data_set"].level == "invalid"
+def test_small_data_set():
+    def data(size):
+        return a_result(figures__validity__data_bytes=size, figures__validity__cache_bytes=1 << 30)
+    assert "small_data_set" not in codes(data(8 << 30))
+    assert codes(data(1536 << 20))["small_data_set"].level == "warning"
+    assert codes(data(512 << 20))["small_data_set"].level == "invalid"
     # without direct I/O the available page cache counts as cache too
-    pg15 = codes(load("pg15"))["small_data_set"]
+    pg15 = codes(of(load("pg15")))["small_data_set"]
     assert pg15.level == "invalid" and "page cache" in pg15.message
 
 
-def test_cpu_saturated(doc):
-    doc["figures"]["cpu"]["host"]["busy_pct"] = 97.0
-    assert codes(doc)["cpu_saturated"].value == 97.0
-    doc["figures"]["cpu"]["host"]["busy_pct"] = 60.0
-    assert "cpu_saturated" not in codes(doc)
+def test_cpu_saturated():
+    assert codes(a_result(figures__cpu__host__busy_pct=97.0))["cpu_saturated"].value == 97.0
+    assert "cpu_saturated" not in codes(a_result(figures__cpu__host__busy_pct=60.0))
 
 
-def test_sessions_queue_for_cpu(doc):
-    doc["config"]["workload"]["sessions"] = 16
-    doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}
-    f = codes(doc)["cpu_queue"]
+def test_sessions_queue_for_cpu():
+    f = codes(a_result(config__workload__sessions=16, waits__counts={"CPU": 50, "IO:DataFileRead": 50}))["cpu_queue"]
     assert f.level == "warning" and "16 sessions on 2 CPUs" in f.message and f.value == pytest.approx(8.0)
-    doc["waits"]["counts"] = {"CPU": 5, "IO:DataFileRead": 95}
-    assert "cpu_queue" not in codes(doc)
-    doc["config"]["workload"]["sessions"] = 2
-    doc["waits"]["counts"] = {"CPU": 100}
-    assert "cpu_queue" not in codes(doc)  # no more sessions than CPUs
+    assert "cpu_queue" not in codes(a_result(config__workload__sessions=16,
+                                             waits__counts={"CPU": 5, "IO:DataFileRead": 95}))
+    # no more sessions than CPUs
+    assert "cpu_queue" not in codes(a_result(config__workload__sessions=2, waits__counts={"CPU": 100}))
 
 
 def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
@@ -155,64 +146,65 @@ def test_the_sessions_measured_wait_for_a_cpu_in_read_latency(doc):
     doc["config"]["workload"]["sessions"] = 16
     doc["waits"]["counts"] = {"CPU": 50, "IO:DataFileRead": 50}  # sampled: 8 sessions a CPU
     cpu.update(cpu_wait_us_per_read=0.09 * avg, cpu_wait_pct=8.0)
-    found = codes(doc)
+    found = codes(of(doc))
     assert "cpu_wait" not in found  # under a tenth of the read and of the sessions' time
     assert "cpu_queue" not in found  # measured: the sampled rule gives way
     cpu.update(cpu_wait_us_per_read=0.3 * avg, cpu_wait_pct=8.0)
-    f = codes(doc)["cpu_wait"]
+    f = codes(of(doc))["cpu_wait"]
     assert f.level == "warning" and f.figure == "cpu.cpu_wait_pct" and f.value == 8.0
     assert f.message == (f"the sessions waited for a CPU 8% of their time (on a run queue, ready to run), "
                          f"{0.3 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read: read latency includes "
                          "waiting for this host's CPUs, not only the storage")
     # more than the read's time beyond the device's (after commits, between slices, in scans): placed nowhere
     cpu.update(cpu_wait_us_per_read=0.6 * avg, cpu_wait_pct=40.0)
-    assert codes(doc)["cpu_wait"].message == ("the sessions waited for a CPU 40% of their time (on a run queue, "
+    assert codes(of(doc))["cpu_wait"].message == ("the sessions waited for a CPU 40% of their time (on a run queue, "
                                               "ready to run): their latency and throughput include waiting for this "
                                               "host's CPUs")
     cpu.update(cpu_wait_us_per_read=0.6 * avg, cpu_wait_pct=8.0)  # neither a tenth of their time nor of a read's
-    assert "cpu_wait" not in codes(doc)
+    assert "cpu_wait" not in codes(of(doc))
     doc["figures"]["latency"]["avg_read_us"] = None  # reads not timed: the share of time alone
     cpu.update(cpu_wait_pct=12.0)
-    assert codes(doc)["cpu_wait"].message.endswith("12% of their time (on a run queue, ready to run): their latency "
-                                                   "and throughput include waiting for this host's CPUs")
+    assert codes(of(doc))["cpu_wait"].message.endswith(
+        "12% of their time (on a run queue, ready to run): their latency and throughput include waiting for this "
+        "host's CPUs")
 
 
 def test_a_cpu_quota_that_ran_out_is_named_in_the_wait_for_a_cpu(doc):
     cpu = doc["figures"]["cpu"]
     cpu.update(cpu_wait_us_per_read=None, cpu_wait_pct=40.0, server_cpu_throttled_periods_pct=92.0)
-    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs or the server's CPU quota "
+    assert codes(of(doc))["cpu_wait"].message.endswith("include waiting for this host's CPUs or the server's CPU quota "
                                                    "(used up in 92% of its periods)")
     cpu.update(server_cpu_throttled_periods_pct=0.0)  # a quota that never ran out held nobody back
-    assert codes(doc)["cpu_wait"].message.endswith("include waiting for this host's CPUs")
+    assert codes(of(doc))["cpu_wait"].message.endswith("include waiting for this host's CPUs")
 
 
 def test_the_io_workers_wait_for_a_cpu_is_within_the_reads_they_do(doc):
     """io_method = worker: a read waits for its worker to run; that wait counts with the sessions' own."""
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
     cpu.update(cpu_wait_us_per_read=0.05 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.06 * avg)
-    f = codes(doc)["cpu_wait"]  # neither alone is a tenth of the read: together they are
+    f = codes(of(doc))["cpu_wait"]  # neither alone is a tenth of the read: together they are
     assert f.message == (f"the sessions waited for a CPU 4% of their time (on a run queue, ready to run), "
                          f"{0.11 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read ({0.06 * avg:,.0f} us "
                          "of it the I/O workers' doing the reads): read latency includes waiting for this host's "
                          "CPUs, not only the storage")
     cpu.update(cpu_wait_us_per_read=0.6 * avg, io_worker_cpu_wait_us_per_read=0.15 * avg)  # the sessions' is not
     assert f"{0.15 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read (all of it the I/O workers'" \
-        in codes(doc)["cpu_wait"].message  # within the read: the workers' alone still is
+        in codes(of(doc))["cpu_wait"].message  # within the read: the workers' alone still is
     cpu.update(io_worker_cpu_wait_us_per_read=0.05 * avg)  # under a tenth of the read, and 4% of the sessions' time
-    assert "cpu_wait" not in codes(doc)
+    assert "cpu_wait" not in codes(of(doc))
     cpu.update(io_worker_cpu_wait_us_per_read=0.15 * avg)
     doc["figures"]["devices"] = {}  # the device's own time unknown: a worker also waits for reads read ahead and
-    assert "cpu_wait" not in codes(doc)  # done before a session needed them, so nothing is placed in the read
+    assert "cpu_wait" not in codes(of(doc))  # done before a session needed them, so nothing is placed in the read
 
 
 def test_other_work_on_the_host_s_cpus(doc):
     cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
     cpu.update(other_cpu_seconds=0.1 * window, other_cpu_pct=6.0)  # the kernel's own, on a quiet host
-    assert "other_cpu" not in codes(doc)
+    assert "other_cpu" not in codes(of(doc))
     cpu.update(other_cpu_seconds=0.02 * window, other_cpu_pct=40.0)  # a large share of a nearly idle host
-    assert "other_cpu" not in codes(doc)
+    assert "other_cpu" not in codes(of(doc))
     cpu.update(other_cpu_seconds=0.7 * window, other_cpu_pct=40.0)
-    f = codes(doc)["other_cpu"]
+    f = codes(of(doc))["other_cpu"]
     assert f.level == "warning" and f.figure == "cpu.other_cpu_pct" and f.value == 40.0
     assert f"other work used {0.7 * window:,.1f} CPU-seconds in the window, 40% of the host's busy CPU" in f.message
 
@@ -220,10 +212,10 @@ def test_other_work_on_the_host_s_cpus(doc):
 def test_checkpoint(doc):
     norm = doc["normalized"]
     norm["end"]["checkpoints"] = dict(norm["begin"]["checkpoints"])
-    assert "checkpoint" not in codes(doc)
+    assert "checkpoint" not in codes(of(doc))
     norm["end"]["checkpoints"]["done"] += 1
     norm["end"]["checkpoints"]["buffers_written"] += 900
-    f = codes(doc)["checkpoint"]
+    f = codes(of(doc))["checkpoint"]
     assert "1 checkpoint(s)" in f.message and "900 buffers" in f.message and f.figure == "checkpoints.done"
 
 
@@ -244,48 +236,49 @@ def test_the_engine_s_maintenance(doc):
     by_backend = doc["figures"]["io_profile"]["by_backend"]
     assert doc["capabilities"]["maintenance_process"] == "autovacuum worker"  # PostgreSQL's, filled in on reading
     by_backend.pop("autovacuum worker", None)
-    assert "maintenance" not in codes(doc)
+    assert "maintenance" not in codes(of(doc))
     total = doc["figures"]["io_profile"]["total_requests_per_s"]
     by_backend["autovacuum worker"] = {"read_requests_per_s": 3.0, "write_requests_per_s": 1.0}
-    f = codes(doc)["maintenance"]
+    f = codes(of(doc))["maintenance"]
     assert f.value == 4.0 and f.level == "info" and total > 400  # its catalog checks: under 1%
     assert f.message.startswith("autovacuum did 4.0 I/O requests/s")
     by_backend["autovacuum worker"] = {"read_requests_per_s": total * 0.03, "write_requests_per_s": 0.0}
-    f = codes(doc)["maintenance"]
+    f = codes(of(doc))["maintenance"]
     assert f.level == "warning" and "3.0% of all I/O requests" in f.message
     doc["capabilities"]["maintenance_process"] = None  # an engine without such a process kind
-    assert "maintenance" not in codes(doc)
+    assert "maintenance" not in codes(of(doc))
 
 
 def test_device_busy(doc):
     for d in doc["figures"]["devices"].values():
         d["utilization_pct"] = 50.0
-    assert "device_busy" not in codes(doc)
+    assert "device_busy" not in codes(of(doc))
     next(iter(doc["figures"]["devices"].values()))["utilization_pct"] = 99.0
-    assert codes(doc)["device_busy"].value == 99.0
+    assert codes(of(doc))["device_busy"].value == 99.0
 
 
-def test_overhead(doc):
-    cpu = doc["figures"]["cpu"]
-    cpu["host"]["busy_seconds"], cpu["dbio_client_cpu_seconds"], cpu["dbio_monitor_cpu_seconds"] = 10.0, 0.2, 0.1
-    assert codes(doc)["overhead"].level == "info" and codes(doc)["overhead"].value == pytest.approx(3.0)
-    cpu["dbio_client_cpu_seconds"] = 0.9
-    assert codes(doc)["overhead"].level == "warning"
+def test_overhead():
+    def client(seconds):
+        return a_result(figures__cpu__host__busy_seconds=10.0, figures__cpu__dbio_client_cpu_seconds=seconds,
+                        figures__cpu__dbio_monitor_cpu_seconds=0.1)
+    found = codes(client(0.2))["overhead"]
+    assert found.level == "info" and found.value == pytest.approx(3.0)
+    assert codes(client(0.9))["overhead"].level == "warning"
 
 
 def test_unavailable(doc):
-    assert "unavailable" not in codes(doc)
-    f = codes(load("pg15"))["unavailable"]
+    assert "unavailable" not in codes(of(doc))
+    f = codes(of(load("pg15")))["unavailable"]
     assert "pg_stat_io" in f.message and "track_io_timing is off" in f.message
 
 
-def test_cancelled_sessions_are_reported(doc):
-    doc["events"].append({"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"})
-    assert any("cancelled 2" in f.message for f in verdict.findings(doc))
+def test_cancelled_sessions_are_reported():
+    events = [*a_document()["events"], {"kind": "cancelled", "message": "cancelled 2 session(s) still inside a slice"}]
+    assert any("cancelled 2" in f.message for f in verdict.findings(a_result(events=events)))
 
 
 def test_findings_are_ordered_by_severity():
-    levels = [f.level for f in verdict.findings(load("pg15"))]
+    levels = [f.level for f in verdict.findings(of(load("pg15")))]
     assert levels == sorted(levels, key=["invalid", "warning", "info"].index)
 
 
@@ -305,7 +298,7 @@ def _with_device(doc, *, extra_reads=0.0, extra_write_mib=0.0, engine_reads=None
         "seconds": doc["timeline"]["window_seconds"], "engine_begin": begin, "engine_end": end,
         "totals": doc["totals"], "histograms": doc["histograms"], "os_begin": ob, "os_end": oe, "cores": 2,
         "cache_bytes": 16 << 20, "data_bytes": 64 << 20, "direct_io": direct_io, "work_unit": 8})
-    return codes(doc)
+    return codes(of(doc))
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -338,12 +331,12 @@ def test_shared_device_is_in_the_reports_first_lines(doc):
     from dbio import report
 
     _with_device(doc, extra_reads=0.885 * 42391)
-    text = report.render(doc, "text").splitlines()
+    text = report.render(of(doc), "text").splitlines()
     assert text[0] == "VALID storage result" and text[3].startswith("WARNING: the device read 149.2% of the engine's "
                                                                    "bytes")
-    md = report.render(doc, "md")
+    md = report.render(of(doc), "md")
     assert md.index("**WARNING**: the device read 149.2%") < md.index("**Headline:**")
-    html = report.render(doc, "html")
+    html = report.render(of(doc), "html")
     assert html.index('<li class="warning"><b>warning</b>the device read 149.2%') < html.index('id="headline"')
 
 
@@ -364,7 +357,7 @@ def test_other_sessions(doc, io, active, level, fragments):
     measured = [r for r in doc["series"] if r.get("phase") == "measured"]
     for row, (count, names) in zip(measured, active):
         row["other_sessions_active"], row["other_session_names"] = count, names
-    found = codes(doc).get("other_sessions")
+    found = codes(of(doc)).get("other_sessions")
     if level is None:
         assert found is None
         return
@@ -388,18 +381,18 @@ def test_writes_the_os_still_had_pending_when_the_window_opened_are_a_warning():
     late = copy.deepcopy(doc)
     late["events"].append({"t": 1.0, "kind": "pending_writes", "finished": False,
                            "message": "the OS had 300 MiB of writes pending and had not written them out"})
-    assert [f.level for f in verdict.findings(late) if f.code == "pending_writes"] == ["warning"]
+    assert [f.level for f in verdict.findings(of(late)) if f.code == "pending_writes"] == ["warning"]
     done = copy.deepcopy(doc)
     done["events"].append({"t": 1.0, "kind": "pending_writes", "finished": True, "message": "written out"})
-    assert not [f for f in verdict.findings(done) if f.code == "pending_writes"]
+    assert not [f for f in verdict.findings(of(done)) if f.code == "pending_writes"]
 
 
 def test_the_headline_says_where_a_figure_is_partly_not_the_storage_s(doc):
-    plain = verdict.headline(doc)
+    plain = verdict.headline(of(doc))
     assert "waiting for a CPU" not in plain and "other work" not in plain
     cpu, window = doc["figures"]["cpu"], doc["figures"]["window_seconds"]
     cpu.update(cpu_wait_us_per_read=40.0, cpu_wait_pct=20.0, other_cpu_seconds=0.5 * window, other_cpu_pct=35.0)
-    line = verdict.headline(doc)  # the recorded read: 133 us, 80 us of it the device's own
+    line = verdict.headline(of(doc))  # the recorded read: 133 us, 80 us of it the device's own
     assert "133 us avg read (40 us of it waiting for a CPU)" in line
     assert "reads per host-CPU-second (35% of that CPU other work's)" in line
 
@@ -414,10 +407,10 @@ def test_a_merge_of_hosts_judges_each_host_s_cpu_on_its_own_node():
     window = second["figures"]["window_seconds"]
     second["nodes"][0]["figures"]["cpu"].update(other_cpu_seconds=0.8 * window, other_cpu_pct=45.0)
     merged = merge.merge([("app1", first), ("app2", second)], "two hosts")
-    found = [f for f in verdict.findings(merged) if f.code == "node_other_cpu"]
+    found = [f for f in verdict.findings(of(merged)) if f.code == "node_other_cpu"]
     assert [f.message.split(":")[0] for f in found] == ["app2"]
     assert "45% of the host's busy CPU" in found[0].message
-    assert not [f for f in verdict.findings(first) if f.code.startswith("node_")]  # one host, one node: none
+    assert not [f for f in verdict.findings(of(first)) if f.code.startswith("node_")]  # one host, one node: none
 
 
 def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_that_do_not(doc):
@@ -426,7 +419,7 @@ def test_the_sessions_wait_that_fits_a_read_is_not_dropped_for_the_io_workers_th
     cpu, avg = doc["figures"]["cpu"], doc["figures"]["latency"]["avg_read_us"]
     cpu.update(cpu_wait_us_per_read=0.2 * avg, cpu_wait_pct=4.0, io_worker_cpu_wait_us_per_read=0.7 * avg)
     assert catalogue.value(doc["figures"], "cpu_wait_in_read_us") == pytest.approx(0.2 * avg)
-    message = codes(doc)["cpu_wait"].message
+    message = codes(of(doc))["cpu_wait"].message
     assert f"{0.2 * avg:,.0f} us of the {avg:,.0f} us the engine timed per read:" in message
     assert "I/O workers'" not in message
 
@@ -443,7 +436,7 @@ def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, le
     io["data_write_mib_per_s"], load["wal_bytes_per_s"] = data_mib, wal_bytes
     io["by_backend"]["client backend"].update(write_mib_per_s=data_mib * 0.6, wal_write_mib_per_s=wal_bytes / 2**20)
     io["by_backend"]["background writer"].update(write_mib_per_s=data_mib * 0.4, wal_write_mib_per_s=0.0)
-    found = codes(doc).get("read_only_wrote")
+    found = codes(of(doc)).get("read_only_wrote")
     assert (found.level if found else None) == level
     if found is not None:
         read = io["data_read_mib_per_s"]
@@ -453,8 +446,9 @@ def test_a_read_only_run_is_judged_by_what_it_wrote(doc, data_mib, wal_bytes, le
         assert ("not a read-only result" in found.message) == (level == "invalid")
 
 
-def test_an_update_run_s_writes_are_its_own(doc):
-    assert doc["config"]["workload"]["update_pct"] == 20 and "read_only_wrote" not in codes(doc)
+def test_an_update_run_s_writes_are_its_own():
+    update_run = a_result()
+    assert update_run.config.workload["update_pct"] == 20 and "read_only_wrote" not in codes(update_run)
 
 
 @pytest.mark.parametrize("request_excess, byte_excess, fires", [
@@ -492,18 +486,18 @@ def test_single_block_reads_split_into_more_requests_are_still_found(doc):
     (0.30, 3, True),  # under half the cold rows from storage
     (0.44, 1, True),  # every statement to the hot spot: nothing is meant to come from storage
 ])
-def test_a_hot_spot_run_is_judged_on_its_cold_rows(doc, per_row, frequency, invalid):
-    doc["config"]["workload"].update(hotspot=True, hotspot_frequency=frequency)
-    doc["figures"]["validity"]["blocks_read_per_row"] = per_row
-    found = codes(doc).get("rows_from_cache")
+def test_a_hot_spot_run_is_judged_on_its_cold_rows(per_row, frequency, invalid):
+    def run(hotspot):
+        return a_result(config__workload__hotspot=hotspot, config__workload__hotspot_frequency=frequency,
+                        figures__validity__blocks_read_per_row=per_row)
+    found = codes(run(True)).get("rows_from_cache")
     assert (found is not None) == invalid
     if invalid and frequency == 3:
         assert "where the hot spot (1 statement in 3, meant to be cached) leaves 67% to come from storage" \
             in found.message and "served 55% of the cold rows too" in found.message
     if frequency == 1:
         assert "every statement goes to the hot spot" in found.message and "measures memory" in found.message
-    doc["config"]["workload"]["hotspot"] = False  # the same figure without a hot spot: all rows are cold
-    assert "rows_from_cache" in codes(doc)
+    assert "rows_from_cache" in codes(run(False))  # the same figure without a hot spot: all rows are cold
 
 
 @pytest.mark.parametrize("scan_share, expected", [
@@ -516,7 +510,7 @@ def test_each_access_pattern_is_judged_against_its_own_raw_counterpart(doc, scan
     f.setdefault("shape", {})["scan_mib_per_s"] = scan_share * read
     f["baseline"] = {"reads_per_s": f["load_profile"]["physical_reads_per_s"] * 2.5,
                      "seq_read_mib_per_s": scan_share * read / 0.23}
-    judged = [x for x in verdict.findings(doc) if x.code in ("efficiency", "below_device", "beyond_device")]
+    judged = [x for x in verdict.findings(of(doc)) if x.code in ("efficiency", "below_device", "beyond_device")]
     assert len(judged) == 1 and judged[0].message.startswith(expected), judged
     if scan_share > 0.5:
         assert judged[0].figure == "efficiency.scan_bandwidth_share" and "synchronous reads" not in judged[0].message
@@ -539,8 +533,8 @@ def test_a_compare_cell_too_large_to_mean_anything_says_times_as_much():
 
 def test_the_machine_readable_verdict_says_not_valid_with_one_reason_a_line():
     cached = load("cached")
-    found = verdict.summary(cached)
+    found = verdict.summary(of(cached))
     assert found["valid"] is False and len(found["reasons"]) == 2
     assert found["reasons"][0].startswith("only 0% of the rows") and "\n" not in "".join(found["reasons"])
     assert verdict.summary_line(found).startswith("NOT VALID: only 0% of the rows")
-    assert verdict.summary(load("complete")) == {"valid": True, "reasons": []}
+    assert verdict.summary(of(load("complete"))) == {"valid": True, "reasons": []}

@@ -13,6 +13,7 @@ from dbio.report import (access_findings, baseline_findings, cluster_findings, c
                          disruption_section, limit_findings, model, stack_findings, storage_findings, verdict,
                          verdict_rules)
 from dbio.report.finding import Finding
+from dbio.result_records import of
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BASE = results.read(FIXTURES / "result_complete.json")
@@ -56,7 +57,7 @@ def test_a_new_rule_is_one_row_with_its_caveat(monkeypatch):
     caveat = verdict_rules.Caveat(verdict_rules.LATENCY, lambda r, f: "a noisy neighbour")
     monkeypatch.setattr(verdict_rules, "RULES", (*verdict_rules.RULES, verdict_rules.Rule(
         noisy, caveats={"noisy_neighbour": caveat}), verdict_rules.Rule(odd)))
-    judged = verdict.judge(copy.deepcopy(BASE))
+    judged = verdict.judge(of(copy.deepcopy(BASE)))
     assert [f.code for f in judged.findings if f.level == "warning"][-2:] == ["noisy_neighbour", "odd_thing"]
     assert "us avg read (a noisy neighbour)" in judged.headline
     assert judged.headline.endswith("(also: odd thing)")
@@ -71,7 +72,7 @@ def test_a_node_rule_is_judged_again_on_each_node_with_its_name(monkeypatch):
         return Finding("warning", "each", f"judged on {r.label}")
 
     monkeypatch.setattr(verdict_rules, "RULES", (*verdict_rules.RULES, verdict_rules.Rule(each, verdict_rules.NODE)))
-    codes = [f.code for f in verdict.findings(doc)]
+    codes = [f.code for f in verdict.findings(of(doc))]
     assert codes.count("each") == 1 and codes.count("node_each") == 2
 
 
