@@ -238,8 +238,8 @@ def _results_size(size: str) -> int:
     """--results-size in bytes (its Kubernetes syntax already checked), refused outside what a volume can be."""
     value = k8s.quantity_bytes(size)
     if not MIN_RESULTS_SIZE <= value <= MAX_RESULTS_SIZE:
-        raise UsageError(f"--results-size {size!r} is {'under 64Mi: no result fits' if value < MIN_RESULTS_SIZE else 'over 64Ti: no volume is that size'}",
-                         "give a size from 64Mi to 64Ti, e.g. --results-size 1Gi")
+        why = "under 64Mi: no result fits" if value < MIN_RESULTS_SIZE else "over 64Ti: no volume is that size"
+        raise UsageError(f"--results-size {size!r} is {why}", "give a size from 64Mi to 64Ti, e.g. --results-size 1Gi")
     return value
 
 

@@ -19,7 +19,8 @@ def _refused(capsys, argv: list[str]) -> str:
     return err
 
 
-@pytest.mark.parametrize("command", [["run"], ["sweep", "--vary", "sessions=1,2"], ["run", "--repeat", "2"], ["kubernetes", "--image", "dbio", "--start-at", "2099-01-01T00:00:00Z"]])
+@pytest.mark.parametrize("command", [["run"], ["sweep", "--vary", "sessions=1,2"], ["run", "--repeat", "2"],
+                                     ["kubernetes", "--image", "dbio", "--start-at", "2099-01-01T00:00:00Z"]])
 def test_a_label_longer_than_200_characters_is_refused_by_every_run(tmp_path, capsys, command):
     results = tmp_path / "results"
     err = _refused(capsys, [*command, "--dsn", DSN, "--label", "x" * (MAX_LABEL + 1), "--results-dir",

@@ -9,11 +9,11 @@ default base_port + 1, which would collide with an SST port put there). A node s
 --defaults-file naming the option file dbio writes for it outside its directory (root's): the SST
 script reads the server's options from the file it was started with, else the system's my.cnf.
 
-Every local user reaches loopback, so Galera's traffic (group communication, IST and SST) is TLS with a
-CA made for this cluster (tls_commands): a peer without a certificate that CA signed is refused at
+Every local user reaches loopback, so Galera's traffic (group communication, IST and SST) is TLS with
+a CA made for this cluster (tls_commands): a peer without a certificate that CA signed is refused at
 the handshake, never a member, never a donor or a joiner. The SST is rsync through stunnel ([sst]
-tca/tcert/tkey, ssl-mode=VERIFY_CA: both ends present the cluster's certificate and check the other's). The files live in the instance's galera-tls/, the server user's and
-no one else's."""
+tca/tcert/tkey, ssl-mode=VERIFY_CA: both ends present the cluster's certificate and check the
+other's). The files live in the instance's galera-tls/, the server user's and no one else's."""
 
 from __future__ import annotations
 
