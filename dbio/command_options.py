@@ -14,7 +14,7 @@ from typing import Any
 
 from dbio import engine_table
 from dbio.option import COMMANDS, LOADS, OWN, RUNS, STARTS, Option
-from dbio.option_table import LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.option_table import LAYOUT_KNOBS, MAX_LABEL, RESTART_KNOBS
 
 _MiB = 1 << 20
 
@@ -113,7 +113,7 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     _own("format", "choice", f"Output format (html: the trend page, with its chart).  {_FORMAT_DEFAULT}",
          ("history",), param="form", choices=_FORMATS),
     _own("out", "path", "Write here instead of stdout.", ("compare", "history")),
-    _own("label", "str", "The merged result's label.", ("merge",)),
+    _own("label", "str", f"The merged result's label (at most {MAX_LABEL} characters).", ("merge",), max=MAX_LABEL),
     # -- kubernetes: the pods -----------------------------------------------------------------------------------
     _own("image", "str", "Container image that has dbio in it (each pod runs `dbio run`): build it from the "
          "repository's Containerfile and push it where the cluster pulls from (docs/kubernetes.md).",

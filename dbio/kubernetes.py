@@ -14,6 +14,7 @@ no cluster state.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_CEILING, Decimal
 import shlex
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -77,6 +78,23 @@ def syntax_problem(value: str, syntax: str) -> str | None:
     if syntax == "quantity" and float(re.match(r"[0-9.]*", value).group() or 0) == 0:  # type: ignore[union-attr]
         return f"must be {allowed}"
     return None
+
+
+_SUFFIXES = {"m": Decimal("0.001"), "": Decimal(1), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6,
+             "G": Decimal(10) ** 9, "T": Decimal(10) ** 12, "P": Decimal(10) ** 15, "E": Decimal(10) ** 18,
+             **{s: Decimal(1024) ** (n + 1) for n, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))}}
+
+
+def quantity_bytes(value: str) -> int:
+    """A quantity that syntax_problem took, as the whole number Kubernetes rounds it up to (Decimal: 1e400 is a
+    number, never a float's inf)."""
+    number = re.match(r"[0-9]*\.?[0-9]*", value).group()  # type: ignore[union-attr]
+    suffix = value[len(number):]
+    if suffix in _SUFFIXES:
+        amount = Decimal(number) * _SUFFIXES[suffix]
+    else:  # an exponent; beyond +-100 the 64 characters' number is out of any range asked, either way
+        amount = Decimal(number).scaleb(max(-100, min(100, int(suffix[1:]))))
+    return int(amount.to_integral_value(rounding=ROUND_CEILING))
 
 
 def selector_entry(item: str) -> tuple[str, str]:

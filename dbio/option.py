@@ -155,6 +155,8 @@ def coerce(option: Option, value: Any) -> Any:
     if kind in ("path", "str"):
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ValueError("expected a string")
+        if kind == "str" and option.max is not None and len(str(value)) > option.max:  # a str's max: its length
+            raise ValueError(f"longer than {option.max:g} characters")
         return _printable(str(value))
     if kind == "settings":
         return _coerce_settings(value, dict(option.managed))

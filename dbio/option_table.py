@@ -15,6 +15,7 @@ from dbio import engine_table
 from dbio.option import COMMANDS, INSTANCE, LOADS, RUNS, SECTIONS, SERVER, STARTS, Option
 
 _MiB = 1 << 20
+MAX_LABEL = 200  # a label's most characters, run's and merge's alike
 
 COMMON_OPTIONS: tuple[Option, ...] = (
     # -- workload: what is loaded and what the sessions do -------------------------------
@@ -102,7 +103,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     # -- run: where results go and how finely they are sampled ---------------------------
     Option("results_dir", "run", "path", "dbio-results", "Directory under which each run writes its own directory.",
     commands=RUNS),
-    Option("label", "run", "str", "", "A label for the run, part of its directory name.", commands=RUNS),
+    # a label is shown and stored whole (reports, result.json, metrics, the pods' --label); 200 is room for any
+    # name a person means, and keeps a planted one from bloating every report
+    Option("label", "run", "str", "", "A label for the run, part of its directory name (at most 200 characters).",
+           max=MAX_LABEL, fix=f"give a label of at most {MAX_LABEL} characters", commands=RUNS),
     Option("start_at", "run", "instant", None,
            "Open the measured window at this instant (ISO 8601 with its zone, e.g. 2026-11-22T19:00:00Z): runs "
            "started on several hosts by any launcher measure the same seconds. dbio connects, warms up, and "

@@ -18,12 +18,18 @@ from dbio import units
 from dbio.config import Config
 from dbio.config_checks import display_key
 from dbio.errors import UsageError
-from dbio.option_table import BY_KEY, OPTIONS
+from dbio.option_table import BY_KEY, MAX_LABEL, OPTIONS
 from dbio.ui import UI
 
 LEAD_SECONDS = 120  # pods must be scheduled, pull the image and connect before the start
 MAX_PODS = 100_000  # Kubernetes' most completions of an Indexed Job
 MAX_TTL = 2**31 - 1  # ttlSecondsAfterFinished is an int32
+# a Job deleted sooner takes its pods' logs with it before the `kubectl wait` and `kubectl logs` printed here can
+# read them (the wait returns at completion; a person pastes the next line within a minute)
+MIN_TTL = 60
+# the results volume: under 64 MiB no result with its samples fits; beyond 64 TiB is no size a cluster provisions
+MIN_RESULTS_SIZE = 64 << 20
+MAX_RESULTS_SIZE = 64 << 40
 T = TypeVar("T")
 
 # What dbio kubernetes does with each option it takes (command_flags: `dbio options kubernetes`): every one is
@@ -109,6 +115,7 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
         problem = None if value is None else k8s.syntax_problem(value, syntax)
         if problem:
             raise UsageError(f"{flag} {value!r} is not what Kubernetes takes there", problem)
+    _results_size(results_size)
     scheduling = _scheduling(node_selector, tolerate, ttl)
     notes = _unused(config)
     if config.run.metrics_port == 0:
@@ -128,6 +135,11 @@ def write(config: Config, ui: UI, *, image: str, pods: int, out: Path, name: str
                     label=config.run.label, node_names=config.connection.node_names, **scheduling,
                     service_account=service_account, cnpg_cluster=cnpg_cluster)
     total = k8s.parts(plan)
+    longest = f"{plan.label or plan.name}-t{len(plan.targets) - 1}-{pods - 1}"  # the last pod's --label
+    if len(longest) > MAX_LABEL:
+        raise UsageError(f"--label is {len(plan.label)} characters long: the last pod's label, {longest[-20:]!r} at "
+                         f"its end, would be longer than {MAX_LABEL}",
+                         f"give a label of at most {MAX_LABEL - len(longest) + len(plan.label)} characters")
     if total > parts.MAX_PARTS:  # every pod would refuse its --part job-index/N
         raise UsageError(f"--pods {pods} for {len(plan.targets)} target(s) make {total} parts; a run has at most "
                          f"{parts.MAX_PARTS} parts", f"give --pods {parts.MAX_PARTS // len(plan.targets)} or fewer")
@@ -215,7 +227,20 @@ def _ttl(ttl: str) -> int:
     if not seconds.is_integer() or seconds > MAX_TTL:
         raise UsageError(f"--ttl {ttl!r}: ttlSecondsAfterFinished is whole seconds, at most {MAX_TTL}",
                          "give whole seconds, e.g. --ttl 600s or --ttl 1h")
+    if seconds < MIN_TTL:
+        raise UsageError(f"--ttl {ttl!r}: a Job deleted under {MIN_TTL} s after it finishes takes its pods' logs "
+                         "with it before `kubectl logs` can read them",
+                         f"give --ttl {MIN_TTL}s or more (e.g. 600s), or leave --ttl out to keep the Jobs")
     return int(seconds)
+
+
+def _results_size(size: str) -> int:
+    """--results-size in bytes (its Kubernetes syntax already checked), refused outside what a volume can be."""
+    value = k8s.quantity_bytes(size)
+    if not MIN_RESULTS_SIZE <= value <= MAX_RESULTS_SIZE:
+        why = "under 64Mi: no result fits" if value < MIN_RESULTS_SIZE else "over 64Ti: no volume is that size"
+        raise UsageError(f"--results-size {size!r} is {why}", "give a size from 64Mi to 64Ti, e.g. --results-size 1Gi")
+    return value
 
 
 def _targets(config: Config, cnpg_cluster: str | None, password_secret: str | None) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from dbio import result as results
 from dbio import result_records, trust
 from dbio.jobs import run_files
 from dbio.jobs.inputs import input_names, printable
+from dbio.option_table import MAX_LABEL
 from dbio.errors import DbioError, UsageError
 from dbio.report import verdict
 from dbio.ui import UI
@@ -20,6 +21,9 @@ def merge(paths: list[Path], names: list[str] | None, out: Path, label: str | No
     """Read every input (one line and exit 2 for a bad one), merge, write a run directory at out."""
     if label is not None:
         printable("--label", label)
+        if len(label) > MAX_LABEL:
+            raise UsageError(f"--label is {len(label)} characters long, longer than {MAX_LABEL}",
+                             f"give a label of at most {MAX_LABEL} characters")
     if out.exists():
         raise UsageError(f"--out {out} already exists", "give a new directory for the merged result")
     problem = trust.path_problem(out.parent) if out.parent.exists() else None

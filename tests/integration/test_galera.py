@@ -4,7 +4,8 @@ data set loaded through node 1 and held by every node; a run whose sessions UPDA
 same rows with --hot-schema-frequency 1, conflicts retried and counted, no session lost; the same
 nodes given as an existing cluster by one --dsn each, refused while a node is not Synced; a node
 killed mid-run lost as a standby is, the others finishing with their quorum. They skip with the
-reason where galera-4 (its library), rsync or MariaDB's server is missing."""
+reason where galera-4 (its library), rsync, stunnel4 or MariaDB's server is missing. The SST goes through
+stunnel with the cluster's certificate: a joiner forced to a full SST gets it, and no other client gets in."""
 
 import os
 import shutil
@@ -236,6 +237,71 @@ def test_the_nodes_as_an_existing_cluster_and_a_node_not_synced_refused(cluster)
             cur.execute("SET GLOBAL wsrep_desync = OFF")
         conn.close()
     wait_for(lambda: cluster.status(2, "wsrep_local_state_comment") == "Synced", 30, "node2 synced again")
+
+
+def _probe_sst_port(port: int, joining: subprocess.Popen) -> tuple[bytes, bytes]:
+    """What a plain rsync client, then a TLS client without the cluster's certificate, gets from a joiner's SST
+    port while it joins: the first connection that port accepts greets (or refuses) each."""
+    import socket
+    import ssl
+
+    said: list[bytes] = []
+    while joining.poll() is None and len(said) < 2:
+        try:
+            conn = socket.create_connection(("127.0.0.1", port), timeout=0.2)
+        except OSError:
+            time.sleep(0.02)  # not listening yet: the joiner's SST script starts its daemon after its recovery
+            continue
+        with conn:
+            conn.settimeout(2)
+            try:
+                if said:  # TLS, no client certificate, the server's not checked: what any local user has
+                    context = ssl.create_default_context()
+                    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+                    conn = context.wrap_socket(conn)
+                conn.sendall(b"@RSYNCD: 31.0\n")  # the rsync daemon protocol's greeting
+                said.append(conn.recv(200) or b"(closed)")
+            except (OSError, ssl.SSLError) as exc:
+                said.append(f"refused: {exc}".encode())
+    assert len(said) == 2, "the joiner's SST port was never seen listening"
+    return said[0], said[1]
+
+
+def test_a_joiner_forced_to_a_full_sst_gets_it_through_tls_and_no_one_else_gets_in(cluster):
+    """Issue 41: the rsync SST was plain, and while a node joined any local user could talk to its rsync daemon
+    (push files into its datadir) or pose as its donor. node3, its state removed, joins by a full SST: that
+    transfer goes through stunnel with the cluster's certificate, and a plain rsync client or a TLS one without
+    the certificate gets nothing from the joiner's SST port."""
+    import json
+
+    record = json.loads((cluster.data_dir / "dbio-mysql-instance.json").read_text())
+    port = next(m["sst_port"] for m in record["members"] if m["name"] == "node3")
+    os.kill(cluster.pid(3), signal.SIGKILL)
+    log = cluster.data_dir / "node3" / "log" / "error.log"
+    before = log.stat().st_size  # this join's lines alone are read
+    (cluster.data_dir / "node3" / "data" / "grastate.dat").unlink()  # no state: a full SST, never an IST
+    joining = subprocess.Popen([sys.executable, "-m", "dbio", "instance", "start", *cluster.here()],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    try:
+        plain, tls = _probe_sst_port(port, joining)
+        out, _ = joining.communicate(timeout=300)
+    finally:
+        if joining.poll() is None:
+            joining.kill()
+    assert joining.returncode == 0 and "node3: joined the cluster" in out, out
+    assert b"@RSYNCD" not in plain and b"@RSYNCD" not in tls, (plain, tls)  # the daemon never answered them
+    assert b"certificate required" in tls.lower() or b"refused" in tls, tls
+    said = log.read_bytes()[before:].decode(errors="replace")
+    assert "Using stunnel for SSL encryption" in said and "ssl-mode='VERIFY_CA'" in said, said[-2000:]
+    assert "rsync SST completed on joiner" in said or "SST completed" in said, said[-2000:]
+    assert {cluster.status(k, "wsrep_local_state_comment") for k in (1, 2, 3)} == {"Synced"}
+    conn = pymysql.connect(unix_socket=str(cluster.socket(3)), user="root", autocommit=True)
+    try:
+        with conn.cursor() as cur:  # the data set loaded through node 1, node3's again by the SST
+            cur.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'dbio'")
+            assert cur.fetchone()[0] > 0
+    finally:
+        conn.close()
 
 
 def test_a_node_killed_mid_run_is_lost_the_others_finish_and_destroy_leaves_nothing(cluster):

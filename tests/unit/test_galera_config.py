@@ -101,3 +101,34 @@ def test_who_bootstraps_the_last_out_else_the_most_recent_position():
     assert g.bootstrap_choice([crashed, clean, crashed], [None, None, None]) == 1
     assert g.bootstrap_choice([crashed, crashed, crashed], [4, 9, 9]) == 1  # the most recent, the first of equals
     assert g.bootstrap_choice([crashed, crashed, crashed], [None, None, None]) == 0
+
+
+def test_the_sst_goes_through_stunnel_with_the_clusters_ca_both_ends_verified():
+    """Issue 41: the rsync SST was plain. The SST script reads [sst] from the node's option file: tca, tcert and
+    tkey (the cluster's) with ssl-mode=VERIFY_CA run rsync through stunnel, each end checking the other's."""
+    tls = g.tls_files(Path("/i"))
+    text = g.option_file(["--datadir=/i/node1/data"], g.sst_settings(tls))
+    assert text.splitlines()[3:] == ["[sst]", "tca=/i/galera-tls/ca.pem", "tcert=/i/galera-tls/node.pem",
+                                     "tkey=/i/galera-tls/node-key.pem", "ssl-mode=VERIFY_CA"]
+    with pytest.raises(ValueError):
+        g.option_file([], {"tca": "/x\n[mysqld]"})
+    assert g.SST_PROGRAMS["stunnel"] == "stunnel4" and "openssl" in g.SST_PROGRAMS
+
+
+def test_the_node_certificate_names_no_space_the_sst_script_would_split_at():
+    commands = g.tls_commands("/usr/bin/openssl", g.tls_files(Path("/i")), "dbio-x")
+    subject = commands[1][commands[1].index("-subj") + 1]
+    assert subject == "/CN=dbio-x-node" and " " not in subject
+
+
+def test_a_missing_sst_program_is_refused_naming_its_debian_package(monkeypatch):
+    from dbio.engines.mysql.instance import galera
+    from dbio.errors import UsageError
+
+    monkeypatch.setattr(galera, "SST_PROGRAMS", {**g.SST_PROGRAMS, "no-such-stunnel-here": "stunnel4"})
+    if not g.PROVIDER.exists():
+        pytest.skip(f"no {g.PROVIDER} here: refused before the programs")
+    with pytest.raises(UsageError) as refused:
+        galera.require_galera()
+    message = str(refused.value)
+    assert "runs no-such-stunnel-here" in message and "apt-get install stunnel4" in message and "\n" not in message

@@ -181,7 +181,7 @@ GOOD = {
     "namespace": ["storage-test", "a", "0ns", "x" * 63],
     "password_secret": ["dbio-pg", "pg.secret.v1", ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])],
     "storage_class": ["nfs", "nfs.csi.k8s.io", "standard-rwx"],
-    "results_size": ["1Gi", "500M", "2", "1.5Ti", "1e9"],
+    "results_size": ["1Gi", "500M", "64Mi", "1.5Ti", "1e9", "64Ti"],
     "cpu": ["1", "500m", "0.5", ".25", "2k"],
     "memory": ["512Mi", "1G", "1e9", "128974848"],
 }
@@ -216,6 +216,43 @@ def test_a_value_kubernetes_takes_is_written_as_given(tmp_path, option, value):
         kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
     written = yaml.safe_dump_all([*run, merge])
     assert value in written or option == "results_size" and value in str(run[0])
+
+
+@pytest.mark.parametrize("size, taken", [("1e400", False), ("2Ei", False), ("64Ti", True), ("10Ti", True),
+                                         ("1Gi", True), ("64Mi", True), ("67108863", False), ("1Ki", False),
+                                         ("500m", False), ("1e-400", False), ("1e999999999", False)])
+def test_a_results_size_no_volume_can_be_is_refused_in_one_line(tmp_path, size, taken):
+    """Issue 41: 1e400 is Kubernetes' syntax, and no volume; under 64Mi no result fits (64Mi..64Ti are taken)."""
+    if taken:
+        run, _, _ = _write(tmp_path, _config(tmp_path), results_size=size)
+        assert run[0]["spec"]["resources"]["requests"]["storage"] == size
+        return
+    with pytest.raises(UsageError) as refused:
+        _write(tmp_path, _config(tmp_path), results_size=size)
+    message = str(refused.value)
+    assert message.startswith(f"--results-size {size!r} is ") and "64Mi to 64Ti" in message, message
+    assert "\n" not in message and not (tmp_path / "k8s").exists()
+
+
+def test_the_results_size_refused_through_the_command_line_exits_2(tmp_path, capsys):
+    from dbio import cli as dbio_cli
+
+    out = tmp_path / "k8s"
+    with pytest.raises(SystemExit) as done:
+        dbio_cli.main(["kubernetes", "--image", "dbio", "--dsn", TARGETS[0], "--start-at", _iso(900),
+                       "--results-size", "1e400", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and "--results-size '1e400'" in err and not out.exists()
+
+
+def test_a_label_too_long_for_the_last_pod_is_refused_before_anything_is_written(tmp_path):
+    """Issue 41: each pod's --label is the run's with -tT-I after it, and a run takes at most 200 characters:
+    the manifests are refused here, not every pod at its start."""
+    with pytest.raises(UsageError, match=r"^--label is 196 characters long: the last pod's label") as refused:
+        _write(tmp_path, _config(tmp_path, label="x" * 196))  # 2 targets, 3 pods: the last's -t1-2 makes 201
+    assert "at most 195 characters" in str(refused.value) and not (tmp_path / "k8s").exists()
+    run, _, _ = _write(tmp_path, _config(tmp_path, label="x" * 195))
+    assert f"{'x' * 195}-t1-$(POD_INDEX)" in run[2]["spec"]["template"]["spec"]["containers"][0]["command"]
 
 
 def test_the_printed_kubectl_commands_quote_what_they_interpolate(tmp_path):

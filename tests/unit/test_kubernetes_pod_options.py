@@ -123,7 +123,7 @@ BAD = {
                       "disk=$(PGPASSWORD)", f"{'p' * 254}/disk=x", "disk=nvme\n"],
     "tolerate": ["dedicated=storage:NoWhere", "dedicated:noschedule", ":NoSchedule", "=x:NoSchedule", "a b",
                  "dedicated=st orage", "dedicated=storage:", f"{'k' * 64}:NoSchedule"],
-    "ttl": ["-5s", "1.5s", "soon", "99999999999s", "10 parsecs"],
+    "ttl": ["-5s", "1.5s", "soon", "99999999999s", "10 parsecs", "0s", "59s"],
     "service_account": ["Runner", "runner_1", "-runner", "a" * 254],
     "cnpg_cluster": ["Pg1", "pg_1", "pg.1", "-pg", "p" * 64],
 }
@@ -141,6 +141,22 @@ def test_a_value_kubernetes_would_refuse_is_refused_in_one_line_before_anything_
     message = str(refused.value)
     assert message.startswith(f"{FLAGS[option]} {value!r}") and "\n" not in message, message
     assert not (tmp_path / "k8s").exists()
+
+
+def test_a_ttl_that_deletes_the_logs_before_kubectl_reads_them_is_refused_saying_why(tmp_path, capsys):
+    """Issue 41: --ttl 0s deleted every Job (its pods' logs) before the printed `kubectl logs` could read them."""
+    from dbio import cli as dbio_cli
+
+    start = datetime.fromtimestamp(time.time() + 900, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = tmp_path / "k8s"
+    with pytest.raises(SystemExit) as done:
+        dbio_cli.main(["kubernetes", "--image", "dbio", "--dsn", TARGET, "--start-at", start, "--ttl", "0s",
+                       "--out", str(out)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert "--ttl '0s'" in err and "kubectl logs" in err and "give --ttl 60s or more" in err, err
+    manifests = _write(tmp_path, _config(tmp_path), ttl="60s")  # the shortest taken
+    assert all(job["spec"]["ttlSecondsAfterFinished"] == 60 for job in _jobs(manifests))
 
 
 def test_a_selector_key_or_a_toleration_given_twice_is_refused(tmp_path):

@@ -26,7 +26,8 @@ from dbio import trust
 from dbio.engines.mysql.instance import process, settings
 from dbio.engines.mysql.instance.galera_config import (PACKAGE_HINT, PROVIDER, SST_PROGRAMS, Member, SavedState,
                                                         TlsFiles, bootstrap_choice, node_settings, option_file,
-                                                        parse_grastate, parse_recovered, tls_commands, tls_files)
+                                                        parse_grastate, parse_recovered, sst_settings, tls_commands,
+                                                        tls_files)
 from dbio.engines.mysql.instance.layout import Layout
 from dbio.errors import DbioError, UsageError
 from dbio.filesystem import write_whole
@@ -46,11 +47,14 @@ def require_galera() -> None:
         raise UsageError(f"a Galera cluster needs Galera's library {PROVIDER}, and this machine has none", PACKAGE_HINT)
     fix = "reinstall the package so that root owns its files and only root can write them"
     trust.require_trusted(PROVIDER.resolve(), "Galera's library", fix=fix)
-    for name in SST_PROGRAMS:
+    for name, package in SST_PROGRAMS.items():
         found = next((d / name for d in (Path("/usr/bin"), Path("/bin")) if (d / name).is_file()), None)
         if found is None:
-            raise UsageError(f"a Galera node's state transfer runs {name}, and this machine has none", PACKAGE_HINT)
+            raise UsageError(f"a Galera node's state transfer runs {name}, and this machine has none",
+                             f"install the Debian package {package} (apt-get install {package})")
         trust.require_trusted(found, "the state transfer's program", fix=fix)
+        if found.is_symlink():  # stunnel -> stunnel4: what runs is the link's target, checked too
+            trust.require_trusted(found.resolve(), "the state transfer's program", fix=fix)
 
 
 def make_tls(tls: TlsFiles, user: ServerUser, cluster_name: str) -> None:
@@ -184,7 +188,8 @@ class Cluster:
         except ValueError as exc:
             raise UsageError(str(exc), "choose a --data-dir whose path has no ';' or '='") from None
         options = {**wanted, **ours}
-        write_whole(path, option_file(settings.arguments(options, layout)), mode=0o600)
+        write_whole(path, option_file(settings.arguments(options, layout),
+                                      sst_settings(tls_files(self.instance.data_dir))), mode=0o600)
         os.chown(path, os.geteuid(), user.gid)  # root's (dbio's), read by the server's group only
         os.chmod(path, 0o640)
         cmd = [server, f"--defaults-file={path}", f"--datadir={layout.datadir}"]  # the datadir names the process

@@ -9,10 +9,11 @@ default base_port + 1, which would collide with an SST port put there). A node s
 --defaults-file naming the option file dbio writes for it outside its directory (root's): the SST
 script reads the server's options from the file it was started with, else the system's my.cnf.
 
-Every local user reaches loopback, so Galera's traffic (group communication and IST) is TLS with a
-CA made for this cluster (tls_commands): a peer without a certificate that CA signed is refused at
-the handshake, never a member. The files live in the instance's galera-tls/, the server user's and
-no one else's."""
+Every local user reaches loopback, so Galera's traffic (group communication, IST and SST) is TLS with
+a CA made for this cluster (tls_commands): a peer without a certificate that CA signed is refused at
+the handshake, never a member, never a donor or a joiner. The SST is rsync through stunnel ([sst]
+tca/tcert/tkey, ssl-mode=VERIFY_CA: both ends present the cluster's certificate and check the
+other's). The files live in the instance's galera-tls/, the server user's and no one else's."""
 
 from __future__ import annotations
 
@@ -23,9 +24,13 @@ from typing import Any
 
 PROVIDER = Path("/usr/lib/galera/libgalera_smm.so")  # Debian's galera-4
 SST_METHOD = "rsync"
-# What the rsync SST script runs, found in PATH=/usr/bin:/bin (server_process.ENV); checked trusted before a start.
-SST_PROGRAMS = ("wsrep_sst_rsync", "wsrep_sst_common", "rsync", "ss", "my_print_defaults")
-PACKAGE_HINT = "install galera-4 and rsync (apt-get install galera-4 rsync iproute2)"
+# What the rsync SST script runs, found in PATH=/usr/bin:/bin (server_process.ENV); checked trusted before a start:
+# with [sst] tca/tcert/tkey it runs rsync through stunnel, and openssl checks the certificate against key and CA.
+# Each with the Debian package that holds it, named when it is missing.
+SST_PROGRAMS = {"wsrep_sst_rsync": "mariadb-server", "wsrep_sst_common": "mariadb-server",
+                "my_print_defaults": "mariadb-client", "rsync": "rsync", "ss": "iproute2", "stunnel": "stunnel4",
+                "openssl": "openssl"}
+PACKAGE_HINT = "install galera-4, rsync and stunnel4 (apt-get install galera-4 rsync iproute2 stunnel4)"
 HOST = "127.0.0.1"
 NODE_PREFIX = "node"
 TLS_DIR = "galera-tls"  # in the instance's directory: the cluster's CA, and the key and certificate of its nodes
@@ -66,10 +71,11 @@ def tls_commands(openssl: str, tls: TlsFiles, cluster_name: str) -> list[list[st
     """The openssl commands that make the cluster's CA and its nodes' key and certificate (pure).
     The CA's key signs once: nothing else than this cluster's nodes holds a certificate it signed."""
     request = tls.directory / "node.csr"
+    # the node's CN without a space: the SST script sends it to the donor in a line split at spaces
     return [
         [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", TLS_DAYS,
          "-subj", f"/CN={cluster_name} CA", "-keyout", str(tls.ca_key), "-out", str(tls.ca)],
-        [openssl, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={cluster_name} node",
+        [openssl, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", f"/CN={cluster_name}-node",
          "-keyout", str(tls.key), "-out", str(request)],
         [openssl, "x509", "-req", "-sha256", "-days", TLS_DAYS, "-in", str(request), "-CA", str(tls.ca),
          "-CAkey", str(tls.ca_key), "-set_serial", "1", "-out", str(tls.cert)],
@@ -161,15 +167,25 @@ def node_settings(member: Member, members: list[Member], cluster_name: str, tls:
     }
 
 
-def option_file(arguments: list[str]) -> str:
+def sst_settings(tls: TlsFiles) -> dict[str, str]:
+    """The SST script's [sst] group (pure): rsync through stunnel, each end presenting the cluster's certificate
+    and verifying the other's against its CA (VERIFY_CA: the chain; every node has the one certificate)."""
+    return {"tca": str(tls.ca), "tcert": str(tls.cert), "tkey": str(tls.key), "ssl-mode": "VERIFY_CA"}
+
+
+def option_file(arguments: list[str], sst: dict[str, str] | None = None) -> str:
     """The node's option file from the server's command-line options (pure): one [mysqld] group, an
     option a line ("--innodb-buffer-pool-size=134217728" -> "innodb-buffer-pool-size=134217728");
-    --no-defaults has no place in it (the file is the only one read)."""
+    --no-defaults has no place in it (the file is the only one read); then the SST script's [sst] group."""
     bad = [a for a in arguments if not a.startswith("--") or "\n" in a]
+    bad += [f"{k}={v}" for k, v in (sst or {}).items() if "\n" in k + v]
     if bad:
         raise ValueError(f"{bad[0]!r} is not a server option")
     lines = [a[2:] for a in arguments if a != "--no-defaults"]
-    return "# written by dbio for this Galera node: it is replaced at each start\n[mysqld]\n" + "\n".join(lines) + "\n"
+    text = "# written by dbio for this Galera node: it is replaced at each start\n[mysqld]\n" + "\n".join(lines) + "\n"
+    if sst:
+        text += "[sst]\n" + "".join(f"{key}={value}\n" for key, value in sst.items())
+    return text
 
 
 @dataclass(frozen=True)
