@@ -2,8 +2,10 @@
 
 AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one of ACTIONS:
 `stall:DURATION` (the sessions' server processes frozen for DURATION), `throttle:IOPS:DURATION` (the server's
-reads on the data device limited to IOPS for DURATION), `checkpoint` (the engine's checkpoint, timed as dbio
-ops times it) and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does
+reads on the data device limited to IOPS for DURATION), the built-in operations `checkpoint`, `vacuum` (of dbio's
+tables), `backup:PATH` (an online base backup into PATH, checked as dbio ops backup's --target) and `index` (dbio's
+index on its tables re-created), each timed as dbio ops times it, and `exec:PATH` (a program of the user's, with
+the external script's trust rules). What each does
 is jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from dataclasses import dataclass
 
 from dbio import units
 
-ACTIONS = ("stall:DURATION", "throttle:IOPS:DURATION", "checkpoint", "exec:PATH")
-FORM = "AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"
+ACTIONS = ("stall:DURATION", "throttle:IOPS:DURATION", "checkpoint", "vacuum", "backup:PATH", "index", "exec:PATH")
+FORM = ("AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, "
+        "5s=backup:/path/to/empty-dir or 20s=exec:/path/to/program")
+OPERATIONS = ("checkpoint", "vacuum", "backup", "index")  # the engine's own maintenance, timed (TimedOperations)
 MAX_IOPS = 10**7
 
 
@@ -23,10 +27,10 @@ class Event:
 
     text: str  # as given
     at: float  # seconds into the measured window
-    action: str  # stall | throttle | checkpoint | exec
+    action: str  # stall | throttle | checkpoint | vacuum | backup | index | exec
     seconds: float | None = None  # how long it lasts, when the action's length is known in advance
     iops: int | None = None  # throttle: the read limit
-    path: str | None = None  # exec: the program
+    path: str | None = None  # exec: the program; backup: its destination
 
     @property
     def ends(self) -> float | None:
@@ -41,6 +45,8 @@ class Event:
             return f"throttle to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
         if self.action == "exec":
             return f"exec {self.path}"
+        if self.action == "backup":
+            return f"backup to {self.path}"
         return self.action
 
 
@@ -63,10 +69,15 @@ def parse(text: str) -> Event:
         if not 1 <= iops <= MAX_IOPS:
             raise ValueError(f"throttle's IOPS {iops} is not between 1 and {MAX_IOPS:,}")
         return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops)
-    if kind == "checkpoint":
+    if kind in ("checkpoint", "vacuum", "index"):
         if rest:
-            raise ValueError("checkpoint takes no argument")
-        return Event(text, at, "checkpoint")
+            raise ValueError(f"{kind} takes no argument")
+        return Event(text, at, kind)
+    if kind == "backup":
+        path = action.strip()[len("backup:"):].strip()
+        if not path:
+            raise ValueError("backup: names no destination directory")
+        return Event(text, at, "backup", path=path)
     if kind == "exec":
         path = action.strip()[len("exec:"):].strip()
         if not path:
@@ -85,6 +96,9 @@ def problems(events: tuple[Event, ...], run_time: float) -> list[str]:
             out.append(f"{event.text} starts at or after the window's end ({units.format_duration(run_time)})")
         elif run_time > 0 and event.ends is not None and event.ends > run_time:
             out.append(f"{event.text} ends after the window's end ({units.format_duration(run_time)})")
+    backups = [e.path or "" for e in events if e.action == "backup"]
+    for path in sorted({p for p in backups if backups.count(p) > 1}):
+        out.append(f"two backups to {path}: the second would find it not empty")
     ordered = sorted(events, key=lambda e: e.at)
     for first, second in zip(ordered, ordered[1:]):
         if second.at < (first.ends if first.ends is not None else first.at) or second.at == first.at:

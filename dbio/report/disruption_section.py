@@ -10,6 +10,7 @@ from dbio.report.finding import Finding
 from dbio.report.tables import table
 from dbio.result_records import Result
 from dbio.stats import catalogue
+from dbio.units import format_bytes
 
 COLUMNS = ["Event", "Start s", "End s", "Before/s", "Noise/s", "Floor/s", "Floor %", "Below 90% s", "Recovery s",
            "Lost", "p99 before us", "p99 during us"]
@@ -61,6 +62,18 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
             notes.append(f"{record.get('event')}: the checkpoint took {done.get('seconds')} s and wrote "
                          f"{done.get('buffers_written')} buffers (write {done.get('write_ms')} ms, sync "
                          f"{done.get('sync_ms')} ms)")
+        done = record.get("vacuum")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: VACUUM of {len(done.get('tables') or [])} table(s) took "
+                         f"{done.get('seconds')} s and wrote {format_bytes(done.get('wal_bytes') or 0)} of WAL")
+        done = record.get("index")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: dbio's index re-created on {len(done.get('indexes') or [])} "
+                         f"table(s) in {done.get('seconds')} s ({format_bytes(done.get('index_bytes') or 0)})")
+        done = record.get("backup")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: the backup wrote {format_bytes(done.get('bytes') or 0)} to "
+                         f"{done.get('target')} in {done.get('seconds'):.1f} s")
         if record.get("program"):
             notes.append(f"{record.get('event')}: {record['program']} exited with status {record.get('exit_status')}"
                          f"; its output is {record.get('output')}")

@@ -22,6 +22,9 @@ def dbio(*args: str, cwd) -> subprocess.CompletedProcess:
     ("5s=checkpoint", 5.0, "checkpoint", None, None, None),
     ("20s=exec:/opt/migrate vm1", 20.0, "exec", None, None, "/opt/migrate vm1"),
     ("20s=exec:/x:y", 20.0, "exec", None, None, "/x:y"),
+    ("5s=vacuum", 5.0, "vacuum", None, None, None),
+    ("5s=INDEX", 5.0, "index", None, None, None),
+    ("5s=backup:/srv/b k", 5.0, "backup", None, None, "/srv/b k"),
 ])
 def test_each_action_parsed(text, at, action, seconds, iops, path):
     event = disruption.parse(text)
@@ -40,6 +43,10 @@ def test_each_action_parsed(text, at, action, seconds, iops, path):
     ("10s=throttle:100", "gives no DURATION"),
     ("10s=checkpoint:now", "checkpoint takes no argument"),
     ("10s=exec:", "names no program"),
+    ("10s=vacuum:full", "vacuum takes no argument"),
+    ("10s=index:x", "index takes no argument"),
+    ("10s=backup", "backup: names no destination"),
+    ("10s=backup: ", "backup: names no destination"),
     ("10s=reboot", "reboot is not an action"),
 ])
 def test_a_bad_event_says_what_is_wrong(text, says):
@@ -54,6 +61,12 @@ def test_events_together_fit_the_window():
                      "40s=checkpoint starts at or after the window's end (30 s)",
                      "12s=checkpoint begins before 10s=stall:3s ends: their dips could not be told apart"]
     assert disruption.problems(events[:1] + events[2:3], 0) == []  # a window bounded by work_loop: no end known
+
+
+def test_two_backups_to_one_destination_are_refused():
+    events = tuple(disruption.parse(t) for t in ("5s=backup:/srv/b", "15s=backup:/srv/b", "25s=backup:/srv/c"))
+    assert disruption.problems(events, 30.0) == ["two backups to /srv/b: the second would find it not empty"]
+    assert disruption.parse("5s=backup:/srv/b").describe() == "backup to /srv/b"
 
 
 @pytest.mark.parametrize("args, says", [
@@ -78,7 +91,8 @@ def test_a_list_in_dbio_toml(tmp_path):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines() == [
         "dbio: dbio.toml: run.event = 20s=stall: gives no DURATION (stall:DURATION); give AT=ACTION, e.g. "
-        "10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"]
+        "10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, 5s=backup:/path/to/empty-dir or "
+        "20s=exec:/path/to/program"]
 
 
 def test_a_sweep_varies_the_event_one_a_step():
