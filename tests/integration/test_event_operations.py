@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from dbio.engines.postgres import catalog
-from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
+from tests.integration.conftest import BRIEF, SMALL, dbio, load_result, over, result_dir
 
 pytestmark = pytest.mark.integration
 
@@ -80,15 +80,24 @@ def test_a_destination_ops_backup_would_refuse_is_refused_before_anything(instan
     assert len(done.err.strip().splitlines()) == 1
     assert _results(instance) == before and [p.name for p in target.iterdir()] == ["left"]
     inside = instance.data_dir / "pgdata" / "event-backup"
-    done = _run(instance, loaded_db, "backup-inside", "--wal-level", "replica", "--event", f"3s=backup:{inside}")
+    done = _run(instance, loaded_db, "backup-inside", "--event", f"3s=backup:{inside}")
     assert done.code == 2, done.text  # the server's own directory: another user's (the server's) to redirect
     assert f"--event 3s=backup:{inside}: the destination " in done.err and len(done.err.strip().splitlines()) == 1
     assert not inside.exists()
 
 
-def test_a_backup_is_taken_while_the_sessions_run(instance, loaded_db):
+@pytest.fixture
+def replica_wal(instance, loaded_db):
+    """The shared instance's runs with replica WAL (an online backup's), and its minimal WAL again after: the
+    instance remembers the level a run gave, which the other tests' runs would keep."""
+    yield ["--wal-level", "replica"]
+    done = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF, "--wal-level", "minimal")), timeout=120)
+    assert done.code == 0, done.text
+
+
+def test_a_backup_is_taken_while_the_sessions_run(instance, loaded_db, replica_wal):
     target = instance.root / "event-backup"
-    done = _run(instance, loaded_db, "backup", "--wal-level", "replica", "--event", f"2s=backup:{target}")
+    done = _run(instance, loaded_db, "backup", *replica_wal, "--event", f"2s=backup:{target}")
     assert done.code == 0, done.text
     result = load_result(result_dir(done))
     [record] = result["disruptions"]
