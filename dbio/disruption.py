@@ -1,15 +1,16 @@
 """--event AT=ACTION: what a disruption inside the measured window is, parsed (pure).
 
 AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one of ACTIONS:
-`stall:DURATION` (the sessions' server processes frozen for DURATION), `throttle:IOPS:DURATION` (the server's
-reads on the data device limited to IOPS for DURATION), the built-in operations `checkpoint`, `vacuum` (of dbio's
-tables), `backup:PATH` (an online base backup into PATH, checked as dbio ops backup's --target) and `index` (dbio's
-index on its tables re-created), each timed as dbio ops times it, and `exec:PATH` (a program of the user's, with
-the external script's trust rules). What each does
-is jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
+`stall:DURATION` (the sessions' server processes frozen for DURATION; `stall:DURATION@NODE`: one node's only),
+`throttle:IOPS:DURATION` (the server's reads on the data device limited to IOPS for DURATION), the built-in
+operations `checkpoint`, `vacuum` (of dbio's tables), `backup:PATH` (an online base backup into PATH, checked as
+dbio ops backup's --target) and `index` (dbio's index on its tables re-created), each timed as dbio ops times it,
+and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does is
+jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dbio import units
@@ -19,6 +20,7 @@ FORM = ("AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=v
         "5s=backup:/path/to/empty-dir or 20s=exec:/path/to/program")
 OPERATIONS = ("checkpoint", "vacuum", "backup", "index")  # the engine's own maintenance, timed (TimedOperations)
 MAX_IOPS = 10**7
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a node's name as --nodes and result.json's nodes give it
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Event:
     seconds: float | None = None  # how long it lasts, when the action's length is known in advance
     iops: int | None = None  # throttle: the read limit
     path: str | None = None  # exec: the program; backup: its destination
+    node: str | None = None  # stall@NODE: the one node whose sessions it acts on (None: every node's)
 
     @property
     def ends(self) -> float | None:
@@ -40,7 +43,8 @@ class Event:
     def describe(self) -> str:
         """Its action in words: 'stall 3s', 'throttle to 500 reads/s for 10s', 'checkpoint', 'exec prog'."""
         if self.action == "stall":
-            return f"stall {units.format_duration(self.seconds or 0)}"
+            on = f" of {self.node}" if self.node else ""
+            return f"stall{on} {units.format_duration(self.seconds or 0)}"
         if self.action == "throttle":
             return f"throttle to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
         if self.action == "exec":
@@ -59,7 +63,11 @@ def parse(text: str) -> Event:
     kind, _, rest = action.strip().partition(":")
     kind = kind.strip().lower()
     if kind == "stall":
-        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"))
+        length, at_node, node = rest.partition("@")
+        if at_node and not NODE_NAME.fullmatch(node.strip()):
+            raise ValueError(f"stall's node {node.strip() or '(none)'} is not a node's name (stall:DURATION@NODE)")
+        return Event(text, at, "stall", seconds=_length(length, "stall:DURATION"),
+                     node=node.strip() if at_node else None)
     if kind == "throttle":
         iops_text, _, length = rest.partition(":")
         try:

@@ -50,8 +50,15 @@ def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned
     if not events:
         return Planned()
     kinds = {event.action for event in events}
+    names = [n.name for n in nodes]
+    for event in events:
+        if event.node is not None and event.node not in names:
+            raise UsageError(f"--event {event.text}: the run has no node {event.node}",
+                             f"give one of its nodes: {', '.join(names)}")
     if kinds & {"stall", "throttle"}:
-        remote = [n.name for n in nodes if not (n.info.caps.local and n.info.caps.has_backend_cpu)]
+        acted_on = {e.node for e in events if e.action in ("stall", "throttle")}
+        remote = [n.name for n in nodes if not (n.info.caps.local and n.info.caps.has_backend_cpu)
+                  and (None in acted_on or n.name in acted_on)]
         if remote:
             action = "stall" if "stall" in kinds else "throttle"
             raise UsageError(f"--event {action}: the sessions of {', '.join(remote)} have no server "
@@ -127,7 +134,8 @@ class Disruptions(Listener):
         self.planned, self.directory = planned, directory
         self.records: list[dict[str, Any]] = [
             {"event": e.text, "action": e.action, "describe": e.describe(), "at_s": e.at, "seconds_planned": e.seconds,
-             "start_s": None, "end_s": None, "outcome": "not reached"} for e in planned.events]
+             **({"node": e.node} if e.node else {}), "start_s": None, "end_s": None, "outcome": "not reached"}
+            for e in planned.events]
         self.opened: float | None = None  # the window's opening, the run's monotonic clock
         self.actions = disruption_actions.Actions(directory)
 
@@ -169,9 +177,11 @@ class Disruptions(Listener):
                 run.tell(f"event {event.text}: ended ({record['outcome']}) after {took:.1f} s")
 
     def _context(self, run: RunView, index: int) -> disruption_actions.Context:
+        node = self.planned.events[index].node  # stall@NODE: that node's sessions only
         return disruption_actions.Context(
             stop=run.background_stop, time=run.time, index=index + 1, run_id=run.run_id,
-            session_pids=[s.pid for r in run.nodes for s in r.sessions if s.pid and r.node.name not in run.lost],
+            session_pids=[s.pid for r in run.nodes for s in r.sessions if s.pid and r.node.name not in run.lost
+                          and node in (None, r.node.name)],
             read_helpers=[pid for m in run.monitoring for pid in m.read_helpers],
             conninfo=next((r.node.conninfo for r in run.nodes if not r.node.read_only), None),
             engine=next((r.node.engine for r in run.nodes if not r.node.read_only), None),

@@ -53,6 +53,11 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
         why = d.get("absent") or d.get("not_recovered")
         if why:
             notes.append(f"{d.get('event')}: {why}")
+        if d.get("node") and isinstance(d.get("other_nodes"), dict):
+            others = "; ".join(f"{name}'s floor {o.get('floor_pct')}% of its before" for name, o in
+                               sorted(d["other_nodes"].items()))
+            notes.append(f"{d.get('event')}: measured on {d['node']}'s sessions, the node it acted on ({others}; the "
+                         f"run as a whole's {(d.get('run') or {}).get('floor_pct')}%)")
         if (d.get("resolution_seconds") or 0) > 1.5:
             notes.append(f"{d.get('event')}: its lowest interval spans {d['resolution_seconds']:g} s (no session's "
                          "work was counted in between)")

@@ -119,7 +119,7 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     }
     if outcome.records.get(DISRUPTIONS):  # what each --event did to the workload (stats/disruptions.py)
         figures["disruptions"] = result_figures.disruptions(outcome.records[DISRUPTIONS], series, outcome,
-                                                            window["seconds"], man["config"]["workload"])
+                                                            window["seconds"], man["config"]["workload"], node_series)
     for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
         if key in PLACED:
             continue

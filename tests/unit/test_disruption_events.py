@@ -23,6 +23,7 @@ def dbio(*args: str, cwd) -> subprocess.CompletedProcess:
     ("20s=exec:/opt/migrate vm1", 20.0, "exec", None, None, "/opt/migrate vm1"),
     ("20s=exec:/x:y", 20.0, "exec", None, None, "/x:y"),
     ("5s=vacuum", 5.0, "vacuum", None, None, None),
+    ("5s=stall:3s@standby1", 5.0, "stall", 3.0, None, None),
     ("5s=INDEX", 5.0, "index", None, None, None),
     ("5s=backup:/srv/b k", 5.0, "backup", None, None, "/srv/b k"),
 ])
@@ -44,6 +45,9 @@ def test_each_action_parsed(text, at, action, seconds, iops, path):
     ("10s=checkpoint:now", "checkpoint takes no argument"),
     ("10s=exec:", "names no program"),
     ("10s=vacuum:full", "vacuum takes no argument"),
+    ("10s=stall:3s@", r"stall.s node \(none\) is not a node.s name"),
+    ("10s=stall:3s@a/b", "stall's node a/b is not a node's name"),
+    ("10s=stall:@n1", "gives no DURATION"),
     ("10s=index:x", "index takes no argument"),
     ("10s=backup", "backup: names no destination"),
     ("10s=backup: ", "backup: names no destination"),
@@ -61,6 +65,12 @@ def test_events_together_fit_the_window():
                      "40s=checkpoint starts at or after the window's end (30 s)",
                      "12s=checkpoint begins before 10s=stall:3s ends: their dips could not be told apart"]
     assert disruption.problems(events[:1] + events[2:3], 0) == []  # a window bounded by work_loop: no end known
+
+
+def test_a_stall_names_its_node():
+    event = disruption.parse("5s=stall:3s@standby1")
+    assert event.node == "standby1" and event.describe() == "stall of standby1 3 s"
+    assert disruption.parse("5s=stall:3s").node is None
 
 
 def test_two_backups_to_one_destination_are_refused():
