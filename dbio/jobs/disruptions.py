@@ -142,6 +142,7 @@ class Disruptions(Listener):
     def phase(self, phase: Phase, run: RunView) -> None:
         if phase is Phase.WINDOW and self.planned.events:
             self.opened = run.time.monotonic()
+            run.disrupting(self._kinds(), ())
             run.spawn(self, self._all(run))
         elif phase is Phase.CLEAN_UP:
             self.actions.undo_all()  # whatever a cancelled task left: a server resumed, a throttle lifted
@@ -157,6 +158,7 @@ class Disruptions(Listener):
             record["start_s"] = round(run.time.monotonic() - self.opened, 3)
             record["started_at"] = run.time.wall()
             run.event("disruption", f"{event.text}: {event.describe()} begins")
+            run.disrupting(self._kinds(), ((i + 1, event.text.partition("=")[2].strip()),))
             run.tell(f"event {event.text}: {event.describe()} begins")  # the live line's, and /metrics' dbio_events
             try:
                 detail = await self.actions.run(event, self._context(run, i))
@@ -169,12 +171,16 @@ class Disruptions(Listener):
             finally:
                 record["end_s"] = round(run.time.monotonic() - self.opened, 3)
                 record["ended_at"] = run.time.wall()
+                run.disrupting(self._kinds(), ())  # cancelled too: no live line or metric says it goes on
             run.event("disruption", f"{event.text}: {event.describe()} ended ({record['outcome']})")
             if record["outcome"] == "failed":
                 run.tell(f"the event {event.text} failed: {record.get('error')}")
             else:
                 took = record["end_s"] - record["start_s"]
                 run.tell(f"event {event.text}: ended ({record['outcome']}) after {took:.1f} s")
+
+    def _kinds(self) -> tuple[str, ...]:
+        return tuple(sorted({e.action for e in self.planned.events}))
 
     def _context(self, run: RunView, index: int) -> disruption_actions.Context:
         node = self.planned.events[index].node  # stall@NODE: that node's sessions only

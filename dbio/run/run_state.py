@@ -158,6 +158,12 @@ class RunState:
         self.ctx.observer.event(message)
         self.listeners.told(message)
 
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        shown = getattr(self.ctx.observer, "disrupting", None)  # the live line's (an observer may show none)
+        if shown is not None:
+            shown(active)
+        self.listeners.disrupting(planned, active)
+
     async def stop_run(self, kind: str, message: str, *, at_once: bool = False) -> None:
         self.status.end(Status.FAILED, message)
         self.event(kind, message)
