@@ -58,6 +58,12 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
                                sorted(d["other_nodes"].items()))
             notes.append(f"{d.get('event')}: measured on {d['node']}'s sessions, the node it acted on ({others}; the "
                          f"run as a whole's {(d.get('run') or {}).get('floor_pct')}%)")
+        lag = d.get("rate") or {}
+        if lag.get("behind"):
+            before = (lag.get("lag_before_us") or 0) / 1000
+            notes.append(f"{d.get('event')}: --rate's schedule fell behind during it (mean lag up to "
+                         f"{lag['lag_during_us'] / 1000:,.0f} ms, before it {before:,.1f} ms): the rate was broken "
+                         "for its seconds, whatever the window's average says")
         if (d.get("resolution_seconds") or 0) > 1.5:
             notes.append(f"{d.get('event')}: its lowest interval spans {d['resolution_seconds']:g} s (no session's "
                          "work was counted in between)")

@@ -206,3 +206,20 @@ def test_the_live_line_and_the_metric_show_the_event_as_it_happens(instance, loa
     assert (True, 1.0) in seen and (False, 0.0) in seen, seen  # 1 while the server was stopped, 0 otherwise
     assert not [v for stopped, v in seen if not stopped and v == 1.0][3:], seen  # a sample or two at its edges
     assert "event 1 stall:3s" in out  # the live line, plain where no terminal is
+
+
+def test_a_rate_run_with_an_event_says_the_rate_was_broken_during_it(instance, loaded_db):
+    """--rate held over the window (the loop catches up after a stall) yet broken for the event's seconds: the
+    event's figures and the rate's say so, and the report too."""
+    done = _run(instance, loaded_db, "rate-stall", "--rate", "500", "--event", "4s=stall:3s")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "done" and record["processes"] == 1
+    [dip] = result["figures"]["disruptions"]
+    assert dip["floor_pct"] < 25 and dip["reads_lost"] > 0  # the dip
+    lag = dip["rate"]
+    assert lag["behind"] is True and lag["lag_during_us"] > 1e6  # statements waited for most of the stall
+    assert lag["lag_before_us"] < 100_000  # held before it
+    assert result["figures"]["rate"]["behind_during_events"] == ["4s=stall:3s"]
+    assert "--rate's schedule fell behind during it" in (result_dir(done) / "report.txt").read_text()
