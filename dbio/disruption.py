@@ -1,8 +1,8 @@
 """--event AT=ACTION: what a disruption inside the measured window is, parsed (pure).
 
 AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one of ACTIONS:
-`stall:DURATION` (the sessions' server processes frozen for DURATION; `stall:DURATION@NODE`: one node's only),
-`throttle:IOPS:DURATION` (the server's reads on the data device limited to IOPS for DURATION), the built-in
+`stall:DURATION` (the sessions' server processes frozen for DURATION), `throttle:IOPS:DURATION` (the server's
+reads on the data device limited to IOPS for DURATION; either with `@NODE`: one node's sessions only), the built-in
 operations `checkpoint`, `vacuum` (of dbio's tables), `backup:PATH` (an online base backup into PATH, checked as
 dbio ops backup's --target) and `index` (dbio's index on its tables re-created), each timed as dbio ops times it,
 and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does is
@@ -46,7 +46,8 @@ class Event:
             on = f" of {self.node}" if self.node else ""
             return f"stall{on} {units.format_duration(self.seconds or 0)}"
         if self.action == "throttle":
-            return f"throttle to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
+            on = f" of {self.node}" if self.node else ""
+            return f"throttle{on} to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
         if self.action == "exec":
             return f"exec {self.path}"
         if self.action == "backup":
@@ -62,12 +63,14 @@ def parse(text: str) -> Event:
     at = _duration(at_text, "its offset AT")
     kind, _, rest = action.strip().partition(":")
     kind = kind.strip().lower()
-    if kind == "stall":
-        length, at_node, node = rest.partition("@")
+    on: str | None = None
+    if kind in ("stall", "throttle"):  # ...@NODE: one node's sessions only
+        rest, at_node, node = rest.partition("@")
         if at_node and not NODE_NAME.fullmatch(node.strip()):
-            raise ValueError(f"stall's node {node.strip() or '(none)'} is not a node's name (stall:DURATION@NODE)")
-        return Event(text, at, "stall", seconds=_length(length, "stall:DURATION"),
-                     node=node.strip() if at_node else None)
+            raise ValueError(f"{kind}'s node {node.strip() or '(none)'} is not a node's name ({kind}:...@NODE)")
+        on = node.strip() if at_node else None
+    if kind == "stall":
+        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"), node=on)
     if kind == "throttle":
         iops_text, _, length = rest.partition(":")
         try:
@@ -76,7 +79,7 @@ def parse(text: str) -> Event:
             raise ValueError(f"throttle's IOPS {iops_text.strip() or '(none)'} is not a whole number") from None
         if not 1 <= iops <= MAX_IOPS:
             raise ValueError(f"throttle's IOPS {iops} is not between 1 and {MAX_IOPS:,}")
-        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops)
+        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops, node=on)
     if kind in ("checkpoint", "vacuum", "index"):
         if rest:
             raise ValueError(f"{kind} takes no argument")

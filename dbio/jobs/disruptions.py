@@ -41,6 +41,7 @@ class Planned:
     disks: tuple[str, ...] = ()  # a throttle's disks (MAJ:MIN) under the data directory
     destinations: tuple[Path | None, ...] = ()  # each backup's destination, checked (None: another action)
     operations: Any = None  # the writable node's timed operations (engines' Operations), for vacuum, backup, index
+    node_disks: tuple[tuple[str, tuple[str, ...]], ...] = ()  # throttle@NODE: that node's disks, by its name
 
 
 def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned:
@@ -79,12 +80,14 @@ def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned
     if timed - {"checkpoint"}:
         operations, destinations = _operations(config, writable[0], events)
     disks: list[str] = []
-    if "throttle" in kinds:
+    if any(e.action == "throttle" and e.node is None for e in events):
         data = storage.get("data_directory") or {}
         disks = blkio_throttle.check(list(data.get("diskstats_devices") or []))
+    node_disks = tuple((n.name, tuple(blkio_throttle.check(sorted(n.devices)))) for n in nodes
+                       if any(e.action == "throttle" and e.node == n.name for e in events))
     programs = tuple(external_script.check(event.path, f"--event {event.text}:") if event.action == "exec" else None
                      for event in events)
-    return Planned(events, programs, tuple(disks), destinations, operations)
+    return Planned(events, programs, tuple(disks), destinations, operations, node_disks)
 
 
 def _operations(config: Config, node: Node, events: tuple[disruption.Event, ...]) -> tuple[Any, tuple[Path | None,
@@ -188,11 +191,12 @@ class Disruptions(Listener):
             stop=run.background_stop, time=run.time, index=index + 1, run_id=run.run_id,
             session_pids=[s.pid for r in run.nodes for s in r.sessions if s.pid and r.node.name not in run.lost
                           and node in (None, r.node.name)],
-            read_helpers=[pid for m in run.monitoring for pid in m.read_helpers],
+            read_helpers=[pid for m in run.monitoring for pid in m.read_helpers if node in (None, m.probe.name)],
             conninfo=next((r.node.conninfo for r in run.nodes if not r.node.read_only), None),
             engine=next((r.node.engine for r in run.nodes if not r.node.read_only), None),
             program=self.planned.programs[index] if index < len(self.planned.programs) else None,
-            disks=list(self.planned.disks), operations=self.planned.operations,
+            disks=list(dict(self.planned.node_disks).get(node, ()) if node else self.planned.disks),
+            operations=self.planned.operations,
             destination=self.planned.destinations[index] if index < len(self.planned.destinations) else None)
 
     def record(self) -> list[dict[str, Any]] | None:

@@ -24,6 +24,7 @@ def dbio(*args: str, cwd) -> subprocess.CompletedProcess:
     ("20s=exec:/x:y", 20.0, "exec", None, None, "/x:y"),
     ("5s=vacuum", 5.0, "vacuum", None, None, None),
     ("5s=stall:3s@standby1", 5.0, "stall", 3.0, None, None),
+    ("5s=throttle:500:4s@node2", 5.0, "throttle", 4.0, 500, None),
     ("5s=INDEX", 5.0, "index", None, None, None),
     ("5s=backup:/srv/b k", 5.0, "backup", None, None, "/srv/b k"),
 ])
@@ -71,6 +72,10 @@ def test_a_stall_names_its_node():
     event = disruption.parse("5s=stall:3s@standby1")
     assert event.node == "standby1" and event.describe() == "stall of standby1 3 s"
     assert disruption.parse("5s=stall:3s").node is None
+    throttle = disruption.parse("5s=throttle:500:4s@node2")
+    assert throttle.node == "node2" and throttle.describe() == "throttle of node2 to 500 reads/s for 4 s"
+    with pytest.raises(ValueError, match="throttle's node a b is not a node's name"):
+        disruption.parse("5s=throttle:500:4s@a b")
 
 
 def test_two_backups_to_one_destination_are_refused():
