@@ -214,6 +214,14 @@ def _said_as(event: disruption.Event) -> Iterator[None]:
                          exc.hint) from None
 
 
+def check_destinations(config: Config) -> None:
+    """Each backup event's destination as dbio ops backup checks its --target before it reaches a server."""
+    for text in config.run.event or ():
+        event = disruption.parse(text)
+        if event.action == "backup":
+            _destination(event)
+
+
 def _destination(event: disruption.Event) -> Path:
     with _said_as(event):
         return backup_destination.check_shape(Path(event.path or ""))

@@ -74,10 +74,11 @@ def test_a_destination_ops_backup_would_refuse_is_refused_before_anything(instan
     target.mkdir()
     (target / "left").write_text("someone's\n")
     before = _results(instance)
-    done = _run(instance, loaded_db, "backup-full", "--event", f"3s=backup:{target}")
+    done = _run(instance, loaded_db, "backup-full", "--wal-level", "replica", "--event", f"3s=backup:{target}")
     assert done.code == 2, done.text
     assert f"--event 3s=backup:{target}: the destination {target} is not empty" in done.err
     assert len(done.err.strip().splitlines()) == 1
+    assert "restarting" not in done.text  # refused before the server was restarted for the run's settings
     assert _results(instance) == before and [p.name for p in target.iterdir()] == ["left"]
     inside = instance.data_dir / "pgdata" / "event-backup"
     done = _run(instance, loaded_db, "backup-inside", "--event", f"3s=backup:{inside}")
