@@ -2,19 +2,25 @@
 
 AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one of ACTIONS:
 `stall:DURATION` (the sessions' server processes frozen for DURATION), `throttle:IOPS:DURATION` (the server's
-reads on the data device limited to IOPS for DURATION), `checkpoint` (the engine's checkpoint, timed as dbio
-ops times it) and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does
-is jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
+reads on the data device limited to IOPS for DURATION; either with `@NODE`: one node's sessions only), the built-in
+operations `checkpoint`, `vacuum` (of dbio's tables), `backup:PATH` (an online base backup into PATH, checked as
+dbio ops backup's --target) and `index` (dbio's index on its tables re-created), each timed as dbio ops times it,
+and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does is
+jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dbio import units
 
-ACTIONS = ("stall:DURATION", "throttle:IOPS:DURATION", "checkpoint", "exec:PATH")
-FORM = "AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"
+ACTIONS = ("stall:DURATION", "throttle:IOPS:DURATION", "checkpoint", "vacuum", "backup:PATH", "index", "exec:PATH")
+FORM = ("AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, "
+        "5s=backup:/path/to/empty-dir or 20s=exec:/path/to/program")
+OPERATIONS = ("checkpoint", "vacuum", "backup", "index")  # the engine's own maintenance, timed (TimedOperations)
 MAX_IOPS = 10**7
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a node's name as --nodes and result.json's nodes give it
 
 
 @dataclass(frozen=True)
@@ -23,10 +29,11 @@ class Event:
 
     text: str  # as given
     at: float  # seconds into the measured window
-    action: str  # stall | throttle | checkpoint | exec
+    action: str  # stall | throttle | checkpoint | vacuum | backup | index | exec
     seconds: float | None = None  # how long it lasts, when the action's length is known in advance
     iops: int | None = None  # throttle: the read limit
-    path: str | None = None  # exec: the program
+    path: str | None = None  # exec: the program; backup: its destination
+    node: str | None = None  # stall@NODE: the one node whose sessions it acts on (None: every node's)
 
     @property
     def ends(self) -> float | None:
@@ -36,11 +43,15 @@ class Event:
     def describe(self) -> str:
         """Its action in words: 'stall 3s', 'throttle to 500 reads/s for 10s', 'checkpoint', 'exec prog'."""
         if self.action == "stall":
-            return f"stall {units.format_duration(self.seconds or 0)}"
+            on = f" of {self.node}" if self.node else ""
+            return f"stall{on} {units.format_duration(self.seconds or 0)}"
         if self.action == "throttle":
-            return f"throttle to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
+            on = f" of {self.node}" if self.node else ""
+            return f"throttle{on} to {self.iops} reads/s for {units.format_duration(self.seconds or 0)}"
         if self.action == "exec":
             return f"exec {self.path}"
+        if self.action == "backup":
+            return f"backup to {self.path}"
         return self.action
 
 
@@ -52,8 +63,14 @@ def parse(text: str) -> Event:
     at = _duration(at_text, "its offset AT")
     kind, _, rest = action.strip().partition(":")
     kind = kind.strip().lower()
+    on: str | None = None
+    if kind in ("stall", "throttle"):  # ...@NODE: one node's sessions only
+        rest, at_node, node = rest.partition("@")
+        if at_node and not NODE_NAME.fullmatch(node.strip()):
+            raise ValueError(f"{kind}'s node {node.strip() or '(none)'} is not a node's name ({kind}:...@NODE)")
+        on = node.strip() if at_node else None
     if kind == "stall":
-        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"))
+        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"), node=on)
     if kind == "throttle":
         iops_text, _, length = rest.partition(":")
         try:
@@ -62,11 +79,16 @@ def parse(text: str) -> Event:
             raise ValueError(f"throttle's IOPS {iops_text.strip() or '(none)'} is not a whole number") from None
         if not 1 <= iops <= MAX_IOPS:
             raise ValueError(f"throttle's IOPS {iops} is not between 1 and {MAX_IOPS:,}")
-        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops)
-    if kind == "checkpoint":
+        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops, node=on)
+    if kind in ("checkpoint", "vacuum", "index"):
         if rest:
-            raise ValueError("checkpoint takes no argument")
-        return Event(text, at, "checkpoint")
+            raise ValueError(f"{kind} takes no argument")
+        return Event(text, at, kind)
+    if kind == "backup":
+        path = action.strip()[len("backup:"):].strip()
+        if not path:
+            raise ValueError("backup: names no destination directory")
+        return Event(text, at, "backup", path=path)
     if kind == "exec":
         path = action.strip()[len("exec:"):].strip()
         if not path:
@@ -85,6 +107,9 @@ def problems(events: tuple[Event, ...], run_time: float) -> list[str]:
             out.append(f"{event.text} starts at or after the window's end ({units.format_duration(run_time)})")
         elif run_time > 0 and event.ends is not None and event.ends > run_time:
             out.append(f"{event.text} ends after the window's end ({units.format_duration(run_time)})")
+    backups = [e.path or "" for e in events if e.action == "backup"]
+    for path in sorted({p for p in backups if backups.count(p) > 1}):
+        out.append(f"two backups to {path}: the second would find it not empty")
     ordered = sorted(events, key=lambda e: e.at)
     for first, second in zip(ordered, ordered[1:]):
         if second.at < (first.ends if first.ends is not None else first.at) or second.at == first.at:

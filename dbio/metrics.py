@@ -83,6 +83,8 @@ class State:
     bounds_us: list[float] = field(default_factory=list)
     rate_asked: float | None = None  # --rate: the statements/s this run's sessions were scheduled for
     events: int = 0
+    planned_actions: tuple[str, ...] = ()  # --event: the kinds of action the run's events have
+    active_actions: tuple[str, ...] = ()  # those in progress now
     samples: int = 0
     t: float | None = None  # the latest sample's time (server clock): the statements' counts are as of then
 
@@ -165,6 +167,12 @@ def _families(s: State) -> Iterator[Any]:
                                  labels=RUN_LABELS)
     events.add_metric(run, s.events)
     yield events
+    if s.planned_actions:
+        active = GaugeMetricFamily("dbio_event_active", "1 while an --event of this action is in progress, 0 otherwise",
+                                   labels=RUN_LABELS + ["action"])
+        for action in s.planned_actions:
+            active.add_metric(run + [action], 1.0 if action in s.active_actions else 0.0)
+        yield active
     samples = CounterMetricFamily("dbio_samples", "Per-second samples taken on time", labels=RUN_LABELS)
     samples.add_metric(run, s.samples)
     yield samples
@@ -200,6 +208,7 @@ class Endpoint:
             self.state.run = RunLabels(str(run_id), label, step)
             self.state.phase, self.state.nodes, self.state.os = "starting", {}, {}
             self.state.statements, self.state.events, self.state.samples = {}, 0, 0
+            self.state.planned_actions, self.state.active_actions = (), ()
             self.state.bounds_us = list(bounds_us)
 
     def close(self) -> None:
@@ -228,6 +237,11 @@ class MetricsListener(Listener):
     def told(self, message: str) -> None:
         with self.state.lock:
             self.state.events += 1
+
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        with self.state.lock:
+            self.state.planned_actions = planned
+            self.state.active_actions = tuple(action.partition(":")[0].lower() for _, action in active)
 
     def sample(self, record: Mapping[str, Any]) -> None:
         # the reading before the start (k 0) is not shown: a window's first reading is (with no warm-up, it is that)

@@ -150,10 +150,13 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("event", "run", "strs", None,
            "A disruption at an offset into the measured window, AT=ACTION (repeat it; a list in dbio.toml): "
            "stall:DURATION freezes the sessions' server processes, throttle:IOPS:DURATION limits the server's reads "
-           "on the data device (root, the blkio controller), checkpoint runs the engine's checkpoint, exec:PATH runs "
+           "on the data device (root, the blkio controller), checkpoint, vacuum, index (dbio's own) and backup:PATH "
+           "(an online base backup into a new or empty directory; --wal-level replica) run the engine's "
+           "maintenance, timed as dbio ops times it, exec:PATH runs "
            "a program of yours (trusted as --external-script) with the run directory. result.json's "
            "figures.disruptions measures each one's dip, time below 90%, recovery and reads lost.",
-           fix="give AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program",
+           fix="give AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, "
+               "5s=backup:/path/to/empty-dir or 20s=exec:/path/to/program",
            commands=("run", "sweep", "kubernetes")),
     Option("metrics_port", "run", "int", None,
            "Serve Prometheus/OpenMetrics text at http://ADDRESS:PORT/metrics for the whole run or sweep: the "

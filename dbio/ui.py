@@ -159,6 +159,7 @@ class RunObserver:
         self.enabled = not ui.quiet and ui.console.is_terminal
         self.plain = not ui.quiet and not ui.console.is_terminal  # a log or a pipe: plain lines instead
         self.said = 0.0
+        self.disruptions = ""  # the --event actions in progress: "event 1 stall:3s"
         # drawn when something changed (each sample, each phase), not on a timer: the live view's cost
         self.live = Live(Text(""), console=ui.console, auto_refresh=False, transient=True)
         if self.enabled:
@@ -179,6 +180,13 @@ class RunObserver:
 
     def event(self, message: str) -> None:
         self.ui.err.print(Text("dbio: ", style="bold yellow") + Text(message), soft_wrap=True)
+
+    def disrupting(self, active: tuple[tuple[int, str], ...]) -> None:
+        """The --event actions in progress, on the live line while they last."""
+        self.disruptions = ", ".join(f"event {number} {action}" for number, action in active)
+        if self.plain and self.disruptions:
+            self._plain(f"{self._status()}")
+        self._refresh()
 
     def second(self, sample: dict[str, Any]) -> None:
         """A per-second sample whose engine counters are already normalized."""
@@ -203,7 +211,7 @@ class RunObserver:
         if self.measuring_since is not None and self.window > 0:
             left = max(0.0, self.window - (time.monotonic() - self.measuring_since))
             status += f" · {left:,.0f} s left"
-        return status
+        return status + (f" · {self.disruptions}" if self.disruptions else "")
 
     def _refresh(self) -> None:
         if not self.enabled:

@@ -278,6 +278,11 @@ class Operations(Protocol):
     def recovery(self, record: SetupRecord, wal_bytes: int, window: Callable[[], Any],
                  changes_per_block: int = 1) -> dict[str, Any]: ...
     def checkpoint(self, record: SetupRecord, dirty_bytes: int, window: Callable[[], Any]) -> dict[str, Any]: ...
+    # during a run's window (--event vacuum, backup:PATH, index), the server left as it runs
+    def vacuum_now(self, conn: Any) -> dict[str, Any]: ...  # dbio's loaded tables vacuumed: seconds, tables, wal_bytes
+    def tables(self, conn: Any) -> list[tuple[str, str, str, int]]: ...  # dbio's: schema, table, index, bytes
+    def backup_refusal(self, conn: Any) -> str | None: ...  # why the running server allows no online backup
+    def backup_now(self, destination: Any) -> dict[str, Any]: ...
 
 
 # An engine's own connection objects, which dbio only passes back: C for the calls that run in a thread,

@@ -11,6 +11,10 @@
   where it came from, the cgroup removed).
 - checkpoint: the engine's checkpoint on a connection of its own, timed, with what it wrote (engines' base
   TimedOperations.checkpoint_now).
+- vacuum, index, backup:PATH: the engine's operations as dbio ops has them, on a connection of their own, timed,
+  the server left running as it is (engines' base Operations.vacuum_now, rebuild_indexes, backup_now): VACUUM of
+  dbio's tables; dbio's index on its tables dropped and made again (each table's in a transaction: the sessions
+  wait on its lock meanwhile); a base backup into the checked destination, kept there.
 - exec:PATH: the user's program (trusted as --external-script, in disruptions.check) with the run directory, its
   output in event-N.log there, its exit status kept; stopped (its process group: SIGTERM, then SIGKILL) when the
   run's background stops."""
@@ -18,6 +22,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -92,6 +97,8 @@ class Context:
     engine: Engine | None = None
     program: Path | None = None  # exec:'s, checked
     disks: list[str] = field(default_factory=list)  # throttle's
+    operations: Any = None  # vacuum's, index's, backup's: the writable node's (engines' base Operations)
+    destination: Path | None = None  # backup's, checked
 
 
 class Actions:
@@ -112,6 +119,8 @@ class Actions:
             return await self._throttle(event, ctx)
         if event.action == "checkpoint":
             return await self._checkpoint(ctx)
+        if event.action in ("vacuum", "index", "backup"):
+            return await self._operation(event.action, ctx)
         if event.action == "exec":
             return await self._exec(ctx)
         raise AssertionError(f"unknown action {event.action}")
@@ -172,6 +181,25 @@ class Actions:
         conninfo = ctx.conninfo
         done = await asyncio.to_thread(ops.checkpoint_now, conninfo, lambda _: None)
         return {"checkpoint": done}
+
+    async def _operation(self, action: str, ctx: Context) -> dict[str, Any]:
+        if ctx.operations is None:
+            raise RuntimeError(f"the engine has no timed {action}")
+        operations = ctx.operations
+        if action == "backup":
+            assert ctx.destination is not None
+            return {"backup": await asyncio.to_thread(operations.backup_now, ctx.destination)}
+
+        def on_its_connection() -> dict[str, Any]:
+            conn = operations.connect()
+            try:
+                if action == "vacuum":
+                    return operations.vacuum_now(conn)
+                done = operations.rebuild_indexes(conn, contextlib.nullcontext)
+                return {**done, "seconds": round(done["seconds"], 3)}
+            finally:
+                conn.close()
+        return {action: await asyncio.to_thread(on_its_connection)}
 
     async def _exec(self, ctx: Context) -> dict[str, Any]:
         assert ctx.program is not None

@@ -205,6 +205,11 @@ class _NormalizingObserver:
     def event(self, message: str) -> None:
         self.observer.event(message)
 
+    def disrupting(self, active: tuple[tuple[int, str], ...]) -> None:
+        shown = getattr(self.observer, "disrupting", None)
+        if shown is not None:
+            shown(active)
+
     def second(self, sample: dict[str, Any]) -> None:
         if answered(sample):
             self.observer.second(normalized(sample, self.normalize))

@@ -14,7 +14,7 @@ from dbio import target as targets
 from dbio import readback, results_dir
 from dbio.collect import host
 from dbio.jobs import baseline as baselines
-from dbio.jobs import after_window, run_files
+from dbio.jobs import after_window, disruptions, run_files
 from dbio.jobs.measure import RunResult, measure
 from dbio.config import RESERVED_CONNECTIONS, Config
 from dbio.config_checks import display_key, show_value
@@ -122,6 +122,7 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
     plan = make_plan(config.workload, config.run.interval, config.run.start_at,
                      parts.parse(config.run.part)[1] if config.run.part else 1)
     check_start_at(plan)
+    disruptions.check_destinations(config)  # a backup's, before any server starts (again with the server's answers)
     unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
         instance = targets.instance_for(config, ui.note)

@@ -10,6 +10,7 @@ from dbio.report.finding import Finding
 from dbio.report.tables import table
 from dbio.result_records import Result
 from dbio.stats import catalogue
+from dbio.units import format_bytes
 
 COLUMNS = ["Event", "Start s", "End s", "Before/s", "Noise/s", "Floor/s", "Floor %", "Below 90% s", "Recovery s",
            "Lost", "p99 before us", "p99 during us"]
@@ -52,6 +53,17 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
         why = d.get("absent") or d.get("not_recovered")
         if why:
             notes.append(f"{d.get('event')}: {why}")
+        if d.get("node") and isinstance(d.get("other_nodes"), dict):
+            others = "; ".join(f"{name}'s floor {o.get('floor_pct')}% of its before" for name, o in
+                               sorted(d["other_nodes"].items()))
+            notes.append(f"{d.get('event')}: measured on {d['node']}'s sessions, the node it acted on ({others}; the "
+                         f"run as a whole's {(d.get('run') or {}).get('floor_pct')}%)")
+        lag = d.get("rate") or {}
+        if lag.get("behind"):
+            before = (lag.get("lag_before_us") or 0) / 1000
+            notes.append(f"{d.get('event')}: --rate's schedule fell behind during it (mean lag up to "
+                         f"{lag['lag_during_us'] / 1000:,.0f} ms, before it {before:,.1f} ms): the rate was broken "
+                         "for its seconds, whatever the window's average says")
         if (d.get("resolution_seconds") or 0) > 1.5:
             notes.append(f"{d.get('event')}: its lowest interval spans {d['resolution_seconds']:g} s (no session's "
                          "work was counted in between)")
@@ -61,6 +73,18 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
             notes.append(f"{record.get('event')}: the checkpoint took {done.get('seconds')} s and wrote "
                          f"{done.get('buffers_written')} buffers (write {done.get('write_ms')} ms, sync "
                          f"{done.get('sync_ms')} ms)")
+        done = record.get("vacuum")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: VACUUM of {len(done.get('tables') or [])} table(s) took "
+                         f"{done.get('seconds')} s and wrote {format_bytes(done.get('wal_bytes') or 0)} of WAL")
+        done = record.get("index")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: dbio's index re-created on {len(done.get('indexes') or [])} "
+                         f"table(s) in {done.get('seconds')} s ({format_bytes(done.get('index_bytes') or 0)})")
+        done = record.get("backup")
+        if isinstance(done, dict):
+            notes.append(f"{record.get('event')}: the backup wrote {format_bytes(done.get('bytes') or 0)} to "
+                         f"{done.get('target')} in {done.get('seconds'):.1f} s")
         if record.get("program"):
             notes.append(f"{record.get('event')}: {record['program']} exited with status {record.get('exit_status')}"
                          f"; its output is {record.get('output')}")

@@ -119,7 +119,15 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
     }
     if outcome.records.get(DISRUPTIONS):  # what each --event did to the workload (stats/disruptions.py)
         figures["disruptions"] = result_figures.disruptions(outcome.records[DISRUPTIONS], series, outcome,
-                                                            window["seconds"], man["config"]["workload"])
+                                                            window["seconds"], man["config"]["workload"], node_series)
+        if figures.get("rate") and figures["disruptions"]:  # --rate: its schedule during each event, said
+            lags = rates.interval_lags(per_interval, plan["warmup"])
+            for dip, lag in zip(figures["disruptions"], rates.during_events(figures["disruptions"], lags,
+                                                                             plan["warmup"], plan["interval"])):
+                if lag is not None:
+                    dip["rate"] = lag
+            figures["rate"]["behind_during_events"] = [d["event"] for d in figures["disruptions"]
+                                                       if (d.get("rate") or {}).get("behind")]
     for key, record in outcome.records.items():  # what each of the run's listeners kept (run/listeners.py)
         if key in PLACED:
             continue

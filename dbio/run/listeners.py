@@ -94,6 +94,11 @@ class RunView(Protocol):
         """A line to the user, now."""
         ...
 
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        """The --event actions planned (their kinds) and those in progress now (number, action as given): the live
+        line's and the metrics' (jobs/disruptions.py tells it as the window opens and as each begins and ends)."""
+        ...
+
     async def stop_run(self, kind: str, message: str, *, at_once: bool = False) -> None:
         """The run fails for this reason (unless something ended it before) and stops, with an event of this kind
         and a line to the user; at_once: no slice may finish, those running are cancelled now."""
@@ -122,6 +127,9 @@ class Listener:
 
     def told(self, message: str) -> None:
         """The run told the user this (a node lost, a session failed, a signal, ...)."""
+
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        """The --event actions planned, and those in progress now (RunView.disrupting)."""
 
     def record(self) -> Any:
         """What it adds to the outcome, under its key, when the run is done (JSON data, for result.json)."""
@@ -160,6 +168,10 @@ class Listeners:
     def told(self, message: str) -> None:
         for listener in list(self.active):
             self._call(listener, listener.told, message)
+
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        for listener in list(self.active):
+            self._call(listener, listener.disrupting, planned, active)
 
     def records(self) -> dict[str, Any]:
         """Each listener's record by its key (one that failed gives what it had, if it can)."""

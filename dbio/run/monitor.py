@@ -239,13 +239,15 @@ async def sample_on_grid(monitor: Monitor, fields: Callable[[], dict[str, Any]],
                          clock_offset: float, grid: Any, phase: Callable[[float], str], stop: asyncio.Event,
                          counts: Callable[[int], dict[str, Any]], published: Callable[[], float | None],
                          published_by_all: Callable[[float], float],
-                         on_sample: Callable[[dict[str, Any]], None], time: TimeSource = REAL_TIME) -> None:
+                         on_sample: Callable[[dict[str, Any]], None], time: TimeSource = REAL_TIME,
+                         nodes_published: Callable[[float], dict[str, dict[str, float | None]]] | None = None) -> None:
     """Sample k (an interval's end, in seconds since the start) is due at t_start + k + 0.5: half a
     second after every session published its counters for the second ending at k. Every record
     carries when the sampler asked and when the answer came (server clock), and the latest slice end
     the sessions had reported when it asked ("published_to": the work its counters hold ends there) and the
     instant before which every session's work was in them ("published_by_all", from this host's clock as
-    "answered" is: sessions.published_by_all).
+    "answered" is: sessions.published_by_all); with several nodes, each node's own two ("nodes_published":
+    run_state.nodes_published), from which its own series is measured.
     A reading that cannot be asked or answered on time is no sample of k: its record is a gap
     ("missing"), so that no late reading is labelled with the nominal time."""
     for k in grid.points():
@@ -263,6 +265,9 @@ async def sample_on_grid(monitor: Monitor, fields: Callable[[], dict[str, Any]],
         asked = asked_here + clock_offset
         # on the clock the record's times are on (this host's plus the offset): compared with "answered" only
         by_all = published_by_all(asked_here) + clock_offset
+        own = nodes_published(asked_here) if nodes_published else {}
+        each = {name: {"published_to": o["published_to"],
+                       "published_by_all": (o["published_by_all"] or 0.0) + clock_offset} for name, o in own.items()}
         reading: dict[str, Any] = {}
         if asked - due <= SAMPLE_LATE_LIMIT:
             # a node that does not answer in half the time left is left out of it (the other half: /proc, the record)
@@ -270,7 +275,8 @@ async def sample_on_grid(monitor: Monitor, fields: Callable[[], dict[str, Any]],
         answered = time.wall() + clock_offset
         # The record shows the interval ending at k: its phase is that of the interval's last second.
         record = {"k": k, "phase": phase(t_start + k - 0.5), "due": due, "asked": asked, "answered": answered,
-                  "published_to": published_to, "published_by_all": by_all}
+                  "published_to": published_to, "published_by_all": by_all,
+                  **({"nodes_published": each} if each else {})}
         # On time: answered before the next second's counters could be in it, and holding no slice
         # that ended after its due time (a late reading would show the next interval's work as k's).
         if answered - due <= SAMPLE_LATE_LIMIT and (published_to is None or published_to <= due):

@@ -128,8 +128,9 @@ def interval_series(man: dict[str, Any], outcome: RunOutcome, normalize: Normali
             if name in (s.get("lost") or ()):
                 return  # its server stopped: what the samples hold for it since is its last reading, not news
             raw = raw_nodes(s).get(name)
-            if raw:
-                yield {**s, "engine": normalize(name, raw), "os": None}
+            if raw:  # measured on its own sessions' work point where the sample has it (several nodes)
+                own = (s.get("nodes_published") or {}).get(name) or {}
+                yield {**s, **own, "engine": normalize(name, raw), "os": None}
             elif s.get("missing"):
                 yield s
 
@@ -157,13 +158,35 @@ def stalls(series: list[dict[str, Any]], clock: Clock, window_start: float | Non
 
 
 def disruptions(events: list[dict[str, Any]], series: list[dict[str, Any]], outcome: RunOutcome,
-                window_seconds: float | None, workload: dict[str, Any]) -> list[dict[str, Any]] | None:
+                window_seconds: float | None, workload: dict[str, Any],
+                node_series: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]] | None:
     """What each --event did to the workload: its reads' dip and, in an update run, its writes' (None: the window
-    never opened)."""
+    never opened). An event on one node (stall@NODE) is measured on that node's series, with the run's as a whole
+    and each other node's beside it (`run`, `other_nodes`: their dips, or that they had none)."""
     if outcome.window.opened is None or outcome.clock.start is None:
         return None
-    return disruption_math.disruptions(events, series, outcome.window.opened - outcome.clock.start, window_seconds,
-                                       writes=bool(workload.get("update_pct")))
+    offset, writes = outcome.window.opened - outcome.clock.start, bool(workload.get("update_pct"))
+    whole = disruption_math.disruptions(events, series, offset, window_seconds, writes=writes)
+    if not node_series or not any(e.get("node") for e in events):
+        return whole
+    each = {name: disruption_math.disruptions(events, rows, offset, window_seconds, writes=writes)
+            for name, rows in node_series.items()}
+    out = []
+    for i, event in enumerate(events):
+        node = event.get("node")
+        if node not in each:
+            out.append(whole[i])
+            continue
+        out.append({**each[node][i], "node": node, "run": _brief(whole[i]),
+                    "other_nodes": {name: _brief(dips[i]) for name, dips in each.items() if name != node}})
+    return out
+
+
+def _brief(dip: dict[str, Any]) -> dict[str, Any]:
+    """An event's reads' dip on a series other than the one it acted on."""
+    keys = ("before_reads_per_s", "floor_reads_per_s", "floor_pct", "seconds_below_90pct", "recovery_seconds",
+            "reads_lost", "absent", "not_recovered")
+    return {k: dip[k] for k in keys if k in dip}
 
 
 def window_limits(begin: dict[str, Any] | None, end: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:

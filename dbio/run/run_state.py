@@ -75,9 +75,12 @@ class RunState:
         self.background_stop = asyncio.Event()
         self.background: list[asyncio.Task] = []
         self.lost: dict[str, dict[str, Any]] = {}  # node -> when its server stopped, why, its last reading
+        self.node_published_to: dict[str, float] = {}  # node -> its sessions' latest slice end (server clock)
 
     def _on_slice(self, session: Session, result: SliceResult, measured: bool) -> None:
         self.counts.add(result, measured, self.clock.start)
+        self.node_published_to[session.node] = max(self.node_published_to.get(session.node, result.slice_end),
+                                                   result.slice_end)
 
     def published_by_all(self, now: float) -> float:
         """The instant (this host's clock) before which every session's work is in its server's counters
@@ -88,6 +91,21 @@ class RunState:
         waited = {r.node.name for r in self.nodes
                   if r.node.info.caps.counts_at_call_end and r.node.name not in self.lost}
         return published_by_all(awaited(self.sessions, waited), now)
+
+    def nodes_published(self, now: float) -> dict[str, dict[str, float | None]]:
+        """With several nodes, each node's own work point: its sessions' latest slice end and the instant before
+        which their work is in its counters (as published_by_all, over its sessions only), so that a node's series
+        is measured on its own sessions' work: one node's session frozen (stall@NODE) leaves the others' spans
+        known. {} with one node."""
+        if len(self.nodes) < 2:
+            return {}
+        out: dict[str, dict[str, float | None]] = {}
+        for r in self.nodes:
+            name = r.node.name
+            waited = {name} if r.node.info.caps.counts_at_call_end and name not in self.lost else set()
+            out[name] = {"published_to": self.node_published_to.get(name),
+                         "published_by_all": published_by_all(awaited(r.sessions, waited), now)}
+        return out
 
     def stop(self) -> None:
         """No new slices: each session ends the one it is in (stopping.py)."""
@@ -139,6 +157,12 @@ class RunState:
     def tell(self, message: str) -> None:
         self.ctx.observer.event(message)
         self.listeners.told(message)
+
+    def disrupting(self, planned: tuple[str, ...], active: tuple[tuple[int, str], ...]) -> None:
+        shown = getattr(self.ctx.observer, "disrupting", None)  # the live line's (an observer may show none)
+        if shown is not None:
+            shown(active)
+        self.listeners.disrupting(planned, active)
 
     async def stop_run(self, kind: str, message: str, *, at_once: bool = False) -> None:
         self.status.end(Status.FAILED, message)

@@ -318,4 +318,4 @@ class SessionLaunch:
             monitor, state.listeners.fields, state.write_sample, t_start=start, clock_offset=state.offset,
             grid=state.plan.grid, phase=state.sample_label, stop=state.background_stop, counts=state.counts.record,
             published=lambda: state.counts.published_to, on_sample=self.node_loss.on_sample, time=state.time,
-            published_by_all=state.published_by_all)))
+            published_by_all=state.published_by_all, nodes_published=state.nodes_published)))

@@ -78,3 +78,24 @@ def judge(rate: dict[str, Any], lags: list[tuple[int, float]], warmup: float, in
     kept = abs(rate["achieved_pct"] - 100.0) <= rate["tolerance_pct"]
     bounded = (last if last is not None else rate.get("lag_p99_us") or 0.0) <= LAG_BOUND_US
     return {**rate, "held": bool(kept and bounded), "behind": behind, "lag_first_us": first, "lag_last_us": last}
+
+
+def during_events(events: list[dict[str, Any]], lags: list[tuple[int, float]], warmup: float,
+                  interval: float) -> list[dict[str, Any] | None]:
+    """Each --event's schedule lag (figures.disruptions' records, seconds into the window): the highest interval
+    mean lag before it (the intervals that end at or before its start) and from its start until an interval after
+    it was recovered from (or its end), and whether the schedule fell behind there (past LAG_BOUND_US): a rate
+    the window held may have been broken for the event's seconds, which the window's own judgement hides."""
+    out: list[dict[str, Any] | None] = []
+    for event in events:
+        start, end = event.get("start_s"), event.get("end_s")
+        if start is None or end is None or not lags:
+            out.append(None)
+            continue
+        until = float(end) + float(event.get("recovery_seconds") or 0.0) + interval
+        before = [lag for k, lag in lags if k - warmup <= float(start) + 1e-9]
+        during = [lag for k, lag in lags if k - warmup > float(start) + 1e-9 and k - interval - warmup < until]
+        worst = max(during) if during else None
+        out.append({"lag_before_us": max(before) if before else None, "lag_during_us": worst,
+                    "behind": None if worst is None else worst > LAG_BOUND_US})
+    return out

@@ -165,3 +165,61 @@ def test_an_untrusted_program_is_refused_before_anything(instance, loaded_db):
     assert done.code == 2, done.text
     assert "refusing to run --event 4s=exec:" in done.err and len(done.err.strip().splitlines()) == 1
     assert (set(instance.results.glob("*")) if instance.results.exists() else set()) == before
+
+
+def _event_active(port: int) -> dict[str, float] | None:
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    except OSError:
+        return None
+    return {s.labels["action"]: s.value for f in text_string_to_metric_families(body)
+            if f.name == "dbio_event_active" for s in f.samples}
+
+
+def test_the_live_line_and_the_metric_show_the_event_as_it_happens(instance, loaded_db):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *over(
+        SMALL, "--warmup", "1s", "--run-time", "10s", "--label", "event-live", "--metrics-port", str(port),
+        "--event", "4s=stall:3s"))]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[tuple[bool, float]] = []  # (backends stopped, the metric's value) as the run goes
+    try:
+        deadline = time.monotonic() + 90
+        while proc.poll() is None and time.monotonic() < deadline:
+            active = _event_active(port)
+            if active:
+                seen.append((bool(_stopped_backends(instance)), active["stall"]))
+            time.sleep(0.2)
+        code, out, err, _ = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, err
+    assert (True, 1.0) in seen and (False, 0.0) in seen, seen  # 1 while the server was stopped, 0 otherwise
+    assert not [v for stopped, v in seen if not stopped and v == 1.0][3:], seen  # a sample or two at its edges
+    assert "event 1 stall:3s" in out  # the live line, plain where no terminal is
+
+
+def test_a_rate_run_with_an_event_says_the_rate_was_broken_during_it(instance, loaded_db):
+    """--rate held over the window (the loop catches up after a stall) yet broken for the event's seconds: the
+    event's figures and the rate's say so, and the report too."""
+    done = _run(instance, loaded_db, "rate-stall", "--rate", "500", "--event", "4s=stall:3s")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    assert record["outcome"] == "done" and record["processes"] == 1
+    [dip] = result["figures"]["disruptions"]
+    assert dip["floor_pct"] < 25 and dip["reads_lost"] > 0  # the dip
+    lag = dip["rate"]
+    assert lag["behind"] is True and lag["lag_during_us"] > 1e6  # statements waited for most of the stall
+    assert lag["lag_before_us"] < 100_000  # held before it
+    assert result["figures"]["rate"]["behind_during_events"] == ["4s=stall:3s"]
+    assert "--rate's schedule fell behind during it" in (result_dir(done) / "report.txt").read_text()

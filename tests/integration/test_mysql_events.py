@@ -64,10 +64,15 @@ def test_a_stall_stops_the_whole_mariadb_server_and_continues_it(loaded):
     # the whole server stopped, its samples too: what the series could see of it is measured or said to be absent
     assert dip.get("floor_pct") is not None or dip["absent"] in (disruptions.DURING_GAP, disruptions.NO_STRETCH)
 
-def test_a_checkpoint_mariadb_does_not_time_is_refused_before_anything(loaded):
+@pytest.mark.parametrize("action", ["checkpoint", "vacuum", "index", "backup:"])
+def test_an_operation_mariadb_does_not_time_is_refused_before_anything(loaded, action):
+    target = loaded.results.parent / "event-backup-never-made"  # a destination ops backup would take
+    action += str(target) if action == "backup:" else ""
     before = set(loaded.results.glob("*")) if loaded.results.exists() else set()
-    done = dbio("run", *loaded.args(*WINDOW, "--allow-cached", "--event", "4s=checkpoint"))
+    done = dbio("run", *loaded.args(*WINDOW, "--allow-cached", "--event", f"4s={action}"))
     assert done.code == 2, done.text
-    says = "--event checkpoint: the mysql engine of node1 has no timed checkpoint"
+    kind = action.split(":")[0]
+    says = f"--event {kind}: the mysql engine of node1 has no timed {kind}"
     assert says in done.err and len(done.err.strip().splitlines()) == 1
     assert (set(loaded.results.glob("*")) if loaded.results.exists() else set()) == before
+    assert not target.exists()

@@ -14,7 +14,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.integration.conftest import dbio, load_result, result_dir
+from dbio.jobs import blkio_throttle
+from tests.integration.conftest import dbio, load_result, over, result_dir
 
 pytestmark = pytest.mark.integration
 
@@ -165,6 +166,46 @@ def test_a_run_over_the_primary_and_two_standbys(cluster):
     assert [s["node"] for s in doc["sessions"]] == ["primary", "standby1", "standby2"]
     assert all(n["figures"]["load_profile"]["physical_reads_per_s"] > 0 for n in doc["nodes"])
     assert doc["cluster"]["read_only_nodes"] == ["standby1", "standby2"] and doc["cluster"]["start_agreed"] == "nodes"
+
+
+def test_a_stall_on_one_node_acts_on_its_sessions_only(cluster):
+    """--event AT=stall:D@NODE: that node's sessions frozen, the others' running on; its figures on its node's
+    series, each other node's beside them."""
+    assert dbio("setup", *cluster.args()).code == 0
+    base = [*cluster.place, *SHARED, "--results-dir", str(cluster.results), *over(WORKLOAD, "--run-time", "10s"),
+            "--nodes", "primary,standby1", "-t", "2", "--update-pct", "0"]
+    unknown = dbio("run", *base, "--event", "4s=stall:3s@standby7")
+    assert unknown.code == 2 and "--event 4s=stall:3s@standby7: the run has no node standby7" in unknown.err
+    assert len(unknown.err.strip().splitlines()) == 1
+    done = dbio("run", *base, "--label", "stall-one", "--event", "4s=stall:3s@standby1")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    [record] = doc["disruptions"]
+    assert record["node"] == "standby1" and record["outcome"] == "done" and record["processes"] == 1
+    [dip] = doc["figures"]["disruptions"]
+    assert dip["node"] == "standby1" and dip["floor_pct"] < 25, dip  # its one session frozen
+    primary = dip["other_nodes"]["primary"]
+    assert primary["floor_pct"] > 50, dip  # never stopped: its reads went on
+    # the run as a whole: its work point waits for the frozen session, so it has a gap, or one node's share of a dip
+    assert dip["run"].get("absent") or dip["run"]["floor_pct"] > dip["floor_pct"], dip
+    assert "4s=stall:3s@standby1" in (result_dir(done) / "report.txt").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not (blkio_throttle.BLKIO / blkio_throttle.LIMIT_FILE).is_file(),
+                    reason="the throttle takes root and the cgroup v1 blkio controller")
+def test_a_throttle_on_one_node_limits_its_reads_only(cluster):
+    assert dbio("setup", *cluster.args()).code == 0
+    done = dbio("run", *cluster.place, *SHARED, "--results-dir", str(cluster.results),
+                *over(WORKLOAD, "--run-time", "10s"), "--nodes", "primary,standby1", "-t", "2", "--update-pct", "0",
+                "--label", "throttle-one", "--event", "3s=throttle:200:4s@standby1")
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    [record] = doc["disruptions"]
+    assert record["node"] == "standby1" and record["outcome"] == "done" and record["iops"] == 200
+    [dip] = doc["figures"]["disruptions"]
+    assert dip["node"] == "standby1" and dip["before_reads_per_s"] > 400, dip
+    assert dip["floor_reads_per_s"] <= 200 * 1.2, dip
+    assert dip["other_nodes"]["primary"]["floor_reads_per_s"] > 400, dip  # not limited
 
 
 def test_a_bad_standby_data_dir_is_refused_and_nothing_is_made(cluster):

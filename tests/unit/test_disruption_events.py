@@ -22,6 +22,11 @@ def dbio(*args: str, cwd) -> subprocess.CompletedProcess:
     ("5s=checkpoint", 5.0, "checkpoint", None, None, None),
     ("20s=exec:/opt/migrate vm1", 20.0, "exec", None, None, "/opt/migrate vm1"),
     ("20s=exec:/x:y", 20.0, "exec", None, None, "/x:y"),
+    ("5s=vacuum", 5.0, "vacuum", None, None, None),
+    ("5s=stall:3s@standby1", 5.0, "stall", 3.0, None, None),
+    ("5s=throttle:500:4s@node2", 5.0, "throttle", 4.0, 500, None),
+    ("5s=INDEX", 5.0, "index", None, None, None),
+    ("5s=backup:/srv/b k", 5.0, "backup", None, None, "/srv/b k"),
 ])
 def test_each_action_parsed(text, at, action, seconds, iops, path):
     event = disruption.parse(text)
@@ -40,6 +45,13 @@ def test_each_action_parsed(text, at, action, seconds, iops, path):
     ("10s=throttle:100", "gives no DURATION"),
     ("10s=checkpoint:now", "checkpoint takes no argument"),
     ("10s=exec:", "names no program"),
+    ("10s=vacuum:full", "vacuum takes no argument"),
+    ("10s=stall:3s@", r"stall.s node \(none\) is not a node.s name"),
+    ("10s=stall:3s@a/b", "stall's node a/b is not a node's name"),
+    ("10s=stall:@n1", "gives no DURATION"),
+    ("10s=index:x", "index takes no argument"),
+    ("10s=backup", "backup: names no destination"),
+    ("10s=backup: ", "backup: names no destination"),
     ("10s=reboot", "reboot is not an action"),
 ])
 def test_a_bad_event_says_what_is_wrong(text, says):
@@ -54,6 +66,22 @@ def test_events_together_fit_the_window():
                      "40s=checkpoint starts at or after the window's end (30 s)",
                      "12s=checkpoint begins before 10s=stall:3s ends: their dips could not be told apart"]
     assert disruption.problems(events[:1] + events[2:3], 0) == []  # a window bounded by work_loop: no end known
+
+
+def test_a_stall_names_its_node():
+    event = disruption.parse("5s=stall:3s@standby1")
+    assert event.node == "standby1" and event.describe() == "stall of standby1 3 s"
+    assert disruption.parse("5s=stall:3s").node is None
+    throttle = disruption.parse("5s=throttle:500:4s@node2")
+    assert throttle.node == "node2" and throttle.describe() == "throttle of node2 to 500 reads/s for 4 s"
+    with pytest.raises(ValueError, match="throttle's node a b is not a node's name"):
+        disruption.parse("5s=throttle:500:4s@a b")
+
+
+def test_two_backups_to_one_destination_are_refused():
+    events = tuple(disruption.parse(t) for t in ("5s=backup:/srv/b", "15s=backup:/srv/b", "25s=backup:/srv/c"))
+    assert disruption.problems(events, 30.0) == ["two backups to /srv/b: the second would find it not empty"]
+    assert disruption.parse("5s=backup:/srv/b").describe() == "backup to /srv/b"
 
 
 @pytest.mark.parametrize("args, says", [
@@ -78,7 +106,8 @@ def test_a_list_in_dbio_toml(tmp_path):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines() == [
         "dbio: dbio.toml: run.event = 20s=stall: gives no DURATION (stall:DURATION); give AT=ACTION, e.g. "
-        "10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint or 20s=exec:/path/to/program"]
+        "10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, 5s=backup:/path/to/empty-dir or "
+        "20s=exec:/path/to/program"]
 
 
 def test_a_sweep_varies_the_event_one_a_step():

@@ -155,3 +155,18 @@ def test_an_event_inside_a_gap_has_no_floor():
     [found] = d.disruptions([_event(5.0, 7.0)], rows, 2.0, 12.0)
     assert found["absent"] == d.DURING_GAP and found["recovery_seconds"] == 0.0
     assert "floor_reads_per_s" not in found
+
+
+def test_a_rate_s_schedule_during_each_event():
+    from dbio.stats import rate
+
+    # intervals end at k seconds since the start (warm-up 1 s): lag grows under the event (4-7 s into the window)
+    lags = [(k, 800.0) for k in range(2, 6)] + [(6, 900_000.0), (7, 1_900_000.0), (8, 2_500_000.0), (9, 700.0),
+                                                 (10, 650.0)]
+    events = [{"event": "4s=stall:3s", "start_s": 4.0, "end_s": 7.0, "recovery_seconds": 0.0},
+              {"event": "9s=checkpoint", "start_s": None, "end_s": None}]
+    during, never = rate.during_events(events, lags, 1.0, 1.0)
+    assert during == {"lag_before_us": 800.0, "lag_during_us": 2_500_000.0, "behind": True}
+    assert never is None
+    calm = rate.during_events([{"start_s": 1.0, "end_s": 2.0}], [(k, 500.0) for k in range(2, 8)], 1.0, 1.0)
+    assert calm == [{"lag_before_us": 500.0, "lag_during_us": 500.0, "behind": False}]

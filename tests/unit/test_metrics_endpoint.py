@@ -135,3 +135,18 @@ def test_a_rate_s_asked_statements_and_its_schedule_s_histograms_are_their_own_f
     assert intended["dbio_intended_latency_seconds_sum"] == pytest.approx(300e-6)
     # the schedule's kinds are no statements of their own
     assert [s.labels["kind"] for s in families["dbio_statements"].samples] == ["select"]
+
+
+def test_an_event_in_progress_is_1_and_0_otherwise(endpoint):
+    listener = _listener(endpoint)
+    assert "dbio_event_active" not in _families(endpoint)  # a run without --event: no such series
+    listener.disrupting(("checkpoint", "stall"), ())
+    active = {s.labels["action"]: s.value for s in _families(endpoint)["dbio_event_active"].samples}
+    assert active == {"checkpoint": 0.0, "stall": 0.0}
+    listener.disrupting(("checkpoint", "stall"), ((2, "stall:3s@standby1"),))
+    active = {s.labels["action"]: s.value for s in _families(endpoint)["dbio_event_active"].samples}
+    assert active == {"checkpoint": 0.0, "stall": 1.0}
+    listener.disrupting(("checkpoint", "stall"), ())
+    assert {s.value for s in _families(endpoint)["dbio_event_active"].samples} == {0.0}
+    endpoint.begin(43, "next", "", BOUNDS)  # the next run's series replace these
+    assert "dbio_event_active" not in _families(endpoint)

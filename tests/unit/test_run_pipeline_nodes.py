@@ -71,6 +71,33 @@ def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, 
         report.render(of(document), form)
 
 
+def test_each_sample_carries_each_node_s_own_work_point(tmp_path, short_start_lead):
+    """With several nodes a sample holds each node's own work point beside the run's, and a node's series is
+    measured on it: one node's frozen session (--event stall@NODE) leaves the other's spans known."""
+    import json
+
+    config = _config(tmp_path, threads_per_schema=2)
+    nodes, clock = [], VirtualTime()
+    for name in ("a", "b"):
+        engine = FakeEngine(version=f"Fake 1.0 {name}", time=clock)
+        conn = engine.connect("fake:", application_name="test")
+        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
+        engine.close(conn)
+    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
+                              make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None}, clock=clock)
+    records = [json.loads(line) for line in (outcome.directory / results.SAMPLES_FILE).read_text().splitlines()]
+    measured = [r for r in records if r.get("phase") == "measured" and not r.get("missing") and "asked" in r]
+    assert measured
+    for record in measured:
+        own = record["nodes_published"]
+        assert set(own) == {"a", "b"}
+        assert all(o["published_to"] is not None and o["published_to"] <= record["published_to"] for o in own.values())
+        assert min(o["published_by_all"] for o in own.values()) == pytest.approx(record["published_by_all"])
+    document = results.read(outcome.directory)
+    for node in document["nodes"]:
+        assert all(r.get("work_to") is not None for r in node["series"] if r.get("phase") == "measured")
+
+
 def test_a_start_agreed_in_advance_opens_the_window_at_that_instant(tmp_path, short_start_lead):
     """--start-at: runs launched on several hosts each open their window at the same instant. On the machine's
     clock: the release's lateness is real time's."""

@@ -161,23 +161,27 @@ class PostgresOperations:
             return self._cold_backup(instance, destination, window)
         wal_level = "replica" if self.cfg.wal_level == "minimal" else None  # minimal allows no base backup
         with self.step_settings({}, wal_level):
-            meta = instance.meta()
-            command = [instance.tool("pg_basebackup"), "-D", str(destination), "-h", str(instance.layout.socket_dir),
-                       "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops "
-                                                                    "require_auth=none",
-                       "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
-            # The socket's directory is the server user's: whatever answers there gets no password
-            # (require_auth=none) and no password file is read (root's ~/.pgpass stays unread).
-            env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC", "PGPASSFILE": "/dev/null"}
-            existed = destination.exists()
-            started = time.monotonic()
-            try:
-                with window():
-                    done = subprocess.run(command, env=env, capture_output=True, text=True)
-            except BaseException:  # interrupted: no half backup is left where the user will look for one
-                _remove_partial(destination, existed)
-                raise
-            seconds = time.monotonic() - started
+            return self._basebackup(instance, destination, window)
+
+    def _basebackup(self, instance: EmbeddedInstance, destination: Path, window: Window) -> dict[str, Any]:
+        """pg_basebackup of the server as it runs (its settings allow it: the caller's to see to)."""
+        meta = instance.meta()
+        command = [instance.tool("pg_basebackup"), "-D", str(destination), "-h", str(instance.layout.socket_dir),
+                   "-p", str(meta.port), "-U", SUPERUSER, "-d", f"dbname={self.dbname} application_name=dbio:ops "
+                                                                "require_auth=none",
+                   "-F", "t", "-X", "stream", "-c", "fast", "--no-password"]
+        # The socket's directory is the server user's: whatever answers there gets no password
+        # (require_auth=none) and no password file is read (root's ~/.pgpass stays unread).
+        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC", "PGPASSFILE": "/dev/null"}
+        existed = destination.exists()
+        started = time.monotonic()
+        try:
+            with window():
+                done = subprocess.run(command, env=env, capture_output=True, text=True)
+        except BaseException:  # interrupted: no half backup is left where the user will look for one
+            _remove_partial(destination, existed)
+            raise
+        seconds = time.monotonic() - started
         if done.returncode != 0:
             _remove_partial(destination, existed)
             lines = (done.stderr or done.stdout).strip().splitlines()
@@ -208,6 +212,43 @@ class PostgresOperations:
         return {"bytes": sum(p.stat().st_size for p in files), "files": len(files), "seconds": seconds,
                 "format": "cold copy", "command": ["copy (each file synced)", str(instance.layout.pgdata)],
                 "target": str(destination)}
+
+    # -- during a run's window (--event: jobs/disruption_actions.py) ----------------------------
+    def backup_refusal(self, conn: psycopg.Connection) -> str | None:
+        """Why no online backup can be taken of the server as it runs (a run cannot restart it for one), or None."""
+        level, senders = one_row(conn, sqlfiles.text("ops/backup_settings.sql"))
+        senders = int(senders)
+        if level == "minimal" or senders < 2:  # pg_basebackup -X stream takes two senders
+            return f"the server runs with wal_level = {level} and max_wal_senders = {senders}: no base backup"
+        return None
+
+    def backup_now(self, destination: Path) -> dict[str, Any]:
+        """An online base backup into destination (checked: disruptions.check) while the run goes on, timed."""
+        return self._basebackup(self.embedded("backup"), destination, nullcontext)
+
+    def vacuum_now(self, conn: psycopg.Connection) -> dict[str, Any]:
+        """VACUUM of dbio's loaded data tables (those its index's tag names this setup's, no other), timed, with
+        the WAL it wrote: what changes is only what VACUUM itself changes (dead rows, hint bits, visibility)."""
+        tables = [(schema, table) for schema, table, _, _ in self.tables(conn)]
+        start = int(one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0])
+        started = time.monotonic()
+        for schema, table in tables:
+            conn.execute(sqlfiles.composed("settle/vacuum.sql", table=sql.Identifier(schema, table)))
+        seconds = time.monotonic() - started
+        wal = int(one_row(conn, sqlfiles.text("ops/wal_position.sql"))[0]) - start
+        return {"seconds": round(seconds, 3), "tables": [f"{s}.{t}" for s, t in tables], "wal_bytes": wal}
+
+    def tables(self, conn: psycopg.Connection) -> list[tuple[str, str, str, int]]:
+        """dbio's data tables of the loaded setup, each with its index and its size."""
+        record = self.loaded(conn)
+        rows = conn.execute(sqlfiles.text("ops/dbio_indexes.sql"),
+                            {"table": catalog.DATA_TABLE, "index": catalog.DATA_INDEX}).fetchall()
+        schemas = {catalog.data_schema(n) for n in range(1, record.spec.schemas + 1)}
+        ours = [(r[0], r[1], r[2], int(r[4])) for r in rows
+                if catalog.tag_id(r[3]) == record.setup_id and r[0] in schemas]
+        if not ours:
+            raise UsageError("dbio's index is not on the loaded tables", "reload with dbio setup --reload")
+        return ours
 
     # -- crash recovery ------------------------------------------------------------------
     def recovery(self, record: Any, wal_bytes: int, window: Window, changes_per_block: int = 1) -> dict[str, Any]:
