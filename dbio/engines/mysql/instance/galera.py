@@ -189,7 +189,7 @@ class Cluster:
             raise UsageError(str(exc), "choose a --data-dir whose path has no ';' or '='") from None
         options = {**wanted, **ours}
         write_whole(path, option_file(settings.arguments(options, layout),
-                                      sst_settings(tls_files(self.instance.data_dir))), mode=0o600)
+                                      sst_settings(tls_files(self.data_dir))), mode=0o600)
         os.chown(path, os.geteuid(), user.gid)  # root's (dbio's), read by the server's group only
         os.chmod(path, 0o640)
         cmd = [server, f"--defaults-file={path}", f"--datadir={layout.datadir}"]  # the datadir names the process
