@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from dbio.jsondoc import (Malformed, Shape, anything, array, both, check, count, digits, either, flag, instant, keyed,
-                          number, obj, optional, real_counts, real_numbers, text, tree, whole)
+                          number, obj, optional, real_counts, text, tree, whole)
 
 FIGURE = optional(number)
 COUNTERS = tree(count)  # a counter snapshot: any nesting, numbers never negative, a view's null allowed
