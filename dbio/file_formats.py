@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from dbio.jsondoc import (Malformed, Shape, anything, array, both, check, count, digits, either, flag, instant, keyed,
-                          number, obj, optional, real_numbers, text, tree, whole)
+                          number, obj, optional, real_counts, text, tree, whole)
 
 FIGURE = optional(number)
 COUNTERS = tree(count)  # a counter snapshot: any nesting, numbers never negative, a view's null allowed
@@ -176,8 +176,8 @@ SNAPSHOT = both(COUNTERS, obj({"t": number}, required=("t",)))  # one node's raw
 _RAW = optional(SNAPSHOT)
 # What a run takes from a server as one node's reading (run/readings.refused): its raw snapshot and its
 # normalized counters, each number real and never negative, so that the result is one its readers accept.
-READING = both(real_numbers, SNAPSHOT)
-COUNTER_RECORD = both(real_numbers, COUNTERS)
+READING = real_counts(obj({"t": number}, required=("t",)))  # both(real_numbers, SNAPSHOT) in one walk
+COUNTER_RECORD = real_counts()  # both(real_numbers, COUNTERS) in one walk
 # a reading: every node's raw snapshot ("engine": the one node's, before result format 2) and /proc
 _READING = obj({"engine": _RAW, "nodes": optional(obj(rest=_RAW)), "os": optional(COUNTERS)})
 # a node's own sessions' counts (dbio merge adds them) and its server's identity (merge takes a server once)

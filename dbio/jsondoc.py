@@ -231,6 +231,9 @@ def _holds(value: Any, leaf: Shape) -> bool:
             elif leaf is _real_figure:
                 if not (-LIMIT <= item <= LIMIT):  # NaN too: no comparison holds for it
                     return False
+            elif leaf is _real_count:
+                if not (0 <= item <= LIMIT):
+                    return False
             else:
                 try:
                     leaf(item, "")
@@ -239,6 +242,26 @@ def _holds(value: Any, leaf: Shape) -> bool:
         elif isinstance(item, (dict, list, int, float)) and kind is not bool:
             return False
     return True
+
+
+def _real_count(value: Any, where: str) -> None:
+    """A real figure that is a count (real_counts' one walk)."""
+    _real_figure(value, where)
+    count(value, where)
+
+
+def real_counts(*rest: Shape) -> Shape:
+    """both(real_numbers, tree(count), *rest), the two trees' numbers found good by one walk where they are (each
+    second's readings): one that is not is checked by each in turn, so that its error is the one they name."""
+    each = both(real_numbers, tree(count), *rest)
+
+    def check_real_counts(value: Any, where: str) -> None:
+        if not _holds(value, _real_count):
+            each(value, where)
+            return
+        for shape in rest:
+            shape(value, where)
+    return check_real_counts
 
 
 def both(*shapes: Shape) -> Shape:

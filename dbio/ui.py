@@ -197,12 +197,16 @@ class RunObserver:
                 self.ui.err.print(Text("dbio: now: ", style="bold yellow") + Text(finding), soft_wrap=True)
         if previous is None:
             return
+        # the figures are made only for a line that shows them: on a pipe, one every PLAIN_EVERY seconds
+        plain_due = self.plain and time.monotonic() - self.said >= PLAIN_EVERY
+        if not self.enabled and not plain_due:
+            return
         figures = live.line({**live.interval(previous, sample, self.bounds, span),
                              "rate_asked_per_s": self.facts.rate_asked_per_s})
         if not figures:
             return
         self.figures = figures
-        if self.plain and time.monotonic() - self.said >= PLAIN_EVERY:
+        if plain_due:
             self._plain(f"{self._status()} · {self.figures}")
         self._refresh()
 

@@ -52,3 +52,26 @@ def test_another_leaf_is_called_for_each_number():
     seen = []
     jsondoc.check({"a": [1, {"b": 2.5}]}, jsondoc.tree(lambda value, where: seen.append(value)))
     assert sorted(seen) == [1, 2.5]
+
+
+SEPARATE = jsondoc.both(jsondoc.real_numbers, jsondoc.tree(jsondoc.count),
+                        jsondoc.obj({"t": jsondoc.number}, required=("t",)))
+
+
+@pytest.mark.parametrize("where, bad", [
+    (("database", "blks_read"), -1), (("database", "blks_read"), float("nan")), (("t",), float("inf")),
+    (("database", "blks_read"), 2 ** 64), (("t",), "noon"), (("database", "blks_read"), -0.0),
+    (("database", "blks_read"), 2.0 ** 63), (("database", "blks_read"), True),
+])
+def test_a_reading_checked_in_one_walk_says_what_the_separate_walks_say(where, bad):
+    doc = json.loads(json.dumps(SNAPSHOT))
+    doc[where[0]] = {**doc[where[0]], where[1]: bad} if len(where) == 2 else bad
+    assert _message(file_formats.READING, doc) == _message(SEPARATE, doc)
+    counters = {"data": {"reads": bad}}
+    assert _message(file_formats.COUNTER_RECORD, counters) == \
+        _message(jsondoc.both(jsondoc.real_numbers, jsondoc.tree(jsondoc.count)), counters)
+
+
+def test_a_reading_without_its_time_is_refused_by_the_one_walk_too():
+    doc = {k: v for k, v in SNAPSHOT.items() if k != "t"}
+    assert _message(file_formats.READING, doc) == _message(SEPARATE, doc) == "lacks t"

@@ -13,6 +13,7 @@ from psycopg import sql
 from dbio.engines.base import SliceRequest, SliceResult, application_prefix
 from dbio.engines.postgres import catalog, sqlfiles
 from dbio.engines.postgres.exclusive import INSTALL, LOCK_KEYS
+from dbio.engines.postgres.hist_arrays import arrays_of
 from dbio.engines.postgres.rows import one_row, one_row_async
 from dbio.errors import DbioError, UsageError
 
@@ -170,7 +171,9 @@ def init_session_sync(conn: psycopg.Connection, schema_index: int, access_path: 
 
 
 async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> SliceResult:
-    # binary results: the histogram arrays arrive without text parsing (64 sessions call every second)
+    # binary results: the histogram arrays arrive without text parsing (64 sessions call every second), the
+    # histogram straight into an array (hist_arrays)
+    arrays_of(conn)
     row = await one_row_async(conn, sqlfiles.text("slice_call.sql"), {
         "run_id": request.run_id, "session": request.session, "barrier": request.barrier,
         "iterations_before": request.iterations_before, "selects_before": request.selects_before,
