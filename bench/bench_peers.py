@@ -12,7 +12,8 @@ is copied into dbio. Without --pgio the pgio rows are absent (not estimated).
 
 One embedded PostgreSQL (dbio's own: direct I/O of the data files, shared_buffers 128MB, so a buffer miss is a
 device read) holds one dbio schema of --scale, loaded once; pgio's setup.sh loads its own schemas of the same
---scale into a database `pgio` of the same instance; fio reads a file of the same size next to it with
+--scale (one, read by all its sessions, as dbio's is) into a database `pgio` of the
+same instance; fio reads a file of the same size next to it with
 O_DIRECT. The tools, each at each --sessions count:
 
 - dbio-index-8: `dbio run`, the index path, work unit 8 (one synchronous 8 KiB read per row);
@@ -46,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -140,29 +142,51 @@ class Instance:
         from dbio.engines.postgres.instance.embedded import EmbeddedInstance
 
         self.data_dir = data_dir
+        self.embedded = EmbeddedInstance(data_dir)
         self.meta = json.loads((data_dir / "dbio-instance.json").read_text())
+        self.conn: Any = None
+        self.connect()
+
+    def connect(self) -> None:
         import psycopg
 
-        self.conn = psycopg.connect(EmbeddedInstance(data_dir).conninfo(), autocommit=True,
-                                    application_name="bench:peers")
+        self.conn = psycopg.connect(self.embedded.conninfo(), autocommit=True, application_name="bench:peers")
+
+    def query(self, sql: str) -> tuple:
+        """One row; dbio run may restart the instance for its session count, so a broken connection is
+        opened again (for up to 30 s)."""
+        import psycopg
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return self.conn.execute(sql).fetchone()
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+                try:
+                    self.connect()
+                except psycopg.OperationalError:
+                    pass
 
     def postmaster(self) -> int:
-        return int((self.data_dir / "postmaster.pid").read_text().split()[0])
+        return int(self.embedded.postmaster_pid() or 0)
 
     def io_reads(self) -> tuple[int, int]:
         """(read operations, 8 KiB blocks) of relations, all backends, as pg_stat_io counts them."""
-        row = self.conn.execute("SELECT coalesce(sum(reads), 0), coalesce(sum(read_bytes), 0) FROM pg_stat_io "
-                                "WHERE object = 'relation'").fetchone()
+        row = self.query("SELECT coalesce(sum(reads), 0), coalesce(sum(read_bytes), 0) FROM pg_stat_io "
+                         "WHERE object = 'relation'")
         return int(row[0]), int(row[1]) // BLOCK
 
     def active(self) -> int:
         """Client backends other than the bench's own and dbio's helpers (connected: a session between two
         statements is idle for an instant)."""
-        return int(self.conn.execute(
+        return int(self.query(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> "
             "pg_backend_pid() AND datname IS NOT NULL AND application_name NOT LIKE 'dbio:control:%%' AND "
             "application_name NOT LIKE 'dbio:monitor:%%' AND application_name NOT LIKE 'dbio:waits:%%' AND "
-            "application_name NOT LIKE 'dbio:probe:%%'").fetchone()[0])
+            "application_name NOT LIKE 'dbio:probe:%%'")[0])
 
     def close(self) -> None:
         self.conn.close()
@@ -216,7 +240,7 @@ class Bench:
         if self.args.pgio:
             self.inst.conn.execute("CREATE DATABASE pgio")
             self.pgio_conf(7, 1, 60)
-            proc = subprocess.run(["sh", "./setup.sh"], cwd=self.args.pgio, env=self.pgio_env(), text=True,
+            proc = subprocess.run(["bash", "./setup.sh"], cwd=self.args.pgio, env=self.pgio_env(), text=True,
                                   capture_output=True)
             if proc.returncode != 0:
                 raise SystemExit(f"pgio's setup.sh failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -227,14 +251,13 @@ class Bench:
                 "PGPORT": str(meta["port"]), "PGUSER": "dbio", "PGDATABASE": "pgio"}
 
     def pgio_conf(self, work_unit: int, sessions: int, seconds: int) -> None:
-        """pgio.conf in the user's checkout: its schemas, one per session up to the largest count, of --scale
-        each divided so that all of them hold --scale, as dbio's one schema does."""
-        schemas = max(int(s) for s in self.args.sessions.split(","))
-        per_schema_mib = max(1, self.args.scale_bytes // schemas >> 20)
+        """pgio.conf in the user's checkout: one schema of --scale that all sessions read (NUM_THREADS of them),
+        as dbio's sessions share its one schema; pgio reads PGHOST etc. from the environment, CONNECT_STRING is
+        psql's argument (the database)."""
         (self.args.pgio / "pgio.conf").write_text(
-            f"UPDATE_PCT=0\nRUN_TIME={seconds}\nNUM_SCHEMAS={schemas}\nNUM_THREADS={max(1, sessions // schemas)}\n"
-            f"WORK_UNIT={work_unit}\nUPDATE_WORK_UNIT=8\nSCALE={per_schema_mib}M\nDBNAME=pgio\n"
-            f"CONNECT_STRING=pgio\nCREATE_BASE_TABLE=TRUE\n")
+            f"UPDATE_PCT=0\nRUN_TIME={seconds}\nNUM_SCHEMAS=1\nNUM_THREADS={sessions}\nWORK_UNIT={work_unit}\n"
+            f"UPDATE_WORK_UNIT=8\nSCALE={self.args.scale_bytes >> 20}M\nDBNAME=pgio\nCONNECT_STRING=pgio\n"
+            f"CREATE_BASE_TABLE=TRUE\n")
 
     def start(self, tool: str, sessions: int, run_seconds: int, label: str) -> subprocess.Popen:
         a = self.args
@@ -256,7 +279,7 @@ class Bench:
                                     text=True)
         if tool.startswith("pgio-"):
             self.pgio_conf(int(tool.split("-")[1]), sessions, run_seconds)
-            return subprocess.Popen(["sh", "./runit.sh"], cwd=a.pgio, env=self.pgio_env(), stdout=subprocess.PIPE,
+            return subprocess.Popen(["bash", "./runit.sh"], cwd=a.pgio, env=self.pgio_env(), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
         if tool == "fio-psync":
             return subprocess.Popen(["fio", "--name=peers", f"--filename={self.fio_file}", "--rw=randread",
@@ -270,9 +293,8 @@ class Bench:
         assert self.inst is not None
         seconds = self.args.seconds
         # the run spans the window: its start, the settling, the window, and a margin
-        run_seconds = int(seconds + SETTLE + 8)
+        run_seconds = int(seconds + SETTLE + 5)
         proc = self.start(tool, sessions, run_seconds, label)
-        roots = [proc.pid, self.inst.postmaster()]
         try:
             deadline = time.monotonic() + 20
             while tool != "fio-psync" and self.inst.active() < sessions:
@@ -280,6 +302,7 @@ class Bench:
                     raise SystemExit(f"{tool}: its {sessions} session(s) were not at work within 20 s")
                 time.sleep(0.2)
             time.sleep(SETTLE + (1.0 if tool == "fio-psync" else 0.0))
+            roots = [proc.pid, self.inst.postmaster()]  # after any restart dbio made for its session count
             begin = reading(self.inst, self.device, roots)
             time.sleep(seconds)
             end = reading(self.inst, self.device, roots)
@@ -378,6 +401,8 @@ def main() -> None:
         args.scale_bytes = units.parse_blocks(args.scale) * BLOCK
     except Exception:  # noqa: BLE001 - any malformed value is the same one-line refusal
         refuse("--sessions: comma-separated counts; --scale: a size such as 1GiB")
+    if args.scale_bytes < 8 << 20:
+        refuse("--scale at least 8MiB (pgio's smallest schema)")
     tools = [t for t in args.tools.split(",")]
     if any(t not in TOOLS for t in tools) or BASELINE not in tools:
         refuse(f"--tools: a subset of {','.join(TOOLS)} that includes {BASELINE}")
@@ -395,14 +420,25 @@ def main() -> None:
     out: dict[str, Any] = {"date": now(), "commit": commit, "args": {k: str(v) for k, v in vars(args).items()},
                            "tools": tools, "rows": [], "rounds": []}
     bench = Bench(args, base)
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # stopped early: the rounds done so far are still written and tabled
     try:
         bench.prepare()
         for rnd in range(args.rounds):
+            if out.get("stopped"):
+                break
             out["rounds"].append({"round": rnd, "at": now(), "loadavg": " ".join(
                 Path("/proc/loadavg").read_text().split()[:3])})
             for tool, n in order(tools, sessions, rnd):
                 try:
                     row = bench.one(tool, n, f"peers-{tool}-{n}-r{rnd}")
+                except KeyboardInterrupt:
+                    out["stopped"] = f"stopped in round {rnd}: its unfinished run left out"
+                    print(out["stopped"], flush=True)
+                    break
                 except SystemExit as exc:  # one failed run (a loaded host) costs no other its figures
                     out.setdefault("failed", []).append({"tool": tool, "sessions": n, "round": rnd,
                                                          "why": str(exc)[-600:]})
