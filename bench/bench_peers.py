@@ -29,9 +29,12 @@ dbio-index-8 at the same session count in that round. Every window is measured f
 counters, read twice: once the tool's sessions are at work (their backends active in pg_stat_activity, or fio's
 jobs started) plus 2 s, and --seconds later:
 
-- reads: pg_stat_io's relation reads (operations, and read_bytes / 8 KiB as blocks) of the instance, which
-  counts this instance alone on a machine that others load too; fio's own count for fio (no pg_stat_io);
-  the device's /proc/diskstats reads beside it as a cross-check (it includes other users of the device);
+- reads: 8 KiB blocks read from storage by the tool's processes and the instance's server processes
+  (read_bytes of /proc/PID/io, which counts O_DIRECT reads and not page cache hits): one counter for all
+  tools, fio included, that leaves out the other users of a device this machine shares. pg_stat_io's
+  relation blocks beside it: a backend reports them when it goes idle, so pgio's one long statement per
+  session shows there only at its end (its io workers' reads, for bitmap scans, sooner); fio's own IOPS and
+  the device's /proc/diskstats (every user of the device) as further checks;
 - CPU per read: the host's busy CPU from /proc/stat (everything but idle and iowait) over the window divided
   by the reads, and the tool's own CPU (its client processes and the instance's server processes, utime +
   stime from /proc/PID/stat) divided by the reads: the first is what the issue asks, the second is what is
@@ -102,19 +105,31 @@ def processes() -> dict[int, tuple[int, float]]:
     return out
 
 
-def tree_cpu(roots: list[int]) -> dict[int, float]:
-    """CPU-seconds of the roots and all their descendants, by pid."""
+def read_bytes(pid: int) -> int:
+    """Bytes a process had read from storage (/proc/PID/io read_bytes: O_DIRECT reads included, page cache hits
+    not); 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree(roots: list[int]) -> dict[int, tuple[float, int]]:
+    """CPU-seconds and storage bytes read of the roots and all their descendants, by pid."""
     table = processes()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    out: dict[int, float] = {}
+    out: dict[int, tuple[float, int]] = {}
     todo = [r for r in roots if r in table]
     while todo:
         pid = todo.pop()
         if pid in out:
             continue
-        out[pid] = table[pid][1]
+        out[pid] = (table[pid][1], read_bytes(pid))
         todo.extend(children.get(pid, []))
     return out
 
@@ -179,14 +194,16 @@ class Instance:
                          "WHERE object = 'relation'")
         return int(row[0]), int(row[1]) // BLOCK
 
-    def active(self) -> int:
-        """Client backends other than the bench's own and dbio's helpers (connected: a session between two
-        statements is idle for an instant)."""
+    def active(self, tool: str) -> int:
+        """The tool's sessions connected (a session between two statements is idle for an instant): client
+        backends other than the bench's own and dbio's helpers; for pgio only those in its mypgio() loop,
+        since its runit.sh first loads its functions through psql sessions of its own."""
+        only = "AND query LIKE 'SELECT * FROM mypgio(%%'" if tool.startswith("pgio-") else ""
         return int(self.query(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> "
             "pg_backend_pid() AND datname IS NOT NULL AND application_name NOT LIKE 'dbio:control:%%' AND "
             "application_name NOT LIKE 'dbio:monitor:%%' AND application_name NOT LIKE 'dbio:waits:%%' AND "
-            "application_name NOT LIKE 'dbio:probe:%%'")[0])
+            f"application_name NOT LIKE 'dbio:probe:%%' {only}")[0])
 
     def close(self) -> None:
         self.conn.close()
@@ -197,16 +214,17 @@ def reading(inst: Instance, device: str, roots: list[int]) -> dict[str, Any]:
     ops, blocks = inst.io_reads()
     dev_ops, dev_blocks = disk_reads(device)
     return {"at": time.monotonic(), "host_busy": busy, "host_all": total, "io_ops": ops, "io_blocks": blocks,
-            "dev_ops": dev_ops, "dev_blocks": dev_blocks, "own": tree_cpu(roots)}
+            "dev_ops": dev_ops, "dev_blocks": dev_blocks, "own": tree(roots)}
 
 
 def window(begin: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
     """The figures of one window from its two readings (pure)."""
     seconds = end["at"] - begin["at"]
-    own = sum(cpu - begin["own"].get(pid, 0.0) for pid, cpu in end["own"].items())
+    own = sum(cpu - begin["own"].get(pid, (0.0, 0))[0] for pid, (cpu, _) in end["own"].items())
+    own_read = sum(got - begin["own"].get(pid, (0.0, 0))[1] for pid, (_, got) in end["own"].items())
     return {"seconds": seconds, "host_busy_s": end["host_busy"] - begin["host_busy"],
             "host_busy_pct": 100 * (end["host_busy"] - begin["host_busy"]) / (end["host_all"] - begin["host_all"]),
-            "own_cpu_s": own,
+            "own_cpu_s": own, "own_blocks": own_read // BLOCK,
             "io_ops": end["io_ops"] - begin["io_ops"], "io_blocks": end["io_blocks"] - begin["io_blocks"],
             "dev_ops": end["dev_ops"] - begin["dev_ops"], "dev_blocks": end["dev_blocks"] - begin["dev_blocks"]}
 
@@ -297,7 +315,7 @@ class Bench:
         proc = self.start(tool, sessions, run_seconds, label)
         try:
             deadline = time.monotonic() + 20
-            while tool != "fio-psync" and self.inst.active() < sessions:
+            while tool != "fio-psync" and self.inst.active(tool) < sessions:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"{tool}: its {sessions} session(s) were not at work within 20 s")
                 time.sleep(0.2)
@@ -313,16 +331,14 @@ class Bench:
                 proc.terminate()
                 out, err = proc.communicate()
         row = {"tool": tool, "sessions": sessions, "label": label, **window(begin, end)}
-        if tool == "fio-psync":
-            # fio's own count over its run (which spans the window) gives its rate: the window's reads at that rate
+        # the one counter for every tool: blocks its processes and the instance's read from storage
+        row["reads"] = row["own_blocks"]
+        if tool == "fio-psync":  # fio's own count beside it, as a check of the counter
             try:
                 job = json.loads(out[out.index("{"):])["jobs"][0]["read"]
-                row["reads"] = job["iops"] * row["seconds"] if job.get("iops") else None
+                row["fio_iops"] = job.get("iops")
             except (ValueError, KeyError, IndexError):
-                row["reads"] = None
                 row["why"] = (err or out)[-300:]
-        else:
-            row["reads"] = row["io_blocks"]
         row["reads_per_s"] = row["reads"] / row["seconds"] if row["reads"] else None
         row["host_cpu_us_per_read"] = 1e6 * row["host_busy_s"] / row["reads"] if row["reads"] else None
         row["own_cpu_us_per_read"] = 1e6 * row["own_cpu_s"] / row["reads"] if row["reads"] else None
@@ -359,8 +375,8 @@ def markdown(out: dict[str, Any]) -> str:
 
     rate, cpu = ratios(rows, "reads_per_s"), ratios(rows, "own_cpu_us_per_read")
     lines = ["| tool | sessions | runs | reads/s | x dbio-index-8 in its round | host CPU us/read | "
-             "own CPU us/read | own CPU/read x dbio-index-8 | device reads/s (all users) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "own CPU us/read | own CPU/read x dbio-index-8 | pg_stat_io blocks/s | device reads/s (all users) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for sessions in sorted({r["sessions"] for r in rows}):
         for tool in out["tools"]:
             mine = [r for r in rows if r["tool"] == tool and r["sessions"] == sessions]
@@ -372,6 +388,7 @@ def markdown(out: dict[str, Any]) -> str:
                 f"{rng([r['host_cpu_us_per_read'] for r in mine], ',.0f')} | "
                 f"{rng([r['own_cpu_us_per_read'] for r in mine], ',.0f')} | "
                 f"{rng([v for (t, s, _), v in cpu.items() if t == tool and s == sessions], '.2f')} | "
+                f"{rng([r['io_blocks'] / r['seconds'] for r in mine], ',.0f')} | "
                 f"{rng([r['dev_ops'] / r['seconds'] for r in mine], ',.0f')} |")
     loads = ", ".join(f"r{x['round']} {x['loadavg']}" for x in out["rounds"])
     return "\n".join(lines) + f"\n\nLoad average (1, 5, 15 min) at each round's start: {loads}."
