@@ -119,8 +119,8 @@ def test_a_node_s_sessions_share_one_schedule_so_a_free_session_serves_the_next_
         holder.join()
     assert not errors, errors
     assert run.code == 0, run.text
-    hists = load_result(result_dir(run))["histograms"]
-    counts = hists["intended"]["counts"]
-    assert sum(counts) >= 0.9 * 60 * 5, sum(counts)
+    doc = load_result(result_dir(run))
+    hists, window = doc["histograms"], doc["figures"]["window_seconds"]
+    assert sum(hists["intended"]["counts"]) >= 0.9 * 60 * window, (sum(hists["intended"]["counts"]), window)
     # the held two of ~300 lie beyond p95; before, ~55 queued statements put p95 near a second from its intended start
     assert p(hists["intended"], hists["bounds_us"], 0.95) < 250_000, p(hists["intended"], hists["bounds_us"], 0.95)
