@@ -150,7 +150,9 @@ def markdown(out: dict) -> str:
             f"| {_med([a['intended_p99_us'] / b['intended_p99_us'] for a, b in zip(d, p)], '.2f')} "
             f"| {_med([x['service_p99_us'] for x in d])} us "
             f"| {_med([x['intended_p99_us'] / x['service_p99_us'] for x in d], '.2f')} |")
-    over = out["over"]
+    over = out.get("over")
+    if over is None:  # refused (3x beyond what the sessions can be scheduled for) or failed
+        return "\n".join(lines + ["", "At 3x capacity: not run."])
     lines += ["", f"At 3x capacity ({over['asked_per_s']:,.0f}/s asked): achieved {over['achieved_per_s']:,.0f}/s, "
               f"held {over['held']}, schedule lag from {over['lag_first_us'] / 1000:,.1f} ms (first interval's mean) "
               f"to {over['lag_last_us'] / 1000:,.1f} ms (last), behind {over['behind']}; first warning: "
