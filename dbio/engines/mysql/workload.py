@@ -66,8 +66,9 @@ def _install(conn: Connection) -> None:
                      "ADD COLUMN latency_limit_us DOUBLE NOT NULL DEFAULT 0 AFTER rate_uniform")
     if not _has_column(conn, "rate_sessions"):  # before a node's sessions shared one schedule
         conn.execute("ALTER TABLE dbio_run_control ADD COLUMN rate_sessions INT AFTER latency_limit_us")
+        tag = catalog.literal(conn, catalog.tag(record.setup_id))
         conn.execute("CREATE TABLE IF NOT EXISTS dbio_rate_ticket (run_id BIGINT NOT NULL PRIMARY KEY, "
-                     f"k BIGINT NOT NULL) ENGINE = MEMORY COMMENT = {catalog.literal(conn, catalog.tag(record.setup_id))}")
+                     f"k BIGINT NOT NULL) ENGINE = MEMORY COMMENT = {tag}")
 
 
 def _has_column(conn: Connection, column: str) -> bool:

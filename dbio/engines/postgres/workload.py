@@ -51,7 +51,8 @@ def install(conn: psycopg.Connection) -> None:
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
         for column in ("rate_per_s double precision", "rate_uniform boolean NOT NULL DEFAULT false",
-                       "latency_limit_us double precision NOT NULL DEFAULT 0", "rate_sessions integer"):  # loads of dbio before --rate
+                       "latency_limit_us double precision NOT NULL DEFAULT 0",
+                       "rate_sessions integer"):  # loads of dbio before --rate
             conn.execute(f"ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS {column}")
 
 
