@@ -82,9 +82,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("think_time_max", "workload", "duration", 0.5,
            "Longest think time.", min=0, max=3600, slob=("THINK_TM_MAX",), commands=RUNS),
     Option("rate", "workload", "int", None,
-           "Statements per second over all sessions (an open loop, as pgbench --rate): each session its share, "
-           "started on a schedule in the loop on the server; latency counted from each statement's intended "
-           "start. Default: none (a closed loop).", min=1, max=10**9,
+           "Statements per second over all sessions (an open loop, as pgbench --rate): each node its sessions' "
+           "share, one schedule in the loop on the server whose next arrival a free session takes; latency "
+           "counted from each statement's intended start. Default: none (a closed loop).", min=1, max=10**9,
            fix="give a whole number of statements per second, at least 1 per session", commands=RUNS),
     Option("rate_schedule", "workload", "choice", "poisson",
            "How --rate's intended starts are spaced: poisson (random, exponential gaps: pgbench's) or uniform "

@@ -115,7 +115,8 @@ class NodeRun:
         cleaned = engine.forget_abandoned_runs(self.control, alive=client_alive)
         if cleaned:
             notify(f"{self._on()}removed {cleaned} run(s) left by dbio processes that ended early")
-        engine.prepare_run(self.control, self.run_id, params)
+        # a rate: this node's sessions share one schedule (slice.sql), their shares' sum
+        engine.prepare_run(self.control, self.run_id, {**params, "rate_sessions": len(self.sessions)})
 
     def plans(self, access_path: str, scan_workers: int | None) -> dict[str, Any]:
         conn = self.engine.connect(self.node.conninfo, application_name="dbio:plan")

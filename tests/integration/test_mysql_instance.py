@@ -9,11 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from dbio.stats import histogram
 from tests.integration.conftest import _base_dir, dbio, load_result, over, result_dir, wait_for
 
 pymysql = pytest.importorskip("pymysql")
@@ -543,3 +545,50 @@ def test_a_read_only_run_after_updates_settles_purge_and_dirty_pages_first(manag
     io, load = doc["figures"]["io_profile"], doc["figures"]["load_profile"]
     written = io["data_write_mib_per_s"] + (load["wal_bytes_per_s"] or 0) / 2**20
     assert written < 0.01 * io["data_read_mib_per_s"], io
+
+
+def test_a_node_s_sessions_share_one_schedule_so_a_free_session_serves_the_next_arrival(managed):
+    """As PostgreSQL's (test_rate.py): the two sessions on schema 2 wait 1.5 s on a table lock inside the window
+    while the two on schema 1 serve the one schedule; with one schedule per session, the held sessions' shares
+    queued behind them and p95 from the intended start was about a second."""
+    assert dbio("setup", *managed.args(*SMALL, "--schemas", "2", "--reload")).code == 0
+    errors: list = []
+
+    def hold() -> None:
+        try:
+            conn = managed.connect()
+            try:
+                cur = conn.cursor()
+                deadline = time.monotonic() + 120
+                while True:
+                    # a session in its loop shows the loop's current statement, not its CALL
+                    cur.execute("SELECT count(*) FROM information_schema.processlist "
+                                "WHERE command = 'Query' AND id <> CONNECTION_ID() AND db = DATABASE()")
+                    if cur.fetchone()[0] >= 4:
+                        break
+                    assert time.monotonic() < deadline, "the sessions never started"
+                    time.sleep(0.05)
+                time.sleep(2)
+                cur.execute("LOCK TABLES dbio_cf1_2 READ")  # its UPDATEs wait, its reads do not
+                time.sleep(1.5)
+                cur.execute("UNLOCK TABLES")
+            finally:
+                conn.close()
+        except Exception as e:  # noqa: BLE001 - the test's thread: its failure is the test's
+            errors.append(e)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        window = [*over([flag for flag in SMALL if flag != "--allow-cached"], "--run-time", "5s"), "--allow-cached"]
+        done = dbio("run", *managed.args(*window, "--schemas", "2", "-t", "2", "--update-pct", "100",
+                                         "--rate", "60", "--rate-schedule", "uniform", "--label", "rate-shared"))
+    finally:
+        holder.join()
+    assert not errors, errors
+    assert done.code == 0, done.text
+    doc = load_result(result_dir(done))
+    hists, window = doc["histograms"], doc["figures"]["window_seconds"]
+    assert sum(hists["intended"]["counts"]) >= 0.9 * 60 * window, (sum(hists["intended"]["counts"]), window)
+    p95 = histogram.percentile(hists["intended"]["counts"], hists["bounds_us"], 0.95, hists["intended"]["max_us"])
+    assert p95 is not None and p95 < 250_000, p95

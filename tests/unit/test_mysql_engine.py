@@ -157,7 +157,7 @@ def test_tags_name_the_setup_and_nothing_else_is_dbios():
 def test_the_sql_lives_in_files_and_splits_into_statements():
     assert set(registry.entry("mysql").builtin_scripts()) >= {"slice.sql", "control_tables.sql", "data_table.sql"}
     assert [s.split()[2] for s in sqlfiles.statements("control_tables.sql")] == [
-        "dbio_setup", "dbio_setup_tables", "dbio_run_control", "dbio_pool"]
+        "dbio_setup", "dbio_setup_tables", "dbio_run_control", "dbio_pool", "dbio_rate_ticket"]
     assert sqlfiles.statement("slice.sql").startswith("CREATE PROCEDURE {procedure}(")
 
 

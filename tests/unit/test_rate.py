@@ -70,6 +70,36 @@ def _derived(asked, statements, seconds, lag_us=50.0, schedule="uniform", late=N
     return rate.derive(asked, schedule, limit, totals, hists, seconds)
 
 
+def test_a_shared_uniform_schedule_spaces_the_node_s_arrivals_equally_from_the_start():
+    times = [rate_schedule.shared_arrival(100.0, 400, "uniform", k) for k in range(5)]
+    assert times == pytest.approx([100.00125, 100.00375, 100.00625, 100.00875, 100.01125])
+
+
+def test_a_shared_poisson_schedule_is_increasing_each_block_in_its_span_with_exponential_gaps():
+    rng = random.Random(7)
+    blocks = [[rng.random() for _ in range(rate_schedule.BLOCK)] for _ in range(40)]
+    rate = 500.0
+    times = [rate_schedule.shared_arrival(0.0, rate, "poisson", k, blocks[k // rate_schedule.BLOCK])
+             for k in range(40 * rate_schedule.BLOCK)]
+    gaps = np.diff(times)
+    assert (gaps >= 0).all()
+    span = rate_schedule.BLOCK / rate
+    for b in (0, 17, 39):  # block b's arrivals lie in its own span, so blocks never overlap
+        mine = times[b * rate_schedule.BLOCK:(b + 1) * rate_schedule.BLOCK]
+        assert b * span <= min(mine) and max(mine) < (b + 1) * span
+    # spacing of a Poisson process: mean 1/rate, and an exponential's standard deviation equal to its mean
+    assert gaps.mean() == pytest.approx(1 / rate, rel=0.01)
+    assert gaps.std() == pytest.approx(1 / rate, rel=0.05)
+    # the count in quarter-second windows varies as a Poisson count does (variance near its mean; a block fixes its own)
+    counts = np.histogram(times, bins=np.arange(0, 80, 0.25))[0]
+    assert counts.var() == pytest.approx(counts.mean(), rel=0.35)
+
+
+def test_a_shared_poisson_arrival_needs_its_block_s_points():
+    with pytest.raises(ValueError):
+        rate_schedule.shared_arrival(0.0, 10, "poisson", 3)
+
+
 def test_a_window_without_a_rate_or_without_the_schedule_s_histograms_has_no_rate_figures():
     assert rate.derive(None, "poisson", 0, {"selects": 10}, {"bounds_us": BOUNDS}, 1.0) is None
     assert rate.derive(100.0, "poisson", 0, {"selects": 10}, {"bounds_us": BOUNDS}, 1.0) is None

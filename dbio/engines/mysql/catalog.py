@@ -20,7 +20,7 @@ from dbio.engines.mysql.connection import Connection
 from dbio.errors import UsageError
 
 SETUP_TABLE = "dbio_setup"
-CONTROL_TABLES = ("dbio_setup_tables", "dbio_run_control", "dbio_pool")
+CONTROL_TABLES = ("dbio_setup_tables", "dbio_run_control", "dbio_pool", "dbio_rate_ticket")
 SCAN_TABLE = "dbio_cf2"
 PROCEDURE = "dbio_slice"  # the work loop: one procedure per schema table, dbio_slice_<n> (older dbio: one, dbio_slice)
 POOL_BYTES = 64 * 1024

@@ -64,6 +64,11 @@ def _install(conn: Connection) -> None:
         conn.execute("ALTER TABLE dbio_run_control ADD COLUMN rate_per_s DOUBLE AFTER think_max, "
                      "ADD COLUMN rate_uniform TINYINT NOT NULL DEFAULT 0 AFTER rate_per_s, "
                      "ADD COLUMN latency_limit_us DOUBLE NOT NULL DEFAULT 0 AFTER rate_uniform")
+    if not _has_column(conn, "rate_sessions"):  # before a node's sessions shared one schedule
+        conn.execute("ALTER TABLE dbio_run_control ADD COLUMN rate_sessions INT AFTER latency_limit_us")
+        tag = catalog.literal(conn, catalog.tag(record.setup_id))
+        conn.execute("CREATE TABLE IF NOT EXISTS dbio_rate_ticket (run_id BIGINT NOT NULL PRIMARY KEY, "
+                     f"k BIGINT NOT NULL) ENGINE = MEMORY COMMENT = {tag}")
 
 
 def _has_column(conn: Connection, column: str) -> bool:
@@ -81,7 +86,7 @@ def _current(conn: Connection, setup_id: str, routines: dict[str, str], wanted: 
         return False
     bodies = dict(conn.query(sqlfiles.statement("loop_bodies.sql")))
     return all(bodies.get(name) == _body(text) for name, text in wanted.items()) \
-        and _has_column(conn, "update_work_unit") and _has_column(conn, "latency_limit_us")
+        and _has_column(conn, "update_work_unit") and _has_column(conn, "rate_sessions")
 
 
 def _body(statement: str) -> str:
@@ -119,8 +124,10 @@ def loop_template(tag_literal: str) -> str:
 
 
 def prepare_run(conn: Connection, run_id: int, params: dict[str, Any]) -> None:
-    values = {k: v for k, v in params.items() if k != "bounds_us"}
+    values = {"rate_sessions": None, **{k: v for k, v in params.items() if k != "bounds_us"}}
     conn.execute(sqlfiles.statement("run_control.sql"), {"run_id": run_id, **values})
+    if values.get("rate_per_s") is not None and values["rate_sessions"]:
+        conn.execute("REPLACE INTO dbio_rate_ticket (run_id, k) VALUES (%s, 0)", (run_id,))
 
 
 def hold_barrier(conn: Connection, run_id: int) -> None:
@@ -147,6 +154,7 @@ def release(conn: Connection, run_id: int, *, warmup: float, run_time: float,
 
 def forget_run(conn: Connection, run_id: int) -> None:
     conn.execute("DELETE FROM dbio_run_control WHERE run_id = %s", (run_id,))
+    conn.execute("DELETE FROM dbio_rate_ticket WHERE run_id = %s", (run_id,))
     conn.one("SELECT RELEASE_ALL_LOCKS()")
 
 
@@ -156,6 +164,7 @@ def forget_abandoned_runs(conn: Connection, alive: Callable[[str], bool]) -> int
     gone = [run_id for run_id, client, old in rows if (client and not alive(client)) or (not client and old)]
     for run_id in gone:
         conn.execute("DELETE FROM dbio_run_control WHERE run_id = %s", (run_id,))
+        conn.execute("DELETE FROM dbio_rate_ticket WHERE run_id = %s", (run_id,))
     return len(gone)
 
 

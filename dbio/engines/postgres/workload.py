@@ -52,7 +52,8 @@ def install(conn: psycopg.Connection) -> None:
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS update_work_unit integer")
         conn.execute("ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS scan_workers integer NOT NULL DEFAULT 0")
         for column in ("rate_per_s double precision", "rate_uniform boolean NOT NULL DEFAULT false",
-                       "latency_limit_us double precision NOT NULL DEFAULT 0"):  # loads of dbio before --rate
+                       "latency_limit_us double precision NOT NULL DEFAULT 0",
+                       "rate_sessions integer"):  # loads of dbio before --rate
             conn.execute(f"ALTER TABLE dbio.run_control ADD COLUMN IF NOT EXISTS {column}")
 
 
@@ -67,8 +68,15 @@ def advisory_key(run_id: int) -> tuple[int, int]:
     return (run_id >> 32) & 0xFFFFFFFF, run_id & 0xFFFFFFFF
 
 
+def rate_sequence(run_id: int) -> sql.Identifier:
+    """The node's shared schedule with a rate: each statement's arrival number (slice.sql)."""
+    return sql.Identifier("dbio", f"rate_{run_id}")
+
+
 def prepare_run(conn: psycopg.Connection, run_id: int, params: dict[str, Any]) -> None:
-    conn.execute(sqlfiles.text("run_control.sql"), {"run_id": run_id, **params})
+    conn.execute(sqlfiles.text("run_control.sql"), {"run_id": run_id, "rate_sessions": None, **params})
+    if params.get("rate_per_s") is not None and params.get("rate_sessions"):
+        conn.execute(sql.SQL("CREATE SEQUENCE IF NOT EXISTS {} MINVALUE 1").format(rate_sequence(run_id)))
 
 
 def hold_barrier(conn: psycopg.Connection, run_id: int) -> None:
@@ -102,6 +110,7 @@ def forget_abandoned_runs(conn: psycopg.Connection, alive: Callable[[str], bool]
                      "WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
                      (application_prefix(run_id).replace("%", r"\%") + "%",))
         conn.execute("DELETE FROM dbio.run_control WHERE run_id = %s", (run_id,))
+        conn.execute(sql.SQL("DROP SEQUENCE IF EXISTS {}").format(rate_sequence(run_id)))
     return len(gone)
 
 
@@ -127,6 +136,7 @@ def release_barrier(conn: psycopg.Connection, run_id: int) -> None:
 
 def forget_run(conn: psycopg.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM dbio.run_control WHERE run_id = %s", (run_id,))
+    conn.execute(sql.SQL("DROP SEQUENCE IF EXISTS {}").format(rate_sequence(run_id)))
     conn.execute("SELECT pg_advisory_unlock_all()")
 
 

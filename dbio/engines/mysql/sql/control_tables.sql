@@ -43,6 +43,7 @@ CREATE TABLE dbio_run_control (
     rate_per_s       DOUBLE,                      -- each session's statements/s on a schedule (NULL: a closed loop)
     rate_uniform     TINYINT NOT NULL DEFAULT 0,  -- equal gaps between intended starts (0: exponential)
     latency_limit_us DOUBLE NOT NULL DEFAULT 0,   -- later than this from the intended start: late
+    rate_sessions    INT,                         -- sessions sharing the node's schedule (dbio_rate_ticket)
     client           VARCHAR(200),
     created_at       DOUBLE NOT NULL,
     started_at       DOUBLE,
@@ -53,3 +54,8 @@ CREATE TABLE dbio_pool (
     id     INT NOT NULL PRIMARY KEY,
     bytes  MEDIUMBLOB NOT NULL
 ) ENGINE = InnoDB COMMENT = {tag};
+-- A run's shared --rate schedule: the next arrival's number (slice.sql). MEMORY: taking one writes no redo.
+CREATE TABLE dbio_rate_ticket (
+    run_id  BIGINT NOT NULL PRIMARY KEY,
+    k       BIGINT NOT NULL
+) ENGINE = MEMORY COMMENT = {tag};

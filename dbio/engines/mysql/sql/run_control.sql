@@ -1,8 +1,8 @@
 INSERT INTO dbio_run_control (run_id, slice_seconds, scale, work_unit, update_work_unit, update_pct, scan_pct,
                               fill_bytes, hot_lo,
                               hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max, rate_per_s,
-                              rate_uniform, latency_limit_us, client, created_at)
+                              rate_uniform, latency_limit_us, rate_sessions, client, created_at)
 VALUES (%(run_id)s, %(slice_seconds)s, %(scale)s, %(work_unit)s, %(update_work_unit)s, %(update_pct)s, %(scan_pct)s,
         %(fill_bytes)s,
         %(hot_lo)s, %(hot_rows)s, %(hot_every)s, %(hot_schema_every)s, %(think_every)s, %(think_min)s,
-        %(think_max)s, %(rate_per_s)s, %(rate_uniform)s, %(latency_limit_us)s, %(client)s, UNIX_TIMESTAMP(SYSDATE(6)))
+        %(think_max)s, %(rate_per_s)s, %(rate_uniform)s, %(latency_limit_us)s, %(rate_sessions)s, %(client)s, UNIX_TIMESTAMP(SYSDATE(6)))

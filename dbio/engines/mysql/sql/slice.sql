@@ -15,6 +15,9 @@
 -- intended start on a schedule (exponential gaps, or equal ones with c_uniform), the loop sleeps until it, and a
 -- statement whose time has passed starts at once; kind 5 of the histogram is each statement's latency from its
 -- intended start, kind 6 its schedule lag; the next intended start is carried to the next slice (p_due).
+-- The node's sessions share one schedule (c_sessions of them): a free session takes the next arrival k from
+-- dbio_rate_ticket (a MEMORY table: no redo), k's time computed from k alone as PostgreSQL's (uniform, or Poisson
+-- in blocks of 1024 sorted points, here CRC32 of (run, index), kept as a string of 10-digit numbers).
 CREATE PROCEDURE {procedure}(
     IN p_run_id            BIGINT,
     IN p_session           INT,
@@ -40,16 +43,18 @@ BEGIN
     DECLARE o_think_s, o_think_left DOUBLE DEFAULT 0;
     DECLARE s1, s2, s3, s4, m1, m2, m3, m4, s5, s6, m5, m6 DOUBLE DEFAULT 0;
     DECLARE c_rate, c_limit, v_due, v_lag, v_total DOUBLE;
-    DECLARE c_uniform, v_kinds INT;
+    DECLARE c_uniform, v_kinds, c_sessions INT;
+    DECLARE v_k, v_block BIGINT DEFAULT -1;
+    DECLARE v_points MEDIUMBLOB;
     DECLARE o_late BIGINT DEFAULT 0;
 
     SELECT slice_seconds, started_at, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
            scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max,
-           rate_per_s, rate_uniform, latency_limit_us
+           rate_per_s, rate_uniform, latency_limit_us, rate_sessions
       INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill,
            c_hot_lo,
            c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max,
-           c_rate, c_uniform, c_limit
+           c_rate, c_uniform, c_limit, c_sessions
       FROM dbio_run_control WHERE run_id = p_run_id;
     IF c_started IS NULL THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this run is not released (or gone)';
@@ -81,8 +86,12 @@ BEGIN
     SET v_hot_span = GREATEST(c_hot_rows - GREATEST(c_work_unit, c_update_rows) + 1, 1);
     SET v_pool_span = LENGTH(v_pool) - c_fill;
     -- The schedule starts at the common start: a uniform one at a random phase (the sessions apart).
-    IF c_rate IS NOT NULL THEN
+    IF c_rate IS NOT NULL AND c_sessions > 0 THEN
+        SET v_due = p_due, group_concat_max_len = GREATEST(@@group_concat_max_len, 16384);
+    ELSEIF c_rate IS NOT NULL THEN
         SET v_due = COALESCE(p_due, c_started + IF(c_uniform, RAND() / c_rate, -LN(1 - RAND()) / c_rate));
+    ELSE
+        SET c_sessions = NULL;  -- a closed loop: no schedule to share
     END IF;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
@@ -97,6 +106,28 @@ BEGIN
     -- instructions besides its statements were 15% of the server's CPU samples, bench_mysql_cpu.py's perf):
     -- counts that follow from others (iterations, SELECTs) are made once after it, tests are inline.
     slices: WHILE v_now < v_end AND (p_max_iterations IS NULL OR v_iter - p_iterations_before < p_max_iterations) DO
+        IF c_sessions > 0 AND v_due IS NULL THEN
+            -- The next arrival no session has taken yet (its block of arrivals drawn once per slice).
+            UPDATE dbio_rate_ticket SET k = LAST_INSERT_ID(k + 1) WHERE run_id = p_run_id;
+            IF ROW_COUNT() <> 1 THEN
+                SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dbio: this run has no schedule (dbio_rate_ticket)';
+            END IF;
+            SET v_k = LAST_INSERT_ID() - 1;
+            IF c_uniform THEN
+                SET v_due = c_started + (v_k + 0.5) / (c_rate * c_sessions);
+            ELSE
+                IF v_k DIV 1024 <> v_block THEN
+                    SET v_block = v_k DIV 1024;
+                    WITH RECURSIVE a (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM a WHERE i < 31)
+                    SELECT GROUP_CONCAT(LPAD(CRC32(CONCAT(p_run_id, '/', v_block * 1024 + x.i * 32 + y.i)), 10, '0')
+                                        ORDER BY CRC32(CONCAT(p_run_id, '/', v_block * 1024 + x.i * 32 + y.i))
+                                        SEPARATOR '')
+                      INTO v_points FROM a AS x, a AS y;
+                END IF;
+                SET v_due = c_started + (v_block + (CAST(SUBSTRING(v_points, (v_k % 1024) * 10 + 1, 10) AS DOUBLE) + 0.5)
+                                         / 4294967296) * 1024 / (c_rate * c_sessions);
+            END IF;
+        END IF;
         -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
         IF c_rate IS NOT NULL THEN
             SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
@@ -192,7 +223,8 @@ BEGIN
             {count v_lag 5}
             SET s5 = s5 + v_total, m5 = GREATEST(m5, v_total), s6 = s6 + v_lag, m6 = GREATEST(m6, v_lag);
             SET o_late = o_late + (c_limit > 0 AND v_total > c_limit);
-            SET v_due = v_due + IF(c_uniform, 1 / c_rate, -LN(1 - RAND()) / c_rate);
+            -- a shared schedule's next arrival is taken when the session is free again (the loop's top)
+            SET v_due = IF(c_sessions > 0, NULL, v_due + IF(c_uniform, 1 / c_rate, -LN(1 - RAND()) / c_rate));
         END IF;
 
         -- Every think_every-th iteration ends with a think time ("off" is a period never reached).

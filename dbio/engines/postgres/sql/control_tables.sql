@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS dbio.run_control (
     rate_per_s       double precision,       -- each session's statements/s on a schedule (NULL: a closed loop)
     rate_uniform     boolean NOT NULL DEFAULT false,  -- equal gaps between intended starts (false: exponential)
     latency_limit_us double precision NOT NULL DEFAULT 0,  -- later than this from the intended start: late
+    rate_sessions    integer,                -- sessions sharing this node's schedule (sequence dbio.rate_<run_id>)
     client           text                  -- host:pid of the dbio process running it
 );
 COMMENT ON TABLE dbio.run_control IS {tag};

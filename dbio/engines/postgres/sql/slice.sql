@@ -20,6 +20,13 @@
 -- it, and a statement whose time has passed starts at once (never skipped: a queue shows as lag). Kind 5 of
 -- the histogram is each statement's latency from its intended start, kind 6 its schedule lag (its actual start
 -- less its intended one); the next intended start is carried to the next slice in p_due/o_due.
+-- On a primary the node's sessions share one schedule (c.rate_sessions of them, rate_per_s each), as pgbench's
+-- clients in one thread do: a free session takes the next arrival k from the run's sequence (no round trip), so
+-- the node is one queue served by its sessions (M/G/c), not c queues of one session each, whose waits behind a
+-- slow statement are far longer at the same rate. Arrival k is computed from k alone: uniform, k/rate; Poisson,
+-- blocks of 1024 arrivals each with 1024/rate seconds, whose arrivals are sorted uniform points of the block
+-- (a Poisson process given its count), drawn by hashing (run, k) so that every session computes the same ones.
+-- A read-only node (no sequence there) keeps one schedule per session.
 --
 -- On a read-only node (a hot standby) nothing can be written and the run's control row would
 -- have to be replayed from the primary: its sessions pass the run's control in p_control
@@ -81,6 +88,11 @@ DECLARE
     v_due         double precision;
     v_wait        double precision;
     v_lag         double precision;
+    v_seq         regclass;           -- the node's shared schedule (NULL: each session its own)
+    v_node_rate   double precision;
+    v_k           bigint;
+    v_block       bigint := -1;
+    v_block_u     double precision[];
     -- A parallel scan (scan_workers > 0) is planned under these settings, set only around it.
     v_par_names   text[] := ARRAY['max_parallel_workers_per_gather', 'parallel_setup_cost', 'parallel_tuple_cost',
                                   'min_parallel_table_scan_size', 'seq_page_cost'];
@@ -122,7 +134,11 @@ BEGIN
     v_rate := c.rate_per_s;
     v_hist := array_fill(0, ARRAY[CASE WHEN v_rate IS NULL THEN 4 ELSE 6 END, cardinality(c.bounds_us) + 1]);
     v_due := p_due;
-    IF v_rate IS NOT NULL AND v_due IS NULL THEN
+    IF v_rate IS NOT NULL AND p_control IS NULL AND coalesce(c.rate_sessions, 0) > 0 THEN
+        v_seq := to_regclass(format('dbio.rate_%s', p_run_id));
+        v_node_rate := v_rate * c.rate_sessions;
+    END IF;
+    IF v_seq IS NULL AND v_rate IS NOT NULL AND v_due IS NULL THEN
         -- The schedule starts at the common start: a uniform one at a random phase (the sessions apart).
         v_due := date_part('epoch', c.started_at) + CASE WHEN c.rate_uniform THEN random() / v_rate
                                                          ELSE -ln(1.0 - random()) / v_rate END;
@@ -148,6 +164,21 @@ BEGIN
 
     WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
         -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
+        IF v_seq IS NOT NULL AND v_due IS NULL THEN
+            -- The next arrival no session has taken yet (its block of arrivals drawn once per slice).
+            v_k := nextval(v_seq) - 1;
+            IF c.rate_uniform THEN
+                v_due := date_part('epoch', c.started_at) + (v_k + 0.5) / v_node_rate;
+            ELSE
+                IF v_k / 1024 <> v_block THEN
+                    v_block := v_k / 1024;
+                    SELECT array_agg(u ORDER BY u) INTO v_block_u
+                      FROM (SELECT ((hashint8extended(v_block * 1024 + j, p_run_id) >> 11) & 9007199254740991)::float8
+                                   / 9007199254740992.0 AS u FROM generate_series(0, 1023) AS j) AS d;
+                END IF;
+                v_due := date_part('epoch', c.started_at) + (v_block + v_block_u[(v_k % 1024)::integer + 1]) * 1024 / v_node_rate;
+            END IF;
+        END IF;
         IF v_rate IS NOT NULL THEN
             v_wait := v_due - date_part('epoch', clock_timestamp());
             IF v_wait > 0 AND v_due >= date_part('epoch', v_end) THEN
@@ -237,7 +268,9 @@ BEGIN
             IF c.latency_limit_us > 0 AND v_us > c.latency_limit_us THEN
                 o_late := o_late + 1;
             END IF;
-            v_due := v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate ELSE -ln(1.0 - random()) / v_rate END;
+            -- A shared schedule's next arrival is taken when the session is free again (loop's top).
+            v_due := CASE WHEN v_seq IS NULL THEN v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate
+                                                                ELSE -ln(1.0 - random()) / v_rate END END;
         END IF;
         o_rows := o_rows + v_n;
         IF v_kind = 4 THEN
