@@ -29,17 +29,22 @@ from tests.fake_runs import run_config as _config
 from dbio.result_records import of
 
 
-def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
-    config = _config(tmp_path, threads_per_schema=4)
+def _two_nodes_measured(config):
+    """A run over two fake servers, a and b, on one virtual clock: the nodes and the outcome."""
     nodes, clock = [], VirtualTime()
     for name in ("a", "b"):
         engine = FakeEngine(version=f"Fake 1.0 {name}", time=clock)
         conn = engine.connect("fake:", application_name="test")
         nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
         engine.close(conn)
-    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
+    return nodes, run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
                                   make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None},
                                   clock=clock)
+
+
+def test_a_run_over_two_nodes_has_each_node_s_figures_and_their_total(tmp_path, short_start_lead):
+    config = _config(tmp_path, threads_per_schema=4)
+    nodes, outcome = _two_nodes_measured(config)
     document = results.read(outcome.directory)
     assert document["status"] == "complete", document["status_reason"]
     assert document["format_version"] == results.FORMAT_VERSION
@@ -77,14 +82,7 @@ def test_each_sample_carries_each_node_s_own_work_point(tmp_path, short_start_le
     import json
 
     config = _config(tmp_path, threads_per_schema=2)
-    nodes, clock = [], VirtualTime()
-    for name in ("a", "b"):
-        engine = FakeEngine(version=f"Fake 1.0 {name}", time=clock)
-        conn = engine.connect("fake:", application_name="test")
-        nodes.append(Node(name, engine, "fake:", engine.probe(conn)))
-        engine.close(conn)
-    outcome = run_job.measure(nodes, config, UI(quiet=True), run_job.run_directory(config),
-                              make_plan(config.workload, 1), {}, {"data_directory": None, "wal": None}, clock=clock)
+    _, outcome = _two_nodes_measured(config)
     records = [json.loads(line) for line in (outcome.directory / results.SAMPLES_FILE).read_text().splitlines()]
     measured = [r for r in records if r.get("phase") == "measured" and not r.get("missing") and "asked" in r]
     assert measured
