@@ -13,6 +13,8 @@ from dbio.run import plan as run_plan
 ENGINES = Path(dbio.__file__).parent / "engines"
 # The row's columns that are the run's, not the plan's: its id, the dbio process, the instants it starts at.
 THE_RUNS = {"run_id", "client", "started_at", "window_open", "deadline"}
+# The row's columns that are each node's: its sessions, which share its one --rate schedule (run/nodes.py).
+THE_NODES = {"rate_sessions"}
 # Per engine: columns the engine fills itself, and plan fields its table has no column for (and why).
 OWN = {"postgres": set(), "mysql": {"created_at"}}  # when the row was made, for forget_abandoned_runs
 NOT_STORED = {"postgres": set(),
@@ -46,12 +48,12 @@ def test_the_plan_s_control_is_the_run_control_table_s_columns(engine):
     sql = (ENGINES / engine / "sql" / "control_tables.sql").read_text()
     columns = table_columns(sql, "run_control")
     assert len(columns) == len(set(columns)), columns
-    assert set(columns) == (plan_fields() - NOT_STORED[engine]) | THE_RUNS | OWN[engine]
+    assert set(columns) == (plan_fields() - NOT_STORED[engine]) | THE_RUNS | THE_NODES | OWN[engine]
 
 
 @pytest.mark.parametrize("engine", sorted(OWN))
 def test_the_statement_that_fills_the_row_binds_only_what_the_plan_and_the_run_give(engine):
-    given = set(run_plan.make_plan(_workload()).control.row()) | {"run_id", "client"}
+    given = set(run_plan.make_plan(_workload()).control.row()) | {"run_id", "client"} | THE_NODES
     bound = bound_names((ENGINES / engine / "sql" / "run_control.sql").read_text())
     assert bound <= given, bound - given
     assert bound == given - NOT_STORED[engine]
