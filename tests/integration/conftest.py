@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import sys
 import tempfile
 import time
@@ -46,7 +47,9 @@ def dbio(*args: str, timeout: float = 300, env: dict | None = None, process: boo
     naming --yes): a fork of this process with dbio already imported (tests/forked_dbio.py), or, with
     process=True, `python -m dbio` started anew, for a test whose point is the program's own start."""
     environ = {**os.environ, "COLUMNS": "200", **(env or {})}
-    if not process:
+    # a fork copies only the calling thread: a lock another of the test's threads held (its driver's, the
+    # import lock, a stream's) stays held in the child forever, so with threads running dbio starts anew
+    if not process and threading.active_count() == 1:
         return Done(*forked_dbio.run(list(args), environ, timeout))
     proc = subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, env=environ)
