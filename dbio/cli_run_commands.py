@@ -128,7 +128,8 @@ def _finish_run(ctx: click.Context, result: Any, lines: list[str]) -> None:
 def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until_peak: bool, peak_gain: float,
           knee_gain: float, resume_dir: Path | None, baseline: bool, baseline_path: Path | None, op: str | None,
           target_iops: float | None, latency_slo: str | None, prices: tuple[str, ...], repeat: int | None = None,
-          objective: str | None = None, max_sessions: int | None = None, **params: Any) -> None:
+          objective: str | None = None, max_sessions: int | None = None, rates: str | None = None,
+          max_rate: int | None = None, **params: Any) -> None:
     """Run a step per combination of knob values, each a normal result, and report them together."""
     from dbio.jobs import baseline as baselines
     from dbio.jobs import capacity
@@ -140,6 +141,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         given += ["--baseline"] if baseline or baseline_path is not None else []
         given += ["--target-iops/--latency-slo/--price"] if target_iops or latency_slo or prices else []
         given += ["--op"] if op else []
+        given += ["--rate/--max-rate"] if rates is not None or max_rate is not None else []
         given += ["--repeat"] if repeat is not None else []
         given += ["--objective/--max-sessions"] if objective is not None or max_sessions is not None else []
         if given:
@@ -160,13 +162,19 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
             raise UsageError("a sweep runs on one server (several --dsn are for dbio run)", "give one --dsn")
         checked["asked"] = capacity.request(target_iops, latency_slo, prices, located.cost)
         checked["varies"] = [sweep_plan.parse_vary(v) for v in vary]
+        if rates is not None:  # --rate R1,R2,... is --vary rate=R1,R2,...: one of them
+            if any(v.key == "rate" for v in checked["varies"]):
+                raise UsageError(f"--rate {rates} is also varied by --vary rate=...",
+                                 "give --rate or --vary rate, not both")
+            checked["varies"].append(sweep_plan.rate_vary(rates))
         for varied in checked["varies"]:  # a step takes the varied value: a flag's own would be dropped unsaid
             if flags_given.get(varied.key) not in (None, ()):
                 flag = "--" + varied.key.replace("_", "-")
                 raise UsageError(f"{flag} {flags_given[varied.key]} is also varied by --vary {varied.key}=...",
                                  f"give {flag} or --vary {varied.key}, not both")
         sweep_command.search_request(objective, max_sessions, until_peak=until_peak, op=op is not None,
-                                     repeat=repeat or 1, sessions=sessions, varies=checked["varies"])
+                                     repeat=repeat or 1, sessions=sessions, varies=checked["varies"],
+                                     max_rate=max_rate)
         sweep_command.grid_checked(checked["varies"], sessions)
 
     base = build_config(params, None, ui_of(ctx), "sweep", request_checked)
@@ -179,7 +187,7 @@ def sweep(ctx: click.Context, vary: tuple[str, ...], sessions: str | None, until
         sweep_command.start(base, varies, ui_of(ctx), until_peak=until_peak, knee_gain=knee_gain,
                             peak_gain=peak_gain, sessions=sessions, baseline=request, capacity=asked,
                             op=ops_job.sweep_op(op) if op else None, repeat=repeat or 1, objective=objective,
-                            max_sessions=max_sessions)
+                            max_sessions=max_sessions, max_rate=max_rate)
 
 
 

@@ -247,10 +247,12 @@ _STEP = obj({"index": whole, "name": _step_name, "status": text, "values": obj(r
              "headline": optional(obj({"reads_per_s": FIGURE, "avg_read_us": FIGURE})),
              "window_seconds": FIGURE, "seconds": FIGURE, "peak": flag, "error": optional(text),
              "earlier_attempts": array(text), "round": whole, "group": _step_name,
-             "probe": obj({"valid": flag, "value_us": FIGURE, "why": optional(text)}, required=("valid", "value_us"))},
+             "probe": obj({"valid": flag, "value_us": FIGURE, "why": optional(text), "asked_per_s": FIGURE,
+                           "achieved_per_s": FIGURE, "held": optional(flag)}, required=("valid", "value_us"))},
             required=("name", "status", "values"))
 # sweep --objective: the search's request and, per combination searched, its answer
-_SEARCH = obj({"objective": text, "max_sessions": whole, "resolution": count, "gain": count,
+_SEARCH = obj({"objective": text, "max_sessions": whole, "resolution": count, "gain": count, "axis": text,
+               "max_rate": whole,
                "answers": array(obj({"group": text, "line": text, "best": optional(text), "reason": text},
                                     required=("group", "line", "reason")))},
               required=("objective", "max_sessions", "resolution", "gain", "answers"))

@@ -85,7 +85,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            "Statements per second over all sessions (an open loop, as pgbench --rate): each node its sessions' "
            "share, one schedule in the loop on the server whose next arrival a free session takes; latency "
            "counted from each statement's intended start. Default: none (a closed loop).", min=1, max=10**9,
-           fix="give a whole number of statements per second, at least 1 per session", commands=RUNS),
+           fix="give a whole number of statements per second, at least 1 per session",
+           commands=tuple(c for c in RUNS if c != "sweep")),  # sweep's --rate is its own: a list of rates
     Option("rate_schedule", "workload", "choice", "poisson",
            "How --rate's intended starts are spaced: poisson (random, exponential gaps: pgbench's) or uniform "
            "(equal gaps).", choices=("poisson", "uniform"), commands=RUNS),

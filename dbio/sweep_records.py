@@ -73,11 +73,12 @@ class Search:
     resolution: float
     gain: float
     answers: tuple[Answer, ...]
+    axis: str = "sessions"  # what it searches: sessions, or rates (sweep --rate ... --objective)
 
     @classmethod
     def of(cls, value: Mapping[str, Any]) -> Search:
         return cls(value["objective"], value["max_sessions"], value["resolution"], value["gain"],
-                   tuple(Answer.of(a) for a in objects(value.get("answers"))))
+                   tuple(Answer.of(a) for a in objects(value.get("answers"))), value.get("axis") or "sessions")
 
 
 @dataclass(frozen=True)

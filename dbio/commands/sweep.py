@@ -30,7 +30,8 @@ from dbio.errors import UsageError
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue
 from dbio.stats.knee import DEFAULT_GAIN
-from dbio.sweep import document, plan, search
+from dbio.option_table import BY_KEY
+from dbio.sweep import document, plan, rate_search, search
 from dbio.ui import UI
 
 # --objective's growth bound when --max-sessions is not given: said once, in its row (and so in --help)
@@ -42,15 +43,16 @@ def start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, kn
           peak_gain: float = PEAK_GAIN, sessions: str | None = None,
           baseline: baselines.Request | None = None, capacity: dict[str, Any] | None = None,
           op: dict[str, Any] | None = None, repeat: int = 1, objective: str | None = None,
-          max_sessions: int | None = None) -> Path:
+          max_sessions: int | None = None, max_rate: int | None = None) -> Path:
     """sessions: --sessions' total session counts, spread over the schemas (the loaded ones when not given);
     repeat: each step run this many times, interleaved (round 1 of every step, then round 2, ...);
     baseline: fio before each step, at its sessions (--baseline); capacity: a target, objective and prices
     its report reads the steps for (jobs/capacity.py); op: each step is this maintenance operation
     (jobs/ops.sweep_op) instead of a run; objective: search the session counts for the most reads/s within
-    this latency objective (sweep/search.py), growing at most to max_sessions."""
+    this latency objective (sweep/search.py), growing at most to max_sessions; over rates when varies has them
+    (sweep --rate, sweep/rate_search.py), growing at most to max_rate."""
     find = search_request(objective, max_sessions, until_peak=until_peak, op=op is not None, repeat=repeat,
-                          sessions=sessions, varies=varies)
+                          sessions=sessions, varies=varies, max_rate=max_rate)
     if op is not None and (until_peak or baseline is not None or capacity is not None or sessions):
         raise UsageError("a sweep of an operation (--op) varies knobs with --vary only",
                          "drop --until-peak, --sessions, --baseline and the capacity options")
@@ -77,9 +79,13 @@ def grid_checked(varies: Sequence[plan.Vary], sessions: str | None) -> None:
 
 def search_request(objective: str | None, max_sessions: int | None, *, until_peak: bool = False, op: bool = False,
                    repeat: int = 1, sessions: str | None = None,
-                   varies: Sequence[plan.Vary] = ()) -> dict[str, Any] | None:
-    """--objective and --max-sessions as sweep.json keeps them, or one line (exit 2) before anything runs."""
+                   varies: Sequence[plan.Vary] = (), max_rate: int | None = None) -> dict[str, Any] | None:
+    """--objective and --max-sessions (--max-rate over rates) as sweep.json keeps them, or one line (exit 2) before
+    anything runs."""
     if objective is None:
+        if max_rate is not None:
+            raise UsageError("--max-rate bounds the search of --objective over --rate's rates",
+                             "give --objective too, e.g. --objective 'intended_p99<5ms'")
         if max_sessions is not None:
             raise UsageError("--max-sessions bounds the search of --objective", "give --objective too, e.g. "
                                                                               "--objective 'read_p99<2ms'")
@@ -89,6 +95,11 @@ def search_request(objective: str | None, max_sessions: int | None, *, until_pea
     except ValueError as exc:
         raise UsageError(f"--objective: {exc}", "e.g. --objective 'read_p99<2ms' (single reads), "
                                                 "'avg_read<500us' or 'select_p99<5ms'") from None
+    if any(v.key == "rate" for v in varies):
+        return _rate_search(objective, slo, max_sessions, until_peak=until_peak, op=op, repeat=repeat,
+                            max_rate=max_rate)
+    if max_rate is not None:
+        raise UsageError("--max-rate bounds a search over rates", "give the first rates with --rate too")
     others = [name for name, given in (("--until-peak", until_peak), ("--op", op), ("--repeat", repeat > 1),
                                        ("--sessions N1,N2,...", sessions is not None and "," in sessions),
                                        ("--vary threads_per_schema=...",
@@ -104,22 +115,40 @@ def search_request(objective: str | None, max_sessions: int | None, *, until_pea
             "gain": search.GAIN, "answers": []}
 
 
+def _rate_search(objective: str, slo: capacity_math.Slo, max_sessions: int | None, *, until_peak: bool, op: bool,
+                 repeat: int, max_rate: int | None) -> dict[str, Any]:
+    """--objective over --rate's rates (sweep/rate_search.py): on the latency from the intended start only, since a
+    latency timed from each statement's actual start hides the queue of a rate the loop does not keep."""
+    if slo.stat not in capacity_math.INTENDED:
+        raise UsageError(f"--objective {objective}: a search over rates bounds the latency from the intended start",
+                         "e.g. --objective 'intended_p99<5ms' (or intended_p50, intended_p99.9)")
+    others = [name for name, given in (("--until-peak", until_peak), ("--op", op), ("--repeat", repeat > 1),
+                                       ("--max-sessions", max_sessions is not None)) if given]
+    if others:
+        raise UsageError(f"--objective searches the rates itself: it takes no {', '.join(others)}",
+                         "drop them (--rate gives the first rates)")
+    return {"objective": objective.strip(), "stat": slo.stat, "limit_us": slo.limit_us, "axis": "rate",
+            "max_rate": max_rate or int(BY_KEY["rate"].max or 10**9), "max_sessions": MAX_SEARCH_SESSIONS,
+            "resolution": rate_search.RESOLUTION, "gain": search.GAIN, "answers": []}
+
+
 def _start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, knee_gain: float,
            peak_gain: float, baseline: baselines.Request | None, capacity: dict[str, Any] | None,
            op: dict[str, Any] | None = None, repeat: int = 1, find: dict[str, Any] | None = None) -> Path:
-    grows = until_peak or find is not None  # the sweep adds its own steps of more sessions
+    grows = until_peak or find is not None  # the sweep adds its own steps of more sessions (or other rates)
+    by_rate = find is not None and find.get("axis") == "rate"
     if not varies and not grows:
         raise UsageError("nothing to sweep", "give --vary KEY=V1,V2 (or --sessions 1,2,4,8, or --until-peak)")
     if until_peak and any(v.key == "threads_per_schema" and len(v.values) > 1 for v in varies):
         raise UsageError("--until-peak doubles the sessions itself", "give --sessions (or threads) one start value")
     combos = plan.steps(varies) if varies else [{}]
-    if grows:
+    if grows and not by_rate:
         combos = [{**c, "threads_per_schema": c.get("threads_per_schema", str(base.workload.threads_per_schema))}
                   for c in combos]
     base_values = option_values(base)  # what sweep.json keeps: no password
     dsn = base.connection.dsn  # what this process runs with
     configs = [step_config(base_values, values, Path.cwd(), dsn) for values in combos]
-    if find is not None:
+    if find is not None and not by_rate:
         first = max(c.workload.schemas * c.workload.threads_per_schema for c in configs)
         if first > find["max_sessions"]:
             raise UsageError(f"--max-sessions {find['max_sessions']} is below the first count ({first} sessions)",

@@ -439,3 +439,53 @@ def history_trend(trend: dict[str, Any] | None) -> str | None:
     ax.set_title("Physical reads/s over time, by configuration (ring: change beyond the runs' noise; "
                  "x: not a storage result)", loc="left", fontsize=9)
     return _svg(fig)
+
+
+def sweep_rate_latency(rate_curve: dict[str, Any] | None) -> str | None:
+    """sweep --rate: p50 and p99 from the intended start, and the service p99, against the rate achieved; a step
+    whose rate was not held is drawn apart (an open red marker at the rate it achieved, labelled with the rate
+    asked), never joined to the curve of the held ones."""
+    lines = [c for c in (rate_curve or {}).get("lines", []) if c["points"]]
+    if not lines:
+        return None
+    every = [v for c in lines for p in c["points"] for v in (p["p50_us"], p["p99_us"], p["service_p99_us"])
+             if v is not None]
+    if not every:
+        return None
+    unit, scale = _time_unit(every)
+    fig = Figure(figsize=(WIDTH, HEIGHT * 1.3))
+    ax = fig.add_subplot()
+    ax.set_title("Latency against the rate achieved", loc="left", fontsize=10)
+    several = len(lines) > 1
+    for line in lines:
+        held = [p for p in line["points"] if p["held"] is True and p["achieved"]]
+        name = f"{line['label']}: " if several else ""
+        color = None
+        for key, what, style, marker in (("p99_us", "p99 from intended start", "-", "s"),
+                                         ("p50_us", "p50 from intended start", "-", "o"),
+                                         ("service_p99_us", "service p99 (SELECT)", "--", "^")):
+            shown = [p for p in held if p[key] is not None]
+            if shown:
+                drawn = ax.plot([p["achieved"] for p in shown], [p[key] / scale for p in shown], linestyle=style,
+                                marker=marker, ms=4, color=color, label=f"{name}{what}")
+                color = color or drawn[0].get_color()
+    missed = [p for line in lines for p in line["points"] if p["held"] is not True and p["achieved"]]
+    if missed:
+        for key, marker in (("p99_us", "s"), ("p50_us", "o")):
+            shown = [p for p in missed if p[key] is not None]
+            ax.scatter([p["achieved"] for p in shown], [p[key] / scale for p in shown], s=40, marker=marker,
+                       facecolors="none", edgecolors="#c0392b", linewidths=1.2, zorder=5,
+                       label="rate not held (at the rate achieved): p99, p50" if key == "p99_us" else None)
+        for p in missed:
+            if p["p99_us"] is not None:
+                ax.annotate(f"asked {p['asked']:,.0f}/s", (p["achieved"], p["p99_us"] / scale), fontsize=7,
+                            xytext=(4, 4), textcoords="offset points", color="#c0392b")
+    if max(every) / max(min(every), 1e-9) >= 50:  # a queue's seconds beside a held step's milliseconds
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("statements/s achieved")
+    ax.set_ylabel(unit)
+    ax.legend(fontsize=8, frameon=False)
+    return _svg(fig)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from dbio import ops_records, result_records
-from dbio.report import capacity_section, verdict, words
+from dbio.report import capacity_section, rate_curve, verdict, words
 from dbio.result_records import Result
 from dbio.sweep_records import Step, Sweep
 from dbio.report.tables import table
@@ -177,6 +177,9 @@ def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] |
     curve_list = curves(sweep, rows)
     x_key, _ = axes(sweep)
     knee_lines = knees(sweep, curve_list)
+    rate_points = rate_curve.points(sweep, rows, results) if rate_curve.is_rate_sweep(sweep) else []
+    rate_section = rate_curve.section(sweep, rate_points, sweep.knee_gain)
+    knee_lines += rate_curve.knee_lines(rate_curve.curves(rate_points), sweep.knee_gain)
     # a step cut short is no candidate: its curves leave it out too (curves())
     best = max((r for r in rows if r["reads_per_s"] is not None and not r["invalid"] and r["status"] == "complete"),
                key=lambda r: r["reads_per_s"], default=None)
@@ -184,6 +187,7 @@ def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] |
         {"id": "sweep", "title": "Sweep", "pairs": _about(sweep, rounds, results)},
         search_section(sweep),
         {"id": "summary", "title": "Summary", "tables": [_summary(sweep, rows)]},
+        rate_section,
         repeats_section(sweep, rows),
         {"id": "knees", "title": "Knees and peaks", "lines": knee_lines + _peak_lines(sweep, rounds)},
         capacity_section.section(sweep, curve_list, results, capacity or sweep.capacity,
@@ -198,8 +202,10 @@ def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] |
         "findings": _findings(sweep, rounds, results)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": _x_label(sweep, x_key), "lines": curve_list},
-        "charts": [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
+        "charts": ([["sweep_rate_latency", "rate_curve"]] if rate_points else []) +
+                  [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
+        **({"rate_curve": {"lines": rate_curve.curves(rate_points)}} if rate_points else {}),
     }
 
 
@@ -219,6 +225,8 @@ def search_section(sweep: Sweep) -> dict[str, Any] | None:
     if not find:
         return None
     slo = capacity_math.parse_slo(find.objective)
+    if find.axis == "rate":
+        return _rate_search_section(sweep, slo)
     schemas = sweep.base.get("schemas") or 1
     order = [int(s.values.get("threads_per_schema", 1)) * int(s.values.get("schemas", schemas))
              for s in sweep.steps if s.status == "complete"]
@@ -226,6 +234,20 @@ def search_section(sweep: Sweep) -> dict[str, Any] | None:
              f"{100 * find.gain:.0f}% or more (at most {find.max_sessions}), then bisected to within "
              f"{100 * find.resolution:.0f}% (or adjacent counts); only a VALID step can meet it",
              f"probed {len(order)} session counts in this order: {', '.join(str(n) for n in order)}"]
+    answers = _answers(sweep)
+    lines += [f"answer: {line}" for line in answers] or ["no answer yet: the search did not finish"]
+    return {"id": "search", "title": "Search", "lines": lines}
+
+
+def _rate_search_section(sweep: Sweep, slo: capacity_math.Slo) -> dict[str, Any]:
+    """sweep --rate ... --objective: the objective, each answer, and the rates probed in the order run."""
+    find = sweep.search
+    assert find is not None
+    order = [s.values.get("rate", "-") for s in sweep.steps if s.status == "complete"]
+    lines = [f"objective: {slo.text()} ({slo.label}): the rates given first, the highest doubled while each was "
+             f"held within it, then bisected to within {100 * find.resolution:.0f}%; only a VALID step whose rate "
+             "was held can meet it",
+             f"probed {len(order)} rates in this order: {', '.join(f'{int(r):,}/s' for r in order)}"]
     answers = _answers(sweep)
     lines += [f"answer: {line}" for line in answers] or ["no answer yet: the search did not finish"]
     return {"id": "search", "title": "Search", "lines": lines}
@@ -271,7 +293,9 @@ def _about(sweep: Sweep, rows: list[dict[str, Any]], results: Mapping[str, Resul
         ["Varied", ("; ".join(f"{k} = {', '.join(v)}" for k, v in sweep.vary) +
                    (" (sessions doubled until reads/s stopped growing)" if sweep.until_peak else "") +
                    (f" (sessions searched for the most reads/s within {sweep.search.objective})"
-                    if sweep.search else "")).strip()],
+                    if sweep.search and sweep.search.axis != "rate" else "") +
+                   (f" (rates searched for the highest held within {sweep.search.objective})"
+                    if sweep.search and sweep.search.axis == "rate" else "")).strip()],
         ["Fixed", f"scale {base.get('scale')} blocks, schemas {base.get('schemas')}, work unit "
                   f"{base.get('work_unit')}, "
                   f"run time {format_duration(base.get('run_time') or 0)} after "

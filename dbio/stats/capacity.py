@@ -25,13 +25,19 @@ SLO_FIGURES = {"avg": ("avg_read_us", "avg physical read"), "p50": ("select_p50_
                "read_p99": ("single_read_p99_us", "single-read p99"),
                "read_p99.9": ("single_read_p99_9_us", "single-read p99.9"),
                "select_p50": ("select_p50_us", "SELECT p50"), "select_p99": ("select_p99_us", "SELECT p99"),
-               "select_p99.9": ("select_p99_9_us", "SELECT p99.9")}
+               "select_p99.9": ("select_p99_9_us", "SELECT p99.9"),
+               # --rate's (an open loop): each statement's latency from its intended start, its queue included
+               "intended_p50": ("intended_p50_us", "p50 from the intended start"),
+               "intended_p99": ("intended_p99_us", "p99 from the intended start"),
+               "intended_p99.9": ("intended_p99_9_us", "p99.9 from the intended start")}
+INTENDED = tuple(name for name in SLO_FIGURES if name.startswith("intended_"))  # a search over rates takes these
 _UNITS_US = {"us": 1.0, "ms": 1000.0, "s": 1e6}
 _STATS = "|".join(re.escape(name) for name in sorted(SLO_FIGURES, key=len, reverse=True))
 _SLO = re.compile(rf"^\s*({_STATS})\s*(<=|<)\s*([0-9]+(?:\.[0-9]+)?)\s*(us|ms|s)\s*$", re.IGNORECASE)
 STATS_HELP = ("avg_read (average physical read), read_p50, read_p90, read_p99, read_p99.9 (single reads, timed by "
               "the read probe), select_p50, select_p99, select_p99.9 (SELECT statements); avg, p50, p99, p99.9 are "
-              "avg_read and the SELECT ones")
+              "avg_read and the SELECT ones; intended_p50, intended_p99, intended_p99.9 (with --rate: from each "
+              "statement's intended start)")
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,9 @@ def parse_slo(text: str) -> Slo:
     found = _SLO.match(text or "")
     if not found:
         raise ValueError(f"latency objective {text!r} is not STAT<LIMIT: STAT avg_read, read_p99, select_p99 (or "
-                         "avg, p50, p99, p99.9, read_p50, read_p90, read_p99.9, select_p50, select_p99.9), LIMIT a "
-                         "number with us, ms or s (e.g. 'read_p99<2ms')")
+                         "avg, p50, p99, p99.9, read_p50, read_p90, read_p99.9, select_p50, select_p99.9; with --rate "
+                         "intended_p50, intended_p99, intended_p99.9), LIMIT a number with us, ms or s (e.g. "
+                         "'read_p99<2ms')")
     stat, _, number, unit = found.groups()
     limit = float(number) * _UNITS_US[unit.lower()]
     if limit <= 0:

@@ -31,11 +31,13 @@ class Knee:
             return None
         return self.next.iops * self.next.latency_us / 1e6
 
-    def statement(self, what: str = "reads/s", latency: str = "read latency", read_latency: bool = True) -> str:
+    def statement(self, what: str = "reads/s", latency: str = "read latency", read_latency: bool = True,
+                  beyond: str | None = None) -> str:
         """read_latency: the latency is per read, so reads/s x latency counts reads in flight (a
-        statement's latency spans work_unit reads, and Little's law would overstate them)."""
-        text = (f"beyond {self.after.sessions} sessions, {what} {self.gain_pct:+.0f}% while {latency} "
-                f"{self.latency_pct:+.0f}%: queueing")
+        statement's latency spans work_unit reads, and Little's law would overstate them); beyond: where the
+        curve stops paying, when not a session count (a rate asked)."""
+        text = (f"beyond {beyond or f'{self.after.sessions} sessions'}, {what} {self.gain_pct:+.0f}% while "
+                f"{latency} {self.latency_pct:+.0f}%: queueing")
         if read_latency and self.in_flight is not None:
             text += (f" (Little's law at {self.next.sessions} sessions: {self.next.iops:,.0f}/s x "
                      f"{self.next.latency_us:,.0f} us = {self.in_flight:.1f} in flight)")
@@ -66,6 +68,23 @@ def find(points: Sequence[Point], gain: float = DEFAULT_GAIN) -> Knee | None:
         g = b.iops / a.iops - 1
         r = b.latency_us / a.latency_us - 1
         if g < gain and r > g:
+            return Knee(a, b, 100 * g, 100 * r)
+    return None
+
+
+def find_over_rates(points: Sequence[Point], gain: float = DEFAULT_GAIN) -> Knee | None:
+    """The knee of a curve over rates asked (sweep --rate; each Point's sessions is the rate asked, its iops the
+    rate achieved, its latency from the intended start): the first step after which the rate achieved grew by
+    less than (1 - gain) of the growth asked while latency rose faster than it: the added rate was not served
+    and queued instead. None for one step or a curve that followed every rate asked."""
+    ordered = sorted((p for p in points if p.iops > 0), key=lambda p: p.sessions)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.latency_us is None or b.latency_us is None or a.latency_us <= 0 or b.sessions <= a.sessions:
+            continue
+        g = b.iops / a.iops - 1
+        asked = b.sessions / a.sessions - 1
+        r = b.latency_us / a.latency_us - 1
+        if g < asked * (1 - gain) and r > g:
             return Knee(a, b, 100 * g, 100 * r)
     return None
 

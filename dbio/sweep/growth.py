@@ -13,7 +13,7 @@ from dbio.report import verdict
 from dbio.stats import capacity as capacity_math
 from dbio.stats import catalogue
 from dbio.stats.knee import peaked
-from dbio.sweep import plan, search
+from dbio.sweep import plan, rate_search, search
 from dbio.ui import UI
 
 # --until-peak: doubling stops when reads/s grow by less than this share (5%): said once, in --peak-gain's row
@@ -65,7 +65,13 @@ def probe_record(result: dict[str, Any], slo: capacity_math.Slo) -> dict[str, An
         single = catalogue.single_reads(catalogue.figures_of(result)) or {}
         why = single.get("why") if slo.figure.startswith("single_read") else None
         why = why or "the step has no such figure"
-    return {"valid": bool(verdict_.get("valid")), "value_us": value, "why": why}
+    out = {"valid": bool(verdict_.get("valid")), "value_us": value, "why": why}
+    figures = catalogue.figures_of(result)
+    if catalogue.value(figures, "rate_asked_per_s") is not None:  # --rate: a search over rates reads if it held
+        out.update(asked_per_s=catalogue.value(figures, "rate_asked_per_s"),
+                   achieved_per_s=catalogue.value(figures, "rate_achieved_per_s"),
+                   held=catalogue.value(figures, "rate_held"))
+    return out
 
 
 def _group_of(values: dict[str, str]) -> dict[str, str]:
@@ -77,6 +83,8 @@ def search_next(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
     the next probe (inserted after its last step) or its answer (recorded, and said); True when a probe was
     added."""
     find = doc["search"]
+    if find.get("axis") == "rate":
+        return _search_rates(doc, ui, dsn)
     slo = objective_of(doc)
     answered = {a["group"] for a in find["answers"]}
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -118,3 +126,45 @@ def search_next(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
         added = True
     return added
 
+
+
+def _search_rates(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
+    """--rate ... --objective: search_next over rates (sweep/rate_search.py), each combination of the other knobs
+    its own search; True when a probe was added."""
+    find = doc["search"]
+    slo = objective_of(doc)
+    answered = {a["group"] for a in find["answers"]}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for step in doc["steps"]:
+        label = ", ".join(f"{k}={v}" for k, v in step["values"].items() if k != "rate")
+        groups.setdefault(label, []).append(step)
+    added = False
+    for label, steps in groups.items():
+        if label in answered or any(s["status"] != "complete" or "probe" not in s for s in steps):
+            continue
+        probes = [rate_search.RateProbe(s["name"], int(s["values"]["rate"]), s["probe"].get("achieved_per_s"),
+                                        s["probe"].get("held"), s["probe"]["value_us"], s["probe"]["valid"],
+                                        s["probe"]["why"]) for s in steps]
+        decision = rate_search.decide(probes, slo, find["max_rate"], resolution=find["resolution"])
+        prefix = f"{label}: " if label else ""
+        if decision.rate is None:
+            find["answers"].append({"group": label, "line": decision.line, "best": decision.best,
+                                    "reason": decision.reason, "probes": len(probes)})
+            ui.say(f"    answer: {prefix}{decision.line}")
+            continue
+        values = {**steps[-1]["values"], "rate": str(decision.rate)}
+        try:
+            step_config(doc["base"], values, Path.cwd(), dsn)
+        except UsageError as exc:
+            find["answers"].append({"group": label, "line": f"the search stopped: {exc}", "best": None,
+                                    "reason": "refused", "probes": len(probes)})
+            ui.say(f"    {prefix}the search stopped: {exc}")
+            continue
+        index = len(doc["steps"]) + 1
+        doc["steps"].insert(doc["steps"].index(steps[-1]) + 1, {
+            "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
+        verb = "grows to" if decision.reason == "grow" else "bisects at"
+        outcome = "met it" if rate_search.met(slo, probes[-1]) else "did not"
+        ui.say(f"    {prefix}{slo.text()}: {probes[-1].rate:,}/s {outcome}; the search {verb} {decision.rate:,}/s")
+        added = True
+    return added

@@ -21,6 +21,7 @@ from dbio import disruption
 from dbio.errors import UsageError
 from dbio.option import coerce
 from dbio.option_table import BY_KEY, LAYOUT_KNOBS, RESTART_KNOBS
+from dbio.sweep import rates
 
 # Knobs a sweep may vary, with the short names step directories use.
 RUN_KNOBS = {
@@ -76,23 +77,27 @@ def places_count(value: Any) -> int:
     return len([p for p in str(value).split(PLACES_SEPARATOR) if p])
 
 
-def parse_vary(text: str) -> Vary:
-    """KEY=V1,V2,...; the key must be a knob a sweep can vary."""
+def parse_vary(text: str, said: str | None = None) -> Vary:
+    """KEY=V1,V2,...; the key must be a knob a sweep can vary. said: the flag as typed, when not --vary TEXT
+    (sweep --rate R1,R2 is --vary rate=R1,R2)."""
+    said = said or f"--vary {text}"
     key, sep, values = text.partition("=")
     key = key.strip().replace("-", "_")
     if not sep:
-        raise UsageError(f"--vary {text}: expected KEY=V1,V2,...", "for example --vary update_pct=0,20")
+        raise UsageError(f"{said}: expected KEY=V1,V2,...", "for example --vary update_pct=0,20")
     if key not in ABBREVIATIONS:
         known = list(ABBREVIATIONS)
         match = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         why = "is not an option" if key not in BY_KEY else "is fixed by the load, not varied by a sweep"
         fix = f"did you mean {match[0]}?" if match else f"vary one of {', '.join(sorted(known))}"
-        raise UsageError(f"--vary {text}: {key} {why}", fix)
+        raise UsageError(f"{said}: {key} {why}", fix)
     items = tuple(v.strip() for v in values.split(",") if v.strip())
+    if key == "rate" and len(items) == 1 and ".." in items[0]:  # a range of rates (sweep/rates.py), as --rate's
+        items = rates.expand(items[0], f"--vary {text}")
     if not items:
-        raise UsageError(f"--vary {text}: no values", "give one or more values separated by commas")
+        raise UsageError(f"{said}: no values", "give one or more values separated by commas")
     if len(set(items)) != len(items):
-        raise UsageError(f"--vary {text}: a value is repeated", "list each value once")
+        raise UsageError(f"{said}: a value is repeated", "list each value once")
     option = BY_KEY[key]
     if key not in LAYOUT_KNOBS:  # each value read as its option reads it, before any server is reached
         for item in items:
@@ -101,8 +106,13 @@ def parse_vary(text: str) -> Vary:
                 if key == "event":
                     disruption.parse(item)
             except ValueError as exc:
-                raise UsageError(f"--vary {text}: {item}: {exc}", option.how_to_fix()) from None
+                raise UsageError(f"{said}: {item}: {exc}", option.how_to_fix()) from None
     return Vary(key, items)
+
+
+def rate_vary(text: str) -> Vary:
+    """sweep --rate R1,R2,... (or LOW..HIGH:STEPS): the same as --vary rate=..., said as --rate."""
+    return parse_vary(f"rate={text}", said=f"--rate {text}")
 
 
 def session_counts(text: str) -> list[int]:
