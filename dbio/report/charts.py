@@ -468,7 +468,8 @@ def sweep_rate_latency(rate_curve: dict[str, Any] | None) -> str | None:
             if shown:
                 drawn = ax.plot([p["achieved"] for p in shown], [p[key] / scale for p in shown], linestyle=style,
                                 marker=marker, ms=4, color=color, label=f"{name}{what}")
-                color = color or drawn[0].get_color()
+                if several:  # each curve its colour, its figures told apart by line and marker
+                    color = color or drawn[0].get_color()
     missed = [p for line in lines for p in line["points"] if p["held"] is not True and p["achieved"]]
     if missed:
         for key, marker in (("p99_us", "s"), ("p50_us", "o")):
