@@ -70,17 +70,13 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
          "each layout moves the WAL or reloads the tables).", ("sweep",), repeat="per_name", metavar="KEY=V1,V2,..."),
     _own("sessions", "str", "Total sessions per step (sessions = schemas x threads_per_schema).", ("sweep",),
          metavar="N1,N2,..."),
-    _own("rate", "str", "A latency-throughput curve: one step per rate (statements/s over all sessions, each a "
-         "run's --rate), a list or LOW..HIGH:STEPS (evenly spaced, both ends included); the same as --vary "
-         "rate=... (give one of them). The report traces p50 and p99 from the intended start, and the service "
-         "p99, against the rate achieved; --objective 'intended_p99<5ms' searches the rates for the highest one "
-         "held within it.", ("sweep",), param="rates", metavar="R1,R2,...|LOW..HIGH:STEPS"),
+    _own("rate", "str", "One step per rate: R1,R2,... or LOW..HIGH:N.", ("sweep",),
+         param="rates", metavar="RATES"),
     _own("until_peak", "bool", "Double the sessions until reads/s stop growing.", ("sweep",)),
     _own("objective", "str", "Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...",
          ("sweep",), metavar="STAT<LIMIT"),
     _own("max_sessions", "int", "--objective's most sessions.", ("sweep",), default=4096, unset=True, metavar="N"),
-    _own("max_rate", "int", "--objective's highest rate over --rate's (statements/s) [default: what the sessions' "
-         "loops can start].", ("sweep",), unset=True, min=1, metavar="N"),
+    _own("max_rate", "int", "--objective's highest --rate.", ("sweep",), unset=True, min=1, metavar="N"),
     _own("peak_gain", "float", "--until-peak stops when doubling adds less than this share of reads/s.", ("sweep",),
          default=0.05),
     _own("knee_gain", "float", "The knee is where more sessions add less than this share of reads/s while latency "
@@ -94,7 +90,7 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     _own("baseline_path", "path", _BASELINE_PATH, ("run", "baseline", "sweep")),
     _own("out", "path", "Also write the baseline's record (JSON) here.", ("baseline",)),
     _own("op", "str", "Each step is a maintenance operation instead of a run (see dbio ops): index, recovery=WAL "
-         "(e.g. recovery=256MB) or checkpoint=DIRTY (e.g. checkpoint=64MB).", ("sweep",), metavar="OPERATION[=SIZE]"),
+         "or checkpoint=DIRTY (e.g. recovery=256MB).", ("sweep",), metavar="OPERATION[=SIZE]"),
     # -- repeats ------------------------------------------------------------------------------------------------
     _own("repeat", "int", "Run N times, one after the other, each its own result, in one directory with "
          "repeat.json: each figure's median, min and max over the runs; dbio compare judges against that spread "

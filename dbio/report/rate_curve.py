@@ -100,3 +100,21 @@ def section(sweep: Sweep, found: list[dict[str, Any]], gain: float) -> dict[str,
     lines = knee_lines(curves(found), gain) + not_held_lines(found)
     return {"id": "rate_curve", "title": "Latency against the rate",
             "tables": [table("sweep_rate_curve", "", columns, kinds, rows, notes)], "lines": lines}
+
+
+def headline(found: list[dict[str, Any]]) -> str | None:
+    """A sweep over rates' headline: the highest rate held (a storage result) with its latency from the intended
+    start, and how many were not held; never the most reads/s of a step whose rate was not held."""
+    if not found:
+        return None
+    held = [p for p in found if p["held"] is True and not p["invalid"]]
+    missed = sum(1 for p in found if p["held"] is not True)
+    tail = f"; {missed} of {len(found)} rates not held" if missed else f"; every one of {len(found)} rates held"
+    if not held:
+        return f"no rate was held as a storage result{tail}"
+    best = max(held, key=lambda p: p["asked"])
+    p99 = "-" if best["p99_us"] is None else (f"{best['p99_us'] / 1000:,.2f} ms" if best["p99_us"] >= 1000
+                                             else f"{best['p99_us']:,.0f} us")
+    where = f" ({best['curve']})" if best["curve"] != "all steps" else ""
+    return (f"highest rate held {best['asked']:,.0f} statements/s{where} (achieved {best['achieved']:,.0f}/s, "
+            f"{best['step']}), p99 from the intended start {p99}{tail}")

@@ -197,7 +197,7 @@ def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] |
         "format": FORMAT, "format_version": 1, "kind": "sweep",
         "title": f"dbio sweep: {sweep.label or sweep.created_at}",
         "run": {"status": sweep.status, "run_id": sweep.created_at, "dbio_version": sweep.dbio_version},
-        "headline_text": _search_text(sweep) or _headline_text(best, rows),
+        "headline_text": _search_text(sweep) or rate_curve.headline(rate_points) or _headline_text(best, rows),
         "headline": _headline(best, _complete(rows)) if best else [],
         "findings": _findings(sweep, rounds, results)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],

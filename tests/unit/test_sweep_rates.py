@@ -129,6 +129,9 @@ def test_the_report_traces_the_curve_against_the_rate_achieved_and_marks_the_rat
                                           "from the intended start")
     assert section["lines"][1].startswith("rate not held: 03-rate16000, asked 16,000/s, achieved 8,150/s")
     assert section["lines"][0] in model["knees"]
+    # the headline: the highest rate held, never the most reads/s of the step whose rate was not held
+    assert model["headline_text"] == ("highest rate held 8,000 statements/s (achieved 7,950/s, 02-rate8000), p99 "
+                                      "from the intended start 9.80 ms; 1 of 3 rates not held")
     assert model["charts"][0] == ["sweep_rate_latency", "rate_curve"]
     svg = charts.sweep_rate_latency(model["rate_curve"])
     assert svg and svg.startswith("<svg")
