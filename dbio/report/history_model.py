@@ -76,12 +76,14 @@ def _changed(e: Entry) -> str:
 
 
 def _runs(ordered: list[Entry]) -> dict[str, Any]:
+    rated = any(e.rate for e in ordered)  # --rate runs: their rate asked, achieved and held, in a column of its own
     rows = [[_when(e.when), Path(e.path).name + (f" ({e.steps} steps)" if e.steps else ""), e.group,
-             e.reads_per_s, e.avg_read_us, e.writes_per_s, _change(e), _verdict(e), _changed(e)] for e in ordered]
+             e.reads_per_s, e.avg_read_us, e.writes_per_s, *([e.rate or "-"] if rated else []), _change(e),
+             _verdict(e), _changed(e)] for e in ordered]
     return {"id": "runs", "title": "Runs and sweeps", "tables": [table(
-        "runs", "", ["When", "Run", "Configuration", "Reads/s", "Avg read", "Writes/s", "Reads/s vs earlier runs",
-                     "Verdict", "Changed since the run before"],
-        ["text", "text", "text", "count", "us", "count", "text", "text", "text"], rows,
+        "runs", "", ["When", "Run", "Configuration", "Reads/s", "Avg read", "Writes/s", *(["Rate"] if rated else []),
+                     "Reads/s vs earlier runs", "Verdict", "Changed since the run before"],
+        ["text", "text", "text", "count", "us", "count", *(["text"] if rated else []), "text", "text", "text"], rows,
         ["a sweep's figures are its best valid step's; 'vs earlier runs': against the median of the same "
          f"configuration's earlier valid runs, judged by their spread, once it has {history.MIN_RUNS_FOR_SPREAD}; "
          "before that against its previous valid run, judged by the two runs' own interval noise, which cannot see "

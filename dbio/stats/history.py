@@ -64,9 +64,20 @@ class Entry:
     group: str = ""  # set by group()
     changed: list[str] = field(default_factory=list)  # settings that differ from the run before (any group)
     change: ReadsChange | None = None  # the reads/s change since the group's previous run, judged
+    rate: str | None = None  # --rate: asked, achieved and held (rate_text); None: a closed loop
 
 
 READS, LATENCY, WRITES = catalogue.figures("reads_per_s", "avg_read_us", "writes_per_s")
+ASKED, ACHIEVED, HELD = catalogue.figures("rate_asked_per_s", "rate_achieved_per_s", "rate_held")
+
+
+def rate_text(asked: float | None, achieved: float | None, held: bool | None) -> str | None:
+    """An open loop's rate in a line of the history: asked, achieved, held or not (None: no rate asked)."""
+    if asked is None:
+        return None
+    verdict = "held" if held is True else "NOT HELD" if held is False else "not judged"
+    done = "-" if achieved is None else f"{achieved:,.0f}"
+    return f"{asked:,.0f}/s asked, {done} achieved ({verdict})"
 
 
 def _configuration_parts(r: Result) -> tuple[Mapping[str, Any], ...]:
@@ -94,7 +105,8 @@ def entry(r: Result, path: str, verdict: Mapping[str, Any] | None) -> Entry:
         kind="run", reads_per_s=READS.value(f), avg_read_us=LATENCY.value(f), writes_per_s=WRITES.value(f),
         valid=verdict.get("valid") if isinstance(verdict.get("valid"), bool) else None,
         reasons=[str(r) for r in verdict.get("reasons") or []], configuration=configuration,
-        reads_sample=compare.sample([r.get("reads_per_s") for r in rows]))
+        reads_sample=compare.sample([r.get("reads_per_s") for r in rows]),
+        rate=rate_text(ASKED.value(f), ACHIEVED.value(f), HELD.value(f)))
 
 
 def sweep_entry(path: str, label: str, steps: Sequence[Entry]) -> Entry:
@@ -113,7 +125,7 @@ def sweep_entry(path: str, label: str, steps: Sequence[Entry]) -> Entry:
                  writes_per_s=best.writes_per_s if best else None,
                  valid=bool(valid_steps) if ordered else None,
                  reasons=reasons if not valid_steps else [f"{len(valid_steps)} of {len(ordered)} steps valid"],
-                 configuration=shared, steps=len(ordered))
+                 configuration=shared, steps=len(ordered), rate=best.rate if best else None)
 
 
 def group(entries: list[Entry]) -> list[Entry]:

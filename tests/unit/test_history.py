@@ -189,3 +189,17 @@ def test_history_looks_at_a_bounded_number_of_directory_entries_and_says_where_i
     assert f"(in {crowded})" in unreadable[0]
     assert len(entries) <= 1
 
+
+
+def test_a_run_at_a_rate_shows_its_rate_asked_achieved_and_held_and_a_closed_loop_none():
+    closed = _run(0, 10_000)
+    rated = _run(1, 9_000, rate=4000)
+    rated["figures"]["rate"] = {"asked_per_s": 4000, "achieved_per_s": 3120.4, "held": False}
+    model = history_model.build(_entries([closed, rated]), ["runs"], [])
+    [tab] = next(s for s in model["sections"] if s["id"] == "runs")["tables"]
+    at = tab["columns"].index("Rate")
+    assert [row[at] for row in tab["rows"]] == ["-", "4,000/s asked, 3,120 achieved (NOT HELD)"]
+    # no run at a rate: no Rate column (the history of closed loops reads as before)
+    [plain] = next(s for s in history_model.build(_entries([closed]), ["runs"], [])["sections"]
+                   if s["id"] == "runs")["tables"]
+    assert "Rate" not in plain["columns"]
