@@ -202,7 +202,9 @@ def build(sweep: Sweep, step_docs: Mapping[str, Any], capacity: dict[str, Any] |
         "findings": _findings(sweep, rounds, results)[:20],
         "sections": [s for s in sections if s and (s.get("tables") or s.get("pairs") or s.get("lines"))],
         "curves": {"x": _x_label(sweep, x_key), "lines": curve_list},
-        "charts": ([["sweep_rate_latency", "rate_curve"]] if rate_points else []) +
+        # over rates, reads/s and latency against the rate asked would join a step not held to the others as if
+        # it ran at its rate: its curve is drawn against the rate achieved instead
+        "charts": [["sweep_rate_latency", "rate_curve"], ["sweep_latency_vs_iops", "curves"]] if rate_points else
                   [["sweep_iops", "curves"], ["sweep_latency", "curves"], ["sweep_latency_vs_iops", "curves"]],
         "knees": knee_lines,
         **({"rate_curve": {"lines": rate_curve.curves(rate_points)}} if rate_points else {}),
