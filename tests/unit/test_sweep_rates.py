@@ -139,6 +139,7 @@ def test_the_report_traces_the_curve_against_the_rate_achieved_and_marks_the_rat
     text = render_model(model, "text")
     assert "Latency against the rate" in text and "NOT HELD" in text
     assert 'id="chart-sweep_rate_latency"' in render_model(model, "html")
+    assert "NOT HELD" in render_model(model, "md")
 
 
 def test_a_sweep_not_over_rates_has_no_rate_curve():
