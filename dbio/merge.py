@@ -94,9 +94,12 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
               for node, probe in (doc.get("read_probe") or {}).items() if isinstance(probe, dict)}
     # --rate: each input asked its own share (a part's, a host's): the total asked is theirs added up
     asked = _sum_or_none([((doc.get("figures") or {}).get("rate") or {}).get("asked_per_s") for _, doc in inputs])
+    # ...and achieved: each its statements over its own window. Their sum over the server's interval (the last begin
+    # reading to the last end one, longer when a part's end reading came late) would understate it beside asked
+    achieved = _sum_all([((doc.get("figures") or {}).get("rate") or {}).get("achieved_per_s") for _, doc in inputs])
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
                              sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes,
-                             asked)
+                             asked, achieved)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     return {
@@ -136,8 +139,8 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
                    end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
-                   reset: list[str], probes: dict[str, dict[str, Any]], asked: float | None = None
-                   ) -> dict[str, Any]:
+                   reset: list[str], probes: dict[str, dict[str, Any]], asked: float | None = None,
+                   achieved: float | None = None) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
     figures (the hosts are several: each node has its own). asked: the inputs' --rate asked, added up (the
     rate held or not judged on the total's achieved and lag, there being no series of intervals)."""
@@ -161,8 +164,18 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "rate_asked_per_s": asked, "rate_schedule": w.get("rate_schedule") or "poisson",
         "latency_limit_us": (w.get("latency_limit") or 0) * 1e6})
     if figures.get("rate"):
+        if achieved is not None:  # the inputs' own, added up (as asked is)
+            figures["rate"].update(achieved_per_s=achieved,
+                                   achieved_pct=100.0 * achieved / figures["rate"]["asked_per_s"])
         figures["rate"] = rates.judge(figures["rate"], [], 0, 1)
     return figures
+
+
+def _sum_all(values: list[Any]) -> float | None:
+    """The values added up when every one is a number; None when any is absent (an input without it)."""
+    if not values or any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+        return None
+    return float(sum(values))
 
 
 def _measured_parts(inputs: list[tuple[str, dict[str, Any]]]) -> tuple[list[tuple[str, dict[str, Any]]],

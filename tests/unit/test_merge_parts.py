@@ -328,3 +328,14 @@ def test_the_parts_rates_asked_and_achieved_add_up_and_the_total_is_judged():
     assert rate["lag_p50_us"] <= 64 and rate["held"] is (abs(rate["achieved_pct"] - 100) <= 1)
     without = merge.merge([(f"p{i}", part(i, 0.33)) for i in (1, 2, 3)], "m")
     assert "rate" not in without["figures"]  # a closed loop's parts: no rate
+
+
+def test_a_part_s_late_end_reading_does_not_lower_the_rate_achieved():
+    # on a busy host one part read the server 0.3 s after the others: the server's interval (last begin to last end)
+    # outlasts each part's window, and the parts' statements over it said 92% achieved where each part held its own
+    parts = [(f"p{i}", _with_rate(part(i, 0.33), 1000.0)) for i in (1, 2, 3)]
+    parts[2][1]["nodes"][0]["normalized"]["end"]["t"] += 0.3
+    achieved = sum(doc["figures"]["rate"]["achieved_per_s"] for _, doc in parts)
+    rate = merge.merge(parts, "m")["figures"]["rate"]
+    assert rate["achieved_per_s"] == pytest.approx(achieved, rel=1e-9)
+    assert rate["achieved_pct"] == pytest.approx(100.0 * achieved / 3000.0)
