@@ -152,7 +152,8 @@ def pgbench_closed(pgbench: Path, data_dir: Path, script: Path, clients: int, se
     proc = subprocess.run(cmd, text=True, capture_output=True, cwd=cwd, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"pgbench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return {"tps": _printed(proc.stdout, "tps = "), "latency_mean_us": _printed(proc.stdout, "latency average = ") * 1000}
+    return {"tps": _printed(proc.stdout, "tps = "),
+            "latency_mean_us": _printed(proc.stdout, "latency average = ") * 1000}
 
 
 def _printed(text: str, key: str) -> float:
@@ -222,11 +223,14 @@ def markdown(out: dict) -> str:
              f"`bench/bench_rate.py {out['argv']}`, engine {a['engine']}, nproc {out['nproc']}: capacity "
              f"({a['capacity_from']}'s closed loop, {a['sessions']} sessions) {_med([r['capacity'] for r in rounds])}"
              f" statements/s at the rounds' starts; load average (1 min) at the rounds' starts "
-             f"{_med([r['loadavg_start'] for r in rounds], '.1f')}, ends {_med([r['loadavg_1m'] for r in rounds], '.1f')}"
+             f"{_med([r['loadavg_start'] for r in rounds], '.1f')}, "
+             f"ends {_med([r['loadavg_1m'] for r in rounds], '.1f')}"
              + (f"; pg_sleep's oversleep (mean, a wait uniform in 0-2 ms) "
-                f"{_med([r['pg_sleep_oversleep_us'] for r in rounds])} us" if "pg_sleep_oversleep_us" in rounds[0] else "")
-             + (f"; round trip (pgbench `SELECT 1`, 1 client, mean) {_med([r['round_trip']['latency_mean_us'] for r in rounds])} us"
-                if "round_trip" in rounds[0] else "") + ". Medians (ranges) over the rounds.", "",
+                f"{_med([r['pg_sleep_oversleep_us'] for r in rounds])} us"
+                if "pg_sleep_oversleep_us" in rounds[0] else "")
+             + (f"; round trip (pgbench `SELECT 1`, 1 client, mean) "
+                f"{_med([r['round_trip']['latency_mean_us'] for r in rounds])} us" if "round_trip" in rounds[0] else "")
+             + ". Medians (ranges) over the rounds.", "",
              "| at | dbio schedule | achieved / asked | p50 from intended start | p99 from intended start | lag p50 | "
              "lag p99 | service p50 | service p99 | p99 intended / service |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -241,10 +245,10 @@ def markdown(out: dict) -> str:
                 f"| {_med([x['service_p50_us'] for x in d])} us | {_med([x['service_p99_us'] for x in d])} us "
                 f"| {_med([x['intended_p99_us'] / x['service_p99_us'] for x in d], '.2f')} |")
     if any(f"pgbench_{s}" in r for r in rounds for s in a["shares"]):
-        lines += ["", "dbio against pgbench -R (-j 1), the same rounds: ratios are dbio's over pgbench's inside a round; "
-                  "\"+ RT\" adds the round's round trip to dbio's figure.", "",
-                  "| at | pgbench achieved / asked | dbio p50 | pgbench p50 | ratio | ratio + RT | dbio p99 | pgbench p99 "
-                  "| ratio | ratio + RT | dbio lag p50 | pgbench lag p50 | dbio service p50 | pgbench service p50 |",
+        lines += ["", "dbio against pgbench -R (-j 1), the same rounds: ratios are dbio's over pgbench's inside a "
+                  "round; \"+ RT\" adds the round's round trip to dbio's figure.", "",
+                  "| at | pgbench achieved / asked | dbio p50 | pgbench p50 | ratio | ratio + RT | dbio p99 "
+                  "| pgbench p99 | ratio | ratio + RT | dbio lag p50 | pgbench lag p50 | dbio service p50 | pgbench service p50 |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for share in a["shares"]:
             both = [r for r in rounds if f"dbio_{share}" in r and f"pgbench_{share}" in r]
@@ -261,17 +265,20 @@ def markdown(out: dict) -> str:
                 f"| {_med([x['lag_p50_us'] for x in d])} us | {_med([x['lag_p50_us'] for x in p])} us "
                 f"| {_med([x['service_p50_us'] for x in d])} us | {_med([x['service_p50_us'] for x in p])} us |")
         for share in a["shares"]:
-            held = [r for r in rounds if f"pgbench_{share}" in r and _held(r[f"dbio_{share}"]) and _held(r[f"pgbench_{share}"])]
+            dk, pk = f"dbio_{share}", f"pgbench_{share}"
+            held = [r for r in rounds if pk in r and _held(r[dk]) and _held(r[pk])]
+            p50s = ", ".join(f"{x:.2f}" for x in _ratios(held, dk, pk, "intended_p50_us"))
+            p99s = ", ".join(f"{x:.2f}" for x in _ratios(held, dk, pk, "intended_p99_us"))
             lines.append(f"\nAt {share}%, rounds where both held (within 3%): {len(held)} of {len(rounds)}; their p50 "
-                         f"ratios {', '.join(f'{x:.2f}' for x in _ratios(held, f'dbio_{share}', f'pgbench_{share}', 'intended_p50_us'))}"
-                         f", p99 ratios {', '.join(f'{x:.2f}' for x in _ratios(held, f'dbio_{share}', f'pgbench_{share}', 'intended_p99_us'))}.")
+                         f"ratios {p50s or '-'}, p99 ratios {p99s or '-'}.")
     for key in ("over", "over_uniform"):
         over = out.get(key)
         if over is None:
             continue
         lines += ["", f"At 3x capacity, {'uniform' if key == 'over_uniform' else 'poisson'} "
                   f"({over['asked_per_s']:,.0f}/s asked): achieved {over['achieved_per_s']:,.0f}/s, "
-                  f"held {over['held']}, schedule lag from {over['lag_first_us'] / 1000:,.1f} ms (first interval's mean) "
+                  f"held {over['held']}, schedule lag from {over['lag_first_us'] / 1000:,.1f} ms "
+                  "(first interval's mean) "
                   f"to {over['lag_last_us'] / 1000:,.1f} ms (last), behind {over['behind']}; first warning: "
                   f"{over.get('first_warning')}"]
     return "\n".join(lines)
@@ -320,7 +327,8 @@ def main() -> None:
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], text=True,
                             capture_output=True).stdout.strip()
     out: dict = {"date": now(), "commit": commit, "argv": " ".join(sys.argv[1:]), "nproc": os.cpu_count(),
-                 "args": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, "shares": shares},
+                 "args": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                          "shares": shares},
                  "sessions": args.sessions, "seconds": args.seconds, "scale": args.scale,
                  "pgbench_threads": args.pgbench_threads, "rounds": []}
     logs = base / "pgbench-logs"
@@ -377,8 +385,8 @@ def main() -> None:
                 if key == "over_uniform" and not args.uniform:
                     continue
                 with bench_lock():
-                    out[key] = run_dbio(common, args.sessions, args.seconds, f"rate-{key}", "--rate", f"{over_rate:.0f}",
-                                        *extra)
+                    out[key] = run_dbio(common, args.sessions, args.seconds, f"rate-{key}", "--rate",
+                                        f"{over_rate:.0f}", *extra)
     finally:
         (base / "bench-rate.json").write_text(json.dumps(out, indent=1))
         if args.engine == "mysql":
