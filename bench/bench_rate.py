@@ -248,7 +248,8 @@ def markdown(out: dict) -> str:
         lines += ["", "dbio against pgbench -R (-j 1), the same rounds: ratios are dbio's over pgbench's inside a "
                   "round; \"+ RT\" adds the round's round trip to dbio's figure.", "",
                   "| at | pgbench achieved / asked | dbio p50 | pgbench p50 | ratio | ratio + RT | dbio p99 "
-                  "| pgbench p99 | ratio | ratio + RT | dbio lag p50 | pgbench lag p50 | dbio service p50 | pgbench service p50 |",
+                  "| pgbench p99 | ratio | ratio + RT | dbio lag p50 | pgbench lag p50 | dbio service p50 "
+                  "| pgbench service p50 |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for share in a["shares"]:
             both = [r for r in rounds if f"dbio_{share}" in r and f"pgbench_{share}" in r]
