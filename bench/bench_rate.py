@@ -238,6 +238,8 @@ def markdown(out: dict) -> str:
     for share in a["shares"]:
         for side in sides:
             d = [r[f"{side}_{share}"] for r in rounds if f"{side}_{share}" in r]
+            if not d:  # the uniform schedule runs at the first share only
+                continue
             lines.append(
                 f"| {share}% | {'uniform' if side == 'uniform' else 'poisson'} "
                 f"| {_med([x['achieved_per_s'] / x['asked_per_s'] for x in d], '.3f')} "
@@ -295,6 +297,11 @@ def engine_options(engine: str, data_dir: Path, results: Path, scale: str) -> li
             "--scan-table-size", "0", "--work-unit", "8", "--update-pct", "0", "--results-dir", str(results)]
 
 
+def from_json(path: Path) -> None:
+    """The Markdown block again, from a run's bench-rate.json."""
+    print(markdown(json.loads(path.read_text())))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, default=Path("/var/tmp/dbio-bench-rate"))
@@ -314,7 +321,10 @@ def main() -> None:
                     "and at 3x")
     ap.add_argument("--over", action="store_true", help="with --capacity-from pgbench: the 3x run all the same, of a "
                     "dbio closed loop measured at the end")
+    ap.add_argument("--markdown", type=Path, help="print the Markdown block of an earlier run's JSON, and stop")
     args = ap.parse_args()
+    if args.markdown:
+        return from_json(args.markdown)
     with_pgbench = not args.no_pgbench and args.engine == "postgres"
     if args.capacity_from == "pgbench" and not with_pgbench:
         ap.error("--capacity-from pgbench needs pgbench: PostgreSQL, without --no-pgbench")
