@@ -1,4 +1,6 @@
+import os
 import signal
+from pathlib import Path
 
 # A shell starts a background job (`cmd &`) with SIGINT ignored, and every program it starts inherits
 # that: the tests that stop dbio with SIGINT need it at its default in the processes they start.
@@ -35,3 +37,53 @@ def pytest_collection_modifyitems(config, items):
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/* from the current renderers (then review the diff)")
+
+
+_IMAGE_TESTS = Path(__file__).parent / "integration" / "test_kubernetes_pods.py"
+_ahead: dict = {}
+
+
+def _runs_the_image_test(config) -> bool:
+    """Whether this test run's paths take in the module that runs dbio's image (and its marks do not leave
+    the integration tests out)."""
+    if "not integration" in (config.option.markexpr or ""):
+        return False
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path == _IMAGE_TESTS or path in _IMAGE_TESTS.parents:
+            return True
+    return False
+
+
+def pytest_sessionstart(session):
+    """dbio's image built beside the tests from their start (tests/pod_image.py build_ahead), once per test run:
+    by the main process, not by each xdist worker."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.option.collectonly or not _runs_the_image_test(config):
+        return
+    import tempfile
+
+    from tests import pod_image
+
+    fd, log = tempfile.mkstemp(prefix="dbio-image-ahead-", suffix=".log")
+    os.close(fd)
+    _ahead["log"] = Path(log)
+    _ahead["proc"] = pod_image.build_ahead(_ahead["log"])
+
+
+def pytest_sessionfinish(session):
+    proc, log = _ahead.pop("proc", None), _ahead.pop("log", None)
+    if proc is not None:
+        from tests import pod_image
+
+        if pod_image.stop_ahead(proc) and proc.returncode != 0:  # kept, and named in the summary
+            _ahead["failed"] = (log, proc.returncode)
+            return
+    if log is not None:
+        log.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if "failed" in _ahead:
+        log, code = _ahead["failed"]
+        terminalreporter.write_line(f"dbio's image built ahead ended with {code} (its test builds it): see {log}")

@@ -15,6 +15,12 @@ alone rebuilds only its last layer (seconds); a change of the recipe or of a pin
 (about a minute and a half), a fresh machine the base as well (missing_tools() names what is missing,
 build_note() how long a build would take). A lock in a root-owned directory keeps two test runs from
 building at once.
+
+A run of the whole suite starts the build as it begins (`build_ahead`, from tests/conftest.py), in a process
+of its own beside the tests, so that its minutes (mostly downloads: Debian's packages, the dependencies'
+wheels) pass while the other modules run rather than before the image's test: that test still builds from
+nothing on a fresh machine, it finds the build under way and waits on its lock for it, or builds it itself
+if the early build failed.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -85,14 +93,39 @@ def build_note() -> str | None:
     return "building dbio's image on a fresh machine: its Debian base, then its dependencies (3-4 minutes, once)"
 
 
-def image(log: Path) -> str:
+def build_ahead(log: Path) -> subprocess.Popen | None:
+    """The image's build begun in a process of its own (its output to log, its priority below the tests'), when
+    it can be built here and is not yet: the process, for `stop_ahead` at the end of the test run."""
+    if missing_tools() is not None or build_note() is None:
+        return None
+    with log.open("a") as out:
+        return subprocess.Popen(
+            ["nice", "-n", "10", sys.executable, "-c", f"from tests import pod_image; pod_image.image({str(log)!r})"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_ahead(proc: subprocess.Popen) -> bool:
+    """The early build ended at the end of the test run: stopped with its podman (its process group) if it is
+    still under way (no test waited for it); whether it had ended on its own."""
+    if proc.poll() is not None:
+        return True
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return False
+
+
+def image(log: Path | str) -> str:
     """dbio's image, built if this checkout's is not yet (its output to log); its tag."""
     tag = image_tag()
     if exists(tag):
         return tag
     with _locked():
         if not exists(tag):  # another test run may have built it meanwhile
-            with log.open("a") as out:
+            with Path(log).open("a") as out:
                 _build(tag, out)
     return tag
 
