@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import _base_dir, dbio, load_result, result_dir, wait_for
+from tests.integration.test_faults import measuring
 
 pymysql = pytest.importorskip("pymysql")
 
@@ -305,12 +306,16 @@ def test_a_joiner_forced_to_a_full_sst_gets_it_through_tls_and_no_one_else_gets_
 
 
 def test_a_node_killed_mid_run_is_lost_the_others_finish_and_destroy_leaves_nothing(cluster):
-    args = cluster.args(*SMALL, "--allow-cached", "--update-pct", "20", "--warmup", "1s", "--run-time", "14s")
+    args = cluster.args(*SMALL, "--allow-cached", "--update-pct", "20", "--warmup", "1s", "--run-time", "14s",
+                        "--label", "node-lost")
     run = subprocess.Popen([sys.executable, "-m", "dbio", "run", *args],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                            env={**os.environ, "COLUMNS": "200"})
     try:
-        time.sleep(10)  # connected, warmed up and a few seconds into the window
+        # a few seconds into the window, however long a busy host takes to connect and warm up
+        in_window = measuring(cluster.results, "node-lost")
+        wait_for(lambda: run.poll() is not None or in_window(), 120, "the measured window")
+        time.sleep(2)
         os.kill(cluster.pid(3), signal.SIGKILL)
         out, err = run.communicate(timeout=180)
     finally:
