@@ -76,7 +76,7 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     _own("objective", "str", "Search the sessions for the most reads/s within it: 'read_p99<2ms', 'avg_read<1ms'...",
          ("sweep",), metavar="STAT<LIMIT"),
     _own("max_sessions", "int", "--objective's most sessions.", ("sweep",), default=4096, unset=True, metavar="N"),
-    _own("max_rate", "int", "--objective's highest --rate.", ("sweep",), unset=True, min=1, metavar="N"),
+    _own("max_rate", "int", "--objective's highest --rate.", ("sweep",), min=1, metavar="N"),
     _own("peak_gain", "float", "--until-peak stops when doubling adds less than this share of reads/s.", ("sweep",),
          default=0.05),
     _own("knee_gain", "float", "The knee is where more sessions add less than this share of reads/s while latency "
