@@ -81,6 +81,9 @@ PGBENCH_SCRIPT = ("\\set lo random(1, {span})\n"
                   "SELECT count(c2) FROM dbio_1.cf1 WHERE custid BETWEEN :lo AND :lo + 7;\n")
 TOOLS = ("dbio-index-8", "dbio-bitmap-255", "pgbench-8row", "pgio-7", "pgio-255", "fio-psync")
 BASELINE = "dbio-index-8"
+# The server's io_method for each peer: that of the dbio run it is compared with (dbio's default, io_method auto:
+# sync on the index path, worker on the bitmap path; engine_options.IO_METHOD_AUTO); fio reads no relation
+IO_METHOD_OF = {"pgbench-8row": "sync", "pgio-7": "sync", "pgio-255": "worker"}
 
 
 def wheel_bin() -> Path:
@@ -363,9 +366,25 @@ class Bench:
                                     text=True)
         raise SystemExit(f"unknown tool {tool}")
 
+    def same_server(self, tool: str, sessions: int) -> str:
+        """The instance's io_method for a peer as for the dbio run it is compared with (IO_METHOD_OF; dbio's
+        run restarts the instance into its own, and the peers would otherwise get whichever dbio run came
+        before them): restarted through dbio's own instance commands when it differs. Returns the io_method."""
+        assert self.inst is not None
+        wanted = IO_METHOD_OF.get(tool)
+        running = self.inst.query("SHOW io_method")[0]
+        if wanted is None or running == wanted:
+            return running
+        base = ["--data-dir", str(self.data_dir), "--shared-buffers", "128MiB"]
+        dbio("instance", "stop", *base)
+        dbio("instance", "start", *base, "--io-method", wanted, "-t", str(sessions))
+        self.inst.connect()
+        return self.inst.query("SHOW io_method")[0]
+
     def one(self, tool: str, sessions: int, label: str) -> dict[str, Any]:
         assert self.inst is not None
         seconds = self.args.seconds
+        io_method = self.same_server(tool, sessions)
         # the run spans the window: its start, the settling, the window, and a margin
         run_seconds = int(seconds + SETTLE + 5)
         proc = self.start(tool, sessions, run_seconds, label)
@@ -401,7 +420,8 @@ class Bench:
             except subprocess.TimeoutExpired:
                 proc.terminate()
                 out, err = proc.communicate()
-        row = {"tool": tool, "sessions": sessions, "label": label, **window(begin, end)}
+        row = {"tool": tool, "sessions": sessions, "label": label, **window(begin, end),
+               "io_method": io_method if not tool.startswith("dbio-") else self.inst.query("SHOW io_method")[0]}
         # the one counter for every tool: blocks its processes and the instance's read from storage
         row["reads"] = row["own_blocks"]
         if tool == "fio-psync":  # fio's own count beside it, as a check of the counter
