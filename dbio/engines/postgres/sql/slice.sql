@@ -13,7 +13,7 @@
 -- goes to the hot spot (its SELECTs counted in o_selects but timed as a kind of their own, 4, with their rows in
 -- o_hot_rows: the part meant to be served from memory, apart from the storage part), every hot_schema_every-th to schema 1; every think_every-th iteration
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
--- are prepared once per session and cached. With all of that off (the defaults but the update share) each
+-- are prepared once per session and cached. With all of that off (dbio's defaults) each
 -- iteration takes the plain path: the SELECT and its timing, nothing of the rest evaluated.
 --
 -- With a rate (c.rate_per_s, this session's share of --rate) the loop is open: each statement has an
