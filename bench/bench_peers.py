@@ -303,6 +303,10 @@ class Bench:
         self.device = ""
 
     def prepare(self) -> None:
+        if self.args.reuse:  # an earlier bench's loads, left by a bench that was killed: only connected to
+            self.inst = Instance(self.data_dir)
+            self.device = device_of(self.data_dir)
+            return
         dbio("setup", *self.common, "--work-unit", "8")
         self.inst = Instance(self.data_dir)
         self.device = device_of(self.data_dir)
@@ -375,9 +379,9 @@ class Bench:
         running = self.inst.query("SHOW io_method")[0]
         if wanted is None or running == wanted:
             return running
-        base = ["--data-dir", str(self.data_dir), "--shared-buffers", "128MiB"]
-        dbio("instance", "stop", *base)
-        dbio("instance", "start", *base, "--io-method", wanted, "-t", str(sessions))
+        dbio("instance", "stop", "--data-dir", str(self.data_dir))
+        dbio("instance", "start", "--data-dir", str(self.data_dir), "--shared-buffers", "128MiB", "--io-method",
+             wanted, "-t", str(sessions))
         self.inst.connect()
         return self.inst.query("SHOW io_method")[0]
 
@@ -578,6 +582,8 @@ def main() -> None:
     parser.add_argument("--scale", default="1GiB", help="the data every tool reads (dbio's schema, pgio's "
                                                         "schemas together, fio's file)")
     parser.add_argument("--pgio", type=Path, help="a checkout of pgio's own release (setup.sh, runit.sh)")
+    parser.add_argument("--reuse", action="store_true", help="use the instance and loads an earlier bench left in "
+                                                                  "--dir (one stopped by SIGKILL); removed at the end")
     parser.add_argument("--tools", default=",".join(TOOLS), help="a subset of " + ",".join(TOOLS))
     args = parser.parse_args()
     from dbio import units
@@ -600,7 +606,9 @@ def main() -> None:
         refuse("--rounds at least 1, --seconds at least 5, sessions at least 1")
     if os.system("command -v fio >/dev/null") != 0 and "fio-psync" in tools:
         refuse("no fio on PATH (apt-get install fio), or leave fio-psync out of --tools")
-    base = fresh_directory(args.dir)
+    if args.reuse and not ((args.dir / "pgbench.sql").is_file() and (args.dir / "fio.dat").is_file()):
+        refuse(f"--reuse: {args.dir} holds no loads of an earlier bench_peers (pgbench.sql, fio.dat)")
+    base = args.dir if args.reuse else fresh_directory(args.dir)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip()
     out: dict[str, Any] = {"date": now(), "commit": commit, "args": {k: str(v) for k, v in vars(args).items()},
