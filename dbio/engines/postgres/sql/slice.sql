@@ -13,8 +13,8 @@
 -- goes to the hot spot (its SELECTs counted in o_selects but timed as a kind of their own, 4, with their rows in
 -- o_hot_rows: the part meant to be served from memory, apart from the storage part), every hot_schema_every-th to schema 1; every think_every-th iteration
 -- ends with a think time. The SQL is static: the session's search_path names its own schema, so the plans
--- are prepared once per session and cached. With all of that off (dbio's defaults) each
--- iteration takes the plain path: the SELECT and its timing, nothing of the rest evaluated.
+-- are prepared once per session and cached. With all of that off (dbio's defaults) the slice runs the plain
+-- loop: each iteration its SELECT and timing only, kind 1's sum and maximum in variables of their own.
 --
 -- With a rate (c.rate_per_s, this session's share of --rate) the loop is open: each statement has an
 -- intended start on a schedule (exponential gaps, or equal ones with c.rate_uniform), the loop sleeps until
@@ -99,7 +99,11 @@ DECLARE
                                   'min_parallel_table_scan_size', 'seq_page_cost'];
     v_par_on      text[];
     v_par_off     text[];
-    v_plain       boolean;            -- the plain closed loop: only random-range SELECTs, timed
+    v_plain       boolean;            -- the plain loop: only random-range SELECTs, timed
+    v_wu1         bigint;
+    v_h1          integer[];          -- the plain loop's histogram, sum and maximum (kind 1's)
+    v_sum1        double precision := 0;
+    v_max1        double precision := 0;
 BEGIN
     IF p_barrier THEN
         -- The coordinator holds this lock exclusively until every session waits here,
@@ -154,13 +158,6 @@ BEGIN
     END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_hot_rows := 0; o_think_s := 0;
     o_think_left := 0; o_late := 0;
-    -- No rate, UPDATEs, scans, hot spot, hot schema or think time (their periods "off": run/plan.NEVER,
-    -- 4611686018427387904): an iteration is a random range's SELECT and its timing, and the checks for what
-    -- is off are skipped. PL/pgSQL evaluates each of them as an expression of its own, about as many as the
-    -- timing and the histogram take (bench/RESULTS.md, bench_callgrind.py: the loop's instructions per read).
-    v_plain := v_rate IS NULL AND c.update_pct = 0 AND c.scan_pct = 0 AND c.hot_every >= 4611686018427387904
-               AND c.hot_schema_every >= 4611686018427387904 AND c.think_every >= 4611686018427387904;
-    v_kind := 1;
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
     IF p_think_left > 0 THEN
@@ -171,94 +168,120 @@ BEGIN
         v_now := clock_timestamp();
     END IF;
 
-    WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
-        IF v_plain THEN
+    -- No rate, UPDATEs, scans, hot spot, hot schema or think time (their periods "off": run/plan.NEVER,
+    -- 4611686018427387904): the plain loop, which evaluates none of the checks for what is off. PL/pgSQL evaluates
+    -- each statement and subscript as an expression of its own, so the general loop's checks cost about as much
+    -- as the timing and the histogram (bench/RESULTS.md, bench_callgrind.py: the loop's instructions per read).
+    v_plain := v_rate IS NULL AND c.update_pct = 0 AND c.scan_pct = 0 AND c.hot_every >= 4611686018427387904
+               AND c.hot_schema_every >= 4611686018427387904 AND c.think_every >= 4611686018427387904;
+    IF v_plain THEN
+        v_wu1 := c.work_unit - 1;
+        v_h1 := array_fill(0, ARRAY[cardinality(c.bounds_us) + 1]);
+        WHILE v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
             v_lo := 1 + floor(random() * v_span)::bigint;
-            v_hi := v_lo + c.work_unit - 1;
+            v_hi := v_lo + v_wu1;
             v_t0 := clock_timestamp();
             SELECT count(c2) INTO v_n FROM cf1 WHERE custid BETWEEN v_lo AND v_hi;
-        ELSE
-            -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
-            IF v_seq IS NOT NULL AND v_due IS NULL THEN
-                -- The next arrival no session has taken yet (its block of arrivals drawn once per slice).
-                v_k := nextval(v_seq) - 1;
-                IF c.rate_uniform THEN
-                    v_due := date_part('epoch', c.started_at) + (v_k + 0.5) / v_node_rate;
-                ELSE
-                    IF v_k / 1024 <> v_block THEN
-                        v_block := v_k / 1024;
-                        SELECT array_agg(u ORDER BY u) INTO v_block_u
-                          FROM (SELECT ((hashint8extended(v_block * 1024 + j, p_run_id) >> 11) & 9007199254740991)::float8
-                                       / 9007199254740992.0 AS u FROM generate_series(0, 1023) AS j) AS d;
-                    END IF;
-                    v_due := date_part('epoch', c.started_at) + (v_block + v_block_u[(v_k % 1024)::integer + 1]) * 1024 / v_node_rate;
-                END IF;
+            v_now := clock_timestamp();
+            v_us := date_part('epoch', v_now - v_t0) * 1000000;
+            v_b := width_bucket(v_us, c.bounds_us) + 1;
+            v_h1[v_b] := v_h1[v_b] + 1;
+            v_sum1 := v_sum1 + v_us;
+            IF v_us > v_max1 THEN
+                v_max1 := v_us;
             END IF;
-            IF v_rate IS NOT NULL THEN
-                v_wait := v_due - date_part('epoch', clock_timestamp());
-                IF v_wait > 0 AND v_due >= date_part('epoch', v_end) THEN
-                    PERFORM pg_sleep(greatest(date_part('epoch', v_end - clock_timestamp()), 0));
-                    v_now := clock_timestamp();
-                    EXIT;
-                ELSIF v_wait > 0 THEN
-                    PERFORM pg_sleep(v_wait);
-                END IF;
-            END IF;
+            o_rows := o_rows + v_n;
+            o_iterations := o_iterations + 1;
+        END LOOP;
+        FOR i IN 1 .. cardinality(v_h1) LOOP
+            v_hist[1][i] := v_h1[i];
+        END LOOP;
+        v_sum[1] := v_sum1;
+        v_max[1] := v_max1;
+        o_selects := o_iterations;  -- every iteration of the plain loop is a random-range SELECT
+    END IF;
 
-            v_iter := v_iter + 1;
-
-            v_hot := v_iter % c.hot_every = 0;
-            IF v_hot THEN
-                v_lo := c.hot_lo + floor(random() * v_hot_span)::bigint;
+    WHILE NOT v_plain AND v_now < v_end AND (p_max_iterations IS NULL OR o_iterations < p_max_iterations) LOOP
+        -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
+        IF v_seq IS NOT NULL AND v_due IS NULL THEN
+            -- The next arrival no session has taken yet (its block of arrivals drawn once per slice).
+            v_k := nextval(v_seq) - 1;
+            IF c.rate_uniform THEN
+                v_due := date_part('epoch', c.started_at) + (v_k + 0.5) / v_node_rate;
             ELSE
-                v_lo := 1 + floor(random() * v_span)::bigint;
+                IF v_k / 1024 <> v_block THEN
+                    v_block := v_k / 1024;
+                    SELECT array_agg(u ORDER BY u) INTO v_block_u
+                      FROM (SELECT ((hashint8extended(v_block * 1024 + j, p_run_id) >> 11) & 9007199254740991)::float8
+                                   / 9007199254740992.0 AS u FROM generate_series(0, 1023) AS j) AS d;
+                END IF;
+                v_due := date_part('epoch', c.started_at) + (v_block + v_block_u[(v_k % 1024)::integer + 1]) * 1024 / v_node_rate;
             END IF;
-            v_hi := v_lo + c.work_unit - 1;
-            v_hot_schema := v_iter % c.hot_schema_every = 0;
+        END IF;
+        IF v_rate IS NOT NULL THEN
+            v_wait := v_due - date_part('epoch', clock_timestamp());
+            IF v_wait > 0 AND v_due >= date_part('epoch', v_end) THEN
+                PERFORM pg_sleep(greatest(date_part('epoch', v_end - clock_timestamp()), 0));
+                v_now := clock_timestamp();
+                EXIT;
+            ELSIF v_wait > 0 THEN
+                PERFORM pg_sleep(v_wait);
+            END IF;
+        END IF;
 
-            -- Exactly update_pct of every 100 consecutive iterations UPDATE, spread evenly.
-            IF ((v_iter + v_phase) * c.update_pct) / 100 <> ((v_iter + v_phase - 1) * c.update_pct) / 100 THEN
-                v_kind := 2;
-                v_fill := substring(v_pool FROM 1 + floor(random() * v_pool_span)::integer FOR c.fill_bytes);
+        v_iter := v_iter + 1;
+
+        v_hot := v_iter % c.hot_every = 0;
+        IF v_hot THEN
+            v_lo := c.hot_lo + floor(random() * v_hot_span)::bigint;
+        ELSE
+            v_lo := 1 + floor(random() * v_span)::bigint;
+        END IF;
+        v_hi := v_lo + c.work_unit - 1;
+        v_hot_schema := v_iter % c.hot_schema_every = 0;
+
+        -- Exactly update_pct of every 100 consecutive iterations UPDATE, spread evenly.
+        IF ((v_iter + v_phase) * c.update_pct) / 100 <> ((v_iter + v_phase - 1) * c.update_pct) / 100 THEN
+            v_kind := 2;
+            v_fill := substring(v_pool FROM 1 + floor(random() * v_pool_span)::integer FOR c.fill_bytes);
+            v_t0 := clock_timestamp();
+            IF v_hot_schema THEN
+                UPDATE dbio_1.cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
+                 WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
+            ELSE
+                UPDATE cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
+                 WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
+            END IF;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+            COMMIT;
+            o_updates := o_updates + 1;
+        ELSE
+            v_sel := v_sel + 1;
+            -- Exactly scan_pct of every 100 consecutive SELECTs scan the scan table.
+            IF ((v_sel + v_phase) * c.scan_pct) / 100 <> ((v_sel + v_phase - 1) * c.scan_pct) / 100 THEN
+                v_kind := 3;
+                IF v_par_on IS NULL THEN
+                    v_t0 := clock_timestamp();
+                    SELECT count(c2) INTO v_n FROM dbio_1.cf2;
+                ELSE
+                    -- A parallel scan: SELECT INTO never runs in parallel (it may stop after a row), EXECUTE
+                    -- ... INTO does; EXECUTE plans it each time under settings set only around it, so the
+                    -- range statements' cached plans never see them.
+                    PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_on) AS s(n, v);
+                    v_t0 := clock_timestamp();
+                    EXECUTE 'SELECT count(c2) FROM dbio_1.cf2' INTO v_n;
+                    PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_off) AS s(n, v);
+                END IF;
+                o_scans := o_scans + 1;
+            ELSE
+                v_kind := CASE WHEN v_hot THEN 4 ELSE 1 END;
                 v_t0 := clock_timestamp();
                 IF v_hot_schema THEN
-                    UPDATE dbio_1.cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
-                     WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
+                    SELECT count(c2) INTO v_n FROM dbio_1.cf1 WHERE custid BETWEEN v_lo AND v_hi;
                 ELSE
-                    UPDATE cf1 SET c2 = c2 + 1, filler = overlay(filler PLACING v_fill FROM 1)
-                     WHERE custid BETWEEN v_lo AND v_lo + v_update_rows - 1;
+                    SELECT count(c2) INTO v_n FROM cf1 WHERE custid BETWEEN v_lo AND v_hi;
                 END IF;
-                GET DIAGNOSTICS v_n = ROW_COUNT;
-                COMMIT;
-                o_updates := o_updates + 1;
-            ELSE
-                v_sel := v_sel + 1;
-                -- Exactly scan_pct of every 100 consecutive SELECTs scan the scan table.
-                IF ((v_sel + v_phase) * c.scan_pct) / 100 <> ((v_sel + v_phase - 1) * c.scan_pct) / 100 THEN
-                    v_kind := 3;
-                    IF v_par_on IS NULL THEN
-                        v_t0 := clock_timestamp();
-                        SELECT count(c2) INTO v_n FROM dbio_1.cf2;
-                    ELSE
-                        -- A parallel scan: SELECT INTO never runs in parallel (it may stop after a row), EXECUTE
-                        -- ... INTO does; EXECUTE plans it each time under settings set only around it, so the
-                        -- range statements' cached plans never see them.
-                        PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_on) AS s(n, v);
-                        v_t0 := clock_timestamp();
-                        EXECUTE 'SELECT count(c2) FROM dbio_1.cf2' INTO v_n;
-                        PERFORM set_config(n, v, false) FROM unnest(v_par_names, v_par_off) AS s(n, v);
-                    END IF;
-                    o_scans := o_scans + 1;
-                ELSE
-                    v_kind := CASE WHEN v_hot THEN 4 ELSE 1 END;
-                    v_t0 := clock_timestamp();
-                    IF v_hot_schema THEN
-                        SELECT count(c2) INTO v_n FROM dbio_1.cf1 WHERE custid BETWEEN v_lo AND v_hi;
-                    ELSE
-                        SELECT count(c2) INTO v_n FROM cf1 WHERE custid BETWEEN v_lo AND v_hi;
-                    END IF;
-                    o_selects := o_selects + 1;
-                END IF;
+                o_selects := o_selects + 1;
             END IF;
         END IF;
 
@@ -270,44 +293,40 @@ BEGIN
         IF v_us > v_max[v_kind] THEN
             v_max[v_kind] := v_us;
         END IF;
+        IF v_rate IS NOT NULL THEN
+            v_us := (date_part('epoch', v_now) - v_due) * 1000000;
+            v_lag := greatest((date_part('epoch', v_t0) - v_due) * 1000000, 0);
+            v_b := width_bucket(v_us, c.bounds_us) + 1;
+            v_hist[5][v_b] := v_hist[5][v_b] + 1;
+            v_sum[5] := v_sum[5] + v_us;
+            v_max[5] := greatest(v_max[5], v_us);
+            v_b := width_bucket(v_lag, c.bounds_us) + 1;
+            v_hist[6][v_b] := v_hist[6][v_b] + 1;
+            v_sum[6] := v_sum[6] + v_lag;
+            v_max[6] := greatest(v_max[6], v_lag);
+            IF c.latency_limit_us > 0 AND v_us > c.latency_limit_us THEN
+                o_late := o_late + 1;
+            END IF;
+            -- A shared schedule's next arrival is taken when the session is free again (loop's top).
+            v_due := CASE WHEN v_seq IS NULL THEN v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate
+                                                                ELSE -ln(1.0 - random()) / v_rate END END;
+        END IF;
         o_rows := o_rows + v_n;
+        IF v_kind = 4 THEN
+            o_hot_rows := o_hot_rows + v_n;
+        END IF;
         o_iterations := o_iterations + 1;
-        IF NOT v_plain THEN
-            IF v_rate IS NOT NULL THEN
-                v_us := (date_part('epoch', v_now) - v_due) * 1000000;
-                v_lag := greatest((date_part('epoch', v_t0) - v_due) * 1000000, 0);
-                v_b := width_bucket(v_us, c.bounds_us) + 1;
-                v_hist[5][v_b] := v_hist[5][v_b] + 1;
-                v_sum[5] := v_sum[5] + v_us;
-                v_max[5] := greatest(v_max[5], v_us);
-                v_b := width_bucket(v_lag, c.bounds_us) + 1;
-                v_hist[6][v_b] := v_hist[6][v_b] + 1;
-                v_sum[6] := v_sum[6] + v_lag;
-                v_max[6] := greatest(v_max[6], v_lag);
-                IF c.latency_limit_us > 0 AND v_us > c.latency_limit_us THEN
-                    o_late := o_late + 1;
-                END IF;
-                -- A shared schedule's next arrival is taken when the session is free again (loop's top).
-                v_due := CASE WHEN v_seq IS NULL THEN v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate
-                                                                    ELSE -ln(1.0 - random()) / v_rate END END;
-            END IF;
-            IF v_kind = 4 THEN
-                o_hot_rows := o_hot_rows + v_n;
-            END IF;
-            -- Every think_every-th iteration ends with a think time ("off" is a period never reached).
-            IF v_iter % c.think_every = 0 THEN
-                v_us := c.think_min + random() * (c.think_max - c.think_min);
-                v_sleep := least(v_us, greatest(date_part('epoch', v_end - v_now), 0));
-                PERFORM pg_sleep(v_sleep);
-                o_think_s := o_think_s + v_sleep;
-                o_think_left := v_us - v_sleep;
-                v_now := clock_timestamp();
-            END IF;
+
+        -- Every think_every-th iteration ends with a think time ("off" is a period never reached).
+        IF v_iter % c.think_every = 0 THEN
+            v_us := c.think_min + random() * (c.think_max - c.think_min);
+            v_sleep := least(v_us, greatest(date_part('epoch', v_end - v_now), 0));
+            PERFORM pg_sleep(v_sleep);
+            o_think_s := o_think_s + v_sleep;
+            o_think_left := v_us - v_sleep;
+            v_now := clock_timestamp();
         END IF;
     END LOOP;
-    IF v_plain THEN
-        o_selects := o_iterations;  -- every iteration of the plain loop is a random-range SELECT
-    END IF;
 
     o_hist := v_hist;
     o_sum_us := v_sum;
