@@ -343,8 +343,10 @@ class Bench:
     def start(self, tool: str, sessions: int, run_seconds: int, label: str) -> subprocess.Popen:
         a = self.args
         if tool.startswith("dbio-"):
-            extra = ["--work-unit", "8"] if tool == "dbio-index-8" else ["--work-unit", "255", "--access-path",
-                                                                          "bitmap"]
+            # io_method named (auto's choice for the path): the peers' `dbio instance start --io-method` is
+            # remembered by the instance and would otherwise be what a later dbio run takes for auto
+            extra = (["--work-unit", "8", "--io-method", "sync"] if tool == "dbio-index-8" else
+                     ["--work-unit", "255", "--access-path", "bitmap", "--io-method", "worker"])
             return subprocess.Popen([sys.executable, "-m", "dbio", "run", *self.common, *extra, "-t", str(sessions),
                                      "--run-time", f"{run_seconds}s", "--warmup", "1s", "--label", label],
                                     cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
