@@ -28,7 +28,8 @@ machine's device changed speed 1.5x between rounds: only runs of one round are c
 dbio-index-8 at the same session count in that round, and dbio over pgio at the same work unit. With --lock,
 all tools of one round at one session count run inside one hold of that flock(2) lock (the machine's benchmark
 lock), released between, so other benches interleave and each ratio compares runs under the same conditions.
-Each tool is stopped once its window is over (SIGINT; pgio's statements cancelled). Every window is measured from outside with the same
+Each tool is stopped once its window is over (SIGINT; pgio's statements cancelled).
+Every window is measured from outside with the same
 counters, read twice: once the tool's sessions are at work (their backends active in pg_stat_activity, or fio's
 jobs started) plus 2 s, and --seconds later:
 
@@ -540,13 +541,13 @@ def markdown(out: dict[str, Any]) -> str:
                   "| sessions | pair | rounds | reads/s x pgio's (goal) | reads per own CPU-s x | "
                   "reads per host CPU-s x (goal) | engine CPU per read, pgio's / dbio's |",
                   "|---:|---|---:|---:|---:|---:|---:|"]
-        for mine, theirs, rate_goal, cpu_goal in PAIRS:
-            for (tool, sessions), got in sorted(pairs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-                if tool != mine:
+        for ours, theirs, rate_goal, cpu_goal in PAIRS:
+            for (name, n), fig in sorted(pairs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+                if name != ours:
                     continue
-                lines.append(f"| {sessions} | {mine} / {theirs} | {len(got['rounds'])} | "
-                             f"{rng(got['reads_per_s'], '.2f')} ({rate_goal}) | {rng(got['per_own_cpu'], '.2f')} | "
-                             f"{rng(got['per_host_cpu'], '.2f')} ({cpu_goal}) | {rng(got['per_engine_cpu'], '.2f')} |")
+                lines.append(f"| {n} | {ours} / {theirs} | {len(fig['rounds'])} | "
+                             f"{rng(fig['reads_per_s'], '.2f')} ({rate_goal}) | {rng(fig['per_own_cpu'], '.2f')} | "
+                             f"{rng(fig['per_host_cpu'], '.2f')} ({cpu_goal}) | {rng(fig['per_engine_cpu'], '.2f')} |")
     loads = ", ".join(f"r{x['round']}/{x.get('sessions', '*')} {x['loadavg']}" for x in out["rounds"])
     return "\n".join(lines) + f"\n\nLoad average (1, 5, 15 min) at each round's start: {loads}."
 
