@@ -139,7 +139,7 @@ def one_slice(server: ServerUnderCallgrind, work_unit: int, iterations: int) -> 
                    "think_min": 0, "think_max": 0, "bounds_us": bounds_us()}
         row = conn.execute(sqlfiles.text("slice_call.sql"), {
             "run_id": 1, "session": 1, "barrier": False, "iterations_before": 0, "selects_before": 0,
-            "max_iterations": iterations, "think_left": 0, "control": json.dumps(control)}).fetchone()
+            "max_iterations": iterations, "think_left": 0, "due": None, "control": json.dumps(control)}).fetchone()
     path = server.out / f"cg.{pid}"
     deadline = time.monotonic() + 60
     while not path.exists() or "totals:" not in path.read_text()[-200:]:
