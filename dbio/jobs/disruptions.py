@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import disruption
+from dbio import disruption, parts
 from dbio.config import Config
 from dbio.engines.base import timed_operations
 from dbio.errors import UsageError
@@ -47,7 +47,8 @@ class Planned:
 def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned:
     """The events of config (already parsed once: config_checks), each refused in one line where its action cannot
     be done on these nodes, before anything is made."""
-    events = tuple(disruption.parse(text) for text in config.run.event or ())
+    events = disruption.of_part(tuple(disruption.parse(text) for text in config.run.event or ()),
+                                part_of(config))  # in a run in parts: this part's side's only
     if not events:
         return Planned()
     kinds = {event.action for event in events}
@@ -133,11 +134,11 @@ class Disruptions(Listener):
     key = KEY
     title = "the events"
 
-    def __init__(self, planned: Planned, directory: Path):
+    def __init__(self, planned: Planned, directory: Path, part: tuple[int, int] | None = None):
         self.planned, self.directory = planned, directory
         self.records: list[dict[str, Any]] = [
             {"event": e.text, "action": e.action, "describe": e.describe(), "at_s": e.at, "seconds_planned": e.seconds,
-             **({"node": e.node} if e.node else {}), "start_s": None, "end_s": None, "outcome": "not reached"}
+             **({"node": e.node} if e.node else {}), **({"part": part[0]} if part else {}), "start_s": None, "end_s": None, "outcome": "not reached"}
             for e in planned.events]
         self.opened: float | None = None  # the window's opening, the run's monotonic clock
         self.actions = disruption_actions.Actions(directory)
@@ -214,10 +215,24 @@ def _said_as(event: disruption.Event) -> Iterator[None]:
                          exc.hint) from None
 
 
+def part_of(config: Config) -> tuple[int, int] | None:
+    """This process's part of a run in parts (i, N), or None (a whole run)."""
+    return parts.parse(config.run.part) if config.run.part else None
+
+
+def left_to_other_parts(config: Config) -> list[str]:
+    """In a run in parts, a line for each event this part leaves to another (part 1, or the one its AT names)."""
+    part = part_of(config)
+    if part is None:
+        return []
+    return [f"--event {e.text}: run by part {e.part or 1} of {part[1]}, not by this part ({part[0]}): "
+            "a run in parts runs each event once (AT@partK=ACTION gives it to part K)"
+            for e in (disruption.parse(t) for t in config.run.event or ()) if (e.part or 1) != part[0]]
+
+
 def check_destinations(config: Config) -> None:
     """Each backup event's destination as dbio ops backup checks its --target before it reaches a server."""
-    for text in config.run.event or ():
-        event = disruption.parse(text)
+    for event in disruption.of_part(tuple(disruption.parse(t) for t in config.run.event or ()), part_of(config)):
         if event.action == "backup":
             _destination(event)
 

@@ -112,3 +112,32 @@ def test_the_loop_is_left_alone_when_current_and_installed_again_when_not(loaded
         assert not workload.has_workload(conn)
         workload.install(conn)
         assert workload.has_workload(conn) and loop_row(conn) != before
+
+
+def test_an_event_runs_on_one_parts_side_and_the_merge_measures_it_on_the_whole_server(loaded, workdir):
+    """Both parts are given the same events (one dbio.toml on every host): the stall runs on part 1's side only, the
+    checkpoint naming part 2 on part 2's; the merge keeps both records, naming the part that ran each, and measures
+    each over the merged curve (the server's reads/s: the other part's sessions went on reading through the stall)."""
+    events = ["--run-time", "12s", "--event", "3s=stall:2s", "--event", "8s@part2=checkpoint"]
+    window_at = time.time() + WARMUP + 10 + launch_margin(lambda stamp: _args(loaded, stamp, *events))
+    stamp = _stamp(window_at)
+    procs = [_launch(loaded, stamp, "--part", f"{i}/2", "--label", f"ev{i}", *events) for i in (1, 2)]
+    try:
+        docs, dirs = finished_parts(procs)
+    finally:
+        kill_left(procs)
+    assert [[r["event"] for r in d["disruptions"]] for d in docs] == [["3s=stall:2s"], ["8s@part2=checkpoint"]]
+    assert [d["disruptions"][0]["part"] for d in docs] == [1, 2]
+    assert docs[0]["disruptions"][0]["outcome"] == "done" and docs[1]["disruptions"][0]["checkpoint"]
+    out = workdir / "parts-events-merged"
+    merged = dbio("merge", *map(str, dirs), "--out", str(out))
+    assert merged.code == 0, merged.text
+    doc = load_result(out)
+    names = [m["name"] for m in doc["merged_from"]]
+    assert [(r["event"], r["ran_by"], r["part"]) for r in doc["disruptions"]] == [
+        ("3s=stall:2s", names[0], 1), ("8s@part2=checkpoint", names[1], 2)]
+    stall, checkpoint = doc["figures"]["disruptions"]
+    assert stall["ran_by"] == names[0] and checkpoint["ran_by"] == names[1]
+    assert stall["before_reads_per_s"] > 0 and stall["floor_pct"] < 90, stall  # the server's dip
+    assert stall["seconds_below_90pct"] > 0.5, stall
+    assert "floor_pct" in stall["ran_by_figures"]  # the part's own figures beside the merged ones

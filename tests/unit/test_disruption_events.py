@@ -215,3 +215,38 @@ def test_a_stall_guard_continues_its_processes_when_dbio_is_gone():
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_an_event_names_the_part_that_runs_it():
+    event = disruption.parse("10s@part2=stall:3s")
+    assert (event.at, event.action, event.seconds, event.part) == (10.0, "stall", 3.0, 2)
+    assert disruption.parse("10s=checkpoint").part is None
+    with pytest.raises(ValueError, match="host2 after AT@ is not a part"):
+        disruption.parse("10s@host2=checkpoint")
+    with pytest.raises(ValueError, match="part0 after AT@ is not a part"):
+        disruption.parse("10s@part0=checkpoint")
+
+
+def test_each_event_runs_on_one_part_only():
+    # the same dbio.toml on every host: an event that names no part is part 1's, one naming part K is K's alone
+    events = tuple(disruption.parse(t) for t in ("5s=checkpoint", "10s@part2=stall:1s", "20s@part1=vacuum"))
+    ran = {i: [e.text for e in disruption.of_part(events, (i, 3))] for i in (1, 2, 3)}
+    assert ran == {1: ["5s=checkpoint", "20s@part1=vacuum"], 2: ["10s@part2=stall:1s"], 3: []}
+    assert disruption.of_part(events, None) == events  # a whole run runs every one
+    assert disruption.part_problems(events, (1, 3)) == []
+    assert disruption.part_problems(events, None) == [
+        "10s@part2=stall:1s names part 2, but this run is not in parts (--part i/N)",
+        "20s@part1=vacuum names part 1, but this run is not in parts (--part i/N)"]
+    assert disruption.part_problems(events[1:2], (1, 2)) == []
+    assert disruption.part_problems((disruption.parse("1s@part3=checkpoint"),), (1, 2)) == [
+        "1s@part3=checkpoint names part 3, but the run has 2 parts"]
+
+
+def test_a_run_not_in_parts_refuses_an_event_naming_a_part(tmp_path):
+    results = tmp_path / "results"
+    out = dbio("run", "--dsn", f"host={tmp_path}/nowhere", "--run-time", "30s", "--results-dir", str(results),
+               "--event", "10s@part2=checkpoint", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert "10s@part2=checkpoint names part 2, but this run is not in parts" in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
+    assert not results.exists()
