@@ -33,9 +33,13 @@ def merged(inputs: Sequence[tuple[str, dict[str, Any]]], window_start: float, wi
         own = [d for d in (doc.get("figures") or {}).get("disruptions") or [] if isinstance(d, dict)]
         for i, record in enumerate(r for r in doc.get("disruptions") or [] if isinstance(r, dict)):
             part = (doc.get("part") or {}).get("index")
+            fine = record.get("fine_samples")
+            if isinstance(fine, dict):  # its fine samples on the merged window's clock too
+                fine = {**fine, "samples": [[_shifted(t, shift), since] for t, since in fine.get("samples") or []]}
             records.append({**record, "ran_by": name, **({"part": part} if part else {}),
                             "start_s": _shifted(record.get("start_s"), shift),
-                            "end_s": _shifted(record.get("end_s"), shift)})
+                            "end_s": _shifted(record.get("end_s"), shift),
+                            **({"fine_samples": fine} if fine is not None else {})})
             ran_by.append((name, doc, own[i] if i < len(own) else None))
     if not records:
         return [], []

@@ -29,12 +29,12 @@ def loaded(instance):
     return instance
 
 
-def _args(inst, stamp: str, *extra: str) -> list[str]:
-    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *RUN, "--start-at", stamp, *extra]
+def _args(inst, stamp: str, *extra: str, run: list[str] = RUN) -> list[str]:
+    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *run, "--start-at", stamp, *extra]
 
 
-def _launch(inst, stamp: str, *extra: str) -> forked_dbio.Started:
-    return forked_dbio.start(_args(inst, stamp, *extra), env={**os.environ, "COLUMNS": "200"})
+def _launch(inst, stamp: str, *extra: str, run: list[str] = RUN) -> forked_dbio.Started:
+    return forked_dbio.start(_args(inst, stamp, *extra, run=run), env={**os.environ, "COLUMNS": "200"})
 
 
 def _stamp(window_at: float) -> str:
@@ -118,10 +118,12 @@ def test_an_event_runs_on_one_parts_side_and_the_merge_measures_it_on_the_whole_
     """Both parts are given the same events (one dbio.toml on every host): the stall runs on part 1's side only, the
     checkpoint naming part 2 on part 2's; the merge keeps both records, naming the part that ran each, and measures
     each over the merged curve (the server's reads/s: the other part's sessions went on reading through the stall)."""
-    events = ["--run-time", "12s", "--event", "3s=stall:2s", "--event", "8s@part2=checkpoint"]
-    window_at = time.time() + WARMUP + 10 + launch_margin(lambda stamp: _args(loaded, stamp, *events))
+    run = [*SMALL[:-2], "--run-time", "12s", "--allow-cached", "-t", "1"]
+    events = ["--event", "3s=stall:2s", "--event", "8s@part2=checkpoint"]
+    margin = launch_margin(lambda stamp: _args(loaded, stamp, "--part", "1/2", *events, run=run))
+    window_at = time.time() + WARMUP + 10 + margin
     stamp = _stamp(window_at)
-    procs = [_launch(loaded, stamp, "--part", f"{i}/2", "--label", f"ev{i}", *events) for i in (1, 2)]
+    procs = [_launch(loaded, stamp, "--part", f"{i}/2", "--label", f"ev{i}", *events, run=run) for i in (1, 2)]
     try:
         docs, dirs = finished_parts(procs)
     finally:

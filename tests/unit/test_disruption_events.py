@@ -250,3 +250,22 @@ def test_a_run_not_in_parts_refuses_an_event_naming_a_part(tmp_path):
     assert "10s@part2=checkpoint names part 2, but this run is not in parts" in out.stderr
     assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
     assert not results.exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--vary", "event=5s=backup:{d}/b", "--vary", "work_unit=8,16"],
+     "--event 5s=backup:{d}/b: step 1 and step 2 would back up into {d}/b, and the second would find it not empty"),
+    (["--vary", "event=5s=checkpoint,5s=backup:{d}/b", "--repeat", "2"],
+     "--event 5s=backup:{d}/b: each of its repeated steps would back up into {d}/b"),
+    (["--vary", "event=5s=checkpoint,5s=backup:{d}/file"], "--event 5s=backup:{d}/file: the destination {d}/file is a "
+     "file"),
+])
+def test_a_sweep_refuses_a_bad_event_of_any_step_before_its_first(tmp_path, args, says):
+    (tmp_path / "file").write_text("not a directory")
+    results = tmp_path / "results"
+    out = dbio("sweep", "--data-dir", str(tmp_path / "inst"), "--results-dir", str(results), "--run-time", "30s",
+               *[a.format(d=tmp_path) for a in args], cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert says.format(d=tmp_path) in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
+    assert not results.exists()
