@@ -4,7 +4,7 @@ record per event, in order); stats/disruptions.py measures what each did to the 
 
 What an action needs is checked before anything is made (check): a stall, the sessions' server processes on this
 host (a thread-per-session server's, MariaDB's, is its one process: the whole server is stopped, and its record
-says so); a throttle, root, the blkio controller and the data directory's disk; a checkpoint, a vacuum or an
+says so); a throttle, root, the cgroup v1 blkio or v2 io controller and the data directory's disk; a checkpoint, a vacuum or an
 index, an engine that times its maintenance (and a loaded data set of dbio's, whose tables and index alone they
 touch); a backup, the embedded instance running with WAL that allows one and a destination checked as dbio ops
 backup checks its --target (new or empty, ours, outside the data, room for the data set); an exec:, a program
