@@ -7,8 +7,9 @@ them between two slice ends says more; a process's read calls are counted by the
 sample's difference from the previous one is the bytes read between the two samples' own times (the run's clock,
 never the nominal step). Each sample keeps the bytes read since the one before it by the processes present in both
 (a process that ended or began between them adds nothing: its count is no difference); a sample that could not be
-taken on time (the loop was busy) makes its span longer, and one that was not taken at all breaks the series: the
-next begins a new one (a gap stays a gap). Where no process can be read (not this host's, not readable by this
+taken on time (the loop was busy: a loaded host holds it for half a second) makes its span longer, true over its
+real seconds and coarser (the figures' resolution says so), and one held up for LATE steps or more breaks the
+series: the next begins a new one (a gap stays a gap). Where no process can be read (not this host's, not readable by this
 user) there are none, and the figures say why. stats/disruptions.py's fine() makes them figures."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ FINE_SECONDS = 0.25  # a sample every quarter second: a 1 s stall is 4 samples
 SHORT_SECONDS = 10.0  # events lasting at most this (or as long as they take: an operation, a program) are sampled so
 BEFORE_SECONDS = 10.5  # from this long before the event (the before window's 10 s, and one sample to begin from)
 AFTER_SECONDS = 10.0  # to this long after its end (or the next event's start): its recovery
-LATE = 2.5  # a sample this many steps after the previous one breaks the series (the loop was held: a gap)
+LATE = 8  # a sample this many steps after the previous one (2 s) breaks the series: no fine sample was taken
 PROC = Path("/proc")
 SOURCE = "bytes read by the sessions' server processes and I/O workers (/proc/PID/io rchar)"
 
@@ -93,7 +94,10 @@ async def sample(fine: FineSamples, now: Callable[[], float], pids: Callable[[],
     """Samples every FINE_SECONDS until every event has its own or the run's background stops."""
     while not stop.is_set():
         t = now()
-        fine.take(t, pids())
+        try:
+            fine.take(t, pids())
+        except (OSError, ValueError):  # a /proc it cannot read as expected: no more samples, the event goes on
+            return
         if fine.done(t):
             return
         try:

@@ -36,8 +36,11 @@ def test_samples_are_taken_around_the_event_only_and_count_processes_present_in_
     _proc(tmp_path, {10: 4000, 12: 10**9 + 500})
     fine.take(10.25, [10, 11, 12])
     assert fine.samples[0] == [[9.75, None], [10.0, 3000.0], [10.25, 1500.0]]
-    fine.take(11.5, [10, 12])  # held up for five steps: a new series begins
-    assert fine.samples[0][-1] == [11.5, None]
+    _proc(tmp_path, {10: 4500, 12: 10**9 + 500})
+    fine.take(11.0, [10, 12])  # held up for three steps: a longer span, still counted
+    assert fine.samples[0][-1] == [11.0, 500.0]
+    fine.take(13.5, [10, 12])  # held up for ten: no sample was taken in between, a new series begins
+    assert fine.samples[0][-1] == [13.5, None]
     fine.ended[0] = 21.0
     assert fine.needed(0, 31.0) and not fine.needed(0, 31.5) and fine.done(31.5)
 
@@ -108,10 +111,13 @@ def test_the_event_record_says_its_resolutions():
     assert "fine" not in plain and plain["resolution"]["fine_seconds"] is None
 
 
-@pytest.mark.skipif(not RECORDED.exists(), reason="recorded by tests/integration/test_events.py's 1 s stall")
 def test_a_recorded_1s_stall():
+    # the engine's series had no interval with a figure across this stall (its one session froze mid-slice on a
+    # host loaded 13 times over); the fine samples, a quarter second apart (held up to 0.6 s), see it
     recorded = json.loads(RECORDED.read_text())
     found = d.fine(recorded["fine_samples"], recorded["start_s"], recorded["end_s"], None, None)
     assert 0.75 <= found["seconds_below_90pct"] <= 2.0
-    assert found["floor_pct"] < 10
-    assert found["resolution_seconds"] < 0.5
+    assert found["floor_pct"] == 0.0
+    assert found["before"]["intervals"] >= 20
+    assert found["resolution_seconds"] < 1.0
+    assert found["recovery_seconds"] is not None and found["recovery_seconds"] < 1.0
