@@ -30,7 +30,7 @@ def merged(inputs: Sequence[tuple[str, dict[str, Any]]], window_start: float, wi
     ran_by: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
     for name, doc in inputs:
         shift = _opened(doc) - window_start
-        own = [d for d in (doc.get("figures") or {}).get("disruptions") or [] if isinstance(d, dict)]
+        theirs = [d for d in (doc.get("figures") or {}).get("disruptions") or [] if isinstance(d, dict)]
         for i, record in enumerate(r for r in doc.get("disruptions") or [] if isinstance(r, dict)):
             part = (doc.get("part") or {}).get("index")
             fine = record.get("fine_samples")
@@ -40,14 +40,14 @@ def merged(inputs: Sequence[tuple[str, dict[str, Any]]], window_start: float, wi
                             "start_s": _shifted(record.get("start_s"), shift),
                             "end_s": _shifted(record.get("end_s"), shift),
                             **({"fine_samples": fine} if fine is not None else {})})
-            ran_by.append((name, doc, own[i] if i < len(own) else None))
+            ran_by.append((name, doc, theirs[i] if i < len(theirs) else None))
     if not records:
         return [], []
     writes = bool(((inputs[0][1].get("config") or {}).get("workload") or {}).get("update_pct"))
     figures = []
-    for record, (name, doc, own) in zip(records, ran_by):
-        rows = curve(inputs, name, window_start, server_of)
-        dip = dips.disruptions(records, rows, 0.0, window_seconds, writes=writes)[records.index(record)]
+    for k, (record, (name, doc, own)) in enumerate(zip(records, ran_by)):
+        rows = curve(inputs, name, window_start, server_of)  # the grid: the server's curve as this input read it
+        dip = dips.disruptions(records, rows, 0.0, window_seconds, writes=writes)[k]
         dip.update(ran_by=name, **({"part": record["part"]} if record.get("part") else {}))
         if own is not None:  # the part's own figures, as its result had them (its p99 among them)
             dip["ran_by_figures"] = {k: own[k] for k in ("floor_reads_per_s", "floor_pct", "seconds_below_90pct",

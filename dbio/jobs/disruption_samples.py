@@ -9,8 +9,8 @@ never the nominal step). Each sample keeps the bytes read since the one before i
 (a process that ended or began between them adds nothing: its count is no difference); a sample that could not be
 taken on time (the loop was busy: a loaded host holds it for half a second) makes its span longer, true over its
 real seconds and coarser (the figures' resolution says so), and one held up for LATE steps or more breaks the
-series: the next begins a new one (a gap stays a gap). Where no process can be read (not this host's, not readable by this
-user) there are none, and the figures say why. stats/disruptions.py's fine() makes them figures."""
+series: the next begins a new one (a gap stays a gap). Where no process can be read (not this host's, not
+readable by this user) there are none, and the figures say why. stats/disruptions.py's fine() makes them figures."""
 
 from __future__ import annotations
 

@@ -4,11 +4,11 @@ record per event, in order); stats/disruptions.py measures what each did to the 
 
 What an action needs is checked before anything is made (check): a stall, the sessions' server processes on this
 host (a thread-per-session server's, MariaDB's, is its one process: the whole server is stopped, and its record
-says so); a throttle, root, the cgroup v1 blkio or v2 io controller and the data directory's disk; a checkpoint, a vacuum or an
-index, an engine that times its maintenance (and a loaded data set of dbio's, whose tables and index alone they
-touch); a backup, the embedded instance running with WAL that allows one and a destination checked as dbio ops
-backup checks its --target (new or empty, ours, outside the data, room for the data set); an exec:, a program
-trusted as --external-script is. Every action ends at its end, at the window's close, or when the run is stopped
+says so); a throttle, root, the cgroup v1 blkio or v2 io controller and the data directory's disk; a checkpoint, a
+vacuum or an index, an engine that times its maintenance (and a loaded data set of dbio's, whose tables and index
+alone they touch); a backup, the embedded instance running with WAL that allows one and a destination checked as
+dbio ops backup checks its --target (new or empty, ours, outside the data, room for the data set); an exec:, a
+program trusted as --external-script is. Every action ends at its end, at the window's close, or when the run is stopped
 (its background stops: a signal, a failure): a stalled server is always resumed, a throttle always lifted, a
 program always stopped (disruption_actions.py); an operation of the engine's runs to its own end."""
 
@@ -138,7 +138,8 @@ class Disruptions(Listener):
         self.planned, self.directory = planned, directory
         self.records: list[dict[str, Any]] = [
             {"event": e.text, "action": e.action, "describe": e.describe(), "at_s": e.at, "seconds_planned": e.seconds,
-             **({"node": e.node} if e.node else {}), **({"part": part[0]} if part else {}), "start_s": None, "end_s": None, "outcome": "not reached"}
+             **({"node": e.node} if e.node else {}), **({"part": part[0]} if part else {}),  # AT@partK: its part's
+             "start_s": None, "end_s": None, "outcome": "not reached"}
             for e in planned.events]
         self.opened: float | None = None  # the window's opening, the run's monotonic clock
         self.actions = disruption_actions.Actions(directory)

@@ -64,7 +64,7 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
             notes.append(f"{d.get('event')}: --rate's schedule fell behind during it (mean lag up to "
                          f"{lag['lag_during_us'] / 1000:,.0f} ms, before it {before:,.1f} ms): the rate was broken "
                          "for its seconds, whatever the window's average says")
-        fine = d.get("fine") if isinstance(d.get("fine"), dict) else {}
+        fine: dict[str, Any] = d["fine"] if isinstance(d.get("fine"), dict) else {}
         if fine.get("resolution_seconds"):
             recovery = fine.get("recovery_seconds")
             notes.append(f"{d.get('event')}: from {fine.get('step_seconds'):g} s samples of the {fine.get('source')}"
