@@ -269,3 +269,26 @@ def test_a_sweep_refuses_a_bad_event_of_any_step_before_its_first(tmp_path, args
     assert says.format(d=tmp_path) in out.stderr
     assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
     assert not results.exists()
+
+
+def test_a_part_says_which_events_it_leaves_to_another(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from dbio.config import Sources, load_config
+    from dbio.jobs import disruptions
+
+    start = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+
+    def config(part):
+        return load_config(Sources(cli={"run_time": "30s", "event": ["5s=checkpoint", "10s@part2=stall:1s"],
+                                        "dsn": "host=/nowhere dbname=x", "part": part, "start_at": start},
+                                   cwd=tmp_path, discover=False))
+
+    assert disruptions.left_to_other_parts(config("2/3")) == [
+        "--event 5s=checkpoint: run by part 1 of 3, not by this part (2): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)"]
+    assert disruptions.left_to_other_parts(config("3/3")) == [
+        "--event 5s=checkpoint: run by part 1 of 3, not by this part (3): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)",
+        "--event 10s@part2=stall:1s: run by part 2 of 3, not by this part (3): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)"]
