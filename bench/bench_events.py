@@ -64,11 +64,34 @@ def run(common: list[str], label: str, *extra: str) -> dict:
     return {"dip": dip, "record": record, "other_reader_named": "another process used the device" in report}
 
 
+def num(value: float | None, form: str) -> str:
+    """A figure as the table shows it; an absent one (the dip had no interval with a figure) as a dash."""
+    return "-" if value is None else format(value, form)
+
+
 def row(kind: str, n: int, got: dict, extra: str = "") -> str:
     d = got["dip"]
     rec = "not recovered" if d.get("recovery_seconds") is None else f"{d['recovery_seconds']:.2f}"
-    return (f"| {n} | {kind} | {d['before_reads_per_s']:,.0f} | {d['floor_reads_per_s']:,.0f} | {d['floor_pct']:.1f} "
-            f"| {d['seconds_below_90pct']:.2f} | {rec} | {d['reads_lost']:,.0f} | {extra} |")
+    return (f"| {n} | {kind} | {num(d.get('before_reads_per_s'), ',.0f')} | {num(d.get('floor_reads_per_s'), ',.0f')} "
+            f"| {num(d.get('floor_pct'), '.1f')} | {num(d.get('seconds_below_90pct'), '.2f')} | {rec} "
+            f"| {num(d.get('reads_lost'), ',.0f')} | {extra} |")
+
+
+def from_results(results: Path) -> list[dict]:
+    """The rounds as the bench's runs left them in their directories (LABEL-KIND-N): a bench stopped before its
+    end, or one whose table is to be printed again."""
+    rounds: dict[int, dict] = {}
+    for directory in sorted(results.iterdir()):
+        kind, n = (directory.name.rsplit("-", 2) + ["", ""])[1:3]  # 20261202-154527-vacuum-1: vacuum, 1
+        if kind not in KINDS or not n.isdigit() or not (directory / "result.json").is_file():
+            continue
+        result = json.loads((directory / "result.json").read_text())
+        [dip], [record] = result["figures"]["disruptions"], result["disruptions"]
+        got = rounds.setdefault(int(n), {"round": int(n)})
+        got[kind] = {"dip": dip, "record": record, "other_reader_named": None}
+        if kind == "throttle":
+            got["iops"] = record.get("iops")
+    return [rounds[n] for n in sorted(rounds)]
 
 
 def operation(kind: str, got: dict) -> str:
@@ -100,12 +123,17 @@ def main() -> None:
     parser.add_argument("--scale", default="256MiB")
     parser.add_argument("--kinds", default=",".join(KINDS), help="which events, comma-separated")
     parser.add_argument("--lock", default="/work/bench.lock", help="flock this file around each run ('': none)")
+    parser.add_argument("--from-results", type=Path, help="print the table of the runs in this results directory")
     args = parser.parse_args()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     if set(kinds) - set(KINDS) or ("throttle" in kinds and "stall" not in kinds):
         raise SystemExit(f"--kinds: some of {', '.join(KINDS)} (throttle takes its IOPS from the stall run)")
     LOCK[:] = ["flock", args.lock] if args.lock else []
     load = os.getloadavg()[0]
+    if args.from_results:
+        rounds = from_results(args.from_results)
+        table(rounds, [k for k in KINDS if any(k in r for r in rounds)], args.scale, None)
+        return
     base = fresh_directory(args.dir)
     data_dir = base / "instance"
     common = standard_options(data_dir, base / "results", args.scale)
@@ -139,8 +167,13 @@ def main() -> None:
     finally:
         destroy(data_dir)
     (base / "bench-events.json").write_text(json.dumps(rounds, indent=1))
-    print(heading(now(), f", {args.scale}, 2 sessions, 30 s windows, direct I/O, shared_buffers 128MB; load average "
-                         f"{load:.1f} at the start"))
+    table(rounds, kinds, args.scale, load)
+    print(f"(raw: {base / 'bench-events.json'})")
+
+
+def table(rounds: list[dict], kinds: list[str], scale: str, load: float | None) -> None:
+    at_start = "" if load is None else f"; load average {load:.1f} at the start"
+    print(heading(now(), f", {scale}, 2 sessions, 30 s windows, direct I/O, shared_buffers 128MB{at_start}"))
     print("| round | event | before reads/s | floor reads/s | floor % | below 90% s | recovery s | reads lost | |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rounds:
@@ -162,16 +195,18 @@ def main() -> None:
                       f"verdict names another reader: {r['exec']['other_reader_named']}"))
         for kind in ("vacuum", "index", "backup"):
             if kind in r:
-                print(row(f"{kind} at 10 s", n, r[kind], operation(kind, r[kind])))
+                print(row(f"{kind} at 10 s", n, r[kind], "; ".join(x for x in (operation(kind, r[kind]), fine(r[kind]))
+                                                                   if x)))
     for kind in (k for k in KINDS if k in kinds):
-        dips = [r[kind]["dip"] for r in rounds]
-        med = {k: statistics.median(d[k] for d in dips) for k in ("floor_pct", "seconds_below_90pct")}
-        lo = {k: min(d[k] for d in dips) for k in med}
-        hi = {k: max(d[k] for d in dips) for k in med}
-        print(f"- {kind}: floor {med['floor_pct']:.1f}% of before ({lo['floor_pct']:.1f}-{hi['floor_pct']:.1f}), "
-              f"{med['seconds_below_90pct']:.2f} s below 90% ({lo['seconds_below_90pct']:.2f}-"
-              f"{hi['seconds_below_90pct']:.2f})")
-    print(f"(raw: {base / 'bench-events.json'})")
+        for name, of in (("engine", lambda d: d), ("fine", lambda d: d.get("fine") or {})):
+            dips = [of(r[kind]["dip"]) for r in rounds if kind in r]
+            found = {k: [d[k] for d in dips if d.get(k) is not None] for k in ("floor_pct", "seconds_below_90pct")}
+            if not all(found.values()):
+                continue
+            med = {k: statistics.median(v) for k, v in found.items()}
+            print(f"- {kind} ({name}, {len(dips)} rounds): floor {med['floor_pct']:.1f}% of before "
+                  f"({min(found['floor_pct']):.1f}-{max(found['floor_pct']):.1f}), {med['seconds_below_90pct']:.2f} s "
+                  f"below 90% ({min(found['seconds_below_90pct']):.2f}-{max(found['seconds_below_90pct']):.2f})")
 
 
 if __name__ == "__main__":
