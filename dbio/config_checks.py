@@ -242,6 +242,13 @@ def event_errors(config: Config) -> list[ConfigError]:
     for text in disruption.problems(tuple(events), config.workload.run_time):
         errors.append(problem(config, "event", text, "give every event a place of its own inside the window "
                               "(--run-time, or the offsets)", value=", ".join(config.run.event or ())))
+    try:
+        part = parts.parse(config.run.part) if config.run.part else None
+    except ValueError:
+        return errors  # part_errors says what is wrong with --part
+    for text in disruption.part_problems(tuple(events), part):
+        errors.append(problem(config, "event", text, "give AT@partK only in a run in parts, K one of its parts",
+                              value=", ".join(config.run.event or ())))
     return errors
 
 

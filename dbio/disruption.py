@@ -5,7 +5,9 @@ AT is an offset into the measured window (a duration: 10s, 1m30s). ACTION is one
 reads on the data device limited to IOPS for DURATION; either with `@NODE`: one node's sessions only), the built-in
 operations `checkpoint`, `vacuum` (of dbio's tables), `backup:PATH` (an online base backup into PATH, checked as
 dbio ops backup's --target) and `index` (dbio's index on its tables re-created), each timed as dbio ops times it,
-and `exec:PATH` (a program of the user's, with the external script's trust rules). What each does is
+and `exec:PATH` (a program of the user's, with the external script's trust rules). In a run in parts (--part i/N)
+an event runs on one part's side only: part 1's, or the part its AT names (`AT@partK=ACTION`), since the parts
+are usually given one dbio.toml and an event run by every part would run N times (of_part). What each does is
 jobs/disruptions.py's; what it did to the workload, stats/disruptions.py's."""
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ FORM = ("AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=v
 OPERATIONS = ("checkpoint", "vacuum", "backup", "index")  # the engine's own maintenance, timed (TimedOperations)
 MAX_IOPS = 10**7
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a node's name as --nodes and result.json's nodes give it
+PART = re.compile(r"part(\d{1,4})")  # AT@partK: the part of a run in parts whose side runs it
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Event:
     iops: int | None = None  # throttle: the read limit
     path: str | None = None  # exec: the program; backup: its destination
     node: str | None = None  # stall@NODE: the one node whose sessions it acts on (None: every node's)
+    part: int | None = None  # AT@partK: the part that runs it in a run in parts (None: part 1)
 
     @property
     def ends(self) -> float | None:
@@ -60,6 +64,13 @@ def parse(text: str) -> Event:
     at_text, sep, action = text.partition("=")
     if not sep or not at_text.strip() or not action.strip():
         raise ValueError("is not AT=ACTION")
+    at_text, at_part, part_text = at_text.partition("@")
+    part = None
+    if at_part:
+        found = PART.fullmatch(part_text.strip().lower())
+        if not found or int(found.group(1)) < 1:
+            raise ValueError(f"{part_text.strip() or '(none)'} after AT@ is not a part (AT@partK, K from 1)")
+        part = int(found.group(1))
     at = _duration(at_text, "its offset AT")
     kind, _, rest = action.strip().partition(":")
     kind = kind.strip().lower()
@@ -70,7 +81,7 @@ def parse(text: str) -> Event:
             raise ValueError(f"{kind}'s node {node.strip() or '(none)'} is not a node's name ({kind}:...@NODE)")
         on = node.strip() if at_node else None
     if kind == "stall":
-        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"), node=on)
+        return Event(text, at, "stall", seconds=_length(rest, "stall:DURATION"), node=on, part=part)
     if kind == "throttle":
         iops_text, _, length = rest.partition(":")
         try:
@@ -79,21 +90,22 @@ def parse(text: str) -> Event:
             raise ValueError(f"throttle's IOPS {iops_text.strip() or '(none)'} is not a whole number") from None
         if not 1 <= iops <= MAX_IOPS:
             raise ValueError(f"throttle's IOPS {iops} is not between 1 and {MAX_IOPS:,}")
-        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops, node=on)
+        return Event(text, at, "throttle", seconds=_length(length, "throttle:IOPS:DURATION"), iops=iops, node=on,
+                     part=part)
     if kind in ("checkpoint", "vacuum", "index"):
         if rest:
             raise ValueError(f"{kind} takes no argument")
-        return Event(text, at, kind)
+        return Event(text, at, kind, part=part)
     if kind == "backup":
         path = action.strip()[len("backup:"):].strip()
         if not path:
             raise ValueError("backup: names no destination directory")
-        return Event(text, at, "backup", path=path)
+        return Event(text, at, "backup", path=path, part=part)
     if kind == "exec":
         path = action.strip()[len("exec:"):].strip()
         if not path:
             raise ValueError("exec: names no program")
-        return Event(text, at, "exec", path=path)
+        return Event(text, at, "exec", path=path, part=part)
     raise ValueError(f"{kind or '(none)'} is not an action: one of {', '.join(ACTIONS)}")
 
 
@@ -114,6 +126,28 @@ def problems(events: tuple[Event, ...], run_time: float) -> list[str]:
     for first, second in zip(ordered, ordered[1:]):
         if second.at < (first.ends if first.ends is not None else first.at) or second.at == first.at:
             out.append(f"{second.text} begins before {first.text} ends: their dips could not be told apart")
+    return out
+
+
+def of_part(events: tuple[Event, ...], part: tuple[int, int] | None) -> tuple[Event, ...]:
+    """The events this process runs: all of them in a whole run; in part i of N, those whose AT names part i, and
+    on part 1 those that name none (every part is usually given the same events: each runs once, on one side)."""
+    if part is None:
+        return events
+    index = part[0]
+    return tuple(e for e in events if (e.part or 1) == index)
+
+
+def part_problems(events: tuple[Event, ...], part: tuple[int, int] | None) -> list[str]:
+    """Events naming a part (AT@partK) in a run that is not in parts, or a part the run does not have."""
+    out = []
+    for event in events:
+        if event.part is None:
+            continue
+        if part is None:
+            out.append(f"{event.text} names part {event.part}, but this run is not in parts (--part i/N)")
+        elif event.part > part[1]:
+            out.append(f"{event.text} names part {event.part}, but the run has {part[1]} parts")
     return out
 
 

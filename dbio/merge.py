@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from dbio import __version__
+from dbio import merge_disruptions
 from dbio import parts as run_parts
 from dbio.engines.counters import combine
 from dbio.merge_inputs import (NotMergeable, refuse_other_workloads, refuse_repeats, refuse_same_readings,
@@ -102,6 +103,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                              asked, achieved)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
+    # --event: each input's events kept, their figures over the merged curve (an event ran on one part's side)
+    events, dips = merge_disruptions.merged(inputs, start, overlap, _input_server)
+    if dips:
+        figures["disruptions"] = dips
     return {
         "format": "dbio-result", "format_version": 2, "dbio_version": __version__,
         "run_id": "+".join(str(doc.get("run_id")) for _, doc in inputs), "label": label,
@@ -134,7 +139,14 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
                                             **({"part": doc["part"]} if doc.get("part") else {})}
                                            for name, doc in inputs],
         **({"counting": counting} if counting else {}), **({"parts": part_record} if part_record else {}),
+        **({"disruptions": events} if events else {}),
     }
+
+
+def _input_server(name: str, doc: dict[str, Any]) -> str | None:
+    """An input's server, as the total counts it once (its first node's identity)."""
+    nodes = _nodes(name, doc)
+    return server_identity(nodes[0]) if nodes else None
 
 
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,

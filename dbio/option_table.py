@@ -151,10 +151,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("event", "run", "strs", None,
            "A disruption at an offset into the measured window, AT=ACTION (repeat it; a list in dbio.toml): "
            "stall:DURATION freezes the sessions' server processes, throttle:IOPS:DURATION limits the server's reads "
-           "on the data device (root, the blkio controller), checkpoint, vacuum, index (dbio's own) and backup:PATH "
-           "(an online base backup into a new or empty directory; --wal-level replica) run the engine's "
-           "maintenance, timed as dbio ops times it, exec:PATH runs "
-           "a program of yours (trusted as --external-script) with the run directory. result.json's "
+           "on the data device (root, the cgroup v1 blkio or v2 io controller), checkpoint, vacuum, index (dbio's own) "
+           "and backup:PATH (an online base backup into a new or empty directory; --wal-level replica) run the "
+           "engine's maintenance, timed as dbio ops times it, exec:PATH runs "
+           "a program of yours (trusted as --external-script) with the run directory; in a run in parts part 1 "
+           "runs it, or part K with AT@partK=ACTION. result.json's "
            "figures.disruptions measures each one's dip, time below 90%, recovery and reads lost.",
            fix="give AT=ACTION, e.g. 10s=stall:3s, 10s=throttle:500:10s, 5s=checkpoint, 5s=vacuum, 5s=index, "
                "5s=backup:/path/to/empty-dir or 20s=exec:/path/to/program",

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from dbio import __version__, ops_result, result as results
 from dbio import target as targets
 from dbio import command_options, results_dir, trust
-from dbio.jobs import baseline as baselines, dataset
+from dbio.jobs import baseline as baselines, dataset, disruptions
 from dbio.jobs import setup as setup_job
 from dbio.sweep import layout as sweep_layout
 from dbio.sweep.growth import PEAK_GAIN, objective_of, probe_record
@@ -156,6 +156,7 @@ def _start(base: Config, varies: list[plan.Vary], ui: UI, *, until_peak: bool, k
         if capacity is None or not capacity.get("latency_slo"):  # its capacity section states the objective too
             capacity = {"target_iops": None, "prices": None, **(capacity or {}), "latency_slo": find["objective"]}
     directory = base.run.results_dir / results_dir.run_name(base.run.label, "sweep")  # or the next free name
+    disruptions.check_sweep(configs, repeats=repeat > 1 or grows)  # every step's events, before the first
     if any(v.layout for v in varies):
         sweep_layout.check(configs, ui)
     steps = rounds(combos, repeat)

@@ -5,7 +5,8 @@
   the run's clean-up (undo_all), and, should dbio itself be killed, by a guard (GUARD): a small process of
   dbio's own interpreter, in a session of its own, that continues them as soon as dbio is gone (or
   GUARD_GRACE seconds after D, should dbio hang).
-- throttle:IOPS:D: the processes that read for the sessions limited by the blkio controller (blkio_throttle.py)
+- throttle:IOPS:D: the processes that read for the sessions limited by the cgroup v1 blkio or v2 io controller
+  (blkio_throttle.py)
   for D seconds, the limit lifted and the cgroup removed after it, or at the run's clean-up, and, should dbio
   be killed, by a guard of the same kind (the limit lifted, each process still in dbio's cgroup moved back
   where it came from, the cgroup removed).
@@ -66,8 +67,8 @@ if kind == 'stall':
         except OSError:
             pass
 elif os.path.isdir(plan['place']):
-    for disk in plan['disks']:
-        write(os.path.join(plan['place'], plan['limit_file']), disk + ' 0\\n')
+    for line in plan['lift']:
+        write(os.path.join(plan['place'], plan['limit_file']), line)
     try:
         with open(os.path.join(plan['place'], 'cgroup.procs')) as f:
             inside = f.read().split()
@@ -151,7 +152,11 @@ class Actions:
 
     async def _throttle(self, event: Event, ctx: Context) -> dict[str, Any]:
         assert event.seconds is not None and event.iops is not None
-        limit = blkio_throttle.Throttle(f"dbio-event-{ctx.run_id:x}-{ctx.index}", list(ctx.disks), event.iops)
+        found = blkio_throttle.controller()  # v1's blkio, else v2's io (checked before the run)
+        if found is None:
+            raise RuntimeError("the machine's cgroup io controller is gone since the run was checked")
+        limit = blkio_throttle.Throttle(f"dbio-event-{ctx.run_id:x}-{ctx.index}", list(ctx.disks), event.iops,
+                                        root=found.root, version=found.version)
         self.throttles.append(limit)
         cut = False
         guard = _guard("throttle", event.seconds + GUARD_GRACE, limit.undo_plan())  # before anything is limited

@@ -4,11 +4,11 @@ record per event, in order); stats/disruptions.py measures what each did to the 
 
 What an action needs is checked before anything is made (check): a stall, the sessions' server processes on this
 host (a thread-per-session server's, MariaDB's, is its one process: the whole server is stopped, and its record
-says so); a throttle, root, the blkio controller and the data directory's disk; a checkpoint, a vacuum or an
-index, an engine that times its maintenance (and a loaded data set of dbio's, whose tables and index alone they
-touch); a backup, the embedded instance running with WAL that allows one and a destination checked as dbio ops
-backup checks its --target (new or empty, ours, outside the data, room for the data set); an exec:, a program
-trusted as --external-script is. Every action ends at its end, at the window's close, or when the run is stopped
+says so); a throttle, root, the cgroup v1 blkio or v2 io controller and the data directory's disk; a checkpoint, a
+vacuum or an index, an engine that times its maintenance (and a loaded data set of dbio's, whose tables and index
+alone they touch); a backup, the embedded instance running with WAL that allows one and a destination checked as
+dbio ops backup checks its --target (new or empty, ours, outside the data, room for the data set); an exec:, a
+program trusted as --external-script is. Every action ends at its end, at the window's close, or when the run is stopped
 (its background stops: a signal, a failure): a stalled server is always resumed, a throttle always lifted, a
 program always stopped (disruption_actions.py); an operation of the engine's runs to its own end."""
 
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from dbio import disruption
+from dbio import disruption, parts
 from dbio.config import Config
 from dbio.engines.base import timed_operations
 from dbio.errors import UsageError
 from dbio import target as targets
-from dbio.jobs import backup_destination, blkio_throttle, disruption_actions, external_script
+from dbio.jobs import backup_destination, blkio_throttle, disruption_actions, disruption_samples, external_script
 from dbio.run.listeners import Listener, RunView
 from dbio.run.nodes import Node
 from dbio.run.phase import Phase
@@ -47,7 +47,8 @@ class Planned:
 def check(config: Config, nodes: list[Node], storage: dict[str, Any]) -> Planned:
     """The events of config (already parsed once: config_checks), each refused in one line where its action cannot
     be done on these nodes, before anything is made."""
-    events = tuple(disruption.parse(text) for text in config.run.event or ())
+    events = disruption.of_part(tuple(disruption.parse(text) for text in config.run.event or ()),
+                                part_of(config))  # in a run in parts: this part's side's only
     if not events:
         return Planned()
     kinds = {event.action for event in events}
@@ -133,20 +134,34 @@ class Disruptions(Listener):
     key = KEY
     title = "the events"
 
-    def __init__(self, planned: Planned, directory: Path):
+    def __init__(self, planned: Planned, directory: Path, part: tuple[int, int] | None = None):
         self.planned, self.directory = planned, directory
         self.records: list[dict[str, Any]] = [
             {"event": e.text, "action": e.action, "describe": e.describe(), "at_s": e.at, "seconds_planned": e.seconds,
-             **({"node": e.node} if e.node else {}), "start_s": None, "end_s": None, "outcome": "not reached"}
+             **({"node": e.node} if e.node else {}), **({"part": part[0]} if part else {}),  # AT@partK: its part's
+             "start_s": None, "end_s": None, "outcome": "not reached"}
             for e in planned.events]
         self.opened: float | None = None  # the window's opening, the run's monotonic clock
         self.actions = disruption_actions.Actions(directory)
+        events = planned.events
+        order = sorted(range(len(events)), key=lambda i: events[i].at)
+        # a short event's fine samples (disruption_samples.py), from before it to its recovery or the next event
+        self.fine = disruption_samples.FineSamples([(i, events[i].at) for i in order
+                                                    if disruption_samples.sampled(events[i].seconds)
+                                                    and events[i].node is None])  # @NODE: its node's series alone
+        for i, j in zip(order, order[1:]):
+            self.fine.until[i] = events[j].at
+        self._groups: tuple[tuple[int, ...], list[int]] = ((), [])
 
     def phase(self, phase: Phase, run: RunView) -> None:
         if phase is Phase.WINDOW and self.planned.events:
             self.opened = run.time.monotonic()
             run.disrupting(self._kinds(), ())
             run.spawn(self, self._all(run))
+            if self.fine.wanted:
+                opened = self.opened
+                run.spawn(self, disruption_samples.sample(self.fine, lambda: run.time.monotonic() - opened,
+                                                          lambda: self._pids(run, None), run.background_stop))
         elif phase is Phase.CLEAN_UP:
             self.actions.undo_all()  # whatever a cancelled task left: a server resumed, a throttle lifted
 
@@ -173,6 +188,7 @@ class Disruptions(Listener):
                 record["error"] = f"{exc}"
             finally:
                 record["end_s"] = round(run.time.monotonic() - self.opened, 3)
+                self.fine.ended[i] = record["end_s"]
                 record["ended_at"] = run.time.wall()
                 run.disrupting(self._kinds(), ())  # cancelled too: no live line or metric says it goes on
             run.event("disruption", f"{event.text}: {event.describe()} ended ({record['outcome']})")
@@ -185,13 +201,28 @@ class Disruptions(Listener):
     def _kinds(self) -> tuple[str, ...]:
         return tuple(sorted({e.action for e in self.planned.events}))
 
+    def _pids(self, run: RunView, node: str | None) -> list[int]:
+        """The processes reading for the sessions (of one node, or of every node): the fine samples' (the whole
+        run's, as the run's series is), and a throttle's."""
+        ids = (*self._sessions(run, node), *self._helpers(run, node))
+        if self._groups[0] != ids:  # each id's process looked up once while the run's processes stay the same
+            self._groups = (ids, disruption_actions.thread_groups(list(ids)))
+        return self._groups[1]
+
+    @staticmethod
+    def _sessions(run: RunView, node: str | None) -> list[int]:
+        return [s.pid for r in run.nodes for s in r.sessions if s.pid and r.node.name not in run.lost
+                and node in (None, r.node.name)]
+
+    @staticmethod
+    def _helpers(run: RunView, node: str | None) -> list[int]:
+        return [pid for m in run.monitoring for pid in m.read_helpers if node in (None, m.probe.name)]
+
     def _context(self, run: RunView, index: int) -> disruption_actions.Context:
         node = self.planned.events[index].node  # stall@NODE: that node's sessions only
         return disruption_actions.Context(
             stop=run.background_stop, time=run.time, index=index + 1, run_id=run.run_id,
-            session_pids=[s.pid for r in run.nodes for s in r.sessions if s.pid and r.node.name not in run.lost
-                          and node in (None, r.node.name)],
-            read_helpers=[pid for m in run.monitoring for pid in m.read_helpers if node in (None, m.probe.name)],
+            session_pids=self._sessions(run, node), read_helpers=self._helpers(run, node),
             conninfo=next((r.node.conninfo for r in run.nodes if not r.node.read_only), None),
             engine=next((r.node.engine for r in run.nodes if not r.node.read_only), None),
             program=self.planned.programs[index] if index < len(self.planned.programs) else None,
@@ -200,6 +231,9 @@ class Disruptions(Listener):
             destination=self.planned.destinations[index] if index < len(self.planned.destinations) else None)
 
     def record(self) -> list[dict[str, Any]] | None:
+        for i, samples in self.fine.samples.items():  # the fine samples, beside the event's own record
+            self.records[i]["fine_samples"] = {"seconds": disruption_samples.FINE_SECONDS,
+                                               "source": disruption_samples.SOURCE, "samples": samples}
         return self.records if self.records else None
 
 
@@ -214,12 +248,49 @@ def _said_as(event: disruption.Event) -> Iterator[None]:
                          exc.hint) from None
 
 
+def part_of(config: Config) -> tuple[int, int] | None:
+    """This process's part of a run in parts (i, N), or None (a whole run)."""
+    return parts.parse(config.run.part) if config.run.part else None
+
+
+def left_to_other_parts(config: Config) -> list[str]:
+    """In a run in parts, a line for each event this part leaves to another (part 1, or the one its AT names)."""
+    part = part_of(config)
+    if part is None:
+        return []
+    return [f"--event {e.text}: run by part {e.part or 1} of {part[1]}, not by this part ({part[0]}): "
+            "a run in parts runs each event once (AT@partK=ACTION gives it to part K)"
+            for e in (disruption.parse(t) for t in config.run.event or ()) if (e.part or 1) != part[0]]
+
+
 def check_destinations(config: Config) -> None:
     """Each backup event's destination as dbio ops backup checks its --target before it reaches a server."""
-    for text in config.run.event or ():
-        event = disruption.parse(text)
+    for event in disruption.of_part(tuple(disruption.parse(t) for t in config.run.event or ()), part_of(config)):
         if event.action == "backup":
             _destination(event)
+
+
+def check_sweep(configs: list[Config], *, repeats: bool) -> None:
+    """A sweep's events, every step's, before its first step: each backup's destination as dbio ops backup checks
+    its --target, a backup of the embedded instance only, and no destination given to two steps (the first step's
+    backup is kept there: the next would find it not empty). repeats: the sweep runs a step's values again (its
+    rounds, or the sessions it adds itself), so a backup step would back up into its own destination twice."""
+    used: dict[Path, int] = {}
+    for step, config in enumerate(configs, 1):
+        check_destinations(config)
+        for event in disruption.of_part(tuple(disruption.parse(t) for t in config.run.event or ()),
+                                        part_of(config)):
+            if event.action != "backup":
+                continue
+            if not config.connection.embedded:
+                raise UsageError(f"--event {event.text}: a backup is taken of the embedded instance, not of --dsn",
+                                 "run it without --dsn, or give another event")
+            where = _destination(event).resolve()
+            if where in used or repeats:
+                again = f"step {used[where]} and step {step}" if where in used else "each of its repeated steps"
+                raise UsageError(f"--event {event.text}: {again} would back up into {where}, and the second would "
+                                 "find it not empty", "give each step a destination of its own")
+            used[where] = step
 
 
 def _destination(event: disruption.Event) -> Path:

@@ -72,7 +72,8 @@ def measure(nodes: list[Node], config: Config, ui: UI, directory: Path, plan: Ru
     normalize = normalizer({node.name: node.engine for node in nodes})
     with signals.received() as came:
         around = run_listeners.Around(config, normalize, came, hook, ui.metrics, room_paths, room_floor,
-                                      disruptions.Disruptions(planned, directory) if planned.events else None)
+                                      disruptions.Disruptions(planned, directory, disruptions.part_of(config))
+                                      if planned.events else None)
         outcome = _sessions_run(runner.RunContext(
             nodes=nodes, plan=plan, access_path=config.workload.access_path, samples=samples,
             observer=_NormalizingObserver(normalize, observer), run_id=run_id, client=man["client"], time=clock,

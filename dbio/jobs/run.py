@@ -123,6 +123,8 @@ def run(config: Config, ui: UI, directory: Path | None = None, *,
                      parts.parse(config.run.part)[1] if config.run.part else 1)
     check_start_at(plan)
     disruptions.check_destinations(config)  # a backup's, before any server starts (again with the server's answers)
+    for line in disruptions.left_to_other_parts(config):  # a run in parts: each event runs on one part's side
+        ui.note(line)
     unique, directory = directory is None, directory or run_directory(config)
     if config.connection.embedded:
         instance = targets.instance_for(config, ui.note)

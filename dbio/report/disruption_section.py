@@ -64,6 +64,16 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
             notes.append(f"{d.get('event')}: --rate's schedule fell behind during it (mean lag up to "
                          f"{lag['lag_during_us'] / 1000:,.0f} ms, before it {before:,.1f} ms): the rate was broken "
                          "for its seconds, whatever the window's average says")
+        fine: dict[str, Any] = d["fine"] if isinstance(d.get("fine"), dict) else {}
+        if fine.get("resolution_seconds"):
+            recovery = fine.get("recovery_seconds")
+            notes.append(f"{d.get('event')}: from {fine.get('step_seconds'):g} s samples of the {fine.get('source')}"
+                         f" (spans up to {fine['resolution_seconds']:g} s): floor {fine.get('floor_pct')}% of before, "
+                         f"{fine.get('seconds_below_90pct')} s below 90%, "
+                         + ("not recovered" if recovery is None else f"recovered {recovery} s after its end"))
+        if d.get("ran_by"):
+            notes.append(f"{d.get('event')}: run by {d['ran_by']}" + (f" (part {d['part']})" if d.get("part") else "")
+                         + "; its figures are over the merged curve, the server's as a whole")
         if (d.get("resolution_seconds") or 0) > 1.5:
             notes.append(f"{d.get('event')}: its lowest interval spans {d['resolution_seconds']:g} s (no session's "
                          "work was counted in between)")

@@ -17,7 +17,14 @@ are built on spans, never on nominal seconds:
 - lost: the area between before and the curve from the event's start to its recovery (or the window's end);
 - the SELECTs' p99: the median of the before spans' own p99 against the highest of the stretch's.
 Reads (the engine's reads/s), then writes the same where the run writes. resolution_seconds: the longest span in
-the stretch, how finely the curve was seen there."""
+the stretch, how finely the curve was seen there.
+
+The engine's counters move only as the sessions' slices end, once a second: a dip of a second or two is seen
+finer from a short event's fine samples (jobs/disruption_samples.py: every quarter second, the bytes the
+processes reading for the sessions had read since the sample before, on the run's clock). `fine` holds the same
+figures over those spans (the rates in bytes/s: the floor and time below as shares of their own before), its
+`resolution_seconds` the longest of them; `resolution` says which was used where: the top level's figures are the
+engine's over its intervals, fine's the samples'."""
 
 from __future__ import annotations
 
@@ -71,8 +78,38 @@ def disruptions(events: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str,
         record.update(_prefixed("reads", dip(reads, *bounds)))
         if writes:
             record["writes"] = dip(written, *bounds)
+        if isinstance(event.get("fine_samples"), Mapping):
+            record["fine"] = fine(event["fine_samples"], *bounds)
+        record["resolution"] = {"interval_seconds": record.get("resolution_seconds"),
+                                "fine_seconds": (record.get("fine") or {}).get("resolution_seconds")}
         out.append(record)
     return out
+
+
+def fine_spans(samples: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Fine samples ([t, bytes since the previous sample, or None: a series begins]) as spans, each from the sample
+    before it to its own, its rate over their real seconds."""
+    out = []
+    for (t0, _), (t1, since) in zip(samples, samples[1:]):
+        if since is None or t1 <= t0:
+            continue
+        out.append({"from": float(t0), "to": float(t1), "seconds": float(t1) - float(t0),
+                    "value": float(since) / (float(t1) - float(t0)), "p99": None})
+    return out
+
+
+def fine(record: Mapping[str, Any], start: float, end: float, after: float | None,
+         until: float | None) -> dict[str, Any]:
+    """An event's dip over its fine samples (record: {seconds, source, samples}), the bytes read as its rates."""
+    spans = fine_spans(record.get("samples") or [])
+    head = {"source": record.get("source"), "step_seconds": record.get("seconds")}
+    if not spans:
+        return {**head, "absent": "no fine sample was taken (no process reading for the sessions could be read)"}
+    found = dip(spans, start, end, after, until)
+    if found.get("before_per_s") == 0:  # their reads not through read calls (io_uring): the samples see none
+        return {**head, "absent": "the processes read nothing through read calls before it: no fine figure"}
+    found = {k: v for k, v in found.items() if k not in ("before_select_p99_us", "during_select_p99_us")}
+    return {**head, **_prefixed("bytes", found)}
 
 
 def dip(series: list[dict[str, Any]], start: float, end: float, after: float | None,

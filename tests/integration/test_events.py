@@ -58,6 +58,29 @@ def test_a_stall_freezes_the_sessions_and_its_dip_is_measured(instance, loaded_d
     assert "4s=stall:3s" in report
 
 
+def test_a_1s_stall_is_resolved_by_its_fine_samples(instance, loaded_db):
+    """The engine's counters move once a slice (a second): a 1 s stall's lowest interval mixes it with the work
+    around it. Its fine samples (a quarter second apart, the backends' read calls) resolve it: a floor near nothing
+    and about a second below 90%, not 0 or two whole intervals."""
+    done = _run(instance, loaded_db, "stall1", "--event", "6s=stall:1s")
+    assert done.code == 0, done.text
+    result = load_result(result_dir(done))
+    [record] = result["disruptions"]
+    samples = record["fine_samples"]
+    assert samples["seconds"] == 0.25 and len(samples["samples"]) > 40  # from 10 s before it to its recovery
+    [dip] = result["figures"]["disruptions"]
+    fine = dip["fine"]
+    assert fine["resolution_seconds"] < 1.0, fine  # sub-second (a loaded host holds a sample up to 0.6 s)
+    assert 0.75 <= fine["seconds_below_90pct"] <= 2.0, fine
+    assert fine["floor_pct"] < 10, fine  # the backend read nothing while it was stopped
+    assert fine["before"]["intervals"] >= 12
+    assert dip["resolution"] == {"interval_seconds": dip["resolution_seconds"],
+                                 "fine_seconds": fine["resolution_seconds"]}
+    assert (fine["recovery_seconds"] or 0) < 3.0, fine
+    report = (result_dir(done) / "report.txt").read_text()
+    assert "6s=stall:1s: from 0.25 s samples" in report
+
+
 def test_ctrl_c_during_a_stall_continues_the_server(instance, loaded_db):
     args = [sys.executable, "-m", "dbio", "run", *instance.args(loaded_db, *over(
         SMALL, "--warmup", "1s", "--run-time", "20s", "--label", "stall-int", "--event", "2s=stall:15s"))]

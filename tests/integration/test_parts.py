@@ -29,12 +29,12 @@ def loaded(instance):
     return instance
 
 
-def _args(inst, stamp: str, *extra: str) -> list[str]:
-    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *RUN, "--start-at", stamp, *extra]
+def _args(inst, stamp: str, *extra: str, run: list[str] = RUN) -> list[str]:
+    return ["run", "--dsn", inst.conninfo(DB), "--results-dir", str(inst.results), *run, "--start-at", stamp, *extra]
 
 
-def _launch(inst, stamp: str, *extra: str) -> forked_dbio.Started:
-    return forked_dbio.start(_args(inst, stamp, *extra), env={**os.environ, "COLUMNS": "200"})
+def _launch(inst, stamp: str, *extra: str, run: list[str] = RUN) -> forked_dbio.Started:
+    return forked_dbio.start(_args(inst, stamp, *extra, run=run), env={**os.environ, "COLUMNS": "200"})
 
 
 def _stamp(window_at: float) -> str:
@@ -137,3 +137,36 @@ def test_the_loop_is_left_alone_when_current_and_installed_again_when_not(loaded
         assert not workload.has_workload(conn)
         workload.install(conn)
         assert workload.has_workload(conn) and loop_row(conn) != before
+
+
+def test_an_event_runs_on_one_parts_side_and_the_merge_measures_it_on_the_whole_server(loaded, workdir):
+    """Both parts are given the same events (one dbio.toml on every host): the stall runs on part 1's side only, the
+    checkpoint naming part 2 on part 2's; the merge keeps both records, naming the part that ran each, and measures
+    each over the merged curve (the server's reads/s: the other part's sessions went on reading through the stall)."""
+    run = [*SMALL[:-2], "--run-time", "14s", "--allow-cached", "-t", "1"]
+    events = ["--event", "5s=stall:2s", "--event", "10s@part2=checkpoint"]
+    margin = launch_margin(lambda stamp: _args(loaded, stamp, "--part", "1/2", *events, run=run))
+    window_at = time.time() + WARMUP + 10 + margin
+    stamp = _stamp(window_at)
+    procs = [_launch(loaded, stamp, "--part", f"{i}/2", "--label", f"ev{i}", *events, run=run) for i in (1, 2)]
+    try:
+        docs, dirs = finished_parts(procs)
+    finally:
+        kill_left(procs)
+    assert [[r["event"] for r in d["disruptions"]] for d in docs] == [["5s=stall:2s"], ["10s@part2=checkpoint"]]
+    assert [d["disruptions"][0]["part"] for d in docs] == [1, 2]
+    assert docs[0]["disruptions"][0]["outcome"] == "done" and docs[1]["disruptions"][0]["checkpoint"]
+    out = workdir / "parts-events-merged"
+    merged = dbio("merge", *map(str, dirs), "--out", str(out))
+    assert merged.code == 0, merged.text
+    doc = load_result(out)
+    names = [m["name"] for m in doc["merged_from"]]
+    assert [(r["event"], r["ran_by"], r["part"]) for r in doc["disruptions"]] == [
+        ("5s=stall:2s", names[0], 1), ("10s@part2=checkpoint", names[1], 2)]
+    stall, checkpoint = doc["figures"]["disruptions"]
+    assert stall["ran_by"] == names[0] and checkpoint["ran_by"] == names[1]
+    assert stall.get("before_reads_per_s", 0) > 0 and stall["floor_pct"] < 90, stall  # the server's dip
+    assert stall["seconds_below_90pct"] > 0.5, stall
+    assert "floor_pct" in stall["ran_by_figures"]  # the part's own figures beside the merged ones
+    report = (out / "report.txt").read_text()
+    assert "Disruptions" in report and f"5s=stall:2s: run by {names[0]} (part 1)" in report

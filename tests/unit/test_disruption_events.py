@@ -215,3 +215,80 @@ def test_a_stall_guard_continues_its_processes_when_dbio_is_gone():
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_an_event_names_the_part_that_runs_it():
+    event = disruption.parse("10s@part2=stall:3s")
+    assert (event.at, event.action, event.seconds, event.part) == (10.0, "stall", 3.0, 2)
+    assert disruption.parse("10s=checkpoint").part is None
+    with pytest.raises(ValueError, match="host2 after AT@ is not a part"):
+        disruption.parse("10s@host2=checkpoint")
+    with pytest.raises(ValueError, match="part0 after AT@ is not a part"):
+        disruption.parse("10s@part0=checkpoint")
+
+
+def test_each_event_runs_on_one_part_only():
+    # the same dbio.toml on every host: an event that names no part is part 1's, one naming part K is K's alone
+    events = tuple(disruption.parse(t) for t in ("5s=checkpoint", "10s@part2=stall:1s", "20s@part1=vacuum"))
+    ran = {i: [e.text for e in disruption.of_part(events, (i, 3))] for i in (1, 2, 3)}
+    assert ran == {1: ["5s=checkpoint", "20s@part1=vacuum"], 2: ["10s@part2=stall:1s"], 3: []}
+    assert disruption.of_part(events, None) == events  # a whole run runs every one
+    assert disruption.part_problems(events, (1, 3)) == []
+    assert disruption.part_problems(events, None) == [
+        "10s@part2=stall:1s names part 2, but this run is not in parts (--part i/N)",
+        "20s@part1=vacuum names part 1, but this run is not in parts (--part i/N)"]
+    assert disruption.part_problems(events[1:2], (1, 2)) == []
+    assert disruption.part_problems((disruption.parse("1s@part3=checkpoint"),), (1, 2)) == [
+        "1s@part3=checkpoint names part 3, but the run has 2 parts"]
+
+
+def test_a_run_not_in_parts_refuses_an_event_naming_a_part(tmp_path):
+    results = tmp_path / "results"
+    out = dbio("run", "--dsn", f"host={tmp_path}/nowhere", "--run-time", "30s", "--results-dir", str(results),
+               "--event", "10s@part2=checkpoint", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert "10s@part2=checkpoint names part 2, but this run is not in parts" in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
+    assert not results.exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--vary", "event=5s=backup:{d}/b", "--vary", "work_unit=8,16"],
+     "--event 5s=backup:{d}/b: step 1 and step 2 would back up into {d}/b, and the second would find it not empty"),
+    (["--vary", "event=5s=checkpoint,5s=backup:{d}/b", "--repeat", "2"],
+     "--event 5s=backup:{d}/b: each of its repeated steps would back up into {d}/b"),
+    (["--vary", "event=5s=checkpoint,5s=backup:{d}/file"], "--event 5s=backup:{d}/file: the destination {d}/file is a "
+     "file"),
+])
+def test_a_sweep_refuses_a_bad_event_of_any_step_before_its_first(tmp_path, args, says):
+    (tmp_path / "file").write_text("not a directory")
+    results = tmp_path / "results"
+    out = dbio("sweep", "--data-dir", str(tmp_path / "inst"), "--results-dir", str(results), "--run-time", "30s",
+               *[a.format(d=tmp_path) for a in args], cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert says.format(d=tmp_path) in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.strip()]) == 1
+    assert not results.exists()
+
+
+def test_a_part_says_which_events_it_leaves_to_another(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from dbio.config import Sources, load_config
+    from dbio.jobs import disruptions
+
+    start = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+
+    def config(part):
+        return load_config(Sources(cli={"run_time": "30s", "event": ["5s=checkpoint", "10s@part2=stall:1s"],
+                                        "dsn": "host=/nowhere dbname=x", "part": part, "start_at": start},
+                                   cwd=tmp_path, discover=False))
+
+    assert disruptions.left_to_other_parts(config("2/3")) == [
+        "--event 5s=checkpoint: run by part 1 of 3, not by this part (2): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)"]
+    assert disruptions.left_to_other_parts(config("3/3")) == [
+        "--event 5s=checkpoint: run by part 1 of 3, not by this part (3): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)",
+        "--event 10s@part2=stall:1s: run by part 2 of 3, not by this part (3): a run in parts runs each event once "
+        "(AT@partK=ACTION gives it to part K)"]

@@ -19,7 +19,7 @@ FOUNDATION = ("dbio/config.py", "dbio/config_files.py", "dbio/config_checks.py",
               "dbio/filesystem.py",
               "dbio/readback.py", "dbio/results_dir.py", "dbio/units.py",
               "dbio/jsondoc.py", "dbio/file_formats.py", "dbio/merge.py", "dbio/merge_inputs.py",
-              "dbio/merge_readings.py", "dbio/repeat_set.py",
+              "dbio/merge_readings.py", "dbio/merge_disruptions.py", "dbio/repeat_set.py",
               "dbio/kubernetes.py",
               "dbio/managed/", "dbio/collect/", "dbio/stats/", "dbio/report/")
 ABOVE_FOUNDATION = ("dbio.run", "dbio.commands", "dbio.jobs", "dbio.target", "dbio.cli", "dbio.engines.postgres")
@@ -296,7 +296,7 @@ LAYERS = {
     "engines": ("engines/",),
     "pure computation": ("stats/", "report/", "file_formats.py", "result.py", "result_records.py",
                          "result_context.py", "sweep_records.py", "ops_records.py", "merge.py",
-                         "merge_inputs.py", "merge_readings.py",
+                         "merge_inputs.py", "merge_readings.py", "merge_disruptions.py",
                          "repeat_set.py",
                          "kubernetes.py"),
     "foundation": ("__init__.py", "config.py", "config_files.py", "slob_services.py", "slobconf.py",
