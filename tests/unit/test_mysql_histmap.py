@@ -53,3 +53,18 @@ def test_counts_come_back_as_kinds_by_buckets():
     assert counts.shape == (4, buckets) and counts[1, 5] == 12 and counts[3, 2] == 7 and int(np.sum(counts)) == 19
     with pytest.raises(ValueError):
         histmap.parse_counts(b"0001", buckets)
+
+
+def test_a_runs_sessions_share_one_map_made_once(monkeypatch):
+    """The map is the same strings histmap makes, made once for the bounds of a run, whatever its sessions."""
+    from dbio.engines.mysql import workload
+
+    made = []
+    real = histmap.build_map
+    monkeypatch.setattr(histmap, "build_map", lambda b: made.append(b) or real(b))
+    workload.session_histogram.cache_clear()
+    bounds = (10.0, 100.0, 1000.0, 12345.0)
+    first = [workload.session_histogram(bounds) for _ in range(64)]
+    assert len(made) == 1 and all(f == (real(bounds), histmap.build_bounds(bounds)) for f in first)
+    workload.session_histogram(bounds + (50000.0,))
+    assert len(made) == 2
