@@ -249,6 +249,29 @@ def held(lock: Path | None):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def in_round_ratios(rows: list[dict[str, Any]], base: str) -> list[str]:
+    """Per engine and session count, this checkout's total (client + its server work, from outside) over the base
+    checkout's in the same round: each round's ratio, their median and range, beside each side's median (pure)."""
+    lines = ["| engine | sessions | base: total % (median, range) | this: total % (median, range) | "
+             "this / base, per round | median ratio |", "|---|---:|---:|---:|---|---:|"]
+    for engine in dict.fromkeys(r["engine"] for r in rows):
+        for sessions in sorted({r["sessions"] for r in rows if r["engine"] == engine}):
+            cell = [r for r in rows if r["engine"] == engine and r["sessions"] == sessions]
+            mine = {r["round"]: r["outside"]["total_pct"] for r in cell if r["checkout"] != base}
+            theirs = {r["round"]: r["outside"]["total_pct"] for r in cell if r["checkout"] == base}
+            both = sorted(set(mine) & set(theirs))
+            if not both:
+                continue
+            ratios = [mine[k] / theirs[k] for k in both]
+
+            def spread(values: list[float]) -> str:
+                return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+            lines.append(f"| {engine} | {sessions} | {spread(list(theirs.values()))} | {spread(list(mine.values()))} | "
+                         f"{', '.join(f'{x:.2f}' for x in ratios)} | **{statistics.median(ratios):.2f}** |")
+    return lines
+
+
 def steps(args: argparse.Namespace, rnd: int) -> list[tuple[int, Path]]:
     """A round's runs: each session count, each checkout in turn (the order rotated by round: A/B, then B/A)."""
     checkouts = [REPO, *args.against]
@@ -293,6 +316,8 @@ def main() -> None:
         (base / "bench-observer.json").write_text(json.dumps(out, indent=1))
     print(heading(out["date"], f", commit {commit}, {args.scale}, {args.seconds:g} s windows, 1 s interval"))
     print("\n".join(table(out["rows"])))
+    if args.against:
+        print("\n".join(in_round_ratios(out["rows"], str(args.against[0]))))
 
 
 def run_round(engine: Any, name: str, rnd: int, args: argparse.Namespace, out: dict[str, Any]) -> int:
