@@ -4,7 +4,7 @@ prepared once, its parameters as text, its row read by the connection's own load
 psycopg's cursor costs about 0.3 ms of the client's CPU for each execute on this 2-core host (a cursor, the
 query's conversion, the prepared-statement bookkeeping, its generators); at 64 sessions, each returning every
 second, that was most of dbio's own measuring. This path sends the same prepared statement and loads the same
-row with the same loaders (engines/postgres/hist_arrays.py's included), for about a third of it. The errors are
+row with the same loaders (engines/postgres/hist_arrays.py's included), for less than half of it. The errors are
 psycopg's: a server error is the psycopg.errors class of its SQLSTATE, a broken connection psycopg's
 OperationalError; a wait cancelled (the run stopping) cancels the statement on the server, as psycopg does, so the
 connection is left idle for what comes next (a flush, its close).
