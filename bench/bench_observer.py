@@ -4,7 +4,10 @@ from outside (issue 39).
 Usage (from the repository, after the README's setup command; the MySQL engine needs mariadb-server):
 
     .venv/bin/python bench/bench_observer.py [--dir /var/tmp/dbio-bench-observer] [--engines postgres,mysql] \\
-        [--sessions 1,8,64] [--seconds 30] [--rounds 1] [--scale 512MiB] [--against CHECKOUT]
+        [--sessions 1,8,64] [--seconds 30] [--rounds 1] [--scale 512MiB] [--against CHECKOUT] [--lock FILE]
+
+--lock: a file each round holds an exclusive flock on (a machine shared by several benches: `flock FILE` per
+round, so that others' rounds come between this one's).
 
 --against: another checkout of dbio (a `git worktree add` of an earlier commit) whose runs alternate with this
 one's on the same instance, the order rotated each round, so that the two are compared inside a round.
@@ -29,7 +32,10 @@ Raw figures: <dir>/bench-observer.json; a Markdown table for bench/RESULTS.md is
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -229,6 +235,43 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+@contextlib.contextmanager
+def held(lock: Path | None):
+    """An exclusive flock on lock for the block (none without one)."""
+    if lock is None:
+        yield
+        return
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def in_round_ratios(rows: list[dict[str, Any]], base: str) -> list[str]:
+    """Per engine and session count, this checkout's total (client + its server work, from outside) over the base
+    checkout's in the same round: each round's ratio, their median and range, beside each side's median (pure)."""
+    lines = ["| engine | sessions | base: total % (median, range) | this: total % (median, range) | "
+             "this / base, per round | median ratio |", "|---|---:|---:|---:|---|---:|"]
+    for engine in dict.fromkeys(r["engine"] for r in rows):
+        for sessions in sorted({r["sessions"] for r in rows if r["engine"] == engine}):
+            cell = [r for r in rows if r["engine"] == engine and r["sessions"] == sessions]
+            mine = {r["round"]: r["outside"]["total_pct"] for r in cell if r["checkout"] != base}
+            theirs = {r["round"]: r["outside"]["total_pct"] for r in cell if r["checkout"] == base}
+            both = sorted(set(mine) & set(theirs))
+            if not both:
+                continue
+            ratios = [mine[k] / theirs[k] for k in both]
+
+            def spread(values: list[float]) -> str:
+                return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+            lines.append(f"| {engine} | {sessions} | {spread(list(theirs.values()))} | {spread(list(mine.values()))} | "
+                         f"{', '.join(f'{x:.2f}' for x in ratios)} | **{statistics.median(ratios):.2f}** |")
+    return lines
+
+
 def steps(args: argparse.Namespace, rnd: int) -> list[tuple[int, Path]]:
     """A round's runs: each session count, each checkout in turn (the order rotated by round: A/B, then B/A)."""
     checkouts = [REPO, *args.against]
@@ -244,6 +287,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--scale", default="512MiB")
+    parser.add_argument("--lock", type=Path, default=None, help="a file to hold an exclusive flock on each round")
     parser.add_argument("--against", type=Path, action="append", default=[],
                         help="another checkout (e.g. `git worktree add` of main) run in turn with this one, the "
                              "order rotated each round")
@@ -263,26 +307,39 @@ def main() -> None:
             try:
                 engine.prepare()
                 for rnd in range(args.rounds):
-                    for sessions, checkout in steps(args, rnd):
-                        try:
-                            row = one(engine, sessions, args.seconds, f"observer-{name}-{sessions}-r{rnd}", checkout)
-                        except SystemExit as exc:  # one failed run (a loaded host) costs no other its figures
-                            out.setdefault("failed", []).append({"engine": name, "sessions": sessions,
-                                                                 "round": rnd, "why": str(exc)[-600:]})
-                            print(f"{name} {sessions} session(s) failed: {str(exc)[-300:]}", flush=True)
-                            continue
-                        row["round"] = rnd
-                        out["rows"].append(row)
-                        o = row["outside"]
-                        print(f"{name} {sessions} session(s) ({checkout.name}): client {o['client_pct']:.2f}% + server "
-                              f"{o['server_pct']:.2f}% of a core from outside; dbio says {row['dbio_client_pct']:.2f}"
-                              f"% + {row['dbio_monitor_pct']:.2f}%", flush=True)
+                    with held(args.lock):
+                        ran = run_round(engine, name, rnd, args, out)
+                    print(f"round {rnd}: {ran} run(s), load average {os.getloadavg()[0]:.1f}", flush=True)
             finally:
                 engine.close()
     finally:
         (base / "bench-observer.json").write_text(json.dumps(out, indent=1))
     print(heading(out["date"], f", commit {commit}, {args.scale}, {args.seconds:g} s windows, 1 s interval"))
     print("\n".join(table(out["rows"])))
+    if args.against:
+        print("\n".join(in_round_ratios(out["rows"], str(args.against[0]))))
+
+
+def run_round(engine: Any, name: str, rnd: int, args: argparse.Namespace, out: dict[str, Any]) -> int:
+    """One round's runs, their rows added to out; how many ran."""
+    ran = 0
+    for sessions, checkout in steps(args, rnd):
+        try:
+            row = one(engine, sessions, args.seconds, f"observer-{name}-{sessions}-r{rnd}", checkout)
+        except SystemExit as exc:  # one failed run (a loaded host) costs no other its figures
+            out.setdefault("failed", []).append({"engine": name, "sessions": sessions,
+                                                 "round": rnd, "why": str(exc)[-600:]})
+            print(f"{name} {sessions} session(s) failed: {str(exc)[-300:]}", flush=True)
+            continue
+        row["round"] = rnd
+        row["load_average"] = os.getloadavg()[0]
+        out["rows"].append(row)
+        ran += 1
+        o = row["outside"]
+        print(f"{name} {sessions} session(s) ({checkout.name}): client {o['client_pct']:.2f}% + server "
+              f"{o['server_pct']:.2f}% of a core from outside; dbio says {row['dbio_client_pct']:.2f}"
+              f"% + {row['dbio_monitor_pct']:.2f}%", flush=True)
+    return ran
 
 
 if __name__ == "__main__":

@@ -54,6 +54,21 @@ class Diskstats(NamedTuple):
     unread: dict[str, str]
 
 
+def read_proc(path: str | os.PathLike) -> str:
+    """A /proc file's text, read with three system calls (os.open, os.read until its end, os.close) where Path's
+    read_text makes seven and a text stream: each second's reading reads one file per session (64 sessions: 72
+    files, 3.0 ms of the client's CPU with read_text, 1.0 ms so). Bytes that are no UTF-8 (a process's name) are
+    kept as surrogates: the fields read are the numbers."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(fd, 65536)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 65536))
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
+
+
 def parse_stat(text: str) -> dict[str, float]:
     """Host CPU seconds by state (first 'cpu' line of /proc/stat), plus context switches."""
     out: dict[str, float] = {}
@@ -121,7 +136,7 @@ def server_roots(session_ids: list[int]) -> list[int]:
         if not is_pid(pid):
             continue
         try:
-            fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            fields = dict(line.split(":", 1) for line in read_proc(f"/proc/{pid}/status").splitlines()
                           if ":" in line)
         except OSError:
             continue
@@ -143,7 +158,7 @@ def read_trees_cpu(roots: list[int]) -> dict[int, float]:
         if not entry.name.isdigit():
             continue
         try:
-            parent, own, reaped = parse_tree_stat(Path(entry.path, "stat").read_text())
+            parent, own, reaped = parse_tree_stat(read_proc(f"{entry.path}/stat"))
         except (OSError, IndexError, ValueError):
             continue  # ended meanwhile: its parent has it now, or will
         procs[int(entry.name)] = (parent, own + reaped)
@@ -162,7 +177,7 @@ def read_trees_cpu(roots: list[int]) -> dict[int, float]:
 
 
 def read_stat() -> dict[str, float]:
-    return parse_stat(Path("/proc/stat").read_text())
+    return parse_stat(read_proc("/proc/stat"))
 
 
 class HostBusy:
@@ -193,7 +208,7 @@ def unread_over(begin: dict[str, Any] | None, end: dict[str, Any] | None) -> dic
 def read_diskstats(devices: set[str]) -> Diskstats:
     if not devices:
         return Diskstats({}, {})
-    return parse_diskstats(Path("/proc/diskstats").read_text(), devices)
+    return parse_diskstats(read_proc("/proc/diskstats"), devices)
 
 
 def disk_reading(devices: set[str]) -> dict[str, Any]:
@@ -224,7 +239,7 @@ def read_pid_cpu(pids: list[int], tasks: dict[int, Task] | None = None) -> dict[
     start time, which the later readings must show (an id given to another task since is left out)."""
 
     def cpu(task: Task) -> float:
-        text = task.stat.read_text()
+        text = read_proc(task.stat)
         _same(task, text)
         return sum(parse_pid_stat(text))
 
@@ -236,8 +251,8 @@ def read_pid_run_delay(pids: list[int], tasks: dict[int, Task] | None = None) ->
     kernel keeps no schedstat, or where the id is another task's than the one first read."""
 
     def waited(task: Task) -> float:
-        value = parse_schedstat(task.stat.with_name("schedstat").read_text())
-        _same(task, task.stat.read_text())  # checked after it: a task that took the id before shows its start
+        value = parse_schedstat(read_proc(task.stat.with_name("schedstat")))
+        _same(task, read_proc(task.stat))  # checked after it: a task that took the id before shows its start
         return value
 
     return _read_each(pids, tasks, waited)
@@ -287,13 +302,13 @@ def _task(pid: int) -> Task:
     """The task the id names now; one that had ended is kept as such, so that no later task with its id is
     taken for it."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        status = read_proc(f"/proc/{pid}/status")
     except FileNotFoundError:
         return Task(Path(f"/proc/{pid}/stat"), None)
     tgid = next((line.split()[1] for line in status.splitlines() if line.startswith("Tgid:")), str(pid))
     stat = Path(f"/proc/{pid}/stat") if tgid == str(pid) else Path(f"/proc/{tgid}/task/{pid}/stat")
     try:
-        return Task(stat, parse_start_time(stat.read_text()))
+        return Task(stat, parse_start_time(read_proc(stat)))
     except FileNotFoundError:  # it ended between the two reads
         return Task(stat, None)
 
@@ -306,7 +321,7 @@ def self_cpu() -> float:
 def self_rss() -> int | None:
     """Resident memory of this process, bytes (sustained runs show it stays flat)."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in read_proc("/proc/self/status").splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):

@@ -97,5 +97,12 @@ def parse_counts(text: bytes | str, buckets: int) -> np.ndarray:
     if kinds is None:
         raise ValueError(f"the loop's histogram has {len(raw)} digits, expected {KINDS * buckets * COUNT_WIDTH} "
                          f"or {SCHEDULED_KINDS * buckets * COUNT_WIDTH}")
-    cells = [int(raw[i:i + COUNT_WIDTH]) for i in range(0, len(raw), COUNT_WIDTH)]
-    return np.array(cells, dtype=np.int64).reshape(kinds, buckets)
+    digits = np.frombuffer(raw.encode("ascii"), dtype=np.uint8).reshape(-1, COUNT_WIDTH) - ord("0")
+    if (digits > 9).any():  # not the loop's zero-padded digits (a sign, a space): read cell by cell, as before
+        cells = [int(raw[i:i + COUNT_WIDTH]) for i in range(0, len(raw), COUNT_WIDTH)]
+        return np.array(cells, dtype=np.int64).reshape(kinds, buckets)
+    # the digits' places at once: 64 sessions' slices each second, 400 cells each, were 0.7% of a core cell by cell
+    return (digits.astype(np.int64) @ _PLACES).reshape(kinds, buckets)
+
+
+_PLACES = 10 ** np.arange(COUNT_WIDTH - 1, -1, -1, dtype=np.int64)

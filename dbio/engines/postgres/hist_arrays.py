@@ -24,12 +24,13 @@ class Int4ArrayLoader(Loader):
 
     def __init__(self, oid: int, context: Any = None):
         super().__init__(oid, context)
-        self._lists = psycopg.adapters.get_loader(oid, self.format)(oid, context)  # type: ignore[misc]
+        self._context = context  # psycopg's own loader made only for an array it is needed for: one is made per result
 
     def load(self, data: Any) -> np.ndarray:
         ndim, has_null, _ = _HEADER.unpack_from(data)
         if has_null or ndim == 0:
-            return np.asarray(self._lists.load(data), dtype=np.int64)
+            lists = psycopg.adapters.get_loader(self.oid, self.format)(self.oid, self._context)  # type: ignore[misc]
+            return np.asarray(lists.load(data), dtype=np.int64)
         shape = struct.unpack_from(f"!{2 * ndim}i", data, _HEADER.size)[0::2]
         items = np.frombuffer(data, dtype=_ITEM, offset=_HEADER.size + 8 * ndim)
         return items["value"].astype(np.int64).reshape(shape)

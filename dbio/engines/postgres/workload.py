@@ -11,10 +11,10 @@ import psycopg
 from psycopg import sql
 
 from dbio.engines.base import SliceRequest, SliceResult, application_prefix
-from dbio.engines.postgres import catalog, sqlfiles
+from dbio.engines.postgres import catalog, lean_call, sqlfiles
 from dbio.engines.postgres.exclusive import INSTALL, LOCK_KEYS
 from dbio.engines.postgres.hist_arrays import arrays_of
-from dbio.engines.postgres.rows import one_row, one_row_async
+from dbio.engines.postgres.rows import no_row, one_row, one_row_async
 from dbio.errors import DbioError, UsageError
 
 KINDS = ("select", "update", "scan", "hot")  # run/tally.KINDS: the loop's kinds 1 to 4
@@ -184,11 +184,14 @@ async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> Sl
     # binary results: the histogram arrays arrive without text parsing (64 sessions call every second), the
     # histogram straight into an array (hist_arrays)
     arrays_of(conn)
-    row = await one_row_async(conn, sqlfiles.text("slice_call.sql"), {
+    query = sqlfiles.text("slice_call.sql")
+    row = await lean_call.one_row(conn, query, {
         "run_id": request.run_id, "session": request.session, "barrier": request.barrier,
         "iterations_before": request.iterations_before, "selects_before": request.selects_before,
         "max_iterations": request.max_iterations, "think_left": request.think_left, "due": request.due,
         "control": None if request.control is None else control_json(request.control)}, binary=True)
+    if row is None:
+        raise no_row(conn, query)
     (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
      done, due, late) = row
     # with a rate, kinds 5 and 6: each statement's latency from its intended start and its schedule lag

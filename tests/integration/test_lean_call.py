@@ -1,0 +1,127 @@
+"""A statement sent and read through libpq itself (engines/postgres/lean_call.py), on the embedded PostgreSQL: the
+same row as psycopg's cursor gives, psycopg's errors, and a connection left idle when its wait is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import numpy as np
+import psycopg
+import pytest
+
+from dbio.engines.postgres import lean_call
+from dbio.engines.postgres.hist_arrays import arrays_of
+
+pytestmark = pytest.mark.integration
+
+# the slice call's kinds of parameter and of result column, with values at their edges
+QUERY = ("SELECT %(i)s::bigint, %(n)s::integer, %(b)s::boolean, %(f)s::double precision, %(j)s::jsonb, "
+         "%(f)s::double precision * 2, array_fill(%(n)s::integer, ARRAY[3, 4]), "
+         "ARRAY[%(f)s::double precision, 1.5]::double precision[], to_timestamp(%(f)s::double precision), "
+         "%(i)s::bigint IS NULL")
+PARAMS = [
+    {"i": 1, "n": 7, "b": True, "f": 0.1, "j": '{"a": [1, 2.5, null], "t": "2026-12-02T15:00:00+00:00"}'},
+    {"i": -(2 ** 63), "n": -(2 ** 31), "b": False, "f": 1e-300, "j": "{}"},
+    {"i": 2 ** 63 - 1, "n": 2 ** 31 - 1, "b": None, "f": 1796225596.3134119, "j": None},
+    {"i": None, "n": 0, "b": True, "f": -0.0, "j": '"é ü"'},
+    {"i": 5, "n": 3, "b": False, "f": 2.0 / 3.0, "j": "[]"},
+]
+SPECIAL = [math.inf, -math.inf]  # no timestamp of NaN: its row is asked on its own
+
+
+def _same(got, want) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if isinstance(w, np.ndarray) or isinstance(g, np.ndarray):
+            assert isinstance(g, type(w)) and g.dtype == w.dtype and (g == w).all()
+        else:
+            assert type(g) is type(w) and (g == w or (g != g and w != w)), (g, w)
+
+
+async def _both(conninfo: str, query: str, params: dict, binary: bool):
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as cursor_side, \
+            await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as lean_side:
+        arrays_of(cursor_side)
+        arrays_of(lean_side)
+        want = await (await cursor_side.execute(query, params, binary=binary)).fetchone()
+        got = [await lean_call.one_row(lean_side, query, params, binary=binary) for _ in range(2)]  # prepared once
+        return want, got
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("params", PARAMS)
+def test_the_row_is_the_cursors(instance, params, binary):
+    want, got = asyncio.run(_both(instance.conninfo("postgres"), QUERY, params, binary))
+    for row in got:
+        _same(row, want)
+
+
+@pytest.mark.parametrize("value", [*SPECIAL, math.nan])
+def test_infinities_and_nan_are_sent_as_such(instance, value):
+    query = "SELECT %(f)s::double precision, %(f)s::double precision = 'NaN'::double precision"
+    want, got = asyncio.run(_both(instance.conninfo("postgres"), query, {"f": value}, True))
+    for row in got:
+        _same(row, want)
+
+
+def test_no_row_is_none(instance):
+    async def go():
+        async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+            return await lean_call.one_row(conn, "SELECT 1 WHERE %(x)s::integer = 2", {"x": 1})
+
+    assert asyncio.run(go()) is None
+
+
+def test_a_server_error_is_psycopgs_class_and_the_connection_goes_on(instance):
+    async def go():
+        async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                await lean_call.one_row(conn, "SELECT 1 / %(x)s::integer", {"x": 0})
+            after = await lean_call.one_row(conn, "SELECT 1 / %(x)s::integer", {"x": 1})
+            by_cursor = await (await conn.execute("SELECT 2")).fetchone()
+            return after, by_cursor
+
+    assert asyncio.run(go()) == ((1,), (2,))
+
+
+def test_a_cancel_request_ends_the_statement_as_query_canceled(instance):
+    """dbio's stop: the server asked to cancel while the session waits (Stopping.cancel_running)."""
+    async def go():
+        async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+            call = asyncio.ensure_future(lean_call.one_row(conn, "SELECT pg_sleep(%(s)s::float8)", {"s": 30.0}))
+            await asyncio.sleep(0.5)
+            await conn.cancel_safe(timeout=5)
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                await asyncio.wait_for(call, 10)
+            return await (await conn.execute("SELECT 3")).fetchone()
+
+    assert asyncio.run(go()) == (3,)
+
+
+def test_a_cancelled_wait_leaves_the_connection_idle(instance):
+    async def go():
+        async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+            call = asyncio.ensure_future(lean_call.one_row(conn, "SELECT pg_sleep(%(s)s::float8)", {"s": 30.0}))
+            await asyncio.sleep(0.5)
+            began = asyncio.get_running_loop().time()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            took = asyncio.get_running_loop().time() - began
+            status = conn.pgconn.transaction_status
+            return took, status, await (await conn.execute("SELECT 4")).fetchone()
+
+    took, status, row = asyncio.run(go())
+    assert took < 10 and status == psycopg.pq.TransactionStatus.IDLE and row == (4,)
+
+
+def test_a_closed_connection_is_psycopgs_operational_error(instance):
+    async def go():
+        conn = await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True)
+        await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 1})
+        await conn.close()
+        with pytest.raises(psycopg.OperationalError):
+            await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 1})
+
+    asyncio.run(go())
