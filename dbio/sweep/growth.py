@@ -104,28 +104,17 @@ def search_next(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
                                  resolution=find["resolution"])
         prefix = f"{label}: " if label else ""
         if decision.threads is None:
-            find["answers"].append({"group": label, "line": decision.line, "best": decision.best,
-                                    "reason": decision.reason, "probes": len(probes)})
-            ui.say(f"    answer: {prefix}{decision.line}")
+            _answer(find, ui, label, decision.line, decision.best, decision.reason, len(probes))
             continue
         values = {**steps[-1]["values"], "threads_per_schema": str(decision.threads)}
-        try:
-            step_config(doc["base"], values, Path.cwd(), dsn)
-        except UsageError as exc:
-            find["answers"].append({"group": label, "line": f"the search stopped: {exc}", "best": None,
-                                    "reason": "refused", "probes": len(probes)})
-            ui.say(f"    {prefix}the search stopped: {exc}")
+        if not _add_probe(doc, ui, label, steps[-1], values, dsn, len(probes)):
             continue
-        index = len(doc["steps"]) + 1
-        doc["steps"].insert(doc["steps"].index(steps[-1]) + 1, {
-            "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
         verb = "grows to" if decision.reason == "grow" else "bisects at"
         ui.say(f"    {prefix}{slo.text()}: {probes[-1].sessions} session{'s' if probes[-1].sessions != 1 else ''} "
                f"{'met it' if search.met(slo, probes[-1]) else 'did not'}; the search {verb} "
                f"{decision.threads * schemas} sessions")
         added = True
     return added
-
 
 
 def _search_rates(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
@@ -148,23 +137,34 @@ def _search_rates(doc: dict[str, Any], ui: UI, dsn: str | None) -> bool:
         decision = rate_search.decide(probes, slo, find["max_rate"], resolution=find["resolution"])
         prefix = f"{label}: " if label else ""
         if decision.rate is None:
-            find["answers"].append({"group": label, "line": decision.line, "best": decision.best,
-                                    "reason": decision.reason, "probes": len(probes)})
-            ui.say(f"    answer: {prefix}{decision.line}")
+            _answer(find, ui, label, decision.line, decision.best, decision.reason, len(probes))
             continue
         values = {**steps[-1]["values"], "rate": str(decision.rate)}
-        try:
-            step_config(doc["base"], values, Path.cwd(), dsn)
-        except UsageError as exc:
-            find["answers"].append({"group": label, "line": f"the search stopped: {exc}", "best": None,
-                                    "reason": "refused", "probes": len(probes)})
-            ui.say(f"    {prefix}the search stopped: {exc}")
+        if not _add_probe(doc, ui, label, steps[-1], values, dsn, len(probes)):
             continue
-        index = len(doc["steps"]) + 1
-        doc["steps"].insert(doc["steps"].index(steps[-1]) + 1, {
-            "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
         verb = "grows to" if decision.reason == "grow" else "bisects at"
         outcome = "met it" if rate_search.met(slo, probes[-1]) else "did not"
         ui.say(f"    {prefix}{slo.text()}: {probes[-1].rate:,}/s {outcome}; the search {verb} {decision.rate:,}/s")
         added = True
     return added
+
+
+def _answer(find: dict[str, Any], ui: UI, label: str, line: str, best: Any, reason: str, probes: int) -> None:
+    """A group's search ended: its answer kept in sweep.json and said."""
+    find["answers"].append({"group": label, "line": line, "best": best, "reason": reason, "probes": probes})
+    prefix = f"{label}: " if label else ""
+    ui.say(f"    {prefix}{line}" if reason == "refused" else f"    answer: {prefix}{line}")
+
+
+def _add_probe(doc: dict[str, Any], ui: UI, label: str, after: dict[str, Any], values: dict[str, str],
+               dsn: str | None, probes: int) -> bool:
+    """The search's next step, placed after the group's last; False (the answer kept) when its values are refused."""
+    try:
+        step_config(doc["base"], values, Path.cwd(), dsn)
+    except UsageError as exc:
+        _answer(doc["search"], ui, label, f"the search stopped: {exc}", None, "refused", probes)
+        return False
+    index = len(doc["steps"]) + 1
+    doc["steps"].insert(doc["steps"].index(after) + 1, {
+        "index": index, "name": plan.step_name(index, values), "values": values, "status": "pending"})
+    return True
