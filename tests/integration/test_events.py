@@ -243,6 +243,7 @@ def test_a_rate_run_with_an_event_says_the_rate_was_broken_during_it(instance, l
     assert dip["floor_pct"] < 25 and dip["reads_lost"] > 0  # the dip
     lag = dip["rate"]
     assert lag["behind"] is True and lag["lag_during_us"] > 1e6  # statements waited for most of the stall
-    assert lag["lag_before_us"] < 100_000  # held before it
+    # held before it: a quiet host lags a few ms there; one running two other test workers has lagged 226 ms
+    assert lag["lag_before_us"] < min(500_000, lag["lag_during_us"] / 4)
     assert result["figures"]["rate"]["behind_during_events"] == ["4s=stall:3s"]
     assert "--rate's schedule fell behind during it" in (result_dir(done) / "report.txt").read_text()
