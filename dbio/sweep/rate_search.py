@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from dbio.stats.capacity import Slo
+from dbio.sweep.search import latency_text
 
 RESOLUTION = 0.10  # bisection stops when the rates that met and did not are within 10% of each other
 MAX_PROBES = 16  # steps in all, the rates given included: a search that has not settled by then says so
@@ -80,7 +81,7 @@ def _why_not(slo: Slo, probe: RateProbe) -> str:
     if probe.held is not True:
         achieved = "" if probe.achieved_per_s is None else f", achieved {probe.achieved_per_s:,.0f}/s"
         return f"rate not held{achieved}"
-    return f"{slo.label} {_us(probe.value_us)}"
+    return f"{slo.label} {latency_text(probe.value_us)}"
 
 
 def _stop(probes: Sequence[RateProbe], slo: Slo, reason: str, evidence: str) -> RateDecision:
@@ -93,16 +94,10 @@ def _stop(probes: Sequence[RateProbe], slo: Slo, reason: str, evidence: str) -> 
         return RateDecision(reason=reason, line=f"no probe was held within {slo.label} {_limit(slo)}; {evidence}")
     best = max(within, key=lambda p: p.rate)
     achieved = "" if best.achieved_per_s is None else f" (achieved {best.achieved_per_s:,.0f}/s)"
-    line = (f"{best.rate:,} statements/s held{achieved} with {slo.label} {_us(best.value_us)} ({_limit(slo)}); "
-            f"{evidence}")
+    line = (f"{best.rate:,} statements/s held{achieved} with {slo.label} {latency_text(best.value_us)} "
+            f"({_limit(slo)}); {evidence}")
     return RateDecision(reason=reason, line=line, best=best.step)
 
 
 def _limit(slo: Slo) -> str:
-    return f"<= {_us(slo.limit_us)}"
-
-
-def _us(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x / 1000:,.2f} ms" if x >= 1000 else f"{x:,.0f} us"
+    return f"<= {latency_text(slo.limit_us)}"

@@ -63,7 +63,7 @@ def decide(probes: Sequence[Probe], slo: Slo, max_threads: int, *, gain: float =
         if before and peaked(max(before), last.reads_per_s or 0.0, gain):
             return _stop(probes, slo, "peak", f"{last.sessions} sessions: {_rate(last.reads_per_s)} reads/s, "
                                               f"less than {100 * gain:.0f}% more (within the objective, "
-                                              f"{slo.label} {_us(last.value_us)})")
+                                              f"{slo.label} {latency_text(last.value_us)})")
         if last.threads >= max_threads:
             return _stop(probes, slo, "limit", f"still within the objective at {last.sessions} sessions, "
                                                "the most --max-sessions allows")
@@ -73,7 +73,7 @@ def decide(probes: Sequence[Probe], slo: Slo, max_threads: int, *, gain: float =
     low = max(below, default=0)  # 0: no count below has met it yet
     gap = lowest_fail.threads - low
     if gap <= 1 or (low and gap / low <= resolution):
-        evidence = f"{lowest_fail.sessions} sessions: {slo.label} {_us(lowest_fail.value_us)}"
+        evidence = f"{lowest_fail.sessions} sessions: {slo.label} {latency_text(lowest_fail.value_us)}"
         return _stop(probes, slo, "crossed" if low else "none", evidence)
     return Decision(threads=(low + lowest_fail.threads) // 2, reason="bisect")
 
@@ -85,24 +85,25 @@ def _stop(probes: Sequence[Probe], slo: Slo, reason: str, evidence: str) -> Deci
     if not within:
         first = min(probes, key=lambda p: p.threads)
         if reason == "none":
-            at = f"at {first.sessions} session{'s' if first.sessions != 1 else ''} it is {_us(first.value_us)}"
+            at = f"at {first.sessions} session{'s' if first.sessions != 1 else ''} it is {latency_text(first.value_us)}"
             return Decision(reason=reason, line=f"no session count meets {slo.label} {_limit(slo)}: {at}")
         return Decision(reason=reason, line=f"no probe met {slo.label} {_limit(slo)}; {evidence}")
     best = max(within, key=lambda p: p.reads_per_s or 0.0)
     line = (f"{_rate(best.reads_per_s)} reads/s at {best.sessions} session{'s' if best.sessions != 1 else ''} "
-            f"with {slo.label} {_us(best.value_us)} ({_limit(slo)}); {evidence}")
+            f"with {slo.label} {latency_text(best.value_us)} ({_limit(slo)}); {evidence}")
     return Decision(reason=reason, line=line, best=best.step)
 
 
 def _limit(slo: Slo) -> str:
-    return f"< {_us(slo.limit_us)}"
+    return f"< {latency_text(slo.limit_us)}"
 
 
 def _rate(x: float | None) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def _us(x: float | None) -> str:
+def latency_text(x: float | None) -> str:
+    """A latency in us as the search's lines say it: "-" when absent, ms from 1 ms up (pure)."""
     if x is None:
         return "-"
     return f"{x / 1000:,.2f} ms" if x >= 1000 else f"{x:,.0f} us"
