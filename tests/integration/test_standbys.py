@@ -185,7 +185,8 @@ def test_a_stall_on_one_node_acts_on_its_sessions_only(cluster):
     [dip] = doc["figures"]["disruptions"]
     assert dip["node"] == "standby1" and dip["floor_pct"] < 25, dip  # its one session frozen
     primary = dip["other_nodes"]["primary"]
-    assert primary["floor_pct"] > 50, dip  # never stopped: its reads went on
+    # never stopped: its reads went on (its lowest second may still dip on a loaded host, never to the frozen one's)
+    assert primary["floor_pct"] > dip["floor_pct"] + 20 and primary["reads_lost"] < dip["reads_lost"] / 2, dip
     # the run as a whole: its work point waits for the frozen session, so it has a gap, or one node's share of a dip
     assert dip["run"].get("absent") or dip["run"]["floor_pct"] > dip["floor_pct"], dip
     assert "4s=stall:3s@standby1" in (result_dir(done) / "report.txt").read_text()
