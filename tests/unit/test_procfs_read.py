@@ -21,7 +21,8 @@ def test_a_file_of_counters_reads_its_lines_and_names(path):
     got, want = procfs.read_proc(path), Path(path).read_text()  # the counters move between the two reads
 
     def names(text: str) -> list[list[str]]:
-        return [[word for word in line.split() if not word.isdigit()][:2] for line in text.splitlines()]
+        # each line's first word that is not a number: a field's or a device's name (a process's State moves too)
+        return [[word for word in line.split() if not word.isdigit()][:1] for line in text.splitlines()]
 
     assert names(got) == names(want) and len(names(got)) > 0
 
