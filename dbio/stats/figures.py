@@ -63,7 +63,8 @@ def derive(window: dict[str, Any]) -> dict[str, Any]:
     out["shape"] = access_profile.derive(d, totals, window, seconds)
     # --rate: the rate asked and achieved, the latency from the intended start (stats/rate.py); held is judged after
     scheduled = rates.derive(window.get("rate_asked_per_s"), window.get("rate_schedule") or "poisson",
-                             window.get("latency_limit_us") or 0.0, totals, window["histograms"], seconds)
+                             window.get("latency_limit_us") or 0.0, totals, window["histograms"],
+                             window.get("scheduled_seconds") or seconds)
     if scheduled is not None:
         out["rate"] = scheduled
     out["hotspot"] = hotspot.derive(totals, out["latency"]["statements"], out["load_profile"]["physical_reads_per_s"],

@@ -32,14 +32,15 @@ def _stats(h: dict[str, Any] | None, bounds: list[float]) -> dict[str, Any]:
 def derive(asked_per_s: float | None, schedule: str, latency_limit_us: float, totals: dict[str, Any],
            hists: dict[str, Any], seconds: float) -> dict[str, Any] | None:
     """figures.rate of a window (None: no rate asked, or an older loop without the schedule's histograms): the
-    rate asked (this window's sessions' share) and achieved, the latency from the intended start and the lag."""
+    rate asked (this window's sessions' share) and achieved, the latency from the intended start and the lag.
+    seconds: the span the statements were scheduled over (run/result_figures.scheduled_seconds)."""
     if asked_per_s is None or not seconds or not (hists.get("lag") and hists.get("intended")):
         return None
     statements = sum(totals.get(k) or 0 for k in STATEMENT_TOTALS)
     achieved = statements / seconds
     intended, lag = _stats(hists["intended"], hists["bounds_us"]), _stats(hists["lag"], hists["bounds_us"])
     late = totals.get("late") if latency_limit_us else None
-    return {"asked_per_s": asked_per_s, "achieved_per_s": achieved, "schedule": schedule,
+    return {"asked_per_s": asked_per_s, "achieved_per_s": achieved, "schedule": schedule, "seconds": seconds,
             "achieved_pct": 100.0 * achieved / asked_per_s,
             "tolerance_pct": 100.0 * tolerance(asked_per_s * seconds, schedule),
             **{f"intended_{k}": v for k, v in intended.items()}, **{f"lag_{k}": v for k, v in lag.items()},

@@ -13,6 +13,8 @@ from dbio import rate_schedule
 from dbio import result as results
 from dbio.engines.base import SliceResult
 from dbio.report import model, text, verdict
+from dbio.run import result_figures
+from dbio.run.sessions import Clock
 from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
 from dbio.stats import histogram, rate
 from dbio.result_records import of
@@ -111,6 +113,23 @@ def test_achieved_within_one_percent_with_a_bounded_lag_is_held():
     assert r["held"] is True and r["behind"] is None
     assert (r["lag_first_us"], r["lag_last_us"]) == (40.0, 55.0)
     assert r["intended_p50_us"] > r["lag_p50_us"]
+
+
+def test_a_rate_is_achieved_over_the_span_its_statements_were_scheduled_in_not_the_readings_span():
+    # a 4 s window read 0.05 s late at its end (every session drained first): 800 statements of 200/s are held
+    clock = Clock(start=100.0, window_open=100.0, deadline=104.0)
+    span = result_figures.scheduled_seconds(clock, 100.0, 104.05)
+    assert span == pytest.approx(4.0)
+    r = rate.judge(_derived(200.0, 800, span), [(2, 40.0), (3, 60.0)], 0, 1)
+    assert r["seconds"] == pytest.approx(4.0) and r["achieved_pct"] == pytest.approx(100) and r["held"] is True
+    assert rate.judge(_derived(200.0, 800, 4.05), [(2, 40.0)], 0, 1)["held"] is False  # the readings' span: short
+    # with a warm-up, from the planned opening (the sessions' first measured slice), not the begin reading's time
+    warmed = Clock(start=100.0, window_open=102.0, deadline=106.0, warmup=2.0)
+    assert result_figures.scheduled_seconds(warmed, 102.03, 106.04) == pytest.approx(4.0)
+    # a stop before the deadline: to the window's end; a work loop (no deadline) or no window: none
+    assert result_figures.scheduled_seconds(warmed, 102.03, 104.5) == pytest.approx(2.5)
+    assert result_figures.scheduled_seconds(Clock(start=100.0, window_open=100.0), 100.0, 104.0) is None
+    assert result_figures.scheduled_seconds(clock, None, None) is None
 
 
 def test_achieved_short_of_asked_by_more_than_one_percent_is_not_held():
