@@ -115,6 +115,7 @@ class RunConfig:
     part: str | None = None  # i/N: this process's part of one run of several processes (--part)
     run_id: str | None = None  # the identity the parts share (--run-id); default derived (dbio/parts.py)
     event: tuple[str, ...] | None = None  # --event AT=ACTION: disruptions in the window (dbio/disruption.py)
+    html_report: bool = True  # each run's report.html beside its report.txt (jobs/run_files.py)
 
 
 @dataclass(frozen=True)

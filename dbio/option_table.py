@@ -134,6 +134,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            fix="use a whole number of seconds between 1s and 1h", commands=RUNS),
     # 0.5 s: sampling every 0.1 s cost 0.6% of a core more at one session (bench/RESULTS.md); twice
     # the rate of Oracle's ASH, and every session is sampled each time
+    # about a second of CPU per report after the window (its charts): a sweep's hundred steps, a CI job that reads
+    # result.json alone, a small host's next run may not want them; `dbio report` makes any of them later
+    Option("html_report", "run", "bool", True,
+           "Write each run's report.html (its charts) beside report.txt and result.json; off: "
+           "`dbio report RUN_DIR --format html` makes it later.", commands=("quickstart", "run", "sweep")),
     Option("wait_sample_interval", "run", "duration", 0.5,
            "Interval at which the wait events of dbio sessions are sampled.", min=0.01, max=60, commands=RUNS),
     Option("baseline_seconds", "run", "duration", 0,

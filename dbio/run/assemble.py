@@ -115,7 +115,8 @@ def build(man: dict[str, Any], outcome: RunOutcome, normalize: Normalize,
                   "interval_seconds": man["config"]["run"]["wait_sample_interval"]},
         "monitor_errors": outcome.monitor_errors,
         "figures": figures,
-        "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE, "html": results.HTML_REPORT_FILE},
+        "files": {"samples": results.SAMPLES_FILE, "report": results.REPORT_FILE,
+                  **({"html": results.HTML_REPORT_FILE} if man["config"]["run"].get("html_report", True) else {})},
     }
     if outcome.records.get(DISRUPTIONS):  # what each --event did to the workload (stats/disruptions.py)
         figures["disruptions"] = result_figures.disruptions(outcome.records[DISRUPTIONS], series, outcome,

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_run_times_single_reads_with_the_engine_s_timer(instance, loaded_db):
-    done = dbio("run", *instance.args(loaded_db, *SMALL), "--label", "read-probe")
+    done = dbio("run", *instance.args(loaded_db, *SMALL), "--label", "read-probe", "--html-report")
     assert done.code == 0, done.text
     doc = load_result(result_dir(done))
     probe = doc["read_probe"]["node1"]

@@ -26,7 +26,7 @@ def run_ok(instance, db, label, *extra):
 def test_single_schema_read_only(instance, loaded_db):
     again = dbio("setup", *instance.args(loaded_db, *SMALL, "-t", "2"))
     assert again.code == 0 and "already loaded" in again.out
-    directory, doc = run_ok(instance, loaded_db, "readonly", "-t", "2")
+    directory, doc = run_ok(instance, loaded_db, "readonly", "-t", "2", "--html-report")
     assert doc["status"] == "complete"
     assert (directory / "report.txt").read_text().split("\n", 1)[1].startswith("dbio report")
     html = (directory / "report.html").read_text()
@@ -76,6 +76,20 @@ def test_single_schema_read_only(instance, loaded_db):
     assert rerender.code == 0 and rerender.out == (directory / "report.txt").read_text()
     markdown = dbio("report", str(directory / "result.json"), "--format", "md", "--out", str(directory / "r.md"))
     assert markdown.code == 0 and (directory / "r.md").read_text().split("\n\n", 1)[1].startswith("# dbio report")
+
+
+def test_a_run_without_its_html_report_says_none_and_dbio_report_makes_it_later(instance, loaded_db):
+    done = dbio("run", *instance.args(loaded_db, *over(SMALL, *BRIEF), "--label", "text-only", "--no-html-report"),
+                env={"DBIO_HTML_REPORT": "true"})  # the flag over the environment
+    assert done.code == 0, done.text
+    directory = result_dir(done)
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith("report")) == ["report.txt"]
+    assert "report:" in done.out and "html:" not in done.out  # nothing asked for, nothing said missing
+    doc = load_result(directory)
+    assert doc["config"]["run"]["html_report"] is False and "html" not in (doc.get("files") or {})
+    made = dbio("report", str(directory), "--format", "html", "--out", str(directory / "report.html"))
+    assert made.code == 0, made.text
+    assert (directory / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_update_pct_is_exact_and_updates_commit(instance, loaded_db):
