@@ -72,5 +72,5 @@ def finish(came: signals.Received, outcome: RunOutcome, man: dict[str, Any], nor
         document["external_script"] = called
     faults.point("run.results")  # a test fills the results filesystem here, or sends a signal
     came.step("reports")
-    return run_files.write_result(directory, document, samples, ui, html=man["config"]["run"].get("html_report", True),
-                                  came=came)
+    # the reports the result names (assemble.py: report.html only when html_report asked for it)
+    return run_files.write_result(directory, document, samples, ui, html="html" in document["files"], came=came)

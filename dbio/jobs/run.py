@@ -335,11 +335,11 @@ def summary_lines(result: RunResult) -> list[str]:
             lines.append(f"{finding.level}: {words.say(doc, finding.message)}")
     lines.append(f"result: {result.directory / results.RESULT_FILE}")
     unwritten = {item.path: item for item in result.unwritten}
-    asked_html = ((doc.document.get("config") or {}).get("run") or {}).get("html_report", True)
-    for label, name in (("report:", results.REPORT_FILE), ("html:  ", results.HTML_REPORT_FILE)):
+    files = doc.document.get("files")
+    for key, label, name in (("report", "report:", results.REPORT_FILE), ("html", "html:  ", results.HTML_REPORT_FILE)):
         path = result.directory / name
-        if name == results.HTML_REPORT_FILE and not asked_html:
-            continue  # --no-html-report: none was asked for
+        if files is not None and key not in files:
+            continue  # a report the run did not make (--no-html-report); one it could not write is named, null
         if path in unwritten:
             lines.append(f"{label} {run_files.unwritten_line(unwritten[path])}")
         elif path.exists():
