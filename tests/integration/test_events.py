@@ -41,15 +41,15 @@ def _stopped_backends(instance) -> list[int]:
 
 
 def test_a_stall_freezes_the_sessions_and_its_dip_is_measured(instance, loaded_db):
-    done = _run(instance, loaded_db, "stall", "--event", "4s=stall:3s")
+    done = _run(instance, loaded_db, "stall", "--event", "5s=stall:3s")
     assert done.code == 0, done.text
     result = load_result(result_dir(done))
     [record] = result["disruptions"]
     assert record["outcome"] == "done" and record["processes"] == 1  # the one session's backend
     assert record["end_s"] - record["start_s"] == pytest.approx(3.0, abs=0.3)
-    assert record["start_s"] == pytest.approx(4.0, abs=0.3)
+    assert record["start_s"] == pytest.approx(5.0, abs=0.3)
     [dip] = result["figures"]["disruptions"]
-    assert dip["floor_pct"] < 25  # frozen for most of its lowest interval
+    assert dip.get("floor_pct") is not None and dip["floor_pct"] < 25, dip  # frozen for most of its lowest interval
     # below 90% for the stall and its way back: on a quiet host 2-5 s; on a loaded one the way back is longer, and
     # says so in its recovery (or, not recovered, the rest of the 12 s window)
     back = dip["recovery_seconds"] if dip["recovery_seconds"] is not None else 12.0 - record["end_s"]
@@ -58,7 +58,7 @@ def test_a_stall_freezes_the_sessions_and_its_dip_is_measured(instance, loaded_d
     assert not _stopped_backends(instance)
     report = (result_dir(done) / "report.txt").read_text()
     assert "Disruptions" in report and report.index("Disruptions") < report.index("Load Profile")
-    assert "4s=stall:3s" in report
+    assert "5s=stall:3s" in report
 
 
 def test_a_1s_stall_is_resolved_by_its_fine_samples(instance, loaded_db):
@@ -237,7 +237,7 @@ def test_the_live_line_and_the_metric_show_the_event_as_it_happens(instance, loa
 def test_a_rate_run_with_an_event_says_the_rate_was_broken_during_it(instance, loaded_db):
     """--rate held over the window (the loop catches up after a stall) yet broken for the event's seconds: the
     event's figures and the rate's say so, and the report too."""
-    done = _run(instance, loaded_db, "rate-stall", "--rate", "500", "--event", "4s=stall:3s")
+    done = _run(instance, loaded_db, "rate-stall", "--rate", "500", "--event", "5s=stall:3s")
     assert done.code == 0, done.text
     result = load_result(result_dir(done))
     [record] = result["disruptions"]
@@ -248,5 +248,5 @@ def test_a_rate_run_with_an_event_says_the_rate_was_broken_during_it(instance, l
     assert lag["behind"] is True and lag["lag_during_us"] > 1e6  # statements waited for most of the stall
     # held before it: a quiet host lags a few ms there; one running two other test workers has lagged 226 ms
     assert lag["lag_before_us"] < min(500_000, lag["lag_during_us"] / 4)
-    assert result["figures"]["rate"]["behind_during_events"] == ["4s=stall:3s"]
+    assert result["figures"]["rate"]["behind_during_events"] == ["5s=stall:3s"]
     assert "--rate's schedule fell behind during it" in (result_dir(done) / "report.txt").read_text()

@@ -7,6 +7,7 @@ load). dbio now settles the data set first and says so; and judges every run by 
 import pytest
 
 from dbio import result as results
+from dbio.engines.postgres import settle
 from dbio.report import verdict
 
 from tests.integration.conftest import SMALL, dbio, load_result, over, result_dir
@@ -45,3 +46,17 @@ def test_a_read_only_run_after_updates_settles_first_and_writes_under_1_percent(
     assert again.code == 0, again.text
     assert not [e for e in load_result(result_dir(again))["events"] if e["kind"] == "settled"], \
         "a data set at rest was settled again, and said so"
+
+
+def test_a_read_only_run_after_updates_in_another_database_checkpoints_first(instance, changed_db, loaded_db):
+    """The buffers are the server's: pages an update run dirtied in another database would be written out by
+    the checkpointer inside this read-only run's window, though its own data set is at rest."""
+    updates = dbio("run", *instance.args(changed_db, *over(SMALL, "--run-time", "3s"), "-t", "2", "--update-pct", "50"))
+    assert updates.code == 0, updates.text
+    reads = dbio("run", *instance.args(loaded_db, *over(SMALL, "--run-time", "3s"), "-t", "2", "--update-pct", "0"))
+    assert reads.code == 0, reads.text
+    doc = load_result(result_dir(reads))
+    [settled] = [e for e in doc["events"] if e["kind"] == "settled"]
+    assert settled["checkpoint"] == "done", settled
+    assert settled["wal_since_checkpoint_bytes"] >= settle.PENDING_AT_REST_WAL_BYTES, settled
+    assert _written_share(doc) < READ_ONLY_WRITE_LIMIT, doc["figures"]["io_profile"]
