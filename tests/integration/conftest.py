@@ -46,7 +46,9 @@ def dbio(*args: str, timeout: float = 300, env: dict | None = None, process: boo
     """dbio ARGS as a program with no terminal, as a script runs it (a question is never asked: dbio refuses,
     naming --yes): a fork of this process with dbio already imported (tests/forked_dbio.py), or, with
     process=True, `python -m dbio` started anew, for a test whose point is the program's own start."""
-    environ = {**os.environ, "COLUMNS": "200", **(env or {})}
+    # no report.html unless the test reads it (--html-report, or env): its charts cost about a second of CPU a
+    # run, a sixth of the suite's (bench/RESULTS.md); every run still writes report.txt and result.json
+    environ = {**os.environ, "COLUMNS": "200", "DBIO_HTML_REPORT": "false", **(env or {})}
     # a fork copies only the calling thread: a lock another of the test's threads held (its driver's, the
     # import lock, a stream's) stays held in the child forever, so with threads running dbio starts anew
     if not process and threading.active_count() == 1:
