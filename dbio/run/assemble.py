@@ -150,7 +150,7 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
     name = node["name"]
     own: tuple[set[str], set[str]] | None = ({str(s.pid) for s in sessions if s.pid}, set(node.get("devices") or []))
     if lost is not None:  # its server stopped: its figures cover the window up to its last reading
-        window = {**window, "seconds": _covered(window_start, lost.get("covered_to"), window["seconds"])}
+        window = lost_window(window, window_start, lost.get("covered_to"))
         own = None  # /proc figures of the whole window would be divided by its shorter part: none
     out = {"name": name, "engine": node["engine"], "role": node["role"],
            "server": {k: v for k, v in node["server"].items() if k != "cache_bytes"},
@@ -181,6 +181,14 @@ def _node(man: dict[str, Any], node: dict[str, Any], begin: dict[str, Any] | Non
     if waits is not None:  # with several nodes: what this node's sessions waited on
         out["waits"] = {"counts": waits}
     return out
+
+
+def lost_window(window: dict[str, Any], window_start: float | None, last_reading: float | None) -> dict[str, Any]:
+    """A stopped node's window: cut at its last reading, and so the span its statements were scheduled in."""
+    covered = _covered(window_start, last_reading, window["seconds"])
+    scheduled = window.get("scheduled_seconds")
+    return {**window, "seconds": covered,
+            "scheduled_seconds": None if scheduled is None or covered is None else min(scheduled, covered)}
 
 
 def _covered(window_start: float | None, last_reading: float | None, seconds: float | None) -> float | None:

@@ -74,9 +74,8 @@ def window_figures(man: dict[str, Any], totals: Tally, begin: dict[str, Any] | N
     w = man["config"]["workload"]
     return figure_math.derive({
         "seconds": window["seconds"], "engine_begin": engine_begin, "engine_end": engine_end,
-        # a lost node's window is cut where its figures end: so is the span of its statements
-        "scheduled_seconds": None if window.get("scheduled_seconds") is None else
-        min(window["scheduled_seconds"], window["seconds"]),
+        # its planned opening to its deadline: a begin reading taken late makes the readings' span the shorter
+        "scheduled_seconds": window.get("scheduled_seconds"),
         "totals": totals.counts(), "histograms": totals.histograms(man["plan"]["bounds_us"]),
         "os_begin": os_begin, "os_end": os_end,
         "cores": man["host"].get("cpus") or os.cpu_count(), "cache_bytes": man["server"]["cache_bytes"],

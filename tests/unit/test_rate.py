@@ -13,7 +13,7 @@ from dbio import rate_schedule
 from dbio import result as results
 from dbio.engines.base import SliceResult
 from dbio.report import model, text, verdict
-from dbio.run import result_figures
+from dbio.run import assemble, result_figures
 from dbio.run.sessions import Clock
 from dbio.run.slice_totals import ALL_KINDS, KINDS, Tally
 from dbio.stats import histogram, rate
@@ -130,6 +130,18 @@ def test_a_rate_is_achieved_over_the_span_its_statements_were_scheduled_in_not_t
     assert result_figures.scheduled_seconds(warmed, 102.03, 104.5) == pytest.approx(2.5)
     assert result_figures.scheduled_seconds(Clock(start=100.0, window_open=100.0), 100.0, 104.0) is None
     assert result_figures.scheduled_seconds(clock, None, None) is None
+
+
+def test_a_begin_reading_taken_late_leaves_the_scheduled_span_whole_and_a_lost_node_cuts_it():
+    # seen in CI: the begin reading 0.05 s after the planned opening, the end one 0.038 s after the deadline
+    warmed = Clock(start=100.0, window_open=102.0, deadline=106.0, warmup=2.0)
+    window = {"seconds": 106.038 - 102.05,
+              "scheduled_seconds": result_figures.scheduled_seconds(warmed, 102.05, 106.038)}
+    assert window["seconds"] < 4.0 and window["scheduled_seconds"] == pytest.approx(4.0)
+    # a node lost 1.5 s into the window: its figures, and its statements' span, end at its last reading
+    cut = assemble.lost_window(window, 102.05, 103.55)
+    assert cut["seconds"] == pytest.approx(1.5) and cut["scheduled_seconds"] == pytest.approx(1.5)
+    assert assemble.lost_window({"seconds": 4.0}, 102.0, 103.0)["scheduled_seconds"] is None  # a closed loop
 
 
 def test_achieved_short_of_asked_by_more_than_one_percent_is_not_held():
