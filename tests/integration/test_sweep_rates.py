@@ -65,7 +65,9 @@ def test_the_search_over_rates_runs_to_its_answer(instance):
     [answer] = doc["search"]["answers"]
     assert answer["line"] == final.line and answer["best"] == final.best
     assert f"answer: {final.line}" in (directory / "sweep.txt").read_text() and final.line in done.out
-    if all(p.held for p in probes):  # as on an idle host: 800/s the answer, the most --max-rate allows
+    # as on an idle host, every probe held and valid: 800/s the answer, the most --max-rate allows (a loaded host
+    # can make a step NOT VALID, other work sharing its window, and the search then stops below it)
+    if all(rate_search.met(slo, p) for p in probes):
         assert final.reason == "limit" and final.line.startswith("800 statements/s held")
 
 

@@ -9,10 +9,11 @@ import sys
 import pytest
 
 from dbio import disruption
+from tests import forked_dbio
 
 
 def dbio(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dbio", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return forked_dbio.completed(list(args), cwd=cwd, timeout=60)
 
 
 @pytest.mark.parametrize("text, at, action, seconds, iops, path", [
