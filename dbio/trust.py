@@ -139,11 +139,11 @@ def tree_problem(root: Path, uids: frozenset[int] | None = None) -> str | None:
         return problem
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
-            entry = Path(dirpath) / name
+            entry = os.path.join(dirpath, name)  # a string: a server's tree holds thousands, walked every run
             st = os.lstat(entry)
             if stat.S_ISLNK(st.st_mode):
                 # a link in a trusted directory was made by a trusted user; where it points must be trusted too
-                problem = path_problem(entry, uids)
+                problem = path_problem(Path(entry), uids)
                 if problem:
                     return f"{problem} (through the link {entry})"
                 continue
