@@ -143,6 +143,10 @@ def compare_section(named: list[tuple[str, Result]]) -> dict[str, Any]:
                 ["End s", *[{"value": e.get("end_s"), "kind": "seconds"} for e in events]]]
         rows += [[fig.label, *[{"value": fig.value(e), "kind": fig.kind} for e in events]]
                  for fig in catalogue.DISRUPTION_FIGURES]
+        if any(isinstance(e.get("fine"), dict) and e["fine"].get("resolution_seconds") for e in events):
+            # a short event seen finer (its quarter-second samples) on either side: those figures beside
+            rows += [[fig.label, *[{"value": fig.value(e), "kind": fig.kind} for e in events]]
+                     for fig in catalogue.DISRUPTION_FINE_FIGURES]
         rows.append(["Recovered", *["-" if not e else "no" if e.get("not_recovered") else "yes" for e in events]])
         tables.append(table(f"disruption_{i + 1}", f"Event {i + 1}", ["", *[name for name, _ in each]],
                             ["text"] * (len(events) + 1), rows, []))

@@ -16,7 +16,8 @@ from typing import Any, Iterable, Mapping
 
 from dbio.stats.counters import get
 from dbio.stats.figure_record import DIFFERENCE, POINTS, RATIO, Change, Figure, UnknownFigure
-from dbio.stats.group_figures import (BACKEND_FIGURES, DEVICE_FIGURES, DISRUPTION_FIGURES, LAYOUT_FIGURES,
+from dbio.stats.group_figures import (BACKEND_FIGURES, DEVICE_FIGURES, DISRUPTION_FIGURES,
+                                      DISRUPTION_FINE_FIGURES, LAYOUT_FIGURES,
                                       STATEMENT_FIGURES, STATEMENT_LABELS, by_backend, devices, devices_unread,
                                       disruptions, histogram, statement_latency)
 from dbio.stats.operation_figures import OPS_COMMON, OPS_FIGURES, OPS_OWN
@@ -25,7 +26,8 @@ from dbio.stats.run_figures import (BY_NAME, DEVICE_MATCH, FIGURES, SCAN_MAJORIT
 
 # The names readers use, wherever they are declared: this module is their one door.
 __all__ = [
-    "BACKEND_FIGURES", "DEVICE_FIGURES", "DEVICE_MATCH", "DISRUPTION_FIGURES", "DIFFERENCE", "FIGURES",
+    "BACKEND_FIGURES", "DEVICE_FIGURES", "DEVICE_MATCH", "DISRUPTION_FIGURES", "DISRUPTION_FINE_FIGURES",
+    "DIFFERENCE", "FIGURES",
     "LAYOUT_FIGURES", "OPS_FIGURES",
     "POINTS", "RATIO", "SCAN_MAJORITY", "STATEMENT_FIGURES", "STATEMENT_LABELS", "Change", "Figure",
     "UnknownFigure", "by_backend", "by_series", "cpu_wait_in_read_parts", "devices", "devices_unread",

@@ -105,6 +105,20 @@ DISRUPTION_FIGURES = (
 )
 
 
+# The same from an event's fine samples (stats/disruptions.py `fine`: a quarter second apart, the bytes the sessions'
+# processes read), where the engine's one-second intervals are too coarse for a short event.
+DISRUPTION_FINE_FIGURES = (
+    Figure("fine_floor_pct", "Fine floor %", "% of before", "pct", ("fine", "floor_pct"), compare=POINTS,
+           how="the lowest fine span's bytes read/s from the event's start, as a share of the fine before window's"),
+    Figure("fine_seconds_below_90pct", "Fine below 90%", "s", "seconds", ("fine", "seconds_below_90pct"),
+           compare=DIFFERENCE, **LOWER),
+    Figure("fine_recovery_seconds", "Fine recovery", "s", "seconds", ("fine", "recovery_seconds"),
+           compare=DIFFERENCE, **LOWER),
+    Figure("fine_resolution_seconds", "Fine resolution", "s", "seconds", ("fine", "resolution_seconds"),
+           how="the longest fine span in the stretch: how finely the dip was seen"),
+)
+
+
 def disruptions(f: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Each --event's record of what it did to the workload (stats/disruptions.py), in the events' order."""
     return [dict(d) for d in (f or {}).get("disruptions") or [] if isinstance(d, Mapping)]

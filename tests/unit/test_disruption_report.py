@@ -77,3 +77,19 @@ def test_compare_shows_the_events_side_by_side():
     assert rows["Event"] == ["10s=stall:3s", "10s=stall:3s"]
     assert rows["Floor"][1]["value"] == 1000.0
     assert rows["Recovered"] == ["yes", "no"]
+
+
+def test_compare_shows_the_fine_figures_of_a_short_event_beside_the_intervals():
+    fine = {"source": "bytes read", "step_seconds": 0.25, "floor_pct": 0.0, "seconds_below_90pct": 1.1,
+            "recovery_seconds": 0.3, "resolution_seconds": 0.26}
+    plain = compare_model.build([("array-a", of(_with_events())), ("array-b", of(_with_events()))])
+    [table] = next(s for s in plain["sections"] if s["id"] == "disruptions")["tables"]
+    assert "Fine floor %" not in {row[0] for row in table["rows"]}  # neither side has fine samples
+    model = compare_model.build([("array-a", of(_with_events(fine=fine))), ("array-b", of(_with_events()))])
+    [table] = next(s for s in model["sections"] if s["id"] == "disruptions")["tables"]
+    rows = {row[0]: row[1:] for row in table["rows"]}
+    assert [c["value"] for c in rows["Fine floor %"]] == [0.0, None]  # the other side: absent, never 0
+    assert [c["value"] for c in rows["Fine below 90%"]] == [1.1, None]
+    assert rows["Fine resolution"][0]["value"] == 0.26
+    text = report.render_model(model, "text")
+    assert "Fine below 90%" in text and "Fine resolution" in text
