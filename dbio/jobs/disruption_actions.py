@@ -17,8 +17,9 @@
   dbio's tables; dbio's index on its tables dropped and made again (each table's in a transaction: the sessions
   wait on its lock meanwhile); a base backup into the checked destination, kept there.
 - exec:PATH: the user's program (trusted as --external-script, in disruptions.check) with the run directory, its
-  output in event-N.log there, its exit status kept; stopped (its process group: SIGTERM, then SIGKILL) when the
-  run's background stops."""
+  output in event-N.log there, its exit status kept, and what it read and wrote from storage by its own accounting
+  (getrusage at its end, its waited-for children's included: a program that ran fio names the device's other
+  reader); stopped (its process group: SIGTERM, then SIGKILL) when the run's background stops."""
 
 from __future__ import annotations
 
@@ -213,9 +214,9 @@ class Actions:
             process = subprocess.Popen([str(ctx.program), str(self.directory)], stdin=subprocess.DEVNULL, stdout=out,
                                        stderr=subprocess.STDOUT, cwd=self.directory, start_new_session=True)
         self.programs.append(process)
-        stopped = False
+        stopped, usage = False, None
         try:
-            while process.poll() is None:
+            while process.returncode is None and (usage := _reaped(process)) is None:
                 if await stopped_within(ctx.stop, POLL_SECONDS):
                     stopped = True
                     await asyncio.to_thread(external_script.stop_group, process)
@@ -225,6 +226,9 @@ class Actions:
                 external_script.stop_group(process)
             self.programs.remove(process)
         out_record: dict[str, Any] = {"program": str(ctx.program), "output": output, "exit_status": process.returncode}
+        if usage is not None:  # its own accounting: what it read from storage is the device's other reader's
+            out_record.update(read_bytes=usage.ru_inblock * 512, write_bytes=usage.ru_oublock * 512,
+                              cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3))
         if stopped:
             out_record.update(outcome="stopped", stopped="the window closed or the run stopped first")
         elif process.returncode != 0:
@@ -254,6 +258,21 @@ class Actions:
             _end(guard)
         self.guards.clear()
         return problems
+
+
+def _reaped(process: subprocess.Popen) -> Any:
+    """The program's resource usage once it ended (its own and its waited-for children's: getrusage's block input
+    is the kernel's read_bytes, direct I/O included), reaping it as poll() would; None while it runs."""
+    try:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    except ChildProcessError:  # reaped already (a stop's wait): its usage is gone
+        if process.returncode is None:
+            process.poll()
+        return None
+    if pid == 0:
+        return None
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage
 
 
 def _guard(kind: str, seconds: float, plan: dict[str, Any]) -> subprocess.Popen:

@@ -96,8 +96,11 @@ def _notes(found: list[dict[str, Any]], r: Result) -> list[str]:
             notes.append(f"{record.get('event')}: the backup wrote {format_bytes(done.get('bytes') or 0)} to "
                          f"{done.get('target')} in {done.get('seconds'):.1f} s")
         if record.get("program"):
+            read = record.get("read_bytes")
             notes.append(f"{record.get('event')}: {record['program']} exited with status {record.get('exit_status')}"
-                         f"; its output is {record.get('output')}")
+                         + (f", having read {format_bytes(read)} from storage by its own accounting (it and the "
+                            "programs it waited for): another reader of the devices" if read else "")
+                         + f"; its output is {record.get('output')}")
         if record.get("error"):
             notes.append(f"{record.get('event')}: {record['error']}")
     return notes

@@ -194,8 +194,18 @@ def shared_device(r: Result) -> Finding | None:
         if reads and not value(f, "direct_io") else ""
     ratio = "device_to_db_read_ratio" if reads else "device_to_db_write_ratio"
     return _found("warning", "shared_device",
-                  "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}, "
-                  "so the device's figures (Device table) and the engine's disagree", ratio, value(f, ratio))
+                  "; ".join(part for part in (reads, writes) if part) + f": another process used the device{ahead}"
+                  + _event_programs(r) + ", so the device's figures (Device table) and the engine's disagree",
+                  ratio, value(f, ratio))
+
+
+def _event_programs(r: Result) -> str:
+    """The --event programs (exec:) that read or wrote storage, by their own accounting: the other reader named."""
+    named = [f"{e.get('program')} read {format_bytes(e.get('read_bytes') or 0)} and wrote "
+             f"{format_bytes(e.get('write_bytes') or 0)}" for e in r.disruption_events
+             if e.get("program") and (e.get("read_bytes") or e.get("write_bytes"))]
+    return f" (the --event program{'s' if len(named) > 1 else ''} {'; '.join(named)}, by its own accounting)" \
+        if named else ""
 
 
 def small_data_set(r: Result) -> Finding | None:

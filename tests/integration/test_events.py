@@ -6,6 +6,7 @@ cannot do is refused in one line before anything is made."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -170,8 +171,12 @@ def test_a_checkpoint_in_an_update_run(instance, loaded_db):
 
 
 def test_exec_runs_the_users_program_with_the_run_directory(instance, loaded_db):
-    program = instance.root / "event-program.sh"
-    program.write_text("#!/bin/sh\necho \"run directory: $1\"\nsleep 1\nexit 3\n")
+    """The program reads a file of its own past the page cache (as fio on the same device would): what it read is
+    its own accounting's, kept in its record and named in the report as another reader of the devices."""
+    program, scratch = instance.root / "event-program.sh", instance.root / "event-program.data"
+    scratch.write_bytes(os.urandom(8 << 20))
+    program.write_text(f"#!/bin/sh\necho \"run directory: $1\"\n"
+                       f"dd if={scratch} of=/dev/null bs=1M iflag=direct 2>/dev/null\nsleep 1\nexit 3\n")
     program.chmod(0o755)
     done = _run(instance, loaded_db, "exec", "--event", f"4s=exec:{program}")
     assert done.code == 0, done.text
@@ -180,6 +185,9 @@ def test_exec_runs_the_users_program_with_the_run_directory(instance, loaded_db)
     assert record["exit_status"] == 3 and record["outcome"] == "failed"
     assert record["end_s"] - record["start_s"] == pytest.approx(1.0, abs=0.5)
     assert (directory / record["output"]).read_text() == f"run directory: {directory}\n"
+    assert (8 << 20) <= record["read_bytes"] < (9 << 20) and record["cpu_seconds"] >= 0, record  # dd's, waited for
+    report = (directory / "report.txt").read_text()
+    assert re.search(r"having read 8(\.\d)? MiB from storage by its own accounting", report), report
 
 
 def test_an_untrusted_program_is_refused_before_anything(instance, loaded_db):

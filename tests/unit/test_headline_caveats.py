@@ -132,3 +132,17 @@ def test_a_comparison_quotes_each_side_s_reads_with_its_caveats():
     line = compare_model.build([("a", of(BASE)), ("b", of(with_(shared_device)))])["headline_text"]
     assert line.startswith("b vs a: reads/s ")
     assert line.endswith("(b: the device did 4.0x the engine's reads: other work shared the device)"), line
+
+
+def test_the_shared_device_finding_names_an_event_program_that_read_storage():
+    """exec:'s program read storage by its own accounting (jobs/disruption_actions.py): the other reader named."""
+    doc = with_(shared_device)
+    [plain] = [f for f in verdict.findings(of(doc)) if f.code == "shared_device"]
+    assert "--event program" not in plain.message
+    doc["disruptions"] = [{"event": "4s=exec:/opt/fio-job", "action": "exec", "program": "/opt/fio-job",
+                           "read_bytes": 812 << 20, "write_bytes": 0, "exit_status": 0},
+                          {"event": "9s=exec:/opt/quiet", "action": "exec", "program": "/opt/quiet",
+                           "read_bytes": 0, "write_bytes": 0, "exit_status": 0}]
+    [named] = [f for f in verdict.findings(of(doc)) if f.code == "shared_device"]
+    assert "(the --event program /opt/fio-job read 812 MiB and wrote 0 B, by its own accounting)" in named.message
+    assert "/opt/quiet" not in named.message  # it read and wrote nothing
