@@ -47,9 +47,6 @@ def warm() -> None:
     for module in pkgutil.walk_packages(dbio.__path__, "dbio."):
         if not module.name.endswith(".__main__"):  # the program itself: importing it runs it
             importlib.import_module(module.name)
-    import dbio.cli  # noqa: F401
-    import dbio.report.charts  # noqa: F401  matplotlib: an HTML report's charts
-    import dbio.report.html  # noqa: F401
     import psycopg  # noqa: F401
     import pymysql  # noqa: F401
     _draw_once()

@@ -131,6 +131,9 @@ def bands(r: Result) -> list[list[Any]]:
 
 
 
+FINE_RESOLUTION = catalogue.member(catalogue.DISRUPTION_FINE_FIGURES, "fine_resolution_seconds")
+
+
 def compare_section(named: list[tuple[str, Result]]) -> dict[str, Any]:
     """dbio compare: the events of each input side by side (the n-th event of each against the others' n-th: two
     arrays' failovers at one offset), one table per event position, a row per figure (each cell with its kind)."""
@@ -144,12 +147,10 @@ def compare_section(named: list[tuple[str, Result]]) -> dict[str, Any]:
         rows: list[list[Any]] = [["Event", *[e.get("event") for e in events]],
                 ["Start s", *[{"value": e.get("start_s"), "kind": "seconds"} for e in events]],
                 ["End s", *[{"value": e.get("end_s"), "kind": "seconds"} for e in events]]]
+        # a short event seen finer (its quarter-second samples) on either side: those figures beside
+        fine = catalogue.DISRUPTION_FINE_FIGURES if any(FINE_RESOLUTION.value(e) for e in events) else ()
         rows += [[fig.label, *[{"value": fig.value(e), "kind": fig.kind} for e in events]]
-                 for fig in catalogue.DISRUPTION_FIGURES]
-        if any(isinstance(e.get("fine"), dict) and e["fine"].get("resolution_seconds") for e in events):
-            # a short event seen finer (its quarter-second samples) on either side: those figures beside
-            rows += [[fig.label, *[{"value": fig.value(e), "kind": fig.kind} for e in events]]
-                     for fig in catalogue.DISRUPTION_FINE_FIGURES]
+                 for fig in (*catalogue.DISRUPTION_FIGURES, *fine)]
         rows.append(["Recovered", *["-" if not e else "no" if e.get("not_recovered") else "yes" for e in events]])
         tables.append(table(f"disruption_{i + 1}", f"Event {i + 1}", ["", *[name for name, _ in each]],
                             ["text"] * (len(events) + 1), rows, []))

@@ -204,8 +204,11 @@ def _event_programs(r: Result) -> str:
     named = [f"{e.get('program')} read {format_bytes(e.get('read_bytes') or 0)} and wrote "
              f"{format_bytes(e.get('write_bytes') or 0)}" for e in r.disruption_events
              if e.get("program") and (e.get("read_bytes") or e.get("write_bytes"))]
-    return f" (the --event program{'s' if len(named) > 1 else ''} {'; '.join(named)}, by its own accounting)" \
-        if named else ""
+    if not named:
+        return ""
+    several = len(named) > 1
+    return (f" (the --event program{'s' if several else ''} {'; '.join(named)}, by "
+            f"{'their' if several else 'its'} own accounting)")
 
 
 def small_data_set(r: Result) -> Finding | None:

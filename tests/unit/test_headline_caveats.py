@@ -146,3 +146,7 @@ def test_the_shared_device_finding_names_an_event_program_that_read_storage():
     [named] = [f for f in verdict.findings(of(doc)) if f.code == "shared_device"]
     assert "(the --event program /opt/fio-job read 812 MiB and wrote 0 B, by its own accounting)" in named.message
     assert "/opt/quiet" not in named.message  # it read and wrote nothing
+    doc["disruptions"][1].update(read_bytes=4 << 20)
+    [both] = [f for f in verdict.findings(of(doc)) if f.code == "shared_device"]
+    assert ("(the --event programs /opt/fio-job read 812 MiB and wrote 0 B; /opt/quiet read 4 MiB and wrote 0 B, "
+            "by their own accounting)") in both.message
