@@ -98,9 +98,10 @@ def merge(inputs: list[tuple[str, dict[str, Any]]], label: str) -> dict[str, Any
     # ...and achieved: each its statements over its own window. Their sum over the server's interval (the last begin
     # reading to the last end one, longer when a part's end reading came late) would understate it beside asked
     achieved = _sum_all([((doc.get("figures") or {}).get("rate") or {}).get("achieved_per_s") for _, doc in inputs])
+    served = _sum_all([_served_per_s(((doc.get("figures") or {}).get("rate") or {})) for _, doc in inputs])
     figures = _total_figures(first, [nodes[i] for i in chosen], seconds, begin, end, totals, histograms,
                              sorted({r["counter"] for r in resets if isinstance(r.get("counter"), str)}), probes,
-                             asked, achieved)
+                             asked, achieved, served)
     start = max(s for s, _ in windows)
     skew = start - min(s for s, _ in windows)
     # --event: each input's events kept, their figures over the merged curve (an event ran on one part's side)
@@ -152,7 +153,7 @@ def _input_server(name: str, doc: dict[str, Any]) -> str | None:
 def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: float, begin: dict[str, Any] | None,
                    end: dict[str, Any] | None, totals: dict[str, Any], histograms: dict[str, Any],
                    reset: list[str], probes: dict[str, dict[str, Any]], asked: float | None = None,
-                   achieved: float | None = None) -> dict[str, Any]:
+                   achieved: float | None = None, served: float | None = None) -> dict[str, Any]:
     """The total's figures: the nodes' counters summed over windows of (about) one length; no host
     figures (the hosts are several: each node has its own). asked: the inputs' --rate asked, added up (the
     rate held or not judged on the total's achieved and lag, there being no series of intervals)."""
@@ -177,10 +178,20 @@ def _total_figures(first: dict[str, Any], nodes: list[dict[str, Any]], seconds: 
         "latency_limit_us": (w.get("latency_limit") or 0) * 1e6})
     if figures.get("rate"):
         if achieved is not None:  # the inputs' own, added up (as asked is)
-            figures["rate"].update(achieved_per_s=achieved,
-                                   achieved_pct=100.0 * achieved / figures["rate"]["asked_per_s"])
+            asked_per_s = figures["rate"]["asked_per_s"]
+            figures["rate"].update(achieved_per_s=achieved, achieved_pct=100.0 * achieved / asked_per_s,
+                                   served_pct=100.0 * (achieved if served is None else served) / asked_per_s)
         figures["rate"] = rates.judge(figures["rate"], [], 0, 1)
     return figures
+
+
+def _served_per_s(rate: dict[str, Any]) -> float | None:
+    """An input's own arrivals served per second: its rate achieved less the warm-up's queue it carried in (a
+    result from before that was counted: its rate achieved)."""
+    achieved = rate.get("achieved_per_s")
+    if not isinstance(achieved, (int, float)) or rate.get("served_pct") is None or not rate.get("asked_per_s"):
+        return achieved
+    return rate["served_pct"] * rate["asked_per_s"] / 100.0
 
 
 def _sum_all(values: list[Any]) -> float | None:

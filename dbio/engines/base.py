@@ -231,6 +231,9 @@ class SliceResult:
     # intended start and its schedule lag (run/slice_totals.SCHEDULE); due: the next intended start (epoch)
     due: float | None = None
     late: int = 0  # statements later than the latency limit from their intended start
+    # statements due in the warm-up that a late loop started after the window opened: the warm-up's queue carried
+    # in, work the window did but not arrivals of the window's schedule (stats/rate.derive leaves them out)
+    due_before_window: int = 0
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,15 @@ def rate_not_held(r: Result) -> Finding | None:
         f", the schedule's lag going from {_lag(first)} to {_lag(last)}"
     p99 = value(f, "intended_p99_us")
     queue = "" if p99 is None else f"; p99 from the intended start {_lag(p99)}"
+    served, carried = get(f, "rate", "served_pct"), get(f, "rate", "due_before_window")
+    own = "" if not carried or served is None else \
+        f", the window's own arrivals {served:.1f}% ({carried:,} statements were the warm-up's queue)"
     return _found("warning", "rate_not_held",
                   f"rate not held: asked {asked:,.0f} statements/s, achieved {achieved:,.0f}/s "
-                  f"({100 * achieved / asked:.1f}%){where}{growth}{queue}: the sessions could not start statements "
-                  "as fast as asked, and the latencies from the intended start hold the queue; lower --rate, or read "
-                  "the capacity off a sweep over rates", "rate_achieved_pct", value(f, "rate_achieved_pct"))
+                  f"({100 * achieved / asked:.1f}%{own}){where}{growth}{queue}: the sessions could not start "
+                  "statements as fast as asked, and the latencies from the intended start hold the queue; "
+                  "lower --rate, or read the capacity off a sweep over rates",
+                  "rate_achieved_pct", value(f, "rate_achieved_pct"))
 
 
 def _lag(us: float) -> str:

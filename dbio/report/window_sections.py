@@ -169,6 +169,11 @@ def _rate_tables(f: Any) -> list[dict[str, Any]]:
     if late is not None:
         notes.append(f"{late:,} statements ({value(f, 'late_pct') or 0:.2f}%) ended later than the latency limit "
                      f"({rate['latency_limit_us'] / 1000:g} ms) after their intended start.")
+    carried = rate.get("due_before_window")
+    if carried and rate.get("served_pct") is not None:
+        notes.append(f"{carried:,} statements due in the warm-up started in the window (the loop was behind its "
+                     f"schedule as the window opened): their work is in every figure, but the rate is held or not on "
+                     f"the window's own arrivals, {rate['served_pct']:.1f}% of the rate asked served.")
     shown = "yes" if held else "NO" if held is False else "not judged"
     return [
         table("rate", f"Rate ({rate.get('schedule') or 'poisson'} schedule)",

@@ -38,6 +38,7 @@ class Tally:
     retries: int = 0  # UPDATEs run again after a conflict rolled them back (SliceResult.retries)
     think_seconds: float = 0.0
     late: int = 0  # with a rate: statements later than the latency limit from their intended start
+    due_before_window: int = 0  # with a rate: statements due in the warm-up, started in the window (SliceResult's)
     sum_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
     max_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
     hist: np.ndarray = field(default=None)  # type: ignore[arg-type]  # (all kinds, buckets) int64
@@ -53,6 +54,7 @@ class Tally:
         self.hist[:len(hist)] += hist  # a closed loop's slice has the statement kinds alone
         self.retries += r.retries
         self.late += r.late
+        self.due_before_window += r.due_before_window
 
     def remove(self, r: SliceResult) -> None:
         """Take a slice added before back out (its work turned out to lie past what the figures cover); the
@@ -63,6 +65,7 @@ class Tally:
         self.hist[:len(hist)] -= hist
         self.retries -= r.retries
         self.late -= r.late
+        self.due_before_window -= r.due_before_window
 
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
@@ -71,6 +74,7 @@ class Tally:
         self.hist += other.hist
         self.retries += other.retries
         self.late += other.late
+        self.due_before_window += other.due_before_window
 
     def _add_counts(self, iterations: int, selects: int, updates: int, scans: int, rows: int, hot_rows: int,
                     think: float, sum_us: list[float], max_us: list[float]) -> None:
@@ -93,6 +97,7 @@ class Tally:
             setattr(tally, name, sparse.get(name, 0))
         tally.think_seconds = sparse.get("think_seconds", 0.0)
         tally.late = sparse.get("late", 0)
+        tally.due_before_window = sparse.get("due_before_window", 0)
         for k, kind in enumerate(ALL_KINDS):
             entry = sparse.get(kind)
             if entry:
@@ -110,7 +115,7 @@ class Tally:
         out = {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
                "think_seconds": self.think_seconds}
-        return {**out, "late": self.late} if self.scheduled else out
+        return {**out, "late": self.late, "due_before_window": self.due_before_window} if self.scheduled else out
 
     def _kinds(self) -> tuple[str, ...]:
         return ALL_KINDS if self.scheduled else KINDS

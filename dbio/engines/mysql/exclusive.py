@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from dbio.engines.mysql import dsn as dsns
 from dbio.engines.mysql import sqlfiles
@@ -21,7 +22,12 @@ from dbio.errors import UsageError
 from dbio.parts import MAX_PARTS, Part
 
 GATE_WAIT = 30  # seconds: every holder keeps the gate for a few statements only
+# seconds a lock is waited for before it is taken to be held: a command that has just ended closed its connection,
+# but the server ends the session (and frees its locks) on its own thread, a moment later under load (seen: a run
+# right after its setup refused, the setup's lock connection still listed)
+ENDING_WAIT = 2.0
 INSTALL_WAIT = 300  # seconds: another part installing the loop (a procedure per schema) is waited for
+T = TypeVar("T")
 ALONE_FIX = "wait for it to finish, or stop it; two dbio runs on one database would count each other's I/O"
 
 
@@ -87,15 +93,26 @@ def _held(conn: Connection, dsn: dsns.Dsn, part: Part | None) -> list[tuple[int,
     return [(int(i), int(holder), bool(same)) for i, holder, same in rows]
 
 
+def _settled(look: Callable[[], T], until: Callable[[T], bool] = lambda found: not found) -> T:
+    """What look() finds once it shows nothing held (until), or after ENDING_WAIT: a holder that has just ended is
+    gone a moment later, one still running is still there."""
+    end = time.monotonic() + ENDING_WAIT
+    found = look()
+    while not until(found) and time.monotonic() < end:
+        time.sleep(0.05)
+        found = look()
+    return found
+
+
 def _alone(conn: Connection, dsn: dsns.Dsn) -> None:
     _gate(conn, dsn)
     try:
-        got = _value(conn, "SELECT GET_LOCK(%s, 0)", (lock_name(dsn.database),))
+        got = _value(conn, "SELECT GET_LOCK(%s, %s)", (lock_name(dsn.database), ENDING_WAIT))
         if got != 1:
             holder = _value(conn, "SELECT IS_USED_LOCK(%s)", (lock_name(dsn.database),))
             raise UsageError(f"the database at {dsns.describe(dsn)} is in use by another dbio command "
                              f"(server connection {holder})", ALONE_FIX)
-        held = _held(conn, dsn, None)
+        held = _settled(lambda: _held(conn, dsn, None))
         if held:
             index, holder, _ = held[0]
             raise UsageError(f"the database at {dsns.describe(dsn)} is in use by dbio run part {index} of a run "
@@ -110,12 +127,14 @@ def _admit_part(conn: Connection, dsn: dsns.Dsn, part: Part) -> None:
     where = dsns.describe(dsn)
     _gate(conn, dsn)
     try:
-        holder = _value(conn, "SELECT IS_USED_LOCK(%s)", (lock_name(dsn.database),))
+        holder = _settled(lambda: _value(conn, "SELECT IS_USED_LOCK(%s)", (lock_name(dsn.database),)))
         if holder is not None:
             raise UsageError(f"the database at {where} is in use by another dbio command (server connection "
                              f"{holder})", "wait for it to finish, or stop it; only the parts of one run share a "
                              "database")
         held = _held(conn, dsn, part)
+        if any(not same for _, _, same in held):  # another run's parts, or the last of a run that just ended
+            held = _settled(lambda: _held(conn, dsn, part), until=lambda now: all(same for _, _, same in now))
         other = next(((i, h) for i, h, same in held if not same), None)
         if other is not None:
             raise UsageError(f"the database at {where} is in use by another run's parts: dbio run part {other[0]} "

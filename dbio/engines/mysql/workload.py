@@ -197,7 +197,7 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
         cur.execute(f"CALL {sqlfiles.ident(catalog.procedure(conn.schema_index))}(%s, %s, %s, %s, %s, %s, %s)",
                     (run_id, session, iterations_before, selects_before, max_iterations, think_left, due))
         (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, s4, m4, hot_rows,
-         retries, end, done, counts, next_due, late, s5, m5, s6, m6) = cur.fetchone()
+         retries, end, done, counts, next_due, late, s5, m5, s6, m6, early) = cur.fetchone()
         hist = histmap.parse_counts(counts, buckets)
         while cur.nextset():  # the CALL's own status result
             pass
@@ -209,7 +209,8 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
                        max_us=[float(m1), float(m2), float(m3), float(m4)] + ([float(m5), float(m6)] if len(hist) > 4
                                                                              else []),
                        hist=hist, slice_end=float(end), done=bool(done), think_left=float(think_owed),
-                       retries=int(retries), due=None if next_due is None else float(next_due), late=int(late or 0))
+                       retries=int(retries), due=None if next_due is None else float(next_due), late=int(late or 0),
+                       due_before_window=int(early or 0))
 
 
 EXPECTED_KEY = "custid"

@@ -14,7 +14,10 @@
 -- With a rate (c_rate, this session's share of --rate) the loop is open, as PostgreSQL's: each statement has an
 -- intended start on a schedule (exponential gaps, or equal ones with c_uniform), the loop sleeps until it, and a
 -- statement whose time has passed starts at once; kind 5 of the histogram is each statement's latency from its
--- intended start, kind 6 its schedule lag; the next intended start is carried to the next slice (p_due).
+-- intended start, kind 6 its schedule lag; the next intended start is carried to the next slice (p_due). A statement
+-- due at or after the slice's end waits for the next slice however late the session is (a slice, and the window at
+-- the deadline, holds only statements scheduled before its end); o_early counts those a late loop started after the
+-- window opened though they were due in the warm-up (its queue carried in: not the window's rate).
 -- The node's sessions share one schedule (c_sessions of them): a free session takes the next arrival k from
 -- dbio_rate_ticket (a MEMORY table: no redo), k's time computed from k alone as PostgreSQL's (uniform, or Poisson
 -- in blocks of 1024 sorted points, here CRC32 of (run, index), kept as a string of 10-digit numbers).
@@ -29,7 +32,7 @@ CREATE PROCEDURE {procedure}(
 SQL SECURITY INVOKER
 COMMENT {tag}
 BEGIN
-    DECLARE c_slice, c_started, c_deadline, c_think_min, c_think_max DOUBLE;
+    DECLARE c_slice, c_started, c_open, c_deadline, c_think_min, c_think_max DOUBLE;
     DECLARE c_scale, c_hot_lo, c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every BIGINT;
     DECLARE c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill INT;
     DECLARE v_now, v_end, v_t0, v_us, v_sleep, v_think, v_wait_from DOUBLE;
@@ -46,12 +49,12 @@ BEGIN
     DECLARE c_uniform, v_kinds, c_sessions INT;
     DECLARE v_k, v_block BIGINT DEFAULT -1;
     DECLARE v_points MEDIUMBLOB;
-    DECLARE o_late BIGINT DEFAULT 0;
+    DECLARE o_late, o_early BIGINT DEFAULT 0;
 
-    SELECT slice_seconds, started_at, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
+    SELECT slice_seconds, started_at, window_open, deadline, scale, work_unit, COALESCE(update_work_unit, work_unit), update_pct,
            scan_pct, fill_bytes, hot_lo, hot_rows, hot_every, hot_schema_every, think_every, think_min, think_max,
            rate_per_s, rate_uniform, latency_limit_us, rate_sessions
-      INTO c_slice, c_started, c_deadline, c_scale, c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill,
+      INTO c_slice, c_started, c_open, c_deadline, c_scale, c_work_unit, c_update_rows, c_update_pct, c_scan_pct, c_fill,
            c_hot_lo,
            c_hot_rows, c_hot_every, c_hot_schema_every, c_think_every, c_think_min, c_think_max,
            c_rate, c_uniform, c_limit, c_sessions
@@ -131,7 +134,7 @@ BEGIN
         -- An open loop waits for the statement's intended start; one due after the slice's end waits there.
         IF c_rate IS NOT NULL THEN
             SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
-            IF v_due >= v_end AND v_due > v_now THEN
+            IF v_due >= v_end THEN
                 DO SLEEP(GREATEST(v_end - v_now, 0));
                 SET v_now = UNIX_TIMESTAMP(SYSDATE(6));
                 LEAVE slices;
@@ -222,7 +225,7 @@ BEGIN
             {count v_total 4}
             {count v_lag 5}
             SET s5 = s5 + v_total, m5 = GREATEST(m5, v_total), s6 = s6 + v_lag, m6 = GREATEST(m6, v_lag);
-            SET o_late = o_late + (c_limit > 0 AND v_total > c_limit);
+            SET o_late = o_late + (c_limit > 0 AND v_total > c_limit), o_early = o_early + IFNULL(v_due < c_open, 0);
             -- a shared schedule's next arrival is taken when the session is free again (the loop's top)
             SET v_due = IF(c_sessions > 0, NULL, v_due + IF(c_uniform, 1 / c_rate, -LN(1 - RAND()) / c_rate));
         END IF;
@@ -242,5 +245,5 @@ BEGIN
            s4, m4, o_hot_rows, o_retries,
            v_now, (c_deadline IS NOT NULL AND v_now >= c_deadline)
               OR (p_max_iterations IS NOT NULL AND o_iterations >= p_max_iterations), v_hist,
-           v_due, o_late, s5, m5, s6, m6;
+           v_due, o_late, s5, m5, s6, m6, o_early;
 END

@@ -20,7 +20,10 @@
 -- intended start on a schedule (exponential gaps, or equal ones with c.rate_uniform), the loop sleeps until
 -- it, and a statement whose time has passed starts at once (never skipped: a queue shows as lag). Kind 5 of
 -- the histogram is each statement's latency from its intended start, kind 6 its schedule lag (its actual start
--- less its intended one); the next intended start is carried to the next slice in p_due/o_due.
+-- less its intended one); the next intended start is carried to the next slice in p_due/o_due. A statement due
+-- at or after the slice's end waits for the next slice, however late the session is, so that a slice (and the
+-- window, at the deadline) holds only the statements scheduled before its end; o_early counts those a late loop
+-- started after the window opened though they were due in the warm-up (its queue carried in: not the window's rate).
 -- On a primary the node's sessions share one schedule (c.rate_sessions of them, rate_per_s each), as pgbench's
 -- clients in one thread do: a free session takes the next arrival k from the run's sequence (no round trip), so
 -- the node is one queue served by its sessions (M/G/c), not c queues of one session each, whose waits behind a
@@ -56,6 +59,7 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_done         boolean,
     INOUT o_due          double precision,    -- with a rate: the next intended start, carried to the next slice
     INOUT o_late         bigint,              -- statements later than c.latency_limit_us from their intended start
+    INOUT o_early        bigint,              -- statements whose intended start lay before the window opened
     p_control            jsonb)      -- the run's control (a read-only node); NULL: dbio.run_control's row
 LANGUAGE plpgsql
 AS $$
@@ -87,6 +91,7 @@ DECLARE
     v_max         double precision[] := ARRAY[0, 0, 0, 0, 0, 0];
     v_rate        double precision;
     v_due         double precision;
+    v_open        double precision;   -- the window's opening (epoch): statements due before it are the warm-up's
     v_wait        double precision;
     v_lag         double precision;
     v_seq         regclass;           -- the node's shared schedule (NULL: each session its own)
@@ -157,7 +162,8 @@ BEGIN
           FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
     END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_hot_rows := 0; o_think_s := 0;
-    o_think_left := 0; o_late := 0;
+    o_think_left := 0; o_late := 0; o_early := 0;
+    v_open := date_part('epoch', c.window_open);
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
     IF p_think_left > 0 THEN
@@ -220,7 +226,7 @@ BEGIN
         END IF;
         IF v_rate IS NOT NULL THEN
             v_wait := v_due - date_part('epoch', clock_timestamp());
-            IF v_wait > 0 AND v_due >= date_part('epoch', v_end) THEN
+            IF v_due >= date_part('epoch', v_end) THEN
                 PERFORM pg_sleep(greatest(date_part('epoch', v_end - clock_timestamp()), 0));
                 v_now := clock_timestamp();
                 EXIT;
@@ -306,6 +312,9 @@ BEGIN
             v_max[6] := greatest(v_max[6], v_lag);
             IF c.latency_limit_us > 0 AND v_us > c.latency_limit_us THEN
                 o_late := o_late + 1;
+            END IF;
+            IF v_due < v_open THEN
+                o_early := o_early + 1;
             END IF;
             -- A shared schedule's next arrival is taken when the session is free again (loop's top).
             v_due := CASE WHEN v_seq IS NULL THEN v_due + CASE WHEN c.rate_uniform THEN 1.0 / v_rate
