@@ -87,6 +87,32 @@ def test_performance_schema_gives_read_latency_waits_and_own_sessions(scratch, t
     assert "pages read per row" in report
 
 
+def test_the_samplers_statements_leave_no_temporary_table_on_the_server(scratch):
+    """The monitor's reading and the wait sampler's, as a run takes them every second and twice a second: none
+    fills an internal temporary table on disk (information_schema.PROCESSLIST did, in Aria, per query; SHOW
+    GLOBAL STATUS fills one in memory, as the status reading of this test does too)."""
+    from dbio.engines.mysql import connection, sqlfiles, stats
+
+    conn = connection.connect(scratch.dsn(), application_name="dbio:test sampler")
+    try:
+        def created() -> int:
+            return int(conn.one_row("SHOW GLOBAL STATUS LIKE 'Created_tmp_disk_tables'")[1])
+
+        before = created()
+        for _ in range(5):
+            stats.read(conn, {conn.thread_id}, True)
+            waits = conn.query(sqlfiles.statement("session_waits.sql") + f" ({conn.thread_id})")
+            rows = stats.state_rows(stats.processlist(conn), waits, [conn.thread_id])
+            assert stats.session_labels(rows, [conn.thread_id], waits_seen=True) != ["Unknown"]
+        after = created()
+        conn.query("SELECT COUNT(*) FROM information_schema.PROCESSLIST")  # the counters do see one
+        seen = created()
+    finally:
+        conn.close()
+    assert after == before
+    assert seen == after + 1
+
+
 def test_a_sweep_and_a_compare_on_mysql_results(service, tmp_path):
     common = ["--engine", "mysql", "--dsn", SERVICE_DSN, "--results-dir", str(tmp_path), "--scale", "32MiB",
               "--scan-table-size", "8MiB", "--allow-cached", "--warmup", "0", "--run-time", "1s"]

@@ -104,10 +104,26 @@ def test_wait_samples_take_postgresqls_form(row, label):
 
 
 def test_recorded_wait_rows_label_the_sessions():
-    rows = [tuple(r) for r in json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]]
-    ids = [r[0] for r in rows] + [999]
+    # recorded as one join of the processlist and the waits: its two halves as the sampler now reads them
+    joined = [tuple(r) for r in json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]]
+    connections = [(r[0], "root", r[1], r[2]) for r in joined] + [(5, "system user", "Daemon", "")]
+    waits = [(r[0], *r[3:7]) for r in joined]
+    ids = [r[0] for r in joined] + [999]
+    rows = stats.state_rows(connections, waits, ids)
+    assert rows == joined
     labels = stats.session_labels(rows, ids, waits_seen=True)
     assert labels == ["Client:between slices", "CPU", "Unknown"]  # the monitor's wait had ended; 999 is gone
+
+
+def test_a_connection_without_wait_events_keeps_its_state_and_the_idle_and_our_own_are_not_at_work():
+    connections = [(7, "dbio", "Query", "User sleep"), (8, "dbio", "Sleep", ""), (9, "app", "Query", "Sending data"),
+                   (1, "system user", "Query", ""), (2, "event_scheduler", "Daemon", "Waiting on empty queue"),
+                   (10, "app", "Killed", "")]
+    assert stats.state_rows(connections, [], [7, 8]) == [(7, "Query", "User sleep", None, None, None, None),
+                                                         (8, "Sleep", "", None, None, None, None)]
+    assert stats.session_labels(stats.state_rows(connections, [], [7, 8, 3]), [7, 8, 3], waits_seen=False) == \
+        ["Timeout:think time", "Client:between slices", "Unknown"]
+    assert [c[0] for c in stats.working(connections, {7})] == [9]
 
 
 def test_the_innermost_wait_still_waiting_names_the_session():
@@ -218,3 +234,16 @@ def test_a_session_without_a_user_is_named_as_such():
     raw = json.loads((FIXTURES / "snapshot_mariadb_10_11_pfs.json").read_text())
     raw["others"] = {"active": 2, "names": [None, "app"]}
     assert stats.normalize(raw)["gauges"]["other_session_names"] == ["(no name yet)", "app"]
+
+
+def test_the_barrier_s_waiters_are_the_connections_in_its_user_lock():
+    from dbio.engines.mysql.workload import barrier_waiters
+
+    lock = "dbio:run:test:42"
+    rows = [(11, "dbio", "localhost", "test", "Query", 1, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
+            (12, "dbio", "localhost", "test", "Query", 1, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
+            (13, "app", "localhost", "test", "Query", 1, "User lock", "SELECT GET_LOCK('theirs', 10)", 0.0),
+            (14, "dbio", "localhost", "test", "Query", 0, "Sending data", f"SELECT '{lock}'", 0.0),
+            (15, "dbio", "localhost", "test", "Query", 0, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
+            (16, "dbio", "localhost", "test", "Sleep", 3, None, None, 0.0)]
+    assert barrier_waiters(rows, lock, own_id=15) == 2

@@ -89,21 +89,22 @@ ONE_THREAD_EACH = ("one-thread-per-connection", "no-threads")  # thread_handling
 
 def _threads(conn: Connection) -> tuple[int | None, int | None]:
     """(the session's own OS thread, None when a thread pool serves sessions in turn; the OS thread serving
-    it now, a thread of the server either way)."""
-    try:  # MariaDB's processlist says TID 0 for a session a thread pool serves
-        row = conn.one("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
-        if row and row[0]:
-            return int(row[0]), int(row[0])
-    except pymysql.err.MySQLError:
-        pass  # MySQL has no TID column: performance_schema.threads has the thread
+    it now, a thread of the server either way). performance_schema first: information_schema.PROCESSLIST fills
+    an internal temporary table per query (sql/processlist.sql), asked then only where performance_schema is off."""
     try:
         row = conn.one("SELECT THREAD_OS_ID, @@thread_handling FROM performance_schema.threads "
                        "WHERE PROCESSLIST_ID = CONNECTION_ID()")
     except pymysql.err.MySQLError:
-        return None, None
-    if not row or not row[0]:
-        return None, None
-    return (int(row[0]) if str(row[1]) in ONE_THREAD_EACH else None), int(row[0])
+        row = None  # MariaDB before 10.5 has no THREAD_OS_ID
+    if row and row[0]:
+        return (int(row[0]) if str(row[1]) in ONE_THREAD_EACH else None), int(row[0])
+    try:  # MariaDB's processlist says TID 0 for a session a thread pool serves
+        row = conn.one("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+    except pymysql.err.MySQLError:
+        return None, None  # MySQL has no TID column, and its performance_schema is off
+    if row and row[0]:
+        return int(row[0]), int(row[0])
+    return None, None
 
 
 def connection_error(dsn: dsns.Dsn, exc: BaseException) -> UsageError:

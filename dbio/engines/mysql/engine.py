@@ -230,10 +230,12 @@ class MysqlEngine:
         ids = [self.pid_to_id.get(pid, pid) for pid in pids]
         if not ids:
             return []
-        script = "session_waits.sql" if self.sees_waits else "session_states.sql"
-        rows = await _in_thread(conn.query,
-                                sqlfiles.statement(script) + " (" + ",".join(str(int(i)) for i in ids) + ")")
-        return stats.session_labels(rows, ids, waits_seen=self.sees_waits)
+        waits = sqlfiles.statement("session_waits.sql") + " (" + ",".join(str(int(i)) for i in ids) + ")"
+
+        def read() -> list[tuple]:
+            return stats.state_rows(stats.processlist(conn), conn.query(waits) if self.sees_waits else [], ids)
+
+        return stats.session_labels(await _in_thread(read), ids, waits_seen=self.sees_waits)
 
     async def background_pids(self, conn: Connection, session_pids: list[int]) -> list[int]:
         return []  # InnoDB's background threads are threads of the one server process

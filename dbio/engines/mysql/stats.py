@@ -33,7 +33,7 @@ def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str
     marks = ", ".join(["%s"] * len(STATUS))
     t = float(conn.one_row("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
     status = dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", STATUS))
-    others = [(i, user) for i, user, _ in conn.query(sqlfiles.statement("others.sql")) if int(i) not in own_ids]
+    others = [(i, user) for i, user, _, _ in working(processlist(conn), own_ids | {conn.thread_id})]
     out = {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},
            "others": {"active": len(others), "names": session_names([u for _, u in others])}}
     if file_io:
@@ -150,8 +150,33 @@ def _io(*, reads: float, read_bytes: float, writes: float | None, write_bytes: f
             "evictions": None, "reuses": None, "fsyncs": fsyncs, "fsync_time_ms": None, "writebacks": None}
 
 
+IDLE_COMMANDS = ("Sleep", "Daemon", "Binlog Dump", "Killed")  # a connection in one of these is not at work
+
+
+def processlist(conn: Connection) -> list[tuple[int, str, str, str]]:
+    """(id, user, command, state) of every connection of the server (processlist.sql)."""
+    return [(int(r[0]), str(r[1]), str(r[4]), r[6] or "") for r in conn.query(sqlfiles.statement("processlist.sql"))]
+
+
+def working(connections: list[tuple[int, str, str, str]], leave_out: set[int]) -> list[tuple[int, str, str, str]]:
+    """The connections at work (pure): not idle, not the server's own threads, none of leave_out (dbio's own)."""
+    return [c for c in connections
+            if c[2] not in IDLE_COMMANDS and c[1] != "system user" and c[0] not in leave_out]
+
+
+def state_rows(connections: list[tuple[int, str, str, str]], waits: list[tuple], ids: list[int]) -> list[tuple]:
+    """session_labels' rows (pure): each of ids' connections (id, command, state) with each of its wait events
+    (session_waits.sql's rows: id, event, operation, still waiting, event id), or none (a row of Nones)."""
+    wanted = set(ids)
+    events: dict[int, list[tuple]] = {}
+    for row in waits:
+        events.setdefault(int(row[0]), []).append(tuple(row[1:5]))
+    return [(i, command, state, *event) for i, _, command, state in connections if i in wanted
+            for event in events.get(i) or [(None, None, None, None)]]
+
+
 def session_labels(rows: list[tuple], ids: list[int], *, waits_seen: bool) -> list[str]:
-    """One label per session id, from session_waits.sql's (or session_states.sql's) rows (pure): a
+    """One label per session id, from state_rows() (the processlist with or without its waits), pure: a
     session has a row per wait event of its current nest; the innermost one still waiting names it."""
     found: dict[int, tuple] = {}
     for row in sorted(rows, key=lambda r: r[6] or 0):  # by EVENT_ID: a nested event comes after its parent

@@ -138,8 +138,15 @@ def hold_barrier(conn: Connection, run_id: int) -> None:
 
 
 def waiting_at_barrier(conn: Connection, run_id: int) -> int:
-    pattern = "%" + barrier_lock(conn, run_id) + "%"
-    return int(conn.one_row(sqlfiles.statement("barrier_waiting.sql"), {"pattern": pattern})[0])
+    return barrier_waiters(conn.query(sqlfiles.statement("barrier_waiting.sql")), barrier_lock(conn, run_id),
+                           conn.thread_id)
+
+
+def barrier_waiters(connections: list[tuple], lock: str, own_id: int) -> int:
+    """How many connections wait for the barrier's lock (pure; SHOW FULL PROCESSLIST's rows: Id, User, Host, db,
+    Command, Time, State, Info...): in a user lock, on a statement that names it."""
+    return sum(1 for row in connections if int(row[0]) != own_id and "user lock" in str(row[6] or "").lower()
+               and lock in str(row[7] or ""))
 
 
 def release(conn: Connection, run_id: int, *, warmup: float, run_time: float,

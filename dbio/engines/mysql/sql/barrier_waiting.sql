@@ -1,3 +1,3 @@
--- Sessions waiting for the run's barrier lock (their statement names it).
-SELECT COUNT(*) FROM information_schema.PROCESSLIST
- WHERE STATE LIKE '%%user lock%%' AND INFO LIKE %(pattern)s AND ID <> CONNECTION_ID()
+-- Every connection with its whole statement: the caller counts those waiting for the run's barrier lock (their
+-- state a user lock, their statement naming it). SHOW, not information_schema.PROCESSLIST: processlist.sql says why.
+SHOW FULL PROCESSLIST

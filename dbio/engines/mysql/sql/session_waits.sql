@@ -1,8 +1,7 @@
--- What each of the given connections does now (the caller adds the list of ids): its command and
--- state, and its current or last wait events (END_EVENT_ID is NULL while it waits; a nested one
--- has the higher EVENT_ID).
-SELECT p.ID, p.COMMAND, p.STATE, w.EVENT_NAME, w.OPERATION, w.END_EVENT_ID IS NULL, w.EVENT_ID
-  FROM information_schema.PROCESSLIST p
-  LEFT JOIN performance_schema.threads t ON t.PROCESSLIST_ID = p.ID
-  LEFT JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID
- WHERE p.ID IN
+-- The current or last wait events of the given connections (the caller adds the list of ids):
+-- END_EVENT_ID is NULL while it waits; a nested one has the higher EVENT_ID. Their command and state
+-- come from processlist.sql (performance_schema's tables need no temporary table for this join).
+SELECT t.PROCESSLIST_ID, w.EVENT_NAME, w.OPERATION, w.END_EVENT_ID IS NULL, w.EVENT_ID
+  FROM performance_schema.threads t
+  JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID
+ WHERE t.PROCESSLIST_ID IN
