@@ -169,6 +169,12 @@ def _rate_tables(f: Any) -> list[dict[str, Any]]:
     if late is not None:
         notes.append(f"{late:,} statements ({value(f, 'late_pct') or 0:.2f}%) ended later than the latency limit "
                      f"({rate['latency_limit_us'] / 1000:g} ms) after their intended start.")
+    rounding = rate.get("wait_rounding_mean_us")
+    if rounding:
+        notes.append(f"The loop's waits for the intended starts were rounded up to whole milliseconds by the engine's "
+                     f"timer (PostgreSQL's pg_sleep), {rounding:,.0f} us a statement on average: dbio's own lateness, "
+                     "added to each intended start before its latency from the intended start and its lag were "
+                     "taken (the wake-up after it stays in them).")
     carried = rate.get("due_before_window")
     if carried and rate.get("served_pct") is not None:
         notes.append(f"{carried:,} statements due in the warm-up started in the window (the loop was behind its "

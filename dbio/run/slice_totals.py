@@ -39,6 +39,7 @@ class Tally:
     think_seconds: float = 0.0
     late: int = 0  # with a rate: statements later than the latency limit from their intended start
     due_before_window: int = 0  # with a rate: statements due in the warm-up, started in the window (SliceResult's)
+    wait_rounding_us: float = 0.0  # with a rate: the waits' rounding by the engine's timer, summed (SliceResult's)
     sum_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
     max_us: list[float] = field(default_factory=lambda: [0.0] * len(ALL_KINDS))
     hist: np.ndarray = field(default=None)  # type: ignore[arg-type]  # (all kinds, buckets) int64
@@ -55,6 +56,7 @@ class Tally:
         self.retries += r.retries
         self.late += r.late
         self.due_before_window += r.due_before_window
+        self.wait_rounding_us += r.wait_rounding_us
 
     def remove(self, r: SliceResult) -> None:
         """Take a slice added before back out (its work turned out to lie past what the figures cover); the
@@ -66,6 +68,7 @@ class Tally:
         self.retries -= r.retries
         self.late -= r.late
         self.due_before_window -= r.due_before_window
+        self.wait_rounding_us -= r.wait_rounding_us
 
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
@@ -75,6 +78,7 @@ class Tally:
         self.retries += other.retries
         self.late += other.late
         self.due_before_window += other.due_before_window
+        self.wait_rounding_us += other.wait_rounding_us
 
     def _add_counts(self, iterations: int, selects: int, updates: int, scans: int, rows: int, hot_rows: int,
                     think: float, sum_us: list[float], max_us: list[float]) -> None:
@@ -98,6 +102,7 @@ class Tally:
         tally.think_seconds = sparse.get("think_seconds", 0.0)
         tally.late = sparse.get("late", 0)
         tally.due_before_window = sparse.get("due_before_window", 0)
+        tally.wait_rounding_us = sparse.get("wait_rounding_us", 0.0)
         for k, kind in enumerate(ALL_KINDS):
             entry = sparse.get(kind)
             if entry:
@@ -115,7 +120,10 @@ class Tally:
         out = {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
                "think_seconds": self.think_seconds}
-        return {**out, "late": self.late, "due_before_window": self.due_before_window} if self.scheduled else out
+        if not self.scheduled:
+            return out
+        return {**out, "late": self.late, "due_before_window": self.due_before_window,
+                "wait_rounding_us": self.wait_rounding_us}
 
     def _kinds(self) -> tuple[str, ...]:
         return ALL_KINDS if self.scheduled else KINDS

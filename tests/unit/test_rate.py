@@ -193,7 +193,7 @@ def test_interval_lags_are_the_window_s_intervals_mean_lag():
     assert rate.interval_lags(per, warmup=1) == [(2, 200.0), (4, 5.0)]
 
 
-def _slice(kinds: int, n: int, late: int = 0, carried: int = 0) -> SliceResult:
+def _slice(kinds: int, n: int, late: int = 0, carried: int = 0, rounding: float = 0.0) -> SliceResult:
     hist = np.zeros((kinds, 4), dtype=np.int64)
     hist[0, 1] = n
     if kinds > len(KINDS):
@@ -201,7 +201,7 @@ def _slice(kinds: int, n: int, late: int = 0, carried: int = 0) -> SliceResult:
     return SliceResult(iterations=n, selects=n, updates=0, scans=0, rows=8 * n, think_seconds=0.0,
                        sum_us=[10.0 * n, 0, 0, 0] + ([30.0 * n, 20.0 * n] if kinds > 4 else []),
                        max_us=[10.0, 0, 0, 0] + ([30.0, 20.0] if kinds > 4 else []), hist=hist, slice_end=1.0,
-                       done=False, late=late, due_before_window=carried)
+                       done=False, late=late, due_before_window=carried, wait_rounding_us=rounding)
 
 
 def test_a_tally_keeps_the_schedule_s_kinds_only_when_the_loop_had_a_rate():
@@ -251,6 +251,23 @@ def test_a_loop_behind_as_the_window_opened_says_its_warm_up_queue_in_the_verdic
         in warning.message
     report = text.render(model.build(of(doc)))
     assert "2,000 statements due in the warm-up started in the window" in report and "45.0% of the rate" in report
+
+
+def test_the_loop_s_own_wait_rounding_is_a_mean_per_statement_said_beside_the_latency_from_the_intended_start():
+    hists = {"bounds_us": BOUNDS, "lag": _hist([50.0] * 400, BOUNDS), "intended": _hist([150.0] * 400, BOUNDS)}
+    totals = {"selects": 400, "updates": 0, "scans": 0, "late": 0, "due_before_window": 0,
+              "wait_rounding_us": 200_000.0}
+    derived = rate.derive(100.0, "poisson", 0, totals, hists, 4.0)
+    assert derived["wait_rounding_mean_us"] == pytest.approx(500.0)
+    report = text.render(model.build(of(_recorded_with(rate.judge(derived, [(40, 60.0)], 30, 5)))))
+    assert "rounded up to whole milliseconds by the engine's timer (PostgreSQL's pg_sleep), 500 us a statement" in \
+        " ".join(report.split())
+    assert _derived(100.0, 400, 4.0)["wait_rounding_mean_us"] is None  # an older result, or MariaDB's SLEEP: nothing
+    closed, scheduled = Tally(4), Tally(4)
+    closed.add(_slice(4, 5))
+    scheduled.add(_slice(6, 5, rounding=1_500.0))
+    scheduled.merge(Tally.from_sparse(scheduled.sparse(), 4))
+    assert scheduled.counts()["wait_rounding_us"] == 3_000.0 and "wait_rounding_us" not in closed.counts()
 
 
 def test_a_rate_held_says_nothing_in_the_verdict_and_shows_its_tables():

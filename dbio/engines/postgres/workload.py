@@ -193,13 +193,13 @@ async def call_slice(conn: psycopg.AsyncConnection, request: SliceRequest) -> Sl
     if row is None:
         raise no_row(conn, query)
     (iterations, selects, updates, scans, rows, hot_rows, think_s, think_left, sum_us, max_us, hist, slice_end,
-     done, due, late, early) = row
+     done, due, late, early, rounding_us) = row
     # with a rate, kinds 5 and 6: each statement's latency from its intended start and its schedule lag
     return SliceResult(iterations=iterations, selects=selects, updates=updates, scans=scans, rows=rows,
                        hot_rows=hot_rows, think_seconds=think_s, sum_us=list(sum_us), max_us=list(max_us),
                        hist=np.asarray(hist, dtype=np.int64), slice_end=slice_end.timestamp(), done=bool(done),
                        think_left=think_left, due=due, late=int(late or 0),
-                       due_before_window=int(early or 0))
+                       due_before_window=int(early or 0), wait_rounding_us=float(rounding_us or 0.0))
 
 
 TIMES = ("started_at", "window_open", "deadline")  # epoch seconds in the run's control; timestamptz in the row

@@ -24,6 +24,10 @@
 -- at or after the slice's end waits for the next slice, however late the session is, so that a slice (and the
 -- window, at the deadline) holds only the statements scheduled before its end; o_early counts those a late loop
 -- started after the window opened though they were due in the warm-up (its queue carried in: not the window's rate).
+-- pg_sleep waits in whole milliseconds (its latch's timeout is the delay rounded up, src/backend/utils/adt/misc.c): a
+-- session that waits for an intended start is meant to wake up to 1 ms after it, a lateness of dbio's own that a
+-- client's request arriving then would not have. That rounding (known before the wait) is added to the statement's
+-- intended start for its two schedule kinds and summed in o_rounding_us; the wake-up's own lateness stays in them.
 -- On a primary the node's sessions share one schedule (c.rate_sessions of them, rate_per_s each), as pgbench's
 -- clients in one thread do: a free session takes the next arrival k from the run's sequence (no round trip), so
 -- the node is one queue served by its sessions (M/G/c), not c queues of one session each, whose waits behind a
@@ -60,6 +64,7 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_due          double precision,    -- with a rate: the next intended start, carried to the next slice
     INOUT o_late         bigint,              -- statements later than c.latency_limit_us from their intended start
     INOUT o_early        bigint,              -- statements whose intended start lay before the window opened
+    INOUT o_rounding_us  double precision,    -- the waits' own rounding up to whole milliseconds (pg_sleep), summed
     p_control            jsonb)      -- the run's control (a read-only node); NULL: dbio.run_control's row
 LANGUAGE plpgsql
 AS $$
@@ -93,6 +98,7 @@ DECLARE
     v_due         double precision;
     v_open        double precision;   -- the window's opening (epoch): statements due before it are the warm-up's
     v_wait        double precision;
+    v_round       double precision;   -- this statement's wait's rounding up to the millisecond (seconds)
     v_lag         double precision;
     v_seq         regclass;           -- the node's shared schedule (NULL: each session its own)
     v_node_rate   double precision;
@@ -162,7 +168,7 @@ BEGIN
           FROM unnest(v_par_names) WITH ORDINALITY AS s(n, i);
     END IF;
     o_iterations := 0; o_selects := 0; o_updates := 0; o_scans := 0; o_rows := 0; o_hot_rows := 0; o_think_s := 0;
-    o_think_left := 0; o_late := 0; o_early := 0;
+    o_think_left := 0; o_late := 0; o_early := 0; o_rounding_us := 0;
     v_open := date_part('epoch', c.window_open);
 
     -- Think time never runs past the slice's end (slices keep to the grid); what is cut is owed.
@@ -226,11 +232,13 @@ BEGIN
         END IF;
         IF v_rate IS NOT NULL THEN
             v_wait := v_due - date_part('epoch', clock_timestamp());
+            v_round := 0;
             IF v_due >= date_part('epoch', v_end) THEN
                 PERFORM pg_sleep(greatest(date_part('epoch', v_end - clock_timestamp()), 0));
                 v_now := clock_timestamp();
                 EXIT;
             ELSIF v_wait > 0 THEN
+                v_round := ceil(v_wait * 1000.0) / 1000.0 - v_wait;
                 PERFORM pg_sleep(v_wait);
             END IF;
         END IF;
@@ -300,8 +308,9 @@ BEGIN
             v_max[v_kind] := v_us;
         END IF;
         IF v_rate IS NOT NULL THEN
-            v_us := (date_part('epoch', v_now) - v_due) * 1000000;
-            v_lag := greatest((date_part('epoch', v_t0) - v_due) * 1000000, 0);
+            v_us := (date_part('epoch', v_now) - v_due - v_round) * 1000000;
+            v_lag := greatest((date_part('epoch', v_t0) - v_due - v_round) * 1000000, 0);
+            o_rounding_us := o_rounding_us + v_round * 1000000;
             v_b := width_bucket(v_us, c.bounds_us) + 1;
             v_hist[5][v_b] := v_hist[5][v_b] + 1;
             v_sum[5] := v_sum[5] + v_us;
