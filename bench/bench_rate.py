@@ -93,7 +93,8 @@ def run_dbio(common: list[str], sessions: int, seconds: int, label: str, *extra:
     if f.get("rate"):
         r = f["rate"]
         out.update({k: r.get(k) for k in ("asked_per_s", "achieved_per_s", "held", "intended_p50_us", "intended_p99_us",
-                                      "lag_p50_us", "lag_p99_us", "lag_first_us", "lag_last_us", "behind")})
+                                      "lag_p50_us", "lag_p99_us", "lag_first_us", "lag_last_us", "behind",
+                                      "wait_rounding_mean_us", "served_pct", "due_before_window")})
         warnings = [ln for ln in (where / "report.txt").read_text().splitlines() if ln.startswith("WARNING:")]
         out["first_warning"] = warnings[0][:90] if warnings else None
     return out
