@@ -234,8 +234,8 @@ def markdown(out: dict) -> str:
                 f"{_med([r['round_trip']['latency_mean_us'] for r in rounds])} us" if "round_trip" in rounds[0] else "")
              + ". Medians (ranges) over the rounds.", "",
              "| at | dbio schedule | achieved / asked | p50 from intended start | p99 from intended start | lag p50 | "
-             "lag p99 | service p50 | service p99 | p99 intended / service |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "lag p99 | wait rounding | service p50 | service p99 | p99 intended / service |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for share in a["shares"]:
         for side in sides:
             d = [r[f"{side}_{share}"] for r in rounds if f"{side}_{share}" in r]
@@ -246,6 +246,7 @@ def markdown(out: dict) -> str:
                 f"| {_med([x['achieved_per_s'] / x['asked_per_s'] for x in d], '.3f')} "
                 f"| {_med([x['intended_p50_us'] for x in d])} us | {_med([x['intended_p99_us'] for x in d])} us "
                 f"| {_med([x['lag_p50_us'] for x in d])} us | {_med([x['lag_p99_us'] for x in d])} us "
+                f"| {_rounding(d)} "
                 f"| {_med([x['service_p50_us'] for x in d])} us | {_med([x['service_p99_us'] for x in d])} us "
                 f"| {_med([x['intended_p99_us'] / x['service_p99_us'] for x in d], '.2f')} |")
     if any(f"pgbench_{s}" in r for r in rounds for s in a["shares"]):
@@ -287,6 +288,13 @@ def markdown(out: dict) -> str:
                   f"to {over['lag_last_us'] / 1000:,.1f} ms (last), behind {over['behind']}; first warning: "
                   f"{over.get('first_warning')}"]
     return "\n".join(lines)
+
+
+def _rounding(runs: list[dict]) -> str:
+    """The mean of dbio's wait rounding per statement (pg_sleep's whole milliseconds, left out of its latency from the
+    intended start since 82002fb), median and range over the rounds; "-" for runs from before it was recorded."""
+    values = [x["wait_rounding_mean_us"] for x in runs if x.get("wait_rounding_mean_us") is not None]
+    return f"{_med(values)} us" if values else "-"
 
 
 def engine_options(engine: str, data_dir: Path, results: Path, scale: str) -> list[str]:
