@@ -234,9 +234,8 @@ class SliceResult:
     # statements due in the warm-up that a late loop started after the window opened: the warm-up's queue carried
     # in, work the window did but not arrivals of the window's schedule (stats/rate.derive leaves them out)
     due_before_window: int = 0
-    # the loop's waits for intended starts rounded by its engine's timer (PostgreSQL's pg_sleep: to the nearest whole
-    # millisecond), the sizes summed over the slice's statements: dbio's own, out of their latency from the intended
-    # start
+    # the loop's waits for intended starts rounded up by its engine's timer (PostgreSQL's pg_sleep: whole milliseconds),
+    # summed over the slice's statements: dbio's own lateness, left out of their latency from the intended start
     wait_rounding_us: float = 0.0
 
 

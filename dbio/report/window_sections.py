@@ -171,10 +171,10 @@ def _rate_tables(f: Any) -> list[dict[str, Any]]:
                      f"({rate['latency_limit_us'] / 1000:g} ms) after their intended start.")
     rounding = rate.get("wait_rounding_mean_us")
     if rounding:
-        notes.append(f"The loop's waits for the intended starts were whole milliseconds, the engine's timer's "
-                     f"(PostgreSQL's pg_sleep): each to the nearest, {rounding:,.0f} us a statement on average either "
-                     "way. Each statement's latency from the intended start and its lag are timed from the instant its "
-                     "session was meant to wake (the wake-up after it stays in them).")
+        notes.append(f"The loop's waits for the intended starts were rounded up to whole milliseconds by the engine's "
+                     f"timer (PostgreSQL's pg_sleep), {rounding:,.0f} us a statement on average: dbio's own lateness, "
+                     "added to each intended start before its latency from the intended start and its lag were "
+                     "taken (the wake-up after it stays in them).")
     carried = rate.get("due_before_window")
     if carried and rate.get("served_pct") is not None:
         notes.append(f"{carried:,} statements due in the warm-up started in the window (the loop was behind its "

@@ -49,8 +49,8 @@ def derive(asked_per_s: float | None, schedule: str, latency_limit_us: float, to
             "tolerance_pct": 100.0 * tolerance(asked_per_s * seconds, schedule),
             **{f"intended_{k}": v for k, v in intended.items()}, **{f"lag_{k}": v for k, v in lag.items()},
             "latency_limit_us": latency_limit_us or None, "late": late, "due_before_window": carried,
-            # the loop's waits rounded by its engine's timer (pg_sleep's whole milliseconds), mean size per statement:
-            # dbio's own, out of the latency from the intended start and of the lag (None: an older result's)
+            # the loop's waits rounded up by its engine's timer (pg_sleep's whole milliseconds), per statement: left out
+            # of the latency from the intended start and of the lag as dbio's own lateness (None: an older result's)
             "wait_rounding_mean_us": None if totals.get("wait_rounding_us") is None or not statements
             else totals["wait_rounding_us"] / statements,
             "late_pct": None if late is None or not statements else 100.0 * late / statements,

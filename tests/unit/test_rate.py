@@ -260,7 +260,7 @@ def test_the_loop_s_own_wait_rounding_is_a_mean_per_statement_said_beside_the_la
     derived = rate.derive(100.0, "poisson", 0, totals, hists, 4.0)
     assert derived["wait_rounding_mean_us"] == pytest.approx(500.0)
     report = text.render(model.build(of(_recorded_with(rate.judge(derived, [(40, 60.0)], 30, 5)))))
-    assert "(PostgreSQL's pg_sleep): each to the nearest, 500 us a statement on average either way" in \
+    assert "rounded up to whole milliseconds by the engine's timer (PostgreSQL's pg_sleep), 500 us a statement" in \
         " ".join(report.split())
     assert _derived(100.0, 400, 4.0)["wait_rounding_mean_us"] is None  # an older result, or MariaDB's SLEEP: nothing
     closed, scheduled = Tally(4), Tally(4)

@@ -24,13 +24,10 @@
 -- at or after the slice's end waits for the next slice, however late the session is, so that a slice (and the
 -- window, at the deadline) holds only the statements scheduled before its end; o_early counts those a late loop
 -- started after the window opened though they were due in the warm-up (its queue carried in: not the window's rate).
--- pg_sleep waits in whole milliseconds (its latch's timeout is the delay rounded up, src/backend/utils/adt/misc.c).
--- Rounded up, every wait would hold its session up to 1 ms (0.5 ms on average) past the intended start: a lateness
--- of dbio's own that a client's request would not have, which also keeps the session from the next arrivals (more
--- queueing than the rate asked for). So the loop waits the nearest whole number of milliseconds, never more than
--- 0.5 ms off the intended start either way (displaced arrivals of a Poisson schedule are still one), and times the
--- statement's two schedule kinds from the instant its session was meant to wake (the intended start plus that
--- rounding, known before the wait); the wake-up's own lateness stays in them. o_rounding_us: the roundings' sizes.
+-- pg_sleep waits in whole milliseconds (its latch's timeout is the delay rounded up, src/backend/utils/adt/misc.c): a
+-- session that waits for an intended start is meant to wake up to 1 ms after it, a lateness of dbio's own that a
+-- client's request arriving then would not have. That rounding (known before the wait) is added to the statement's
+-- intended start for its two schedule kinds and summed in o_rounding_us; the wake-up's own lateness stays in them.
 -- On a primary the node's sessions share one schedule (c.rate_sessions of them, rate_per_s each), as pgbench's
 -- clients in one thread do: a free session takes the next arrival k from the run's sequence (no round trip), so
 -- the node is one queue served by its sessions (M/G/c), not c queues of one session each, whose waits behind a
@@ -67,7 +64,7 @@ CREATE OR REPLACE PROCEDURE dbio.slice(
     INOUT o_due          double precision,    -- with a rate: the next intended start, carried to the next slice
     INOUT o_late         bigint,              -- statements later than c.latency_limit_us from their intended start
     INOUT o_early        bigint,              -- statements whose intended start lay before the window opened
-    INOUT o_rounding_us  double precision,    -- the waits' rounding to whole milliseconds (pg_sleep), sizes summed
+    INOUT o_rounding_us  double precision,    -- the waits' own rounding up to whole milliseconds (pg_sleep), summed
     p_control            jsonb)      -- the run's control (a read-only node); NULL: dbio.run_control's row
 LANGUAGE plpgsql
 AS $$
@@ -101,8 +98,7 @@ DECLARE
     v_due         double precision;
     v_open        double precision;   -- the window's opening (epoch): statements due before it are the warm-up's
     v_wait        double precision;
-    v_round       double precision;   -- this statement's wait's rounding to the millisecond (seconds, signed)
-    v_ms          double precision;   -- the whole milliseconds it waits
+    v_round       double precision;   -- this statement's wait's rounding up to the millisecond (seconds)
     v_lag         double precision;
     v_seq         regclass;           -- the node's shared schedule (NULL: each session its own)
     v_node_rate   double precision;
@@ -242,11 +238,8 @@ BEGIN
                 v_now := clock_timestamp();
                 EXIT;
             ELSIF v_wait > 0 THEN
-                v_ms := round(v_wait * 1000.0);
-                v_round := v_ms / 1000.0 - v_wait;
-                IF v_ms > 0 THEN  -- none: at once, under 0.5 ms early (pg_sleep of a hair above 0 would wait 1 ms)
-                    PERFORM pg_sleep(v_ms / 1000.0);
-                END IF;
+                v_round := ceil(v_wait * 1000.0) / 1000.0 - v_wait;
+                PERFORM pg_sleep(v_wait);
             END IF;
         END IF;
 
@@ -317,7 +310,7 @@ BEGIN
         IF v_rate IS NOT NULL THEN
             v_us := (date_part('epoch', v_now) - v_due - v_round) * 1000000;
             v_lag := greatest((date_part('epoch', v_t0) - v_due - v_round) * 1000000, 0);
-            o_rounding_us := o_rounding_us + abs(v_round) * 1000000;
+            o_rounding_us := o_rounding_us + v_round * 1000000;
             v_b := width_bucket(v_us, c.bounds_us) + 1;
             v_hist[5][v_b] := v_hist[5][v_b] + 1;
             v_sum[5] := v_sum[5] + v_us;
