@@ -308,6 +308,8 @@ BEGIN
             v_max[v_kind] := v_us;
         END IF;
         IF v_rate IS NOT NULL THEN
+            -- never more than the session was late: a wait ended early (its latch set) had less to round
+            v_round := least(v_round, greatest(date_part('epoch', v_t0) - v_due, 0));
             v_us := (date_part('epoch', v_now) - v_due - v_round) * 1000000;
             v_lag := greatest((date_part('epoch', v_t0) - v_due - v_round) * 1000000, 0);
             o_rounding_us := o_rounding_us + v_round * 1000000;
