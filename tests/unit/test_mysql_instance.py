@@ -9,7 +9,7 @@ from dbio.config import Sources, load_config
 from dbio.engines.mysql import dsn
 from dbio.engines.mysql.instance import binaries, settings
 from dbio.engines.mysql.instance.layout import Layout
-from dbio.engines.mysql.instance.managed import _product
+from dbio.engines.mysql.instance.managed import _product, why_failed
 from dbio.engines.mysql.engine_options import InstanceConfig
 from dbio.errors import ConfigErrors
 
@@ -142,3 +142,14 @@ def test_a_pid_file_naming_another_process_or_a_link_names_no_server(tmp_path):
     (tmp_path / "elsewhere").write_text("1\n")
     layout.pid_file.symlink_to(tmp_path / "elsewhere")  # the server user's link is not followed
     assert process.pid_of(layout) is None
+
+
+def test_a_failed_installer_is_told_by_its_first_error_not_its_closing_abort():
+    output = ("2026-12-04  2:47:26 0 [Note] Starting MariaDB 10.11.14 as process 4242\n"
+              "2026-12-04  2:47:26 0 [ERROR] InnoDB: Cannot allocate memory for the buffer pool\n"
+              "2026-12-04  2:47:26 0 [ERROR] Plugin 'InnoDB' registration as a STORAGE ENGINE failed.\n"
+              "2026-12-04  2:47:26 0 [ERROR] Aborting\n")
+    assert why_failed(output, 1) == "2026-12-04  2:47:26 0 [ERROR] InnoDB: Cannot allocate memory for the buffer pool"
+    assert why_failed("2026-12-04  2:47:26 0 [ERROR] Aborting\n", 1) == "2026-12-04  2:47:26 0 [ERROR] Aborting"
+    assert why_failed("Installation of system tables failed!\n\n", 1) == "Installation of system tables failed!"
+    assert why_failed("", 3) == "exit status 3"

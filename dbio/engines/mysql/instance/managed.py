@@ -271,8 +271,7 @@ class MysqlInstance(ManagedInstance):
                    f"--innodb-page-size={page_size}", f"--log-error={layout.log_file}"]
         done = process.run(cmd, user, layout.root)
         if done.returncode != 0:
-            detail = (done.stderr or done.stdout).strip().splitlines()
-            raise DbioError(f"{Path(cmd[0]).name} failed: {detail[-1] if detail else done.returncode}",
+            raise DbioError(f"{Path(cmd[0]).name} failed: {why_failed(done.stderr or done.stdout, done.returncode)}",
                             f"see {layout.log_file}")
 
     def ensure(self, cfg: InstanceConfig, *, sessions: int, purpose: str, dbname: str) -> str:
@@ -452,6 +451,15 @@ class DestroyPlan:
 
 def _user(meta: Meta) -> ServerUser:
     return recorded_user(meta.server_user)
+
+
+def why_failed(output: str, code: int) -> str:
+    """The line of a server tool's output that says why it failed (pure): its first [ERROR] other than the closing
+    "Aborting" (which says only that it stopped, and comes last), else its last line, else the exit status
+    (mariadb-install-db with --no-defaults writes to its output, not to the server's log)."""
+    lines = [ln.strip() for ln in (output or "").splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "[ERROR]" in ln and not ln.rstrip(".").endswith("Aborting")]
+    return errors[0] if errors else lines[-1] if lines else f"exit status {code}"
 
 
 def _product(version: str) -> str:
