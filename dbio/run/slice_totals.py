@@ -22,6 +22,9 @@ KINDS = ("select", "update", "scan", "hot")
 SCHEDULE = ("intended", "lag")
 ALL_KINDS = KINDS + SCHEDULE
 COUNT_FIELDS = ("iterations", "selects", "updates", "scans", "rows", "hot_rows", "retries")
+# an open loop's own counts (SliceResult's fields of the same names), added up as the others and in a tally's
+# counts only when the run had a rate: a new one is a field of both and a name here
+SCHEDULE_COUNTS = ("late", "due_before_window", "wait_rounding_us")
 
 
 @dataclass
@@ -54,9 +57,7 @@ class Tally:
         hist = r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
         self.hist[:len(hist)] += hist  # a closed loop's slice has the statement kinds alone
         self.retries += r.retries
-        self.late += r.late
-        self.due_before_window += r.due_before_window
-        self.wait_rounding_us += r.wait_rounding_us
+        self._add_schedule(r, 1)
 
     def remove(self, r: SliceResult) -> None:
         """Take a slice added before back out (its work turned out to lie past what the figures cover); the
@@ -66,9 +67,7 @@ class Tally:
         hist = r.hist if isinstance(r.hist, np.ndarray) else np.asarray(r.hist, dtype=np.int64)
         self.hist[:len(hist)] -= hist
         self.retries -= r.retries
-        self.late -= r.late
-        self.due_before_window -= r.due_before_window
-        self.wait_rounding_us -= r.wait_rounding_us
+        self._add_schedule(r, -1)
 
     def merge(self, other: "Tally") -> None:
         """Add another tally (an interval's) to this one."""
@@ -76,9 +75,11 @@ class Tally:
                          other.think_seconds, other.sum_us, other.max_us)
         self.hist += other.hist
         self.retries += other.retries
-        self.late += other.late
-        self.due_before_window += other.due_before_window
-        self.wait_rounding_us += other.wait_rounding_us
+        self._add_schedule(other, 1)
+
+    def _add_schedule(self, other: "SliceResult | Tally", sign: int) -> None:
+        for name in SCHEDULE_COUNTS:
+            setattr(self, name, getattr(self, name) + sign * getattr(other, name))
 
     def _add_counts(self, iterations: int, selects: int, updates: int, scans: int, rows: int, hot_rows: int,
                     think: float, sum_us: list[float], max_us: list[float]) -> None:
@@ -100,9 +101,8 @@ class Tally:
         for name in COUNT_FIELDS:
             setattr(tally, name, sparse.get(name, 0))
         tally.think_seconds = sparse.get("think_seconds", 0.0)
-        tally.late = sparse.get("late", 0)
-        tally.due_before_window = sparse.get("due_before_window", 0)
-        tally.wait_rounding_us = sparse.get("wait_rounding_us", 0.0)
+        for name in SCHEDULE_COUNTS:
+            setattr(tally, name, sparse.get(name, getattr(tally, name)))
         for k, kind in enumerate(ALL_KINDS):
             entry = sparse.get(kind)
             if entry:
@@ -120,10 +120,7 @@ class Tally:
         out = {"iterations": self.iterations, "selects": self.selects, "updates": self.updates,
                "scans": self.scans, "rows": self.rows, "hot_rows": self.hot_rows, "retries": self.retries,
                "think_seconds": self.think_seconds}
-        if not self.scheduled:
-            return out
-        return {**out, "late": self.late, "due_before_window": self.due_before_window,
-                "wait_rounding_us": self.wait_rounding_us}
+        return {**out, **{name: getattr(self, name) for name in SCHEDULE_COUNTS}} if self.scheduled else out
 
     def _kinds(self) -> tuple[str, ...]:
         return ALL_KINDS if self.scheduled else KINDS
