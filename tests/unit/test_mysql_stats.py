@@ -106,7 +106,7 @@ def test_wait_samples_take_postgresqls_form(row, label):
 def test_recorded_wait_rows_label_the_sessions():
     # recorded as one join of the processlist and the waits: its two halves as the sampler now reads them
     joined = [tuple(r) for r in json.loads((FIXTURES / "pfs_rows_mariadb_10_11.json").read_text())["session_waits"]]
-    connections = [(r[0], "root", r[1], r[2]) for r in joined] + [(5, "system user", "Daemon", "")]
+    connections = [(r[0], "root", r[1], r[2], "") for r in joined] + [(5, "system user", "Daemon", "", "")]
     waits = [(r[0], *r[3:7]) for r in joined]
     ids = [r[0] for r in joined] + [999]
     rows = stats.state_rows(connections, waits, ids)
@@ -116,9 +116,9 @@ def test_recorded_wait_rows_label_the_sessions():
 
 
 def test_a_connection_without_wait_events_keeps_its_state_and_the_idle_and_our_own_are_not_at_work():
-    connections = [(7, "dbio", "Query", "User sleep"), (8, "dbio", "Sleep", ""), (9, "app", "Query", "Sending data"),
-                   (1, "system user", "Query", ""), (2, "event_scheduler", "Daemon", "Waiting on empty queue"),
-                   (10, "app", "Killed", "")]
+    connections = [(7, "dbio", "Query", "User sleep", "CALL dbio_slice_1(...)"), (8, "dbio", "Sleep", "", ""),
+                   (9, "app", "Query", "Sending data", "SELECT 1"), (1, "system user", "Query", "", ""),
+                   (2, "event_scheduler", "Daemon", "Waiting on empty queue", ""), (10, "app", "Killed", "", "")]
     assert stats.state_rows(connections, [], [7, 8]) == [(7, "Query", "User sleep", None, None, None, None),
                                                          (8, "Sleep", "", None, None, None, None)]
     assert stats.session_labels(stats.state_rows(connections, [], [7, 8, 3]), [7, 8, 3], waits_seen=False) == \
@@ -240,10 +240,10 @@ def test_the_barrier_s_waiters_are_the_connections_in_its_user_lock():
     from dbio.engines.mysql.workload import barrier_waiters
 
     lock = "dbio:run:test:42"
-    rows = [(11, "dbio", "localhost", "test", "Query", 1, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
-            (12, "dbio", "localhost", "test", "Query", 1, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
-            (13, "app", "localhost", "test", "Query", 1, "User lock", "SELECT GET_LOCK('theirs', 10)", 0.0),
-            (14, "dbio", "localhost", "test", "Query", 0, "Sending data", f"SELECT '{lock}'", 0.0),
-            (15, "dbio", "localhost", "test", "Query", 0, "User lock", f"SELECT GET_LOCK('{lock}', 10)", 0.0),
-            (16, "dbio", "localhost", "test", "Sleep", 3, None, None, 0.0)]
+    rows = [(11, "dbio", "Query", "User lock", f"SELECT GET_LOCK('{lock}', 10)"),
+            (12, "dbio", "Query", "User lock", f"SELECT GET_LOCK('{lock}', 10)"),
+            (13, "app", "Query", "User lock", "SELECT GET_LOCK('theirs', 10)"),
+            (14, "dbio", "Query", "Sending data", f"SELECT '{lock}'"),
+            (15, "dbio", "Query", "User lock", f"SELECT GET_LOCK('{lock}', 10)"),
+            (16, "dbio", "Sleep", "", "")]
     assert barrier_waiters(rows, lock, own_id=15) == 2

@@ -33,7 +33,7 @@ def read(conn: Connection, own_ids: set[int], file_io: bool = False) -> dict[str
     marks = ", ".join(["%s"] * len(STATUS))
     t = float(conn.one_row("SELECT UNIX_TIMESTAMP(SYSDATE(6))")[0])
     status = dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", STATUS))
-    others = [(i, user) for i, user, _, _ in working(processlist(conn), own_ids | {conn.thread_id})]
+    others = [(c[0], c[1]) for c in working(processlist(conn), own_ids | {conn.thread_id})]
     out = {"t": t, "status": {k.lower(): _number(v) for k, v in status.items()},
            "others": {"active": len(others), "names": session_names([u for _, u in others])}}
     if file_io:
@@ -153,25 +153,30 @@ def _io(*, reads: float, read_bytes: float, writes: float | None, write_bytes: f
 IDLE_COMMANDS = ("Sleep", "Daemon", "Binlog Dump", "Killed")  # a connection in one of these is not at work
 
 
-def processlist(conn: Connection) -> list[tuple[int, str, str, str]]:
-    """(id, user, command, state) of every connection of the server (processlist.sql)."""
-    return [(int(r[0]), str(r[1]), str(r[4]), r[6] or "") for r in conn.query(sqlfiles.statement("processlist.sql"))]
+Process = tuple[int, str, str, str, str]  # a connection of the server: id, user, command, state, statement
 
 
-def working(connections: list[tuple[int, str, str, str]], leave_out: set[int]) -> list[tuple[int, str, str, str]]:
+def processlist(conn: Connection, *, full: bool = False) -> list[Process]:
+    """Every connection of the server (processlist.sql; full: with whole statements, not their first 100
+    characters). SHOW PROCESSLIST's columns: Id, User, Host, db, Command, Time, State, Info (and MariaDB's Progress)."""
+    rows = conn.query(sqlfiles.statement("processlist_full.sql" if full else "processlist.sql"))
+    return [(int(r[0]), str(r[1]), str(r[4]), r[6] or "", r[7] or "") for r in rows]
+
+
+def working(connections: list[Process], leave_out: set[int]) -> list[Process]:
     """The connections at work (pure): not idle, not the server's own threads, none of leave_out (dbio's own)."""
     return [c for c in connections
             if c[2] not in IDLE_COMMANDS and c[1] != "system user" and c[0] not in leave_out]
 
 
-def state_rows(connections: list[tuple[int, str, str, str]], waits: list[tuple], ids: list[int]) -> list[tuple]:
+def state_rows(connections: list[Process], waits: list[tuple], ids: list[int]) -> list[tuple]:
     """session_labels' rows (pure): each of ids' connections (id, command, state) with each of its wait events
     (session_waits.sql's rows: id, event, operation, still waiting, event id), or none (a row of Nones)."""
     wanted = set(ids)
     events: dict[int, list[tuple]] = {}
     for row in waits:
         events.setdefault(int(row[0]), []).append(tuple(row[1:5]))
-    return [(i, command, state, *event) for i, _, command, state in connections if i in wanted
+    return [(i, command, state, *event) for i, _, command, state, _ in connections if i in wanted
             for event in events.get(i) or [(None, None, None, None)]]
 
 

@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from dbio.engines.base import SliceResult
-from dbio.engines.mysql import catalog, exclusive, histmap, sqlfiles, wsrep
+from dbio.engines.mysql import catalog, exclusive, histmap, sqlfiles, stats, wsrep
 from dbio.engines.mysql.connection import Connection
 from dbio.errors import DbioError, UsageError
 
@@ -138,15 +138,13 @@ def hold_barrier(conn: Connection, run_id: int) -> None:
 
 
 def waiting_at_barrier(conn: Connection, run_id: int) -> int:
-    return barrier_waiters(conn.query(sqlfiles.statement("barrier_waiting.sql")), barrier_lock(conn, run_id),
-                           conn.thread_id)
+    return barrier_waiters(stats.processlist(conn, full=True), barrier_lock(conn, run_id), conn.thread_id)
 
 
-def barrier_waiters(connections: list[tuple], lock: str, own_id: int) -> int:
-    """How many connections wait for the barrier's lock (pure; SHOW FULL PROCESSLIST's rows: Id, User, Host, db,
-    Command, Time, State, Info...): in a user lock, on a statement that names it."""
-    return sum(1 for row in connections if int(row[0]) != own_id and "user lock" in str(row[6] or "").lower()
-               and lock in str(row[7] or ""))
+def barrier_waiters(connections: list[stats.Process], lock: str, own_id: int) -> int:
+    """How many connections wait for the barrier's lock (pure): in a user lock, on a statement that names it."""
+    return sum(1 for i, _, _, state, statement in connections
+               if i != own_id and "user lock" in state.lower() and lock in statement)
 
 
 def release(conn: Connection, run_id: int, *, warmup: float, run_time: float,

@@ -1,3 +1,2 @@
--- Every connection with its whole statement: the caller counts those waiting for the run's barrier lock (their
--- state a user lock, their statement naming it). SHOW, not information_schema.PROCESSLIST: processlist.sql says why.
+-- processlist.sql's connections with their whole statements (the barrier's waiters are told by theirs).
 SHOW FULL PROCESSLIST
