@@ -309,3 +309,27 @@ def test_a_connection_over_the_socket_makes_no_tls_context(server):
         assert conn.raw.ssl is False and conn.one("SELECT 1") == (1,)
     finally:
         conn.close()
+
+
+def test_a_slices_counters_in_one_text_column_read_back_as_their_own_columns(server):
+    """slice.sql writes its numbers with CONCAT_WS inside the procedure (workload.slice_result reads them): each
+    DOUBLE and BIGINT local the server writes there must read back exactly as the server writes it as a column."""
+    values = [1796000000.123456, 1796000000.999999, 1 / 3, 123456.78901234567, 1e-7, 0.0, 2.5e300, 4012.75]
+    with server.cursor() as cur:
+        cur.execute(f"USE {DATABASE}")
+        cur.execute("DROP PROCEDURE IF EXISTS dbio_test_packed")
+        cur.execute("CREATE PROCEDURE dbio_test_packed(IN p DOUBLE, IN n BIGINT) BEGIN DECLARE v DOUBLE; "
+                    "DECLARE c BIGINT; DECLARE d DOUBLE; SET v = p, c = n; "
+                    "SELECT CONCAT_WS(',', v, c, (c > 5) OR (d IS NOT NULL AND d > 0), IFNULL(d, '')), v, c; END")
+        try:
+            for value in values:
+                cur.execute("CALL dbio_test_packed(%s, %s)", (value, 9007199254740993))
+                text, column, count = cur.fetchone()
+                while cur.nextset():
+                    pass
+                text = text.decode() if isinstance(text, bytes) else text
+                v, c, flag, empty = text.split(",")
+                assert float(v) == float(column) == value and int(c) == int(count) == 9007199254740993
+                assert (flag, empty) == ("1", "")
+        finally:
+            cur.execute("DROP PROCEDURE IF EXISTS dbio_test_packed")
