@@ -125,3 +125,83 @@ def test_a_closed_connection_is_psycopgs_operational_error(instance):
             await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 1})
 
     asyncio.run(go())
+
+
+def test_a_message_between_calls_is_not_spun_on_and_the_next_call_reads_its_own_row(instance):
+    """The socket stays watched from one call to the next: a notification arriving while no call waits makes it
+    readable, and the loop must not wake again and again for it (the watch stops until the next call)."""
+    async def go():
+        conninfo = instance.conninfo("postgres")
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn, \
+                await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as other:
+            await conn.execute("LISTEN dbio_lean_test")
+            assert await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 1}) == (1,)
+            await other.execute("NOTIFY dbio_lean_test, 'between calls'")
+            loop, wakes = asyncio.get_running_loop(), [0]
+            process = loop._process_events  # type: ignore[attr-defined]  # each wake-up of the loop with events
+
+            def counted(events):
+                wakes[0] += len(events)
+                return process(events)
+
+            loop._process_events = counted  # type: ignore[attr-defined]
+            try:
+                await asyncio.sleep(0.5)
+            finally:
+                loop._process_events = process  # type: ignore[attr-defined]
+            row = await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 2})
+            return wakes[0], row
+
+    wakes, row = asyncio.run(go())
+    assert wakes <= 2 and row == (2,)  # one wake-up for the notification, not one per loop turn
+
+
+def test_a_closed_connections_number_taken_by_another_socket_is_left_to_it(instance):
+    """A connection closed before its watch is (psycopg's own close, then engine.aclose): the next connection may
+    have been given its socket's number by then, and neither the loop's watch nor its closing may touch that
+    socket (the watch has a descriptor of its own)."""
+    from dbio.engines.postgres.engine import PostgresEngine
+
+    async def go():
+        conninfo = instance.conninfo("postgres")
+        conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+        await lean_call.one_row(conn, "SELECT %(x)s::integer", {"x": 1})
+        number = conn.pgconn.socket
+        await conn.close()  # the watch is left as it was
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as after:
+            reused = after.pgconn.socket == number
+            await PostgresEngine().aclose(conn)  # closes the watch now
+            lean = await asyncio.wait_for(lean_call.one_row(after, "SELECT pg_sleep(0.1), %(x)s::integer", {"x": 6}),
+                                          10)
+            slow = await asyncio.wait_for((await after.execute("SELECT pg_sleep(0.1), 5")).fetchone(), 10)
+        return reused, lean[1], slow[1]
+
+    assert asyncio.run(go()) == (True, 6, 5)
+
+
+def test_with_no_descriptor_left_the_call_waits_as_before(instance, monkeypatch):
+    def no_more(fd):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(lean_call.os, "dup", no_more)
+
+    async def go():
+        async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
+            return [await lean_call.one_row(conn, "SELECT pg_sleep(0.05), %(x)s::integer", {"x": x}) for x in (1, 2)]
+
+    assert [row[1] for row in asyncio.run(go())] == [1, 2]
+
+
+def test_engine_close_closes_the_watch_with_the_connection(instance):
+    from dbio.engines.postgres.engine import PostgresEngine
+
+    async def go():
+        conn = await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True)
+        await lean_call.one_row(conn, "SELECT pg_sleep(0.05), %(x)s::integer", {"x": 1})
+        watch = lean_call._WATCHES[conn]
+        fd = watch.fd
+        await PostgresEngine().aclose(conn)
+        return fd, watch.fd, conn in lean_call._WATCHES
+
+    fd, after, kept = asyncio.run(go())
+    assert fd >= 0 and after == -1 and not kept

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import psycopg
 
 from dbio.engines.base import (ServerInfo, SetupRecord, SetupSpec, Teardown, application_prefix)
-from dbio.engines.postgres import catalog, loader, server, sqlfiles, stats, tablespaces, workload
+from dbio.engines.postgres import catalog, lean_call, loader, server, sqlfiles, stats, tablespaces, workload
 from dbio.engines.postgres import read_probe as probing
 from dbio.engines.postgres import settle as settling
 from dbio.engines.postgres.dsn import scrub
@@ -48,6 +48,7 @@ class PostgresEngine:
         conn.close()
 
     async def aclose(self, conn: psycopg.AsyncConnection) -> None:
+        lean_call.forget(conn)
         await conn.close()
 
     def abandon(self, conn: psycopg.Connection | psycopg.AsyncConnection) -> None:

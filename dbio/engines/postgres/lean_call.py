@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import weakref
 from typing import Any, Sequence
@@ -116,12 +117,12 @@ async def _results(conn: psycopg.AsyncConnection) -> list[pq.abc.PGresult]:
     and waits for its end before it is raised again."""
     pgconn = conn.pgconn
     try:
-        await _until_idle(pgconn)
+        await _until_idle(conn)
     except (asyncio.CancelledError, KeyboardInterrupt):
         if pgconn.transaction_status == pq.TransactionStatus.ACTIVE:
             try:
                 await conn.cancel_safe(timeout=_CANCEL_WAIT)
-                await asyncio.wait_for(_until_idle(pgconn), _CANCEL_WAIT)
+                await asyncio.wait_for(_until_idle(conn), _CANCEL_WAIT)
                 while pgconn.get_result() is not None:
                     pass
             except Exception:
@@ -133,16 +134,19 @@ async def _results(conn: psycopg.AsyncConnection) -> list[pq.abc.PGresult]:
     return out
 
 
-async def _until_idle(pgconn: pq.abc.PGconn) -> None:
+async def _until_idle(conn: psycopg.AsyncConnection) -> None:
     """Until the whole answer is in: what is sent flushed, then the socket read as it becomes readable."""
+    pgconn = conn.pgconn
     loop = asyncio.get_running_loop()
     try:
         while pgconn.flush():  # a statement larger than the socket's buffer (never a slice call's)
             await _ready(loop, pgconn.socket, write=True)
         pgconn.consume_input()
-        while pgconn.is_busy():
-            await _ready(loop, pgconn.socket, write=False)
-            pgconn.consume_input()
+        if pgconn.is_busy():
+            watch = _watch(conn, loop)
+            while pgconn.is_busy():
+                await (watch.readable() if watch is not None else _ready(loop, pgconn.socket, write=False))
+                pgconn.consume_input()
     except OSError as exc:
         raise psycopg.OperationalError("connection socket closed") from exc
 
@@ -159,3 +163,77 @@ async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> No
         await waiter
     finally:
         (loop.remove_writer if write else loop.remove_reader)(fd)
+
+
+class _Watch:
+    """A connection's socket as the loop watches it from one call to the next: registered once, where adding and
+    removing a reader for each call was a quarter of a slice call's client work (64 sessions call every second).
+    It watches a duplicate of the socket's descriptor, its own: once the connection is closed no other socket can
+    be given that number while the loop still has it (a reader left on a reused number would take the events of
+    the socket that got it). Readable while no call waits (a notice, the server's end), it stops watching until
+    the next call, so that the loop never spins on it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, socket: int, fd: int):
+        self.loop, self.socket, self.fd = loop, socket, fd
+        self.waiter: asyncio.Future | None = None
+        self.watching = False
+
+    async def readable(self) -> None:
+        self.waiter = self.loop.create_future()
+        if not self.watching:
+            self.loop.add_reader(self.fd, self._ready)
+            self.watching = True
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+    def _ready(self) -> None:
+        if self.waiter is None:
+            self._unwatch()
+        elif not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def _unwatch(self) -> None:
+        if self.watching and not self.loop.is_closed():
+            self.loop.remove_reader(self.fd)
+        self.watching = False
+
+    def close(self) -> None:
+        """Closed once (a finalizer calls it again): its number is not closed after another file may have it."""
+        if self.fd < 0:
+            return
+        self._unwatch()
+        os.close(self.fd)
+        self.fd = -1
+
+
+_WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> its _Watch
+
+
+def _watch(conn: psycopg.AsyncConnection, loop: asyncio.AbstractEventLoop) -> _Watch | None:
+    """The connection's watch in this loop: a new one for a new loop or socket; None when no descriptor is left
+    for it (the process's limit: the call waits as it did before, registering its reader for itself)."""
+    watch = _WATCHES.get(conn)
+    socket = conn.pgconn.socket
+    if watch is not None and watch.loop is loop and watch.socket == socket and watch.fd >= 0:
+        return watch
+    if watch is not None:
+        watch.close()
+        del _WATCHES[conn]
+    try:
+        fd = os.dup(socket)
+    except OSError:
+        return None
+    watch = _WATCHES[conn] = _Watch(loop, socket, fd)
+    weakref.finalize(conn, watch.close)
+    return watch
+
+
+def forget(conn: psycopg.AsyncConnection) -> None:
+    """Before the connection is closed (engine.aclose): its watch's descriptor closed with it, and its statements
+    let go (their loaders hold the connection, which a weak key alone would never let be collected)."""
+    _STATEMENTS.pop(conn, None)
+    watch = _WATCHES.pop(conn, None)
+    if watch is not None:
+        watch.close()
