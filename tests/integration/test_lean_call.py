@@ -179,17 +179,24 @@ def test_a_closed_connections_number_taken_by_another_socket_is_left_to_it(insta
     assert asyncio.run(go()) == (True, 6, 5)
 
 
-def test_with_no_descriptor_left_the_call_waits_as_before(instance, monkeypatch):
+@pytest.mark.parametrize("why", ["none left", "half used"])
+def test_with_few_descriptors_left_the_call_waits_as_before(instance, monkeypatch, why):
+    """No watch where a duplicate would take descriptors the run's files and other sockets need."""
     def no_more(fd):
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr(lean_call.os, "dup", no_more)
+    if why == "none left":
+        monkeypatch.setattr(lean_call.os, "dup", no_more)
+    else:
+        monkeypatch.setattr(lean_call.resource, "getrlimit", lambda what: (8, 8))  # any descriptor is past half
 
     async def go():
         async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
-            return [await lean_call.one_row(conn, "SELECT pg_sleep(0.05), %(x)s::integer", {"x": x}) for x in (1, 2)]
+            rows = [await lean_call.one_row(conn, "SELECT pg_sleep(0.05), %(x)s::integer", {"x": x}) for x in (1, 2)]
+            return rows, conn in lean_call._WATCHES
 
-    assert [row[1] for row in asyncio.run(go())] == [1, 2]
+    rows, watched = asyncio.run(go())
+    assert [row[1] for row in rows] == [1, 2] and not watched
 
 
 def test_engine_close_closes_the_watch_with_the_connection(instance):

@@ -16,6 +16,7 @@ import asyncio
 import math
 import os
 import re
+import resource
 import weakref
 from typing import Any, Sequence
 
@@ -213,8 +214,9 @@ _WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection 
 
 
 def _watch(conn: psycopg.AsyncConnection, loop: asyncio.AbstractEventLoop) -> _Watch | None:
-    """The connection's watch in this loop: a new one for a new loop or socket; None when no descriptor is left
-    for it (the process's limit: the call waits as it did before, registering its reader for itself)."""
+    """The connection's watch in this loop: a new one for a new loop or socket; None when the process has used half
+    the descriptors its limit allows, or has none left (the call then waits as it did before, registering its
+    reader for itself)."""
     watch = _WATCHES.get(conn)
     socket = conn.pgconn.socket
     if watch is not None and watch.loop is loop and watch.socket == socket and watch.fd >= 0:
@@ -225,6 +227,9 @@ def _watch(conn: psycopg.AsyncConnection, loop: asyncio.AbstractEventLoop) -> _W
     try:
         fd = os.dup(socket)
     except OSError:
+        return None
+    if fd >= resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2:  # descriptors are given lowest first: half in use
+        os.close(fd)  # the rest is kept for the run's files and sockets (a 512-session run under a limit of 1,024)
         return None
     watch = _WATCHES[conn] = _Watch(loop, socket, fd)
     weakref.finalize(conn, watch.close)
