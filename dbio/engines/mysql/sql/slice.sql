@@ -242,8 +242,9 @@ BEGIN
     SET o_iterations = v_iter - p_iterations_before, o_selects = v_sel - p_selects_before - o_scans;
 
     -- The counters in one text column (each number as the server writes a DOUBLE or BIGINT in a result, shortest
-    -- exact form; an absent next due time empty) and the histogram in a second: a result's column descriptions
-    -- are parsed by the client for every CALL, 27 of them were most of its CPU a slice (workload.py's fields).
+    -- exact form; an absent next due time empty) and the histogram in a second: the client parses every column's
+    -- description of every CALL's result in Python, and 27 of them cost it a tenth of its CPU at 64 sessions
+    -- (bench/RESULTS.md; workload.slice_result reads the fields).
     SELECT CONCAT_WS(',', o_iterations, o_selects, o_updates, o_scans, o_rows, o_think_s, o_think_left, s1, s2, s3,
                      m1, m2, m3, s4, m4, o_hot_rows, o_retries, v_now,
                      (c_deadline IS NOT NULL AND v_now >= c_deadline)
