@@ -208,16 +208,19 @@ def call_slice(conn: Connection, buckets: int, *, run_id: int, session: int, bar
 
 
 SLICE_FIELDS = 26  # the numbers of slice.sql's first column, in its order
+DUE_FIELD = 19  # the one that may be empty: the next intended start, absent without a rate
 
 
-def slice_fields(packed: str | bytes) -> list[str | None]:
-    """The numbers of a slice's first column, as their text, empty ones None (pure): slice.sql writes them in one
-    column, its histogram in the second."""
+def slice_fields(packed: str | bytes) -> list[str]:
+    """The numbers of a slice's first column, as their text (pure): slice.sql writes them in one column, its
+    histogram in the second. Only the next due time may be empty."""
     text = packed.decode("ascii") if isinstance(packed, (bytes, bytearray)) else packed
     fields = text.split(",")
     if len(fields) != SLICE_FIELDS:
         raise ValueError(f"the loop's slice gave {len(fields)} numbers, expected {SLICE_FIELDS}")
-    return [field or None for field in fields]
+    if any(not field for i, field in enumerate(fields) if i != DUE_FIELD):
+        raise ValueError("the loop's slice left a counter empty")
+    return fields
 
 
 def slice_result(packed: str | bytes, counts: str | bytes, buckets: int) -> SliceResult:
@@ -225,21 +228,13 @@ def slice_result(packed: str | bytes, counts: str | bytes, buckets: int) -> Slic
     (iterations, selects, updates, scans, rows, think_s, think_owed, s1, s2, s3, m1, m2, m3, s4, m4, hot_rows,
      retries, end, done, next_due, late, s5, m5, s6, m6, early) = slice_fields(packed)
     hist = histmap.parse_counts(counts, buckets)
-    sums, maxima = [s1, s2, s3, s4, s5, s6], [m1, m2, m3, m4, m5, m6]
     kinds = 6 if len(hist) > 4 else 4  # with a rate, kinds 5 and 6: from the intended start, and the schedule lag
-    return SliceResult(iterations=int(_given(iterations)), selects=int(_given(selects)), updates=int(_given(updates)),
-                       scans=int(_given(scans)), rows=int(_given(rows)), hot_rows=int(_given(hot_rows)),
-                       think_seconds=float(_given(think_s)), sum_us=[float(_given(v)) for v in sums[:kinds]],
-                       max_us=[float(_given(v)) for v in maxima[:kinds]], hist=hist, slice_end=float(_given(end)),
-                       done=_given(done) == "1", think_left=float(_given(think_owed)), retries=int(_given(retries)),
-                       due=None if next_due is None else float(next_due), late=int(late or 0),
-                       due_before_window=int(early or 0))
-
-
-def _given(value: str | None) -> str:
-    if value is None:
-        raise ValueError("the loop's slice left a counter empty")
-    return value
+    return SliceResult(iterations=int(iterations), selects=int(selects), updates=int(updates), scans=int(scans),
+                       rows=int(rows), hot_rows=int(hot_rows), think_seconds=float(think_s),
+                       sum_us=[float(v) for v in (s1, s2, s3, s4, s5, s6)[:kinds]],
+                       max_us=[float(v) for v in (m1, m2, m3, m4, m5, m6)[:kinds]], hist=hist,
+                       slice_end=float(end), done=done == "1", think_left=float(think_owed), retries=int(retries),
+                       due=float(next_due) if next_due else None, late=int(late), due_before_window=int(early))
 
 
 EXPECTED_KEY = "custid"
