@@ -182,21 +182,31 @@ def test_a_closed_connections_number_taken_by_another_socket_is_left_to_it(insta
 @pytest.mark.parametrize("why", ["none left", "half used"])
 def test_with_few_descriptors_left_the_call_waits_as_before(instance, monkeypatch, why):
     """No watch where a duplicate would take descriptors the run's files and other sockets need."""
+    asked = []
+    dup = lean_call.os.dup
+
     def no_more(fd):
+        asked.append(fd)
         raise OSError(24, "Too many open files")
+
+    def counted(fd):
+        asked.append(fd)
+        return dup(fd)
 
     if why == "none left":
         monkeypatch.setattr(lean_call.os, "dup", no_more)
     else:
+        monkeypatch.setattr(lean_call.os, "dup", counted)
         monkeypatch.setattr(lean_call.resource, "getrlimit", lambda what: (8, 8))  # any descriptor is past half
 
     async def go():
         async with await psycopg.AsyncConnection.connect(instance.conninfo("postgres"), autocommit=True) as conn:
             rows = [await lean_call.one_row(conn, "SELECT pg_sleep(0.05), %(x)s::integer", {"x": x}) for x in (1, 2)]
-            return rows, conn in lean_call._WATCHES
+            return rows, lean_call._WATCHES.get(conn)
 
-    rows, watched = asyncio.run(go())
-    assert [row[1] for row in rows] == [1, 2] and not watched
+    rows, watch = asyncio.run(go())
+    assert [row[1] for row in rows] == [1, 2] and watch is None
+    assert len(asked) == 1  # refused once, not asked again at the next call
 
 
 def test_engine_close_closes_the_watch_with_the_connection(instance):

@@ -175,8 +175,8 @@ class _Watch:
     the socket that got it). Readable while no call waits (a notice, the server's end), it stops watching until
     the next call, so that the loop never spins on it."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, socket: int, fd: int):
-        self.loop, self.socket, self.fd = loop, socket, fd
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int):
+        self.loop, self.fd = loop, fd
         self.waiter: asyncio.Future | None = None
         self.watching = False
 
@@ -202,28 +202,30 @@ class _Watch:
         self.watching = False
 
     def close(self) -> None:
-        """Closed once (a finalizer calls it again): its number is not closed after another file may have it."""
-        if self.fd < 0:
-            return
         self._unwatch()
         os.close(self.fd)
-        self.fd = -1
+        self.fd = -1  # closed: its number may be another file's now
 
 
-_WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> its _Watch
+# connection -> its _Watch, or None: refused one (few descriptors left), it waits as before and is not asked again.
+# Its statements' loaders hold the connection (_STATEMENTS), so an entry lives until forget().
+_WATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _watch(conn: psycopg.AsyncConnection, loop: asyncio.AbstractEventLoop) -> _Watch | None:
-    """The connection's watch in this loop: a new one for a new loop or socket; None when the process has used half
-    the descriptors its limit allows, or has none left (the call then waits as it did before, registering its
-    reader for itself)."""
-    watch = _WATCHES.get(conn)
-    socket = conn.pgconn.socket
-    if watch is not None and watch.loop is loop and watch.socket == socket and watch.fd >= 0:
-        return watch
-    if watch is not None:
+    """The connection's watch in this loop (a new one for a new loop); None when the process had used half the
+    descriptors its limit allows, or had none left, as its first call waited (the call then waits as it did
+    before, registering its reader for itself)."""
+    if conn in _WATCHES:
+        watch = _WATCHES[conn]
+        if watch is None or watch.loop is loop:
+            return watch
         watch.close()
-        del _WATCHES[conn]
+    _WATCHES[conn] = watch = _new_watch(loop, conn.pgconn.socket)
+    return watch
+
+
+def _new_watch(loop: asyncio.AbstractEventLoop, socket: int) -> _Watch | None:
     try:
         fd = os.dup(socket)
     except OSError:
@@ -231,9 +233,7 @@ def _watch(conn: psycopg.AsyncConnection, loop: asyncio.AbstractEventLoop) -> _W
     if fd >= resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2:  # descriptors are given lowest first: half in use
         os.close(fd)  # the rest is kept for the run's files and sockets (a 512-session run under a limit of 1,024)
         return None
-    watch = _WATCHES[conn] = _Watch(loop, socket, fd)
-    weakref.finalize(conn, watch.close)
-    return watch
+    return _Watch(loop, fd)
 
 
 def forget(conn: psycopg.AsyncConnection) -> None:
